@@ -1,0 +1,61 @@
+package mmv
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by the registry. Every error the package returns wraps one
+// of these, so callers can test for the rule broken with errors.Is; the
+// message also names the metric, indom, instance or label at fault.
+var (
+	// ErrName: a file, metric, instance or label name that PCP would not accept.
+	ErrName = errors.New("invalid name")
+	// ErrDuplicate: a name, item, serial or instance declared twice.
+	ErrDuplicate = errors.New("duplicate")
+	// ErrRange: an item, serial, cluster, instance id, type, semantics,
+	// units or version outside what PCP accepts.
+	ErrRange = errors.New("out of range")
+	// ErrTooLong: a help text, name, string value or label beyond its size limit.
+	ErrTooLong = errors.New("too long")
+	// ErrTooMany: more metrics, items or labels than one file may hold.
+	ErrTooMany = errors.New("too many")
+	// ErrNamespace: a metric name that is also a prefix of another at a dot,
+	// which makes PCP drop every MMV metric on the host.
+	ErrNamespace = errors.New("namespace conflict")
+	// ErrUnknown: a reference to a metric, indom or instance not declared.
+	ErrUnknown = errors.New("not declared")
+	// ErrLabel: a label whose value or identity PCP would not accept.
+	ErrLabel = errors.New("invalid label")
+	// ErrType: an operation that does not fit the value's type.
+	ErrType = errors.New("wrong type")
+	// ErrStarted: a declaration that needs a registry not yet started.
+	ErrStarted = errors.New("registry already started")
+	// ErrNotStarted: a lookup on a registry not started yet.
+	ErrNotStarted = errors.New("registry not started")
+	// ErrClosed: an operation on a closed registry.
+	ErrClosed = errors.New("registry closed")
+	// ErrUnsupported: memory-mapped files are not supported on this system.
+	ErrUnsupported = errors.New("not supported on this system")
+)
+
+// errorf returns an error wrapping kind whose message names subject, such
+// as `mmv: metric "a.b": invalid name: must start with a letter`.
+func errorf(kind error, subject, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if subject != "" {
+		subject += ": "
+	}
+	if msg != "" {
+		msg = ": " + msg
+	}
+	return &declError{kind: kind, msg: "mmv: " + subject + kind.Error() + msg}
+}
+
+type declError struct {
+	kind error
+	msg  string
+}
+
+func (e *declError) Error() string { return e.msg }
+func (e *declError) Unwrap() error { return e.kind }

@@ -1,0 +1,88 @@
+package mmv
+
+import (
+	"encoding/binary"
+	"strconv"
+)
+
+// Flags are the header flags of an MMV file; they tell the reader how to
+// name the file's metrics and when to drop them.
+type Flags uint32
+
+const (
+	// NoPrefix names metrics mmv.<metric> instead of mmv.<file>.<metric>.
+	NoPrefix Flags = 1 << iota
+	// Process makes the reader drop the file's metrics once the writing
+	// process has exited, and makes Close remove the file.
+	Process
+	// Sentinel makes the reader show reserved values (all-ones integers,
+	// NaN floats, empty strings) as "no value".
+	Sentinel
+)
+
+const allFlags = NoPrefix | Process | Sentinel
+
+// String returns the flags as PCP's mmvdump names them.
+func (f Flags) String() string {
+	if f == 0 {
+		return "none"
+	}
+	s := ""
+	for _, n := range []struct {
+		f    Flags
+		name string
+	}{{NoPrefix, "noprefix"}, {Process, "process"}, {Sentinel, "sentinel"}} {
+		if f&n.f != 0 {
+			if s != "" {
+				s += ","
+			}
+			s += n.name
+		}
+	}
+	if rest := f &^ allFlags; rest != 0 {
+		if s != "" {
+			s += ","
+		}
+		s += "0x" + strconv.FormatUint(uint64(rest), 16)
+	}
+	return s
+}
+
+// The header record: magic "MMV\0", version, two generation numbers that a
+// reader compares to detect a file being written, the TOC count, flags, the
+// writer's pid and the cluster.
+const (
+	headerSize    = 40
+	hdrVersionOff = 4
+	hdrGen1Off    = 8
+	hdrGen2Off    = 16
+	hdrTocsOff    = 24
+	hdrFlagsOff   = 28
+	hdrPidOff     = 32
+	hdrClusterOff = 36
+)
+
+// Magic is the four bytes every MMV file starts with.
+const Magic = "MMV\x00"
+
+// The file format versions: v1 has fixed 64-byte names, v2 keeps names in
+// the string section, v3 adds labels.
+const (
+	Version1 = 1
+	Version2 = 2
+	Version3 = 3
+)
+
+var ne = binary.NativeEndian
+
+// putHeader writes every header field but gen2, which is written last once
+// the rest of the file is complete.
+func putHeader(b []byte, version, tocs int, flags Flags, pid int32, cluster uint32, gen uint64) {
+	copy(b, Magic)
+	ne.PutUint32(b[hdrVersionOff:], uint32(version))
+	ne.PutUint64(b[hdrGen1Off:], gen)
+	ne.PutUint32(b[hdrTocsOff:], uint32(tocs))
+	ne.PutUint32(b[hdrFlagsOff:], uint32(flags))
+	ne.PutUint32(b[hdrPidOff:], uint32(pid))
+	ne.PutUint32(b[hdrClusterOff:], cluster)
+}

@@ -1,0 +1,556 @@
+// Package mmv publishes a Go program's metrics to Performance Co-Pilot (PCP)
+// through an MMV file, the memory-mapped format of mmv(5).
+//
+// A Registry declares instance domains, metrics and labels, then Start lays
+// them out in a file under $PCP_TMP_DIR/mmv exactly as PCP's own C library,
+// libpcp_mmv, would, and maps it. PCP's MMV agent (pmdammv) reads the values
+// straight from that mapping, so an update is one atomic operation on shared
+// memory: Value handles add and set without locks or allocation.
+//
+// Every declaration is checked against the rules of PCP's reader before the
+// file is written, so a file the registry writes is loaded whole.
+package mmv
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Options are the file-wide settings of a registry.
+type Options struct {
+	// Cluster is the PMID cluster of the file's metrics, 0..4095. Zero lets
+	// PCP's reader choose one, which cluster labels then never match.
+	Cluster uint32
+	// Flags are the header flags.
+	Flags Flags
+	// Version forces file format Version2 or Version3. Zero chooses as
+	// libpcp_mmv does: v1, v2 when a metric or instance name is 64 bytes or
+	// longer, v3 when there are labels.
+	Version int
+	// Dir is the directory of the file. Empty means $PCP_TMP_DIR/mmv,
+	// resolved as PCP resolves it (see Dir).
+	Dir string
+}
+
+// Registry declares the metrics of one MMV file and, once started, owns the
+// file and hands out the Value handles that update it.
+//
+// Declare everything, call Start, then look values up with Value. A
+// Registry is safe for concurrent use.
+type Registry struct {
+	mu      sync.Mutex
+	name    string
+	opts    Options
+	indoms  []*indom
+	metrics []*metric
+	labels  []*label
+	serials map[uint32]*indom
+	names   map[string]*metric
+
+	state int // declaring, started or closed
+	file  *file
+
+	strMu     sync.Mutex // serialises string values' writers
+	strClosed bool       // under strMu: string updates are dropped
+}
+
+const (
+	declaring = iota
+	started
+	closed
+)
+
+type indom struct {
+	Indom
+	index int            // position in the registry
+	ids   map[int32]int  // instance id to index
+	names map[string]int // instance name to index
+}
+
+type metric struct {
+	Metric
+	index  int     // position in the registry
+	indom  *indom  // nil when singular
+	values []Value // one per instance, or one; set by Start
+}
+
+type label struct {
+	Label
+	kind     labelKind
+	metric   string // for labelItem
+	serial   uint32 // for labelIndom and labelInstances
+	instance int32  // for labelInstances
+	payload  []byte
+}
+
+// NewRegistry returns a registry for the file name, with the given options
+// (nil for the defaults). The name is checked by Start.
+func NewRegistry(name string, opts *Options) *Registry {
+	r := &Registry{name: name, serials: map[uint32]*indom{}, names: map[string]*metric{}}
+	if opts != nil {
+		r.opts = *opts
+	}
+	return r
+}
+
+// Name returns the file name.
+func (r *Registry) Name() string { return r.name }
+
+// AddIndom declares an instance domain and its instances.
+func (r *Registry) AddIndom(d Indom) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declarable(); err != nil {
+		return err
+	}
+	subject := "indom " + strconv.FormatUint(uint64(d.Serial), 10)
+	if d.Serial == 0 || d.Serial > MaxSerial {
+		return errorf(ErrRange, subject, "serial must be 1..%d", MaxSerial)
+	}
+	if r.serials[d.Serial] != nil {
+		return errorf(ErrDuplicate, subject, "serial already declared")
+	}
+	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
+		return err
+	}
+	in := &indom{Indom: d, ids: map[int32]int{}, names: map[string]int{}}
+	in.Instances = nil
+	for _, inst := range d.Instances {
+		if err := in.add(inst); err != nil {
+			return err
+		}
+	}
+	in.index = len(r.indoms)
+	r.indoms = append(r.indoms, in)
+	r.serials[d.Serial] = in
+	return nil
+}
+
+// AddInstance adds an instance to a declared instance domain.
+func (r *Registry) AddInstance(serial uint32, inst Instance) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declarable(); err != nil {
+		return err
+	}
+	in, err := r.indom(serial)
+	if err != nil {
+		return err
+	}
+	return in.add(inst)
+}
+
+func (in *indom) add(inst Instance) error {
+	subject := "indom " + strconv.FormatUint(uint64(in.Serial), 10) + " instance " + quote(inst.Name)
+	if inst.ID < 0 {
+		return errorf(ErrRange, subject, "id %d is negative", inst.ID)
+	}
+	if err := checkInstanceName(subject, inst.Name); err != nil {
+		return err
+	}
+	if _, dup := in.ids[inst.ID]; dup {
+		return errorf(ErrDuplicate, subject, "id %d already declared", inst.ID)
+	}
+	// PCP matches instance names up to the first space.
+	key, _, _ := strings.Cut(inst.Name, " ")
+	if i, dup := in.names[key]; dup {
+		return errorf(ErrDuplicate, subject, "same name up to the first space as instance %q", in.Instances[i].Name)
+	}
+	in.ids[inst.ID] = len(in.Instances)
+	in.names[key] = len(in.Instances)
+	in.Instances = append(in.Instances, inst)
+	return nil
+}
+
+// AddMetric declares a metric. Its indom, if any, must be declared first.
+func (r *Registry) AddMetric(m Metric) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declarable(); err != nil {
+		return err
+	}
+	subject := "metric " + quote(m.Name)
+	if err := checkMetricName(subject, m.Name, r.opts.Flags); err != nil {
+		return err
+	}
+	if r.names[m.Name] != nil {
+		return errorf(ErrDuplicate, subject, "name already declared")
+	}
+	if m.Item > MaxItem {
+		return errorf(ErrRange, subject, "item %d is more than %d", m.Item, MaxItem)
+	}
+	if m.Item != 0 {
+		for _, o := range r.metrics {
+			if o.Item == m.Item {
+				return errorf(ErrDuplicate, subject, "item %d already used by metric %q", m.Item, o.Name)
+			}
+		}
+	}
+	if _, ok := typeNames[m.Type]; !ok {
+		return errorf(ErrRange, subject, "unknown type %d", m.Type)
+	}
+	if _, ok := semNames[m.Semantics]; !ok {
+		return errorf(ErrRange, subject, "unknown semantics %d", m.Semantics)
+	}
+	if !m.Units.valid() {
+		return errorf(ErrRange, subject, "units %#x: a dimension or scale is out of range", uint32(m.Units))
+	}
+	if err := checkHelp(subject, m.ShortHelp, m.LongHelp); err != nil {
+		return err
+	}
+	mt := &metric{Metric: m, index: len(r.metrics)}
+	if m.Indom != 0 {
+		in, err := r.indom(m.Indom)
+		if err != nil {
+			return errorf(ErrUnknown, subject, "indom %d is not declared", m.Indom)
+		}
+		mt.indom = in
+	}
+	r.metrics = append(r.metrics, mt)
+	r.names[m.Name] = mt
+	return nil
+}
+
+// AddLabel attaches a label to every metric of the registry (a cluster
+// label). It needs a non-zero Options.Cluster.
+func (r *Registry) AddLabel(l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry")
+}
+
+// AddMetricLabel attaches a label to a declared metric.
+func (r *Registry) AddMetricLabel(metric string, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelItem, metric: metric}, "metric "+quote(metric))
+}
+
+// AddIndomLabel attaches a label to a declared instance domain.
+func (r *Registry) AddIndomLabel(serial uint32, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelIndom, serial: serial}, "indom "+strconv.FormatUint(uint64(serial), 10))
+}
+
+// AddInstanceLabel attaches a label to one instance of a declared domain.
+func (r *Registry) AddInstanceLabel(serial uint32, id int32, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelInstances, serial: serial, instance: id},
+		"indom "+strconv.FormatUint(uint64(serial), 10)+" instance "+strconv.Itoa(int(id)))
+}
+
+func (r *Registry) addLabel(l *label, subject string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declarable(); err != nil {
+		return err
+	}
+	switch l.kind {
+	case labelCluster:
+		if r.opts.Cluster == 0 {
+			return errorf(ErrLabel, subject+" label "+quote(l.Name), "a cluster label needs a non-zero cluster: PCP never matches it on cluster 0")
+		}
+	case labelItem:
+		if r.names[l.metric] == nil {
+			return errorf(ErrUnknown, subject, "label %q on a metric not declared", l.Name)
+		}
+	case labelIndom, labelInstances:
+		in, err := r.indom(l.serial)
+		if err != nil {
+			return err
+		}
+		if _, ok := in.ids[l.instance]; l.kind == labelInstances && !ok {
+			return errorf(ErrUnknown, subject, "label %q on an instance not declared", l.Name)
+		}
+	}
+	if len(r.labels) >= MaxLabels {
+		return errorf(ErrTooMany, subject+" label "+quote(l.Name), "a file holds at most %d labels", MaxLabels)
+	}
+	p, err := labelPayload(subject, l.Label)
+	if err != nil {
+		return err
+	}
+	l.payload = p
+	r.labels = append(r.labels, l)
+	return nil
+}
+
+// valueCount is the number of values of a metric: one per instance, or one.
+func (m *metric) valueCount() int {
+	if m.indom == nil {
+		return 1
+	}
+	return len(m.indom.Instances)
+}
+
+// labelTarget returns the identity and internal instance of a label's
+// record: the cluster, the metric's item, or the indom serial and instance.
+func (r *Registry) labelTarget(l *label, p *plan) (identity uint32, instance int32) {
+	switch l.kind {
+	case labelCluster:
+		return r.opts.Cluster, labelNoInstance
+	case labelItem:
+		return p.items[r.names[l.metric].index], labelNoInstance
+	case labelIndom:
+		return l.serial, labelNoInstance
+	}
+	return l.serial, l.instance
+}
+
+func (r *Registry) declarable() error {
+	switch r.state {
+	case started:
+		return errorf(ErrStarted, "file "+quote(r.name), "")
+	case closed:
+		return errorf(ErrClosed, "file "+quote(r.name), "")
+	}
+	return nil
+}
+
+func (r *Registry) indom(serial uint32) (*indom, error) {
+	if in := r.serials[serial]; in != nil {
+		return in, nil
+	}
+	return nil, errorf(ErrUnknown, "indom "+strconv.FormatUint(uint64(serial), 10), "")
+}
+
+// validate checks the registry as a whole: what no single declaration shows.
+func (r *Registry) validate() error {
+	if err := checkFileName(r.name, r.opts.Flags); err != nil {
+		return err
+	}
+	subject := "file " + quote(r.name)
+	if r.opts.Cluster > MaxCluster {
+		return errorf(ErrRange, subject, "cluster %d is more than %d", r.opts.Cluster, MaxCluster)
+	}
+	if r.opts.Flags&^allFlags != 0 {
+		return errorf(ErrRange, subject, "unknown flags %#x", uint32(r.opts.Flags&^allFlags))
+	}
+	if len(r.metrics) > MaxMetrics {
+		return errorf(ErrTooMany, subject, "%d metrics; a file holds at most %d", len(r.metrics), MaxMetrics)
+	}
+	if err := checkNamespace(r.metrics); err != nil {
+		return err
+	}
+	_, err := r.version()
+	return err
+}
+
+// version chooses the file format version as libpcp_mmv does, or checks
+// the forced one.
+func (r *Registry) version() (int, error) {
+	need := Version1
+	for _, m := range r.metrics {
+		if len(m.Name) > maxV1Name {
+			need = Version2
+		}
+	}
+	for _, in := range r.indoms {
+		for _, inst := range in.Instances {
+			if len(inst.Name) > maxV1Name {
+				need = Version2
+			}
+		}
+	}
+	if len(r.labels) > 0 {
+		need = Version3
+	}
+	switch v := r.opts.Version; {
+	case v == 0:
+		return need, nil
+	case v != Version2 && v != Version3:
+		return 0, errorf(ErrRange, "file "+quote(r.name), "version %d: only 2 or 3 can be forced", v)
+	case v < need:
+		return 0, errorf(ErrRange, "file "+quote(r.name), "version %d is forced but labels need version 3", v)
+	default:
+		return v, nil
+	}
+}
+
+// assignItems gives every metric declared without an item one derived from
+// its name. Names are taken in sorted order and collisions probe to the
+// next free item, so the same set of names gets the same items whatever
+// the order of declaration.
+func assignItems(ms []*metric) []uint32 {
+	items := make([]uint32, len(ms))
+	used := make([]bool, MaxItem+1)
+	var auto []int
+	for i, m := range ms {
+		items[i] = m.Item
+		if m.Item == 0 {
+			auto = append(auto, i)
+		}
+		used[m.Item] = true
+	}
+	slices.SortFunc(auto, func(a, b int) int { return cmp.Compare(ms[a].Name, ms[b].Name) })
+	for _, i := range auto {
+		it := 1 + fnv32(ms[i].Name)%MaxItem
+		for used[it] {
+			it = 1 + it%MaxItem
+		}
+		used[it] = true
+		items[i] = it
+	}
+	return items
+}
+
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// Start validates the declarations, writes the file and maps it. The file
+// appears complete or not at all: it is written under a temporary name
+// starting with '.', which PCP's reader ignores, then renamed into place.
+func (r *Registry) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declarable(); err != nil {
+		return err
+	}
+	if err := r.validate(); err != nil {
+		return err
+	}
+	version, _ := r.version()
+	p := r.newPlan(version)
+	dir := r.opts.Dir
+	if dir == "" {
+		dir = Dir()
+	}
+	gen, pid := generation(time.Now()), int32(os.Getpid())
+	f, err := createFile(dir, r.name, p.size, func(b []byte) { r.encode(p, b, gen, pid) })
+	if err != nil {
+		return err
+	}
+	r.file = f
+	r.state = started
+	for i, m := range r.metrics {
+		m.values = make([]Value, len(p.valueOff[i]))
+		for j, off := range p.valueOff[i] {
+			m.values[j] = Value{p: unsafe.Add(f.base, off), typ: m.Type, reg: r}
+		}
+	}
+	return nil
+}
+
+// Value returns the handle on a value: the metric's only value when
+// instance is "", else the value of the named instance. Look it up once and
+// keep it; the lookup itself is a map access.
+func (r *Registry) Value(metric, instance string) (*Value, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	subject := "metric " + quote(metric)
+	switch r.state {
+	case declaring:
+		return nil, errorf(ErrNotStarted, subject, "")
+	case closed:
+		return nil, errorf(ErrClosed, subject, "")
+	}
+	m := r.names[metric]
+	if m == nil {
+		return nil, errorf(ErrUnknown, subject, "")
+	}
+	if m.indom == nil {
+		if instance != "" {
+			return nil, errorf(ErrUnknown, subject, "a singular metric has no instance %q", instance)
+		}
+		return &m.values[0], nil
+	}
+	key, _, _ := strings.Cut(instance, " ")
+	i, ok := m.indom.names[key]
+	if !ok || m.indom.Instances[i].Name != instance {
+		return nil, errorf(ErrUnknown, subject, "no instance %q in indom %d", instance, m.Indom)
+	}
+	return &m.values[i], nil
+}
+
+// Path returns the path of the file, once started.
+func (r *Registry) Path() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.file == nil {
+		return ""
+	}
+	return r.file.path
+}
+
+// Close unmaps the file, and removes it when the Process flag is set;
+// without that flag the file stays with its last values, which PCP goes on
+// reading. Values updated after Close are dropped, not written. Closing a
+// registry that was never started only stops further declarations.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == closed {
+		return nil
+	}
+	r.state = closed
+	if r.file == nil {
+		return nil
+	}
+	r.strMu.Lock()
+	r.strClosed = true
+	r.strMu.Unlock()
+	return r.file.close(r.opts.Flags&Process != 0)
+}
+
+// Dir returns the directory where registries write their files by default:
+// $PCP_TMP_DIR/mmv. PCP_TMP_DIR is taken from the environment, else from
+// the first pcp.conf found ($PCP_CONF, $PCP_DIR/etc/pcp.conf, /etc/pcp.conf,
+// /usr/local/etc/pcp.conf), as libpcp finds it. On a machine with no
+// pcp.conf at all it is os.TempDir(), so programs run without PCP.
+func Dir() string {
+	if d := os.Getenv("PCP_TMP_DIR"); d != "" {
+		return filepath.Join(d, "mmv")
+	}
+	var confs []string
+	if c := os.Getenv("PCP_CONF"); c != "" {
+		confs = append(confs, c)
+	}
+	if d := os.Getenv("PCP_DIR"); d != "" {
+		confs = append(confs, filepath.Join(d, "etc", "pcp.conf"))
+	}
+	confs = append(confs, "/etc/pcp.conf", "/usr/local/etc/pcp.conf")
+	for _, c := range confs {
+		b, err := os.ReadFile(c)
+		if err != nil {
+			continue
+		}
+		if d := confValue(string(b), "PCP_TMP_DIR"); d != "" {
+			return filepath.Join(d, "mmv")
+		}
+		break
+	}
+	return filepath.Join(os.TempDir(), "mmv")
+}
+
+// confValue returns the value of name in pcp.conf text: NAME=value lines,
+// '#' comments, one pair of quotes stripped.
+func confValue(conf, name string) string {
+	for line := range strings.Lines(conf) {
+		line = strings.TrimSpace(line)
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") || strings.TrimSpace(k) != name {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		return v
+	}
+	return ""
+}
+
+// generation returns a generation number as libpcp makes them: seconds in
+// the high 32 bits, microseconds in the low.
+func generation(t time.Time) uint64 {
+	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
+}
+
+func quote(s string) string { return strconv.Quote(s) }

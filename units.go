@@ -1,0 +1,197 @@
+package mmv
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Units is PCP's pmUnits word: the dimension of a metric in space, time and
+// count, and the scale of each dimension, packed as PCP stores it.
+//
+// Build units from the constants and combine them with Mul and Per:
+//
+//	mmv.Kbyte.Per(mmv.Second) // "Kbyte / sec"
+type Units uint32
+
+// NoUnits is the units of a dimensionless metric.
+const NoUnits Units = 0
+
+// Space scales, as PCP numbers them.
+const (
+	ScaleByte = iota
+	ScaleKbyte
+	ScaleMbyte
+	ScaleGbyte
+	ScaleTbyte
+	ScalePbyte
+	ScaleEbyte
+	ScaleZbyte
+	ScaleYbyte
+)
+
+// Time scales, as PCP numbers them.
+const (
+	ScaleNanosec = iota
+	ScaleMicrosec
+	ScaleMillisec
+	ScaleSec
+	ScaleMin
+	ScaleHour
+)
+
+// Common units.
+const (
+	Byte  = Units(1<<28 | ScaleByte<<16)
+	Kbyte = Units(1<<28 | ScaleKbyte<<16)
+	Mbyte = Units(1<<28 | ScaleMbyte<<16)
+	Gbyte = Units(1<<28 | ScaleGbyte<<16)
+	Tbyte = Units(1<<28 | ScaleTbyte<<16)
+	Pbyte = Units(1<<28 | ScalePbyte<<16)
+	Ebyte = Units(1<<28 | ScaleEbyte<<16)
+
+	Nanosecond  = Units(1<<24 | ScaleNanosec<<12)
+	Microsecond = Units(1<<24 | ScaleMicrosec<<12)
+	Millisecond = Units(1<<24 | ScaleMillisec<<12)
+	Second      = Units(1<<24 | ScaleSec<<12)
+	Minute      = Units(1<<24 | ScaleMin<<12)
+	Hour        = Units(1<<24 | ScaleHour<<12)
+
+	Count = Units(1 << 20)
+)
+
+// The fields of the units word: each is 4 bits, dimensions are two's
+// complement, and the low byte is padding.
+const (
+	shiftDimSpace   = 28
+	shiftDimTime    = 24
+	shiftDimCount   = 20
+	shiftScaleSpace = 16
+	shiftScaleTime  = 12
+	shiftScaleCount = 8
+)
+
+// NewUnits builds units from dimensions (-8..7) and scales: spaceScale and
+// timeScale are the Scale constants, countScale a power of ten (-8..7).
+// Out-of-range values are reported by Registry.Start.
+func NewUnits(dimSpace, dimTime, dimCount int, spaceScale, timeScale, countScale int) Units {
+	f := func(v, shift int) Units { return Units(uint32(v)&0xf) << shift }
+	u := f(dimSpace, shiftDimSpace) | f(dimTime, shiftDimTime) | f(dimCount, shiftDimCount) |
+		f(spaceScale, shiftScaleSpace) | f(timeScale, shiftScaleTime) | f(countScale, shiftScaleCount)
+	if !inRange(dimSpace, dimTime, dimCount, countScale) || spaceScale < 0 || spaceScale > 15 || timeScale < 0 || timeScale > 15 {
+		u |= unitsInvalid
+	}
+	return u
+}
+
+// unitsInvalid marks units built from out-of-range fields; it lives in the
+// padding byte, which a valid units word keeps zero.
+const unitsInvalid Units = 1
+
+func inRange(vs ...int) bool {
+	for _, v := range vs {
+		if v < -8 || v > 7 {
+			return false
+		}
+	}
+	return true
+}
+
+func nibble(u Units, shift int) int { return int(int8(uint8(u>>shift)<<4) >> 4) }
+
+// DimSpace returns the space dimension.
+func (u Units) DimSpace() int { return nibble(u, shiftDimSpace) }
+
+// DimTime returns the time dimension.
+func (u Units) DimTime() int { return nibble(u, shiftDimTime) }
+
+// DimCount returns the count dimension.
+func (u Units) DimCount() int { return nibble(u, shiftDimCount) }
+
+// ScaleSpace returns the space scale (ScaleByte and up).
+func (u Units) ScaleSpace() int { return int(u>>shiftScaleSpace) & 0xf }
+
+// ScaleTime returns the time scale (ScaleNanosec and up).
+func (u Units) ScaleTime() int { return int(u>>shiftScaleTime) & 0xf }
+
+// ScaleCount returns the count scale, a power of ten.
+func (u Units) ScaleCount() int { return nibble(u, shiftScaleCount) }
+
+// Mul returns the product of two units: dimensions add, and each dimension
+// keeps the scale of the operand that has it (u's when both do).
+func (u Units) Mul(v Units) Units { return u.combine(v, 1) }
+
+// Per returns u divided by v, such as Kbyte.Per(Second).
+func (u Units) Per(v Units) Units { return u.combine(v, -1) }
+
+func (u Units) combine(v Units, sign int) Units {
+	pick := func(du, dv, su, sv int) int {
+		if du != 0 || dv == 0 {
+			return su
+		}
+		return sv
+	}
+	ds, dt, dc := u.DimSpace()+sign*v.DimSpace(), u.DimTime()+sign*v.DimTime(), u.DimCount()+sign*v.DimCount()
+	r := NewUnits(ds, dt, dc,
+		pick(u.DimSpace(), v.DimSpace(), u.ScaleSpace(), v.ScaleSpace()),
+		pick(u.DimTime(), v.DimTime(), u.ScaleTime(), v.ScaleTime()),
+		pick(u.DimCount(), v.DimCount(), u.ScaleCount(), v.ScaleCount()))
+	return r | (u|v)&unitsInvalid
+}
+
+func (u Units) valid() bool {
+	return u&0xff == 0 && u.ScaleSpace() <= ScaleEbyte+2 && u.ScaleTime() <= ScaleHour
+}
+
+var (
+	spaceNames = [...]string{"byte", "Kbyte", "Mbyte", "Gbyte", "Tbyte", "Pbyte", "Ebyte", "Zbyte", "Ybyte"}
+	timeNames  = [...]string{"nanosec", "microsec", "millisec", "sec", "min", "hour"}
+)
+
+// String returns the units as PCP prints them, such as "Kbyte / sec",
+// "count x 10^3" or "" for dimensionless units.
+func (u Units) String() string {
+	type dim struct {
+		d    int
+		name string
+	}
+	scaleName := func(names []string, s int) string {
+		if s < len(names) {
+			return names[s]
+		}
+		return "unknown-scale-" + strconv.Itoa(s)
+	}
+	count := "count"
+	if s := u.ScaleCount(); s != 0 {
+		count = "count x 10^" + strconv.Itoa(s)
+	}
+	dims := []dim{
+		{u.DimSpace(), scaleName(spaceNames[:], u.ScaleSpace())},
+		{u.DimTime(), scaleName(timeNames[:], u.ScaleTime())},
+		{u.DimCount(), count},
+	}
+	var num, den []string
+	for _, d := range dims {
+		p := d.d
+		if p < 0 {
+			p = -p
+		}
+		s := d.name
+		if p > 1 {
+			s += "^" + strconv.Itoa(p)
+		}
+		switch {
+		case d.d > 0:
+			num = append(num, s)
+		case d.d < 0:
+			den = append(den, s)
+		}
+	}
+	out := strings.Join(num, " ")
+	if len(den) > 0 {
+		if out != "" {
+			out += " "
+		}
+		out += "/ " + strings.Join(den, " ")
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package mmv
+
+import (
+	"slices"
+	"strings"
+)
+
+// The rules below are those of PCP's MMV reader (pmdammv) and namespace:
+// a registry that passes them yields a file the reader loads whole.
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+
+// reservedName is the part of PCP's mmv namespace that the reader's own
+// metrics (mmv.control.*) occupy.
+const reservedName = "control"
+
+// checkFileName enforces what PCP needs of a file name: a letter first, then
+// letters, digits, '_' and '.', because it becomes part of every metric
+// name; nothing that could leave the directory or hide the file.
+func checkFileName(name string, flags Flags) error {
+	subject := "file " + quote(name)
+	switch {
+	case name == "":
+		return errorf(ErrName, subject, "a file name cannot be empty")
+	case len(name) > MaxStringLen:
+		return errorf(ErrTooLong, subject, "a file name holds at most %d bytes", MaxStringLen)
+	case name[0] == '.':
+		return errorf(ErrName, subject, "a name starting with '.' is ignored by PCP")
+	case strings.ContainsAny(name, "/\x00"):
+		return errorf(ErrName, subject, "a file name cannot contain '/' or NUL")
+	case !isLetter(name[0]):
+		return errorf(ErrName, subject, "a file name must start with a letter, or PCP drops its metrics")
+	case flags&NoPrefix == 0 && (name == reservedName || strings.HasPrefix(name, reservedName+".")):
+		return errorf(ErrNamespace, subject, "mmv.%s is the MMV agent's own namespace", reservedName)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isLetter(c) && !isDigit(c) && c != '_' && c != '.' {
+			return errorf(ErrName, subject, "%q is not a letter, digit, '_' or '.', so PCP drops its metrics", c)
+		}
+	}
+	if strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
+		return errorf(ErrName, subject, "a file name cannot have an empty part between dots")
+	}
+	return nil
+}
+
+// checkMetricName enforces PCP's metric name syntax: dot-separated parts,
+// each a letter then letters, digits and '_'.
+func checkMetricName(subject, name string, flags Flags) error {
+	if name == "" {
+		return errorf(ErrName, subject, "a metric name cannot be empty")
+	}
+	if len(name) > MaxStringLen {
+		return errorf(ErrTooLong, subject, "a metric name holds at most %d bytes", MaxStringLen)
+	}
+	for part := range strings.SplitSeq(name, ".") {
+		if part == "" {
+			return errorf(ErrName, subject, "empty part between dots")
+		}
+		if !isLetter(part[0]) {
+			return errorf(ErrName, subject, "part %q must start with a letter", part)
+		}
+		for i := 1; i < len(part); i++ {
+			if c := part[i]; !isLetter(c) && !isDigit(c) && c != '_' {
+				return errorf(ErrName, subject, "%q is not a letter, digit, '_' or '.'", c)
+			}
+		}
+	}
+	if flags&NoPrefix != 0 && (name == reservedName || strings.HasPrefix(name, reservedName+".")) {
+		return errorf(ErrNamespace, subject, "mmv.%s is the MMV agent's own namespace", reservedName)
+	}
+	return nil
+}
+
+// checkInstanceName keeps instance names readable by PCP's tools.
+func checkInstanceName(subject, name string) error {
+	switch {
+	case name == "":
+		return errorf(ErrName, subject, "an instance name cannot be empty")
+	case len(name) > MaxStringLen:
+		return errorf(ErrTooLong, subject, "an instance name holds at most %d bytes", MaxStringLen)
+	case strings.IndexByte(name, 0) >= 0:
+		return errorf(ErrName, subject, "an instance name cannot contain NUL")
+	case strings.TrimSpace(name) != name:
+		return errorf(ErrName, subject, "an instance name cannot start or end with a space")
+	}
+	return nil
+}
+
+func checkHelp(subject string, texts ...string) error {
+	for _, t := range texts {
+		if len(t) > MaxStringLen {
+			return errorf(ErrTooLong, subject, "help text of %d bytes; at most %d fit", len(t), MaxStringLen)
+		}
+		if strings.IndexByte(t, 0) >= 0 {
+			return errorf(ErrName, subject, "help text cannot contain NUL")
+		}
+	}
+	return nil
+}
+
+// checkNamespace refuses a metric name that is also a prefix, at a dot, of
+// another: PCP's reader then fails to build its namespace and drops every
+// MMV metric on the host, other programs' too.
+func checkNamespace(ms []*metric) error {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Name
+	}
+	slices.Sort(names)
+	// '.' sorts before every other character a name may hold, so a name's
+	// extensions at a dot come right after it.
+	for i := 1; i < len(names); i++ {
+		if strings.HasPrefix(names[i], names[i-1]+".") {
+			return errorf(ErrNamespace, "metric "+quote(names[i-1]),
+				"it is also a prefix of metric %q, which makes PCP drop every MMV metric on the host", names[i])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package mmv
+
+import (
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// The value record: the value itself (PCP's 8-byte pmAtomValue, 32-bit
+// types in its first 4 bytes), an extra word (the open interval of an
+// Elapsed value, the string slot of a String value), and the offsets of the
+// metric and instance records it belongs to.
+const (
+	valueSize        = 32
+	valueExtraOff    = 8
+	valueMetricOff   = 16
+	valueInstanceOff = 24
+)
+
+func putValue(b []byte, metricOff, instanceOff, extra uint64) {
+	ne.PutUint64(b[valueExtraOff:], extra)
+	ne.PutUint64(b[valueMetricOff:], metricOff)
+	ne.PutUint64(b[valueInstanceOff:], instanceOff)
+}
+
+// Value is a handle on one value of a started registry: a singular metric,
+// or one instance of a metric. Get it once with Registry.Value and keep it:
+// its numeric updates are single atomic operations on the mapped file,
+// safe from any goroutine, with no lock and no allocation.
+//
+// Numeric methods convert to the metric's type: integers wrap as Go's
+// integer conversions do, floats round to the nearest value. Methods that do
+// not fit the type (SetString on a number, Add on a string) do nothing.
+// After the registry is closed, updates are dropped. A nil *Value ignores
+// every update.
+type Value struct {
+	p   unsafe.Pointer // the value record in the mapping
+	typ Type
+	reg *Registry
+}
+
+func (v *Value) word64() *uint64 { return (*uint64)(v.p) }
+func (v *Value) word32() *uint32 { return (*uint32)(v.p) }
+func (v *Value) extra() *int64   { return (*int64)(unsafe.Add(v.p, valueExtraOff)) }
+
+// Type returns the type of the value's metric.
+func (v *Value) Type() Type { return v.typ }
+
+// Add adds n to the value.
+func (v *Value) Add(n int64) {
+	if v == nil {
+		return
+	}
+	switch v.typ {
+	case Uint64, Int64, Elapsed:
+		atomic.AddUint64(v.word64(), uint64(n))
+	case Uint32, Int32:
+		atomic.AddUint32(v.word32(), uint32(n))
+	case Double, Float:
+		v.AddFloat(float64(n))
+	}
+}
+
+// Inc adds one to the value.
+func (v *Value) Inc() { v.Add(1) }
+
+// Set stores n. For a Uint64 value the bits of n are stored, so
+// Set(int64(u)) stores any uint64 u.
+func (v *Value) Set(n int64) {
+	if v == nil {
+		return
+	}
+	switch v.typ {
+	case Uint64, Int64, Elapsed:
+		atomic.StoreUint64(v.word64(), uint64(n))
+	case Uint32, Int32:
+		atomic.StoreUint32(v.word32(), uint32(n))
+	case Double, Float:
+		v.SetFloat(float64(n))
+	}
+}
+
+// SetFloat stores f; integer values store f converted to an integer.
+func (v *Value) SetFloat(f float64) {
+	if v == nil {
+		return
+	}
+	switch v.typ {
+	case Double:
+		atomic.StoreUint64(v.word64(), math.Float64bits(f))
+	case Float:
+		atomic.StoreUint32(v.word32(), math.Float32bits(float32(f)))
+	case String:
+	default:
+		v.Set(int64(f))
+	}
+}
+
+// AddFloat adds f; integer values add f converted to an integer.
+func (v *Value) AddFloat(f float64) {
+	if v == nil {
+		return
+	}
+	switch v.typ {
+	case Double:
+		p := v.word64()
+		for {
+			old := atomic.LoadUint64(p)
+			if atomic.CompareAndSwapUint64(p, old, math.Float64bits(math.Float64frombits(old)+f)) {
+				return
+			}
+		}
+	case Float:
+		p := v.word32()
+		for {
+			old := atomic.LoadUint32(p)
+			if atomic.CompareAndSwapUint32(p, old, math.Float32bits(math.Float32frombits(old)+float32(f))) {
+				return
+			}
+		}
+	case String:
+	default:
+		v.Add(int64(f))
+	}
+}
+
+// AddDuration adds d, in whole microseconds, to an Elapsed value (or to
+// any numeric value). It is safe from many goroutines at once.
+func (v *Value) AddDuration(d time.Duration) { v.Add(d.Microseconds()) }
+
+// StartInterval opens a timed interval on an Elapsed value, as libpcp's
+// mmv_stats_interval_start does: PCP's reader counts the open interval as
+// elapsed time until EndInterval closes it. An Elapsed value has one
+// interval at a time, so StartInterval and EndInterval are for a single
+// owner; use AddDuration from many goroutines.
+func (v *Value) StartInterval() {
+	if v == nil || v.typ != Elapsed {
+		return
+	}
+	atomic.StoreInt64(v.extra(), -time.Now().UnixMicro())
+}
+
+// EndInterval closes the interval StartInterval opened, adding its length
+// to the value.
+func (v *Value) EndInterval() {
+	if v == nil || v.typ != Elapsed {
+		return
+	}
+	if start := atomic.SwapInt64(v.extra(), 0); start < 0 {
+		atomic.AddInt64((*int64)(v.p), time.Now().UnixMicro()+start)
+	}
+}
+
+// SetString stores s in a String value. It returns an error wrapping
+// ErrTooLong beyond 255 bytes (libpcp silently drops such a string) and
+// ErrType for other types. Concurrent callers are serialised.
+func (v *Value) SetString(s string) error {
+	if v == nil || v.typ != String {
+		return errorf(ErrType, "", "SetString on a value that is not a String")
+	}
+	if len(s) > MaxStringLen {
+		return errorf(ErrTooLong, "", "string value of %d bytes; at most %d fit", len(s), MaxStringLen)
+	}
+	v.reg.strMu.Lock()
+	defer v.reg.strMu.Unlock()
+	if !v.reg.strClosed {
+		putString(v.stringSlot(), s)
+	}
+	return nil
+}
+
+// stringSlot is the slot a String value's extra word points at. Writers
+// hold the registry's strMu.
+func (v *Value) stringSlot() []byte {
+	off := atomic.LoadInt64(v.extra())
+	return unsafe.Slice((*byte)(unsafe.Add(v.reg.file.base, off)), stringSize)
+}
+
+// Int returns the value as an integer: floats are truncated, strings are 0.
+func (v *Value) Int() int64 {
+	if v == nil {
+		return 0
+	}
+	switch v.typ {
+	case Int32:
+		return int64(int32(atomic.LoadUint32(v.word32())))
+	case Uint32:
+		return int64(atomic.LoadUint32(v.word32()))
+	case Uint64, Int64, Elapsed:
+		return int64(atomic.LoadUint64(v.word64()))
+	case Float, Double:
+		return int64(v.Float())
+	}
+	return 0
+}
+
+// Float returns the value as a float64; strings are 0.
+func (v *Value) Float() float64 {
+	if v == nil {
+		return 0
+	}
+	switch v.typ {
+	case Double:
+		return math.Float64frombits(atomic.LoadUint64(v.word64()))
+	case Float:
+		return float64(math.Float32frombits(atomic.LoadUint32(v.word32())))
+	case Uint64:
+		return float64(atomic.LoadUint64(v.word64()))
+	case String:
+		return 0
+	}
+	return float64(v.Int())
+}
+
+// String returns the value as text: a String value's text, or the number.
+func (v *Value) String() string {
+	if v == nil {
+		return ""
+	}
+	switch v.typ {
+	case String:
+		v.reg.strMu.Lock()
+		defer v.reg.strMu.Unlock()
+		return cstring(v.stringSlot())
+	case Float, Double:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	case Uint64:
+		return strconv.FormatUint(atomic.LoadUint64(v.word64()), 10)
+	}
+	return strconv.FormatInt(v.Int(), 10)
+}
+
+func cstring(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
