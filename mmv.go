@@ -59,6 +59,10 @@ type Registry struct {
 
 	strMu     sync.Mutex // serialises string values' writers
 	strClosed bool       // under strMu: string updates are dropped
+
+	// Hooks of the instruments built on the registry: run, in order, at
+	// the end of Start and at the start of Close, with mu held.
+	onStart, onClose []func()
 }
 
 const (
@@ -435,6 +439,9 @@ func (r *Registry) Start() error {
 			m.values[j] = Value{p: unsafe.Add(f.base, off), typ: m.Type, reg: r}
 		}
 	}
+	for _, f := range r.onStart {
+		f()
+	}
 	return nil
 }
 
@@ -489,7 +496,13 @@ func (r *Registry) Close() error {
 	if r.state == closed {
 		return nil
 	}
+	wasStarted := r.state == started
 	r.state = closed
+	if wasStarted {
+		for _, f := range r.onClose {
+			f()
+		}
+	}
 	if r.file == nil {
 		return nil
 	}
