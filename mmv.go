@@ -451,6 +451,11 @@ func (r *Registry) Start() error {
 func (r *Registry) Value(metric, instance string) (*Value, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.lookup(metric, instance)
+}
+
+// lookup is Value with mu held, for the hooks that run under it.
+func (r *Registry) lookup(metric, instance string) (*Value, error) {
 	subject := "metric " + quote(metric)
 	switch r.state {
 	case declaring:
