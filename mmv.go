@@ -523,18 +523,22 @@ func (r *Registry) Close() error {
 // /usr/local/etc/pcp.conf), as libpcp finds it. On a machine with no
 // pcp.conf at all it is os.TempDir(), so programs run without PCP.
 func Dir() string {
-	if d := os.Getenv("PCP_TMP_DIR"); d != "" {
+	return dirFrom(os.Getenv, []string{"/etc/pcp.conf", "/usr/local/etc/pcp.conf"})
+}
+
+// dirFrom is Dir with the environment and the default pcp.conf paths given.
+func dirFrom(getenv func(string) string, defaults []string) string {
+	if d := getenv("PCP_TMP_DIR"); d != "" {
 		return filepath.Join(d, "mmv")
 	}
 	var confs []string
-	if c := os.Getenv("PCP_CONF"); c != "" {
+	if c := getenv("PCP_CONF"); c != "" {
 		confs = append(confs, c)
 	}
-	if d := os.Getenv("PCP_DIR"); d != "" {
+	if d := getenv("PCP_DIR"); d != "" {
 		confs = append(confs, filepath.Join(d, "etc", "pcp.conf"))
 	}
-	confs = append(confs, "/etc/pcp.conf", "/usr/local/etc/pcp.conf")
-	for _, c := range confs {
+	for _, c := range append(confs, defaults...) {
 		b, err := os.ReadFile(c)
 		if err != nil {
 			continue

@@ -1,0 +1,285 @@
+package mmv
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// refusals lists every input the registry refuses, with the error it
+// returns. README.md's table of refused inputs follows this list.
+var refusals = []struct {
+	name string
+	opts Options
+	file string
+	decl func(r *Registry) error // the declaration that must fail, or nil for Start
+	want error
+	msg  string // part of the message
+}{
+	{name: "empty file name", file: "", want: ErrName, msg: "cannot be empty"},
+	{name: "file name with dot first", file: ".hidden", want: ErrName, msg: "ignored by PCP"},
+	{name: "file name with slash", file: "a/b", want: ErrName, msg: "'/'"},
+	{name: "file name with NUL", file: "a\x00b", want: ErrName, msg: "NUL"},
+	{name: "file name with digit first", file: "1app", want: ErrName, msg: "start with a letter"},
+	{name: "file name with dash", file: "my-app", want: ErrName, msg: "'-'"},
+	{name: "file name with empty part", file: "a..b", want: ErrName, msg: "empty part"},
+	{name: "file name too long", file: "a" + strings.Repeat("b", 255), want: ErrTooLong},
+	{name: "file name control", file: "control", want: ErrNamespace, msg: "mmv.control"},
+	{name: "cluster out of range", opts: Options{Cluster: 4096}, want: ErrRange, msg: "cluster 4096"},
+	{name: "unknown flag", opts: Options{Flags: 8}, want: ErrRange, msg: "flags"},
+	{name: "version 1 forced", opts: Options{Version: 1}, want: ErrRange, msg: "version 1"},
+	{name: "version 2 forced with labels", opts: Options{Version: 2, Cluster: 1}, decl: func(r *Registry) error {
+		return r.AddLabel(Label{Name: "a", Value: 1})
+	}, want: nil},
+	{name: "metric name empty", decl: metricNamed(""), want: ErrName, msg: "empty"},
+	{name: "metric name with space", decl: metricNamed("a b"), want: ErrName, msg: "' '"},
+	{name: "metric name with dash", decl: metricNamed("a-b"), want: ErrName},
+	{name: "metric name part with digit first", decl: metricNamed("a.1b"), want: ErrName, msg: "start with a letter"},
+	{name: "metric name with empty part", decl: metricNamed("a..b"), want: ErrName, msg: "empty part"},
+	{name: "metric name ending in dot", decl: metricNamed("a."), want: ErrName, msg: "empty part"},
+	{name: "metric name too long", decl: metricNamed(strings.Repeat("a", 256)), want: ErrTooLong},
+	{name: "metric control under NoPrefix", opts: Options{Flags: NoPrefix}, decl: metricNamed("control.x"), want: ErrNamespace},
+	{name: "duplicate metric name", decl: func(r *Registry) error {
+		r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter})
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter})
+	}, want: ErrDuplicate, msg: `metric "a"`},
+	{name: "duplicate item", decl: func(r *Registry) error {
+		r.AddMetric(Metric{Name: "a", Item: 5, Type: Uint64, Semantics: SemCounter})
+		return r.AddMetric(Metric{Name: "b", Item: 5, Type: Uint64, Semantics: SemCounter})
+	}, want: ErrDuplicate, msg: "item 5"},
+	{name: "item out of range", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Item: 1024, Type: Uint64, Semantics: SemCounter})
+	}, want: ErrRange, msg: "item 1024"},
+	{name: "unknown type", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: 7, Semantics: SemCounter})
+	}, want: ErrRange, msg: "type"},
+	{name: "unknown semantics", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: 2})
+	}, want: ErrRange, msg: "semantics"},
+	{name: "units out of range", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Units: NewUnits(9, 0, 0, 0, 0, 0)})
+	}, want: ErrRange, msg: "units"},
+	{name: "help too long", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, LongHelp: strings.Repeat("h", 256)})
+	}, want: ErrTooLong, msg: "help"},
+	{name: "metric on undeclared indom", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Indom: 3})
+	}, want: ErrUnknown, msg: "indom 3"},
+	{name: "namespace poison", decl: func(r *Registry) error {
+		r.AddMetric(Metric{Name: "a.b", Type: Uint64, Semantics: SemCounter})
+		r.AddMetric(Metric{Name: "a.b0", Type: Uint64, Semantics: SemCounter})
+		return r.AddMetric(Metric{Name: "a.b.c", Type: Uint64, Semantics: SemCounter})
+	}, want: ErrNamespace, msg: `"a.b.c"`},
+	{name: "too many metrics", decl: func(r *Registry) error {
+		for i := range MaxMetrics + 1 {
+			if err := r.AddMetric(Metric{Name: fmt.Sprintf("m%d", i), Type: Uint64, Semantics: SemCounter}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, want: ErrTooMany, msg: "1024 metrics"},
+	{name: "indom serial 0", decl: indomSerial(0), want: ErrRange, msg: "serial"},
+	{name: "indom serial 2048", decl: indomSerial(2048), want: ErrRange, msg: "serial"},
+	{name: "duplicate indom serial", decl: func(r *Registry) error {
+		r.AddIndom(Indom{Serial: 1})
+		return r.AddIndom(Indom{Serial: 1})
+	}, want: ErrDuplicate, msg: "indom 1"},
+	{name: "duplicate instance id", decl: instances(Instance{1, "a"}, Instance{1, "b"}), want: ErrDuplicate, msg: "id 1"},
+	{name: "duplicate instance name", decl: instances(Instance{1, "a"}, Instance{2, "a"}), want: ErrDuplicate},
+	{name: "instance names equal to the first space", decl: instances(Instance{1, "sda one"}, Instance{2, "sda two"}), want: ErrDuplicate, msg: "first space"},
+	{name: "negative instance id", decl: instances(Instance{-1, "a"}), want: ErrRange, msg: "negative"},
+	{name: "empty instance name", decl: instances(Instance{1, ""}), want: ErrName},
+	{name: "instance name with NUL", decl: instances(Instance{1, "a\x00"}), want: ErrName},
+	{name: "instance name with leading space", decl: instances(Instance{1, " a"}), want: ErrName},
+	{name: "instance name too long", decl: instances(Instance{1, strings.Repeat("i", 256)}), want: ErrTooLong},
+	{name: "instance on undeclared indom", decl: func(r *Registry) error {
+		return r.AddInstance(9, Instance{1, "a"})
+	}, want: ErrUnknown, msg: "indom 9"},
+	{name: "cluster label on cluster 0", decl: func(r *Registry) error {
+		return r.AddLabel(Label{Name: "a", Value: "b"})
+	}, want: ErrLabel, msg: "cluster 0"},
+	{name: "label name with digit first", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
+		return r.AddLabel(Label{Name: "1a", Value: "b"})
+	}, want: ErrName, msg: `label "1a"`},
+	{name: "label name with dot", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
+		return r.AddLabel(Label{Name: "a.b", Value: "b"})
+	}, want: ErrName},
+	{name: "label value not JSON", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
+		return r.AddLabel(Label{Name: "a", Value: func() {}})
+	}, want: ErrLabel, msg: "JSON"},
+	{name: "label payload too long", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
+		return r.AddLabel(Label{Name: "a", Value: strings.Repeat("v", 240)})
+	}, want: ErrTooLong, msg: "payload"},
+	{name: "label on undeclared metric", decl: func(r *Registry) error {
+		return r.AddMetricLabel("nope", Label{Name: "a", Value: 1})
+	}, want: ErrUnknown, msg: `"nope"`},
+	{name: "label on undeclared instance", decl: func(r *Registry) error {
+		r.AddIndom(Indom{Serial: 1})
+		return r.AddInstanceLabel(1, 4, Label{Name: "a", Value: 1})
+	}, want: ErrUnknown, msg: "instance 4"},
+	{name: "too many labels", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
+		for i := range MaxLabels + 1 {
+			if err := r.AddLabel(Label{Name: fmt.Sprintf("l%d", i), Value: i}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, want: ErrTooMany, msg: "255 labels"},
+}
+
+func metricNamed(name string) func(r *Registry) error {
+	return func(r *Registry) error { return r.AddMetric(Metric{Name: name, Type: Uint64, Semantics: SemCounter}) }
+}
+
+func indomSerial(s uint32) func(r *Registry) error {
+	return func(r *Registry) error { return r.AddIndom(Indom{Serial: s}) }
+}
+
+func instances(insts ...Instance) func(r *Registry) error {
+	return func(r *Registry) error { return r.AddIndom(Indom{Serial: 1, Instances: insts}) }
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			file := tc.file
+			if file == "" && !strings.Contains(tc.name, "empty file name") {
+				file = "app"
+			}
+			opts := tc.opts
+			opts.Dir = t.TempDir()
+			r := NewRegistry(file, &opts)
+			defer r.Close()
+			var err error
+			if tc.decl != nil {
+				err = tc.decl(r)
+			}
+			if err == nil {
+				err = r.Start()
+			}
+			if tc.want == nil {
+				tc.want = ErrRange // forced versions that cannot hold the declarations fail at Start
+			}
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("got %v, want an error wrapping %q", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.msg) || !strings.HasPrefix(err.Error(), "mmv: ") {
+				t.Errorf("message %q does not say %q", err, tc.msg)
+			}
+			entries, _ := os.ReadDir(opts.Dir)
+			if len(entries) != 0 {
+				t.Errorf("a refused registry left files: %v", entries)
+			}
+		})
+	}
+}
+
+func TestAcceptedEdges(t *testing.T) {
+	r := NewRegistry("edge_1.x", &Options{Dir: t.TempDir(), Cluster: MaxCluster})
+	ok := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok(r.AddIndom(Indom{Serial: MaxSerial, Instances: []Instance{{0, "a b"}, {1, "b"}}}))
+	ok(r.AddMetric(Metric{Name: strings.Repeat("m", 255), Item: MaxItem, Type: Uint64, Semantics: SemCounter, LongHelp: strings.Repeat("h", 255)}))
+	ok(r.AddMetric(Metric{Name: "a.b", Type: Uint64, Semantics: SemCounter, Indom: MaxSerial}))
+	ok(r.AddMetric(Metric{Name: "a.bc.d", Type: Uint64, Semantics: SemCounter}))
+	ok(r.AddLabel(Label{Name: "a", Value: strings.Repeat("v", 243-5-1-2)}))
+	ok(r.Start())
+	ok(r.Close())
+}
+
+func TestItemsStableAcrossOrder(t *testing.T) {
+	names := make([]string, 300)
+	for i := range names {
+		names[i] = fmt.Sprintf("group%d.metric%d", i%7, i)
+	}
+	itemsOf := func(order []string) map[string]uint32 {
+		var ms []*metric
+		for _, n := range order {
+			ms = append(ms, &metric{Metric: Metric{Name: n}})
+		}
+		ms = append(ms, &metric{Metric: Metric{Name: "fixed", Item: 17}})
+		items := assignItems(ms)
+		got := map[string]uint32{}
+		seen := map[uint32]string{}
+		for i, it := range items {
+			if it < 1 || it > MaxItem {
+				t.Fatalf("item %d out of range", it)
+			}
+			if o, dup := seen[it]; dup {
+				t.Fatalf("item %d given to %q and %q", it, o, ms[i].Name)
+			}
+			seen[it] = ms[i].Name
+			got[ms[i].Name] = it
+		}
+		if got["fixed"] != 17 {
+			t.Fatalf("explicit item moved to %d", got["fixed"])
+		}
+		return got
+	}
+	want := itemsOf(names)
+	for range 5 {
+		shuffled := append([]string(nil), names...)
+		rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		got := itemsOf(shuffled)
+		for n, it := range want {
+			if got[n] != it {
+				t.Fatalf("%q got item %d in one order and %d in another", n, it, got[n])
+			}
+		}
+	}
+}
+
+func TestItemsFillEveryItem(t *testing.T) {
+	var ms []*metric
+	for i := range MaxMetrics {
+		ms = append(ms, &metric{Metric: Metric{Name: fmt.Sprintf("m%d", i)}})
+	}
+	seen := map[uint32]bool{}
+	for _, it := range assignItems(ms) {
+		if seen[it] || it == 0 || it > MaxItem {
+			t.Fatalf("item %d repeated or out of range", it)
+		}
+		seen[it] = true
+	}
+}
+
+func TestDir(t *testing.T) {
+	tmp := t.TempDir()
+	conf := filepath.Join(tmp, "pcp.conf")
+	os.WriteFile(conf, []byte("# comment\nPCP_VAR_DIR=/x\nPCP_TMP_DIR=\"/from/conf\"\n"), 0o644)
+	pcpDir := filepath.Join(tmp, "root")
+	os.MkdirAll(filepath.Join(pcpDir, "etc"), 0o755)
+	os.WriteFile(filepath.Join(pcpDir, "etc", "pcp.conf"), []byte("PCP_TMP_DIR='/from/pcpdir'\n"), 0o644)
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"environment wins", map[string]string{"PCP_TMP_DIR": "/env", "PCP_CONF": conf}, "/env/mmv"},
+		{"PCP_CONF", map[string]string{"PCP_CONF": conf, "PCP_DIR": pcpDir}, "/from/conf/mmv"},
+		{"PCP_DIR", map[string]string{"PCP_DIR": pcpDir}, "/from/pcpdir/mmv"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"PCP_TMP_DIR", "PCP_CONF", "PCP_DIR"} {
+				t.Setenv(k, tc.env[k])
+			}
+			if got := Dir(); got != tc.want {
+				t.Errorf("Dir() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	t.Run("no pcp.conf", func(t *testing.T) {
+		if got := dirFrom(func(string) string { return "" }, []string{filepath.Join(tmp, "missing")}); got != filepath.Join(os.TempDir(), "mmv") {
+			t.Errorf("got %q", got)
+		}
+	})
+}
