@@ -147,51 +147,64 @@ var (
 	timeNames  = [...]string{"nanosec", "microsec", "millisec", "sec", "min", "hour"}
 )
 
-// String returns the units as PCP prints them, such as "Kbyte / sec",
-// "count x 10^3" or "" for dimensionless units.
+// String returns the units as PCP's pmUnitsStr prints them, such as
+// "Kbyte / sec", "count x 10^3", "x 10^-2" for a dimensionless value with a
+// count scale, or "" for dimensionless units (pminfo shows that as "none").
+// It follows PCP's spelling even where it is odd: scale 10^1 is "count x 10",
+// and "count x 10" squared is "count x 10^2".
 func (u Units) String() string {
-	type dim struct {
-		d    int
-		name string
-	}
-	scaleName := func(names []string, s int) string {
+	scaleName := func(names []string, s int, unknown string) string {
 		if s < len(names) {
 			return names[s]
 		}
-		return "unknown-scale-" + strconv.Itoa(s)
+		return unknown + "-" + strconv.Itoa(s)
 	}
 	count := "count"
-	if s := u.ScaleCount(); s != 0 {
+	switch s := u.ScaleCount(); s {
+	case 0:
+	case 1:
+		count = "count x 10"
+	default:
 		count = "count x 10^" + strconv.Itoa(s)
 	}
-	dims := []dim{
-		{u.DimSpace(), scaleName(spaceNames[:], u.ScaleSpace())},
-		{u.DimTime(), scaleName(timeNames[:], u.ScaleTime())},
+	dims := []struct {
+		d    int
+		name string
+	}{
+		{u.DimSpace(), scaleName(spaceNames[:], u.ScaleSpace(), "space")},
+		{u.DimTime(), scaleName(timeNames[:], u.ScaleTime(), "time")},
 		{u.DimCount(), count},
 	}
-	var num, den []string
+	power := func(name string, p int) string {
+		if p == 1 {
+			return name
+		}
+		return name + "^" + strconv.Itoa(p)
+	}
+	var parts []string
 	for _, d := range dims {
-		p := d.d
-		if p < 0 {
-			p = -p
-		}
-		s := d.name
-		if p > 1 {
-			s += "^" + strconv.Itoa(p)
-		}
-		switch {
-		case d.d > 0:
-			num = append(num, s)
-		case d.d < 0:
-			den = append(den, s)
+		if d.d > 0 {
+			parts = append(parts, power(d.name, d.d))
 		}
 	}
-	out := strings.Join(num, " ")
-	if len(den) > 0 {
-		if out != "" {
-			out += " "
+	if u.DimSpace() < 0 || u.DimTime() < 0 || u.DimCount() < 0 {
+		parts = append(parts, "/")
+		for _, d := range dims {
+			if d.d < 0 {
+				parts = append(parts, power(d.name, -d.d))
+			}
 		}
-		out += "/ " + strings.Join(den, " ")
 	}
-	return out
+	if len(parts) == 0 {
+		// PCP's "historical behaviour": a count scale with no dimension.
+		switch s := u.ScaleCount(); s {
+		case 0:
+			return ""
+		case 1:
+			return "x 10"
+		default:
+			return "x 10^" + strconv.Itoa(s)
+		}
+	}
+	return strings.Join(parts, " ")
 }
