@@ -1,0 +1,220 @@
+package pcptest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testdata/pminfo.txt is real output of pminfo 6.0.3 (the Info command) on
+// two files written by the library, chosen for the awkward cases: help
+// with blank lines and lines that look like values, quotes in instance
+// names and string values, "]" in a one-line help, an indom with no
+// instances, every kind of label.
+func TestParseCaptured(t *testing.T) {
+	b, err := os.ReadFile("testdata/pminfo.txt")
+	require.NoError(t, err)
+	ms, err := Parse(string(b))
+	require.NoError(t, err)
+
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	assert.Equal(t, []string{
+		"mmv.web.f", "mmv.web.busy", "mmv.web.ver", "mmv.web.rate", "mmv.web.req.total",
+		"mmv.h", "mmv.b", "mmv.a",
+		"mmv.control.files", "mmv.control.debug", "mmv.control.reload",
+	}, names)
+
+	f := Find(ms, "mmv.web.f")
+	require.NotNil(t, f)
+	assert.Equal(t, Metric{
+		Name: "mmv.web.f", PMID: "70.42.5", Type: "float", Indom: "PM_INDOM_NULL 0xffffffff",
+		Semantics: "instant", Units: "none",
+		LongHelp: "    value 3\n    inst [1 or \"x\"] value 2",
+		Labels:   `{"agent":"mmv","cl":"x","domainname":"localdomain","groupid":0,"hostname":"vm","machineid":"3d1219c7c4c5404aaa1f6d2a48adfda4","userid":0}`,
+		Value:    "0.1",
+	}, *f)
+	assert.True(t, f.Singular())
+
+	busy := Find(ms, "mmv.web.busy")
+	assert.Equal(t, "", busy.ShortHelp)
+	assert.Equal(t, "", busy.LongHelp)
+	assert.Equal(t, "microsec", busy.Units)
+	assert.Equal(t, "3000000", busy.Value)
+
+	ver := Find(ms, "mmv.web.ver")
+	assert.Equal(t, "x ] y", ver.ShortHelp)
+	assert.Equal(t, "x ] y", ver.LongHelp)
+	assert.Equal(t, `"1.0 "q" x"`, ver.Value)
+
+	rate := Find(ms, "mmv.web.rate")
+	assert.Equal(t, "Kbyte / sec", rate.Units)
+	l, ok := rate.Label("arr")
+	assert.True(t, ok)
+	assert.Equal(t, `[1,"a",true,null]`, l)
+	_, ok = rate.Label("m")
+	assert.False(t, ok)
+
+	req := Find(ms, "mmv.web.req.total")
+	assert.Equal(t, "Requests", req.ShortHelp)
+	assert.Equal(t, "line one\nline two\n\nline four", req.LongHelp)
+	assert.Equal(t, "70.86017 0x11815001", req.Indom)
+	assert.False(t, req.Singular())
+	require.Len(t, req.Instances, 3)
+	assert.Equal(t, Instance{ID: 0, Name: "GET", Value: "5",
+		Labels: `{"agent":"mmv","cl":"x","domainname":"localdomain","groupid":0,"hostname":"vm","m.k":1.5,"machineid":"3d1219c7c4c5404aaa1f6d2a48adfda4","userid":0}`},
+		req.Instances[0])
+	assert.Equal(t, 7, req.Instances[2].ID)
+	assert.Equal(t, `with space "q"`, req.Instances[2].Name)
+	post := req.Instance("POST")
+	require.NotNil(t, post)
+	l, _ = post.Label("b")
+	assert.Equal(t, "false", l)
+	l, _ = req.Instance(`with space "q"`).Label("n")
+	assert.Equal(t, "null", l)
+	assert.Nil(t, req.Instance("PUT"))
+
+	h := Find(ms, "mmv.h")
+	assert.Equal(t, "No value(s) available!", h.NoValue)
+	assert.Empty(t, h.Instances)
+	assert.Equal(t, "", h.Value)
+
+	assert.Equal(t, "long only", Find(ms, "mmv.b").LongHelp)
+	assert.Equal(t, "-9223372036854775808", Find(ms, "mmv.b").Value)
+	a := Find(ms, "mmv.a")
+	assert.Equal(t, "short only", a.ShortHelp)
+	assert.Equal(t, "short only", a.LongHelp, "PCP falls back to the short help")
+	assert.Equal(t, "18446744073709551615", a.Value)
+
+	reload := Find(ms, "mmv.control.reload")
+	assert.Equal(t, "Writing anything other then 0 to this metric will result in\nre-reading directory and re-mapping files.", reload.LongHelp)
+	assert.Nil(t, Find(ms, "mmv.nothing"))
+}
+
+func TestParseEmptyAndBad(t *testing.T) {
+	ms, err := Parse("")
+	assert.NoError(t, err)
+	assert.Empty(t, ms)
+
+	_, err = Parse("Error: something\n")
+	assert.Error(t, err)
+
+	_, err = Parse("mmv.x PMID: 70.1.1 [x]\n    Data Type: float  InDom: PM_INDOM_NULL 0xffffffff\n")
+	assert.Error(t, err, "truncated block")
+}
+
+// fakeTB records what Require does instead of stopping the test.
+type fakeTB struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (f *fakeTB) Helper()                        {}
+func (f *fakeTB) Skipf(format string, a ...any)  { f.skipped = true }
+func (f *fakeTB) Fatalf(format string, a ...any) { f.failed = true }
+
+func TestRequireLogic(t *testing.T) {
+	missing := errors.New("pminfo is not on PATH")
+	for _, c := range []struct {
+		missing       error
+		strict        bool
+		skip, failing bool
+	}{
+		{nil, false, false, false},
+		{nil, true, false, false},
+		{missing, false, true, false},
+		{missing, true, false, true},
+	} {
+		f := &fakeTB{TB: t}
+		requireWith(f, c.missing, c.strict)
+		assert.Equal(t, c.skip, f.skipped, "%+v", c)
+		assert.Equal(t, c.failing, f.failed, "%+v", c)
+	}
+}
+
+func TestInstalledWithoutPminfo(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	assert.ErrorContains(t, Installed(), "pminfo")
+	t.Setenv(RequireEnv, "")
+	f := &fakeTB{TB: t}
+	Require(f)
+	assert.True(t, f.skipped)
+	t.Setenv(RequireEnv, "1")
+	f = &fakeTB{TB: t}
+	Require(f)
+	assert.True(t, f.failed)
+}
+
+func TestConfig(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "pcp.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("# PCP_PMDAS_DIR=/no\nPCP_PMDAS_DIR=\"/x/pmdas\"\nPCP_TMP_DIR=/x/tmp\n"), 0o644))
+	t.Setenv("PCP_CONF", conf)
+	t.Setenv("PCP_PMDAS_DIR", "")
+	assert.Equal(t, "/x/pmdas", Config("PCP_PMDAS_DIR"))
+	assert.Equal(t, "", Config("PCP_NOTHING"))
+	t.Setenv("PCP_TMP_DIR", "/env/tmp")
+	assert.Equal(t, "/env/tmp", Config("PCP_TMP_DIR"))
+}
+
+func TestEnviron(t *testing.T) {
+	got := environ([]string{"A=1", "PCP_TMP_DIR=/sys", "PCP_TMP_DIRX=2"}, []string{"PCP_TMP_DIR=", "B=3"})
+	assert.Equal(t, []string{"A=1", "PCP_TMP_DIRX=2", "B=3"}, got)
+}
+
+func TestOnlyUnknown(t *testing.T) {
+	assert.True(t, onlyUnknown("Error: mmv.x: Unknown metric name\n"))
+	assert.False(t, onlyUnknown(""))
+	assert.False(t, onlyUnknown("pminfo: Cannot connect to PMCD on host \"local:\": Connection refused\n"))
+}
+
+func TestRunTimeout(t *testing.T) {
+	old := Timeout
+	Timeout = 100 * time.Millisecond
+	defer func() { Timeout = old }()
+	start := time.Now()
+	_, _, err := run(context.Background(), nil, "sleep", "10")
+	assert.ErrorContains(t, err, "timed out")
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// TestInfoEmpty runs the real reader on an empty directory: only the MMV
+// agent's own control metrics.
+func TestInfoEmpty(t *testing.T) {
+	Require(t)
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "mmv"), 0o755))
+	ms := Info(t, dir)
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	assert.ElementsMatch(t, []string{"mmv.control.files", "mmv.control.debug", "mmv.control.reload"}, names)
+	assert.Equal(t, "0", Find(ms, "mmv.control.files").Value)
+}
+
+func TestDumpMissing(t *testing.T) {
+	Require(t)
+	out := Dump(t, filepath.Join(t.TempDir(), "nothing"))
+	assert.True(t, strings.Contains(out, "No such file"), out)
+}
+
+// TestPMCD reads through the running pmcd, which .ci/run starts.
+func TestPMCD(t *testing.T) {
+	p := RequirePMCD(t)
+	ms, err := p.Fetch(context.Background(), "mmv.control.files", "mmv.no.such.metric")
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	assert.Equal(t, "70.0.2", ms[0].PMID)
+	assert.NotEmpty(t, ms[0].Value)
+	assert.NotEmpty(t, p.Dir)
+	assert.NoError(t, p.Reload(context.Background()))
+}

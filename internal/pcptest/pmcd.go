@@ -1,0 +1,98 @@
+package pcptest
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// PMCD reads metrics through the running pmcd and its MMV agent, as
+// monitoring tools do. pmcd's agent reads the system directory Dir, not a
+// test's temporary one: write files there (mmv.Options.Dir = p.Dir) under
+// names no other test uses.
+type PMCD struct {
+	// Dir is the directory pmcd's MMV agent reads: $PCP_TMP_DIR/mmv from
+	// pcp.conf (/var/lib/pcp/tmp/mmv on Debian).
+	Dir     string
+	pminfo  string
+	pmstore string
+}
+
+// RequirePMCD returns the helper once pmcd answers for mmv.control.files.
+// Like Require, it skips the test when pmcd is not there, or fails it when
+// MMV_REQUIRE_PCP=1 (CI starts pmcd in .ci/run).
+func RequirePMCD(t testing.TB) *PMCD {
+	t.Helper()
+	Require(t)
+	p, err := pmcd()
+	if err == nil {
+		_, err = p.Fetch(context.Background(), "mmv.control.files")
+	}
+	requireWith(t, err, isStrict())
+	return p
+}
+
+func pmcd() (*PMCD, error) {
+	tl, err := find()
+	if err != nil {
+		return nil, err
+	}
+	p := &PMCD{pminfo: tl.pminfo}
+	tmp := Config("PCP_TMP_DIR")
+	if tmp == "" {
+		return nil, fmt.Errorf("PCP_TMP_DIR is not in pcp.conf")
+	}
+	p.Dir = filepath.Join(tmp, "mmv")
+	if p.pmstore, err = exec.LookPath("pmstore"); err != nil {
+		return nil, fmt.Errorf("pmstore is not on PATH")
+	}
+	return p, nil
+}
+
+// Fetch runs pminfo -dfmtTl NAMES through pmcd and parses the output.
+// Names pmcd does not know are left out of the result, not an error: a
+// file being replaced is briefly absent. Any other failure, such as pmcd
+// not answering, is an error. Fetch reports to no testing.TB, so it can run
+// from any goroutine.
+func (p *PMCD) Fetch(ctx context.Context, names ...string) ([]Metric, error) {
+	args := append([]string{"-dfmtTl"}, names...)
+	// PCP_TMP_DIR is unset so that pminfo, like pmcd, uses the system one.
+	out, stderr, err := run(ctx, []string{"PCP_TMP_DIR="}, p.pminfo, args...)
+	if err != nil && !onlyUnknown(stderr) {
+		return nil, fmt.Errorf("pminfo %s: %v: %s", strings.Join(args, " "), err, stderr)
+	}
+	ms, perr := Parse(out)
+	if perr != nil {
+		return nil, perr
+	}
+	return ms, nil
+}
+
+// onlyUnknown reports whether pminfo's error output holds nothing but
+// "Unknown metric name" lines.
+func onlyUnknown(stderr string) bool {
+	stderr = strings.TrimSpace(stderr)
+	if stderr == "" {
+		return false
+	}
+	for l := range strings.Lines(stderr) {
+		if !strings.HasSuffix(strings.TrimSpace(l), ": Unknown metric name") {
+			return false
+		}
+	}
+	return true
+}
+
+// Reload makes pmcd's MMV agent rescan its directory now
+// (pmstore mmv.control.reload 1). It rescans by itself on the next fetch
+// when the directory changed, so tests rarely need this.
+func (p *PMCD) Reload(ctx context.Context) error {
+	_, stderr, err := run(ctx, []string{"PCP_TMP_DIR="}, p.pmstore, "mmv.control.reload", "1")
+	if err != nil {
+		return fmt.Errorf("pmstore mmv.control.reload 1: %v: %s", err, stderr)
+	}
+	return nil
+}
