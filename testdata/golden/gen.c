@@ -300,6 +300,8 @@ s_v2_metric_name(mmv_registry_t *r)
 	    MMV_SEM_COUNTER, count, 1, "Short name", NULL));
     CHECK(mmv_stats_add_metric(r, metric, 2, MMV_TYPE_I32,
 	    MMV_SEM_INSTANT, none, MMV_INDOM_NULL, "Long name", "64 bytes."));
+    CHECK(mmv_stats_add_metric(r, "text", 3, MMV_TYPE_STRING,
+	    MMV_SEM_DISCRETE, none, 1, "Text per side", NULL));
 }
 
 /* A 64-byte instance name makes a version 2 file; 255 bytes fit. */
@@ -322,6 +324,8 @@ s_v2_instance_name(mmv_registry_t *r)
 static void
 s_v3_labels(mmv_registry_t *r)
 {
+    static char maxed[233 + 1];	/* "x...x": 231 x and two quotes */
+
     add_indom(r, 1, "Queues", NULL);
     add_instance(r, 1, 0, "q0");
     add_instance(r, 1, 1, "q1");
@@ -361,6 +365,11 @@ s_v3_labels(mmv_registry_t *r)
 	    MMV_ARRAY_TYPE, 0));
     CHECK(mmv_stats_add_registry_label(r, "enabled", "false",
 	    MMV_BOOLEAN_TYPE, 0));
+    /* The longest payload: 243 bytes and the NUL. */
+    memset(maxed, 'x', sizeof(maxed) - 1);
+    maxed[0] = maxed[sizeof(maxed) - 2] = '"';
+    CHECK(mmv_stats_add_instance_label(r, 1, 1, "maxed", maxed,
+	    MMV_STRING_TYPE, 0));
 }
 
 /*
@@ -392,6 +401,8 @@ s_indom_sizes(mmv_registry_t *r)
 	    MMV_SEM_COUNTER, count, 2047, NULL, NULL));
     CHECK(mmv_stats_add_metric(r, "many_again", 4, MMV_TYPE_FLOAT,
 	    MMV_SEM_INSTANT, none, 2047, NULL, NULL));
+    CHECK(mmv_stats_add_metric(r, "zero_text", 5, MMV_TYPE_STRING,
+	    MMV_SEM_INSTANT, none, 100, NULL, NULL));
     for (i = 10; i < 20; i++) {
 	snprintf(names[i], sizeof(names[i]), "cpu%d", 19 - i);
 	add_instance(r, 2047, 19 - i, names[i]);

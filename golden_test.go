@@ -1,0 +1,547 @@
+package mmv_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gopcp/mmv"
+)
+
+// The golden files in testdata/golden are what PCP's C writer, libpcp_mmv,
+// writes for the scenarios below; testdata/golden/gen.c declares the same
+// registries with libpcp's API, one function per scenario, in the same
+// order and under the same names (TestGoldenFresh checks the list). See
+// testdata/golden/README.md.
+//
+// Conventions shared with gen.c: a singular metric is MMV_INDOM_NULL in C;
+// an empty help text here ("", which the Go API leaves out of the file) is
+// NULL in C, where "" would still take a string slot.
+
+const goldenDir = "testdata/golden"
+
+// goldenScenario declares one registry. Its name is both the MMV file name
+// and the golden file's name, <name>.mmv.
+type goldenScenario struct {
+	name    string
+	opts    mmv.Options
+	declare func(t testing.TB, r *mmv.Registry)
+}
+
+// goldenTypes are the eight value types, as gen.c's types[] lists them.
+var goldenTypes = []struct {
+	name  string
+	typ   mmv.Type
+	sem   mmv.Semantics
+	units mmv.Units
+}{
+	{"i32", mmv.Int32, mmv.SemInstant, mmv.Count},
+	{"u32", mmv.Uint32, mmv.SemCounter, mmv.Count},
+	{"i64", mmv.Int64, mmv.SemInstant, mmv.Byte},
+	{"u64", mmv.Uint64, mmv.SemCounter, mmv.Kbyte},
+	{"float", mmv.Float, mmv.SemInstant, mmv.NoUnits},
+	{"double", mmv.Double, mmv.SemInstant, mmv.Kbyte.Per(mmv.Second)},
+	{"string", mmv.String, mmv.SemDiscrete, mmv.NoUnits},
+	{"elapsed", mmv.Elapsed, mmv.SemCounter, mmv.Microsecond},
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// insts builds instances from alternating ids and names.
+func insts(idNames ...any) []mmv.Instance {
+	var out []mmv.Instance
+	for i := 0; i < len(idNames); i += 2 {
+		out = append(out, mmv.Instance{ID: int32(idNames[i].(int)), Name: idNames[i+1].(string)})
+	}
+	return out
+}
+
+var goldenScenarios = []goldenScenario{
+	{"empty", mmv.Options{}, func(t testing.TB, r *mmv.Registry) {}},
+
+	{"types_singular", mmv.Options{Cluster: 1}, func(t testing.TB, r *mmv.Registry) {
+		for i, ty := range goldenTypes {
+			must(t, r.AddMetric(mmv.Metric{Name: ty.name, Item: uint32(i + 1), Type: ty.typ, Semantics: ty.sem,
+				Units: ty.units, ShortHelp: "A singular " + ty.name}))
+		}
+	}},
+
+	{"types_indom", mmv.Options{Cluster: 2}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Workers", LongHelp: "The worker pool.",
+			Instances: insts(0, "alpha", 1, "beta", 2, "gamma")}))
+		for i, ty := range goldenTypes {
+			must(t, r.AddMetric(mmv.Metric{Name: ty.name, Item: uint32(i + 1), Type: ty.typ, Semantics: ty.sem,
+				Units: ty.units, Indom: 1, ShortHelp: "A " + ty.name + " per worker"}))
+		}
+	}},
+
+	{"indom_help", mmv.Options{Cluster: 3}, func(t testing.TB, r *mmv.Registry) {
+		ab := insts(0, "a", 1, "b")
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Both texts", LongHelp: "Long help of indom 1.", Instances: ab}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 2, ShortHelp: "Short text only", Instances: ab}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 3, LongHelp: "Long text only.", Instances: ab}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 4, Instances: ab}))
+		counter := func(name string, item, indom uint32, short, long string) mmv.Metric {
+			return mmv.Metric{Name: name, Item: item, Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Count,
+				Indom: indom, ShortHelp: short, LongHelp: long}
+		}
+		must(t, r.AddMetric(counter("on.one", 1, 1, "Metric on indom 1", "")))
+		must(t, r.AddMetric(counter("on.two", 2, 2, "", "")))
+		must(t, r.AddMetric(counter("on.three", 3, 3, "", "Long help of metric on.three.")))
+		must(t, r.AddMetric(counter("on.four", 4, 4, "", "")))
+		must(t, r.AddMetric(mmv.Metric{Name: "single", Item: 5, Type: mmv.Int32, Semantics: mmv.SemInstant, ShortHelp: "Singular"}))
+	}},
+
+	{"help", mmv.Options{Cluster: 4}, func(t testing.TB, r *mmv.Registry) {
+		long255 := strings.Repeat("h", 255)
+		for i, h := range [][2]string{
+			{"", ""},
+			{"Short only", ""},
+			{"", "Long only."},
+			{"Multi-line help", "First line.\nSecond line,\tindented.\n\nFourth line: UTF-8 é✓.\n"},
+			{long255, long255},
+		} {
+			name := []string{"none", "short", "long", "multi", "longest"}[i]
+			must(t, r.AddMetric(mmv.Metric{Name: name, Item: uint32(i + 1), Type: mmv.Uint32, Semantics: mmv.SemCounter,
+				Units: mmv.Count, ShortHelp: h[0], LongHelp: h[1]}))
+		}
+	}},
+
+	{"strings", mmv.Options{Cluster: 5}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 3, ShortHelp: "Colours", Instances: insts(10, "red", 20, "green", 30, "blue")}))
+		must(t, r.AddMetric(mmv.Metric{Name: "version", Item: 1, Type: mmv.String, Semantics: mmv.SemDiscrete, ShortHelp: "Version"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "count", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Count,
+			Indom: 3, ShortHelp: "Count per colour"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "name", Item: 3, Type: mmv.String, Semantics: mmv.SemInstant,
+			Indom: 3, ShortHelp: "Name per colour", LongHelp: "One string per colour."}))
+		must(t, r.AddMetric(mmv.Metric{Name: "status", Item: 4, Type: mmv.String, Semantics: mmv.SemInstant}))
+	}},
+
+	{"elapsed", mmv.Options{Cluster: 6}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 2, ShortHelp: "Phases", Instances: insts(0, "parse", 1, "plan")}))
+		must(t, r.AddMetric(mmv.Metric{Name: "busy", Item: 1, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
+			Units: mmv.Microsecond, ShortHelp: "Busy time"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "phase", Item: 2, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
+			Units: mmv.Millisecond, Indom: 2, ShortHelp: "Time per phase", LongHelp: "Milliseconds."}))
+	}},
+
+	{"units", mmv.Options{Cluster: 7}, func(t testing.TB, r *mmv.Registry) {
+		for i, u := range []struct {
+			name  string
+			units mmv.Units
+		}{
+			{"none", mmv.NewUnits(0, 0, 0, 0, 0, 0)},
+			{"count", mmv.NewUnits(0, 0, 1, 0, 0, 0)},
+			{"kcount", mmv.NewUnits(0, 0, 1, 0, 0, 3)},
+			{"centicount", mmv.NewUnits(0, 0, 1, 0, 0, -2)},
+			{"bytes", mmv.NewUnits(1, 0, 0, mmv.ScaleByte, 0, 0)},
+			{"mbyte2", mmv.NewUnits(2, 0, 0, mmv.ScaleMbyte, 0, 0)},
+			{"kbyte_per_sec", mmv.NewUnits(1, -1, 0, mmv.ScaleKbyte, mmv.ScaleSec, 0)},
+			{"gbyte_per_hour", mmv.NewUnits(1, -1, 0, mmv.ScaleGbyte, mmv.ScaleHour, 0)},
+			{"nsec", mmv.NewUnits(0, 1, 0, 0, mmv.ScaleNanosec, 0)},
+			{"per_min", mmv.NewUnits(0, -1, 1, 0, mmv.ScaleMin, 0)},
+			{"count_per_usec2", mmv.NewUnits(0, -2, 1, 0, mmv.ScaleMicrosec, 0)},
+		} {
+			must(t, r.AddMetric(mmv.Metric{Name: u.name, Item: uint32(i + 1), Type: mmv.Double, Semantics: mmv.SemInstant, Units: u.units}))
+		}
+	}},
+
+	{"v1_name_63", mmv.Options{Cluster: 8}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: insts(0, strings.Repeat("i", 63))}))
+		must(t, r.AddMetric(mmv.Metric{Name: strings.Repeat("m", 63), Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			Units: mmv.Count, Indom: 1}))
+	}},
+
+	{"v2_metric_name", mmv.Options{Cluster: 9}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Sides", Instances: insts(0, "left", 1, "right")}))
+		must(t, r.AddMetric(mmv.Metric{Name: "short.name", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			Units: mmv.Count, Indom: 1, ShortHelp: "Short name"}))
+		must(t, r.AddMetric(mmv.Metric{Name: strings.Repeat("m", 64), Item: 2, Type: mmv.Int32, Semantics: mmv.SemInstant,
+			ShortHelp: "Long name", LongHelp: "64 bytes."}))
+		must(t, r.AddMetric(mmv.Metric{Name: "text", Item: 3, Type: mmv.String, Semantics: mmv.SemDiscrete,
+			Indom: 1, ShortHelp: "Text per side"}))
+	}},
+
+	{"v2_instance_name", mmv.Options{Cluster: 10}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1,
+			Instances: insts(0, "short", 1, strings.Repeat("i", 64), 2, strings.Repeat("j", 255))}))
+		must(t, r.AddMetric(mmv.Metric{Name: "per.instance", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant,
+			Units: mmv.Count, Indom: 1}))
+	}},
+
+	{"v3_labels", mmv.Options{Cluster: 11}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Queues", Instances: insts(0, "q0", 1, "q1", 2, "q2")}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 2, Instances: insts(5, "only")}))
+		must(t, r.AddMetric(mmv.Metric{Name: "depth", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant,
+			Units: mmv.Count, Indom: 1, ShortHelp: "Queue depth"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "uptime", Item: 2, Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond}))
+		must(t, r.AddMetric(mmv.Metric{Name: "other", Item: 3, Type: mmv.Double, Semantics: mmv.SemInstant, Indom: 2}))
+
+		must(t, r.AddLabel(mmv.Label{Name: "service", Value: "billing"}))
+		must(t, r.AddLabel(mmv.Label{Name: "replica", Value: 3, Optional: true}))
+		must(t, r.AddMetricLabel("depth", mmv.Label{Name: "bounded", Value: true}))
+		must(t, r.AddMetricLabel("depth", mmv.Label{Name: "limit", Value: nil, Optional: true}))
+		must(t, r.AddMetricLabel("uptime", mmv.Label{Name: "ratio", Value: -2.5}))
+		must(t, r.AddMetricLabel("other", mmv.Label{Name: "tags", Value: []any{1, "two", false, nil}}))
+		must(t, r.AddIndomLabel(1, mmv.Label{Name: "kind", Value: "fifo"}))
+		must(t, r.AddIndomLabel(2, mmv.Label{Name: "shape", Optional: true,
+			Value: map[string]any{"w": []int{1, 2}, "h": 2, "nested": map[string]bool{"ok": true}}}))
+		must(t, r.AddInstanceLabel(1, 0, mmv.Label{Name: "owner", Value: `say "hi"`}))
+		must(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "weight", Value: 0.125, Optional: true}))
+		must(t, r.AddInstanceLabel(2, 5, mmv.Label{Name: "empty", Value: map[string]any{}}))
+		must(t, r.AddInstanceLabel(2, 5, mmv.Label{Name: "none", Value: []any{}}))
+		must(t, r.AddLabel(mmv.Label{Name: "enabled", Value: false}))
+		// The longest payload: 243 bytes and the NUL.
+		must(t, r.AddInstanceLabel(1, 1, mmv.Label{Name: "maxed", Value: strings.Repeat("x", 231)}))
+	}},
+
+	{"indom_sizes", mmv.Options{Cluster: 12}, func(t testing.TB, r *mmv.Registry) {
+		cpu := func(id int) mmv.Instance { return mmv.Instance{ID: int32(id), Name: fmt.Sprintf("cpu%d", id)} }
+		var first []mmv.Instance
+		for id := 19; id >= 10; id-- {
+			first = append(first, cpu(id))
+		}
+		must(t, r.AddIndom(mmv.Indom{Serial: 100, ShortHelp: "No instances"}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 5, ShortHelp: "One instance", Instances: insts(42, "solo")}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 2047, ShortHelp: "Many instances", Instances: first}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 7, ShortHelp: "Unused", Instances: insts(1, "x")}))
+		for i, in := range []uint32{100, 5, 2047} {
+			name := []string{"zero", "one", "many"}[i]
+			must(t, r.AddMetric(mmv.Metric{Name: name, Item: uint32(i + 1), Type: mmv.Uint64, Semantics: mmv.SemCounter,
+				Units: mmv.Count, Indom: in}))
+		}
+		must(t, r.AddMetric(mmv.Metric{Name: "many_again", Item: 4, Type: mmv.Float, Semantics: mmv.SemInstant, Indom: 2047}))
+		must(t, r.AddMetric(mmv.Metric{Name: "zero_text", Item: 5, Type: mmv.String, Semantics: mmv.SemInstant, Indom: 100}))
+		for id := 9; id >= 0; id-- {
+			must(t, r.AddInstance(2047, cpu(id)))
+		}
+	}},
+
+	{"many_metrics", mmv.Options{Cluster: 13}, func(t testing.TB, r *mmv.Registry) {
+		for i := range mmv.MaxMetrics {
+			ty := goldenTypes[i%len(goldenTypes)]
+			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%04d", i+1), Item: uint32(i + 1), Type: ty.typ,
+				Semantics: ty.sem, Units: ty.units}))
+		}
+	}},
+
+	{"flags_noprefix", mmv.Options{Cluster: 14, Flags: mmv.NoPrefix}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddMetric(mmv.Metric{Name: "noprefix.hits", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			Units: mmv.Count, ShortHelp: "Hits"}))
+	}},
+
+	{"flags_all", mmv.Options{Cluster: 4095, Flags: mmv.NoPrefix | mmv.Process | mmv.Sentinel}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 9, Instances: insts(0, "zero", 1, "one")}))
+		must(t, r.AddMetric(mmv.Metric{Name: "allflags.value", Item: 1, Type: mmv.Int64, Semantics: mmv.SemInstant,
+			Indom: 9, ShortHelp: "Value"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "allflags.text", Item: 2, Type: mmv.String, Semantics: mmv.SemDiscrete}))
+	}},
+
+	// The registry of examples/quickstart, declared in its order (issue 2,
+	// item 9).
+	{"quickstart", mmv.Options{Cluster: 42, Flags: mmv.Process}, func(t testing.TB, r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "HTTP request methods",
+			LongHelp:  "Request methods seen by the quickstart server.",
+			Instances: insts(0, "GET", 1, "POST", 2, "PUT", 3, "DELETE")}))
+		must(t, r.AddMetric(mmv.Metric{Name: "requests.total", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			Units: mmv.Count, Indom: 1, ShortHelp: "Requests served, by method"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "requests.bytes", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			Units: mmv.Byte, Indom: 1, ShortHelp: "Response bytes sent, by method",
+			LongHelp: "Total size of the response bodies written, by request method."}))
+		must(t, r.AddMetric(mmv.Metric{Name: "inflight", Item: 3, Type: mmv.Int32, Semantics: mmv.SemInstant,
+			Units: mmv.Count, ShortHelp: "Requests being served now"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "busy.time", Item: 4, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
+			Units: mmv.Microsecond, ShortHelp: "Time spent serving requests"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "load", Item: 5, Type: mmv.Double, Semantics: mmv.SemInstant,
+			ShortHelp: "Requests per second, smoothed over one minute"}))
+		must(t, r.AddMetric(mmv.Metric{Name: "version", Item: 6, Type: mmv.String, Semantics: mmv.SemDiscrete,
+			ShortHelp: "Server version"}))
+	}},
+}
+
+// skipUnlessLittleEndian skips on big-endian hosts: MMV files are in host
+// byte order and the goldens were written on a little-endian one.
+func skipUnlessLittleEndian(t *testing.T) {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		t.Skip("golden files are little-endian; this host is not")
+	}
+}
+
+// TestGolden writes every scenario with the Go writer and compares the file
+// with libpcp_mmv's, byte for byte, except the generation numbers, the pid
+// and label payload bytes after the payload's NUL.
+func TestGolden(t *testing.T) {
+	skipUnlessLittleEndian(t)
+	for _, sc := range goldenScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			want, err := os.ReadFile(filepath.Join(goldenDir, sc.name+".mmv"))
+			must(t, err)
+			got := writeScenario(t, sc)
+			if diffs := goldenDiff(got, want); diffs != "" {
+				t.Errorf("%s: our file differs from libpcp_mmv's (%s.mmv):\n%s", sc.name, sc.name, diffs)
+			}
+		})
+	}
+}
+
+// writeScenario declares and starts a scenario's registry in a temporary
+// directory and returns the file's bytes.
+func writeScenario(t *testing.T, sc goldenScenario) []byte {
+	t.Helper()
+	opts := sc.opts
+	opts.Dir = t.TempDir()
+	r := mmv.NewRegistry(sc.name, &opts)
+	defer r.Close()
+	sc.declare(t, r)
+	if err := r.Start(); errors.Is(err, mmv.ErrUnsupported) {
+		t.Skip(err)
+	} else {
+		must(t, err)
+	}
+	got, err := os.ReadFile(r.Path())
+	must(t, err)
+	return got
+}
+
+// TestGoldenFilesHaveScenarios keeps testdata/golden free of goldens no
+// scenario checks.
+func TestGoldenFilesHaveScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.mmv"))
+	must(t, err)
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".mmv")
+		if !slices.ContainsFunc(goldenScenarios, func(s goldenScenario) bool { return s.name == name }) {
+			t.Errorf("%s has no scenario in golden_test.go", f)
+		}
+	}
+}
+
+// TestGoldenFresh rebuilds gen.c with libpcp_mmv, regenerates every file
+// into a temporary directory and checks that the committed goldens are
+// still what libpcp writes, and that gen.c lists the same scenarios as
+// goldenScenarios, in the same order. It skips when gcc or libpcp_mmv is
+// missing, unless MMV_REQUIRE_PCP=1.
+func TestGoldenFresh(t *testing.T) {
+	skipUnlessLittleEndian(t)
+	tmp := t.TempDir()
+	gen := buildGen(t, tmp)
+
+	out, err := exec.Command(gen, "-l").Output()
+	must(t, err)
+	var names []string
+	for _, sc := range goldenScenarios {
+		names = append(names, sc.name)
+	}
+	if list := strings.Fields(string(out)); !slices.Equal(list, names) {
+		t.Fatalf("gen.c's scenarios differ from golden_test.go's:\ngen.c:  %v\nGo:     %v", list, names)
+	}
+
+	pcpTmp, outDir := filepath.Join(tmp, "pcp"), filepath.Join(tmp, "out")
+	must(t, os.Mkdir(pcpTmp, 0o755))
+	must(t, os.Mkdir(outDir, 0o755))
+	cmd := exec.Command(gen, outDir)
+	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+pcpTmp)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gen: %v\n%s", err, out)
+	}
+	for _, sc := range goldenScenarios {
+		fresh, err := os.ReadFile(filepath.Join(outDir, sc.name+".mmv"))
+		must(t, err)
+		want, err := os.ReadFile(filepath.Join(goldenDir, sc.name+".mmv"))
+		must(t, err)
+		if diffs := goldenDiff(fresh, want); diffs != "" {
+			t.Errorf("%s: libpcp_mmv now writes a different file; run testdata/golden/regen.sh "+
+				"(offsets: fresh file vs committed golden):\n%s", sc.name, diffs)
+		}
+	}
+}
+
+// buildGen compiles gen.c into dir, skipping (or failing with
+// MMV_REQUIRE_PCP=1) when gcc or libpcp_mmv is missing.
+func buildGen(t *testing.T, dir string) string {
+	t.Helper()
+	skip := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("MMV_REQUIRE_PCP") == "1" {
+			t.Fatalf("MMV_REQUIRE_PCP=1: "+format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		skip("gcc not found: %v", err)
+	}
+	src, err := filepath.Abs(filepath.Join(goldenDir, "gen.c"))
+	must(t, err)
+	gen := filepath.Join(dir, "gen")
+	out, err := exec.Command(gcc, "-o", gen, src, "-lpcp_mmv", "-lpcp").CombinedOutput()
+	if err == nil {
+		return gen
+	}
+	// Tell a missing libpcp_mmv from a broken gen.c with a program that
+	// needs nothing but the library.
+	probe := filepath.Join(dir, "probe.c")
+	must(t, os.WriteFile(probe, []byte("#include <pcp/pmapi.h>\n#include <pcp/mmv_stats.h>\n"+
+		"int main(void) { return mmv_stats_registry(\"p\", 0, 0) == 0; }\n"), 0o644))
+	if pout, perr := exec.Command(gcc, "-o", filepath.Join(dir, "probe"), probe, "-lpcp_mmv", "-lpcp").CombinedOutput(); perr != nil {
+		skip("libpcp_mmv not usable (install libpcp-mmv1-dev): %v\n%s", perr, pout)
+	}
+	t.Fatalf("gcc gen.c: %v\n%s", err, out)
+	return ""
+}
+
+// Offsets of the header fields, and the label record's payload.
+const (
+	goldenHeaderSize   = 40
+	goldenTocSize      = 16
+	goldenLabelSize    = 256
+	goldenLabelPayload = 12
+)
+
+var goldenHeaderFields = []struct {
+	start, end int
+	name       string
+}{
+	{0, 4, "magic"}, {4, 8, "version"}, {8, 16, "gen1"}, {16, 24, "gen2"},
+	{24, 28, "tocs"}, {28, 32, "flags"}, {32, 36, "pid"}, {36, 40, "cluster"},
+}
+
+var goldenSectionNames = map[uint32]string{1: "indoms", 2: "instances", 3: "metrics", 4: "values", 5: "strings", 6: "labels"}
+
+// goldenSection is a section of a file, as its TOC describes it.
+type goldenSection struct {
+	typ         uint32
+	count       int
+	offset, end int
+}
+
+// goldenSections reads the TOC of a file. Each section ends where the next
+// one starts, or at the end of the file.
+func goldenSections(b []byte) []goldenSection {
+	if len(b) < goldenHeaderSize {
+		return nil
+	}
+	ne := binary.NativeEndian
+	var secs []goldenSection
+	tocs := int(ne.Uint32(b[24:]))
+	for i := 0; i < tocs && goldenHeaderSize+goldenTocSize*(i+1) <= len(b); i++ {
+		e := b[goldenHeaderSize+goldenTocSize*i:]
+		secs = append(secs, goldenSection{typ: ne.Uint32(e), count: int(ne.Uint32(e[4:])), offset: int(ne.Uint64(e[8:]))})
+	}
+	slices.SortStableFunc(secs, func(a, b goldenSection) int { return a.offset - b.offset })
+	for i := range secs {
+		secs[i].end = len(b)
+		if i+1 < len(secs) {
+			secs[i].end = secs[i+1].offset
+		}
+	}
+	return secs
+}
+
+// goldenMask zeroes what may differ between two writers of the same
+// declarations: gen1, gen2, pid, and in every label the payload bytes
+// after the NUL that ends the payload in want. It masks copies.
+func goldenMask(got, want []byte) ([]byte, []byte) {
+	got, want = slices.Clone(got), slices.Clone(want)
+	for _, b := range [][]byte{got, want} {
+		for _, f := range goldenHeaderFields {
+			if (f.name == "gen1" || f.name == "gen2" || f.name == "pid") && len(b) >= f.end {
+				clear(b[f.start:f.end])
+			}
+		}
+	}
+	for _, s := range goldenSections(want) {
+		if s.typ != 6 {
+			continue
+		}
+		for i := range s.count {
+			p := s.offset + goldenLabelSize*i + goldenLabelPayload
+			end := s.offset + goldenLabelSize*(i+1)
+			if end > len(want) {
+				break
+			}
+			nul := bytes.IndexByte(want[p:end], 0)
+			if nul < 0 {
+				continue
+			}
+			clear(want[p+nul+1 : end])
+			if end <= len(got) {
+				clear(got[p+nul+1 : end])
+			}
+		}
+	}
+	return got, want
+}
+
+// goldenDiff compares two files after masking and describes the first
+// differing bytes, or returns "" when they match.
+func goldenDiff(got, want []byte) string {
+	got, want = goldenMask(got, want)
+	var sb strings.Builder
+	if len(got) != len(want) {
+		fmt.Fprintf(&sb, "  size: ours %d bytes, golden %d bytes\n", len(got), len(want))
+	}
+	const maxShown = 16
+	shown, total := 0, 0
+	for i := range min(len(got), len(want)) {
+		if got[i] == want[i] {
+			continue
+		}
+		total++
+		if shown < maxShown {
+			shown++
+			fmt.Fprintf(&sb, "  offset %6d (0x%05x): ours 0x%02x, golden 0x%02x  in %s\n",
+				i, i, got[i], want[i], goldenWhere(want, i))
+		}
+	}
+	if total > shown {
+		fmt.Fprintf(&sb, "  ... %d differing bytes in all\n", total)
+	}
+	return sb.String()
+}
+
+// goldenWhere names the part of the golden file b that holds offset off:
+// a header field, a TOC entry, or a record of a section and the offset
+// within it.
+func goldenWhere(b []byte, off int) string {
+	if off < goldenHeaderSize {
+		for _, f := range goldenHeaderFields {
+			if off < f.end {
+				return fmt.Sprintf("header %s +%d", f.name, off-f.start)
+			}
+		}
+	}
+	secs := goldenSections(b)
+	if off < goldenHeaderSize+goldenTocSize*len(secs) {
+		i := (off - goldenHeaderSize) / goldenTocSize
+		return fmt.Sprintf("toc[%d] +%d", i, (off-goldenHeaderSize)%goldenTocSize)
+	}
+	for _, s := range secs {
+		if off < s.offset || off >= s.end {
+			continue
+		}
+		name := goldenSectionNames[s.typ]
+		if name == "" {
+			name = fmt.Sprintf("section type %d", s.typ)
+		}
+		if s.count == 0 || (s.end-s.offset)%s.count != 0 {
+			return fmt.Sprintf("%s +%d", name, off-s.offset)
+		}
+		size := (s.end - s.offset) / s.count
+		return fmt.Sprintf("%s[%d] +%d (record of %d bytes at %d)", name, (off-s.offset)/size, (off-s.offset)%size, size, s.offset)
+	}
+	return "no section"
+}
