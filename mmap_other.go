@@ -5,13 +5,19 @@ package mmv
 import "unsafe"
 
 type file struct {
-	path string
-	base unsafe.Pointer
-	size int64
+	path     string
+	base     unsafe.Pointer
+	values   unsafe.Pointer
+	size     int64
+	capacity int
 }
 
-func createFile(dir, name string, size int64, fill func(b []byte)) (*file, error) {
+func createFile(dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
 	return nil, errorf(ErrUnsupported, "file "+quote(name), "MMV files are written on Linux only")
+}
+
+func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byte), merge func(final []byte)) error {
+	return errorf(ErrUnsupported, "file "+quote(f.path), "")
 }
 
 func (f *file) bytes() []byte           { return nil }

@@ -14,86 +14,159 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// file is a started registry's MMV file, mapped at the start of an address
-// range reserved for it. Handles point into that range, and the range stays
-// mapped for the life of the process, so a handle can never fault: after
-// Close the file's pages are replaced by anonymous memory.
+// file is a started registry's MMV file, mapped inside an address range
+// reserved for it. Value handles point at the values section, whose address
+// never changes: when the file grows, the new file is mapped over the old
+// one so that its values land at the same addresses (see replace). The
+// range stays mapped for the life of the process, so a handle can never
+// fault: after Close the file's pages are replaced by anonymous memory.
 type file struct {
-	path string
-	fd   int
-	base unsafe.Pointer
-	size int64
+	path     string
+	fd       int
+	base     unsafe.Pointer // where the file's first byte is mapped
+	size     int64
+	values   unsafe.Pointer // where the values section is mapped, for good
+	capacity int            // value records the file has room for
+	resv     unsafe.Pointer // the reserved range
 }
 
-// reserveSize is the address space reserved for one file: the most it can
-// grow to. Reserving costs no memory.
-const reserveSize = 1 << 30
+// The reserved range: the file starts mapped in the middle, so that the
+// sections before the values can grow down and the values up, up to half
+// the range each. Reserving costs no memory.
+const (
+	reserveSize = 2 << 30
+	reserveHalf = reserveSize / 2
+)
 
-// createFile writes a file of the given size under a temporary name in
-// dir, fills it, and renames it to name. fill writes every byte but gen2,
-// which createFile copies from gen1 last so a reader never takes a
+// createFile writes a new file of the given size under a temporary name in
+// dir, fills it, and renames it to name; its values section is at
+// valuesOff with room for capacity records. fill writes every byte but
+// gen2, which is copied from gen1 last so a reader never takes a
 // half-written file for a complete one.
-func createFile(dir, name string, size int64, fill func(b []byte)) (*file, error) {
-	if size > reserveSize {
-		return nil, errorf(ErrTooMany, "file "+quote(name), "%d bytes, more than the %d a file may hold", size, reserveSize)
+func createFile(dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
+	if size > reserveHalf {
+		return nil, errorf(ErrTooMany, "file "+quote(name), "%d bytes, more than the %d a file may hold", size, reserveHalf)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, dirError(dir, err)
 	}
-	fd, tmp, err := createTemp(dir, name)
+	fd, tmp, err := createTemp(dir, name, size)
 	if err != nil {
 		return nil, err
 	}
-	f := &file{path: filepath.Join(dir, name), fd: fd}
-	fail := func(err error) (*file, error) {
-		if f.base != nil {
-			unix.MunmapPtr(f.base, reserveSize)
-		}
+	resv, err := unix.MmapPtr(-1, 0, nil, reserveSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		unix.Close(fd)
+		unix.Unlink(tmp)
+		return nil, &os.PathError{Op: "mmap", Path: tmp, Err: err}
+	}
+	base := unsafe.Add(resv, reserveHalf)
+	if _, err := unix.MmapPtr(fd, 0, base, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
+		unix.MunmapPtr(resv, reserveSize)
+		unix.Close(fd)
+		unix.Unlink(tmp)
+		return nil, &os.PathError{Op: "mmap", Path: tmp, Err: err}
+	}
+	f := &file{path: filepath.Join(dir, name), fd: fd, base: base, size: size,
+		values: unsafe.Add(base, valuesOff), capacity: capacity, resv: resv}
+	fill(f.bytes())
+	if err := f.commit(tmp); err != nil {
+		unix.MunmapPtr(resv, reserveSize)
 		unix.Close(fd)
 		unix.Unlink(tmp)
 		return nil, err
 	}
-	// Mode 0644 whatever the umask, without changing the process's umask.
-	if err := unix.Fchmod(fd, 0o644); err != nil {
-		return fail(&os.PathError{Op: "chmod", Path: tmp, Err: err})
-	}
-	// Allocate every block now: a store into a mapped page that the file
-	// system cannot back kills the process with SIGBUS.
-	if err := allocate(fd, size); err != nil {
-		return fail(&os.PathError{Op: "allocate", Path: tmp, Err: err})
-	}
-	base, err := unix.MmapPtr(-1, 0, nil, reserveSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
-	if err != nil {
-		return fail(&os.PathError{Op: "mmap", Path: tmp, Err: err})
-	}
-	f.base = base
-	if _, err := unix.MmapPtr(fd, 0, base, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
-		return fail(&os.PathError{Op: "mmap", Path: tmp, Err: err})
-	}
-	f.size = size
-	b := f.bytes()
-	fill(b)
-	atomic.StoreUint64((*uint64)(unsafe.Add(base, hdrGen2Off)), ne.Uint64(b[hdrGen1Off:]))
-	if err := unix.Rename(tmp, f.path); err != nil {
-		return fail(&os.PathError{Op: "rename", Path: f.path, Err: err})
-	}
 	return f, nil
 }
 
+// commit stores gen2 and renames the file at tmp into place.
+func (f *file) commit(tmp string) error {
+	atomic.StoreUint64((*uint64)(unsafe.Add(f.base, hdrGen2Off)), atomic.LoadUint64((*uint64)(unsafe.Add(f.base, hdrGen1Off))))
+	if err := unix.Rename(tmp, f.path); err != nil {
+		return &os.PathError{Op: "rename", Path: f.path, Err: err}
+	}
+	return nil
+}
+
+// replace swaps the file for a grown one of the given size whose values
+// section, at valuesOff, holds capacity records. fill writes the new file
+// (at a temporary address) but gen2; the new file is then mapped so its
+// values take the old ones' addresses, the old file's last values are read
+// back, and merge gets them (the first n records of the old values section)
+// to carry over updates made while fill ran. Only then is the new file
+// renamed into place.
+func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byte), merge func(final []byte)) error {
+	newBase := unsafe.Add(f.values, -valuesOff)
+	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||
+		uintptr(newBase) > uintptr(f.base) || uintptr(unsafe.Add(newBase, size)) < uintptr(unsafe.Add(f.base, f.size)) {
+		return errorf(ErrTooMany, "file "+quote(filepath.Base(f.path)), "%d bytes do not fit the address range reserved for it", size)
+	}
+	dir, name := filepath.Split(f.path)
+	fd, tmp, err := createTemp(dir, name, size)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		unix.Close(fd)
+		unix.Unlink(tmp)
+		return err
+	}
+	b, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return fail(&os.PathError{Op: "mmap", Path: tmp, Err: err})
+	}
+	fill(b)
+	unix.Munmap(b)
+	// The new mapping covers the old one whole, so from here on every
+	// update lands in the new file.
+	if _, err := unix.MmapPtr(fd, 0, newBase, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
+		return fail(&os.PathError{Op: "mmap", Path: tmp, Err: err})
+	}
+	final := make([]byte, n*valueSize)
+	oldValuesOff := int64(uintptr(f.values) - uintptr(f.base))
+	if _, err := unix.Pread(f.fd, final, oldValuesOff); err != nil {
+		// The old file is ours and open: this does not happen. Its updates
+		// since fill are lost, but the new file is whole.
+		clear(final)
+	}
+	oldFd := f.fd
+	f.fd, f.base, f.size, f.capacity = fd, newBase, size, capacity
+	merge(final)
+	err = f.commit(tmp)
+	unix.Close(oldFd)
+	if err != nil {
+		unix.Unlink(tmp)
+	}
+	return err
+}
+
 // createTemp creates dir/.name.RANDOM exclusively, refusing to follow a
-// link, so nothing planted in the directory can redirect the write.
-func createTemp(dir, name string) (int, string, error) {
+// link, so nothing planted in the directory can redirect the write, and
+// gives it its mode and its blocks.
+func createTemp(dir, name string, size int64) (int, string, error) {
 	for range 10 {
 		var rnd [6]byte
 		rand.Read(rnd[:])
 		tmp := filepath.Join(dir, "."+name+"."+hex.EncodeToString(rnd[:]))
 		fd, err := unix.Open(tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-		if err == nil {
-			return fd, tmp, nil
+		if errors.Is(err, unix.EEXIST) {
+			continue
 		}
-		if !errors.Is(err, unix.EEXIST) {
+		if err != nil {
 			return -1, "", dirError(dir, &os.PathError{Op: "create", Path: tmp, Err: err})
 		}
+		// Mode 0644 whatever the umask, without changing the process's umask.
+		if err = unix.Fchmod(fd, 0o644); err == nil {
+			// Allocate every block now: a store into a mapped page that
+			// the file system cannot back kills the process with SIGBUS.
+			err = allocate(fd, size)
+		}
+		if err != nil {
+			unix.Close(fd)
+			unix.Unlink(tmp)
+			return -1, "", &os.PathError{Op: "allocate", Path: tmp, Err: err}
+		}
+		return fd, tmp, nil
 	}
 	return -1, "", &os.PathError{Op: "create", Path: dir, Err: unix.EEXIST}
 }
@@ -127,29 +200,28 @@ func dirError(dir string, err error) error {
 func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }
 
 // close swaps the file's pages for anonymous memory, so that updates still
-// in flight land harmlessly, and removes the file if asked and if it is
-// still ours.
+// in flight land harmlessly, releases the rest of the reserved range, and
+// removes the file if asked and if it is still ours.
 func (f *file) close(remove bool) error {
-	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(f.size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
-	if err != nil {
+	mapped := pageRound(f.size)
+	if _, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED); err != nil {
 		return &os.PathError{Op: "mmap", Path: f.path, Err: err}
 	}
-	if tail := pageRound(f.size); tail < reserveSize {
-		unix.MunmapPtr(unsafe.Add(f.base, tail), uintptr(reserveSize-tail))
+	if lo := uintptr(f.base) - uintptr(f.resv); lo > 0 {
+		unix.MunmapPtr(f.resv, lo)
 	}
+	if hi := uintptr(f.resv) + reserveSize - uintptr(f.base) - uintptr(mapped); hi > 0 {
+		unix.MunmapPtr(unsafe.Add(f.base, mapped), hi)
+	}
+	var err error
 	if remove {
 		var ours, now unix.Stat_t
 		if unix.Fstat(f.fd, &ours) == nil && unix.Stat(f.path, &now) == nil && ours.Dev == now.Dev && ours.Ino == now.Ino {
-			if err := unix.Unlink(f.path); err != nil {
-				unix.Close(f.fd)
-				return &os.PathError{Op: "remove", Path: f.path, Err: err}
+			if e := unix.Unlink(f.path); e != nil {
+				err = &os.PathError{Op: "remove", Path: f.path, Err: e}
 			}
 		}
 	}
-	return unix.Close(f.fd)
-}
-
-func pageRound(n int64) int64 {
-	p := int64(os.Getpagesize())
-	return (n + p - 1) / p * p
+	unix.Close(f.fd)
+	return err
 }

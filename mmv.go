@@ -13,6 +13,7 @@ package mmv
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,13 +38,18 @@ type Options struct {
 	// Dir is the directory of the file. Empty means $PCP_TMP_DIR/mmv,
 	// resolved as PCP resolves it (see Dir).
 	Dir string
+	// PublishDelay is how long declarations made after Start may wait to
+	// be published together in a new file; zero means 50ms. Their values
+	// can be updated at once; Flush publishes without waiting.
+	PublishDelay time.Duration
 }
 
 // Registry declares the metrics of one MMV file and, once started, owns the
 // file and hands out the Value handles that update it.
 //
-// Declare everything, call Start, then look values up with Value. A
-// Registry is safe for concurrent use.
+// Declare, call Start, then look values up with Value. Declarations may go
+// on after Start: the file grows (see Flush). A Registry is safe for
+// concurrent use.
 type Registry struct {
 	mu      sync.Mutex
 	name    string
@@ -53,9 +59,19 @@ type Registry struct {
 	labels  []*label
 	serials map[uint32]*indom
 	names   map[string]*metric
+	// prefixes maps every dot-prefix of every metric name to one such
+	// name, to refuse a metric named like another's prefix.
+	prefixes map[string]string
+	// slots lists the values in the order of their records: a value's slot
+	// fixes its address for good.
+	slots []slotOwner
+	bound int // slots[:bound] have handles
 
-	state int // declaring, started or closed
-	file  *file
+	state   int // declaring, started or closed
+	file    *file
+	dirty   bool        // declarations not yet in the file
+	pending *time.Timer // the publication of dirty declarations
+	pubErr  error       // why the last publication failed
 
 	strMu     sync.Mutex // serialises string values' writers
 	strClosed bool       // under strMu: string updates are dropped
@@ -80,9 +96,16 @@ type indom struct {
 
 type metric struct {
 	Metric
-	index  int     // position in the registry
-	indom  *indom  // nil when singular
-	values []Value // one per instance, or one; set by Start
+	index  int      // position in the registry
+	indom  *indom   // nil when singular
+	slots  []int    // per instance, or one: the value's slot
+	values []*Value // per instance, or one: the handle, once the slot has storage
+}
+
+// slotOwner is the metric and instance (index in the indom) of a value.
+type slotOwner struct {
+	m    *metric
+	inst int
 }
 
 type label struct {
@@ -97,7 +120,7 @@ type label struct {
 // NewRegistry returns a registry for the file name, with the given options
 // (nil for the defaults). The name is checked by Start.
 func NewRegistry(name string, opts *Options) *Registry {
-	r := &Registry{name: name, serials: map[uint32]*indom{}, names: map[string]*metric{}}
+	r := &Registry{name: name, serials: map[uint32]*indom{}, names: map[string]*metric{}, prefixes: map[string]string{}}
 	if opts != nil {
 		r.opts = *opts
 	}
@@ -134,7 +157,7 @@ func (r *Registry) AddIndom(d Indom) error {
 	in.index = len(r.indoms)
 	r.indoms = append(r.indoms, in)
 	r.serials[d.Serial] = in
-	return nil
+	return r.grew(nil)
 }
 
 // AddInstance adds an instance to a declared instance domain.
@@ -148,7 +171,18 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	if err != nil {
 		return err
 	}
-	return in.add(inst)
+	if err := in.add(inst); err != nil {
+		return err
+	}
+	var slots []int
+	if r.state == started {
+		for _, m := range r.metrics {
+			if m.indom == in {
+				slots = append(slots, r.newSlot(m, len(in.Instances)-1))
+			}
+		}
+	}
+	return r.grew(slots)
 }
 
 func (in *indom) add(inst Instance) error {
@@ -187,6 +221,17 @@ func (r *Registry) AddMetric(m Metric) error {
 	if r.names[m.Name] != nil {
 		return errorf(ErrDuplicate, subject, "name already declared")
 	}
+	if other, ok := r.prefixes[m.Name]; ok {
+		return errorf(ErrNamespace, subject, "it is also a prefix of metric %q, which makes PCP drop every MMV metric on the host", other)
+	}
+	for i := range len(m.Name) {
+		if m.Name[i] == '.' && r.names[m.Name[:i]] != nil {
+			return errorf(ErrNamespace, subject, "metric %q is a prefix of it, which makes PCP drop every MMV metric on the host", m.Name[:i])
+		}
+	}
+	if len(r.metrics) >= MaxMetrics {
+		return errorf(ErrTooMany, subject, "a file holds at most %d metrics", MaxMetrics)
+	}
 	if m.Item > MaxItem {
 		return errorf(ErrRange, subject, "item %d is more than %d", m.Item, MaxItem)
 	}
@@ -219,7 +264,114 @@ func (r *Registry) AddMetric(m Metric) error {
 	}
 	r.metrics = append(r.metrics, mt)
 	r.names[m.Name] = mt
+	for i := range len(m.Name) {
+		if m.Name[i] == '.' {
+			r.prefixes[m.Name[:i]] = m.Name
+		}
+	}
+	var slots []int
+	if r.state == started {
+		for j := range mt.valueCount() {
+			slots = append(slots, r.newSlot(mt, j))
+		}
+	}
+	return r.grew(slots)
+}
+
+// newSlot gives instance j of m (0 when singular) the next value slot.
+func (r *Registry) newSlot(m *metric, j int) int {
+	m.slots = append(m.slots, len(r.slots))
+	m.values = append(m.values, nil)
+	r.slots = append(r.slots, slotOwner{m, j})
+	return len(r.slots) - 1
+}
+
+// grew records a declaration made after Start, whose new values have the
+// given slots: they get storage in the file's spare room, and the file is
+// rewritten with the declaration after PublishDelay; or at once when the
+// spare room is short, or a new value is a String (its text lives outside
+// the values section).
+func (r *Registry) grew(slots []int) error {
+	if r.state != started {
+		return nil
+	}
+	r.dirty = true
+	now := false
+	for _, s := range slots {
+		now = now || s >= r.file.capacity || r.slots[s].m.Type == String
+	}
+	if now {
+		return r.publish()
+	}
+	r.bind()
+	if r.pending == nil {
+		delay := r.opts.PublishDelay
+		if delay <= 0 {
+			delay = 50 * time.Millisecond
+		}
+		r.pending = time.AfterFunc(delay, func() { r.Flush() })
+	}
 	return nil
+}
+
+// Flush publishes the declarations made since Start, or since the last
+// Flush, in a new file now. Until then PCP does not see them, though their
+// values can already be updated. A declaration that needs the file to grow
+// beyond its spare room flushes by itself.
+func (r *Registry) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != started {
+		return nil
+	}
+	return r.publish()
+}
+
+// publish rewrites the file with every declaration, values kept. See
+// file.replace for how no update is lost.
+func (r *Registry) publish() error {
+	if r.pending != nil {
+		r.pending.Stop()
+		r.pending = nil
+	}
+	if !r.dirty {
+		return nil
+	}
+	f := r.file
+	version, err := r.version()
+	if err != nil {
+		return err
+	}
+	live := min(len(r.slots), f.capacity)
+	// Room to double, and to cover the old mapping whole.
+	oldEnd := int64(uintptr(f.base) + uintptr(f.size) - uintptr(f.values))
+	capacity := max(2*len(r.slots)+16, int((oldEnd+valueSize-1)/valueSize))
+	p := r.newPlan(version, &growth{phase: int64(uintptr(f.values)) % pageSize, capacity: capacity})
+	gen, pid := generation(time.Now()), int32(os.Getpid())
+
+	r.strMu.Lock()
+	defer r.strMu.Unlock()
+	snap := make([]byte, live*valueSize)
+	err = f.replace(p.size, p.offset[secValues], capacity, live, func(b []byte) {
+		copy(snap, unsafe.Slice((*byte)(f.values), len(snap)))
+		r.encode(p, b, gen, pid)
+		r.carry(p, b, snap)
+	}, func(final []byte) { r.merge(snap, final) })
+	if err != nil {
+		r.pubErr = err
+		return err
+	}
+	r.dirty, r.pubErr = false, nil
+	r.bind()
+	return nil
+}
+
+// bind makes the handles of the slots that have storage in the file.
+func (r *Registry) bind() {
+	for ; r.bound < min(len(r.slots), r.file.capacity); r.bound++ {
+		o := r.slots[r.bound]
+		o.m.values[o.inst] = &Value{p: unsafe.Add(r.file.values, r.bound*valueSize), typ: o.m.Type, reg: r}
+	}
 }
 
 // AddLabel attaches a label to every metric of the registry (a cluster
@@ -268,6 +420,9 @@ func (r *Registry) addLabel(l *label, subject string) error {
 			return errorf(ErrUnknown, subject, "label %q on an instance not declared", l.Name)
 		}
 	}
+	if r.opts.Version == Version2 {
+		return errorf(ErrRange, subject+" label "+quote(l.Name), "labels need version 3, and version 2 is forced")
+	}
 	if len(r.labels) >= MaxLabels {
 		return errorf(ErrTooMany, subject+" label "+quote(l.Name), "a file holds at most %d labels", MaxLabels)
 	}
@@ -277,7 +432,7 @@ func (r *Registry) addLabel(l *label, subject string) error {
 	}
 	l.payload = p
 	r.labels = append(r.labels, l)
-	return nil
+	return r.grew(nil)
 }
 
 // valueCount is the number of values of a metric: one per instance, or one.
@@ -303,10 +458,7 @@ func (r *Registry) labelTarget(l *label, p *plan) (identity uint32, instance int
 }
 
 func (r *Registry) declarable() error {
-	switch r.state {
-	case started:
-		return errorf(ErrStarted, "file "+quote(r.name), "")
-	case closed:
+	if r.state == closed {
 		return errorf(ErrClosed, "file "+quote(r.name), "")
 	}
 	return nil
@@ -330,12 +482,6 @@ func (r *Registry) validate() error {
 	}
 	if r.opts.Flags&^allFlags != 0 {
 		return errorf(ErrRange, subject, "unknown flags %#x", uint32(r.opts.Flags&^allFlags))
-	}
-	if len(r.metrics) > MaxMetrics {
-		return errorf(ErrTooMany, subject, "%d metrics; a file holds at most %d", len(r.metrics), MaxMetrics)
-	}
-	if err := checkNamespace(r.metrics); err != nil {
-		return err
 	}
 	_, err := r.version()
 	return err
@@ -421,24 +567,28 @@ func (r *Registry) Start() error {
 		return err
 	}
 	version, _ := r.version()
-	p := r.newPlan(version)
+	for _, m := range r.metrics {
+		for j := range m.valueCount() {
+			r.newSlot(m, j)
+		}
+	}
+	p := r.newPlan(version, nil)
 	dir := r.opts.Dir
 	if dir == "" {
 		dir = Dir()
 	}
 	gen, pid := generation(time.Now()), int32(os.Getpid())
-	f, err := createFile(dir, r.name, p.size, func(b []byte) { r.encode(p, b, gen, pid) })
+	f, err := createFile(dir, r.name, p.size, p.offset[secValues], len(r.slots), func(b []byte) { r.encode(p, b, gen, pid) })
 	if err != nil {
+		for _, m := range r.metrics {
+			m.slots, m.values = nil, nil
+		}
+		r.slots = nil
 		return err
 	}
 	r.file = f
 	r.state = started
-	for i, m := range r.metrics {
-		m.values = make([]Value, len(p.valueOff[i]))
-		for j, off := range p.valueOff[i] {
-			m.values[j] = Value{p: unsafe.Add(f.base, off), typ: m.Type, reg: r}
-		}
-	}
+	r.bind()
 	for _, f := range r.onStart {
 		f()
 	}
@@ -467,18 +617,23 @@ func (r *Registry) lookup(metric, instance string) (*Value, error) {
 	if m == nil {
 		return nil, errorf(ErrUnknown, subject, "")
 	}
+	i := 0
 	if m.indom == nil {
 		if instance != "" {
 			return nil, errorf(ErrUnknown, subject, "a singular metric has no instance %q", instance)
 		}
-		return &m.values[0], nil
+	} else {
+		key, _, _ := strings.Cut(instance, " ")
+		var ok bool
+		i, ok = m.indom.names[key]
+		if !ok || m.indom.Instances[i].Name != instance {
+			return nil, errorf(ErrUnknown, subject, "no instance %q in indom %d", instance, m.Indom)
+		}
 	}
-	key, _, _ := strings.Cut(instance, " ")
-	i, ok := m.indom.names[key]
-	if !ok || m.indom.Instances[i].Name != instance {
-		return nil, errorf(ErrUnknown, subject, "no instance %q in indom %d", instance, m.Indom)
+	if m.values[i] == nil {
+		return nil, fmt.Errorf("mmv: metric %q: the file could not grow to hold it: %w", metric, r.pubErr)
 	}
-	return &m.values[i], nil
+	return m.values[i], nil
 }
 
 // Path returns the path of the file, once started.
@@ -502,6 +657,13 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	wasStarted := r.state == started
+	if wasStarted && r.opts.Flags&Process == 0 {
+		// The file outlives the process: publish what it lacks.
+		r.publish()
+	}
+	if r.pending != nil {
+		r.pending.Stop()
+	}
 	r.state = closed
 	if wasStarted {
 		for _, f := range r.onClose {

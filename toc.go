@@ -1,5 +1,7 @@
 package mmv
 
+import "os"
+
 // The table of contents follows the header: one 16-byte entry per section,
 // giving its type, record count and offset.
 const tocSize = 16
@@ -42,9 +44,9 @@ func recordSize(s section, version int) int {
 	return 0
 }
 
-// layout places the sections of a file. It is the one place where section
+// fileLayout places the sections of a file. It is the one place where section
 // offsets and the file size are computed.
-type layout struct {
+type fileLayout struct {
 	version int
 	order   []section          // TOC order, only the sections present
 	count   [numSections]int   // records per section
@@ -52,40 +54,78 @@ type layout struct {
 	size    int64
 }
 
-// newLayout lays sections out back to back after the header and TOC, in
-// the order libpcp_mmv uses, leaving out the sections it leaves out: indoms
-// and instances when there is no indom, strings and labels when empty.
-func newLayout(version int, count [numSections]int) *layout {
-	l := &layout{version: version, count: count}
-	for _, s := range []section{secIndoms, secInstances, secMetrics, secValues, secStrings, secLabels} {
-		switch {
-		case s == secIndoms || s == secInstances:
-			if count[secIndoms] == 0 {
-				continue
-			}
-		case s == secStrings || s == secLabels:
-			if count[s] == 0 {
-				continue
-			}
+var (
+	// libpcp_mmv's order of sections, in the file and in the TOC; every
+	// file keeps this TOC order.
+	libpcpOrder = []section{secIndoms, secInstances, secMetrics, secValues, secStrings, secLabels}
+	// A grown file puts its values last, so that they keep their addresses
+	// while the sections before them grow, and have room to grow after.
+	grownOrder = []section{secIndoms, secInstances, secMetrics, secStrings, secLabels, secValues}
+)
+
+// growth places the values of a grown file: at an offset congruent to
+// phase modulo the page size, so the file can be mapped with its values at
+// the addresses they had, with room for capacity values.
+type growth struct {
+	phase    int64
+	capacity int
+}
+
+var pageSize = int64(os.Getpagesize())
+
+func pageRound(n int64) int64 { return (n + pageSize - 1) / pageSize * pageSize }
+
+// newFileLayout lays sections out back to back after the header and TOC,
+// leaving out the sections libpcp_mmv leaves out: indoms and instances when
+// there is no indom, strings and labels when empty. With g nil the sections
+// follow libpcp_mmv's order; with g they follow grownOrder.
+func newFileLayout(version int, count [numSections]int, g *growth) *fileLayout {
+	l := &fileLayout{version: version, count: count}
+	present := func(s section) bool {
+		switch s {
+		case secIndoms, secInstances:
+			return count[secIndoms] > 0
+		case secStrings, secLabels:
+			return count[s] > 0
 		}
-		l.order = append(l.order, s)
+		return true
+	}
+	for _, s := range libpcpOrder {
+		if present(s) {
+			l.order = append(l.order, s)
+		}
+	}
+	place := libpcpOrder
+	if g != nil {
+		place = grownOrder
 	}
 	off := int64(headerSize + tocSize*len(l.order))
-	for _, s := range l.order {
+	for _, s := range place {
+		if !present(s) {
+			continue
+		}
+		n := count[s]
+		if s == secValues && g != nil {
+			off += ((g.phase-off)%pageSize + pageSize) % pageSize
+			n = g.capacity
+		}
 		l.offset[s] = off
-		off += int64(count[s] * recordSize(s, version))
+		off += int64(n * recordSize(s, version))
 	}
 	l.size = off
+	if g != nil {
+		l.size = pageRound(off)
+	}
 	return l
 }
 
 // record returns the offset of record i of section s.
-func (l *layout) record(s section, i int) int64 {
+func (l *fileLayout) record(s section, i int) int64 {
 	return l.offset[s] + int64(i*recordSize(s, l.version))
 }
 
 // putTOC writes the TOC entries after the header.
-func (l *layout) putTOC(b []byte) {
+func (l *fileLayout) putTOC(b []byte) {
 	for i, s := range l.order {
 		e := b[headerSize+tocSize*i:]
 		ne.PutUint32(e[0:], uint32(s))
@@ -95,47 +135,45 @@ func (l *layout) putTOC(b []byte) {
 }
 
 // plan is a registry laid out as a file: the layout and the offsets of the
-// records that records and handles point at.
+// records that other records point at.
 type plan struct {
-	*layout
+	*fileLayout
 	items      []uint32  // per metric
 	indomOff   []int64   // per indom
 	firstInst  []int64   // per indom: its first instance slot, even when it has none
 	instOff    [][]int64 // per indom, per instance
 	metricOff  []int64   // per metric
-	valueOff   [][]int64 // per metric, per instance (one when singular)
 	instName   [][]int64 // v2/v3: per indom, per instance
 	metricName []int64   // v2/v3: per metric
-	valueStr   [][]int64 // per metric: the string slots of String values
+	valueStr   []int64   // per value slot: the string slot of a String value
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
 }
 
 // newPlan lays the registry out as libpcp_mmv does (see the package's
-// format notes): sections in TOC order, records in declaration order, and
-// string slots for instance names, metric names, string values, metric
-// help and indom help, in that order.
-func (r *Registry) newPlan(version int) *plan {
+// format notes), or as a grown file when g is not nil: records in
+// declaration order, values in slot order, and string slots for instance
+// names, metric names, string values, metric help and indom help, in that
+// order.
+func (r *Registry) newPlan(version int, g *growth) *plan {
 	var count [numSections]int
 	count[secIndoms] = len(r.indoms)
 	for _, in := range r.indoms {
 		count[secInstances] += len(in.Instances)
 	}
 	count[secMetrics] = len(r.metrics)
-	for _, m := range r.metrics {
-		count[secValues] += m.valueCount()
-	}
+	count[secValues] = len(r.slots)
 	count[secLabels] = len(r.labels)
 
 	p := &plan{items: assignItems(r.metrics)}
-	// Strings are counted by handing out their slots.
-	var slots int
+	// Strings are counted by handing out their slots; -1 is none.
+	var slots int64
 	slot := func(need bool) int64 {
 		if !need {
 			return -1
 		}
 		slots++
-		return int64(slots - 1)
+		return slots - 1
 	}
 	v2 := version != Version1
 	for _, in := range r.indoms {
@@ -148,12 +186,8 @@ func (r *Registry) newPlan(version int) *plan {
 	for range r.metrics {
 		p.metricName = append(p.metricName, slot(v2))
 	}
-	for _, m := range r.metrics {
-		strs := make([]int64, m.valueCount())
-		for j := range strs {
-			strs[j] = slot(m.Type == String)
-		}
-		p.valueStr = append(p.valueStr, strs)
+	for _, o := range r.slots {
+		p.valueStr = append(p.valueStr, slot(o.m.Type == String))
 	}
 	for _, m := range r.metrics {
 		p.metricHelp = append(p.metricHelp, [2]int64{slot(m.ShortHelp != ""), slot(m.LongHelp != "")})
@@ -161,30 +195,34 @@ func (r *Registry) newPlan(version int) *plan {
 	for _, in := range r.indoms {
 		p.indomHelp = append(p.indomHelp, [2]int64{slot(in.ShortHelp != ""), slot(in.LongHelp != "")})
 	}
-	count[secStrings] = slots
-	p.layout = newLayout(version, count)
+	count[secStrings] = int(slots)
+	p.fileLayout = newFileLayout(version, count, g)
 
-	// Turn slot numbers into offsets, and place the other records.
-	str := func(i int64) int64 {
-		if i < 0 {
-			return 0
+	// Turn string slot numbers into offsets (0 for none), and place the
+	// other records.
+	str := func(i *int64) {
+		if *i < 0 {
+			*i = 0
+		} else {
+			*i = p.record(secStrings, int(*i))
 		}
-		return p.record(secStrings, int(i))
 	}
 	for _, names := range p.instName {
 		for j := range names {
-			names[j] = str(names[j])
+			str(&names[j])
 		}
 	}
 	for i := range p.metricName {
-		p.metricName[i] = str(p.metricName[i])
-		p.metricHelp[i] = [2]int64{str(p.metricHelp[i][0]), str(p.metricHelp[i][1])}
-		for j := range p.valueStr[i] {
-			p.valueStr[i][j] = str(p.valueStr[i][j])
-		}
+		str(&p.metricName[i])
+		str(&p.metricHelp[i][0])
+		str(&p.metricHelp[i][1])
+	}
+	for i := range p.valueStr {
+		str(&p.valueStr[i])
 	}
 	for i := range p.indomHelp {
-		p.indomHelp[i] = [2]int64{str(p.indomHelp[i][0]), str(p.indomHelp[i][1])}
+		str(&p.indomHelp[i][0])
+		str(&p.indomHelp[i][1])
 	}
 	inst := 0
 	for i, in := range r.indoms {
@@ -197,21 +235,14 @@ func (r *Registry) newPlan(version int) *plan {
 		}
 		p.instOff = append(p.instOff, offs)
 	}
-	val := 0
-	for i, m := range r.metrics {
+	for i := range r.metrics {
 		p.metricOff = append(p.metricOff, p.record(secMetrics, i))
-		offs := make([]int64, m.valueCount())
-		for j := range offs {
-			offs[j] = p.record(secValues, val)
-			val++
-		}
-		p.valueOff = append(p.valueOff, offs)
 	}
 	return p
 }
 
 // encode writes the whole file into b except gen2, which the caller
-// stores last.
+// stores last, and the values themselves, which stay zero.
 func (r *Registry) encode(p *plan, b []byte, gen uint64, pid int32) {
 	putHeader(b, p.version, len(p.order), r.opts.Flags, pid, r.opts.Cluster, gen)
 	p.putTOC(b)
@@ -219,10 +250,10 @@ func (r *Registry) encode(p *plan, b []byte, gen uint64, pid int32) {
 	for i, in := range r.indoms {
 		putIndom(at(p.indomOff[i]), in.Serial, uint32(len(in.Instances)), uint64(p.firstInst[i]),
 			uint64(p.indomHelp[i][0]), uint64(p.indomHelp[i][1]))
-		putStrings(b, []int64{p.indomHelp[i][0], p.indomHelp[i][1]}, in.ShortHelp, in.LongHelp)
+		putStrings(b, p.indomHelp[i][:], in.ShortHelp, in.LongHelp)
 		for j, inst := range in.Instances {
 			putInstance(at(p.instOff[i][j]), p.version, uint64(p.indomOff[i]), inst.ID, inst.Name, uint64(p.instName[i][j]))
-			putStrings(b, []int64{p.instName[i][j]}, inst.Name)
+			putStrings(b, p.instName[i][j:j+1], inst.Name)
 		}
 	}
 	for i, m := range r.metrics {
@@ -234,14 +265,15 @@ func (r *Registry) encode(p *plan, b []byte, gen uint64, pid int32) {
 			item: p.items[i], typ: m.Type, sem: m.Semantics, units: m.Units, indom: indom,
 			shortText: uint64(p.metricHelp[i][0]), helpText: uint64(p.metricHelp[i][1]),
 		})
-		putStrings(b, []int64{p.metricName[i], p.metricHelp[i][0], p.metricHelp[i][1]}, m.Name, m.ShortHelp, m.LongHelp)
-		for j, off := range p.valueOff[i] {
-			var instOff int64
-			if m.indom != nil {
-				instOff = p.instOff[m.indom.index][j]
-			}
-			putValue(at(off), uint64(p.metricOff[i]), uint64(instOff), uint64(p.valueStr[i][j]))
+		putStrings(b, p.metricName[i:i+1], m.Name)
+		putStrings(b, p.metricHelp[i][:], m.ShortHelp, m.LongHelp)
+	}
+	for s, o := range r.slots {
+		var instOff int64
+		if o.m.indom != nil {
+			instOff = p.instOff[o.m.indom.index][o.inst]
 		}
+		putValue(at(p.record(secValues, s)), uint64(p.metricOff[o.m.index]), uint64(instOff), uint64(p.valueStr[s]))
 	}
 	for i, l := range r.labels {
 		identity, instance := r.labelTarget(l, p)

@@ -1,9 +1,6 @@
 package mmv
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // The rules below are those of PCP's MMV reader (pmdammv) and namespace:
 // a registry that passes them yields a file the reader loads whole.
@@ -95,26 +92,6 @@ func checkHelp(subject string, texts ...string) error {
 		}
 		if strings.IndexByte(t, 0) >= 0 {
 			return errorf(ErrName, subject, "help text cannot contain NUL")
-		}
-	}
-	return nil
-}
-
-// checkNamespace refuses a metric name that is also a prefix, at a dot, of
-// another: PCP's reader then fails to build its namespace and drops every
-// MMV metric on the host, other programs' too.
-func checkNamespace(ms []*metric) error {
-	names := make([]string, len(ms))
-	for i, m := range ms {
-		names[i] = m.Name
-	}
-	slices.Sort(names)
-	// '.' sorts before every other character a name may hold, so a name's
-	// extensions at a dot come right after it.
-	for i := 1; i < len(names); i++ {
-		if strings.HasPrefix(names[i], names[i-1]+".") {
-			return errorf(ErrNamespace, "metric "+quote(names[i-1]),
-				"it is also a prefix of metric %q, which makes PCP drop every MMV metric on the host", names[i])
 		}
 	}
 	return nil

@@ -81,7 +81,7 @@ var refusals = []struct {
 			}
 		}
 		return nil
-	}, want: ErrTooMany, msg: "1024 metrics"},
+	}, want: ErrTooMany, msg: "at most 1023 metrics"},
 	{name: "indom serial 0", decl: indomSerial(0), want: ErrRange, msg: "serial"},
 	{name: "indom serial 2048", decl: indomSerial(2048), want: ErrRange, msg: "serial"},
 	{name: "duplicate indom serial", decl: func(r *Registry) error {

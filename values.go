@@ -240,3 +240,50 @@ func cstring(b []byte) string {
 	}
 	return string(b)
 }
+
+// carry copies the values of the first len(snap)/valueSize slots, as snap
+// holds them, into the grown file b laid out by p: the value words, the
+// open interval of Elapsed values, and the text of String values, read from
+// the old file whose slot the value's extra word names. Writers of strings
+// are held off by strMu meanwhile.
+func (r *Registry) carry(p *plan, b, snap []byte) {
+	old := r.file.bytes()
+	for s := range len(snap) / valueSize {
+		from, to := snap[s*valueSize:], b[p.record(secValues, s):]
+		switch r.slots[s].m.Type {
+		case String:
+			copy(b[p.valueStr[s]:p.valueStr[s]+stringSize], old[ne.Uint64(from[valueExtraOff:]):])
+		case Elapsed:
+			copy(to[:valueExtraOff+8], from)
+		default:
+			copy(to[:8], from)
+		}
+	}
+}
+
+// merge adds to the live values what changed in the old file between the
+// snapshot carried into the new file and the old file's final state, so
+// that no update made during a growth step is lost.
+func (r *Registry) merge(snap, final []byte) {
+	for s := range len(snap) / valueSize {
+		was, now := snap[s*valueSize:], final[s*valueSize:]
+		v := Value{p: unsafe.Add(r.file.values, s*valueSize), typ: r.slots[s].m.Type}
+		switch v.typ {
+		case Int32, Uint32:
+			v.Add(int64(ne.Uint32(now) - ne.Uint32(was)))
+		case Int64, Uint64:
+			v.Add(int64(ne.Uint64(now) - ne.Uint64(was)))
+		case Elapsed:
+			v.Add(int64(ne.Uint64(now) - ne.Uint64(was)))
+			atomic.AddInt64(v.extra(), int64(ne.Uint64(now[valueExtraOff:])-ne.Uint64(was[valueExtraOff:])))
+		case Float:
+			if a, b := ne.Uint32(was), ne.Uint32(now); a != b {
+				v.AddFloat(float64(math.Float32frombits(b)) - float64(math.Float32frombits(a)))
+			}
+		case Double:
+			if a, b := ne.Uint64(was), ne.Uint64(now); a != b {
+				v.AddFloat(math.Float64frombits(b) - math.Float64frombits(a))
+			}
+		}
+	}
+}
