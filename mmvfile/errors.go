@@ -1,0 +1,61 @@
+package mmvfile
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Errors returned by Parse and Open. Every error about the file's contents
+// wraps exactly one of them; its message names the section, record and
+// offset at fault.
+var (
+	// ErrTruncated: the file ends before its header, its TOC or one of
+	// its sections.
+	ErrTruncated = errors.New("truncated")
+	// ErrMagic: the file does not start with "MMV\0".
+	ErrMagic = errors.New("bad magic")
+	// ErrVersion: a version other than 1, 2 or 3.
+	ErrVersion = errors.New("unsupported version")
+	// ErrGeneration: a generation number that is zero, or gen1 != gen2,
+	// as while a writer is still creating the file.
+	ErrGeneration = errors.New("bad generation")
+	// ErrSection: a TOC entry of an unknown type, a type listed twice, or
+	// labels in a file older than version 3.
+	ErrSection = errors.New("bad section")
+	// ErrOffset: a section misaligned, overlapping the header, the TOC or
+	// another section, starting beyond the end of the file, or wrapping
+	// around.
+	ErrOffset = errors.New("bad offset")
+	// ErrCount: a count beyond the format's or PCP's limits: TOC entries
+	// outside 2..6, a negative record count, more than 2047 indoms, 1023
+	// metrics or 255 labels, or a file larger than MaxSize.
+	ErrCount = errors.New("bad count")
+	// ErrReference: a field that refers to another record does not lead
+	// to one of the right kind: a value's metric or instance, an
+	// instance's indom, an indom's instances, a metric's indom, a string
+	// offset that is not a string slot, a label's item, indom or instance.
+	ErrReference = errors.New("bad reference")
+	// ErrField: a record field holds what PCP does not accept: a string
+	// or name with no NUL, an unknown type, semantics, units scale or
+	// label flags, an item above 1023, an indom serial outside 1..2047, a
+	// cluster above 4095, a negative instance id, a duplicate item,
+	// metric name, serial or instance, or a label payload that is not a
+	// JSON object.
+	ErrField = errors.New("bad field")
+)
+
+// formatError is an error in the file's contents.
+type formatError struct {
+	kind error
+	msg  string
+}
+
+func (e *formatError) Error() string { return "mmvfile: " + e.kind.Error() + ": " + e.msg }
+func (e *formatError) Unwrap() error { return e.kind }
+
+func errorf(kind error, format string, args ...any) error {
+	return &formatError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,216 @@
+// Package mmvfile reads and validates MMV files, the memory-mapped metric
+// files of Performance Co-Pilot described in mmv(5).
+//
+// Parse reads files of every version (1, 2 and 3) from any writer and
+// checks them as PCP's MMV agent does, and more strictly: every offset must
+// point inside the file at a record of the right kind, every reference must
+// resolve, counts must be within PCP's limits. A file that Parse accepts is
+// loaded whole by PCP. Errors wrap one of the package's sentinel errors, so
+// callers can tell with errors.Is which rule a file breaks.
+//
+// Parse never panics and always returns, whatever the bytes.
+package mmvfile
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"github.com/gopcp/mmv"
+)
+
+// MaxSize is the largest file Open reads.
+const MaxSize = 1 << 30
+
+// File is a parsed MMV file. Records are listed in file order.
+type File struct {
+	Header    Header
+	TOC       []Section
+	Indoms    []*Indom
+	Instances []*Instance
+	Metrics   []*Metric
+	Values    []*Value
+	Strings   []*String
+	Labels    []*Label
+}
+
+// Header is the file header.
+type Header struct {
+	Version int
+	// Gen1 and Gen2 are the generation numbers; a writer sets Gen2 equal
+	// to Gen1 once the file is complete.
+	Gen1, Gen2 uint64
+	TOCs       int // number of TOC entries
+	Flags      mmv.Flags
+	PID        int32 // the writer's process id
+	Cluster    uint32
+}
+
+// SectionType is the type of a TOC entry, as mmv(5) numbers them.
+type SectionType int32
+
+// The section types.
+const (
+	Indoms    SectionType = 1
+	Instances SectionType = 2
+	Metrics   SectionType = 3
+	Values    SectionType = 4
+	Strings   SectionType = 5
+	Labels    SectionType = 6
+)
+
+var sectionNames = [...]string{Indoms: "indoms", Instances: "instances", Metrics: "metrics",
+	Values: "values", Strings: "strings", Labels: "labels"}
+
+func (t SectionType) known() bool { return t >= Indoms && t <= Labels }
+
+// String returns the section's name, such as "metrics".
+func (t SectionType) String() string {
+	if t.known() {
+		return sectionNames[t]
+	}
+	return "section type " + itoa(int64(t))
+}
+
+// Section is a TOC entry.
+type Section struct {
+	Type      SectionType
+	Count     int    // records in the section
+	Offset    uint64 // of the first record
+	TOCOffset uint64 // of the TOC entry itself
+}
+
+// Indom is an instance domain record.
+type Indom struct {
+	Offset    uint64
+	Serial    uint32
+	Instances []*Instance // the Count instance records from FirstInstance
+	// FirstInstance is the offset of the first instance record; writers
+	// set it even when the indom has no instances.
+	FirstInstance uint64
+	ShortHelp     Text
+	LongHelp      Text
+}
+
+// Instance is an instance record.
+type Instance struct {
+	Offset uint64
+	Indom  *Indom
+	Pad    uint32
+	ID     int32  // the internal instance identifier
+	Name   string // the external name
+	// NameOffset is the offset of the name's string slot (v2 and v3),
+	// zero in v1 where the name is inline.
+	NameOffset uint64
+}
+
+// Metric is a metric record.
+type Metric struct {
+	Offset     uint64
+	Name       string
+	NameOffset uint64 // as Instance.NameOffset
+	Item       uint32
+	Type       mmv.Type
+	Semantics  mmv.Semantics
+	Units      mmv.Units
+	// Indom is the serial of the metric's instance domain as stored: 0 or
+	// 0xFFFFFFFF (PCP's PM_INDOM_NULL) for a singular metric.
+	Indom     uint32
+	Pad       uint32
+	ShortHelp Text
+	LongHelp  Text
+}
+
+// Singular reports whether the metric has a single value, no instance domain.
+func (m *Metric) Singular() bool { return singular(m.Indom) }
+
+func singular(indom uint32) bool { return indom == 0 || indom == 0xFFFFFFFF }
+
+// Text is a help text: the offset of its string slot, zero when there is
+// none, and the text.
+type Text struct {
+	Offset uint64
+	Text   string
+}
+
+// Value is a value record, decoded by its metric's type.
+type Value struct {
+	Offset   uint64
+	Metric   *Metric
+	Instance *Instance // nil for a singular metric
+	Atom     [8]byte   // the value slot as stored
+	Extra    int64
+
+	// The decoded value; the field used depends on Metric.Type.
+	Int    int64   // Int32, Int64, and Elapsed (closed intervals only; see Elapsed)
+	Uint   uint64  // Uint32, Uint64
+	Float  float64 // Float, Double
+	String string  // String: the text of the string slot at Extra
+}
+
+// Elapsed returns an Elapsed value as PCP reads it at now, in
+// microseconds: the accumulated total, plus the time since the start of
+// the interval that is open while Extra is negative (Extra is then minus
+// the interval's start in microseconds since the Unix epoch).
+func (v *Value) Elapsed(now time.Time) int64 {
+	if v.Extra < 0 {
+		return v.Int + now.UnixMicro() + v.Extra
+	}
+	return v.Int
+}
+
+// String is a string slot.
+type String struct {
+	Offset uint64
+	Text   string
+}
+
+// Label flags: what a label is attached to, and whether it is optional.
+const (
+	LabelIndom     = 0x4
+	LabelCluster   = 0x8
+	LabelItem      = 0x10
+	LabelInstances = 0x20
+	LabelOptional  = 0x80
+)
+
+// Label is a label record (version 3).
+type Label struct {
+	Offset uint64
+	Flags  uint32 // one of LabelIndom, LabelCluster, LabelItem or LabelInstances, maybe with LabelOptional
+	// Identity is the cluster, item or indom serial the label is attached to.
+	Identity uint32
+	// Internal is the instance of an instance label, -1 otherwise.
+	Internal int32
+	Payload  string // the JSON object, up to its NUL
+}
+
+// Indom returns the indom with the given serial, or nil.
+func (f *File) Indom(serial uint32) *Indom {
+	for _, in := range f.Indoms {
+		if in.Serial == serial {
+			return in
+		}
+	}
+	return nil
+}
+
+// Open reads and parses the file at path. It parses a copy of the bytes,
+// so a file being updated is safe to read: values may be torn, but the
+// structure written when the file was created is not.
+func Open(path string) (*File, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	// The limit keeps a device or endless file from hanging the read.
+	b, err := io.ReadAll(io.LimitReader(fd, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSize {
+		return nil, errorf(ErrCount, "file is larger than %d bytes", MaxSize)
+	}
+	return Parse(b)
+}

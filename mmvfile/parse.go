@@ -1,0 +1,480 @@
+package mmvfile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"slices"
+
+	"github.com/gopcp/mmv"
+)
+
+// PCP's limits on one file.
+const (
+	minTOCs  = 2 // PCP's reader skips a file with fewer
+	maxTOCs  = 6 // one entry per section type
+	maxIndom = 2047
+)
+
+// MMV files are in the writer's byte order; PCP reads them on the same host.
+var ne = binary.NativeEndian
+
+// parser holds the state of one Parse. Every read is of a range checked
+// first: sections are checked against the file size before any record in
+// them is read, and every offset found in a record is located in a section
+// before it is followed.
+type parser struct {
+	b       []byte
+	size    uint64
+	version int
+	f       *File
+	sec     [Labels + 1]*Section // by type; nil when absent
+}
+
+// Parse parses and validates the MMV file b. The File it returns does not
+// refer to b.
+func Parse(b []byte) (*File, error) {
+	p := &parser{b: b, size: uint64(len(b)), f: &File{}}
+	for _, step := range []func() error{p.header, p.toc, p.strings, p.indoms, p.instances, p.metrics, p.values, p.labels} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return p.f, nil
+}
+
+func (p *parser) u32(off uint64) uint32 { return ne.Uint32(p.b[off:]) }
+func (p *parser) u64(off uint64) uint64 { return ne.Uint64(p.b[off:]) }
+func (p *parser) i32(off uint64) int32  { return int32(p.u32(off)) }
+
+// cstring returns the NUL-terminated string in the n bytes at off.
+func (p *parser) cstring(off, n uint64) (string, bool) {
+	field := p.b[off : off+n]
+	i := bytes.IndexByte(field, 0)
+	if i < 0 {
+		return "", false
+	}
+	return string(field[:i]), true
+}
+
+func (p *parser) header() error {
+	h := &p.f.Header
+	if p.size < headerSize {
+		return errorf(ErrTruncated, "header: file is %d bytes, a header is %d", p.size, headerSize)
+	}
+	if m := p.b[hdrMagic : hdrMagic+4]; string(m) != mmv.Magic {
+		return errorf(ErrMagic, "header: magic %q, want %q", m, mmv.Magic)
+	}
+	h.Version = int(p.i32(hdrVersion))
+	if h.Version < mmv.Version1 || h.Version > mmv.Version3 {
+		return errorf(ErrVersion, "header: version %d", h.Version)
+	}
+	p.version = h.Version
+	h.Gen1, h.Gen2 = p.u64(hdrGen1), p.u64(hdrGen2)
+	if h.Gen1 == 0 {
+		return errorf(ErrGeneration, "header: gen1 is 0")
+	}
+	if h.Gen1 != h.Gen2 {
+		return errorf(ErrGeneration, "header: gen1 %d != gen2 %d", h.Gen1, h.Gen2)
+	}
+	h.TOCs = int(p.i32(hdrTOCs))
+	if h.TOCs < minTOCs || h.TOCs > maxTOCs {
+		return errorf(ErrCount, "header: %d TOC entries, want %d..%d", h.TOCs, minTOCs, maxTOCs)
+	}
+	h.Flags = mmv.Flags(p.u32(hdrFlags))
+	h.PID = p.i32(hdrPID)
+	h.Cluster = p.u32(hdrCluster)
+	if h.Cluster > mmv.MaxCluster {
+		return errorf(ErrField, "header: cluster %d is more than %d", h.Cluster, mmv.MaxCluster)
+	}
+	return nil
+}
+
+// sectionLimit is the most records PCP's reader takes in a section.
+var sectionLimit = map[SectionType]int{Indoms: maxIndom, Metrics: mmv.MaxMetrics, Labels: mmv.MaxLabels}
+
+func (p *parser) toc() error {
+	tocEnd := uint64(headerSize + tocSize*p.f.Header.TOCs)
+	if p.size < tocEnd {
+		return errorf(ErrTruncated, "TOC: file is %d bytes, its %d TOC entries end at %d", p.size, p.f.Header.TOCs, tocEnd)
+	}
+	p.f.TOC = make([]Section, 0, p.f.Header.TOCs) // p.sec points into it
+	var extents [][2]uint64                       // of the non-empty sections
+	for i := range p.f.Header.TOCs {
+		at := uint64(headerSize + tocSize*i)
+		s := Section{
+			Type:      SectionType(p.i32(at + tocType)),
+			Count:     int(p.i32(at + tocCount)),
+			Offset:    p.u64(at + tocOffset),
+			TOCOffset: at,
+		}
+		where := "TOC[" + itoa(int64(i)) + "] (" + s.Type.String() + ")"
+		switch {
+		case !s.Type.known():
+			return errorf(ErrSection, "%s at offset %d: unknown section type", where, at)
+		case p.sec[s.Type] != nil:
+			return errorf(ErrSection, "%s at offset %d: a second %s section", where, at, s.Type)
+		case s.Type == Labels && p.version < mmv.Version3:
+			return errorf(ErrSection, "%s at offset %d: labels in a version %d file", where, at, p.version)
+		case s.Count < 0:
+			return errorf(ErrCount, "%s at offset %d: negative count %d", where, at, s.Count)
+		}
+		if limit, ok := sectionLimit[s.Type]; ok && s.Count > limit {
+			return errorf(ErrCount, "%s at offset %d: %d records, PCP takes at most %d", where, at, s.Count, limit)
+		}
+		// At most 2^31 records of at most 256 bytes: no overflow.
+		length := uint64(s.Count) * recordSize(s.Type, p.version)
+		switch {
+		case s.Offset > p.size:
+			return errorf(ErrOffset, "%s: offset %d is beyond the end of the file (%d bytes)", where, s.Offset, p.size)
+		case s.Count == 0:
+		case s.Offset%sectionLayout[s.Type].align != 0:
+			return errorf(ErrOffset, "%s: offset %d is not %d-byte aligned", where, s.Offset, sectionLayout[s.Type].align)
+		case s.Offset < tocEnd:
+			return errorf(ErrOffset, "%s: offset %d overlaps the header and TOC, which end at %d", where, s.Offset, tocEnd)
+		case length > p.size-s.Offset:
+			return errorf(ErrTruncated, "%s: %d records from offset %d end at %d, beyond the end of the file (%d bytes)",
+				where, s.Count, s.Offset, s.Offset+length, p.size)
+		default:
+			extents = append(extents, [2]uint64{s.Offset, s.Offset + length})
+		}
+		p.f.TOC = append(p.f.TOC, s)
+		p.sec[s.Type] = &p.f.TOC[len(p.f.TOC)-1]
+	}
+	slices.SortFunc(extents, func(a, b [2]uint64) int { return compare(a[0], b[0]) })
+	for i := 1; i < len(extents); i++ {
+		if extents[i][0] < extents[i-1][1] {
+			return errorf(ErrOffset, "the section at offset %d overlaps the section at offset %d", extents[i][0], extents[i-1][0])
+		}
+	}
+	return nil
+}
+
+func compare(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// records returns the offsets of the records of section t, none when absent.
+func (p *parser) records(t SectionType) []uint64 {
+	s := p.sec[t]
+	if s == nil {
+		return nil
+	}
+	offs := make([]uint64, s.Count)
+	for i := range offs {
+		offs[i] = s.Offset + uint64(i)*recordSize(t, p.version)
+	}
+	return offs
+}
+
+// index returns the index of the record of section t at off, or false when
+// off is not the start of one.
+func (p *parser) index(t SectionType, off uint64) (int, bool) {
+	s := p.sec[t]
+	if s == nil || off < s.Offset {
+		return 0, false
+	}
+	size := recordSize(t, p.version)
+	d := off - s.Offset
+	if d%size != 0 || d/size >= uint64(s.Count) {
+		return 0, false
+	}
+	return int(d / size), true
+}
+
+// str returns the text of the string slot at off.
+func (p *parser) str(off uint64) (string, bool) {
+	i, ok := p.index(Strings, off)
+	if !ok {
+		return "", false
+	}
+	return p.f.Strings[i].Text, true
+}
+
+// text reads the help text whose string offset is stored at field.
+func (p *parser) text(field uint64, what, which string) (Text, error) {
+	t := Text{Offset: p.u64(field)}
+	if t.Offset == 0 {
+		return t, nil
+	}
+	var ok bool
+	if t.Text, ok = p.str(t.Offset); !ok {
+		return t, errorf(ErrReference, "%s: %s offset %d is not a string slot", what, which, t.Offset)
+	}
+	return t, nil
+}
+
+// name reads the name stored at field: inline in v1, a string offset later.
+func (p *parser) name(field uint64, what string) (name string, off uint64, err error) {
+	if p.version == mmv.Version1 {
+		name, ok := p.cstring(field, nameSizeV1)
+		if !ok {
+			return "", 0, errorf(ErrField, "%s: name has no NUL in its %d bytes", what, nameSizeV1)
+		}
+		return name, 0, nil
+	}
+	off = p.u64(field)
+	name, ok := p.str(off)
+	if !ok {
+		return "", off, errorf(ErrReference, "%s: name offset %d is not a string slot", what, off)
+	}
+	return name, off, nil
+}
+
+func (p *parser) strings() error {
+	for i, off := range p.records(Strings) {
+		text, ok := p.cstring(off, stringSize)
+		if !ok {
+			return errorf(ErrField, "string [%d] at offset %d: no NUL in %d bytes", i, off, stringSize)
+		}
+		p.f.Strings = append(p.f.Strings, &String{Offset: off, Text: text})
+	}
+	return nil
+}
+
+func (p *parser) indoms() error {
+	for i, off := range p.records(Indoms) {
+		in := &Indom{Offset: off, Serial: p.u32(off + indomSerial), FirstInstance: p.u64(off + indomFirstInst)}
+		what := "indom [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
+		if in.Serial == 0 || in.Serial > maxIndom {
+			return errorf(ErrField, "%s: serial %d outside 1..%d", what, in.Serial, maxIndom)
+		}
+		if p.f.Indom(in.Serial) != nil {
+			return errorf(ErrField, "%s: serial %d already used", what, in.Serial)
+		}
+		var err error
+		if in.ShortHelp, err = p.text(off+indomShortHelp, what, "shorttext"); err != nil {
+			return err
+		}
+		if in.LongHelp, err = p.text(off+indomLongHelp, what, "helptext"); err != nil {
+			return err
+		}
+		p.f.Indoms = append(p.f.Indoms, in)
+	}
+	return nil
+}
+
+func (p *parser) instances() error {
+	for i, off := range p.records(Instances) {
+		what := "instance [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
+		inst := &Instance{Offset: off, Pad: p.u32(off + instPad), ID: p.i32(off + instID)}
+		indomOff := p.u64(off + instIndom)
+		j, ok := p.index(Indoms, indomOff)
+		if !ok {
+			return errorf(ErrReference, "%s: indom offset %d is not an indom record", what, indomOff)
+		}
+		inst.Indom = p.f.Indoms[j]
+		if inst.ID < 0 {
+			return errorf(ErrField, "%s: negative instance id %d", what, inst.ID)
+		}
+		var err error
+		if inst.Name, inst.NameOffset, err = p.name(off+instName, what); err != nil {
+			return err
+		}
+		p.f.Instances = append(p.f.Instances, inst)
+	}
+	// Each indom lists its instances as a run of records, which must be
+	// exactly the instances that name it as their indom.
+	listed := make([]bool, len(p.f.Instances))
+	for _, in := range p.f.Indoms {
+		count := uint64(p.u32(in.Offset + indomCount))
+		what := "indom " + itoa(int64(in.Serial)) + " at offset " + itoa(int64(in.Offset))
+		if count == 0 {
+			continue
+		}
+		first, ok := p.index(Instances, in.FirstInstance)
+		if !ok {
+			return errorf(ErrReference, "%s: first instance offset %d is not an instance record", what, in.FirstInstance)
+		}
+		if count > uint64(len(p.f.Instances)-first) {
+			return errorf(ErrReference, "%s: %d instances from offset %d run past the instances section", what, count, in.FirstInstance)
+		}
+		ids := map[int32]bool{}
+		for j := first; j < first+int(count); j++ {
+			inst := p.f.Instances[j]
+			if inst.Indom != in {
+				return errorf(ErrReference, "%s: lists the instance at offset %d, which names the indom at offset %d", what, inst.Offset, inst.Indom.Offset)
+			}
+			if ids[inst.ID] {
+				return errorf(ErrField, "%s: instance id %d listed twice", what, inst.ID)
+			}
+			ids[inst.ID] = true
+			listed[j] = true
+			in.Instances = append(in.Instances, inst)
+		}
+	}
+	for j, inst := range p.f.Instances {
+		if !listed[j] {
+			return errorf(ErrReference, "instance at offset %d: not listed by its indom %d", inst.Offset, inst.Indom.Serial)
+		}
+	}
+	return nil
+}
+
+// knownType reports whether values of type t can be decoded.
+func knownType(t mmv.Type) bool {
+	switch t {
+	case mmv.Int32, mmv.Uint32, mmv.Int64, mmv.Uint64, mmv.Float, mmv.Double, mmv.String, mmv.Elapsed:
+		return true
+	}
+	return false
+}
+
+// Largest space and time scales PCP names (Ybyte, hour).
+const (
+	maxScaleSpace = 8
+	maxScaleTime  = 5
+)
+
+func (p *parser) metrics() error {
+	items := map[uint32]bool{}
+	names := map[string]bool{}
+	body := metricBody(p.version)
+	for i, off := range p.records(Metrics) {
+		what := "metric [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
+		b := off + body
+		m := &Metric{
+			Offset:    off,
+			Item:      p.u32(b + metricItem),
+			Type:      mmv.Type(p.i32(b + metricType)),
+			Semantics: mmv.Semantics(p.i32(b + metricSem)),
+			Units:     mmv.Units(p.u32(b + metricUnits)),
+			Indom:     p.u32(b + metricIndom),
+			Pad:       p.u32(b + metricPad),
+		}
+		var err error
+		if m.Name, m.NameOffset, err = p.name(off, what); err != nil {
+			return err
+		}
+		what += " (" + m.Name + ")"
+		switch u := m.Units; {
+		case m.Name == "":
+			return errorf(ErrField, "%s: empty name", what)
+		case names[m.Name]:
+			return errorf(ErrField, "%s: name already used", what)
+		case m.Item > mmv.MaxItem:
+			return errorf(ErrField, "%s: item %d is more than %d", what, m.Item, mmv.MaxItem)
+		case items[m.Item]:
+			return errorf(ErrField, "%s: item %d already used", what, m.Item)
+		case !knownType(m.Type):
+			return errorf(ErrField, "%s: unknown type %d", what, int32(m.Type))
+		case m.Semantics != mmv.SemCounter && m.Semantics != mmv.SemInstant && m.Semantics != mmv.SemDiscrete:
+			return errorf(ErrField, "%s: unknown semantics %d", what, int32(m.Semantics))
+		case u.DimSpace() != 0 && u.ScaleSpace() > maxScaleSpace, u.DimTime() != 0 && u.ScaleTime() > maxScaleTime:
+			return errorf(ErrField, "%s: units %#x have an unknown scale", what, uint32(u))
+		case !m.Singular() && p.f.Indom(m.Indom) == nil:
+			return errorf(ErrReference, "%s: indom %d is not in the file", what, m.Indom)
+		}
+		names[m.Name], items[m.Item] = true, true
+		if m.ShortHelp, err = p.text(b+metricShortHelp, what, "shorttext"); err != nil {
+			return err
+		}
+		if m.LongHelp, err = p.text(b+metricLongHelp, what, "helptext"); err != nil {
+			return err
+		}
+		p.f.Metrics = append(p.f.Metrics, m)
+	}
+	return nil
+}
+
+func (p *parser) values() error {
+	type key struct{ m, inst uint64 }
+	seen := map[key]bool{}
+	for i, off := range p.records(Values) {
+		what := "value [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
+		v := &Value{Offset: off, Extra: int64(p.u64(off + valueExtra))}
+		copy(v.Atom[:], p.b[off+valueAtom:])
+		metricOff, instOff := p.u64(off+valueMetric), p.u64(off+valueInstance)
+		j, ok := p.index(Metrics, metricOff)
+		if !ok {
+			return errorf(ErrReference, "%s: metric offset %d is not a metric record", what, metricOff)
+		}
+		v.Metric = p.f.Metrics[j]
+		what += " (" + v.Metric.Name + ")"
+		switch k, ok := p.index(Instances, instOff); {
+		case v.Metric.Singular():
+			if instOff != 0 {
+				return errorf(ErrReference, "%s: instance offset %d for a singular metric", what, instOff)
+			}
+		case !ok:
+			return errorf(ErrReference, "%s: instance offset %d is not an instance record", what, instOff)
+		case p.f.Instances[k].Indom.Serial != v.Metric.Indom:
+			return errorf(ErrReference, "%s: instance at offset %d is in indom %d, the metric's indom is %d",
+				what, instOff, p.f.Instances[k].Indom.Serial, v.Metric.Indom)
+		default:
+			v.Instance = p.f.Instances[k]
+		}
+		if seen[key{metricOff, instOff}] {
+			return errorf(ErrField, "%s: a second value for the same metric and instance", what)
+		}
+		seen[key{metricOff, instOff}] = true
+		a32, a64 := ne.Uint32(v.Atom[:]), ne.Uint64(v.Atom[:])
+		switch v.Metric.Type {
+		case mmv.Int32:
+			v.Int = int64(int32(a32))
+		case mmv.Uint32:
+			v.Uint = uint64(a32)
+		case mmv.Int64, mmv.Elapsed:
+			v.Int = int64(a64)
+		case mmv.Uint64:
+			v.Uint = a64
+		case mmv.Float:
+			v.Float = float64(math.Float32frombits(a32))
+		case mmv.Double:
+			v.Float = math.Float64frombits(a64)
+		case mmv.String:
+			if v.String, ok = p.str(uint64(v.Extra)); !ok {
+				return errorf(ErrReference, "%s: string offset %d is not a string slot", what, uint64(v.Extra))
+			}
+		}
+		p.f.Values = append(p.f.Values, v)
+	}
+	return nil
+}
+
+func (p *parser) labels() error {
+	for i, off := range p.records(Labels) {
+		what := "label [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
+		l := &Label{Offset: off, Flags: p.u32(off + labelFlags), Identity: p.u32(off + labelIdentity), Internal: p.i32(off + labelInternal)}
+		payload, ok := p.cstring(off+labelPayload, labelPayloadSize)
+		if !ok {
+			return errorf(ErrField, "%s: payload has no NUL in %d bytes", what, labelPayloadSize)
+		}
+		l.Payload = payload
+		if !json.Valid([]byte(payload)) || !bytes.HasPrefix([]byte(payload), []byte("{")) {
+			return errorf(ErrField, "%s: payload %q is not a JSON object", what, payload)
+		}
+		kind := l.Flags &^ LabelOptional
+		if kind != LabelInstances && l.Internal != -1 {
+			return errorf(ErrField, "%s: instance %d on a label that is not an instance label", what, l.Internal)
+		}
+		var found bool
+		switch kind {
+		case LabelCluster:
+			found = l.Identity == p.f.Header.Cluster
+		case LabelItem:
+			found = slices.ContainsFunc(p.f.Metrics, func(m *Metric) bool { return m.Item == l.Identity })
+		case LabelIndom:
+			found = p.f.Indom(l.Identity) != nil
+		case LabelInstances:
+			if in := p.f.Indom(l.Identity); in != nil {
+				found = slices.ContainsFunc(in.Instances, func(inst *Instance) bool { return inst.ID == l.Internal })
+			}
+		default:
+			return errorf(ErrField, "%s: flags %#x name no single kind of label", what, l.Flags)
+		}
+		if !found {
+			return errorf(ErrReference, "%s: flags %#x, identity %d, instance %d: nothing in the file has that identity",
+				what, l.Flags, l.Identity, l.Internal)
+		}
+		p.f.Labels = append(p.f.Labels, l)
+	}
+	return nil
+}
