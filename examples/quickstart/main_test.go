@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/golden"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// start declares and starts the quickstart registry in tmp/mmv.
+func start(t *testing.T, tmp string) *mmv.Registry {
+	t.Helper()
+	r, err := declare(&mmv.Options{Cluster: 42, Flags: mmv.Process, Dir: filepath.Join(tmp, "mmv")})
+	if err == nil {
+		err = r.Start()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestSameAsLibpcp: the quickstart file is byte for byte the file
+// libpcp_mmv writes for the same declarations (testdata/golden/quickstart.mmv).
+func TestSameAsLibpcp(t *testing.T) {
+	r := start(t, t.TempDir())
+	got, err := os.ReadFile(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../testdata/golden/quickstart.mmv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := golden.Diff(got, want); diff != "" {
+		t.Fatalf("quickstart differs from libpcp_mmv's file:\n%s", diff)
+	}
+}
+
+// TestPCPReadsBothAlike: PCP's reader describes our file and libpcp_mmv's
+// the same way, and sees the simulated server's updates.
+func TestPCPReadsBothAlike(t *testing.T) {
+	pcptest.Require(t)
+	ours, theirs := t.TempDir(), t.TempDir()
+	start(t, ours)
+
+	// libpcp's file names its writer's pid, long gone, and PROCESS is set:
+	// put ours in, as the reader drops files of dead processes.
+	b, err := os.ReadFile("../../testdata/golden/quickstart.mmv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.NativeEndian.PutUint32(b[32:], uint32(os.Getpid()))
+	os.MkdirAll(filepath.Join(theirs, "mmv"), 0o755)
+	if err := os.WriteFile(filepath.Join(theirs, "mmv", "quickstart"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	got, want := pcptest.Info(t, ours), pcptest.Info(t, theirs)
+	if len(got) != len(want) || len(got) != 6+3 { // six metrics and mmv.control.*
+		t.Fatalf("PCP shows %d metrics in ours and %d in libpcp's", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		g.Labels, w.Labels = "", "" // PCP's own labels hold the host
+		if g.Name == "mmv.control.files" || g.Name == "mmv.control.metrics" {
+			continue
+		}
+		if g.Name != w.Name || g.PMID != w.PMID || g.Type != w.Type || g.Indom != w.Indom || g.Semantics != w.Semantics ||
+			g.Units != w.Units || g.ShortHelp != w.ShortHelp || g.LongHelp != w.LongHelp || g.Value != w.Value ||
+			len(g.Instances) != len(w.Instances) {
+			t.Errorf("PCP describes them differently:\nours    %+v\nlibpcp's %+v", g, w)
+		}
+	}
+	if m := pcptest.Find(got, "mmv.quickstart.requests.bytes"); m == nil || m.Units != "byte" || m.Instance("DELETE") == nil {
+		t.Fatalf("requests.bytes as PCP shows it: %+v", m)
+	}
+}
+
+// TestServeUpdates runs the simulated server briefly and reads its
+// metrics back through PCP.
+func TestServeUpdates(t *testing.T) {
+	pcptest.Require(t)
+	tmp := t.TempDir()
+	r := start(t, tmp)
+	s, err := handles(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	s.serve(ctx)
+
+	ms := pcptest.Info(t, tmp)
+	var total int64
+	for _, in := range pcptest.Find(ms, "mmv.quickstart.requests.total").Instances {
+		n, _ := strconv.ParseInt(in.Value, 10, 64)
+		total += n
+	}
+	var want int64
+	for _, v := range s.total {
+		want += v.Int()
+	}
+	if total == 0 || total != want {
+		t.Errorf("PCP reads %d requests, the server counted %d", total, want)
+	}
+	if v := pcptest.Find(ms, "mmv.quickstart.version").Value; v != `"1.0.0"` {
+		t.Errorf("version reads %s", v)
+	}
+	if v := pcptest.Find(ms, "mmv.quickstart.inflight").Value; v != "0" {
+		t.Errorf("inflight reads %s after the server stopped", v)
+	}
+	if busy, _ := strconv.ParseInt(pcptest.Find(ms, "mmv.quickstart.busy.time").Value, 10, 64); busy <= 0 {
+		t.Errorf("busy.time reads %d", busy)
+	}
+}
