@@ -178,6 +178,24 @@ func (v *Value) stringSlot() []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(v.reg.file.base, off)), stringSize)
 }
 
+// SetNoValue marks the value as missing, for a registry with the Sentinel
+// flag: PCP's reader then shows "no value" for it. Integers store all ones
+// (in all 8 bytes of the slot), floats NaN, strings the empty string.
+// Without the Sentinel flag these are ordinary values.
+func (v *Value) SetNoValue() {
+	if v == nil {
+		return
+	}
+	switch v.typ {
+	case Double, Float:
+		v.SetFloat(math.NaN())
+	case String:
+		v.SetString("")
+	default:
+		atomic.StoreUint64(v.word64(), math.MaxUint64)
+	}
+}
+
 // Int returns the value as an integer: floats are truncated, strings are 0.
 func (v *Value) Int() int64 {
 	if v == nil {
