@@ -1,0 +1,463 @@
+package mmv
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Histogram counts observations, such as request latencies or response
+// sizes, in log-linear buckets, and publishes their distribution.
+//
+// # Buckets
+//
+// The range [Min, Max) of HistogramOptions is widened to powers of two,
+// [2^a, 2^b), and every power of two [2^e, 2^(e+1)) in it is split into
+// SubBuckets equal buckets (a power of two, 8 by default), as HDR
+// histograms do. A bucket is found from the bits of the float64: its
+// exponent and the top log2(SubBuckets) bits of its mantissa, with no
+// logarithm, loop or lock. Values below 2^a (zero and negatives too) count
+// in one underflow bucket, values from 2^b up in one overflow bucket (NaN
+// is ignored). The defaults, [2^-10, 2^20) with 8 sub-buckets, give 242
+// buckets for values from about 0.001 to a million.
+//
+// # Error bound
+//
+// A bucket [L, L+w) has w = 2^e/SubBuckets <= L/SubBuckets. A quantile is
+// estimated as the middle of the bucket holding it (narrowed to the
+// observed min and max), so for a quantile in range the estimate is within
+// w/2 of the exact sample quantile: a relative error of at most
+// 1/(2*SubBuckets), 6.25% with 8 sub-buckets, 1.6% with 32. The quantile of
+// n samples is the sample of rank ceil(q*n). In the underflow and overflow
+// buckets the estimate is only bounded by the observed min and max.
+//
+// # In PCP
+//
+// A histogram named h publishes, refreshed every Interval (and at Close)
+// off the hot path:
+//
+//   - h.bucket: the count of each bucket, a Uint64 counter (units Count)
+//     over an instance domain whose instance names are the buckets' upper
+//     bounds, as "0.00109863" ("+Inf" for overflow): observations v with
+//     previous bound <= v < bound. Counts are per bucket, not cumulative.
+//   - h.count: the number of observations (Uint64 counter), and h.sum their
+//     sum (Double counter), in the histogram's units.
+//   - h.min, h.max, h.mean and one metric per quantile (h.p50, h.p90,
+//     h.p99, h.p999 by default): Double instant values in the histogram's
+//     units, over every observation since Start; 0 before the first.
+//
+// Observe is lock-free and allocation-free: an atomic add on the bucket,
+// a compare-and-swap on the sum, and two loads for min and max. A nil
+// *Histogram ignores observations.
+type Histogram struct {
+	l        *buckets
+	counts   []atomic.Uint64 // per bucket
+	sum      atomic.Uint64   // float64 bits
+	min, max atomic.Uint64   // float64 bits
+	perNs    float64         // the histogram's units in a nanosecond
+	snap     []uint64        // refresh's scratch copy of counts
+}
+
+// HistogramOptions configures a histogram; the zero value of each field
+// means its default.
+type HistogramOptions struct {
+	// Min and Max are the range of values counted in buckets of bounded
+	// error, widened to powers of two. Defaults: 2^-10 and 2^20.
+	Min, Max float64
+	// SubBuckets is the number of buckets per power of two: a power of
+	// two up to 1024, 8 by default. The error bound is 1/(2*SubBuckets).
+	SubBuckets int
+	// Quantiles are the quantiles published, each in (0, 1]: metric
+	// "p" followed by the digits after "0." (at least two), so 0.5 is p50,
+	// 0.999 p999 and 1 p100. Default: 0.5, 0.9, 0.99, 0.999.
+	Quantiles []float64
+	// Interval is how often the statistics are refreshed in the file;
+	// DefaultInterval by default.
+	Interval time.Duration
+}
+
+// DefaultQuantiles are the quantiles a histogram publishes by default.
+var DefaultQuantiles = []float64{0.5, 0.9, 0.99, 0.999}
+
+// buckets is the bucket scheme of a histogram: bucket 0 is underflow, then
+// the log-linear buckets of [lo, hi), then overflow.
+type buckets struct {
+	shift  uint   // 52 - log2(sub-buckets): drops the mantissa bits not used
+	lo, hi uint64 // float64 bits of the range's bounds, powers of two
+	base   uint64 // lo >> shift
+	n      int    // buckets, with underflow and overflow
+}
+
+const maxBuckets = 1 << 14
+
+func newBuckets(o *HistogramOptions) (*buckets, error) {
+	lo, hi, sub := o.Min, o.Max, o.SubBuckets
+	if lo == 0 {
+		lo = 1.0 / 1024
+	}
+	if hi == 0 {
+		hi = 1 << 20
+	}
+	if sub == 0 {
+		sub = 8
+	}
+	if !(lo >= 0x1p-1022 && hi > lo && hi <= 0x1p1023) {
+		return nil, fmt.Errorf("histogram range [%g, %g): need 2^-1022 <= Min < Max <= 2^1023", lo, hi)
+	}
+	if sub < 1 || sub > 1024 || sub&(sub-1) != 0 {
+		return nil, fmt.Errorf("histogram sub-buckets %d: need a power of two, 1 to 1024", sub)
+	}
+	if frac, exp := math.Frexp(lo); frac != 0.5 {
+		lo = math.Ldexp(1, exp-1)
+	}
+	if frac, exp := math.Frexp(hi); frac != 0.5 {
+		hi = math.Ldexp(1, exp)
+	}
+	k := uint(0)
+	for 1<<k < sub {
+		k++
+	}
+	l := &buckets{shift: 52 - k, lo: math.Float64bits(lo), hi: math.Float64bits(hi)}
+	l.base = l.lo >> l.shift
+	l.n = int(l.hi>>l.shift-l.base) + 2
+	if l.n > maxBuckets {
+		return nil, fmt.Errorf("histogram of %d buckets: at most %d", l.n, maxBuckets)
+	}
+	return l, nil
+}
+
+// index returns the bucket of x, which is not NaN.
+func (l *buckets) index(x float64) int {
+	b := math.Float64bits(x)
+	if int64(b) < int64(l.lo) { // below the range, zero and negatives
+		return 0
+	}
+	if b >= l.hi {
+		return l.n - 1
+	}
+	return int(b>>l.shift-l.base) + 1
+}
+
+// bounds returns bucket i's range [lower, upper); underflow starts at
+// -Inf and overflow ends at +Inf.
+func (l *buckets) bounds(i int) (lower, upper float64) {
+	switch i {
+	case 0:
+		return math.Inf(-1), math.Float64frombits(l.lo)
+	case l.n - 1:
+		return math.Float64frombits(l.hi), math.Inf(1)
+	}
+	return math.Float64frombits((l.base + uint64(i) - 1) << l.shift), math.Float64frombits((l.base + uint64(i)) << l.shift)
+}
+
+// names returns the buckets' instance names: their upper bounds, with
+// enough digits to tell neighbours apart.
+func (l *buckets) names() []string {
+	names := make([]string, l.n)
+	for i := range names {
+		_, up := l.bounds(i)
+		names[i] = formatBound(up)
+	}
+	return names
+}
+
+func formatBound(f float64) string {
+	if math.IsInf(f, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+func newHistogram(l *buckets, units Units) *Histogram {
+	h := &Histogram{l: l, counts: make([]atomic.Uint64, l.n), snap: make([]uint64, l.n), perNs: 1e-9}
+	h.min.Store(math.Float64bits(math.Inf(1)))
+	h.max.Store(math.Float64bits(math.Inf(-1)))
+	if units.DimTime() == 1 && units.DimSpace() == 0 && units.DimCount() == 0 {
+		scale := [...]float64{1, 1e3, 1e6, 1e9, 60e9, 3600e9}
+		if s := units.ScaleTime(); s < len(scale) {
+			h.perNs = 1 / scale[s]
+		}
+	}
+	return h
+}
+
+// Observe counts x.
+func (h *Histogram) Observe(x float64) {
+	if h == nil || x != x {
+		return
+	}
+	h.counts[h.l.index(x)].Add(1)
+	for {
+		old := h.sum.Load()
+		if h.sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
+			break
+		}
+	}
+	for {
+		old := h.min.Load()
+		if x >= math.Float64frombits(old) || h.min.CompareAndSwap(old, math.Float64bits(x)) {
+			break
+		}
+	}
+	for {
+		old := h.max.Load()
+		if x <= math.Float64frombits(old) || h.max.CompareAndSwap(old, math.Float64bits(x)) {
+			break
+		}
+	}
+}
+
+// ObserveDuration counts d in the histogram's units of time: d in seconds
+// for a histogram in Second, in microseconds for one in Microsecond; in
+// seconds when its units are not a time.
+func (h *Histogram) ObserveDuration(d time.Duration) {
+	if h != nil {
+		h.Observe(float64(d) * h.perNs)
+	}
+}
+
+// Since counts the time since start; `defer h.Since(time.Now())` times a
+// function.
+func (h *Histogram) Since(start time.Time) { h.ObserveDuration(time.Since(start)) }
+
+// HistogramStats is a histogram's state as it publishes it.
+type HistogramStats struct {
+	Count          uint64
+	Sum            float64
+	Min, Max, Mean float64 // 0 when Count is 0
+}
+
+// Stats returns the count, sum, min, max and mean of the observations.
+func (h *Histogram) Stats() HistogramStats {
+	if h == nil {
+		return HistogramStats{}
+	}
+	var s HistogramStats
+	for i := range h.counts {
+		s.Count += h.counts[i].Load()
+	}
+	s.Sum = math.Float64frombits(h.sum.Load())
+	if s.Count > 0 {
+		s.Min = math.Float64frombits(h.min.Load())
+		s.Max = math.Float64frombits(h.max.Load())
+		s.Mean = s.Sum / float64(s.Count)
+	}
+	return s
+}
+
+// Quantile returns the estimate of quantile q (0 < q <= 1) that the
+// histogram publishes, 0 when nothing was observed. Its error is bounded as
+// the type's documentation says.
+func (h *Histogram) Quantile(q float64) float64 {
+	if h == nil {
+		return 0
+	}
+	counts := make([]uint64, len(h.counts))
+	var total uint64
+	for i := range counts {
+		counts[i] = h.counts[i].Load()
+		total += counts[i]
+	}
+	return h.quantile(counts, total, q, math.Float64frombits(h.min.Load()), math.Float64frombits(h.max.Load()))
+}
+
+// quantile estimates quantile q from a snapshot of the counts: the middle
+// of the bucket holding the sample of rank ceil(q*total), narrowed to the
+// observed [min, max].
+func (h *Histogram) quantile(counts []uint64, total uint64, q, least, most float64) float64 {
+	if total == 0 {
+		return 0
+	}
+	rank := uint64(math.Ceil(q * float64(total)))
+	rank = max(1, min(rank, total))
+	var seen uint64
+	i := 0
+	for ; i < len(counts)-1; i++ {
+		if seen += counts[i]; seen >= rank {
+			break
+		}
+	}
+	lower, upper := h.l.bounds(i)
+	lower, upper = math.Max(lower, least), math.Min(upper, most)
+	if lower > upper { // counts and min/max read at slightly different times
+		return math.Max(least, math.Min(most, (lower+upper)/2))
+	}
+	return lower + (upper-lower)/2
+}
+
+// quantileName is the metric name part of quantile q: "p" and the digits
+// after "0.", at least two.
+func quantileName(q float64) (string, error) {
+	if !(q > 0 && q <= 1) {
+		return "", fmt.Errorf("quantile %g: need 0 < q <= 1", q)
+	}
+	if q == 1 {
+		return "p100", nil
+	}
+	d := strings.TrimPrefix(strconv.FormatFloat(q, 'f', -1, 64), "0.")
+	for len(d) < 2 {
+		d += "0"
+	}
+	return "p" + d, nil
+}
+
+// histPub publishes the statistics of one histogram, or of each of a
+// vector's: the values are set at Start, refresh runs off the hot path.
+type histPub struct {
+	hs        []*Histogram
+	quantiles []float64
+	bucket    []*Value // per histogram, per bucket
+	count     []*Value
+	sum       []*Value
+	min, max  []*Value
+	mean      []*Value
+	q         [][]*Value // per quantile, per histogram
+}
+
+// declareHistograms declares the metrics of histograms named name: over no
+// indom for a single one, over the vector's instances otherwise.
+func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, instances []string) []*Histogram {
+	r = registry(r)
+	var opts HistogramOptions
+	if o != nil {
+		opts = *o
+	}
+	l, err := newBuckets(&opts)
+	if err != nil {
+		panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+	}
+	qs := opts.Quantiles
+	if qs == nil {
+		qs = DefaultQuantiles
+	}
+	qnames := make([]string, len(qs))
+	for i, q := range qs {
+		if qnames[i], err = quantileName(q); err != nil {
+			panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+		}
+	}
+	vec := instances != nil
+	n := 1
+	if vec {
+		n = len(instances)
+	}
+	p := &histPub{quantiles: qs, hs: make([]*Histogram, n)}
+	for i := range p.hs {
+		p.hs[i] = newHistogram(l, units)
+	}
+
+	short, _ := splitHelp(help)
+	bounds := l.names()
+	bucketInsts := bounds
+	if vec {
+		bucketInsts = make([]string, 0, n*l.n)
+		for _, in := range instances {
+			for _, b := range bounds {
+				bucketInsts = append(bucketInsts, in+":"+b)
+			}
+		}
+	}
+	bucketIndom, err := r.autoIndom("Buckets of "+name+", by upper bound", bucketInsts)
+	if err != nil {
+		panic(err)
+	}
+	var statIndom uint32
+	statInsts := []string{""}
+	if vec {
+		if statIndom, err = r.autoIndom("Instances of "+name, instances); err != nil {
+			panic(err)
+		}
+		statInsts = instances
+	}
+	type stat struct {
+		part  string
+		typ   Type
+		sem   Semantics
+		units Units
+		help  string
+		dst   *[]*Value
+	}
+	stats := []stat{
+		{"count", Uint64, SemCounter, Count, "observations of " + short, &p.count},
+		{"sum", Double, SemCounter, units, "sum of observations of " + short, &p.sum},
+		{"min", Double, SemInstant, units, "smallest observation of " + short, &p.min},
+		{"max", Double, SemInstant, units, "largest observation of " + short, &p.max},
+		{"mean", Double, SemInstant, units, "mean of " + short, &p.mean},
+	}
+	p.q = make([][]*Value, len(qs))
+	for i := range qs {
+		stats = append(stats, stat{qnames[i], Double, SemInstant, units,
+			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short), &p.q[i]})
+	}
+	add := func(m Metric) {
+		if len(m.ShortHelp) > MaxStringLen {
+			m.ShortHelp = m.ShortHelp[:MaxStringLen]
+		}
+		if err := r.AddMetric(m); err != nil {
+			panic(err)
+		}
+	}
+	add(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: bucketIndom,
+		ShortHelp: "observations by bucket of " + short, LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."})
+	for _, s := range stats {
+		add(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: s.help})
+	}
+
+	r.hook(func() {
+		look := func(metric string, insts []string) []*Value {
+			vs := make([]*Value, len(insts))
+			for i, in := range insts {
+				v, err := r.lookup(metric, in)
+				if err != nil {
+					panic("mmv: histogram lost its metric: " + err.Error())
+				}
+				vs[i] = v
+			}
+			return vs
+		}
+		p.bucket = look(name+".bucket", bucketInsts)
+		for _, s := range stats {
+			*s.dst = look(name+"."+s.part, statInsts)
+		}
+	}, func() {})
+	r.Poll(opts.Interval, p.refresh)
+	return p.hs
+}
+
+// refresh copies the histograms' state into the file.
+func (p *histPub) refresh() {
+	for i, h := range p.hs {
+		var total uint64
+		for j := range h.counts {
+			c := h.counts[j].Load()
+			h.snap[j] = c
+			total += c
+		}
+		for j, c := range h.snap {
+			p.bucket[i*len(h.snap)+j].Set(int64(c))
+		}
+		p.count[i].Set(int64(total))
+		sum := math.Float64frombits(h.sum.Load())
+		p.sum[i].SetFloat(sum)
+		if total == 0 {
+			continue
+		}
+		lo, hi := math.Float64frombits(h.min.Load()), math.Float64frombits(h.max.Load())
+		p.min[i].SetFloat(lo)
+		p.max[i].SetFloat(hi)
+		p.mean[i].SetFloat(sum / float64(total))
+		for k, q := range p.quantiles {
+			p.q[k][i].SetFloat(h.quantile(h.snap, total, q, lo, hi))
+		}
+	}
+}
+
+// NewHistogram declares a histogram on r (Default when nil), observing
+// values in units; o may be nil for the defaults. See Histogram for the
+// metrics it publishes.
+func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
+	return declareHistograms(r, name, help, units, o, nil)[0]
+}

@@ -1,0 +1,329 @@
+package mmv
+
+import (
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestBucketIndexAndBounds(t *testing.T) {
+	l, err := newBuckets(&HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// [1, 1024) in 10 powers of two of 4 buckets, plus under and overflow.
+	if l.n != 42 {
+		t.Fatalf("%d buckets, want 42", l.n)
+	}
+	for _, c := range []struct {
+		x    float64
+		want int
+	}{
+		{math.Inf(-1), 0}, {-5, 0}, {math.Copysign(0, -1), 0}, {0, 0}, {0.999, 0},
+		{1, 1}, {1.24, 1}, {1.25, 2}, {1.99, 4}, {2, 5}, {1023.9, 40}, {1024, 41}, {math.Inf(1), 41},
+	} {
+		if got := l.index(c.x); got != c.want {
+			t.Errorf("index(%v) = %d, want %d", c.x, got, c.want)
+		}
+	}
+	// Every bucket holds its lower bound and not its upper one, and the
+	// buckets tile the range.
+	prev := math.Inf(-1)
+	for i := range l.n {
+		lo, hi := l.bounds(i)
+		if lo != prev || !(hi > lo) {
+			t.Fatalf("bucket %d is [%v, %v), previous ended at %v", i, lo, hi, prev)
+		}
+		if i > 0 && l.index(lo) != i {
+			t.Errorf("lower bound %v of bucket %d indexes %d", lo, i, l.index(lo))
+		}
+		if i < l.n-1 && l.index(math.Nextafter(hi, lo)) != i {
+			t.Errorf("just below the upper bound %v of bucket %d indexes %d", hi, i, l.index(math.Nextafter(hi, lo)))
+		}
+		if i > 0 && i < l.n-1 && (hi-lo)/lo > 1.0/4+1e-15 {
+			t.Errorf("bucket %d [%v, %v) is wider than lower/SubBuckets", i, lo, hi)
+		}
+		prev = hi
+	}
+	names := l.names()
+	if names[0] != "1" || names[1] != "1.25" || names[l.n-1] != "+Inf" || names[l.n-2] != "1024" {
+		t.Errorf("names %q ... %q", names[:3], names[l.n-3:])
+	}
+	if len(slices.Compact(slices.Clone(names))) != len(names) {
+		t.Error("bucket names repeat")
+	}
+}
+
+func TestBucketNamesUniqueAtFinestResolution(t *testing.T) {
+	l, err := newBuckets(&HistogramOptions{Min: 1e-9, Max: 1e-6, SubBuckets: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, n := range l.names() {
+		if seen[n] {
+			t.Fatalf("name %q repeats", n)
+		}
+		seen[n] = true
+	}
+}
+
+func TestBucketOptions(t *testing.T) {
+	for _, o := range []HistogramOptions{
+		{Min: -1}, {Min: 10, Max: 5}, {SubBuckets: 3}, {SubBuckets: 2048}, {Min: 1e-300, Max: 1e300, SubBuckets: 1024},
+	} {
+		if _, err := newBuckets(&o); err == nil {
+			t.Errorf("options %+v accepted", o)
+		}
+	}
+	l, err := newBuckets(&HistogramOptions{})
+	if err != nil || l.n != 242 {
+		t.Fatalf("defaults: %d buckets, %v; want 242", l.n, err)
+	}
+	for q, want := range map[float64]string{0.5: "p50", 0.9: "p90", 0.99: "p99", 0.999: "p999", 0.05: "p05", 1: "p100", 0.9999: "p9999"} {
+		if got, err := quantileName(q); got != want || err != nil {
+			t.Errorf("quantileName(%v) = %q, %v; want %q", q, got, err, want)
+		}
+	}
+	for _, q := range []float64{0, -1, 1.5, math.NaN()} {
+		if _, err := quantileName(q); err == nil {
+			t.Errorf("quantile %v accepted", q)
+		}
+	}
+}
+
+// exactQuantile is the sample of rank ceil(q*n).
+func exactQuantile(sorted []float64, q float64) float64 {
+	rank := int(math.Ceil(q * float64(len(sorted))))
+	return sorted[max(1, min(rank, len(sorted)))-1]
+}
+
+func TestQuantileAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dists := map[string]func() float64{
+		"uniform":     func() float64 { return 1 + rng.Float64()*999 },
+		"exponential": func() float64 { return 0.01 + rng.ExpFloat64()*5 },
+		"lognormal":   func() float64 { return math.Exp(rng.NormFloat64()*2 + 3) },
+		"bimodal": func() float64 {
+			if rng.IntN(10) == 0 {
+				return 500 + rng.Float64()*10
+			}
+			return 0.5 + rng.Float64()
+		},
+		"constant": func() float64 { return 42 },
+	}
+	qs := []float64{0.01, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1}
+	for _, sub := range []int{4, 8, 32} {
+		bound := 1 / float64(2*sub)
+		for _, name := range slices.Sorted(maps.Keys(dists)) {
+			gen := dists[name]
+			l, err := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e7, SubBuckets: sub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := newHistogram(l, NoUnits)
+			n := 1 + rng.IntN(100000)
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = gen()
+				h.Observe(xs[i])
+			}
+			slices.Sort(xs)
+			worst := 0.0
+			for _, q := range qs {
+				exact, est := exactQuantile(xs, q), h.Quantile(q)
+				rel := math.Abs(est-exact) / exact
+				worst = max(worst, rel)
+				if rel > bound*(1+1e-12) {
+					t.Errorf("%d sub-buckets, %s, n=%d: q%v estimate %v, exact %v: error %.4f > bound %.4f",
+						sub, name, n, q, est, exact, rel, bound)
+				}
+			}
+			t.Logf("%2d sub-buckets, %-11s n=%6d: worst relative error %.4f (bound %.4f)", sub, name, n, worst, bound)
+			st := h.Stats()
+			var sum float64
+			for _, x := range xs {
+				sum += x
+			}
+			if st.Count != uint64(n) || st.Min != xs[0] || st.Max != xs[n-1] || math.Abs(st.Sum-sum) > 1e-9*sum {
+				t.Errorf("%s: stats %+v, want count %d min %v max %v sum %v", name, st, n, xs[0], xs[n-1], sum)
+			}
+		}
+	}
+}
+
+func TestHistogramObserveDuration(t *testing.T) {
+	for units, want := range map[Units]float64{Second: 1.5, Millisecond: 1500, Microsecond: 1.5e6, Nanosecond: 1.5e9, Count: 1.5, Minute: 0.025} {
+		l, _ := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e10})
+		h := newHistogram(l, units)
+		h.ObserveDuration(1500 * time.Millisecond)
+		if got := h.Stats().Sum; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("units %v: observed %v, want %v", units, got, want)
+		}
+	}
+}
+
+func TestHistogramPublishes(t *testing.T) {
+	r := newTestRegistry(t, "hist")
+	h := NewHistogram(r, "latency", "Request latency", Millisecond,
+		&HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4, Interval: time.Hour})
+	hv := NewHistogramVec(r, "size", "Response size", Byte,
+		&HistogramOptions{Min: 1, Max: 1 << 20, Quantiles: []float64{0.5, 0.75}, Interval: 10 * time.Millisecond}, "/a", "/b")
+	for i := 1; i <= 100; i++ {
+		h.Observe(float64(i)) // before Start
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Start refreshed once.
+	for metric, want := range map[string]float64{
+		"latency.count": 100, "latency.sum": 5050, "latency.min": 1, "latency.max": 100,
+		"latency.mean": 50.5, "latency.p50": h.Quantile(0.5), "latency.p999": h.Quantile(0.999),
+	} {
+		if got := mustValue(t, r, metric, "").Float(); got != want {
+			t.Errorf("%s = %v, want %v", metric, got, want)
+		}
+	}
+	if got := mustValue(t, r, "latency.bucket", "1.25").Int(); got != 1 {
+		t.Errorf("bucket [1, 1.25) = %d, want 1", got)
+	}
+	if got := mustValue(t, r, "latency.bucket", "+Inf").Int(); got != 0 {
+		t.Errorf("overflow bucket = %d, want 0", got)
+	}
+	if got := mustValue(t, r, "latency.bucket", "1").Int(); got != 0 {
+		t.Errorf("underflow bucket = %d, want 0", got)
+	}
+	// The vector refreshes on its own interval.
+	hv.With("/b").Observe(100)
+	hv.With("/b").Observe(300)
+	deadline := time.Now().Add(5 * time.Second)
+	for mustValue(t, r, "size.count", "/b").Int() != 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := mustValue(t, r, "size.max", "/b").Float(); got != 300 {
+		t.Errorf("size.max[/b] = %v, want 300", got)
+	}
+	if got := mustValue(t, r, "size.p75", "/b").Float(); got != hv.With("/b").Quantile(0.75) {
+		t.Errorf("size.p75[/b] = %v, want %v", got, hv.With("/b").Quantile(0.75))
+	}
+	if got := mustValue(t, r, "size.bucket", "/b:104").Int(); got != 1 {
+		t.Errorf("size.bucket[/b:104] = %v, want 1", got)
+	}
+	if _, err := r.Value("size.p99", "/b"); err == nil {
+		t.Error("size.p99 published though not asked for")
+	}
+	// Close refreshes a last time, even with an interval of an hour.
+	h.Observe(2000)
+	v := mustValue(t, r, "latency.count", "")
+	mx := mustValue(t, r, "latency.max", "")
+	r.mu.Lock()
+	for _, f := range r.onClose {
+		f()
+	}
+	r.onClose = nil
+	r.mu.Unlock()
+	if v.Int() != 101 || mx.Float() != 2000 {
+		t.Errorf("after Close: count %d max %v, want 101 and 2000", v.Int(), mx.Float())
+	}
+}
+
+func TestHistogramConcurrentObserve(t *testing.T) {
+	l, _ := newBuckets(&HistogramOptions{})
+	h := newHistogram(l, NoUnits)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10000 {
+				h.Observe(float64(g*10000 + i + 1))
+			}
+		}()
+	}
+	wg.Wait()
+	st := h.Stats()
+	if st.Count != 40000 || st.Min != 1 || st.Max != 40000 || st.Sum != 40000*40001/2 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// BenchmarkHistogramObserve is the hot path of a histogram, against
+// BenchmarkHistogramBaseline: the atomic add on a bucket alone.
+func BenchmarkHistogramObserve(b *testing.B) {
+	h := NewHistogram(benchRegistry(b), "h", "", Second, &HistogramOptions{Min: 1e-6, Max: 100})
+	xs := benchInputs()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		h.Observe(xs[i&1023])
+		i++
+	}
+}
+
+func BenchmarkHistogramBaseline(b *testing.B) {
+	counts := make([]uint64, 1024)
+	xs := benchInputs()
+	i := 0
+	for b.Loop() {
+		x := xs[i&1023]
+		sinkF = x
+		atomicAdd(&counts[i&1023])
+		i++
+	}
+}
+
+func BenchmarkHistogramObserveParallel(b *testing.B) {
+	h := NewHistogram(benchRegistry(b), "h", "", Second, &HistogramOptions{Min: 1e-6, Max: 100})
+	xs := benchInputs()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			h.Observe(xs[i&1023])
+			i++
+		}
+	})
+}
+
+var sinkF float64
+
+func atomicAdd(p *uint64) { atomic.AddUint64(p, 1) }
+
+// benchInputs are latencies, log-normally spread around a millisecond.
+func benchInputs() []float64 {
+	rng := rand.New(rand.NewPCG(3, 4))
+	xs := make([]float64, 1024)
+	for i := range xs {
+		xs[i] = math.Exp(rng.NormFloat64()*1.5) / 1000
+	}
+	return xs
+}
+
+// TestHistogramObserveCost checks Observe's budget: at most 40 ns/op, and
+// no allocation.
+func TestHistogramObserveCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	var best float64 = math.Inf(1)
+	for range 5 {
+		base := testing.Benchmark(BenchmarkHistogramBaseline)
+		obs := testing.Benchmark(BenchmarkHistogramObserve)
+		if obs.AllocsPerOp() != 0 {
+			t.Fatalf("Observe allocates %d times per op", obs.AllocsPerOp())
+		}
+		ns := float64(obs.T.Nanoseconds()) / float64(obs.N)
+		t.Logf("Histogram.Observe %.2f ns/op; baseline (one atomic add) %.2f ns/op",
+			ns, float64(base.T.Nanoseconds())/float64(base.N))
+		best = min(best, ns)
+		if best <= 40 {
+			return
+		}
+	}
+	t.Errorf("Histogram.Observe takes %.1f ns/op, want at most 40", best)
+}
