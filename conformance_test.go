@@ -1,0 +1,583 @@
+package mmv_test
+
+// Conformance: files written by the library, read back through PCP's own
+// reader (pminfo with the MMV agent loaded in-process, no daemon). Each
+// test skips without PCP and fails instead when MMV_REQUIRE_PCP=1.
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// pcpDir returns a fresh PCP_TMP_DIR for a test and the mmv directory in it
+// that registries write to.
+func pcpDir(t *testing.T) (tmp, dir string) {
+	t.Helper()
+	pcptest.Require(t)
+	tmp = t.TempDir()
+	return tmp, filepath.Join(tmp, "mmv")
+}
+
+// startReg declares a registry with decl, starts it in dir and closes it
+// when the test ends.
+func startReg(t *testing.T, name, dir string, opts mmv.Options, decl func(r *mmv.Registry)) *mmv.Registry {
+	t.Helper()
+	opts.Dir = dir
+	r := mmv.NewRegistry(name, &opts)
+	decl(r)
+	require.NoError(t, r.Start())
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	require.NoError(t, err)
+}
+
+func value(t *testing.T, r *mmv.Registry, metric, instance string) *mmv.Value {
+	t.Helper()
+	v, err := r.Value(metric, instance)
+	require.NoError(t, err)
+	return v
+}
+
+// under returns the metrics whose names start with prefix.
+func under(ms []pcptest.Metric, prefix string) map[string]pcptest.Metric {
+	out := map[string]pcptest.Metric{}
+	for _, m := range ms {
+		if strings.HasPrefix(m.Name, prefix) {
+			out[m.Name] = m
+		}
+	}
+	return out
+}
+
+// get returns the metric of that name, failing the test when PCP does not
+// show it.
+func get(t *testing.T, ms []pcptest.Metric, name string) pcptest.Metric {
+	t.Helper()
+	m := pcptest.Find(ms, name)
+	if m == nil {
+		var names []string
+		for _, m := range ms {
+			names = append(names, m.Name)
+		}
+		t.Fatalf("PCP does not show %s; it shows %v", name, names)
+	}
+	return *m
+}
+
+func TestConformanceNames(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	long := "long." + strings.Repeat("x", 70) // forces a v2 file
+	startReg(t, "app_2", dir, mmv.Options{Cluster: 12}, func(r *mmv.Registry) {
+		must(t, r.AddMetric(mmv.Metric{Name: "requests", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		must(t, r.AddMetric(mmv.Metric{Name: "a.b.c", Item: 1023, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		must(t, r.AddMetric(mmv.Metric{Name: "Mixed_Case9.x_1", Item: 7, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	})
+	startReg(t, "v2file", dir, mmv.Options{Cluster: 13}, func(r *mmv.Registry) {
+		must(t, r.AddMetric(mmv.Metric{Name: long, Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	})
+	startReg(t, "noprefix", dir, mmv.Options{Cluster: 14, Flags: mmv.NoPrefix}, func(r *mmv.Registry) {
+		must(t, r.AddMetric(mmv.Metric{Name: "toplevel.metric", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	})
+	// Items left to the library: PCP must see each one, with distinct items.
+	auto := []string{"auto.a", "auto.b", "auto.c", "auto.d", "auto.e", "auto.f"}
+	startReg(t, "autoitems", dir, mmv.Options{Cluster: 15}, func(r *mmv.Registry) {
+		for _, n := range auto {
+			must(t, r.AddMetric(mmv.Metric{Name: n, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+		}
+	})
+
+	ms := pcptest.Info(t, tmp)
+	for name, pmid := range map[string]string{
+		"mmv.app_2.requests":        "70.12.1",
+		"mmv.app_2.a.b.c":           "70.12.1023",
+		"mmv.app_2.Mixed_Case9.x_1": "70.12.7",
+		"mmv.v2file." + long:        "70.13.1",
+		"mmv.toplevel.metric":       "70.14.2",
+	} {
+		assert.Equal(t, pmid, get(t, ms, name).PMID, name)
+	}
+	assert.Len(t, under(ms, "mmv.app_2."), 3, "nothing else, nothing dropped")
+	assert.Len(t, under(ms, "mmv.noprefix"), 0, "NoPrefix puts no file name in the metric names")
+
+	items := map[string]bool{}
+	for _, n := range auto {
+		m := get(t, ms, "mmv.autoitems."+n)
+		parts := strings.Split(m.PMID, ".")
+		require.Len(t, parts, 3)
+		assert.Equal(t, "15", parts[1])
+		item, err := strconv.Atoi(parts[2])
+		require.NoError(t, err)
+		assert.True(t, item >= 1 && item <= 1023, "item %d", item)
+		assert.False(t, items[parts[2]], "item %d used twice", item)
+		items[parts[2]] = true
+	}
+	assert.Equal(t, "4", get(t, ms, "mmv.control.files").Value)
+}
+
+func TestConformanceTypesAndSemantics(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	cases := []struct {
+		typ      mmv.Type
+		sem      mmv.Semantics
+		pcpType  string
+		pcpSem   string
+		pcpUnits string
+	}{
+		{mmv.Int32, mmv.SemCounter, "32-bit int", "counter", "none"},
+		{mmv.Uint32, mmv.SemInstant, "32-bit unsigned int", "instant", "none"},
+		{mmv.Int64, mmv.SemDiscrete, "64-bit int", "discrete", "none"},
+		{mmv.Uint64, mmv.SemCounter, "64-bit unsigned int", "counter", "none"},
+		{mmv.Float, mmv.SemInstant, "float", "instant", "none"},
+		{mmv.Double, mmv.SemDiscrete, "double", "discrete", "none"},
+		{mmv.String, mmv.SemDiscrete, "string", "discrete", "none"},
+		// PCP exports ELAPSED as a signed 64-bit counter in microseconds,
+		// whatever the file declares.
+		{mmv.Elapsed, mmv.SemCounter, "64-bit int", "counter", "microsec"},
+		{mmv.Elapsed, mmv.SemInstant, "64-bit int", "counter", "microsec"},
+	}
+	startReg(t, "types", dir, mmv.Options{Cluster: 20}, func(r *mmv.Registry) {
+		for i, c := range cases {
+			units := mmv.NoUnits
+			if c.typ == mmv.Elapsed {
+				units = mmv.Millisecond
+			}
+			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Item: uint32(i + 1), Type: c.typ, Semantics: c.sem, Units: units}))
+		}
+	})
+	ms := pcptest.Info(t, tmp)
+	for i, c := range cases {
+		m := get(t, ms, fmt.Sprintf("mmv.types.m%d", i))
+		assert.Equal(t, c.pcpType, m.Type, "%v", c.typ)
+		assert.Equal(t, c.pcpSem, m.Semantics, "%v %v", c.typ, c.sem)
+		assert.Equal(t, c.pcpUnits, m.Units, "%v", c.typ)
+		assert.Equal(t, "PM_INDOM_NULL 0xffffffff", m.Indom)
+		assert.Equal(t, fmt.Sprintf("70.20.%d", i+1), m.PMID)
+	}
+}
+
+// TestConformanceUnits checks units three ways: the text PCP prints for
+// the units word in the file, mmv.Units.String, and the text expected.
+func TestConformanceUnits(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	cases := []struct {
+		u    mmv.Units
+		want string
+	}{
+		{mmv.NoUnits, ""},
+		{mmv.Byte, "byte"},
+		{mmv.Kbyte, "Kbyte"},
+		{mmv.Mbyte, "Mbyte"},
+		{mmv.Gbyte, "Gbyte"},
+		{mmv.Tbyte, "Tbyte"},
+		{mmv.Pbyte, "Pbyte"},
+		{mmv.Ebyte, "Ebyte"},
+		{mmv.NewUnits(1, 0, 0, mmv.ScaleZbyte, 0, 0), "Zbyte"},
+		{mmv.NewUnits(1, 0, 0, mmv.ScaleYbyte, 0, 0), "Ybyte"},
+		{mmv.Nanosecond, "nanosec"},
+		{mmv.Microsecond, "microsec"},
+		{mmv.Millisecond, "millisec"},
+		{mmv.Second, "sec"},
+		{mmv.Minute, "min"},
+		{mmv.Hour, "hour"},
+		{mmv.Count, "count"},
+		{mmv.NewUnits(0, 0, 1, 0, 0, 1), "count x 10"},
+		{mmv.NewUnits(0, 0, 1, 0, 0, 3), "count x 10^3"},
+		{mmv.NewUnits(0, 0, 1, 0, 0, 6), "count x 10^6"},
+		{mmv.NewUnits(0, 0, 1, 0, 0, -3), "count x 10^-3"},
+		{mmv.NewUnits(0, 0, 1, 0, 0, -8), "count x 10^-8"},
+		{mmv.Kbyte.Per(mmv.Second), "Kbyte / sec"},
+		{mmv.Byte.Per(mmv.Second), "byte / sec"},
+		{mmv.Mbyte.Per(mmv.Millisecond), "Mbyte / millisec"},
+		{mmv.Count.Per(mmv.Second), "count / sec"},
+		{mmv.NewUnits(0, -1, 0, 0, mmv.ScaleSec, 0), "/ sec"},
+		{mmv.Byte.Mul(mmv.Byte), "byte^2"},
+		{mmv.Kbyte.Mul(mmv.Kbyte).Per(mmv.Second), "Kbyte^2 / sec"},
+		{mmv.Byte.Per(mmv.Second).Per(mmv.Second), "byte / sec^2"},
+		{mmv.Microsecond.Per(mmv.Count), "microsec / count"},
+		{mmv.NewUnits(0, 0, -1, 0, 0, 3), "/ count x 10^3"},
+		{mmv.NewUnits(1, -1, -1, 0, mmv.ScaleSec, 0), "byte / sec count"},
+		{mmv.NewUnits(1, 1, 1, mmv.ScaleMbyte, mmv.ScaleMicrosec, 2), "Mbyte microsec count x 10^2"},
+		{mmv.NewUnits(0, -1, 1, 0, mmv.ScaleSec, -1), "count x 10^-1 / sec"},
+		{mmv.NewUnits(7, -8, 7, 0, 0, 0), "byte^7 count^7 / nanosec^8"},
+		// PCP's own oddities: a count scale with no count dimension, and
+		// "count x 10" squared.
+		{mmv.NewUnits(0, 0, 0, 0, 0, 3), "x 10^3"},
+		{mmv.NewUnits(0, 0, 0, 0, 0, 1), "x 10"},
+		{mmv.NewUnits(0, 0, 0, 0, 0, -2), "x 10^-2"},
+		{mmv.NewUnits(0, 0, 2, 0, 0, 1), "count x 10^2"},
+	}
+	startReg(t, "units", dir, mmv.Options{Cluster: 21}, func(r *mmv.Registry) {
+		for i, c := range cases {
+			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("u%02d", i), Item: uint32(i + 1), Type: mmv.Double, Semantics: mmv.SemInstant, Units: c.u}))
+		}
+	})
+	ms := pcptest.Info(t, tmp)
+	for i, c := range cases {
+		pcp := get(t, ms, fmt.Sprintf("mmv.units.u%02d", i)).Units
+		if pcp == "none" { // pminfo's word for dimensionless
+			pcp = ""
+		}
+		assert.Equal(t, c.want, pcp, "PCP's text for %#08x", uint32(c.u))
+		assert.Equal(t, pcp, c.u.String(), "Units.String of %#08x", uint32(c.u))
+	}
+}
+
+func TestConformanceInstances(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	longName := "instance-" + strings.Repeat("n", 80)
+	insts := []mmv.Instance{{ID: 0, Name: "GET"}, {ID: 7, Name: "with space"}, {ID: 3, Name: "x/y-z.é"}, {ID: 1 << 30, Name: longName}}
+	r := startReg(t, "inst", dir, mmv.Options{Cluster: 30}, func(r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: insts}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 2047, Instances: []mmv.Instance{{ID: 5, Name: "only"}}}))
+		must(t, r.AddIndom(mmv.Indom{Serial: 9}))
+		must(t, r.AddMetric(mmv.Metric{Name: "bytes", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Byte, Indom: 1}))
+		must(t, r.AddMetric(mmv.Metric{Name: "temp", Item: 2, Type: mmv.Double, Semantics: mmv.SemInstant, Indom: 1}))
+		must(t, r.AddMetric(mmv.Metric{Name: "one", Item: 3, Type: mmv.String, Semantics: mmv.SemDiscrete, Indom: 2047}))
+		must(t, r.AddMetric(mmv.Metric{Name: "empty", Item: 4, Type: mmv.Int32, Semantics: mmv.SemInstant, Indom: 9}))
+	})
+	for i, in := range insts {
+		value(t, r, "bytes", in.Name).Add(int64(1000 + i))
+		value(t, r, "temp", in.Name).SetFloat(float64(i) + 0.5)
+	}
+	must(t, value(t, r, "one", "only").SetString("single"))
+
+	ms := pcptest.Info(t, tmp)
+	bytes := get(t, ms, "mmv.inst.bytes")
+	// Indom ids are (cluster << 11) | serial.
+	assert.Equal(t, fmt.Sprintf("70.%d 0x%x", 30<<11|1, 70<<22|30<<11|1), bytes.Indom)
+	temp := get(t, ms, "mmv.inst.temp")
+	require.Len(t, bytes.Instances, len(insts))
+	require.Len(t, temp.Instances, len(insts))
+	for i, in := range insts {
+		assert.Equal(t, int(in.ID), bytes.Instances[i].ID, "instances in declaration order")
+		assert.Equal(t, in.Name, bytes.Instances[i].Name)
+		assert.Equal(t, strconv.Itoa(1000+i), bytes.Instances[i].Value, in.Name)
+		assert.Equal(t, in.Name, temp.Instances[i].Name)
+		assert.Equal(t, strconv.FormatFloat(float64(i)+0.5, 'g', -1, 64), temp.Instances[i].Value, in.Name)
+	}
+	one := get(t, ms, "mmv.inst.one")
+	assert.Equal(t, fmt.Sprintf("70.%d 0x%x", 30<<11|2047, 70<<22|30<<11|2047), one.Indom)
+	require.Len(t, one.Instances, 1)
+	assert.Equal(t, pcptest.Instance{ID: 5, Name: "only", Value: `"single"`, Labels: one.Instances[0].Labels}, one.Instances[0])
+
+	empty := get(t, ms, "mmv.inst.empty")
+	assert.Empty(t, empty.Instances)
+	assert.Equal(t, "No value(s) available!", empty.NoValue)
+}
+
+func TestConformanceHelp(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	long255 := strings.Repeat("0123456789abcdef\n", 15)[:255]
+	cases := []struct {
+		short, long         string
+		wantShort, wantLong string
+	}{
+		{"Requests served", "Requests served since start,\nby every method.\n\nSee also: bytes.", "Requests served", "Requests served since start,\nby every method.\n\nSee also: bytes."},
+		{"", "", "", ""},
+		// PCP's reader answers the long help with the short one when a
+		// metric has no long help.
+		{"Only a short help", "", "Only a short help", "Only a short help"},
+		{"", "Only a long help", "", "Only a long help"},
+		{"Brackets ] [ and UTF-8: é ü ∑", "\tindented\n  spaced", "Brackets ] [ and UTF-8: é ü ∑", "\tindented\n  spaced"},
+		// pminfo drops trailing newlines.
+		{"s", "ends with newlines\n\n", "s", "ends with newlines"},
+		{strings.Repeat("s", 255), long255, strings.Repeat("s", 255), strings.TrimRight(long255, "\n")},
+		{"looks like values", "    value 3\n    inst [1 or \"x\"] value 2", "looks like values", "    value 3\n    inst [1 or \"x\"] value 2"},
+	}
+	startReg(t, "help", dir, mmv.Options{Cluster: 40}, func(r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Indom short", LongHelp: "Indom long\nsecond line", Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
+		for i, c := range cases {
+			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("h%d", i), Item: uint32(i + 1), Type: mmv.Uint32, Semantics: mmv.SemInstant, ShortHelp: c.short, LongHelp: c.long}))
+		}
+		must(t, r.AddMetric(mmv.Metric{Name: "withindom", Item: 100, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1, ShortHelp: "per instance", LongHelp: "per\ninstance"}))
+	})
+	ms := pcptest.Info(t, tmp)
+	for i, c := range cases {
+		m := get(t, ms, fmt.Sprintf("mmv.help.h%d", i))
+		assert.Equal(t, c.wantShort, m.ShortHelp, "case %d", i)
+		assert.Equal(t, c.wantLong, m.LongHelp, "case %d", i)
+		assert.Equal(t, "0", m.Value, "case %d: the value still follows the help", i)
+	}
+	m := get(t, ms, "mmv.help.withindom")
+	assert.Equal(t, "per instance", m.ShortHelp)
+	assert.Equal(t, "per\ninstance", m.LongHelp)
+	// pminfo shows no indom help; PCP's mmvdump does.
+	dump := pcptest.Dump(t, filepath.Join(dir, "help"))
+	assert.Contains(t, dump, "shorttext=Indom short")
+	assert.Contains(t, dump, "helptext=Indom long\nsecond line")
+}
+
+func TestConformanceLabels(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	// Every value type PCP keeps, as it prints them (no spaces).
+	values := []struct {
+		v    any
+		json string
+	}{
+		{"text", `"text"`},
+		{"quotes \" and \\ and <&> é", `"quotes \" and \\ and <&> é"`},
+		{"", `""`},
+		{42, `42`},
+		{-7, `-7`},
+		{2.5, `2.5`},
+		{uint64(math.MaxUint64), `18446744073709551615`},
+		{true, `true`},
+		{false, `false`},
+		{nil, `null`},
+		{[]any{1, "a", true, nil}, `[1,"a",true,null]`},
+		{[]string{}, `[]`},
+	}
+	r := startReg(t, "labels", dir, mmv.Options{Cluster: 50}, func(r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "one"}, {ID: 2, Name: "two"}}}))
+		must(t, r.AddMetric(mmv.Metric{Name: "plain", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+		must(t, r.AddMetric(mmv.Metric{Name: "typed", Item: 2, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+		must(t, r.AddMetric(mmv.Metric{Name: "per", Item: 3, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+		// Cluster labels reach every metric.
+		must(t, r.AddLabel(mmv.Label{Name: "service", Value: "web"}))
+		must(t, r.AddLabel(mmv.Label{Name: "env", Value: "prod"}))
+		for i, v := range values {
+			must(t, r.AddMetricLabel("typed", mmv.Label{Name: fmt.Sprintf("v%02d", i), Value: v.v, Optional: i%2 == 1}))
+		}
+		// PCP's precedence: item over cluster over indom; instance over all.
+		must(t, r.AddMetricLabel("typed", mmv.Label{Name: "env", Value: "test"}))
+		must(t, r.AddIndomLabel(1, mmv.Label{Name: "env", Value: "indom"}))
+		must(t, r.AddIndomLabel(1, mmv.Label{Name: "kind", Value: "method"}))
+		must(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "env", Value: "instance"}))
+		must(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "weight", Value: 0.25, Optional: true}))
+	})
+	_ = r
+	ms := pcptest.Info(t, tmp)
+	check := func(what, labels, name, want string) {
+		t.Helper()
+		m := pcptest.Metric{Labels: labels}
+		got, ok := m.Label(name)
+		if assert.True(t, ok, "%s: no label %q in %s", what, name, labels) {
+			assert.Equal(t, want, got, "%s: label %q", what, name)
+		}
+	}
+	plain := get(t, ms, "mmv.labels.plain")
+	check("plain", plain.Labels, "service", `"web"`)
+	check("plain", plain.Labels, "env", `"prod"`)
+	check("plain", plain.Labels, "agent", `"mmv"`)
+
+	typed := get(t, ms, "mmv.labels.typed")
+	for i, v := range values {
+		check("typed", typed.Labels, fmt.Sprintf("v%02d", i), v.json)
+	}
+	check("typed", typed.Labels, "env", `"test"`)
+	check("typed", typed.Labels, "service", `"web"`)
+
+	per := get(t, ms, "mmv.labels.per")
+	check("per", per.Labels, "env", `"prod"`)
+	check("per", per.Labels, "kind", `"method"`)
+	require.Len(t, per.Instances, 2)
+	one, two := per.Instance("one"), per.Instance("two")
+	check("instance one", one.Labels, "env", `"prod"`)
+	check("instance one", one.Labels, "kind", `"method"`)
+	_, ok := one.Label("weight")
+	assert.False(t, ok, "instance labels stay on their instance")
+	check("instance two", two.Labels, "env", `"instance"`)
+	check("instance two", two.Labels, "weight", `0.25`)
+	check("instance two", two.Labels, "service", `"web"`)
+
+	// pminfo shows optional labels like the others; the reader sees the
+	// optional flag (0x80) in the records, as mmvdump prints them.
+	dump := pcptest.Dump(t, filepath.Join(dir, "labels"))
+	assert.Contains(t, dump, "{\"v01\":\"quotes \\\" and \\\\ and <&> é\"}\n        flags=0x90, identity=0x2")
+	assert.Contains(t, dump, "{\"v00\":\"text\"}\n        flags=0x10, identity=0x2")
+	assert.Contains(t, dump, "{\"weight\":0.25}\n        flags=0xa0, identity=0x1\n        internal=0x2")
+	assert.Contains(t, dump, "{\"service\":\"web\"}\n        flags=0x8, identity=0x32")
+	assert.Contains(t, dump, "{\"kind\":\"method\"}\n        flags=0x4, identity=0x1")
+}
+
+func TestConformanceValues(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	type update struct {
+		name string
+		typ  mmv.Type
+		do   func(v *mmv.Value)
+		want string
+	}
+	updates := []update{
+		{"i32.set", mmv.Int32, func(v *mmv.Value) { v.Set(-5) }, "-5"},
+		{"i32.min", mmv.Int32, func(v *mmv.Value) { v.Set(math.MinInt32) }, "-2147483648"},
+		{"i32.add", mmv.Int32, func(v *mmv.Value) { v.Set(10); v.Add(-15); v.Inc() }, "-4"},
+		{"i32.wrap", mmv.Int32, func(v *mmv.Value) { v.Set(math.MaxInt32); v.Inc() }, "-2147483648"},
+		{"u32.max", mmv.Uint32, func(v *mmv.Value) { v.Set(math.MaxUint32) }, "4294967295"},
+		{"u32.add", mmv.Uint32, func(v *mmv.Value) { v.Add(3_000_000_000); v.Add(1_000_000_000) }, "4000000000"},
+		{"u32.wrap", mmv.Uint32, func(v *mmv.Value) { v.Set(math.MaxUint32); v.Add(2) }, "1"},
+		{"i64.min", mmv.Int64, func(v *mmv.Value) { v.Set(math.MinInt64) }, "-9223372036854775808"},
+		{"i64.max", mmv.Int64, func(v *mmv.Value) { v.Set(math.MaxInt64) }, "9223372036854775807"},
+		{"i64.add", mmv.Int64, func(v *mmv.Value) { v.Add(-1 << 40); v.Inc() }, "-1099511627775"},
+		{"u64.big", mmv.Uint64, func(v *mmv.Value) { u := uint64(1<<63 + 5); v.Set(int64(u)) }, "9223372036854775813"},
+		{"u64.max", mmv.Uint64, func(v *mmv.Value) { v.Set(-1) }, "18446744073709551615"},
+		{"u64.cross", mmv.Uint64, func(v *mmv.Value) { v.Set(math.MaxInt64); v.Add(10) }, "9223372036854775817"},
+		{"u64.inc", mmv.Uint64, func(v *mmv.Value) {
+			for range 1000 {
+				v.Inc()
+			}
+		}, "1000"},
+		{"float.tenth", mmv.Float, func(v *mmv.Value) { v.SetFloat(0.1) }, "0.1"},
+		{"float.third", mmv.Float, func(v *mmv.Value) { v.SetFloat(1.0 / 3) }, "0.33333334"},
+		{"float.add", mmv.Float, func(v *mmv.Value) { v.SetFloat(1.5); v.AddFloat(-0.25); v.Add(2) }, "3.25"},
+		{"float.neg", mmv.Float, func(v *mmv.Value) { v.SetFloat(-2.5e-7) }, "-2.5e-07"},
+		{"float.int", mmv.Float, func(v *mmv.Value) { v.Set(16777216) }, "16777216"},
+		{"double.frac", mmv.Double, func(v *mmv.Value) { v.SetFloat(0.1); v.AddFloat(0.2) }, "0.3"},
+		{"double.pi", mmv.Double, func(v *mmv.Value) { v.SetFloat(math.Pi) }, "3.141592653589793"},
+		{"double.big", mmv.Double, func(v *mmv.Value) { v.SetFloat(1.5e300) }, "1.5e+300"},
+		{"double.tiny", mmv.Double, func(v *mmv.Value) { v.SetFloat(-1e-300) }, "-1e-300"},
+		{"double.precise", mmv.Double, func(v *mmv.Value) { v.SetFloat(123456789.123456789) }, "123456789.1234568"},
+		{"double.int", mmv.Double, func(v *mmv.Value) { v.Set(1 << 53); v.Inc() }, "9007199254740992"},
+		{"string.set", mmv.String, func(v *mmv.Value) { must(t, v.SetString("version 1.2.3")) }, `"version 1.2.3"`},
+		{"string.shorter", mmv.String, func(v *mmv.Value) {
+			must(t, v.SetString(strings.Repeat("long", 50)))
+			must(t, v.SetString("short"))
+		}, `"short"`},
+		{"string.quotes", mmv.String, func(v *mmv.Value) { must(t, v.SetString(`say "hi" \ é`)) }, `"say "hi" \ é"`},
+		{"string.max", mmv.String, func(v *mmv.Value) { must(t, v.SetString(strings.Repeat("z", 255))) }, `"` + strings.Repeat("z", 255) + `"`},
+		{"string.empty", mmv.String, func(v *mmv.Value) { must(t, v.SetString("x")); must(t, v.SetString("")) }, `""`},
+		{"string.untouched", mmv.String, func(v *mmv.Value) {}, `""`},
+		{"elapsed.add", mmv.Elapsed, func(v *mmv.Value) {
+			v.AddDuration(1500 * time.Microsecond)
+			v.AddDuration(2 * time.Second)
+		}, "2001500"},
+		{"elapsed.closed", mmv.Elapsed, func(v *mmv.Value) {
+			v.AddDuration(time.Second)
+			v.StartInterval()
+			v.EndInterval()
+		}, ""}, // checked below: between 1s and 1s plus the test's time
+	}
+	r := startReg(t, "values", dir, mmv.Options{Cluster: 60}, func(r *mmv.Registry) {
+		for i, u := range updates {
+			must(t, r.AddMetric(mmv.Metric{Name: u.name, Item: uint32(i + 1), Type: u.typ, Semantics: mmv.SemInstant}))
+		}
+		must(t, r.AddMetric(mmv.Metric{Name: "elapsed.open", Item: 1000, Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond}))
+	})
+	begin := time.Now()
+	for _, u := range updates {
+		u.do(value(t, r, u.name, ""))
+	}
+	open := value(t, r, "elapsed.open", "")
+	open.AddDuration(5 * time.Second)
+	opened := time.Now()
+	open.StartInterval()
+	time.Sleep(20 * time.Millisecond)
+
+	ms := pcptest.Info(t, tmp)
+	read := time.Now()
+	for _, u := range updates {
+		m := get(t, ms, "mmv.values."+u.name)
+		if u.want == "" {
+			continue
+		}
+		assert.Equal(t, u.want, m.Value, u.name)
+	}
+	us := func(s string) int64 {
+		n, err := strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err, s)
+		return n
+	}
+	closed := us(get(t, ms, "mmv.values.elapsed.closed").Value)
+	assert.GreaterOrEqual(t, closed, int64(1e6))
+	assert.LessOrEqual(t, closed, int64(1e6)+time.Since(begin).Microseconds()+1)
+
+	// An open interval counts up to the moment PCP reads it.
+	got := us(get(t, ms, "mmv.values.elapsed.open").Value)
+	assert.GreaterOrEqual(t, got, int64(5e6)+20_000, "5s plus the 20ms the interval has been open at least")
+	assert.LessOrEqual(t, got, int64(5e6)+read.Sub(opened).Microseconds()+1000)
+
+	// Closed, the interval stays counted and stops growing.
+	open.EndInterval()
+	ms = pcptest.Info(t, tmp)
+	final := us(get(t, ms, "mmv.values.elapsed.open").Value)
+	assert.GreaterOrEqual(t, final, got)
+	time.Sleep(20 * time.Millisecond)
+	ms = pcptest.Info(t, tmp)
+	assert.Equal(t, final, us(get(t, ms, "mmv.values.elapsed.open").Value))
+}
+
+// TestConformancePerInstanceValues updates every type per instance.
+func TestConformancePerInstanceValues(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	types := []mmv.Type{mmv.Int32, mmv.Uint32, mmv.Int64, mmv.Uint64, mmv.Float, mmv.Double, mmv.String, mmv.Elapsed}
+	insts := []mmv.Instance{{ID: 10, Name: "a"}, {ID: 20, Name: "b"}, {ID: 30, Name: "c"}}
+	r := startReg(t, "perinst", dir, mmv.Options{Cluster: 61}, func(r *mmv.Registry) {
+		must(t, r.AddIndom(mmv.Indom{Serial: 4, Instances: insts}))
+		for i, typ := range types {
+			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("t%d", i), Item: uint32(i + 1), Type: typ, Semantics: mmv.SemInstant, Indom: 4}))
+		}
+	})
+	for i, typ := range types {
+		for j, in := range insts {
+			v := value(t, r, fmt.Sprintf("t%d", i), in.Name)
+			switch typ {
+			case mmv.String:
+				must(t, v.SetString("s-"+in.Name))
+			case mmv.Float, mmv.Double:
+				v.SetFloat(float64(j) + 0.25)
+			case mmv.Elapsed:
+				v.AddDuration(time.Duration(j+1) * time.Millisecond)
+			default:
+				v.Set(int64(j * 100))
+				v.Inc()
+			}
+		}
+	}
+	ms := pcptest.Info(t, tmp)
+	for i, typ := range types {
+		m := get(t, ms, fmt.Sprintf("mmv.perinst.t%d", i))
+		require.Len(t, m.Instances, len(insts), "%v", typ)
+		for j, in := range insts {
+			want := strconv.Itoa(j*100 + 1)
+			switch typ {
+			case mmv.String:
+				want = `"s-` + in.Name + `"`
+			case mmv.Float, mmv.Double:
+				want = strconv.FormatFloat(float64(j)+0.25, 'g', -1, 64)
+			case mmv.Elapsed:
+				want = strconv.Itoa((j + 1) * 1000)
+			}
+			got := m.Instance(in.Name)
+			require.NotNil(t, got, "%v %s", typ, in.Name)
+			assert.Equal(t, int(in.ID), got.ID)
+			assert.Equal(t, want, got.Value, "%v %s", typ, in.Name)
+		}
+	}
+}
+
+// TestConformanceProcess: the file of a live process with the Process flag
+// is read; Close removes it and its metrics go.
+func TestConformanceProcess(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := startReg(t, "proc", dir, mmv.Options{Cluster: 70, Flags: mmv.Process}, func(r *mmv.Registry) {
+		must(t, r.AddMetric(mmv.Metric{Name: "alive", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	})
+	startReg(t, "both", dir, mmv.Options{Cluster: 71, Flags: mmv.Process | mmv.NoPrefix}, func(r *mmv.Registry) {
+		must(t, r.AddMetric(mmv.Metric{Name: "procnoprefix", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	})
+	value(t, r, "alive", "").Add(99)
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, "99", get(t, ms, "mmv.proc.alive").Value)
+	assert.Equal(t, "70.70.1", get(t, ms, "mmv.proc.alive").PMID)
+	assert.Equal(t, "0", get(t, ms, "mmv.procnoprefix").Value)
+
+	must(t, r.Close())
+	ms = pcptest.Info(t, tmp)
+	assert.Nil(t, pcptest.Find(ms, "mmv.proc.alive"), "Close removes a Process file")
+	assert.NotNil(t, pcptest.Find(ms, "mmv.procnoprefix"))
+}
