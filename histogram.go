@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -36,8 +37,8 @@ import (
 //
 // # In PCP
 //
-// A histogram named h publishes, refreshed every Interval (and at Close)
-// off the hot path:
+// A histogram named h publishes, refreshed at Start, every Interval and at
+// Close, off the hot path:
 //
 //   - h.bucket: the count of each bucket, a Uint64 counter (units Count)
 //     over an instance domain whose instance names are the buckets' upper
@@ -305,8 +306,10 @@ func quantileName(q float64) (string, error) {
 }
 
 // histPub publishes the statistics of one histogram, or of each of a
-// vector's: the values are set at Start, refresh runs off the hot path.
+// vector's: the values are set at Start, refresh runs off the hot path, in
+// Start, every interval and in Close.
 type histPub struct {
+	mu        sync.Mutex // serialises refresh
 	hs        []*Histogram
 	quantiles []float64
 	bucket    []*Value // per histogram, per bucket
@@ -418,17 +421,25 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			}
 			return vs
 		}
+		p.mu.Lock()
 		p.bucket = look(name+".bucket", bucketInsts)
 		for _, s := range stats {
 			*s.dst = look(name+"."+s.part, statInsts)
 		}
-	}, func() {})
+		p.mu.Unlock()
+		p.refresh()
+	}, p.refresh)
 	r.Poll(opts.Interval, p.refresh)
 	return p.hs
 }
 
 // refresh copies the histograms' state into the file.
 func (p *histPub) refresh() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bucket == nil { // not started
+		return
+	}
 	for i, h := range p.hs {
 		var total uint64
 		for j := range h.counts {

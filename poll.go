@@ -7,43 +7,43 @@ import "time"
 const DefaultInterval = time.Second
 
 // Poll arranges for f to run every interval (DefaultInterval when not
-// positive) while r is started: once in Start, before it returns, then
-// every interval on a goroutine of its own, and a last time in Close, while
-// the file is still mapped. Use it to copy values kept elsewhere into the
-// file, off the hot path: histograms refresh their statistics this way,
-// and package goruntime copies runtime/metrics.
-//
-// Start and Close run f with the registry locked, so f must not call the
-// registry's methods; it updates instruments and Values looked up before.
-// Runs never overlap.
+// positive) while r is started, on a goroutine of its own: first as soon as
+// Start has made the file, then every interval until Close. Use it to copy
+// values kept elsewhere into the file, off the hot path: package goruntime
+// copies runtime/metrics this way. f may call the registry's methods, such
+// as Value to look its handles up on its first run. Runs never overlap;
+// Close does not wait for a run in progress, whose updates are then
+// dropped like any update after Close.
 func (r *Registry) Poll(interval time.Duration, f func()) {
 	r = registry(r)
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	var stop, done chan struct{}
+	var stop chan struct{}
 	r.hook(func() {
-		f()
-		stop, done = make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			t := time.NewTicker(interval)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					f()
-				}
-			}
-		}()
+		stop = make(chan struct{})
+		go poll(interval, f, stop)
 	}, func() {
-		if stop == nil {
-			return
+		if stop != nil {
+			close(stop)
 		}
-		close(stop)
-		<-done
-		f()
 	})
+}
+
+func poll(interval time.Duration, f func(), stop chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		f()
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
 }
