@@ -1,0 +1,332 @@
+// Package goruntime publishes the Go runtime's own metrics to PCP: every
+// metric runtime/metrics offers (GC, heap, memory classes, scheduler,
+// goroutines, CPU classes, mutex wait, GODEBUG counters...), declared on an
+// mmv registry and refreshed on an interval.
+//
+//	r := mmv.NewRegistry("goruntime", nil)
+//	if err := goruntime.Register(r, nil); err != nil { ... }
+//	r.Start()
+//
+// then `pminfo -f mmv.goruntime` shows them.
+//
+// # Types, semantics and units
+//
+// A runtime/metrics value of kind Uint64 is a Uint64 metric, of kind
+// Float64 a Double metric; a cumulative one has counter semantics, the
+// others instant. Units follow the unit after the ':': bytes are Byte,
+// seconds and cpu-seconds Second, percent dimensionless, and every other
+// unit (objects, goroutines, threads, gc-cycles, events, calls...) Count.
+//
+// A Float64Histogram (such as /sched/latencies:seconds) becomes two
+// metrics under its name: NAME.bucket, a Uint64 counter (units Count) over
+// an instance domain whose instance names are the buckets' upper bounds in
+// the metric's unit ("+Inf" for the last), with the count of each bucket
+// (not cumulative); and NAME.count, the total count.
+//
+// # Names
+//
+// A runtime/metrics name such as /gc/heap/allocs:bytes becomes the PCP name
+// gc.heap.allocs_bytes (under Options.Prefix, if any):
+//
+//  1. The leading '/' is dropped and the name is cut at its last ':' into
+//     a path and a unit.
+//  2. The unit is appended to the last path component after a '_':
+//     runtime/metrics has names that differ only by unit
+//     (/gc/heap/allocs:bytes and /gc/heap/allocs:objects), and a suffix
+//     keeps a leaf such as sched.goroutines_goroutines apart from the
+//     components of longer names (sched.goroutines.running_goroutines).
+//  3. The path's '/' become '.'; in each component every character other
+//     than a letter, a digit or '_' becomes '_' (so allocs-by-size becomes
+//     allocs_by_size), and a component that does not start with a letter
+//     gets an "x" in front.
+//
+// A test checks, on the runtime's actual metric set, that the rule yields
+// valid PCP names, no two alike, and no name that is also a prefix at a dot
+// of another (which would make PCP drop every MMV metric on the host).
+// Register checks it again on the metrics of the running Go version and
+// refuses to declare a set that breaks it.
+package goruntime
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gopcp/mmv"
+)
+
+// Options configures Register; the zero value of each field means its
+// default.
+type Options struct {
+	// Prefix is put before every metric name, with a dot: "go" gives
+	// go.gc.heap.allocs_bytes. Default: none, for a file of its own.
+	Prefix string
+	// Interval is how often the metrics are read and copied into the file.
+	// Default: mmv.DefaultInterval.
+	Interval time.Duration
+}
+
+// Name returns the PCP metric name of a runtime/metrics name, as the
+// package documentation says, such as gc.heap.allocs_bytes for
+// /gc/heap/allocs:bytes.
+func Name(runtimeName string) string {
+	path, unit := strings.TrimPrefix(runtimeName, "/"), ""
+	if i := strings.LastIndexByte(path, ':'); i >= 0 {
+		path, unit = path[:i], path[i+1:]
+	}
+	if unit != "" {
+		path += "_" + unit
+	}
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		b := []byte(p)
+		for j, c := range b {
+			if !isLetter(c) && !isDigit(c) && c != '_' {
+				b[j] = '_'
+			}
+		}
+		if len(b) == 0 || !isLetter(b[0]) {
+			b = append([]byte("x"), b...)
+		}
+		parts[i] = string(b)
+	}
+	return strings.Join(parts, ".")
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+
+// Units returns the PCP units of a runtime/metrics unit (the part after
+// the ':').
+func Units(unit string) mmv.Units {
+	switch unit {
+	case "bytes":
+		return mmv.Byte
+	case "seconds", "cpu-seconds":
+		return mmv.Second
+	case "percent":
+		return mmv.NoUnits
+	}
+	return mmv.Count
+}
+
+// Names returns the PCP names Register declares for descriptions ds: one
+// per scalar, NAME.bucket and NAME.count per histogram; metrics of an
+// unsupported kind are left out.
+func Names(ds []metrics.Description, prefix string) []string {
+	var names []string
+	for _, d := range ds {
+		n := withPrefix(prefix, Name(d.Name))
+		switch d.Kind {
+		case metrics.KindUint64, metrics.KindFloat64:
+			names = append(names, n)
+		case metrics.KindFloat64Histogram:
+			names = append(names, n+".bucket", n+".count")
+		}
+	}
+	return names
+}
+
+func withPrefix(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// CheckNames returns an error naming the first two names that are alike or
+// of which one is a prefix of the other at a dot.
+func CheckNames(names []string) error {
+	sorted := slices.Sorted(slices.Values(names))
+	for i := 1; i < len(sorted); i++ {
+		a, b := sorted[i-1], sorted[i]
+		if a == b {
+			return fmt.Errorf("goruntime: two metrics named %s", a)
+		}
+		if strings.HasPrefix(b, a+".") {
+			return fmt.Errorf("goruntime: metric %s is a prefix of metric %s", a, b)
+		}
+	}
+	return nil
+}
+
+// scalar is a Uint64 or Float64 runtime metric and its value in the file,
+// looked up on the first refresh.
+type scalar struct {
+	name string // PCP name
+	v    *mmv.Value
+}
+
+// histogram is a Float64Histogram runtime metric.
+type histogram struct {
+	buckets []*mmv.Counter
+	count   *mmv.Counter
+}
+
+// bridge copies runtime/metrics into the file.
+type bridge struct {
+	r       *mmv.Registry
+	samples []metrics.Sample
+	scalars []scalar    // per sample; name "" for histograms
+	hists   []histogram // per sample
+	bound   bool
+}
+
+// Register declares every metric of runtime/metrics.All on r (mmv.Default
+// when nil), with the options o (nil for the defaults), and arranges for
+// them to be read and copied into the file every interval while r is
+// started. It returns an error wrapping the registry's when a declaration
+// is refused.
+func Register(r *mmv.Registry, o *Options) (err error) {
+	if r == nil {
+		r = mmv.Default
+	}
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	ds := metrics.All()
+	if err := CheckNames(Names(ds, opts.Prefix)); err != nil {
+		return err
+	}
+	b := &bridge{r: r}
+	// Histograms need their bounds, which only a read tells.
+	probe := make([]metrics.Sample, len(ds))
+	for i, d := range ds {
+		probe[i].Name = d.Name
+	}
+	metrics.Read(probe)
+	defer func() {
+		if p := recover(); p != nil {
+			e, ok := p.(error)
+			if !ok {
+				panic(p)
+			}
+			err = e
+		}
+	}()
+	for i, d := range ds {
+		name := withPrefix(opts.Prefix, Name(d.Name))
+		_, unit, _ := strings.Cut(d.Name, ":")
+		short, long := help(d)
+		var h histogram
+		var s scalar
+		switch d.Kind {
+		case metrics.KindUint64, metrics.KindFloat64:
+			m := mmv.Metric{Name: name, Type: mmv.Uint64, Semantics: mmv.SemInstant, Units: Units(unit), ShortHelp: short, LongHelp: long}
+			if d.Kind == metrics.KindFloat64 {
+				m.Type = mmv.Double
+			}
+			if d.Cumulative {
+				m.Semantics = mmv.SemCounter
+			}
+			if err := r.AddMetric(m); err != nil {
+				return err
+			}
+			s.name = name
+		case metrics.KindFloat64Histogram:
+			fh := probe[i].Value.Float64Histogram()
+			bounds := boundNames(fh.Buckets[1:])
+			vec := mmv.NewCounterVec(r, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
+				"Instances are upper bounds in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, bounds...)
+			for _, in := range bounds {
+				h.buckets = append(h.buckets, vec.With(in))
+			}
+			h.count = mmv.NewCounter(r, name+".count", cut("Observations: "+short), mmv.Count)
+		default:
+			continue
+		}
+		b.samples = append(b.samples, metrics.Sample{Name: d.Name})
+		b.scalars = append(b.scalars, s)
+		b.hists = append(b.hists, h)
+	}
+	r.Poll(opts.Interval, b.refresh)
+	return nil
+}
+
+// help returns a description as short and long help: its first sentence,
+// and the whole text, each cut to what a help text holds.
+func help(d metrics.Description) (short, long string) {
+	text := strings.Join(strings.Fields(d.Description), " ")
+	short = text
+	if i := strings.Index(short, ". "); i >= 0 {
+		short = short[:i+1]
+	}
+	return cut(short), cut(d.Name + ": " + text)
+}
+
+func cut(s string) string {
+	if len(s) <= mmv.MaxStringLen {
+		return s
+	}
+	s = s[:mmv.MaxStringLen-3]
+	if i := strings.LastIndexByte(s, ' '); i > 0 {
+		s = s[:i]
+	}
+	return s + "..."
+}
+
+// boundNames names buckets by their upper bounds: the fewest significant
+// digits (6 at least) that tell them all apart, "+Inf" for infinity.
+func boundNames(uppers []float64) []string {
+	for prec := 6; ; prec++ {
+		names := make([]string, len(uppers))
+		seen := make(map[string]bool, len(uppers))
+		unique := true
+		for i, u := range uppers {
+			switch {
+			case math.IsInf(u, 1):
+				names[i] = "+Inf"
+			case prec > 17:
+				names[i] = strconv.FormatFloat(u, 'g', -1, 64)
+			default:
+				names[i] = strconv.FormatFloat(u, 'g', prec, 64)
+			}
+			unique = unique && !seen[names[i]]
+			seen[names[i]] = true
+		}
+		if unique || prec > 17 {
+			return names
+		}
+	}
+}
+
+// refresh reads the runtime's metrics and copies them into the file.
+func (b *bridge) refresh() {
+	if !b.bound {
+		for i := range b.scalars {
+			if s := &b.scalars[i]; s.name != "" {
+				v, err := b.r.Value(s.name, "")
+				if errors.Is(err, mmv.ErrClosed) {
+					return
+				}
+				s.v = v // nil, which ignores updates, on any other error
+			}
+		}
+		b.bound = true
+	}
+	metrics.Read(b.samples)
+	for i, smp := range b.samples {
+		switch smp.Value.Kind() {
+		case metrics.KindUint64:
+			b.scalars[i].v.Set(int64(smp.Value.Uint64()))
+		case metrics.KindFloat64:
+			b.scalars[i].v.SetFloat(smp.Value.Float64())
+		case metrics.KindFloat64Histogram:
+			h := &b.hists[i]
+			var total uint64
+			for j, c := range smp.Value.Float64Histogram().Counts {
+				if j < len(h.buckets) {
+					h.buckets[j].Set(c)
+				}
+				total += c
+			}
+			h.count.Set(total)
+		}
+	}
+}

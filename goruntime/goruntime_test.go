@@ -1,0 +1,169 @@
+package goruntime
+
+import (
+	"regexp"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+func TestName(t *testing.T) {
+	for in, want := range map[string]string{
+		"/gc/heap/allocs:bytes":                         "gc.heap.allocs_bytes",
+		"/gc/heap/allocs:objects":                       "gc.heap.allocs_objects",
+		"/gc/heap/allocs-by-size:bytes":                 "gc.heap.allocs_by_size_bytes",
+		"/cpu/classes/gc/mark/assist:cpu-seconds":       "cpu.classes.gc.mark.assist_cpu_seconds",
+		"/sched/goroutines:goroutines":                  "sched.goroutines_goroutines",
+		"/sched/goroutines/running:goroutines":          "sched.goroutines.running_goroutines",
+		"/godebug/non-default-behavior/x509sha1:events": "godebug.non_default_behavior.x509sha1_events",
+		"/a/9lives/b.c:x":                               "a.x9lives.b_c_x",
+		"/a/_b:units":                                   "a.x_b_units",
+		"/nounit":                                       "nounit",
+	} {
+		if got := Name(in); got != want {
+			t.Errorf("Name(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// pcpName is PCP's metric name syntax: dot-separated parts, each a letter
+// then letters, digits and '_'.
+var pcpName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*$`)
+
+// TestNamesOfThisRuntime proves the rule on every metric this Go version
+// offers: valid names, no collision, no name that is a prefix of another
+// at a dot, within one file's 1023 metrics.
+func TestNamesOfThisRuntime(t *testing.T) {
+	ds := metrics.All()
+	for _, prefix := range []string{"", "go"} {
+		names := Names(ds, prefix)
+		for _, n := range names {
+			if !pcpName.MatchString(n) {
+				t.Errorf("%q is not a valid PCP name", n)
+			}
+		}
+		if err := CheckNames(names); err != nil {
+			t.Error(err)
+		}
+		if len(names) > mmv.MaxMetrics {
+			t.Errorf("%d metrics, more than a file holds", len(names))
+		}
+		t.Logf("prefix %q: %d runtime metrics give %d PCP metrics", prefix, len(ds), len(names))
+	}
+	if CheckNames([]string{"a.b", "a.b.c"}) == nil || CheckNames([]string{"x", "x"}) == nil || CheckNames([]string{"a.b", "a.bc"}) != nil {
+		t.Error("CheckNames misjudges")
+	}
+}
+
+func TestRegister(t *testing.T) {
+	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	if err := Register(r, &Options{Interval: 10 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := r.Value("sched.goroutines_goroutines", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for v.Int() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if v.Int() < 1 {
+		t.Fatalf("goroutines = %d", v.Int())
+	}
+	runtime.GC()
+	gcs, _ := r.Value("gc.cycles.total_gc_cycles", "")
+	for gcs.Int() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if gcs.Int() < 1 {
+		t.Errorf("GC cycles = %d after runtime.GC", gcs.Int())
+	}
+	count, err := r.Value("gc.heap.allocs_by_size_bytes.count", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count.Int() == 0 {
+		t.Error("allocs-by-size histogram counted nothing")
+	}
+	if _, err := r.Value("gc.heap.allocs_by_size_bytes.bucket", "+Inf"); err != nil {
+		t.Error(err)
+	}
+	// A second bridge on the same registry collides.
+	if err := Register(r, nil); err == nil {
+		t.Error("registering twice succeeded")
+	}
+}
+
+// TestRegisterThroughPCP reads the bridge's file with PCP's real reader.
+func TestRegisterThroughPCP(t *testing.T) {
+	pcptest.Require(t)
+	tmp := t.TempDir()
+	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: tmp + "/mmv"})
+	defer r.Close()
+	if err := Register(r, &Options{Prefix: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	time.Sleep(1200 * time.Millisecond) // a refresh after the GC
+	ms := pcptest.Info(t, tmp)
+	n := 0
+	for _, m := range ms {
+		if strings.HasPrefix(m.Name, "mmv.goruntime.go.") {
+			n++
+		}
+	}
+	if want := len(Names(metrics.All(), "go")); n != want {
+		t.Errorf("PCP shows %d metrics of the bridge, want %d", n, want)
+	}
+	for _, c := range []struct {
+		name, typ, sem, units string
+	}{
+		{"gc.heap.allocs_bytes", "64-bit unsigned int", "counter", "byte"},
+		{"gc.heap.live_bytes", "64-bit unsigned int", "instant", "byte"},
+		{"cpu.classes.total_cpu_seconds", "double", "counter", "sec"},
+		{"sched.goroutines_goroutines", "64-bit unsigned int", "instant", "count"},
+		{"gc.gogc_percent", "64-bit unsigned int", "instant", "none"},
+		{"sched.latencies_seconds.bucket", "64-bit unsigned int", "counter", "count"},
+		{"sched.latencies_seconds.count", "64-bit unsigned int", "counter", "count"},
+	} {
+		m := pcptest.Find(ms, "mmv.goruntime.go."+c.name)
+		if m == nil {
+			t.Errorf("PCP does not show %s", c.name)
+			continue
+		}
+		if m.Type != c.typ || m.Semantics != c.sem || m.Units != c.units {
+			t.Errorf("%s: %s %s %q, want %s %s %q", c.name, m.Type, m.Semantics, m.Units, c.typ, c.sem, c.units)
+		}
+	}
+	if m := pcptest.Find(ms, "mmv.goruntime.go.gc.cycles.total_gc_cycles"); m == nil || m.Value == "0" {
+		t.Errorf("GC cycles through PCP: %+v", m)
+	}
+	h := pcptest.Find(ms, "mmv.goruntime.go.gc.heap.allocs_by_size_bytes.bucket")
+	if h == nil || len(h.Instances) < 10 || h.Instance("+Inf") == nil {
+		t.Fatalf("allocs-by-size buckets through PCP: %+v", h)
+	}
+	var sum uint64
+	for _, in := range h.Instances {
+		var c uint64
+		for _, ch := range in.Value {
+			c = c*10 + uint64(ch-'0')
+		}
+		sum += c
+	}
+	if sum == 0 {
+		t.Error("allocs-by-size buckets are all zero")
+	}
+}
