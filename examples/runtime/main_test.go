@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// TestRun runs the example for 2s and reads its file with PCP's reader.
+func TestRun(t *testing.T) {
+	pcptest.Require(t)
+	tmp := t.TempDir()
+	t.Setenv("PCP_TMP_DIR", tmp)
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(out.String())
+	if !strings.Contains(out.String(), filepath.Join(tmp, "mmv", "goruntime")) || !strings.Contains(out.String(), "pminfo -f mmv.goruntime") {
+		t.Errorf("output does not say where the file is and how to read it:\n%s", out.String())
+	}
+	ms := pcptest.Info(t, tmp)
+	for _, name := range []string{"gc.heap.allocs_bytes", "sched.goroutines_goroutines", "gc.cycles.total_gc_cycles", "sched.latencies_seconds.count"} {
+		m := pcptest.Find(ms, "mmv.goruntime."+name)
+		if m == nil {
+			t.Errorf("PCP does not show mmv.goruntime.%s", name)
+		} else if m.Value == "" || m.Value == "0" {
+			t.Errorf("mmv.goruntime.%s = %q", name, m.Value)
+		}
+	}
+	h := pcptest.Find(ms, "mmv.goruntime.sched.latencies_seconds.bucket")
+	if h == nil || len(h.Instances) < 10 {
+		t.Fatalf("scheduler latency buckets through PCP: %+v", h)
+	}
+}
