@@ -76,11 +76,25 @@ func (v *Value) Set(n int64) {
 	case Uint64, Int64, Elapsed:
 		atomic.StoreUint64(v.word64(), uint64(n))
 	case Uint32, Int32:
-		atomic.StoreUint32(v.word32(), uint32(n))
+		// The whole 8-byte slot, its second half zero: PCP's sentinel test
+		// compares all 8 bytes with all ones, so the second half of a
+		// value once marked missing must not stay all ones, or Set(-1)
+		// would still read as no value.
+		atomic.StoreUint64(v.word64(), uint64(uint32(n))<<firstHalfShift)
 	case Double, Float:
 		v.SetFloat(float64(n))
 	}
 }
+
+// firstHalfShift places a 32-bit value in the first 4 bytes of a uint64
+// stored in host byte order: the low half on little-endian hosts.
+var firstHalfShift = func() uint {
+	var x uint64 = 1
+	if *(*byte)(unsafe.Pointer(&x)) == 1 {
+		return 0
+	}
+	return 32
+}()
 
 // SetFloat stores f; integer values store f converted to an integer.
 func (v *Value) SetFloat(f float64) {
@@ -179,9 +193,16 @@ func (v *Value) stringSlot() []byte {
 }
 
 // SetNoValue marks the value as missing, for a registry with the Sentinel
-// flag: PCP's reader then shows "no value" for it. Integers store all ones
-// (in all 8 bytes of the slot), floats NaN, strings the empty string.
+// flag: PCP's reader then shows "no value" for it. Integers and Elapsed
+// store all ones in all 8 bytes of the slot (PCP compares the 8 bytes,
+// also for 32-bit types), floats NaN, strings the empty string. Set gives
+// the value back; Add counts on from -1, as the all-ones word reads.
 // Without the Sentinel flag these are ordinary values.
+//
+// PCP 6.0.3's reader never recognises the NaN (it compares NaN with NaN,
+// which is false) and shows "nan"; later versions test isnan and show no
+// value. With the flag, an Int64 or Elapsed value of -1 and a Uint64 value
+// of 1<<64-1 are missing too, and so is a String value never set.
 func (v *Value) SetNoValue() {
 	if v == nil {
 		return

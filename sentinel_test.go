@@ -1,0 +1,186 @@
+package mmv_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// sentinelTypes are the value types, named as the test's metrics are.
+var sentinelTypes = []struct {
+	name string
+	typ  mmv.Type
+}{
+	{"i32", mmv.Int32}, {"u32", mmv.Uint32}, {"i64", mmv.Int64}, {"u64", mmv.Uint64},
+	{"float", mmv.Float}, {"double", mmv.Double}, {"string", mmv.String}, {"elapsed", mmv.Elapsed},
+}
+
+const noValue = "No value(s) available!"
+
+// TestSentinelNoValue marks a value of every type missing with SetNoValue
+// and asserts exactly what PCP 6.0.3's reader shows, with the Sentinel flag
+// and without it, so that the test fails when PCP's behaviour changes.
+//
+// For each type: <t>.missing after SetNoValue; <t>.set after Set(7) (or
+// SetString("x")); <t>.back after SetNoValue then Set(-1) (a 32-bit value
+// must read -1 again, not stay missing through the all-ones second half of
+// its slot); <t>.fresh never updated. Plus a per-instance U64 with one
+// instance missing.
+func TestSentinelNoValue(t *testing.T) {
+	pcptest.Require(t)
+	tmp := t.TempDir()
+	write := func(name string, flags mmv.Flags) {
+		r := mmv.NewRegistry(name, &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Flags: flags})
+		noErr(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
+		for _, ty := range sentinelTypes {
+			for _, m := range []string{"missing", "set", "back", "fresh"} {
+				noErr(t, r.AddMetric(mmv.Metric{Name: ty.name + "." + m, Type: ty.typ, Semantics: mmv.SemInstant}))
+			}
+		}
+		noErr(t, r.AddMetric(mmv.Metric{Name: "inst", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
+		noErr(t, r.Start())
+		t.Cleanup(func() { r.Close() })
+		for _, ty := range sentinelTypes {
+			val := func(m string) *mmv.Value {
+				v, err := r.Value(ty.name+"."+m, "")
+				noErr(t, err)
+				return v
+			}
+			val("missing").SetNoValue()
+			if ty.typ == mmv.String {
+				noErr(t, val("set").SetString("x"))
+				val("back").SetNoValue()
+				noErr(t, val("back").SetString("y"))
+			} else {
+				val("set").Set(7)
+				val("back").SetNoValue()
+				val("back").Set(-1)
+			}
+		}
+		a, err := r.Value("inst", "a")
+		noErr(t, err)
+		b, err := r.Value("inst", "b")
+		noErr(t, err)
+		a.SetNoValue()
+		b.Set(5)
+	}
+	write("with", mmv.Sentinel)
+	write("without", 0)
+
+	ms := pcptest.Info(t, tmp)
+	type shown struct{ value, noValue string }
+	got := func(name string) shown {
+		m := pcptest.Find(ms, name)
+		if m == nil {
+			t.Fatalf("PCP does not show %s", name)
+		}
+		return shown{m.Value, m.NoValue}
+	}
+	none := shown{noValue: noValue}
+	val := func(s string) shown { return shown{value: s} }
+
+	// What PCP 6.0.3 shows with the Sentinel flag.
+	with := map[string]shown{
+		// Integers: all 8 bytes all ones is no value, also for 32-bit types.
+		"i32.missing": none, "u32.missing": none, "i64.missing": none, "u64.missing": none,
+		"elapsed.missing": none,
+		// 6.0.3 compares the value with NaN using ==, never true: NaN shows.
+		"float.missing": val("nan"), "double.missing": val("nan"),
+		// The empty string is no value, so is a string never set.
+		"string.missing": none, "string.fresh": none,
+		"string.set": val(`"x"`), "string.back": val(`"y"`),
+		// Set(-1) after SetNoValue: a 32-bit -1 is a value again (the slot's
+		// second half is cleared); a 64-bit -1 is the all-ones sentinel.
+		"i32.back": val("-1"), "u32.back": val("4294967295"),
+		"i64.back": none, "u64.back": none, "elapsed.back": none,
+		"float.back": val("-1"), "double.back": val("-1"),
+	}
+	// Without the flag the same bits are ordinary values.
+	without := map[string]shown{
+		"i32.missing": val("-1"), "u32.missing": val("4294967295"),
+		"i64.missing": val("-1"), "u64.missing": val("18446744073709551615"),
+		"elapsed.missing": val("-1"),
+		"float.missing":   val("nan"), "double.missing": val("nan"),
+		"string.missing": val(`""`), "string.fresh": val(`""`),
+		"string.set": val(`"x"`), "string.back": val(`"y"`),
+		"i32.back": val("-1"), "u32.back": val("4294967295"),
+		"i64.back": val("-1"), "u64.back": val("18446744073709551615"), "elapsed.back": val("-1"),
+		"float.back": val("-1"), "double.back": val("-1"),
+	}
+	for _, ty := range sentinelTypes {
+		for file, want := range map[string]map[string]shown{"with": with, "without": without} {
+			if ty.typ != mmv.String {
+				want[ty.name+".set"] = val("7")
+				want[ty.name+".fresh"] = val("0")
+			}
+			for _, m := range []string{"missing", "set", "back", "fresh"} {
+				name := "mmv." + file + "." + ty.name + "." + m
+				if g, w := got(name), want[ty.name+"."+m]; g != w {
+					t.Errorf("%s: PCP shows %+v, want %+v", name, g, w)
+				}
+			}
+		}
+	}
+
+	// Per instance: the missing instance has no value (pminfo prints no
+	// value line for it; pcptest still lists it from its labels).
+	inst := pcptest.Find(ms, "mmv.with.inst")
+	if inst == nil || inst.Instance("a") == nil || inst.Instance("a").Value != "" || inst.Instance("b").Value != "5" {
+		t.Errorf("mmv.with.inst: PCP shows %+v, want a with no value and b = 5", inst)
+	}
+	inst = pcptest.Find(ms, "mmv.without.inst")
+	if inst == nil || len(inst.Instances) != 2 || inst.Instance("a").Value != "18446744073709551615" {
+		t.Errorf("mmv.without.inst: PCP shows %+v, want a = 1<<64-1 and b = 5", inst)
+	}
+}
+
+// TestSentinelSlotBytes checks the bytes SetNoValue and Set leave in the
+// 8-byte slot of a 32-bit value, as mmvfile reads them.
+func TestSentinelSlotBytes(t *testing.T) {
+	dir := t.TempDir()
+	r := mmv.NewRegistry("slots", &mmv.Options{Dir: dir, Flags: mmv.Sentinel})
+	noErr(t, r.AddMetric(mmv.Metric{Name: "a", Type: mmv.Int32, Semantics: mmv.SemInstant}))
+	noErr(t, r.AddMetric(mmv.Metric{Name: "b", Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+	noErr(t, r.Start())
+	defer r.Close()
+	a, _ := r.Value("a", "")
+	b, _ := r.Value("b", "")
+	slot := func(name string) [8]byte {
+		f, err := mmvfile.Open(filepath.Join(dir, "slots"))
+		noErr(t, err)
+		for _, v := range f.Values {
+			if v.Metric.Name == name {
+				return v.Atom
+			}
+		}
+		t.Fatalf("no value %s", name)
+		return [8]byte{}
+	}
+	ones := [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	a.SetNoValue()
+	b.SetNoValue()
+	if slot("a") != ones || slot("b") != ones {
+		t.Fatalf("SetNoValue left %x and %x, want all ones", slot("a"), slot("b"))
+	}
+	a.Set(-1)
+	b.Add(1) // counts on from all ones: 0, the second half stays
+	if want := [8]byte{0xff, 0xff, 0xff, 0xff}; slot("a") != want {
+		t.Errorf("Set(-1) after SetNoValue left %x, want %x", slot("a"), want)
+	}
+	if want := [8]byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}; slot("b") != want {
+		t.Errorf("Add(1) after SetNoValue left %x, want %x", slot("b"), want)
+	}
+	if a.Int() != -1 || b.Int() != 0 {
+		t.Errorf("values read %d and %d", a.Int(), b.Int())
+	}
+}
+
+func noErr(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
