@@ -242,7 +242,7 @@ var goldenScenarios = []goldenScenario{
 			Units: mmv.Count, ShortHelp: "Hits"}))
 	}},
 
-	{"flags_all", mmv.Options{Cluster: 4095, Flags: mmv.NoPrefix | mmv.Process | mmv.Sentinel}, func(t testing.TB, r *mmv.Registry) {
+	{"flags_all", mmv.Options{Cluster: 2047, Flags: mmv.NoPrefix | mmv.Process | mmv.Sentinel}, func(t testing.TB, r *mmv.Registry) {
 		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 9, Instances: goldenInsts(0, "zero", 1, "one")}))
 		goldenMust(t, r.AddMetric(mmv.Metric{Name: "allflags.value", Item: 1, Type: mmv.Int64, Semantics: mmv.SemInstant,
 			Indom: 9, ShortHelp: "Value"}))

@@ -13,6 +13,7 @@ package mmv
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,6 +67,10 @@ type Registry struct {
 	// fixes its address for good.
 	slots []slotOwner
 	bound int // slots[:bound] have handles
+	// parts are the overflow files of a registry with more metrics than a
+	// file holds (see parts.go); elsewhere maps their metrics to them.
+	parts     []*Registry
+	elsewhere map[string]*Registry
 
 	state   int // declaring, started or closed
 	file    *file
@@ -120,7 +125,8 @@ type label struct {
 // NewRegistry returns a registry for the file name, with the given options
 // (nil for the defaults). The name is checked by Start.
 func NewRegistry(name string, opts *Options) *Registry {
-	r := &Registry{name: name, serials: map[uint32]*indom{}, names: map[string]*metric{}, prefixes: map[string]string{}}
+	r := &Registry{name: name, serials: map[uint32]*indom{}, names: map[string]*metric{}, prefixes: map[string]string{},
+		elsewhere: map[string]*Registry{}}
 	if opts != nil {
 		r.opts = *opts
 	}
@@ -143,6 +149,10 @@ func (r *Registry) AddIndom(d Indom) error {
 	}
 	if r.serials[d.Serial] != nil {
 		return errorf(ErrDuplicate, subject, "serial already declared")
+	}
+	if r.opts.Cluster > maxIndomCluster {
+		return errorf(ErrRange, subject, "cluster %d is more than %d: PCP keeps %d bits of an indom's cluster<<11|serial, so its id would be cluster %d's and its labels lost",
+			r.opts.Cluster, maxIndomCluster, indomIDBits, r.opts.Cluster&maxIndomCluster)
 	}
 	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
 		return err
@@ -172,6 +182,9 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 		return err
 	}
 	if err := in.add(inst); err != nil {
+		return err
+	}
+	if err := r.forParts(serial, func(p *Registry) error { return p.AddInstance(serial, inst) }); err != nil {
 		return err
 	}
 	var slots []int
@@ -218,22 +231,26 @@ func (r *Registry) AddMetric(m Metric) error {
 	if err := checkMetricName(subject, m.Name, r.opts.Flags); err != nil {
 		return err
 	}
-	if r.names[m.Name] != nil {
+	if r.names[m.Name] != nil || r.elsewhere[m.Name] != nil {
 		return errorf(ErrDuplicate, subject, "name already declared")
 	}
 	if other, ok := r.prefixes[m.Name]; ok {
 		return errorf(ErrNamespace, subject, "it is also a prefix of metric %q, which makes PCP drop every MMV metric on the host", other)
 	}
 	for i := range len(m.Name) {
-		if m.Name[i] == '.' && r.names[m.Name[:i]] != nil {
+		if m.Name[i] == '.' && (r.names[m.Name[:i]] != nil || r.elsewhere[m.Name[:i]] != nil) {
 			return errorf(ErrNamespace, subject, "metric %q is a prefix of it, which makes PCP drop every MMV metric on the host", m.Name[:i])
 		}
 	}
-	if len(r.metrics) >= MaxMetrics {
-		return errorf(ErrTooMany, subject, "a file holds at most %d metrics", MaxMetrics)
-	}
 	if m.Item > MaxItem {
 		return errorf(ErrRange, subject, "item %d is more than %d", m.Item, MaxItem)
+	}
+	if len(r.metrics) >= MaxMetrics {
+		if err := r.addElsewhere(m); err != nil {
+			return err
+		}
+		r.addPrefixes(m.Name)
+		return nil
 	}
 	if m.Item != 0 {
 		for _, o := range r.metrics {
@@ -264,11 +281,7 @@ func (r *Registry) AddMetric(m Metric) error {
 	}
 	r.metrics = append(r.metrics, mt)
 	r.names[m.Name] = mt
-	for i := range len(m.Name) {
-		if m.Name[i] == '.' {
-			r.prefixes[m.Name[:i]] = m.Name
-		}
-	}
+	r.addPrefixes(m.Name)
 	var slots []int
 	if r.state == started {
 		for j := range mt.valueCount() {
@@ -276,6 +289,15 @@ func (r *Registry) AddMetric(m Metric) error {
 		}
 	}
 	return r.grew(slots)
+}
+
+// addPrefixes records the dot-prefixes of a metric name.
+func (r *Registry) addPrefixes(name string) {
+	for i := range len(name) {
+		if name[i] == '.' {
+			r.prefixes[name[:i]] = name
+		}
+	}
 }
 
 // newSlot gives instance j of m (0 when singular) the next value slot.
@@ -324,7 +346,7 @@ func (r *Registry) Flush() error {
 	if r.state != started {
 		return nil
 	}
-	return r.publish()
+	return errors.Join(r.publish(), r.forParts(0, (*Registry).Flush))
 }
 
 // publish rewrites the file with every declaration, values kept. See
@@ -408,6 +430,9 @@ func (r *Registry) addLabel(l *label, subject string) error {
 			return errorf(ErrLabel, subject+" label "+quote(l.Name), "a cluster label needs a non-zero cluster: PCP never matches it on cluster 0")
 		}
 	case labelItem:
+		if p := r.elsewhere[l.metric]; p != nil {
+			return p.AddMetricLabel(r.partName(l.metric), l.Label)
+		}
 		if r.names[l.metric] == nil {
 			return errorf(ErrUnknown, subject, "label %q on a metric not declared", l.Name)
 		}
@@ -431,6 +456,15 @@ func (r *Registry) addLabel(l *label, subject string) error {
 		return err
 	}
 	l.payload = p
+	if l.kind != labelItem {
+		serial := l.serial // zero for a cluster label: every file
+		err := r.forParts(serial, func(p *Registry) error {
+			return p.addLabel(&label{Label: l.Label, kind: l.kind, serial: l.serial, instance: l.instance}, subject)
+		})
+		if err != nil {
+			return err
+		}
+	}
 	r.labels = append(r.labels, l)
 	return r.grew(nil)
 }
@@ -563,6 +597,9 @@ func (r *Registry) Start() error {
 	if err := r.declarable(); err != nil {
 		return err
 	}
+	if r.state == started {
+		return errorf(ErrStarted, "file "+quote(r.name), "")
+	}
 	if err := r.validate(); err != nil {
 		return err
 	}
@@ -589,6 +626,15 @@ func (r *Registry) Start() error {
 	r.file = f
 	r.state = started
 	r.bind()
+	for i, p := range r.parts {
+		if err := p.Start(); err != nil {
+			for _, q := range r.parts[:i] {
+				q.Close()
+			}
+			r.closeFile(true)
+			return err
+		}
+	}
 	for _, f := range r.onStart {
 		f()
 	}
@@ -612,6 +658,9 @@ func (r *Registry) lookup(metric, instance string) (*Value, error) {
 		return nil, errorf(ErrNotStarted, subject, "")
 	case closed:
 		return nil, errorf(ErrClosed, subject, "")
+	}
+	if p := r.elsewhere[metric]; p != nil {
+		return p.Value(r.partName(metric), instance)
 	}
 	m := r.names[metric]
 	if m == nil {
@@ -657,9 +706,10 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	wasStarted := r.state == started
+	var err error
 	if wasStarted && r.opts.Flags&Process == 0 {
 		// The file outlives the process: publish what it lacks.
-		r.publish()
+		err = r.publish()
 	}
 	if r.pending != nil {
 		r.pending.Stop()
@@ -670,13 +720,20 @@ func (r *Registry) Close() error {
 			f()
 		}
 	}
+	err = errors.Join(err, r.forParts(0, (*Registry).Close))
 	if r.file == nil {
-		return nil
+		return err
 	}
+	return errors.Join(err, r.closeFile(r.opts.Flags&Process != 0))
+}
+
+// closeFile unmaps the file, dropping string updates from now on, and
+// removes it if asked.
+func (r *Registry) closeFile(remove bool) error {
 	r.strMu.Lock()
 	r.strClosed = true
 	r.strMu.Unlock()
-	return r.file.close(r.opts.Flags&Process != 0)
+	return r.file.close(remove)
 }
 
 // Dir returns the directory where registries write their files by default:

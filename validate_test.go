@@ -74,14 +74,7 @@ var refusals = []struct {
 		r.AddMetric(Metric{Name: "a.b0", Type: Uint64, Semantics: SemCounter})
 		return r.AddMetric(Metric{Name: "a.b.c", Type: Uint64, Semantics: SemCounter})
 	}, want: ErrNamespace, msg: `"a.b.c"`},
-	{name: "too many metrics", decl: func(r *Registry) error {
-		for i := range MaxMetrics + 1 {
-			if err := r.AddMetric(Metric{Name: fmt.Sprintf("m%d", i), Type: Uint64, Semantics: SemCounter}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, want: ErrTooMany, msg: "at most 1023 metrics"},
+	{name: "indom on cluster 2048", opts: Options{Cluster: 2048}, decl: indomSerial(1), want: ErrRange, msg: "cluster 2048 is more than 2047"},
 	{name: "indom serial 0", decl: indomSerial(0), want: ErrRange, msg: "serial"},
 	{name: "indom serial 2048", decl: indomSerial(2048), want: ErrRange, msg: "serial"},
 	{name: "duplicate indom serial", decl: func(r *Registry) error {
@@ -179,7 +172,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestAcceptedEdges(t *testing.T) {
-	r := NewRegistry("edge_1.x", &Options{Dir: t.TempDir(), Cluster: MaxCluster})
+	r := NewRegistry("edge_1.x", &Options{Dir: t.TempDir(), Cluster: maxIndomCluster})
 	ok := func(err error) {
 		t.Helper()
 		if err != nil {

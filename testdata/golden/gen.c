@@ -495,7 +495,7 @@ static const struct {
     { "indom_sizes", 12, 0, s_indom_sizes },
     { "many_metrics", 13, 0, s_many_metrics },
     { "flags_noprefix", 14, MMV_FLAG_NOPREFIX, s_flags_noprefix },
-    { "flags_all", 4095,
+    { "flags_all", 2047,
       MMV_FLAG_NOPREFIX | MMV_FLAG_PROCESS | MMV_FLAG_SENTINEL, s_flags_all },
     { "quickstart", 42, MMV_FLAG_PROCESS, s_quickstart },
 };
