@@ -1,0 +1,229 @@
+package mmv_test
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/gopcp/mmv"
+)
+
+// exampleRegistry is a registry writing under a temporary directory, so
+// the examples run anywhere.
+func exampleRegistry(name string) (*mmv.Registry, func()) {
+	dir, err := os.MkdirTemp("", "mmv-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir})
+	return r, func() { r.Close(); os.RemoveAll(dir) }
+}
+
+func ExampleNewCounter() {
+	r, done := exampleRegistry("shop")
+	defer done()
+	orders := mmv.NewCounter(r, "orders", "Orders placed", mmv.Count)
+	orders.Inc() // before Start: kept in memory, carried into the file by Start
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	orders.Add(2)
+
+	v, _ := r.Value("orders", "") // what PCP reads as mmv.shop.orders
+	fmt.Println(orders.Get(), v.Int(), v.Type())
+	// Output: 3 3 64-bit unsigned int
+}
+
+func ExampleNewGauge() {
+	r, done := exampleRegistry("room")
+	defer done()
+	temp := mmv.NewGauge(r, "temperature", "Room temperature in degrees Celsius", mmv.NoUnits)
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	temp.Set(20.5)
+	temp.Add(1.25)
+	temp.Dec()
+	fmt.Println(temp.Get())
+	// Output: 20.75
+}
+
+func ExampleNewIntGauge() {
+	r, done := exampleRegistry("queue")
+	defer done()
+	depth := mmv.NewIntGauge(r, "depth", "Jobs waiting", mmv.Count)
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	depth.Add(3)
+	depth.Dec()
+	v, _ := r.Value("depth", "")
+	fmt.Println(depth.Get(), v.Int())
+	// Output: 2 2
+}
+
+func ExampleNewTimer() {
+	r, done := exampleRegistry("db")
+	defer done()
+	queries := mmv.NewTimer(r, "query_time", "Time spent in queries")
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	queries.Observe(1500 * time.Microsecond)
+	queries.Observe(700 * time.Nanosecond) // sub-microsecond times add up exactly
+	queries.Observe(300 * time.Nanosecond)
+
+	v, _ := r.Value("query_time", "") // PCP: an elapsed counter, in microseconds
+	fmt.Println(queries.Get(), v.Int())
+	// Output: 1.501ms 1501
+}
+
+func ExampleTimer_Start() {
+	r, done := exampleRegistry("jobs")
+	defer done()
+	busy := mmv.NewTimer(r, "busy", "Time spent working")
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	work := func() {
+		defer busy.Start().Stop() // safe from any number of goroutines
+		time.Sleep(time.Millisecond)
+	}
+	work()
+	busy.Time(work)
+	fmt.Println(busy.Get() >= 2*time.Millisecond)
+	// Output: true
+}
+
+func ExampleNewHistogram() {
+	r, done := exampleRegistry("api")
+	defer done()
+	latency := mmv.NewHistogram(r, "latency", "Request latency", mmv.Millisecond,
+		&mmv.HistogramOptions{Min: 0.01, Max: 10000, SubBuckets: 16})
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	for i := 1; i <= 1000; i++ {
+		latency.Observe(float64(i) / 10) // 0.1 ms to 100 ms
+	}
+	latency.ObserveDuration(250 * time.Millisecond) // in the histogram's units: 250
+
+	s := latency.Stats()
+	fmt.Println(s.Count, s.Min, s.Max)
+	// Exact: 50.1 and 99.1; 16 sub-buckets bound the error to 1/32.
+	fmt.Printf("p50 %.3g p99 %.3g\n", latency.Quantile(0.5), latency.Quantile(0.99))
+	// PCP reads mmv.api.latency.bucket (one instance per bucket), .count,
+	// .sum, .min, .max, .mean, .p50, .p90, .p99 and .p999.
+
+	// Output:
+	// 1001 0.1 250
+	// p50 51 p99 98
+}
+
+func ExampleNewCounterVec() {
+	r, done := exampleRegistry("web")
+	defer done()
+	requests := mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count, "/", "/api", "other")
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	api := requests.With("/api") // look up once, keep for the hot path
+	api.Inc()
+	api.Inc()
+	requests.With("/").Inc()
+	requests.With("/nowhere").Inc() // not an instance: With returns nil, which ignores it
+
+	for _, in := range requests.Instances() {
+		v, _ := r.Value("requests", in) // PCP: mmv.web.requests, instance in
+		fmt.Println(in, v.Int())
+	}
+	// Output:
+	// / 1
+	// /api 2
+	// other 0
+}
+
+func ExampleNewHistogramVec() {
+	r, done := exampleRegistry("rpc")
+	defer done()
+	sizes := mmv.NewHistogramVec(r, "reply_size", "Reply size by method", mmv.Byte,
+		&mmv.HistogramOptions{Min: 1, Max: 1 << 20, Quantiles: []float64{0.5, 0.999}}, "get", "put")
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	sizes.With("get").Observe(512)
+	sizes.With("get").Observe(4096)
+	fmt.Println(sizes.With("get").Stats().Mean, sizes.With("put").Stats().Count)
+	// PCP reads mmv.rpc.reply_size.p50 and .p999 over instances "get" and
+	// "put", and mmv.rpc.reply_size.bucket over instances such as "get:576".
+
+	// Output: 2304 0
+}
+
+func ExampleNewGaugeVec() {
+	r, done := exampleRegistry("sensors")
+	defer done()
+	temps := mmv.NewGaugeVec(r, "temperature", "Temperature by sensor", mmv.NoUnits, "cpu", "disk")
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	temps.With("cpu").Set(61.5)
+	fmt.Println(temps.With("cpu").Get(), temps.With("disk").Get())
+	// Output: 61.5 0
+}
+
+func ExampleNewIntGaugeVec() {
+	r, done := exampleRegistry("pool")
+	defer done()
+	conns := mmv.NewIntGaugeVec(r, "connections", "Open connections by peer", mmv.Count, "db", "cache")
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	conns.With("db").Inc()
+	conns.With("db").Inc()
+	conns.With("cache").Inc()
+	conns.With("db").Dec()
+	fmt.Println(conns.With("db").Get(), conns.With("cache").Get())
+	// Output: 1 1
+}
+
+func ExampleNewTimerVec() {
+	r, done := exampleRegistry("stages")
+	defer done()
+	stages := mmv.NewTimerVec(r, "time", "Time by pipeline stage", "parse", "render")
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	stages.With("parse").Observe(2 * time.Millisecond)
+	v, _ := r.Value("time", "parse")
+	fmt.Println(v.Int(), "microseconds")
+	// Output: 2000 microseconds
+}
+
+func ExampleRegistry_Poll() {
+	r, done := exampleRegistry("app")
+	defer done()
+	open := mmv.NewIntGauge(r, "open_files", "Files this process has open", mmv.Count)
+	// Copy a value kept elsewhere into the file, every 10 seconds.
+	r.Poll(10*time.Second, func() {
+		entries, _ := os.ReadDir("/proc/self/fd")
+		open.Set(int64(len(entries)))
+	})
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// The package-level convenience: instruments on mmv.Default, the registry
+// named after the program.
+func Example_default() {
+	requests := mmv.NewCounter(nil, "example.requests", "Requests served", mmv.Count)
+	requests.Inc() // counted in memory until mmv.Default.Start
+	// In main, once the instruments are declared:
+	//
+	//	if err := mmv.Default.Start(); err != nil { ... }
+	//	defer mmv.Default.Close()
+	fmt.Println(requests.Get())
+	// Output: 1
+}
