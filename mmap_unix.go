@@ -145,9 +145,7 @@ func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byt
 // gives it its mode and its blocks.
 func createTemp(dir, name string, size int64) (int, string, error) {
 	for range 10 {
-		var rnd [6]byte
-		rand.Read(rnd[:])
-		tmp := filepath.Join(dir, "."+name+"."+hex.EncodeToString(rnd[:]))
+		tmp := filepath.Join(dir, "."+name+"."+tempSuffix())
 		fd, err := unix.Open(tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 		if errors.Is(err, unix.EEXIST) {
 			continue
@@ -169,6 +167,14 @@ func createTemp(dir, name string, size int64) (int, string, error) {
 		return fd, tmp, nil
 	}
 	return -1, "", &os.PathError{Op: "create", Path: dir, Err: unix.EEXIST}
+}
+
+// tempSuffix returns the random part of a temporary name; tests replace
+// it to plant links at the names createTemp will try.
+var tempSuffix = func() string {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	return hex.EncodeToString(rnd[:])
 }
 
 // allocate reserves the file's blocks, writing zeros where the file system

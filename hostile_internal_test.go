@@ -1,0 +1,108 @@
+//go:build linux
+
+package mmv
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// plantSuffixes makes createTemp try the given random suffixes in order.
+func plantSuffixes(t *testing.T, suffixes ...string) {
+	old := tempSuffix
+	t.Cleanup(func() { tempSuffix = old })
+	i := 0
+	tempSuffix = func() string {
+		s := suffixes[i%len(suffixes)]
+		i++
+		return s
+	}
+}
+
+// TestCreateTempRefusesPlantedNames plants, at the temporary names the
+// writer will try, a link to a file outside the directory, a dangling link
+// to a path outside it, and a hard link to the outside file: createTemp
+// passes over each (exclusive, no-follow creation) and none of the outside
+// files changes; Start then publishes through the next free name.
+func TestCreateTempRefusesPlantedNames(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(outside, "created")
+	plant := func(suffix string, how func(at string) error) string {
+		at := filepath.Join(dir, ".app."+suffix)
+		if err := how(at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	plant("a", func(at string) error { return os.Symlink(victim, at) })
+	plant("b", func(at string) error { return os.Symlink(dangling, at) })
+	plant("c", func(at string) error { return os.Link(victim, at) })
+	plantSuffixes(t, "a", "b", "c", "d")
+
+	r := NewRegistry("app", &Options{Dir: dir})
+	if err := r.AddMetric(Metric{Name: "m", Type: Uint64, Semantics: SemCounter}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := r.Value("m", "")
+	v.Add(42)
+	defer r.Close()
+
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
+		t.Errorf("the file outside the directory changed: %q, %v", b, err)
+	}
+	if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the outside file's mode changed: %v, %v", fi.Mode(), err)
+	}
+	if _, err := os.Lstat(dangling); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dangling link was followed: %v", err)
+	}
+	for _, s := range []string{"a", "b"} {
+		if fi, err := os.Lstat(filepath.Join(dir, ".app."+s)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf(".app.%s is no longer the planted link: %v", s, err)
+		}
+	}
+	fi, err := os.Lstat(filepath.Join(dir, "app"))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("the published file: %v, %v", fi, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".app.d")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the temporary name .app.d is still there: %v", err)
+	}
+}
+
+// TestCreateTempAllNamesTaken: when every name tried is taken, createTemp
+// gives up with EEXIST after its attempts, and creates nothing.
+func TestCreateTempAllNamesTaken(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	os.WriteFile(victim, []byte("precious"), 0o600)
+	if err := os.Symlink(victim, filepath.Join(dir, ".app.x")); err != nil {
+		t.Fatal(err)
+	}
+	plantSuffixes(t, "x")
+	fd, tmp, err := createTemp(dir, "app", 4096)
+	if err == nil {
+		unix.Close(fd)
+		t.Fatalf("createTemp took %s", tmp)
+	}
+	if !errors.Is(err, unix.EEXIST) {
+		t.Errorf("got %v, want EEXIST", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Errorf("the outside file changed: %q", b)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("createTemp left %v", es)
+	}
+}
