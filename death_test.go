@@ -1,0 +1,125 @@
+package mmv_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// TestProcessDeath kills a writer with SIGKILL, so that it never closes
+// its registry, and reads its directory with PCP's reader:
+//   - with the Process flag, PCP drops the file's metrics as soon as the
+//     writer's pid is gone, though the file stays; a later Start of the same
+//     name replaces the stale file, and PCP shows the new values;
+//   - without it, PCP goes on showing the file's last values, for good.
+func TestProcessDeath(t *testing.T) {
+	if childRole() == "death" {
+		var flags mmv.Flags
+		if os.Getenv("MMV_TEST_FLAGS") == "process" {
+			flags = mmv.Process
+		}
+		r := mmv.NewRegistry("dying", &mmv.Options{Dir: filepath.Join(os.Getenv("MMV_TEST_DIR"), "mmv"), Flags: flags})
+		noErr(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		noErr(t, r.Start())
+		v, err := r.Value("m", "")
+		noErr(t, err)
+		v.Set(42)
+		fmt.Printf("ready %d\n", os.Getpid())
+		time.Sleep(time.Hour) // until killed
+		return
+	}
+	pcptest.Require(t)
+	for _, c := range []struct {
+		name  string
+		flags string
+	}{{"process flag", "process"}, {"no flag", ""}} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			path := filepath.Join(tmp, "mmv", "dying")
+			cmd := childCmd(t, "TestProcessDeath", "death", nil, "MMV_TEST_DIR="+tmp, "MMV_TEST_FLAGS="+c.flags)
+			out, err := cmd.StdoutPipe()
+			noErr(t, err)
+			cmd.Stderr = os.Stderr
+			noErr(t, cmd.Start())
+			defer cmd.Process.Kill()
+			ready := make(chan string, 1)
+			go func() {
+				s := bufio.NewScanner(out)
+				for s.Scan() {
+					if strings.HasPrefix(s.Text(), "ready ") {
+						ready <- s.Text()
+						break
+					}
+				}
+				close(ready)
+			}()
+			select {
+			case l, ok := <-ready:
+				if !ok {
+					t.Fatal("the child ended before starting its registry")
+				}
+				t.Log(l)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the child did not start its registry")
+			}
+			value := func() string {
+				m := pcptest.Find(pcptest.Info(t, tmp), "mmv.dying.m")
+				if m == nil {
+					return "(absent)"
+				}
+				return m.Value
+			}
+			if v := value(); v != "42" {
+				t.Fatalf("while the writer runs, PCP shows mmv.dying.m = %s, want 42", v)
+			}
+
+			noErr(t, cmd.Process.Signal(syscall.SIGKILL))
+			cmd.Wait()
+			f, err := mmvfile.Open(path)
+			noErr(t, err)
+			if f.Header.PID != int32(cmd.Process.Pid) || f.Values[0].Uint != 42 {
+				t.Errorf("the dead writer's file: pid %d, value %d; want %d, 42", f.Header.PID, f.Values[0].Uint, cmd.Process.Pid)
+			}
+			want := "42"
+			if c.flags == "process" {
+				want = "(absent)"
+			}
+			if v := value(); v != want {
+				t.Errorf("after SIGKILL, PCP shows mmv.dying.m = %s, want %s", v, want)
+			}
+
+			// A later start of the same name replaces the stale file.
+			var flags mmv.Flags
+			if c.flags == "process" {
+				flags = mmv.Process
+			}
+			r := mmv.NewRegistry("dying", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Flags: flags})
+			noErr(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+			noErr(t, r.Start())
+			v, err := r.Value("m", "")
+			noErr(t, err)
+			v.Set(7)
+			if v := value(); v != "7" {
+				t.Errorf("after a new start, PCP shows mmv.dying.m = %s, want 7", v)
+			}
+			if es, _ := os.ReadDir(filepath.Join(tmp, "mmv")); len(es) != 1 || es[0].Name() != "dying" {
+				t.Errorf("the directory holds %v, want only the new file", es)
+			}
+			f, err = mmvfile.Open(path)
+			noErr(t, err)
+			if f.Header.PID != int32(os.Getpid()) {
+				t.Errorf("the file's pid is %d, want ours, %d", f.Header.PID, os.Getpid())
+			}
+			noErr(t, r.Close())
+		})
+	}
+}
