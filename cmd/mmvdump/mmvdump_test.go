@@ -124,7 +124,7 @@ func TestLibpcpFilesAsPCP(t *testing.T) {
 	out, err = cmd.Output()
 	require.NoError(t, err)
 	names := strings.Fields(string(out))
-	require.Len(t, names, 5)
+	require.Len(t, names, 6)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) { compareWithPCP(t, filepath.Join(dir, "mmv", name)) })
 	}

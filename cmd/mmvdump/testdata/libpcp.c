@@ -81,6 +81,16 @@ static int longname(const char *name, int version, int flags)
     return mmv_stats_start(r) == NULL ? -1 : 0;
 }
 
+/* one label: a small v3 file */
+static int label(const char *name, int version, int flags)
+{
+    mmv_registry_t *r = mmv_stats_registry(name, 1, flags);
+
+    mmv_stats_add_metric(r, "m", 1, MMV_TYPE_I64, MMV_SEM_INSTANT, none, MMV_INDOM_NULL, NULL, NULL);
+    mmv_stats_add_metric_label(r, 1, "l", "[1,2]", MMV_ARRAY_TYPE, 0);
+    return mmv_stats_start(r) == NULL ? -1 : 0;
+}
+
 static struct {
     const char *name;
     int (*fn)(const char *, int, int);
@@ -91,6 +101,7 @@ static struct {
     { "all_v3", all, 3, MMV_FLAG_NOPREFIX | MMV_FLAG_SENTINEL },
     { "empty", empty, 1, 0 },
     { "longname", longname, 2, MMV_FLAG_NOPREFIX | MMV_FLAG_PROCESS | MMV_FLAG_SENTINEL },
+    { "label", label, 3, 0 },
 };
 
 int main(void)
