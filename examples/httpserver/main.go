@@ -162,7 +162,6 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 	}
 	srv := &http.Server{Handler: m.Wrap(newMux())}
 	go srv.Serve(ln)
-	defer srv.Close()
 
 	name := mmv.Default.Name()
 	fmt.Fprintf(out, "Serving on http://%s, metrics in %s\n", ln.Addr(), mmv.Default.Path())
@@ -192,5 +191,8 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 		}()
 	}
 	wg.Wait()
-	return nil
+	// Let the requests in flight finish, so the file's last values add up.
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
 }
