@@ -1,0 +1,237 @@
+package mmv_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// TestGrowthLosesNoUpdate: goroutines update values of every kind of
+// arithmetic in tight loops while another goroutine adds 500 metrics and
+// 10,000 instances, one at a time, and a reader polls the file. Every
+// snapshot the reader takes is a whole, valid file; afterwards the handles
+// and PCP's reader show exactly the sums made.
+func TestGrowthLosesNoUpdate(t *testing.T) {
+	const newMetrics, newInstances = 500, 10000
+	tmp := t.TempDir()
+	r := mmv.NewRegistry("grow", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 9})
+	defer r.Close()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "first"}}}))
+	old := []mmv.Metric{
+		{Name: "hits", Type: mmv.Uint64, Semantics: mmv.SemCounter},
+		{Name: "perinst", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1},
+		{Name: "small", Type: mmv.Int32, Semantics: mmv.SemCounter},
+		{Name: "level", Type: mmv.Double, Semantics: mmv.SemInstant},
+		{Name: "busy", Type: mmv.Elapsed, Semantics: mmv.SemCounter},
+	}
+	for _, m := range old {
+		must(r.AddMetric(m))
+	}
+	must(r.Start())
+	handles := make([]*mmv.Value, len(old))
+	for i, m := range old {
+		inst := ""
+		if m.Indom != 0 {
+			inst = "first"
+		}
+		v, err := r.Value(m.Name, inst)
+		must(err)
+		handles[i] = v
+	}
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	const updaters = 4
+	counts := make([]int64, updaters)
+	for g := range updaters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int64(1); !stop.Load(); n++ {
+				for _, v := range handles {
+					if v.Type() == mmv.Double {
+						v.AddFloat(1)
+					} else {
+						v.Inc()
+					}
+				}
+				counts[g] = n
+			}
+		}()
+	}
+	var snapshots atomic.Int64
+	pollErr := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(pollErr)
+		for !stop.Load() {
+			b, err := os.ReadFile(r.Path())
+			if err == nil {
+				_, err = mmvfile.Parse(b)
+			}
+			if err != nil {
+				pollErr <- err
+				return
+			}
+			snapshots.Add(1)
+		}
+	}()
+
+	for i := range newInstances {
+		if i%500 == 0 { // let the reader look at every stage of the growth
+			for seen := snapshots.Load(); snapshots.Load() == seen && len(pollErr) == 0; {
+				runtime.Gosched()
+			}
+		}
+		must(r.AddInstance(1, mmv.Instance{ID: int32(i + 1), Name: "i" + strconv.Itoa(i)}))
+		if i%(newInstances/newMetrics) == 0 {
+			m := mmv.Metric{Name: fmt.Sprintf("new.m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}
+			if i%(newInstances/5) == 0 {
+				m.Indom = 1
+			}
+			must(r.AddMetric(m))
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if err := <-pollErr; err != nil {
+		t.Fatalf("a reader saw a bad file during growth: %v", err)
+	}
+	must(r.Flush())
+	var total int64
+	for _, n := range counts {
+		total += n
+	}
+	t.Logf("%d updates of each value, %d whole snapshots read", total, snapshots.Load())
+	if snapshots.Load() < newInstances/500 {
+		t.Errorf("the reader took %d snapshots", snapshots.Load())
+	}
+	for _, v := range handles {
+		if got := int64(v.Float()); got != total {
+			t.Errorf("%s value %d, want %d", v.Type(), got, total)
+		}
+	}
+	f, err := mmvfile.Open(r.Path())
+	must(err)
+	if got, want := len(f.Metrics), len(old)+newMetrics; got != want {
+		t.Fatalf("file has %d metrics, want %d", got, want)
+	}
+	if got := len(f.Indom(1).Instances); got != newInstances+1 {
+		t.Fatalf("indom has %d instances, want %d", got, newInstances+1)
+	}
+
+	pcptest.Require(t)
+	ms := pcptest.Info(t, tmp)
+	want := strconv.FormatInt(total, 10)
+	for _, m := range old {
+		pm := pcptest.Find(ms, "mmv.grow."+m.Name)
+		if pm == nil {
+			t.Fatalf("PCP does not show %s", m.Name)
+		}
+		got := pm.Value
+		if m.Indom != 0 {
+			if len(pm.Instances) != newInstances+1 {
+				t.Fatalf("PCP shows %d instances of %s", len(pm.Instances), m.Name)
+			}
+			got = pm.Instance("first").Value
+		}
+		if m.Type == mmv.Double {
+			f, _ := strconv.ParseFloat(got, 64)
+			got = strconv.FormatInt(int64(f), 10)
+		}
+		if got != want {
+			t.Errorf("PCP reads %s = %s, want %s", m.Name, got, want)
+		}
+	}
+	newSeen := 0
+	for _, m := range ms {
+		if len(m.Name) > len("mmv.grow.new.") && m.Name[:len("mmv.grow.new.")] == "mmv.grow.new." {
+			newSeen++
+		}
+	}
+	if newSeen != newMetrics {
+		t.Errorf("PCP shows %d of the %d new metrics", newSeen, newMetrics)
+	}
+}
+
+// TestGrowthKeepsEveryType: values of every type, set before a growth
+// step, read the same after it, through their old handles and in PCP.
+func TestGrowthKeepsEveryType(t *testing.T) {
+	tmp := t.TempDir()
+	r := mmv.NewRegistry("keep", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
+	defer r.Close()
+	types := []mmv.Type{mmv.Int32, mmv.Uint32, mmv.Int64, mmv.Uint64, mmv.Float, mmv.Double, mmv.String, mmv.Elapsed}
+	for _, typ := range types {
+		if err := r.AddMetric(mmv.Metric{Name: "t" + strconv.Itoa(int(typ)), Type: typ, Semantics: mmv.SemInstant}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	vals := map[mmv.Type]*mmv.Value{}
+	for _, typ := range types {
+		v, err := r.Value("t"+strconv.Itoa(int(typ)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals[typ] = v
+		switch typ {
+		case mmv.String:
+			v.SetString("kept")
+		case mmv.Float, mmv.Double:
+			v.SetFloat(-2.5)
+		default:
+			v.Set(-7)
+		}
+	}
+	for i := range 3 { // each growth step rewrites the file
+		if err := r.AddMetric(mmv.Metric{Name: "later" + strconv.Itoa(i), Type: mmv.String, Semantics: mmv.SemDiscrete}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := vals[mmv.String].String(); got != "kept" {
+		t.Errorf("string reads %q after growth", got)
+	}
+	vals[mmv.Int64].Add(1)
+	f, err := mmvfile.Open(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*mmvfile.Value{}
+	for _, v := range f.Values {
+		byName[v.Metric.Name] = v
+	}
+	check := map[mmv.Type]func(v *mmvfile.Value) bool{
+		mmv.Int32:   func(v *mmvfile.Value) bool { return v.Int == -7 },
+		mmv.Uint32:  func(v *mmvfile.Value) bool { return v.Uint == 1<<32-7 },
+		mmv.Int64:   func(v *mmvfile.Value) bool { return v.Int == -6 },
+		mmv.Uint64:  func(v *mmvfile.Value) bool { return v.Uint == 1<<64-7 },
+		mmv.Float:   func(v *mmvfile.Value) bool { return v.Float == -2.5 },
+		mmv.Double:  func(v *mmvfile.Value) bool { return v.Float == -2.5 },
+		mmv.String:  func(v *mmvfile.Value) bool { return v.String == "kept" },
+		mmv.Elapsed: func(v *mmvfile.Value) bool { return v.Int == -7 },
+	}
+	for _, typ := range types {
+		v := byName["t"+strconv.Itoa(int(typ))]
+		if v == nil || !check[typ](v) {
+			t.Errorf("%s after growth: %+v", typ, v)
+		}
+	}
+}
