@@ -1,0 +1,129 @@
+package mmv_test
+
+import (
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// TestUpdatesDuringClose runs goroutines updating values of every type in
+// tight loops (Add, Set, SetFloat, SetString, StartInterval and
+// EndInterval, AddDuration, SetNoValue, and the reads) while Close runs,
+// and on after it: nothing crashes, the race detector sees nothing, and
+// the updates after Close are dropped: without the Process flag the file
+// keeps the values it had when Close returned. With the flag, the file is
+// gone and the updates land nowhere.
+func TestUpdatesDuringClose(t *testing.T) {
+	for _, flags := range []mmv.Flags{0, mmv.Process} {
+		t.Run(flags.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			r := mmv.NewRegistry("closing", &mmv.Options{Dir: dir, Flags: flags})
+			noErr(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
+			for _, ty := range sentinelTypes {
+				noErr(t, r.AddMetric(mmv.Metric{Name: ty.name, Type: ty.typ, Semantics: mmv.SemInstant}))
+				noErr(t, r.AddMetric(mmv.Metric{Name: "per." + ty.name, Type: ty.typ, Semantics: mmv.SemInstant, Indom: 1}))
+			}
+			noErr(t, r.Start())
+			var values []*mmv.Value
+			for _, ty := range sentinelTypes {
+				for _, key := range [][2]string{{ty.name, ""}, {"per." + ty.name, "a"}, {"per." + ty.name, "b"}} {
+					v, err := r.Value(key[0], key[1])
+					noErr(t, err)
+					values = append(values, v)
+				}
+			}
+
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			var rounds atomic.Int64
+			for _, v := range values {
+				// Several updaters per value, but one owner of the interval.
+				for g := range 3 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 0; !stop.Load(); i++ {
+							switch {
+							case v.Type() == mmv.String:
+								v.SetString("s")
+								_ = v.String()
+							case v.Type() == mmv.Elapsed && g == 0:
+								v.StartInterval()
+								v.EndInterval()
+								v.AddDuration(time.Microsecond)
+							default:
+								v.Add(1)
+								v.Inc()
+								v.Set(int64(i))
+								v.SetFloat(float64(i))
+								v.AddFloat(0.5)
+								v.AddDuration(time.Microsecond)
+								if i%100 == 0 {
+									v.SetNoValue()
+								}
+								_, _, _ = v.Int(), v.Float(), v.String()
+							}
+							rounds.Add(1)
+						}
+					}()
+				}
+			}
+			for rounds.Load() < 10000 {
+				time.Sleep(time.Millisecond)
+			}
+			noErr(t, r.Close())
+			path := filepath.Join(dir, "closing")
+			var atClose *mmvfile.File
+			if flags&mmv.Process == 0 {
+				var err error
+				atClose, err = mmvfile.Open(path)
+				noErr(t, err)
+			}
+			// Updates go on after Close.
+			after := rounds.Load()
+			for rounds.Load() < after+10000 {
+				time.Sleep(time.Millisecond)
+			}
+			stop.Store(true)
+			wg.Wait()
+			noErr(t, r.Close())
+
+			if _, err := r.Value("i32", ""); err == nil {
+				t.Error("Value after Close does not fail")
+			}
+			if flags&mmv.Process != 0 {
+				if es, _ := readDirNames(dir); len(es) != 0 {
+					t.Errorf("Close with the Process flag left %v", es)
+				}
+				return
+			}
+			now, err := mmvfile.Open(path)
+			noErr(t, err)
+			for i, v := range now.Values {
+				w := atClose.Values[i]
+				if v.Atom != w.Atom || v.Extra != w.Extra || v.String != w.String {
+					t.Errorf("%s %v changed after Close: %x %d %q, was %x %d %q", v.Metric.Name, v.Instance,
+						v.Atom, v.Extra, v.String, w.Atom, w.Extra, w.String)
+				}
+			}
+			// The values were being updated before Close.
+			if atClose.Values[len(atClose.Values)-1].Atom == [8]byte{} && atClose.Values[0].Atom == [8]byte{} {
+				t.Error("no update reached the file before Close")
+			}
+		})
+	}
+}
+
+func readDirNames(dir string) ([]string, error) {
+	m, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil {
+		return nil, err
+	}
+	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	return append(m, hidden...), nil
+}
