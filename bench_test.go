@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,6 +107,40 @@ func BenchmarkValue(b *testing.B) {
 					o.op(v)
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkGrowthStep adds one instance to an indom of n instances, over
+// four metrics, and publishes the grown file: its cost should scale with
+// the file's size at worst (compare the two sizes' ns/op).
+func BenchmarkGrowthStep(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			r := NewRegistry("growth", &Options{Dir: b.TempDir()})
+			r.AddIndom(Indom{Serial: 1})
+			for i := range 4 {
+				r.AddMetric(Metric{Name: "m" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter, Indom: 1})
+			}
+			if err := r.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			for i := range n {
+				r.AddInstance(1, Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)})
+			}
+			r.Flush()
+			b.ReportMetric(float64(r.file.size), "file-bytes")
+			id := n
+			for b.Loop() {
+				if err := r.AddInstance(1, Instance{ID: int32(id), Name: "i" + strconv.Itoa(id)}); err != nil {
+					b.Fatal(err)
+				}
+				if err := r.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				id++
+			}
 		})
 	}
 }
