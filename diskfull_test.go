@@ -1,0 +1,161 @@
+//go:build linux
+
+package mmv_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/mmvfile"
+	"golang.org/x/sys/unix"
+)
+
+// smallTmpfs mounts a tmpfs of the given size on a temporary directory.
+// It needs root: elsewhere the test is skipped, but fails in CI (CI=true),
+// which runs as root.
+func smallTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	cannot := t.Skipf
+	if os.Getenv("CI") == "true" {
+		cannot = t.Fatalf
+	}
+	if os.Geteuid() != 0 {
+		cannot("mounting a tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		cannot("mount -t tmpfs -o size=%s tmpfs %s: %v", size, dir, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("umount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fill writes a file in dir until the file system is full, and returns it.
+func fill(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	noErr(t, err)
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	// The last partial block too.
+	for {
+		if _, err := f.Write(buf[:1]); err != nil {
+			break
+		}
+	}
+	return path
+}
+
+// entries returns the names in dir.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	noErr(t, err)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func diskRegistry(t *testing.T, dir string, metrics int) *mmv.Registry {
+	t.Helper()
+	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
+	for i := range metrics {
+		noErr(t, r.AddMetric(mmv.Metric{Name: "m" + string(rune('a'+i)), Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			ShortHelp: strings.Repeat("h", 200), LongHelp: strings.Repeat("l", 200)}))
+	}
+	return r
+}
+
+// TestDiskFullAtStart: on a full file system Start returns ENOSPC, from
+// reserving the file's blocks, instead of the process dying with SIGBUS
+// when it first writes the mapping; no temporary file is left behind.
+func TestDiskFullAtStart(t *testing.T) {
+	dir := smallTmpfs(t, "64k")
+	fill(t, dir)
+	r := diskRegistry(t, dir, 20)
+	err := r.Start()
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Start on a full disk: %v, want ENOSPC", err)
+	}
+	t.Log(err)
+	if got := entries(t, dir); len(got) != 1 || got[0] != "filler" {
+		t.Errorf("Start left %v", got)
+	}
+	noErr(t, r.Close())
+}
+
+// TestDiskFullWhileGrowing: a file started before the disk filled keeps
+// working (its blocks are reserved); a declaration that needs the file to
+// grow returns ENOSPC, the old file stays intact and keeps taking updates,
+// and once space is freed, Flush publishes the declaration.
+func TestDiskFullWhileGrowing(t *testing.T) {
+	dir := smallTmpfs(t, "64k")
+	r := diskRegistry(t, dir, 1)
+	noErr(t, r.Start())
+	defer r.Close()
+	v, err := r.Value("ma", "")
+	noErr(t, err)
+	v.Set(1)
+	filler := fill(t, dir)
+	v.Add(1) // a store into the mapping of a full disk: no SIGBUS
+
+	var growErr error
+	for i := 1; i < 20 && growErr == nil; i++ {
+		growErr = r.AddMetric(mmv.Metric{Name: "m" + string(rune('a'+i)), Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			ShortHelp: strings.Repeat("h", 200), LongHelp: strings.Repeat("l", 200)})
+		if growErr == nil {
+			growErr = r.Flush()
+		}
+	}
+	if !errors.Is(growErr, syscall.ENOSPC) {
+		t.Fatalf("growing on a full disk: %v, want ENOSPC", growErr)
+	}
+	t.Log(growErr)
+	if _, err := r.Value("mb", ""); err == nil {
+		t.Error("the value of a metric the file could not hold has a handle")
+	}
+	v.Add(1)
+	f, err := mmvfile.Open(filepath.Join(dir, "full"))
+	noErr(t, err)
+	if len(f.Metrics) != 1 || f.Values[0].Uint != 3 {
+		t.Errorf("the old file: %d metrics, value %d; want 1 metric, 3", len(f.Metrics), f.Values[0].Uint)
+	}
+	if got := entries(t, dir); len(got) != 2 {
+		t.Errorf("the failed growth left %v", got)
+	}
+
+	noErr(t, os.Remove(filler))
+	noErr(t, r.Flush())
+	v.Add(1)
+	f, err = mmvfile.Open(filepath.Join(dir, "full"))
+	noErr(t, err)
+	if len(f.Metrics) < 2 || f.Values[0].Uint != 4 {
+		t.Errorf("after freeing space: %d metrics, value %d; want at least 2, 4", len(f.Metrics), f.Values[0].Uint)
+	}
+	mb, err := r.Value("mb", "")
+	noErr(t, err)
+	mb.Add(5)
+	if mb.Int() != 5 {
+		t.Errorf("the new metric reads %d", mb.Int())
+	}
+}
