@@ -39,7 +39,7 @@ var (
 	// ErrField: a record field holds what PCP does not accept: a string
 	// or name with no NUL, an unknown type, semantics, units scale or
 	// label flags, an item above 1023, an indom serial outside 1..2047, a
-	// cluster above 4095, a negative instance id, a duplicate item,
+	// cluster above 4095 (2047 in a file with indoms), a negative instance id, a duplicate item,
 	// metric name, serial or instance, or a label payload that is not a
 	// JSON object.
 	ErrField = errors.New("bad field")

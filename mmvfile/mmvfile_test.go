@@ -157,6 +157,7 @@ var mutations = []mutation{
 	{"1 TOC entry", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 24, 1) }, mmvfile.ErrCount},
 	{"7 TOC entries", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 24, 7) }, mmvfile.ErrCount},
 	{"negative TOC entries", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 24, math.MaxUint32) }, mmvfile.ErrCount},
+	{"cluster 2048 with indoms", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 36, 2048) }, mmvfile.ErrField},
 	{"cluster 4096", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 36, 4096) }, mmvfile.ErrField},
 	{"section type 0", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 40, 0) }, mmvfile.ErrSection},
 	{"section type 7", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 56, 7) }, mmvfile.ErrSection},

@@ -15,6 +15,9 @@ const (
 	minTOCs  = 2 // PCP's reader skips a file with fewer
 	maxTOCs  = 6 // one entry per section type
 	maxIndom = 2047
+	// PCP numbers an indom cluster<<11|serial in 22 bits, so the indoms
+	// of a higher cluster collide with those of another.
+	maxIndomCluster = 2047
 )
 
 // MMV files are in the writer's byte order; PCP reads them on the same host.
@@ -257,6 +260,9 @@ func (p *parser) indoms() error {
 			return err
 		}
 		p.f.Indoms = append(p.f.Indoms, in)
+	}
+	if c := p.f.Header.Cluster; len(p.f.Indoms) > 0 && c > maxIndomCluster {
+		return errorf(ErrField, "header: cluster %d is more than %d, the most that PCP's indom ids hold", c, maxIndomCluster)
 	}
 	return nil
 }

@@ -105,6 +105,9 @@ func randomRegistry(rng *rand.Rand, name string) *registry {
 		}
 		r.indoms = append(r.indoms, in)
 	}
+	if len(r.indoms) > 0 {
+		r.opts.Cluster %= 2048 // the writer's limit: PCP's indom ids hold 11 bits of cluster
+	}
 	types := []mmv.Type{mmv.Int32, mmv.Uint32, mmv.Int64, mmv.Uint64, mmv.Float, mmv.Double, mmv.String, mmv.Elapsed}
 	sems := []mmv.Semantics{mmv.SemCounter, mmv.SemInstant, mmv.SemDiscrete}
 	items := map[uint32]bool{}

@@ -173,7 +173,7 @@ var writerScenarios = []struct {
 		require.NoError(t, err)
 		v.StartInterval()
 	}},
-	{"labels_v3", mmv.Options{Cluster: 4095, Flags: mmv.NoPrefix}, func(t *testing.T, r *mmv.Registry) {
+	{"labels_v3", mmv.Options{Cluster: 2047, Flags: mmv.NoPrefix}, func(t *testing.T, r *mmv.Registry) {
 		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 3, Name: "b c"}}}))
 		require.NoError(t, r.AddMetric(mmv.Metric{Name: "lab.m", Type: mmv.String, Semantics: mmv.SemDiscrete, Indom: 1}))
 		require.NoError(t, r.AddLabel(mmv.Label{Name: "app", Value: "web"}))
