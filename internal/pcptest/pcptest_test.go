@@ -181,9 +181,18 @@ func TestRunTimeout(t *testing.T) {
 	Timeout = 100 * time.Millisecond
 	defer func() { Timeout = old }()
 	start := time.Now()
-	_, _, err := run(context.Background(), nil, "sleep", "10")
+	// The test binary itself is the hung command, so no tool is needed.
+	_, _, err := run(context.Background(), []string{"PCPTEST_HANG=1"}, os.Args[0], "-test.run=^TestHelperHang$")
 	assert.ErrorContains(t, err, "timed out")
 	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// TestHelperHang is the hung command of TestRunTimeout.
+func TestHelperHang(t *testing.T) {
+	if os.Getenv("PCPTEST_HANG") != "1" {
+		t.Skip("run by TestRunTimeout")
+	}
+	time.Sleep(time.Minute)
 }
 
 // TestInfoEmpty runs the real reader on an empty directory: only the MMV
