@@ -12,6 +12,7 @@
 package mmvfile
 
 import (
+	"errors"
 	"io"
 	"os"
 	"time"
@@ -204,7 +205,14 @@ func Open(path string) (*File, error) {
 		return nil, err
 	}
 	defer fd.Close()
-	// The limit keeps a device or endless file from hanging the read.
+	fi, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
+	}
+	// The limit also holds for a file growing while it is read.
 	b, err := io.ReadAll(io.LimitReader(fd, MaxSize+1))
 	if err != nil {
 		return nil, err

@@ -110,6 +110,35 @@ func TestOpen(t *testing.T) {
 	assert.Equal(t, 2, f.Header.Version)
 	_, err = mmvfile.Open(filepath.Join(t.TempDir(), "missing"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+	_, err = mmvfile.Open(t.TempDir())
+	assert.ErrorContains(t, err, "not a regular file")
+}
+
+// TestOpenWhileUpdated reads a file while its values change.
+func TestOpenWhileUpdated(t *testing.T) {
+	r := mmv.NewRegistry("busy", &mmv.Options{Dir: t.TempDir()})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}))
+	require.NoError(t, r.Start())
+	defer r.Close()
+	n, err := r.Value("n", "")
+	require.NoError(t, err)
+	s, err := r.Value("s", "")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20000 {
+			n.Inc()
+			assert.NoError(t, s.SetString(strings.Repeat("x", i%256)))
+		}
+	}()
+	for range 200 {
+		f, err := mmvfile.Open(r.Path())
+		require.NoError(t, err)
+		assert.Len(t, f.Values, 2)
+	}
+	<-done
 }
 
 func TestElapsed(t *testing.T) {
