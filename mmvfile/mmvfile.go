@@ -23,7 +23,8 @@ import (
 // MaxSize is the largest file Open reads.
 const MaxSize = 1 << 30
 
-// File is a parsed MMV file. Records are listed in file order.
+// File is a parsed MMV file. Records are listed in file order, and each
+// carries its Offset in the file.
 type File struct {
 	Header    Header
 	TOC       []Section
