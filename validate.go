@@ -12,6 +12,10 @@ func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 // metrics (mmv.control.*) occupy.
 const reservedName = "control"
 
+// maxFileName is the longest file name whose temporary name, "." + name +
+// "." + 12 random characters, fits in the 255 bytes of a file name.
+const maxFileName = 255 - 14
+
 // checkFileName enforces what PCP needs of a file name: a letter first, then
 // letters, digits, '_' and '.', because it becomes part of every metric
 // name; nothing that could leave the directory or hide the file.
@@ -20,8 +24,8 @@ func checkFileName(name string, flags Flags) error {
 	switch {
 	case name == "":
 		return errorf(ErrName, subject, "a file name cannot be empty")
-	case len(name) > MaxStringLen:
-		return errorf(ErrTooLong, subject, "a file name holds at most %d bytes", MaxStringLen)
+	case len(name) > maxFileName:
+		return errorf(ErrTooLong, subject, "a file name holds at most %d bytes, so that its temporary name fits the file system's 255", maxFileName)
 	case name[0] == '.':
 		return errorf(ErrName, subject, "a name starting with '.' is ignored by PCP")
 	case strings.ContainsAny(name, "/\x00"):

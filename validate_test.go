@@ -28,6 +28,7 @@ var refusals = []struct {
 	{name: "file name with dash", file: "my-app", want: ErrName, msg: "'-'"},
 	{name: "file name with empty part", file: "a..b", want: ErrName, msg: "empty part"},
 	{name: "file name too long", file: "a" + strings.Repeat("b", 255), want: ErrTooLong},
+	{name: "file name too long for its temporary name", file: "a" + strings.Repeat("b", maxFileName), want: ErrTooLong, msg: "temporary name"},
 	{name: "file name control", file: "control", want: ErrNamespace, msg: "mmv.control"},
 	{name: "cluster out of range", opts: Options{Cluster: 4096}, want: ErrRange, msg: "cluster 4096"},
 	{name: "unknown flag", opts: Options{Flags: 8}, want: ErrRange, msg: "flags"},
