@@ -303,27 +303,3 @@ func benchInputs() []float64 {
 	}
 	return xs
 }
-
-// TestHistogramObserveCost checks Observe's budget: at most 40 ns/op, and
-// no allocation.
-func TestHistogramObserveCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing test")
-	}
-	var best float64 = math.Inf(1)
-	for range 5 {
-		base := testing.Benchmark(BenchmarkHistogramBaseline)
-		obs := testing.Benchmark(BenchmarkHistogramObserve)
-		if obs.AllocsPerOp() != 0 {
-			t.Fatalf("Observe allocates %d times per op", obs.AllocsPerOp())
-		}
-		ns := float64(obs.T.Nanoseconds()) / float64(obs.N)
-		t.Logf("Histogram.Observe %.2f ns/op; baseline (one atomic add) %.2f ns/op",
-			ns, float64(base.T.Nanoseconds())/float64(base.N))
-		best = min(best, ns)
-		if best <= 40 {
-			return
-		}
-	}
-	t.Errorf("Histogram.Observe takes %.1f ns/op, want at most 40", best)
-}
