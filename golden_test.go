@@ -197,7 +197,7 @@ var goldenScenarios = []goldenScenario{
 		goldenMust(t, r.AddMetricLabel("other", mmv.Label{Name: "tags", Value: []any{1, "two", false, nil}}))
 		goldenMust(t, r.AddIndomLabel(1, mmv.Label{Name: "kind", Value: "fifo"}))
 		goldenMust(t, r.AddIndomLabel(2, mmv.Label{Name: "shape", Optional: true,
-			Value: map[string]any{"w": []int{1, 2}, "h": 2, "nested": map[string]bool{"ok": true}}}))
+			Value: map[string]any{"w": []int{1, 2}, "h": 2, "ok": true}}))
 		goldenMust(t, r.AddInstanceLabel(1, 0, mmv.Label{Name: "owner", Value: `say "hi"`}))
 		goldenMust(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "weight", Value: 0.125, Optional: true}))
 		goldenMust(t, r.AddInstanceLabel(2, 5, mmv.Label{Name: "empty", Value: map[string]any{}}))

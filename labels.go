@@ -52,6 +52,10 @@ func labelPayload(subject string, l Label) ([]byte, error) {
 		return nil, errorf(ErrLabel, subject, "value is not JSON: %v", err)
 	}
 	value := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	var shape any
+	if err := json.Unmarshal(value, &shape); err != nil || !flatLabel(shape, 0) {
+		return nil, errorf(ErrLabel, subject, "PCP garbles %s: a value is a scalar, an array of scalars, or a map of those", value)
+	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, value); err != nil {
 		return nil, errorf(ErrLabel, subject, "value is not JSON: %v", err)
@@ -66,6 +70,39 @@ func labelPayload(subject string, l Label) ([]byte, error) {
 		return nil, errorf(ErrTooLong, subject, "payload %s is %d bytes, more than %d", p, len(p), labelPayloadSize-1)
 	}
 	return p, nil
+}
+
+// flatLabel reports whether a decoded label value has a shape PCP's label
+// code reads back right (seen with PCP 6.0.3): a scalar, an array of
+// scalars, or, at the top, a map of those, which PCP flattens into
+// name.key labels. Deeper nesting comes out garbled.
+func flatLabel(v any, depth int) bool {
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			if !scalar(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		if depth > 0 {
+			return false
+		}
+		for _, e := range v {
+			if !flatLabel(e, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func scalar(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any:
+		return false
+	}
+	return true
 }
 
 func validLabelName(s string) bool {

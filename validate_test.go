@@ -105,6 +105,9 @@ var refusals = []struct {
 	{name: "label value not JSON", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
 		return r.AddLabel(Label{Name: "a", Value: func() {}})
 	}, want: ErrLabel, msg: "JSON"},
+	{name: "label value nested map", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
+		return r.AddLabel(Label{Name: "a", Value: map[string]any{"b": map[string]int{"c": 1}}})
+	}, want: ErrLabel, msg: "garbles"},
 	{name: "label payload too long", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
 		return r.AddLabel(Label{Name: "a", Value: strings.Repeat("v", 240)})
 	}, want: ErrTooLong, msg: "payload"},

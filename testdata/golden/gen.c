@@ -354,7 +354,7 @@ s_v3_labels(mmv_registry_t *r)
     CHECK(mmv_stats_add_indom_label(r, 1, "kind", "\"fifo\"",
 	    MMV_STRING_TYPE, 0));
     CHECK(mmv_stats_add_indom_label(r, 2, "shape",
-	    "{\"h\":2,\"nested\":{\"ok\":true},\"w\":[1,2]}", MMV_MAP_TYPE, 1));
+	    "{\"h\":2,\"ok\":true,\"w\":[1,2]}", MMV_MAP_TYPE, 1));
     CHECK(mmv_stats_add_instance_label(r, 1, 0, "owner", "\"say \\\"hi\\\"\"",
 	    MMV_STRING_TYPE, 0));
     CHECK(mmv_stats_add_instance_label(r, 1, 2, "weight", "0.125",
