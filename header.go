@@ -22,7 +22,8 @@ const (
 
 const allFlags = NoPrefix | Process | Sentinel
 
-// String returns the flags as PCP's mmvdump names them.
+// String returns the names of the flags, such as "noprefix,process", or
+// "none".
 func (f Flags) String() string {
 	if f == 0 {
 		return "none"
