@@ -23,6 +23,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/gopcp/mmv/internal/pcpconf"
 )
 
 // Options are the file-wide settings of a registry.
@@ -742,50 +744,15 @@ func (r *Registry) closeFile(remove bool) error {
 // /usr/local/etc/pcp.conf), as libpcp finds it. On a machine with no
 // pcp.conf at all it is os.TempDir(), so programs run without PCP.
 func Dir() string {
-	return dirFrom(os.Getenv, []string{"/etc/pcp.conf", "/usr/local/etc/pcp.conf"})
+	return dirFrom(os.Getenv, pcpconf.Files)
 }
 
 // dirFrom is Dir with the environment and the default pcp.conf paths given.
-func dirFrom(getenv func(string) string, defaults []string) string {
-	if d := getenv("PCP_TMP_DIR"); d != "" {
+func dirFrom(getenv func(string) string, files []string) string {
+	if d := pcpconf.Get(getenv, "PCP_TMP_DIR", files); d != "" {
 		return filepath.Join(d, "mmv")
 	}
-	var confs []string
-	if c := getenv("PCP_CONF"); c != "" {
-		confs = append(confs, c)
-	}
-	if d := getenv("PCP_DIR"); d != "" {
-		confs = append(confs, filepath.Join(d, "etc", "pcp.conf"))
-	}
-	for _, c := range append(confs, defaults...) {
-		b, err := os.ReadFile(c)
-		if err != nil {
-			continue
-		}
-		if d := confValue(string(b), "PCP_TMP_DIR"); d != "" {
-			return filepath.Join(d, "mmv")
-		}
-		break
-	}
 	return filepath.Join(os.TempDir(), "mmv")
-}
-
-// confValue returns the value of name in pcp.conf text: NAME=value lines,
-// '#' comments, one pair of quotes stripped.
-func confValue(conf, name string) string {
-	for line := range strings.Lines(conf) {
-		line = strings.TrimSpace(line)
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.HasPrefix(line, "#") || strings.TrimSpace(k) != name {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		return v
-	}
-	return ""
 }
 
 // generation returns a generation number as libpcp makes them: seconds in

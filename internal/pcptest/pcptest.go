@@ -25,6 +25,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopcp/mmv/internal/pcpconf"
 )
 
 // Domain is the PMID domain of PCP's MMV agent.
@@ -43,43 +45,7 @@ const RequireEnv = "MMV_REQUIRE_PCP"
 // /etc/pcp.conf, /usr/local/etc/pcp.conf). It returns "" when neither has
 // it.
 func Config(name string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	var confs []string
-	if c := os.Getenv("PCP_CONF"); c != "" {
-		confs = append(confs, c)
-	}
-	if d := os.Getenv("PCP_DIR"); d != "" {
-		confs = append(confs, filepath.Join(d, "etc", "pcp.conf"))
-	}
-	confs = append(confs, "/etc/pcp.conf", "/usr/local/etc/pcp.conf")
-	for _, c := range confs {
-		b, err := os.ReadFile(c)
-		if err != nil {
-			continue
-		}
-		return confValue(string(b), name)
-	}
-	return ""
-}
-
-// confValue returns the value of name in pcp.conf text: NAME=value lines,
-// '#' comments, one pair of quotes stripped.
-func confValue(conf, name string) string {
-	for line := range strings.Lines(conf) {
-		line = strings.TrimSpace(line)
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.HasPrefix(line, "#") || strings.TrimSpace(k) != name {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		return v
-	}
-	return ""
+	return pcpconf.Get(os.Getenv, name, pcpconf.Files)
 }
 
 // tools are the paths of the PCP pieces the package runs.
