@@ -80,7 +80,7 @@ type slot struct {
 }
 
 func (s *slot) init(t Type) {
-	s.heap = Value{p: unsafe.Pointer(&s.cell[0]), typ: t}
+	s.heap = newValue(unsafe.Pointer(&s.cell[0]), t, nil)
 	s.v.Store(&s.heap)
 }
 
@@ -109,7 +109,7 @@ func (s *slot) carry() {
 	}
 }
 
-func (s *slot) word() *uint64 { return s.v.Load().word64() }
+func (s *slot) word() *uint64 { return s.v.Load().u64() }
 
 // pending is what the slot's own memory holds once bound: updates not yet
 // carried into the file.

@@ -394,7 +394,8 @@ func (r *Registry) publish() error {
 func (r *Registry) bind() {
 	for ; r.bound < min(len(r.slots), r.file.capacity); r.bound++ {
 		o := r.slots[r.bound]
-		o.m.values[o.inst] = &Value{p: unsafe.Add(r.file.values, r.bound*valueSize), typ: o.m.Type, reg: r}
+		v := newValue(unsafe.Add(r.file.values, r.bound*valueSize), o.m.Type, r)
+		o.m.values[o.inst] = &v
 	}
 }
 

@@ -36,12 +36,18 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // After the registry is closed, updates are dropped. A nil *Value ignores
 // every update.
 type Value struct {
-	p   unsafe.Pointer // the value record in the mapping
-	typ Type
-	reg *Registry
+	p      unsafe.Pointer // the value record in the mapping
+	typ    Type
+	word64 bool // a 64-bit integer: Add is one atomic add, inlined
+	reg    *Registry
 }
 
-func (v *Value) word64() *uint64 { return (*uint64)(v.p) }
+// newValue returns the handle on the value record at p.
+func newValue(p unsafe.Pointer, t Type, r *Registry) Value {
+	return Value{p: p, typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed, reg: r}
+}
+
+func (v *Value) u64() *uint64    { return (*uint64)(v.p) }
 func (v *Value) word32() *uint32 { return (*uint32)(v.p) }
 func (v *Value) extra() *int64   { return (*int64)(unsafe.Add(v.p, valueExtraOff)) }
 
@@ -50,12 +56,19 @@ func (v *Value) Type() Type { return v.typ }
 
 // Add adds n to the value.
 func (v *Value) Add(n int64) {
+	if v != nil && v.word64 {
+		atomic.AddUint64(v.u64(), uint64(n))
+		return
+	}
+	v.add(n)
+}
+
+// add is Add for the types that are not 64-bit integers.
+func (v *Value) add(n int64) {
 	if v == nil {
 		return
 	}
 	switch v.typ {
-	case Uint64, Int64, Elapsed:
-		atomic.AddUint64(v.word64(), uint64(n))
 	case Uint32, Int32:
 		atomic.AddUint32(v.word32(), uint32(n))
 	case Double, Float:
@@ -74,13 +87,13 @@ func (v *Value) Set(n int64) {
 	}
 	switch v.typ {
 	case Uint64, Int64, Elapsed:
-		atomic.StoreUint64(v.word64(), uint64(n))
+		atomic.StoreUint64(v.u64(), uint64(n))
 	case Uint32, Int32:
 		// The whole 8-byte slot, its second half zero: PCP's sentinel test
 		// compares all 8 bytes with all ones, so the second half of a
 		// value once marked missing must not stay all ones, or Set(-1)
 		// would still read as no value.
-		atomic.StoreUint64(v.word64(), uint64(uint32(n))<<firstHalfShift)
+		atomic.StoreUint64(v.u64(), uint64(uint32(n))<<firstHalfShift)
 	case Double, Float:
 		v.SetFloat(float64(n))
 	}
@@ -103,7 +116,7 @@ func (v *Value) SetFloat(f float64) {
 	}
 	switch v.typ {
 	case Double:
-		atomic.StoreUint64(v.word64(), math.Float64bits(f))
+		atomic.StoreUint64(v.u64(), math.Float64bits(f))
 	case Float:
 		atomic.StoreUint32(v.word32(), math.Float32bits(float32(f)))
 	case String:
@@ -119,7 +132,7 @@ func (v *Value) AddFloat(f float64) {
 	}
 	switch v.typ {
 	case Double:
-		p := v.word64()
+		p := v.u64()
 		for {
 			old := atomic.LoadUint64(p)
 			if atomic.CompareAndSwapUint64(p, old, math.Float64bits(math.Float64frombits(old)+f)) {
@@ -213,7 +226,7 @@ func (v *Value) SetNoValue() {
 	case String:
 		v.SetString("")
 	default:
-		atomic.StoreUint64(v.word64(), math.MaxUint64)
+		atomic.StoreUint64(v.u64(), math.MaxUint64)
 	}
 }
 
@@ -228,7 +241,7 @@ func (v *Value) Int() int64 {
 	case Uint32:
 		return int64(atomic.LoadUint32(v.word32()))
 	case Uint64, Int64, Elapsed:
-		return int64(atomic.LoadUint64(v.word64()))
+		return int64(atomic.LoadUint64(v.u64()))
 	case Float, Double:
 		return int64(v.Float())
 	}
@@ -242,11 +255,11 @@ func (v *Value) Float() float64 {
 	}
 	switch v.typ {
 	case Double:
-		return math.Float64frombits(atomic.LoadUint64(v.word64()))
+		return math.Float64frombits(atomic.LoadUint64(v.u64()))
 	case Float:
 		return float64(math.Float32frombits(atomic.LoadUint32(v.word32())))
 	case Uint64:
-		return float64(atomic.LoadUint64(v.word64()))
+		return float64(atomic.LoadUint64(v.u64()))
 	case String:
 		return 0
 	}
@@ -266,7 +279,7 @@ func (v *Value) String() string {
 	case Float, Double:
 		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	case Uint64:
-		return strconv.FormatUint(atomic.LoadUint64(v.word64()), 10)
+		return strconv.FormatUint(atomic.LoadUint64(v.u64()), 10)
 	}
 	return strconv.FormatInt(v.Int(), 10)
 }
@@ -306,7 +319,7 @@ func (r *Registry) carry(p *plan, b, snap []byte) {
 func (r *Registry) merge(snap, final []byte) {
 	for s := range len(snap) / valueSize {
 		was, now := snap[s*valueSize:], final[s*valueSize:]
-		v := Value{p: unsafe.Add(r.file.values, s*valueSize), typ: r.slots[s].m.Type}
+		v := newValue(unsafe.Add(r.file.values, s*valueSize), r.slots[s].m.Type, r)
 		switch v.typ {
 		case Int32, Uint32:
 			v.Add(int64(ne.Uint32(now) - ne.Uint32(was)))
