@@ -41,10 +41,12 @@ func TestUpdatesDuringClose(t *testing.T) {
 			var stop atomic.Bool
 			var wg sync.WaitGroup
 			var rounds atomic.Int64
+			var running sync.WaitGroup // every updater has made a round
 			for _, v := range values {
 				// Several updaters per value, but one owner of the interval.
 				for g := range 3 {
 					wg.Add(1)
+					running.Add(1)
 					go func() {
 						defer wg.Done()
 						for i := 0; !stop.Load(); i++ {
@@ -68,11 +70,14 @@ func TestUpdatesDuringClose(t *testing.T) {
 								}
 								_, _, _ = v.Int(), v.Float(), v.String()
 							}
-							rounds.Add(1)
+							if rounds.Add(1); i == 0 {
+								running.Done()
+							}
 						}
 					}()
 				}
 			}
+			running.Wait()
 			for rounds.Load() < 10000 {
 				time.Sleep(time.Millisecond)
 			}
