@@ -18,7 +18,8 @@ var (
 	ErrRange = errors.New("out of range")
 	// ErrTooLong: a help text, name, string value or label beyond its size limit.
 	ErrTooLong = errors.New("too long")
-	// ErrTooMany: more metrics, items or labels than one file may hold.
+	// ErrTooMany: more metrics, items or labels than one file may hold,
+	// or more instances than a vector's limit (see Vec.SetLimit).
 	ErrTooMany = errors.New("too many")
 	// ErrNamespace: a metric name that is also a prefix of another at a dot,
 	// which makes PCP drop every MMV metric on the host.

@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -124,7 +125,8 @@ func ExampleNewHistogram() {
 func ExampleNewCounterVec() {
 	r, done := exampleRegistry("web")
 	defer done()
-	requests := mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count, "/", "/api", "other")
+	requests := mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count, "/", "/api")
+	requests.SetLimit(3) // at most 3 instances, "/" and "/api" included
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -132,28 +134,35 @@ func ExampleNewCounterVec() {
 	api.Inc()
 	api.Inc()
 	requests.With("/").Inc()
-	requests.With("/nowhere").Inc() // not an instance: With returns nil, which ignores it
+	requests.With("/new").Inc()  // first use: a new instance, counting at once
+	requests.With("/more").Inc() // beyond the limit: With returns nil, which ignores it
+	_, err := requests.Get("/more")
+	fmt.Println(errors.Is(err, mmv.ErrTooMany), err)
+	r.Flush() // PCP sees "/new" now, rather than after Options.PublishDelay
 
 	for _, in := range requests.Instances() {
 		v, _ := r.Value("requests", in) // PCP: mmv.web.requests, instance in
 		fmt.Println(in, v.Int())
 	}
 	// Output:
+	// true mmv: vector "requests" instance "/more": too many: the vector holds its limit of 3 instances (see SetLimit)
 	// / 1
 	// /api 2
-	// other 0
+	// /new 1
 }
 
 func ExampleNewHistogramVec() {
 	r, done := exampleRegistry("rpc")
 	defer done()
 	sizes := mmv.NewHistogramVec(r, "reply_size", "Reply size by method", mmv.Byte,
-		&mmv.HistogramOptions{Min: 1, Max: 1 << 20, Quantiles: []float64{0.5, 0.999}}, "get", "put")
+		&mmv.HistogramOptions{Min: 1, Max: 1 << 20, Quantiles: []float64{0.5, 0.999}}, "get")
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
 	sizes.With("get").Observe(512)
 	sizes.With("get").Observe(4096)
+	// "put" is made on first use: an instance of the statistics, and one
+	// instance of reply_size.bucket per bucket.
 	fmt.Println(sizes.With("get").Stats().Mean, sizes.With("put").Stats().Count)
 	// PCP reads mmv.rpc.reply_size.p50 and .p999 over instances "get" and
 	// "put", and mmv.rpc.reply_size.bucket over instances such as "get:576".

@@ -3,6 +3,7 @@ package mmv
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -305,24 +306,37 @@ func quantileName(q float64) (string, error) {
 	return "p" + d, nil
 }
 
-// histPub publishes the statistics of one histogram, or of each of a
-// vector's: the values are set at Start, refresh runs off the hot path, in
-// Start, every interval and in Close.
-type histPub struct {
-	mu        sync.Mutex // serialises refresh
-	hs        []*Histogram
+// histGroup publishes the statistics of one histogram, or of each of a
+// vector's: the values are bound at Start, or when a vector's histogram is
+// made after it; refresh runs off the hot path, in Start, every interval
+// and in Close.
+type histGroup struct {
+	r                   *Registry
+	name                string
+	units               Units
+	l                   *buckets
+	bounds              []string // the buckets' names
+	stats               []string // the statistics' metric parts, in histOut.stats order
+	vec                 bool
+	statIndom, bucketIn uint32 // indom serials; statIndom is 0 for a single histogram
+
+	mu        sync.Mutex // serialises refresh and guards hs
 	quantiles []float64
-	bucket    []*Value // per histogram, per bucket
-	count     []*Value
-	sum       []*Value
-	min, max  []*Value
-	mean      []*Value
-	q         [][]*Value // per quantile, per histogram
+	hs        []*histOut
+}
+
+// histOut is one histogram and its values in the file, nil until bound.
+type histOut struct {
+	h      *Histogram
+	inst   string   // instance in the statistics' indom, "" when single
+	bucket []*Value // per bucket
+	stats  []*Value // count, sum, min, max, mean, then the quantiles
 }
 
 // declareHistograms declares the metrics of histograms named name: over no
-// indom for a single one, over the vector's instances otherwise.
-func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, instances []string) []*Histogram {
+// indom for a single one (instances nil), over the vector's instances
+// otherwise, whose histograms the group then makes (see make).
+func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, instances []string) *histGroup {
 	r = registry(r)
 	var opts HistogramOptions
 	if o != nil {
@@ -342,38 +356,23 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
 		}
 	}
-	vec := instances != nil
-	n := 1
-	if vec {
-		n = len(instances)
-	}
-	p := &histPub{quantiles: qs, hs: make([]*Histogram, n)}
-	for i := range p.hs {
-		p.hs[i] = newHistogram(l, units)
-	}
+	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: instances != nil, quantiles: qs}
 
 	short, _ := splitHelp(help)
-	bounds := l.names()
-	bucketInsts := bounds
-	if vec {
-		bucketInsts = make([]string, 0, n*l.n)
+	bucketInsts := g.bounds
+	if g.vec {
+		bucketInsts = make([]string, 0, len(instances)*l.n)
 		for _, in := range instances {
-			for _, b := range bounds {
-				bucketInsts = append(bucketInsts, in+":"+b)
-			}
+			bucketInsts = append(bucketInsts, g.bucketNames(in)...)
 		}
 	}
-	bucketIndom, err := r.autoIndom("Buckets of "+name+", by upper bound", bucketInsts)
-	if err != nil {
+	if g.bucketIn, err = r.autoIndom("Buckets of "+name+", by upper bound", bucketInsts); err != nil {
 		panic(err)
 	}
-	var statIndom uint32
-	statInsts := []string{""}
-	if vec {
-		if statIndom, err = r.autoIndom("Instances of "+name, instances); err != nil {
+	if g.vec {
+		if g.statIndom, err = r.autoIndom("Instances of "+name, instances); err != nil {
 			panic(err)
 		}
-		statInsts = instances
 	}
 	type stat struct {
 		part  string
@@ -381,19 +380,17 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 		sem   Semantics
 		units Units
 		help  string
-		dst   *[]*Value
 	}
 	stats := []stat{
-		{"count", Uint64, SemCounter, Count, "observations of " + short, &p.count},
-		{"sum", Double, SemCounter, units, "sum of observations of " + short, &p.sum},
-		{"min", Double, SemInstant, units, "smallest observation of " + short, &p.min},
-		{"max", Double, SemInstant, units, "largest observation of " + short, &p.max},
-		{"mean", Double, SemInstant, units, "mean of " + short, &p.mean},
+		{"count", Uint64, SemCounter, Count, "observations of " + short},
+		{"sum", Double, SemCounter, units, "sum of observations of " + short},
+		{"min", Double, SemInstant, units, "smallest observation of " + short},
+		{"max", Double, SemInstant, units, "largest observation of " + short},
+		{"mean", Double, SemInstant, units, "mean of " + short},
 	}
-	p.q = make([][]*Value, len(qs))
 	for i := range qs {
 		stats = append(stats, stat{qnames[i], Double, SemInstant, units,
-			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short), &p.q[i]})
+			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short)})
 	}
 	add := func(m Metric) {
 		if len(m.ShortHelp) > MaxStringLen {
@@ -403,44 +400,122 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			panic(err)
 		}
 	}
-	add(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: bucketIndom,
+	add(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn,
 		ShortHelp: "observations by bucket of " + short, LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."})
 	for _, s := range stats {
-		add(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: s.help})
+		add(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: g.statIndom, ShortHelp: s.help})
+		g.stats = append(g.stats, s.part)
 	}
+	if !g.vec {
+		r.mu.Lock()
+		g.make("", 0)
+		r.mu.Unlock()
+	}
+	r.hook(g.start, g.refresh)
+	r.Poll(opts.Interval, g.refresh)
+	return g
+}
 
-	r.hook(func() {
-		look := func(metric string, insts []string) []*Value {
-			vs := make([]*Value, len(insts))
-			for i, in := range insts {
-				v, err := r.lookup(metric, in)
-				if err != nil {
-					panic("mmv: histogram lost its metric: " + err.Error())
-				}
-				vs[i] = v
-			}
-			return vs
+// bucketNames are the bucket instances of a vector's instance.
+func (g *histGroup) bucketNames(inst string) []string {
+	names := make([]string, len(g.bounds))
+	for i, b := range g.bounds {
+		names[i] = inst + ":" + b
+	}
+	return names
+}
+
+// declare adds a vector's instance id: to the statistics' indom, and its
+// buckets, ids id*buckets and up, to the buckets' indom. Called with the
+// registry's lock held.
+func (g *histGroup) declare(name string, id int32) (bool, error) {
+	subject := "vector " + quote(g.name) + " instance " + quote(name)
+	for i := 0; i < len(name); i++ {
+		if name[i] == ' ' {
+			return false, errorf(ErrName, subject, "a histogram vector's instance has no space: its buckets, told apart up to the first space, would be alike")
 		}
-		p.mu.Lock()
-		p.bucket = look(name+".bucket", bucketInsts)
-		for _, s := range stats {
-			*s.dst = look(name+"."+s.part, statInsts)
+	}
+	buckets := make([]Instance, len(g.bounds))
+	for i, b := range g.bucketNames(name) {
+		if err := checkInstanceName(subject+" bucket "+quote(b), b); err != nil {
+			return false, err
 		}
-		p.mu.Unlock()
-		p.refresh()
-	}, p.refresh)
-	r.Poll(opts.Interval, p.refresh)
-	return p.hs
+		buckets[i] = Instance{ID: id*int32(len(g.bounds)) + int32(i), Name: b}
+	}
+	added, err := declareInstances(g.r, g.statIndom, Instance{ID: id, Name: name})
+	if err != nil {
+		return added, err
+	}
+	_, err = declareInstances(g.r, g.bucketIn, buckets...)
+	return true, err
+}
+
+// make makes the histogram of an instance, bound at once when the registry
+// is started. Called with the registry's lock held.
+func (g *histGroup) make(name string, _ int32) (*Histogram, error) {
+	o := &histOut{h: newHistogram(g.l, g.units), inst: name}
+	if g.r.state == started {
+		if err := g.bind(o); err != nil {
+			return nil, err
+		}
+	}
+	g.mu.Lock()
+	g.hs = append(g.hs, o)
+	g.mu.Unlock()
+	return o.h, nil
+}
+
+// bind looks up the values of a histogram.
+func (g *histGroup) bind(o *histOut) error {
+	bucketInsts := g.bounds
+	if g.vec {
+		bucketInsts = g.bucketNames(o.inst)
+	}
+	bucket := make([]*Value, len(bucketInsts))
+	for i, in := range bucketInsts {
+		v, err := g.r.lookup(g.name+".bucket", in)
+		if err != nil {
+			return err
+		}
+		bucket[i] = v
+	}
+	stats := make([]*Value, len(g.stats))
+	for i, part := range g.stats {
+		v, err := g.r.lookup(g.name+"."+part, o.inst)
+		if err != nil {
+			return err
+		}
+		stats[i] = v
+	}
+	g.mu.Lock()
+	o.bucket, o.stats = bucket, stats
+	g.mu.Unlock()
+	return nil
+}
+
+// start binds the histograms made before Start, with the registry's lock
+// held.
+func (g *histGroup) start() {
+	g.mu.Lock()
+	hs := slices.Clone(g.hs)
+	g.mu.Unlock()
+	for _, o := range hs {
+		if err := g.bind(o); err != nil {
+			panic("mmv: histogram lost its metric: " + err.Error())
+		}
+	}
+	g.refresh()
 }
 
 // refresh copies the histograms' state into the file.
-func (p *histPub) refresh() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bucket == nil { // not started
-		return
-	}
-	for i, h := range p.hs {
+func (g *histGroup) refresh() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, o := range g.hs {
+		if o.stats == nil { // not bound
+			continue
+		}
+		h := o.h
 		var total uint64
 		for j := range h.counts {
 			c := h.counts[j].Load()
@@ -448,20 +523,20 @@ func (p *histPub) refresh() {
 			total += c
 		}
 		for j, c := range h.snap {
-			p.bucket[i*len(h.snap)+j].Set(int64(c))
+			o.bucket[j].Set(int64(c))
 		}
-		p.count[i].Set(int64(total))
+		o.stats[0].Set(int64(total))
 		sum := math.Float64frombits(h.sum.Load())
-		p.sum[i].SetFloat(sum)
+		o.stats[1].SetFloat(sum)
 		if total == 0 {
 			continue
 		}
 		lo, hi := math.Float64frombits(h.min.Load()), math.Float64frombits(h.max.Load())
-		p.min[i].SetFloat(lo)
-		p.max[i].SetFloat(hi)
-		p.mean[i].SetFloat(sum / float64(total))
-		for k, q := range p.quantiles {
-			p.q[k][i].SetFloat(h.quantile(h.snap, total, q, lo, hi))
+		o.stats[2].SetFloat(lo)
+		o.stats[3].SetFloat(hi)
+		o.stats[4].SetFloat(sum / float64(total))
+		for k, q := range g.quantiles {
+			o.stats[5+k].SetFloat(h.quantile(h.snap, total, q, lo, hi))
 		}
 	}
 }
@@ -470,5 +545,5 @@ func (p *histPub) refresh() {
 // values in units; o may be nil for the defaults. See Histogram for the
 // metrics it publishes.
 func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
-	return declareHistograms(r, name, help, units, o, nil)[0]
+	return declareHistograms(r, name, help, units, o, nil).hs[0].h
 }

@@ -176,6 +176,13 @@ func (r *Registry) AddIndom(d Indom) error {
 func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.addInstances(serial, []Instance{inst})
+}
+
+// addInstances adds instances to a declared instance domain, all of them
+// or, when one is refused, none, with mu held. An error from the file's
+// growth (see grew) comes after the instances were added.
+func (r *Registry) addInstances(serial uint32, insts []Instance) error {
 	if err := r.declarable(); err != nil {
 		return err
 	}
@@ -183,21 +190,42 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	if err != nil {
 		return err
 	}
-	if err := in.add(inst); err != nil {
-		return err
+	first := len(in.Instances)
+	for _, inst := range insts {
+		if err := in.add(inst); err != nil {
+			in.truncate(first)
+			return err
+		}
 	}
-	if err := r.forParts(serial, func(p *Registry) error { return p.AddInstance(serial, inst) }); err != nil {
+	err = r.forParts(serial, func(p *Registry) error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.addInstances(serial, insts)
+	})
+	if err != nil {
 		return err
 	}
 	var slots []int
 	if r.state == started {
 		for _, m := range r.metrics {
 			if m.indom == in {
-				slots = append(slots, r.newSlot(m, len(in.Instances)-1))
+				for j := first; j < len(in.Instances); j++ {
+					slots = append(slots, r.newSlot(m, j))
+				}
 			}
 		}
 	}
 	return r.grew(slots)
+}
+
+// truncate forgets the instances from index n on.
+func (in *indom) truncate(n int) {
+	for _, inst := range in.Instances[n:] {
+		delete(in.ids, inst.ID)
+		key, _, _ := strings.Cut(inst.Name, " ")
+		delete(in.names, key)
+	}
+	in.Instances = in.Instances[:n]
 }
 
 func (in *indom) add(inst Instance) error {

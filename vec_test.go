@@ -1,0 +1,393 @@
+package mmv_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// pcpRegistry is a registry writing where pcptest.Info reads.
+func pcpRegistry(t *testing.T, name string, opts *mmv.Options) (*mmv.Registry, string) {
+	t.Helper()
+	tmp := t.TempDir()
+	if opts == nil {
+		opts = &mmv.Options{}
+	}
+	opts.Dir = filepath.Join(tmp, "mmv")
+	r := mmv.NewRegistry(name, opts)
+	t.Cleanup(func() { r.Close() })
+	return r, tmp
+}
+
+// pcpValue returns what PCP's reader shows for an instance of a metric of
+// the file vec, "" when it shows no such instance.
+func pcpValue(ms []pcptest.Metric, metric, inst string) string {
+	m := pcptest.Find(ms, "mmv.vec."+metric)
+	if m == nil {
+		return ""
+	}
+	if in := m.Instance(inst); in != nil {
+		return in.Value
+	}
+	return ""
+}
+
+// TestVecFirstUseThroughPCP: for every kind of vector, instances used
+// first before Start and after it, read by PCP's reader after Flush with
+// exact values. Histograms publish their statistics at refresh, so their
+// values are read after Close.
+func TestVecFirstUseThroughPCP(t *testing.T) {
+	pcptest.Require(t)
+	r, tmp := pcpRegistry(t, "vec", &mmv.Options{PublishDelay: time.Hour}) // only Flush publishes
+	counters := mmv.NewCounterVec(r, "requests", "", mmv.Count, "/declared")
+	gauges := mmv.NewGaugeVec(r, "temp", "", mmv.NoUnits)
+	ints := mmv.NewIntGaugeVec(r, "queue", "", mmv.Count)
+	timers := mmv.NewTimerVec(r, "busy", "")
+	hists := mmv.NewHistogramVec(r, "size", "", mmv.Byte, &mmv.HistogramOptions{Min: 1, Max: 1024, SubBuckets: 4})
+
+	type want struct{ metric, inst, value string }
+	cases := []struct {
+		inst   string
+		update func(inst string)
+		want   []want
+	}{
+		{"early", func(in string) {
+			counters.With(in).Add(5)
+			gauges.With(in).Set(0.5)
+			ints.With(in).Add(-3)
+			timers.With(in).Observe(1500 * time.Microsecond)
+			hists.With(in).Observe(100)
+		}, []want{{"requests", "early", "5"}, {"temp", "early", "0.5"}, {"queue", "early", "-3"}, {"busy", "early", "1500"}}},
+		{"late/1", func(in string) {
+			counters.With(in).Inc()
+			counters.With(in).Inc()
+			gauges.With(in).Add(-1.25)
+			ints.With(in).Set(42)
+			timers.With(in).Observe(2 * time.Millisecond)
+			hists.With(in).Observe(3)
+			hists.With(in).Observe(5)
+		}, []want{{"requests", "late/1", "2"}, {"temp", "late/1", "-1.25"}, {"queue", "late/1", "42"}, {"busy", "late/1", "2000"}}},
+	}
+	cases[0].update(cases[0].inst) // before Start
+	require.NoError(t, r.Start())
+	cases[1].update(cases[1].inst)
+	counters.With("/declared").Add(7)
+	require.NoError(t, r.Flush())
+
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, "7", pcpValue(ms, "requests", "/declared"))
+	for _, c := range cases {
+		for _, w := range c.want {
+			assert.Equal(t, w.value, pcpValue(ms, w.metric, w.inst), "mmv.vec.%s[%s]", w.metric, w.inst)
+		}
+		// Histogram instances are there; their values come at refresh.
+		assert.NotEmpty(t, pcpValue(ms, "size.count", c.inst), "size.count[%s]", c.inst)
+		assert.NotEmpty(t, pcpValue(ms, "size.bucket", c.inst+":+Inf"), "size.bucket[%s:+Inf]", c.inst)
+	}
+
+	require.NoError(t, r.Close()) // refreshes the histograms; the file stays
+	ms = pcptest.Info(t, tmp)
+	for _, w := range []want{
+		{"size.count", "early", "1"}, {"size.sum", "early", "100"}, {"size.bucket", "early:112", "1"},
+		{"size.count", "late/1", "2"}, {"size.mean", "late/1", "4"}, {"size.max", "late/1", "5"},
+		{"size.bucket", "late/1:3.5", "1"}, {"size.bucket", "late/1:5", "0"}, {"size.bucket", "late/1:6", "1"},
+		{"requests", "late/1", "2"}, {"busy", "early", "1500"},
+	} {
+		assert.Equal(t, w.value, pcpValue(ms, w.metric, w.inst), "after Close: mmv.vec.%s[%s]", w.metric, w.inst)
+	}
+	if m := pcptest.Find(ms, "mmv.vec.size.bucket"); assert.NotNil(t, m) {
+		assert.Len(t, m.Instances, 2*(1+4*10+1), "bucket instances of two histograms")
+	}
+}
+
+// TestVecConcurrentFirstUse: goroutines ask for overlapping new names at
+// once and count through them, some before Start, some racing with it and
+// Flush. Exactly one instance is made per name, every goroutine gets the
+// same instrument, and PCP reads exactly the sums.
+func TestVecConcurrentFirstUse(t *testing.T) {
+	pcptest.Require(t)
+	r, tmp := pcpRegistry(t, "vec", &mmv.Options{PublishDelay: time.Millisecond})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "n0")
+	const (
+		workers = 16
+		names   = 60
+		rounds  = 200
+	)
+	name := func(w, i int) string { return fmt.Sprintf("n%d", (w*7+i)%names) } // overlapping, in different orders
+	got := make([][]*mmv.Counter, workers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range workers {
+		got[w] = make([]*mmv.Counter, names)
+		wg.Go(func() {
+			<-start
+			for round := range rounds {
+				for i := range names {
+					c := v.With(name(w, i))
+					c.Inc()
+					if round == 0 {
+						got[w][(w*7+i)%names] = c
+					}
+				}
+				if w == 0 && round == rounds/4 {
+					assert.NoError(t, r.Start())
+				}
+				if w == 1 && round%50 == 0 {
+					r.Flush() // before Start: a no-op
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	insts := v.Instances()
+	assert.Len(t, insts, names)
+	seen := map[string]bool{}
+	for _, in := range insts {
+		assert.False(t, seen[in], "instance %q twice", in)
+		seen[in] = true
+	}
+	for i := range names {
+		for w := 1; w < workers; w++ {
+			if got[w][i] != got[0][i] {
+				t.Fatalf("n%d: goroutines got different counters", i)
+			}
+		}
+		assert.Equal(t, uint64(workers*rounds), got[0][i].Get(), "n%d", i)
+	}
+	// Updates racing with Start may sit in memory until Close carries them.
+	require.NoError(t, r.Close())
+	ms := pcptest.Info(t, tmp)
+	m := pcptest.Find(ms, "mmv.vec.hits")
+	require.NotNil(t, m)
+	assert.Len(t, m.Instances, names)
+	for i := range names {
+		assert.Equal(t, fmt.Sprint(workers*rounds), pcpValue(ms, "hits", fmt.Sprintf("n%d", i)), "hits[n%d]", i)
+	}
+}
+
+// TestVecConcurrentFirstUseAfterStart: the same after Start, read through
+// PCP after Flush while the registry stays open.
+func TestVecConcurrentFirstUseAfterStart(t *testing.T) {
+	pcptest.Require(t)
+	r, tmp := pcpRegistry(t, "vec", nil)
+	v := mmv.NewIntGaugeVec(r, "level", "", mmv.Count)
+	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 1})
+	require.NoError(t, r.Start())
+	const workers, names, rounds = 8, 40, 100
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for range rounds {
+				for i := range names {
+					in := fmt.Sprintf("p%d", (i+w)%names)
+					v.With(in).Add(2)
+					hv.With(in).Observe(0.5)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, r.Flush())
+	ms := pcptest.Info(t, tmp)
+	for i := range names {
+		assert.Equal(t, fmt.Sprint(2*workers*rounds), pcpValue(ms, "level", fmt.Sprintf("p%d", i)))
+		assert.Equal(t, uint64(workers*rounds), hv.With(fmt.Sprintf("p%d", i)).Stats().Count)
+	}
+	assert.Len(t, hv.Instances(), names)
+}
+
+// TestVecLimit: the limit counts the instances declared with the vector;
+// beyond it Get says ErrTooMany, naming the vector, the instance and the
+// limit, and With returns nil, which drops updates.
+func TestVecLimit(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		limit    int // 0: the default
+		declared int
+		started  bool
+	}{
+		{"default", 0, 3, false},
+		{"small before Start", 5, 2, false},
+		{"small after Start", 5, 2, true},
+		{"below declared", 1, 3, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := mmv.NewRegistry("lim", &mmv.Options{Dir: t.TempDir()})
+			defer r.Close()
+			var declared []string
+			for i := range c.declared {
+				declared = append(declared, fmt.Sprint("d", i))
+			}
+			v := mmv.NewCounterVec(r, "capped", "", mmv.Count, declared...)
+			limit := mmv.DefaultVecLimit
+			if c.limit != 0 {
+				v.SetLimit(c.limit)
+				limit = c.limit
+			}
+			assert.Equal(t, limit, v.Limit())
+			if c.started {
+				require.NoError(t, r.Start())
+			}
+			for i := c.declared; i < limit; i++ {
+				_, err := v.Get(fmt.Sprint("x", i))
+				require.NoError(t, err, "instance %d of %d", i, limit)
+			}
+			_, err := v.Get("one-too-many")
+			require.ErrorIs(t, err, mmv.ErrTooMany)
+			for _, s := range []string{`"capped"`, `"one-too-many"`, fmt.Sprint(limit)} {
+				assert.Contains(t, err.Error(), s)
+			}
+			assert.Nil(t, v.With("one-too-many"))
+			v.With("one-too-many").Add(5) // dropped
+			assert.Len(t, v.Instances(), max(limit, c.declared))
+			assert.NotNil(t, v.With("d0"), "a declared instance stays")
+
+			v.SetLimit(max(limit, c.declared) + 1) // room for one more
+			assert.NotNil(t, v.With("one-too-many"))
+			assert.Zero(t, v.With("one-too-many").Get(), "the dropped update stays dropped")
+		})
+	}
+}
+
+// TestVecRefusedNames: a name the registry refuses makes Get return the
+// registry's error and With nil, and does not count toward the limit.
+func TestVecRefusedNames(t *testing.T) {
+	r := mmv.NewRegistry("names", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	v := mmv.NewCounterVec(r, "by_request", "", mmv.Count, "GET /a")
+	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil)
+	v.SetLimit(3)
+	require.NoError(t, r.Start())
+	for _, c := range []struct {
+		name string
+		want error
+	}{
+		{"", mmv.ErrName},
+		{"a\x00b", mmv.ErrName},
+		{" lead", mmv.ErrName},
+		{"trail ", mmv.ErrName},
+		{strings.Repeat("x", 256), mmv.ErrTooLong},
+		{"GET /b", mmv.ErrDuplicate}, // PCP: the same as "GET /a" up to the first space
+		{"GET", mmv.ErrDuplicate},
+	} {
+		_, err := v.Get(c.name)
+		assert.ErrorIs(t, err, c.want, "Get(%q)", c.name)
+		assert.Nil(t, v.With(c.name), "With(%q)", c.name)
+	}
+	for _, c := range []struct {
+		name string
+		want error
+	}{
+		{"GET /a", mmv.ErrName}, // its buckets would be alike up to the first space
+		{"", mmv.ErrName},
+		{strings.Repeat("y", 250), mmv.ErrTooLong}, // fits, but "name:bound" does not
+	} {
+		_, err := hv.Get(c.name)
+		assert.ErrorIs(t, err, c.want, "histogram Get(%q)", c.name)
+	}
+	// None counted: two more fit under the limit of 3.
+	assert.NotNil(t, v.With("POST"))
+	assert.NotNil(t, v.With("PUT"))
+	_, err := v.Get("HEAD")
+	assert.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Equal(t, []string{"GET /a", "POST", "PUT"}, v.Instances())
+	assert.NotNil(t, hv.With("ok"))
+
+	v.SetLimit(10)
+	require.NoError(t, r.Close())
+	_, err = v.Get("after-close")
+	assert.ErrorIs(t, err, mmv.ErrClosed)
+	assert.NotNil(t, v.With("POST"), "existing instruments stay, their updates dropped")
+}
+
+// TestVecWithDoesNotAllocate: With on an existing instance, whether in the
+// rebuilt map or among those added since.
+func TestVecWithDoesNotAllocate(t *testing.T) {
+	r := mmv.NewRegistry("allocs", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "a")
+	require.NoError(t, r.Start())
+	for i := range 20 {
+		v.With(fmt.Sprint("n", i))
+	}
+	for _, in := range []string{"a", "n0", "n19"} {
+		if n := testing.AllocsPerRun(1000, func() { v.With(in).Inc() }); n != 0 {
+			t.Errorf("With(%q) allocates %v times", in, n)
+		}
+	}
+}
+
+// BenchmarkVecWith is With on an existing instance and Inc, against a
+// plain map lookup of the same counters and Inc in the same run.
+func BenchmarkVecWith(b *testing.B) {
+	const n = 100
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprint("/route/", i)
+	}
+	r := mmv.NewRegistry("bench", &mmv.Options{Dir: b.TempDir()})
+	defer r.Close()
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count)
+	if err := r.Start(); err != nil {
+		b.Fatal(err)
+	}
+	plain := map[string]*mmv.Counter{}
+	for _, in := range names {
+		plain[in] = v.With(in)
+	}
+	// 100 instances made after Start: the lock-free map was rebuilt at 8,
+	// 16, 32 and 64 instances, so the last 36 are among the recent ones.
+	for _, c := range []struct{ name, inst string }{{"rebuilt", names[10]}, {"recent", names[n-5]}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v.With(c.inst).Inc()
+			}
+		})
+	}
+	b.Run("map-baseline", func(b *testing.B) {
+		in := names[10]
+		b.ReportAllocs()
+		for b.Loop() {
+			plain[in].Inc()
+		}
+	})
+}
+
+// TestVecFirstUseInOverflowFile: a vector whose metric lands in an overflow
+// file (the registry's 1024th metric and up) grows there too.
+func TestVecFirstUseInOverflowFile(t *testing.T) {
+	pcptest.Require(t)
+	r, tmp := pcpRegistry(t, "vec", &mmv.Options{Cluster: 300})
+	for i := range mmv.MaxMetrics {
+		mmv.NewCounter(r, fmt.Sprintf("c%d", i), "", mmv.Count)
+	}
+	v := mmv.NewCounterVec(r, "spill", "", mmv.Count, "declared")
+	hv := mmv.NewHistogramVec(r, "spill_h", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 1})
+	v.With("early").Add(2)
+	require.NoError(t, r.Start())
+	v.With("late").Add(3)
+	v.With("declared").Inc()
+	hv.With("late").Observe(1)
+	require.NoError(t, r.Flush())
+	assert.FileExists(t, filepath.Join(tmp, "mmv", "vec.2"), "the vectors' overflow file")
+	ms := pcptest.Info(t, tmp)
+	for in, want := range map[string]string{"declared": "1", "early": "2", "late": "3"} {
+		assert.Equal(t, want, pcpValue(ms, "spill", in), "spill[%s]", in)
+	}
+	require.NoError(t, r.Close())
+	ms = pcptest.Info(t, tmp)
+	assert.Equal(t, "1", pcpValue(ms, "spill_h.count", "late"))
+	assert.Equal(t, "3", pcpValue(ms, "spill", "late"))
+}
