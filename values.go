@@ -194,6 +194,9 @@ func (v *Value) SetString(s string) error {
 	defer v.reg.strMu.Unlock()
 	if !v.reg.strClosed {
 		putString(v.stringSlot(), s)
+		// libpcp keeps the length in the value itself; so do we, for
+		// files that stay byte-identical to its own.
+		atomic.StoreUint32(v.word32(), uint32(len(s)))
 	}
 	return nil
 }
@@ -305,6 +308,7 @@ func (r *Registry) carry(p *plan, b, snap []byte) {
 		switch r.slots[s].m.Type {
 		case String:
 			copy(b[p.valueStr[s]:p.valueStr[s]+stringSize], old[ne.Uint64(from[valueExtraOff:]):])
+			copy(to[:8], from)
 		case Elapsed:
 			copy(to[:valueExtraOff+8], from)
 		default:
