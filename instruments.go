@@ -20,13 +20,13 @@ import (
 //	...
 //	requests.Inc()
 //
-// A nil registry means Default. Declare instruments before the registry's
-// Start; the New functions panic when the registry refuses a declaration
-// (an invalid or duplicate name, a registry already started), as
-// regexp.MustCompile and promauto do, because a declaration is a
-// programming error that no caller handles better than a crash at startup.
-// The panic value is an error wrapping the registry's sentinel (ErrName,
-// ErrDuplicate, ErrStarted...).
+// A nil registry means Default. Instruments may be declared before the
+// registry's Start or after it (the file then grows; see Registry.Flush).
+// The New functions panic when the registry refuses a declaration (an
+// invalid or duplicate name, a closed registry), as regexp.MustCompile and
+// promauto do, because a declaration is a programming error that no caller
+// handles better than a crash at startup. The panic value is an error
+// wrapping the registry's sentinel (ErrName, ErrDuplicate, ErrClosed...).
 //
 // Updates made before Start are not lost: an instrument counts into memory
 // of its own until Start, which carries that value into the file and
