@@ -410,12 +410,23 @@ func (r *Registry) publish() error {
 		r.carry(p, b, snap)
 	}, func(final []byte) { r.merge(snap, final) })
 	if err != nil {
+		err = fileError(r.name, "cannot grow", err)
 		r.pubErr = err
 		return err
 	}
 	r.dirty, r.pubErr = false, nil
 	r.bind()
 	return nil
+}
+
+// fileError names the file in an error from the file system; the
+// package's own errors name it already.
+func fileError(name, what string, err error) error {
+	var ours *declError
+	if errors.As(err, &ours) {
+		return err
+	}
+	return fmt.Errorf("mmv: file %q: %s: %w", name, what, err)
 }
 
 // bind makes the handles of the slots that have storage in the file.
@@ -652,7 +663,7 @@ func (r *Registry) Start() error {
 			m.slots, m.values = nil, nil
 		}
 		r.slots = nil
-		return err
+		return fileError(r.name, "cannot start", err)
 	}
 	r.file = f
 	r.state = started
@@ -711,7 +722,7 @@ func (r *Registry) lookup(metric, instance string) (*Value, error) {
 		}
 	}
 	if m.values[i] == nil {
-		return nil, fmt.Errorf("mmv: metric %q: the file could not grow to hold it: %w", metric, r.pubErr)
+		return nil, fmt.Errorf("mmv: metric %q: not in the file: %w", metric, r.pubErr)
 	}
 	return m.values[i], nil
 }
