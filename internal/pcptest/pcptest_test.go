@@ -227,3 +227,19 @@ func TestPMCD(t *testing.T) {
 	assert.NotEmpty(t, p.Dir)
 	assert.NoError(t, p.Reload(context.Background()))
 }
+
+// TestDropVanished: a metric whose file vanished mid-fetch is left out,
+// the others parse.
+func TestDropVanished(t *testing.T) {
+	out := "mmv.a.count: pmLookupDesc: Unknown or illegal metric identifier\n\n" +
+		"mmv.c.count: pmLookupName: Unknown metric name\n" +
+		"mmv.b.count PMID: 70.1.1 [count]\n" +
+		"    Data Type: 64-bit unsigned int  InDom: PM_INDOM_NULL 0xffffffff\n" +
+		"    Semantics: counter  Units: none\n" +
+		"    labels {\"agent\":\"mmv\"}\n" +
+		"Help:\ncount\n    value 3\n"
+	ms, err := Parse(dropVanished(out))
+	if err != nil || len(ms) != 1 || ms[0].Name != "mmv.b.count" || ms[0].Value != "3" {
+		t.Fatalf("got %+v, %v", ms, err)
+	}
+}

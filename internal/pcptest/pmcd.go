@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -53,7 +54,8 @@ func pmcd() (*PMCD, error) {
 }
 
 // Fetch runs pminfo -dfmtTl NAMES through pmcd and parses the output.
-// Names pmcd does not know are left out of the result, not an error: a
+// Names pmcd does not know, and metrics whose file vanished during the
+// fetch, are left out of the result, not an error: a
 // file being replaced is briefly absent. Any other failure, such as pmcd
 // not answering, is an error. Fetch reports to no testing.TB, so it can run
 // from any goroutine.
@@ -64,11 +66,28 @@ func (p *PMCD) Fetch(ctx context.Context, names ...string) ([]Metric, error) {
 	if err != nil && !onlyUnknown(stderr) {
 		return nil, fmt.Errorf("pminfo %s: %v: %s", strings.Join(args, " "), err, stderr)
 	}
-	ms, perr := Parse(out)
+	ms, perr := Parse(dropVanished(out))
 	if perr != nil {
 		return nil, perr
 	}
 	return ms, nil
+}
+
+// vanishedRE matches the line pminfo prints for a metric whose file went
+// away while pminfo looked it up, as when a writer restarts during the
+// fetch.
+var vanishedRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*: pm[A-Za-z]+: Unknown (or illegal metric identifier|metric name)$`)
+
+// dropVanished leaves out the metrics that vanished during a fetch, as
+// names pmcd does not know are left out.
+func dropVanished(out string) string {
+	var b strings.Builder
+	for l := range strings.Lines(out) {
+		if !vanishedRE.MatchString(strings.TrimSuffix(l, "\n")) {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }
 
 // onlyUnknown reports whether pminfo's error output holds nothing but
