@@ -351,6 +351,9 @@ func benchRegistry(b *testing.B) *Registry {
 	return r
 }
 
+// BenchmarkCounterInc calls Counter.Inc directly, to compare with
+// BenchmarkAtomicAddBaseline; BenchmarkInstruments calls through a func
+// value, which adds an indirect call to every case alike.
 func BenchmarkCounterInc(b *testing.B) {
 	r := benchRegistry(b)
 	c := NewCounter(r, "c", "", Count)
@@ -363,101 +366,55 @@ func BenchmarkCounterInc(b *testing.B) {
 	}
 }
 
-func BenchmarkCounterIncBeforeStart(b *testing.B) {
-	c := NewCounter(benchRegistry(b), "c", "", Count)
-	b.ReportAllocs()
-	for b.Loop() {
-		c.Inc()
+// BenchmarkInstruments times each instrument's update on a started
+// registry (and a counter's before Start), serially and in parallel.
+func BenchmarkInstruments(b *testing.B) {
+	cases := []struct {
+		name  string
+		start bool
+		op    func(r *Registry) func()
+	}{
+		{"Counter.Inc", true, func(r *Registry) func() { return NewCounter(r, "c", "", Count).Inc }},
+		{"Counter.Inc/BeforeStart", false, func(r *Registry) func() { return NewCounter(r, "c", "", Count).Inc }},
+		{"Gauge.Set", true, func(r *Registry) func() { g := NewGauge(r, "g", "", NoUnits); return func() { g.Set(1.5) } }},
+		{"Gauge.Add", true, func(r *Registry) func() { g := NewGauge(r, "g", "", NoUnits); return func() { g.Add(1) } }},
+		{"IntGauge.Inc", true, func(r *Registry) func() { return NewIntGauge(r, "g", "", Count).Inc }},
+		{"Timer.Observe", true, func(r *Registry) func() {
+			tm := NewTimer(r, "t", "")
+			return func() { tm.Observe(1500 * time.Nanosecond) }
+		}},
+		{"Timer.StartStop", true, func(r *Registry) func() { tm := NewTimer(r, "t", ""); return func() { tm.Start().Stop() } }},
+		{"CounterVec.Inc", true, func(r *Registry) func() { return NewCounterVec(r, "v", "", Count, "a", "b").With("b").Inc }},
 	}
-}
-
-func BenchmarkGaugeSet(b *testing.B) {
-	r := benchRegistry(b)
-	g := NewGauge(r, "g", "", NoUnits)
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	f := 0.0
-	for b.Loop() {
-		f++
-		g.Set(f)
-	}
-}
-
-func BenchmarkGaugeAdd(b *testing.B) {
-	r := benchRegistry(b)
-	g := NewGauge(r, "g", "", NoUnits)
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		g.Add(1)
-	}
-}
-
-func BenchmarkIntGaugeAdd(b *testing.B) {
-	r := benchRegistry(b)
-	g := NewIntGauge(r, "g", "", Count)
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		g.Inc()
-	}
-}
-
-func BenchmarkTimerObserve(b *testing.B) {
-	r := benchRegistry(b)
-	tm := NewTimer(r, "t", "")
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		tm.Observe(1500 * time.Nanosecond)
-	}
-}
-
-func BenchmarkTimerStartStop(b *testing.B) {
-	r := benchRegistry(b)
-	tm := NewTimer(r, "t", "")
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		tm.Start().Stop()
-	}
-}
-
-func BenchmarkCounterVecInc(b *testing.B) {
-	r := benchRegistry(b)
-	v := NewCounterVec(r, "v", "", Count, "a", "b")
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
-	c := v.With("b")
-	b.ReportAllocs()
-	for b.Loop() {
-		c.Inc()
-	}
-}
-
-func BenchmarkCounterIncParallel(b *testing.B) {
-	r := benchRegistry(b)
-	c := NewCounter(r, "c", "", Count)
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			c.Inc()
+	for _, c := range cases {
+		for _, parallel := range []bool{false, true} {
+			name := c.name
+			if parallel {
+				name += "/Parallel"
+			}
+			b.Run(name, func(b *testing.B) {
+				r := benchRegistry(b)
+				op := c.op(r)
+				if c.start {
+					if err := r.Start(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				if !parallel {
+					for b.Loop() {
+						op()
+					}
+					return
+				}
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						op()
+					}
+				})
+			})
 		}
-	})
+	}
 }
 
 // TestUpdatesDoNotAllocate: no instrument's update allocates. (Their speed
