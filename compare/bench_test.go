@@ -1,0 +1,538 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gopcp/mmv"
+	"github.com/performancecopilot/speed/v4"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The benchmarks come in families, one per kind of update, each run
+// serially and with RunParallel. Within a family every library does the
+// same work, and the loops are written out for each library rather than
+// through a shared func value, so that no indirect call is added to a cost
+// of a few nanoseconds. Sub-benchmark "atomic" of BenchmarkCounter and
+// BenchmarkCounterParallel is the floor everything is compared with: a raw
+// atomic.AddUint64 on a heap word (see README.md).
+
+// mmvRegistry returns a registry named name in the test's directory; start
+// it with startMMV once its instruments are declared.
+func mmvRegistry(name string) *mmv.Registry {
+	return mmv.NewRegistry(name, &mmv.Options{Dir: filepath.Join(tmpDir, "mmv")})
+}
+
+func startMMV(b *testing.B, r *mmv.Registry) {
+	b.Helper()
+	if err := r.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+}
+
+// must returns v, failing the benchmark given to the function it returns
+// when err is not nil: must(f())(b).
+func must[T any](v T, err error) func(testing.TB) T {
+	return func(tb testing.TB) T {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return v
+	}
+}
+
+// promRegister registers c on a registry of its own, as a program would.
+func promRegister[C prometheus.Collector](c C) C {
+	prometheus.NewPedanticRegistry().MustRegister(c)
+	return c
+}
+
+// Family 1: one counter, incremented by one.
+
+func BenchmarkCounter(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		var n uint64
+		b.ReportAllocs()
+		for b.Loop() {
+			atomic.AddUint64(&n, 1)
+		}
+	})
+	b.Run("mmv_Value.Add", func(b *testing.B) {
+		v := mmvCounterValue(b, "counter_value")
+		b.ReportAllocs()
+		for b.Loop() {
+			v.Add(1)
+		}
+	})
+	b.Run("mmv_Counter.Inc", func(b *testing.B) {
+		r := mmvRegistry("counter_inc")
+		c := mmv.NewCounter(r, "requests", "Requests served", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Inc()
+		}
+	})
+	b.Run("speed_PCPCounter.Up", func(b *testing.B) {
+		c := must(speed.NewPCPCounter(0, "requests", "Requests served"))(b)
+		speedClient(b, "speed_counter", c)
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Up()
+		}
+	})
+	b.Run("prometheus_Counter.Inc", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served"}))
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Inc()
+		}
+	})
+}
+
+func BenchmarkCounterParallel(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		var n uint64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				atomic.AddUint64(&n, 1)
+			}
+		})
+	})
+	b.Run("mmv_Value.Add", func(b *testing.B) {
+		v := mmvCounterValue(b, "counter_value_par")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				v.Add(1)
+			}
+		})
+	})
+	b.Run("mmv_Counter.Inc", func(b *testing.B) {
+		r := mmvRegistry("counter_inc_par")
+		c := mmv.NewCounter(r, "requests", "Requests served", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				c.Inc()
+			}
+		})
+	})
+	b.Run("speed_PCPCounter.Up", func(b *testing.B) {
+		c := must(speed.NewPCPCounter(0, "requests", "Requests served"))(b)
+		speedClient(b, "speed_counter_par", c)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				c.Up()
+			}
+		})
+	})
+	b.Run("prometheus_Counter.Inc", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served"}))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				c.Inc()
+			}
+		})
+	})
+}
+
+// mmvCounterValue is the Value of a singular Uint64 counter metric, the
+// library's lowest-level handle.
+func mmvCounterValue(b *testing.B, name string) *mmv.Value {
+	b.Helper()
+	r := mmvRegistry(name)
+	if err := r.AddMetric(mmv.Metric{Name: "requests", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+		Units: mmv.Count, ShortHelp: "Requests served"}); err != nil {
+		b.Fatal(err)
+	}
+	startMMV(b, r)
+	return must(r.Value("requests", ""))(b)
+}
+
+// Family 2: a counter per instance (label value); each operation
+// increments the instance i%8, named as a request route.
+
+var routes = []string{"/", "/login", "/logout", "/api/users", "/api/orders", "/api/items", "/static", "/health"}
+
+func routeCounts() map[string]int64 {
+	m := map[string]int64{}
+	for _, r := range routes {
+		m[r] = 0
+	}
+	return m
+}
+
+func BenchmarkVecCounter(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		var n [8]uint64
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			atomic.AddUint64(&n[i&7], 1)
+			i++
+		}
+	})
+	b.Run("mmv_With.Inc", func(b *testing.B) {
+		r := mmvRegistry("vec_with")
+		v := mmv.NewCounterVec(r, "requests", "Requests served, by route", mmv.Count, routes...)
+		startMMV(b, r)
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			v.With(routes[i&7]).Inc()
+			i++
+		}
+	})
+	b.Run("mmv_cached.Inc", func(b *testing.B) {
+		r := mmvRegistry("vec_cached")
+		v := mmv.NewCounterVec(r, "requests", "Requests served, by route", mmv.Count, routes...)
+		startMMV(b, r)
+		var cs [8]*mmv.Counter
+		for j := range cs {
+			cs[j] = v.With(routes[j])
+		}
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			cs[i&7].Inc()
+			i++
+		}
+	})
+	b.Run("speed_PCPCounterVector.Up", func(b *testing.B) {
+		c := must(speed.NewPCPCounterVector(routeCounts(), "requests", "Requests served, by route"))(b)
+		speedClient(b, "speed_vec", c)
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Up(routes[i&7])
+			i++
+		}
+	})
+	b.Run("prometheus_WithLabelValues.Inc", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served, by route"}, []string{"route"}))
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			c.WithLabelValues(routes[i&7]).Inc()
+			i++
+		}
+	})
+	b.Run("prometheus_cached.Inc", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served, by route"}, []string{"route"}))
+		var cs [8]prometheus.Counter
+		for j := range cs {
+			cs[j] = c.WithLabelValues(routes[j])
+		}
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			cs[i&7].Inc()
+			i++
+		}
+	})
+}
+
+func BenchmarkVecCounterParallel(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		var n [8]uint64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				atomic.AddUint64(&n[i&7], 1)
+			}
+		})
+	})
+	b.Run("mmv_With.Inc", func(b *testing.B) {
+		r := mmvRegistry("vec_with_par")
+		v := mmv.NewCounterVec(r, "requests", "Requests served, by route", mmv.Count, routes...)
+		startMMV(b, r)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				v.With(routes[i&7]).Inc()
+			}
+		})
+	})
+	b.Run("mmv_cached.Inc", func(b *testing.B) {
+		r := mmvRegistry("vec_cached_par")
+		v := mmv.NewCounterVec(r, "requests", "Requests served, by route", mmv.Count, routes...)
+		startMMV(b, r)
+		var cs [8]*mmv.Counter
+		for j := range cs {
+			cs[j] = v.With(routes[j])
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				cs[i&7].Inc()
+			}
+		})
+	})
+	b.Run("speed_PCPCounterVector.Up", func(b *testing.B) {
+		c := must(speed.NewPCPCounterVector(routeCounts(), "requests", "Requests served, by route"))(b)
+		speedClient(b, "speed_vec_par", c)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.Up(routes[i&7])
+			}
+		})
+	})
+	b.Run("prometheus_WithLabelValues.Inc", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served, by route"}, []string{"route"}))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.WithLabelValues(routes[i&7]).Inc()
+			}
+		})
+	})
+	b.Run("prometheus_cached.Inc", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served, by route"}, []string{"route"}))
+		var cs [8]prometheus.Counter
+		for j := range cs {
+			cs[j] = c.WithLabelValues(routes[j])
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				cs[i&7].Inc()
+			}
+		})
+	})
+}
+
+// Family 3: a latency histogram. Each operation records latencies[i%1024],
+// drawn once from a fixed seed, log-uniform between 1µs and 1s: in seconds
+// for mmv and Prometheus (float64), in whole microseconds for Speed, whose
+// histogram records int64.
+
+var latencySeconds, latencyMicros = func() (s []float64, us []int64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 1024 {
+		u := math.Round(math.Pow(10, 6*rng.Float64())) // 1..1e6 µs
+		s, us = append(s, u*1e-6), append(us, int64(u))
+	}
+	return s, us
+}()
+
+// Speed's histogram covers 1µs..10s with 3 significant figures (1 in the
+// _1sigfig variants, the cheapest it allows: Record recomputes the mean and
+// standard deviation over every bucket); mmv's has its default range
+// 2^-10..2^20 with 8 sub-buckets per power of two; Prometheus' its default
+// buckets (DefBuckets, 5ms to 10s).
+
+var speedHistograms = []struct {
+	name    string
+	sigfigs int
+}{{"", 3}, {"_1sigfig", 1}}
+
+func speedHistogram(b *testing.B, file string, sigfigs int) *speed.PCPHistogram {
+	b.Helper()
+	h := must(speed.NewPCPHistogram("latency", 1, 10_000_000, sigfigs, speed.MicrosecondUnit, "Request latency"))(b)
+	speedClient(b, file, h)
+	return h
+}
+
+func BenchmarkHistogram(b *testing.B) {
+	b.Run("mmv_Histogram.Observe", func(b *testing.B) {
+		r := mmvRegistry("histogram")
+		h := mmv.NewHistogram(r, "latency", "Request latency", mmv.Second, nil)
+		startMMV(b, r)
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Observe(latencySeconds[i&1023])
+			i++
+		}
+	})
+	for _, c := range speedHistograms {
+		b.Run("speed_PCPHistogram.Record"+c.name, func(b *testing.B) {
+			h := speedHistogram(b, "speed_histogram", c.sigfigs)
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := h.Record(latencyMicros[i&1023]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+	b.Run("prometheus_Histogram.Observe", func(b *testing.B) {
+		h := promRegister(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "latency_seconds", Help: "Request latency"}))
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Observe(latencySeconds[i&1023])
+			i++
+		}
+	})
+}
+
+func BenchmarkHistogramParallel(b *testing.B) {
+	b.Run("mmv_Histogram.Observe", func(b *testing.B) {
+		r := mmvRegistry("histogram_par")
+		h := mmv.NewHistogram(r, "latency", "Request latency", mmv.Second, nil)
+		startMMV(b, r)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				h.Observe(latencySeconds[i&1023])
+			}
+		})
+	})
+	for _, c := range speedHistograms {
+		b.Run("speed_PCPHistogram.Record"+c.name, func(b *testing.B) {
+			h := speedHistogram(b, "speed_histogram_par", c.sigfigs)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					if err := h.Record(latencyMicros[i&1023]); err != nil {
+						panic(err)
+					}
+				}
+			})
+		})
+	}
+	b.Run("prometheus_Histogram.Observe", func(b *testing.B) {
+		h := promRegister(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "latency_seconds", Help: "Request latency"}))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				h.Observe(latencySeconds[i&1023])
+			}
+		})
+	})
+}
+
+// Family 4: a float gauge set to a new value each time (float64(i)): Speed
+// skips the write when the value is unchanged, so the value must change.
+
+func BenchmarkGauge(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		var g uint64
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			atomic.StoreUint64(&g, math.Float64bits(float64(i)))
+			i++
+		}
+	})
+	b.Run("mmv_Value.SetFloat", func(b *testing.B) {
+		v := mmvGaugeValue(b, "gauge_value")
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			v.SetFloat(float64(i))
+			i++
+		}
+	})
+	b.Run("mmv_Gauge.Set", func(b *testing.B) {
+		r := mmvRegistry("gauge_set")
+		g := mmv.NewGauge(r, "load", "Requests per second", mmv.Count)
+		startMMV(b, r)
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Set(float64(i))
+			i++
+		}
+	})
+	b.Run("speed_PCPGauge.Set", func(b *testing.B) {
+		g := must(speed.NewPCPGauge(0, "load", "Requests per second"))(b)
+		speedClient(b, "speed_gauge", g)
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := g.Set(float64(i)); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("prometheus_Gauge.Set", func(b *testing.B) {
+		g := promRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "load", Help: "Requests per second"}))
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Set(float64(i))
+			i++
+		}
+	})
+}
+
+func BenchmarkGaugeParallel(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		var g uint64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				atomic.StoreUint64(&g, math.Float64bits(float64(i)))
+			}
+		})
+	})
+	b.Run("mmv_Value.SetFloat", func(b *testing.B) {
+		v := mmvGaugeValue(b, "gauge_value_par")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				v.SetFloat(float64(i))
+			}
+		})
+	})
+	b.Run("mmv_Gauge.Set", func(b *testing.B) {
+		r := mmvRegistry("gauge_set_par")
+		g := mmv.NewGauge(r, "load", "Requests per second", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				g.Set(float64(i))
+			}
+		})
+	})
+	b.Run("speed_PCPGauge.Set", func(b *testing.B) {
+		g := must(speed.NewPCPGauge(0, "load", "Requests per second"))(b)
+		speedClient(b, "speed_gauge_par", g)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				if err := g.Set(float64(i)); err != nil {
+					panic(err)
+				}
+			}
+		})
+	})
+	b.Run("prometheus_Gauge.Set", func(b *testing.B) {
+		g := promRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "load", Help: "Requests per second"}))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				g.Set(float64(i))
+			}
+		})
+	})
+}
+
+// mmvGaugeValue is the Value of a singular Double metric.
+func mmvGaugeValue(b *testing.B, name string) *mmv.Value {
+	b.Helper()
+	r := mmvRegistry(name)
+	if err := r.AddMetric(mmv.Metric{Name: "load", Item: 1, Type: mmv.Double, Semantics: mmv.SemInstant,
+		ShortHelp: "Requests per second"}); err != nil {
+		b.Fatal(err)
+	}
+	startMMV(b, r)
+	return must(r.Value("load", ""))(b)
+}
