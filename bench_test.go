@@ -130,7 +130,6 @@ func BenchmarkGrowthStep(b *testing.B) {
 				r.AddInstance(1, Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)})
 			}
 			r.Flush()
-			b.ReportMetric(float64(r.file.size), "file-bytes")
 			id := n
 			for b.Loop() {
 				if err := r.AddInstance(1, Instance{ID: int32(id), Name: "i" + strconv.Itoa(id)}); err != nil {
@@ -141,6 +140,7 @@ func BenchmarkGrowthStep(b *testing.B) {
 				}
 				id++
 			}
+			b.ReportMetric(float64(r.file.size), "file-bytes")
 		})
 	}
 }
