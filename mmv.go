@@ -275,20 +275,6 @@ func (r *Registry) AddMetric(m Metric) error {
 	if m.Item > MaxItem {
 		return errorf(ErrRange, subject, "item %d is more than %d", m.Item, MaxItem)
 	}
-	if len(r.metrics) >= MaxMetrics {
-		if err := r.addElsewhere(m); err != nil {
-			return err
-		}
-		r.addPrefixes(m.Name)
-		return nil
-	}
-	if m.Item != 0 {
-		for _, o := range r.metrics {
-			if o.Item == m.Item {
-				return errorf(ErrDuplicate, subject, "item %d already used by metric %q", m.Item, o.Name)
-			}
-		}
-	}
 	if _, ok := typeNames[m.Type]; !ok {
 		return errorf(ErrRange, subject, "unknown type %d", m.Type)
 	}
@@ -308,6 +294,20 @@ func (r *Registry) AddMetric(m Metric) error {
 			return errorf(ErrUnknown, subject, "indom %d is not declared", m.Indom)
 		}
 		mt.indom = in
+	}
+	if len(r.metrics) >= MaxMetrics {
+		if err := r.addElsewhere(m); err != nil {
+			return err
+		}
+		r.addPrefixes(m.Name)
+		return nil
+	}
+	if m.Item != 0 {
+		for _, o := range r.metrics {
+			if o.Item == m.Item {
+				return errorf(ErrDuplicate, subject, "item %d already used by metric %q", m.Item, o.Name)
+			}
+		}
 	}
 	r.metrics = append(r.metrics, mt)
 	r.names[m.Name] = mt

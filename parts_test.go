@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,5 +106,30 @@ func TestMoreThanAFile(t *testing.T) {
 				t.Errorf("label of metric 1200 reads %q", v)
 			}
 		})
+	}
+}
+
+// TestOverflowRefusals: a metric bound for an overflow file is checked
+// like any other (this one, on an undeclared indom, once crashed).
+func TestOverflowRefusals(t *testing.T) {
+	r := mmv.NewRegistry("full", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	for i := range mmv.MaxMetrics {
+		if err := r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		m    mmv.Metric
+		want error
+	}{
+		{mmv.Metric{Name: "x", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 5}, mmv.ErrUnknown},
+		{mmv.Metric{Name: "x", Type: 7, Semantics: mmv.SemCounter}, mmv.ErrRange},
+		{mmv.Metric{Name: "m1.x", Type: mmv.Uint64, Semantics: mmv.SemCounter}, mmv.ErrNamespace},
+		{mmv.Metric{Name: "m5", Type: mmv.Uint64, Semantics: mmv.SemCounter}, mmv.ErrDuplicate},
+	} {
+		if err := r.AddMetric(tc.m); !errors.Is(err, tc.want) {
+			t.Errorf("%+v: got %v, want %v", tc.m, err, tc.want)
+		}
 	}
 }
