@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -405,7 +406,11 @@ func (r *Registry) publish() error {
 	defer r.strMu.Unlock()
 	snap := make([]byte, live*valueSize)
 	err = f.replace(p.size, p.offset[secValues], capacity, live, func(b []byte) {
-		copy(snap, unsafe.Slice((*byte)(f.values), len(snap)))
+		// Word by word with atomic loads, so no value is read torn.
+		live := unsafe.Slice((*uint64)(f.values), len(snap)/8)
+		for i := range live {
+			ne.PutUint64(snap[8*i:], atomic.LoadUint64(&live[i]))
+		}
 		r.encode(p, b, gen, pid)
 		r.carry(p, b, snap)
 	}, func(final []byte) { r.merge(snap, final) })
