@@ -407,9 +407,9 @@ func (r *Registry) publish() error {
 	snap := make([]byte, live*valueSize)
 	err = f.replace(p.size, p.offset[secValues], capacity, live, func(b []byte) {
 		// Word by word with atomic loads, so no value is read torn.
-		live := unsafe.Slice((*uint64)(f.values), len(snap)/8)
-		for i := range live {
-			ne.PutUint64(snap[8*i:], atomic.LoadUint64(&live[i]))
+		words := unsafe.Slice((*uint64)(f.values), len(snap)/8)
+		for i := range words {
+			ne.PutUint64(snap[8*i:], atomic.LoadUint64(&words[i]))
 		}
 		r.encode(p, b, gen, pid)
 		r.carry(p, b, snap)
