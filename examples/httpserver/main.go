@@ -42,7 +42,6 @@ import (
 // The routes the server knows; a request for anything else is "other".
 var routes = []string{"/hello", "/data", "/slow", "/fail", "other"}
 
-
 func main() {
 	d := flag.Duration("for", 0, "run this long, then exit (default: until interrupted)")
 	flag.Parse()
