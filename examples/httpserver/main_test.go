@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,19 +11,8 @@ import (
 
 // TestRun runs the example for 2s and reads its metrics with PCP's reader.
 func TestRun(t *testing.T) {
-	pcptest.Require(t)
-	tmp := t.TempDir()
-	t.Setenv("PCP_TMP_DIR", tmp)
-	var out bytes.Buffer
-	if err := run(context.Background(), &out, 2*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	t.Log(out.String())
 	name := mmv.Default.Name() // httpserver_test: named after the test binary
-	if !strings.Contains(out.String(), filepath.Join(tmp, "mmv", name)) || !strings.Contains(out.String(), "pminfo -f mmv."+name) {
-		t.Errorf("output does not say where the file is and how to read it:\n%s", out.String())
-	}
-	ms := pcptest.Info(t, tmp)
+	ms := pcptest.RunExample(t, run, 2*time.Second, name)
 	prefix := "mmv." + name + ".http."
 	value := func(metric, inst string) float64 {
 		t.Helper()

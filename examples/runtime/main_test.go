@@ -1,10 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,18 +9,7 @@ import (
 
 // TestRun runs the example for 2s and reads its file with PCP's reader.
 func TestRun(t *testing.T) {
-	pcptest.Require(t)
-	tmp := t.TempDir()
-	t.Setenv("PCP_TMP_DIR", tmp)
-	var out bytes.Buffer
-	if err := run(context.Background(), &out, 2*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	t.Log(out.String())
-	if !strings.Contains(out.String(), filepath.Join(tmp, "mmv", "goruntime")) || !strings.Contains(out.String(), "pminfo -f mmv.goruntime") {
-		t.Errorf("output does not say where the file is and how to read it:\n%s", out.String())
-	}
-	ms := pcptest.Info(t, tmp)
+	ms := pcptest.RunExample(t, run, 2*time.Second, "goruntime")
 	for _, name := range []string{"gc.heap.allocs_bytes", "sched.goroutines_goroutines", "gc.cycles.total_gc_cycles", "sched.latencies_seconds.count"} {
 		m := pcptest.Find(ms, "mmv.goruntime."+name)
 		if m == nil {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,4 +194,24 @@ func Dump(t testing.TB, file string) string {
 		t.Fatalf("mmvdump %s: %v\n%s", file, err, stderr)
 	}
 	return out + stderr
+}
+
+// RunExample runs an example program's run function for d, with
+// PCP_TMP_DIR set to a temporary directory, checks that what it printed
+// says where its file is and how to read it with pminfo, and returns what
+// PCP's reader shows of the directory. It needs PCP, as Require.
+func RunExample(t *testing.T, run func(context.Context, io.Writer, time.Duration) error, d time.Duration, file string) []Metric {
+	t.Helper()
+	Require(t)
+	tmp := t.TempDir()
+	t.Setenv("PCP_TMP_DIR", tmp)
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, d); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(out.String())
+	if !strings.Contains(out.String(), filepath.Join(tmp, "mmv", file)) || !strings.Contains(out.String(), "pminfo -f mmv."+file) {
+		t.Errorf("output does not say where the file is and how to read it:\n%s", out.String())
+	}
+	return Info(t, tmp)
 }
