@@ -79,12 +79,31 @@ func newVec[T any](r *Registry, metric string, kind vecKind[T], instances []stri
 		v.names = append(v.names, in)
 		v.all[in] = t
 	}
+	v.rebuild()
+	return v
+}
+
+// rebuild makes the fast map from all, with r.mu held (or before the
+// vector is shared), and empties recent.
+func (v *Vec[T]) rebuild() {
 	fast := make(map[string]*T, len(v.all))
 	for k, t := range v.all {
 		fast[k] = t
 	}
 	v.fast.Store(&fast)
-	return v
+	v.recent.Clear()
+	v.nrecent = 0
+}
+
+// known returns the instrument of an instance already made, lock-free.
+func (v *Vec[T]) known(instance string) *T {
+	if t := (*v.fast.Load())[instance]; t != nil {
+		return t
+	}
+	if t, ok := v.recent.Load(instance); ok {
+		return t.(*T)
+	}
+	return nil
 }
 
 // With returns the instrument of the instance, adding the instance on
@@ -94,11 +113,8 @@ func (v *Vec[T]) With(instance string) *T {
 	if v == nil {
 		return nil
 	}
-	if t := (*v.fast.Load())[instance]; t != nil {
+	if t := v.known(instance); t != nil {
 		return t
-	}
-	if t, ok := v.recent.Load(instance); ok {
-		return t.(*T)
 	}
 	t, _ := v.add(instance)
 	return t
@@ -112,11 +128,8 @@ func (v *Vec[T]) Get(instance string) (*T, error) {
 	if v == nil {
 		return nil, errorf(ErrUnknown, "instance "+quote(instance), "nil vector")
 	}
-	if t := (*v.fast.Load())[instance]; t != nil {
+	if t := v.known(instance); t != nil {
 		return t, nil
-	}
-	if t, ok := v.recent.Load(instance); ok {
-		return t.(*T), nil
 	}
 	return v.add(instance)
 }
@@ -159,13 +172,7 @@ func (v *Vec[T]) add(instance string) (*T, error) {
 	// Rebuild the fast map once recent has as many entries: the copies
 	// cost O(1) per instance, amortised. A reader that missed in the old
 	// map and then in the cleared recent map takes the lock above.
-	fast := make(map[string]*T, len(v.all))
-	for k, t := range v.all {
-		fast[k] = t
-	}
-	v.fast.Store(&fast)
-	v.recent.Clear()
-	v.nrecent = 0
+	v.rebuild()
 	return t, nil
 }
 
