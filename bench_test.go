@@ -140,7 +140,7 @@ func BenchmarkGrowthStep(b *testing.B) {
 				}
 				id++
 			}
-			b.ReportMetric(float64(r.file.size), "file-bytes")
+			b.ReportMetric(float64(r.parts[0].file.size), "file-bytes")
 		})
 	}
 }

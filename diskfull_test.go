@@ -107,7 +107,8 @@ func TestDiskFullAtStart(t *testing.T) {
 // TestDiskFullWhileGrowing: a file started before the disk filled keeps
 // working (its blocks are reserved); a declaration that needs the file to
 // grow returns ENOSPC, the old file stays intact and keeps taking updates,
-// and once space is freed, Flush publishes the declaration.
+// and declares nothing, so once space is freed the same declaration
+// succeeds.
 func TestDiskFullWhileGrowing(t *testing.T) {
 	dir := smallTmpfs(t, "64k")
 	r := diskRegistry(t, dir, 1)
@@ -120,9 +121,12 @@ func TestDiskFullWhileGrowing(t *testing.T) {
 	v.Add(1) // a store into the mapping of a full disk: no SIGBUS
 
 	var growErr error
+	metric := func(i int) mmv.Metric {
+		return mmv.Metric{Name: "m" + string(rune('a'+i)), Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			ShortHelp: strings.Repeat("h", 200), LongHelp: strings.Repeat("l", 200)}
+	}
 	for i := 1; i < 20 && growErr == nil; i++ {
-		growErr = r.AddMetric(mmv.Metric{Name: "m" + string(rune('a'+i)), Type: mmv.Uint64, Semantics: mmv.SemCounter,
-			ShortHelp: strings.Repeat("h", 200), LongHelp: strings.Repeat("l", 200)})
+		growErr = r.AddMetric(metric(i))
 		if growErr == nil {
 			growErr = r.Flush()
 		}
@@ -145,6 +149,7 @@ func TestDiskFullWhileGrowing(t *testing.T) {
 	}
 
 	noErr(t, os.Remove(filler))
+	noErr(t, r.AddMetric(metric(1)))
 	noErr(t, r.Flush())
 	v.Add(1)
 	f, err = mmvfile.Open(filepath.Join(dir, "full"))

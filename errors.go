@@ -3,6 +3,7 @@ package mmv
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Errors returned by the registry. Every error the package returns wraps one
@@ -36,6 +37,10 @@ var (
 	ErrNotStarted = errors.New("registry not started")
 	// ErrClosed: an operation on a closed registry.
 	ErrClosed = errors.New("registry closed")
+	// ErrFile: the file system refused an operation on the registry's
+	// directory or files; the error wraps the system's error too (such as
+	// syscall.ENOSPC or fs.ErrPermission).
+	ErrFile = errors.New("file system error")
 	// ErrUnsupported: memory-mapped files are not supported on this system.
 	ErrUnsupported = errors.New("not supported on this system")
 )
@@ -60,3 +65,16 @@ type declError struct {
 
 func (e *declError) Error() string { return e.msg }
 func (e *declError) Unwrap() error { return e.kind }
+
+// fileError names the file in an error from the file system and wraps
+// ErrFile with it; the package's own errors, which name the file already,
+// pass unchanged.
+func fileError(name, what string, err error) error {
+	var ours *declError
+	if errors.As(err, &ours) {
+		return err
+	}
+	return fmt.Errorf("mmv: file %q: %s: %w: %w", name, what, ErrFile, err)
+}
+
+func quote(s string) string { return strconv.Quote(s) }

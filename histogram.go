@@ -3,7 +3,6 @@ package mmv
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,21 +310,25 @@ func quantileName(q float64) (string, error) {
 // made after it; refresh runs off the hot path, in Start, every interval
 // and in Close.
 type histGroup struct {
-	r                   *Registry
-	name                string
-	units               Units
-	l                   *buckets
-	bounds              []string // the buckets' names
-	stats               []string // the statistics' metric parts, in histOut.stats order
-	vec                 bool
-	statIndom, bucketIn uint32 // indom serials; statIndom is 0 for a single histogram
+	r         *Registry
+	name      string
+	units     Units
+	l         *buckets
+	bounds    []string // the buckets' names
+	stats     []string // the statistics' metric parts, in histOut.stats order
+	vec       bool
+	bucketIn  *indom    // the buckets' indom
+	statIndom *indom    // the vector's instances; nil for a single histogram
+	bucketM   *metric   // name.bucket
+	statM     []*metric // in stats order
 
 	mu        sync.Mutex // serialises refresh and guards hs
 	quantiles []float64
 	hs        []*histOut
 }
 
-// histOut is one histogram and its values in the file, nil until bound.
+// histOut is one histogram and its values in the file, each nil until
+// bound (a nil *Value ignores updates).
 type histOut struct {
 	h      *Histogram
 	inst   string   // instance in the statistics' indom, "" when single
@@ -366,13 +369,17 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			bucketInsts = append(bucketInsts, g.bucketNames(in)...)
 		}
 	}
-	if g.bucketIn, err = r.autoIndom("Buckets of "+name+", by upper bound", bucketInsts); err != nil {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if g.bucketIn, err = r.addAutoIndomLocked("Buckets of "+name+", by upper bound", bucketInsts); err != nil {
 		panic(err)
 	}
+	statIndom := uint32(0)
 	if g.vec {
-		if g.statIndom, err = r.autoIndom("Instances of "+name, instances); err != nil {
+		if g.statIndom, err = r.addAutoIndomLocked("Instances of "+name, instances); err != nil {
 			panic(err)
 		}
+		statIndom = g.statIndom.Serial
 	}
 	type stat struct {
 		part  string
@@ -392,27 +399,31 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 		stats = append(stats, stat{qnames[i], Double, SemInstant, units,
 			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short)})
 	}
-	add := func(m Metric) {
+	add := func(m Metric) *metric {
 		if len(m.ShortHelp) > MaxStringLen {
 			m.ShortHelp = m.ShortHelp[:MaxStringLen]
 		}
-		if err := r.AddMetric(m); err != nil {
+		mt, err := r.addMetricLocked(m, true)
+		if err != nil {
 			panic(err)
 		}
+		return mt
 	}
-	add(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn,
+	g.bucketM = add(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
 		ShortHelp: "observations by bucket of " + short, LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."})
 	for _, s := range stats {
-		add(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: g.statIndom, ShortHelp: s.help})
+		g.statM = append(g.statM, add(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: s.help}))
 		g.stats = append(g.stats, s.part)
 	}
 	if !g.vec {
-		r.mu.Lock()
 		g.make("", 0)
-		r.mu.Unlock()
 	}
-	r.hook(g.start, g.refresh)
-	r.Poll(opts.Interval, g.refresh)
+	r.onStart = append(r.onStart, g.refresh)
+	r.onClose = append(r.onClose, g.refresh)
+	if r.state == started {
+		g.refresh()
+	}
+	r.pollLocked(opts.Interval, g.refresh)
 	return g
 }
 
@@ -450,14 +461,26 @@ func (g *histGroup) declare(name string, id int32) (bool, error) {
 	return true, err
 }
 
-// make makes the histogram of an instance, bound at once when the registry
-// is started. Called with the registry's lock held.
-func (g *histGroup) make(name string, _ int32) (*Histogram, error) {
-	o := &histOut{h: newHistogram(g.l, g.units), inst: name}
-	if g.r.state == started {
-		if err := g.bind(o); err != nil {
-			return nil, err
+// make makes the histogram of an instance, whose values are bound as soon
+// as they have storage. Called with the registry's lock held.
+func (g *histGroup) make(name string, id int32) (*Histogram, error) {
+	o := &histOut{h: newHistogram(g.l, g.units), inst: name, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
+	stat, firstBucket := 0, 0
+	if g.vec {
+		stat, firstBucket = g.statIndom.ids[id], g.bucketIn.ids[id*int32(len(g.bounds))]
+	}
+	bind := func(to *[]*Value, i int) func(*Value) {
+		return func(v *Value) {
+			g.mu.Lock()
+			(*to)[i] = v
+			g.mu.Unlock()
 		}
+	}
+	for i := range o.bucket {
+		g.r.bindValueLocked(g.bucketM, firstBucket+i, bind(&o.bucket, i))
+	}
+	for i, m := range g.statM {
+		g.r.bindValueLocked(m, stat, bind(&o.stats, i))
 	}
 	g.mu.Lock()
 	g.hs = append(g.hs, o)
@@ -465,56 +488,11 @@ func (g *histGroup) make(name string, _ int32) (*Histogram, error) {
 	return o.h, nil
 }
 
-// bind looks up the values of a histogram.
-func (g *histGroup) bind(o *histOut) error {
-	bucketInsts := g.bounds
-	if g.vec {
-		bucketInsts = g.bucketNames(o.inst)
-	}
-	bucket := make([]*Value, len(bucketInsts))
-	for i, in := range bucketInsts {
-		v, err := g.r.lookup(g.name+".bucket", in)
-		if err != nil {
-			return err
-		}
-		bucket[i] = v
-	}
-	stats := make([]*Value, len(g.stats))
-	for i, part := range g.stats {
-		v, err := g.r.lookup(g.name+"."+part, o.inst)
-		if err != nil {
-			return err
-		}
-		stats[i] = v
-	}
-	g.mu.Lock()
-	o.bucket, o.stats = bucket, stats
-	g.mu.Unlock()
-	return nil
-}
-
-// start binds the histograms made before Start, with the registry's lock
-// held.
-func (g *histGroup) start() {
-	g.mu.Lock()
-	hs := slices.Clone(g.hs)
-	g.mu.Unlock()
-	for _, o := range hs {
-		if err := g.bind(o); err != nil {
-			panic("mmv: histogram lost its metric: " + err.Error())
-		}
-	}
-	g.refresh()
-}
-
 // refresh copies the histograms' state into the file.
 func (g *histGroup) refresh() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, o := range g.hs {
-		if o.stats == nil { // not bound
-			continue
-		}
 		h := o.h
 		var total uint64
 		for j := range h.counts {

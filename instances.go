@@ -1,5 +1,10 @@
 package mmv
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Indom declares an instance domain: a set of instances, such as request
 // methods or disks, over which a metric has one value each.
 type Indom struct {
@@ -50,4 +55,158 @@ func putInstance(b []byte, version int, indomOff uint64, id int32, name string, 
 	} else {
 		ne.PutUint64(b[16:], nameOff)
 	}
+}
+
+// indom is a declared instance domain.
+type indom struct {
+	Indom
+	ids   map[int32]int  // instance id to index
+	names map[string]int // instance name up to the first space to index
+}
+
+// AddIndom declares an instance domain and its instances.
+func (r *Registry) AddIndom(d Indom) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.addIndomLocked(d)
+}
+
+func (r *Registry) addIndomLocked(d Indom) error {
+	if err := r.declarableLocked(); err != nil {
+		return err
+	}
+	subject := "indom " + strconv.FormatUint(uint64(d.Serial), 10)
+	if d.Serial == 0 || d.Serial > MaxSerial {
+		return errorf(ErrRange, subject, "serial must be 1..%d", MaxSerial)
+	}
+	if r.serials[d.Serial] != nil {
+		return errorf(ErrDuplicate, subject, "serial already declared")
+	}
+	if r.opts.Cluster > maxIndomCluster {
+		return errorf(ErrRange, subject, "cluster %d is more than %d: PCP keeps %d bits of an indom's cluster<<11|serial, so its id would be cluster %d's and its labels lost",
+			r.opts.Cluster, maxIndomCluster, indomIDBits, r.opts.Cluster&maxIndomCluster)
+	}
+	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
+		return err
+	}
+	in := &indom{Indom: d, ids: make(map[int32]int, len(d.Instances)), names: make(map[string]int, len(d.Instances))}
+	in.Instances = make([]Instance, 0, len(d.Instances))
+	for _, inst := range d.Instances {
+		if err := in.add(inst); err != nil {
+			return err
+		}
+	}
+	r.indoms = append(r.indoms, in)
+	r.serials[d.Serial] = in
+	// The first file holds every indom, as libpcp_mmv's does; an indom
+	// has no value of its own, so nothing needs a growth step now.
+	first := r.parts[0]
+	first.indoms = append(first.indoms, in)
+	return r.grewLocked(false, first)
+}
+
+// AddInstance adds an instance to a declared instance domain. After Start
+// the values of the metrics over it are live at once; an instance that
+// needs the file to grow and cannot have it is not added.
+func (r *Registry) AddInstance(serial uint32, inst Instance) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.addInstancesLocked(serial, []Instance{inst}, false)
+}
+
+// addInstancesLocked adds instances to a declared instance domain, all of
+// them or, when one is refused, none. keep is as for addMetricLocked.
+func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool) error {
+	if err := r.declarableLocked(); err != nil {
+		return err
+	}
+	in, err := r.indomLocked(serial)
+	if err != nil {
+		return err
+	}
+	first := len(in.Instances)
+	for _, inst := range insts {
+		if err := in.add(inst); err != nil {
+			in.truncate(first)
+			return err
+		}
+	}
+	var grown []*part
+	var nslots []int
+	for _, p := range r.parts {
+		if !p.hasIndom(in) {
+			continue
+		}
+		grown, nslots = append(grown, p), append(nslots, len(p.slots))
+		if p.file == nil {
+			continue
+		}
+		for _, m := range p.metrics {
+			if m.indom == in {
+				for j := first; j < len(in.Instances); j++ {
+					p.newSlot(m, j)
+				}
+			}
+		}
+	}
+	if err := r.grewLocked(keep, grown...); err != nil {
+		for i, p := range grown {
+			p.truncateSlots(nslots[i])
+		}
+		in.truncate(first)
+		return err
+	}
+	return nil
+}
+
+func (r *Registry) indomLocked(serial uint32) (*indom, error) {
+	if in := r.serials[serial]; in != nil {
+		return in, nil
+	}
+	return nil, errorf(ErrUnknown, "indom "+strconv.FormatUint(uint64(serial), 10), "")
+}
+
+// add adds an instance, or says why PCP could not tell it apart.
+func (in *indom) add(inst Instance) error {
+	if inst.ID < 0 {
+		return errorf(ErrRange, in.instanceSubject(inst.Name), "id %d is negative", inst.ID)
+	}
+	if err := checkInstanceName(in.instanceSubject(inst.Name), inst.Name); err != nil {
+		return err
+	}
+	if _, dup := in.ids[inst.ID]; dup {
+		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
+	}
+	// PCP matches instance names up to the first space.
+	key, _, _ := strings.Cut(inst.Name, " ")
+	if i, dup := in.names[key]; dup {
+		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[i].Name)
+	}
+	in.ids[inst.ID] = len(in.Instances)
+	in.names[key] = len(in.Instances)
+	in.Instances = append(in.Instances, inst)
+	return nil
+}
+
+// instanceSubject names an instance in an error; made only on failure,
+// since it costs more than adding an instance.
+func (in *indom) instanceSubject(name string) string {
+	return "indom " + strconv.FormatUint(uint64(in.Serial), 10) + " instance " + quote(name)
+}
+
+// truncate forgets the instances from index n on.
+func (in *indom) truncate(n int) {
+	for _, inst := range in.Instances[n:] {
+		delete(in.ids, inst.ID)
+		key, _, _ := strings.Cut(inst.Name, " ")
+		delete(in.names, key)
+	}
+	in.Instances = in.Instances[:n]
+}
+
+// lookup returns the index of the instance named exactly name.
+func (in *indom) lookup(name string) (int, bool) {
+	key, _, _ := strings.Cut(name, " ")
+	i, ok := in.names[key]
+	return i, ok && in.Instances[i].Name == name
 }

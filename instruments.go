@@ -1,14 +1,12 @@
 package mmv
 
 import (
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // Instruments are what a Go service reaches for, in the idiom of
@@ -70,168 +68,6 @@ func programName(args []string) string {
 	return string(b)
 }
 
-// slot is where an instrument's value lives: a value record's worth of
-// memory of its own until Start, then the value in the file. Its handle is
-// an atomic pointer, so updates never lock; Start swaps it.
-type slot struct {
-	v    atomic.Pointer[Value]
-	heap Value
-	cell [valueSize / 8]uint64
-}
-
-func (s *slot) init(t Type) {
-	s.heap = newValue(unsafe.Pointer(&s.cell[0]), t, nil)
-	s.v.Store(&s.heap)
-}
-
-// bind points the slot at its value in the file and carries what was
-// counted before into it.
-func (s *slot) bind(v *Value) {
-	s.v.Store(v)
-	s.carry()
-}
-
-// carry moves what the slot's own memory holds into the file: updates made
-// before Start, or racing with it. Numbers add, so nothing is counted twice.
-func (s *slot) carry() {
-	v := s.v.Load()
-	if v == &s.heap {
-		return
-	}
-	bits := atomic.SwapUint64(&s.cell[0], 0)
-	if bits == 0 {
-		return
-	}
-	if s.heap.typ == Double {
-		v.AddFloat(math.Float64frombits(bits))
-	} else {
-		v.Add(int64(bits))
-	}
-}
-
-func (s *slot) word() *uint64 { return s.v.Load().u64() }
-
-// pending is what the slot's own memory holds once bound: updates not yet
-// carried into the file.
-func (s *slot) pending() uint64 {
-	if s.v.Load() == &s.heap {
-		return 0
-	}
-	return atomic.LoadUint64(&s.cell[0])
-}
-
-// splitHelp makes a help text the short help (first line) and long help.
-func splitHelp(help string) (short, long string) {
-	short, long, _ = strings.Cut(help, "\n")
-	return short, strings.TrimSpace(long)
-}
-
-func registry(r *Registry) *Registry {
-	if r == nil {
-		return Default
-	}
-	return r
-}
-
-// binding is a metric and the slots that get its values once the file
-// exists: one per instance, or one for a singular metric.
-type binding struct {
-	metric    string
-	instances []string // nil for a singular metric
-	slots     []*slot
-}
-
-// declare adds the metrics m (and, when instances is not nil, an indom of
-// those instances for the metrics whose Indom is autoIndom), and arranges
-// for the bindings to get their values at Start and to be carried again at
-// Close. It panics on a refused declaration.
-func declare(r *Registry, indomHelp string, instances []string, ms []Metric, bs []binding) uint32 {
-	var serial uint32
-	if instances != nil {
-		var err error
-		if serial, err = r.autoIndom(indomHelp, instances); err != nil {
-			panic(err)
-		}
-	}
-	for _, m := range ms {
-		if m.Indom == autoIndom {
-			m.Indom = serial
-		}
-		if err := r.AddMetric(m); err != nil {
-			panic(err)
-		}
-	}
-	r.hook(func() {
-		for _, b := range bs {
-			for i, s := range b.slots {
-				inst := ""
-				if b.instances != nil {
-					inst = b.instances[i]
-				}
-				v, err := r.lookup(b.metric, inst)
-				if err != nil {
-					panic("mmv: instrument lost its metric: " + err.Error())
-				}
-				s.bind(v)
-			}
-		}
-	}, func() {
-		for _, b := range bs {
-			for _, s := range b.slots {
-				s.carry()
-			}
-		}
-	})
-	return serial
-}
-
-// autoIndom marks a metric declared by declare as over the indom it makes.
-const autoIndom = math.MaxUint32 - 1
-
-// autoIndom declares an indom of the given instances (ids 0, 1, ... in
-// order) under the highest free serial, so that the serials a program
-// chooses itself, usually from 1 up, stay free.
-func (r *Registry) autoIndom(help string, names []string) (uint32, error) {
-	insts := make([]Instance, len(names))
-	for i, n := range names {
-		insts[i] = Instance{ID: int32(i), Name: n}
-	}
-	short, long := splitHelp(help)
-	for {
-		r.mu.Lock()
-		serial := uint32(MaxSerial)
-		for serial > 0 && r.serials[serial] != nil {
-			serial--
-		}
-		r.mu.Unlock()
-		if serial == 0 {
-			return 0, errorf(ErrTooMany, "file "+quote(r.name), "no indom serial left")
-		}
-		err := r.AddIndom(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts})
-		if errors.Is(err, ErrDuplicate) {
-			r.mu.Lock()
-			taken := r.serials[serial] != nil
-			r.mu.Unlock()
-			if taken { // another declaration took the serial meanwhile
-				continue
-			}
-		}
-		return serial, err
-	}
-}
-
-// hook registers what an instrument does at Start and at Close. A registry
-// already started binds it at once.
-func (r *Registry) hook(start, stop func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.onStart = append(r.onStart, start)
-	r.onClose = append(r.onClose, stop)
-	if r.state == started {
-		start()
-	}
-}
-
 func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint32) Metric {
 	short, long := splitHelp(help)
 	return Metric{Name: name, Type: t, Semantics: sem, Units: units, Indom: indom, ShortHelp: short, LongHelp: long}
@@ -241,14 +77,13 @@ func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint3
 // sent: a Uint64 metric with counter semantics, which PCP tools show as a
 // rate. Its methods are safe from any goroutine, lock-free and
 // allocation-free; a nil *Counter ignores them.
-type Counter struct{ s slot }
+type Counter struct{ s cell }
 
 // NewCounter declares a counter on r (Default when nil). units are usually
 // Count or Byte.
 func NewCounter(r *Registry, name, help string, units Units) *Counter {
 	c := newCounter()
-	declare(registry(r), "", nil, []Metric{metricOf(name, help, Uint64, SemCounter, units, 0)},
-		[]binding{{name, nil, []*slot{&c.s}}})
+	declareCell(registry(r), metricOf(name, help, Uint64, SemCounter, units, 0), &c.s)
 	return c
 }
 
@@ -277,7 +112,7 @@ func (c *Counter) Add(n uint64) {
 func (c *Counter) Set(n uint64) {
 	if c != nil {
 		c.s.carry()
-		atomic.StoreUint64(c.s.word(), n)
+		c.s.value().Set(int64(n))
 	}
 }
 
@@ -293,13 +128,12 @@ func (c *Counter) Get() uint64 {
 // ratio: a Double metric with instant semantics. Its methods are safe from
 // any goroutine and allocation-free; Add, Inc and Dec are a
 // compare-and-swap loop. A nil *Gauge ignores them.
-type Gauge struct{ s slot }
+type Gauge struct{ s cell }
 
 // NewGauge declares a float64 gauge on r (Default when nil).
 func NewGauge(r *Registry, name, help string, units Units) *Gauge {
 	g := newGauge()
-	declare(registry(r), "", nil, []Metric{metricOf(name, help, Double, SemInstant, units, 0)},
-		[]binding{{name, nil, []*slot{&g.s}}})
+	declareCell(registry(r), metricOf(name, help, Double, SemInstant, units, 0), &g.s)
 	return g
 }
 
@@ -312,14 +146,14 @@ func newGauge() *Gauge {
 // Set stores f.
 func (g *Gauge) Set(f float64) {
 	if g != nil {
-		g.s.v.Load().SetFloat(f)
+		g.s.value().SetFloat(f)
 	}
 }
 
 // Add adds f, which may be negative.
 func (g *Gauge) Add(f float64) {
 	if g != nil {
-		g.s.v.Load().AddFloat(f)
+		g.s.value().AddFloat(f)
 	}
 }
 
@@ -334,20 +168,19 @@ func (g *Gauge) Get() float64 {
 	if g == nil {
 		return 0
 	}
-	return g.s.v.Load().Float() + math.Float64frombits(g.s.pending())
+	return g.s.value().Float() + math.Float64frombits(g.s.pending())
 }
 
 // IntGauge is an integer level that goes up and down, such as requests in
 // flight or a queue length: an Int64 metric with instant semantics. Its
 // methods are single atomic operations, safe from any goroutine; a nil
 // *IntGauge ignores them.
-type IntGauge struct{ s slot }
+type IntGauge struct{ s cell }
 
 // NewIntGauge declares an integer gauge on r (Default when nil).
 func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
 	g := newIntGauge()
-	declare(registry(r), "", nil, []Metric{metricOf(name, help, Int64, SemInstant, units, 0)},
-		[]binding{{name, nil, []*slot{&g.s}}})
+	declareCell(registry(r), metricOf(name, help, Int64, SemInstant, units, 0), &g.s)
 	return g
 }
 
@@ -361,7 +194,7 @@ func newIntGauge() *IntGauge {
 func (g *IntGauge) Set(n int64) {
 	if g != nil {
 		g.s.carry()
-		atomic.StoreUint64(g.s.word(), uint64(n))
+		g.s.value().Set(n)
 	}
 }
 
@@ -394,15 +227,14 @@ func (g *IntGauge) Get() int64 {
 // durations add up exactly. Its methods are safe from any goroutine,
 // lock-free and allocation-free; a nil *Timer ignores them.
 type Timer struct {
-	s  slot
+	s  cell
 	ns atomic.Int64 // nanoseconds observed
 }
 
 // NewTimer declares a timer on r (Default when nil).
 func NewTimer(r *Registry, name, help string) *Timer {
 	t := newTimer()
-	declare(registry(r), "", nil, []Metric{metricOf(name, help, Elapsed, SemCounter, Microsecond, 0)},
-		[]binding{{name, nil, []*slot{&t.s}}})
+	declareCell(registry(r), metricOf(name, help, Elapsed, SemCounter, Microsecond, 0), &t.s)
 	return t
 }
 

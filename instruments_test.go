@@ -46,14 +46,12 @@ func TestCounterCarriesUpdatesMadeBeforeStart(t *testing.T) {
 	}
 	// An update that raced with Start lands in the instrument's own memory;
 	// Close carries it.
-	c.s.cell[0] = 5
+	c.s.mem[0] = 5
 	if got := c.Get(); got != 55 {
 		t.Fatalf("Get with a straggler = %d, want 55", got)
 	}
 	r.mu.Lock()
-	for _, f := range r.onClose {
-		f()
-	}
+	r.unbindCellsLocked()
 	r.mu.Unlock()
 	if got := v.Int(); got != 55 {
 		t.Fatalf("file after carry = %d, want 55", got)

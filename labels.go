@@ -3,6 +3,7 @@ package mmv
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 )
 
 // Label is a name and a typed value that PCP attaches to the registry's
@@ -126,4 +127,120 @@ func putLabel(b []byte, kind labelKind, optional bool, identity uint32, instance
 	ne.PutUint32(b[4:], identity)
 	ne.PutUint32(b[8:], uint32(instance))
 	copy(b[12:12+labelPayloadSize-1], payload)
+}
+
+// label is a declared label and what it is attached to.
+type label struct {
+	Label
+	kind     labelKind
+	metric   *metric // for labelItem
+	serial   uint32  // for labelIndom and labelInstances
+	instance int32   // for labelInstances
+	payload  []byte
+}
+
+// AddLabel attaches a label to every metric of the registry (a cluster
+// label). It needs a non-zero Options.Cluster.
+func (r *Registry) AddLabel(l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
+}
+
+// AddMetricLabel attaches a label to a declared metric.
+func (r *Registry) AddMetricLabel(metric string, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelItem}, "metric "+quote(metric), metric)
+}
+
+// AddIndomLabel attaches a label to a declared instance domain.
+func (r *Registry) AddIndomLabel(serial uint32, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelIndom, serial: serial}, "indom "+strconv.FormatUint(uint64(serial), 10), "")
+}
+
+// AddInstanceLabel attaches a label to one instance of a declared domain.
+func (r *Registry) AddInstanceLabel(serial uint32, id int32, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelInstances, serial: serial, instance: id},
+		"indom "+strconv.FormatUint(uint64(serial), 10)+" instance "+strconv.Itoa(int(id)), "")
+}
+
+func (r *Registry) addLabel(l *label, subject, metric string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declarableLocked(); err != nil {
+		return err
+	}
+	switch l.kind {
+	case labelCluster:
+		if r.opts.Cluster == 0 {
+			return errorf(ErrLabel, subject+" label "+quote(l.Name), "a cluster label needs a non-zero cluster: PCP never matches it on cluster 0")
+		}
+	case labelItem:
+		if l.metric = r.names[metric]; l.metric == nil {
+			return errorf(ErrUnknown, subject, "label %q on a metric not declared", l.Name)
+		}
+	case labelIndom, labelInstances:
+		in, err := r.indomLocked(l.serial)
+		if err != nil {
+			return err
+		}
+		if _, ok := in.ids[l.instance]; l.kind == labelInstances && !ok {
+			return errorf(ErrUnknown, subject, "label %q on an instance not declared", l.Name)
+		}
+	}
+	if r.opts.Version == Version2 {
+		return errorf(ErrRange, subject+" label "+quote(l.Name), "labels need version 3, and version 2 is forced")
+	}
+	var grown []*part
+	for _, p := range r.parts {
+		if !r.labelIn(l, p) {
+			continue
+		}
+		if len(r.labelsOf(p)) >= MaxLabels {
+			return errorf(ErrTooMany, subject+" label "+quote(l.Name), "a file holds at most %d labels", MaxLabels)
+		}
+		grown = append(grown, p)
+	}
+	p, err := labelPayload(subject, l.Label)
+	if err != nil {
+		return err
+	}
+	l.payload = p
+	r.labels = append(r.labels, l)
+	return r.grewLocked(false, grown...)
+}
+
+// labelIn reports whether a label goes in the file of part p: cluster
+// labels go in every file, others in the file of what they label.
+func (r *Registry) labelIn(l *label, p *part) bool {
+	switch l.kind {
+	case labelItem:
+		return l.metric.part == p
+	case labelIndom, labelInstances:
+		return p.hasIndom(r.serials[l.serial])
+	}
+	return true
+}
+
+// labelsOf returns the labels of part p's file, in declaration order.
+func (r *Registry) labelsOf(p *part) []*label {
+	var ls []*label
+	for _, l := range r.labels {
+		if r.labelIn(l, p) {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// target returns the identity and internal instance of a label's record
+// in part p: the cluster, the metric's item, or the indom serial and
+// instance.
+func (l *label) target(p *part) (identity uint32, instance int32) {
+	switch l.kind {
+	case labelCluster:
+		return p.cluster, labelNoInstance
+	case labelItem:
+		return l.metric.item, labelNoInstance
+	case labelIndom:
+		return l.serial, labelNoInstance
+	}
+	return l.serial, l.instance
 }

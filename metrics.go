@@ -1,6 +1,10 @@
 package mmv
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Type is the type of a metric's values, numbered as PCP numbers them.
 type Type int32
@@ -123,4 +127,189 @@ func putMetric(b []byte, version int, name string, nameOff uint64, m metricRecor
 	ne.PutUint32(body[16:], m.indom)
 	ne.PutUint64(body[24:], m.shortText)
 	ne.PutUint64(body[32:], m.helpText)
+}
+
+// metric is a declared metric and, once started, where its values are.
+type metric struct {
+	Metric
+	part   *part
+	index  int    // position in its part
+	item   uint32 // the item in the file; 0 until assigned
+	auto   bool   // the item is derived from the name
+	indom  *indom // nil when singular
+	slots  []int  // per instance, or one: the value's slot in its part
+	values []*Value
+}
+
+// valueCount is the number of values of a metric: one per instance, or one.
+func (m *metric) valueCount() int {
+	if m.indom == nil {
+		return 1
+	}
+	return len(m.indom.Instances)
+}
+
+// AddMetric declares a metric. Its indom, if any, must be declared first.
+// After Start the metric's values are live at once; a metric that needs
+// the file to grow and cannot have it is not declared.
+func (r *Registry) AddMetric(m Metric) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, err := r.addMetricLocked(m, false)
+	return err
+}
+
+// addMetricLocked declares m. When its values need a growth step that
+// fails, keep decides: the declaration stays, to be published by a later
+// step, and the error is only the registry's publication error (for
+// instruments, which count in memory meanwhile); or it is undone and the
+// error returned.
+func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
+	if err := r.declarableLocked(); err != nil {
+		return nil, err
+	}
+	subject := "metric " + quote(m.Name)
+	if err := r.checkMetricLocked(subject, m); err != nil {
+		return nil, err
+	}
+	mt := &metric{Metric: m, item: m.Item, auto: m.Item == 0}
+	if m.Indom != 0 {
+		in := r.serials[m.Indom]
+		if in == nil {
+			return nil, errorf(ErrUnknown, subject, "indom %d is not declared", m.Indom)
+		}
+		mt.indom = in
+	}
+	p, newPart, err := r.partWithRoomLocked()
+	if err != nil {
+		return nil, err
+	}
+	if !mt.auto && p.used[mt.item] {
+		if newPart {
+			r.parts = r.parts[:len(r.parts)-1]
+		}
+		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == mt.item })]
+		return nil, errorf(ErrDuplicate, subject, "item %d already used by metric %q", mt.item, other.Name)
+	}
+	newIndom := mt.indom != nil && !p.hasIndom(mt.indom)
+	r.declareMetric(p, mt, newIndom)
+	if r.state != started {
+		return mt, nil
+	}
+	if mt.auto && p.file != nil {
+		p.takeItem(mt)
+	}
+	nslots := len(p.slots)
+	if p.file != nil {
+		for j := range mt.valueCount() {
+			p.newSlot(mt, j)
+		}
+	}
+	if err := r.grewLocked(keep, p); err != nil {
+		p.truncateSlots(nslots)
+		r.undeclareMetric(p, mt, newIndom, newPart)
+		return nil, err
+	}
+	return mt, nil
+}
+
+// declareMetric records mt in the registry and in part p, with its indom
+// when the part does not have it.
+func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
+	mt.part, mt.index = p, len(p.metrics)
+	r.metrics = append(r.metrics, mt)
+	r.names[mt.Name] = mt
+	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
+	p.metrics = append(p.metrics, mt)
+	if !mt.auto {
+		p.used[mt.item] = true
+	}
+	if newIndom {
+		p.indoms = append(p.indoms, mt.indom)
+	}
+}
+
+// undeclareMetric undoes declareMetric, and the taking of an item.
+func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) {
+	r.metrics = r.metrics[:len(r.metrics)-1]
+	delete(r.names, mt.Name)
+	forPrefixes(mt.Name, func(prefix string) {
+		if r.prefixes[prefix]--; r.prefixes[prefix] == 0 {
+			delete(r.prefixes, prefix)
+		}
+	})
+	p.metrics = p.metrics[:len(p.metrics)-1]
+	if mt.item != 0 {
+		p.used[mt.item] = false
+	}
+	if newIndom {
+		p.indoms = p.indoms[:len(p.indoms)-1]
+	}
+	if newPart {
+		releaseCluster(p.cluster)
+		r.parts = r.parts[:len(r.parts)-1]
+	}
+}
+
+// checkMetricLocked checks what a metric declaration says on its own and
+// against the names declared.
+func (r *Registry) checkMetricLocked(subject string, m Metric) error {
+	if err := checkMetricName(subject, m.Name, r.opts.Flags); err != nil {
+		return err
+	}
+	if r.names[m.Name] != nil {
+		return errorf(ErrDuplicate, subject, "name already declared")
+	}
+	if r.prefixes[m.Name] > 0 {
+		other := r.metrics[slices.IndexFunc(r.metrics, func(o *metric) bool { return strings.HasPrefix(o.Name, m.Name+".") })]
+		return errorf(ErrNamespace, subject, "it is also a prefix of metric %q, which makes PCP drop every MMV metric on the host", other.Name)
+	}
+	for i := range len(m.Name) {
+		if m.Name[i] == '.' && r.names[m.Name[:i]] != nil {
+			return errorf(ErrNamespace, subject, "metric %q is a prefix of it, which makes PCP drop every MMV metric on the host", m.Name[:i])
+		}
+	}
+	if m.Item > MaxItem {
+		return errorf(ErrRange, subject, "item %d is more than %d", m.Item, MaxItem)
+	}
+	if _, ok := typeNames[m.Type]; !ok {
+		return errorf(ErrRange, subject, "unknown type %d", m.Type)
+	}
+	if _, ok := semNames[m.Semantics]; !ok {
+		return errorf(ErrRange, subject, "unknown semantics %d", m.Semantics)
+	}
+	if !m.Units.valid() {
+		return errorf(ErrRange, subject, "units %#x: a dimension or scale is out of range", uint32(m.Units))
+	}
+	return checkHelp(subject, m.ShortHelp, m.LongHelp)
+}
+
+// forPrefixes calls f with every dot-prefix of a metric name.
+func forPrefixes(name string, f func(prefix string)) {
+	for i := range len(name) {
+		if name[i] == '.' {
+			f(name[:i])
+		}
+	}
+}
+
+// valueOf finds a value by name: the metric's only value when instance is
+// "", else the named instance's, as its metric and index in the indom.
+func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
+	subject := "metric " + quote(metric)
+	m := r.names[metric]
+	if m == nil {
+		return nil, 0, errorf(ErrUnknown, subject, "")
+	}
+	if m.indom == nil {
+		if instance != "" {
+			return nil, 0, errorf(ErrUnknown, subject, "a singular metric has no instance %q", instance)
+		}
+		return m, 0, nil
+	}
+	i, ok := m.indom.lookup(instance)
+	if !ok {
+		return nil, 0, errorf(ErrUnknown, subject, "no instance %q in indom %d", instance, m.Indom)
+	}
+	return m, i, nil
 }

@@ -1,107 +1,270 @@
 package mmv
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"sync"
+	"time"
 )
 
 // A file holds at most MaxMetrics metrics. A registry with more spreads them
-// over overflow files, each an ordinary registry of its own with the NoPrefix
-// flag, whose metric names carry the first file's name: PCP shows every
-// metric as mmv.<file>.<metric> (or mmv.<metric> under NoPrefix) whichever
-// file holds it. The overflow files are named <file>.2, <file>.3 and so on,
-// and take the clusters after Options.Cluster (wrapping past 2047 to 1, as
-// a file with indoms allows no more); on cluster 0 PCP's reader picks
-// theirs too. Indoms are copied into each file
-// with a metric over them, with their labels; cluster labels go to every
-// file.
+// over parts: its first file, and overflow files named <file>.2, <file>.3
+// and so on, each with the NoPrefix flag and metric names that carry the
+// first file's name, so PCP shows every metric as mmv.<file>.<metric> (or
+// mmv.<metric> under NoPrefix) whichever file holds it. An overflow file
+// holds the indoms its metrics use, with their labels, and every cluster
+// label. The parts share the registry's one lifecycle: Start makes them
+// all or none, and Close closes them all.
 
-// partName is the name a metric has in an overflow file.
-func (r *Registry) partName(metric string) string {
-	if r.opts.Flags&NoPrefix != 0 {
-		return metric
-	}
-	return r.name + "." + metric
+// part is one file of a registry.
+type part struct {
+	name    string
+	index   int    // 0 for the registry's first file
+	cluster uint32 // the header's cluster, once started
+	metrics []*metric
+	// indoms are the part's instance domains: every one for the first
+	// file, as libpcp_mmv writes them, those its metrics use for others.
+	indoms []*indom
+	used   [MaxItem + 1]bool // items taken
+	// slots lists the values in the order of their records: a value's
+	// slot fixes its address for good.
+	slots []slotOwner
+	bound int // slots[:bound] have handles
+	file  *file
+	dirty bool // declarations not yet in the file
 }
 
-// addElsewhere declares m in an overflow file with room for it.
-func (r *Registry) addElsewhere(m Metric) error {
-	p, err := r.partWithRoom()
+// slotOwner is the metric and instance (index in the indom) of a value.
+type slotOwner struct {
+	m    *metric
+	inst int
+}
+
+func newPart(name string, index int) *part {
+	return &part{name: name, index: index}
+}
+
+// metricName is the name a metric has in the part's file.
+func (p *part) metricName(r *Registry, m *metric) string {
+	if p.index == 0 || r.opts.Flags&NoPrefix != 0 {
+		return m.Name
+	}
+	return r.name + "." + m.Name
+}
+
+// flags are the header flags of the part's file.
+func (p *part) flags(r *Registry) Flags {
+	if p.index == 0 {
+		return r.opts.Flags
+	}
+	return r.opts.Flags | NoPrefix
+}
+
+// hasIndom reports whether the part's file holds the indom.
+func (p *part) hasIndom(in *indom) bool { return slices.Contains(p.indoms, in) }
+
+// partWithRoomLocked returns the last part, or a new overflow part when it
+// is full. A new part's name is checked here, when the metric that needs
+// it is declared; the caller drops the part if the declaration fails.
+func (r *Registry) partWithRoomLocked() (p *part, isNew bool, err error) {
+	last := r.parts[len(r.parts)-1]
+	if len(last.metrics) < MaxMetrics {
+		return last, false, nil
+	}
+	p = newPart(r.name+"."+strconv.Itoa(len(r.parts)+1), len(r.parts))
+	if err := checkFileName(p.name, NoPrefix); err != nil {
+		return nil, false, fmt.Errorf("mmv: file %q: more than %d metrics need an overflow file: %w", r.name, MaxMetrics, err)
+	}
+	r.parts = append(r.parts, p)
+	return p, true, nil
+}
+
+// newSlot gives instance j of m (0 when singular) the next value slot of
+// its part.
+func (p *part) newSlot(m *metric, j int) {
+	m.slots = append(m.slots, len(p.slots))
+	m.values = append(m.values, nil)
+	p.slots = append(p.slots, slotOwner{m, j})
+}
+
+// truncateSlots forgets the slots from n on, newest first.
+func (p *part) truncateSlots(n int) {
+	for i := len(p.slots) - 1; i >= n; i-- {
+		m := p.slots[i].m
+		m.slots, m.values = m.slots[:len(m.slots)-1], m.values[:len(m.values)-1]
+	}
+	p.slots = p.slots[:n]
+}
+
+// startPartLocked gives the part's metrics their items and values their
+// slots, and makes its file in dir. On failure the part is as it was.
+func (r *Registry) startPartLocked(p *part, dir string) error {
+	version, err := r.version(p)
 	if err != nil {
 		return err
 	}
-	if m.Indom != 0 {
-		if err := r.copyIndom(p, m.Indom); err != nil {
-			return err
-		}
-	}
-	name := m.Name
-	m.Name = r.partName(name)
-	if err := p.AddMetric(m); err != nil {
+	p.cluster, err = r.clusterOf(p, dir)
+	if err != nil {
 		return err
 	}
-	r.elsewhere[name] = p
+	p.assignItems()
+	for _, m := range p.metrics {
+		for j := range m.valueCount() {
+			p.newSlot(m, j)
+		}
+	}
+	plan := r.newPlan(p, version, nil)
+	gen, pid := generation(time.Now()), int32(os.Getpid())
+	f, err := createFile(dir, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
+	if err != nil {
+		r.resetPart(p)
+		return fileError(p.name, "cannot start", err)
+	}
+	p.file, p.dirty, p.bound = f, false, 0
 	return nil
 }
 
-// partWithRoom returns the last overflow file, or a new one when it is full.
-func (r *Registry) partWithRoom() (*Registry, error) {
-	if n := len(r.parts); n > 0 && len(r.parts[n-1].metrics) < MaxMetrics {
-		return r.parts[n-1], nil
-	}
-	opts := r.opts
-	opts.Flags |= NoPrefix
-	if c := r.opts.Cluster; c != 0 {
-		opts.Cluster = (c-1+uint32(len(r.parts)+1))%maxIndomCluster + 1
-	}
-	p := NewRegistry(fmt.Sprintf("%s.%d", r.name, len(r.parts)+2), &opts)
-	for _, l := range r.labels {
-		if l.kind == labelCluster {
-			if err := p.AddLabel(l.Label); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if r.state == started {
-		if err := p.Start(); err != nil {
-			return nil, err
-		}
-	}
-	r.parts = append(r.parts, p)
-	return p, nil
-}
-
-// copyIndom declares the indom serial in the overflow file p, with its
-// instances and labels, unless p has it.
-func (r *Registry) copyIndom(p *Registry, serial uint32) error {
-	if p.serials[serial] != nil {
-		return nil
-	}
-	d := r.serials[serial].Indom
-	d.Instances = slices.Clone(d.Instances)
-	if err := p.AddIndom(d); err != nil {
-		return err
-	}
-	for _, l := range r.labels {
-		if l.serial == serial && (l.kind == labelIndom || l.kind == labelInstances) {
-			if err := p.addLabel(&label{Label: l.Label, kind: l.kind, serial: serial, instance: l.instance}, fmt.Sprintf("indom %d", serial)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// forParts runs f on every overflow file, or on those holding the indom
-// serial when it is not zero, and returns the first error.
-func (r *Registry) forParts(serial uint32, f func(p *Registry) error) error {
+// stopPartsLocked points every handle away from the files, closes them,
+// removing them if asked, and returns the parts to how they were before
+// Start.
+func (r *Registry) stopPartsLocked(remove bool) error {
+	var errs []error
 	for _, p := range r.parts {
-		if serial != 0 && p.serials[serial] == nil {
+		for _, m := range p.metrics {
+			for _, v := range m.values {
+				v.detach()
+			}
+		}
+		if p.file != nil {
+			if err := p.file.close(remove); err != nil {
+				errs = append(errs, fileError(p.name, "cannot close", err))
+			}
+		}
+		r.resetPart(p)
+	}
+	return errors.Join(errs...)
+}
+
+// resetPart forgets what Start gave the part: its file, slots, derived
+// items and cluster.
+func (r *Registry) resetPart(p *part) {
+	p.truncateSlots(0)
+	p.file, p.bound, p.dirty = nil, 0, false
+	for _, m := range p.metrics {
+		if m.auto {
+			p.used[m.item] = false
+			m.item = 0
+		}
+	}
+	releaseCluster(p.cluster)
+	p.cluster = 0
+}
+
+// assignItems gives every metric of the part declared without an item
+// one derived from its name. Names are taken in sorted order and
+// collisions probe to the next free item, so the same set of names gets
+// the same items whatever the order of declaration.
+func (p *part) assignItems() {
+	var auto []*metric
+	for _, m := range p.metrics {
+		if m.item == 0 {
+			auto = append(auto, m)
+		}
+	}
+	slices.SortFunc(auto, func(a, b *metric) int { return cmp.Compare(a.Name, b.Name) })
+	for _, m := range auto {
+		p.takeItem(m)
+	}
+}
+
+// takeItem gives m the item its name hashes to, or the next free one.
+func (p *part) takeItem(m *metric) {
+	it := 1 + fnv32(m.Name)%MaxItem
+	for p.used[it] {
+		it = 1 + it%MaxItem
+	}
+	p.used[it] = true
+	m.item = it
+}
+
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// Clusters of the process's started files, so an overflow file never takes
+// one that another registry of the process uses.
+var clusters = struct {
+	sync.Mutex
+	used map[uint32]int // files using each cluster
+}{used: map[uint32]int{}}
+
+// clusterOf chooses and claims the cluster of a part about to start: the
+// registry's for its first file; for an overflow file the first cluster
+// after it (wrapping within 1..2047, the clusters a file with indoms may
+// have) that no started file of the process and no other file in dir uses.
+// Zero stays zero: PCP's reader then picks a cluster for every file.
+func (r *Registry) clusterOf(p *part, dir string) (uint32, error) {
+	c := r.opts.Cluster
+	clusters.Lock()
+	defer clusters.Unlock()
+	if c == 0 || p.index == 0 {
+		if c != 0 {
+			clusters.used[c]++
+		}
+		return c, nil
+	}
+	taken := clustersInDir(dir, func(name string) bool {
+		return slices.ContainsFunc(r.parts, func(q *part) bool { return q.name == name })
+	})
+	for j := uint32(1); j < maxIndomCluster; j++ {
+		cand := (c-1+j)%maxIndomCluster + 1
+		if cand != c && clusters.used[cand] == 0 && !taken[cand] {
+			clusters.used[cand]++
+			return cand, nil
+		}
+	}
+	return 0, errorf(ErrTooMany, "file "+quote(p.name), "no cluster left for an overflow file: every one of 1..%d is in use", maxIndomCluster)
+}
+
+func releaseCluster(c uint32) {
+	if c == 0 {
+		return
+	}
+	clusters.Lock()
+	defer clusters.Unlock()
+	if clusters.used[c]--; clusters.used[c] <= 0 {
+		delete(clusters.used, c)
+	}
+}
+
+// clustersInDir returns the clusters in the headers of the MMV files in
+// dir, but those ours reports as the registry's own.
+func clustersInDir(dir string, ours func(name string) bool) map[uint32]bool {
+	taken := map[uint32]bool{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name()[0] == '.' || ours(e.Name()) {
 			continue
 		}
-		if err := f(p); err != nil {
-			return err
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
 		}
+		var h [headerSize]byte
+		if n, _ := f.ReadAt(h[:], 0); n == headerSize && string(h[:4]) == Magic {
+			taken[ne.Uint32(h[hdrClusterOff:])] = true
+		}
+		f.Close()
 	}
-	return nil
+	return taken
 }

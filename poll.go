@@ -16,18 +16,30 @@ const DefaultInterval = time.Second
 // dropped like any update after Close.
 func (r *Registry) Poll(interval time.Duration, f func()) {
 	r = registry(r)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pollLocked(interval, f)
+}
+
+// pollLocked is Poll with the registry's lock held.
+func (r *Registry) pollLocked(interval time.Duration, f func()) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
 	var stop chan struct{}
-	r.hook(func() {
+	start := func() {
 		stop = make(chan struct{})
 		go poll(interval, f, stop)
-	}, func() {
+	}
+	r.onStart = append(r.onStart, start)
+	r.onClose = append(r.onClose, func() {
 		if stop != nil {
 			close(stop)
 		}
 	})
+	if r.state == started {
+		start()
+	}
 }
 
 func poll(interval time.Duration, f func(), stop chan struct{}) {

@@ -134,38 +134,39 @@ func (l *fileLayout) putTOC(b []byte) {
 	}
 }
 
-// plan is a registry laid out as a file: the layout and the offsets of the
-// records that other records point at.
+// plan is one part of a registry laid out as a file: the layout and the
+// offsets of the records that other records point at.
 type plan struct {
 	*fileLayout
-	items      []uint32  // per metric
-	indomOff   []int64   // per indom
-	firstInst  []int64   // per indom: its first instance slot, even when it has none
-	instOff    [][]int64 // per indom, per instance
-	metricOff  []int64   // per metric
-	instName   [][]int64 // v2/v3: per indom, per instance
-	metricName []int64   // v2/v3: per metric
-	valueStr   []int64   // per value slot: the string slot of a String value
+	labels     []*label
+	indomPos   map[*indom]int // position of each of the part's indoms
+	indomOff   []int64        // per indom
+	firstInst  []int64        // per indom: its first instance slot, even when it has none
+	instOff    [][]int64      // per indom, per instance
+	metricOff  []int64        // per metric
+	instName   [][]int64      // v2/v3: per indom, per instance
+	metricName []int64        // v2/v3: per metric
+	valueStr   []int64        // per value slot: the string slot of a String value
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
 }
 
-// newPlan lays the registry out as libpcp_mmv does (see the package's
-// format notes), or as a grown file when g is not nil: records in
-// declaration order, values in slot order, and string slots for instance
-// names, metric names, string values, metric help and indom help, in that
-// order.
-func (r *Registry) newPlan(version int, g *growth) *plan {
+// newPlan lays part p out as libpcp_mmv does (see the package's format
+// notes), or as a grown file when g is not nil: records in declaration
+// order, values in slot order, and string slots for instance names, metric
+// names, string values, metric help and indom help, in that order.
+func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
+	pl := &plan{labels: r.labelsOf(p), indomPos: make(map[*indom]int, len(p.indoms))}
 	var count [numSections]int
-	count[secIndoms] = len(r.indoms)
-	for _, in := range r.indoms {
+	count[secIndoms] = len(p.indoms)
+	for i, in := range p.indoms {
 		count[secInstances] += len(in.Instances)
+		pl.indomPos[in] = i
 	}
-	count[secMetrics] = len(r.metrics)
-	count[secValues] = len(r.slots)
-	count[secLabels] = len(r.labels)
+	count[secMetrics] = len(p.metrics)
+	count[secValues] = len(p.slots)
+	count[secLabels] = len(pl.labels)
 
-	p := &plan{items: assignItems(r.metrics)}
 	// Strings are counted by handing out their slots; -1 is none.
 	var slots int64
 	slot := func(need bool) int64 {
@@ -176,27 +177,32 @@ func (r *Registry) newPlan(version int, g *growth) *plan {
 		return slots - 1
 	}
 	v2 := version != Version1
-	for _, in := range r.indoms {
+	pl.instName = make([][]int64, len(p.indoms))
+	for i, in := range p.indoms {
 		names := make([]int64, len(in.Instances))
 		for j := range names {
 			names[j] = slot(v2)
 		}
-		p.instName = append(p.instName, names)
+		pl.instName[i] = names
 	}
-	for range r.metrics {
-		p.metricName = append(p.metricName, slot(v2))
+	pl.metricName = make([]int64, len(p.metrics))
+	for i := range p.metrics {
+		pl.metricName[i] = slot(v2)
 	}
-	for _, o := range r.slots {
-		p.valueStr = append(p.valueStr, slot(o.m.Type == String))
+	pl.valueStr = make([]int64, len(p.slots))
+	for i, o := range p.slots {
+		pl.valueStr[i] = slot(o.m.Type == String)
 	}
-	for _, m := range r.metrics {
-		p.metricHelp = append(p.metricHelp, [2]int64{slot(m.ShortHelp != ""), slot(m.LongHelp != "")})
+	pl.metricHelp = make([][2]int64, len(p.metrics))
+	for i, m := range p.metrics {
+		pl.metricHelp[i] = [2]int64{slot(m.ShortHelp != ""), slot(m.LongHelp != "")}
 	}
-	for _, in := range r.indoms {
-		p.indomHelp = append(p.indomHelp, [2]int64{slot(in.ShortHelp != ""), slot(in.LongHelp != "")})
+	pl.indomHelp = make([][2]int64, len(p.indoms))
+	for i, in := range p.indoms {
+		pl.indomHelp[i] = [2]int64{slot(in.ShortHelp != ""), slot(in.LongHelp != "")}
 	}
 	count[secStrings] = int(slots)
-	p.fileLayout = newFileLayout(version, count, g)
+	pl.fileLayout = newFileLayout(version, count, g)
 
 	// Turn string slot numbers into offsets (0 for none), and place the
 	// other records.
@@ -204,80 +210,85 @@ func (r *Registry) newPlan(version int, g *growth) *plan {
 		if *i < 0 {
 			*i = 0
 		} else {
-			*i = p.record(secStrings, int(*i))
+			*i = pl.record(secStrings, int(*i))
 		}
 	}
-	for _, names := range p.instName {
+	for _, names := range pl.instName {
 		for j := range names {
 			str(&names[j])
 		}
 	}
-	for i := range p.metricName {
-		str(&p.metricName[i])
-		str(&p.metricHelp[i][0])
-		str(&p.metricHelp[i][1])
+	for i := range pl.metricName {
+		str(&pl.metricName[i])
+		str(&pl.metricHelp[i][0])
+		str(&pl.metricHelp[i][1])
 	}
-	for i := range p.valueStr {
-		str(&p.valueStr[i])
+	for i := range pl.valueStr {
+		str(&pl.valueStr[i])
 	}
-	for i := range p.indomHelp {
-		str(&p.indomHelp[i][0])
-		str(&p.indomHelp[i][1])
+	for i := range pl.indomHelp {
+		str(&pl.indomHelp[i][0])
+		str(&pl.indomHelp[i][1])
 	}
 	inst := 0
-	for i, in := range r.indoms {
-		p.indomOff = append(p.indomOff, p.record(secIndoms, i))
-		p.firstInst = append(p.firstInst, p.record(secInstances, inst))
+	pl.indomOff = make([]int64, len(p.indoms))
+	pl.firstInst = make([]int64, len(p.indoms))
+	pl.instOff = make([][]int64, len(p.indoms))
+	for i, in := range p.indoms {
+		pl.indomOff[i] = pl.record(secIndoms, i)
+		pl.firstInst[i] = pl.record(secInstances, inst)
 		offs := make([]int64, len(in.Instances))
 		for j := range offs {
-			offs[j] = p.record(secInstances, inst)
+			offs[j] = pl.record(secInstances, inst)
 			inst++
 		}
-		p.instOff = append(p.instOff, offs)
+		pl.instOff[i] = offs
 	}
-	for i := range r.metrics {
-		p.metricOff = append(p.metricOff, p.record(secMetrics, i))
+	pl.metricOff = make([]int64, len(p.metrics))
+	for i := range p.metrics {
+		pl.metricOff[i] = pl.record(secMetrics, i)
 	}
-	return p
+	return pl
 }
 
-// encode writes the whole file into b except gen2, which the caller
-// stores last, and the values themselves, which stay zero.
-func (r *Registry) encode(p *plan, b []byte, gen uint64, pid int32) {
-	putHeader(b, p.version, len(p.order), r.opts.Flags, pid, r.opts.Cluster, gen)
-	p.putTOC(b)
+// encode writes the whole file of part p into b except gen2, which the
+// caller stores last, and the values themselves, which stay zero.
+func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
+	putHeader(b, pl.version, len(pl.order), p.flags(r), pid, p.cluster, gen)
+	pl.putTOC(b)
 	at := func(off int64) []byte { return b[off:] }
-	for i, in := range r.indoms {
-		putIndom(at(p.indomOff[i]), in.Serial, uint32(len(in.Instances)), uint64(p.firstInst[i]),
-			uint64(p.indomHelp[i][0]), uint64(p.indomHelp[i][1]))
-		putStrings(b, p.indomHelp[i][:], in.ShortHelp, in.LongHelp)
+	for i, in := range p.indoms {
+		putIndom(at(pl.indomOff[i]), in.Serial, uint32(len(in.Instances)), uint64(pl.firstInst[i]),
+			uint64(pl.indomHelp[i][0]), uint64(pl.indomHelp[i][1]))
+		putStrings(b, pl.indomHelp[i][:], in.ShortHelp, in.LongHelp)
 		for j, inst := range in.Instances {
-			putInstance(at(p.instOff[i][j]), p.version, uint64(p.indomOff[i]), inst.ID, inst.Name, uint64(p.instName[i][j]))
-			putStrings(b, p.instName[i][j:j+1], inst.Name)
+			putInstance(at(pl.instOff[i][j]), pl.version, uint64(pl.indomOff[i]), inst.ID, inst.Name, uint64(pl.instName[i][j]))
+			putStrings(b, pl.instName[i][j:j+1], inst.Name)
 		}
 	}
-	for i, m := range r.metrics {
+	for i, m := range p.metrics {
 		indom := uint32(singularIndom)
 		if m.indom != nil {
 			indom = m.Indom
 		}
-		putMetric(at(p.metricOff[i]), p.version, m.Name, uint64(p.metricName[i]), metricRecord{
-			item: p.items[i], typ: m.Type, sem: m.Semantics, units: m.Units, indom: indom,
-			shortText: uint64(p.metricHelp[i][0]), helpText: uint64(p.metricHelp[i][1]),
+		name := p.metricName(r, m)
+		putMetric(at(pl.metricOff[i]), pl.version, name, uint64(pl.metricName[i]), metricRecord{
+			item: m.item, typ: m.Type, sem: m.Semantics, units: m.Units, indom: indom,
+			shortText: uint64(pl.metricHelp[i][0]), helpText: uint64(pl.metricHelp[i][1]),
 		})
-		putStrings(b, p.metricName[i:i+1], m.Name)
-		putStrings(b, p.metricHelp[i][:], m.ShortHelp, m.LongHelp)
+		putStrings(b, pl.metricName[i:i+1], name)
+		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
 	}
-	for s, o := range r.slots {
+	for s, o := range p.slots {
 		var instOff int64
 		if o.m.indom != nil {
-			instOff = p.instOff[o.m.indom.index][o.inst]
+			instOff = pl.instOff[pl.indomPos[o.m.indom]][o.inst]
 		}
-		putValue(at(p.record(secValues, s)), uint64(p.metricOff[o.m.index]), uint64(instOff), uint64(p.valueStr[s]))
+		putValue(at(pl.record(secValues, s)), uint64(pl.metricOff[o.m.index]), uint64(instOff), uint64(pl.valueStr[s]))
 	}
-	for i, l := range r.labels {
-		identity, instance := r.labelTarget(l, p)
-		putLabel(at(p.record(secLabels, i)), l.kind, l.Optional, identity, instance, l.payload)
+	for i, l := range pl.labels {
+		identity, instance := l.target(p)
+		putLabel(at(pl.record(secLabels, i)), l.kind, l.Optional, identity, instance, l.payload)
 	}
 }
 

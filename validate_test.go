@@ -280,3 +280,20 @@ func TestDir(t *testing.T) {
 		}
 	})
 }
+
+// assignItems gives ms their items as the first file of a registry would at
+// Start, and returns them in the order of ms.
+func assignItems(ms []*metric) []uint32 {
+	p := newPart("items", 0)
+	for _, m := range ms {
+		m.item, m.auto = m.Item, m.Item == 0
+		p.used[m.item] = !m.auto
+		p.metrics = append(p.metrics, m)
+	}
+	p.assignItems()
+	items := make([]uint32, len(ms))
+	for i, m := range ms {
+		items[i] = m.item
+	}
+	return items
+}

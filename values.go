@@ -36,20 +36,44 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // After the registry is closed, updates are dropped. A nil *Value ignores
 // every update.
 type Value struct {
-	p      unsafe.Pointer // the value record in the mapping
+	p      unsafe.Pointer // the value record in the mapping; read atomically, since Close moves it
 	typ    Type
 	word64 bool // a 64-bit integer: Add is one atomic add, inlined
-	reg    *Registry
+	// setDriven records that the value was ever set, not only added to:
+	// a growth step then keeps its newest write (see merge).
+	setDriven atomic.Bool
+	reg       *Registry
+	part      *part // whose file holds a String value's text
 }
 
 // newValue returns the handle on the value record at p.
-func newValue(p unsafe.Pointer, t Type, r *Registry) Value {
-	return Value{p: p, typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed, reg: r}
+func newValue(p unsafe.Pointer, t Type, r *Registry, pt *part) *Value {
+	return &Value{p: p, typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed, reg: r, part: pt}
 }
 
-func (v *Value) u64() *uint64    { return (*uint64)(v.p) }
-func (v *Value) word32() *uint32 { return (*uint32)(v.p) }
-func (v *Value) extra() *int64   { return (*int64)(unsafe.Add(v.p, valueExtraOff)) }
+// detached is where the handles of a closed registry point: updates made
+// through them land there and are never read.
+var detached [valueSize / 8]uint64
+
+// detach points the handle at detached, so the file can be unmapped.
+func (v *Value) detach() {
+	if v != nil {
+		atomic.StorePointer(&v.p, unsafe.Pointer(&detached))
+	}
+}
+
+func (v *Value) ptr() unsafe.Pointer { return atomic.LoadPointer(&v.p) }
+func (v *Value) u64() *uint64        { return (*uint64)(v.ptr()) }
+func (v *Value) word32() *uint32     { return (*uint32)(v.ptr()) }
+func (v *Value) extra() *int64       { return (*int64)(unsafe.Add(v.ptr(), valueExtraOff)) }
+
+// set marks the value as set rather than added to; a load first, so a
+// value set often stays in every core's cache.
+func (v *Value) set() {
+	if !v.setDriven.Load() {
+		v.setDriven.Store(true)
+	}
+}
 
 // Type returns the type of the value's metric.
 func (v *Value) Type() Type { return v.typ }
@@ -85,6 +109,7 @@ func (v *Value) Set(n int64) {
 	if v == nil {
 		return
 	}
+	v.set()
 	switch v.typ {
 	case Uint64, Int64, Elapsed:
 		atomic.StoreUint64(v.u64(), uint64(n))
@@ -114,6 +139,7 @@ func (v *Value) SetFloat(f float64) {
 	if v == nil {
 		return
 	}
+	v.set()
 	switch v.typ {
 	case Double:
 		atomic.StoreUint64(v.u64(), math.Float64bits(f))
@@ -176,7 +202,7 @@ func (v *Value) EndInterval() {
 		return
 	}
 	if start := atomic.SwapInt64(v.extra(), 0); start < 0 {
-		atomic.AddInt64((*int64)(v.p), time.Now().UnixMicro()+start)
+		atomic.AddInt64((*int64)(v.ptr()), time.Now().UnixMicro()+start)
 	}
 }
 
@@ -192,8 +218,8 @@ func (v *Value) SetString(s string) error {
 	}
 	v.reg.strMu.Lock()
 	defer v.reg.strMu.Unlock()
-	if !v.reg.strClosed {
-		putString(v.stringSlot(), s)
+	if slot := v.stringSlot(); slot != nil {
+		putString(slot, s)
 		// libpcp keeps the length in the value itself; so do we, for
 		// files that stay byte-identical to its own.
 		atomic.StoreUint32(v.word32(), uint32(len(s)))
@@ -201,11 +227,14 @@ func (v *Value) SetString(s string) error {
 	return nil
 }
 
-// stringSlot is the slot a String value's extra word points at. Writers
-// hold the registry's strMu.
+// stringSlot is the slot a String value's extra word points at, nil once
+// the registry is closed. Callers hold the registry's strMu.
 func (v *Value) stringSlot() []byte {
+	if v.reg.strClosed {
+		return nil
+	}
 	off := atomic.LoadInt64(v.extra())
-	return unsafe.Slice((*byte)(unsafe.Add(v.reg.file.base, off)), stringSize)
+	return unsafe.Slice((*byte)(unsafe.Add(v.part.file.base, off)), stringSize)
 }
 
 // SetNoValue marks the value as missing, for a registry with the Sentinel
@@ -294,52 +323,4 @@ func cstring(b []byte) string {
 		}
 	}
 	return string(b)
-}
-
-// carry copies the values of the first len(snap)/valueSize slots, as snap
-// holds them, into the grown file b laid out by p: the value words, the
-// open interval of Elapsed values, and the text of String values, read from
-// the old file whose slot the value's extra word names. Writers of strings
-// are held off by strMu meanwhile.
-func (r *Registry) carry(p *plan, b, snap []byte) {
-	old := r.file.bytes()
-	for s := range len(snap) / valueSize {
-		from, to := snap[s*valueSize:], b[p.record(secValues, s):]
-		switch r.slots[s].m.Type {
-		case String:
-			copy(b[p.valueStr[s]:p.valueStr[s]+stringSize], old[ne.Uint64(from[valueExtraOff:]):])
-			copy(to[:8], from)
-		case Elapsed:
-			copy(to[:valueExtraOff+8], from)
-		default:
-			copy(to[:8], from)
-		}
-	}
-}
-
-// merge adds to the live values what changed in the old file between the
-// snapshot carried into the new file and the old file's final state, so
-// that no update made during a growth step is lost.
-func (r *Registry) merge(snap, final []byte) {
-	for s := range len(snap) / valueSize {
-		was, now := snap[s*valueSize:], final[s*valueSize:]
-		v := newValue(unsafe.Add(r.file.values, s*valueSize), r.slots[s].m.Type, r)
-		switch v.typ {
-		case Int32, Uint32:
-			v.Add(int64(ne.Uint32(now) - ne.Uint32(was)))
-		case Int64, Uint64:
-			v.Add(int64(ne.Uint64(now) - ne.Uint64(was)))
-		case Elapsed:
-			v.Add(int64(ne.Uint64(now) - ne.Uint64(was)))
-			atomic.AddInt64(v.extra(), int64(ne.Uint64(now[valueExtraOff:])-ne.Uint64(was[valueExtraOff:])))
-		case Float:
-			if a, b := ne.Uint32(was), ne.Uint32(now); a != b {
-				v.AddFloat(float64(math.Float32frombits(b)) - float64(math.Float32frombits(a)))
-			}
-		case Double:
-			if a, b := ne.Uint64(was), ne.Uint64(now); a != b {
-				v.AddFloat(math.Float64frombits(b) - math.Float64frombits(a))
-			}
-		}
-	}
 }

@@ -194,89 +194,56 @@ func (v *Vec[T]) Instances() []string {
 	return slices.Clone(v.names)
 }
 
-// slotVec is the vecKind of the instruments with one value each: counters,
-// gauges and timers.
-type slotVec[T any] struct {
-	r      *Registry
-	metric string
-	serial uint32
-	mk     func() (*T, *slot)
-	insts  []string // the instances made, and their slots
-	slots  []*slot
+// cellVec is the vecKind of the instruments with one value each:
+// counters, gauges and timers.
+type cellVec[T any] struct {
+	r  *Registry
+	m  *metric
+	mk func() (*T, *cell)
 }
 
-func (k *slotVec[T]) declare(name string, id int32) (bool, error) {
-	return declareInstances(k.r, k.serial, Instance{ID: id, Name: name})
+func (k *cellVec[T]) declare(name string, id int32) (bool, error) {
+	return declareInstances(k.r, k.m.indom, Instance{ID: id, Name: name})
 }
 
 // declareInstances adds the instances to the indom, unless the first one
-// is there already, and reports whether it is there.
-func declareInstances(r *Registry, serial uint32, insts ...Instance) (bool, error) {
-	in := r.serials[serial]
+// is there already, and reports whether it is there. A full disk is no
+// refusal: the instances wait for a later growth step.
+func declareInstances(r *Registry, in *indom, insts ...Instance) (bool, error) {
 	if _, ok := in.ids[insts[0].ID]; ok {
 		return true, nil
 	}
-	err := r.addInstances(serial, insts)
+	err := r.addInstancesLocked(in.Serial, insts, true)
 	_, ok := in.ids[insts[0].ID]
 	return ok, err
 }
 
-func (k *slotVec[T]) make(name string, _ int32) (*T, error) {
-	t, s := k.mk()
-	if k.r.state == started {
-		v, err := k.r.lookup(k.metric, name)
-		if err != nil {
-			return nil, err
-		}
-		s.bind(v)
-	}
-	k.insts = append(k.insts, name)
-	k.slots = append(k.slots, s)
+func (k *cellVec[T]) make(_ string, id int32) (*T, error) {
+	t, c := k.mk()
+	k.r.bindCellLocked(k.m, k.m.indom.ids[id], c)
 	return t, nil
 }
 
-// start binds the instruments made before Start.
-func (k *slotVec[T]) start() {
-	for i, s := range k.slots {
-		v, err := k.r.lookup(k.metric, k.insts[i])
-		if err != nil {
-			panic("mmv: instrument lost its metric: " + err.Error())
-		}
-		s.bind(v)
-	}
-}
-
-func (k *slotVec[T]) stop() {
-	for _, s := range k.slots {
-		s.carry()
-	}
-}
-
 // declareVec declares a metric of type t over an indom of the instances.
-func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, units Units, instances []string, mk func() (*T, *slot)) *Vec[T] {
+func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, units Units, instances []string, mk func() (*T, *cell)) *Vec[T] {
 	r = registry(r)
-	if instances == nil {
-		instances = []string{}
-	}
-	serial, err := r.autoIndom("Instances of "+name, instances)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in, err := r.addAutoIndomLocked("Instances of "+name, instances)
 	if err != nil {
 		panic(err)
 	}
-	if err := r.AddMetric(metricOf(name, help, t, sem, units, serial)); err != nil {
+	m, err := r.addMetricLocked(metricOf(name, help, t, sem, units, in.Serial), true)
+	if err != nil {
 		panic(err)
 	}
-	k := &slotVec[T]{r: r, metric: name, serial: serial, mk: mk}
-	r.mu.Lock()
-	v := newVec(r, name, vecKind[T](k), instances)
-	r.mu.Unlock()
-	r.hook(k.start, k.stop)
-	return v
+	return newVec(r, name, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk}), instances)
 }
 
 // NewCounterVec declares a vector of counters on r (Default when nil), one
 // per instance; more are added on first use (see Vec).
 func NewCounterVec(r *Registry, name, help string, units Units, instances ...string) *Vec[Counter] {
-	return declareVec(r, name, help, Uint64, SemCounter, units, instances, func() (*Counter, *slot) {
+	return declareVec(r, name, help, Uint64, SemCounter, units, instances, func() (*Counter, *cell) {
 		c := newCounter()
 		return c, &c.s
 	})
@@ -285,7 +252,7 @@ func NewCounterVec(r *Registry, name, help string, units Units, instances ...str
 // NewGaugeVec declares a vector of float64 gauges on r (Default when nil),
 // one per instance; more are added on first use (see Vec).
 func NewGaugeVec(r *Registry, name, help string, units Units, instances ...string) *Vec[Gauge] {
-	return declareVec(r, name, help, Double, SemInstant, units, instances, func() (*Gauge, *slot) {
+	return declareVec(r, name, help, Double, SemInstant, units, instances, func() (*Gauge, *cell) {
 		g := newGauge()
 		return g, &g.s
 	})
@@ -294,7 +261,7 @@ func NewGaugeVec(r *Registry, name, help string, units Units, instances ...strin
 // NewIntGaugeVec declares a vector of integer gauges on r (Default when
 // nil), one per instance; more are added on first use (see Vec).
 func NewIntGaugeVec(r *Registry, name, help string, units Units, instances ...string) *Vec[IntGauge] {
-	return declareVec(r, name, help, Int64, SemInstant, units, instances, func() (*IntGauge, *slot) {
+	return declareVec(r, name, help, Int64, SemInstant, units, instances, func() (*IntGauge, *cell) {
 		g := newIntGauge()
 		return g, &g.s
 	})
@@ -303,7 +270,7 @@ func NewIntGaugeVec(r *Registry, name, help string, units Units, instances ...st
 // NewTimerVec declares a vector of timers on r (Default when nil), one per
 // instance; more are added on first use (see Vec).
 func NewTimerVec(r *Registry, name, help string, instances ...string) *Vec[Timer] {
-	return declareVec(r, name, help, Elapsed, SemCounter, Microsecond, instances, func() (*Timer, *slot) {
+	return declareVec(r, name, help, Elapsed, SemCounter, Microsecond, instances, func() (*Timer, *cell) {
 		t := newTimer()
 		return t, &t.s
 	})
@@ -317,12 +284,11 @@ func NewTimerVec(r *Registry, name, help string, instances ...string) *Vec[Timer
 // adds one pair per bucket. As those pairs are told apart up to the first
 // space, the instance names of a histogram vector have no space.
 func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, instances ...string) *Vec[Histogram] {
-	r = registry(r)
 	if instances == nil {
 		instances = []string{}
 	}
-	g := declareHistograms(r, name, help, units, o, instances)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return newVec(r, name, vecKind[Histogram](g), instances)
+	g := declareHistograms(registry(r), name, help, units, o, instances)
+	g.r.mu.Lock()
+	defer g.r.mu.Unlock()
+	return newVec(g.r, name, vecKind[Histogram](g), instances)
 }

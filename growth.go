@@ -1,0 +1,262 @@
+package mmv
+
+import (
+	"errors"
+	"math"
+	"os"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Growth: declarations made after Start are published in new files that
+// keep every value at its address (docs/design.md, "Growing without moving
+// a value").
+
+// grewLocked records a declaration made after Start that changed the
+// parts ps: their new values get storage in the files' spare room, and the
+// files are rewritten after PublishDelay; or at once when a part has no
+// file yet, its spare room is short, or a new value is a String (its text
+// lives outside the values section). When that immediate step fails, keep
+// decides: the declaration stays, to be published by a later step, which
+// is scheduled; or the error is returned for the caller to undo it.
+func (r *Registry) grewLocked(keep bool, ps ...*part) error {
+	if r.state != started {
+		return nil
+	}
+	now := false
+	for _, p := range ps {
+		p.dirty = true
+		now = now || p.file == nil || len(p.slots) > p.file.capacity
+		for _, o := range p.slots[p.bound:] {
+			now = now || o.m.Type == String
+		}
+	}
+	if !now {
+		r.bindLocked()
+		r.scheduleLocked()
+		return nil
+	}
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, r.publishPartLocked(p))
+	}
+	r.bindLocked()
+	err := errors.Join(errs...)
+	if err != nil && keep {
+		r.scheduleLocked()
+		return nil
+	}
+	return err
+}
+
+// scheduleLocked arranges for the dirty parts to be published after
+// PublishDelay, unless that is arranged already.
+func (r *Registry) scheduleLocked() {
+	if r.pending != nil {
+		return
+	}
+	delay := r.opts.PublishDelay
+	if delay <= 0 {
+		delay = 50 * time.Millisecond
+	}
+	r.pending = time.AfterFunc(delay, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.pending = nil
+		if r.state == started && r.publishLocked() != nil {
+			r.scheduleLocked() // retry, as when the disk was full
+		}
+	})
+}
+
+// Flush publishes the declarations made since Start, or since the last
+// Flush, in new files now. Until then PCP does not see them, though their
+// values can already be updated. A declaration that needs a file to grow
+// beyond its spare room flushes by itself. The error is that of the
+// publication, such as a full disk; a later Flush tries again.
+func (r *Registry) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != started {
+		return nil
+	}
+	return r.publishLocked()
+}
+
+// publishLocked publishes every part that needs it.
+func (r *Registry) publishLocked() error {
+	if r.pending != nil {
+		r.pending.Stop()
+		r.pending = nil
+	}
+	var errs []error
+	for _, p := range r.parts {
+		errs = append(errs, r.publishPartLocked(p))
+	}
+	r.bindLocked()
+	err := errors.Join(errs...)
+	r.pubErr = err
+	return err
+}
+
+// publishPartLocked makes the part's file if it has none, or rewrites it
+// with every declaration, values kept (see file.replace for how no update
+// is lost).
+func (r *Registry) publishPartLocked(p *part) error {
+	if p.file == nil {
+		err := r.startPartLocked(p, r.dir)
+		if err != nil {
+			r.pubErr = err
+		}
+		return err
+	}
+	if !p.dirty {
+		return nil
+	}
+	version, err := r.version(p)
+	if err != nil {
+		return err
+	}
+	f := p.file
+	live := min(len(p.slots), f.capacity)
+	// Room to double, and to cover the old mapping whole.
+	oldEnd := int64(uintptr(f.base) + uintptr(f.size) - uintptr(f.values))
+	capacity := max(2*len(p.slots)+16, int((oldEnd+valueSize-1)/valueSize))
+	pl := r.newPlan(p, version, &growth{phase: int64(uintptr(f.values)) % pageSize, capacity: capacity})
+	gen, pid := generation(time.Now()), int32(os.Getpid())
+
+	r.strMu.Lock()
+	defer r.strMu.Unlock()
+	snap := make([]byte, live*valueSize)
+	err = f.replace(pl.size, pl.offset[secValues], capacity, live, func(b []byte) {
+		// Word by word with atomic loads, so no value is read torn.
+		words := unsafe.Slice((*uint64)(f.values), len(snap)/8)
+		for i := range words {
+			ne.PutUint64(snap[8*i:], atomic.LoadUint64(&words[i]))
+		}
+		r.encode(p, pl, b, gen, pid)
+		carry(p, pl, f.bytes(), b, snap)
+	}, func(final []byte) { merge(p, f.values, snap, final) })
+	if err != nil {
+		err = fileError(p.name, "cannot grow", err)
+		r.pubErr = err
+		return err
+	}
+	p.dirty = false
+	return nil
+}
+
+// bindLocked makes the handles of the values that have storage in a file,
+// and hands them to the instruments waiting for them.
+func (r *Registry) bindLocked() {
+	for _, p := range r.parts {
+		if p.file == nil {
+			continue
+		}
+		for ; p.bound < min(len(p.slots), p.file.capacity); p.bound++ {
+			o := p.slots[p.bound]
+			o.m.values[o.inst] = newValue(unsafe.Add(p.file.values, p.bound*valueSize), o.m.Type, r, p)
+		}
+	}
+	r.wakeLocked()
+}
+
+// carry copies the values of the first len(snap)/valueSize slots, as snap
+// holds them, into the grown file b laid out by pl: the value words, the
+// open interval of Elapsed values, and the text of String values, read from
+// the old file whose slot the value's extra word names. Writers of strings
+// are held off by strMu meanwhile.
+func carry(p *part, pl *plan, old, b, snap []byte) {
+	for s := range len(snap) / valueSize {
+		from, to := snap[s*valueSize:], b[pl.record(secValues, s):]
+		switch p.slots[s].m.Type {
+		case String:
+			copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], old[ne.Uint64(from[valueExtraOff:]):])
+			copy(to[:8], from)
+		case Elapsed:
+			copy(to[:valueExtraOff+8], from)
+		default:
+			copy(to[:8], from)
+		}
+	}
+}
+
+// merge brings into the live values, now in the new file at values, what
+// changed in the old file between the snapshot carried into the new file
+// and the old file's final state, so that no update made during a growth
+// step is lost. A value written in the new file since (it no longer holds
+// the snapshot) takes the old file's change as a delta when it is only
+// ever added to, counters and in-flight gauges, so that it stays exact; a
+// value that is set keeps its newer write.
+func merge(p *part, values unsafe.Pointer, snap, final []byte) {
+	for s := range len(snap) / valueSize {
+		was, now := snap[s*valueSize:], final[s*valueSize:]
+		at := unsafe.Add(values, s*valueSize)
+		setDriven := false
+		if v := p.slots[s].m.values[p.slots[s].inst]; v != nil {
+			setDriven = v.setDriven.Load()
+		}
+		switch p.slots[s].m.Type {
+		case Int32, Uint32:
+			merge32((*uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 { return cur + now - was })
+		case Float:
+			merge32((*uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 {
+				f := math.Float32frombits
+				return math.Float32bits(float32(float64(f(cur)) + float64(f(now)) - float64(f(was))))
+			})
+		case Int64, Uint64:
+			merge64((*uint64)(at), ne.Uint64(was), ne.Uint64(now), setDriven, func(cur, was, now uint64) uint64 { return cur + now - was })
+		case Elapsed:
+			merge64((*uint64)(at), ne.Uint64(was), ne.Uint64(now), false, func(cur, was, now uint64) uint64 { return cur + now - was })
+			atomic.AddUint64((*uint64)(unsafe.Add(at, valueExtraOff)), ne.Uint64(now[valueExtraOff:])-ne.Uint64(was[valueExtraOff:]))
+		case Double:
+			merge64((*uint64)(at), ne.Uint64(was), ne.Uint64(now), setDriven, func(cur, was, now uint64) uint64 {
+				f := math.Float64frombits
+				return math.Float64bits(f(cur) + f(now) - f(was))
+			})
+		}
+	}
+}
+
+// merge64 moves the live word at p, which held was when the old file's
+// word was snapshotted, to account for the old word's final value now:
+// to now if nothing was written since, else by add unless setDriven.
+func merge64(p *uint64, was, now uint64, setDriven bool, add func(cur, was, now uint64) uint64) {
+	if was == now {
+		return
+	}
+	for {
+		cur := atomic.LoadUint64(p)
+		next := now
+		if cur != was {
+			if setDriven {
+				return
+			}
+			next = add(cur, was, now)
+		}
+		if atomic.CompareAndSwapUint64(p, cur, next) {
+			return
+		}
+	}
+}
+
+// merge32 is merge64 for the 32-bit types, in the first half of the word.
+func merge32(p *uint32, was, now uint32, setDriven bool, add func(cur, was, now uint32) uint32) {
+	if was == now {
+		return
+	}
+	for {
+		cur := atomic.LoadUint32(p)
+		next := now
+		if cur != was {
+			if setDriven {
+				return
+			}
+			next = add(cur, was, now)
+		}
+		if atomic.CompareAndSwapUint32(p, cur, next) {
+			return
+		}
+	}
+}

@@ -1,0 +1,358 @@
+package mmv_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// autoItem is the item a metric declared without one takes when no other
+// name is in its way: FNV-1a of the name, 1..1023.
+func autoItem(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return 1 + h.Sum32()%mmv.MaxItem
+}
+
+// collider returns a name that sorts before name and has the same item.
+func collider(name string) string {
+	for i := 0; ; i++ {
+		c := "a" + strconv.Itoa(i)
+		if c < name && autoItem(c) == autoItem(name) {
+			return c
+		}
+	}
+}
+
+// pmids returns the PMID PCP's reader shows for each of the file's metrics,
+// by metric name below mmv.<file>.
+func pmids(t *testing.T, tmp, file string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, m := range pcptest.Info(t, tmp) {
+		if name, ok := strings.CutPrefix(m.Name, "mmv."+file+"."); ok {
+			got[name] = m.PMID
+		}
+	}
+	return got
+}
+
+// TestIdentityKeptAfterStart: a metric's PMID, once published, does not
+// move when metrics declared after Start would have taken its item in a
+// fresh assignment: first one that sorts before it and collides with it,
+// then 300 more.
+func TestIdentityKeptAfterStart(t *testing.T) {
+	tmp := t.TempDir()
+	r := mmv.NewRegistry("ids", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 12})
+	defer r.Close()
+	counter := func(name string) mmv.Metric {
+		return mmv.Metric{Name: name, Type: mmv.Uint64, Semantics: mmv.SemCounter}
+	}
+	require.NoError(t, r.AddMetric(counter("zeta")))
+	require.NoError(t, r.Start())
+	before := pmids(t, tmp, "ids")
+	require.Equal(t, fmt.Sprintf("70.12.%d", autoItem("zeta")), before["zeta"])
+
+	first := collider("zeta")
+	require.NoError(t, r.AddMetric(counter(first)))
+	for i := range 300 {
+		require.NoError(t, r.AddMetric(counter(fmt.Sprintf("svc%d.requests_%d", i%7, i))))
+	}
+	require.NoError(t, r.Flush())
+	after := pmids(t, tmp, "ids")
+	assert.Equal(t, before["zeta"], after["zeta"], "zeta's PMID moved")
+	assert.NotEqual(t, after["zeta"], after[first])
+	assert.Len(t, after, 302)
+
+	// Every PMID published so far stays through another round.
+	for i := range 300 {
+		require.NoError(t, r.AddMetric(counter(fmt.Sprintf("late%d", i))))
+	}
+	require.NoError(t, r.Flush())
+	again := pmids(t, tmp, "ids")
+	for name, id := range after {
+		assert.Equal(t, id, again[name], "PMID of %s moved", name)
+	}
+}
+
+// TestIdentityOnRestart: the same set of names gets the same items
+// whatever the order of declaration, so a restarted program keeps its
+// PMIDs.
+func TestIdentityOnRestart(t *testing.T) {
+	names := []string{"zeta", collider("zeta"), "alpha", "beta", "gamma"}
+	run := func(order []string) map[string]string {
+		tmp := t.TempDir()
+		r := mmv.NewRegistry("ids", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 12})
+		defer r.Close()
+		for _, n := range order {
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: n, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		}
+		require.NoError(t, r.Start())
+		return pmids(t, tmp, "ids")
+	}
+	reversed := []string{names[4], names[3], names[2], names[1], names[0]}
+	assert.Equal(t, run(names), run(reversed))
+}
+
+// TestLivePMIDThroughPMCD: pmval, which looks a name up once and then
+// fetches by PMID, keeps showing the metric it was given while other
+// metrics, one colliding with it, are declared and published.
+func TestLivePMIDThroughPMCD(t *testing.T) {
+	p := pcptest.RequirePMCD(t)
+	pmval, err := exec.LookPath("pmval")
+	require.NoError(t, err)
+	name := fmt.Sprintf("live%d", os.Getpid())
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Cluster: 1900, Flags: mmv.Process})
+	defer r.Close()
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "zeta", Type: mmv.Uint64, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.Start())
+	zeta, err := r.Value("zeta", "")
+	require.NoError(t, err)
+	zeta.Set(777)
+	// Wait until pmcd's agent has loaded the file.
+	require.Eventually(t, func() bool {
+		ms, err := p.Fetch(context.Background(), "mmv."+name+".zeta")
+		return err == nil && len(ms) == 1 && ms[0].Value == "777"
+	}, 10*time.Second, 50*time.Millisecond)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pmval, "-t", "0.2", "-s", "15", "-f", "0", "mmv."+name+".zeta")
+	cmd.Env = append(os.Environ(), "PCP_TMP_DIR=")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+
+	time.Sleep(600 * time.Millisecond)
+	first := collider("zeta")
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: first, Type: mmv.Uint64, Semantics: mmv.SemInstant}))
+	v, err := r.Value(first, "")
+	require.NoError(t, err)
+	v.Set(111)
+	for i := range 50 {
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("more%d", i), Type: mmv.Uint64, Semantics: mmv.SemInstant}))
+	}
+	require.NoError(t, r.Flush())
+	require.NoError(t, cmd.Wait(), out.String())
+
+	// Past pmval's header (up to "interval:"), one value per line.
+	_, samples, _ := strings.Cut(out.String(), "interval:")
+	var values []string
+	for _, line := range strings.Split(samples, "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 0 {
+			values = append(values, f[len(f)-1])
+		}
+	}
+	t.Log(out.String())
+	require.Len(t, values, 15, "pmval printed %q", out.String())
+	for _, v := range values {
+		assert.Equal(t, "777", v, "pmval showed another metric's value")
+	}
+}
+
+// TestFailedStartIsUndone: when an overflow file cannot be made, Start
+// fails whole: nothing stays on disk, the registry is still declaring, no
+// handle is given out, Close touches no descriptor of the program, and
+// Start succeeds once the obstacle is gone.
+func TestFailedStartIsUndone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("over", &mmv.Options{Dir: dir, Cluster: 30})
+	for i := range mmv.MaxMetrics + 5 {
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	}
+	// Something that is not ours where the overflow file goes.
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "over.2"), 0o755))
+
+	// A descriptor of the program's own, to see that no one closes it.
+	own, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer own.Close()
+
+	err = r.Start()
+	require.Error(t, err)
+	t.Log(err)
+	assert.Equal(t, []string{"over.2"}, entries(t, dir), "a failed Start left files")
+	_, err = r.Value("m0", "")
+	assert.ErrorIs(t, err, mmv.ErrNotStarted)
+	assert.NoError(t, r.Flush())
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "over.2")))
+	require.NoError(t, r.Start(), "Start again once the way is clear")
+	v, err := r.Value(fmt.Sprintf("m%d", mmv.MaxMetrics+2), "")
+	require.NoError(t, err)
+	v.Add(5)
+	assert.Equal(t, int64(5), v.Int())
+	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(), "Close twice")
+	_, err = own.Stat()
+	assert.NoError(t, err, "the program's descriptor was closed")
+}
+
+// TestOverflowNameCheckedAtDeclaration: a file name that fits but whose
+// overflow name does not is refused when the metric that needs an
+// overflow file is declared, not at Start.
+func TestOverflowNameCheckedAtDeclaration(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	name := "f" + strings.Repeat("x", 239)
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
+	defer r.Close()
+	for i := range mmv.MaxMetrics {
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	}
+	err := r.AddMetric(mmv.Metric{Name: "one_too_many", Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	require.ErrorIs(t, err, mmv.ErrTooLong)
+	assert.Contains(t, err.Error(), name+".2")
+	require.NoError(t, r.Start(), "the refused metric is not declared")
+}
+
+// TestOverflowClustersDoNotCollide: an overflow file never takes a
+// cluster another registry of the process uses.
+func TestOverflowClustersDoNotCollide(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	a := mmv.NewRegistry("appa", &mmv.Options{Dir: dir, Cluster: 10})
+	b := mmv.NewRegistry("appb", &mmv.Options{Dir: dir, Cluster: 11})
+	defer a.Close()
+	defer b.Close()
+	require.NoError(t, b.AddMetric(mmv.Metric{Name: "only", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, b.Start())
+	for i := range mmv.MaxMetrics + 3 {
+		require.NoError(t, a.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	}
+	require.NoError(t, a.Start())
+	// The cluster of every file, from the PMIDs of its metrics.
+	clusters := map[string]map[string]bool{"appa": {}, "appb": {}}
+	for _, m := range pcptest.Info(t, tmp) {
+		app, _, _ := strings.Cut(strings.TrimPrefix(m.Name, "mmv."), ".")
+		if clusters[app] != nil {
+			clusters[app][strings.Split(m.PMID, ".")[1]] = true
+		}
+	}
+	assert.Len(t, clusters["appa"], 2, "appa's two files")
+	for c := range clusters["appb"] {
+		assert.False(t, clusters["appa"][c], "appa and appb share cluster %s", c)
+	}
+}
+
+// TestDeclarationOnFullDisk: a declaration after Start that needs the
+// file to grow on a full disk fails whole (nothing declared, so a retry
+// works once space returns); an instrument made then does not panic, counts
+// from the start, and is published once space returns, as is a vector's
+// new instance.
+func TestDeclarationOnFullDisk(t *testing.T) {
+	dir := smallTmpfs(t, "256k")
+	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
+	defer r.Close()
+	vec := mmv.NewCounterVec(r, "byroute", "requests by route", mmv.Count, "/a")
+	require.NoError(t, r.Start())
+	filler := fill(t, dir)
+
+	big := mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}
+	err := r.AddMetric(big)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.ErrorIs(t, err, mmv.ErrFile)
+
+	var c *mmv.Counter
+	require.NotPanics(t, func() {
+		for i := range 40 { // enough to outgrow the spare room
+			c = mmv.NewCounter(r, fmt.Sprintf("late%d", i), "late counter", mmv.Count)
+			c.Add(uint64(i))
+		}
+	})
+	b := vec.With("/b")
+	require.NotNil(t, b, "a vector instance refused for lack of space")
+	b.Add(3)
+	assert.Error(t, r.Flush(), "Flush on a full disk")
+
+	require.NoError(t, os.Remove(filler))
+	require.NoError(t, r.AddMetric(big), "retry after space returned")
+	require.NoError(t, r.Flush())
+	assert.Equal(t, uint64(39), c.Get())
+	assert.Equal(t, uint64(3), b.Get())
+	v, err := r.Value("late39", "")
+	require.NoError(t, err)
+	assert.Equal(t, int64(39), v.Int())
+	v, err = r.Value("byroute", "/b")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), v.Int())
+}
+
+// TestGaugesExactUnderGrowth: gauges set and added while the file grows
+// end on what was written: a set gauge on its last Set, an added one on
+// the sum of its adds.
+func TestGaugesExactUnderGrowth(t *testing.T) {
+	const gauges, rounds = 400, 2000
+	r := mmv.NewRegistry("gauges", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
+	defer r.Close()
+	set := make([]*mmv.Gauge, gauges)
+	iset := make([]*mmv.IntGauge, gauges)
+	added := make([]*mmv.IntGauge, gauges)
+	for i := range gauges {
+		set[i] = mmv.NewGauge(r, fmt.Sprintf("set%d", i), "set", mmv.Count)
+		iset[i] = mmv.NewIntGauge(r, fmt.Sprintf("iset%d", i), "iset", mmv.Count)
+		added[i] = mmv.NewIntGauge(r, fmt.Sprintf("added%d", i), "added", mmv.Count)
+	}
+	require.NoError(t, r.Start())
+	// Each gauge's last update comes at another time, so some race a
+	// growth step whatever its timing.
+	last := func(i int) int { return rounds/2 + i*rounds/2/gauges }
+	var updaters, grower sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		updaters.Add(1)
+		go func() {
+			defer updaters.Done()
+			for n := 1; n <= rounds; n++ {
+				for i := w; i < gauges; i += 4 {
+					if n > last(i) {
+						continue
+					}
+					set[i].Set(float64(n * 1000))
+					iset[i].Set(int64(n * 1000))
+					added[i].Inc()
+					added[i].Add(2)
+					added[i].Dec()
+				}
+			}
+		}()
+	}
+	grower.Add(1)
+	go func() {
+		defer grower.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			mmv.NewCounter(r, fmt.Sprintf("grow%d", i), "growth", mmv.Count)
+			if err := r.Flush(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	updaters.Wait()
+	close(stop)
+	grower.Wait()
+	for i := range gauges {
+		assert.Equal(t, float64(last(i)*1000), set[i].Get(), "gauge set%d", i)
+		assert.Equal(t, int64(last(i)*1000), iset[i].Get(), "gauge iset%d", i)
+		assert.Equal(t, int64(2*last(i)), added[i].Get(), "gauge added%d", i)
+	}
+}
