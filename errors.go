@@ -8,7 +8,8 @@ import (
 
 // Errors returned by the registry. Every error the package returns wraps one
 // of these, so callers can test for the rule broken with errors.Is; the
-// message also names the metric, indom, instance or label at fault.
+// message also names the file, metric, indom, instance or label at fault.
+// An ErrFile error wraps the file system's error as well.
 var (
 	// ErrName: a file, metric, instance or label name that PCP would not accept.
 	ErrName = errors.New("invalid name")
@@ -31,9 +32,9 @@ var (
 	ErrLabel = errors.New("invalid label")
 	// ErrType: an operation that does not fit the value's type.
 	ErrType = errors.New("wrong type")
-	// ErrStarted: a declaration that needs a registry not yet started.
+	// ErrStarted: Start on a registry already started.
 	ErrStarted = errors.New("registry already started")
-	// ErrNotStarted: a lookup on a registry not started yet.
+	// ErrNotStarted: a Value lookup on a registry not started yet.
 	ErrNotStarted = errors.New("registry not started")
 	// ErrClosed: an operation on a closed registry.
 	ErrClosed = errors.New("registry closed")

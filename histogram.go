@@ -338,7 +338,7 @@ type histOut struct {
 
 // declareHistograms declares the metrics of histograms named name: over no
 // indom for a single one (instances nil), over the vector's instances
-// otherwise, whose histograms the group then makes (see make).
+// otherwise, whose histograms the group then makes (see makeLocked).
 func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, instances []string) *histGroup {
 	r = registry(r)
 	var opts HistogramOptions
@@ -416,7 +416,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 		g.stats = append(g.stats, s.part)
 	}
 	if !g.vec {
-		g.make("", 0)
+		g.makeLocked("", 0)
 	}
 	r.onStart = append(r.onStart, g.refresh)
 	r.onClose = append(r.onClose, g.refresh)
@@ -436,10 +436,10 @@ func (g *histGroup) bucketNames(inst string) []string {
 	return names
 }
 
-// declare adds a vector's instance id: to the statistics' indom, and its
+// declareLocked adds a vector's instance id: to the statistics' indom, and its
 // buckets, ids id*buckets and up, to the buckets' indom. Called with the
 // registry's lock held.
-func (g *histGroup) declare(name string, id int32) (bool, error) {
+func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	subject := "vector " + quote(g.name) + " instance " + quote(name)
 	for i := 0; i < len(name); i++ {
 		if name[i] == ' ' {
@@ -453,17 +453,17 @@ func (g *histGroup) declare(name string, id int32) (bool, error) {
 		}
 		buckets[i] = Instance{ID: id*int32(len(g.bounds)) + int32(i), Name: b}
 	}
-	added, err := declareInstances(g.r, g.statIndom, Instance{ID: id, Name: name})
+	added, err := declareInstancesLocked(g.r, g.statIndom, Instance{ID: id, Name: name})
 	if err != nil {
 		return added, err
 	}
-	_, err = declareInstances(g.r, g.bucketIn, buckets...)
+	_, err = declareInstancesLocked(g.r, g.bucketIn, buckets...)
 	return true, err
 }
 
-// make makes the histogram of an instance, whose values are bound as soon
+// makeLocked makes the histogram of an instance, whose values are bound as soon
 // as they have storage. Called with the registry's lock held.
-func (g *histGroup) make(name string, id int32) (*Histogram, error) {
+func (g *histGroup) makeLocked(name string, id int32) (*Histogram, error) {
 	o := &histOut{h: newHistogram(g.l, g.units), inst: name, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
 	stat, firstBucket := 0, 0
 	if g.vec {
@@ -522,6 +522,29 @@ func (g *histGroup) refresh() {
 // NewHistogram declares a histogram on r (Default when nil), observing
 // values in units; o may be nil for the defaults. See Histogram for the
 // metrics it publishes.
+// It panics if the registry refuses the declaration: invalid options, an invalid
+// or duplicate name, or a closed registry (the panic value wraps the sentinel,
+// such as ErrName). A full disk is no refusal (see the package doc).
 func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
 	return declareHistograms(r, name, help, units, o, nil).hs[0].h
+}
+
+// NewHistogramVec declares a vector of histograms on r (Default when nil),
+// one per instance, sharing options o (nil for the defaults); more are
+// added on first use (see Vec). The statistics (name.count, name.p99...)
+// are over the vector's instances; name.bucket is over an indom of
+// instance:bound pairs, such as "/api:0.00109863", to which a new instance
+// adds one pair per bucket. As those pairs are told apart up to the first
+// space, the instance names of a histogram vector have no space.
+// It panics if the registry refuses the declaration: invalid options, an invalid
+// or duplicate name or instance, or a closed registry (the panic value wraps
+// the sentinel, such as ErrName).
+func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, instances ...string) *Vec[Histogram] {
+	if instances == nil {
+		instances = []string{}
+	}
+	g := declareHistograms(registry(r), name, help, units, o, instances)
+	g.r.mu.Lock()
+	defer g.r.mu.Unlock()
+	return newVec(g.r, name, vecKind[Histogram](g), instances)
 }

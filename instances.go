@@ -27,12 +27,24 @@ type Instance struct {
 	Name string
 }
 
-// Indom and instance records. A v1 instance holds its name inline; v2 and
-// v3 point at a string slot.
+// Indom and instance records. An indom record: serial, instance count,
+// offset of its first instance record, offsets of its help texts. An
+// instance record: offset of its indom record, id, and the name: inline
+// in v1, the offset of a string record in v2 and v3.
 const (
 	indomSize      = 32
-	instanceSizeV1 = 80
-	instanceSizeV2 = 24
+	indomSerialOff = 0
+	indomCountOff  = 4
+	indomFirstOff  = 8
+	indomShortOff  = 16
+	indomHelpOff   = 24
+
+	instanceSizeV1    = 80
+	instanceSizeV2    = 24
+	instanceIndomOff  = 0
+	instanceIDOff     = 12
+	instanceNameOff   = 16
+	instanceNameV1Len = 64
 )
 
 // singularIndom is the indom field of a metric with no instance domain
@@ -40,20 +52,20 @@ const (
 const singularIndom = 0xFFFFFFFF
 
 func putIndom(b []byte, serial, count uint32, firstInstance, shortText, helpText uint64) {
-	ne.PutUint32(b[0:], serial)
-	ne.PutUint32(b[4:], count)
-	ne.PutUint64(b[8:], firstInstance)
-	ne.PutUint64(b[16:], shortText)
-	ne.PutUint64(b[24:], helpText)
+	ne.PutUint32(b[indomSerialOff:], serial)
+	ne.PutUint32(b[indomCountOff:], count)
+	ne.PutUint64(b[indomFirstOff:], firstInstance)
+	ne.PutUint64(b[indomShortOff:], shortText)
+	ne.PutUint64(b[indomHelpOff:], helpText)
 }
 
 func putInstance(b []byte, version int, indomOff uint64, id int32, name string, nameOff uint64) {
-	ne.PutUint64(b[0:], indomOff)
-	ne.PutUint32(b[12:], uint32(id))
+	ne.PutUint64(b[instanceIndomOff:], indomOff)
+	ne.PutUint32(b[instanceIDOff:], uint32(id))
 	if version == Version1 {
-		copy(b[16:80], name)
+		copy(b[instanceNameOff:instanceNameOff+instanceNameV1Len], name)
 	} else {
-		ne.PutUint64(b[16:], nameOff)
+		ne.PutUint64(b[instanceNameOff:], nameOff)
 	}
 }
 

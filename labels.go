@@ -24,6 +24,10 @@ type Label struct {
 // labelNoInstance, and the JSON payload.
 const (
 	labelSize        = 256
+	labelFlagsOff    = 0
+	labelIdentityOff = 4
+	labelInstanceOff = 8
+	labelPayloadOff  = 12
 	labelPayloadSize = 244
 	labelNoInstance  = -1
 )
@@ -123,10 +127,10 @@ func putLabel(b []byte, kind labelKind, optional bool, identity uint32, instance
 	if optional {
 		flags |= labelOptional
 	}
-	ne.PutUint32(b[0:], flags)
-	ne.PutUint32(b[4:], identity)
-	ne.PutUint32(b[8:], uint32(instance))
-	copy(b[12:12+labelPayloadSize-1], payload)
+	ne.PutUint32(b[labelFlagsOff:], flags)
+	ne.PutUint32(b[labelIdentityOff:], identity)
+	ne.PutUint32(b[labelInstanceOff:], uint32(instance))
+	copy(b[labelPayloadOff:labelPayloadOff+labelPayloadSize-1], payload)
 }
 
 // label is a declared label and what it is attached to.

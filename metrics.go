@@ -92,10 +92,21 @@ const (
 	maxIndomCluster = 1<<(indomIDBits-11) - 1
 )
 
-// Metric records: v1 holds the name inline, v2 and v3 point at a string.
+// Metric records: the name (inline in v1, the offset of a string record in
+// v2 and v3), then item, type, semantics, units, indom and the offsets of
+// the help texts, at these offsets from the end of the name.
 const (
-	metricSizeV1 = 104
-	metricSizeV2 = 48
+	metricSizeV1    = 104
+	metricSizeV2    = 48
+	metricNameV1Len = 64
+	metricNameV2Len = 8
+	metricItemOff   = 0
+	metricTypeOff   = 4
+	metricSemOff    = 8
+	metricUnitsOff  = 12
+	metricIndomOff  = 16
+	metricShortOff  = 24
+	metricHelpOff   = 32
 )
 
 // metricRecord is the layout-independent part of a metric record.
@@ -112,21 +123,20 @@ type metricRecord struct {
 // putMetric encodes a metric record; name is either the inline v1 name or,
 // in v2 and v3, the offset of the name's string slot.
 func putMetric(b []byte, version int, name string, nameOff uint64, m metricRecord) {
-	body := b
+	body := b[metricNameV2Len:]
 	if version == Version1 {
-		copy(b[:64], name)
-		body = b[64:]
+		copy(b[:metricNameV1Len], name)
+		body = b[metricNameV1Len:]
 	} else {
 		ne.PutUint64(b, nameOff)
-		body = b[8:]
 	}
-	ne.PutUint32(body[0:], m.item)
-	ne.PutUint32(body[4:], uint32(m.typ))
-	ne.PutUint32(body[8:], uint32(m.sem))
-	ne.PutUint32(body[12:], uint32(m.units))
-	ne.PutUint32(body[16:], m.indom)
-	ne.PutUint64(body[24:], m.shortText)
-	ne.PutUint64(body[32:], m.helpText)
+	ne.PutUint32(body[metricItemOff:], m.item)
+	ne.PutUint32(body[metricTypeOff:], uint32(m.typ))
+	ne.PutUint32(body[metricSemOff:], uint32(m.sem))
+	ne.PutUint32(body[metricUnitsOff:], uint32(m.units))
+	ne.PutUint32(body[metricIndomOff:], m.indom)
+	ne.PutUint64(body[metricShortOff:], m.shortText)
+	ne.PutUint64(body[metricHelpOff:], m.helpText)
 }
 
 // metric is a declared metric and, once started, where its values are.

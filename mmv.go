@@ -1,14 +1,3 @@
-// Package mmv publishes a Go program's metrics to Performance Co-Pilot (PCP)
-// through an MMV file, the memory-mapped format of mmv(5).
-//
-// A Registry declares instance domains, metrics and labels, then Start lays
-// them out in a file under $PCP_TMP_DIR/mmv exactly as PCP's own C library,
-// libpcp_mmv, would, and maps it. PCP's MMV agent (pmdammv) reads the values
-// straight from that mapping, so an update is one atomic operation on shared
-// memory: Value handles add and set without locks or allocation.
-//
-// Every declaration is checked against the rules of PCP's reader before the
-// file is written, so a file the registry writes is loaded whole.
 package mmv
 
 import (

@@ -13,7 +13,8 @@ const DefaultInterval = time.Second
 // copies runtime/metrics this way. f may call the registry's methods, such
 // as Value to look its handles up on its first run. Runs never overlap;
 // Close does not wait for a run in progress, whose updates are then
-// dropped like any update after Close.
+// dropped like any update after Close. A nil r means Default, as for the
+// instruments.
 func (r *Registry) Poll(interval time.Duration, f func()) {
 	r = registry(r)
 	r.mu.Lock()

@@ -10,7 +10,7 @@ import (
 
 // The value record: the value itself (PCP's 8-byte pmAtomValue, 32-bit
 // types in its first 4 bytes), an extra word (the open interval of an
-// Elapsed value, the string slot of a String value), and the offsets of the
+// Elapsed value, the string record of a String value), and the offsets of the
 // metric and instance records it belongs to.
 const (
 	valueSize        = 32
@@ -114,7 +114,7 @@ func (v *Value) Set(n int64) {
 	case Uint64, Int64, Elapsed:
 		atomic.StoreUint64(v.u64(), uint64(n))
 	case Uint32, Int32:
-		// The whole 8-byte slot, its second half zero: PCP's sentinel test
+		// The whole 8-byte word, its second half zero: PCP's sentinel test
 		// compares all 8 bytes with all ones, so the second half of a
 		// value once marked missing must not stay all ones, or Set(-1)
 		// would still read as no value.
@@ -218,8 +218,8 @@ func (v *Value) SetString(s string) error {
 	}
 	v.reg.strMu.Lock()
 	defer v.reg.strMu.Unlock()
-	if slot := v.stringSlot(); slot != nil {
-		putString(slot, s)
+	if rec := v.stringRecord(); rec != nil {
+		putString(rec, s)
 		// libpcp keeps the length in the value itself; so do we, for
 		// files that stay byte-identical to its own.
 		atomic.StoreUint32(v.word32(), uint32(len(s)))
@@ -227,9 +227,9 @@ func (v *Value) SetString(s string) error {
 	return nil
 }
 
-// stringSlot is the slot a String value's extra word points at, nil once
+// stringRecord is the slot a String value's extra word points at, nil once
 // the registry is closed. Callers hold the registry's strMu.
-func (v *Value) stringSlot() []byte {
+func (v *Value) stringRecord() []byte {
 	if v.reg.strClosed {
 		return nil
 	}
@@ -307,7 +307,7 @@ func (v *Value) String() string {
 	case String:
 		v.reg.strMu.Lock()
 		defer v.reg.strMu.Unlock()
-		return cstring(v.stringSlot())
+		return cstring(v.stringRecord())
 	case Float, Double:
 		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	case Uint64:

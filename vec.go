@@ -58,21 +58,21 @@ type Vec[T any] struct {
 // vecKind is what a vector of one kind of instrument does, with the
 // registry's lock held.
 type vecKind[T any] interface {
-	// declare adds what instance id needs to the registry, skipping what
+	// declareLocked adds what instance id needs to the registry, skipping what
 	// a previous call added; added reports whether the instance is now in
 	// the vector's instance domain, even when err is not nil.
-	declare(name string, id int32) (added bool, err error)
-	// make makes the instrument of a declared instance, bound to its
+	declareLocked(name string, id int32) (added bool, err error)
+	// makeLocked makes the instrument of a declared instance, bound to its
 	// values when the registry is started, and keeps it for the
 	// registry's Start and Close.
-	make(name string, id int32) (*T, error)
+	makeLocked(name string, id int32) (*T, error)
 }
 
 func newVec[T any](r *Registry, metric string, kind vecKind[T], instances []string) *Vec[T] {
 	v := &Vec[T]{r: r, what: "vector " + quote(metric), kind: kind, all: map[string]*T{}, declared: map[string]int32{}}
 	v.limit.Store(DefaultVecLimit)
 	for i, in := range instances {
-		t, err := kind.make(in, int32(i))
+		t, err := kind.makeLocked(in, int32(i))
 		if err != nil {
 			panic(err)
 		}
@@ -150,14 +150,14 @@ func (v *Vec[T]) add(instance string) (*T, error) {
 		}
 		id = int32(n)
 	}
-	added, err := v.kind.declare(instance, id)
+	added, err := v.kind.declareLocked(instance, id)
 	if added {
 		v.declared[instance] = id
 	}
 	if err != nil {
 		return nil, err
 	}
-	t, err := v.kind.make(instance, id)
+	t, err := v.kind.makeLocked(instance, id)
 	if err != nil {
 		return nil, err
 	}
@@ -202,14 +202,14 @@ type cellVec[T any] struct {
 	mk func() (*T, *cell)
 }
 
-func (k *cellVec[T]) declare(name string, id int32) (bool, error) {
-	return declareInstances(k.r, k.m.indom, Instance{ID: id, Name: name})
+func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
+	return declareInstancesLocked(k.r, k.m.indom, Instance{ID: id, Name: name})
 }
 
-// declareInstances adds the instances to the indom, unless the first one
+// declareInstancesLocked adds the instances to the indom, unless the first one
 // is there already, and reports whether it is there. A full disk is no
 // refusal: the instances wait for a later growth step.
-func declareInstances(r *Registry, in *indom, insts ...Instance) (bool, error) {
+func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, error) {
 	if _, ok := in.ids[insts[0].ID]; ok {
 		return true, nil
 	}
@@ -218,7 +218,7 @@ func declareInstances(r *Registry, in *indom, insts ...Instance) (bool, error) {
 	return ok, err
 }
 
-func (k *cellVec[T]) make(_ string, id int32) (*T, error) {
+func (k *cellVec[T]) makeLocked(_ string, id int32) (*T, error) {
 	t, c := k.mk()
 	k.r.bindCellLocked(k.m, k.m.indom.ids[id], c)
 	return t, nil
@@ -238,57 +238,4 @@ func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, un
 		panic(err)
 	}
 	return newVec(r, name, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk}), instances)
-}
-
-// NewCounterVec declares a vector of counters on r (Default when nil), one
-// per instance; more are added on first use (see Vec).
-func NewCounterVec(r *Registry, name, help string, units Units, instances ...string) *Vec[Counter] {
-	return declareVec(r, name, help, Uint64, SemCounter, units, instances, func() (*Counter, *cell) {
-		c := newCounter()
-		return c, &c.s
-	})
-}
-
-// NewGaugeVec declares a vector of float64 gauges on r (Default when nil),
-// one per instance; more are added on first use (see Vec).
-func NewGaugeVec(r *Registry, name, help string, units Units, instances ...string) *Vec[Gauge] {
-	return declareVec(r, name, help, Double, SemInstant, units, instances, func() (*Gauge, *cell) {
-		g := newGauge()
-		return g, &g.s
-	})
-}
-
-// NewIntGaugeVec declares a vector of integer gauges on r (Default when
-// nil), one per instance; more are added on first use (see Vec).
-func NewIntGaugeVec(r *Registry, name, help string, units Units, instances ...string) *Vec[IntGauge] {
-	return declareVec(r, name, help, Int64, SemInstant, units, instances, func() (*IntGauge, *cell) {
-		g := newIntGauge()
-		return g, &g.s
-	})
-}
-
-// NewTimerVec declares a vector of timers on r (Default when nil), one per
-// instance; more are added on first use (see Vec).
-func NewTimerVec(r *Registry, name, help string, instances ...string) *Vec[Timer] {
-	return declareVec(r, name, help, Elapsed, SemCounter, Microsecond, instances, func() (*Timer, *cell) {
-		t := newTimer()
-		return t, &t.s
-	})
-}
-
-// NewHistogramVec declares a vector of histograms on r (Default when nil),
-// one per instance, sharing options o (nil for the defaults); more are
-// added on first use (see Vec). The statistics (name.count, name.p99...)
-// are over the vector's instances; name.bucket is over an indom of
-// instance:bound pairs, such as "/api:0.00109863", to which a new instance
-// adds one pair per bucket. As those pairs are told apart up to the first
-// space, the instance names of a histogram vector have no space.
-func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, instances ...string) *Vec[Histogram] {
-	if instances == nil {
-		instances = []string{}
-	}
-	g := declareHistograms(registry(r), name, help, units, o, instances)
-	g.r.mu.Lock()
-	defer g.r.mu.Unlock()
-	return newVec(g.r, name, vecKind[Histogram](g), instances)
 }

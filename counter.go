@@ -1,0 +1,69 @@
+package mmv
+
+import "sync/atomic"
+
+// Counter is a total that only grows, such as requests served or bytes
+// sent: a Uint64 metric with counter semantics, which PCP tools show as a
+// rate. Its methods are safe from any goroutine, lock-free and
+// allocation-free; a nil *Counter ignores them.
+type Counter struct{ s cell }
+
+// NewCounter declares a counter on r (Default when nil). units are usually
+// Count or Byte.
+// It panics if the registry refuses the declaration: an invalid or
+// duplicate name, or a closed registry (the panic value wraps the sentinel,
+// such as ErrName). A full disk is no refusal (see the package doc).
+func NewCounter(r *Registry, name, help string, units Units) *Counter {
+	c := newCounter()
+	declareCell(registry(r), metricOf(name, help, Uint64, SemCounter, units, 0), &c.s)
+	return c
+}
+
+func newCounter() *Counter {
+	c := &Counter{}
+	c.s.init(Uint64)
+	return c
+}
+
+// Inc adds one.
+func (c *Counter) Inc() {
+	if c != nil {
+		atomic.AddUint64(c.s.word(), 1)
+	}
+}
+
+// Add adds n.
+func (c *Counter) Add(n uint64) {
+	if c != nil {
+		atomic.AddUint64(c.s.word(), n)
+	}
+}
+
+// Set stores n, for mirroring a total counted elsewhere (as the goruntime
+// package does); a counter PCP sees go down reads as a wrap.
+func (c *Counter) Set(n uint64) {
+	if c != nil {
+		c.s.carry()
+		c.s.value().Set(int64(n))
+	}
+}
+
+// Get returns the total.
+func (c *Counter) Get() uint64 {
+	if c == nil {
+		return 0
+	}
+	return atomic.LoadUint64(c.s.word()) + c.s.pending()
+}
+
+// NewCounterVec declares a vector of counters on r (Default when nil), one
+// per instance; more are added on first use (see Vec).
+// It panics if the registry refuses the declaration: an invalid or
+// duplicate name or instance, or a closed registry (the panic value wraps
+// the sentinel, such as ErrName).
+func NewCounterVec(r *Registry, name, help string, units Units, instances ...string) *Vec[Counter] {
+	return declareVec(r, name, help, Uint64, SemCounter, units, instances, func() (*Counter, *cell) {
+		c := newCounter()
+		return c, &c.s
+	})
+}

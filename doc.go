@@ -1,0 +1,102 @@
+// Package mmv publishes a Go program's metrics to Performance Co-Pilot (PCP)
+// through an MMV file, the memory-mapped format of mmv(5).
+//
+// The program writes its metrics into a file under $PCP_TMP_DIR/mmv that it
+// keeps mapped; PCP's MMV agent (pmdammv, inside pmcd) reads the values
+// straight from that mapping on every fetch, so an update is one atomic
+// operation on shared memory, with no lock, no allocation and nothing sent.
+// The metrics appear as mmv.<file>.<metric> in pminfo, pmrep, pmlogger,
+// pmproxy and Grafana.
+//
+// # Instruments
+//
+// Most programs need only the instruments, in the idiom of
+// prometheus/client_golang: [Counter], [Gauge], [IntGauge], [Timer] and
+// [Histogram], and vectors of them over instances ([Vec], made by
+// [NewCounterVec] and the others). Each is declared in one call with a
+// name, a help text and units:
+//
+//	requests := mmv.NewCounterVec(nil, "requests", "Requests served", mmv.Count)
+//	latency := mmv.NewHistogram(nil, "latency", "Request latency", mmv.Second, nil)
+//	if err := mmv.Default.Start(); err != nil { ... }
+//	defer mmv.Default.Close()
+//	...
+//	requests.With("/api").Inc()
+//	latency.ObserveDuration(time.Since(start))
+//
+// A nil registry means [Default], whose file is named after the program.
+// Help texts: the first line is the metric's short help, the rest its long
+// help, each at most 255 bytes.
+//
+// # Registries and values
+//
+// Under the instruments is the [Registry]: it declares instance domains
+// ([Registry.AddIndom]), metrics ([Registry.AddMetric]) and labels, with
+// PCP's own identifiers (items, indom serials, instance ids), and hands out
+// [Value] handles ([Registry.Value]) that update one value each. Every
+// declaration is checked against the rules of PCP's reader, so a file the
+// registry writes is loaded whole, and the first file is laid out exactly
+// as PCP's C library, libpcp_mmv, lays out the same declarations.
+//
+// # Lifecycle
+//
+// A registry is declaring until [Registry.Start], started until
+// [Registry.Close], then closed.
+//   - Start writes the files and maps them, or fails, leaving nothing on
+//     disk and the registry still declaring, so that it can be called again.
+//   - Declarations may go on after Start: their values are live at once and
+//     PCP sees them after the next publication ([Options.PublishDelay], or
+//     [Registry.Flush]). Published identities never change: a metric keeps
+//     its PMID, an indom its id, an instance its id, while the registry
+//     lives. A declaration that fails declares nothing.
+//   - Close may be called any number of times. It points every handle and
+//     instrument away from the files, then unmaps them; with the [Process]
+//     flag it removes them, so PCP stops showing a program that has ended.
+//
+// Instruments may be declared before Start or after it. Updates made before
+// Start are not lost: an instrument counts into memory of its own until its
+// value has storage in the file, then its count is carried there. A
+// declaration after Start that needs the file to grow while the disk is
+// full is no refusal for an instrument: it counts in memory and is
+// published by a later growth step, retried after PublishDelay.
+//
+// # Nil, errors and panics
+//
+// A nil *Value, *Counter, *Gauge, *IntGauge, *Timer or *Histogram ignores
+// updates and reads as zero; a nil *Vec's With returns nil. Updates after
+// Close are dropped. Update methods never lock, allocate or panic.
+//
+// Every error the registry returns wraps one of the package's sentinels,
+// for errors.Is: ErrName, ErrDuplicate, ErrRange, ErrTooLong, ErrTooMany,
+// ErrNamespace, ErrUnknown, ErrLabel and ErrType for what PCP would not
+// accept, ErrStarted, ErrNotStarted and ErrClosed for the lifecycle, and
+// ErrFile for the file system, with the system's own error (such as
+// syscall.ENOSPC) wrapped too. Messages name the file, metric, indom,
+// instance or label at fault and the rule broken.
+//
+// The New functions (NewCounter, NewCounterVec, NewHistogram...) panic when
+// the registry refuses the declaration (an invalid or duplicate name, a
+// closed registry), as regexp.MustCompile and promauto do: a declaration is
+// a programming error that no caller handles better than a crash at
+// startup. The panic value is an error wrapping the sentinel. Nothing else
+// in the package panics.
+//
+// # From libpcp_mmv
+//
+//	mmv_stats_registry        NewRegistry
+//	mmv_stats_add_metric      Registry.AddMetric
+//	mmv_stats_add_indom       Registry.AddIndom
+//	mmv_stats_add_instance    Registry.AddInstance
+//	mmv_stats_add_*label      Registry.AddLabel, AddMetricLabel, AddIndomLabel, AddInstanceLabel
+//	mmv_stats_start           Registry.Start
+//	mmv_stats_stop            Registry.Close
+//	mmv_lookup_value_desc     Registry.Value
+//	mmv_inc_value             Value.Add, Value.AddFloat
+//	mmv_set_value             Value.Set, Value.SetFloat
+//	mmv_set_string            Value.SetString
+//	mmv_stats_interval_start  Value.StartInterval
+//	mmv_stats_interval_end    Value.EndInterval
+//
+// Unlike libpcp_mmv, a started registry can grow, and a name is owned by one
+// started registry at a time.
+package mmv

@@ -1,0 +1,171 @@
+package mmv
+
+// The encoder: a part of a registry laid out as a file (a plan, placed by
+// the layout of toc.go) and written record by record.
+
+// plan is one part of a registry laid out as a file: the layout and the
+// offsets of the records that other records point at.
+type plan struct {
+	*fileLayout
+	labels     []*label
+	indomPos   map[*indom]int // position of each of the part's indoms
+	indomOff   []int64        // per indom
+	firstInst  []int64        // per indom: its first instance record, even when it has none
+	instOff    [][]int64      // per indom, per instance
+	metricOff  []int64        // per metric
+	instName   [][]int64      // v2/v3: per indom, per instance
+	metricName []int64        // v2/v3: per metric
+	valueStr   []int64        // per value slot: the string record of a String value
+	metricHelp [][2]int64
+	indomHelp  [][2]int64
+}
+
+// newPlan lays part p out as libpcp_mmv does (see the package's format
+// notes), or as a grown file when g is not nil: records in declaration
+// order, values in slot order, and string records for instance names, metric
+// names, string values, metric help and indom help, in that order.
+func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
+	pl := &plan{labels: r.labelsOf(p), indomPos: make(map[*indom]int, len(p.indoms))}
+	var count [numSections]int
+	count[secIndoms] = len(p.indoms)
+	for i, in := range p.indoms {
+		count[secInstances] += len(in.Instances)
+		pl.indomPos[in] = i
+	}
+	count[secMetrics] = len(p.metrics)
+	count[secValues] = len(p.slots)
+	count[secLabels] = len(pl.labels)
+
+	// String records are counted by handing out their numbers; -1 is none.
+	var strs int64
+	str := func(need bool) int64 {
+		if !need {
+			return -1
+		}
+		strs++
+		return strs - 1
+	}
+	v2 := version != Version1
+	pl.instName = make([][]int64, len(p.indoms))
+	for i, in := range p.indoms {
+		names := make([]int64, len(in.Instances))
+		for j := range names {
+			names[j] = str(v2)
+		}
+		pl.instName[i] = names
+	}
+	pl.metricName = make([]int64, len(p.metrics))
+	for i := range p.metrics {
+		pl.metricName[i] = str(v2)
+	}
+	pl.valueStr = make([]int64, len(p.slots))
+	for i, o := range p.slots {
+		pl.valueStr[i] = str(o.m.Type == String)
+	}
+	pl.metricHelp = make([][2]int64, len(p.metrics))
+	for i, m := range p.metrics {
+		pl.metricHelp[i] = [2]int64{str(m.ShortHelp != ""), str(m.LongHelp != "")}
+	}
+	pl.indomHelp = make([][2]int64, len(p.indoms))
+	for i, in := range p.indoms {
+		pl.indomHelp[i] = [2]int64{str(in.ShortHelp != ""), str(in.LongHelp != "")}
+	}
+	count[secStrings] = int(strs)
+	pl.fileLayout = newFileLayout(version, count, g)
+
+	// Turn string record numbers into offsets (0 for none), and place the
+	// other records.
+	at := func(i *int64) {
+		if *i < 0 {
+			*i = 0
+		} else {
+			*i = pl.record(secStrings, int(*i))
+		}
+	}
+	for _, names := range pl.instName {
+		for j := range names {
+			at(&names[j])
+		}
+	}
+	for i := range pl.metricName {
+		at(&pl.metricName[i])
+		at(&pl.metricHelp[i][0])
+		at(&pl.metricHelp[i][1])
+	}
+	for i := range pl.valueStr {
+		at(&pl.valueStr[i])
+	}
+	for i := range pl.indomHelp {
+		at(&pl.indomHelp[i][0])
+		at(&pl.indomHelp[i][1])
+	}
+	inst := 0
+	pl.indomOff = make([]int64, len(p.indoms))
+	pl.firstInst = make([]int64, len(p.indoms))
+	pl.instOff = make([][]int64, len(p.indoms))
+	for i, in := range p.indoms {
+		pl.indomOff[i] = pl.record(secIndoms, i)
+		pl.firstInst[i] = pl.record(secInstances, inst)
+		offs := make([]int64, len(in.Instances))
+		for j := range offs {
+			offs[j] = pl.record(secInstances, inst)
+			inst++
+		}
+		pl.instOff[i] = offs
+	}
+	pl.metricOff = make([]int64, len(p.metrics))
+	for i := range p.metrics {
+		pl.metricOff[i] = pl.record(secMetrics, i)
+	}
+	return pl
+}
+
+// encode writes the whole file of part p into b except gen2, which the
+// caller stores last, and the values themselves, which stay zero.
+func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
+	putHeader(b, pl.version, len(pl.order), p.flags(r), pid, p.cluster, gen)
+	pl.putTOC(b)
+	at := func(off int64) []byte { return b[off:] }
+	for i, in := range p.indoms {
+		putIndom(at(pl.indomOff[i]), in.Serial, uint32(len(in.Instances)), uint64(pl.firstInst[i]),
+			uint64(pl.indomHelp[i][0]), uint64(pl.indomHelp[i][1]))
+		putStrings(b, pl.indomHelp[i][:], in.ShortHelp, in.LongHelp)
+		for j, inst := range in.Instances {
+			putInstance(at(pl.instOff[i][j]), pl.version, uint64(pl.indomOff[i]), inst.ID, inst.Name, uint64(pl.instName[i][j]))
+			putStrings(b, pl.instName[i][j:j+1], inst.Name)
+		}
+	}
+	for i, m := range p.metrics {
+		indom := uint32(singularIndom)
+		if m.indom != nil {
+			indom = m.Indom
+		}
+		name := p.metricName(r, m)
+		putMetric(at(pl.metricOff[i]), pl.version, name, uint64(pl.metricName[i]), metricRecord{
+			item: m.item, typ: m.Type, sem: m.Semantics, units: m.Units, indom: indom,
+			shortText: uint64(pl.metricHelp[i][0]), helpText: uint64(pl.metricHelp[i][1]),
+		})
+		putStrings(b, pl.metricName[i:i+1], name)
+		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
+	}
+	for s, o := range p.slots {
+		var instOff int64
+		if o.m.indom != nil {
+			instOff = pl.instOff[pl.indomPos[o.m.indom]][o.inst]
+		}
+		putValue(at(pl.record(secValues, s)), uint64(pl.metricOff[o.m.index]), uint64(instOff), uint64(pl.valueStr[s]))
+	}
+	for i, l := range pl.labels {
+		identity, instance := l.target(p)
+		putLabel(at(pl.record(secLabels, i)), l.kind, l.Optional, identity, instance, l.payload)
+	}
+}
+
+// putStrings fills the string records at offs (zero: none) with texts.
+func putStrings(b []byte, offs []int64, texts ...string) {
+	for i, off := range offs {
+		if off != 0 {
+			putString(b[off:], texts[i])
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package mmv
+
+import "math"
+
+// Gauge is a level that goes up and down, such as a temperature or a
+// ratio: a Double metric with instant semantics. Its methods are safe from
+// any goroutine and allocation-free; Add, Inc and Dec are a
+// compare-and-swap loop. A nil *Gauge ignores them.
+type Gauge struct{ s cell }
+
+// NewGauge declares a float64 gauge on r (Default when nil).
+// It panics if the registry refuses the declaration: an invalid or
+// duplicate name, or a closed registry (the panic value wraps the sentinel,
+// such as ErrName). A full disk is no refusal (see the package doc).
+func NewGauge(r *Registry, name, help string, units Units) *Gauge {
+	g := newGauge()
+	declareCell(registry(r), metricOf(name, help, Double, SemInstant, units, 0), &g.s)
+	return g
+}
+
+func newGauge() *Gauge {
+	g := &Gauge{}
+	g.s.init(Double)
+	return g
+}
+
+// Set stores f.
+func (g *Gauge) Set(f float64) {
+	if g != nil {
+		g.s.value().SetFloat(f)
+	}
+}
+
+// Add adds f, which may be negative.
+func (g *Gauge) Add(f float64) {
+	if g != nil {
+		g.s.value().AddFloat(f)
+	}
+}
+
+// Inc adds one.
+func (g *Gauge) Inc() { g.Add(1) }
+
+// Dec subtracts one.
+func (g *Gauge) Dec() { g.Add(-1) }
+
+// Get returns the level.
+func (g *Gauge) Get() float64 {
+	if g == nil {
+		return 0
+	}
+	return g.s.value().Float() + math.Float64frombits(g.s.pending())
+}
+
+// NewGaugeVec declares a vector of float64 gauges on r (Default when nil),
+// one per instance; more are added on first use (see Vec).
+// It panics if the registry refuses the declaration: an invalid or
+// duplicate name or instance, or a closed registry (the panic value wraps
+// the sentinel, such as ErrName).
+func NewGaugeVec(r *Registry, name, help string, units Units, instances ...string) *Vec[Gauge] {
+	return declareVec(r, name, help, Double, SemInstant, units, instances, func() (*Gauge, *cell) {
+		g := newGauge()
+		return g, &g.s
+	})
+}

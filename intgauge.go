@@ -1,0 +1,66 @@
+package mmv
+
+import "sync/atomic"
+
+// IntGauge is an integer level that goes up and down, such as requests in
+// flight or a queue length: an Int64 metric with instant semantics. Its
+// methods are single atomic operations, safe from any goroutine; a nil
+// *IntGauge ignores them.
+type IntGauge struct{ s cell }
+
+// NewIntGauge declares an integer gauge on r (Default when nil).
+// It panics if the registry refuses the declaration: an invalid or
+// duplicate name, or a closed registry (the panic value wraps the sentinel,
+// such as ErrName). A full disk is no refusal (see the package doc).
+func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
+	g := newIntGauge()
+	declareCell(registry(r), metricOf(name, help, Int64, SemInstant, units, 0), &g.s)
+	return g
+}
+
+func newIntGauge() *IntGauge {
+	g := &IntGauge{}
+	g.s.init(Int64)
+	return g
+}
+
+// Set stores n.
+func (g *IntGauge) Set(n int64) {
+	if g != nil {
+		g.s.carry()
+		g.s.value().Set(n)
+	}
+}
+
+// Add adds n, which may be negative.
+func (g *IntGauge) Add(n int64) {
+	if g != nil {
+		atomic.AddUint64(g.s.word(), uint64(n))
+	}
+}
+
+// Inc adds one.
+func (g *IntGauge) Inc() { g.Add(1) }
+
+// Dec subtracts one.
+func (g *IntGauge) Dec() { g.Add(-1) }
+
+// Get returns the level.
+func (g *IntGauge) Get() int64 {
+	if g == nil {
+		return 0
+	}
+	return int64(atomic.LoadUint64(g.s.word()) + g.s.pending())
+}
+
+// NewIntGaugeVec declares a vector of integer gauges on r (Default when
+// nil), one per instance; more are added on first use (see Vec).
+// It panics if the registry refuses the declaration: an invalid or
+// duplicate name or instance, or a closed registry (the panic value wraps
+// the sentinel, such as ErrName).
+func NewIntGaugeVec(r *Registry, name, help string, units Units, instances ...string) *Vec[IntGauge] {
+	return declareVec(r, name, help, Int64, SemInstant, units, instances, func() (*IntGauge, *cell) {
+		g := newIntGauge()
+		return g, &g.s
+	})
+}

@@ -1,0 +1,93 @@
+package mmv
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Timer accumulates time spent, such as time in database queries: an
+// Elapsed metric (counter semantics, microseconds), which PCP exports as a
+// 64-bit counter of microseconds, so its rate is the time spent per second
+// of wall clock, the average concurrency of the timed code. Durations are
+// summed in nanoseconds and published in whole microseconds, so many short
+// durations add up exactly. Its methods are safe from any goroutine,
+// lock-free and allocation-free; a nil *Timer ignores them.
+type Timer struct {
+	s  cell
+	ns atomic.Int64 // nanoseconds observed
+}
+
+// NewTimer declares a timer on r (Default when nil).
+// It panics if the registry refuses the declaration: an invalid or
+// duplicate name, or a closed registry (the panic value wraps the sentinel,
+// such as ErrName). A full disk is no refusal (see the package doc).
+func NewTimer(r *Registry, name, help string) *Timer {
+	t := newTimer()
+	declareCell(registry(r), metricOf(name, help, Elapsed, SemCounter, Microsecond, 0), &t.s)
+	return t
+}
+
+func newTimer() *Timer {
+	t := &Timer{}
+	t.s.init(Elapsed)
+	return t
+}
+
+// Observe adds d; a negative d is ignored.
+func (t *Timer) Observe(d time.Duration) {
+	if t == nil || d <= 0 {
+		return
+	}
+	n := t.ns.Add(int64(d))
+	// The microseconds this adds: the telescoping sum of these is exactly
+	// the total nanoseconds in whole microseconds.
+	if us := n/1000 - (n-int64(d))/1000; us != 0 {
+		atomic.AddUint64(t.s.word(), uint64(us))
+	}
+}
+
+// Time calls f and adds the time it took.
+func (t *Timer) Time(f func()) {
+	defer t.Start().Stop()
+	f()
+}
+
+// Start starts timing one piece of work: Stop on the Timing it returns adds
+// the time since. Any number of goroutines may time work at once.
+//
+//	defer t.Start().Stop()
+func (t *Timer) Start() Timing { return Timing{t, time.Now()} }
+
+// Get returns the total time observed.
+func (t *Timer) Get() time.Duration {
+	if t == nil {
+		return 0
+	}
+	return time.Duration(t.ns.Load())
+}
+
+// Timing is one piece of work being timed, from Timer.Start to Stop. It is
+// a value: copy it freely, but Stop it once.
+type Timing struct {
+	t     *Timer
+	start time.Time
+}
+
+// Stop adds the time since Start to the timer, and returns it.
+func (w Timing) Stop() time.Duration {
+	d := time.Since(w.start)
+	w.t.Observe(d)
+	return d
+}
+
+// NewTimerVec declares a vector of timers on r (Default when nil), one per
+// instance; more are added on first use (see Vec).
+// It panics if the registry refuses the declaration: an invalid or
+// duplicate name or instance, or a closed registry (the panic value wraps
+// the sentinel, such as ErrName).
+func NewTimerVec(r *Registry, name, help string, instances ...string) *Vec[Timer] {
+	return declareVec(r, name, help, Elapsed, SemCounter, Microsecond, instances, func() (*Timer, *cell) {
+		t := newTimer()
+		return t, &t.s
+	})
+}
