@@ -46,6 +46,15 @@ type Options struct {
 	// be published together in a new file; zero means 50ms. Their values
 	// can be updated at once; Flush publishes without waiting.
 	PublishDelay time.Duration
+	// MaxIndomInstances caps the instances of one indom, and MaxInstances
+	// those of the registry (overflow files included once): PCP's reader
+	// takes time quadratic in an indom's instances, inside pmcd, where
+	// every client of the host waits for it (see docs/design.md, "What a
+	// registry costs PCP's reader"). Zero means DefaultMaxIndomInstances
+	// and DefaultMaxInstances; a negative value removes the cap. Raise
+	// them knowingly: at 16,000 instances in one indom a fetch holds pmcd
+	// for half a second, at 32,000 for three.
+	MaxIndomInstances, MaxInstances int
 }
 
 // Registry declares the metrics of one MMV file and, once started, owns the
@@ -160,6 +169,9 @@ func (r *Registry) AddIndom(d Indom) error {
 	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
 		return err
 	}
+	if err := checkInstanceCaps(&r.opts, subject, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
+		return err
+	}
 	in := &indom{Indom: d, ids: map[int32]int{}, names: map[string]int{}}
 	in.Instances = nil
 	for _, inst := range d.Instances {
@@ -192,6 +204,9 @@ func (r *Registry) addInstances(serial uint32, insts []Instance) error {
 		return err
 	}
 	first := len(in.Instances)
+	if err := checkInstanceCaps(&r.opts, "indom "+strconv.FormatUint(uint64(serial), 10), in.ShortHelp, first, r.instanceCount(), len(insts)); err != nil {
+		return err
+	}
 	for _, inst := range insts {
 		if err := in.add(inst); err != nil {
 			in.truncate(first)
