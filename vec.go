@@ -316,6 +316,12 @@ func NewTimerVec(r *Registry, name, help string, instances ...string) *Vec[Timer
 // instance:bound pairs, such as "/api:0.00109863", to which a new instance
 // adds one pair per bucket. As those pairs are told apart up to the first
 // space, the instance names of a histogram vector have no space.
+//
+// Its default limit is the registry's cap on an indom's instances
+// (Options.MaxIndomInstances) over a histogram's buckets, when that is
+// less than DefaultVecLimit: 215 instances with the default 19 buckets and
+// cap of 4096, 16 with the log-linear layout's 242 by default. SetLimit
+// raises it, within the cap.
 func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, instances ...string) *Vec[Histogram] {
 	r = registry(r)
 	if instances == nil {
@@ -324,5 +330,10 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	g := declareHistograms(r, name, help, units, o, instances)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return newVec(r, name, vecKind[Histogram](g), instances)
+	v := newVec(r, name, vecKind[Histogram](g), instances)
+	// The default limit keeps the buckets' indom within the registry's cap.
+	if c := capOf(r.opts.MaxIndomInstances, DefaultMaxIndomInstances) / len(g.bounds); c < DefaultVecLimit {
+		v.limit.Store(int64(c))
+	}
+	return v
 }
