@@ -25,8 +25,9 @@ import (
 //
 // HistogramOptions.Buckets gives the upper bounds, as client_golang does: a
 // bucket counts the observations v with previous bound < v <= bound, and
-// the last, "+Inf", those above every bound. Observe finds the bucket by a
-// branch-free binary search.
+// the last, "+Inf", those above every bound. Observe finds the bucket from
+// the float64's exponent, through a table, then steps over the bounds of
+// that power of two: one or two with the default buckets.
 //
 // Setting Min, Max or SubBuckets chooses the log-linear layout instead, for
 // a bounded relative error: [Min, Max) is widened to powers of two, [2^a,
@@ -126,7 +127,10 @@ var DefaultBuckets = []float64{
 // then overflow.
 type buckets struct {
 	upper  []float64 // explicit bounds; nil when log-linear
-	search []float64 // upper padded with +Inf to a power of two, for index
+	first  []uint16  // explicit: per float64 exponent from e0, the first bucket it can be in
+	e0     int
+	padded []float64 // explicit: upper, then +Inf as many times as steps
+	steps  int       // explicit: the most bounds index steps over from first
 	shift  uint      // 52 - log2(sub-buckets): drops the mantissa bits not used
 	lo, hi uint64    // float64 bits of the range's bounds, powers of two
 	base   uint64    // lo >> shift
@@ -165,16 +169,43 @@ func explicitBuckets(upper []float64) (*buckets, error) {
 			return nil, fmt.Errorf("histogram bucket bound %g at %d: need finite bounds, increasing", b, i)
 		}
 	}
-	size := 1
-	for size <= len(upper) { // one +Inf at least, where index lands above every bound
-		size *= 2
+	l := &buckets{upper: slices.Clone(upper), n: len(upper) + 1}
+	var lo, hi int // the exponents of the positive bounds
+	for _, b := range upper {
+		if b > 0 {
+			e := int(math.Float64bits(b) >> 52)
+			if lo == 0 {
+				lo = e
+			}
+			hi = e
+		}
 	}
-	search := make([]float64, size)
-	for i := range search {
-		search[i] = math.Inf(1)
+	l.e0 = lo
+	l.steps = len(upper) // from 0, without the table
+	if lo > 0 {
+		l.first = make([]uint16, hi-lo+2)
+		for i := range l.first { // bounds below 2^(exponent), which x of that exponent passes
+			least := math.Float64frombits(uint64(lo+i) << 52)
+			for int(l.first[i]) < len(upper) && upper[l.first[i]] < least {
+				l.first[i]++
+			}
+		}
+		// Steps from first[e] for x of exponent e, or from first[0] (for
+		// exponents below, 0) and the last entry (for those above).
+		l.steps = int(l.first[0])
+		for i := range l.first {
+			next := len(upper)
+			if i+1 < len(l.first)-1 {
+				next = int(l.first[i+1])
+			}
+			l.steps = max(l.steps, next-int(l.first[i]))
+		}
 	}
-	copy(search, upper)
-	return &buckets{upper: slices.Clone(upper), search: search, n: len(upper) + 1}, nil
+	l.padded = append(slices.Clone(upper), make([]float64, l.steps)...)
+	for i := len(upper); i < len(l.padded); i++ {
+		l.padded[i] = math.Inf(1)
+	}
+	return l, nil
 }
 
 func logLinearBuckets(o *HistogramOptions) (*buckets, error) {
@@ -215,11 +246,17 @@ func logLinearBuckets(o *HistogramOptions) (*buckets, error) {
 
 // index returns the bucket of x, which is not NaN.
 func (l *buckets) index(x float64) int {
-	if s := l.search; s != nil { // the first bound >= x
+	if u := l.padded; u != nil { // the first bound >= x, without a branch to mispredict
 		i := 0
-		for half := len(s) / 2; half > 0; half /= 2 {
-			if s[i+half-1] < x {
-				i += half
+		if b := math.Float64bits(x); int64(b) > 0 && l.first != nil {
+			e := min(int(b>>52)-l.e0, len(l.first)-1)
+			if e >= 0 {
+				i = int(l.first[e])
+			}
+		}
+		for range l.steps {
+			if x > u[i] {
+				i++
 			}
 		}
 		return i

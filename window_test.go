@@ -104,7 +104,7 @@ func TestExplicitBuckets(t *testing.T) {
 		assert.Equal(t, want, l.index(x), "index(%v)", x)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, bounds := range [][]float64{DefaultBuckets, {0}, {1, 2, 3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
+	for _, bounds := range [][]float64{DefaultBuckets, {0}, {1, 2, 3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9}, {-1, 0, 0.5, 1, 3}, {-5, -2, 1e-3, 1.1e-3, 1.2e-3, 7, 1e6}} {
 		l, err := newBuckets(&HistogramOptions{Buckets: bounds}, Second)
 		require.NoError(t, err)
 		for range 10000 {
