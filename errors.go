@@ -21,7 +21,8 @@ var (
 	// ErrTooLong: a help text, name, string value or label beyond its size limit.
 	ErrTooLong = errors.New("too long")
 	// ErrTooMany: more metrics, items or labels than one file may hold,
-	// or more instances than a vector's limit (see Vec.SetLimit).
+	// more instances than an indom's or a registry's cap (see
+	// Options.MaxIndomInstances), or than a vector's limit (Vec.SetLimit).
 	ErrTooMany = errors.New("too many")
 	// ErrNamespace: a metric name that is also a prefix of another at a dot,
 	// which makes PCP drop every MMV metric on the host.

@@ -3,6 +3,7 @@ package mmv
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,29 +12,53 @@ import (
 )
 
 // Histogram counts observations, such as request latencies or response
-// sizes, in log-linear buckets, and publishes their distribution.
+// sizes, in buckets, and publishes their distribution.
 //
 // # Buckets
 //
-// The range [Min, Max) of HistogramOptions is widened to powers of two,
-// [2^a, 2^b), and every power of two [2^e, 2^(e+1)) in it is split into
+// By default the buckets are DefaultBuckets, bounds for latencies in
+// seconds: 18 upper bounds from 100µs to 50s, 1-2.5-5 in each decade, and
+// "+Inf", 19 buckets. A histogram whose units are another time
+// (Millisecond, Microsecond...) gets them in its units (0.1 to 50000 for
+// Millisecond); one whose units are not a time gets the same numbers, so
+// give it Buckets of its own.
+//
+// HistogramOptions.Buckets gives the upper bounds, as client_golang does: a
+// bucket counts the observations v with previous bound < v <= bound, and
+// the last, "+Inf", those above every bound. Observe finds the bucket from
+// the float64's exponent, through a table, then steps over the bounds of
+// that power of two: one or two with the default buckets.
+//
+// Setting Min, Max or SubBuckets chooses the log-linear layout instead, for
+// a bounded relative error: [Min, Max) is widened to powers of two, [2^a,
+// 2^b), and every power of two [2^e, 2^(e+1)) in it is split into
 // SubBuckets equal buckets (a power of two, 8 by default), as HDR
-// histograms do. A bucket is found from the bits of the float64: its
-// exponent and the top log2(SubBuckets) bits of its mantissa, with no
-// logarithm, loop or lock. Values below 2^a (zero and negatives too) count
-// in one underflow bucket, values from 2^b up in one overflow bucket (NaN
-// is ignored). The defaults, [2^-10, 2^20) with 8 sub-buckets, give 242
-// buckets for values from about 0.001 to a million.
+// histograms do; a bucket counts lower <= v < upper. A bucket is found from
+// the bits of the float64: its exponent and the top log2(SubBuckets) bits
+// of its mantissa. Values below 2^a count in an underflow bucket, from 2^b
+// up in an overflow bucket. Min and Max default to 2^-10 and 2^20, 242
+// buckets: too many for a vector of many instances (see NewHistogramVec).
+// NaN is ignored in both layouts.
 //
-// # Error bound
+// # Window and error bound
 //
-// A bucket [L, L+w) has w = 2^e/SubBuckets <= L/SubBuckets. A quantile is
-// estimated as the middle of the bucket holding it (narrowed to the
-// observed min and max), so for a quantile in range the estimate is within
-// w/2 of the exact sample quantile: a relative error of at most
-// 1/(2*SubBuckets), 6.25% with 8 sub-buckets, 1.6% with 32. The quantile of
-// n samples is the sample of rank ceil(q*n). In the underflow and overflow
-// buckets the estimate is only bounded by the observed min and max.
+// The quantiles, min, max and mean cover the observations of a sliding
+// window (HistogramOptions.Window, DefaultWindow by default), so that they
+// move when the distribution does; count, sum and the buckets stay
+// cumulative, for rates. The window slides by steps of a sixth of its span
+// (at least Interval): it covers between 5/6 of its span, less one
+// Interval, and its span (50 s to 60 s by default). Window SinceStart
+// covers everything since the histogram was made instead.
+//
+// A quantile is estimated as the middle of the bucket holding it, narrowed
+// to the window's min and max: the estimate is in the same bucket as the
+// exact sample quantile (the sample of rank ceil(q*n)), so within half the
+// bucket's width of it. Relatively, for a bucket (L, U] that is at most
+// (U/L-1)/2: 75% with the default buckets, whose ratios are 2 and 2.5
+// (use finer Buckets where it matters), and 1/(2*SubBuckets) in the
+// log-linear layout, 6.25% with 8 sub-buckets, 1.6% with 32. Below the
+// first bound and above the last the estimate is only bounded by the
+// window's min and max.
 //
 // # In PCP
 //
@@ -42,39 +67,46 @@ import (
 //
 //   - h.bucket: the count of each bucket, a Uint64 counter (units Count)
 //     over an instance domain whose instance names are the buckets' upper
-//     bounds, as "0.00109863" ("+Inf" for overflow): observations v with
-//     previous bound <= v < bound. Counts are per bucket, not cumulative.
+//     bounds, as "0.0025" ("+Inf" for the last). Counts are per bucket,
+//     not cumulative over bounds, and cumulative over time.
 //   - h.count: the number of observations (Uint64 counter), and h.sum their
 //     sum (Double counter), in the histogram's units.
 //   - h.min, h.max, h.mean and one metric per quantile (h.p50, h.p90,
 //     h.p99, h.p999 by default): Double instant values in the histogram's
-//     units, over every observation since Start; 0 before the first.
+//     units, over the window; 0 when the window holds no observation.
 //
 // Observe is lock-free and allocation-free: an atomic add on the bucket,
-// a compare-and-swap on the sum, and two loads for min and max. A nil
-// *Histogram ignores observations.
+// a compare-and-swap on the sum, and two loads for min and max; the window
+// costs it nothing. A nil *Histogram ignores observations.
 type Histogram struct {
 	l        *buckets
-	counts   []atomic.Uint64 // per bucket
-	sum      atomic.Uint64   // float64 bits
-	min, max atomic.Uint64   // float64 bits
+	counts   []atomic.Uint64 // per bucket, cumulative
+	sum      atomic.Uint64   // float64 bits, cumulative
+	min, max atomic.Uint64   // float64 bits, of the window's current step
 	perNs    float64         // the histogram's units in a nanosecond
-	snap     []uint64        // refresh's scratch copy of counts
+	w        *window
 }
 
 // HistogramOptions configures a histogram; the zero value of each field
 // means its default.
 type HistogramOptions struct {
-	// Min and Max are the range of values counted in buckets of bounded
-	// error, widened to powers of two. Defaults: 2^-10 and 2^20.
-	Min, Max float64
-	// SubBuckets is the number of buckets per power of two: a power of
-	// two up to 1024, 8 by default. The error bound is 1/(2*SubBuckets).
+	// Buckets are the buckets' upper bounds, increasing, as client_golang's
+	// (a trailing +Inf is implied). Default: DefaultBuckets, in the
+	// histogram's time units, unless Min, Max or SubBuckets is set.
+	Buckets []float64
+	// Min, Max and SubBuckets choose the log-linear layout: [Min, Max),
+	// widened to powers of two, in SubBuckets buckets per power of two (a
+	// power of two up to 1024), for a relative error of at most
+	// 1/(2*SubBuckets). Defaults once one is set: 2^-10, 2^20 and 8.
+	Min, Max   float64
 	SubBuckets int
 	// Quantiles are the quantiles published, each in (0, 1]: metric
 	// "p" followed by the digits after "0." (at least two), so 0.5 is p50,
 	// 0.999 p999 and 1 p100. Default: 0.5, 0.9, 0.99, 0.999.
 	Quantiles []float64
+	// Window is the span the quantiles, min, max and mean cover:
+	// DefaultWindow by default, at least twice Interval, or SinceStart.
+	Window time.Duration
 	// Interval is how often the statistics are refreshed in the file;
 	// DefaultInterval by default.
 	Interval time.Duration
@@ -83,18 +115,100 @@ type HistogramOptions struct {
 // DefaultQuantiles are the quantiles a histogram publishes by default.
 var DefaultQuantiles = []float64{0.5, 0.9, 0.99, 0.999}
 
-// buckets is the bucket scheme of a histogram: bucket 0 is underflow, then
-// the log-linear buckets of [lo, hi), then overflow.
+// DefaultBuckets are the default buckets' upper bounds, for latencies in
+// seconds (see Histogram).
+var DefaultBuckets = []float64{
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+	0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50,
+}
+
+// buckets is the bucket layout of a histogram: explicit upper bounds, or
+// log-linear, where bucket 0 is underflow, then the buckets of [lo, hi),
+// then overflow.
 type buckets struct {
-	shift  uint   // 52 - log2(sub-buckets): drops the mantissa bits not used
-	lo, hi uint64 // float64 bits of the range's bounds, powers of two
-	base   uint64 // lo >> shift
-	n      int    // buckets, with underflow and overflow
+	upper  []float64 // explicit bounds; nil when log-linear
+	first  []uint16  // explicit: per float64 exponent from e0, the first bucket it can be in
+	e0     int
+	padded []float64 // explicit: upper, then +Inf as many times as steps
+	steps  int       // explicit: the most bounds index steps over from first
+	shift  uint      // 52 - log2(sub-buckets): drops the mantissa bits not used
+	lo, hi uint64    // float64 bits of the range's bounds, powers of two
+	base   uint64    // lo >> shift
+	n      int       // buckets, with underflow and overflow
 }
 
 const maxBuckets = 1 << 14
 
-func newBuckets(o *HistogramOptions) (*buckets, error) {
+// newBuckets returns the layout o asks for, for a histogram in units.
+func newBuckets(o *HistogramOptions, units Units) (*buckets, error) {
+	if o.Min == 0 && o.Max == 0 && o.SubBuckets == 0 {
+		upper := o.Buckets
+		if upper == nil {
+			upper = slices.Clone(DefaultBuckets)
+			for i := range upper {
+				upper[i] *= perNs(units) * 1e9
+			}
+		}
+		return explicitBuckets(upper)
+	}
+	if o.Buckets != nil {
+		return nil, fmt.Errorf("histogram Buckets and Min, Max or SubBuckets: choose one layout")
+	}
+	return logLinearBuckets(o)
+}
+
+func explicitBuckets(upper []float64) (*buckets, error) {
+	if n := len(upper); n > 0 && math.IsInf(upper[n-1], 1) {
+		upper = upper[:n-1]
+	}
+	if len(upper) == 0 || len(upper) >= maxBuckets {
+		return nil, fmt.Errorf("histogram of %d bucket bounds: need 1 to %d", len(upper), maxBuckets-1)
+	}
+	for i, b := range upper {
+		if b != b || math.IsInf(b, 0) || i > 0 && b <= upper[i-1] {
+			return nil, fmt.Errorf("histogram bucket bound %g at %d: need finite bounds, increasing", b, i)
+		}
+	}
+	l := &buckets{upper: slices.Clone(upper), n: len(upper) + 1}
+	var lo, hi int // the exponents of the positive bounds
+	for _, b := range upper {
+		if b > 0 {
+			e := int(math.Float64bits(b) >> 52)
+			if lo == 0 {
+				lo = e
+			}
+			hi = e
+		}
+	}
+	l.e0 = lo
+	l.steps = len(upper) // from 0, without the table
+	if lo > 0 {
+		l.first = make([]uint16, hi-lo+2)
+		for i := range l.first { // bounds below 2^(exponent), which x of that exponent passes
+			least := math.Float64frombits(uint64(lo+i) << 52)
+			for int(l.first[i]) < len(upper) && upper[l.first[i]] < least {
+				l.first[i]++
+			}
+		}
+		// Steps from first[e] for x of exponent e, or from first[0] (for
+		// exponents below, 0) and the last entry (for those above).
+		l.steps = int(l.first[0])
+		for i := range l.first {
+			next := len(upper)
+			if i+1 < len(l.first)-1 {
+				next = int(l.first[i+1])
+			}
+			l.steps = max(l.steps, next-int(l.first[i]))
+		}
+	}
+	l.padded = append(slices.Clone(upper), make([]float64, l.steps)...)
+	for i := len(upper); i < len(l.padded); i++ {
+		l.padded[i] = math.Inf(1)
+	}
+	return l, nil
+}
+
+func logLinearBuckets(o *HistogramOptions) (*buckets, error) {
 	lo, hi, sub := o.Min, o.Max, o.SubBuckets
 	if lo == 0 {
 		lo = 1.0 / 1024
@@ -132,6 +246,21 @@ func newBuckets(o *HistogramOptions) (*buckets, error) {
 
 // index returns the bucket of x, which is not NaN.
 func (l *buckets) index(x float64) int {
+	if u := l.padded; u != nil { // the first bound >= x, without a branch to mispredict
+		i := 0
+		if b := math.Float64bits(x); int64(b) > 0 && l.first != nil {
+			e := min(int(b>>52)-l.e0, len(l.first)-1)
+			if e >= 0 {
+				i = int(l.first[e])
+			}
+		}
+		for range l.steps {
+			if x > u[i] {
+				i++
+			}
+		}
+		return i
+	}
 	b := math.Float64bits(x)
 	if int64(b) < int64(l.lo) { // below the range, zero and negatives
 		return 0
@@ -142,16 +271,26 @@ func (l *buckets) index(x float64) int {
 	return int(b>>l.shift-l.base) + 1
 }
 
-// bounds returns bucket i's range [lower, upper); underflow starts at
-// -Inf and overflow ends at +Inf.
+// bounds returns bucket i's lower and upper bounds; the first starts at
+// -Inf and the last ends at +Inf.
 func (l *buckets) bounds(i int) (lower, upper float64) {
-	switch i {
-	case 0:
-		return math.Inf(-1), math.Float64frombits(l.lo)
-	case l.n - 1:
-		return math.Float64frombits(l.hi), math.Inf(1)
+	lower, upper = math.Inf(-1), math.Inf(1)
+	if l.upper != nil {
+		if i > 0 {
+			lower = l.upper[i-1]
+		}
+		if i < len(l.upper) {
+			upper = l.upper[i]
+		}
+		return lower, upper
 	}
-	return math.Float64frombits((l.base + uint64(i) - 1) << l.shift), math.Float64frombits((l.base + uint64(i)) << l.shift)
+	if i > 0 {
+		lower = math.Float64frombits((l.base + uint64(i) - 1) << l.shift)
+	}
+	if i < l.n-1 {
+		upper = math.Float64frombits((l.base + uint64(i)) << l.shift)
+	}
+	return lower, upper
 }
 
 // names returns the buckets' instance names: their upper bounds, with
@@ -172,16 +311,22 @@ func formatBound(f float64) string {
 	return strconv.FormatFloat(f, 'g', 6, 64)
 }
 
-func newHistogram(l *buckets, units Units) *Histogram {
-	h := &Histogram{l: l, counts: make([]atomic.Uint64, l.n), snap: make([]uint64, l.n), perNs: 1e-9}
-	h.min.Store(math.Float64bits(math.Inf(1)))
-	h.max.Store(math.Float64bits(math.Inf(-1)))
+// perNs is how many of units a nanosecond is: 1e-9 when units are not a
+// time, as for seconds.
+func perNs(units Units) float64 {
 	if units.DimTime() == 1 && units.DimSpace() == 0 && units.DimCount() == 0 {
 		scale := [...]float64{1, 1e3, 1e6, 1e9, 60e9, 3600e9}
 		if s := units.ScaleTime(); s < len(scale) {
-			h.perNs = 1 / scale[s]
+			return 1 / scale[s]
 		}
 	}
+	return 1e-9
+}
+
+func newHistogram(l *buckets, units Units, w *window) *Histogram {
+	h := &Histogram{l: l, counts: make([]atomic.Uint64, l.n), perNs: perNs(units), w: w}
+	h.min.Store(math.Float64bits(math.Inf(1)))
+	h.max.Store(math.Float64bits(math.Inf(-1)))
 	return h
 }
 
@@ -226,48 +371,45 @@ func (h *Histogram) Since(start time.Time) { h.ObserveDuration(time.Since(start)
 
 // HistogramStats is a histogram's state as it publishes it.
 type HistogramStats struct {
-	Count          uint64
-	Sum            float64
-	Min, Max, Mean float64 // 0 when Count is 0
+	Count uint64  // observations, cumulative
+	Sum   float64 // their sum, cumulative
+	// Min, Max and Mean are over the window; 0 when it holds no
+	// observation.
+	Min, Max, Mean float64
 }
 
-// Stats returns the count, sum, min, max and mean of the observations.
+// Stats returns the count and sum of the observations, and the min, max
+// and mean of those in the window.
 func (h *Histogram) Stats() HistogramStats {
 	if h == nil {
 		return HistogramStats{}
 	}
-	var s HistogramStats
-	for i := range h.counts {
-		s.Count += h.counts[i].Load()
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	s := h.w.state(h, time.Now())
+	st := HistogramStats{Count: s.total, Sum: s.sum}
+	if s.n > 0 {
+		st.Min, st.Max, st.Mean = s.min, s.max, s.inSum/float64(s.n)
 	}
-	s.Sum = math.Float64frombits(h.sum.Load())
-	if s.Count > 0 {
-		s.Min = math.Float64frombits(h.min.Load())
-		s.Max = math.Float64frombits(h.max.Load())
-		s.Mean = s.Sum / float64(s.Count)
-	}
-	return s
+	return st
 }
 
-// Quantile returns the estimate of quantile q (0 < q <= 1) that the
-// histogram publishes, 0 when nothing was observed. Its error is bounded as
-// the type's documentation says.
+// Quantile returns the estimate of quantile q (0 < q <= 1) over the window
+// that the histogram publishes, 0 when the window holds no observation. Its
+// error is bounded as the type's documentation says.
 func (h *Histogram) Quantile(q float64) float64 {
 	if h == nil {
 		return 0
 	}
-	counts := make([]uint64, len(h.counts))
-	var total uint64
-	for i := range counts {
-		counts[i] = h.counts[i].Load()
-		total += counts[i]
-	}
-	return h.quantile(counts, total, q, math.Float64frombits(h.min.Load()), math.Float64frombits(h.max.Load()))
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	s := h.w.state(h, time.Now())
+	return h.quantile(s.in, s.n, q, s.min, s.max)
 }
 
-// quantile estimates quantile q from a snapshot of the counts: the middle
-// of the bucket holding the sample of rank ceil(q*total), narrowed to the
-// observed [min, max].
+// quantile estimates quantile q from counts per bucket: the middle of the
+// bucket holding the sample of rank ceil(q*total), narrowed to [least,
+// most], the observed min and max.
 func (h *Histogram) quantile(counts []uint64, total uint64, q, least, most float64) float64 {
 	if total == 0 {
 		return 0
@@ -322,6 +464,8 @@ type histGroup struct {
 	bucketM   *metric   // name.bucket
 	statM     []*metric // in stats order
 
+	window, interval time.Duration // of each histogram's window
+
 	mu        sync.Mutex // serialises refresh and guards hs
 	quantiles []float64
 	hs        []*histOut
@@ -345,8 +489,14 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	if o != nil {
 		opts = *o
 	}
-	l, err := newBuckets(&opts)
+	l, err := newBuckets(&opts, units)
 	if err != nil {
+		panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultInterval
+	}
+	if _, err := newWindow(opts.Window, opts.Interval, 0, time.Time{}); err != nil {
 		panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
 	}
 	qs := opts.Quantiles
@@ -359,7 +509,8 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
 		}
 	}
-	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: instances != nil, quantiles: qs}
+	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: instances != nil, quantiles: qs,
+		window: opts.Window, interval: opts.Interval}
 
 	short, _ := splitHelp(help)
 	bucketInsts := g.bounds
@@ -461,10 +612,11 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	return true, err
 }
 
-// makeLocked makes the histogram of an instance, whose values are bound as soon
-// as they have storage. Called with the registry's lock held.
+// makeLocked makes the histogram of an instance, whose values are bound as
+// soon as they have storage. Called with the registry's lock held.
 func (g *histGroup) makeLocked(name string, id int32) (*Histogram, error) {
-	o := &histOut{h: newHistogram(g.l, g.units), inst: name, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
+	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
+	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
 	stat, firstBucket := 0, 0
 	if g.vec {
 		stat, firstBucket = g.statIndom.ids[id], g.bucketIn.ids[id*int32(len(g.bounds))]
@@ -492,30 +644,26 @@ func (g *histGroup) makeLocked(name string, id int32) (*Histogram, error) {
 func (g *histGroup) refresh() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	now := time.Now()
 	for _, o := range g.hs {
-		h := o.h
-		var total uint64
-		for j := range h.counts {
-			c := h.counts[j].Load()
-			h.snap[j] = c
-			total += c
-		}
-		for j, c := range h.snap {
+		o.h.w.mu.Lock()
+		s := o.h.w.state(o.h, now)
+		for j, c := range s.counts {
 			o.bucket[j].Set(int64(c))
 		}
-		o.stats[0].Set(int64(total))
-		sum := math.Float64frombits(h.sum.Load())
-		o.stats[1].SetFloat(sum)
-		if total == 0 {
-			continue
+		o.stats[0].Set(int64(s.total))
+		o.stats[1].SetFloat(s.sum)
+		var lo, hi, mean float64
+		if s.n > 0 {
+			lo, hi, mean = s.min, s.max, s.inSum/float64(s.n)
 		}
-		lo, hi := math.Float64frombits(h.min.Load()), math.Float64frombits(h.max.Load())
 		o.stats[2].SetFloat(lo)
 		o.stats[3].SetFloat(hi)
-		o.stats[4].SetFloat(sum / float64(total))
+		o.stats[4].SetFloat(mean)
 		for k, q := range g.quantiles {
-			o.stats[5+k].SetFloat(h.quantile(h.snap, total, q, lo, hi))
+			o.stats[5+k].SetFloat(o.h.quantile(s.in, s.n, q, s.min, s.max))
 		}
+		o.h.w.mu.Unlock()
 	}
 }
 
@@ -536,6 +684,13 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // instance:bound pairs, such as "/api:0.00109863", to which a new instance
 // adds one pair per bucket. As those pairs are told apart up to the first
 // space, the instance names of a histogram vector have no space.
+//
+// Its default limit is the registry's cap on an indom's instances
+// (Options.MaxIndomInstances) over a histogram's buckets, when that is
+// less than DefaultVecLimit: 215 instances with the default 19 buckets and
+// cap of 4096, 16 with the log-linear layout's 242 by default. SetLimit
+// raises it, within the cap.
+//
 // It panics if the registry refuses the declaration: invalid options, an invalid
 // or duplicate name or instance, or a closed registry (the panic value wraps
 // the sentinel, such as ErrName).
@@ -546,5 +701,10 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	g := declareHistograms(registry(r), name, help, units, o, instances)
 	g.r.mu.Lock()
 	defer g.r.mu.Unlock()
-	return newVec(g.r, name, vecKind[Histogram](g), instances)
+	v := newVec(g.r, name, vecKind[Histogram](g), instances)
+	// The default limit keeps the buckets' indom within the registry's cap.
+	if c := capOf(g.r.opts.MaxIndomInstances, DefaultMaxIndomInstances) / len(g.bounds); c < DefaultVecLimit {
+		v.limit.Store(int64(c))
+	}
+	return v
 }

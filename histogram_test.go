@@ -12,7 +12,7 @@ import (
 )
 
 func TestBucketIndexAndBounds(t *testing.T) {
-	l, err := newBuckets(&HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4})
+	l, err := newBuckets(&HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4}, NoUnits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestBucketIndexAndBounds(t *testing.T) {
 }
 
 func TestBucketNamesUniqueAtFinestResolution(t *testing.T) {
-	l, err := newBuckets(&HistogramOptions{Min: 1e-9, Max: 1e-6, SubBuckets: 1024})
+	l, err := newBuckets(&HistogramOptions{Min: 1e-9, Max: 1e-6, SubBuckets: 1024}, NoUnits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +77,13 @@ func TestBucketOptions(t *testing.T) {
 	for _, o := range []HistogramOptions{
 		{Min: -1}, {Min: 10, Max: 5}, {SubBuckets: 3}, {SubBuckets: 2048}, {Min: 1e-300, Max: 1e300, SubBuckets: 1024},
 	} {
-		if _, err := newBuckets(&o); err == nil {
+		if _, err := newBuckets(&o, NoUnits); err == nil {
 			t.Errorf("options %+v accepted", o)
 		}
 	}
-	l, err := newBuckets(&HistogramOptions{})
+	l, err := newBuckets(&HistogramOptions{SubBuckets: 8}, NoUnits)
 	if err != nil || l.n != 242 {
-		t.Fatalf("defaults: %d buckets, %v; want 242", l.n, err)
+		t.Fatalf("log-linear defaults: %d buckets, %v; want 242", l.n, err)
 	}
 	for q, want := range map[float64]string{0.5: "p50", 0.9: "p90", 0.99: "p99", 0.999: "p999", 0.05: "p05", 1: "p100", 0.9999: "p9999"} {
 		if got, err := quantileName(q); got != want || err != nil {
@@ -95,6 +95,16 @@ func TestBucketOptions(t *testing.T) {
 			t.Errorf("quantile %v accepted", q)
 		}
 	}
+}
+
+// sinceStart is a window over everything, for histograms made without a
+// registry.
+func sinceStart(l *buckets) *window {
+	w, err := newWindow(SinceStart, time.Second, l.n, time.Now())
+	if err != nil {
+		panic(err)
+	}
+	return w
 }
 
 // exactQuantile is the sample of rank ceil(q*n).
@@ -122,11 +132,11 @@ func TestQuantileAccuracy(t *testing.T) {
 		bound := 1 / float64(2*sub)
 		for _, name := range slices.Sorted(maps.Keys(dists)) {
 			gen := dists[name]
-			l, err := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e7, SubBuckets: sub})
+			l, err := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e7, SubBuckets: sub}, NoUnits)
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := newHistogram(l, NoUnits)
+			h := newHistogram(l, NoUnits, sinceStart(l))
 			n := 1 + rng.IntN(100000)
 			xs := make([]float64, n)
 			for i := range xs {
@@ -159,8 +169,8 @@ func TestQuantileAccuracy(t *testing.T) {
 
 func TestHistogramObserveDuration(t *testing.T) {
 	for units, want := range map[Units]float64{Second: 1.5, Millisecond: 1500, Microsecond: 1.5e6, Nanosecond: 1.5e9, Count: 1.5, Minute: 0.025} {
-		l, _ := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e10})
-		h := newHistogram(l, units)
+		l, _ := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e10}, NoUnits)
+		h := newHistogram(l, units, sinceStart(l))
 		h.ObserveDuration(1500 * time.Millisecond)
 		if got := h.Stats().Sum; math.Abs(got-want) > 1e-9*want {
 			t.Errorf("units %v: observed %v, want %v", units, got, want)
@@ -233,8 +243,8 @@ func TestHistogramPublishes(t *testing.T) {
 }
 
 func TestHistogramConcurrentObserve(t *testing.T) {
-	l, _ := newBuckets(&HistogramOptions{})
-	h := newHistogram(l, NoUnits)
+	l, _ := newBuckets(&HistogramOptions{}, NoUnits)
+	h := newHistogram(l, NoUnits, sinceStart(l))
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)

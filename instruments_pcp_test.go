@@ -22,7 +22,7 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 	tm := mmv.NewTimer(r, "busy", "Time busy")
 	h := mmv.NewHistogram(r, "latency", "Latency", mmv.Millisecond, &mmv.HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4})
 	cv := mmv.NewCounterVec(r, "by_route", "Requests by route", mmv.Count, "/a", "/b")
-	hv := mmv.NewHistogramVec(r, "size", "Sizes by route", mmv.Byte, nil, "/a", "/b")
+	hv := mmv.NewHistogramVec(r, "size", "Sizes by route", mmv.Byte, &mmv.HistogramOptions{Buckets: []float64{256, 1024, 4096}}, "/a", "/b")
 	c.Add(5) // before Start
 	if err := r.Start(); err != nil {
 		t.Fatal(err)

@@ -29,6 +29,15 @@ type Options struct {
 	// be published together in a new file; zero means 50ms. Their values
 	// can be updated at once; Flush publishes without waiting.
 	PublishDelay time.Duration
+	// MaxIndomInstances caps the instances of one indom, and MaxInstances
+	// those of the registry (overflow files included once): PCP's reader
+	// takes time quadratic in an indom's instances, inside pmcd, where
+	// every client of the host waits for it (see docs/design.md, "What a
+	// registry costs PCP's reader"). Zero means DefaultMaxIndomInstances
+	// and DefaultMaxInstances; a negative value removes the cap. Raise
+	// them knowingly: at 16,000 instances in one indom a fetch holds pmcd
+	// for half a second, at 32,000 for three.
+	MaxIndomInstances, MaxInstances int
 }
 
 // Registry declares the metrics of one MMV file and, once started, owns the
@@ -54,6 +63,7 @@ type Registry struct {
 	pending *time.Timer // the publication of declarations made after Start
 	pubErr  error       // why the last publication failed
 	dir     string      // where the files are, resolved at Start
+	path    string      // the first file's, once started
 	waiting []waiter    // instruments waiting for storage (declare.go)
 	cells   []*cell     // every instrument's cell, unbound at Close
 
@@ -132,6 +142,7 @@ func (r *Registry) Start() error {
 		}
 	}
 	r.state = started
+	r.path = r.parts[0].file.path
 	r.bindLocked()
 	for _, f := range r.onStart {
 		f()
@@ -161,14 +172,12 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 	return m.values[i], nil
 }
 
-// Path returns the path of the file, once started.
+// Path returns the path of the file once started, "" before; after Close
+// it still names where the file was.
 func (r *Registry) Path() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if f := r.parts[0].file; f != nil {
-		return f.path
-	}
-	return ""
+	return r.path
 }
 
 // Close unmaps the files, and removes them when the Process flag is set;

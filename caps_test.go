@@ -1,0 +1,114 @@
+package mmv_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/goruntime"
+)
+
+func capInstances(prefix string, n int) []mmv.Instance {
+	insts := make([]mmv.Instance, n)
+	for i := range insts {
+		insts[i] = mmv.Instance{ID: int32(i), Name: fmt.Sprintf("%s%d", prefix, i)}
+	}
+	return insts
+}
+
+// An indom holds DefaultMaxIndomInstances and no more, whether declared
+// whole or grown by AddInstance; the error names the indom and the cap.
+func TestIndomCap(t *testing.T) {
+	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir()})
+	err := r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "routes", Instances: capInstances("i", mmv.DefaultMaxIndomInstances+1)})
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), `indom 1 ("routes")`)
+	assert.Contains(t, err.Error(), "cap of 4096 per indom")
+
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", mmv.DefaultMaxIndomInstances)}))
+	err = r.AddInstance(1, mmv.Instance{ID: 1 << 20, Name: "one-more"})
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), "indom 1")
+
+	raised := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 5000})
+	require.NoError(t, raised.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", 5000)}))
+	require.ErrorIs(t, raised.AddInstance(1, mmv.Instance{ID: 5000, Name: "one-more"}), mmv.ErrTooMany)
+
+	none := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: -1})
+	require.NoError(t, none.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", 5000)}))
+}
+
+// The registry's cap counts the instances of all its indoms.
+func TestRegistryCap(t *testing.T) {
+	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxInstances: 10})
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("a", 6)}))
+	err := r.AddIndom(mmv.Indom{Serial: 2, Instances: capInstances("b", 5)})
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), "its cap of 10 (Options.MaxInstances)")
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 2, Instances: capInstances("b", 4)}))
+	require.ErrorIs(t, r.AddInstance(1, mmv.Instance{ID: 6, Name: "a6"}), mmv.ErrTooMany)
+}
+
+// A vector at the cap, started or not, drops the new instance (With is
+// nil, Get says why, naming the vector's indom) and keeps counting the
+// others.
+func TestVecAtCap(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		t.Run(fmt.Sprint("started=", started), func(t *testing.T) {
+			r := mmv.NewRegistry("caps", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv"), MaxIndomInstances: 10})
+			if started {
+				require.NoError(t, r.Start())
+			}
+			defer r.Close()
+			v := mmv.NewCounterVec(r, "requests", "Requests", mmv.Count)
+			require.Equal(t, mmv.DefaultVecLimit, v.Limit())
+			for i := range 10 {
+				require.NotNil(t, v.With(fmt.Sprint("r", i)))
+			}
+			assert.Nil(t, v.With("r10"))
+			_, err := v.Get("r10")
+			require.ErrorIs(t, err, mmv.ErrTooMany)
+			assert.Contains(t, err.Error(), `"Instances of requests"`)
+			assert.Contains(t, err.Error(), "cap of 10")
+			v.With("r3").Add(2)
+			assert.Equal(t, uint64(2), v.With("r3").Get())
+		})
+	}
+}
+
+// A histogram vector's default limit keeps its buckets' indom within the
+// cap, for the default buckets and the log-linear layout alike, and the
+// vector takes instances up to that limit.
+func TestHistogramVecLimitWithinCap(t *testing.T) {
+	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir()})
+	def := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil)
+	assert.Equal(t, mmv.DefaultMaxIndomInstances/(len(mmv.DefaultBuckets)+1), def.Limit())
+	fine := mmv.NewHistogramVec(r, "fine", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 8})
+	assert.Equal(t, mmv.DefaultMaxIndomInstances/242, fine.Limit())
+	for i := range fine.Limit() {
+		require.NotNil(t, fine.With(fmt.Sprint("r", i)))
+	}
+	assert.Nil(t, fine.With("over"))
+
+	small := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 100})
+	v := mmv.NewHistogramVec(small, "lat", "", mmv.Second, nil)
+	assert.Equal(t, 100/19, v.Limit())
+	v.SetLimit(1000) // past what the cap allows: the cap still holds
+	for i := range 100 / 19 {
+		require.NotNil(t, v.With(fmt.Sprint("r", i)))
+	}
+	_, err := v.Get("over")
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), `"Buckets of lat, by upper bound"`)
+}
+
+// The runtime bridge declares through the same checks: on a registry whose
+// cap its buckets pass, Register fails with ErrTooMany.
+func TestGoruntimeRespectsCap(t *testing.T) {
+	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxInstances: 20})
+	require.ErrorIs(t, goruntime.Register(r, nil), mmv.ErrTooMany)
+}

@@ -1,0 +1,200 @@
+package mmv_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// The reader-cost model of docs/design.md ("What a registry costs PCP's
+// reader") comes from TestReaderCost, which loads PCP's reader and pmcd
+// for minutes, so it only runs when asked:
+//
+//	MMV_REQUIRE_PCP=1 go test -run TestReaderCost -v -timeout 30m -readercost
+var readerCost = flag.Bool("readercost", false, "measure what files of several shapes cost PCP's reader (TestReaderCost)")
+
+// costShape is one registry measured: indoms of instances each, and
+// metrics over every indom (metrics singular ones when indoms is 0), in
+// files files.
+type costShape struct {
+	files, indoms, instances, metrics int
+}
+
+func (s costShape) String() string {
+	return fmt.Sprintf("%d files x %d indoms x %d instances x %d metrics", s.files, s.indoms, s.instances, s.metrics)
+}
+
+// values is the number of values the shape puts in a directory.
+func (s costShape) values() int {
+	if s.indoms == 0 {
+		return s.files * s.metrics
+	}
+	return s.files * s.indoms * s.instances * s.metrics
+}
+
+// writeShape writes the shape's files into dir under names prefix0,
+// prefix1... and returns their registries.
+func writeShape(t testing.TB, dir, prefix string, s costShape) []*mmv.Registry {
+	t.Helper()
+	var rs []*mmv.Registry
+	for f := range s.files {
+		r := mmv.NewRegistry(fmt.Sprintf("%s%d", prefix, f), &mmv.Options{Dir: dir, MaxIndomInstances: -1, MaxInstances: -1})
+		for d := range s.indoms {
+			insts := make([]mmv.Instance, s.instances)
+			for i := range insts {
+				insts[i] = mmv.Instance{ID: int32(i), Name: fmt.Sprintf("i%d", i)}
+			}
+			noErr(t, r.AddIndom(mmv.Indom{Serial: uint32(d + 1), Instances: insts}))
+		}
+		for m := range s.metrics {
+			for d := range max(1, s.indoms) {
+				ind := uint32(0)
+				if s.indoms > 0 {
+					ind = uint32(d + 1)
+				}
+				noErr(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d.d%d", m, d), Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: ind}))
+			}
+		}
+		noErr(t, r.Start())
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// timeCmd runs a command (with env changes as pcptest's: "NAME=" unsets)
+// n times and returns the median of the wall times.
+func timeCmd(t testing.TB, n int, env []string, name string, args ...string) time.Duration {
+	t.Helper()
+	var ds []time.Duration
+	for range n {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Env = append(os.Environ(), env...)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		ds = append(ds, time.Since(start))
+		cancel()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%.2000s", name, args, err, out)
+		}
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// agentFetch is the time pminfo takes to fetch everything under mmv with
+// the MMV agent in-process, over the files in tmp/mmv: the agent's cost
+// alone, without pmcd.
+func agentFetch(t testing.TB, tmp string) time.Duration {
+	args := append(pcptest.InfoArgs(filepath.Join(pcptest.Config("PCP_PMDAS_DIR"), "mmv", "pmda_mmv.so"))[:5], "-f", "mmv")
+	return timeCmd(t, 3, []string{"PCP_TMP_DIR=" + tmp}, "pminfo", args...)
+}
+
+// pmcdFetch is the time pminfo -f takes through the running pmcd.
+func pmcdFetch(t testing.TB, n int, names ...string) time.Duration {
+	return timeCmd(t, n, []string{"PCP_TMP_DIR="}, "pminfo", append([]string{"-f"}, names...)...)
+}
+
+func TestReaderCost(t *testing.T) {
+	if !*readerCost {
+		t.Skip("measures for minutes; run with -readercost")
+	}
+	p := pcptest.RequirePMCD(t)
+	measure := func(s costShape, viaPMCD bool) {
+		tmp := t.TempDir()
+		dir := filepath.Join(tmp, "mmv")
+		rs := writeShape(t, dir, "cost", s)
+		agent := agentFetch(t, tmp)
+		for _, r := range rs {
+			noErr(t, r.Close())
+		}
+		line := fmt.Sprintf("%-48v values %7d  agent %8.3fs", s, s.values(), agent.Seconds())
+		if viaPMCD {
+			prefix := fmt.Sprintf("cost%d_", os.Getpid())
+			rs := writeShape(t, p.Dir, prefix, s)
+			first := pmcdFetch(t, 1, "mmv."+prefix+"0")
+			again := pmcdFetch(t, 3, "mmv."+prefix+"0")
+			for _, r := range rs {
+				noErr(t, r.Close())
+				noErr(t, os.Remove(r.Path()))
+			}
+			line += fmt.Sprintf("  pmcd first %8.3fs  pmcd %8.3fs", first.Seconds(), again.Seconds())
+		}
+		t.Log(line)
+	}
+	t.Log("instances in one indom, one metric:")
+	for _, n := range []int{500, 1000, 2000, 4000, 8000, 16000} {
+		measure(costShape{1, 1, n, 1}, n <= 8000)
+	}
+	t.Log("16000 instances over several indoms, one metric over each:")
+	for _, d := range []int{2, 4, 16} {
+		measure(costShape{1, d, 16000 / d, 1}, true)
+	}
+	t.Log("values per file: metrics over one indom of 100 instances:")
+	for _, m := range []int{1, 10, 100, 1000} {
+		measure(costShape{1, 1, 100, m}, false)
+	}
+	t.Log("files per directory, 10 singular metrics each:")
+	for _, f := range []int{1, 10, 100} {
+		measure(costShape{f, 0, 0, 10}, false)
+	}
+	t.Log("libpcp_mmv's file against ours, one indom, one metric:")
+	for _, n := range []int{4000, 8000} {
+		tmp := t.TempDir()
+		cfile := filepath.Join(tmp, "c.c")
+		noErr(t, os.WriteFile(cfile, []byte(costC), 0o644))
+		bin := filepath.Join(tmp, "c")
+		if out, err := exec.Command("gcc", "-o", bin, cfile, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+		noErr(t, os.Mkdir(filepath.Join(tmp, "mmv"), 0o755))
+		cmd := exec.Command(bin, fmt.Sprint(n))
+		cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+tmp)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("libpcp_mmv writer: %v\n%s", err, out)
+		}
+		c := agentFetch(t, tmp)
+		ours := t.TempDir()
+		for _, r := range writeShape(t, filepath.Join(ours, "mmv"), "cost", costShape{1, 1, n, 1}) {
+			noErr(t, r.Close())
+		}
+		goTime := agentFetch(t, ours)
+		t.Logf("%d instances: libpcp_mmv %.3fs, ours %.3fs, ratio %.2f", n, c.Seconds(), goTime.Seconds(), goTime.Seconds()/c.Seconds())
+	}
+	out, err := exec.Command("pminfo", "-f", "pmcd.version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "value") {
+		t.Fatalf("pmcd no longer answers: %v\n%s", err, out)
+	}
+}
+
+// costC writes, with libpcp_mmv, the file writeShape writes for one indom
+// of argv[1] instances and one counter over it.
+const costC = `#include <stdio.h>
+#include <stdlib.h>
+#include <pcp/pmapi.h>
+#include <pcp/mmv_stats.h>
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), i;
+	char name[32];
+	mmv_registry_t *r = mmv_stats_registry("cost0", 0, 0);
+	pmUnits none = MMV_UNITS(0, 0, 0, 0, 0, 0);
+	if (r == NULL || mmv_stats_add_indom(r, 1, NULL, NULL) != 0) return 1;
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "i%d", i);
+		mmv_stats_add_instance(r, 1, i, name); /* 6.0.3 returns -1 on success */
+	}
+	if (mmv_stats_add_metric(r, "m0.d0", 1, MMV_TYPE_U64, MMV_SEM_COUNTER, none, 1, NULL, NULL) != 0) return 1;
+	if (mmv_stats_start(r) == NULL) return 1;
+	return 0; /* no PROCESS flag: the file stays */
+}
+`

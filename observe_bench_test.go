@@ -1,0 +1,41 @@
+package mmv
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+// Observe's budget is 3x a raw atomic add on a word in its own cache line:
+// compare BenchmarkHistogramObserveDefault and BenchmarkHistogramObserve
+// (log-linear) with BenchmarkAtomicAddOwnLine in one run:
+//
+//	go test -run '^$' -bench 'HistogramObserve(Default)?$|AtomicAddOwnLine' -count 5
+
+// BenchmarkHistogramObserveDefault is Observe with the default buckets.
+func BenchmarkHistogramObserveDefault(b *testing.B) {
+	h := NewHistogram(benchRegistry(b), "h", "", Second, nil)
+	xs := benchInputs()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		h.Observe(xs[i&1023])
+		i++
+	}
+}
+
+// BenchmarkAtomicAddOwnLine is the floor: an atomic add on a word alone in
+// its cache line, the input loaded as Observe loads it.
+func BenchmarkAtomicAddOwnLine(b *testing.B) {
+	var line struct {
+		_ [64]byte
+		n atomic.Uint64
+		_ [56]byte
+	}
+	xs := benchInputs()
+	i := 0
+	for b.Loop() {
+		sinkF = xs[i&1023]
+		line.n.Add(1)
+		i++
+	}
+}

@@ -1,0 +1,76 @@
+package mmv_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// After 1,000,000 observations of 2 ms, 5,000 of 2 s move p99 to 2 s once
+// the window has passed, as PCP's reader shows it, while a histogram over
+// everything since Start still reads 2 ms and the counts stay cumulative.
+func TestQuantileWindowThroughPCP(t *testing.T) {
+	pcptest.Require(t)
+	tmp := t.TempDir()
+	const window, interval = time.Second, 50 * time.Millisecond
+	r := mmv.NewRegistry("win", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
+	recent := mmv.NewHistogram(r, "recent", "Latency", mmv.Second, &mmv.HistogramOptions{Window: window, Interval: interval})
+	all := mmv.NewHistogram(r, "all", "Latency", mmv.Second, &mmv.HistogramOptions{Window: mmv.SinceStart, Interval: interval})
+	require.NoError(t, r.Start())
+	defer r.Close()
+	value := func(ms []pcptest.Metric, name, inst string) string {
+		m := pcptest.Find(ms, "mmv.win."+name)
+		require.NotNil(t, m, "PCP shows %s", name)
+		if inst == "" {
+			return m.Value
+		}
+		in := m.Instance(inst)
+		require.NotNil(t, in, "%s[%s]", name, inst)
+		return in.Value
+	}
+	// settle waits for the refreshes to publish count n.
+	settle := func(n uint64) {
+		for range 200 {
+			if recent.Stats().Count == n {
+				time.Sleep(3 * interval)
+				return
+			}
+			time.Sleep(interval)
+		}
+	}
+
+	for range 1_000_000 {
+		recent.Observe(0.002)
+		all.Observe(0.002)
+	}
+	settle(1_000_000)
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, "0.002", value(ms, "recent.p99", ""))
+	assert.Equal(t, "0.002", value(ms, "all.p99", ""))
+
+	time.Sleep(window) // the 2 ms leave the window
+	for range 5000 {
+		recent.Observe(2)
+		all.Observe(2)
+	}
+	settle(1_005_000)
+	ms = pcptest.Info(t, tmp)
+	assert.Equal(t, "2", value(ms, "recent.p99", ""), "p99 over the window")
+	assert.Equal(t, "2", value(ms, "recent.p50", ""))
+	assert.Equal(t, "2", value(ms, "recent.min", ""))
+	// Since Start, p99 is still in the 2 ms bucket (0.001, 0.0025]: its
+	// middle, narrowed to the min.
+	assert.Equal(t, "0.00225", value(ms, "all.p99", ""), "p99 since Start")
+	assert.Equal(t, "0.002", value(ms, "all.min", ""))
+	for _, h := range []string{"recent", "all"} {
+		assert.Equal(t, "1005000", value(ms, h+".count", ""), "%s.count cumulative", h)
+		assert.Equal(t, "1000000", value(ms, h+".bucket", "0.0025"), "%s.bucket cumulative", h)
+		assert.Equal(t, "5000", value(ms, h+".bucket", "2.5"))
+	}
+}

@@ -1,0 +1,147 @@
+package mmv
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// windowAt reads h's published state at now.
+func windowAt(h *Histogram, now time.Time) (n uint64, p99, lo, hi float64, total uint64) {
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	s := h.w.state(h, now)
+	return s.n, h.quantile(s.in, s.n, 0.99, s.min, s.max), s.min, s.max, s.total
+}
+
+// After a change of distribution the window's p99, min and max are the new
+// distribution's within one window, while the cumulative count keeps
+// everything; refreshed every second, as by default.
+func TestWindowForgets(t *testing.T) {
+	l, err := newBuckets(&HistogramOptions{}, Second)
+	require.NoError(t, err)
+	t0 := time.Unix(1000, 0)
+	w, err := newWindow(0, time.Second, l.n, t0)
+	require.NoError(t, err)
+	h := newHistogram(l, Second, w)
+	for range 1_000_000 {
+		h.Observe(0.002)
+	}
+	n, p99, _, _, _ := windowAt(h, t0.Add(time.Second))
+	assert.Equal(t, uint64(1_000_000), n)
+	assert.Equal(t, 0.002, p99)
+	// From now on, 5,000 observations of 2 s a second: 0.5% of the
+	// window at first, all of it after one window.
+	change := t0.Add(time.Second)
+	for s := 1; s <= 70; s++ {
+		for range 5000 {
+			h.Observe(2)
+		}
+		var lo, hi float64
+		var total uint64
+		n, p99, lo, hi, total = windowAt(h, change.Add(time.Duration(s)*time.Second))
+		switch {
+		case s == 1:
+			assert.Less(t, p99, 0.0025, "p99 in the 2 ms bucket while the 2 ms dominate")
+		case s >= 60:
+			require.Equal(t, 2.0, p99, "p99 %d s after the change", s)
+			require.Equal(t, 2.0, lo, "min %d s after the change", s)
+			require.Equal(t, 2.0, hi)
+			require.Equal(t, uint64(1_000_000+s*5000), total, "cumulative count")
+			require.LessOrEqual(t, n, uint64(60*5000))
+		}
+	}
+}
+
+// The window covers between 5/6 of its span, less one interval, and its
+// span: at every refresh, of observations made one per second.
+func TestWindowSpan(t *testing.T) {
+	l, err := newBuckets(&HistogramOptions{}, Second)
+	require.NoError(t, err)
+	t0 := time.Unix(1000, 0)
+	w, err := newWindow(time.Minute, time.Second, l.n, t0)
+	require.NoError(t, err)
+	h := newHistogram(l, Second, w)
+	for s := 1; s <= 300; s++ {
+		h.Observe(1)
+		n, _, _, _, _ := windowAt(h, t0.Add(time.Duration(s)*time.Second))
+		if s >= 60 {
+			require.GreaterOrEqual(t, n, uint64(49), "second %d", s)
+			require.LessOrEqual(t, n, uint64(60), "second %d", s)
+		}
+	}
+}
+
+// SinceStart keeps everything; a window shorter than two intervals is
+// refused.
+func TestWindowOptions(t *testing.T) {
+	l, err := newBuckets(&HistogramOptions{}, Second)
+	require.NoError(t, err)
+	t0 := time.Unix(1000, 0)
+	h := newHistogram(l, Second, sinceStart(l))
+	h.Observe(0.002)
+	n, _, lo, _, _ := windowAt(h, t0.Add(24*time.Hour))
+	assert.Equal(t, uint64(1), n)
+	assert.Equal(t, 0.002, lo)
+	_, err = newWindow(time.Second, time.Second, l.n, t0)
+	assert.Error(t, err)
+	assert.Panics(t, func() {
+		NewHistogram(NewRegistry("w", nil), "h", "", Second, &HistogramOptions{Window: 500 * time.Millisecond})
+	})
+}
+
+// Explicit buckets count previous < v <= bound, as client_golang's, and
+// the branch-free search agrees with a linear one.
+func TestExplicitBuckets(t *testing.T) {
+	l, err := newBuckets(&HistogramOptions{Buckets: []float64{1, 2, 5}}, Second)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1", "2", "5", "+Inf"}, l.names())
+	for x, want := range map[float64]int{math.Inf(-1): 0, -3: 0, 1: 0, 1.5: 1, 2: 1, 5: 2, 5.1: 3, math.Inf(1): 3} {
+		assert.Equal(t, want, l.index(x), "index(%v)", x)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, bounds := range [][]float64{DefaultBuckets, {0}, {1, 2, 3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9}, {-1, 0, 0.5, 1, 3}, {-5, -2, 1e-3, 1.1e-3, 1.2e-3, 7, 1e6}} {
+		l, err := newBuckets(&HistogramOptions{Buckets: bounds}, Second)
+		require.NoError(t, err)
+		for range 10000 {
+			x := math.Exp(rng.NormFloat64()*4) - 0.5
+			want := len(bounds)
+			for i, b := range bounds {
+				if x <= b {
+					want = i
+					break
+				}
+			}
+			require.Equal(t, want, l.index(x), "bounds %v, x %v", bounds, x)
+		}
+	}
+	ms, err := newBuckets(&HistogramOptions{}, Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, "0.1", ms.names()[0], "default bounds in the histogram's time units")
+	assert.Equal(t, "50000", ms.names()[len(DefaultBuckets)-1])
+	for _, o := range []HistogramOptions{
+		{Buckets: []float64{2, 1}}, {Buckets: []float64{1, 1}}, {Buckets: []float64{math.NaN()}},
+		{Buckets: []float64{math.Inf(1)}}, {Buckets: []float64{1}, SubBuckets: 8},
+	} {
+		_, err := newBuckets(&o, Second)
+		assert.Error(t, err, "options %+v", o)
+	}
+}
+
+// Observe allocates nothing, in either layout.
+func TestObserveAllocs(t *testing.T) {
+	for _, o := range []*HistogramOptions{nil, {SubBuckets: 8}} {
+		h := NewHistogram(NewRegistry("allocs", nil), "h", "", Second, o)
+		xs := benchInputs()
+		i := 0
+		allocs := testing.AllocsPerRun(10000, func() {
+			h.Observe(xs[i&1023])
+			i++
+		})
+		assert.Zero(t, allocs)
+	}
+}
