@@ -2,13 +2,18 @@ package mmv_test
 
 // Map labels: PCP 6.0.3 flattens a map label into name.key labels, and
 // garbles anything nested deeper ({"n":{"a":{"b":1}}} shows as "n.b":1,
-// [[1,2],3] as "n":6V). The registry refuses those shapes (ErrLabel); the
-// shapes it accepts read back whole.
+// [[1,2],3] as "n":6V), and drops a map label whole when a key is not a
+// label name. The registry refuses those (ErrLabel); what it accepts reads
+// back whole.
 
 import (
+	"bytes"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -78,6 +83,107 @@ func TestConformanceMapLabels(t *testing.T) {
 			if assert.Len(t, per.Instances, 1) {
 				check("instance", per.Instances[0].Labels, "inm", "k", "4")
 			}
+		})
+	}
+}
+
+// badMapKeys are keys PCP's label-name rule refuses (a letter, then
+// letters, digits and '_'), each with a key of the same length that it
+// accepts, so one can be patched over the other in a written file.
+var badMapKeys = []struct{ bad, good string }{
+	{"bad key", "goodkey"},
+	{"1x", "x1"},
+	{"", "k"},
+	{"x.y", "xyz"},
+	{"é", "ee"},
+}
+
+// TestConformanceMapLabelKeysPCPDrops is why the registry refuses those
+// keys: a metric or instance label whose map has one, patched into a file
+// the registry wrote, is dropped by PCP's reader without a word, while the
+// same label with an accepted key shows.
+func TestConformanceMapLabelKeysPCPDrops(t *testing.T) {
+	for _, k := range badMapKeys {
+		t.Run(k.bad, func(t *testing.T) {
+			tmp, dir := pcpDir(t)
+			r := mmv.NewRegistry("keys", &mmv.Options{Cluster: 81, Dir: dir})
+			defer r.Close()
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+			// A key of the good one's length but the bad one's, padded
+			// with the NULs that end a payload.
+			good := map[string]any{k.good: 1}
+			require.NoError(t, r.AddMetricLabel("per", mmv.Label{Name: "ml", Value: good}))
+			require.NoError(t, r.AddInstanceLabel(1, 1, mmv.Label{Name: "il", Value: good}))
+			require.NoError(t, r.Start())
+
+			per := get(t, pcptest.Info(t, tmp), "mmv.keys.per")
+			require.Len(t, per.Instances, 1)
+			_, ok := mapLabel(per.Labels, "ml", k.good)
+			require.True(t, ok, "metric label with key %q missing before the patch: %s", k.good, per.Labels)
+			_, ok = mapLabel(per.Instances[0].Labels, "il", k.good)
+			require.True(t, ok, "instance label with key %q missing before the patch: %s", k.good, per.Instances[0].Labels)
+
+			file, err := os.ReadFile(r.Path())
+			require.NoError(t, err)
+			from := []byte(`{"` + k.good + `":1}`)
+			to := append([]byte(`{"`+k.bad+`":1}`), make([]byte, len(k.good)-len(k.bad))...)
+			require.Equal(t, 2, bytes.Count(file, from), "the two labels' payloads")
+			f, err := os.OpenFile(r.Path(), os.O_WRONLY, 0)
+			require.NoError(t, err)
+			for i := 0; i < 2; i++ {
+				at := bytes.Index(file, from)
+				_, err = f.WriteAt(to, int64(at))
+				require.NoError(t, err)
+				copy(file[at:], to)
+			}
+			require.NoError(t, f.Close())
+
+			per = get(t, pcptest.Info(t, tmp), "mmv.keys.per")
+			require.Len(t, per.Instances, 1)
+			_, ok = per.Label("ml")
+			assert.False(t, ok, "PCP shows the metric label with key %q: %s", k.bad, per.Labels)
+			_, ok = per.Instances[0].Label("il")
+			assert.False(t, ok, "PCP shows the instance label with key %q: %s", k.bad, per.Instances[0].Labels)
+		})
+	}
+}
+
+// TestConformanceMapLabelKeysRefused: the registry refuses, with ErrLabel
+// naming the label and the key, the map keys PCP drops, for every kind of
+// label, and declares nothing.
+func TestConformanceMapLabelKeysRefused(t *testing.T) {
+	for _, k := range badMapKeys {
+		t.Run(k.bad, func(t *testing.T) {
+			tmp, dir := pcpDir(t)
+			r := mmv.NewRegistry("keys", &mmv.Options{Cluster: 81, Dir: dir})
+			defer r.Close()
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+			bad := map[string]any{"ok": 1, k.bad: 1}
+			for _, c := range []struct {
+				label string
+				err   error
+			}{
+				{"rl", r.AddLabel(mmv.Label{Name: "rl", Value: bad})},
+				{"ml", r.AddMetricLabel("per", mmv.Label{Name: "ml", Value: bad})},
+				{"dl", r.AddIndomLabel(1, mmv.Label{Name: "dl", Value: bad})},
+				{"il", r.AddInstanceLabel(1, 1, mmv.Label{Name: "il", Value: bad})},
+			} {
+				if assert.ErrorIs(t, c.err, mmv.ErrLabel, "label %s", c.label) {
+					assert.Contains(t, c.err.Error(), "label "+strconv.Quote(c.label), "the error names the label")
+					assert.Contains(t, c.err.Error(), "key "+strconv.Quote(k.bad), "the error names the key")
+				}
+			}
+			require.NoError(t, r.Start())
+			per := get(t, pcptest.Info(t, tmp), "mmv.keys.per")
+			for _, name := range []string{"rl", "ml", "dl"} {
+				_, ok := per.Label(name)
+				assert.False(t, ok, "refused label %s declared: %s", name, per.Labels)
+			}
+			require.Len(t, per.Instances, 1)
+			_, ok := per.Instances[0].Label("il")
+			assert.False(t, ok, "refused instance label declared: %s", per.Instances[0].Labels)
 		})
 	}
 }

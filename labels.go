@@ -3,6 +3,8 @@ package mmv
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -12,7 +14,7 @@ type Label struct {
 	// Name starts with a letter, then letters, digits and '_'.
 	Name string
 	// Value is any value encoding/json marshals: a string, a number, a
-	// bool, nil, a slice or a map.
+	// bool, nil, a slice or a map whose keys follow Name's rule.
 	Value any
 	// Optional marks the label as not part of the metric's identity: PCP
 	// reports it but does not use it to tell series apart.
@@ -60,6 +62,15 @@ func labelPayload(subject string, l Label) ([]byte, error) {
 	var shape any
 	if err := json.Unmarshal(value, &shape); err != nil || !flatLabel(shape, 0) {
 		return nil, errorf(ErrLabel, subject, "PCP garbles %s: a value is a scalar, an array of scalars, or a map of those", value)
+	}
+	// PCP flattens a map into name.key labels, and silently drops the
+	// whole label when a key is not a label name.
+	if m, ok := shape.(map[string]any); ok {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !validLabelName(k) {
+				return nil, errorf(ErrLabel, subject, "map key %s: a key starts with a letter, then letters, digits and '_'", quote(k))
+			}
+		}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, value); err != nil {

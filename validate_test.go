@@ -108,6 +108,9 @@ var refusals = []struct {
 	{name: "label value nested map", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
 		return r.AddLabel(Label{Name: "a", Value: map[string]any{"b": map[string]int{"c": 1}}})
 	}, want: ErrLabel, msg: "garbles"},
+	{name: "label map key not a label name", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
+		return r.AddLabel(Label{Name: "a", Value: map[string]int{"b": 1, "x.y": 2}})
+	}, want: ErrLabel, msg: `map key "x.y"`},
 	{name: "label payload too long", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
 		return r.AddLabel(Label{Name: "a", Value: strings.Repeat("v", 240)})
 	}, want: ErrTooLong, msg: "payload"},
