@@ -24,7 +24,7 @@ import (
 // that registries write to.
 func pcpDir(t *testing.T) (tmp, dir string) {
 	t.Helper()
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	tmp = t.TempDir()
 	return tmp, filepath.Join(tmp, "mmv")
 }

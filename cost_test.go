@@ -109,7 +109,7 @@ func TestReaderCost(t *testing.T) {
 	if !*readerCost {
 		t.Skip("measures for minutes; run with -readercost")
 	}
-	p := pcptest.RequirePMCD(t)
+	p := pcptest.MustHavePMCD(t)
 	measure := func(s costShape, viaPMCD bool) {
 		tmp := t.TempDir()
 		dir := filepath.Join(tmp, "mmv")

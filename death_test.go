@@ -37,7 +37,7 @@ func TestProcessDeath(t *testing.T) {
 		time.Sleep(time.Hour) // until killed
 		return
 	}
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	for _, c := range []struct {
 		name  string
 		flags string

@@ -4,6 +4,7 @@ package mmv_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,25 +12,22 @@ import (
 	"testing"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 	"golang.org/x/sys/unix"
 )
 
 // smallTmpfs mounts a tmpfs of the given size on a temporary directory.
-// It needs root: elsewhere the test is skipped, but fails in CI (CI=true),
-// which runs as root.
+// It needs root: elsewhere the test is skipped, or fails as pcptest.MustHave
+// says (CI runs as root).
 func smallTmpfs(t *testing.T, size string) string {
 	t.Helper()
-	cannot := t.Skipf
-	if os.Getenv("CI") == "true" {
-		cannot = t.Fatalf
-	}
 	if os.Geteuid() != 0 {
-		cannot("mounting a tmpfs needs root")
+		pcptest.MustHave(t, errors.New("mounting a tmpfs needs root"))
 	}
 	dir := t.TempDir()
 	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		cannot("mount -t tmpfs -o size=%s tmpfs %s: %v", size, dir, err)
+		pcptest.MustHave(t, fmt.Errorf("mount -t tmpfs -o size=%s tmpfs %s: %w", size, dir, err))
 	}
 	t.Cleanup(func() {
 		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {

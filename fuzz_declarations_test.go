@@ -229,10 +229,9 @@ func FuzzDeclarations(f *testing.F) {
 			}
 		}
 		t.Logf("%s: %d metrics, %d indoms, %d labels, version %d", r.Path(), len(file.Metrics), len(file.Indoms), len(file.Labels), file.Header.Version)
-		if fuzzing() || pcptest.Installed() != nil && os.Getenv(pcptest.RequireEnv) != "1" {
+		if fuzzing() || !pcptest.WantPCP(t) {
 			return
 		}
-		pcptest.Require(t)
 		prefix := "mmv." + r.Name() + "."
 		if file.Header.Flags&mmv.NoPrefix != 0 {
 			prefix = "mmv."

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/golden"
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // The golden files in testdata/golden are what PCP's C writer, libpcp_mmv,
@@ -373,32 +374,12 @@ func TestGoldenFresh(t *testing.T) {
 // MMV_REQUIRE_PCP=1) when gcc or libpcp_mmv is missing.
 func buildGen(t *testing.T, dir string) string {
 	t.Helper()
-	skip := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("MMV_REQUIRE_PCP") == "1" {
-			t.Fatalf("MMV_REQUIRE_PCP=1: "+format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		skip("gcc not found: %v", err)
-	}
+	pcptest.MustHaveLibPCPMMV(t)
 	src, err := filepath.Abs(filepath.Join(goldenDir, "gen.c"))
 	goldenMust(t, err)
 	gen := filepath.Join(dir, "gen")
-	out, err := exec.Command(gcc, "-o", gen, src, "-lpcp_mmv", "-lpcp").CombinedOutput()
-	if err == nil {
-		return gen
+	if out, err := exec.Command("gcc", "-o", gen, src, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
+		t.Fatalf("gcc gen.c: %v\n%s", err, out)
 	}
-	// Tell a missing libpcp_mmv from a broken gen.c with a program that
-	// needs nothing but the library.
-	probe := filepath.Join(dir, "probe.c")
-	goldenMust(t, os.WriteFile(probe, []byte("#include <pcp/pmapi.h>\n#include <pcp/mmv_stats.h>\n"+
-		"int main(void) { return mmv_stats_registry(\"p\", 0, 0) == 0; }\n"), 0o644))
-	if pout, perr := exec.Command(gcc, "-o", filepath.Join(dir, "probe"), probe, "-lpcp_mmv", "-lpcp").CombinedOutput(); perr != nil {
-		skip("libpcp_mmv not usable (install libpcp-mmv1-dev): %v\n%s", perr, pout)
-	}
-	t.Fatalf("gcc gen.c: %v\n%s", err, out)
-	return ""
+	return gen
 }

@@ -137,7 +137,7 @@ func TestGrowthLosesNoUpdate(t *testing.T) {
 		t.Fatalf("indom has %d instances, want %d", got, newInstances+1)
 	}
 
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	ms := pcptest.Info(t, tmp)
 	want := strconv.FormatInt(total, 10)
 	for _, m := range old {

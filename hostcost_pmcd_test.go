@@ -68,7 +68,7 @@ func fetchTime(ctx context.Context, names ...string) (time.Duration, int, error)
 // and an unrelated fetch made meanwhile under half a second: the budgets
 // of issue 10, about PCP's cost, not ours.
 func TestDefaultLimitsFetchThroughPMCD(t *testing.T) {
-	p := pcptest.RequirePMCD(t)
+	p := pcptest.MustHavePMCD(t)
 	name, values := defaultLimitsRegistry(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -102,7 +102,7 @@ func TestDefaultLimitsFetchThroughPMCD(t *testing.T) {
 // BenchmarkDefaultLimitsFetch is the fetch of TestDefaultLimitsFetchThroughPMCD,
 // to track PCP's cost for what default options allow.
 func BenchmarkDefaultLimitsFetch(b *testing.B) {
-	p := pcptest.RequirePMCD(b)
+	p := pcptest.MustHavePMCD(b)
 	name, _ := defaultLimitsRegistry(b, p)
 	n := 0
 	for b.Loop() {

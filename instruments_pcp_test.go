@@ -13,7 +13,7 @@ import (
 // TestInstrumentsThroughPCP reads every instrument with PCP's real reader:
 // the type, semantics and units PCP reports, and the values.
 func TestInstrumentsThroughPCP(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	r := mmv.NewRegistry("inst", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
 	c := mmv.NewCounter(r, "requests", "Requests served", mmv.Count)

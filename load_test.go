@@ -22,7 +22,7 @@ import (
 // case, declarations made meanwhile rewrite the file again and again
 // (new metrics, new instances of the counters' indom): no update is lost.
 func TestLoadTotals(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	const N, M = 8, 20000
 	for _, growing := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fixed", true: "growing"}[growing], func(t *testing.T) {
@@ -132,7 +132,7 @@ func TestLoadTotals(t *testing.T) {
 // one and, within a lifetime, no less than the last one fetched; or no
 // value at all (between two lifetimes). pmcd must stay up throughout.
 func TestSoakPMCD(t *testing.T) {
-	p := pcptest.RequirePMCD(t)
+	p := pcptest.MustHavePMCD(t)
 	const lifetimes, updates = 200, 20
 	name := fmt.Sprintf("soak%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	metric := "mmv." + name + ".count"

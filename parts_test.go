@@ -74,7 +74,7 @@ func TestMoreThanAFile(t *testing.T) {
 				t.Fatalf("%d files hold %d metrics, want 3 files and %d", len(files), count, total)
 			}
 
-			pcptest.Require(t)
+			pcptest.MustHavePCP(t)
 			ms := pcptest.Info(t, tmp)
 			prefix := "mmv.big."
 			if flags&mmv.NoPrefix != 0 {

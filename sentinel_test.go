@@ -30,7 +30,7 @@ const noValue = "No value(s) available!"
 // its slot); <t>.fresh never updated. Plus a per-instance U64 with one
 // instance missing.
 func TestSentinelNoValue(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	write := func(name string, flags mmv.Flags) {
 		r := mmv.NewRegistry(name, &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Flags: flags})

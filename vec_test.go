@@ -46,7 +46,7 @@ func pcpValue(ms []pcptest.Metric, metric, inst string) string {
 // exact values. Histograms publish their statistics at refresh, so their
 // values are read after Close.
 func TestVecFirstUseThroughPCP(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	r, tmp := pcpRegistry(t, "vec", &mmv.Options{PublishDelay: time.Hour}) // only Flush publishes
 	counters := mmv.NewCounterVec(r, "requests", "", mmv.Count, "/declared")
 	gauges := mmv.NewGaugeVec(r, "temp", "", mmv.NoUnits)
@@ -114,7 +114,7 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 // Flush. Exactly one instance is made per name, every goroutine gets the
 // same instrument, and PCP reads exactly the sums.
 func TestVecConcurrentFirstUse(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	r, tmp := pcpRegistry(t, "vec", &mmv.Options{PublishDelay: time.Millisecond})
 	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "n0")
 	const (
@@ -179,7 +179,7 @@ func TestVecConcurrentFirstUse(t *testing.T) {
 // TestVecConcurrentFirstUseAfterStart: the same after Start, read through
 // PCP after Flush while the registry stays open.
 func TestVecConcurrentFirstUseAfterStart(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	r, tmp := pcpRegistry(t, "vec", nil)
 	v := mmv.NewIntGaugeVec(r, "level", "", mmv.Count)
 	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 1})
@@ -368,7 +368,7 @@ func BenchmarkVecWith(b *testing.B) {
 // TestVecFirstUseInOverflowFile: a vector whose metric lands in an overflow
 // file (the registry's 1024th metric and up) grows there too.
 func TestVecFirstUseInOverflowFile(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	r, tmp := pcpRegistry(t, "vec", &mmv.Options{Cluster: 300})
 	for i := range mmv.MaxMetrics {
 		mmv.NewCounter(r, fmt.Sprintf("c%d", i), "", mmv.Count)

@@ -16,7 +16,7 @@ import (
 // the window has passed, as PCP's reader shows it, while a histogram over
 // everything since Start still reads 2 ms and the counts stay cumulative.
 func TestQuantileWindowThroughPCP(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	const window, interval = time.Second, 50 * time.Millisecond
 	r := mmv.NewRegistry("win", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})

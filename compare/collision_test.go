@@ -137,7 +137,7 @@ func speedItemCollision(t *testing.T, pattern string, wantFirst, wantLast int) {
 // metrics on one item: it keeps one and drops the other (which one depends
 // on the order of Speed's map). It needs PCP installed.
 func TestSpeedItemCollisionInPCP(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	tc := collisions[0]
 	names := []string{fmt.Sprintf(tc.pattern, tc.first), fmt.Sprintf(tc.pattern, tc.last)}
 	a := must(speed.NewPCPCounter(0, names[0]))(t)

@@ -106,7 +106,7 @@ func TestRegister(t *testing.T) {
 
 // TestRegisterThroughPCP reads the bridge's file with PCP's real reader.
 func TestRegisterThroughPCP(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: tmp + "/mmv"})
 	defer r.Close()

@@ -84,25 +84,8 @@ func compareWithPCP(t *testing.T, file string) {
 	assert.Equal(t, normalise(pcp, false), normalise(ours, true), "mmvdump %s", file)
 }
 
-// requireGCC skips the test when gcc or libpcp_mmv's header is missing,
-// or fails it when MMV_REQUIRE_PCP=1.
-func requireGCC(t *testing.T) {
-	t.Helper()
-	_, err := exec.LookPath("gcc")
-	if err == nil {
-		_, err = os.Stat("/usr/include/pcp/mmv_stats.h")
-	}
-	switch {
-	case err == nil:
-	case os.Getenv(pcptest.RequireEnv) == "1":
-		t.Fatalf("gcc and libpcp_mmv are required (%s=1): %v", pcptest.RequireEnv, err)
-	default:
-		t.Skipf("gcc or libpcp_mmv missing (set %s=1 to fail instead): %v", pcptest.RequireEnv, err)
-	}
-}
-
 func TestGoldenFilesAsPCP(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		t.Skip("the golden files are little-endian")
 	}
@@ -115,8 +98,8 @@ func TestGoldenFilesAsPCP(t *testing.T) {
 }
 
 func TestLibpcpFilesAsPCP(t *testing.T) {
-	pcptest.Require(t)
-	requireGCC(t)
+	pcptest.MustHavePCP(t)
+	pcptest.MustHaveLibPCPMMV(t)
 	dir := t.TempDir()
 	gen := filepath.Join(dir, "gen")
 	out, err := exec.Command("gcc", "testdata/libpcp.c", "-o", gen, "-lpcp_mmv", "-lpcp", "-lm").CombinedOutput()
@@ -207,7 +190,7 @@ func startWriter(t *testing.T, i int) string {
 }
 
 func TestWriterFilesAsPCP(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	for i, s := range writerScenarios {
 		t.Run(s.name, func(t *testing.T) { compareWithPCP(t, startWriter(t, i)) })
 	}

@@ -48,7 +48,7 @@ func TestSameAsLibpcp(t *testing.T) {
 // TestPCPReadsBothAlike: PCP's reader describes our file and libpcp_mmv's
 // the same way, and sees the simulated server's updates.
 func TestPCPReadsBothAlike(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	ours, theirs := t.TempDir(), t.TempDir()
 	start(t, ours)
 
@@ -88,7 +88,7 @@ func TestPCPReadsBothAlike(t *testing.T) {
 // TestServeUpdates runs the simulated server briefly and reads its
 // metrics back through PCP.
 func TestServeUpdates(t *testing.T) {
-	pcptest.Require(t)
+	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	r := start(t, tmp)
 	s, err := handles(r)

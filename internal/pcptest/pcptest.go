@@ -1,9 +1,13 @@
 // Package pcptest runs Performance Co-Pilot's own reader over MMV files, as
 // the oracle of the tests: what PCP shows is what the library wrote.
 //
-// Require skips a test when PCP is not installed, or fails it when the
-// environment sets MMV_REQUIRE_PCP=1 (as CI does), so the tests pass on a
-// machine with only Go and can never be skipped silently in CI.
+// It also says what a test needs of its environment, as the standard
+// library's internal/testenv does: HasPCP, HasPMCD and HasLibPCPMMV report
+// what is missing, and MustHavePCP, MustHavePMCD and MustHaveLibPCPMMV skip
+// the test when it is, or fail it when the environment sets
+// MMV_REQUIRE_PCP=1 (as CI does), so the tests pass on a machine with only
+// Go and can never be skipped silently in CI. MustHave does the same for
+// any other need.
 //
 // Info reads a directory of files with no daemon: pminfo loads PCP's MMV
 // agent (pmda_mmv.so, domain 70) in-process with PCP_TMP_DIR pointing at
@@ -24,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,8 +41,9 @@ const Domain = 70
 // Timeout bounds every PCP command the package runs.
 var Timeout = 30 * time.Second
 
-// RequireEnv is the environment variable that turns Require's skip into a
-// failure when set to "1".
+// RequireEnv is the environment variable that, set to "1", turns every
+// MustHave skip into a failure: the environment CI provides (PCP, pmcd,
+// gcc and libpcp_mmv, root) is then required.
 const RequireEnv = "MMV_REQUIRE_PCP"
 
 // Config returns the value of a PCP configuration variable, such as
@@ -54,10 +60,10 @@ type tools struct {
 	pminfo, agent, mmvdump string
 }
 
-// Installed reports whether PCP's reader is usable: pminfo on PATH, the MMV
+// HasPCP reports whether PCP's reader is usable: pminfo on PATH, the MMV
 // agent and mmvdump in $PCP_PMDAS_DIR/mmv, and the namespace root in
 // $PCP_VAR_DIR/pmns. The error says what is missing.
-func Installed() error {
+func HasPCP() error {
 	_, err := find()
 	return err
 }
@@ -87,31 +93,73 @@ func find() (tools, error) {
 	return t, nil
 }
 
-// Require skips the test when PCP's reader is not installed (see
-// Installed), or fails it when MMV_REQUIRE_PCP=1.
-func Require(t testing.TB) {
-	t.Helper()
-	requireWith(t, Installed(), isStrict())
-}
-
-func isStrict() bool { return os.Getenv(RequireEnv) == "1" }
-
-func requireWith(t testing.TB, missing error, strict bool) {
+// MustHave skips the test when missing is not nil, or fails it when
+// MMV_REQUIRE_PCP=1: the one place a test's need is skipped or enforced.
+func MustHave(t testing.TB, missing error) {
 	t.Helper()
 	switch {
 	case missing == nil:
-	case strict:
-		t.Fatalf("PCP is required (%s=1) but not usable: %v", RequireEnv, missing)
+	case os.Getenv(RequireEnv) == "1":
+		t.Fatalf("required (%s=1) but missing: %v", RequireEnv, missing)
 	default:
-		t.Skipf("PCP not installed, skipping (set %s=1 to fail instead): %v", RequireEnv, missing)
+		t.Skipf("skipping (set %s=1 to fail instead): %v", RequireEnv, missing)
 	}
+}
+
+// MustHavePCP skips or fails the test, as MustHave, when PCP's reader is
+// not usable (see HasPCP).
+func MustHavePCP(t testing.TB) {
+	t.Helper()
+	MustHave(t, HasPCP())
+}
+
+// WantPCP reports whether PCP's reader is usable, for a test that checks
+// PCP's view only when it can: it fails the test, as MustHave, when PCP
+// is missing and MMV_REQUIRE_PCP=1.
+func WantPCP(t testing.TB) bool {
+	t.Helper()
+	err := HasPCP()
+	if err != nil && os.Getenv(RequireEnv) == "1" {
+		MustHave(t, err)
+	}
+	return err == nil
+}
+
+// HasLibPCPMMV reports whether a C program can be built with libpcp_mmv:
+// gcc on PATH, and a probe that uses the library compiles and links.
+var HasLibPCPMMV = sync.OnceValue(func() error {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		return errors.New("gcc is not on PATH")
+	}
+	dir, err := os.MkdirTemp("", "pcptest")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	probe := filepath.Join(dir, "probe.c")
+	if err := os.WriteFile(probe, []byte("#include <pcp/pmapi.h>\n#include <pcp/mmv_stats.h>\n"+
+		"int main(void) { return mmv_stats_registry(\"p\", 0, 0) == 0; }\n"), 0o644); err != nil {
+		return err
+	}
+	if out, err := exec.Command(gcc, "-o", filepath.Join(dir, "probe"), probe, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
+		return fmt.Errorf("libpcp_mmv is not usable (Debian: apt-get install libpcp-mmv1-dev): %v\n%s", err, out)
+	}
+	return nil
+})
+
+// MustHaveLibPCPMMV skips or fails the test, as MustHave, when a C program
+// cannot be built with libpcp_mmv (see HasLibPCPMMV).
+func MustHaveLibPCPMMV(t testing.TB) {
+	t.Helper()
+	MustHave(t, HasLibPCPMMV())
 }
 
 func mustFind(t testing.TB) tools {
 	t.Helper()
 	tl, err := find()
 	if err != nil {
-		t.Fatalf("pcptest: %v (call pcptest.Require first)", err)
+		t.Fatalf("pcptest: %v (call pcptest.MustHavePCP first)", err)
 	}
 	return tl
 }
@@ -199,10 +247,10 @@ func Dump(t testing.TB, file string) string {
 // RunExample runs an example program's run function for d, with
 // PCP_TMP_DIR set to a temporary directory, checks that what it printed
 // says where its file is and how to read it with pminfo, and returns what
-// PCP's reader shows of the directory. It needs PCP, as Require.
+// PCP's reader shows of the directory. It needs PCP, as MustHavePCP.
 func RunExample(t *testing.T, run func(context.Context, io.Writer, time.Duration) error, d time.Duration, file string) []Metric {
 	t.Helper()
-	Require(t)
+	MustHavePCP(t)
 	tmp := t.TempDir()
 	t.Setenv("PCP_TMP_DIR", tmp)
 	var out bytes.Buffer

@@ -112,7 +112,7 @@ func TestParseEmptyAndBad(t *testing.T) {
 	assert.Error(t, err, "truncated block")
 }
 
-// fakeTB records what Require does instead of stopping the test.
+// fakeTB records what MustHave does instead of stopping the test.
 type fakeTB struct {
 	testing.TB
 	skipped, failed bool
@@ -122,35 +122,43 @@ func (f *fakeTB) Helper()                        {}
 func (f *fakeTB) Skipf(format string, a ...any)  { f.skipped = true }
 func (f *fakeTB) Fatalf(format string, a ...any) { f.failed = true }
 
-func TestRequireLogic(t *testing.T) {
+func TestMustHave(t *testing.T) {
 	missing := errors.New("pminfo is not on PATH")
 	for _, c := range []struct {
 		missing       error
-		strict        bool
+		strict        string
 		skip, failing bool
 	}{
-		{nil, false, false, false},
-		{nil, true, false, false},
-		{missing, false, true, false},
-		{missing, true, false, true},
+		{nil, "", false, false},
+		{nil, "1", false, false},
+		{missing, "", true, false},
+		{missing, "1", false, true},
 	} {
+		t.Setenv(RequireEnv, c.strict)
 		f := &fakeTB{TB: t}
-		requireWith(f, c.missing, c.strict)
+		MustHave(f, c.missing)
 		assert.Equal(t, c.skip, f.skipped, "%+v", c)
 		assert.Equal(t, c.failing, f.failed, "%+v", c)
 	}
 }
 
-func TestInstalledWithoutPminfo(t *testing.T) {
+func TestHasPCPWithoutPminfo(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	assert.ErrorContains(t, Installed(), "pminfo")
+	assert.ErrorContains(t, HasPCP(), "pminfo")
+	assert.ErrorContains(t, HasPMCD(), "pminfo")
 	t.Setenv(RequireEnv, "")
 	f := &fakeTB{TB: t}
-	Require(f)
+	MustHavePCP(f)
 	assert.True(t, f.skipped)
+	f = &fakeTB{TB: t}
+	assert.False(t, WantPCP(f))
+	assert.False(t, f.skipped || f.failed, "WantPCP skipped or failed without %s=1", RequireEnv)
 	t.Setenv(RequireEnv, "1")
 	f = &fakeTB{TB: t}
-	Require(f)
+	MustHavePCP(f)
+	assert.True(t, f.failed)
+	f = &fakeTB{TB: t}
+	WantPCP(f)
 	assert.True(t, f.failed)
 }
 
@@ -198,7 +206,7 @@ func TestHelperHang(t *testing.T) {
 // TestInfoEmpty runs the real reader on an empty directory: only the MMV
 // agent's own control metrics.
 func TestInfoEmpty(t *testing.T) {
-	Require(t)
+	MustHavePCP(t)
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "mmv"), 0o755))
 	ms := Info(t, dir)
@@ -211,14 +219,14 @@ func TestInfoEmpty(t *testing.T) {
 }
 
 func TestDumpMissing(t *testing.T) {
-	Require(t)
+	MustHavePCP(t)
 	out := Dump(t, filepath.Join(t.TempDir(), "nothing"))
 	assert.True(t, strings.Contains(out, "No such file"), out)
 }
 
 // TestPMCD reads through the running pmcd, which .ci/run starts.
 func TestPMCD(t *testing.T) {
-	p := RequirePMCD(t)
+	p := MustHavePMCD(t)
 	ms, err := p.Fetch(context.Background(), "mmv.control.files", "mmv.no.such.metric")
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
@@ -243,3 +251,4 @@ func TestDropVanished(t *testing.T) {
 		t.Fatalf("got %+v, %v", ms, err)
 	}
 }
+

@@ -22,17 +22,20 @@ type PMCD struct {
 	pmstore string
 }
 
-// RequirePMCD returns the helper once pmcd answers for mmv.control.files.
-// Like Require, it skips the test when pmcd is not there, or fails it when
-// MMV_REQUIRE_PCP=1 (CI starts pmcd in .ci/run).
-func RequirePMCD(t testing.TB) *PMCD {
+// HasPMCD reports whether pmcd answers, through its MMV agent, for
+// mmv.control.files.
+func HasPMCD() error {
+	_, err := pmcd()
+	return err
+}
+
+// MustHavePMCD returns the helper once pmcd answers (see HasPMCD), or
+// skips or fails the test as MustHave (CI starts pmcd in .ci/run).
+func MustHavePMCD(t testing.TB) *PMCD {
 	t.Helper()
-	Require(t)
+	MustHavePCP(t)
 	p, err := pmcd()
-	if err == nil {
-		_, err = p.Fetch(context.Background(), "mmv.control.files")
-	}
-	requireWith(t, err, isStrict())
+	MustHave(t, err)
 	return p
 }
 
@@ -49,6 +52,9 @@ func pmcd() (*PMCD, error) {
 	p.Dir = filepath.Join(tmp, "mmv")
 	if p.pmstore, err = exec.LookPath("pmstore"); err != nil {
 		return nil, fmt.Errorf("pmstore is not on PATH")
+	}
+	if _, err := p.Fetch(context.Background(), "mmv.control.files"); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
