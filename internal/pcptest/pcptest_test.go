@@ -251,4 +251,3 @@ func TestDropVanished(t *testing.T) {
 		t.Fatalf("got %+v, %v", ms, err)
 	}
 }
-
