@@ -146,18 +146,26 @@ func TestSoakPMCD(t *testing.T) {
 
 	var cur atomic.Uint64 // the writer's value, stored before the file's
 	var stop atomic.Bool
-	type result struct{ fetches, values, none, lives int }
+	defer stop.Store(true) // the fetcher stops too when the writer fails
+	// The fetcher keeps its errors: sent on a channel, they could fill it
+	// and block the fetcher, and with it the test.
+	type result struct {
+		fetches, values, none, lives int
+		errs                         []error
+	}
 	results := make(chan result, 1)
-	errs := make(chan error, 100)
 	go func() {
 		var res result
+		errorf := func(format string, args ...any) {
+			res.errs = append(res.errs, fmt.Errorf("fetch %d: "+format, append([]any{res.fetches}, args...)...))
+		}
 		last := map[uint64]uint64{} // per lifetime, the last count fetched
 		defer func() { res.lives = len(last); results <- res }()
 		for !stop.Load() {
 			ms, err := p.Fetch(context.Background(), metric)
 			res.fetches++
 			if err != nil {
-				errs <- fmt.Errorf("fetch %d: %v", res.fetches, err)
+				errorf("%v", err)
 				return
 			}
 			now := cur.Load()
@@ -167,12 +175,12 @@ func TestSoakPMCD(t *testing.T) {
 				continue
 			}
 			if m.Type != "64-bit unsigned int" || m.Semantics != "counter" {
-				errs <- fmt.Errorf("fetch %d: type %q, semantics %q", res.fetches, m.Type, m.Semantics)
+				errorf("type %q, semantics %q", m.Type, m.Semantics)
 				continue
 			}
 			v, err := strconv.ParseUint(m.Value, 10, 64)
 			if err != nil {
-				errs <- fmt.Errorf("fetch %d: value %q: %v", res.fetches, m.Value, err)
+				errorf("value %q: %v", m.Value, err)
 				continue
 			}
 			res.values++
@@ -182,11 +190,11 @@ func TestSoakPMCD(t *testing.T) {
 			life, count := v>>32, v&(1<<32-1)
 			switch {
 			case v > now:
-				errs <- fmt.Errorf("fetch %d: value %d:%d is beyond the writer's %d:%d", res.fetches, life, count, now>>32, now&(1<<32-1))
+				errorf("value %d:%d is beyond the writer's %d:%d", life, count, now>>32, now&(1<<32-1))
 			case life == 0 || count == 0 || count > updates:
-				errs <- fmt.Errorf("fetch %d: value %d:%d was never written", res.fetches, life, count)
+				errorf("value %d:%d was never written", life, count)
 			case count < last[life]:
-				errs <- fmt.Errorf("fetch %d: value %d:%d after %d:%d", res.fetches, life, count, life, last[life])
+				errorf("value %d:%d after %d:%d", life, count, life, last[life])
 			}
 			last[life] = count
 		}
@@ -208,8 +216,7 @@ func TestSoakPMCD(t *testing.T) {
 	}
 	stop.Store(true)
 	res := <-results
-	close(errs)
-	for err := range errs {
+	for _, err := range res.errs {
 		t.Error(err)
 	}
 	t.Logf("%d lifetimes in %v: %d fetches, %d with a value from %d lifetimes, %d with none",

@@ -117,8 +117,17 @@ func TestRegisterThroughPCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtime.GC()
-	time.Sleep(1200 * time.Millisecond) // a refresh after the GC
-	ms := pcptest.Info(t, tmp)
+	// Wait, bounded, for a refresh after the GC: cycles counted and
+	// allocations bucketed; the checks below fail if none comes.
+	const cycles, allocs = "mmv.goruntime.go.gc.cycles.total_gc_cycles", "mmv.goruntime.go.gc.heap.allocs_by_size_bytes.bucket"
+	var ms []pcptest.Metric
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ms = pcptest.Info(t, tmp)
+		if m := pcptest.Find(ms, cycles); m != nil && m.Value != "0" && bucketSum(pcptest.Find(ms, allocs)) > 0 ||
+			time.Now().After(deadline) {
+			break
+		}
+	}
 	n := 0
 	for _, m := range ms {
 		if strings.HasPrefix(m.Name, "mmv.goruntime.go.") {
@@ -148,14 +157,25 @@ func TestRegisterThroughPCP(t *testing.T) {
 			t.Errorf("%s: %s %s %q, want %s %s %q", c.name, m.Type, m.Semantics, m.Units, c.typ, c.sem, c.units)
 		}
 	}
-	if m := pcptest.Find(ms, "mmv.goruntime.go.gc.cycles.total_gc_cycles"); m == nil || m.Value == "0" {
+	if m := pcptest.Find(ms, cycles); m == nil || m.Value == "0" {
 		t.Errorf("GC cycles through PCP: %+v", m)
 	}
-	h := pcptest.Find(ms, "mmv.goruntime.go.gc.heap.allocs_by_size_bytes.bucket")
+	h := pcptest.Find(ms, allocs)
 	if h == nil || len(h.Instances) < 10 || h.Instance("+Inf") == nil {
 		t.Fatalf("allocs-by-size buckets through PCP: %+v", h)
 	}
+	if bucketSum(h) == 0 {
+		t.Error("allocs-by-size buckets are all zero")
+	}
+}
+
+// bucketSum adds up the counts PCP shows for a histogram's buckets; nil
+// sums to 0.
+func bucketSum(h *pcptest.Metric) uint64 {
 	var sum uint64
+	if h == nil {
+		return 0
+	}
 	for _, in := range h.Instances {
 		var c uint64
 		for _, ch := range in.Value {
@@ -163,7 +183,5 @@ func TestRegisterThroughPCP(t *testing.T) {
 		}
 		sum += c
 	}
-	if sum == 0 {
-		t.Error("allocs-by-size buckets are all zero")
-	}
+	return sum
 }
