@@ -213,15 +213,27 @@ func ExampleNewTimerVec() {
 func ExampleRegistry_Poll() {
 	r, done := exampleRegistry("app")
 	defer done()
-	open := mmv.NewIntGauge(r, "open_files", "Files this process has open", mmv.Count)
-	// Copy a value kept elsewhere into the file, every 10 seconds.
+	jobs := make(chan string, 10) // a value kept elsewhere: the queue's length
+	jobs <- "a"
+	jobs <- "b"
+	queued := mmv.NewIntGauge(r, "queued_jobs", "Jobs waiting in the queue", mmv.Count)
+	polled := make(chan bool, 1)
+	// Copy it into the file at Start, then every 10 seconds.
 	r.Poll(10*time.Second, func() {
-		entries, _ := os.ReadDir("/proc/self/fd")
-		open.Set(int64(len(entries)))
+		queued.Set(int64(len(jobs)))
+		select {
+		case polled <- true:
+		default:
+		}
 	})
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
+	<-polled // the first run, on a goroutine of its own
+
+	v, _ := r.Value("queued_jobs", "") // what PCP reads as mmv.app.queued_jobs
+	fmt.Println(v.Int())
+	// Output: 2
 }
 
 // The package-level convenience: instruments on mmv.Default, the registry
