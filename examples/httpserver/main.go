@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,8 +159,8 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 	name := mmv.Default.Name()
 	fmt.Fprintf(out, "Serving on http://%s, metrics in %s\n", ln.Addr(), mmv.Default.Path())
 	fmt.Fprintf(out, "Read them with: pminfo -f mmv.%s.http   or   pmrep -t 1 mmv.%s.http.latency.p99\n", name, name)
-	fmt.Fprintf(out, "Without pmcd:   PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,/var/lib/pcp/pmdas/mmv/pmda_mmv.so,mmv_init -f mmv.%s\n",
-		strings.TrimSuffix(mmv.Dir(), "/mmv"), name)
+	fmt.Fprintf(out, "Without pmcd:   PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,mmv/pmda_mmv.so,mmv_init -f mmv.%s\n",
+		filepath.Dir(mmv.Dir()), name)
 
 	// The client: a few goroutines, each a request every millisecond or so.
 	base := "http://" + ln.Addr().String()

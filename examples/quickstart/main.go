@@ -13,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"math/rand/v2"
@@ -133,35 +134,39 @@ func (s *server) serve(ctx context.Context) {
 }
 
 func main() {
-	runFor := flag.Duration("for", 0, "how long to run (0: until interrupted)")
+	d := flag.Duration("for", 0, "run this long, then exit (default: until interrupted)")
 	flag.Parse()
-
-	r, err := declare(&mmv.Options{Cluster: 42, Flags: mmv.Process})
-	if err == nil {
-		err = r.Start()
-	}
-	if err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Stdout, *d); err != nil {
 		log.Fatal(err)
+	}
+}
+
+// run publishes the simulated server's metrics until ctx is done or d has
+// passed (d <= 0: until ctx is done). With the Process flag, the file goes
+// when run returns.
+func run(ctx context.Context, out io.Writer, d time.Duration) error {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	r, err := declare(&mmv.Options{Cluster: 42, Flags: mmv.Process})
+	if err != nil {
+		return err
+	}
+	if err := r.Start(); err != nil {
+		return err
 	}
 	defer r.Close()
 	s, err := handles(r)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-
-	fmt.Printf("Publishing %s\n", r.Path())
-	fmt.Println("Read it with PCP:")
-	fmt.Println("  pminfo -dfmtT mmv.quickstart                      # through pmcd")
-	fmt.Println("  pmrep -t 1 mmv.quickstart.requests.total           # rates, once a second")
-	fmt.Printf("  PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,$(. /etc/pcp.conf; echo $PCP_PMDAS_DIR)/mmv/pmda_mmv.so,mmv_init -f mmv.quickstart\n",
-		filepath.Dir(filepath.Dir(r.Path())))
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if *runFor > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *runFor)
-		defer cancel()
-	}
+	fmt.Fprintf(out, "Publishing %s\n", r.Path())
+	fmt.Fprintf(out, "Read it with: pminfo -f mmv.quickstart   or   pmrep -t 1 mmv.quickstart.requests.total\n")
+	fmt.Fprintf(out, "Without pmcd: PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,mmv/pmda_mmv.so,mmv_init -f mmv.quickstart\n", filepath.Dir(mmv.Dir()))
 	s.serve(ctx)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,16 @@ func TestServeUpdates(t *testing.T) {
 	}
 	if busy, _ := strconv.ParseInt(pcptest.Find(ms, "mmv.quickstart.busy.time").Value, 10, 64); busy <= 0 {
 		t.Errorf("busy.time reads %d", busy)
+	}
+}
+
+// TestRun runs the example briefly: it says where its file is and how to
+// read it, and, with the Process flag, leaves no file for PCP once it
+// returns.
+func TestRun(t *testing.T) {
+	for _, m := range pcptest.RunExample(t, run, 300*time.Millisecond, "quickstart") {
+		if strings.HasPrefix(m.Name, "mmv.quickstart.") {
+			t.Errorf("PCP still shows %s after the example returned", m.Name)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/gopcp/mmv"
@@ -50,7 +51,7 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 	defer r.Close()
 	fmt.Fprintf(out, "Publishing the Go runtime's metrics in %s\n", r.Path())
 	fmt.Fprintf(out, "Read them with: pminfo -f mmv.goruntime   (or pmrep mmv.goruntime.sched.goroutines_goroutines)\n")
-	fmt.Fprintf(out, "Without pmcd:   PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,/var/lib/pcp/pmdas/mmv/pmda_mmv.so,mmv_init -f mmv.goruntime\n", tmpDir())
+	fmt.Fprintf(out, "Without pmcd:   PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,mmv/pmda_mmv.so,mmv_init -f mmv.goruntime\n", filepath.Dir(mmv.Dir()))
 
 	// Some garbage, so that there is something to see.
 	var keep [][]byte
@@ -67,10 +68,4 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 			}
 		}
 	}
-}
-
-// tmpDir is the PCP_TMP_DIR the file is under.
-func tmpDir() string {
-	dir := mmv.Dir()
-	return dir[:len(dir)-len("/mmv")]
 }
