@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // benchValue starts a registry with one singular metric of type t in a
@@ -16,17 +18,11 @@ func benchValue(b *testing.B, t Type) *Value {
 	if t == Uint64 || t == Elapsed {
 		sem = SemCounter
 	}
-	if err := r.AddMetric(Metric{Name: "m", Item: 1, Type: t, Semantics: sem}); err != nil {
-		b.Fatal(err)
-	}
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, r.AddMetric(Metric{Name: "m", Item: 1, Type: t, Semantics: sem}))
+	require.NoError(b, r.Start())
 	b.Cleanup(func() { r.Close() })
 	v, err := r.Value("m", "")
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return v
 }
 
@@ -122,9 +118,7 @@ func BenchmarkGrowthStep(b *testing.B) {
 			for i := range 4 {
 				r.AddMetric(Metric{Name: "m" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter, Indom: 1})
 			}
-			if err := r.Start(); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, r.Start())
 			defer r.Close()
 			for i := range n {
 				r.AddInstance(1, Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)})
@@ -132,12 +126,8 @@ func BenchmarkGrowthStep(b *testing.B) {
 			r.Flush()
 			id := n
 			for b.Loop() {
-				if err := r.AddInstance(1, Instance{ID: int32(id), Name: "i" + strconv.Itoa(id)}); err != nil {
-					b.Fatal(err)
-				}
-				if err := r.Flush(); err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, r.AddInstance(1, Instance{ID: int32(id), Name: "i" + strconv.Itoa(id)}))
+				require.NoError(b, r.Flush())
 				id++
 			}
 			b.ReportMetric(float64(r.parts[0].file.size), "file-bytes")

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/mmvfile"
 )
@@ -23,17 +25,17 @@ func TestUpdatesDuringClose(t *testing.T) {
 		t.Run(flags.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			r := mmv.NewRegistry("closing", &mmv.Options{Dir: dir, Flags: flags})
-			noErr(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
 			for _, ty := range sentinelTypes {
-				noErr(t, r.AddMetric(mmv.Metric{Name: ty.name, Type: ty.typ, Semantics: mmv.SemInstant}))
-				noErr(t, r.AddMetric(mmv.Metric{Name: "per." + ty.name, Type: ty.typ, Semantics: mmv.SemInstant, Indom: 1}))
+				require.NoError(t, r.AddMetric(mmv.Metric{Name: ty.name, Type: ty.typ, Semantics: mmv.SemInstant}))
+				require.NoError(t, r.AddMetric(mmv.Metric{Name: "per." + ty.name, Type: ty.typ, Semantics: mmv.SemInstant, Indom: 1}))
 			}
-			noErr(t, r.Start())
+			require.NoError(t, r.Start())
 			var values []*mmv.Value
 			for _, ty := range sentinelTypes {
 				for _, key := range [][2]string{{ty.name, ""}, {"per." + ty.name, "a"}, {"per." + ty.name, "b"}} {
 					v, err := r.Value(key[0], key[1])
-					noErr(t, err)
+					require.NoError(t, err)
 					values = append(values, v)
 				}
 			}
@@ -81,13 +83,13 @@ func TestUpdatesDuringClose(t *testing.T) {
 			for rounds.Load() < 10000 {
 				time.Sleep(time.Millisecond)
 			}
-			noErr(t, r.Close())
+			require.NoError(t, r.Close())
 			path := filepath.Join(dir, "closing")
 			var atClose *mmvfile.File
 			if flags&mmv.Process == 0 {
 				var err error
 				atClose, err = mmvfile.Open(path)
-				noErr(t, err)
+				require.NoError(t, err)
 			}
 			// Updates go on after Close.
 			after := rounds.Load()
@@ -96,7 +98,7 @@ func TestUpdatesDuringClose(t *testing.T) {
 			}
 			stop.Store(true)
 			wg.Wait()
-			noErr(t, r.Close())
+			require.NoError(t, r.Close())
 
 			if _, err := r.Value("i32", ""); err == nil {
 				t.Error("Value after Close does not fail")
@@ -108,7 +110,7 @@ func TestUpdatesDuringClose(t *testing.T) {
 				return
 			}
 			now, err := mmvfile.Open(path)
-			noErr(t, err)
+			require.NoError(t, err)
 			for i, v := range now.Values {
 				w := atClose.Values[i]
 				if v.Atom != w.Atom || v.Extra != w.Extra || v.String != w.String {

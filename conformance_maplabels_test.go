@@ -38,10 +38,10 @@ func TestConformanceMapLabels(t *testing.T) {
 	for _, withCluster := range []bool{false, true} {
 		t.Run(map[bool]string{false: "no cluster label", true: "with cluster label"}[withCluster], func(t *testing.T) {
 			tmp, dir := pcpDir(t)
-			r := mmv.NewRegistry("maps", &mmv.Options{Cluster: 80, Dir: dir})
-			must(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
-			must(t, r.AddMetric(mmv.Metric{Name: "item", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
-			must(t, r.AddMetric(mmv.Metric{Name: "per", Item: 2, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+			r := newRegistry(t, "maps", dir, mmv.Options{Cluster: 80})
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: "item", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 2, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
 			for _, bad := range []any{
 				map[string]any{"a": map[string]any{"b": 1}, "c": "x"},
 				map[string]any{"a": []any{1, map[string]any{"b": 2}}},
@@ -61,7 +61,6 @@ func TestConformanceMapLabels(t *testing.T) {
 			if !assert.True(t, accepted, "flat map labels refused") || !assert.NoError(t, r.Start()) {
 				return
 			}
-			defer r.Close()
 			ms := pcptest.Info(t, tmp)
 			item := get(t, ms, "mmv.maps.item")
 			check := func(what, labels, name, key, want string) {
@@ -106,8 +105,7 @@ func TestConformanceMapLabelKeysPCPDrops(t *testing.T) {
 	for _, k := range badMapKeys {
 		t.Run(k.bad, func(t *testing.T) {
 			tmp, dir := pcpDir(t)
-			r := mmv.NewRegistry("keys", &mmv.Options{Cluster: 81, Dir: dir})
-			defer r.Close()
+			r := newRegistry(t, "keys", dir, mmv.Options{Cluster: 81})
 			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
 			require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
 			// A key of the good one's length but the bad one's, padded
@@ -156,8 +154,7 @@ func TestConformanceMapLabelKeysRefused(t *testing.T) {
 	for _, k := range badMapKeys {
 		t.Run(k.bad, func(t *testing.T) {
 			tmp, dir := pcpDir(t)
-			r := mmv.NewRegistry("keys", &mmv.Options{Cluster: 81, Dir: dir})
-			defer r.Close()
+			r := newRegistry(t, "keys", dir, mmv.Options{Cluster: 81})
 			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
 			require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
 			bad := map[string]any{"ok": 1, k.bad: 1}

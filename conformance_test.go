@@ -20,84 +20,25 @@ import (
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
-// pcpDir returns a fresh PCP_TMP_DIR for a test and the mmv directory in it
-// that registries write to.
-func pcpDir(t *testing.T) (tmp, dir string) {
-	t.Helper()
-	pcptest.MustHavePCP(t)
-	tmp = t.TempDir()
-	return tmp, filepath.Join(tmp, "mmv")
-}
-
-// startReg declares a registry with decl, starts it in dir and closes it
-// when the test ends.
-func startReg(t *testing.T, name, dir string, opts mmv.Options, decl func(r *mmv.Registry)) *mmv.Registry {
-	t.Helper()
-	opts.Dir = dir
-	r := mmv.NewRegistry(name, &opts)
-	decl(r)
-	require.NoError(t, r.Start())
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	require.NoError(t, err)
-}
-
-func value(t *testing.T, r *mmv.Registry, metric, instance string) *mmv.Value {
-	t.Helper()
-	v, err := r.Value(metric, instance)
-	require.NoError(t, err)
-	return v
-}
-
-// under returns the metrics whose names start with prefix.
-func under(ms []pcptest.Metric, prefix string) map[string]pcptest.Metric {
-	out := map[string]pcptest.Metric{}
-	for _, m := range ms {
-		if strings.HasPrefix(m.Name, prefix) {
-			out[m.Name] = m
-		}
-	}
-	return out
-}
-
-// get returns the metric of that name, failing the test when PCP does not
-// show it.
-func get(t *testing.T, ms []pcptest.Metric, name string) pcptest.Metric {
-	t.Helper()
-	m := pcptest.Find(ms, name)
-	if m == nil {
-		var names []string
-		for _, m := range ms {
-			names = append(names, m.Name)
-		}
-		t.Fatalf("PCP does not show %s; it shows %v", name, names)
-	}
-	return *m
-}
-
 func TestConformanceNames(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	long := "long." + strings.Repeat("x", 70) // forces a v2 file
 	startReg(t, "app_2", dir, mmv.Options{Cluster: 12}, func(r *mmv.Registry) {
-		must(t, r.AddMetric(mmv.Metric{Name: "requests", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-		must(t, r.AddMetric(mmv.Metric{Name: "a.b.c", Item: 1023, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-		must(t, r.AddMetric(mmv.Metric{Name: "Mixed_Case9.x_1", Item: 7, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "requests", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "a.b.c", Item: 1023, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "Mixed_Case9.x_1", Item: 7, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	})
 	startReg(t, "v2file", dir, mmv.Options{Cluster: 13}, func(r *mmv.Registry) {
-		must(t, r.AddMetric(mmv.Metric{Name: long, Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: long, Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	})
 	startReg(t, "noprefix", dir, mmv.Options{Cluster: 14, Flags: mmv.NoPrefix}, func(r *mmv.Registry) {
-		must(t, r.AddMetric(mmv.Metric{Name: "toplevel.metric", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "toplevel.metric", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	})
 	// Items left to the library: PCP must see each one, with distinct items.
 	auto := []string{"auto.a", "auto.b", "auto.c", "auto.d", "auto.e", "auto.f"}
 	startReg(t, "autoitems", dir, mmv.Options{Cluster: 15}, func(r *mmv.Registry) {
 		for _, n := range auto {
-			must(t, r.AddMetric(mmv.Metric{Name: n, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: n, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
 		}
 	})
 
@@ -156,7 +97,7 @@ func TestConformanceTypesAndSemantics(t *testing.T) {
 			if c.typ == mmv.Elapsed {
 				units = mmv.Millisecond
 			}
-			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Item: uint32(i + 1), Type: c.typ, Semantics: c.sem, Units: units}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Item: uint32(i + 1), Type: c.typ, Semantics: c.sem, Units: units}))
 		}
 	})
 	ms := pcptest.Info(t, tmp)
@@ -223,7 +164,7 @@ func TestConformanceUnits(t *testing.T) {
 	}
 	startReg(t, "units", dir, mmv.Options{Cluster: 21}, func(r *mmv.Registry) {
 		for i, c := range cases {
-			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("u%02d", i), Item: uint32(i + 1), Type: mmv.Double, Semantics: mmv.SemInstant, Units: c.u}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("u%02d", i), Item: uint32(i + 1), Type: mmv.Double, Semantics: mmv.SemInstant, Units: c.u}))
 		}
 	})
 	ms := pcptest.Info(t, tmp)
@@ -242,19 +183,19 @@ func TestConformanceInstances(t *testing.T) {
 	longName := "instance-" + strings.Repeat("n", 80)
 	insts := []mmv.Instance{{ID: 0, Name: "GET"}, {ID: 7, Name: "with space"}, {ID: 3, Name: "x/y-z.é"}, {ID: 1 << 30, Name: longName}}
 	r := startReg(t, "inst", dir, mmv.Options{Cluster: 30}, func(r *mmv.Registry) {
-		must(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: insts}))
-		must(t, r.AddIndom(mmv.Indom{Serial: 2047, Instances: []mmv.Instance{{ID: 5, Name: "only"}}}))
-		must(t, r.AddIndom(mmv.Indom{Serial: 9}))
-		must(t, r.AddMetric(mmv.Metric{Name: "bytes", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Byte, Indom: 1}))
-		must(t, r.AddMetric(mmv.Metric{Name: "temp", Item: 2, Type: mmv.Double, Semantics: mmv.SemInstant, Indom: 1}))
-		must(t, r.AddMetric(mmv.Metric{Name: "one", Item: 3, Type: mmv.String, Semantics: mmv.SemDiscrete, Indom: 2047}))
-		must(t, r.AddMetric(mmv.Metric{Name: "empty", Item: 4, Type: mmv.Int32, Semantics: mmv.SemInstant, Indom: 9}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: insts}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 2047, Instances: []mmv.Instance{{ID: 5, Name: "only"}}}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 9}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "bytes", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Byte, Indom: 1}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "temp", Item: 2, Type: mmv.Double, Semantics: mmv.SemInstant, Indom: 1}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "one", Item: 3, Type: mmv.String, Semantics: mmv.SemDiscrete, Indom: 2047}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "empty", Item: 4, Type: mmv.Int32, Semantics: mmv.SemInstant, Indom: 9}))
 	})
 	for i, in := range insts {
 		value(t, r, "bytes", in.Name).Add(int64(1000 + i))
 		value(t, r, "temp", in.Name).SetFloat(float64(i) + 0.5)
 	}
-	must(t, value(t, r, "one", "only").SetString("single"))
+	require.NoError(t, value(t, r, "one", "only").SetString("single"))
 
 	ms := pcptest.Info(t, tmp)
 	bytes := get(t, ms, "mmv.inst.bytes")
@@ -300,11 +241,11 @@ func TestConformanceHelp(t *testing.T) {
 		{"looks like values", "    value 3\n    inst [1 or \"x\"] value 2", "looks like values", "    value 3\n    inst [1 or \"x\"] value 2"},
 	}
 	startReg(t, "help", dir, mmv.Options{Cluster: 40}, func(r *mmv.Registry) {
-		must(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Indom short", LongHelp: "Indom long\nsecond line", Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Indom short", LongHelp: "Indom long\nsecond line", Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
 		for i, c := range cases {
-			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("h%d", i), Item: uint32(i + 1), Type: mmv.Uint32, Semantics: mmv.SemInstant, ShortHelp: c.short, LongHelp: c.long}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("h%d", i), Item: uint32(i + 1), Type: mmv.Uint32, Semantics: mmv.SemInstant, ShortHelp: c.short, LongHelp: c.long}))
 		}
-		must(t, r.AddMetric(mmv.Metric{Name: "withindom", Item: 100, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1, ShortHelp: "per instance", LongHelp: "per\ninstance"}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "withindom", Item: 100, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1, ShortHelp: "per instance", LongHelp: "per\ninstance"}))
 	})
 	ms := pcptest.Info(t, tmp)
 	for i, c := range cases {
@@ -343,22 +284,22 @@ func TestConformanceLabels(t *testing.T) {
 		{[]string{}, `[]`},
 	}
 	r := startReg(t, "labels", dir, mmv.Options{Cluster: 50}, func(r *mmv.Registry) {
-		must(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "one"}, {ID: 2, Name: "two"}}}))
-		must(t, r.AddMetric(mmv.Metric{Name: "plain", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
-		must(t, r.AddMetric(mmv.Metric{Name: "typed", Item: 2, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
-		must(t, r.AddMetric(mmv.Metric{Name: "per", Item: 3, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "one"}, {ID: 2, Name: "two"}}}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "plain", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "typed", Item: 2, Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 3, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
 		// Cluster labels reach every metric.
-		must(t, r.AddLabel(mmv.Label{Name: "service", Value: "web"}))
-		must(t, r.AddLabel(mmv.Label{Name: "env", Value: "prod"}))
+		require.NoError(t, r.AddLabel(mmv.Label{Name: "service", Value: "web"}))
+		require.NoError(t, r.AddLabel(mmv.Label{Name: "env", Value: "prod"}))
 		for i, v := range values {
-			must(t, r.AddMetricLabel("typed", mmv.Label{Name: fmt.Sprintf("v%02d", i), Value: v.v, Optional: i%2 == 1}))
+			require.NoError(t, r.AddMetricLabel("typed", mmv.Label{Name: fmt.Sprintf("v%02d", i), Value: v.v, Optional: i%2 == 1}))
 		}
 		// PCP's precedence: item over cluster over indom; instance over all.
-		must(t, r.AddMetricLabel("typed", mmv.Label{Name: "env", Value: "test"}))
-		must(t, r.AddIndomLabel(1, mmv.Label{Name: "env", Value: "indom"}))
-		must(t, r.AddIndomLabel(1, mmv.Label{Name: "kind", Value: "method"}))
-		must(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "env", Value: "instance"}))
-		must(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "weight", Value: 0.25, Optional: true}))
+		require.NoError(t, r.AddMetricLabel("typed", mmv.Label{Name: "env", Value: "test"}))
+		require.NoError(t, r.AddIndomLabel(1, mmv.Label{Name: "env", Value: "indom"}))
+		require.NoError(t, r.AddIndomLabel(1, mmv.Label{Name: "kind", Value: "method"}))
+		require.NoError(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "env", Value: "instance"}))
+		require.NoError(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "weight", Value: 0.25, Optional: true}))
 	})
 	_ = r
 	ms := pcptest.Info(t, tmp)
@@ -443,14 +384,14 @@ func TestConformanceValues(t *testing.T) {
 		{"double.tiny", mmv.Double, func(v *mmv.Value) { v.SetFloat(-1e-300) }, "-1e-300"},
 		{"double.precise", mmv.Double, func(v *mmv.Value) { v.SetFloat(123456789.123456789) }, "123456789.1234568"},
 		{"double.int", mmv.Double, func(v *mmv.Value) { v.Set(1 << 53); v.Inc() }, "9007199254740992"},
-		{"string.set", mmv.String, func(v *mmv.Value) { must(t, v.SetString("version 1.2.3")) }, `"version 1.2.3"`},
+		{"string.set", mmv.String, func(v *mmv.Value) { require.NoError(t, v.SetString("version 1.2.3")) }, `"version 1.2.3"`},
 		{"string.shorter", mmv.String, func(v *mmv.Value) {
-			must(t, v.SetString(strings.Repeat("long", 50)))
-			must(t, v.SetString("short"))
+			require.NoError(t, v.SetString(strings.Repeat("long", 50)))
+			require.NoError(t, v.SetString("short"))
 		}, `"short"`},
-		{"string.quotes", mmv.String, func(v *mmv.Value) { must(t, v.SetString(`say "hi" \ é`)) }, `"say "hi" \ é"`},
-		{"string.max", mmv.String, func(v *mmv.Value) { must(t, v.SetString(strings.Repeat("z", 255))) }, `"` + strings.Repeat("z", 255) + `"`},
-		{"string.empty", mmv.String, func(v *mmv.Value) { must(t, v.SetString("x")); must(t, v.SetString("")) }, `""`},
+		{"string.quotes", mmv.String, func(v *mmv.Value) { require.NoError(t, v.SetString(`say "hi" \ é`)) }, `"say "hi" \ é"`},
+		{"string.max", mmv.String, func(v *mmv.Value) { require.NoError(t, v.SetString(strings.Repeat("z", 255))) }, `"` + strings.Repeat("z", 255) + `"`},
+		{"string.empty", mmv.String, func(v *mmv.Value) { require.NoError(t, v.SetString("x")); require.NoError(t, v.SetString("")) }, `""`},
 		{"string.untouched", mmv.String, func(v *mmv.Value) {}, `""`},
 		{"elapsed.add", mmv.Elapsed, func(v *mmv.Value) {
 			v.AddDuration(1500 * time.Microsecond)
@@ -464,9 +405,9 @@ func TestConformanceValues(t *testing.T) {
 	}
 	r := startReg(t, "values", dir, mmv.Options{Cluster: 60}, func(r *mmv.Registry) {
 		for i, u := range updates {
-			must(t, r.AddMetric(mmv.Metric{Name: u.name, Item: uint32(i + 1), Type: u.typ, Semantics: mmv.SemInstant}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: u.name, Item: uint32(i + 1), Type: u.typ, Semantics: mmv.SemInstant}))
 		}
-		must(t, r.AddMetric(mmv.Metric{Name: "elapsed.open", Item: 1000, Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "elapsed.open", Item: 1000, Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond}))
 	})
 	begin := time.Now()
 	for _, u := range updates {
@@ -517,9 +458,9 @@ func TestConformancePerInstanceValues(t *testing.T) {
 	types := []mmv.Type{mmv.Int32, mmv.Uint32, mmv.Int64, mmv.Uint64, mmv.Float, mmv.Double, mmv.String, mmv.Elapsed}
 	insts := []mmv.Instance{{ID: 10, Name: "a"}, {ID: 20, Name: "b"}, {ID: 30, Name: "c"}}
 	r := startReg(t, "perinst", dir, mmv.Options{Cluster: 61}, func(r *mmv.Registry) {
-		must(t, r.AddIndom(mmv.Indom{Serial: 4, Instances: insts}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 4, Instances: insts}))
 		for i, typ := range types {
-			must(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("t%d", i), Item: uint32(i + 1), Type: typ, Semantics: mmv.SemInstant, Indom: 4}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("t%d", i), Item: uint32(i + 1), Type: typ, Semantics: mmv.SemInstant, Indom: 4}))
 		}
 	})
 	for i, typ := range types {
@@ -527,7 +468,7 @@ func TestConformancePerInstanceValues(t *testing.T) {
 			v := value(t, r, fmt.Sprintf("t%d", i), in.Name)
 			switch typ {
 			case mmv.String:
-				must(t, v.SetString("s-"+in.Name))
+				require.NoError(t, v.SetString("s-"+in.Name))
 			case mmv.Float, mmv.Double:
 				v.SetFloat(float64(j) + 0.25)
 			case mmv.Elapsed:
@@ -565,10 +506,10 @@ func TestConformancePerInstanceValues(t *testing.T) {
 func TestConformanceProcess(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	r := startReg(t, "proc", dir, mmv.Options{Cluster: 70, Flags: mmv.Process}, func(r *mmv.Registry) {
-		must(t, r.AddMetric(mmv.Metric{Name: "alive", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "alive", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	})
 	startReg(t, "both", dir, mmv.Options{Cluster: 71, Flags: mmv.Process | mmv.NoPrefix}, func(r *mmv.Registry) {
-		must(t, r.AddMetric(mmv.Metric{Name: "procnoprefix", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "procnoprefix", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	})
 	value(t, r, "alive", "").Add(99)
 	ms := pcptest.Info(t, tmp)
@@ -576,7 +517,7 @@ func TestConformanceProcess(t *testing.T) {
 	assert.Equal(t, "70.70.1", get(t, ms, "mmv.proc.alive").PMID)
 	assert.Equal(t, "0", get(t, ms, "mmv.procnoprefix").Value)
 
-	must(t, r.Close())
+	require.NoError(t, r.Close())
 	ms = pcptest.Info(t, tmp)
 	assert.Nil(t, pcptest.Find(ms, "mmv.proc.alive"), "Close removes a Process file")
 	assert.NotNil(t, pcptest.Find(ms, "mmv.procnoprefix"))

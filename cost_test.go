@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
@@ -54,7 +56,7 @@ func writeShape(t testing.TB, dir, prefix string, s costShape) []*mmv.Registry {
 			for i := range insts {
 				insts[i] = mmv.Instance{ID: int32(i), Name: fmt.Sprintf("i%d", i)}
 			}
-			noErr(t, r.AddIndom(mmv.Indom{Serial: uint32(d + 1), Instances: insts}))
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: uint32(d + 1), Instances: insts}))
 		}
 		for m := range s.metrics {
 			for d := range max(1, s.indoms) {
@@ -62,10 +64,10 @@ func writeShape(t testing.TB, dir, prefix string, s costShape) []*mmv.Registry {
 				if s.indoms > 0 {
 					ind = uint32(d + 1)
 				}
-				noErr(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d.d%d", m, d), Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: ind}))
+				require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d.d%d", m, d), Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: ind}))
 			}
 		}
-		noErr(t, r.Start())
+		require.NoError(t, r.Start())
 		rs = append(rs, r)
 	}
 	return rs
@@ -116,7 +118,7 @@ func TestReaderCost(t *testing.T) {
 		rs := writeShape(t, dir, "cost", s)
 		agent := agentFetch(t, tmp)
 		for _, r := range rs {
-			noErr(t, r.Close())
+			require.NoError(t, r.Close())
 		}
 		line := fmt.Sprintf("%-48v values %7d  agent %8.3fs", s, s.values(), agent.Seconds())
 		if viaPMCD {
@@ -125,8 +127,8 @@ func TestReaderCost(t *testing.T) {
 			first := pmcdFetch(t, 1, "mmv."+prefix+"0")
 			again := pmcdFetch(t, 3, "mmv."+prefix+"0")
 			for _, r := range rs {
-				noErr(t, r.Close())
-				noErr(t, os.Remove(r.Path()))
+				require.NoError(t, r.Close())
+				require.NoError(t, os.Remove(r.Path()))
 			}
 			line += fmt.Sprintf("  pmcd first %8.3fs  pmcd %8.3fs", first.Seconds(), again.Seconds())
 		}
@@ -152,12 +154,12 @@ func TestReaderCost(t *testing.T) {
 	for _, n := range []int{4000, 8000} {
 		tmp := t.TempDir()
 		cfile := filepath.Join(tmp, "c.c")
-		noErr(t, os.WriteFile(cfile, []byte(costC), 0o644))
+		require.NoError(t, os.WriteFile(cfile, []byte(costC), 0o644))
 		bin := filepath.Join(tmp, "c")
 		if out, err := exec.Command("gcc", "-o", bin, cfile, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
 			t.Fatalf("gcc: %v\n%s", err, out)
 		}
-		noErr(t, os.Mkdir(filepath.Join(tmp, "mmv"), 0o755))
+		require.NoError(t, os.Mkdir(filepath.Join(tmp, "mmv"), 0o755))
 		cmd := exec.Command(bin, fmt.Sprint(n))
 		cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+tmp)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -166,7 +168,7 @@ func TestReaderCost(t *testing.T) {
 		c := agentFetch(t, tmp)
 		ours := t.TempDir()
 		for _, r := range writeShape(t, filepath.Join(ours, "mmv"), "cost", costShape{1, 1, n, 1}) {
-			noErr(t, r.Close())
+			require.NoError(t, r.Close())
 		}
 		goTime := agentFetch(t, ours)
 		t.Logf("%d instances: libpcp_mmv %.3fs, ours %.3fs, ratio %.2f", n, c.Seconds(), goTime.Seconds(), goTime.Seconds()/c.Seconds())

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
@@ -28,10 +30,10 @@ func TestProcessDeath(t *testing.T) {
 			flags = mmv.Process
 		}
 		r := mmv.NewRegistry("dying", &mmv.Options{Dir: filepath.Join(os.Getenv("MMV_TEST_DIR"), "mmv"), Flags: flags})
-		noErr(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-		noErr(t, r.Start())
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.Start())
 		v, err := r.Value("m", "")
-		noErr(t, err)
+		require.NoError(t, err)
 		v.Set(42)
 		fmt.Printf("ready %d\n", os.Getpid())
 		time.Sleep(time.Hour) // until killed
@@ -47,9 +49,9 @@ func TestProcessDeath(t *testing.T) {
 			path := filepath.Join(tmp, "mmv", "dying")
 			cmd := childCmd(t, "TestProcessDeath", "death", nil, "MMV_TEST_DIR="+tmp, "MMV_TEST_FLAGS="+c.flags)
 			out, err := cmd.StdoutPipe()
-			noErr(t, err)
+			require.NoError(t, err)
 			cmd.Stderr = os.Stderr
-			noErr(t, cmd.Start())
+			require.NoError(t, cmd.Start())
 			defer cmd.Process.Kill()
 			ready := make(chan string, 1)
 			go func() {
@@ -82,10 +84,10 @@ func TestProcessDeath(t *testing.T) {
 				t.Fatalf("while the writer runs, PCP shows mmv.dying.m = %s, want 42", v)
 			}
 
-			noErr(t, cmd.Process.Signal(syscall.SIGKILL))
+			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 			cmd.Wait()
 			f, err := mmvfile.Open(path)
-			noErr(t, err)
+			require.NoError(t, err)
 			if f.Header.PID != int32(cmd.Process.Pid) || f.Values[0].Uint != 42 {
 				t.Errorf("the dead writer's file: pid %d, value %d; want %d, 42", f.Header.PID, f.Values[0].Uint, cmd.Process.Pid)
 			}
@@ -103,10 +105,10 @@ func TestProcessDeath(t *testing.T) {
 				flags = mmv.Process
 			}
 			r := mmv.NewRegistry("dying", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Flags: flags})
-			noErr(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-			noErr(t, r.Start())
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+			require.NoError(t, r.Start())
 			v, err := r.Value("m", "")
-			noErr(t, err)
+			require.NoError(t, err)
 			v.Set(7)
 			if v := value(); v != "7" {
 				t.Errorf("after a new start, PCP shows mmv.dying.m = %s, want 7", v)
@@ -115,11 +117,11 @@ func TestProcessDeath(t *testing.T) {
 				t.Errorf("the directory holds %v, want only the new file", es)
 			}
 			f, err = mmvfile.Open(path)
-			noErr(t, err)
+			require.NoError(t, err)
 			if f.Header.PID != int32(os.Getpid()) {
 				t.Errorf("the file's pid is %d, want ours, %d", f.Header.PID, os.Getpid())
 			}
-			noErr(t, r.Close())
+			require.NoError(t, r.Close())
 		})
 	}
 }

@@ -11,10 +11,12 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
-	"golang.org/x/sys/unix"
 )
 
 // smallTmpfs mounts a tmpfs of the given size on a temporary directory.
@@ -42,7 +44,7 @@ func fill(t *testing.T, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "filler")
 	f, err := os.Create(path)
-	noErr(t, err)
+	require.NoError(t, err)
 	defer f.Close()
 	buf := make([]byte, 4096)
 	for {
@@ -66,7 +68,7 @@ func fill(t *testing.T, dir string) string {
 func entries(t *testing.T, dir string) []string {
 	t.Helper()
 	es, err := os.ReadDir(dir)
-	noErr(t, err)
+	require.NoError(t, err)
 	var names []string
 	for _, e := range es {
 		names = append(names, e.Name())
@@ -78,7 +80,7 @@ func diskRegistry(t *testing.T, dir string, metrics int) *mmv.Registry {
 	t.Helper()
 	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
 	for i := range metrics {
-		noErr(t, r.AddMetric(mmv.Metric{Name: "m" + string(rune('a'+i)), Type: mmv.Uint64, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "m" + string(rune('a'+i)), Type: mmv.Uint64, Semantics: mmv.SemCounter,
 			ShortHelp: strings.Repeat("h", 200), LongHelp: strings.Repeat("l", 200)}))
 	}
 	return r
@@ -99,7 +101,7 @@ func TestDiskFullAtStart(t *testing.T) {
 	if got := entries(t, dir); len(got) != 1 || got[0] != "filler" {
 		t.Errorf("Start left %v", got)
 	}
-	noErr(t, r.Close())
+	require.NoError(t, r.Close())
 }
 
 // TestDiskFullWhileGrowing: a file started before the disk filled keeps
@@ -110,10 +112,10 @@ func TestDiskFullAtStart(t *testing.T) {
 func TestDiskFullWhileGrowing(t *testing.T) {
 	dir := smallTmpfs(t, "64k")
 	r := diskRegistry(t, dir, 1)
-	noErr(t, r.Start())
+	require.NoError(t, r.Start())
 	defer r.Close()
 	v, err := r.Value("ma", "")
-	noErr(t, err)
+	require.NoError(t, err)
 	v.Set(1)
 	filler := fill(t, dir)
 	v.Add(1) // a store into the mapping of a full disk: no SIGBUS
@@ -138,7 +140,7 @@ func TestDiskFullWhileGrowing(t *testing.T) {
 	}
 	v.Add(1)
 	f, err := mmvfile.Open(filepath.Join(dir, "full"))
-	noErr(t, err)
+	require.NoError(t, err)
 	if len(f.Metrics) != 1 || f.Values[0].Uint != 3 {
 		t.Errorf("the old file: %d metrics, value %d; want 1 metric, 3", len(f.Metrics), f.Values[0].Uint)
 	}
@@ -146,17 +148,17 @@ func TestDiskFullWhileGrowing(t *testing.T) {
 		t.Errorf("the failed growth left %v", got)
 	}
 
-	noErr(t, os.Remove(filler))
-	noErr(t, r.AddMetric(metric(1)))
-	noErr(t, r.Flush())
+	require.NoError(t, os.Remove(filler))
+	require.NoError(t, r.AddMetric(metric(1)))
+	require.NoError(t, r.Flush())
 	v.Add(1)
 	f, err = mmvfile.Open(filepath.Join(dir, "full"))
-	noErr(t, err)
+	require.NoError(t, err)
 	if len(f.Metrics) < 2 || f.Values[0].Uint != 4 {
 		t.Errorf("after freeing space: %d metrics, value %d; want at least 2, 4", len(f.Metrics), f.Values[0].Uint)
 	}
 	mb, err := r.Value("mb", "")
-	noErr(t, err)
+	require.NoError(t, err)
 	mb.Add(5)
 	if mb.Int() != 5 {
 		t.Errorf("the new metric reads %d", mb.Int())

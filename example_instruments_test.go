@@ -4,25 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"os"
 	"time"
 
 	"github.com/gopcp/mmv"
 )
 
-// exampleRegistry is a registry writing under a temporary directory, so
-// the examples run anywhere.
-func exampleRegistry(name string) (*mmv.Registry, func()) {
-	dir, err := os.MkdirTemp("", "mmv-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir})
-	return r, func() { r.Close(); os.RemoveAll(dir) }
-}
-
 func ExampleNewCounter() {
-	r, done := exampleRegistry("shop")
+	r, done := exampleRegistry("shop", nil)
 	defer done()
 	orders := mmv.NewCounter(r, "orders", "Orders placed", mmv.Count)
 	orders.Inc() // before Start: kept in memory, carried into the file by Start
@@ -37,7 +25,7 @@ func ExampleNewCounter() {
 }
 
 func ExampleNewGauge() {
-	r, done := exampleRegistry("room")
+	r, done := exampleRegistry("room", nil)
 	defer done()
 	temp := mmv.NewGauge(r, "temperature", "Room temperature in degrees Celsius", mmv.NoUnits)
 	if err := r.Start(); err != nil {
@@ -51,7 +39,7 @@ func ExampleNewGauge() {
 }
 
 func ExampleNewIntGauge() {
-	r, done := exampleRegistry("queue")
+	r, done := exampleRegistry("queue", nil)
 	defer done()
 	depth := mmv.NewIntGauge(r, "depth", "Jobs waiting", mmv.Count)
 	if err := r.Start(); err != nil {
@@ -65,7 +53,7 @@ func ExampleNewIntGauge() {
 }
 
 func ExampleNewTimer() {
-	r, done := exampleRegistry("db")
+	r, done := exampleRegistry("db", nil)
 	defer done()
 	queries := mmv.NewTimer(r, "query_time", "Time spent in queries")
 	if err := r.Start(); err != nil {
@@ -81,7 +69,7 @@ func ExampleNewTimer() {
 }
 
 func ExampleTimer_Start() {
-	r, done := exampleRegistry("jobs")
+	r, done := exampleRegistry("jobs", nil)
 	defer done()
 	busy := mmv.NewTimer(r, "busy", "Time spent working")
 	if err := r.Start(); err != nil {
@@ -98,7 +86,7 @@ func ExampleTimer_Start() {
 }
 
 func ExampleNewHistogram() {
-	r, done := exampleRegistry("api")
+	r, done := exampleRegistry("api", nil)
 	defer done()
 	latency := mmv.NewHistogram(r, "latency", "Request latency", mmv.Millisecond,
 		&mmv.HistogramOptions{Min: 0.01, Max: 10000, SubBuckets: 16})
@@ -123,7 +111,7 @@ func ExampleNewHistogram() {
 }
 
 func ExampleNewCounterVec() {
-	r, done := exampleRegistry("web")
+	r, done := exampleRegistry("web", nil)
 	defer done()
 	requests := mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count, "/", "/api")
 	requests.SetLimit(3) // at most 3 instances, "/" and "/api" included
@@ -152,7 +140,7 @@ func ExampleNewCounterVec() {
 }
 
 func ExampleNewHistogramVec() {
-	r, done := exampleRegistry("rpc")
+	r, done := exampleRegistry("rpc", nil)
 	defer done()
 	sizes := mmv.NewHistogramVec(r, "reply_size", "Reply size by method", mmv.Byte,
 		&mmv.HistogramOptions{Min: 1, Max: 1 << 20, Quantiles: []float64{0.5, 0.999}}, "get")
@@ -171,7 +159,7 @@ func ExampleNewHistogramVec() {
 }
 
 func ExampleNewGaugeVec() {
-	r, done := exampleRegistry("sensors")
+	r, done := exampleRegistry("sensors", nil)
 	defer done()
 	temps := mmv.NewGaugeVec(r, "temperature", "Temperature by sensor", mmv.NoUnits, "cpu", "disk")
 	if err := r.Start(); err != nil {
@@ -183,7 +171,7 @@ func ExampleNewGaugeVec() {
 }
 
 func ExampleNewIntGaugeVec() {
-	r, done := exampleRegistry("pool")
+	r, done := exampleRegistry("pool", nil)
 	defer done()
 	conns := mmv.NewIntGaugeVec(r, "connections", "Open connections by peer", mmv.Count, "db", "cache")
 	if err := r.Start(); err != nil {
@@ -198,7 +186,7 @@ func ExampleNewIntGaugeVec() {
 }
 
 func ExampleNewTimerVec() {
-	r, done := exampleRegistry("stages")
+	r, done := exampleRegistry("stages", nil)
 	defer done()
 	stages := mmv.NewTimerVec(r, "time", "Time by pipeline stage", "parse", "render")
 	if err := r.Start(); err != nil {
@@ -211,7 +199,7 @@ func ExampleNewTimerVec() {
 }
 
 func ExampleRegistry_Poll() {
-	r, done := exampleRegistry("app")
+	r, done := exampleRegistry("app", nil)
 	defer done()
 	jobs := make(chan string, 10) // a value kept elsewhere: the queue's length
 	jobs <- "a"

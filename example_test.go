@@ -4,31 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/mmvfile"
 )
 
-// exampleDir stands for $PCP_TMP_DIR/mmv, where a registry writes by
-// default: the examples write into a temporary directory, which clean
-// removes.
-func exampleDir() (dir string, clean func()) {
-	d, err := os.MkdirTemp("", "mmv-example")
-	if err != nil {
-		log.Fatal(err)
-	}
-	return filepath.Join(d, "mmv"), func() { os.RemoveAll(d) }
-}
-
 // A registry declares indoms and metrics, starts, and hands out handles
 // whose updates PCP reads straight from the mapped file.
 func ExampleRegistry() {
-	dir, clean := exampleDir()
-	defer clean()
-	r := mmv.NewRegistry("web", &mmv.Options{Cluster: 7, Dir: dir})
+	r, done := exampleRegistry("web", &mmv.Options{Cluster: 7})
+	defer done()
 	err := errors.Join(
 		r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "HTTP methods",
 			Instances: []mmv.Instance{{ID: 0, Name: "GET"}, {ID: 1, Name: "POST"}}}),
@@ -40,7 +26,6 @@ func ExampleRegistry() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer r.Close()
 
 	get, _ := r.Value("requests", "GET")
 	get.Inc()
@@ -82,15 +67,13 @@ func ExampleRegistry_AddMetric_refused() {
 // Metrics and instances declared after Start can be updated at once; Flush
 // publishes them to PCP without waiting for Options.PublishDelay.
 func ExampleRegistry_Flush() {
-	dir, clean := exampleDir()
-	defer clean()
-	r := mmv.NewRegistry("tenants", &mmv.Options{Dir: dir})
+	r, done := exampleRegistry("tenants", nil)
+	defer done()
 	r.AddIndom(mmv.Indom{Serial: 1})
 	r.AddMetric(mmv.Metric{Name: "requests", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1})
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
-	defer r.Close()
 
 	r.AddInstance(1, mmv.Instance{ID: 1, Name: "acme"}) // a new tenant
 	acme, _ := r.Value("requests", "acme")
@@ -116,14 +99,12 @@ func ExampleUnits() {
 // An Elapsed value accumulates time: from many goroutines with
 // AddDuration, or as libpcp's intervals for a single owner.
 func ExampleValue_AddDuration() {
-	dir, clean := exampleDir()
-	defer clean()
-	r := mmv.NewRegistry("jobs", &mmv.Options{Dir: dir})
+	r, done := exampleRegistry("jobs", nil)
+	defer done()
 	r.AddMetric(mmv.Metric{Name: "busy", Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond})
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
-	defer r.Close()
 	busy, _ := r.Value("busy", "")
 	busy.AddDuration(1500 * time.Microsecond)
 	fmt.Println(busy.Int(), "microseconds")

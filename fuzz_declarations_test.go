@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
@@ -216,9 +218,7 @@ func FuzzDeclarations(f *testing.F) {
 			t.Fatalf("Flush: %v", err)
 		}
 		file, err := mmvfile.Open(r.Path())
-		if err != nil {
-			t.Fatalf("mmvfile cannot parse the file: %v", err)
-		}
+		require.NoError(t, err, "mmvfile cannot parse the file")
 		if len(file.Metrics) != len(metrics) {
 			t.Fatalf("the file holds %d metrics, %d were declared", len(file.Metrics), len(metrics))
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/golden"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -53,13 +55,6 @@ var goldenTypes = []struct {
 	{"elapsed", mmv.Elapsed, mmv.SemCounter, mmv.Microsecond},
 }
 
-func goldenMust(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // goldenInsts builds instances from alternating ids and names.
 func goldenInsts(idNames ...any) []mmv.Instance {
 	var out []mmv.Instance
@@ -74,35 +69,35 @@ var goldenScenarios = []goldenScenario{
 
 	{"types_singular", mmv.Options{Cluster: 1}, func(t testing.TB, r *mmv.Registry) {
 		for i, ty := range goldenTypes {
-			goldenMust(t, r.AddMetric(mmv.Metric{Name: ty.name, Item: uint32(i + 1), Type: ty.typ, Semantics: ty.sem,
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: ty.name, Item: uint32(i + 1), Type: ty.typ, Semantics: ty.sem,
 				Units: ty.units, ShortHelp: "A singular " + ty.name}))
 		}
 	}},
 
 	{"types_indom", mmv.Options{Cluster: 2}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Workers", LongHelp: "The worker pool.",
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Workers", LongHelp: "The worker pool.",
 			Instances: goldenInsts(0, "alpha", 1, "beta", 2, "gamma")}))
 		for i, ty := range goldenTypes {
-			goldenMust(t, r.AddMetric(mmv.Metric{Name: ty.name, Item: uint32(i + 1), Type: ty.typ, Semantics: ty.sem,
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: ty.name, Item: uint32(i + 1), Type: ty.typ, Semantics: ty.sem,
 				Units: ty.units, Indom: 1, ShortHelp: "A " + ty.name + " per worker"}))
 		}
 	}},
 
 	{"indom_help", mmv.Options{Cluster: 3}, func(t testing.TB, r *mmv.Registry) {
 		ab := goldenInsts(0, "a", 1, "b")
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Both texts", LongHelp: "Long help of indom 1.", Instances: ab}))
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 2, ShortHelp: "Short text only", Instances: ab}))
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 3, LongHelp: "Long text only.", Instances: ab}))
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 4, Instances: ab}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Both texts", LongHelp: "Long help of indom 1.", Instances: ab}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 2, ShortHelp: "Short text only", Instances: ab}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 3, LongHelp: "Long text only.", Instances: ab}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 4, Instances: ab}))
 		counter := func(name string, item, indom uint32, short, long string) mmv.Metric {
 			return mmv.Metric{Name: name, Item: item, Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Count,
 				Indom: indom, ShortHelp: short, LongHelp: long}
 		}
-		goldenMust(t, r.AddMetric(counter("on.one", 1, 1, "Metric on indom 1", "")))
-		goldenMust(t, r.AddMetric(counter("on.two", 2, 2, "", "")))
-		goldenMust(t, r.AddMetric(counter("on.three", 3, 3, "", "Long help of metric on.three.")))
-		goldenMust(t, r.AddMetric(counter("on.four", 4, 4, "", "")))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "single", Item: 5, Type: mmv.Int32, Semantics: mmv.SemInstant, ShortHelp: "Singular"}))
+		require.NoError(t, r.AddMetric(counter("on.one", 1, 1, "Metric on indom 1", "")))
+		require.NoError(t, r.AddMetric(counter("on.two", 2, 2, "", "")))
+		require.NoError(t, r.AddMetric(counter("on.three", 3, 3, "", "Long help of metric on.three.")))
+		require.NoError(t, r.AddMetric(counter("on.four", 4, 4, "", "")))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "single", Item: 5, Type: mmv.Int32, Semantics: mmv.SemInstant, ShortHelp: "Singular"}))
 	}},
 
 	{"help", mmv.Options{Cluster: 4}, func(t testing.TB, r *mmv.Registry) {
@@ -115,26 +110,26 @@ var goldenScenarios = []goldenScenario{
 			{long255, long255},
 		} {
 			name := []string{"none", "short", "long", "multi", "longest"}[i]
-			goldenMust(t, r.AddMetric(mmv.Metric{Name: name, Item: uint32(i + 1), Type: mmv.Uint32, Semantics: mmv.SemCounter,
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: name, Item: uint32(i + 1), Type: mmv.Uint32, Semantics: mmv.SemCounter,
 				Units: mmv.Count, ShortHelp: h[0], LongHelp: h[1]}))
 		}
 	}},
 
 	{"strings", mmv.Options{Cluster: 5}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 3, ShortHelp: "Colours", Instances: goldenInsts(10, "red", 20, "green", 30, "blue")}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "version", Item: 1, Type: mmv.String, Semantics: mmv.SemDiscrete, ShortHelp: "Version"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "count", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Count,
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 3, ShortHelp: "Colours", Instances: goldenInsts(10, "red", 20, "green", 30, "blue")}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "version", Item: 1, Type: mmv.String, Semantics: mmv.SemDiscrete, ShortHelp: "Version"}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "count", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Count,
 			Indom: 3, ShortHelp: "Count per colour"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "name", Item: 3, Type: mmv.String, Semantics: mmv.SemInstant,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "name", Item: 3, Type: mmv.String, Semantics: mmv.SemInstant,
 			Indom: 3, ShortHelp: "Name per colour", LongHelp: "One string per colour."}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "status", Item: 4, Type: mmv.String, Semantics: mmv.SemInstant}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "status", Item: 4, Type: mmv.String, Semantics: mmv.SemInstant}))
 	}},
 
 	{"elapsed", mmv.Options{Cluster: 6}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 2, ShortHelp: "Phases", Instances: goldenInsts(0, "parse", 1, "plan")}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "busy", Item: 1, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 2, ShortHelp: "Phases", Instances: goldenInsts(0, "parse", 1, "plan")}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "busy", Item: 1, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
 			Units: mmv.Microsecond, ShortHelp: "Busy time"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "phase", Item: 2, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "phase", Item: 2, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
 			Units: mmv.Millisecond, Indom: 2, ShortHelp: "Time per phase", LongHelp: "Milliseconds."}))
 	}},
 
@@ -155,57 +150,57 @@ var goldenScenarios = []goldenScenario{
 			{"per_min", mmv.NewUnits(0, -1, 1, 0, mmv.ScaleMin, 0)},
 			{"count_per_usec2", mmv.NewUnits(0, -2, 1, 0, mmv.ScaleMicrosec, 0)},
 		} {
-			goldenMust(t, r.AddMetric(mmv.Metric{Name: u.name, Item: uint32(i + 1), Type: mmv.Double, Semantics: mmv.SemInstant, Units: u.units}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: u.name, Item: uint32(i + 1), Type: mmv.Double, Semantics: mmv.SemInstant, Units: u.units}))
 		}
 	}},
 
 	{"v1_name_63", mmv.Options{Cluster: 8}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: goldenInsts(0, strings.Repeat("i", 63))}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: strings.Repeat("m", 63), Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: goldenInsts(0, strings.Repeat("i", 63))}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: strings.Repeat("m", 63), Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
 			Units: mmv.Count, Indom: 1}))
 	}},
 
 	{"v2_metric_name", mmv.Options{Cluster: 9}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Sides", Instances: goldenInsts(0, "left", 1, "right")}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "short.name", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Sides", Instances: goldenInsts(0, "left", 1, "right")}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "short.name", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
 			Units: mmv.Count, Indom: 1, ShortHelp: "Short name"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: strings.Repeat("m", 64), Item: 2, Type: mmv.Int32, Semantics: mmv.SemInstant,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: strings.Repeat("m", 64), Item: 2, Type: mmv.Int32, Semantics: mmv.SemInstant,
 			ShortHelp: "Long name", LongHelp: "64 bytes."}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "text", Item: 3, Type: mmv.String, Semantics: mmv.SemDiscrete,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "text", Item: 3, Type: mmv.String, Semantics: mmv.SemDiscrete,
 			Indom: 1, ShortHelp: "Text per side"}))
 	}},
 
 	{"v2_instance_name", mmv.Options{Cluster: 10}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 1,
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1,
 			Instances: goldenInsts(0, "short", 1, strings.Repeat("i", 64), 2, strings.Repeat("j", 255))}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "per.instance", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "per.instance", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant,
 			Units: mmv.Count, Indom: 1}))
 	}},
 
 	{"v3_labels", mmv.Options{Cluster: 11}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Queues", Instances: goldenInsts(0, "q0", 1, "q1", 2, "q2")}))
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 2, Instances: goldenInsts(5, "only")}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "depth", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant,
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "Queues", Instances: goldenInsts(0, "q0", 1, "q1", 2, "q2")}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 2, Instances: goldenInsts(5, "only")}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "depth", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant,
 			Units: mmv.Count, Indom: 1, ShortHelp: "Queue depth"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "uptime", Item: 2, Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "other", Item: 3, Type: mmv.Double, Semantics: mmv.SemInstant, Indom: 2}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "uptime", Item: 2, Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "other", Item: 3, Type: mmv.Double, Semantics: mmv.SemInstant, Indom: 2}))
 
-		goldenMust(t, r.AddLabel(mmv.Label{Name: "service", Value: "billing"}))
-		goldenMust(t, r.AddLabel(mmv.Label{Name: "replica", Value: 3, Optional: true}))
-		goldenMust(t, r.AddMetricLabel("depth", mmv.Label{Name: "bounded", Value: true}))
-		goldenMust(t, r.AddMetricLabel("depth", mmv.Label{Name: "limit", Value: nil, Optional: true}))
-		goldenMust(t, r.AddMetricLabel("uptime", mmv.Label{Name: "ratio", Value: -2.5}))
-		goldenMust(t, r.AddMetricLabel("other", mmv.Label{Name: "tags", Value: []any{1, "two", false, nil}}))
-		goldenMust(t, r.AddIndomLabel(1, mmv.Label{Name: "kind", Value: "fifo"}))
-		goldenMust(t, r.AddIndomLabel(2, mmv.Label{Name: "shape", Optional: true,
+		require.NoError(t, r.AddLabel(mmv.Label{Name: "service", Value: "billing"}))
+		require.NoError(t, r.AddLabel(mmv.Label{Name: "replica", Value: 3, Optional: true}))
+		require.NoError(t, r.AddMetricLabel("depth", mmv.Label{Name: "bounded", Value: true}))
+		require.NoError(t, r.AddMetricLabel("depth", mmv.Label{Name: "limit", Value: nil, Optional: true}))
+		require.NoError(t, r.AddMetricLabel("uptime", mmv.Label{Name: "ratio", Value: -2.5}))
+		require.NoError(t, r.AddMetricLabel("other", mmv.Label{Name: "tags", Value: []any{1, "two", false, nil}}))
+		require.NoError(t, r.AddIndomLabel(1, mmv.Label{Name: "kind", Value: "fifo"}))
+		require.NoError(t, r.AddIndomLabel(2, mmv.Label{Name: "shape", Optional: true,
 			Value: map[string]any{"w": []int{1, 2}, "h": 2, "ok": true}}))
-		goldenMust(t, r.AddInstanceLabel(1, 0, mmv.Label{Name: "owner", Value: `say "hi"`}))
-		goldenMust(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "weight", Value: 0.125, Optional: true}))
-		goldenMust(t, r.AddInstanceLabel(2, 5, mmv.Label{Name: "empty", Value: map[string]any{}}))
-		goldenMust(t, r.AddInstanceLabel(2, 5, mmv.Label{Name: "none", Value: []any{}}))
-		goldenMust(t, r.AddLabel(mmv.Label{Name: "enabled", Value: false}))
+		require.NoError(t, r.AddInstanceLabel(1, 0, mmv.Label{Name: "owner", Value: `say "hi"`}))
+		require.NoError(t, r.AddInstanceLabel(1, 2, mmv.Label{Name: "weight", Value: 0.125, Optional: true}))
+		require.NoError(t, r.AddInstanceLabel(2, 5, mmv.Label{Name: "empty", Value: map[string]any{}}))
+		require.NoError(t, r.AddInstanceLabel(2, 5, mmv.Label{Name: "none", Value: []any{}}))
+		require.NoError(t, r.AddLabel(mmv.Label{Name: "enabled", Value: false}))
 		// The longest payload: 243 bytes and the NUL.
-		goldenMust(t, r.AddInstanceLabel(1, 1, mmv.Label{Name: "maxed", Value: strings.Repeat("x", 231)}))
+		require.NoError(t, r.AddInstanceLabel(1, 1, mmv.Label{Name: "maxed", Value: strings.Repeat("x", 231)}))
 	}},
 
 	{"indom_sizes", mmv.Options{Cluster: 12}, func(t testing.TB, r *mmv.Registry) {
@@ -214,60 +209,60 @@ var goldenScenarios = []goldenScenario{
 		for id := 19; id >= 10; id-- {
 			first = append(first, cpu(id))
 		}
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 100, ShortHelp: "No instances"}))
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 5, ShortHelp: "One instance", Instances: goldenInsts(42, "solo")}))
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 2047, ShortHelp: "Many instances", Instances: first}))
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 7, ShortHelp: "Unused", Instances: goldenInsts(1, "x")}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 100, ShortHelp: "No instances"}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 5, ShortHelp: "One instance", Instances: goldenInsts(42, "solo")}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 2047, ShortHelp: "Many instances", Instances: first}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 7, ShortHelp: "Unused", Instances: goldenInsts(1, "x")}))
 		for i, in := range []uint32{100, 5, 2047} {
 			name := []string{"zero", "one", "many"}[i]
-			goldenMust(t, r.AddMetric(mmv.Metric{Name: name, Item: uint32(i + 1), Type: mmv.Uint64, Semantics: mmv.SemCounter,
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: name, Item: uint32(i + 1), Type: mmv.Uint64, Semantics: mmv.SemCounter,
 				Units: mmv.Count, Indom: in}))
 		}
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "many_again", Item: 4, Type: mmv.Float, Semantics: mmv.SemInstant, Indom: 2047}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "zero_text", Item: 5, Type: mmv.String, Semantics: mmv.SemInstant, Indom: 100}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "many_again", Item: 4, Type: mmv.Float, Semantics: mmv.SemInstant, Indom: 2047}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "zero_text", Item: 5, Type: mmv.String, Semantics: mmv.SemInstant, Indom: 100}))
 		for id := 9; id >= 0; id-- {
-			goldenMust(t, r.AddInstance(2047, cpu(id)))
+			require.NoError(t, r.AddInstance(2047, cpu(id)))
 		}
 	}},
 
 	{"many_metrics", mmv.Options{Cluster: 13}, func(t testing.TB, r *mmv.Registry) {
 		for i := range mmv.MaxMetrics {
 			ty := goldenTypes[i%len(goldenTypes)]
-			goldenMust(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%04d", i+1), Item: uint32(i + 1), Type: ty.typ,
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%04d", i+1), Item: uint32(i + 1), Type: ty.typ,
 				Semantics: ty.sem, Units: ty.units}))
 		}
 	}},
 
 	{"flags_noprefix", mmv.Options{Cluster: 14, Flags: mmv.NoPrefix}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "noprefix.hits", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "noprefix.hits", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
 			Units: mmv.Count, ShortHelp: "Hits"}))
 	}},
 
 	{"flags_all", mmv.Options{Cluster: 2047, Flags: mmv.NoPrefix | mmv.Process | mmv.Sentinel}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 9, Instances: goldenInsts(0, "zero", 1, "one")}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "allflags.value", Item: 1, Type: mmv.Int64, Semantics: mmv.SemInstant,
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 9, Instances: goldenInsts(0, "zero", 1, "one")}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "allflags.value", Item: 1, Type: mmv.Int64, Semantics: mmv.SemInstant,
 			Indom: 9, ShortHelp: "Value"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "allflags.text", Item: 2, Type: mmv.String, Semantics: mmv.SemDiscrete}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "allflags.text", Item: 2, Type: mmv.String, Semantics: mmv.SemDiscrete}))
 	}},
 
 	// The registry of examples/quickstart, declared in its order (issue 2,
 	// item 9).
 	{"quickstart", mmv.Options{Cluster: 42, Flags: mmv.Process}, func(t testing.TB, r *mmv.Registry) {
-		goldenMust(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "HTTP request methods",
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "HTTP request methods",
 			LongHelp:  "Request methods seen by the quickstart server.",
 			Instances: goldenInsts(0, "GET", 1, "POST", 2, "PUT", 3, "DELETE")}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "requests.total", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "requests.total", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter,
 			Units: mmv.Count, Indom: 1, ShortHelp: "Requests served, by method"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "requests.bytes", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "requests.bytes", Item: 2, Type: mmv.Uint64, Semantics: mmv.SemCounter,
 			Units: mmv.Byte, Indom: 1, ShortHelp: "Response bytes sent, by method",
 			LongHelp: "Total size of the response bodies written, by request method."}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "inflight", Item: 3, Type: mmv.Int32, Semantics: mmv.SemInstant,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "inflight", Item: 3, Type: mmv.Int32, Semantics: mmv.SemInstant,
 			Units: mmv.Count, ShortHelp: "Requests being served now"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "busy.time", Item: 4, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "busy.time", Item: 4, Type: mmv.Elapsed, Semantics: mmv.SemCounter,
 			Units: mmv.Microsecond, ShortHelp: "Time spent serving requests"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "load", Item: 5, Type: mmv.Double, Semantics: mmv.SemInstant,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "load", Item: 5, Type: mmv.Double, Semantics: mmv.SemInstant,
 			ShortHelp: "Requests per second, smoothed over one minute"}))
-		goldenMust(t, r.AddMetric(mmv.Metric{Name: "version", Item: 6, Type: mmv.String, Semantics: mmv.SemDiscrete,
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "version", Item: 6, Type: mmv.String, Semantics: mmv.SemDiscrete,
 			ShortHelp: "Server version"}))
 	}},
 }
@@ -289,7 +284,7 @@ func TestGolden(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			want, err := os.ReadFile(filepath.Join(goldenDir, sc.name+".mmv"))
-			goldenMust(t, err)
+			require.NoError(t, err)
 			got := writeScenario(t, sc)
 			if diffs := golden.Diff(got, want); diffs != "" {
 				t.Errorf("%s: our file differs from libpcp_mmv's (%s.mmv):\n%s", sc.name, sc.name, diffs)
@@ -310,10 +305,10 @@ func writeScenario(t *testing.T, sc goldenScenario) []byte {
 	if err := r.Start(); errors.Is(err, mmv.ErrUnsupported) {
 		t.Skip(err)
 	} else {
-		goldenMust(t, err)
+		require.NoError(t, err)
 	}
 	got, err := os.ReadFile(r.Path())
-	goldenMust(t, err)
+	require.NoError(t, err)
 	return got
 }
 
@@ -321,7 +316,7 @@ func writeScenario(t *testing.T, sc goldenScenario) []byte {
 // scenario checks.
 func TestGoldenFilesHaveScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(goldenDir, "*.mmv"))
-	goldenMust(t, err)
+	require.NoError(t, err)
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".mmv")
 		if !slices.ContainsFunc(goldenScenarios, func(s goldenScenario) bool { return s.name == name }) {
@@ -341,7 +336,7 @@ func TestGoldenFresh(t *testing.T) {
 	gen := buildGen(t, tmp)
 
 	out, err := exec.Command(gen, "-l").Output()
-	goldenMust(t, err)
+	require.NoError(t, err)
 	var names []string
 	for _, sc := range goldenScenarios {
 		names = append(names, sc.name)
@@ -351,8 +346,8 @@ func TestGoldenFresh(t *testing.T) {
 	}
 
 	pcpTmp, outDir := filepath.Join(tmp, "pcp"), filepath.Join(tmp, "out")
-	goldenMust(t, os.Mkdir(pcpTmp, 0o755))
-	goldenMust(t, os.Mkdir(outDir, 0o755))
+	require.NoError(t, os.Mkdir(pcpTmp, 0o755))
+	require.NoError(t, os.Mkdir(outDir, 0o755))
 	cmd := exec.Command(gen, outDir)
 	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+pcpTmp)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -360,9 +355,9 @@ func TestGoldenFresh(t *testing.T) {
 	}
 	for _, sc := range goldenScenarios {
 		fresh, err := os.ReadFile(filepath.Join(outDir, sc.name+".mmv"))
-		goldenMust(t, err)
+		require.NoError(t, err)
 		want, err := os.ReadFile(filepath.Join(goldenDir, sc.name+".mmv"))
-		goldenMust(t, err)
+		require.NoError(t, err)
 		if diffs := golden.Diff(fresh, want); diffs != "" {
 			t.Errorf("%s: libpcp_mmv now writes a different file; run testdata/golden/regen.sh "+
 				"(offsets: fresh file vs committed golden):\n%s", sc.name, diffs)
@@ -376,7 +371,7 @@ func buildGen(t *testing.T, dir string) string {
 	t.Helper()
 	pcptest.MustHaveLibPCPMMV(t)
 	src, err := filepath.Abs(filepath.Join(goldenDir, "gen.c"))
-	goldenMust(t, err)
+	require.NoError(t, err)
 	gen := filepath.Join(dir, "gen")
 	if out, err := exec.Command("gcc", "-o", gen, src, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
 		t.Fatalf("gcc gen.c: %v\n%s", err, out)

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
@@ -28,9 +30,7 @@ func TestGrowthLosesNoUpdate(t *testing.T) {
 	defer r.Close()
 	must := func(err error) {
 		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	must(r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "first"}}}))
 	old := []mmv.Metric{
@@ -179,19 +179,13 @@ func TestGrowthKeepsEveryType(t *testing.T) {
 	defer r.Close()
 	types := []mmv.Type{mmv.Int32, mmv.Uint32, mmv.Int64, mmv.Uint64, mmv.Float, mmv.Double, mmv.String, mmv.Elapsed}
 	for _, typ := range types {
-		if err := r.AddMetric(mmv.Metric{Name: "t" + strconv.Itoa(int(typ)), Type: typ, Semantics: mmv.SemInstant}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "t" + strconv.Itoa(int(typ)), Type: typ, Semantics: mmv.SemInstant}))
 	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	vals := map[mmv.Type]*mmv.Value{}
 	for _, typ := range types {
 		v, err := r.Value("t"+strconv.Itoa(int(typ)), "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		vals[typ] = v
 		switch typ {
 		case mmv.String:
@@ -203,18 +197,14 @@ func TestGrowthKeepsEveryType(t *testing.T) {
 		}
 	}
 	for i := range 3 { // each growth step rewrites the file
-		if err := r.AddMetric(mmv.Metric{Name: "later" + strconv.Itoa(i), Type: mmv.String, Semantics: mmv.SemDiscrete}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "later" + strconv.Itoa(i), Type: mmv.String, Semantics: mmv.SemDiscrete}))
 	}
 	if got := vals[mmv.String].String(); got != "kept" {
 		t.Errorf("string reads %q after growth", got)
 	}
 	vals[mmv.Int64].Add(1)
 	f, err := mmvfile.Open(r.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	byName := map[string]*mmvfile.Value{}
 	for _, v := range f.Values {
 		byName[v.Metric.Name] = v

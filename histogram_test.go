@@ -11,13 +11,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBucketIndexAndBounds(t *testing.T) {
 	l, err := newBuckets(&HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4}, NoUnits)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// [1, 1024) in 10 powers of two of 4 buckets, plus under and overflow.
 	if l.n != 42 {
 		t.Fatalf("%d buckets, want 42", l.n)
@@ -63,9 +62,7 @@ func TestBucketIndexAndBounds(t *testing.T) {
 
 func TestBucketNamesUniqueAtFinestResolution(t *testing.T) {
 	l, err := newBuckets(&HistogramOptions{Min: 1e-9, Max: 1e-6, SubBuckets: 1024}, NoUnits)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	seen := map[string]bool{}
 	for _, n := range l.names() {
 		if seen[n] {
@@ -135,9 +132,7 @@ func TestQuantileAccuracy(t *testing.T) {
 		for _, name := range slices.Sorted(maps.Keys(dists)) {
 			gen := dists[name]
 			l, err := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e7, SubBuckets: sub}, NoUnits)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			h := newHistogram(l, NoUnits, sinceStart(l))
 			n := 1 + rng.IntN(100000)
 			xs := make([]float64, n)
@@ -189,9 +184,7 @@ func TestHistogramPublishes(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		h.Observe(float64(i)) // before Start
 	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	// Start refreshed once.
 	for metric, want := range map[string]float64{
 		"latency.count": 100, "latency.sum": 5050, "latency.min": 1, "latency.max": 100,
@@ -263,7 +256,7 @@ func TestHistogramConcurrentObserve(t *testing.T) {
 // BenchmarkHistogramObserve is the hot path of a histogram, against
 // BenchmarkHistogramBaseline: the atomic add on a bucket alone.
 func BenchmarkHistogramObserve(b *testing.B) {
-	h := NewHistogram(benchRegistry(b), "h", "", Second, &HistogramOptions{Min: 1e-6, Max: 100})
+	h := NewHistogram(newTestRegistry(b, "bench"), "h", "", Second, &HistogramOptions{Min: 1e-6, Max: 100})
 	xs := benchInputs()
 	b.ReportAllocs()
 	i := 0
@@ -286,7 +279,7 @@ func BenchmarkHistogramBaseline(b *testing.B) {
 }
 
 func BenchmarkHistogramObserveParallel(b *testing.B) {
-	h := NewHistogram(benchRegistry(b), "h", "", Second, &HistogramOptions{Min: 1e-6, Max: 100})
+	h := NewHistogram(newTestRegistry(b, "bench"), "h", "", Second, &HistogramOptions{Min: 1e-6, Max: 100})
 	xs := benchInputs()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -107,9 +107,7 @@ func BenchmarkDefaultLimitsFetch(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		_, got, err := fetchTime(context.Background(), name)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		n = got
 	}
 	b.ReportMetric(float64(n), "values")

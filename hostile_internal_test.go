@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,15 +32,11 @@ func plantSuffixes(t *testing.T, suffixes ...string) {
 func TestCreateTempRefusesPlantedNames(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	victim := filepath.Join(outside, "victim")
-	if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(victim, []byte("precious"), 0o600))
 	dangling := filepath.Join(outside, "created")
 	plant := func(suffix string, how func(at string) error) string {
 		at := filepath.Join(dir, ".app."+suffix)
-		if err := how(at); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, how(at))
 		return at
 	}
 	plant("a", func(at string) error { return os.Symlink(victim, at) })
@@ -48,12 +45,8 @@ func TestCreateTempRefusesPlantedNames(t *testing.T) {
 	plantSuffixes(t, "a", "b", "c", "d")
 
 	r := NewRegistry("app", &Options{Dir: dir})
-	if err := r.AddMetric(Metric{Name: "m", Type: Uint64, Semantics: SemCounter}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.AddMetric(Metric{Name: "m", Type: Uint64, Semantics: SemCounter}))
+	require.NoError(t, r.Start())
 	v, _ := r.Value("m", "")
 	v.Add(42)
 	defer r.Close()
@@ -87,9 +80,7 @@ func TestCreateTempAllNamesTaken(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	victim := filepath.Join(outside, "victim")
 	os.WriteFile(victim, []byte("precious"), 0o600)
-	if err := os.Symlink(victim, filepath.Join(dir, ".app.x")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Symlink(victim, filepath.Join(dir, ".app.x")))
 	plantSuffixes(t, "x")
 	fd, tmp, err := createTemp(dir, "app", 4096)
 	if err == nil {

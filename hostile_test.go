@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
@@ -18,12 +20,12 @@ import (
 func hostileRegistry(t *testing.T, dir string, flags mmv.Flags) (*mmv.Registry, error) {
 	t.Helper()
 	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir, Flags: flags})
-	noErr(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	if err := r.Start(); err != nil {
 		return r, err
 	}
 	v, err := r.Value("m", "")
-	noErr(t, err)
+	require.NoError(t, err)
 	v.Set(42)
 	return r, nil
 }
@@ -33,7 +35,7 @@ func hostileRegistry(t *testing.T, dir string, flags mmv.Flags) (*mmv.Registry, 
 func victim(t *testing.T) (path string, unchanged func()) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "victim")
-	noErr(t, os.WriteFile(path, []byte("precious"), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte("precious"), 0o600))
 	return path, func() {
 		t.Helper()
 		b, err := os.ReadFile(path)
@@ -54,7 +56,7 @@ func publishedIntact(t *testing.T, dir string) {
 		t.Fatalf("%s is not our regular file: %v, %v", path, fi, err)
 	}
 	f, err := mmvfile.Open(path)
-	noErr(t, err)
+	require.NoError(t, err)
 	if len(f.Values) != 1 || f.Values[0].Uint != 42 {
 		t.Errorf("%s does not hold m = 42: %+v", path, f.Values)
 	}
@@ -76,15 +78,15 @@ func TestHostileLinkAtTarget(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path, unchanged := victim(t)
-			noErr(t, c.plant(path, filepath.Join(dir, "app")))
+			require.NoError(t, c.plant(path, filepath.Join(dir, "app")))
 			r, err := hostileRegistry(t, dir, mmv.Process)
-			noErr(t, err)
+			require.NoError(t, err)
 			unchanged()
 			publishedIntact(t, dir)
 			if _, err := os.Lstat(path + ".new"); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a dangling link was followed: %v", err)
 			}
-			noErr(t, r.Close())
+			require.NoError(t, r.Close())
 			unchanged()
 			if _, err := os.Lstat(filepath.Join(dir, "app")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("Close left the file: %v", err)
@@ -97,7 +99,7 @@ func TestHostileLinkAtTarget(t *testing.T) {
 // makes Start fail, leaving no temporary file behind.
 func TestHostileDirectoryAtTarget(t *testing.T) {
 	dir := t.TempDir()
-	noErr(t, os.Mkdir(filepath.Join(dir, "app"), 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "app"), 0o755))
 	r, err := hostileRegistry(t, dir, 0)
 	if err == nil {
 		r.Close()
@@ -117,11 +119,11 @@ func TestHostileDirectoryAtTarget(t *testing.T) {
 func TestHostileReplacedBeforeClose(t *testing.T) {
 	dir := t.TempDir()
 	r, err := hostileRegistry(t, dir, mmv.Process)
-	noErr(t, err)
+	require.NoError(t, err)
 	other := filepath.Join(dir, "other")
-	noErr(t, os.WriteFile(other, []byte("theirs"), 0o644))
-	noErr(t, os.Rename(other, filepath.Join(dir, "app")))
-	noErr(t, r.Close())
+	require.NoError(t, os.WriteFile(other, []byte("theirs"), 0o644))
+	require.NoError(t, os.Rename(other, filepath.Join(dir, "app")))
+	require.NoError(t, r.Close())
 	if b, err := os.ReadFile(filepath.Join(dir, "app")); err != nil || string(b) != "theirs" {
 		t.Errorf("Close removed or changed a file that is not its own: %q, %v", b, err)
 	}
@@ -135,9 +137,9 @@ func TestHostileReplacedBeforeClose(t *testing.T) {
 // the file.
 func TestHostileDirectoryIsSymlink(t *testing.T) {
 	tmp, elsewhere := t.TempDir(), t.TempDir()
-	noErr(t, os.Symlink(elsewhere, filepath.Join(tmp, "mmv")))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(tmp, "mmv")))
 	r, err := hostileRegistry(t, filepath.Join(tmp, "mmv"), 0)
-	noErr(t, err)
+	require.NoError(t, err)
 	defer r.Close()
 	publishedIntact(t, elsewhere)
 	if fi, err := os.Lstat(filepath.Join(tmp, "mmv")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -167,12 +169,12 @@ func TestHostileReadOnlyDirectory(t *testing.T) {
 	}
 	base := t.TempDir()
 	ro := filepath.Join(base, "ro")
-	noErr(t, os.Mkdir(ro, 0o755))
-	noErr(t, os.Mkdir(filepath.Join(ro, "mmv"), 0o755))
-	noErr(t, os.Chmod(filepath.Join(ro, "mmv"), 0o555))
-	noErr(t, os.Chmod(ro, 0o555))
-	noErr(t, os.Chmod(filepath.Dir(base), 0o755))
-	noErr(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Mkdir(ro, 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(ro, "mmv"), 0o755))
+	require.NoError(t, os.Chmod(filepath.Join(ro, "mmv"), 0o555))
+	require.NoError(t, os.Chmod(ro, 0o555))
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	require.NoError(t, os.Chmod(base, 0o755))
 	t.Cleanup(func() { os.Chmod(ro, 0o755); os.Chmod(filepath.Join(ro, "mmv"), 0o755) })
 	dirs := []string{filepath.Join(ro, "mmv"), filepath.Join(ro, "missing", "mmv")}
 

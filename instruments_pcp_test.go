@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
@@ -24,9 +26,7 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 	cv := mmv.NewCounterVec(r, "by_route", "Requests by route", mmv.Count, "/a", "/b")
 	hv := mmv.NewHistogramVec(r, "size", "Sizes by route", mmv.Byte, &mmv.HistogramOptions{Buckets: []float64{256, 1024, 4096}}, "/a", "/b")
 	c.Add(5) // before Start
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	defer r.Close()
 	c.Inc()
 	g.Set(0.25)

@@ -9,23 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
-
-func newTestRegistry(t testing.TB, name string) *Registry {
-	t.Helper()
-	r := NewRegistry(name, &Options{Dir: t.TempDir()})
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
-func mustValue(t testing.TB, r *Registry, metric, instance string) *Value {
-	t.Helper()
-	v, err := r.Value(metric, instance)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
 
 func TestCounterCarriesUpdatesMadeBeforeStart(t *testing.T) {
 	r := newTestRegistry(t, "inst")
@@ -35,9 +20,7 @@ func TestCounterCarriesUpdatesMadeBeforeStart(t *testing.T) {
 	if got := c.Get(); got != 42 {
 		t.Fatalf("before Start: Get = %d, want 42", got)
 	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	v := mustValue(t, r, "requests", "")
 	if got := v.Int(); got != 42 {
 		t.Fatalf("file after Start = %d, want 42", got)
@@ -108,18 +91,14 @@ func TestDeclarationPanicsWithTheRegistryError(t *testing.T) {
 func TestDeclareAfterStart(t *testing.T) {
 	r := newTestRegistry(t, "inst")
 	NewCounter(r, "early", "", Count).Inc()
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	c := NewCounter(r, "late", "", Count)
 	c.Add(2)
 	v := NewCounterVec(r, "late_vec", "", Count, "a")
 	v.With("a").Inc()
 	h := NewHistogram(r, "late_hist", "", Count, nil)
 	h.Observe(3)
-	if err := r.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Flush())
 	if got := mustValue(t, r, "late", "").Int(); got != 2 {
 		t.Errorf("late counter = %d, want 2", got)
 	}
@@ -137,9 +116,7 @@ func TestGauges(t *testing.T) {
 	g.Inc()
 	ig.Add(10)
 	ig.Dec()
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	if got := mustValue(t, r, "g", "").Float(); got != 2.5 {
 		t.Errorf("gauge carried = %v, want 2.5", got)
 	}
@@ -162,9 +139,7 @@ func TestGauges(t *testing.T) {
 func TestTimerSumsNanoseconds(t *testing.T) {
 	r := newTestRegistry(t, "inst")
 	tm := NewTimer(r, "t", "")
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
@@ -211,9 +186,7 @@ func TestConcurrentCounting(t *testing.T) {
 	}
 	close(start)
 	// Start while the goroutines count: nothing is lost or counted twice.
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	wg.Wait()
 	r.mu.Lock()
 	for _, f := range r.onClose { // what Close does first
@@ -245,9 +218,7 @@ func TestVec(t *testing.T) {
 	if len(empty.Instances()) != 0 {
 		t.Error("empty vector has instances")
 	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	gv.With("cpu1").Set(41.5)
 	iv.With("out").Inc()
 	tv.With("db").Observe(time.Millisecond)
@@ -269,9 +240,7 @@ func TestVec(t *testing.T) {
 func TestAutoIndomKeepsLowSerialsFree(t *testing.T) {
 	r := newTestRegistry(t, "inst")
 	NewCounterVec(r, "a", "", Count, "x")
-	if err := r.AddIndom(Indom{Serial: 1, Instances: []Instance{{0, "y"}}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.AddIndom(Indom{Serial: 1, Instances: []Instance{{0, "y"}}}))
 	if r.metrics[0].Indom != MaxSerial {
 		t.Errorf("vector indom serial %d, want %d", r.metrics[0].Indom, MaxSerial)
 	}
@@ -285,9 +254,7 @@ func TestPoll(t *testing.T) {
 	if n.Load() != 0 {
 		t.Fatal("Poll ran before Start")
 	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	deadline := time.Now().Add(5 * time.Second)
 	for n.Load() < 3 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -348,21 +315,13 @@ func TestNilInstruments(t *testing.T) {
 // The hot path: each instrument's update against a raw atomic add on the
 // same machine in the same run.
 
-func benchRegistry(b *testing.B) *Registry {
-	r := NewRegistry("bench", &Options{Dir: b.TempDir()})
-	b.Cleanup(func() { r.Close() })
-	return r
-}
-
 // BenchmarkCounterInc calls Counter.Inc directly, to compare with
 // BenchmarkAtomicAddBaseline; BenchmarkInstruments calls through a func
 // value, which adds an indirect call to every case alike.
 func BenchmarkCounterInc(b *testing.B) {
-	r := benchRegistry(b)
+	r := newTestRegistry(b, "bench")
 	c := NewCounter(r, "c", "", Count)
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, r.Start())
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Inc()
@@ -396,12 +355,10 @@ func BenchmarkInstruments(b *testing.B) {
 				name += "/Parallel"
 			}
 			b.Run(name, func(b *testing.B) {
-				r := benchRegistry(b)
+				r := newTestRegistry(b, "bench")
 				op := c.op(r)
 				if c.start {
-					if err := r.Start(); err != nil {
-						b.Fatal(err)
-					}
+					require.NoError(b, r.Start())
 				}
 				b.ReportAllocs()
 				if !parallel {
@@ -423,21 +380,16 @@ func BenchmarkInstruments(b *testing.B) {
 // TestUpdatesDoNotAllocate: no instrument's update allocates. (Their speed
 // is measured by the benchmarks, against a raw atomic add in the same run.)
 func TestUpdatesDoNotAllocate(t *testing.T) {
-	r := NewRegistry("allocs", &Options{Dir: t.TempDir()})
-	defer r.Close()
+	r := newTestRegistry(t, "allocs")
 	c := NewCounter(r, "c", "", Count)
 	g := NewGauge(r, "g", "", NoUnits)
 	ig := NewIntGauge(r, "ig", "", Count)
 	tm := NewTimer(r, "t", "")
 	h := NewHistogram(r, "h", "", Second, nil)
 	cv := NewCounterVec(r, "cv", "", Count, "a")
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.Start())
 	v, err := r.Value("c", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ops := map[string]func(){
 		"Value.Add":         func() { v.Add(1) },
 		"Counter.Inc":       func() { c.Inc() },

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
@@ -28,19 +30,19 @@ func TestLoadTotals(t *testing.T) {
 		t.Run(map[bool]string{false: "fixed", true: "growing"}[growing], func(t *testing.T) {
 			tmp := t.TempDir()
 			r := mmv.NewRegistry("load", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), PublishDelay: time.Millisecond})
-			noErr(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}, {ID: 2, Name: "c"}}}))
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}, {ID: 2, Name: "c"}}}))
 			types := map[string]mmv.Type{"u64": mmv.Uint64, "i32": mmv.Int32, "double": mmv.Double}
 			for name, ty := range types {
-				noErr(t, r.AddMetric(mmv.Metric{Name: name, Type: ty, Semantics: mmv.SemCounter}))
-				noErr(t, r.AddMetric(mmv.Metric{Name: "per." + name, Type: ty, Semantics: mmv.SemCounter, Indom: 1}))
+				require.NoError(t, r.AddMetric(mmv.Metric{Name: name, Type: ty, Semantics: mmv.SemCounter}))
+				require.NoError(t, r.AddMetric(mmv.Metric{Name: "per." + name, Type: ty, Semantics: mmv.SemCounter, Indom: 1}))
 			}
-			noErr(t, r.Start())
+			require.NoError(t, r.Start())
 			defer r.Close()
 			var values []*mmv.Value
 			for name := range types {
 				for _, key := range [][2]string{{name, ""}, {"per." + name, "a"}, {"per." + name, "b"}, {"per." + name, "c"}} {
 					v, err := r.Value(key[0], key[1])
-					noErr(t, err)
+					require.NoError(t, err)
 					values = append(values, v)
 				}
 			}
@@ -98,7 +100,7 @@ func TestLoadTotals(t *testing.T) {
 			adders.Wait()
 			done.Store(true)
 			wg.Wait()
-			noErr(t, r.Flush())
+			require.NoError(t, r.Flush())
 			if growing {
 				t.Logf("%d declarations made during the load", grown)
 			}
@@ -203,16 +205,16 @@ func TestSoakPMCD(t *testing.T) {
 	start := time.Now()
 	for life := uint64(1); life <= lifetimes; life++ {
 		r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process, Cluster: 4000})
-		noErr(t, r.AddMetric(mmv.Metric{Name: "count", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-		noErr(t, r.Start())
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "count", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+		require.NoError(t, r.Start())
 		v, err := r.Value("count", "")
-		noErr(t, err)
+		require.NoError(t, err)
 		for k := uint64(1); k <= updates; k++ {
 			cur.Store(life<<32 | k)
 			v.Set(int64(life<<32 | k))
 			time.Sleep(time.Millisecond)
 		}
-		noErr(t, r.Close())
+		require.NoError(t, r.Close())
 	}
 	stop.Store(true)
 	res := <-results
@@ -230,14 +232,14 @@ func TestSoakPMCD(t *testing.T) {
 		t.Errorf("pmcd's pid changed from %s to %s", pidBefore, pid)
 	}
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process, Cluster: 4000})
-	noErr(t, r.AddMetric(mmv.Metric{Name: "count", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-	noErr(t, r.Start())
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "count", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.Start())
 	v, _ := r.Value("count", "")
 	v.Set(12345)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ms, err := p.Fetch(context.Background(), metric)
-		noErr(t, err)
+		require.NoError(t, err)
 		if m := pcptest.Find(ms, metric); m != nil && m.Value == "12345" {
 			break
 		}
@@ -246,7 +248,7 @@ func TestSoakPMCD(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	noErr(t, r.Close())
+	require.NoError(t, r.Close())
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("the soak's file is still there: %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 
 // BenchmarkHistogramObserveDefault is Observe with the default buckets.
 func BenchmarkHistogramObserveDefault(b *testing.B) {
-	h := NewHistogram(benchRegistry(b), "h", "", Second, nil)
+	h := NewHistogram(newTestRegistry(b, "bench"), "h", "", Second, nil)
 	xs := benchInputs()
 	b.ReportAllocs()
 	i := 0

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
@@ -25,9 +27,7 @@ func TestMoreThanAFile(t *testing.T) {
 			defer r.Close()
 			must := func(err error) {
 				t.Helper()
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 			}
 			name := func(i int) string { return fmt.Sprintf("g%d.m%d", i%10, i) }
 			onIndom := func(i int) bool { return i%100 == 0 }
@@ -112,12 +112,9 @@ func TestMoreThanAFile(t *testing.T) {
 // TestOverflowRefusals: a metric bound for an overflow file is checked
 // like any other (this one, on an undeclared indom, once crashed).
 func TestOverflowRefusals(t *testing.T) {
-	r := mmv.NewRegistry("full", &mmv.Options{Dir: t.TempDir()})
-	defer r.Close()
+	r := newRegistry(t, "full", t.TempDir(), mmv.Options{})
 	for i := range mmv.MaxMetrics {
-		if err := r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	}
 	for _, tc := range []struct {
 		m    mmv.Metric

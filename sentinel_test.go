@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
@@ -34,26 +36,26 @@ func TestSentinelNoValue(t *testing.T) {
 	tmp := t.TempDir()
 	write := func(name string, flags mmv.Flags) {
 		r := mmv.NewRegistry(name, &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Flags: flags})
-		noErr(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
 		for _, ty := range sentinelTypes {
 			for _, m := range []string{"missing", "set", "back", "fresh"} {
-				noErr(t, r.AddMetric(mmv.Metric{Name: ty.name + "." + m, Type: ty.typ, Semantics: mmv.SemInstant}))
+				require.NoError(t, r.AddMetric(mmv.Metric{Name: ty.name + "." + m, Type: ty.typ, Semantics: mmv.SemInstant}))
 			}
 		}
-		noErr(t, r.AddMetric(mmv.Metric{Name: "inst", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
-		noErr(t, r.Start())
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "inst", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
+		require.NoError(t, r.Start())
 		t.Cleanup(func() { r.Close() })
 		for _, ty := range sentinelTypes {
 			val := func(m string) *mmv.Value {
 				v, err := r.Value(ty.name+"."+m, "")
-				noErr(t, err)
+				require.NoError(t, err)
 				return v
 			}
 			val("missing").SetNoValue()
 			if ty.typ == mmv.String {
-				noErr(t, val("set").SetString("x"))
+				require.NoError(t, val("set").SetString("x"))
 				val("back").SetNoValue()
-				noErr(t, val("back").SetString("y"))
+				require.NoError(t, val("back").SetString("y"))
 			} else {
 				val("set").Set(7)
 				val("back").SetNoValue()
@@ -61,9 +63,9 @@ func TestSentinelNoValue(t *testing.T) {
 			}
 		}
 		a, err := r.Value("inst", "a")
-		noErr(t, err)
+		require.NoError(t, err)
 		b, err := r.Value("inst", "b")
-		noErr(t, err)
+		require.NoError(t, err)
 		a.SetNoValue()
 		b.Set(5)
 	}
@@ -142,15 +144,15 @@ func TestSentinelNoValue(t *testing.T) {
 func TestSentinelSlotBytes(t *testing.T) {
 	dir := t.TempDir()
 	r := mmv.NewRegistry("slots", &mmv.Options{Dir: dir, Flags: mmv.Sentinel})
-	noErr(t, r.AddMetric(mmv.Metric{Name: "a", Type: mmv.Int32, Semantics: mmv.SemInstant}))
-	noErr(t, r.AddMetric(mmv.Metric{Name: "b", Type: mmv.Uint32, Semantics: mmv.SemInstant}))
-	noErr(t, r.Start())
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "a", Type: mmv.Int32, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "b", Type: mmv.Uint32, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.Start())
 	defer r.Close()
 	a, _ := r.Value("a", "")
 	b, _ := r.Value("b", "")
 	slot := func(name string) [8]byte {
 		f, err := mmvfile.Open(filepath.Join(dir, "slots"))
-		noErr(t, err)
+		require.NoError(t, err)
 		for _, v := range f.Values {
 			if v.Metric.Name == name {
 				return v.Atom
@@ -175,12 +177,5 @@ func TestSentinelSlotBytes(t *testing.T) {
 	}
 	if a.Int() != -1 || b.Int() != 0 {
 		t.Errorf("values read %d and %d", a.Int(), b.Int())
-	}
-}
-
-func noErr(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // refusals lists every input the registry refuses, with the error it
@@ -182,9 +184,7 @@ func TestAcceptedEdges(t *testing.T) {
 	r := NewRegistry("edge_1.x", &Options{Dir: t.TempDir(), Cluster: maxIndomCluster})
 	ok := func(err error) {
 		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 	ok(r.AddIndom(Indom{Serial: MaxSerial, Instances: []Instance{{0, "a b"}, {1, "b"}}}))
 	ok(r.AddMetric(Metric{Name: strings.Repeat("m", 255), Item: MaxItem, Type: Uint64, Semantics: SemCounter, LongHelp: strings.Repeat("h", 255)}))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/mmvfile"
 )
@@ -15,8 +17,7 @@ import (
 // in its slot, with its length in the value itself as libpcp keeps it;
 // longer strings and other types are refused.
 func TestSetString(t *testing.T) {
-	r := mmv.NewRegistry("strings", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
-	defer r.Close()
+	r := newRegistry(t, "strings", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
 	if err := errors.Join(
 		r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}),
 		r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Uint64, Semantics: mmv.SemCounter}),
@@ -27,13 +28,9 @@ func TestSetString(t *testing.T) {
 	s, _ := r.Value("s", "")
 	n, _ := r.Value("n", "")
 	for _, text := range []string{"a longer string first", "", "short", strings.Repeat("x", 255)} {
-		if err := s.SetString(text); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.SetString(text))
 		f, err := mmvfile.Open(r.Path())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		v := f.Values[0]
 		if v.String != text || s.String() != text {
 			t.Errorf("file holds %q, handle reads %q, want %q", v.String, s.String(), text)

@@ -15,19 +15,6 @@ import (
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
-// pcpRegistry is a registry writing where pcptest.Info reads.
-func pcpRegistry(t *testing.T, name string, opts *mmv.Options) (*mmv.Registry, string) {
-	t.Helper()
-	tmp := t.TempDir()
-	if opts == nil {
-		opts = &mmv.Options{}
-	}
-	opts.Dir = filepath.Join(tmp, "mmv")
-	r := mmv.NewRegistry(name, opts)
-	t.Cleanup(func() { r.Close() })
-	return r, tmp
-}
-
 // pcpValue returns what PCP's reader shows for an instance of a metric of
 // the file vec, "" when it shows no such instance.
 func pcpValue(ms []pcptest.Metric, metric, inst string) string {
@@ -46,8 +33,8 @@ func pcpValue(ms []pcptest.Metric, metric, inst string) string {
 // exact values. Histograms publish their statistics at refresh, so their
 // values are read after Close.
 func TestVecFirstUseThroughPCP(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	r, tmp := pcpRegistry(t, "vec", &mmv.Options{PublishDelay: time.Hour}) // only Flush publishes
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{PublishDelay: time.Hour}) // only Flush publishes
 	counters := mmv.NewCounterVec(r, "requests", "", mmv.Count, "/declared")
 	gauges := mmv.NewGaugeVec(r, "temp", "", mmv.NoUnits)
 	ints := mmv.NewIntGaugeVec(r, "queue", "", mmv.Count)
@@ -114,8 +101,8 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 // Flush. Exactly one instance is made per name, every goroutine gets the
 // same instrument, and PCP reads exactly the sums.
 func TestVecConcurrentFirstUse(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	r, tmp := pcpRegistry(t, "vec", &mmv.Options{PublishDelay: time.Millisecond})
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{PublishDelay: time.Millisecond})
 	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "n0")
 	const (
 		workers = 16
@@ -179,8 +166,8 @@ func TestVecConcurrentFirstUse(t *testing.T) {
 // TestVecConcurrentFirstUseAfterStart: the same after Start, read through
 // PCP after Flush while the registry stays open.
 func TestVecConcurrentFirstUseAfterStart(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	r, tmp := pcpRegistry(t, "vec", nil)
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{})
 	v := mmv.NewIntGaugeVec(r, "level", "", mmv.Count)
 	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 1})
 	require.NoError(t, r.Start())
@@ -223,8 +210,7 @@ func TestVecLimit(t *testing.T) {
 		{"below declared", 1, 3, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := mmv.NewRegistry("lim", &mmv.Options{Dir: t.TempDir()})
-			defer r.Close()
+			r := newRegistry(t, "lim", t.TempDir(), mmv.Options{})
 			var declared []string
 			for i := range c.declared {
 				declared = append(declared, fmt.Sprint("d", i))
@@ -263,8 +249,7 @@ func TestVecLimit(t *testing.T) {
 // TestVecRefusedNames: a name the registry refuses makes Get return the
 // registry's error and With nil, and does not count toward the limit.
 func TestVecRefusedNames(t *testing.T) {
-	r := mmv.NewRegistry("names", &mmv.Options{Dir: t.TempDir()})
-	defer r.Close()
+	r := newRegistry(t, "names", t.TempDir(), mmv.Options{})
 	v := mmv.NewCounterVec(r, "by_request", "", mmv.Count, "GET /a")
 	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil)
 	v.SetLimit(3)
@@ -314,8 +299,7 @@ func TestVecRefusedNames(t *testing.T) {
 // TestVecWithDoesNotAllocate: With on an existing instance, whether in the
 // rebuilt map or among those added since.
 func TestVecWithDoesNotAllocate(t *testing.T) {
-	r := mmv.NewRegistry("allocs", &mmv.Options{Dir: t.TempDir()})
-	defer r.Close()
+	r := newRegistry(t, "allocs", t.TempDir(), mmv.Options{})
 	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "a")
 	require.NoError(t, r.Start())
 	for i := range 20 {
@@ -339,9 +323,7 @@ func BenchmarkVecWith(b *testing.B) {
 	r := mmv.NewRegistry("bench", &mmv.Options{Dir: b.TempDir()})
 	defer r.Close()
 	v := mmv.NewCounterVec(r, "v", "", mmv.Count)
-	if err := r.Start(); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, r.Start())
 	plain := map[string]*mmv.Counter{}
 	for _, in := range names {
 		plain[in] = v.With(in)
@@ -368,8 +350,8 @@ func BenchmarkVecWith(b *testing.B) {
 // TestVecFirstUseInOverflowFile: a vector whose metric lands in an overflow
 // file (the registry's 1024th metric and up) grows there too.
 func TestVecFirstUseInOverflowFile(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	r, tmp := pcpRegistry(t, "vec", &mmv.Options{Cluster: 300})
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 300})
 	for i := range mmv.MaxMetrics {
 		mmv.NewCounter(r, fmt.Sprintf("c%d", i), "", mmv.Count)
 	}

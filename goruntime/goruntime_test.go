@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
@@ -63,16 +65,10 @@ func TestNamesOfThisRuntime(t *testing.T) {
 func TestRegister(t *testing.T) {
 	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: t.TempDir()})
 	defer r.Close()
-	if err := Register(r, &Options{Interval: 10 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Register(r, &Options{Interval: 10 * time.Millisecond}))
+	require.NoError(t, r.Start())
 	v, err := r.Value("sched.goroutines_goroutines", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	deadline := time.Now().Add(5 * time.Second)
 	for v.Int() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -89,9 +85,7 @@ func TestRegister(t *testing.T) {
 		t.Errorf("GC cycles = %d after runtime.GC", gcs.Int())
 	}
 	count, err := r.Value("gc.heap.allocs_by_size_bytes.count", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if count.Int() == 0 {
 		t.Error("allocs-by-size histogram counted nothing")
 	}
@@ -110,12 +104,8 @@ func TestRegisterThroughPCP(t *testing.T) {
 	tmp := t.TempDir()
 	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: tmp + "/mmv"})
 	defer r.Close()
-	if err := Register(r, &Options{Prefix: "go"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Register(r, &Options{Prefix: "go"}))
+	require.NoError(t, r.Start())
 	runtime.GC()
 	// Wait, bounded, for a refresh after the GC: cycles counted and
 	// allocations bucketed; the checks below fail if none comes.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/golden"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -22,9 +24,7 @@ func start(t *testing.T, tmp string) *mmv.Registry {
 	if err == nil {
 		err = r.Start()
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })
 	return r
 }
@@ -34,13 +34,9 @@ func start(t *testing.T, tmp string) *mmv.Registry {
 func TestSameAsLibpcp(t *testing.T) {
 	r := start(t, t.TempDir())
 	got, err := os.ReadFile(r.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want, err := os.ReadFile("../../testdata/golden/quickstart.mmv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if diff := golden.Diff(got, want); diff != "" {
 		t.Fatalf("quickstart differs from libpcp_mmv's file:\n%s", diff)
 	}
@@ -56,14 +52,10 @@ func TestPCPReadsBothAlike(t *testing.T) {
 	// libpcp's file names its writer's pid, long gone, and PROCESS is set:
 	// put ours in, as the reader drops files of dead processes.
 	b, err := os.ReadFile("../../testdata/golden/quickstart.mmv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	binary.NativeEndian.PutUint32(b[32:], uint32(os.Getpid()))
 	os.MkdirAll(filepath.Join(theirs, "mmv"), 0o755)
-	if err := os.WriteFile(filepath.Join(theirs, "mmv", "quickstart"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(theirs, "mmv", "quickstart"), b, 0o644))
 
 	got, want := pcptest.Info(t, ours), pcptest.Info(t, theirs)
 	if len(got) != len(want) || len(got) != 6+3 { // six metrics and mmv.control.*
@@ -93,9 +85,7 @@ func TestServeUpdates(t *testing.T) {
 	tmp := t.TempDir()
 	r := start(t, tmp)
 	s, err := handles(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	s.serve(ctx)
