@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -100,28 +101,22 @@ func TestUpdatesDuringClose(t *testing.T) {
 			wg.Wait()
 			require.NoError(t, r.Close())
 
-			if _, err := r.Value("i32", ""); err == nil {
-				t.Error("Value after Close does not fail")
-			}
+			_, err := r.Value("i32", "")
+			assert.Error(t, err, "Value after Close does not fail")
 			if flags&mmv.Process != 0 {
-				if es, _ := readDirNames(dir); len(es) != 0 {
-					t.Errorf("Close with the Process flag left %v", es)
-				}
+				es, _ := readDirNames(dir)
+				assert.Empty(t, es, "Close with the Process flag left files")
 				return
 			}
 			now, err := mmvfile.Open(path)
 			require.NoError(t, err)
 			for i, v := range now.Values {
 				w := atClose.Values[i]
-				if v.Atom != w.Atom || v.Extra != w.Extra || v.String != w.String {
-					t.Errorf("%s %v changed after Close: %x %d %q, was %x %d %q", v.Metric.Name, v.Instance,
-						v.Atom, v.Extra, v.String, w.Atom, w.Extra, w.String)
-				}
+				assert.False(t, v.Atom != w.Atom || v.Extra != w.Extra || v.String != w.String, "%s %v changed after Close: %x %d %q, was %x %d %q", v.Metric.Name, v.Instance,
+					v.Atom, v.Extra, v.String, w.Atom, w.Extra, w.String)
 			}
 			// The values were being updated before Close.
-			if atClose.Values[len(atClose.Values)-1].Atom == [8]byte{} && atClose.Values[0].Atom == [8]byte{} {
-				t.Error("no update reached the file before Close")
-			}
+			assert.False(t, atClose.Values[len(atClose.Values)-1].Atom == [8]byte{} && atClose.Values[0].Atom == [8]byte{}, "no update reached the file before Close")
 		})
 	}
 }

@@ -86,9 +86,7 @@ func timeCmd(t testing.TB, n int, env []string, name string, args ...string) tim
 		out, err := cmd.CombinedOutput()
 		ds = append(ds, time.Since(start))
 		cancel()
-		if err != nil {
-			t.Fatalf("%s %v: %v\n%.2000s", name, args, err, out)
-		}
+		require.NoError(t, err, "%s %v: %.2000s", name, args, out)
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]
@@ -156,15 +154,13 @@ func TestReaderCost(t *testing.T) {
 		cfile := filepath.Join(tmp, "c.c")
 		require.NoError(t, os.WriteFile(cfile, []byte(costC), 0o644))
 		bin := filepath.Join(tmp, "c")
-		if out, err := exec.Command("gcc", "-o", bin, cfile, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
-			t.Fatalf("gcc: %v\n%s", err, out)
-		}
+		out, err := exec.Command("gcc", "-o", bin, cfile, "-lpcp_mmv", "-lpcp").CombinedOutput()
+		require.NoError(t, err, "gcc: %s", out)
 		require.NoError(t, os.Mkdir(filepath.Join(tmp, "mmv"), 0o755))
 		cmd := exec.Command(bin, fmt.Sprint(n))
 		cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+tmp)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("libpcp_mmv writer: %v\n%s", err, out)
-		}
+		out, err = cmd.CombinedOutput()
+		require.NoError(t, err, "libpcp_mmv writer: %s", out)
 		c := agentFetch(t, tmp)
 		ours := t.TempDir()
 		for _, r := range writeShape(t, filepath.Join(ours, "mmv"), "cost", costShape{1, 1, n, 1}) {
@@ -174,9 +170,7 @@ func TestReaderCost(t *testing.T) {
 		t.Logf("%d instances: libpcp_mmv %.3fs, ours %.3fs, ratio %.2f", n, c.Seconds(), goTime.Seconds(), goTime.Seconds()/c.Seconds())
 	}
 	out, err := exec.Command("pminfo", "-f", "pmcd.version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "value") {
-		t.Fatalf("pmcd no longer answers: %v\n%s", err, out)
-	}
+	require.False(t, err != nil || !strings.Contains(string(out), "value"), "pmcd no longer answers: %v\n%s", err, out)
 }
 
 // costC writes, with libpcp_mmv, the file writeShape writes for one indom

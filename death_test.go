@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -66,12 +67,10 @@ func TestProcessDeath(t *testing.T) {
 			}()
 			select {
 			case l, ok := <-ready:
-				if !ok {
-					t.Fatal("the child ended before starting its registry")
-				}
+				require.True(t, ok, "the child ended before starting its registry")
 				t.Log(l)
 			case <-time.After(30 * time.Second):
-				t.Fatal("the child did not start its registry")
+				require.FailNow(t, "the child did not start its registry")
 			}
 			value := func() string {
 				m := pcptest.Find(pcptest.Info(t, tmp), "mmv.dying.m")
@@ -80,24 +79,18 @@ func TestProcessDeath(t *testing.T) {
 				}
 				return m.Value
 			}
-			if v := value(); v != "42" {
-				t.Fatalf("while the writer runs, PCP shows mmv.dying.m = %s, want 42", v)
-			}
+			require.Equal(t, "42", value(), "while the writer runs, PCP shows mmv.dying.m")
 
 			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 			cmd.Wait()
 			f, err := mmvfile.Open(path)
 			require.NoError(t, err)
-			if f.Header.PID != int32(cmd.Process.Pid) || f.Values[0].Uint != 42 {
-				t.Errorf("the dead writer's file: pid %d, value %d; want %d, 42", f.Header.PID, f.Values[0].Uint, cmd.Process.Pid)
-			}
+			assert.False(t, f.Header.PID != int32(cmd.Process.Pid) || f.Values[0].Uint != 42, "the dead writer's file: pid %d, value %d; want %d, 42", f.Header.PID, f.Values[0].Uint, cmd.Process.Pid)
 			want := "42"
 			if c.flags == "process" {
 				want = "(absent)"
 			}
-			if v := value(); v != want {
-				t.Errorf("after SIGKILL, PCP shows mmv.dying.m = %s, want %s", v, want)
-			}
+			assert.Equal(t, want, value(), "after SIGKILL, PCP shows mmv.dying.m")
 
 			// A later start of the same name replaces the stale file.
 			var flags mmv.Flags
@@ -110,17 +103,12 @@ func TestProcessDeath(t *testing.T) {
 			v, err := r.Value("m", "")
 			require.NoError(t, err)
 			v.Set(7)
-			if v := value(); v != "7" {
-				t.Errorf("after a new start, PCP shows mmv.dying.m = %s, want 7", v)
-			}
-			if es, _ := os.ReadDir(filepath.Join(tmp, "mmv")); len(es) != 1 || es[0].Name() != "dying" {
-				t.Errorf("the directory holds %v, want only the new file", es)
-			}
+			assert.Equal(t, "7", value(), "after a new start, PCP shows mmv.dying.m")
+			es, _ := os.ReadDir(filepath.Join(tmp, "mmv"))
+			assert.False(t, len(es) != 1 || es[0].Name() != "dying", "the directory holds %v, want only the new file", es)
 			f, err = mmvfile.Open(path)
 			require.NoError(t, err)
-			if f.Header.PID != int32(os.Getpid()) {
-				t.Errorf("the file's pid is %d, want ours, %d", f.Header.PID, os.Getpid())
-			}
+			assert.Equal(t, int32(os.Getpid()), f.Header.PID, "the file's pid")
 			require.NoError(t, r.Close())
 		})
 	}

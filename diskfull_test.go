@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
@@ -32,9 +33,7 @@ func smallTmpfs(t *testing.T, size string) string {
 		pcptest.MustHave(t, fmt.Errorf("mount -t tmpfs -o size=%s tmpfs %s: %w", size, dir, err))
 	}
 	t.Cleanup(func() {
-		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
-			t.Errorf("umount %s: %v", dir, err)
-		}
+		assert.NoError(t, unix.Unmount(dir, unix.MNT_DETACH), "umount %s", dir)
 	})
 	return dir
 }
@@ -49,9 +48,7 @@ func fill(t *testing.T, dir string) string {
 	buf := make([]byte, 4096)
 	for {
 		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
+			require.ErrorIs(t, err, syscall.ENOSPC)
 			break
 		}
 	}
@@ -94,13 +91,9 @@ func TestDiskFullAtStart(t *testing.T) {
 	fill(t, dir)
 	r := diskRegistry(t, dir, 20)
 	err := r.Start()
-	if !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("Start on a full disk: %v, want ENOSPC", err)
-	}
+	require.ErrorIs(t, err, syscall.ENOSPC, "Start on a full disk")
 	t.Log(err)
-	if got := entries(t, dir); len(got) != 1 || got[0] != "filler" {
-		t.Errorf("Start left %v", got)
-	}
+	assert.Equal(t, []string{"filler"}, entries(t, dir), "what Start left")
 	require.NoError(t, r.Close())
 }
 
@@ -131,22 +124,17 @@ func TestDiskFullWhileGrowing(t *testing.T) {
 			growErr = r.Flush()
 		}
 	}
-	if !errors.Is(growErr, syscall.ENOSPC) {
-		t.Fatalf("growing on a full disk: %v, want ENOSPC", growErr)
-	}
+	require.ErrorIs(t, growErr, syscall.ENOSPC, "growing on a full disk")
 	t.Log(growErr)
-	if _, err := r.Value("mb", ""); err == nil {
-		t.Error("the value of a metric the file could not hold has a handle")
-	}
+	_, err = r.Value("mb", "")
+	assert.Error(t, err, "the value of a metric the file could not hold has a handle")
 	v.Add(1)
 	f, err := mmvfile.Open(filepath.Join(dir, "full"))
 	require.NoError(t, err)
-	if len(f.Metrics) != 1 || f.Values[0].Uint != 3 {
-		t.Errorf("the old file: %d metrics, value %d; want 1 metric, 3", len(f.Metrics), f.Values[0].Uint)
+	if assert.Len(t, f.Metrics, 1, "the old file's metrics") {
+		assert.EqualValues(t, 3, f.Values[0].Uint, "the old file's value")
 	}
-	if got := entries(t, dir); len(got) != 2 {
-		t.Errorf("the failed growth left %v", got)
-	}
+	assert.Len(t, entries(t, dir), 2, "what the failed growth left")
 
 	require.NoError(t, os.Remove(filler))
 	require.NoError(t, r.AddMetric(metric(1)))
@@ -154,13 +142,11 @@ func TestDiskFullWhileGrowing(t *testing.T) {
 	v.Add(1)
 	f, err = mmvfile.Open(filepath.Join(dir, "full"))
 	require.NoError(t, err)
-	if len(f.Metrics) < 2 || f.Values[0].Uint != 4 {
-		t.Errorf("after freeing space: %d metrics, value %d; want at least 2, 4", len(f.Metrics), f.Values[0].Uint)
+	if assert.GreaterOrEqual(t, len(f.Metrics), 2, "metrics after freeing space") {
+		assert.EqualValues(t, 4, f.Values[0].Uint, "value after freeing space")
 	}
 	mb, err := r.Value("mb", "")
 	require.NoError(t, err)
 	mb.Add(5)
-	if mb.Int() != 5 {
-		t.Errorf("the new metric reads %d", mb.Int())
-	}
+	assert.EqualValues(t, 5, mb.Int(), "the new metric")
 }

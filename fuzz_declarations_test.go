@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -125,9 +126,7 @@ func (d *decls) registry(t *testing.T, dir string) (*mmv.Registry, map[string]ui
 		if trace {
 			t.Logf("%s: %v", op, err)
 		}
-		if err != nil && !typedError(err) {
-			t.Fatalf("%s: an error that wraps none of the sentinels: %v", op, err)
-		}
+		require.False(t, err != nil && !typedError(err), "%s: an error that wraps none of the sentinels: %v", op, err)
 		return err == nil
 	}
 	for range 48 {
@@ -206,27 +205,18 @@ func FuzzDeclarations(f *testing.F) {
 		defer r.Close()
 		if err := r.Start(); err != nil && !errors.Is(err, mmv.ErrStarted) {
 			t.Logf("Start refused: %v", err)
-			if !typedError(err) {
-				t.Fatalf("Start: an error that wraps none of the sentinels: %v", err)
-			}
-			if es, _ := os.ReadDir(filepath.Join(tmp, "mmv")); len(es) != 0 {
-				t.Fatalf("a refused Start left %v", es)
-			}
+			require.True(t, typedError(err), "Start: an error that wraps none of the sentinels: %v", err)
+			es, _ := os.ReadDir(filepath.Join(tmp, "mmv"))
+			require.Empty(t, es, "a refused Start left files")
 			return
 		}
-		if err := r.Flush(); err != nil {
-			t.Fatalf("Flush: %v", err)
-		}
+		require.NoError(t, r.Flush(), "Flush")
 		file, err := mmvfile.Open(r.Path())
 		require.NoError(t, err, "mmvfile cannot parse the file")
-		if len(file.Metrics) != len(metrics) {
-			t.Fatalf("the file holds %d metrics, %d were declared", len(file.Metrics), len(metrics))
-		}
+		require.Len(t, file.Metrics, len(metrics), "the file's metrics, against those declared")
 		for name := range metrics {
 			v, err := r.Value(name, "")
-			if metrics[name] == 0 && (err != nil || v == nil) {
-				t.Fatalf("no handle on %q: %v", name, err)
-			}
+			require.False(t, metrics[name] == 0 && (err != nil || v == nil), "no handle on %q: %v", name, err)
 		}
 		t.Logf("%s: %d metrics, %d indoms, %d labels, version %d", r.Path(), len(file.Metrics), len(file.Indoms), len(file.Labels), file.Header.Version)
 		if fuzzing() || !pcptest.WantPCP(t) {
@@ -246,19 +236,14 @@ func FuzzDeclarations(f *testing.F) {
 		t.Logf("PCP's reader shows %d metrics", len(shown))
 		for name, serial := range metrics {
 			m := shown[prefix+name]
-			if m == nil {
-				t.Errorf("PCP does not show %s%s", prefix, name)
+			if !assert.NotNil(t, m, "PCP does not show %s%s", prefix, name) {
 				continue
 			}
 			delete(shown, prefix+name)
 			// Values PCP shows per instance: all of them, but where the
 			// Sentinel flag hides a String's empty value.
-			if serial != 0 && file.Header.Flags&mmv.Sentinel == 0 && len(m.Instances) != indoms[serial] {
-				t.Errorf("PCP shows %d instances of %s, the indom has %d", len(m.Instances), m.Name, indoms[serial])
-			}
+			assert.False(t, serial != 0 && file.Header.Flags&mmv.Sentinel == 0 && len(m.Instances) != indoms[serial], "PCP shows %d instances of %s, the indom has %d", len(m.Instances), m.Name, indoms[serial])
 		}
-		for name := range shown {
-			t.Errorf("PCP shows %s, which was not declared", name)
-		}
+		assert.Empty(t, shown, "PCP shows metrics that were not declared")
 	})
 }

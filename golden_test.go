@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -286,9 +287,7 @@ func TestGolden(t *testing.T) {
 			want, err := os.ReadFile(filepath.Join(goldenDir, sc.name+".mmv"))
 			require.NoError(t, err)
 			got := writeScenario(t, sc)
-			if diffs := golden.Diff(got, want); diffs != "" {
-				t.Errorf("%s: our file differs from libpcp_mmv's (%s.mmv):\n%s", sc.name, sc.name, diffs)
-			}
+			assert.Empty(t, golden.Diff(got, want), "%s: our file differs from libpcp_mmv's (%s.mmv)", sc.name, sc.name)
 		})
 	}
 }
@@ -319,9 +318,7 @@ func TestGoldenFilesHaveScenarios(t *testing.T) {
 	require.NoError(t, err)
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".mmv")
-		if !slices.ContainsFunc(goldenScenarios, func(s goldenScenario) bool { return s.name == name }) {
-			t.Errorf("%s has no scenario in golden_test.go", f)
-		}
+		assert.True(t, slices.ContainsFunc(goldenScenarios, func(s goldenScenario) bool { return s.name == name }), "%s has no scenario in golden_test.go", f)
 	}
 }
 
@@ -341,27 +338,22 @@ func TestGoldenFresh(t *testing.T) {
 	for _, sc := range goldenScenarios {
 		names = append(names, sc.name)
 	}
-	if list := strings.Fields(string(out)); !slices.Equal(list, names) {
-		t.Fatalf("gen.c's scenarios differ from golden_test.go's:\ngen.c:  %v\nGo:     %v", list, names)
-	}
+	require.Equal(t, names, strings.Fields(string(out)), "gen.c's scenarios differ from golden_test.go's")
 
 	pcpTmp, outDir := filepath.Join(tmp, "pcp"), filepath.Join(tmp, "out")
 	require.NoError(t, os.Mkdir(pcpTmp, 0o755))
 	require.NoError(t, os.Mkdir(outDir, 0o755))
 	cmd := exec.Command(gen, outDir)
 	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+pcpTmp)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gen: %v\n%s", err, out)
-	}
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "gen: %s", out)
 	for _, sc := range goldenScenarios {
 		fresh, err := os.ReadFile(filepath.Join(outDir, sc.name+".mmv"))
 		require.NoError(t, err)
 		want, err := os.ReadFile(filepath.Join(goldenDir, sc.name+".mmv"))
 		require.NoError(t, err)
-		if diffs := golden.Diff(fresh, want); diffs != "" {
-			t.Errorf("%s: libpcp_mmv now writes a different file; run testdata/golden/regen.sh "+
-				"(offsets: fresh file vs committed golden):\n%s", sc.name, diffs)
-		}
+		assert.Empty(t, golden.Diff(fresh, want), "%s: libpcp_mmv now writes a different file; run testdata/golden/regen.sh "+
+			"(offsets: fresh file vs committed golden)", sc.name)
 	}
 }
 
@@ -373,8 +365,7 @@ func buildGen(t *testing.T, dir string) string {
 	src, err := filepath.Abs(filepath.Join(goldenDir, "gen.c"))
 	require.NoError(t, err)
 	gen := filepath.Join(dir, "gen")
-	if out, err := exec.Command("gcc", "-o", gen, src, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
-		t.Fatalf("gcc gen.c: %v\n%s", err, out)
-	}
+	out, err := exec.Command("gcc", "-o", gen, src, "-lpcp_mmv", "-lpcp").CombinedOutput()
+	require.NoError(t, err, "gcc gen.c: %s", out)
 	return gen
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -28,11 +29,7 @@ func TestGrowthLosesNoUpdate(t *testing.T) {
 	// 10,000 instances in one indom: past the default cap, raised knowingly.
 	r := mmv.NewRegistry("grow", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 9, MaxIndomInstances: -1})
 	defer r.Close()
-	must := func(err error) {
-		t.Helper()
-		require.NoError(t, err)
-	}
-	must(r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "first"}}}))
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "first"}}}))
 	old := []mmv.Metric{
 		{Name: "hits", Type: mmv.Uint64, Semantics: mmv.SemCounter},
 		{Name: "perinst", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1},
@@ -41,9 +38,9 @@ func TestGrowthLosesNoUpdate(t *testing.T) {
 		{Name: "busy", Type: mmv.Elapsed, Semantics: mmv.SemCounter},
 	}
 	for _, m := range old {
-		must(r.AddMetric(m))
+		require.NoError(t, r.AddMetric(m))
 	}
-	must(r.Start())
+	require.NoError(t, r.Start())
 	handles := make([]*mmv.Value, len(old))
 	for i, m := range old {
 		inst := ""
@@ -51,7 +48,7 @@ func TestGrowthLosesNoUpdate(t *testing.T) {
 			inst = "first"
 		}
 		v, err := r.Value(m.Name, inst)
-		must(err)
+		require.NoError(t, err)
 		handles[i] = v
 	}
 
@@ -100,65 +97,49 @@ func TestGrowthLosesNoUpdate(t *testing.T) {
 				runtime.Gosched()
 			}
 		}
-		must(r.AddInstance(1, mmv.Instance{ID: int32(i + 1), Name: "i" + strconv.Itoa(i)}))
+		require.NoError(t, r.AddInstance(1, mmv.Instance{ID: int32(i + 1), Name: "i" + strconv.Itoa(i)}))
 		if i%(newInstances/newMetrics) == 0 {
 			m := mmv.Metric{Name: fmt.Sprintf("new.m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}
 			if i%(newInstances/5) == 0 {
 				m.Indom = 1
 			}
-			must(r.AddMetric(m))
+			require.NoError(t, r.AddMetric(m))
 		}
 	}
 	stop.Store(true)
 	wg.Wait()
-	if err := <-pollErr; err != nil {
-		t.Fatalf("a reader saw a bad file during growth: %v", err)
-	}
-	must(r.Flush())
+	require.NoError(t, <-pollErr, "a reader saw a bad file during growth")
+	require.NoError(t, r.Flush())
 	var total int64
 	for _, n := range counts {
 		total += n
 	}
 	t.Logf("%d updates of each value, %d whole snapshots read", total, snapshots.Load())
-	if snapshots.Load() < newInstances/500 {
-		t.Errorf("the reader took %d snapshots", snapshots.Load())
-	}
+	assert.GreaterOrEqual(t, snapshots.Load(), int64(newInstances/500), "snapshots the reader took")
 	for _, v := range handles {
-		if got := int64(v.Float()); got != total {
-			t.Errorf("%s value %d, want %d", v.Type(), got, total)
-		}
+		assert.Equal(t, total, int64(v.Float()), "%s value", v.Type())
 	}
 	f, err := mmvfile.Open(r.Path())
-	must(err)
-	if got, want := len(f.Metrics), len(old)+newMetrics; got != want {
-		t.Fatalf("file has %d metrics, want %d", got, want)
-	}
-	if got := len(f.Indom(1).Instances); got != newInstances+1 {
-		t.Fatalf("indom has %d instances, want %d", got, newInstances+1)
-	}
+	require.NoError(t, err)
+	require.Len(t, f.Metrics, len(old)+newMetrics, "the file's metrics")
+	require.Len(t, f.Indom(1).Instances, newInstances+1, "the indom's instances")
 
 	pcptest.MustHavePCP(t)
 	ms := pcptest.Info(t, tmp)
 	want := strconv.FormatInt(total, 10)
 	for _, m := range old {
 		pm := pcptest.Find(ms, "mmv.grow."+m.Name)
-		if pm == nil {
-			t.Fatalf("PCP does not show %s", m.Name)
-		}
+		require.NotNil(t, pm, "PCP does not show %s", m.Name)
 		got := pm.Value
 		if m.Indom != 0 {
-			if len(pm.Instances) != newInstances+1 {
-				t.Fatalf("PCP shows %d instances of %s", len(pm.Instances), m.Name)
-			}
+			require.Len(t, pm.Instances, newInstances+1, "instances of %s PCP shows", m.Name)
 			got = pm.Instance("first").Value
 		}
 		if m.Type == mmv.Double {
 			f, _ := strconv.ParseFloat(got, 64)
 			got = strconv.FormatInt(int64(f), 10)
 		}
-		if got != want {
-			t.Errorf("PCP reads %s = %s, want %s", m.Name, got, want)
-		}
+		assert.Equal(t, want, got, "PCP reads %s", m.Name)
 	}
 	newSeen := 0
 	for _, m := range ms {
@@ -166,9 +147,7 @@ func TestGrowthLosesNoUpdate(t *testing.T) {
 			newSeen++
 		}
 	}
-	if newSeen != newMetrics {
-		t.Errorf("PCP shows %d of the %d new metrics", newSeen, newMetrics)
-	}
+	assert.Equal(t, newMetrics, newSeen, "new metrics PCP shows")
 }
 
 // TestGrowthKeepsEveryType: values of every type, set before a growth
@@ -199,9 +178,7 @@ func TestGrowthKeepsEveryType(t *testing.T) {
 	for i := range 3 { // each growth step rewrites the file
 		require.NoError(t, r.AddMetric(mmv.Metric{Name: "later" + strconv.Itoa(i), Type: mmv.String, Semantics: mmv.SemDiscrete}))
 	}
-	if got := vals[mmv.String].String(); got != "kept" {
-		t.Errorf("string reads %q after growth", got)
-	}
+	assert.Equal(t, "kept", vals[mmv.String].String(), "string after growth")
 	vals[mmv.Int64].Add(1)
 	f, err := mmvfile.Open(r.Path())
 	require.NoError(t, err)
@@ -221,8 +198,6 @@ func TestGrowthKeepsEveryType(t *testing.T) {
 	}
 	for _, typ := range types {
 		v := byName["t"+strconv.Itoa(int(typ))]
-		if v == nil || !check[typ](v) {
-			t.Errorf("%s after growth: %+v", typ, v)
-		}
+		assert.False(t, v == nil || !check[typ](v), "%s after growth: %+v", typ, v)
 	}
 }

@@ -18,9 +18,7 @@ func TestBucketIndexAndBounds(t *testing.T) {
 	l, err := newBuckets(&HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4}, NoUnits)
 	require.NoError(t, err)
 	// [1, 1024) in 10 powers of two of 4 buckets, plus under and overflow.
-	if l.n != 42 {
-		t.Fatalf("%d buckets, want 42", l.n)
-	}
+	require.EqualValues(t, 42, l.n, "buckets")
 	for _, c := range []struct {
 		x    float64
 		want int
@@ -28,36 +26,22 @@ func TestBucketIndexAndBounds(t *testing.T) {
 		{math.Inf(-1), 0}, {-5, 0}, {math.Copysign(0, -1), 0}, {0, 0}, {0.999, 0},
 		{1, 1}, {1.24, 1}, {1.25, 2}, {1.99, 4}, {2, 5}, {1023.9, 40}, {1024, 41}, {math.Inf(1), 41},
 	} {
-		if got := l.index(c.x); got != c.want {
-			t.Errorf("index(%v) = %d, want %d", c.x, got, c.want)
-		}
+		assert.Equal(t, c.want, l.index(c.x), "index(%v)", c.x)
 	}
 	// Every bucket holds its lower bound and not its upper one, and the
 	// buckets tile the range.
 	prev := math.Inf(-1)
 	for i := range l.n {
 		lo, hi := l.bounds(i)
-		if lo != prev || !(hi > lo) {
-			t.Fatalf("bucket %d is [%v, %v), previous ended at %v", i, lo, hi, prev)
-		}
-		if i > 0 && l.index(lo) != i {
-			t.Errorf("lower bound %v of bucket %d indexes %d", lo, i, l.index(lo))
-		}
-		if i < l.n-1 && l.index(math.Nextafter(hi, lo)) != i {
-			t.Errorf("just below the upper bound %v of bucket %d indexes %d", hi, i, l.index(math.Nextafter(hi, lo)))
-		}
-		if i > 0 && i < l.n-1 && (hi-lo)/lo > 1.0/4+1e-15 {
-			t.Errorf("bucket %d [%v, %v) is wider than lower/SubBuckets", i, lo, hi)
-		}
+		require.False(t, lo != prev || !(hi > lo), "bucket %d is [%v, %v), previous ended at %v", i, lo, hi, prev)
+		assert.False(t, i > 0 && l.index(lo) != i, "lower bound %v of bucket %d indexes %d", lo, i, l.index(lo))
+		assert.False(t, i < l.n-1 && l.index(math.Nextafter(hi, lo)) != i, "just below the upper bound %v of bucket %d indexes %d", hi, i, l.index(math.Nextafter(hi, lo)))
+		assert.False(t, i > 0 && i < l.n-1 && (hi-lo)/lo > 1.0/4+1e-15, "bucket %d [%v, %v) is wider than lower/SubBuckets", i, lo, hi)
 		prev = hi
 	}
 	names := l.names()
-	if names[0] != "1" || names[1] != "1.25" || names[l.n-1] != "+Inf" || names[l.n-2] != "1024" {
-		t.Errorf("names %q ... %q", names[:3], names[l.n-3:])
-	}
-	if len(slices.Compact(slices.Clone(names))) != len(names) {
-		t.Error("bucket names repeat")
-	}
+	assert.False(t, names[0] != "1" || names[1] != "1.25" || names[l.n-1] != "+Inf" || names[l.n-2] != "1024", "names %q ... %q", names[:3], names[l.n-3:])
+	assert.Equal(t, len(names), len(slices.Compact(slices.Clone(names))), "bucket names repeat")
 }
 
 func TestBucketNamesUniqueAtFinestResolution(t *testing.T) {
@@ -65,9 +49,7 @@ func TestBucketNamesUniqueAtFinestResolution(t *testing.T) {
 	require.NoError(t, err)
 	seen := map[string]bool{}
 	for _, n := range l.names() {
-		if seen[n] {
-			t.Fatalf("name %q repeats", n)
-		}
+		require.False(t, seen[n], "name %q repeats", n)
 		seen[n] = true
 	}
 }
@@ -76,23 +58,20 @@ func TestBucketOptions(t *testing.T) {
 	for _, o := range []HistogramOptions{
 		{Min: -1}, {Min: 10, Max: 5}, {SubBuckets: 3}, {SubBuckets: 2048}, {Min: 1e-300, Max: 1e300, SubBuckets: 1024},
 	} {
-		if _, err := newBuckets(&o, NoUnits); err == nil {
-			t.Errorf("options %+v accepted", o)
-		}
+		_, err := newBuckets(&o, NoUnits)
+		assert.Error(t, err, "options %+v accepted", o)
 	}
 	l, err := newBuckets(&HistogramOptions{SubBuckets: 8}, NoUnits)
-	if err != nil || l.n != 242 {
-		t.Fatalf("log-linear defaults: %d buckets, %v; want 242", l.n, err)
-	}
+	require.False(t, err != nil || l.n != 242, "log-linear defaults: %d buckets, %v; want 242", l.n, err)
 	for q, want := range map[float64]string{0.5: "p50", 0.9: "p90", 0.99: "p99", 0.999: "p999", 0.05: "p05", 1: "p100", 0.9999: "p9999"} {
-		if got, err := quantileName(q); got != want || err != nil {
-			t.Errorf("quantileName(%v) = %q, %v; want %q", q, got, err, want)
+		got, err := quantileName(q)
+		if assert.NoError(t, err, "quantileName(%v)", q) {
+			assert.Equal(t, want, got, "quantileName(%v)", q)
 		}
 	}
 	for _, q := range []float64{0, -1, 1.5, math.NaN()} {
-		if _, err := quantileName(q); err == nil {
-			t.Errorf("quantile %v accepted", q)
-		}
+		_, err := quantileName(q)
+		assert.Error(t, err, "quantile %v accepted", q)
 	}
 }
 
@@ -146,10 +125,8 @@ func TestQuantileAccuracy(t *testing.T) {
 				exact, est := exactQuantile(xs, q), h.Quantile(q)
 				rel := math.Abs(est-exact) / exact
 				worst = max(worst, rel)
-				if rel > bound*(1+1e-12) {
-					t.Errorf("%d sub-buckets, %s, n=%d: q%v estimate %v, exact %v: error %.4f > bound %.4f",
-						sub, name, n, q, est, exact, rel, bound)
-				}
+				assert.LessOrEqual(t, rel, bound*(1+1e-12), "%d sub-buckets, %s, n=%d: q%v estimate %v, exact %v: relative error",
+					sub, name, n, q, est, exact)
 			}
 			t.Logf("%2d sub-buckets, %-11s n=%6d: worst relative error %.4f (bound %.4f)", sub, name, n, worst, bound)
 			st := h.Stats()
@@ -157,9 +134,7 @@ func TestQuantileAccuracy(t *testing.T) {
 			for _, x := range xs {
 				sum += x
 			}
-			if st.Count != uint64(n) || st.Min != xs[0] || st.Max != xs[n-1] || math.Abs(st.Sum-sum) > 1e-9*sum {
-				t.Errorf("%s: stats %+v, want count %d min %v max %v sum %v", name, st, n, xs[0], xs[n-1], sum)
-			}
+			assert.False(t, st.Count != uint64(n) || st.Min != xs[0] || st.Max != xs[n-1] || math.Abs(st.Sum-sum) > 1e-9*sum, "%s: stats %+v, want count %d min %v max %v sum %v", name, st, n, xs[0], xs[n-1], sum)
 		}
 	}
 }
@@ -169,9 +144,7 @@ func TestHistogramObserveDuration(t *testing.T) {
 		l, _ := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e10}, NoUnits)
 		h := newHistogram(l, units, sinceStart(l))
 		h.ObserveDuration(1500 * time.Millisecond)
-		if got := h.Stats().Sum; math.Abs(got-want) > 1e-9*want {
-			t.Errorf("units %v: observed %v, want %v", units, got, want)
-		}
+		assert.InDelta(t, want, h.Stats().Sum, 1e-9*want, "units %v", units)
 	}
 }
 
@@ -190,19 +163,11 @@ func TestHistogramPublishes(t *testing.T) {
 		"latency.count": 100, "latency.sum": 5050, "latency.min": 1, "latency.max": 100,
 		"latency.mean": 50.5, "latency.p50": h.Quantile(0.5), "latency.p999": h.Quantile(0.999),
 	} {
-		if got := mustValue(t, r, metric, "").Float(); got != want {
-			t.Errorf("%s = %v, want %v", metric, got, want)
-		}
+		assert.Equal(t, want, mustValue(t, r, metric, "").Float(), "%s", metric)
 	}
-	if got := mustValue(t, r, "latency.bucket", "1.25").Int(); got != 1 {
-		t.Errorf("bucket [1, 1.25) = %d, want 1", got)
-	}
-	if got := mustValue(t, r, "latency.bucket", "+Inf").Int(); got != 0 {
-		t.Errorf("overflow bucket = %d, want 0", got)
-	}
-	if got := mustValue(t, r, "latency.bucket", "1").Int(); got != 0 {
-		t.Errorf("underflow bucket = %d, want 0", got)
-	}
+	assert.EqualValues(t, 1, mustValue(t, r, "latency.bucket", "1.25").Int(), "bucket [1, 1.25)")
+	assert.EqualValues(t, 0, mustValue(t, r, "latency.bucket", "+Inf").Int(), "overflow bucket")
+	assert.EqualValues(t, 0, mustValue(t, r, "latency.bucket", "1").Int(), "underflow bucket")
 	// The vector refreshes on its own interval. A refresh writes its values
 	// one after another, so all of them are awaited, not the count alone.
 	hv.With("/b").Observe(100)
@@ -215,9 +180,8 @@ func TestHistogramPublishes(t *testing.T) {
 		assert.Equal(c, hv.With("/b").Quantile(0.75), p75.Float(), "size.p75[/b]")
 		assert.EqualValues(c, 1, bucket.Int(), "size.bucket[/b:104]")
 	}, 5*time.Second, 5*time.Millisecond)
-	if _, err := r.Value("size.p99", "/b"); err == nil {
-		t.Error("size.p99 published though not asked for")
-	}
+	_, err := r.Value("size.p99", "/b")
+	assert.Error(t, err, "size.p99 published though not asked for")
 	// Close refreshes a last time, even with an interval of an hour.
 	h.Observe(2000)
 	v := mustValue(t, r, "latency.count", "")
@@ -228,9 +192,7 @@ func TestHistogramPublishes(t *testing.T) {
 	}
 	r.onClose = nil
 	r.mu.Unlock()
-	if v.Int() != 101 || mx.Float() != 2000 {
-		t.Errorf("after Close: count %d max %v, want 101 and 2000", v.Int(), mx.Float())
-	}
+	assert.False(t, v.Int() != 101 || mx.Float() != 2000, "after Close: count %d max %v, want 101 and 2000", v.Int(), mx.Float())
 }
 
 func TestHistogramConcurrentObserve(t *testing.T) {
@@ -248,9 +210,7 @@ func TestHistogramConcurrentObserve(t *testing.T) {
 	}
 	wg.Wait()
 	st := h.Stats()
-	if st.Count != 40000 || st.Min != 1 || st.Max != 40000 || st.Sum != 40000*40001/2 {
-		t.Fatalf("stats %+v", st)
-	}
+	require.False(t, st.Count != 40000 || st.Min != 1 || st.Max != 40000 || st.Sum != 40000*40001/2, "stats %+v", st)
 }
 
 // BenchmarkHistogramObserve is the hot path of a histogram, against

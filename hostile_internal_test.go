@@ -3,11 +3,11 @@
 package mmv
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -51,27 +51,20 @@ func TestCreateTempRefusesPlantedNames(t *testing.T) {
 	v.Add(42)
 	defer r.Close()
 
-	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
-		t.Errorf("the file outside the directory changed: %q, %v", b, err)
-	}
-	if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("the outside file's mode changed: %v, %v", fi.Mode(), err)
-	}
-	if _, err := os.Lstat(dangling); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a dangling link was followed: %v", err)
-	}
+	b, err := os.ReadFile(victim)
+	assert.False(t, err != nil || string(b) != "precious", "the file outside the directory changed: %q, %v", b, err)
+	fi, err := os.Stat(victim)
+	assert.False(t, err != nil || fi.Mode().Perm() != 0o600, "the outside file's mode changed: %v, %v", fi, err)
+	_, err = os.Lstat(dangling)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a dangling link was followed")
 	for _, s := range []string{"a", "b"} {
-		if fi, err := os.Lstat(filepath.Join(dir, ".app."+s)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			t.Errorf(".app.%s is no longer the planted link: %v", s, err)
-		}
+		fi, err := os.Lstat(filepath.Join(dir, ".app."+s))
+		assert.False(t, err != nil || fi.Mode()&os.ModeSymlink == 0, ".app.%s is no longer the planted link: %v", s, err)
 	}
-	fi, err := os.Lstat(filepath.Join(dir, "app"))
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
-		t.Fatalf("the published file: %v, %v", fi, err)
-	}
-	if _, err := os.Lstat(filepath.Join(dir, ".app.d")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the temporary name .app.d is still there: %v", err)
-	}
+	fi, err = os.Lstat(filepath.Join(dir, "app"))
+	require.False(t, err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644, "the published file: %v, %v", fi, err)
+	_, err = os.Lstat(filepath.Join(dir, ".app.d"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the temporary name .app.d")
 }
 
 // TestCreateTempAllNamesTaken: when every name tried is taken, createTemp
@@ -85,15 +78,11 @@ func TestCreateTempAllNamesTaken(t *testing.T) {
 	fd, tmp, err := createTemp(dir, "app", 4096)
 	if err == nil {
 		unix.Close(fd)
-		t.Fatalf("createTemp took %s", tmp)
 	}
-	if !errors.Is(err, unix.EEXIST) {
-		t.Errorf("got %v, want EEXIST", err)
-	}
-	if b, _ := os.ReadFile(victim); string(b) != "precious" {
-		t.Errorf("the outside file changed: %q", b)
-	}
-	if es, _ := os.ReadDir(dir); len(es) != 1 {
-		t.Errorf("createTemp left %v", es)
-	}
+	require.Error(t, err, "createTemp took %s", tmp)
+	assert.ErrorIs(t, err, unix.EEXIST)
+	b, _ := os.ReadFile(victim)
+	assert.Equal(t, "precious", string(b), "the outside file")
+	es, _ := os.ReadDir(dir)
+	assert.Len(t, es, 1, "what createTemp left")
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -40,9 +41,7 @@ func victim(t *testing.T) (path string, unchanged func()) {
 		t.Helper()
 		b, err := os.ReadFile(path)
 		fi, serr := os.Stat(path)
-		if err != nil || serr != nil || string(b) != "precious" || fi.Mode().Perm() != 0o600 {
-			t.Errorf("the file outside the directory changed: %q, %v, %v", b, fi, err)
-		}
+		assert.False(t, err != nil || serr != nil || string(b) != "precious" || fi.Mode().Perm() != 0o600, "the file outside the directory changed: %q, %v, %v", b, fi, err)
 	}
 }
 
@@ -52,14 +51,10 @@ func publishedIntact(t *testing.T, dir string) {
 	t.Helper()
 	path := filepath.Join(dir, "app")
 	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644 {
-		t.Fatalf("%s is not our regular file: %v, %v", path, fi, err)
-	}
+	require.False(t, err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644, "%s is not our regular file: %v, %v", path, fi, err)
 	f, err := mmvfile.Open(path)
 	require.NoError(t, err)
-	if len(f.Values) != 1 || f.Values[0].Uint != 42 {
-		t.Errorf("%s does not hold m = 42: %+v", path, f.Values)
-	}
+	assert.False(t, len(f.Values) != 1 || f.Values[0].Uint != 42, "%s does not hold m = 42: %+v", path, f.Values)
 }
 
 // TestHostileLinkAtTarget plants at the file's name a symlink to a file
@@ -83,14 +78,12 @@ func TestHostileLinkAtTarget(t *testing.T) {
 			require.NoError(t, err)
 			unchanged()
 			publishedIntact(t, dir)
-			if _, err := os.Lstat(path + ".new"); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("a dangling link was followed: %v", err)
-			}
+			_, err = os.Lstat(path + ".new")
+			assert.ErrorIs(t, err, os.ErrNotExist, "a dangling link was followed")
 			require.NoError(t, r.Close())
 			unchanged()
-			if _, err := os.Lstat(filepath.Join(dir, "app")); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("Close left the file: %v", err)
-			}
+			_, err = os.Lstat(filepath.Join(dir, "app"))
+			assert.ErrorIs(t, err, os.ErrNotExist, "Close left the file")
 		})
 	}
 }
@@ -103,15 +96,12 @@ func TestHostileDirectoryAtTarget(t *testing.T) {
 	r, err := hostileRegistry(t, dir, 0)
 	if err == nil {
 		r.Close()
-		t.Fatal("Start renamed over a directory")
 	}
+	require.Error(t, err, "Start renamed over a directory")
 	t.Log(err)
-	if es, _ := os.ReadDir(dir); len(es) != 1 || es[0].Name() != "app" || !es[0].IsDir() {
-		t.Errorf("Start left %v", es)
-	}
-	if r.Path() != "" {
-		t.Errorf("a failed Start has a path: %q", r.Path())
-	}
+	es, _ := os.ReadDir(dir)
+	assert.False(t, len(es) != 1 || es[0].Name() != "app" || !es[0].IsDir(), "Start left %v", es)
+	assert.Equal(t, "", r.Path(), "a failed Start has a path")
 }
 
 // TestHostileReplacedBeforeClose: another file renamed over ours after
@@ -124,9 +114,8 @@ func TestHostileReplacedBeforeClose(t *testing.T) {
 	require.NoError(t, os.WriteFile(other, []byte("theirs"), 0o644))
 	require.NoError(t, os.Rename(other, filepath.Join(dir, "app")))
 	require.NoError(t, r.Close())
-	if b, err := os.ReadFile(filepath.Join(dir, "app")); err != nil || string(b) != "theirs" {
-		t.Errorf("Close removed or changed a file that is not its own: %q, %v", b, err)
-	}
+	b, err := os.ReadFile(filepath.Join(dir, "app"))
+	assert.False(t, err != nil || string(b) != "theirs", "Close removed or changed a file that is not its own: %q, %v", b, err)
 }
 
 // TestHostileDirectoryIsSymlink documents a decision: the directory itself
@@ -142,16 +131,13 @@ func TestHostileDirectoryIsSymlink(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	publishedIntact(t, elsewhere)
-	if fi, err := os.Lstat(filepath.Join(tmp, "mmv")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the directory link was replaced: %v", err)
-	}
+	fi, err := os.Lstat(filepath.Join(tmp, "mmv"))
+	assert.False(t, err != nil || fi.Mode()&os.ModeSymlink == 0, "the directory link was replaced: %v", err)
 	if !pcptest.WantPCP(t) {
 		return
 	}
 	m := pcptest.Find(pcptest.Info(t, tmp), "mmv.app.m")
-	if m == nil || m.Value != "42" {
-		t.Errorf("PCP's reader through the linked directory shows %+v, want mmv.app.m = 42", m)
-	}
+	assert.False(t, m == nil || m.Value != "42", "PCP's reader through the linked directory shows %+v, want mmv.app.m = 42", m)
 }
 
 // TestHostileReadOnlyDirectory: a directory the process cannot write to,
@@ -188,31 +174,22 @@ func TestHostileReadOnlyDirectory(t *testing.T) {
 		cmd := childCmd(t, "TestHostileReadOnlyDirectory", "readonly",
 			&syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true}, "MMV_TEST_DIRS="+strings.Join(dirs, ":"))
 		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("the child as nobody: %v\n%s", err, out)
-		}
+		require.NoError(t, err, "the child as nobody: %s", out)
 		for _, l := range strings.Split(string(out), "\n") {
 			if strings.HasPrefix(l, "true\t") || strings.HasPrefix(l, "false\t") {
 				lines = append(lines, l)
 			}
 		}
 	}
-	if len(lines) != len(dirs) {
-		t.Fatalf("got %d results, want %d: %q", len(lines), len(dirs), lines)
-	}
+	require.Len(t, lines, len(dirs), "results")
 	for i, l := range lines {
 		t.Log(l)
 		is, msg, _ := strings.Cut(l, "\t")
-		if is != "true" {
-			t.Errorf("%s: the error does not wrap os.ErrPermission: %s", dirs[i], msg)
-		}
+		assert.Equal(t, "true", is, "%s: the error does not wrap os.ErrPermission: %s", dirs[i], msg)
 		for _, want := range []string{dirs[i], "PCP's group (pcp)", "PCP_TMP_DIR"} {
-			if !strings.Contains(msg, want) {
-				t.Errorf("%s: the error does not say %q: %s", dirs[i], want, msg)
-			}
+			assert.Contains(t, msg, want, dirs[i])
 		}
 	}
-	if es, _ := os.ReadDir(filepath.Join(ro, "mmv")); len(es) != 0 {
-		t.Errorf("files left in the read-only directory: %v", es)
-	}
+	es, _ := os.ReadDir(filepath.Join(ro, "mmv"))
+	assert.Empty(t, es, "files left in the read-only directory")
 }

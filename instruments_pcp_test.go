@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -62,29 +63,22 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 		{"size.bucket", "/a:1024", "64-bit unsigned int", "counter", "count", "1"},
 	} {
 		m := pcptest.Find(ms, "mmv.inst."+w.name)
-		if m == nil {
-			t.Errorf("PCP does not show mmv.inst.%s", w.name)
+		if !assert.NotNil(t, m, "PCP does not show mmv.inst.%s", w.name) {
 			continue
 		}
-		if m.Type != w.typ || m.Semantics != w.sem || m.Units != w.units {
-			t.Errorf("mmv.inst.%s: %s, %s, %q; want %s, %s, %q", w.name, m.Type, m.Semantics, m.Units, w.typ, w.sem, w.units)
-		}
+		assert.False(t, m.Type != w.typ || m.Semantics != w.sem || m.Units != w.units, "mmv.inst.%s: %s, %s, %q; want %s, %s, %q", w.name, m.Type, m.Semantics, m.Units, w.typ, w.sem, w.units)
 		v := m.Value
 		if w.inst != "" {
 			in := m.Instance(w.inst)
-			if in == nil {
-				t.Errorf("mmv.inst.%s has no instance %q", w.name, w.inst)
+			if !assert.NotNil(t, in, "mmv.inst.%s has no instance %q", w.name, w.inst) {
 				continue
 			}
 			v = in.Value
 		}
-		if v != w.value {
-			t.Errorf("mmv.inst.%s[%s] = %s, want %s", w.name, w.inst, v, w.value)
-		}
+		assert.Equal(t, w.value, v, "mmv.inst.%s[%s]", w.name, w.inst)
 	}
-	if m := pcptest.Find(ms, "mmv.inst.latency.bucket"); m == nil || len(m.Instances) != 42 {
-		t.Errorf("latency buckets: %+v", m)
-	}
+	m := pcptest.Find(ms, "mmv.inst.latency.bucket")
+	assert.False(t, m == nil || len(m.Instances) != 42, "latency buckets: %+v", m)
 }
 
 // fmtF formats a double as pminfo prints it.

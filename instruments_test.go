@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -17,30 +16,21 @@ func TestCounterCarriesUpdatesMadeBeforeStart(t *testing.T) {
 	c := NewCounter(r, "requests", "Requests served", Count)
 	c.Inc()
 	c.Add(41)
-	if got := c.Get(); got != 42 {
-		t.Fatalf("before Start: Get = %d, want 42", got)
-	}
+	require.EqualValues(t, 42, c.Get(), "before Start: Get")
 	require.NoError(t, r.Start())
 	v := mustValue(t, r, "requests", "")
-	if got := v.Int(); got != 42 {
-		t.Fatalf("file after Start = %d, want 42", got)
-	}
+	require.EqualValues(t, 42, v.Int(), "file after Start")
 	c.Add(8)
-	if got, file := c.Get(), v.Int(); got != 50 || file != 50 {
-		t.Fatalf("Get = %d, file = %d, want 50", got, file)
-	}
+	require.EqualValues(t, 50, c.Get(), "Get")
+	require.EqualValues(t, 50, v.Int(), "file")
 	// An update that raced with Start lands in the instrument's own memory;
 	// Close carries it.
 	c.s.mem[0] = 5
-	if got := c.Get(); got != 55 {
-		t.Fatalf("Get with a straggler = %d, want 55", got)
-	}
+	require.EqualValues(t, 55, c.Get(), "Get with a straggler")
 	r.mu.Lock()
 	r.unbindCellsLocked()
 	r.mu.Unlock()
-	if got := v.Int(); got != 55 {
-		t.Fatalf("file after carry = %d, want 55", got)
-	}
+	require.EqualValues(t, 55, v.Int(), "file after carry")
 }
 
 func TestInstrumentsDeclareTheirMetrics(t *testing.T) {
@@ -58,9 +48,7 @@ func TestInstrumentsDeclareTheirMetrics(t *testing.T) {
 	for _, m := range r.metrics {
 		w := want[m.Name]
 		w.Name = m.Name
-		if m.Metric != w {
-			t.Errorf("metric %s = %+v, want %+v", m.Name, m.Metric, w)
-		}
+		assert.Equal(t, w, m.Metric, "metric %s", m.Name)
 	}
 }
 
@@ -79,9 +67,7 @@ func TestDeclarationPanicsWithTheRegistryError(t *testing.T) {
 		func() {
 			defer func() {
 				err, _ := recover().(error)
-				if !errors.Is(err, tc.want) {
-					t.Errorf("panic %v, want one wrapping %v", err, tc.want)
-				}
+				assert.ErrorIs(t, err, tc.want, "panic")
 			}()
 			tc.f()
 		}()
@@ -99,12 +85,8 @@ func TestDeclareAfterStart(t *testing.T) {
 	h := NewHistogram(r, "late_hist", "", Count, nil)
 	h.Observe(3)
 	require.NoError(t, r.Flush())
-	if got := mustValue(t, r, "late", "").Int(); got != 2 {
-		t.Errorf("late counter = %d, want 2", got)
-	}
-	if got := mustValue(t, r, "late_vec", "a").Int(); got != 1 {
-		t.Errorf("late vector = %d, want 1", got)
-	}
+	assert.EqualValues(t, 2, mustValue(t, r, "late", "").Int(), "late counter")
+	assert.EqualValues(t, 1, mustValue(t, r, "late_vec", "a").Int(), "late vector")
 	r.Close()
 }
 
@@ -117,23 +99,17 @@ func TestGauges(t *testing.T) {
 	ig.Add(10)
 	ig.Dec()
 	require.NoError(t, r.Start())
-	if got := mustValue(t, r, "g", "").Float(); got != 2.5 {
-		t.Errorf("gauge carried = %v, want 2.5", got)
-	}
-	if got := mustValue(t, r, "ig", "").Int(); got != 9 {
-		t.Errorf("int gauge carried = %v, want 9", got)
-	}
+	assert.EqualValues(t, 2.5, mustValue(t, r, "g", "").Float(), "gauge carried")
+	assert.EqualValues(t, 9, mustValue(t, r, "ig", "").Int(), "int gauge carried")
 	g.Set(-3)
 	g.Add(0.25)
 	g.Dec()
 	ig.Set(-7)
 	ig.Inc()
-	if got, file := g.Get(), mustValue(t, r, "g", "").Float(); got != -3.75 || file != -3.75 {
-		t.Errorf("gauge = %v, file %v, want -3.75", got, file)
-	}
-	if got, file := ig.Get(), mustValue(t, r, "ig", "").Int(); got != -6 || file != -6 {
-		t.Errorf("int gauge = %v, file %v, want -6", got, file)
-	}
+	assert.Equal(t, -3.75, g.Get(), "gauge")
+	assert.Equal(t, -3.75, mustValue(t, r, "g", "").Float(), "gauge in the file")
+	assert.EqualValues(t, -6, ig.Get(), "int gauge")
+	assert.EqualValues(t, -6, mustValue(t, r, "ig", "").Int(), "int gauge in the file")
 }
 
 func TestTimerSumsNanoseconds(t *testing.T) {
@@ -151,19 +127,14 @@ func TestTimerSumsNanoseconds(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := mustValue(t, r, "t", "").Int(); got != 8*1000*300/1000 {
-		t.Fatalf("file = %d us, want %d", got, 8*300)
-	}
+	require.EqualValues(t, 8*1000*300/1000, mustValue(t, r, "t", "").Int(), "file, in us")
 	tm.Observe(-time.Second)
 	w := tm.Start()
 	time.Sleep(2 * time.Millisecond)
-	if d := w.Stop(); d < 2*time.Millisecond {
-		t.Fatalf("Stop = %v", d)
-	}
+	require.GreaterOrEqual(t, w.Stop(), 2*time.Millisecond, "Stop")
 	tm.Time(func() { time.Sleep(time.Millisecond) })
-	if got := mustValue(t, r, "t", "").Int(); got < 2400+3000 || time.Duration(got)*time.Microsecond > tm.Get() {
-		t.Fatalf("file = %d us, Get = %v", got, tm.Get())
-	}
+	got := mustValue(t, r, "t", "").Int()
+	require.False(t, got < 2400+3000 || time.Duration(got)*time.Microsecond > tm.Get(), "file = %d us, Get = %v", got, tm.Get())
 }
 
 func TestConcurrentCounting(t *testing.T) {
@@ -193,13 +164,9 @@ func TestConcurrentCounting(t *testing.T) {
 		f()
 	}
 	r.mu.Unlock()
-	if got := mustValue(t, r, "c", "").Int(); got != 80000 {
-		t.Errorf("counter = %d, want 80000", got)
-	}
+	assert.EqualValues(t, 80000, mustValue(t, r, "c", "").Int(), "counter")
 	for _, in := range []string{"a", "b"} {
-		if got := mustValue(t, r, "v", in).Int(); got != 80000 {
-			t.Errorf("vec %s = %d, want 80000", in, got)
-		}
+		assert.EqualValues(t, 80000, mustValue(t, r, "v", in).Int(), "vec %s", in)
 	}
 }
 
@@ -211,13 +178,10 @@ func TestVec(t *testing.T) {
 	tv := NewTimerVec(r, "busy", "", "db")
 	empty := NewCounterVec(r, "none", "", Count)
 	cv.With("/api").Add(3)
-	if _, err := cv.Get(""); !errors.Is(err, ErrName) {
-		t.Errorf("Get(\"\") = %v, want ErrName", err)
-	}
+	_, err := cv.Get("")
+	assert.ErrorIs(t, err, ErrName, `Get("")`)
 	cv.With("").Inc() // With returns nil, whose Inc is a no-op, not a crash
-	if len(empty.Instances()) != 0 {
-		t.Error("empty vector has instances")
-	}
+	assert.EqualValues(t, 0, len(empty.Instances()), "empty vector has instances")
 	require.NoError(t, r.Start())
 	gv.With("cpu1").Set(41.5)
 	iv.With("out").Inc()
@@ -228,22 +192,17 @@ func TestVec(t *testing.T) {
 	}{
 		{"requests", "/api", 3}, {"requests", "/", 0}, {"temp", "cpu1", 41.5}, {"queue", "out", 1}, {"busy", "db", 1000},
 	} {
-		if got := mustValue(t, r, c.metric, c.inst).Float(); got != c.want {
-			t.Errorf("%s[%s] = %v, want %v", c.metric, c.inst, got, c.want)
-		}
+		assert.Equal(t, c.want, mustValue(t, r, c.metric, c.inst).Float(), "%s[%s]", c.metric, c.inst)
 	}
-	if got := cv.Instances(); len(got) != 2 || got[1] != "/api" || empty.With("x") == nil {
-		t.Errorf("Instances = %q", got)
-	}
+	got := cv.Instances()
+	assert.False(t, len(got) != 2 || got[1] != "/api" || empty.With("x") == nil, "Instances = %q", got)
 }
 
 func TestAutoIndomKeepsLowSerialsFree(t *testing.T) {
 	r := newTestRegistry(t, "inst")
 	NewCounterVec(r, "a", "", Count, "x")
 	require.NoError(t, r.AddIndom(Indom{Serial: 1, Instances: []Instance{{0, "y"}}}))
-	if r.metrics[0].Indom != MaxSerial {
-		t.Errorf("vector indom serial %d, want %d", r.metrics[0].Indom, MaxSerial)
-	}
+	assert.EqualValues(t, MaxSerial, r.metrics[0].Indom, "vector indom serial")
 }
 
 func TestPoll(t *testing.T) {
@@ -251,17 +210,13 @@ func TestPoll(t *testing.T) {
 	var n atomic.Int64
 	r.Poll(10*time.Millisecond, func() { n.Add(1) })
 	time.Sleep(20 * time.Millisecond)
-	if n.Load() != 0 {
-		t.Fatal("Poll ran before Start")
-	}
+	require.EqualValues(t, 0, n.Load(), "Poll ran before Start")
 	require.NoError(t, r.Start())
 	deadline := time.Now().Add(5 * time.Second)
 	for n.Load() < 3 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if n.Load() < 3 {
-		t.Fatalf("f ran %d times", n.Load())
-	}
+	require.GreaterOrEqual(t, n.Load(), int64(3), "f's runs")
 	// Close does not wait for a run in progress: one may still end after
 	// it, and none starts later.
 	r.Close()
@@ -281,13 +236,9 @@ func TestProgramName(t *testing.T) {
 		"9lives":             "go_9lives",
 		"":                   "go",
 	} {
-		if got := programName([]string{in}); got != want {
-			t.Errorf("programName(%q) = %q, want %q", in, got, want)
-		}
+		assert.Equal(t, want, programName([]string{in}), "programName(%q)", in)
 	}
-	if err := checkFileName(Default.Name(), 0); err != nil {
-		t.Errorf("Default's name: %v", err)
-	}
+	assert.NoError(t, checkFileName(Default.Name(), 0), "Default's name")
 }
 
 func TestNilInstruments(t *testing.T) {
@@ -307,9 +258,7 @@ func TestNilInstruments(t *testing.T) {
 	tm.Start().Stop()
 	h.Observe(1)
 	h.ObserveDuration(time.Second)
-	if c.Get() != 0 || g.Get() != 0 || ig.Get() != 0 || tm.Get() != 0 || h.Stats().Count != 0 || math.Float64bits(h.Quantile(0.5)) != 0 {
-		t.Fatal("nil instruments hold values")
-	}
+	require.False(t, c.Get() != 0 || g.Get() != 0 || ig.Get() != 0 || tm.Get() != 0 || h.Stats().Count != 0 || math.Float64bits(h.Quantile(0.5)) != 0, "nil instruments hold values")
 }
 
 // The hot path: each instrument's update against a raw atomic add on the
@@ -401,8 +350,6 @@ func TestUpdatesDoNotAllocate(t *testing.T) {
 		"Vec.With.Inc":      func() { cv.With("a").Inc() },
 	}
 	for name, op := range ops {
-		if n := testing.AllocsPerRun(1000, op); n != 0 {
-			t.Errorf("%s allocates %v times per call", name, n)
-		}
+		assert.EqualValues(t, 0, testing.AllocsPerRun(1000, op), "%s allocates", name)
 	}
 }

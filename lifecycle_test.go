@@ -341,8 +341,7 @@ func TestGaugesExactUnderGrowth(t *testing.T) {
 			default:
 			}
 			mmv.NewCounter(r, fmt.Sprintf("grow%d", i), "growth", mmv.Count)
-			if err := r.Flush(); err != nil {
-				t.Error(err)
+			if !assert.NoError(t, r.Flush()) {
 				return
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -61,13 +62,11 @@ func TestLoadTotals(t *testing.T) {
 						} else {
 							err = r.AddMetric(mmv.Metric{Name: fmt.Sprintf("grow.m%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter})
 						}
-						if err != nil {
-							t.Error(err)
+						if !assert.NoError(t, err) {
 							return
 						}
 						if i%3 == 0 {
-							if err := r.Flush(); err != nil {
-								t.Error(err)
+							if !assert.NoError(t, r.Flush()) {
 								return
 							}
 						}
@@ -109,17 +108,12 @@ func TestLoadTotals(t *testing.T) {
 			want := strconv.Itoa(N * M)
 			for name := range types {
 				m := pcptest.Find(ms, "mmv.load."+name)
-				if m == nil || m.Value != want {
-					t.Errorf("mmv.load.%s: PCP shows %+v, want %s", name, m, want)
-				}
+				assert.False(t, m == nil || m.Value != want, "mmv.load.%s: PCP shows %+v, want %s", name, m, want)
 				m = pcptest.Find(ms, "mmv.load.per."+name)
-				if m == nil {
-					t.Fatalf("PCP does not show mmv.load.per.%s", name)
-				}
+				require.NotNil(t, m, "PCP does not show mmv.load.per.%s", name)
 				for _, in := range []string{"a", "b", "c"} {
-					if i := m.Instance(in); i == nil || i.Value != want {
-						t.Errorf("mmv.load.per.%s[%s]: PCP shows %+v, want %s", name, in, i, want)
-					}
+					i := m.Instance(in)
+					assert.False(t, i == nil || i.Value != want, "mmv.load.per.%s[%s]: PCP shows %+v, want %s", name, in, i, want)
 				}
 			}
 		})
@@ -218,19 +212,13 @@ func TestSoakPMCD(t *testing.T) {
 	}
 	stop.Store(true)
 	res := <-results
-	for _, err := range res.errs {
-		t.Error(err)
-	}
+	assert.Empty(t, res.errs, "what the fetches saw")
 	t.Logf("%d lifetimes in %v: %d fetches, %d with a value from %d lifetimes, %d with none",
 		lifetimes, time.Since(start).Round(time.Millisecond), res.fetches, res.values, res.lives, res.none)
-	if res.values < 20 || res.lives < 10 {
-		t.Errorf("fetches saw values from only %d lifetimes: the soak proved little", res.lives)
-	}
+	assert.False(t, res.values < 20 || res.lives < 10, "fetches saw values from only %d lifetimes: the soak proved little", res.lives)
 
 	// pmcd is still up, the same process, and reads a new file right.
-	if pid := pmcdPid(); pid != pidBefore {
-		t.Errorf("pmcd's pid changed from %s to %s", pidBefore, pid)
-	}
+	assert.Equal(t, pidBefore, pmcdPid(), "pmcd's pid")
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process, Cluster: 4000})
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "count", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	require.NoError(t, r.Start())
@@ -243,13 +231,10 @@ func TestSoakPMCD(t *testing.T) {
 		if m := pcptest.Find(ms, metric); m != nil && m.Value == "12345" {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pmcd does not show the last file's value: %+v", ms)
-		}
+		require.False(t, time.Now().After(deadline), "pmcd does not show the last file's value: %+v", ms)
 		time.Sleep(50 * time.Millisecond)
 	}
 	require.NoError(t, r.Close())
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("the soak's file is still there: %v", err)
-	}
+	_, err := os.Stat(path)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the soak's file")
 }

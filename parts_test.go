@@ -1,13 +1,13 @@
 package mmv_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -25,10 +25,6 @@ func TestMoreThanAFile(t *testing.T) {
 			dir := filepath.Join(tmp, "mmv")
 			r := mmv.NewRegistry("big", &mmv.Options{Dir: dir, Cluster: 2047, Flags: flags})
 			defer r.Close()
-			must := func(err error) {
-				t.Helper()
-				require.NoError(t, err)
-			}
 			name := func(i int) string { return fmt.Sprintf("g%d.m%d", i%10, i) }
 			onIndom := func(i int) bool { return i%100 == 0 }
 			declare := func(i int) {
@@ -36,43 +32,41 @@ func TestMoreThanAFile(t *testing.T) {
 				if onIndom(i) {
 					m.Indom = 7
 				}
-				must(r.AddMetric(m))
+				require.NoError(t, r.AddMetric(m))
 			}
-			must(r.AddIndom(mmv.Indom{Serial: 7, ShortHelp: "colours", Instances: []mmv.Instance{{ID: 1, Name: "red"}, {ID: 2, Name: "blue"}}}))
-			must(r.AddLabel(mmv.Label{Name: "service", Value: "big"}))
-			must(r.AddIndomLabel(7, mmv.Label{Name: "palette", Value: "rgb"}))
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 7, ShortHelp: "colours", Instances: []mmv.Instance{{ID: 1, Name: "red"}, {ID: 2, Name: "blue"}}}))
+			require.NoError(t, r.AddLabel(mmv.Label{Name: "service", Value: "big"}))
+			require.NoError(t, r.AddIndomLabel(7, mmv.Label{Name: "palette", Value: "rgb"}))
 			const before, total = 1500, 2600
 			for i := range before {
 				declare(i)
 			}
-			must(r.AddMetricLabel(name(1200), mmv.Label{Name: "deep", Value: 1}))
-			must(r.Start())
+			require.NoError(t, r.AddMetricLabel(name(1200), mmv.Label{Name: "deep", Value: 1}))
+			require.NoError(t, r.Start())
 			for i := before; i < total; i++ {
 				declare(i)
 			}
-			must(r.AddInstance(7, mmv.Instance{ID: 3, Name: "green"}))
-			must(r.Flush())
+			require.NoError(t, r.AddInstance(7, mmv.Instance{ID: 3, Name: "green"}))
+			require.NoError(t, r.Flush())
 			for i := range total {
 				inst := ""
 				if onIndom(i) {
 					inst = "green"
 				}
 				v, err := r.Value(name(i), inst)
-				must(err)
+				require.NoError(t, err)
 				v.Add(int64(i))
 			}
 
 			files, err := os.ReadDir(dir)
-			must(err)
+			require.NoError(t, err)
 			count := 0
 			for _, f := range files {
 				mf, err := mmvfile.Open(filepath.Join(dir, f.Name()))
-				must(err)
+				require.NoError(t, err)
 				count += len(mf.Metrics)
 			}
-			if len(files) != 3 || count != total {
-				t.Fatalf("%d files hold %d metrics, want 3 files and %d", len(files), count, total)
-			}
+			require.False(t, len(files) != 3 || count != total, "%d files hold %d metrics, want 3 files and %d", len(files), count, total)
 
 			pcptest.MustHavePCP(t)
 			ms := pcptest.Info(t, tmp)
@@ -82,29 +76,20 @@ func TestMoreThanAFile(t *testing.T) {
 			}
 			for i := range total {
 				m := pcptest.Find(ms, prefix+name(i))
-				if m == nil {
-					t.Fatalf("PCP does not show metric %d, %s", i, prefix+name(i))
-				}
+				require.NotNil(t, m, "PCP does not show metric %d, %s", i, prefix+name(i))
 				got := m.Value
 				if onIndom(i) {
-					if len(m.Instances) != 3 || m.Instance("green") == nil {
-						t.Fatalf("%s has instances %+v", m.Name, m.Instances)
-					}
+					require.False(t, len(m.Instances) != 3 || m.Instance("green") == nil, "%s has instances %+v", m.Name, m.Instances)
 					got = m.Instance("green").Value
-					if v, _ := m.Label("palette"); v != `"rgb"` {
-						t.Errorf("%s labels %s", m.Name, m.Labels)
-					}
+					v, _ := m.Label("palette")
+					assert.Equal(t, `"rgb"`, v, "%s labels %s", m.Name, m.Labels)
 				}
-				if got != strconv.Itoa(i) || m.ShortHelp != "metric "+strconv.Itoa(i) {
-					t.Fatalf("%s reads %q, help %q", m.Name, got, m.ShortHelp)
-				}
-				if v, _ := m.Label("service"); v != `"big"` {
-					t.Fatalf("%s labels %s", m.Name, m.Labels)
-				}
+				require.False(t, got != strconv.Itoa(i) || m.ShortHelp != "metric "+strconv.Itoa(i), "%s reads %q, help %q", m.Name, got, m.ShortHelp)
+				v, _ := m.Label("service")
+				require.Equal(t, `"big"`, v, "%s labels %s", m.Name, m.Labels)
 			}
-			if v, _ := pcptest.Find(ms, prefix+name(1200)).Label("deep"); v != "1" {
-				t.Errorf("label of metric 1200 reads %q", v)
-			}
+			v, _ := pcptest.Find(ms, prefix+name(1200)).Label("deep")
+			assert.Equal(t, "1", v, "label of metric 1200")
 		})
 	}
 }
@@ -125,8 +110,6 @@ func TestOverflowRefusals(t *testing.T) {
 		{mmv.Metric{Name: "m1.x", Type: mmv.Uint64, Semantics: mmv.SemCounter}, mmv.ErrNamespace},
 		{mmv.Metric{Name: "m5", Type: mmv.Uint64, Semantics: mmv.SemCounter}, mmv.ErrDuplicate},
 	} {
-		if err := r.AddMetric(tc.m); !errors.Is(err, tc.want) {
-			t.Errorf("%+v: got %v, want %v", tc.m, err, tc.want)
-		}
+		assert.ErrorIs(t, r.AddMetric(tc.m), tc.want, "%+v", tc.m)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -76,9 +77,7 @@ func TestSentinelNoValue(t *testing.T) {
 	type shown struct{ value, noValue string }
 	got := func(name string) shown {
 		m := pcptest.Find(ms, name)
-		if m == nil {
-			t.Fatalf("PCP does not show %s", name)
-		}
+		require.NotNil(t, m, "PCP does not show %s", name)
 		return shown{m.Value, m.NoValue}
 	}
 	none := shown{noValue: noValue}
@@ -120,9 +119,7 @@ func TestSentinelNoValue(t *testing.T) {
 			}
 			for _, m := range []string{"missing", "set", "back", "fresh"} {
 				name := "mmv." + file + "." + ty.name + "." + m
-				if g, w := got(name), want[ty.name+"."+m]; g != w {
-					t.Errorf("%s: PCP shows %+v, want %+v", name, g, w)
-				}
+				assert.Equal(t, want[ty.name+"."+m], got(name), "%s as PCP shows it", name)
 			}
 		}
 	}
@@ -130,13 +127,9 @@ func TestSentinelNoValue(t *testing.T) {
 	// Per instance: the missing instance has no value (pminfo prints no
 	// value line for it; pcptest still lists it from its labels).
 	inst := pcptest.Find(ms, "mmv.with.inst")
-	if inst == nil || inst.Instance("a") == nil || inst.Instance("a").Value != "" || inst.Instance("b").Value != "5" {
-		t.Errorf("mmv.with.inst: PCP shows %+v, want a with no value and b = 5", inst)
-	}
+	assert.False(t, inst == nil || inst.Instance("a") == nil || inst.Instance("a").Value != "" || inst.Instance("b").Value != "5", "mmv.with.inst: PCP shows %+v, want a with no value and b = 5", inst)
 	inst = pcptest.Find(ms, "mmv.without.inst")
-	if inst == nil || len(inst.Instances) != 2 || inst.Instance("a").Value != "18446744073709551615" {
-		t.Errorf("mmv.without.inst: PCP shows %+v, want a = 1<<64-1 and b = 5", inst)
-	}
+	assert.False(t, inst == nil || len(inst.Instances) != 2 || inst.Instance("a").Value != "18446744073709551615", "mmv.without.inst: PCP shows %+v, want a = 1<<64-1 and b = 5", inst)
 }
 
 // TestSentinelSlotBytes checks the bytes SetNoValue and Set leave in the
@@ -158,24 +151,16 @@ func TestSentinelSlotBytes(t *testing.T) {
 				return v.Atom
 			}
 		}
-		t.Fatalf("no value %s", name)
+		require.FailNow(t, "no value "+name)
 		return [8]byte{}
 	}
 	ones := [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	a.SetNoValue()
 	b.SetNoValue()
-	if slot("a") != ones || slot("b") != ones {
-		t.Fatalf("SetNoValue left %x and %x, want all ones", slot("a"), slot("b"))
-	}
+	require.False(t, slot("a") != ones || slot("b") != ones, "SetNoValue left %x and %x, want all ones", slot("a"), slot("b"))
 	a.Set(-1)
 	b.Add(1) // counts on from all ones: 0, the second half stays
-	if want := [8]byte{0xff, 0xff, 0xff, 0xff}; slot("a") != want {
-		t.Errorf("Set(-1) after SetNoValue left %x, want %x", slot("a"), want)
-	}
-	if want := [8]byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}; slot("b") != want {
-		t.Errorf("Add(1) after SetNoValue left %x, want %x", slot("b"), want)
-	}
-	if a.Int() != -1 || b.Int() != 0 {
-		t.Errorf("values read %d and %d", a.Int(), b.Int())
-	}
+	assert.Equal(t, [8]byte{0xff, 0xff, 0xff, 0xff}, slot("a"), "Set(-1) after SetNoValue left")
+	assert.Equal(t, [8]byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}, slot("b"), "Add(1) after SetNoValue left")
+	assert.False(t, a.Int() != -1 || b.Int() != 0, "values read %d and %d", a.Int(), b.Int())
 }

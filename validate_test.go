@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -166,33 +166,24 @@ func TestRefusals(t *testing.T) {
 			if tc.want == nil {
 				tc.want = ErrRange // forced versions that cannot hold the declarations fail at Start
 			}
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("got %v, want an error wrapping %q", err, tc.want)
-			}
-			if !strings.Contains(err.Error(), tc.msg) || !strings.HasPrefix(err.Error(), "mmv: ") {
-				t.Errorf("message %q does not say %q", err, tc.msg)
-			}
+			require.ErrorIs(t, err, tc.want)
+			assert.Contains(t, err.Error(), tc.msg)
+			assert.True(t, strings.HasPrefix(err.Error(), "mmv: "), "message %q does not start with mmv: ", err)
 			entries, _ := os.ReadDir(opts.Dir)
-			if len(entries) != 0 {
-				t.Errorf("a refused registry left files: %v", entries)
-			}
+			assert.Empty(t, entries, "a refused registry left files")
 		})
 	}
 }
 
 func TestAcceptedEdges(t *testing.T) {
 	r := NewRegistry("edge_1.x", &Options{Dir: t.TempDir(), Cluster: maxIndomCluster})
-	ok := func(err error) {
-		t.Helper()
-		require.NoError(t, err)
-	}
-	ok(r.AddIndom(Indom{Serial: MaxSerial, Instances: []Instance{{0, "a b"}, {1, "b"}}}))
-	ok(r.AddMetric(Metric{Name: strings.Repeat("m", 255), Item: MaxItem, Type: Uint64, Semantics: SemCounter, LongHelp: strings.Repeat("h", 255)}))
-	ok(r.AddMetric(Metric{Name: "a.b", Type: Uint64, Semantics: SemCounter, Indom: MaxSerial}))
-	ok(r.AddMetric(Metric{Name: "a.bc.d", Type: Uint64, Semantics: SemCounter}))
-	ok(r.AddLabel(Label{Name: "a", Value: strings.Repeat("v", 243-5-1-2)}))
-	ok(r.Start())
-	ok(r.Close())
+	require.NoError(t, r.AddIndom(Indom{Serial: MaxSerial, Instances: []Instance{{0, "a b"}, {1, "b"}}}))
+	require.NoError(t, r.AddMetric(Metric{Name: strings.Repeat("m", 255), Item: MaxItem, Type: Uint64, Semantics: SemCounter, LongHelp: strings.Repeat("h", 255)}))
+	require.NoError(t, r.AddMetric(Metric{Name: "a.b", Type: Uint64, Semantics: SemCounter, Indom: MaxSerial}))
+	require.NoError(t, r.AddMetric(Metric{Name: "a.bc.d", Type: Uint64, Semantics: SemCounter}))
+	require.NoError(t, r.AddLabel(Label{Name: "a", Value: strings.Repeat("v", 243-5-1-2)}))
+	require.NoError(t, r.Start())
+	require.NoError(t, r.Close())
 }
 
 func TestItemsStableAcrossOrder(t *testing.T) {
@@ -210,18 +201,12 @@ func TestItemsStableAcrossOrder(t *testing.T) {
 		got := map[string]uint32{}
 		seen := map[uint32]string{}
 		for i, it := range items {
-			if it < 1 || it > MaxItem {
-				t.Fatalf("item %d out of range", it)
-			}
-			if o, dup := seen[it]; dup {
-				t.Fatalf("item %d given to %q and %q", it, o, ms[i].Name)
-			}
+			require.False(t, it < 1 || it > MaxItem, "item %d out of range", it)
+			require.NotContains(t, seen, it, "item %d given to %q and %q", it, seen[it], ms[i].Name)
 			seen[it] = ms[i].Name
 			got[ms[i].Name] = it
 		}
-		if got["fixed"] != 17 {
-			t.Fatalf("explicit item moved to %d", got["fixed"])
-		}
+		require.EqualValues(t, 17, got["fixed"], "explicit item moved to")
 		return got
 	}
 	want := itemsOf(names)
@@ -230,9 +215,7 @@ func TestItemsStableAcrossOrder(t *testing.T) {
 		rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 		got := itemsOf(shuffled)
 		for n, it := range want {
-			if got[n] != it {
-				t.Fatalf("%q got item %d in one order and %d in another", n, it, got[n])
-			}
+			require.Equal(t, it, got[n], "%q got item", n)
 		}
 	}
 }
@@ -244,9 +227,7 @@ func TestItemsFillEveryItem(t *testing.T) {
 	}
 	seen := map[uint32]bool{}
 	for _, it := range assignItems(ms) {
-		if seen[it] || it == 0 || it > MaxItem {
-			t.Fatalf("item %d repeated or out of range", it)
-		}
+		require.False(t, seen[it] || it == 0 || it > MaxItem, "item %d repeated or out of range", it)
 		seen[it] = true
 	}
 }
@@ -272,15 +253,11 @@ func TestDir(t *testing.T) {
 			for _, k := range []string{"PCP_TMP_DIR", "PCP_CONF", "PCP_DIR"} {
 				t.Setenv(k, tc.env[k])
 			}
-			if got := Dir(); got != tc.want {
-				t.Errorf("Dir() = %q, want %q", got, tc.want)
-			}
+			assert.Equal(t, tc.want, Dir(), "Dir()")
 		})
 	}
 	t.Run("no pcp.conf", func(t *testing.T) {
-		if got := dirFrom(func(string) string { return "" }, []string{filepath.Join(tmp, "missing")}); got != filepath.Join(os.TempDir(), "mmv") {
-			t.Errorf("got %q", got)
-		}
+		assert.Equal(t, filepath.Join(os.TempDir(), "mmv"), dirFrom(func(string) string { return "" }, []string{filepath.Join(tmp, "missing")}))
 	})
 }
 

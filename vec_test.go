@@ -146,9 +146,7 @@ func TestVecConcurrentFirstUse(t *testing.T) {
 	}
 	for i := range names {
 		for w := 1; w < workers; w++ {
-			if got[w][i] != got[0][i] {
-				t.Fatalf("n%d: goroutines got different counters", i)
-			}
+			require.Equal(t, got[0][i], got[w][i], "n%d: goroutines got different counters", i)
 		}
 		assert.Equal(t, uint64(workers*rounds), got[0][i].Get(), "n%d", i)
 	}
@@ -306,9 +304,7 @@ func TestVecWithDoesNotAllocate(t *testing.T) {
 		v.With(fmt.Sprint("n", i))
 	}
 	for _, in := range []string{"a", "n0", "n19"} {
-		if n := testing.AllocsPerRun(1000, func() { v.With(in).Inc() }); n != 0 {
-			t.Errorf("With(%q) allocates %v times", in, n)
-		}
+		assert.EqualValues(t, 0, testing.AllocsPerRun(1000, func() { v.With(in).Inc() }), "With(%q) allocates", in)
 	}
 }
 

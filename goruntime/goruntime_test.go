@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -27,9 +28,7 @@ func TestName(t *testing.T) {
 		"/a/_b:units":                                   "a.x_b_units",
 		"/nounit":                                       "nounit",
 	} {
-		if got := Name(in); got != want {
-			t.Errorf("Name(%q) = %q, want %q", in, got, want)
-		}
+		assert.Equal(t, want, Name(in), "Name(%q)", in)
 	}
 }
 
@@ -45,21 +44,13 @@ func TestNamesOfThisRuntime(t *testing.T) {
 	for _, prefix := range []string{"", "go"} {
 		names := Names(ds, prefix)
 		for _, n := range names {
-			if !pcpName.MatchString(n) {
-				t.Errorf("%q is not a valid PCP name", n)
-			}
+			assert.True(t, pcpName.MatchString(n), "%q is not a valid PCP name", n)
 		}
-		if err := CheckNames(names); err != nil {
-			t.Error(err)
-		}
-		if len(names) > mmv.MaxMetrics {
-			t.Errorf("%d metrics, more than a file holds", len(names))
-		}
+		assert.NoError(t, CheckNames(names))
+		assert.LessOrEqual(t, len(names), mmv.MaxMetrics, "more metrics than a file holds")
 		t.Logf("prefix %q: %d runtime metrics give %d PCP metrics", prefix, len(ds), len(names))
 	}
-	if CheckNames([]string{"a.b", "a.b.c"}) == nil || CheckNames([]string{"x", "x"}) == nil || CheckNames([]string{"a.b", "a.bc"}) != nil {
-		t.Error("CheckNames misjudges")
-	}
+	assert.False(t, CheckNames([]string{"a.b", "a.b.c"}) == nil || CheckNames([]string{"x", "x"}) == nil || CheckNames([]string{"a.b", "a.bc"}) != nil, "CheckNames misjudges")
 }
 
 func TestRegister(t *testing.T) {
@@ -73,29 +64,20 @@ func TestRegister(t *testing.T) {
 	for v.Int() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if v.Int() < 1 {
-		t.Fatalf("goroutines = %d", v.Int())
-	}
+	require.GreaterOrEqual(t, v.Int(), int64(1), "goroutines")
 	runtime.GC()
 	gcs, _ := r.Value("gc.cycles.total_gc_cycles", "")
 	for gcs.Int() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if gcs.Int() < 1 {
-		t.Errorf("GC cycles = %d after runtime.GC", gcs.Int())
-	}
+	assert.GreaterOrEqual(t, gcs.Int(), int64(1), "GC cycles after runtime.GC")
 	count, err := r.Value("gc.heap.allocs_by_size_bytes.count", "")
 	require.NoError(t, err)
-	if count.Int() == 0 {
-		t.Error("allocs-by-size histogram counted nothing")
-	}
-	if _, err := r.Value("gc.heap.allocs_by_size_bytes.bucket", "+Inf"); err != nil {
-		t.Error(err)
-	}
+	assert.NotEqualValues(t, 0, count.Int(), "allocs-by-size histogram counted nothing")
+	_, err = r.Value("gc.heap.allocs_by_size_bytes.bucket", "+Inf")
+	assert.NoError(t, err)
 	// A second bridge on the same registry collides.
-	if err := Register(r, nil); err == nil {
-		t.Error("registering twice succeeded")
-	}
+	assert.Error(t, Register(r, nil), "registering twice succeeded")
 }
 
 // TestRegisterThroughPCP reads the bridge's file with PCP's real reader.
@@ -124,9 +106,7 @@ func TestRegisterThroughPCP(t *testing.T) {
 			n++
 		}
 	}
-	if want := len(Names(metrics.All(), "go")); n != want {
-		t.Errorf("PCP shows %d metrics of the bridge, want %d", n, want)
-	}
+	assert.Equal(t, len(Names(metrics.All(), "go")), n, "metrics of the bridge PCP shows")
 	for _, c := range []struct {
 		name, typ, sem, units string
 	}{
@@ -139,24 +119,16 @@ func TestRegisterThroughPCP(t *testing.T) {
 		{"sched.latencies_seconds.count", "64-bit unsigned int", "counter", "count"},
 	} {
 		m := pcptest.Find(ms, "mmv.goruntime.go."+c.name)
-		if m == nil {
-			t.Errorf("PCP does not show %s", c.name)
+		if !assert.NotNil(t, m, "PCP does not show %s", c.name) {
 			continue
 		}
-		if m.Type != c.typ || m.Semantics != c.sem || m.Units != c.units {
-			t.Errorf("%s: %s %s %q, want %s %s %q", c.name, m.Type, m.Semantics, m.Units, c.typ, c.sem, c.units)
-		}
+		assert.False(t, m.Type != c.typ || m.Semantics != c.sem || m.Units != c.units, "%s: %s %s %q, want %s %s %q", c.name, m.Type, m.Semantics, m.Units, c.typ, c.sem, c.units)
 	}
-	if m := pcptest.Find(ms, cycles); m == nil || m.Value == "0" {
-		t.Errorf("GC cycles through PCP: %+v", m)
-	}
+	m := pcptest.Find(ms, cycles)
+	assert.False(t, m == nil || m.Value == "0", "GC cycles through PCP: %+v", m)
 	h := pcptest.Find(ms, allocs)
-	if h == nil || len(h.Instances) < 10 || h.Instance("+Inf") == nil {
-		t.Fatalf("allocs-by-size buckets through PCP: %+v", h)
-	}
-	if bucketSum(h) == 0 {
-		t.Error("allocs-by-size buckets are all zero")
-	}
+	require.False(t, h == nil || len(h.Instances) < 10 || h.Instance("+Inf") == nil, "allocs-by-size buckets through PCP: %+v", h)
+	assert.NotEqualValues(t, 0, bucketSum(h), "allocs-by-size buckets are all zero")
 }
 
 // bucketSum adds up the counts PCP shows for a histogram's buckets; nil

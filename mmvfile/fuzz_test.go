@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/gopcp/mmv/mmvfile"
 )
 
@@ -21,24 +23,18 @@ func FuzzParse(f *testing.F) {
 					n++
 				}
 			}
-			if n != 1 {
-				t.Fatalf("%v wraps %d sentinels, want 1", err, n)
-			}
+			require.EqualValues(t, 1, n, "%v wraps", err)
 			return
 		}
 		for _, v := range file.Values {
-			if v.Metric == nil || v.Metric.Singular() != (v.Instance == nil) {
-				t.Fatalf("value at %d: metric %v, instance %v", v.Offset, v.Metric, v.Instance)
-			}
-			if v.Instance != nil && v.Instance.Indom.Serial != v.Metric.Indom {
-				t.Fatalf("value at %d: instance of indom %d, metric of %d", v.Offset, v.Instance.Indom.Serial, v.Metric.Indom)
+			require.False(t, v.Metric == nil || v.Metric.Singular() != (v.Instance == nil), "value at %d: metric %v, instance %v", v.Offset, v.Metric, v.Instance)
+			if v.Instance != nil {
+				require.Equal(t, v.Metric.Indom, v.Instance.Indom.Serial, "value at %d: the instance's indom is not the metric's", v.Offset)
 			}
 		}
 		for _, in := range file.Indoms {
 			for _, inst := range in.Instances {
-				if inst.Indom != in {
-					t.Fatalf("indom %d lists the instance at %d of another indom", in.Serial, inst.Offset)
-				}
+				require.Same(t, in, inst.Indom, "indom %d lists the instance at %d of another indom", in.Serial, inst.Offset)
 			}
 		}
 	})

@@ -340,9 +340,7 @@ func TestTruncated(t *testing.T) {
 		valid := sample(t, version)
 		for n := range len(valid) {
 			_, err := mmvfile.Parse(valid[:n])
-			if !errors.Is(err, mmvfile.ErrTruncated) {
-				t.Fatalf("v%d cut at %d of %d: %v, want %v", version, n, len(valid), err, mmvfile.ErrTruncated)
-			}
+			require.ErrorIs(t, err, mmvfile.ErrTruncated, "v%d cut at %d of %d", version, n, len(valid))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -37,9 +38,7 @@ func TestSameAsLibpcp(t *testing.T) {
 	require.NoError(t, err)
 	want, err := os.ReadFile("../../testdata/golden/quickstart.mmv")
 	require.NoError(t, err)
-	if diff := golden.Diff(got, want); diff != "" {
-		t.Fatalf("quickstart differs from libpcp_mmv's file:\n%s", diff)
-	}
+	require.Empty(t, golden.Diff(got, want), "quickstart differs from libpcp_mmv's file")
 }
 
 // TestPCPReadsBothAlike: PCP's reader describes our file and libpcp_mmv's
@@ -58,24 +57,20 @@ func TestPCPReadsBothAlike(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(theirs, "mmv", "quickstart"), b, 0o644))
 
 	got, want := pcptest.Info(t, ours), pcptest.Info(t, theirs)
-	if len(got) != len(want) || len(got) != 6+3 { // six metrics and mmv.control.*
-		t.Fatalf("PCP shows %d metrics in ours and %d in libpcp's", len(got), len(want))
-	}
+	require.Len(t, want, 6+3, "libpcp's: six metrics and mmv.control.*")
+	require.Len(t, got, len(want), "ours")
 	for i := range want {
 		g, w := got[i], want[i]
 		g.Labels, w.Labels = "", "" // PCP's own labels hold the host
 		if g.Name == "mmv.control.files" || g.Name == "mmv.control.metrics" {
 			continue
 		}
-		if g.Name != w.Name || g.PMID != w.PMID || g.Type != w.Type || g.Indom != w.Indom || g.Semantics != w.Semantics ||
+		assert.False(t, g.Name != w.Name || g.PMID != w.PMID || g.Type != w.Type || g.Indom != w.Indom || g.Semantics != w.Semantics ||
 			g.Units != w.Units || g.ShortHelp != w.ShortHelp || g.LongHelp != w.LongHelp || g.Value != w.Value ||
-			len(g.Instances) != len(w.Instances) {
-			t.Errorf("PCP describes them differently:\nours    %+v\nlibpcp's %+v", g, w)
-		}
+			len(g.Instances) != len(w.Instances), "PCP describes them differently:\nours    %+v\nlibpcp's %+v", g, w)
 	}
-	if m := pcptest.Find(got, "mmv.quickstart.requests.bytes"); m == nil || m.Units != "byte" || m.Instance("DELETE") == nil {
-		t.Fatalf("requests.bytes as PCP shows it: %+v", m)
-	}
+	m := pcptest.Find(got, "mmv.quickstart.requests.bytes")
+	require.False(t, m == nil || m.Units != "byte" || m.Instance("DELETE") == nil, "requests.bytes as PCP shows it: %+v", m)
 }
 
 // TestServeUpdates runs the simulated server briefly and reads its
@@ -100,18 +95,11 @@ func TestServeUpdates(t *testing.T) {
 	for _, v := range s.total {
 		want += v.Int()
 	}
-	if total == 0 || total != want {
-		t.Errorf("PCP reads %d requests, the server counted %d", total, want)
-	}
-	if v := pcptest.Find(ms, "mmv.quickstart.version").Value; v != `"1.0.0"` {
-		t.Errorf("version reads %s", v)
-	}
-	if v := pcptest.Find(ms, "mmv.quickstart.inflight").Value; v != "0" {
-		t.Errorf("inflight reads %s after the server stopped", v)
-	}
-	if busy, _ := strconv.ParseInt(pcptest.Find(ms, "mmv.quickstart.busy.time").Value, 10, 64); busy <= 0 {
-		t.Errorf("busy.time reads %d", busy)
-	}
+	assert.False(t, total == 0 || total != want, "PCP reads %d requests, the server counted %d", total, want)
+	assert.Equal(t, `"1.0.0"`, pcptest.Find(ms, "mmv.quickstart.version").Value, "version")
+	assert.Equal(t, "0", pcptest.Find(ms, "mmv.quickstart.inflight").Value, "inflight")
+	busy, _ := strconv.ParseInt(pcptest.Find(ms, "mmv.quickstart.busy.time").Value, 10, 64)
+	assert.Positive(t, busy, "busy.time")
 }
 
 // TestRun runs the example briefly: it says where its file is and how to
@@ -119,8 +107,6 @@ func TestServeUpdates(t *testing.T) {
 // returns.
 func TestRun(t *testing.T) {
 	for _, m := range pcptest.RunExample(t, run, 300*time.Millisecond, "quickstart") {
-		if strings.HasPrefix(m.Name, "mmv.quickstart.") {
-			t.Errorf("PCP still shows %s after the example returned", m.Name)
-		}
+		assert.False(t, strings.HasPrefix(m.Name, "mmv.quickstart."), "PCP still shows %s after the example returned", m.Name)
 	}
 }

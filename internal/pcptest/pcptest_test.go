@@ -247,7 +247,5 @@ func TestDropVanished(t *testing.T) {
 		"    labels {\"agent\":\"mmv\"}\n" +
 		"Help:\ncount\n    value 3\n"
 	ms, err := Parse(dropVanished(out))
-	if err != nil || len(ms) != 1 || ms[0].Name != "mmv.b.count" || ms[0].Value != "3" {
-		t.Fatalf("got %+v, %v", ms, err)
-	}
+	require.False(t, err != nil || len(ms) != 1 || ms[0].Name != "mmv.b.count" || ms[0].Value != "3", "got %+v, %v", ms, err)
 }
