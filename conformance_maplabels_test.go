@@ -97,6 +97,17 @@ var badMapKeys = []struct{ bad, good string }{
 	{"é", "ee"},
 }
 
+// keysRegistry declares, for the map key tests, the metric "per" on an
+// indom of one instance, "a", in a fresh PCP_TMP_DIR.
+func keysRegistry(t *testing.T) (r *mmv.Registry, tmp string) {
+	t.Helper()
+	tmp, dir := pcpDir(t)
+	r = newRegistry(t, "keys", dir, mmv.Options{Cluster: 81})
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+	return r, tmp
+}
+
 // TestConformanceMapLabelKeysPCPDrops is why the registry refuses those
 // keys: a metric or instance label whose map has one, patched into a file
 // the registry wrote, is dropped by PCP's reader without a word, while the
@@ -104,12 +115,7 @@ var badMapKeys = []struct{ bad, good string }{
 func TestConformanceMapLabelKeysPCPDrops(t *testing.T) {
 	for _, k := range badMapKeys {
 		t.Run(k.bad, func(t *testing.T) {
-			tmp, dir := pcpDir(t)
-			r := newRegistry(t, "keys", dir, mmv.Options{Cluster: 81})
-			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
-			require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
-			// A key of the good one's length but the bad one's, padded
-			// with the NULs that end a payload.
+			r, tmp := keysRegistry(t)
 			good := map[string]any{k.good: 1}
 			require.NoError(t, r.AddMetricLabel("per", mmv.Label{Name: "ml", Value: good}))
 			require.NoError(t, r.AddInstanceLabel(1, 1, mmv.Label{Name: "il", Value: good}))
@@ -125,11 +131,13 @@ func TestConformanceMapLabelKeysPCPDrops(t *testing.T) {
 			file, err := os.ReadFile(r.Path())
 			require.NoError(t, err)
 			from := []byte(`{"` + k.good + `":1}`)
+			// The bad key over the good one, padded with the NULs that end
+			// a payload.
 			to := append([]byte(`{"`+k.bad+`":1}`), make([]byte, len(k.good)-len(k.bad))...)
 			require.Equal(t, 2, bytes.Count(file, from), "the two labels' payloads")
 			f, err := os.OpenFile(r.Path(), os.O_WRONLY, 0)
 			require.NoError(t, err)
-			for i := 0; i < 2; i++ {
+			for range 2 {
 				at := bytes.Index(file, from)
 				_, err = f.WriteAt(to, int64(at))
 				require.NoError(t, err)
@@ -153,10 +161,7 @@ func TestConformanceMapLabelKeysPCPDrops(t *testing.T) {
 func TestConformanceMapLabelKeysRefused(t *testing.T) {
 	for _, k := range badMapKeys {
 		t.Run(k.bad, func(t *testing.T) {
-			tmp, dir := pcpDir(t)
-			r := newRegistry(t, "keys", dir, mmv.Options{Cluster: 81})
-			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
-			require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+			r, tmp := keysRegistry(t)
 			bad := map[string]any{"ok": 1, k.bad: 1}
 			for _, c := range []struct {
 				label string
