@@ -3,6 +3,7 @@ package mmv
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 )
 
 // Flags are the header flags of an MMV file; they tell the reader how to
@@ -22,31 +23,27 @@ const (
 
 const allFlags = NoPrefix | Process | Sentinel
 
-// String returns the names of the flags, such as "noprefix,process", or
-// "none".
+// String returns the names of the flags as PCP's mmvdump names them,
+// joined by commas, such as "noprefix,process"; unknown bits in hex after
+// "unknown=", as "unknown=10"; "none" for no flag.
 func (f Flags) String() string {
-	if f == 0 {
-		return "none"
-	}
-	s := ""
+	var names []string
 	for _, n := range []struct {
 		f    Flags
 		name string
 	}{{NoPrefix, "noprefix"}, {Process, "process"}, {Sentinel, "sentinel"}} {
 		if f&n.f != 0 {
-			if s != "" {
-				s += ","
-			}
-			s += n.name
+			names = append(names, n.name)
+			f &^= n.f
 		}
 	}
-	if rest := f &^ allFlags; rest != 0 {
-		if s != "" {
-			s += ","
-		}
-		s += "0x" + strconv.FormatUint(uint64(rest), 16)
+	if f != 0 {
+		names = append(names, "unknown="+strconv.FormatUint(uint64(f), 16))
 	}
-	return s
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
 }
 
 // The header record: magic "MMV\0", version, two generation numbers that a

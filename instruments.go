@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // Default is the registry the package-level convenience uses: the New
@@ -22,20 +24,8 @@ func programName(args []string) string {
 	if len(args) > 0 && args[0] != "" {
 		name = filepath.Base(args[0])
 	}
-	name = strings.TrimSuffix(name, ".exe")
-	b := []byte(name)
-	for i, c := range b {
-		if !isLetter(c) && !isDigit(c) && c != '_' {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 || !isLetter(b[0]) {
-		b = append([]byte("go_"), b...)
-	}
-	if len(b) > 64 {
-		b = b[:64]
-	}
-	return string(b)
+	name = pcpname.Part(strings.TrimSuffix(name, ".exe"), "go_")
+	return name[:min(len(name), 64)]
 }
 
 func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint32) Metric {

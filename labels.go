@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // Label is a name and a typed value that PCP attaches to the registry's
@@ -122,11 +124,11 @@ func scalar(v any) bool {
 }
 
 func validLabelName(s string) bool {
-	if s == "" || !isLetter(s[0]) {
+	if s == "" || !pcpname.IsLetter(s[0]) {
 		return false
 	}
 	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isLetter(c) && !isDigit(c) && c != '_' {
+		if c := s[i]; !pcpname.IsLetter(c) && !pcpname.IsDigit(c) && c != '_' {
 			return false
 		}
 	}

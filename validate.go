@@ -1,12 +1,13 @@
 package mmv
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gopcp/mmv/internal/pcpname"
+)
 
 // The rules below are those of PCP's MMV reader (pmdammv) and namespace:
 // a registry that passes them yields a file the reader loads whole.
-
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
-func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 
 // reservedName is the part of PCP's mmv namespace that the reader's own
 // metrics (mmv.control.*) occupy.
@@ -30,13 +31,13 @@ func checkFileName(name string, flags Flags) error {
 		return errorf(ErrName, subject, "a name starting with '.' is ignored by PCP")
 	case strings.ContainsAny(name, "/\x00"):
 		return errorf(ErrName, subject, "a file name cannot contain '/' or NUL")
-	case !isLetter(name[0]):
+	case !pcpname.IsLetter(name[0]):
 		return errorf(ErrName, subject, "a file name must start with a letter, or PCP drops its metrics")
 	case flags&NoPrefix == 0 && (name == reservedName || strings.HasPrefix(name, reservedName+".")):
 		return errorf(ErrNamespace, subject, "mmv.%s is the MMV agent's own namespace", reservedName)
 	}
 	for i := 0; i < len(name); i++ {
-		if c := name[i]; !isLetter(c) && !isDigit(c) && c != '_' && c != '.' {
+		if c := name[i]; !pcpname.IsLetter(c) && !pcpname.IsDigit(c) && c != '_' && c != '.' {
 			return errorf(ErrName, subject, "%q is not a letter, digit, '_' or '.', so PCP drops its metrics", c)
 		}
 	}
@@ -59,11 +60,11 @@ func checkMetricName(subject, name string, flags Flags) error {
 		if part == "" {
 			return errorf(ErrName, subject, "empty part between dots")
 		}
-		if !isLetter(part[0]) {
+		if !pcpname.IsLetter(part[0]) {
 			return errorf(ErrName, subject, "part %q must start with a letter", part)
 		}
 		for i := 1; i < len(part); i++ {
-			if c := part[i]; !isLetter(c) && !isDigit(c) && c != '_' {
+			if c := part[i]; !pcpname.IsLetter(c) && !pcpname.IsDigit(c) && c != '_' {
 				return errorf(ErrName, subject, "%q is not a letter, digit, '_' or '.'", c)
 			}
 		}

@@ -58,6 +58,8 @@ import (
 	"time"
 
 	"github.com/gopcp/mmv"
+
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // Options configures Register; the zero value of each field means its
@@ -84,22 +86,10 @@ func Name(runtimeName string) string {
 	}
 	parts := strings.Split(path, "/")
 	for i, p := range parts {
-		b := []byte(p)
-		for j, c := range b {
-			if !isLetter(c) && !isDigit(c) && c != '_' {
-				b[j] = '_'
-			}
-		}
-		if len(b) == 0 || !isLetter(b[0]) {
-			b = append([]byte("x"), b...)
-		}
-		parts[i] = string(b)
+		parts[i] = pcpname.Part(p, "x")
 	}
 	return strings.Join(parts, ".")
 }
-
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
-func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 
 // Units returns the PCP units of a runtime/metrics unit (the part after
 // the ':').

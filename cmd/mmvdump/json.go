@@ -99,7 +99,7 @@ func toJSON(path string, f *mmvfile.File, now time.Time) *jsonFile {
 	j := &jsonFile{
 		File: path, Version: h.Version, Gen1: h.Gen1, Gen2: h.Gen2, TOCs: h.TOCs,
 		Cluster: h.Cluster, PID: h.PID, Flags: uint32(h.Flags),
-		FlagNames: strings.Split(flagNames(h.Flags, ","), ","),
+		FlagNames: strings.Split(h.Flags.String(), ","),
 		Sections:  []jsonSection{},
 	}
 	if h.Flags == 0 {

@@ -23,7 +23,7 @@ func dump(out io.Writer, path string, f *mmvfile.File, now time.Time) error {
 	fmt.Fprintf(w, "TOC count  = %d\n", h.TOCs)
 	fmt.Fprintf(w, "Cluster    = %d\n", h.Cluster)
 	fmt.Fprintf(w, "Process    = %d\n", h.PID)
-	fmt.Fprintf(w, "Flags      = %#x (%s)\n", uint32(h.Flags), flagNames(h.Flags, ", "))
+	fmt.Fprintf(w, "Flags      = %#x (%s)\n", uint32(h.Flags), strings.ReplaceAll(h.Flags.String(), ",", ", "))
 	for i, s := range f.TOC {
 		// PCP's mmvdump words the metrics line differently.
 		lead := "offset"
@@ -92,28 +92,6 @@ func help(w io.Writer, name string, t mmvfile.Text) {
 	} else {
 		fmt.Fprintf(w, "       %s=%s\n", name, t.Text)
 	}
-}
-
-// flagNames names the header flags as PCP's mmvdump does, unknown bits in
-// hex after "unknown=", or "none".
-func flagNames(f mmv.Flags, sep string) string {
-	var names []string
-	for _, n := range []struct {
-		flag mmv.Flags
-		name string
-	}{{mmv.NoPrefix, "noprefix"}, {mmv.Process, "process"}, {mmv.Sentinel, "sentinel"}} {
-		if f&n.flag != 0 {
-			names = append(names, n.name)
-			f &^= n.flag
-		}
-	}
-	if f != 0 {
-		names = append(names, "unknown="+strconv.FormatUint(uint64(f), 16))
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, sep)
 }
 
 // valueText formats a value as PCP's mmvdump does: integers in decimal,

@@ -1,0 +1,27 @@
+// Package pcpname makes strings into parts of the names PCP accepts for
+// files, metrics and labels: a letter, then letters, digits and '_'. It is
+// the one sanitizer of the module, shared by the registry's default file
+// name and the runtime bridge's metric names.
+package pcpname
+
+// IsLetter reports whether c is an ASCII letter.
+func IsLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// IsDigit reports whether c is an ASCII digit.
+func IsDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// Part returns s with every byte that is not a letter, digit or '_' turned
+// into '_', and prefix put before it when it does not then start with a
+// letter (prefix itself starts with one).
+func Part(s, prefix string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !IsLetter(c) && !IsDigit(c) && c != '_' {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || !IsLetter(b[0]) {
+		b = append([]byte(prefix), b...)
+	}
+	return string(b)
+}
