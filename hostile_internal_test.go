@@ -75,7 +75,12 @@ func TestCreateTempAllNamesTaken(t *testing.T) {
 	os.WriteFile(victim, []byte("precious"), 0o600)
 	require.NoError(t, os.Symlink(victim, filepath.Join(dir, ".app.x")))
 	plantSuffixes(t, "x")
-	fd, tmp, err := createTemp(dir, "app", 4096)
+	d, err := openDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	fd, tmp, err := createTemp(d, "app", 4096)
 	if err == nil {
 		unix.Close(fd)
 	}

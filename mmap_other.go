@@ -12,7 +12,17 @@ type file struct {
 	capacity int
 }
 
-func createFile(dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
+type dir struct{ path string }
+
+func openDir(path string) (*dir, error) {
+	return nil, errorf(ErrUnsupported, "directory "+quote(path), "MMV files are written on Linux only")
+}
+
+func (d *dir) close()                             {}
+func (d *dir) list() []string                     { return nil }
+func (d *dir) readHead(name string, b []byte) int { return 0 }
+
+func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
 	return nil, errorf(ErrUnsupported, "file "+quote(name), "MMV files are written on Linux only")
 }
 

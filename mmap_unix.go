@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"unsafe"
 
@@ -21,7 +20,9 @@ import (
 // range stays mapped for the life of the process, so a handle can never
 // fault: after Close the file's pages are replaced by anonymous memory.
 type file struct {
-	path     string
+	dir      *dir
+	name     string // in dir
+	path     string // absolute
 	fd       int
 	base     unsafe.Pointer // where the file's first byte is mapped
 	size     int64
@@ -39,50 +40,48 @@ const (
 )
 
 // createFile writes a new file of the given size under a temporary name in
-// dir, fills it, and renames it to name; its values section is at
+// d, fills it, and renames it to name; its values section is at
 // valuesOff with room for capacity records. fill writes every byte but
 // gen2, which is copied from gen1 last so a reader never takes a
 // half-written file for a complete one.
-func createFile(dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
+func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
 	if size > reserveHalf {
 		return nil, errorf(ErrTooMany, "file "+quote(name), "%d bytes, more than the %d a file may hold", size, reserveHalf)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, dirError(dir, err)
-	}
-	fd, tmp, err := createTemp(dir, name, size)
+	fd, tmp, err := createTemp(d, name, size)
 	if err != nil {
 		return nil, err
 	}
 	resv, err := unix.MmapPtr(-1, 0, nil, reserveSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
 		unix.Close(fd)
-		unix.Unlink(tmp)
-		return nil, &os.PathError{Op: "mmap", Path: tmp, Err: err}
+		unix.Unlinkat(d.fd, tmp, 0)
+		return nil, &os.PathError{Op: "mmap", Path: d.join(tmp), Err: err}
 	}
 	base := unsafe.Add(resv, reserveHalf)
 	if _, err := unix.MmapPtr(fd, 0, base, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
 		unix.MunmapPtr(resv, reserveSize)
 		unix.Close(fd)
-		unix.Unlink(tmp)
-		return nil, &os.PathError{Op: "mmap", Path: tmp, Err: err}
+		unix.Unlinkat(d.fd, tmp, 0)
+		return nil, &os.PathError{Op: "mmap", Path: d.join(tmp), Err: err}
 	}
-	f := &file{path: filepath.Join(dir, name), fd: fd, base: base, size: size,
+	f := &file{dir: d, name: name, path: d.join(name), fd: fd, base: base, size: size,
 		values: unsafe.Add(base, valuesOff), capacity: capacity, resv: resv}
 	fill(f.bytes())
 	if err := f.commit(tmp); err != nil {
 		unix.MunmapPtr(resv, reserveSize)
 		unix.Close(fd)
-		unix.Unlink(tmp)
+		unix.Unlinkat(d.fd, tmp, 0)
 		return nil, err
 	}
 	return f, nil
 }
 
-// commit stores gen2 and renames the file at tmp into place.
+// commit stores gen2 and renames the file at tmp, in the directory, into
+// place.
 func (f *file) commit(tmp string) error {
 	atomic.StoreUint64((*uint64)(unsafe.Add(f.base, hdrGen2Off)), atomic.LoadUint64((*uint64)(unsafe.Add(f.base, hdrGen1Off))))
-	if err := unix.Rename(tmp, f.path); err != nil {
+	if err := unix.Renameat(f.dir.fd, tmp, f.dir.fd, f.name); err != nil {
 		return &os.PathError{Op: "rename", Path: f.path, Err: err}
 	}
 	return nil
@@ -99,28 +98,27 @@ func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byt
 	newBase := unsafe.Add(f.values, -valuesOff)
 	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||
 		uintptr(newBase) > uintptr(f.base) || uintptr(unsafe.Add(newBase, size)) < uintptr(unsafe.Add(f.base, f.size)) {
-		return errorf(ErrTooMany, "file "+quote(filepath.Base(f.path)), "%d bytes do not fit the address range reserved for it", size)
+		return errorf(ErrTooMany, "file "+quote(f.name), "%d bytes do not fit the address range reserved for it", size)
 	}
-	dir, name := filepath.Split(f.path)
-	fd, tmp, err := createTemp(dir, name, size)
+	fd, tmp, err := createTemp(f.dir, f.name, size)
 	if err != nil {
 		return err
 	}
 	fail := func(err error) error {
 		unix.Close(fd)
-		unix.Unlink(tmp)
+		unix.Unlinkat(f.dir.fd, tmp, 0)
 		return err
 	}
 	b, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return fail(&os.PathError{Op: "mmap", Path: tmp, Err: err})
+		return fail(&os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err})
 	}
 	fill(b)
 	unix.Munmap(b)
 	// The new mapping covers the old one whole, so from here on every
 	// update lands in the new file.
 	if _, err := unix.MmapPtr(fd, 0, newBase, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
-		return fail(&os.PathError{Op: "mmap", Path: tmp, Err: err})
+		return fail(&os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err})
 	}
 	final := make([]byte, n*valueSize)
 	oldValuesOff := int64(uintptr(f.values) - uintptr(f.base))
@@ -135,23 +133,23 @@ func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byt
 	err = f.commit(tmp)
 	unix.Close(oldFd)
 	if err != nil {
-		unix.Unlink(tmp)
+		unix.Unlinkat(f.dir.fd, tmp, 0)
 	}
 	return err
 }
 
-// createTemp creates dir/.name.RANDOM exclusively, refusing to follow a
+// createTemp creates .name.RANDOM in d exclusively, refusing to follow a
 // link, so nothing planted in the directory can redirect the write, and
-// gives it its mode and its blocks.
-func createTemp(dir, name string, size int64) (int, string, error) {
+// gives it its mode and its blocks. It returns the temporary's name in d.
+func createTemp(d *dir, name string, size int64) (int, string, error) {
 	for range 10 {
-		tmp := filepath.Join(dir, "."+name+"."+tempSuffix())
-		fd, err := unix.Open(tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		tmp := "." + name + "." + tempSuffix()
+		fd, err := unix.Openat(d.fd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		}
 		if err != nil {
-			return -1, "", dirError(dir, &os.PathError{Op: "create", Path: tmp, Err: err})
+			return -1, "", dirError(d.path, &os.PathError{Op: "create", Path: d.join(tmp), Err: err})
 		}
 		// Mode 0644 whatever the umask, without changing the process's umask.
 		if err = unix.Fchmod(fd, 0o644); err == nil {
@@ -161,12 +159,12 @@ func createTemp(dir, name string, size int64) (int, string, error) {
 		}
 		if err != nil {
 			unix.Close(fd)
-			unix.Unlink(tmp)
-			return -1, "", &os.PathError{Op: "allocate", Path: tmp, Err: err}
+			unix.Unlinkat(d.fd, tmp, 0)
+			return -1, "", &os.PathError{Op: "allocate", Path: d.join(tmp), Err: err}
 		}
 		return fd, tmp, nil
 	}
-	return -1, "", &os.PathError{Op: "create", Path: dir, Err: unix.EEXIST}
+	return -1, "", &os.PathError{Op: "create", Path: d.path, Err: unix.EEXIST}
 }
 
 // tempSuffix returns the random part of a temporary name; tests replace
@@ -194,15 +192,6 @@ func allocate(fd int, size int64) error {
 	return nil
 }
 
-// dirError explains a directory the process cannot write to.
-func dirError(dir string, err error) error {
-	if errors.Is(err, os.ErrPermission) {
-		return errorf(os.ErrPermission, "directory "+quote(dir),
-			"cannot write there: run as a member of PCP's group (pcp), or set PCP_TMP_DIR to a directory the process owns (%v)", err)
-	}
-	return err
-}
-
 func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }
 
 // close swaps the file's pages for anonymous memory, so that updates still
@@ -220,12 +209,9 @@ func (f *file) close(remove bool) error {
 		unix.MunmapPtr(unsafe.Add(f.base, mapped), hi)
 	}
 	var err error
-	if remove {
-		var ours, now unix.Stat_t
-		if unix.Fstat(f.fd, &ours) == nil && unix.Stat(f.path, &now) == nil && ours.Dev == now.Dev && ours.Ino == now.Ino {
-			if e := unix.Unlink(f.path); e != nil {
-				err = &os.PathError{Op: "remove", Path: f.path, Err: e}
-			}
+	if remove && f.dir.sameFile(f.name, f.fd) {
+		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
+			err = &os.PathError{Op: "remove", Path: f.path, Err: e}
 		}
 	}
 	unix.Close(f.fd)

@@ -62,7 +62,7 @@ type Registry struct {
 
 	pending *time.Timer // the publication of declarations made after Start
 	pubErr  error       // why the last publication failed
-	dir     string      // where the files are, resolved at Start
+	dir     *dir        // where the files are, from Start to Close
 	path    string      // the first file's, once started
 	waiting []waiter    // instruments waiting for storage (declare.go)
 	cells   []*cell     // every instrument's cell, unbound at Close
@@ -130,14 +130,20 @@ func (r *Registry) Start() error {
 	if err := r.validateLocked(); err != nil {
 		return err
 	}
-	dir := r.opts.Dir
-	if dir == "" {
-		dir = Dir()
+	path := r.opts.Dir
+	if path == "" {
+		path = Dir()
 	}
-	r.dir = dir
+	d, err := openDir(path)
+	if err != nil {
+		return fileError(r.name, "cannot start", err)
+	}
+	r.dir = d
 	for _, p := range r.parts {
-		if err := r.startPartLocked(p, dir); err != nil {
+		if err := r.startPartLocked(p, d); err != nil {
 			r.stopPartsLocked(true)
+			r.dir.close()
+			r.dir = nil
 			return err
 		}
 	}
@@ -213,7 +219,9 @@ func (r *Registry) Close() error {
 	r.strMu.Lock()
 	r.strClosed = true
 	r.strMu.Unlock()
-	return errors.Join(err, r.stopPartsLocked(r.opts.Flags&Process != 0))
+	err = errors.Join(err, r.stopPartsLocked(r.opts.Flags&Process != 0))
+	r.dir.close()
+	return err
 }
 
 // Dir returns the directory where registries write their files by default:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -102,13 +101,13 @@ func (p *part) truncateSlots(n int) {
 }
 
 // startPartLocked gives the part's metrics their items and values their
-// slots, and makes its file in dir. On failure the part is as it was.
-func (r *Registry) startPartLocked(p *part, dir string) error {
+// slots, and makes its file in d. On failure the part is as it was.
+func (r *Registry) startPartLocked(p *part, d *dir) error {
 	version, err := r.version(p)
 	if err != nil {
 		return err
 	}
-	p.cluster, err = r.clusterOf(p, dir)
+	p.cluster, err = r.clusterOf(p, d)
 	if err != nil {
 		return err
 	}
@@ -120,7 +119,7 @@ func (r *Registry) startPartLocked(p *part, dir string) error {
 	}
 	plan := r.newPlan(p, version, nil)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
-	f, err := createFile(dir, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
+	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
 	if err != nil {
 		r.resetPart(p)
 		return fileError(p.name, "cannot start", err)
@@ -211,9 +210,9 @@ var clusters = struct {
 // clusterOf chooses and claims the cluster of a part about to start: the
 // registry's for its first file; for an overflow file the first cluster
 // after it (wrapping within 1..2047, the clusters a file with indoms may
-// have) that no started file of the process and no other file in dir uses.
+// have) that no started file of the process and no other file in d uses.
 // Zero stays zero: PCP's reader then picks a cluster for every file.
-func (r *Registry) clusterOf(p *part, dir string) (uint32, error) {
+func (r *Registry) clusterOf(p *part, d *dir) (uint32, error) {
 	c := r.opts.Cluster
 	clusters.Lock()
 	defer clusters.Unlock()
@@ -223,7 +222,7 @@ func (r *Registry) clusterOf(p *part, dir string) (uint32, error) {
 		}
 		return c, nil
 	}
-	taken := clustersInDir(dir, func(name string) bool {
+	taken := clustersInDir(d, func(name string) bool {
 		return slices.ContainsFunc(r.parts, func(q *part) bool { return q.name == name })
 	})
 	for j := uint32(1); j < maxIndomCluster; j++ {
@@ -248,23 +247,17 @@ func releaseCluster(c uint32) {
 }
 
 // clustersInDir returns the clusters in the headers of the MMV files in
-// dir, but those ours reports as the registry's own.
-func clustersInDir(dir string, ours func(name string) bool) map[uint32]bool {
+// d, but those ours reports as the registry's own.
+func clustersInDir(d *dir, ours func(name string) bool) map[uint32]bool {
 	taken := map[uint32]bool{}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if !e.Type().IsRegular() || e.Name()[0] == '.' || ours(e.Name()) {
-			continue
-		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
+	for _, name := range d.list() {
+		if name[0] == '.' || ours(name) {
 			continue
 		}
 		var h [headerSize]byte
-		if n, _ := f.ReadAt(h[:], 0); n == headerSize && string(h[:4]) == Magic {
+		if d.readHead(name, h[:]) == headerSize && string(h[:4]) == Magic {
 			taken[ne.Uint32(h[hdrClusterOff:])] = true
 		}
-		f.Close()
 	}
 	return taken
 }

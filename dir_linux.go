@@ -1,0 +1,90 @@
+package mmv
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// dir is the directory of a started registry's files, resolved once: its
+// absolute path, for messages and Path, and a descriptor every create,
+// rename, unlink and stat goes through, so that neither a chdir nor the
+// directory swapped for another (or for a symlink) after Start moves the
+// files elsewhere.
+type dir struct {
+	path string
+	fd   int
+}
+
+// openDir makes path absolute, creates it if missing, and opens it. A
+// symlink at path itself is followed, as libpcp and PCP's reader follow it:
+// only the directory's owner can point it elsewhere.
+func openDir(path string) (*dir, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, dirError(abs, err)
+	}
+	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, dirError(abs, &os.PathError{Op: "open", Path: abs, Err: err})
+	}
+	return &dir{path: abs, fd: fd}, nil
+}
+
+// join returns the path of name in the directory, for messages.
+func (d *dir) join(name string) string { return filepath.Join(d.path, name) }
+
+// sameFile tells whether name in the directory is, without following a
+// symlink, the file open as fd.
+func (d *dir) sameFile(name string, fd int) bool {
+	var ours, now unix.Stat_t
+	return unix.Fstat(fd, &ours) == nil && unix.Fstatat(d.fd, name, &now, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		ours.Dev == now.Dev && ours.Ino == now.Ino
+}
+
+// list returns the names in the directory, or none when it cannot be
+// read. It reads from a descriptor of its own, so that every listing
+// starts at the beginning.
+func (d *dir) list() []string {
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	return names
+}
+
+// readHead reads the start of the regular file name into b, without
+// following a link or blocking on a FIFO, and returns how many bytes it
+// read.
+func (d *dir) readHead(name string, b []byte) int {
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0
+	}
+	n, _ := unix.Pread(fd, b, 0)
+	return max(n, 0)
+}
+
+func (d *dir) close() { unix.Close(d.fd) }
+
+// dirError explains a directory the process cannot write to.
+func dirError(dir string, err error) error {
+	if errors.Is(err, os.ErrPermission) {
+		return errorf(os.ErrPermission, "directory "+quote(dir),
+			"cannot write there: run as a member of PCP's group (pcp), or set PCP_TMP_DIR to a directory the process owns (%v)", err)
+	}
+	return err
+}
