@@ -43,6 +43,9 @@ var (
 	// directory or files; the error wraps the system's error too (such as
 	// syscall.ENOSPC or fs.ErrPermission).
 	ErrFile = errors.New("file system error")
+	// ErrInUse: a file name another registry holds, in this process or in
+	// another live one; the message names the holder's pid.
+	ErrInUse = errors.New("in use")
 	// ErrUnsupported: memory-mapped files are not supported on this system.
 	ErrUnsupported = errors.New("not supported on this system")
 )

@@ -29,6 +29,7 @@ type file struct {
 	values   unsafe.Pointer // where the values section is mapped, for good
 	capacity int            // value records the file has room for
 	resv     unsafe.Pointer // the reserved range
+	lock     *nameLock      // the name, held until close
 }
 
 // The reserved range: the file starts mapped in the middle, so that the
@@ -39,8 +40,8 @@ const (
 	reserveHalf = reserveSize / 2
 )
 
-// createFile writes a new file of the given size under a temporary name in
-// d, fills it, and renames it to name; its values section is at
+// createFile takes the name in d (see nameLock), writes a new file of the
+// given size under a temporary name, fills it, and renames it to name; its values section is at
 // valuesOff with room for capacity records. fill writes every byte but
 // gen2, which is copied from gen1 last so a reader never takes a
 // half-written file for a complete one.
@@ -48,14 +49,20 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 	if size > reserveHalf {
 		return nil, errorf(ErrTooMany, "file "+quote(name), "%d bytes, more than the %d a file may hold", size, reserveHalf)
 	}
+	lock, err := d.lock(name)
+	if err != nil {
+		return nil, err
+	}
 	fd, tmp, err := createTemp(d, name, size)
 	if err != nil {
+		lock.release()
 		return nil, err
 	}
 	resv, err := unix.MmapPtr(-1, 0, nil, reserveSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
 		unix.Close(fd)
 		unix.Unlinkat(d.fd, tmp, 0)
+		lock.release()
 		return nil, &os.PathError{Op: "mmap", Path: d.join(tmp), Err: err}
 	}
 	base := unsafe.Add(resv, reserveHalf)
@@ -63,15 +70,17 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 		unix.MunmapPtr(resv, reserveSize)
 		unix.Close(fd)
 		unix.Unlinkat(d.fd, tmp, 0)
+		lock.release()
 		return nil, &os.PathError{Op: "mmap", Path: d.join(tmp), Err: err}
 	}
 	f := &file{dir: d, name: name, path: d.join(name), fd: fd, base: base, size: size,
-		values: unsafe.Add(base, valuesOff), capacity: capacity, resv: resv}
+		values: unsafe.Add(base, valuesOff), capacity: capacity, resv: resv, lock: lock}
 	fill(f.bytes())
 	if err := f.commit(tmp); err != nil {
 		unix.MunmapPtr(resv, reserveSize)
 		unix.Close(fd)
 		unix.Unlinkat(d.fd, tmp, 0)
+		lock.release()
 		return nil, err
 	}
 	return f, nil
@@ -195,8 +204,8 @@ func allocate(fd int, size int64) error {
 func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }
 
 // close swaps the file's pages for anonymous memory, so that updates still
-// in flight land harmlessly, releases the rest of the reserved range, and
-// removes the file if asked and if it is still ours.
+// in flight land harmlessly, releases the rest of the reserved range,
+// removes the file if asked and if it is still ours, and gives up the name.
 func (f *file) close(remove bool) error {
 	mapped := pageRound(f.size)
 	if _, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED); err != nil {
@@ -215,5 +224,6 @@ func (f *file) close(remove bool) error {
 		}
 	}
 	unix.Close(f.fd)
+	f.lock.release()
 	return err
 }

@@ -1,0 +1,129 @@
+//go:build linux
+
+package mmv_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/mmvfile"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// appRegistry returns a registry "app" in dir with one counter.
+func appRegistry(t *testing.T, dir string, flags mmv.Flags) *mmv.Registry {
+	t.Helper()
+	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir, Flags: flags})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	return r
+}
+
+// startChild runs test as role in a child process with env added, and
+// waits until it prints "ready". The child is killed at the end of the test.
+func startChild(t *testing.T, test, role string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := childCmd(t, test, role, nil, env...)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		s := bufio.NewScanner(out)
+		for s.Scan() {
+			if s.Text() == "ready" {
+				ready <- true
+				break
+			}
+		}
+		close(ready)
+		for s.Scan() {
+		}
+	}()
+	select {
+	case ok := <-ready:
+		require.True(t, ok, "the child ended before it was ready")
+	case <-time.After(time.Minute):
+		t.Fatal("the child did not get ready")
+	}
+	return cmd
+}
+
+// TestInUseInProcess: a second registry of the same name and directory
+// fails to Start with ErrInUse naming the file and our pid, and its Close
+// (Process flag) leaves the first one's file alone. Once the first is
+// closed the name is free, and Close leaves nothing behind.
+func TestInUseInProcess(t *testing.T) {
+	dir := t.TempDir()
+	first := appRegistry(t, dir, mmv.Process)
+	require.NoError(t, first.Start())
+	second := appRegistry(t, dir, mmv.Process)
+	err := second.Start()
+	require.ErrorIs(t, err, mmv.ErrInUse)
+	t.Log(err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "app"))
+	assert.Contains(t, err.Error(), "pid "+strconv.Itoa(os.Getpid()))
+	require.NoError(t, second.Close())
+	f, err := mmvfile.Open(filepath.Join(dir, "app"))
+	require.NoError(t, err, "the refused registry's Close removed the owner's file")
+	assert.Equal(t, int32(os.Getpid()), f.Header.PID)
+
+	require.NoError(t, first.Close())
+	third := appRegistry(t, dir, 0)
+	require.NoError(t, third.Start())
+	require.NoError(t, third.Close())
+	assert.Equal(t, []string{"app"}, entries(t, dir), "Close left more than the file")
+}
+
+// TestInUseOtherProcess: a name held by another live process fails to
+// Start with ErrInUse naming that process's pid; once that process is
+// killed with SIGKILL, never closing its registry, the name is free.
+func TestInUseOtherProcess(t *testing.T) {
+	if childRole() == "holder" {
+		r := appRegistry(t, os.Getenv("MMV_TEST_DIR"), mmv.Process)
+		require.NoError(t, r.Start())
+		os.Stdout.WriteString("ready\n")
+		time.Sleep(time.Hour) // until killed
+		return
+	}
+	dir := t.TempDir()
+	child := startChild(t, "TestInUseOtherProcess", "holder", "MMV_TEST_DIR="+dir)
+	r := appRegistry(t, dir, mmv.Process)
+	err := r.Start()
+	require.ErrorIs(t, err, mmv.ErrInUse)
+	t.Log(err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "app"))
+	assert.Contains(t, err.Error(), "pid "+strconv.Itoa(child.Process.Pid))
+
+	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
+	child.Wait()
+	require.NoError(t, r.Start())
+	f, err := mmvfile.Open(filepath.Join(dir, "app"))
+	require.NoError(t, err)
+	assert.Equal(t, int32(os.Getpid()), f.Header.PID)
+	require.NoError(t, r.Close())
+	assert.Empty(t, entries(t, dir), "Close with the Process flag left files")
+}
+
+// TestInUseReleasedOnFailedStart: a Start that fails (a directory planted
+// at the file's name) releases the name and leaves no lock behind.
+func TestInUseReleasedOnFailedStart(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "app"), 0o755))
+	r := appRegistry(t, dir, 0)
+	require.Error(t, r.Start())
+	assert.Equal(t, []string{"app"}, entries(t, dir))
+	require.NoError(t, os.Remove(filepath.Join(dir, "app")))
+	other := appRegistry(t, dir, mmv.Process)
+	require.NoError(t, other.Start(), "a failed Start kept the name")
+	require.NoError(t, other.Close())
+}
