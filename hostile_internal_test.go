@@ -5,12 +5,19 @@ package mmv
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
+
+// tempOf is the temporary name of name this process writes with the
+// random suffix given.
+func tempOf(name, suffix string) string {
+	return "." + name + "." + strconv.Itoa(os.Getpid()) + "." + suffix
+}
 
 // plantSuffixes makes createTemp try the given random suffixes in order.
 func plantSuffixes(t *testing.T, suffixes ...string) {
@@ -35,7 +42,7 @@ func TestCreateTempRefusesPlantedNames(t *testing.T) {
 	require.NoError(t, os.WriteFile(victim, []byte("precious"), 0o600))
 	dangling := filepath.Join(outside, "created")
 	plant := func(suffix string, how func(at string) error) string {
-		at := filepath.Join(dir, ".app."+suffix)
+		at := filepath.Join(dir, tempOf("app", suffix))
 		require.NoError(t, how(at))
 		return at
 	}
@@ -58,13 +65,13 @@ func TestCreateTempRefusesPlantedNames(t *testing.T) {
 	_, err = os.Lstat(dangling)
 	assert.ErrorIs(t, err, os.ErrNotExist, "a dangling link was followed")
 	for _, s := range []string{"a", "b"} {
-		fi, err := os.Lstat(filepath.Join(dir, ".app."+s))
-		assert.False(t, err != nil || fi.Mode()&os.ModeSymlink == 0, ".app.%s is no longer the planted link: %v", s, err)
+		fi, err := os.Lstat(filepath.Join(dir, tempOf("app", s)))
+		assert.False(t, err != nil || fi.Mode()&os.ModeSymlink == 0, "%s is no longer the planted link: %v", tempOf("app", s), err)
 	}
 	fi, err = os.Lstat(filepath.Join(dir, "app"))
 	require.False(t, err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o644, "the published file: %v, %v", fi, err)
-	_, err = os.Lstat(filepath.Join(dir, ".app.d"))
-	assert.ErrorIs(t, err, os.ErrNotExist, "the temporary name .app.d")
+	_, err = os.Lstat(filepath.Join(dir, tempOf("app", "d")))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the temporary name %s", tempOf("app", "d"))
 }
 
 // TestCreateTempAllNamesTaken: when every name tried is taken, createTemp
@@ -73,7 +80,7 @@ func TestCreateTempAllNamesTaken(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	victim := filepath.Join(outside, "victim")
 	os.WriteFile(victim, []byte("precious"), 0o600)
-	require.NoError(t, os.Symlink(victim, filepath.Join(dir, ".app.x")))
+	require.NoError(t, os.Symlink(victim, filepath.Join(dir, tempOf("app", "x"))))
 	plantSuffixes(t, "x")
 	d, err := openDir(dir)
 	if err != nil {

@@ -208,7 +208,7 @@ func TestFailedStartIsUndone(t *testing.T) {
 // overflow file is declared, not at Start.
 func TestOverflowNameCheckedAtDeclaration(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
-	name := "f" + strings.Repeat("x", 239)
+	name := "f" + strings.Repeat("x", 236) // 237 bytes, the longest file name
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
 	defer r.Close()
 	for i := range mmv.MaxMetrics {

@@ -3,9 +3,6 @@
 package mmv
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"os"
 	"sync/atomic"
 	"unsafe"
@@ -40,9 +37,10 @@ const (
 	reserveHalf = reserveSize / 2
 )
 
-// createFile takes the name in d (see nameLock), writes a new file of the
-// given size under a temporary name, fills it, and renames it to name; its values section is at
-// valuesOff with room for capacity records. fill writes every byte but
+// createFile takes the name in d (see nameLock), removes the temporaries
+// dead writers left of it, writes a new file of the given size under a
+// temporary name, fills it, and renames it to name; its values section is
+// at valuesOff with room for capacity records. fill writes every byte but
 // gen2, which is copied from gen1 last so a reader never takes a
 // half-written file for a complete one.
 func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
@@ -53,6 +51,7 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 	if err != nil {
 		return nil, err
 	}
+	d.reclaim(name)
 	fd, tmp, err := createTemp(d, name, size)
 	if err != nil {
 		lock.release()
@@ -145,60 +144,6 @@ func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byt
 		unix.Unlinkat(f.dir.fd, tmp, 0)
 	}
 	return err
-}
-
-// createTemp creates .name.RANDOM in d exclusively, refusing to follow a
-// link, so nothing planted in the directory can redirect the write, and
-// gives it its mode and its blocks. It returns the temporary's name in d.
-func createTemp(d *dir, name string, size int64) (int, string, error) {
-	for range 10 {
-		tmp := "." + name + "." + tempSuffix()
-		fd, err := unix.Openat(d.fd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-		if errors.Is(err, unix.EEXIST) {
-			continue
-		}
-		if err != nil {
-			return -1, "", dirError(d.path, &os.PathError{Op: "create", Path: d.join(tmp), Err: err})
-		}
-		// Mode 0644 whatever the umask, without changing the process's umask.
-		if err = unix.Fchmod(fd, 0o644); err == nil {
-			// Allocate every block now: a store into a mapped page that
-			// the file system cannot back kills the process with SIGBUS.
-			err = allocate(fd, size)
-		}
-		if err != nil {
-			unix.Close(fd)
-			unix.Unlinkat(d.fd, tmp, 0)
-			return -1, "", &os.PathError{Op: "allocate", Path: d.join(tmp), Err: err}
-		}
-		return fd, tmp, nil
-	}
-	return -1, "", &os.PathError{Op: "create", Path: d.path, Err: unix.EEXIST}
-}
-
-// tempSuffix returns the random part of a temporary name; tests replace
-// it to plant links at the names createTemp will try.
-var tempSuffix = func() string {
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	return hex.EncodeToString(rnd[:])
-}
-
-// allocate reserves the file's blocks, writing zeros where the file system
-// has no fallocate.
-func allocate(fd int, size int64) error {
-	err := unix.Fallocate(fd, 0, 0, size)
-	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
-		return err
-	}
-	zeros := make([]byte, 64<<10)
-	for off := int64(0); off < size; off += int64(len(zeros)) {
-		n := min(int64(len(zeros)), size-off)
-		if _, err := unix.Pwrite(fd, zeros[:n], off); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }

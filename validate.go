@@ -13,9 +13,14 @@ import (
 // metrics (mmv.control.*) occupy.
 const reservedName = "control"
 
-// maxFileName is the longest file name whose temporary name, "." + name +
-// "." + 12 random characters, fits in the 255 bytes of a file name.
-const maxFileName = 255 - 14
+// tempLen is the most a temporary name, ".<name>.<pid>.<random>", adds to
+// its file's name: the dots, a pid (pid_max is at most 2^22, 7 digits) and
+// 8 random characters.
+const tempLen = 1 + 1 + 7 + 1 + 8
+
+// maxFileName is the longest file name whose temporary name fits in the
+// 255 bytes of a file name.
+const maxFileName = 255 - tempLen
 
 // checkFileName enforces what PCP needs of a file name: a letter first, then
 // letters, digits, '_' and '.', because it becomes part of every metric

@@ -1,0 +1,110 @@
+package mmv
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A file is written under a temporary name, ".<name>.<pid>.<random>", and
+// renamed into place once complete: PCP's reader ignores names starting
+// with '.'. The pid is the writer's, so that a temporary left by a writer
+// killed mid-write can be told from one being written: the next owner of
+// the name removes the temporaries whose writer is gone (see reclaim). See
+// tempLen for the length this adds.
+
+// createTemp creates a temporary of name in d exclusively, refusing to
+// follow a link, so nothing planted in the directory can redirect the
+// write, and gives it its mode and its blocks. It returns the temporary's
+// name in d.
+func createTemp(d *dir, name string, size int64) (int, string, error) {
+	for range 10 {
+		tmp := "." + name + "." + strconv.Itoa(os.Getpid()) + "." + tempSuffix()
+		fd, err := unix.Openat(d.fd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return -1, "", dirError(d.path, &os.PathError{Op: "create", Path: d.join(tmp), Err: err})
+		}
+		// Mode 0644 whatever the umask, without changing the process's umask.
+		if err = unix.Fchmod(fd, 0o644); err == nil {
+			// Allocate every block now: a store into a mapped page that
+			// the file system cannot back kills the process with SIGBUS.
+			err = allocate(fd, size)
+		}
+		if err != nil {
+			unix.Close(fd)
+			unix.Unlinkat(d.fd, tmp, 0)
+			return -1, "", &os.PathError{Op: "allocate", Path: d.join(tmp), Err: err}
+		}
+		return fd, tmp, nil
+	}
+	return -1, "", &os.PathError{Op: "create", Path: d.path, Err: unix.EEXIST}
+}
+
+// tempSuffix returns the random part of a temporary name; tests replace
+// it to plant links at the names createTemp will try.
+var tempSuffix = func() string {
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	return hex.EncodeToString(rnd[:])
+}
+
+// allocate reserves the file's blocks, writing zeros where the file system
+// has no fallocate.
+func allocate(fd int, size int64) error {
+	err := unix.Fallocate(fd, 0, 0, size)
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
+		return err
+	}
+	zeros := make([]byte, 64<<10)
+	for off := int64(0); off < size; off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), size-off)
+		if _, err := unix.Pwrite(fd, zeros[:n], off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tempWriter returns the pid in entry, if it is a temporary of name.
+func tempWriter(name, entry string) (int, bool) {
+	rest, ok := strings.CutPrefix(entry, "."+name+".")
+	if !ok {
+		return 0, false
+	}
+	pid, random, ok := strings.Cut(rest, ".")
+	if !ok || random == "" || strings.Contains(random, ".") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 || strconv.Itoa(n) != pid {
+		return 0, false
+	}
+	return n, true
+}
+
+// reclaim removes the temporaries of name whose writer no longer exists,
+// never a live process's. It is called with the name's lock held, and is
+// best effort: what it cannot list or remove stays, as it would without it.
+func (d *dir) reclaim(name string) {
+	// A descriptor of its own, so each listing starts at the beginning.
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	entries, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, e := range entries {
+		if pid, ok := tempWriter(name, e); ok && errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+			unix.Unlinkat(d.fd, e, 0)
+		}
+	}
+}
