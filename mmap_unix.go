@@ -3,6 +3,7 @@
 package mmv
 
 import (
+	"errors"
 	"os"
 	"sync/atomic"
 	"unsafe"
@@ -13,9 +14,9 @@ import (
 // file is a started registry's MMV file, mapped inside an address range
 // reserved for it. Value handles point at the values section, whose address
 // never changes: when the file grows, the new file is mapped over the old
-// one so that its values land at the same addresses (see replace). The
-// range stays mapped for the life of the process, so a handle can never
-// fault: after Close the file's pages are replaced by anonymous memory.
+// one so that its values land at the same addresses (see replace). At
+// close the file's pages are replaced by anonymous memory, unmapped after
+// a grace period (see quarantineGrace).
 type file struct {
 	dir      *dir
 	name     string // in dir
@@ -149,23 +150,27 @@ func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byt
 func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }
 
 // close swaps the file's pages for anonymous memory, so that updates still
-// in flight land harmlessly, releases the rest of the reserved range,
+// in flight land harmlessly until it is unmapped after a grace period,
+// releases the rest of the reserved range at once,
 // removes the file if asked and if it is still ours, and gives up the name.
 func (f *file) close(remove bool) error {
 	mapped := pageRound(f.size)
-	if _, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED); err != nil {
-		return &os.PathError{Op: "mmap", Path: f.path, Err: err}
+	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
+	if err != nil {
+		// The file stays mapped, and takes the late updates, for good.
+		err = &os.PathError{Op: "mmap", Path: f.path, Err: err}
+	} else {
+		if lo := uintptr(f.base) - uintptr(f.resv); lo > 0 {
+			unix.MunmapPtr(f.resv, lo)
+		}
+		if hi := uintptr(f.resv) + reserveSize - uintptr(f.base) - uintptr(mapped); hi > 0 {
+			unix.MunmapPtr(unsafe.Add(f.base, mapped), hi)
+		}
+		quarantineRange(f.base, uintptr(mapped))
 	}
-	if lo := uintptr(f.base) - uintptr(f.resv); lo > 0 {
-		unix.MunmapPtr(f.resv, lo)
-	}
-	if hi := uintptr(f.resv) + reserveSize - uintptr(f.base) - uintptr(mapped); hi > 0 {
-		unix.MunmapPtr(unsafe.Add(f.base, mapped), hi)
-	}
-	var err error
 	if remove && f.dir.sameFile(f.name, f.fd) {
 		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
-			err = &os.PathError{Op: "remove", Path: f.path, Err: e}
+			err = errors.Join(err, &os.PathError{Op: "remove", Path: f.path, Err: e})
 		}
 	}
 	unix.Close(f.fd)
