@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 
@@ -24,14 +23,14 @@ type dir struct {
 func openDir(path string) (*dir, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "resolve", Path: path, Err: err}
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, dirError(abs, err)
+		return nil, &os.PathError{Op: "create directory", Path: abs, Err: err}
 	}
 	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, dirError(abs, &os.PathError{Op: "open", Path: abs, Err: err})
+		return nil, &os.PathError{Op: "open", Path: abs, Err: err}
 	}
 	return &dir{path: abs, fd: fd}, nil
 }
@@ -79,12 +78,3 @@ func (d *dir) readHead(name string, b []byte) int {
 }
 
 func (d *dir) close() { unix.Close(d.fd) }
-
-// dirError explains a directory the process cannot write to.
-func dirError(dir string, err error) error {
-	if errors.Is(err, os.ErrPermission) {
-		return errorf(os.ErrPermission, "directory "+quote(dir),
-			"cannot write there: run as a member of PCP's group (pcp), or set PCP_TMP_DIR to a directory the process owns (%v)", err)
-	}
-	return err
-}

@@ -3,13 +3,15 @@ package mmv
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 )
 
 // Errors returned by the registry. Every error the package returns wraps one
 // of these, so callers can test for the rule broken with errors.Is; the
-// message also names the file, metric, indom, instance or label at fault.
-// An ErrFile error wraps the file system's error as well.
+// message also names the metric, indom, instance, label or file at fault.
+// An ErrFile also wraps the system's error; os.ErrPermission's message
+// says how to get the right to write in PCP's directory.
 var (
 	// ErrName: a file, metric, instance or label name that PCP would not accept.
 	ErrName = errors.New("invalid name")
@@ -39,13 +41,14 @@ var (
 	ErrNotStarted = errors.New("registry not started")
 	// ErrClosed: an operation on a closed registry.
 	ErrClosed = errors.New("registry closed")
-	// ErrFile: the file system refused an operation on the registry's
-	// directory or files; the error wraps the system's error too (such as
-	// syscall.ENOSPC or fs.ErrPermission).
-	ErrFile = errors.New("file system error")
 	// ErrInUse: a file name another registry holds, in this process or in
 	// another live one; the message names the holder's pid.
 	ErrInUse = errors.New("in use")
+	// ErrFile: the file system refused an operation on the registry's
+	// directory or files. The error wraps the system's error too
+	// (syscall.ENOSPC, os.ErrPermission, ...) and names the file and what
+	// the registry was doing.
+	ErrFile = errors.New("file system error")
 	// ErrUnsupported: memory-mapped files are not supported on this system.
 	ErrUnsupported = errors.New("not supported on this system")
 )
@@ -71,15 +74,20 @@ type declError struct {
 func (e *declError) Error() string { return e.msg }
 func (e *declError) Unwrap() error { return e.kind }
 
-// fileError names the file in an error from the file system and wraps
-// ErrFile with it; the package's own errors, which name the file already,
-// pass unchanged.
+// fileError returns an error from the file system, met while the registry
+// did what: it names the file, wraps ErrFile and err (an *os.PathError
+// naming the path and the call), and, for a permission error, says how to
+// get the right to write. The package's own errors pass unchanged.
 func fileError(name, what string, err error) error {
 	var ours *declError
 	if errors.As(err, &ours) {
 		return err
 	}
-	return fmt.Errorf("mmv: file %q: %s: %w: %w", name, what, ErrFile, err)
+	hint := ""
+	if errors.Is(err, os.ErrPermission) {
+		hint = ": run as a member of PCP's group (pcp), or set PCP_TMP_DIR to a directory the process owns"
+	}
+	return fmt.Errorf("mmv: file %q: %s: %w: %w%s", name, what, ErrFile, err, hint)
 }
 
 func quote(s string) string { return strconv.Quote(s) }

@@ -21,7 +21,7 @@ import (
 // sentinels are the errors every refusal must wrap.
 var sentinels = []error{mmv.ErrName, mmv.ErrDuplicate, mmv.ErrRange, mmv.ErrTooLong, mmv.ErrTooMany,
 	mmv.ErrNamespace, mmv.ErrUnknown, mmv.ErrLabel, mmv.ErrType, mmv.ErrStarted, mmv.ErrNotStarted,
-	mmv.ErrClosed, mmv.ErrUnsupported}
+	mmv.ErrClosed, mmv.ErrInUse, mmv.ErrFile, mmv.ErrUnsupported}
 
 func typedError(err error) bool {
 	for _, s := range sentinels {

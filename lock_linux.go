@@ -36,7 +36,7 @@ func (d *dir) lock(name string) (*nameLock, error) {
 		// non-blocking, so a FIFO planted there cannot hang the open.
 		fd, err := unix.Openat(d.fd, lname, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o644)
 		if err != nil {
-			return nil, dirError(d.path, &os.PathError{Op: "create", Path: d.join(lname), Err: err})
+			return nil, &os.PathError{Op: "create", Path: d.join(lname), Err: err}
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {

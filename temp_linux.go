@@ -30,7 +30,7 @@ func createTemp(d *dir, name string, size int64) (int, string, error) {
 			continue
 		}
 		if err != nil {
-			return -1, "", dirError(d.path, &os.PathError{Op: "create", Path: d.join(tmp), Err: err})
+			return -1, "", &os.PathError{Op: "create", Path: d.join(tmp), Err: err}
 		}
 		// Mode 0644 whatever the umask, without changing the process's umask.
 		if err = unix.Fchmod(fd, 0o644); err == nil {
