@@ -51,10 +51,13 @@ func createTemp(d *dir, name string, size int64) (int, string, error) {
 // tempSuffix returns the random part of a temporary name; tests replace
 // it to plant links at the names createTemp will try.
 var tempSuffix = func() string {
-	var rnd [4]byte
+	var rnd [tempRandom / 2]byte
 	rand.Read(rnd[:])
 	return hex.EncodeToString(rnd[:])
 }
+
+// tempRandom is the length of a temporary name's random part.
+const tempRandom = 8
 
 // allocate reserves the file's blocks, writing zeros where the file system
 // has no fallocate.
@@ -73,14 +76,16 @@ func allocate(fd int, size int64) error {
 	return nil
 }
 
-// tempWriter returns the pid in entry, if it is a temporary of name.
+// tempWriter returns the pid in entry, if it is a temporary of name. The
+// random part must be hex of its exact length: the lock of a registry
+// named name.<digits> is .<name>.<digits>.lock.
 func tempWriter(name, entry string) (int, bool) {
 	rest, ok := strings.CutPrefix(entry, "."+name+".")
 	if !ok {
 		return 0, false
 	}
 	pid, random, ok := strings.Cut(rest, ".")
-	if !ok || random == "" || strings.Contains(random, ".") {
+	if _, err := hex.DecodeString(random); !ok || len(random) != tempRandom || err != nil {
 		return 0, false
 	}
 	n, err := strconv.Atoi(pid)

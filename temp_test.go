@@ -39,6 +39,7 @@ func TestStaleTemporariesReclaimed(t *testing.T) {
 		".app.0123456789ab",
 		"app." + dead + ".0123abcd",
 		".app.x" + dead + ".0123abcd",
+		".app." + dead + ".lock", // the lock of a registry "app.<pid>"
 	}
 	for _, name := range append(stale, kept...) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("left over"), 0o644))

@@ -15,7 +15,7 @@ const reservedName = "control"
 
 // tempLen is the most a temporary name, ".<name>.<pid>.<random>", adds to
 // its file's name: the dots, a pid (pid_max is at most 2^22, 7 digits) and
-// 8 random characters.
+// 8 random characters (tempRandom).
 const tempLen = 1 + 1 + 7 + 1 + 8
 
 // maxFileName is the longest file name whose temporary name fits in the
