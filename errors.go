@@ -10,8 +10,10 @@ import (
 // Errors returned by the registry. Every error the package returns wraps one
 // of these, so callers can test for the rule broken with errors.Is; the
 // message also names the metric, indom, instance, label or file at fault.
-// An ErrFile also wraps the system's error; os.ErrPermission's message
-// says how to get the right to write in PCP's directory.
+// Only an ErrFile wraps a second error, the system's (a syscall.Errno inside
+// an *os.PathError naming the path and the call); when that error is a
+// permission error, the message says how to get the right to write in
+// PCP's directory.
 var (
 	// ErrName: a file, metric, instance or label name that PCP would not accept.
 	ErrName = errors.New("invalid name")
