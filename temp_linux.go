@@ -99,15 +99,7 @@ func tempWriter(name, entry string) (int, bool) {
 // never a live process's. It is called with the name's lock held, and is
 // best effort: what it cannot list or remove stays, as it would without it.
 func (d *dir) reclaim(name string) {
-	// A descriptor of its own, so each listing starts at the beginning.
-	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	f := os.NewFile(uintptr(fd), d.path)
-	entries, _ := f.Readdirnames(-1)
-	f.Close()
-	for _, e := range entries {
+	for _, e := range d.list() {
 		if pid, ok := tempWriter(name, e); ok && errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
 			unix.Unlinkat(d.fd, e, 0)
 		}
