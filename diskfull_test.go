@@ -61,18 +61,6 @@ func fill(t *testing.T, dir string) string {
 	return path
 }
 
-// entries returns the names in dir.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 func diskRegistry(t *testing.T, dir string, metrics int) *mmv.Registry {
 	t.Helper()
 	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
@@ -149,4 +137,47 @@ func TestDiskFullWhileGrowing(t *testing.T) {
 	require.NoError(t, err)
 	mb.Add(5)
 	assert.EqualValues(t, 5, mb.Int(), "the new metric")
+}
+
+// TestDeclarationOnFullDisk: a declaration after Start that needs the
+// file to grow on a full disk fails whole (nothing declared, so a retry
+// works once space returns); an instrument made then does not panic, counts
+// from the start, and is published once space returns, as is a vector's
+// new instance.
+func TestDeclarationOnFullDisk(t *testing.T) {
+	dir := smallTmpfs(t, "256k")
+	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
+	defer r.Close()
+	vec := mmv.NewCounterVec(r, "byroute", "requests by route", mmv.Count, "/a")
+	require.NoError(t, r.Start())
+	filler := fill(t, dir)
+
+	big := mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}
+	err := r.AddMetric(big)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.ErrorIs(t, err, mmv.ErrFile)
+
+	var c *mmv.Counter
+	require.NotPanics(t, func() {
+		for i := range 40 { // enough to outgrow the spare room
+			c = mmv.NewCounter(r, fmt.Sprintf("late%d", i), "late counter", mmv.Count)
+			c.Add(uint64(i))
+		}
+	})
+	b := vec.With("/b")
+	require.NotNil(t, b, "a vector instance refused for lack of space")
+	b.Add(3)
+	assert.Error(t, r.Flush(), "Flush on a full disk")
+
+	require.NoError(t, os.Remove(filler))
+	require.NoError(t, r.AddMetric(big), "retry after space returned")
+	require.NoError(t, r.Flush())
+	assert.Equal(t, uint64(39), c.Get())
+	assert.Equal(t, uint64(3), b.Get())
+	v, err := r.Value("late39", "")
+	require.NoError(t, err)
+	assert.Equal(t, int64(39), v.Int())
+	v, err = r.Value("byroute", "/b")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), v.Int())
 }

@@ -142,3 +142,15 @@ func exampleRegistry(name string, opts *mmv.Options) (r *mmv.Registry, done func
 	r = mmv.NewRegistry(name, opts)
 	return r, func() { r.Close(); os.RemoveAll(dir) }
 }
+
+// entries returns the names in dir.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -247,49 +246,6 @@ func TestOverflowClustersDoNotCollide(t *testing.T) {
 	for c := range clusters["appb"] {
 		assert.False(t, clusters["appa"][c], "appa and appb share cluster %s", c)
 	}
-}
-
-// TestDeclarationOnFullDisk: a declaration after Start that needs the
-// file to grow on a full disk fails whole (nothing declared, so a retry
-// works once space returns); an instrument made then does not panic, counts
-// from the start, and is published once space returns, as is a vector's
-// new instance.
-func TestDeclarationOnFullDisk(t *testing.T) {
-	dir := smallTmpfs(t, "256k")
-	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
-	defer r.Close()
-	vec := mmv.NewCounterVec(r, "byroute", "requests by route", mmv.Count, "/a")
-	require.NoError(t, r.Start())
-	filler := fill(t, dir)
-
-	big := mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}
-	err := r.AddMetric(big)
-	require.ErrorIs(t, err, syscall.ENOSPC)
-	require.ErrorIs(t, err, mmv.ErrFile)
-
-	var c *mmv.Counter
-	require.NotPanics(t, func() {
-		for i := range 40 { // enough to outgrow the spare room
-			c = mmv.NewCounter(r, fmt.Sprintf("late%d", i), "late counter", mmv.Count)
-			c.Add(uint64(i))
-		}
-	})
-	b := vec.With("/b")
-	require.NotNil(t, b, "a vector instance refused for lack of space")
-	b.Add(3)
-	assert.Error(t, r.Flush(), "Flush on a full disk")
-
-	require.NoError(t, os.Remove(filler))
-	require.NoError(t, r.AddMetric(big), "retry after space returned")
-	require.NoError(t, r.Flush())
-	assert.Equal(t, uint64(39), c.Get())
-	assert.Equal(t, uint64(3), b.Get())
-	v, err := r.Value("late39", "")
-	require.NoError(t, err)
-	assert.Equal(t, int64(39), v.Int())
-	v, err = r.Value("byroute", "/b")
-	require.NoError(t, err)
-	assert.Equal(t, int64(3), v.Int())
 }
 
 // TestGaugesExactUnderGrowth: gauges set and added while the file grows
