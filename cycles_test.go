@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopcp/mmv"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
 )
 
 // resources counts what a registry could leak: open descriptors,

@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/mmvfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // growAndClose declares a second metric on a started registry "app",

@@ -123,7 +123,7 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 // encode writes the whole file of part p into b except gen2, which the
 // caller stores last, and the values themselves, which stay zero.
 func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
-	putHeader(b, pl.version, len(pl.order), p.flags(r), pid, p.cluster, gen)
+	putHeader(b, pl.version, len(pl.order), p.flags, pid, p.cluster, gen)
 	pl.putTOC(b)
 	at := func(off int64) []byte { return b[off:] }
 	for i, in := range p.indoms {
@@ -140,7 +140,7 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		if m.indom != nil {
 			indom = m.Indom
 		}
-		name := p.metricName(r, m)
+		name := p.metricName(m)
 		putMetric(at(pl.metricOff[i]), pl.version, name, uint64(pl.metricName[i]), metricRecord{
 			item: m.item, typ: m.Type, sem: m.Semantics, units: m.Units, indom: indom,
 			shortText: uint64(pl.metricHelp[i][0]), helpText: uint64(pl.metricHelp[i][1]),
@@ -167,5 +167,37 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 		if off != 0 {
 			putString(b[off:], texts[i])
 		}
+	}
+}
+
+// version chooses the format version of a file as libpcp_mmv does, or
+// checks the forced one.
+func (r *Registry) version(p *part) (int, error) {
+	need := Version1
+	for _, m := range p.metrics {
+		if len(p.metricName(m)) > maxV1Name {
+			need = Version2
+		}
+	}
+	for _, in := range p.indoms {
+		for _, inst := range in.Instances {
+			if len(inst.Name) > maxV1Name {
+				need = Version2
+			}
+		}
+	}
+	if len(r.labelsOf(p)) > 0 {
+		need = Version3
+	}
+	subject := "file " + quote(p.name)
+	switch v := r.opts.Version; {
+	case v == 0:
+		return need, nil
+	case v != Version2 && v != Version3:
+		return 0, errorf(ErrRange, subject, "version %d: only 2 or 3 can be forced", v)
+	case v < need:
+		return 0, errorf(ErrRange, subject, "version %d is forced but labels need version 3", v)
+	default:
+		return v, nil
 	}
 }

@@ -11,9 +11,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/gopcp/mmv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
 )
 
 // requireFileError checks that err wraps ErrFile and errno, and names

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -28,8 +29,8 @@ func (r *Registry) grewLocked(keep bool, ps ...*part) error {
 	for _, p := range ps {
 		p.dirty = true
 		now = now || p.file == nil || len(p.slots) > p.file.capacity
-		for _, o := range p.slots[p.bound:] {
-			now = now || o.m.Type == String
+		for s := p.bound; s < len(p.slots); s++ {
+			now = now || p.typeOf(s) == String
 		}
 	}
 	if !now {
@@ -68,6 +69,35 @@ func (r *Registry) scheduleLocked() {
 			r.scheduleLocked() // retry, as when the disk was full
 		}
 	})
+}
+
+// startPartLocked gives the part's metrics their items and values their
+// slots, and makes its file in d. On failure the part is as it was.
+func (r *Registry) startPartLocked(p *part, d *dir) error {
+	version, err := r.version(p)
+	if err != nil {
+		return err
+	}
+	p.cluster, err = p.claimCluster(r.opts.Cluster, d, r.isOurs)
+	if err != nil {
+		return err
+	}
+	p.assignItems()
+	p.makeSlots()
+	plan := r.newPlan(p, version, nil)
+	gen, pid := generation(time.Now()), int32(os.Getpid())
+	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
+	if err != nil {
+		p.reset()
+		return fileError(p.name, "cannot start", err)
+	}
+	p.file, p.dirty, p.bound = f, false, 0
+	return nil
+}
+
+// isOurs reports whether a file name is one of the registry's parts.
+func (r *Registry) isOurs(name string) bool {
+	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == name })
 }
 
 // Flush publishes the declarations made since Start, or since the last
@@ -126,10 +156,10 @@ func (r *Registry) publishPartLocked(p *part) error {
 	pl := r.newPlan(p, version, &growth{phase: int64(uintptr(f.values)) % pageSize, capacity: capacity})
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
-	r.strMu.Lock()
-	defer r.strMu.Unlock()
+	r.strs.mu.Lock()
+	defer r.strs.mu.Unlock()
 	snap := make([]byte, live*valueSize)
-	err = f.replace(pl.size, pl.offset[secValues], capacity, live, func(b []byte) {
+	err = f.replace(pl.size, pl.offset[secValues], capacity, live*valueSize, func(b []byte) {
 		// Word by word with atomic loads, so no value is read torn.
 		words := unsafe.Slice((*uint64)(f.values), len(snap)/8)
 		for i := range words {
@@ -151,12 +181,8 @@ func (r *Registry) publishPartLocked(p *part) error {
 // and hands them to the instruments waiting for them.
 func (r *Registry) bindLocked() {
 	for _, p := range r.parts {
-		if p.file == nil {
-			continue
-		}
-		for ; p.bound < min(len(p.slots), p.file.capacity); p.bound++ {
-			o := p.slots[p.bound]
-			o.m.values[o.inst] = newValue(unsafe.Add(p.file.values, p.bound*valueSize), o.m.Type, r, p)
+		if p.file != nil {
+			p.bindHandles(&r.strs)
 		}
 	}
 	r.wakeLocked()
@@ -170,7 +196,7 @@ func (r *Registry) bindLocked() {
 func carry(p *part, pl *plan, old, b, snap []byte) {
 	for s := range len(snap) / valueSize {
 		from, to := snap[s*valueSize:], b[pl.record(secValues, s):]
-		switch p.slots[s].m.Type {
+		switch p.typeOf(s) {
 		case String:
 			copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], old[ne.Uint64(from[valueExtraOff:]):])
 			copy(to[:8], from)
@@ -194,10 +220,10 @@ func merge(p *part, values unsafe.Pointer, snap, final []byte) {
 		was, now := snap[s*valueSize:], final[s*valueSize:]
 		at := unsafe.Add(values, s*valueSize)
 		setDriven := false
-		if v := p.slots[s].m.values[p.slots[s].inst]; v != nil {
+		if v := p.handle(s); v != nil {
 			setDriven = v.setDriven.Load()
 		}
-		switch p.slots[s].m.Type {
+		switch p.typeOf(s) {
 		case Int32, Uint32:
 			merge32((*uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 { return cur + now - was })
 		case Float:
@@ -259,4 +285,10 @@ func merge32(p *uint32, was, now uint32, setDriven bool, add func(cur, was, now 
 			return
 		}
 	}
+}
+
+// generation returns a generation number as libpcp makes them: seconds in
+// the high 32 bits, microseconds in the low.
+func generation(t time.Time) uint64 {
+	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
 }

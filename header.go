@@ -84,3 +84,19 @@ func putHeader(b []byte, version, tocs int, flags Flags, pid int32, cluster uint
 	ne.PutUint32(b[hdrPidOff:], uint32(pid))
 	ne.PutUint32(b[hdrClusterOff:], cluster)
 }
+
+// Limits of one file, as PCP's reader enforces them.
+const (
+	MaxItem      = 1023 // largest item number
+	MaxMetrics   = 1023 // metrics in one file
+	MaxSerial    = 2047 // largest indom serial
+	MaxCluster   = 4095 // largest cluster; 2047 in a file with indoms
+	MaxLabels    = 255  // labels in one file
+	MaxStringLen = 255  // bytes of a help text, string value or v2 name
+	maxV1Name    = 63   // bytes of a name in a version 1 file
+
+	// An indom's id is cluster<<11|serial in PCP's 22-bit indom serial, so
+	// the cluster of a file with indoms must fit in 11 bits.
+	indomIDBits     = 22
+	maxIndomCluster = 1<<(indomIDBits-11) - 1
+)

@@ -79,12 +79,10 @@ import (
 // a compare-and-swap on the sum, and two loads for min and max; the window
 // costs it nothing. A nil *Histogram ignores observations.
 type Histogram struct {
-	l        *buckets
-	counts   []atomic.Uint64 // per bucket, cumulative
-	sum      atomic.Uint64   // float64 bits, cumulative
-	min, max atomic.Uint64   // float64 bits, of the window's current step
-	perNs    float64         // the histogram's units in a nanosecond
-	w        *window
+	tally
+	l     *buckets
+	perNs float64 // the histogram's units in a nanosecond
+	w     *window
 }
 
 // HistogramOptions configures a histogram; the zero value of each field
@@ -324,7 +322,7 @@ func perNs(units Units) float64 {
 }
 
 func newHistogram(l *buckets, units Units, w *window) *Histogram {
-	h := &Histogram{l: l, counts: make([]atomic.Uint64, l.n), perNs: perNs(units), w: w}
+	h := &Histogram{tally: tally{counts: make([]atomic.Uint64, l.n)}, l: l, perNs: perNs(units), w: w}
 	h.min.Store(math.Float64bits(math.Inf(1)))
 	h.max.Store(math.Float64bits(math.Inf(-1)))
 	return h
@@ -386,7 +384,7 @@ func (h *Histogram) Stats() HistogramStats {
 	}
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(h, time.Now())
+	s := h.w.state(&h.tally, time.Now())
 	st := HistogramStats{Count: s.total, Sum: s.sum}
 	if s.n > 0 {
 		st.Min, st.Max, st.Mean = s.min, s.max, s.inSum/float64(s.n)
@@ -403,7 +401,7 @@ func (h *Histogram) Quantile(q float64) float64 {
 	}
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(h, time.Now())
+	s := h.w.state(&h.tally, time.Now())
 	return h.quantile(s.in, s.n, q, s.min, s.max)
 }
 
@@ -647,7 +645,7 @@ func (g *histGroup) refresh() {
 	now := time.Now()
 	for _, o := range g.hs {
 		o.h.w.mu.Lock()
-		s := o.h.w.state(o.h, now)
+		s := o.h.w.state(&o.h.tally, now)
 		for j, c := range s.counts {
 			o.bucket[j].Set(int64(c))
 		}

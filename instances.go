@@ -70,6 +70,12 @@ func putInstance(b []byte, version int, indomOff uint64, id int32, name string, 
 	}
 }
 
+// indomTable is the registry's instance domains.
+type indomTable struct {
+	indoms  []*indom
+	serials map[uint32]*indom
+}
+
 // indom is a declared instance domain.
 type indom struct {
 	Indom
@@ -160,13 +166,7 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool
 		if p.file == nil {
 			continue
 		}
-		for _, m := range p.metrics {
-			if m.indom == in {
-				for j := first; j < len(in.Instances); j++ {
-					p.newSlot(m, j)
-				}
-			}
-		}
+		p.newInstanceSlots(in, first)
 	}
 	if err := r.grewLocked(keep, grown...); err != nil {
 		for i, p := range grown {

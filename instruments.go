@@ -32,3 +32,17 @@ func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint3
 	short, long := splitHelp(help)
 	return Metric{Name: name, Type: t, Semantics: sem, Units: units, Indom: indom, ShortHelp: short, LongHelp: long}
 }
+
+// registry is r, or Default when r is nil.
+func registry(r *Registry) *Registry {
+	if r == nil {
+		return Default
+	}
+	return r
+}
+
+// splitHelp makes a help text the short help (first line) and long help.
+func splitHelp(help string) (short, long string) {
+	short, long, _ = strings.Cut(help, "\n")
+	return short, strings.TrimSpace(long)
+}

@@ -28,7 +28,7 @@ func TestCounterCarriesUpdatesMadeBeforeStart(t *testing.T) {
 	c.s.mem[0] = 5
 	require.EqualValues(t, 55, c.Get(), "Get with a straggler")
 	r.mu.Lock()
-	r.unbindCellsLocked()
+	unbindCells(r.cells)
 	r.mu.Unlock()
 	require.EqualValues(t, 55, v.Int(), "file after carry")
 }
@@ -160,7 +160,7 @@ func TestConcurrentCounting(t *testing.T) {
 	require.NoError(t, r.Start())
 	wg.Wait()
 	r.mu.Lock()
-	r.unbindCellsLocked() // what Close does before it closes the file
+	unbindCells(r.cells) // what Close does before it closes the file
 	r.mu.Unlock()
 	assert.EqualValues(t, 80000, mustValue(t, r, "c", "").Int(), "counter")
 	for _, in := range []string{"a", "b"} {

@@ -146,6 +146,11 @@ func putLabel(b []byte, kind labelKind, optional bool, identity uint32, instance
 	copy(b[labelPayloadOff:labelPayloadOff+labelPayloadSize-1], payload)
 }
 
+// labelTable is the registry's labels.
+type labelTable struct {
+	labels []*label
+}
+
 // label is a declared label and what it is attached to.
 type label struct {
 	Label

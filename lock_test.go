@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/mmvfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // appRegistry returns a registry "app" in dir with one counter.

@@ -1,58 +1,11 @@
 package mmv
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 )
-
-// Type is the type of a metric's values, numbered as PCP numbers them.
-type Type int32
-
-// The value types an MMV file can hold.
-const (
-	Int32   Type = 0 // 32-bit signed integer
-	Uint32  Type = 1 // 32-bit unsigned integer
-	Int64   Type = 2 // 64-bit signed integer
-	Uint64  Type = 3 // 64-bit unsigned integer
-	Float   Type = 4 // 32-bit IEEE float
-	Double  Type = 5 // 64-bit IEEE float
-	String  Type = 6 // string of at most 255 bytes
-	Elapsed Type = 9 // microseconds accumulated over intervals; PCP reads a 64-bit counter
-)
-
-var typeNames = map[Type]string{
-	Int32: "32-bit int", Uint32: "32-bit unsigned int", Int64: "64-bit int", Uint64: "64-bit unsigned int",
-	Float: "float", Double: "double", String: "string", Elapsed: "elapsed",
-}
-
-// String returns the type's name as PCP's mmvdump prints it.
-func (t Type) String() string {
-	if s, ok := typeNames[t]; ok {
-		return s
-	}
-	return "Type(" + strconv.Itoa(int(t)) + ")"
-}
-
-// Semantics says how a reader should interpret successive values of a metric.
-type Semantics int32
-
-// The semantics an MMV file can declare.
-const (
-	SemCounter  Semantics = 1 // a total that only grows; readers graph its rate
-	SemInstant  Semantics = 3 // a level sampled now, such as a queue length
-	SemDiscrete Semantics = 4 // a value that rarely changes, such as a version
-)
-
-var semNames = map[Semantics]string{SemCounter: "counter", SemInstant: "instant", SemDiscrete: "discrete"}
-
-// String returns the semantics' name as PCP prints it.
-func (s Semantics) String() string {
-	if n, ok := semNames[s]; ok {
-		return n
-	}
-	return "Semantics(" + strconv.Itoa(int(s)) + ")"
-}
 
 // Metric declares a metric.
 type Metric struct {
@@ -75,22 +28,6 @@ type Metric struct {
 	// holds at most 255 bytes. An empty text is left out of the file.
 	ShortHelp, LongHelp string
 }
-
-// Limits of one file, as PCP's reader enforces them.
-const (
-	MaxItem      = 1023 // largest item number
-	MaxMetrics   = 1023 // metrics in one file
-	MaxSerial    = 2047 // largest indom serial
-	MaxCluster   = 4095 // largest cluster; 2047 in a file with indoms
-	MaxLabels    = 255  // labels in one file
-	MaxStringLen = 255  // bytes of a help text, string value or v2 name
-	maxV1Name    = 63   // bytes of a name in a version 1 file
-
-	// An indom's id is cluster<<11|serial in PCP's 22-bit indom serial, so
-	// the cluster of a file with indoms must fit in 11 bits.
-	indomIDBits     = 22
-	maxIndomCluster = 1<<(indomIDBits-11) - 1
-)
 
 // Metric records: the name (inline in v1, the offset of a string record in
 // v2 and v3), then item, type, semantics, units, indom and the offsets of
@@ -137,6 +74,13 @@ func putMetric(b []byte, version int, name string, nameOff uint64, m metricRecor
 	ne.PutUint32(body[metricIndomOff:], m.indom)
 	ne.PutUint64(body[metricShortOff:], m.shortText)
 	ne.PutUint64(body[metricHelpOff:], m.helpText)
+}
+
+// metricTable is the registry's metrics.
+type metricTable struct {
+	metrics  []*metric
+	names    map[string]*metric
+	prefixes map[string]int // how many metric names have each dot-prefix
 }
 
 // metric is a declared metric and, once started, where its values are.
@@ -322,4 +266,46 @@ func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
 		return nil, 0, errorf(ErrUnknown, subject, "no instance %q in indom %d", instance, m.Indom)
 	}
 	return m, i, nil
+}
+
+// Value returns the handle on a value: the metric's only value when
+// instance is "", else the value of the named instance. Look it up once and
+// keep it; the lookup itself is a map access.
+func (r *Registry) Value(metric, instance string) (*Value, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch r.state {
+	case declaring:
+		return nil, errorf(ErrNotStarted, "metric "+quote(metric), "")
+	case closed:
+		return nil, errorf(ErrClosed, "metric "+quote(metric), "")
+	}
+	m, i, err := r.valueOf(metric, instance)
+	if err != nil {
+		return nil, err
+	}
+	if m.values[i] == nil {
+		return nil, fmt.Errorf("mmv: metric %q: not in the file yet: %w", metric, r.pubErr)
+	}
+	return m.values[i], nil
+}
+
+// partWithRoomLocked returns the last part, or a new overflow part when it
+// is full. A new part's name is checked here, when the metric that needs
+// it is declared; the caller drops the part if the declaration fails.
+func (r *Registry) partWithRoomLocked() (p *part, isNew bool, err error) {
+	last := r.parts[len(r.parts)-1]
+	if len(last.metrics) < MaxMetrics {
+		return last, false, nil
+	}
+	prefix := r.name + "."
+	if r.opts.Flags&NoPrefix != 0 {
+		prefix = ""
+	}
+	p = newPart(r.name+"."+strconv.Itoa(len(r.parts)+1), len(r.parts), prefix, r.opts.Flags|NoPrefix)
+	if err := checkFileName(p.name, NoPrefix); err != nil {
+		return nil, false, fmt.Errorf("mmv: file %q: more than %d metrics need an overflow file: %w", r.name, MaxMetrics, err)
+	}
+	r.parts = append(r.parts, p)
+	return p, true, nil
 }

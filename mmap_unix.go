@@ -100,10 +100,10 @@ func (f *file) commit(tmp string) error {
 // section, at valuesOff, holds capacity records. fill writes the new file
 // (at a temporary address) but gen2; the new file is then mapped so its
 // values take the old ones' addresses, the old file's last values are read
-// back, and merge gets them (the first n records of the old values section)
+// back, and merge gets them (the first live bytes of the old values section)
 // to carry over updates made while fill ran. Only then is the new file
 // renamed into place.
-func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byte), merge func(final []byte)) error {
+func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []byte), merge func(final []byte)) error {
 	newBase := unsafe.Add(f.values, -valuesOff)
 	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||
 		uintptr(newBase) > uintptr(f.base) || uintptr(unsafe.Add(newBase, size)) < uintptr(unsafe.Add(f.base, f.size)) {
@@ -129,7 +129,7 @@ func (f *file) replace(size, valuesOff int64, capacity, n int, fill func(b []byt
 	if _, err := unix.MmapPtr(fd, 0, newBase, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
 		return fail(&os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err})
 	}
-	final := make([]byte, n*valueSize)
+	final := make([]byte, live)
 	oldValuesOff := int64(uintptr(f.values) - uintptr(f.base))
 	if _, err := unix.Pread(f.fd, final, oldValuesOff); err != nil {
 		// The old file is ours and open: this does not happen. Its updates

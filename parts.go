@@ -2,13 +2,9 @@ package mmv
 
 import (
 	"cmp"
-	"errors"
-	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"sync"
-	"time"
+	"unsafe"
 )
 
 // A file holds at most MaxMetrics metrics. A registry with more spreads them
@@ -24,7 +20,9 @@ import (
 type part struct {
 	name    string
 	index   int    // 0 for the registry's first file
-	cluster uint32 // the header's cluster, once started
+	prefix  string // before its metrics' names: the registry's name and a dot in overflow files
+	flags   Flags  // the header's
+	cluster uint32 // the header's, once started
 	metrics []*metric
 	// indoms are the part's instance domains: every one for the first
 	// file, as libpcp_mmv writes them, those its metrics use for others.
@@ -44,44 +42,15 @@ type slotOwner struct {
 	inst int
 }
 
-func newPart(name string, index int) *part {
-	return &part{name: name, index: index}
+func newPart(name string, index int, prefix string, flags Flags) *part {
+	return &part{name: name, index: index, prefix: prefix, flags: flags}
 }
 
 // metricName is the name a metric has in the part's file.
-func (p *part) metricName(r *Registry, m *metric) string {
-	if p.index == 0 || r.opts.Flags&NoPrefix != 0 {
-		return m.Name
-	}
-	return r.name + "." + m.Name
-}
-
-// flags are the header flags of the part's file.
-func (p *part) flags(r *Registry) Flags {
-	if p.index == 0 {
-		return r.opts.Flags
-	}
-	return r.opts.Flags | NoPrefix
-}
+func (p *part) metricName(m *metric) string { return p.prefix + m.Name }
 
 // hasIndom reports whether the part's file holds the indom.
 func (p *part) hasIndom(in *indom) bool { return slices.Contains(p.indoms, in) }
-
-// partWithRoomLocked returns the last part, or a new overflow part when it
-// is full. A new part's name is checked here, when the metric that needs
-// it is declared; the caller drops the part if the declaration fails.
-func (r *Registry) partWithRoomLocked() (p *part, isNew bool, err error) {
-	last := r.parts[len(r.parts)-1]
-	if len(last.metrics) < MaxMetrics {
-		return last, false, nil
-	}
-	p = newPart(r.name+"."+strconv.Itoa(len(r.parts)+1), len(r.parts))
-	if err := checkFileName(p.name, NoPrefix); err != nil {
-		return nil, false, fmt.Errorf("mmv: file %q: more than %d metrics need an overflow file: %w", r.name, MaxMetrics, err)
-	}
-	r.parts = append(r.parts, p)
-	return p, true, nil
-}
 
 // newSlot gives instance j of m (0 when singular) the next value slot of
 // its part.
@@ -89,6 +58,18 @@ func (p *part) newSlot(m *metric, j int) {
 	m.slots = append(m.slots, len(p.slots))
 	m.values = append(m.values, nil)
 	p.slots = append(p.slots, slotOwner{m, j})
+}
+
+// newInstanceSlots gives the instances of in from index first on a slot
+// for each metric of the part over in.
+func (p *part) newInstanceSlots(in *indom, first int) {
+	for _, m := range p.metrics {
+		if m.indom == in {
+			for j := first; j < len(in.Instances); j++ {
+				p.newSlot(m, j)
+			}
+		}
+	}
 }
 
 // truncateSlots forgets the slots from n on, newest first.
@@ -100,58 +81,45 @@ func (p *part) truncateSlots(n int) {
 	p.slots = p.slots[:n]
 }
 
-// startPartLocked gives the part's metrics their items and values their
-// slots, and makes its file in d. On failure the part is as it was.
-func (r *Registry) startPartLocked(p *part, d *dir) error {
-	version, err := r.version(p)
-	if err != nil {
-		return err
-	}
-	p.cluster, err = r.clusterOf(p, d)
-	if err != nil {
-		return err
-	}
-	p.assignItems()
+// makeSlots gives every value of the part's metrics a slot, as Start does:
+// metric by metric, instance by instance.
+func (p *part) makeSlots() {
 	for _, m := range p.metrics {
 		for j := range m.valueCount() {
 			p.newSlot(m, j)
 		}
 	}
-	plan := r.newPlan(p, version, nil)
-	gen, pid := generation(time.Now()), int32(os.Getpid())
-	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
-	if err != nil {
-		r.resetPart(p)
-		return fileError(p.name, "cannot start", err)
-	}
-	p.file, p.dirty, p.bound = f, false, 0
-	return nil
 }
 
-// stopPartsLocked points every handle away from the files, closes them,
-// removing them if asked, and returns the parts to how they were before
-// Start.
-func (r *Registry) stopPartsLocked(remove bool) error {
-	var errs []error
-	for _, p := range r.parts {
-		for _, m := range p.metrics {
-			for _, v := range m.values {
-				v.detach()
-			}
-		}
-		if p.file != nil {
-			if err := p.file.close(remove); err != nil {
-				errs = append(errs, fileError(p.name, "cannot close", err))
-			}
-		}
-		r.resetPart(p)
-	}
-	return errors.Join(errs...)
+// typeOf is the type of the value in slot s.
+func (p *part) typeOf(s int) Type { return p.slots[s].m.Type }
+
+// handle is the handle of the value in slot s, nil until bound.
+func (p *part) handle(s int) *Value {
+	o := p.slots[s]
+	return o.m.values[o.inst]
 }
 
-// resetPart forgets what Start gave the part: its file, slots, derived
-// items and cluster.
-func (r *Registry) resetPart(p *part) {
+// bindHandles makes the handles of the slots the file has room for.
+func (p *part) bindHandles(strs *stringLock) {
+	for ; p.bound < min(len(p.slots), p.file.capacity); p.bound++ {
+		o := p.slots[p.bound]
+		o.m.values[o.inst] = newValue(unsafe.Add(p.file.values, p.bound*valueSize), o.m.Type, strs, p.file)
+	}
+}
+
+// detach points every handle of the part away from its file.
+func (p *part) detach() {
+	for _, m := range p.metrics {
+		for _, v := range m.values {
+			v.detach()
+		}
+	}
+}
+
+// reset forgets what Start gave the part: its file, slots, derived items
+// and cluster.
+func (p *part) reset() {
 	p.truncateSlots(0)
 	p.file, p.bound, p.dirty = nil, 0, false
 	for _, m := range p.metrics {
@@ -207,13 +175,13 @@ var clusters = struct {
 	used map[uint32]int // files using each cluster
 }{used: map[uint32]int{}}
 
-// clusterOf chooses and claims the cluster of a part about to start: the
-// registry's for its first file; for an overflow file the first cluster
-// after it (wrapping within 1..2047, the clusters a file with indoms may
-// have) that no started file of the process and no other file in d uses.
-// Zero stays zero: PCP's reader then picks a cluster for every file.
-func (r *Registry) clusterOf(p *part, d *dir) (uint32, error) {
-	c := r.opts.Cluster
+// claimCluster chooses and claims the cluster of a part about to start,
+// in a registry on cluster c whose files are named ours: c for its first
+// file; for an overflow file the first cluster after c (wrapping within
+// 1..2047, the clusters a file with indoms may have) that no started file
+// of the process and no other file in d uses. Zero stays zero: PCP's
+// reader then picks a cluster for every file.
+func (p *part) claimCluster(c uint32, d *dir, ours func(name string) bool) (uint32, error) {
 	clusters.Lock()
 	defer clusters.Unlock()
 	if c == 0 || p.index == 0 {
@@ -222,9 +190,7 @@ func (r *Registry) clusterOf(p *part, d *dir) (uint32, error) {
 		}
 		return c, nil
 	}
-	taken := clustersInDir(d, func(name string) bool {
-		return slices.ContainsFunc(r.parts, func(q *part) bool { return q.name == name })
-	})
+	taken := clustersInDir(d, ours)
 	for j := uint32(1); j < maxIndomCluster; j++ {
 		cand := (c-1+j)%maxIndomCluster + 1
 		if cand != c && clusters.used[cand] == 0 && !taken[cand] {

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopcp/mmv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
 )
 
 // TestStaleTemporariesReclaimed plants temporaries of "app" as a writer

@@ -264,7 +264,7 @@ func TestDir(t *testing.T) {
 // assignItems gives ms their items as the first file of a registry would at
 // Start, and returns them in the order of ms.
 func assignItems(ms []*metric) []uint32 {
-	p := newPart("items", 0)
+	p := newPart("items", 0, "", 0)
 	for _, m := range ms {
 		m.item, m.auto = m.Item, m.Item == 0
 		p.used[m.item] = !m.auto

@@ -42,13 +42,13 @@ type Value struct {
 	// setDriven records that the value was ever set, not only added to:
 	// a growth step then keeps its newest write (see merge).
 	setDriven atomic.Bool
-	reg       *Registry
-	part      *part // whose file holds a String value's text
+	strs      *stringLock // a String value's writers' lock
+	file      *file       // whose mapping holds a String value's text
 }
 
 // newValue returns the handle on the value record at p.
-func newValue(p unsafe.Pointer, t Type, r *Registry, pt *part) *Value {
-	return &Value{p: p, typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed, reg: r, part: pt}
+func newValue(p unsafe.Pointer, t Type, strs *stringLock, f *file) *Value {
+	return &Value{p: p, typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed, strs: strs, file: f}
 }
 
 // detached is where the handles of a closed registry point: updates made
@@ -216,8 +216,8 @@ func (v *Value) SetString(s string) error {
 	if len(s) > MaxStringLen {
 		return errorf(ErrTooLong, "", "string value of %d bytes; at most %d fit", len(s), MaxStringLen)
 	}
-	v.reg.strMu.Lock()
-	defer v.reg.strMu.Unlock()
+	v.strs.mu.Lock()
+	defer v.strs.mu.Unlock()
 	if rec := v.stringRecord(); rec != nil {
 		putString(rec, s)
 		// libpcp keeps the length in the value itself; so do we, for
@@ -228,13 +228,13 @@ func (v *Value) SetString(s string) error {
 }
 
 // stringRecord is the slot a String value's extra word points at, nil once
-// the registry is closed. Callers hold the registry's strMu.
+// the registry is closed. Callers hold strs.mu.
 func (v *Value) stringRecord() []byte {
-	if v.reg.strClosed {
+	if v.strs.closed {
 		return nil
 	}
 	off := atomic.LoadInt64(v.extra())
-	return unsafe.Slice((*byte)(unsafe.Add(v.part.file.base, off)), stringSize)
+	return unsafe.Slice((*byte)(unsafe.Add(v.file.base, off)), stringSize)
 }
 
 // SetNoValue marks the value as missing, for a registry with the Sentinel
@@ -305,8 +305,8 @@ func (v *Value) String() string {
 	}
 	switch v.typ {
 	case String:
-		v.reg.strMu.Lock()
-		defer v.reg.strMu.Unlock()
+		v.strs.mu.Lock()
+		defer v.strs.mu.Unlock()
 		return cstring(v.stringRecord())
 	case Float, Double:
 		return strconv.FormatFloat(v.Float(), 'g', -1, 64)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,13 @@ const SinceStart time.Duration = -1
 // windowSteps is how many steps a window slides by: the window covers
 // between 5/6 of its span (less one Interval) and its span.
 const windowSteps = 6
+
+// tally is what a histogram counts, lock-free, for its window to read.
+type tally struct {
+	counts   []atomic.Uint64 // per bucket, cumulative
+	sum      atomic.Uint64   // float64 bits, cumulative
+	min, max atomic.Uint64   // float64 bits, of the window's current step
+}
 
 // window gives a histogram's statistics over its last span without a cost
 // to Observe: it marks, every step, the cumulative counts and sum, and
@@ -77,9 +85,9 @@ func newWindow(span, interval time.Duration, n int, now time.Time) (*window, err
 	return w, nil
 }
 
-// state reads h at now, with w.mu held: marks a step's end first when one
+// state reads the tally h at now, with w.mu held: marks a step's end first when one
 // has passed. The slices are w's scratch, valid until w.mu is released.
-func (w *window) state(h *Histogram, now time.Time) windowState {
+func (w *window) state(h *tally, now time.Time) windowState {
 	s := windowState{counts: w.live, in: w.diff}
 	for i := range h.counts {
 		s.counts[i] = h.counts[i].Load()

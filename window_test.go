@@ -14,7 +14,7 @@ import (
 func windowAt(h *Histogram, now time.Time) (n uint64, p99, lo, hi float64, total uint64) {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(h, now)
+	s := h.w.state(&h.tally, now)
 	return s.n, h.quantile(s.in, s.n, 0.99, s.min, s.max), s.min, s.max, s.total
 }
 

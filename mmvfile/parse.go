@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/gopcp/mmv"
@@ -33,6 +36,33 @@ type parser struct {
 	version int
 	f       *File
 	sec     [Labels + 1]*Section // by type; nil when absent
+}
+
+// Open reads and parses the file at path. It parses a copy of the bytes,
+// so a file being updated is safe to read: values may be torn, but the
+// structure written when the file was created is not.
+func Open(path string) (*File, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	fi, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
+	}
+	// The limit also holds for a file growing while it is read.
+	b, err := io.ReadAll(io.LimitReader(fd, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSize {
+		return nil, errorf(ErrCount, "file is larger than %d bytes", MaxSize)
+	}
+	return Parse(b)
 }
 
 // Parse parses and validates the MMV file b. The File it returns does not

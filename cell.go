@@ -1,0 +1,84 @@
+package mmv
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+)
+
+// cell is where an instrument's value lives: memory of its own until the
+// value has storage in a file, then the value in the file. Its handle is
+// an atomic pointer, so updates never lock; binding swaps it.
+type cell struct {
+	v    atomic.Pointer[Value]
+	heap Value
+	mem  [valueSize / 8]uint64
+}
+
+func (c *cell) init(t Type) {
+	c.heap = Value{p: unsafe.Pointer(&c.mem[0]), typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed}
+	c.v.Store(&c.heap)
+}
+
+// bind points the cell at its value in the file and carries what was
+// counted before into it.
+func (c *cell) bind(v *Value) {
+	c.v.Store(v)
+	c.carry()
+}
+
+// carry moves what the cell's own memory holds into the file: updates made
+// before the value had storage, or racing with its binding. Numbers add,
+// so nothing is counted twice.
+func (c *cell) carry() {
+	v := c.v.Load()
+	if v == &c.heap {
+		return
+	}
+	bits := atomic.SwapUint64(&c.mem[0], 0)
+	if bits == 0 {
+		return
+	}
+	if c.heap.typ == Double {
+		v.AddFloat(math.Float64frombits(bits))
+	} else {
+		v.Add(int64(bits))
+	}
+}
+
+// unbind points the cell back at its own memory, holding the value's last
+// state, for a registry closing: updates from now on stay in memory.
+func (c *cell) unbind() {
+	c.carry()
+	if v := c.v.Load(); v != &c.heap {
+		atomic.StoreUint64(&c.mem[0], atomic.LoadUint64(v.u64()))
+		c.v.Store(&c.heap)
+	}
+}
+
+func (c *cell) value() *Value { return c.v.Load() }
+func (c *cell) word() *uint64 { return c.v.Load().u64() }
+
+// pending is what the cell's own memory holds once bound: updates not yet
+// carried into the file.
+func (c *cell) pending() uint64 {
+	if c.v.Load() == &c.heap {
+		return 0
+	}
+	return atomic.LoadUint64(&c.mem[0])
+}
+
+// waiter is an instrument waiting for a value to have storage.
+type waiter struct {
+	m    *metric
+	inst int
+	bind func(*Value)
+}
+
+// unbindCells points every instrument back at its own memory, before the
+// files close.
+func unbindCells(cells []*cell) {
+	for _, c := range cells {
+		c.unbind()
+	}
+}

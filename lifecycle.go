@@ -1,0 +1,125 @@
+package mmv
+
+import "errors"
+
+// The lifecycle of a registry: declaring until Start, started until
+// Close, then closed (docs/design.md, "One registry, one lifecycle").
+
+// Start validates the declarations, writes the files and maps them. A file
+// appears complete or not at all: it is written under a temporary name
+// starting with '.', which PCP's reader ignores, then renamed into place.
+// When any file cannot be made, every file made is removed and the
+// registry stays declaring.
+func (r *Registry) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch r.state {
+	case closed:
+		return errorf(ErrClosed, "file "+quote(r.name), "")
+	case started:
+		return errorf(ErrStarted, "file "+quote(r.name), "")
+	}
+	if err := r.validateLocked(); err != nil {
+		return err
+	}
+	path := r.opts.Dir
+	if path == "" {
+		path = Dir()
+	}
+	d, err := openDir(path)
+	if err != nil {
+		return fileError(r.name, "cannot start", err)
+	}
+	r.dir = d
+	for _, p := range r.parts {
+		if err := r.startPartLocked(p, d); err != nil {
+			r.stopPartsLocked(true)
+			r.dir.close()
+			r.dir = nil
+			return err
+		}
+	}
+	r.state = started
+	r.path = r.parts[0].file.path
+	r.bindLocked()
+	for _, f := range r.onStart {
+		f()
+	}
+	return nil
+}
+
+// Close unmaps the files, and removes them when the Process flag is set;
+// without that flag the files stay with their last values, which PCP goes
+// on reading. Values updated after Close are dropped, not written: every
+// handle is pointed away from the files first. Closing a registry that was
+// never started only stops further declarations; closing it again does
+// nothing.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == closed {
+		return nil
+	}
+	wasStarted := r.state == started
+	var err error
+	if wasStarted && r.opts.Flags&Process == 0 {
+		// The files outlive the process: publish what they lack.
+		err = r.publishLocked()
+	}
+	if r.pending != nil {
+		r.pending.Stop()
+		r.pending = nil
+	}
+	r.state = closed
+	if !wasStarted {
+		return nil
+	}
+	for _, f := range r.onClose {
+		f()
+	}
+	unbindCells(r.cells)
+	r.strs.mu.Lock()
+	r.strs.closed = true
+	r.strs.mu.Unlock()
+	err = errors.Join(err, r.stopPartsLocked(r.opts.Flags&Process != 0))
+	r.dir.close()
+	return err
+}
+
+// validateLocked checks the registry as a whole: what no single
+// declaration shows.
+func (r *Registry) validateLocked() error {
+	if err := checkFileName(r.name, r.opts.Flags); err != nil {
+		return err
+	}
+	subject := "file " + quote(r.name)
+	if r.opts.Cluster > MaxCluster {
+		return errorf(ErrRange, subject, "cluster %d is more than %d", r.opts.Cluster, MaxCluster)
+	}
+	if r.opts.Flags&^allFlags != 0 {
+		return errorf(ErrRange, subject, "unknown flags %#x", uint32(r.opts.Flags&^allFlags))
+	}
+	for _, p := range r.parts {
+		if _, err := r.version(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopPartsLocked points every handle away from the files, closes them,
+// removing them if asked, and returns the parts to how they were before
+// Start.
+func (r *Registry) stopPartsLocked(remove bool) error {
+	var errs []error
+	for _, p := range r.parts {
+		p.detach()
+		if p.file != nil {
+			if err := p.file.close(remove); err != nil {
+				errs = append(errs, fileError(p.name, "cannot close", err))
+			}
+		}
+		p.reset()
+	}
+	return errors.Join(errs...)
+}
