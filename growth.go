@@ -225,19 +225,19 @@ func merge(p *part, values unsafe.Pointer, snap, final []byte) {
 		}
 		switch p.typeOf(s) {
 		case Int32, Uint32:
-			merge32((*uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 { return cur + now - was })
+			mergeWord((*atomic.Uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 { return cur + now - was })
 		case Float:
-			merge32((*uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 {
+			mergeWord((*atomic.Uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 {
 				f := math.Float32frombits
 				return math.Float32bits(float32(float64(f(cur)) + float64(f(now)) - float64(f(was))))
 			})
 		case Int64, Uint64:
-			merge64((*uint64)(at), ne.Uint64(was), ne.Uint64(now), setDriven, func(cur, was, now uint64) uint64 { return cur + now - was })
+			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), setDriven, func(cur, was, now uint64) uint64 { return cur + now - was })
 		case Elapsed:
-			merge64((*uint64)(at), ne.Uint64(was), ne.Uint64(now), false, func(cur, was, now uint64) uint64 { return cur + now - was })
+			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), false, func(cur, was, now uint64) uint64 { return cur + now - was })
 			atomic.AddUint64((*uint64)(unsafe.Add(at, valueExtraOff)), ne.Uint64(now[valueExtraOff:])-ne.Uint64(was[valueExtraOff:]))
 		case Double:
-			merge64((*uint64)(at), ne.Uint64(was), ne.Uint64(now), setDriven, func(cur, was, now uint64) uint64 {
+			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), setDriven, func(cur, was, now uint64) uint64 {
 				f := math.Float64frombits
 				return math.Float64bits(f(cur) + f(now) - f(was))
 			})
@@ -245,35 +245,22 @@ func merge(p *part, values unsafe.Pointer, snap, final []byte) {
 	}
 }
 
-// merge64 moves the live word at p, which held was when the old file's
-// word was snapshotted, to account for the old word's final value now:
-// to now if nothing was written since, else by add unless setDriven.
-func merge64(p *uint64, was, now uint64, setDriven bool, add func(cur, was, now uint64) uint64) {
-	if was == now {
-		return
-	}
-	for {
-		cur := atomic.LoadUint64(p)
-		next := now
-		if cur != was {
-			if setDriven {
-				return
-			}
-			next = add(cur, was, now)
-		}
-		if atomic.CompareAndSwapUint64(p, cur, next) {
-			return
-		}
-	}
+// atomicWord is atomic.Uint32 or atomic.Uint64.
+type atomicWord[T uint32 | uint64] interface {
+	Load() T
+	CompareAndSwap(old, new T) bool
 }
 
-// merge32 is merge64 for the 32-bit types, in the first half of the word.
-func merge32(p *uint32, was, now uint32, setDriven bool, add func(cur, was, now uint32) uint32) {
+// mergeWord moves the live word w, which held was when the old file's word
+// was snapshotted, to account for the old word's final value now: to now if
+// nothing was written since, else by add unless setDriven. 32-bit types
+// are in the first half of the value's word.
+func mergeWord[T uint32 | uint64](w atomicWord[T], was, now T, setDriven bool, add func(cur, was, now T) T) {
 	if was == now {
 		return
 	}
 	for {
-		cur := atomic.LoadUint32(p)
+		cur := w.Load()
 		next := now
 		if cur != was {
 			if setDriven {
@@ -281,7 +268,7 @@ func merge32(p *uint32, was, now uint32, setDriven bool, add func(cur, was, now 
 			}
 			next = add(cur, was, now)
 		}
-		if atomic.CompareAndSwapUint32(p, cur, next) {
+		if w.CompareAndSwap(cur, next) {
 			return
 		}
 	}
