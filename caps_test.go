@@ -64,7 +64,7 @@ func TestVecAtCap(t *testing.T) {
 				require.NoError(t, r.Start())
 			}
 			defer r.Close()
-			v := mmv.NewCounterVec(r, "requests", "Requests", mmv.Count)
+			v := mmv.NewCounterVec(r, "requests", "Requests", mmv.Count, "route")
 			require.Equal(t, mmv.DefaultVecLimit, v.Limit())
 			for i := range 10 {
 				require.NotNil(t, v.With(fmt.Sprint("r", i)))
@@ -85,9 +85,9 @@ func TestVecAtCap(t *testing.T) {
 // vector takes instances up to that limit.
 func TestHistogramVecLimitWithinCap(t *testing.T) {
 	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir()})
-	def := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil)
+	def := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil, "route")
 	assert.Equal(t, mmv.DefaultMaxIndomInstances/(len(mmv.DefaultBuckets)+1), def.Limit())
-	fine := mmv.NewHistogramVec(r, "fine", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 8})
+	fine := mmv.NewHistogramVec(r, "fine", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 8}, "route")
 	assert.Equal(t, mmv.DefaultMaxIndomInstances/242, fine.Limit())
 	for i := range fine.Limit() {
 		require.NotNil(t, fine.With(fmt.Sprint("r", i)))
@@ -95,7 +95,7 @@ func TestHistogramVecLimitWithinCap(t *testing.T) {
 	assert.Nil(t, fine.With("over"))
 
 	small := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 100})
-	v := mmv.NewHistogramVec(small, "lat", "", mmv.Second, nil)
+	v := mmv.NewHistogramVec(small, "lat", "", mmv.Second, nil, "route")
 	assert.Equal(t, 100/19, v.Limit())
 	v.SetLimit(1000) // past what the cap allows: the cap still holds
 	for i := range 100 / 19 {

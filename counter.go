@@ -56,13 +56,13 @@ func (c *Counter) Get() uint64 {
 	return atomic.LoadUint64(c.s.word()) + c.s.pending()
 }
 
-// NewCounterVec declares a vector of counters on r (Default when nil), one
-// per instance; more are added on first use (see Vec).
+// NewCounterVec declares a vector of counters on r (Default when nil), one per
+// list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
-// duplicate name or instance, or a closed registry (the panic value wraps
-// the sentinel, such as ErrName).
-func NewCounterVec(r *Registry, name, help string, units Units, instances ...string) *Vec[Counter] {
-	return declareVec(r, name, help, Uint64, SemCounter, units, instances, func() (*Counter, *cell) {
+// duplicate name or label name, or a closed registry (the panic value
+// wraps the sentinel, such as ErrName).
+func NewCounterVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Counter] {
+	return declareVec(r, name, help, Uint64, SemCounter, units, labels, func() (*Counter, *cell) {
 		c := newCounter()
 		return c, &c.s
 	})

@@ -148,7 +148,8 @@ func TestDeclarationOnFullDisk(t *testing.T) {
 	dir := smallTmpfs(t, "256k")
 	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
 	defer r.Close()
-	vec := mmv.NewCounterVec(r, "byroute", "requests by route", mmv.Count, "/a")
+	vec := mmv.NewCounterVec(r, "byroute", "requests by route", mmv.Count, "route")
+	vec.With("/a")
 	require.NoError(t, r.Start())
 	filler := fill(t, dir)
 
@@ -177,7 +178,7 @@ func TestDeclarationOnFullDisk(t *testing.T) {
 	v, err := r.Value("late39", "")
 	require.NoError(t, err)
 	assert.Equal(t, int64(39), v.Int())
-	v, err = r.Value("byroute", "/b")
+	v, err = r.Value("byroute", "route=/b")
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), v.Int())
 }

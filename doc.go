@@ -12,16 +12,16 @@
 //
 // Most programs need only the instruments, in the idiom of
 // prometheus/client_golang: [Counter], [Gauge], [IntGauge], [Timer] and
-// [Histogram], and vectors of them over instances ([Vec], made by
+// [Histogram], and vectors of them by label values ([Vec], made by
 // [NewCounterVec] and the others). Each is declared in one call with a
-// name, a help text and units:
+// name, a help text and units, and a vector with its label names:
 //
-//	requests := mmv.NewCounterVec(nil, "requests", "Requests served", mmv.Count)
+//	requests := mmv.NewCounterVec(nil, "requests", "Requests served", mmv.Count, "route", "status")
 //	latency := mmv.NewHistogram(nil, "latency", "Request latency", mmv.Second, nil)
 //	if err := mmv.Default.Start(); err != nil { ... }
 //	defer mmv.Default.Close()
 //	...
-//	requests.With("/api").Inc()
+//	requests.With("/api", "200").Inc()
 //	latency.ObserveDuration(time.Since(start))
 //
 // A nil registry means [Default], whose file is named after the program.
@@ -64,7 +64,10 @@
 //
 // A nil *Value, *Counter, *Gauge, *IntGauge, *Timer or *Histogram ignores
 // updates and reads as zero; a nil *Vec's With returns nil. Updates after
-// Close are dropped. Update methods never lock, allocate or panic.
+// Close are dropped. Update methods never lock, allocate or panic. Label
+// values a vector refuses are never silent: Vec.Err says why, and the
+// registry counts them in mmv.<file>.mmv.dropped. Package middleware
+// measures an HTTP server with these instruments.
 //
 // Every error the registry returns wraps one of the package's sentinels,
 // for errors.Is: ErrName, ErrDuplicate, ErrRange, ErrTooLong, ErrTooMany,

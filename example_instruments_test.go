@@ -113,37 +113,36 @@ func ExampleNewHistogram() {
 func ExampleNewCounterVec() {
 	r, done := exampleRegistry("web", nil)
 	defer done()
-	requests := mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count, "/", "/api")
-	requests.SetLimit(3) // at most 3 instances, "/" and "/api" included
+	requests := mmv.NewCounterVec(r, "requests", "Requests by route and status", mmv.Count, "route", "status")
+	requests.SetLimit(3) // at most 3 instances
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
-	api := requests.With("/api") // look up once, keep for the hot path
-	api.Inc()
-	api.Inc()
-	requests.With("/").Inc()
-	requests.With("/new").Inc()  // first use: a new instance, counting at once
-	requests.With("/more").Inc() // beyond the limit: With returns nil, which ignores it
-	_, err := requests.Get("/more")
-	fmt.Println(errors.Is(err, mmv.ErrTooMany), err)
-	r.Flush() // PCP sees "/new" now, rather than after Options.PublishDelay
+	ok := requests.With("/api", "200") // look up once, keep for the hot path
+	ok.Inc()
+	ok.Inc()
+	requests.With("/", "200").Inc()
+	requests.With("GET /x", "404").Inc() // any values: the name escapes what PCP cannot tell apart
+	requests.With("/more", "500").Inc()  // beyond the limit: With returns nil, which ignores it
+	fmt.Println(errors.Is(requests.Err(), mmv.ErrTooMany), requests.Err())
+	r.Flush() // PCP sees the new instances now, rather than after Options.PublishDelay
 
 	for _, in := range requests.Instances() {
 		v, _ := r.Value("requests", in) // PCP: mmv.web.requests, instance in
 		fmt.Println(in, v.Int())
 	}
 	// Output:
-	// true mmv: vector "requests" instance "/more": too many: the vector holds its limit of 3 instances (see SetLimit)
-	// / 1
-	// /api 2
-	// /new 1
+	// true mmv: vector "requests" instance "route=/more,status=500": too many: the vector holds its limit of 3 instances (see SetLimit)
+	// route=/api,status=200 2
+	// route=/,status=200 1
+	// route=GET%20/x,status=404 1
 }
 
 func ExampleNewHistogramVec() {
 	r, done := exampleRegistry("rpc", nil)
 	defer done()
 	sizes := mmv.NewHistogramVec(r, "reply_size", "Reply size by method", mmv.Byte,
-		&mmv.HistogramOptions{Min: 1, Max: 1 << 20, Quantiles: []float64{0.5, 0.999}}, "get")
+		&mmv.HistogramOptions{Buckets: []float64{1024, 65536}, Quantiles: []float64{0.5, 0.999}}, "method")
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -152,16 +151,22 @@ func ExampleNewHistogramVec() {
 	// "put" is made on first use: an instance of the statistics, and one
 	// instance of reply_size.bucket per bucket.
 	fmt.Println(sizes.With("get").Stats().Mean, sizes.With("put").Stats().Count)
-	// PCP reads mmv.rpc.reply_size.p50 and .p999 over instances "get" and
-	// "put", and mmv.rpc.reply_size.bucket over instances such as "get:576".
+	r.Flush()
+	v, _ := r.Value("reply_size.bucket", "method=put,le=+Inf")
+	fmt.Println(v != nil)
+	// PCP reads mmv.rpc.reply_size.p50 and .p999 over instances "method=get"
+	// and "method=put", and mmv.rpc.reply_size.bucket over instances such as
+	// "method=get,le=1024".
 
-	// Output: 2304 0
+	// Output:
+	// 2304 0
+	// true
 }
 
 func ExampleNewGaugeVec() {
 	r, done := exampleRegistry("sensors", nil)
 	defer done()
-	temps := mmv.NewGaugeVec(r, "temperature", "Temperature by sensor", mmv.NoUnits, "cpu", "disk")
+	temps := mmv.NewGaugeVec(r, "temperature", "Temperature by sensor", mmv.NoUnits, "sensor")
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -173,7 +178,7 @@ func ExampleNewGaugeVec() {
 func ExampleNewIntGaugeVec() {
 	r, done := exampleRegistry("pool", nil)
 	defer done()
-	conns := mmv.NewIntGaugeVec(r, "connections", "Open connections by peer", mmv.Count, "db", "cache")
+	conns := mmv.NewIntGaugeVec(r, "connections", "Open connections by peer", mmv.Count, "peer")
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -188,12 +193,12 @@ func ExampleNewIntGaugeVec() {
 func ExampleNewTimerVec() {
 	r, done := exampleRegistry("stages", nil)
 	defer done()
-	stages := mmv.NewTimerVec(r, "time", "Time by pipeline stage", "parse", "render")
+	stages := mmv.NewTimerVec(r, "time", "Time by pipeline stage", "stage")
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
 	stages.With("parse").Observe(2 * time.Millisecond)
-	v, _ := r.Value("time", "parse")
+	v, _ := r.Value("time", "stage=parse")
 	fmt.Println(v.Int(), "microseconds")
 	// Output: 2000 microseconds
 }

@@ -52,13 +52,13 @@ func (g *Gauge) Get() float64 {
 	return g.s.value().Float() + math.Float64frombits(g.s.pending())
 }
 
-// NewGaugeVec declares a vector of float64 gauges on r (Default when nil),
-// one per instance; more are added on first use (see Vec).
+// NewGaugeVec declares a vector of float64 gauges on r (Default when nil), one per
+// list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
-// duplicate name or instance, or a closed registry (the panic value wraps
-// the sentinel, such as ErrName).
-func NewGaugeVec(r *Registry, name, help string, units Units, instances ...string) *Vec[Gauge] {
-	return declareVec(r, name, help, Double, SemInstant, units, instances, func() (*Gauge, *cell) {
+// duplicate name or label name, or a closed registry (the panic value
+// wraps the sentinel, such as ErrName).
+func NewGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Gauge] {
+	return declareVec(r, name, help, Double, SemInstant, units, labels, func() (*Gauge, *cell) {
 		g := newGauge()
 		return g, &g.s
 	})

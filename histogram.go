@@ -481,7 +481,7 @@ type histOut struct {
 // declareHistograms declares the metrics of histograms named name: over no
 // indom for a single one (instances nil), over the vector's instances
 // otherwise, whose histograms the group then makes (see makeLocked).
-func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, instances []string) *histGroup {
+func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, vec bool) *histGroup {
 	r = registry(r)
 	var opts HistogramOptions
 	if o != nil {
@@ -507,16 +507,13 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
 		}
 	}
-	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: instances != nil, quantiles: qs,
+	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: vec, quantiles: qs,
 		window: opts.Window, interval: opts.Interval}
 
 	short, _ := splitHelp(help)
-	bucketInsts := g.bounds
-	if g.vec {
-		bucketInsts = make([]string, 0, len(instances)*l.n)
-		for _, in := range instances {
-			bucketInsts = append(bucketInsts, g.bucketNames(in)...)
-		}
+	var bucketInsts []string
+	if !g.vec {
+		bucketInsts = g.bounds
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -525,7 +522,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	}
 	statIndom := uint32(0)
 	if g.vec {
-		if g.statIndom, err = r.addAutoIndomLocked("Instances of "+name, instances); err != nil {
+		if g.statIndom, err = r.addAutoIndomLocked("Instances of "+name, nil); err != nil {
 			panic(err)
 		}
 		statIndom = g.statIndom.Serial
@@ -576,11 +573,12 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	return g
 }
 
-// bucketNames are the bucket instances of a vector's instance.
+// bucketNames are the bucket instances of a vector's instance: its name
+// with one more label, le, the bucket's upper bound, as Prometheus names it.
 func (g *histGroup) bucketNames(inst string) []string {
 	names := make([]string, len(g.bounds))
 	for i, b := range g.bounds {
-		names[i] = inst + ":" + b
+		names[i] = inst + ",le=" + b
 	}
 	return names
 }
@@ -590,11 +588,6 @@ func (g *histGroup) bucketNames(inst string) []string {
 // registry's lock held.
 func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	subject := "vector " + quote(g.name) + " instance " + quote(name)
-	for i := 0; i < len(name); i++ {
-		if name[i] == ' ' {
-			return false, errorf(ErrName, subject, "a histogram vector's instance has no space: its buckets, told apart up to the first space, would be alike")
-		}
-	}
 	buckets := make([]Instance, len(g.bounds))
 	for i, b := range g.bucketNames(name) {
 		if err := checkInstanceName(subject+" bucket "+quote(b), b); err != nil {
@@ -612,7 +605,7 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 
 // makeLocked makes the histogram of an instance, whose values are bound as
 // soon as they have storage. Called with the registry's lock held.
-func (g *histGroup) makeLocked(name string, id int32) (*Histogram, error) {
+func (g *histGroup) makeLocked(name string, id int32) *Histogram {
 	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
 	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
 	stat, firstBucket := 0, 0
@@ -635,7 +628,7 @@ func (g *histGroup) makeLocked(name string, id int32) (*Histogram, error) {
 	g.mu.Lock()
 	g.hs = append(g.hs, o)
 	g.mu.Unlock()
-	return o.h, nil
+	return o.h
 }
 
 // refresh copies the histograms' state into the file.
@@ -672,16 +665,15 @@ func (g *histGroup) refresh() {
 // or duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
-	return declareHistograms(r, name, help, units, o, nil).hs[0].h
+	return declareHistograms(r, name, help, units, o, false).hs[0].h
 }
 
 // NewHistogramVec declares a vector of histograms on r (Default when nil),
-// one per instance, sharing options o (nil for the defaults); more are
-// added on first use (see Vec). The statistics (name.count, name.p99...)
-// are over the vector's instances; name.bucket is over an indom of
-// instance:bound pairs, such as "/api:0.00109863", to which a new instance
-// adds one pair per bucket. As those pairs are told apart up to the first
-// space, the instance names of a histogram vector have no space.
+// one per list of values of the label names labels, sharing options o (nil
+// for the defaults); see Vec. The statistics (name.count, name.p99...) are
+// over the vector's instances; name.bucket is over an indom of the
+// instances' buckets, named as the instances with one more label, le, the
+// bucket's upper bound: "route=/api,le=0.25".
 //
 // Its default limit is the registry's cap on an indom's instances
 // (Options.MaxIndomInstances) over a histogram's buckets, when that is
@@ -689,17 +681,17 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // cap of 4096, 16 with the log-linear layout's 242 by default. SetLimit
 // raises it, within the cap.
 //
-// It panics if the registry refuses the declaration: invalid options, an invalid
-// or duplicate name or instance, or a closed registry (the panic value wraps
-// the sentinel, such as ErrName).
-func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, instances ...string) *Vec[Histogram] {
-	if instances == nil {
-		instances = []string{}
+// It panics if the registry refuses the declaration: invalid options, an
+// invalid or duplicate name or label name, or a closed registry (the panic
+// value wraps the sentinel, such as ErrName).
+func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, labels ...string) *Vec[Histogram] {
+	if err := checkVecLabels(name, labels); err != nil {
+		panic(err)
 	}
-	g := declareHistograms(registry(r), name, help, units, o, instances)
+	g := declareHistograms(registry(r), name, help, units, o, true)
 	g.r.mu.Lock()
 	defer g.r.mu.Unlock()
-	v := newVec(g.r, name, vecKind[Histogram](g), instances)
+	v := newVec(g.r, name, labels, g.statIndom.Serial, vecKind[Histogram](g))
 	// The default limit keeps the buckets' indom within the registry's cap.
 	if c := capOf(g.r.opts.MaxIndomInstances, DefaultMaxIndomInstances) / len(g.bounds); c < DefaultVecLimit {
 		v.limit.Store(int64(c))

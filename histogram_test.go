@@ -153,7 +153,7 @@ func TestHistogramPublishes(t *testing.T) {
 	h := NewHistogram(r, "latency", "Request latency", Millisecond,
 		&HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4, Interval: time.Hour})
 	hv := NewHistogramVec(r, "size", "Response size", Byte,
-		&HistogramOptions{Min: 1, Max: 1 << 20, Quantiles: []float64{0.5, 0.75}, Interval: 10 * time.Millisecond}, "/a", "/b")
+		&HistogramOptions{Min: 1, Max: 1 << 20, Quantiles: []float64{0.5, 0.75}, Interval: 10 * time.Millisecond}, "route")
 	for i := 1; i <= 100; i++ {
 		h.Observe(float64(i)) // before Start
 	}
@@ -172,15 +172,15 @@ func TestHistogramPublishes(t *testing.T) {
 	// one after another, so all of them are awaited, not the count alone.
 	hv.With("/b").Observe(100)
 	hv.With("/b").Observe(300)
-	count, sizeMax := mustValue(t, r, "size.count", "/b"), mustValue(t, r, "size.max", "/b")
-	p75, bucket := mustValue(t, r, "size.p75", "/b"), mustValue(t, r, "size.bucket", "/b:104")
+	count, sizeMax := mustValue(t, r, "size.count", "route=/b"), mustValue(t, r, "size.max", "route=/b")
+	p75, bucket := mustValue(t, r, "size.p75", "route=/b"), mustValue(t, r, "size.bucket", "route=/b,le=104")
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.EqualValues(c, 2, count.Int(), "size.count[/b]")
 		assert.Equal(c, 300.0, sizeMax.Float(), "size.max[/b]")
 		assert.Equal(c, hv.With("/b").Quantile(0.75), p75.Float(), "size.p75[/b]")
 		assert.EqualValues(c, 1, bucket.Int(), "size.bucket[/b:104]")
 	}, 5*time.Second, 5*time.Millisecond)
-	_, err := r.Value("size.p99", "/b")
+	_, err := r.Value("size.p99", "route=/b")
 	assert.Error(t, err, "size.p99 published though not asked for")
 	// Close refreshes a last time, even with an interval of an hour.
 	h.Observe(2000)

@@ -24,8 +24,8 @@ import (
 func defaultLimitsRegistry(tb testing.TB, p *pcptest.PMCD) (name string, values int) {
 	name = fmt.Sprintf("hostcost%d", os.Getpid())
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir})
-	hv := mmv.NewHistogramVec(r, "latency", "Latency by route", mmv.Second, nil)
-	cv := mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count)
+	hv := mmv.NewHistogramVec(r, "latency", "Latency by route", mmv.Second, nil, "route")
+	cv := mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count, "route")
 	require.NoError(tb, goruntime.Register(r, nil))
 	for i := range hv.Limit() {
 		h := hv.With(fmt.Sprintf("/r%d", i))

@@ -24,8 +24,12 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 	ig := mmv.NewIntGauge(r, "in_flight", "Requests in flight", mmv.Count)
 	tm := mmv.NewTimer(r, "busy", "Time busy")
 	h := mmv.NewHistogram(r, "latency", "Latency", mmv.Millisecond, &mmv.HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4})
-	cv := mmv.NewCounterVec(r, "by_route", "Requests by route", mmv.Count, "/a", "/b")
-	hv := mmv.NewHistogramVec(r, "size", "Sizes by route", mmv.Byte, &mmv.HistogramOptions{Buckets: []float64{256, 1024, 4096}}, "/a", "/b")
+	cv := mmv.NewCounterVec(r, "by_route", "Requests by route", mmv.Count, "route")
+	hv := mmv.NewHistogramVec(r, "size", "Sizes by route", mmv.Byte, &mmv.HistogramOptions{Buckets: []float64{256, 1024, 4096}}, "route")
+	for _, route := range []string{"/a", "/b"} {
+		cv.With(route)
+		hv.With(route)
+	}
 	c.Add(5) // before Start
 	require.NoError(t, r.Start())
 	defer r.Close()
@@ -57,10 +61,10 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 		{"latency.p999", "", "double", "instant", "millisec", fmtF(h.Quantile(0.999))},
 		{"latency.bucket", "1.25", "64-bit unsigned int", "counter", "count", "1"},
 		{"latency.bucket", "+Inf", "64-bit unsigned int", "counter", "count", "0"},
-		{"by_route", "/b", "64-bit unsigned int", "counter", "count", "7"},
-		{"size.count", "/a", "64-bit unsigned int", "counter", "count", "1"},
-		{"size.p99", "/a", "double", "instant", "byte", "1000"},
-		{"size.bucket", "/a:1024", "64-bit unsigned int", "counter", "count", "1"},
+		{"by_route", "route=/b", "64-bit unsigned int", "counter", "count", "7"},
+		{"size.count", "route=/a", "64-bit unsigned int", "counter", "count", "1"},
+		{"size.p99", "route=/a", "double", "instant", "byte", "1000"},
+		{"size.bucket", "route=/a,le=1024", "64-bit unsigned int", "counter", "count", "1"},
 	} {
 		m := pcptest.Find(ms, "mmv.inst."+w.name)
 		if !assert.NotNil(t, m, "PCP does not show mmv.inst.%s", w.name) {

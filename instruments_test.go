@@ -63,6 +63,8 @@ func TestDeclarationPanicsWithTheRegistryError(t *testing.T) {
 		{func() { NewGauge(r, "1x", "", Count) }, ErrName},
 		{func() { NewHistogram(r, "h", "", Count, &HistogramOptions{SubBuckets: 3}) }, ErrRange},
 		{func() { NewCounterVec(r, "v", "", Count, "x", "x") }, ErrDuplicate},
+		{func() { NewCounterVec(r, "w", "", Count, "a b") }, ErrName},
+		{func() { NewCounterVec(r, "z", "", Count) }, ErrLabel},
 	} {
 		func() {
 			defer func() {
@@ -80,13 +82,13 @@ func TestDeclareAfterStart(t *testing.T) {
 	require.NoError(t, r.Start())
 	c := NewCounter(r, "late", "", Count)
 	c.Add(2)
-	v := NewCounterVec(r, "late_vec", "", Count, "a")
+	v := NewCounterVec(r, "late_vec", "", Count, "k")
 	v.With("a").Inc()
 	h := NewHistogram(r, "late_hist", "", Count, nil)
 	h.Observe(3)
 	require.NoError(t, r.Flush())
 	assert.EqualValues(t, 2, mustValue(t, r, "late", "").Int(), "late counter")
-	assert.EqualValues(t, 1, mustValue(t, r, "late_vec", "a").Int(), "late vector")
+	assert.EqualValues(t, 1, mustValue(t, r, "late_vec", "k=a").Int(), "late vector")
 	r.Close()
 }
 
@@ -140,7 +142,9 @@ func TestTimerSumsNanoseconds(t *testing.T) {
 func TestConcurrentCounting(t *testing.T) {
 	r := newTestRegistry(t, "inst")
 	c := NewCounter(r, "c", "", Count)
-	v := NewCounterVec(r, "v", "", Count, "a", "b")
+	v := NewCounterVec(r, "v", "", Count, "k")
+	v.With("a")
+	v.With("b")
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 4 {
@@ -164,21 +168,22 @@ func TestConcurrentCounting(t *testing.T) {
 	r.mu.Unlock()
 	assert.EqualValues(t, 80000, mustValue(t, r, "c", "").Int(), "counter")
 	for _, in := range []string{"a", "b"} {
-		assert.EqualValues(t, 80000, mustValue(t, r, "v", in).Int(), "vec %s", in)
+		assert.EqualValues(t, 80000, mustValue(t, r, "v", "k="+in).Int(), "vec %s", in)
 	}
 }
 
 func TestVec(t *testing.T) {
 	r := newTestRegistry(t, "inst")
-	cv := NewCounterVec(r, "requests", "by route", Count, "/", "/api")
-	gv := NewGaugeVec(r, "temp", "", NoUnits, "cpu0", "cpu1")
-	iv := NewIntGaugeVec(r, "queue", "", Count, "in", "out")
-	tv := NewTimerVec(r, "busy", "", "db")
-	empty := NewCounterVec(r, "none", "", Count)
+	cv := NewCounterVec(r, "requests", "by route", Count, "route")
+	gv := NewGaugeVec(r, "temp", "", NoUnits, "sensor")
+	iv := NewIntGaugeVec(r, "queue", "", Count, "dir")
+	tv := NewTimerVec(r, "busy", "", "stage")
+	empty := NewCounterVec(r, "none", "", Count, "x")
+	cv.With("/")
 	cv.With("/api").Add(3)
-	_, err := cv.Get("")
-	assert.ErrorIs(t, err, ErrName, `Get("")`)
-	cv.With("").Inc() // With returns nil, whose Inc is a no-op, not a crash
+	_, err := cv.Get("/", "extra")
+	assert.ErrorIs(t, err, ErrLabel, `Get with two values for one label`)
+	cv.With("/", "extra").Inc() // With returns nil, whose Inc is a no-op, not a crash
 	assert.EqualValues(t, 0, len(empty.Instances()), "empty vector has instances")
 	require.NoError(t, r.Start())
 	gv.With("cpu1").Set(41.5)
@@ -188,17 +193,17 @@ func TestVec(t *testing.T) {
 		metric, inst string
 		want         float64
 	}{
-		{"requests", "/api", 3}, {"requests", "/", 0}, {"temp", "cpu1", 41.5}, {"queue", "out", 1}, {"busy", "db", 1000},
+		{"requests", "route=/api", 3}, {"requests", "route=/", 0}, {"temp", "sensor=cpu1", 41.5}, {"queue", "dir=out", 1}, {"busy", "stage=db", 1000},
 	} {
 		assert.Equal(t, c.want, mustValue(t, r, c.metric, c.inst).Float(), "%s[%s]", c.metric, c.inst)
 	}
 	got := cv.Instances()
-	assert.False(t, len(got) != 2 || got[1] != "/api" || empty.With("x") == nil, "Instances = %q", got)
+	assert.False(t, len(got) != 2 || got[1] != "route=/api" || empty.With("x") == nil, "Instances = %q", got)
 }
 
 func TestAutoIndomKeepsLowSerialsFree(t *testing.T) {
 	r := newTestRegistry(t, "inst")
-	NewCounterVec(r, "a", "", Count, "x")
+	NewCounterVec(r, "a", "", Count, "x").With("x")
 	require.NoError(t, r.AddIndom(Indom{Serial: 1, Instances: []Instance{{0, "y"}}}))
 	assert.EqualValues(t, MaxSerial, r.metrics[0].Indom, "vector indom serial")
 }

@@ -53,13 +53,13 @@ func (g *IntGauge) Get() int64 {
 	return int64(atomic.LoadUint64(g.s.word()) + g.s.pending())
 }
 
-// NewIntGaugeVec declares a vector of integer gauges on r (Default when
-// nil), one per instance; more are added on first use (see Vec).
+// NewIntGaugeVec declares a vector of integer gauges on r (Default when nil), one per
+// list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
-// duplicate name or instance, or a closed registry (the panic value wraps
-// the sentinel, such as ErrName).
-func NewIntGaugeVec(r *Registry, name, help string, units Units, instances ...string) *Vec[IntGauge] {
-	return declareVec(r, name, help, Int64, SemInstant, units, instances, func() (*IntGauge, *cell) {
+// duplicate name or label name, or a closed registry (the panic value
+// wraps the sentinel, such as ErrName).
+func NewIntGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[IntGauge] {
+	return declareVec(r, name, help, Int64, SemInstant, units, labels, func() (*IntGauge, *cell) {
 		g := newIntGauge()
 		return g, &g.s
 	})

@@ -186,6 +186,12 @@ func (r *Registry) AddInstanceLabel(serial uint32, id int32, l Label) error {
 func (r *Registry) addLabel(l *label, subject, metric string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.addLabelLocked(l, subject, metric)
+}
+
+// addLabelLocked attaches l, said to be on subject, to what its kind says:
+// the metric named metric for an item label.
+func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
@@ -227,6 +233,18 @@ func (r *Registry) addLabel(l *label, subject, metric string) error {
 	l.payload = p
 	r.labels = append(r.labels, l)
 	return r.grewLocked(false, grown...)
+}
+
+// labelRoomLocked returns how many more labels the files holding the indom
+// serial can all take.
+func (r *Registry) labelRoomLocked(serial uint32) int {
+	room := MaxLabels
+	for _, p := range r.parts {
+		if p.hasIndom(r.serials[serial]) {
+			room = min(room, MaxLabels-len(r.labelsOf(p)))
+		}
+	}
+	return room
 }
 
 // labelIn reports whether a label goes in the file of part p: cluster

@@ -214,6 +214,9 @@ func (r *Registry) checkMetricLocked(subject string, m Metric) error {
 	if r.names[m.Name] != nil {
 		return errorf(ErrDuplicate, subject, "name already declared")
 	}
+	if !r.declaringOwn && (m.Name == ownPrefix || strings.HasPrefix(m.Name, ownPrefix+".")) {
+		return errorf(ErrNamespace, subject, "%s.* below a file is the registry's own", ownPrefix)
+	}
 	if r.prefixes[m.Name] > 0 {
 		other := r.metrics[slices.IndexFunc(r.metrics, func(o *metric) bool { return strings.HasPrefix(o.Name, m.Name+".") })]
 		return errorf(ErrNamespace, subject, "it is also a prefix of metric %q, which makes PCP drop every MMV metric on the host", other.Name)

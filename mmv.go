@@ -65,6 +65,9 @@ type Registry struct {
 	waiting []waiter    // instruments waiting for storage (cell.go)
 	cells   []*cell     // every instrument's cell, unbound at Close
 
+	drops        *[numDrops]cell // refusals counted, once there was one (drops.go)
+	declaringOwn bool            // the registry declares a metric of its own
+
 	strs stringLock // String values' writers
 
 	// Hooks run, in order, at the end of Start and at the start of Close,

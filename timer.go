@@ -81,12 +81,12 @@ func (w Timing) Stop() time.Duration {
 }
 
 // NewTimerVec declares a vector of timers on r (Default when nil), one per
-// instance; more are added on first use (see Vec).
+// list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
-// duplicate name or instance, or a closed registry (the panic value wraps
-// the sentinel, such as ErrName).
-func NewTimerVec(r *Registry, name, help string, instances ...string) *Vec[Timer] {
-	return declareVec(r, name, help, Elapsed, SemCounter, Microsecond, instances, func() (*Timer, *cell) {
+// duplicate name or label name, or a closed registry (the panic value
+// wraps the sentinel, such as ErrName).
+func NewTimerVec(r *Registry, name, help string, labels ...string) *Vec[Timer] {
+	return declareVec(r, name, help, Elapsed, SemCounter, Microsecond, labels, func() (*Timer, *cell) {
 		t := newTimer()
 		return t, &t.s
 	})

@@ -1,9 +1,11 @@
 package mmv
 
 import (
+	"errors"
 	"slices"
-	"sync"
 	"sync/atomic"
+
+	"github.com/gopcp/mmv/internal/canon"
 )
 
 // DefaultVecLimit is the number of instances a vector may hold unless
@@ -11,174 +13,318 @@ import (
 // a label taken from user input.
 const DefaultVecLimit = 1000
 
-// Vec is a vector of instruments of one kind, such as requests by route:
-// one metric over an instance domain, with one instrument per instance.
-// Instance names are the label values; PCP tells instances apart by their
-// name up to the first space, so "GET /a" and "GET /b" cannot be both.
+// Vec is a vector of instruments of one kind, such as requests by route
+// and status: one metric over an instance domain, with one instrument per
+// distinct list of label values, as client_golang's vectors have.
 //
-// Instances are declared with the vector or on first use: With on a new
-// name adds the instance to the vector's instance domain, as Prometheus'
-// WithLabelValues does. Before Start the new instrument counts in memory
-// of its own, carried into the file by Start; after Start it is live at
-// once, and PCP sees the instance after the registry's next publication
-// (within Options.PublishDelay, or at Flush).
+//	requests := mmv.NewCounterVec(nil, "requests", "Requests", mmv.Count, "route", "status")
+//	requests.With("/api", "200").Inc()
 //
-// A vector holds at most DefaultVecLimit instances, those declared with it
-// included, unless SetLimit says otherwise. Beyond the limit, and for a
-// name the registry refuses (empty, with a NUL, a leading or trailing
-// space, longer than 255 bytes, or the same as another instance's up to
-// the first space), With returns nil, whose methods do nothing, and Get
-// returns the error.
+// Each list of values is one PCP instance, named in a canonical form:
+// name=value pairs joined by ',', such as "route=/api,status=200", with
+// every space, ',', '=', '%' and control byte of a value written %XX, so
+// any two lists of values make two instances that PCP tells apart (PCP
+// compares instance names up to their first space, which canonical names
+// do not have). While the file's label budget allows (255 label records
+// per file, 32 of them left to the program), each instance also carries
+// its values as PCP instance labels, {"route":"/api","status":"200"},
+// which pminfo -l and pmseries show; beyond it the name alone carries them.
 //
-// With on an existing instance is a map lookup, lock-free and
-// allocation-free (a copy-on-write map rebuilt as the instances double,
-// and a sync.Map of those added since); keep the instrument it returns on
-// hot paths all the same. Adding an instance takes the registry's lock;
-// goroutines asking for the same new name at once all get the one
-// instrument. A histogram vector's instance adds one instance per bucket
-// too (see NewHistogramVec).
+// Instances are made on first use: With on a new list of values adds the
+// instance. Before Start the new instrument counts in memory of its own,
+// carried into the file by Start; after Start it is live at once, and PCP
+// sees the instance after the registry's next publication (within
+// Options.PublishDelay, or at Flush).
+//
+// A vector holds at most DefaultVecLimit instances unless SetLimit says
+// otherwise, and the registry's caps on instances hold too (see
+// Options.MaxIndomInstances). Beyond them, and for values the vector
+// refuses (not one per label, or an instance name longer than 255 bytes),
+// With returns nil, whose methods do nothing; nothing is silent all the
+// same: Get and Err say why, and the registry counts each refusal in its
+// own metric mmv.<file>.mmv.dropped, by reason (limit, refused, cap,
+// closed).
+//
+// With on an existing instance is a hash of the values and a map lookup,
+// lock-free and allocation-free; keep the instrument it returns on hot
+// paths all the same. Adding an instance takes the registry's lock;
+// goroutines asking for the same new values at once all get the one
+// instrument.
 type Vec[T any] struct {
-	r     *Registry
-	what  string // "vector \"name\"", for errors
-	kind  vecKind[T]
-	limit atomic.Int64
+	r      *Registry
+	metric string   // the metric's name, or the histogram's
+	labels []string // the label names
+	serial uint32   // the instances' indom
+	kind   vecKind[T]
+	limit  atomic.Int64
+	err    atomic.Pointer[error] // why the last instance was refused
 
-	// Lock-free reads: fast is a map rebuilt as instances are added,
-	// recent holds those added since (string to *T).
-	fast   atomic.Pointer[map[string]*T]
-	recent sync.Map
+	// Lock-free reads: fast is rebuilt as instances are added, recent
+	// holds those added since, replaced whole at each addition.
+	fast, recent atomic.Pointer[vecMap[T]]
 
 	// Under r.mu:
-	names    []string         // the instances with an instrument, in order
-	all      map[string]*T    // every instrument
-	declared map[string]int32 // instances declared whose instrument the file could not hold yet
-	nrecent  int              // entries in recent
+	all        map[string]*vecEntry[T] // by instance name
+	order      []string                // instance names in order of first use
+	ids        map[string]int32        // every instance name ever given an id
+	labelled   bool                    // instances still get PCP labels
+	unlabelled atomic.Bool             // SetInstanceLabels(false)
+}
+
+// vecMap finds entries by the hash of their values.
+type vecMap[T any] map[uint64]*vecEntry[T]
+
+// vecEntry is one instance of a vector.
+type vecEntry[T any] struct {
+	values []string
+	t      *T
+	next   *vecEntry[T] // another with the same hash
+}
+
+// find returns the instrument of values, nil when m has none.
+func (m vecMap[T]) find(h uint64, values []string) *T {
+	for e := m[h]; e != nil; e = e.next {
+		if slices.Equal(e.values, values) {
+			return e.t
+		}
+	}
+	return nil
+}
+
+// with returns a copy of m with e added.
+func (m vecMap[T]) with(h uint64, e *vecEntry[T]) vecMap[T] {
+	c := make(vecMap[T], len(m)+1)
+	for k, v := range m {
+		c[k] = v
+	}
+	e.next = c[h]
+	c[h] = e
+	return c
 }
 
 // vecKind is what a vector of one kind of instrument does, with the
 // registry's lock held.
 type vecKind[T any] interface {
-	// declareLocked adds what instance id needs to the registry, skipping what
-	// a previous call added; added reports whether the instance is now in
-	// the vector's instance domain, even when err is not nil.
+	// declareLocked adds what instance id needs to the registry, skipping
+	// what a previous call added; added reports whether the instance is
+	// now in the vector's instance domain, even when err is not nil.
 	declareLocked(name string, id int32) (added bool, err error)
-	// makeLocked makes the instrument of a declared instance, bound to its
-	// values when the registry is started, and keeps it for the
-	// registry's Start and Close.
-	makeLocked(name string, id int32) (*T, error)
+	// makeLocked makes the instrument of a declared instance, bound to
+	// its values as soon as they have storage.
+	makeLocked(name string, id int32) *T
 }
 
-func newVec[T any](r *Registry, metric string, kind vecKind[T], instances []string) *Vec[T] {
-	v := &Vec[T]{r: r, what: "vector " + quote(metric), kind: kind, all: map[string]*T{}, declared: map[string]int32{}}
-	v.limit.Store(DefaultVecLimit)
-	for i, in := range instances {
-		t, err := kind.makeLocked(in, int32(i))
-		if err != nil {
-			panic(err)
+// checkVecLabels checks the label names of the vector of metric.
+func checkVecLabels(metric string, labels []string) error {
+	what := "vector " + quote(metric)
+	if len(labels) == 0 {
+		return errorf(ErrLabel, what, "a vector needs at least one label name")
+	}
+	for i, l := range labels {
+		if !validLabelName(l) {
+			return errorf(ErrName, what+" label "+quote(l), "a label name starts with a letter, then letters, digits and '_'")
 		}
-		v.names = append(v.names, in)
-		v.all[in] = t
-	}
-	v.rebuild()
-	return v
-}
-
-// rebuild makes the fast map from all, with r.mu held (or before the
-// vector is shared), and empties recent.
-func (v *Vec[T]) rebuild() {
-	fast := make(map[string]*T, len(v.all))
-	for k, t := range v.all {
-		fast[k] = t
-	}
-	v.fast.Store(&fast)
-	v.recent.Clear()
-	v.nrecent = 0
-}
-
-// known returns the instrument of an instance already made, lock-free.
-func (v *Vec[T]) known(instance string) *T {
-	if t := (*v.fast.Load())[instance]; t != nil {
-		return t
-	}
-	if t, ok := v.recent.Load(instance); ok {
-		return t.(*T)
+		if slices.Contains(labels[:i], l) {
+			return errorf(ErrDuplicate, what+" label "+quote(l), "label name given twice")
+		}
 	}
 	return nil
 }
 
-// With returns the instrument of the instance, adding the instance on
-// first use, or nil when the vector is full or the name is refused (see
-// Get for why).
-func (v *Vec[T]) With(instance string) *T {
+// newVec returns the vector of metric over the indom serial, with label
+// names labels, checked by checkVecLabels.
+func newVec[T any](r *Registry, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
+	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
+		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, labelled: true}
+	v.limit.Store(DefaultVecLimit)
+	empty := vecMap[T]{}
+	v.fast.Store(&empty)
+	v.recent.Store(&empty)
+	return v
+}
+
+func (v *Vec[T]) what() string { return "vector " + quote(v.metric) }
+
+// known returns the instrument of values already made, lock-free.
+func (v *Vec[T]) known(values []string) *T {
+	h := canon.Hash(values)
+	if t := v.fast.Load().find(h, values); t != nil {
+		return t
+	}
+	return v.recent.Load().find(h, values)
+}
+
+// With returns the instrument of the label values, one per label name in
+// order, adding the instance on first use; nil when the vector refuses
+// them (see Err for why).
+func (v *Vec[T]) With(values ...string) *T {
 	if v == nil {
 		return nil
 	}
-	if t := v.known(instance); t != nil {
+	if t := v.known(values); t != nil {
 		return t
 	}
-	t, _ := v.add(instance)
+	t, _ := v.add(values)
 	return t
 }
 
-// Get returns the instrument of the instance, adding the instance on first
-// use. The error wraps ErrTooMany when the vector holds its limit of
-// instances, or is the registry's when it refuses the instance (ErrName,
-// ErrTooLong, ErrDuplicate, ErrClosed...).
-func (v *Vec[T]) Get(instance string) (*T, error) {
+// WithLabels is With with the values given by label name; a name missing
+// or not the vector's is refused.
+func (v *Vec[T]) WithLabels(labels map[string]string) *T {
 	if v == nil {
-		return nil, errorf(ErrUnknown, "instance "+quote(instance), "nil vector")
+		return nil
 	}
-	if t := v.known(instance); t != nil {
-		return t, nil
+	var buf [8]string
+	values := buf[:0]
+	for _, l := range v.labels {
+		val, ok := labels[l]
+		if !ok {
+			values = nil
+			break
+		}
+		values = append(values, val)
 	}
-	return v.add(instance)
+	if values == nil || len(labels) != len(v.labels) {
+		v.refuse(dropRefused, errorf(ErrLabel, v.what(), "labels %q: need exactly %q", keys(labels), v.labels))
+		return nil
+	}
+	return v.With(values...)
 }
 
-// add makes the instrument of a new instance.
-func (v *Vec[T]) add(instance string) (*T, error) {
+// Get returns the instrument of the label values, adding the instance on
+// first use, or the error that refuses them: one wrapping ErrTooMany at
+// the vector's limit or the registry's caps, ErrLabel for a wrong number
+// of values, ErrTooLong for a name beyond 255 bytes, ErrClosed...
+func (v *Vec[T]) Get(values ...string) (*T, error) {
+	if v == nil {
+		return nil, errorf(ErrUnknown, "vector", "nil vector")
+	}
+	if t := v.known(values); t != nil {
+		return t, nil
+	}
+	return v.add(values)
+}
+
+// Err returns why the vector last refused label values, nil if it never
+// did.
+func (v *Vec[T]) Err() error {
+	if v == nil {
+		return nil
+	}
+	if e := v.err.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// add makes the instrument of new label values.
+func (v *Vec[T]) add(values []string) (*T, error) {
 	r := v.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if t := v.all[instance]; t != nil { // made by another goroutine meanwhile
-		return t, nil
+	if len(values) != len(v.labels) {
+		return nil, v.refuseLocked(dropRefused, errorf(ErrLabel, v.what(), "%d values for the labels %q", len(values), v.labels))
 	}
-	id, declared := v.declared[instance]
-	if !declared {
-		n := len(v.names) + len(v.declared)
-		if limit := v.limit.Load(); int64(n) >= limit {
-			return nil, errorf(ErrTooMany, v.what+" instance "+quote(instance), "the vector holds its limit of %d instances (see SetLimit)", limit)
-		}
-		id = int32(n)
+	name, ok := canon.Name(v.labels, values)
+	if !ok {
+		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, v.what()+" values "+quote(values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
 	}
-	added, err := v.kind.declareLocked(instance, id)
+	if e := v.all[name]; e != nil { // made by another goroutine meanwhile
+		return e.t, nil
+	}
+	if limit := v.limit.Load(); int64(len(v.all)) >= limit {
+		return nil, v.refuseLocked(dropLimit, errorf(ErrTooMany, v.what()+" instance "+quote(name), "the vector holds its limit of %d instances (see SetLimit)", limit))
+	}
+	id, seen := v.ids[name]
+	if !seen {
+		id = int32(len(v.ids))
+	}
+	added, err := v.kind.declareLocked(name, id)
 	if added {
-		v.declared[instance] = id
+		v.ids[name] = id
 	}
 	if err != nil {
-		return nil, err
+		reason := dropRefused
+		switch {
+		case errors.Is(err, ErrTooMany):
+			reason = dropCap
+		case errors.Is(err, ErrClosed):
+			reason = dropClosed
+		}
+		return nil, v.refuseLocked(reason, err)
 	}
-	t, err := v.kind.makeLocked(instance, id)
-	if err != nil {
-		return nil, err
-	}
-	delete(v.declared, instance)
-	v.names = append(v.names, instance)
-	v.all[instance] = t
-	if fast := *v.fast.Load(); v.nrecent < max(8, len(fast)) {
-		v.recent.Store(instance, t)
-		v.nrecent++
-		return t, nil
-	}
-	// Rebuild the fast map once recent has as many entries: the copies
-	// cost O(1) per instance, amortised. A reader that missed in the old
-	// map and then in the cleared recent map takes the lock above.
-	v.rebuild()
-	return t, nil
+	e := &vecEntry[T]{values: slices.Clone(values), t: v.kind.makeLocked(name, id)}
+	v.all[name] = e
+	v.order = append(v.order, name)
+	v.labelLocked(id, e.values)
+	v.insertLocked(canon.Hash(e.values), e)
+	return e.t, nil
 }
 
-// SetLimit sets the number of instances the vector may hold, those it was
-// declared with included (DefaultVecLimit until then). A limit below the
-// instances it holds keeps them and adds no more.
+// insertLocked makes e visible to lock-free readers: in recent, or, once
+// recent holds as many entries as fast, in a rebuilt fast map, so that an
+// addition copies O(1) entries amortised and a lookup takes at most two.
+func (v *Vec[T]) insertLocked(h uint64, e *vecEntry[T]) {
+	recent, fast := *v.recent.Load(), *v.fast.Load()
+	if len(recent) < max(8, len(fast)) {
+		r := recent.with(h, e)
+		v.recent.Store(&r)
+		return
+	}
+	all := make(vecMap[T], len(v.all))
+	for _, e := range v.all {
+		h := canon.Hash(e.values)
+		e.next = all[h]
+		all[h] = e
+	}
+	v.fast.Store(&all)
+	empty := vecMap[T]{}
+	v.recent.Store(&empty)
+}
+
+// labelLocked gives instance id its values as PCP instance labels, while
+// the file's label budget keeps labelReserve records for the program.
+func (v *Vec[T]) labelLocked(id int32, values []string) {
+	if !v.labelled || v.unlabelled.Load() {
+		return
+	}
+	if v.r.labelRoomLocked(v.serial) < len(v.labels)+labelReserve {
+		v.labelled = false
+		return
+	}
+	for i, l := range v.labels {
+		// A value too long for a label record only loses its label.
+		_ = v.r.addLabelLocked(&label{Label: Label{Name: l, Value: values[i]}, kind: labelInstances, serial: v.serial, instance: id}, v.what(), "")
+	}
+}
+
+// labelReserve is how many label records of a file vectors leave to the
+// program's own labels.
+const labelReserve = 32
+
+// refuseLocked records why values were refused and counts the refusal.
+func (v *Vec[T]) refuseLocked(reason dropReason, err error) error {
+	v.err.Store(&err)
+	v.r.dropLocked(reason)
+	return err
+}
+
+// refuse is refuseLocked for a caller without the registry's lock.
+func (v *Vec[T]) refuse(reason dropReason, err error) {
+	v.r.mu.Lock()
+	defer v.r.mu.Unlock()
+	v.refuseLocked(reason, err)
+}
+
+// SetInstanceLabels says whether instances made from now on carry their
+// values as PCP instance labels: by default they do, while the file's
+// label budget allows. Turn it off for a vector of many instances whose
+// names say enough, such as buckets, to leave the budget to others.
+func (v *Vec[T]) SetInstanceLabels(on bool) { v.unlabelled.Store(!on) }
+
+// SetLimit sets the number of instances the vector may hold
+// (DefaultVecLimit until then). A limit below the instances it holds keeps
+// them and adds no more.
 func (v *Vec[T]) SetLimit(n int) {
 	v.limit.Store(int64(n))
 }
@@ -186,13 +332,24 @@ func (v *Vec[T]) SetLimit(n int) {
 // Limit returns the number of instances the vector may hold.
 func (v *Vec[T]) Limit() int { return int(v.limit.Load()) }
 
-// Instances returns the instance names, in the order they were declared or
-// first used.
+// Instances returns the instance names, in the order they were first used.
 func (v *Vec[T]) Instances() []string {
 	v.r.mu.Lock()
 	defer v.r.mu.Unlock()
-	return slices.Clone(v.names)
+	return slices.Clone(v.order)
 }
+
+// Metric returns the vector's metric name below mmv.<file> (for a
+// histogram vector, the prefix of its metrics), for those who add labels
+// of their own with the registry's methods.
+func (v *Vec[T]) Metric() string { return v.metric }
+
+// Indom returns the serial of the instance domain of the vector's
+// instances.
+func (v *Vec[T]) Indom() uint32 { return v.serial }
+
+// Labels returns the vector's label names.
+func (v *Vec[T]) Labels() []string { return slices.Clone(v.labels) }
 
 // cellVec is the vecKind of the instruments with one value each:
 // counters, gauges and timers.
@@ -206,8 +363,8 @@ func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
 	return declareInstancesLocked(k.r, k.m.indom, Instance{ID: id, Name: name})
 }
 
-// declareInstancesLocked adds the instances to the indom, unless the first one
-// is there already, and reports whether it is there. A full disk is no
+// declareInstancesLocked adds the instances to the indom, unless the first
+// one is there already, and reports whether it is there. A full disk is no
 // refusal: the instances wait for a later growth step.
 func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, error) {
 	if _, ok := in.ids[insts[0].ID]; ok {
@@ -218,18 +375,22 @@ func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, er
 	return ok, err
 }
 
-func (k *cellVec[T]) makeLocked(_ string, id int32) (*T, error) {
+func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
 	t, c := k.mk()
 	k.r.bindCellLocked(k.m, k.m.indom.ids[id], c)
-	return t, nil
+	return t
 }
 
-// declareVec declares a metric of type t over an indom of the instances.
-func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, units Units, instances []string, mk func() (*T, *cell)) *Vec[T] {
+// declareVec declares a metric of type t over an indom of its own, and
+// the vector of its instruments with label names labels.
+func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, units Units, labels []string, mk func() (*T, *cell)) *Vec[T] {
+	if err := checkVecLabels(name, labels); err != nil {
+		panic(err)
+	}
 	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	in, err := r.addAutoIndomLocked("Instances of "+name, instances)
+	in, err := r.addAutoIndomLocked("Instances of "+name, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -237,5 +398,15 @@ func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, un
 	if err != nil {
 		panic(err)
 	}
-	return newVec(r, name, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk}), instances)
+	return newVec(r, name, labels, in.Serial, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk}))
+}
+
+// keys returns the keys of m, sorted.
+func keys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

@@ -20,10 +20,11 @@ import (
 // once space is freed the next publication puts every one in the file
 // with its count.
 func TestVecFirstUseOnFullDisk(t *testing.T) {
-	dir := smallTmpfs(t, "64k")
+	dir := smallTmpfs(t, "256k") // room for the instances' labels once freed
 	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir, PublishDelay: time.Hour})
 	defer r.Close()
-	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "declared")
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	v.With("declared")
 	require.NoError(t, r.Start())
 	filler := fill(t, dir)
 
@@ -39,7 +40,7 @@ func TestVecFirstUseOnFullDisk(t *testing.T) {
 	require.NoError(t, os.Remove(filler))
 	require.NoError(t, r.Flush())
 	for i := range n {
-		val, err := r.Value("v", fmt.Sprint("i", i))
+		val, err := r.Value("v", fmt.Sprint("k=i", i))
 		require.NoError(t, err)
 		assert.Equal(t, int64(i), val.Int(), i)
 	}

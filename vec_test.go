@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -35,11 +36,12 @@ func pcpValue(ms []pcptest.Metric, metric, inst string) string {
 func TestVecFirstUseThroughPCP(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	r := newRegistry(t, "vec", dir, mmv.Options{PublishDelay: time.Hour}) // only Flush publishes
-	counters := mmv.NewCounterVec(r, "requests", "", mmv.Count, "/declared")
-	gauges := mmv.NewGaugeVec(r, "temp", "", mmv.NoUnits)
-	ints := mmv.NewIntGaugeVec(r, "queue", "", mmv.Count)
-	timers := mmv.NewTimerVec(r, "busy", "")
-	hists := mmv.NewHistogramVec(r, "size", "", mmv.Byte, &mmv.HistogramOptions{Min: 1, Max: 1024, SubBuckets: 4})
+	counters := mmv.NewCounterVec(r, "requests", "", mmv.Count, "k")
+	gauges := mmv.NewGaugeVec(r, "temp", "", mmv.NoUnits, "k")
+	ints := mmv.NewIntGaugeVec(r, "queue", "", mmv.Count, "k")
+	timers := mmv.NewTimerVec(r, "busy", "", "k")
+	hists := mmv.NewHistogramVec(r, "size", "", mmv.Byte, &mmv.HistogramOptions{Min: 1, Max: 1024, SubBuckets: 4}, "k")
+	counters.With("/declared")
 
 	type want struct{ metric, inst, value string }
 	cases := []struct {
@@ -53,7 +55,7 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 			ints.With(in).Add(-3)
 			timers.With(in).Observe(1500 * time.Microsecond)
 			hists.With(in).Observe(100)
-		}, []want{{"requests", "early", "5"}, {"temp", "early", "0.5"}, {"queue", "early", "-3"}, {"busy", "early", "1500"}}},
+		}, []want{{"requests", "k=early", "5"}, {"temp", "k=early", "0.5"}, {"queue", "k=early", "-3"}, {"busy", "k=early", "1500"}}},
 		{"late/1", func(in string) {
 			counters.With(in).Inc()
 			counters.With(in).Inc()
@@ -62,7 +64,7 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 			timers.With(in).Observe(2 * time.Millisecond)
 			hists.With(in).Observe(3)
 			hists.With(in).Observe(5)
-		}, []want{{"requests", "late/1", "2"}, {"temp", "late/1", "-1.25"}, {"queue", "late/1", "42"}, {"busy", "late/1", "2000"}}},
+		}, []want{{"requests", "k=late/1", "2"}, {"temp", "k=late/1", "-1.25"}, {"queue", "k=late/1", "42"}, {"busy", "k=late/1", "2000"}}},
 	}
 	cases[0].update(cases[0].inst) // before Start
 	require.NoError(t, r.Start())
@@ -71,23 +73,23 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 	require.NoError(t, r.Flush())
 
 	ms := pcptest.Info(t, tmp)
-	assert.Equal(t, "7", pcpValue(ms, "requests", "/declared"))
+	assert.Equal(t, "7", pcpValue(ms, "requests", "k=/declared"))
 	for _, c := range cases {
 		for _, w := range c.want {
 			assert.Equal(t, w.value, pcpValue(ms, w.metric, w.inst), "mmv.vec.%s[%s]", w.metric, w.inst)
 		}
 		// Histogram instances are there; their values come at refresh.
-		assert.NotEmpty(t, pcpValue(ms, "size.count", c.inst), "size.count[%s]", c.inst)
-		assert.NotEmpty(t, pcpValue(ms, "size.bucket", c.inst+":+Inf"), "size.bucket[%s:+Inf]", c.inst)
+		assert.NotEmpty(t, pcpValue(ms, "size.count", "k="+c.inst), "size.count[k=%s]", c.inst)
+		assert.NotEmpty(t, pcpValue(ms, "size.bucket", "k="+c.inst+",le=+Inf"), "size.bucket[k=%s,le=+Inf]", c.inst)
 	}
 
 	require.NoError(t, r.Close()) // refreshes the histograms; the file stays
 	ms = pcptest.Info(t, tmp)
 	for _, w := range []want{
-		{"size.count", "early", "1"}, {"size.sum", "early", "100"}, {"size.bucket", "early:112", "1"},
-		{"size.count", "late/1", "2"}, {"size.mean", "late/1", "4"}, {"size.max", "late/1", "5"},
-		{"size.bucket", "late/1:3.5", "1"}, {"size.bucket", "late/1:5", "0"}, {"size.bucket", "late/1:6", "1"},
-		{"requests", "late/1", "2"}, {"busy", "early", "1500"},
+		{"size.count", "k=early", "1"}, {"size.sum", "k=early", "100"}, {"size.bucket", "k=early,le=112", "1"},
+		{"size.count", "k=late/1", "2"}, {"size.mean", "k=late/1", "4"}, {"size.max", "k=late/1", "5"},
+		{"size.bucket", "k=late/1,le=3.5", "1"}, {"size.bucket", "k=late/1,le=5", "0"}, {"size.bucket", "k=late/1,le=6", "1"},
+		{"requests", "k=late/1", "2"}, {"busy", "k=early", "1500"},
 	} {
 		assert.Equal(t, w.value, pcpValue(ms, w.metric, w.inst), "after Close: mmv.vec.%s[%s]", w.metric, w.inst)
 	}
@@ -103,7 +105,7 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 func TestVecConcurrentFirstUse(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	r := newRegistry(t, "vec", dir, mmv.Options{PublishDelay: time.Millisecond})
-	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "n0")
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
 	const (
 		workers = 16
 		names   = 60
@@ -157,7 +159,7 @@ func TestVecConcurrentFirstUse(t *testing.T) {
 	require.NotNil(t, m)
 	assert.Len(t, m.Instances, names)
 	for i := range names {
-		assert.Equal(t, fmt.Sprint(workers*rounds), pcpValue(ms, "hits", fmt.Sprintf("n%d", i)), "hits[n%d]", i)
+		assert.Equal(t, fmt.Sprint(workers*rounds), pcpValue(ms, "hits", fmt.Sprintf("k=n%d", i)), "hits[n%d]", i)
 	}
 }
 
@@ -166,8 +168,8 @@ func TestVecConcurrentFirstUse(t *testing.T) {
 func TestVecConcurrentFirstUseAfterStart(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	r := newRegistry(t, "vec", dir, mmv.Options{})
-	v := mmv.NewIntGaugeVec(r, "level", "", mmv.Count)
-	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 1})
+	v := mmv.NewIntGaugeVec(r, "level", "", mmv.Count, "k")
+	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 1}, "k")
 	require.NoError(t, r.Start())
 	const workers, names, rounds = 8, 40, 100
 	var wg sync.WaitGroup
@@ -186,34 +188,32 @@ func TestVecConcurrentFirstUseAfterStart(t *testing.T) {
 	require.NoError(t, r.Flush())
 	ms := pcptest.Info(t, tmp)
 	for i := range names {
-		assert.Equal(t, fmt.Sprint(2*workers*rounds), pcpValue(ms, "level", fmt.Sprintf("p%d", i)))
+		assert.Equal(t, fmt.Sprint(2*workers*rounds), pcpValue(ms, "level", fmt.Sprintf("k=p%d", i)))
 		assert.Equal(t, uint64(workers*rounds), hv.With(fmt.Sprintf("p%d", i)).Stats().Count)
 	}
 	assert.Len(t, hv.Instances(), names)
 }
 
-// TestVecLimit: the limit counts the instances declared with the vector;
-// beyond it Get says ErrTooMany, naming the vector, the instance and the
-// limit, and With returns nil, which drops updates.
+// TestVecLimit: beyond the limit Get says ErrTooMany, naming the vector,
+// the instance and the limit, and With returns nil, which drops updates.
 func TestVecLimit(t *testing.T) {
 	for _, c := range []struct {
-		name     string
-		limit    int // 0: the default
-		declared int
-		started  bool
+		name    string
+		limit   int // 0: the default
+		made    int // instances made before the limit is set
+		started bool
 	}{
 		{"default", 0, 3, false},
 		{"small before Start", 5, 2, false},
 		{"small after Start", 5, 2, true},
-		{"below declared", 1, 3, true},
+		{"below those made", 1, 3, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRegistry(t, "lim", t.TempDir(), mmv.Options{})
-			var declared []string
-			for i := range c.declared {
-				declared = append(declared, fmt.Sprint("d", i))
+			v := mmv.NewCounterVec(r, "capped", "", mmv.Count, "k")
+			for i := range c.made {
+				require.NotNil(t, v.With(fmt.Sprint("d", i)))
 			}
-			v := mmv.NewCounterVec(r, "capped", "", mmv.Count, declared...)
 			limit := mmv.DefaultVecLimit
 			if c.limit != 0 {
 				v.SetLimit(c.limit)
@@ -223,69 +223,115 @@ func TestVecLimit(t *testing.T) {
 			if c.started {
 				require.NoError(t, r.Start())
 			}
-			for i := c.declared; i < limit; i++ {
+			for i := c.made; i < limit; i++ {
 				_, err := v.Get(fmt.Sprint("x", i))
 				require.NoError(t, err, "instance %d of %d", i, limit)
 			}
 			_, err := v.Get("one-too-many")
 			require.ErrorIs(t, err, mmv.ErrTooMany)
-			for _, s := range []string{`"capped"`, `"one-too-many"`, fmt.Sprint(limit)} {
+			for _, s := range []string{`"capped"`, `"k=one-too-many"`, fmt.Sprint(limit)} {
 				assert.Contains(t, err.Error(), s)
 			}
 			assert.Nil(t, v.With("one-too-many"))
+			assert.ErrorIs(t, v.Err(), mmv.ErrTooMany)
 			v.With("one-too-many").Add(5) // dropped
-			assert.Len(t, v.Instances(), max(limit, c.declared))
-			assert.NotNil(t, v.With("d0"), "a declared instance stays")
+			assert.Len(t, v.Instances(), max(limit, c.made))
+			assert.NotNil(t, v.With("d0"), "an instance made stays")
 
-			v.SetLimit(max(limit, c.declared) + 1) // room for one more
+			v.SetLimit(max(limit, c.made) + 1) // room for one more
 			assert.NotNil(t, v.With("one-too-many"))
 			assert.Zero(t, v.With("one-too-many").Get(), "the dropped update stays dropped")
 		})
 	}
 }
 
-// TestVecRefusedNames: a name the registry refuses makes Get return the
-// registry's error and With nil, and does not count toward the limit.
-func TestVecRefusedNames(t *testing.T) {
-	r := newRegistry(t, "names", t.TempDir(), mmv.Options{})
-	v := mmv.NewCounterVec(r, "by_request", "", mmv.Count, "GET /a")
-	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil)
-	v.SetLimit(3)
+// TestVecCanonicalNames: any label values make an instance, named in the
+// canonical form, two lists of values never the same instance for PCP
+// (the first-space trap is gone), and each instance carries its values as
+// PCP instance labels.
+func TestVecCanonicalNames(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 301})
+	v := mmv.NewCounterVec(r, "reqs", "", mmv.Count, "route", "method")
+	require.NoError(t, r.Start())
+	cases := []struct {
+		values []string
+		name   string
+	}{
+		{[]string{"/a", "GET /a"}, "route=/a,method=GET%20/a"},
+		{[]string{"/a", "GET /b"}, "route=/a,method=GET%20/b"},
+		{[]string{"/a", "GET"}, "route=/a,method=GET"},
+		{[]string{"x,method=y", ""}, "route=x%2Cmethod%3Dy,method="},
+		{[]string{"x", "y"}, "route=x,method=y"},
+		{[]string{"Zürich", "100%"}, "route=Zürich,method=100%25"},
+		{[]string{" lead", "trail "}, "route=%20lead,method=trail%20"},
+		{[]string{"a\x00b", "tab\t"}, "route=a%00b,method=tab%09"},
+	}
+	for i, c := range cases {
+		ctr, err := v.Get(c.values...)
+		require.NoError(t, err, "%q", c.values)
+		ctr.Add(uint64(i + 1))
+	}
+	require.NoError(t, r.Flush())
+	m := pcptest.Find(pcptest.Info(t, tmp), "mmv.vec.reqs")
+	require.NotNil(t, m)
+	require.Len(t, m.Instances, len(cases))
+	for i, c := range cases {
+		in := m.Instance(c.name)
+		if assert.NotNil(t, in, "instance %q", c.name) {
+			assert.Equal(t, fmt.Sprint(i+1), in.Value, c.name)
+			route, _ := in.Label("route")
+			method, _ := in.Label("method")
+			assert.Equal(t, jsonString(t, c.values[0]), route, "route label of %q", c.name)
+			assert.Equal(t, jsonString(t, c.values[1]), method, "method label of %q", c.name)
+		}
+	}
+}
+
+// TestVecRefusals: values a vector cannot take (not one per label, a name
+// beyond 255 bytes, over the limit, on a closed registry) make Get return
+// why and With nil, count for nothing toward the limit, and are counted by
+// reason in the registry's own metric, which PCP shows.
+func TestVecRefusals(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 302})
+	v := mmv.NewCounterVec(r, "by_request", "", mmv.Count, "route")
+	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil, "route")
+	v.SetLimit(2)
 	require.NoError(t, r.Start())
 	for _, c := range []struct {
-		name string
-		want error
+		values []string
+		want   error
 	}{
-		{"", mmv.ErrName},
-		{"a\x00b", mmv.ErrName},
-		{" lead", mmv.ErrName},
-		{"trail ", mmv.ErrName},
-		{strings.Repeat("x", 256), mmv.ErrTooLong},
-		{"GET /b", mmv.ErrDuplicate}, // PCP: the same as "GET /a" up to the first space
-		{"GET", mmv.ErrDuplicate},
+		{[]string{}, mmv.ErrLabel},
+		{[]string{"a", "b"}, mmv.ErrLabel},
+		{[]string{strings.Repeat("x", 250)}, mmv.ErrTooLong},
+		{[]string{strings.Repeat(" ", 100)}, mmv.ErrTooLong}, // escaped, it is 300 bytes
 	} {
-		_, err := v.Get(c.name)
-		assert.ErrorIs(t, err, c.want, "Get(%q)", c.name)
-		assert.Nil(t, v.With(c.name), "With(%q)", c.name)
+		_, err := v.Get(c.values...)
+		assert.ErrorIs(t, err, c.want, "Get(%q)", c.values)
+		assert.Nil(t, v.With(c.values...), "With(%q)", c.values)
+		assert.ErrorIs(t, v.Err(), c.want, "Err after %q", c.values)
 	}
-	for _, c := range []struct {
-		name string
-		want error
-	}{
-		{"GET /a", mmv.ErrName}, // its buckets would be alike up to the first space
-		{"", mmv.ErrName},
-		{strings.Repeat("y", 250), mmv.ErrTooLong}, // fits, but "name:bound" does not
-	} {
-		_, err := hv.Get(c.name)
-		assert.ErrorIs(t, err, c.want, "histogram Get(%q)", c.name)
-	}
-	// None counted: two more fit under the limit of 3.
+	assert.Nil(t, v.WithLabels(map[string]string{"path": "/"}), "a label not the vector's")
+	_, err := hv.Get(strings.Repeat("y", 246)) // fits, but with ",le=+Inf" does not
+	assert.ErrorIs(t, err, mmv.ErrTooLong)
+	// None counted: two fit under the limit of 2, not a third.
 	assert.NotNil(t, v.With("POST"))
-	assert.NotNil(t, v.With("PUT"))
-	_, err := v.Get("HEAD")
+	assert.NotNil(t, v.WithLabels(map[string]string{"route": "PUT"}))
+	_, err = v.Get("HEAD")
 	assert.ErrorIs(t, err, mmv.ErrTooMany)
-	assert.Equal(t, []string{"GET /a", "POST", "PUT"}, v.Instances())
+	assert.Equal(t, []string{"route=POST", "route=PUT"}, v.Instances())
 	assert.NotNil(t, hv.With("ok"))
+	require.NoError(t, r.Flush())
+
+	// 10 refused values (4 by Get and With each, the map, the
+	// histogram's), 1 over the limit.
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, "10", pcpValue(ms, "mmv.dropped", "refused"))
+	assert.Equal(t, "1", pcpValue(ms, "mmv.dropped", "limit"))
+	assert.Equal(t, "0", pcpValue(ms, "mmv.dropped", "cap"))
+	assert.Panics(t, func() { mmv.NewCounter(r, "mmv.mine", "", mmv.Count) }, "mmv.* is the registry's")
 
 	v.SetLimit(10)
 	require.NoError(t, r.Close())
@@ -298,7 +344,8 @@ func TestVecRefusedNames(t *testing.T) {
 // rebuilt map or among those added since.
 func TestVecWithDoesNotAllocate(t *testing.T) {
 	r := newRegistry(t, "allocs", t.TempDir(), mmv.Options{})
-	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "a")
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	v.With("a")
 	require.NoError(t, r.Start())
 	for i := range 20 {
 		v.With(fmt.Sprint("n", i))
@@ -318,7 +365,7 @@ func BenchmarkVecWith(b *testing.B) {
 	}
 	r := mmv.NewRegistry("bench", &mmv.Options{Dir: b.TempDir()})
 	defer r.Close()
-	v := mmv.NewCounterVec(r, "v", "", mmv.Count)
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "route")
 	require.NoError(b, r.Start())
 	plain := map[string]*mmv.Counter{}
 	for _, in := range names {
@@ -351,8 +398,9 @@ func TestVecFirstUseInOverflowFile(t *testing.T) {
 	for i := range mmv.MaxMetrics {
 		mmv.NewCounter(r, fmt.Sprintf("c%d", i), "", mmv.Count)
 	}
-	v := mmv.NewCounterVec(r, "spill", "", mmv.Count, "declared")
-	hv := mmv.NewHistogramVec(r, "spill_h", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 1})
+	v := mmv.NewCounterVec(r, "spill", "", mmv.Count, "k")
+	hv := mmv.NewHistogramVec(r, "spill_h", "", mmv.Second, &mmv.HistogramOptions{SubBuckets: 1}, "k")
+	v.With("declared")
 	v.With("early").Add(2)
 	require.NoError(t, r.Start())
 	v.With("late").Add(3)
@@ -362,10 +410,17 @@ func TestVecFirstUseInOverflowFile(t *testing.T) {
 	assert.FileExists(t, filepath.Join(tmp, "mmv", "vec.2"), "the vectors' overflow file")
 	ms := pcptest.Info(t, tmp)
 	for in, want := range map[string]string{"declared": "1", "early": "2", "late": "3"} {
-		assert.Equal(t, want, pcpValue(ms, "spill", in), "spill[%s]", in)
+		assert.Equal(t, want, pcpValue(ms, "spill", "k="+in), "spill[%s]", in)
 	}
 	require.NoError(t, r.Close())
 	ms = pcptest.Info(t, tmp)
-	assert.Equal(t, "1", pcpValue(ms, "spill_h.count", "late"))
-	assert.Equal(t, "3", pcpValue(ms, "spill", "late"))
+	assert.Equal(t, "1", pcpValue(ms, "spill_h.count", "k=late"))
+	assert.Equal(t, "3", pcpValue(ms, "spill", "k=late"))
+}
+
+// jsonString is s as a JSON string, as PCP shows a label's value.
+func jsonString(t *testing.T, s string) string {
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	return string(b)
 }

@@ -19,8 +19,9 @@
 //
 // A Float64Histogram (such as /sched/latencies:seconds) becomes two
 // metrics under its name: NAME.bucket, a Uint64 counter (units Count) over
-// an instance domain whose instance names are the buckets' upper bounds in
-// the metric's unit ("+Inf" for the last), with the count of each bucket
+// an instance domain whose instances are the buckets' upper bounds in the
+// metric's unit, as a vector with the one label le names them
+// ("le=0.001024", "le=+Inf" for the last), with the count of each bucket
 // (not cumulative); and NAME.count, the total count.
 //
 // # Names
@@ -223,9 +224,14 @@ func Register(r *mmv.Registry, o *Options) (err error) {
 			fh := probe[i].Value.Float64Histogram()
 			bounds := boundNames(fh.Buckets[1:])
 			vec := mmv.NewCounterVec(r, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
-				"Instances are upper bounds in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, bounds...)
+				"Instances are upper bounds (le) in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, "le")
+			vec.SetInstanceLabels(false) // the names say it; the file's label budget is the program's
 			for _, in := range bounds {
-				h.buckets = append(h.buckets, vec.With(in))
+				c, err := vec.Get(in)
+				if err != nil {
+					return err
+				}
+				h.buckets = append(h.buckets, c)
 			}
 			h.count = mmv.NewCounter(r, name+".count", cut("Observations: "+short), mmv.Count)
 		default:

@@ -74,7 +74,7 @@ func TestRegister(t *testing.T) {
 	count, err := r.Value("gc.heap.allocs_by_size_bytes.count", "")
 	require.NoError(t, err)
 	assert.NotEqualValues(t, 0, count.Int(), "allocs-by-size histogram counted nothing")
-	_, err = r.Value("gc.heap.allocs_by_size_bytes.bucket", "+Inf")
+	_, err = r.Value("gc.heap.allocs_by_size_bytes.bucket", "le=+Inf")
 	assert.NoError(t, err)
 	// A second bridge on the same registry collides.
 	assert.Error(t, Register(r, nil), "registering twice succeeded")
@@ -127,7 +127,7 @@ func TestRegisterThroughPCP(t *testing.T) {
 	m := pcptest.Find(ms, cycles)
 	assert.False(t, m == nil || m.Value == "0", "GC cycles through PCP: %+v", m)
 	h := pcptest.Find(ms, allocs)
-	require.False(t, h == nil || len(h.Instances) < 10 || h.Instance("+Inf") == nil, "allocs-by-size buckets through PCP: %+v", h)
+	require.False(t, h == nil || len(h.Instances) < 10 || h.Instance("le=+Inf") == nil, "allocs-by-size buckets through PCP: %+v", h)
 	assert.NotEqualValues(t, 0, bucketSum(h), "allocs-by-size buckets are all zero")
 }
 

@@ -1,22 +1,60 @@
 package main
 
 import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
-// TestRun runs the example for 2s and reads its metrics with PCP's reader.
+const prefix = "mmv.httpserver."
+
+// childEnv makes the test binary run the example itself, until killed.
+const childEnv = "HTTPSERVER_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		if err := run(context.Background(), io.Discard, 0); err != nil {
+			panic(err)
+		}
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestRun runs the service and reads every one of its metrics with PCP's
+// reader while it serves, labels included; when it ends its file is gone.
 func TestRun(t *testing.T) {
-	name := mmv.Default.Name() // httpserver_test: named after the test binary
-	ms := pcptest.RunExample(t, run, 2*time.Second, name)
-	prefix := "mmv." + name + ".http."
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	t.Setenv("PCP_TMP_DIR", tmp)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, io.Discard, 0) }()
+
+	// The route and status instances appear as they are first seen:
+	// exactly the pairs the server answers with.
+	seen := []string{"route=/hello,status=200", "route=/data,status=200", "route=/slow,status=200",
+		"route=/fail,status=500", "route=other,status=404"}
+	var ms []pcptest.Metric
+	require.Eventually(t, func() bool {
+		ms = pcptest.Info(t, tmp)
+		m := pcptest.Find(ms, prefix+"http.requests")
+		return m != nil && len(m.Instances) == len(seen) && pcptest.Find(ms, prefix+"http.latency.count") != nil
+	}, 20*time.Second, 200*time.Millisecond, "the service's requests in PCP")
+	cancel()
+	require.NoError(t, <-done)
+
 	value := func(metric, inst string) float64 {
 		t.Helper()
 		m := pcptest.Find(ms, prefix+metric)
@@ -31,30 +69,55 @@ func TestRun(t *testing.T) {
 		require.NoError(t, err, "%s%s[%s] = %q", prefix, metric, inst, v)
 		return f
 	}
-	// The route:status instances appeared as they were first seen: exactly
-	// the pairs the server answers with.
-	seen := []string{"/hello:200", "/data:200", "/slow:200", "/fail:500", "other:404"}
-	assert.Len(t, pcptest.Find(ms, prefix+"requests").Instances, len(seen), "requests' instances, want %v", seen)
-	var served float64
+	requests := pcptest.Find(ms, prefix+"http.requests")
 	for _, inst := range seen {
-		n := value("requests", inst)
-		assert.NotEqualValues(t, 0, n, "no request counted for %s", inst)
-		served += n
+		assert.NotZero(t, value("http.requests", inst), "no request counted for %s", inst)
+		in := requests.Instance(inst)
+		route, _ := in.Label("route")
+		status, _ := in.Label("status")
+		assert.NotEmpty(t, route, "%s: route label", inst)
+		assert.NotEmpty(t, status, "%s: status label", inst)
 	}
-	var latencyCount float64
-	for _, rt := range routes {
-		latencyCount += value("latency.count", rt)
+	service, _ := requests.Label("service")
+	assert.Equal(t, `"httpserver"`, service, "the registry's label")
+	assert.GreaterOrEqual(t, value("http.response_bytes", "route=/data"), 1024.0, "/data response bytes")
+	assert.GreaterOrEqual(t, value("http.in_flight", ""), 0.0)
+	assert.Positive(t, value("app.work_time", ""), "work time")
+	for _, m := range []struct{ name, units, sem string }{
+		{"http.requests", "count", "counter"},
+		{"http.latency.p99", "sec", "instant"},
+		{"http.latency.bucket", "count", "counter"},
+		{"app.work_time", "microsec", "counter"},
+		{"go.gc.cycles.total_gc_cycles", "count", "counter"},
+	} {
+		got := pcptest.Find(ms, prefix+m.name)
+		if assert.NotNil(t, got, m.name) {
+			assert.Equal(t, [2]string{m.units, m.sem}, [2]string{got.Units, got.Semantics}, "%s: units, semantics", m.name)
+		}
 	}
-	assert.Equal(t, served, latencyCount, "latency histograms counted")
-	p99, mx := value("latency.p99", "/slow"), value("latency.max", "/slow")
-	assert.False(t, p99 < 0.001 || p99 > mx*1.07, "/slow p99 %v s, max %v s: /slow sleeps 1-20 ms", p99, mx)
-	assert.GreaterOrEqual(t, value("response_bytes", "/data"), 1024.0, "/data response bytes")
-	assert.EqualValues(t, 0, value("in_flight", ""), "in flight after the end")
-	assert.Positive(t, value("handler_time", ""), "handler time")
-	m := pcptest.Find(ms, prefix+"latency.bucket")
-	assert.False(t, m == nil || m.Instance("/slow:+Inf") == nil || m.Units != "count" || m.Semantics != "counter", "latency buckets: %+v", m)
-	m = pcptest.Find(ms, prefix+"latency.p99")
-	assert.Equal(t, [2]string{"sec", "instant"}, [2]string{m.Units, m.Semantics}, "latency.p99: units, semantics")
-	m = pcptest.Find(ms, prefix+"handler_time")
-	assert.Equal(t, [2]string{"microsec", "counter"}, [2]string{m.Units, m.Semantics}, "handler_time: units, semantics")
+	assert.NotNil(t, pcptest.Find(ms, prefix+"http.latency.bucket").Instance("route=/slow,le=+Inf"), "latency buckets")
+	// The Process flag: the file went with Close.
+	assert.NoFileExists(t, filepath.Join(tmp, "mmv", "httpserver"))
+}
+
+// TestKilled: a service killed with SIGKILL vanishes from PCP, though its
+// file stays: PCP's reader drops a Process file whose writer is gone.
+func TestKilled(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "PCP_TMP_DIR="+tmp)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	require.Eventually(t, func() bool {
+		return pcptest.Find(pcptest.Info(t, tmp), prefix+"http.requests") != nil
+	}, 20*time.Second, 200*time.Millisecond, "the child's metrics in PCP")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	assert.FileExists(t, filepath.Join(tmp, "mmv", "httpserver"), "SIGKILL left the file")
+	for _, m := range pcptest.Info(t, tmp) {
+		assert.NotContains(t, m.Name, prefix, "PCP still shows the killed service")
+	}
 }

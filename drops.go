@@ -1,0 +1,57 @@
+package mmv
+
+import "sync/atomic"
+
+// Nothing a vector refuses is silent: the registry counts every refused
+// instance in a counter of its own, mmv.<file>.mmv.dropped, over the
+// reasons below, declared at the first refusal (so that a file with none
+// stays libpcp_mmv's), in a part of the namespace no program metric may
+// take.
+
+// dropReason is why a vector refused label values.
+type dropReason int
+
+const (
+	dropLimit   dropReason = iota // the vector holds its limit
+	dropRefused                   // values the vector cannot name
+	dropCap                       // the registry's caps on instances
+	dropClosed                    // the registry is closed
+	numDrops
+)
+
+var dropNames = [numDrops]string{"limit", "refused", "cap", "closed"}
+
+// ownPrefix is the first part of the names of the registry's own metrics.
+const ownPrefix = "mmv"
+
+// dropLocked counts one refusal.
+func (r *Registry) dropLocked(reason dropReason) {
+	if r.drops == nil {
+		r.declareDropsLocked()
+	}
+	atomic.AddUint64(r.drops[reason].word(), 1)
+}
+
+// declareDropsLocked declares mmv.dropped and binds its cells; on a
+// registry that cannot take it (closed), the cells count in memory.
+func (r *Registry) declareDropsLocked() {
+	r.drops = new([numDrops]cell)
+	for i := range r.drops {
+		r.drops[i].init(Uint64)
+	}
+	in, err := r.addAutoIndomLocked("Reasons a vector refused label values", dropNames[:])
+	if err != nil {
+		return
+	}
+	r.declaringOwn = true
+	m, err := r.addMetricLocked(Metric{Name: ownPrefix + ".dropped", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: in.Serial,
+		ShortHelp: "label values vectors refused, by reason",
+		LongHelp:  "limit: a vector at its limit (Vec.SetLimit); refused: values a vector cannot name; cap: the registry's caps on instances; closed: a closed registry."}, true)
+	r.declaringOwn = false
+	if err != nil {
+		return
+	}
+	for i := range r.drops {
+		r.bindCellLocked(m, i, &r.drops[i])
+	}
+}

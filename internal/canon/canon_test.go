@@ -1,0 +1,68 @@
+package canon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestName(t *testing.T) {
+	for _, c := range []struct {
+		names, values []string
+		want          string
+	}{
+		{[]string{"route"}, []string{"/api"}, "route=/api"},
+		{[]string{"route", "status"}, []string{"/api", "200"}, "route=/api,status=200"},
+		{[]string{"method"}, []string{"GET /a"}, "method=GET%20/a"},
+		{[]string{"a"}, []string{"x,b=y"}, "a=x%2Cb%3Dy"},
+		{[]string{"a"}, []string{"50%"}, "a=50%25"},
+		{[]string{"a"}, []string{"tab\there\n"}, "a=tab%09here%0A"},
+		{[]string{"city"}, []string{"Zürich"}, "city=Zürich"},
+		{[]string{"a", "b"}, []string{"", ""}, "a=,b="},
+		{[]string{"a"}, []string{" lead"}, "a=%20lead"},
+	} {
+		got, ok := Name(c.names, c.values)
+		require.True(t, ok, "%q", c.values)
+		assert.Equal(t, c.want, got)
+		assert.NotContains(t, got, " ", "PCP compares names up to the first space")
+	}
+}
+
+// TestNameUnique: lists that differ, in values or in where one ends, have
+// different names and, in the main, different hashes.
+func TestNameUnique(t *testing.T) {
+	names := []string{"a", "b"}
+	lists := [][]string{{"x,b=y", ""}, {"x", "y"}, {"x", "b=y"}, {"", "x,b=y"}, {"x y", ""}, {"x%20y", ""}, {"xy", ""}, {"x", "y "}}
+	seen := map[string][]string{}
+	hashes := map[uint64][]string{}
+	for _, l := range lists {
+		n, ok := Name(names, l)
+		require.True(t, ok)
+		_, dup := seen[n]
+		assert.False(t, dup, "%q and %q share %q", l, seen[n], n)
+		seen[n] = l
+		h := Hash(l)
+		_, dup = hashes[h]
+		assert.False(t, dup, "%q and %q share a hash", l, hashes[h])
+		hashes[h] = l
+	}
+	assert.NotEqual(t, Hash([]string{"ab", "c"}), Hash([]string{"a", "bc"}))
+}
+
+func TestNameTooLong(t *testing.T) {
+	_, ok := Name([]string{"a"}, []string{strings.Repeat("x", MaxLen-2)})
+	assert.True(t, ok, "255 bytes fit")
+	_, ok = Name([]string{"a"}, []string{strings.Repeat("x", MaxLen-1)})
+	assert.False(t, ok, "256 bytes do not")
+	_, ok = Name([]string{"a"}, []string{strings.Repeat(" ", 100)})
+	assert.False(t, ok, "escapes count")
+}
+
+func BenchmarkHash(b *testing.B) {
+	values := []string{"/api/v1/users", "200"}
+	for b.Loop() {
+		Hash(values)
+	}
+}

@@ -1,0 +1,146 @@
+// Package middleware measures an HTTP server into mmv: what every service
+// otherwise writes by hand, with the standard library only.
+//
+//	m := middleware.New(nil, nil) // on mmv.Default, metric names under http.
+//	mux := http.NewServeMux()
+//	mux.HandleFunc("GET /items/{id}", getItem)
+//	http.ListenAndServe(addr, m.Wrap(mux))
+//
+// It publishes, under the prefix (http by default):
+//
+//   - requests: requests served, a counter vector by route and status
+//     (instances such as "route=GET%20/items/{id},status=200");
+//   - latency: the time to serve a request, a histogram vector by route,
+//     in seconds;
+//   - in_flight: requests being served, an integer gauge;
+//   - response_bytes: bytes of response bodies, a counter vector by route.
+//
+// The route is the pattern the ServeMux matched, Go 1.22's
+// http.Request.Pattern, so that the number of instances stays that of the
+// routes, whatever paths clients send; a request no pattern matched counts
+// as "other". The pattern is read from the request Wrap's handler served,
+// so the handler must be the ServeMux itself, or pass the same request
+// down; Options.Route names routes otherwise.
+package middleware
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gopcp/mmv"
+)
+
+// Options configure the metrics; the zero value of each field means its
+// default.
+type Options struct {
+	// Prefix is the first part of the metric names: "http" by default.
+	Prefix string
+	// Route names the route of a request once it is served: by default
+	// its Pattern, or "other" when none matched.
+	Route func(*http.Request) string
+	// Latency configures the latency histograms (nil: mmv's defaults).
+	Latency *mmv.HistogramOptions
+}
+
+// Metrics are the instruments of a server.
+type Metrics struct {
+	requests *mmv.Vec[mmv.Counter]
+	latency  *mmv.Vec[mmv.Histogram]
+	inFlight *mmv.IntGauge
+	bytes    *mmv.Vec[mmv.Counter]
+	route    func(*http.Request) string
+}
+
+// New declares the metrics on r (mmv.Default when nil), with options o
+// (nil for the defaults). It panics, as mmv's New functions do, if the
+// registry refuses a declaration, such as a prefix that is not a valid
+// metric name or names already declared.
+func New(r *mmv.Registry, o *Options) *Metrics {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "http"
+	}
+	if opts.Route == nil {
+		opts.Route = pattern
+	}
+	p := opts.Prefix + "."
+	return &Metrics{
+		requests: mmv.NewCounterVec(r, p+"requests", "HTTP requests served, by route and status", mmv.Count, "route", "status"),
+		latency:  mmv.NewHistogramVec(r, p+"latency", "HTTP request latency, by route", mmv.Second, opts.Latency, "route"),
+		inFlight: mmv.NewIntGauge(r, p+"in_flight", "HTTP requests being served", mmv.Count),
+		bytes:    mmv.NewCounterVec(r, p+"response_bytes", "HTTP response body bytes, by route", mmv.Byte, "route"),
+		route:    opts.Route,
+	}
+}
+
+// pattern is the default Route.
+func pattern(r *http.Request) string {
+	if r.Pattern == "" {
+		return "other"
+	}
+	return r.Pattern
+}
+
+// Wrap returns h measured.
+func (m *Metrics) Wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+		rec := &recorder{ResponseWriter: w, code: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		route := m.route(r)
+		m.requests.With(route, status(rec.code)).Inc()
+		m.bytes.With(route).Add(uint64(rec.bytes))
+		m.latency.With(route).Since(start)
+	})
+}
+
+// Requests returns the counter vector of requests by route and status, to
+// read or to add labels to.
+func (m *Metrics) Requests() *mmv.Vec[mmv.Counter] { return m.requests }
+
+// recorder notes the status and body size of a response.
+type recorder struct {
+	http.ResponseWriter
+	code  int
+	bytes int
+	wrote bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.code, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the writer's Flush, Hijack and
+// deadlines.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// statuses are the status codes as text, made once.
+var statuses = func() (s [600]string) {
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+func status(code int) string {
+	if code >= 0 && code < len(statuses) {
+		return statuses[code]
+	}
+	return strconv.Itoa(code)
+}
