@@ -19,7 +19,9 @@ import (
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
-// startRecording starts pmlogger as record does, without waiting: the
+// startRecording starts pmlogger against the local pmcd for d, logging
+// the given metrics (names or subtrees) every interval into the archive
+// base, without waiting: the
 // returned function waits for it to end and fails the test if it failed.
 func startRecording(t *testing.T, tl tools, base string, d time.Duration, metrics ...string) func() {
 	t.Helper()

@@ -279,13 +279,7 @@ func commandErr(env []string, name string, args ...string) (string, error) {
 // record runs pmlogger against the local pmcd for d, logging the given
 // metrics (names or subtrees) every interval into the archive base, and
 // waits for it to end.
-func record(t *testing.T, tl tools, base string, d, interval time.Duration, metrics ...string) {
+func record(t *testing.T, tl tools, base string, d time.Duration, metrics ...string) {
 	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "pmlogger.conf")
-	body := fmt.Sprintf("log mandatory on %dmsec {\n\t%s\n}\n", interval.Milliseconds(), strings.Join(metrics, "\n\t"))
-	require.NoError(t, os.WriteFile(conf, []byte(body), 0o644))
-	log := filepath.Join(dir, "pmlogger.log")
-	_, err := commandErr(nil, tl.pmlogger, "-c", conf, "-l", log, "-T", fmt.Sprintf("%dmsec", d.Milliseconds()), base)
-	require.NoError(t, err, "pmlogger log:\n%s", tail(log, 20))
+	startRecording(t, tl, base, d, metrics...)()
 }

@@ -176,14 +176,14 @@ func TestFleet(t *testing.T) {
 	t.Run("prometheus", func(t *testing.T) { testPrometheus(t, px, a) })
 	require.NoError(t, os.Mkdir(filepath.Join(px.archive, "hosta"), 0o755))
 	archA := filepath.Join(px.archive, "hosta", serviceName)
-	record(t, tl, archA, 3*time.Second, interval, "mmv."+serviceName)
+	record(t, tl, archA, 3*time.Second, "mmv."+serviceName)
 	a.close()
 
 	// Host B: another rate and gauge, its own host name.
 	b := startService(t, p.Dir, label, 3, 11, 2)
 	waitForPMCD(t, p, prefix+"late")
 	archB := filepath.Join(t.TempDir(), serviceName)
-	record(t, tl, archB, 2*time.Second, interval, "mmv."+serviceName)
+	record(t, tl, archB, 2*time.Second, "mmv."+serviceName)
 	b.close()
 	const hostB = "fleet-b"
 	command(t, nil, tl.pmloglabel, "-h", hostB, archB)
