@@ -180,10 +180,13 @@ func TestArchiveAcrossRestart(t *testing.T) {
 	// pmval's rate of requests: the service counts 1,000 a second; every
 	// step not spanning the restart must show it within 10% (25ms of
 	// timing error over a 250ms step). The first steps have no rate yet
-	// (pmval needs two samples).
+	// (pmval needs two samples), nor the steps past the recording's end.
 	rates := pmvalValues(t, tl, arch, prefix+"requests")
 	for len(rates) > 0 && rates[0] == "" {
 		rates = rates[1:]
+	}
+	for len(rates) > 0 && rates[len(rates)-1] == "" {
+		rates = rates[:len(rates)-1]
 	}
 	var good, other int
 	tol := float64(gen1.perMS) * 1000 * 0.1
