@@ -1,0 +1,113 @@
+package fleet
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+)
+
+// cluster is the service's PMID cluster: fixed, so that its PMIDs are the
+// same on every host and across restarts (cluster 0 would let each pmcd
+// choose).
+const cluster = 417
+
+// routes are the instances of the service's hits vector.
+var routes = []string{"/api", "/health"}
+
+// service is a Go service instrumented with mmv, as on every host of a
+// fleet: the same file name, cluster and labels everywhere.
+type service struct {
+	r        *mmv.Registry
+	requests *mmv.Counter          // perMS per millisecond since t0
+	workers  *mmv.IntGauge         // fixed per service
+	hits     *mmv.Vec[mmv.Counter] // fixed per route
+	late     *mmv.IntGauge         // declared after Start: a growth step
+
+	t0                      time.Time
+	perMS                   uint64
+	workersValue, lateValue float64
+	stop                    chan struct{}
+	done                    sync.WaitGroup
+}
+
+// serviceName is the file name, unique to the test process so that
+// concurrent runs on one pmcd do not collide (mmv.ErrInUse).
+var serviceName = fmt.Sprintf("fleet%d", os.Getpid())
+
+// startService starts the service in dir (pmcd's MMV directory): requests
+// counts perMS every millisecond, workers and the hits are set once, and
+// late is declared after Start and set to lateValue.
+func startService(t *testing.T, dir, label string, perMS uint64, workers int64, lateValue int64) *service {
+	t.Helper()
+	// Process: pmcd drops the metrics, and Close removes the file, when
+	// the process is gone; nothing is left in the system directory.
+	r := mmv.NewRegistry(serviceName, &mmv.Options{Cluster: cluster, Dir: dir, Flags: mmv.Process})
+	s := &service{r: r, perMS: perMS, workersValue: float64(workers), lateValue: float64(lateValue), stop: make(chan struct{})}
+	s.requests = mmv.NewCounter(r, "requests", "Requests served", mmv.Count)
+	s.workers = mmv.NewIntGauge(r, "workers", "Worker goroutines", mmv.Count)
+	s.hits = mmv.NewCounterVec(r, "hits", "Requests by route", mmv.Count, routes...)
+	// The service label on the whole registry (a cluster label) is what
+	// pmseries queries by; pmproxy 6.0.3's /metrics leaves cluster labels
+	// out, so the role label goes on the metrics themselves too.
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "service", Value: label}), "service label")
+	for _, m := range []string{"requests", "workers"} {
+		require.NoError(t, r.AddMetricLabel(m, mmv.Label{Name: "role", Value: "frontend"}), "role label on %s", m)
+	}
+	require.NoError(t, r.Start(), "starting the service's registry")
+	t.Cleanup(s.close)
+	s.late = mmv.NewIntGauge(r, "late", "Declared after Start", mmv.Count)
+	require.NoError(t, r.Flush(), "publishing the metric declared after Start")
+
+	s.workers.Set(workers)
+	s.late.Set(lateValue)
+	for rt, v := range s.hitsValues() {
+		s.hits.With(rt).Set(uint64(v))
+	}
+	s.t0 = time.Now()
+	s.done.Add(1)
+	go func() {
+		defer s.done.Done()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			s.requests.Set(s.want(time.Now()))
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// hitsValues are the values of hits by route: 100, 200, ...
+func (s *service) hitsValues() map[string]float64 {
+	m := map[string]float64{}
+	for i, rt := range routes {
+		m[rt] = float64(100 * (i + 1))
+	}
+	return m
+}
+
+// want is what requests holds at time at.
+func (s *service) want(at time.Time) uint64 {
+	return s.perMS * uint64(at.Sub(s.t0).Milliseconds())
+}
+
+// close stops the service; it may be called more than once.
+func (s *service) close() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	s.done.Wait()
+	s.r.Close()
+}
