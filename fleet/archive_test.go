@@ -152,7 +152,7 @@ func TestArchiveAcrossRestart(t *testing.T) {
 	for _, s := range sets {
 		assert.Equal(t, sets[0], s, "pmdumplog -i: indom %s changed", hitsIndom)
 	}
-	assert.Equal(t, []string{`0 or "/api"`, `1 or "/health"`}, sets[0], "pmdumplog -i: hits' instances")
+	assert.Equal(t, []string{`0 or "route=/api"`, `1 or "route=/health"`}, sets[0], "pmdumplog -i: hits' instances")
 	t.Logf("pmdumplog -i: %d record(s) of indom %s: %q", len(sets), hitsIndom, sets[0])
 
 	// pmval: the generation and late values from both processes, fetched by

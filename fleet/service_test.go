@@ -51,7 +51,10 @@ func startService(t *testing.T, dir, label string, perMS uint64, workers int64, 
 	s := &service{r: r, perMS: perMS, workersValue: float64(workers), lateValue: float64(lateValue), stop: make(chan struct{})}
 	s.requests = mmv.NewCounter(r, "requests", "Requests served", mmv.Count)
 	s.workers = mmv.NewIntGauge(r, "workers", "Worker goroutines", mmv.Count)
-	s.hits = mmv.NewCounterVec(r, "hits", "Requests by route", mmv.Count, routes...)
+	s.hits = mmv.NewCounterVec(r, "hits", "Requests by route", mmv.Count, "route")
+	for _, rt := range routes { // instance ids in this order
+		s.hits.With(rt)
+	}
 	// The service label on the whole registry (a cluster label) is what
 	// pmseries queries by; pmproxy 6.0.3's /metrics leaves cluster labels
 	// out, so the role label goes on the metrics themselves too.
@@ -66,8 +69,8 @@ func startService(t *testing.T, dir, label string, perMS uint64, workers int64, 
 
 	s.workers.Set(workers)
 	s.late.Set(lateValue)
-	for rt, v := range s.hitsValues() {
-		s.hits.With(rt).Set(uint64(v))
+	for _, rt := range routes {
+		s.hits.With(rt).Set(uint64(s.hitsValues()["route="+rt]))
 	}
 	s.t0 = time.Now()
 	s.done.Add(1)
@@ -87,11 +90,12 @@ func startService(t *testing.T, dir, label string, perMS uint64, workers int64, 
 	return s
 }
 
-// hitsValues are the values of hits by route: 100, 200, ...
+// hitsValues are the values of hits by instance name ("route=/api"):
+// 100, 200, ...
 func (s *service) hitsValues() map[string]float64 {
 	m := map[string]float64{}
 	for i, rt := range routes {
-		m[rt] = float64(100 * (i + 1))
+		m["route="+rt] = float64(100 * (i + 1))
 	}
 	return m
 }
