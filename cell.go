@@ -77,8 +77,8 @@ type waiter struct {
 
 // unbindCells points every instrument back at its own memory, before the
 // files close.
-func unbindCells(cells []*cell) {
-	for _, c := range cells {
+func unbindCells(cells map[*cell]struct{}) {
+	for c := range cells {
 		c.unbind()
 	}
 }

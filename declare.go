@@ -1,5 +1,7 @@
 package mmv
 
+import "slices"
+
 // The door between instruments and the registry. Instruments declare and
 // bind through these methods only; those named ...Locked expect the
 // registry's lock held, the others take it.
@@ -18,8 +20,21 @@ func (r *Registry) bindValueLocked(m *metric, inst int, bind func(*Value)) {
 // bindCellLocked binds c to m's value for instance index inst as soon as
 // it has storage, and unbinds it when the registry closes.
 func (r *Registry) bindCellLocked(m *metric, inst int, c *cell) {
-	r.cells = append(r.cells, c)
+	r.cells[c] = struct{}{}
 	r.bindValueLocked(m, inst, c.bind)
+}
+
+// unbindCellLocked points c back at its own memory for good: its value
+// was removed.
+func (r *Registry) unbindCellLocked(c *cell) {
+	c.unbind()
+	delete(r.cells, c)
+}
+
+// unwaitLocked forgets the waiters for the values of instance j of in,
+// which was removed.
+func (r *Registry) unwaitLocked(in *indom, j int) {
+	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && w.inst == j })
 }
 
 // declareCell declares m on r and binds c to its value. It panics on a

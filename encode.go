@@ -29,7 +29,7 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	var count [numSections]int
 	count[secIndoms] = len(p.indoms)
 	for i, in := range p.indoms {
-		count[secInstances] += len(in.Instances)
+		count[secInstances] += in.live
 		pl.indomPos[in] = i
 	}
 	count[secMetrics] = len(p.metrics)
@@ -50,7 +50,7 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	for i, in := range p.indoms {
 		names := make([]int64, len(in.Instances))
 		for j := range names {
-			names[j] = str(v2)
+			names[j] = str(v2 && !in.removed[j])
 		}
 		pl.instName[i] = names
 	}
@@ -60,7 +60,7 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	}
 	pl.valueStr = make([]int64, len(p.slots))
 	for i, o := range p.slots {
-		pl.valueStr[i] = str(o.m.Type == String)
+		pl.valueStr[i] = str(o.m != nil && o.m.Type == String)
 	}
 	pl.metricHelp = make([][2]int64, len(p.metrics))
 	for i, m := range p.metrics {
@@ -108,8 +108,10 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		pl.firstInst[i] = pl.record(secInstances, inst)
 		offs := make([]int64, len(in.Instances))
 		for j := range offs {
-			offs[j] = pl.record(secInstances, inst)
-			inst++
+			if !in.removed[j] {
+				offs[j] = pl.record(secInstances, inst)
+				inst++
+			}
 		}
 		pl.instOff[i] = offs
 	}
@@ -127,10 +129,13 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	pl.putTOC(b)
 	at := func(off int64) []byte { return b[off:] }
 	for i, in := range p.indoms {
-		putIndom(at(pl.indomOff[i]), in.Serial, uint32(len(in.Instances)), uint64(pl.firstInst[i]),
+		putIndom(at(pl.indomOff[i]), in.Serial, uint32(in.live), uint64(pl.firstInst[i]),
 			uint64(pl.indomHelp[i][0]), uint64(pl.indomHelp[i][1]))
 		putStrings(b, pl.indomHelp[i][:], in.ShortHelp, in.LongHelp)
 		for j, inst := range in.Instances {
+			if in.removed[j] {
+				continue
+			}
 			putInstance(at(pl.instOff[i][j]), pl.version, uint64(pl.indomOff[i]), inst.ID, inst.Name, uint64(pl.instName[i][j]))
 			putStrings(b, pl.instName[i][j:j+1], inst.Name)
 		}
@@ -149,6 +154,10 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
 	}
 	for s, o := range p.slots {
+		if o.m == nil { // a removed value's record: no metric, no instance
+			putValue(at(pl.record(secValues, s)), 0, 0, 0)
+			continue
+		}
 		var instOff int64
 		if o.m.indom != nil {
 			instOff = pl.instOff[pl.indomPos[o.m.indom]][o.inst]
@@ -180,8 +189,8 @@ func (r *Registry) version(p *part) (int, error) {
 		}
 	}
 	for _, in := range p.indoms {
-		for _, inst := range in.Instances {
-			if len(inst.Name) > maxV1Name {
+		for j, inst := range in.Instances {
+			if len(inst.Name) > maxV1Name && !in.removed[j] {
 				need = Version2
 			}
 		}

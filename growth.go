@@ -174,6 +174,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 		return err
 	}
 	p.dirty = false
+	p.published()
 	return nil
 }
 

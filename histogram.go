@@ -603,6 +603,18 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	return true, err
 }
 
+// removeLocked removes a vector's instance id, its statistics and its
+// buckets; its histogram is refreshed no more.
+func (g *histGroup) removeLocked(name string, id int32) {
+	g.mu.Lock()
+	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.inst == name })
+	g.mu.Unlock()
+	g.r.removeInstanceLocked(g.statIndom, g.statIndom.ids[id])
+	for i := range g.bounds {
+		g.r.removeInstanceLocked(g.bucketIn, g.bucketIn.ids[id*int32(len(g.bounds))+int32(i)])
+	}
+}
+
 // makeLocked makes the histogram of an instance, whose values are bound as
 // soon as they have storage. Called with the registry's lock held.
 func (g *histGroup) makeLocked(name string, id int32) *Histogram {

@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -79,8 +80,10 @@ type indomTable struct {
 // indom is a declared instance domain.
 type indom struct {
 	Indom
-	ids   map[int32]int  // instance id to index
-	names map[string]int // instance name up to the first space to index
+	ids     map[int32]int  // instance id to index
+	names   map[string]int // instance name up to the first space to index
+	removed []bool         // per instance: removed, its id and name kept
+	live    int            // instances not removed
 }
 
 // AddIndom declares an instance domain and its instances.
@@ -147,7 +150,7 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool
 		return err
 	}
 	first := len(in.Instances)
-	if err := checkInstanceCaps(&r.opts, "indom "+strconv.FormatUint(uint64(serial), 10), in.ShortHelp, first, r.instanceCount(), len(insts)); err != nil {
+	if err := checkInstanceCaps(&r.opts, "indom "+strconv.FormatUint(uint64(serial), 10), in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
 		return err
 	}
 	for _, inst := range insts {
@@ -157,20 +160,19 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool
 		}
 	}
 	var grown []*part
-	var nslots []int
 	for _, p := range r.parts {
 		if !p.hasIndom(in) {
 			continue
 		}
-		grown, nslots = append(grown, p), append(nslots, len(p.slots))
+		grown = append(grown, p)
 		if p.file == nil {
 			continue
 		}
-		p.newInstanceSlots(in, first)
+		p.newInstanceSlots(in, first, -1)
 	}
 	if err := r.grewLocked(keep, grown...); err != nil {
-		for i, p := range grown {
-			p.truncateSlots(nslots[i])
+		for _, p := range grown {
+			p.releaseInstanceSlots(in, first)
 		}
 		in.truncate(first)
 		return err
@@ -204,6 +206,8 @@ func (in *indom) add(inst Instance) error {
 	in.ids[inst.ID] = len(in.Instances)
 	in.names[key] = len(in.Instances)
 	in.Instances = append(in.Instances, inst)
+	in.removed = append(in.removed, false)
+	in.live++
 	return nil
 }
 
@@ -220,14 +224,70 @@ func (in *indom) truncate(n int) {
 		key, _, _ := strings.Cut(inst.Name, " ")
 		delete(in.names, key)
 	}
-	in.Instances = in.Instances[:n]
+	in.Instances, in.removed = in.Instances[:n], in.removed[:n]
+	in.live = 0
+	for _, r := range in.removed {
+		if !r {
+			in.live++
+		}
+	}
 }
 
-// lookup returns the index of the instance named exactly name.
+// lookup returns the index of the instance named exactly name, unless
+// removed.
 func (in *indom) lookup(name string) (int, bool) {
 	key, _, _ := strings.Cut(name, " ")
 	i, ok := in.names[key]
-	return i, ok && in.Instances[i].Name == name
+	return i, ok && in.Instances[i].Name == name && !in.removed[i]
+}
+
+// removeInstanceLocked removes instance j of in, with its labels: PCP no
+// longer shows it from the next publication on, and its values' slots
+// serve others after that. Its id and name stay its own, for
+// reviveInstanceLocked.
+func (r *Registry) removeInstanceLocked(in *indom, j int) {
+	if in.removed[j] {
+		return
+	}
+	in.removed[j] = true
+	in.live--
+	id := in.Instances[j].ID
+	r.labels = slices.DeleteFunc(r.labels, func(l *label) bool {
+		return l.kind == labelInstances && l.serial == in.Serial && l.instance == id
+	})
+	r.unwaitLocked(in, j)
+	var grown []*part
+	for _, p := range r.parts {
+		if p.hasIndom(in) {
+			p.remove(in, j)
+			grown = append(grown, p)
+		}
+	}
+	r.grewLocked(true, grown...) // nothing needs storage: no error
+}
+
+// reviveInstanceLocked gives removed instance j of in its place back, with
+// values of its metrics starting from zero. A full disk is no refusal, as
+// for addInstancesLocked with keep.
+func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
+	if !in.removed[j] {
+		return nil
+	}
+	if err := checkInstanceCaps(&r.opts, "indom "+strconv.FormatUint(uint64(in.Serial), 10), in.ShortHelp, in.live, r.instanceCount(), 1); err != nil {
+		return err
+	}
+	in.removed[j] = false
+	in.live++
+	var grown []*part
+	for _, p := range r.parts {
+		if p.hasIndom(in) {
+			if p.file != nil {
+				p.newInstanceSlots(in, len(in.Instances), j)
+			}
+			grown = append(grown, p)
+		}
+	}
+	return r.grewLocked(true, grown...)
 }
 
 // Default caps on instances (see Options.MaxIndomInstances): an indom at
@@ -266,11 +326,11 @@ func capOf(c, def int) int {
 }
 
 // instanceCount is the number of instances the registry's indoms hold,
-// each counted once whichever files hold it.
+// removed ones not counted, each counted once whichever files hold it.
 func (r *Registry) instanceCount() int {
 	n := 0
 	for _, in := range r.indoms {
-		n += len(in.Instances)
+		n += in.live
 	}
 	return n
 }

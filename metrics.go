@@ -153,14 +153,11 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 	if mt.auto && p.file != nil {
 		p.takeItem(mt)
 	}
-	nslots := len(p.slots)
 	if p.file != nil {
-		for j := range mt.valueCount() {
-			p.newSlot(mt, j)
-		}
+		p.newMetricSlots(mt)
 	}
 	if err := r.grewLocked(keep, p); err != nil {
-		p.truncateSlots(nslots)
+		p.releaseMetricSlots(mt)
 		r.undeclareMetric(p, mt, newIndom, newPart)
 		return nil, err
 	}

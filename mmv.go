@@ -58,12 +58,12 @@ type Registry struct {
 	// the registry, the others hold metrics beyond MaxMetrics (parts.go).
 	parts []*part
 
-	pending *time.Timer // the publication of declarations made after Start
-	pubErr  error       // why the last publication failed
-	dir     *dir        // where the files are, from Start to Close
-	path    string      // the first file's, once started
-	waiting []waiter    // instruments waiting for storage (cell.go)
-	cells   []*cell     // every instrument's cell, unbound at Close
+	pending *time.Timer        // the publication of declarations made after Start
+	pubErr  error              // why the last publication failed
+	dir     *dir               // where the files are, from Start to Close
+	path    string             // the first file's, once started
+	waiting []waiter           // instruments waiting for storage (cell.go)
+	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
 
 	drops        *[numDrops]cell // refusals counted, once there was one (drops.go)
 	declaringOwn bool            // the registry declares a metric of its own
@@ -87,7 +87,7 @@ const (
 // NewRegistry returns a registry for the file name, with the given options
 // (nil for the defaults). The name is checked by Start.
 func NewRegistry(name string, opts *Options) *Registry {
-	r := &Registry{name: name, model: newModel()}
+	r := &Registry{name: name, model: newModel(), cells: map[*cell]struct{}{}}
 	if opts != nil {
 		r.opts = *opts
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"sync"
-	"unsafe"
 )
 
 // A file holds at most MaxMetrics metrics. A registry with more spreads them
@@ -29,17 +28,13 @@ type part struct {
 	indoms []*indom
 	used   [MaxItem + 1]bool // items taken
 	// slots lists the values in the order of their records: a value's
-	// slot fixes its address for good.
-	slots []slotOwner
-	bound int // slots[:bound] have handles
-	file  *file
-	dirty bool // declarations not yet in the file
-}
-
-// slotOwner is the metric and instance (index in the indom) of a value.
-type slotOwner struct {
-	m    *metric
-	inst int
+	// slot fixes its address while it lives (slots.go).
+	slots       []slotOwner
+	bound       int   // slots[:bound] have had handles
+	rebind      []int // slots below bound taken again, to get handles
+	dying, free []int // slots of removed values: dead from the next publication, dead in the file
+	file        *file
+	dirty       bool // declarations not yet in the file
 }
 
 func newPart(name string, index int, prefix string, flags Flags) *part {
@@ -52,75 +47,10 @@ func (p *part) metricName(m *metric) string { return p.prefix + m.Name }
 // hasIndom reports whether the part's file holds the indom.
 func (p *part) hasIndom(in *indom) bool { return slices.Contains(p.indoms, in) }
 
-// newSlot gives instance j of m (0 when singular) the next value slot of
-// its part.
-func (p *part) newSlot(m *metric, j int) {
-	m.slots = append(m.slots, len(p.slots))
-	m.values = append(m.values, nil)
-	p.slots = append(p.slots, slotOwner{m, j})
-}
-
-// newInstanceSlots gives the instances of in from index first on a slot
-// for each metric of the part over in.
-func (p *part) newInstanceSlots(in *indom, first int) {
-	for _, m := range p.metrics {
-		if m.indom == in {
-			for j := first; j < len(in.Instances); j++ {
-				p.newSlot(m, j)
-			}
-		}
-	}
-}
-
-// truncateSlots forgets the slots from n on, newest first.
-func (p *part) truncateSlots(n int) {
-	for i := len(p.slots) - 1; i >= n; i-- {
-		m := p.slots[i].m
-		m.slots, m.values = m.slots[:len(m.slots)-1], m.values[:len(m.values)-1]
-	}
-	p.slots = p.slots[:n]
-}
-
-// makeSlots gives every value of the part's metrics a slot, as Start does:
-// metric by metric, instance by instance.
-func (p *part) makeSlots() {
-	for _, m := range p.metrics {
-		for j := range m.valueCount() {
-			p.newSlot(m, j)
-		}
-	}
-}
-
-// typeOf is the type of the value in slot s.
-func (p *part) typeOf(s int) Type { return p.slots[s].m.Type }
-
-// handle is the handle of the value in slot s, nil until bound.
-func (p *part) handle(s int) *Value {
-	o := p.slots[s]
-	return o.m.values[o.inst]
-}
-
-// bindHandles makes the handles of the slots the file has room for.
-func (p *part) bindHandles(strs *stringLock) {
-	for ; p.bound < min(len(p.slots), p.file.capacity); p.bound++ {
-		o := p.slots[p.bound]
-		o.m.values[o.inst] = newValue(unsafe.Add(p.file.values, p.bound*valueSize), o.m.Type, strs, p.file)
-	}
-}
-
-// detach points every handle of the part away from its file.
-func (p *part) detach() {
-	for _, m := range p.metrics {
-		for _, v := range m.values {
-			v.detach()
-		}
-	}
-}
-
 // reset forgets what Start gave the part: its file, slots, derived items
 // and cluster.
 func (p *part) reset() {
-	p.truncateSlots(0)
+	p.clearSlots()
 	p.file, p.bound, p.dirty = nil, 0, false
 	for _, m := range p.metrics {
 		if m.auto {

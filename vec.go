@@ -112,6 +112,8 @@ type vecKind[T any] interface {
 	// makeLocked makes the instrument of a declared instance, bound to
 	// its values as soon as they have storage.
 	makeLocked(name string, id int32) *T
+	// removeLocked removes instance id and unbinds its instrument.
+	removeLocked(name string, id int32)
 }
 
 // checkVecLabels checks the label names of the vector of metric.
@@ -271,11 +273,19 @@ func (v *Vec[T]) insertLocked(h uint64, e *vecEntry[T]) {
 		v.recent.Store(&r)
 		return
 	}
+	v.rebuildLocked()
+}
+
+// rebuildLocked makes fast hold every instance, and recent none. Entries
+// are copied, never changed, so that a reader of the old maps goes on
+// safely.
+func (v *Vec[T]) rebuildLocked() {
 	all := make(vecMap[T], len(v.all))
 	for _, e := range v.all {
 		h := canon.Hash(e.values)
-		e.next = all[h]
-		all[h] = e
+		c := *e
+		c.next = all[h]
+		all[h] = &c
 	}
 	v.fast.Store(&all)
 	empty := vecMap[T]{}
@@ -316,6 +326,49 @@ func (v *Vec[T]) refuse(reason dropReason, err error) {
 	v.refuseLocked(reason, err)
 }
 
+// Delete removes the instance of the label values, reporting whether the
+// vector had it: PCP no longer shows it after the registry's next
+// publication. An instrument of it kept by the program still counts, in
+// memory of its own, and is published no more; With on the same values
+// later makes a new instrument, from zero, with the instance's id of
+// before, so PCP sees the same instance again.
+func (v *Vec[T]) Delete(values ...string) bool {
+	if v == nil || len(values) != len(v.labels) {
+		return false
+	}
+	name, ok := canon.Name(v.labels, values)
+	if !ok {
+		return false
+	}
+	v.r.mu.Lock()
+	defer v.r.mu.Unlock()
+	if v.all[name] == nil {
+		return false
+	}
+	v.deleteLocked(name)
+	v.rebuildLocked()
+	return true
+}
+
+// Reset removes every instance of the vector, as Delete does.
+func (v *Vec[T]) Reset() {
+	if v == nil {
+		return
+	}
+	v.r.mu.Lock()
+	defer v.r.mu.Unlock()
+	for name := range v.all {
+		v.deleteLocked(name)
+	}
+	v.rebuildLocked()
+}
+
+func (v *Vec[T]) deleteLocked(name string) {
+	v.kind.removeLocked(name, v.ids[name])
+	delete(v.all, name)
+	v.order = slices.DeleteFunc(v.order, func(n string) bool { return n == name })
+}
+
 // SetInstanceLabels says whether instances made from now on carry their
 // values as PCP instance labels: by default they do, while the file's
 // label budget allows. Turn it off for a vector of many instances whose
@@ -354,9 +407,10 @@ func (v *Vec[T]) Labels() []string { return slices.Clone(v.labels) }
 // cellVec is the vecKind of the instruments with one value each:
 // counters, gauges and timers.
 type cellVec[T any] struct {
-	r  *Registry
-	m  *metric
-	mk func() (*T, *cell)
+	r     *Registry
+	m     *metric
+	mk    func() (*T, *cell)
+	cells map[int32]*cell // by instance id
 }
 
 func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
@@ -364,10 +418,16 @@ func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
 }
 
 // declareInstancesLocked adds the instances to the indom, unless the first
-// one is there already, and reports whether it is there. A full disk is no
-// refusal: the instances wait for a later growth step.
+// one is there already, reviving those removed, and reports whether it is
+// there. A full disk is no refusal: the instances wait for a later growth
+// step.
 func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, error) {
 	if _, ok := in.ids[insts[0].ID]; ok {
+		for _, inst := range insts {
+			if err := r.reviveInstanceLocked(in, in.ids[inst.ID]); err != nil {
+				return true, err
+			}
+		}
 		return true, nil
 	}
 	err := r.addInstancesLocked(in.Serial, insts, true)
@@ -377,8 +437,15 @@ func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, er
 
 func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
 	t, c := k.mk()
+	k.cells[id] = c
 	k.r.bindCellLocked(k.m, k.m.indom.ids[id], c)
 	return t
+}
+
+func (k *cellVec[T]) removeLocked(_ string, id int32) {
+	k.r.unbindCellLocked(k.cells[id])
+	delete(k.cells, id)
+	k.r.removeInstanceLocked(k.m.indom, k.m.indom.ids[id])
 }
 
 // declareVec declares a metric of type t over an indom of its own, and
@@ -398,7 +465,7 @@ func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, un
 	if err != nil {
 		panic(err)
 	}
-	return newVec(r, name, labels, in.Serial, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk}))
+	return newVec(r, name, labels, in.Serial, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk, cells: map[int32]*cell{}}))
 }
 
 // keys returns the keys of m, sorted.

@@ -28,7 +28,7 @@ type File struct {
 	Indoms    []*Indom
 	Instances []*Instance
 	Metrics   []*Metric
-	Values    []*Value
+	Values    []*Value // dead records (no metric, no instance), which PCP skips, left out
 	Strings   []*String
 	Labels    []*Label
 }

@@ -428,6 +428,11 @@ func (p *parser) values() error {
 		v := &Value{Offset: off, Extra: int64(p.u64(off + valueExtra))}
 		copy(v.Atom[:], p.b[off+valueAtom:])
 		metricOff, instOff := p.u64(off+valueMetric), p.u64(off+valueInstance)
+		if metricOff == 0 && instOff == 0 {
+			// A dead record: PCP's reader skips a value of no metric
+			// (seen with 6.0.3); mmv writes one for a removed instance.
+			continue
+		}
 		j, ok := p.index(Metrics, metricOff)
 		if !ok {
 			return errorf(ErrReference, "%s: metric offset %d is not a metric record", what, metricOff)

@@ -46,11 +46,23 @@ func TestRun(t *testing.T) {
 	// exactly the pairs the server answers with.
 	seen := []string{"route=/hello,status=200", "route=/data,status=200", "route=/slow,status=200",
 		"route=/fail,status=500", "route=other,status=404"}
+	// A fetch racing the file's growth can miss a value of an instance it
+	// lists: read until one shows every instance with its value.
 	var ms []pcptest.Metric
 	require.Eventually(t, func() bool {
 		ms = pcptest.Info(t, tmp)
 		m := pcptest.Find(ms, prefix+"http.requests")
-		return m != nil && len(m.Instances) == len(seen) && pcptest.Find(ms, prefix+"http.latency.count") != nil
+		if m == nil || len(m.Instances) != len(seen) || pcptest.Find(ms, prefix+"http.latency.count") == nil {
+			return false
+		}
+		for _, m := range ms {
+			for _, in := range m.Instances {
+				if in.Value == "" {
+					return false
+				}
+			}
+		}
+		return true
 	}, 20*time.Second, 200*time.Millisecond, "the service's requests in PCP")
 	cancel()
 	require.NoError(t, <-done)

@@ -1,0 +1,128 @@
+package mmv_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// instances returns the instances PCP's reader shows for a metric of the
+// file vec, by name, with their ids and values.
+func instances(t *testing.T, tmp, metric string) map[string]pcptest.Instance {
+	t.Helper()
+	got := map[string]pcptest.Instance{}
+	if m := pcptest.Find(pcptest.Info(t, tmp), "mmv.vec."+metric); m != nil {
+		for _, in := range m.Instances {
+			got[in.Name] = in
+		}
+	}
+	return got
+}
+
+// TestVecDelete: a deleted instance is gone from PCP after the next
+// publication, the others keep their values, its slot serves a later
+// instance, and the same values again make the same instance, from zero.
+func TestVecDelete(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 303})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	h := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "k")
+	v.With("early").Inc()
+	assert.True(t, v.Delete("early"), "before Start")
+	require.NoError(t, r.Start())
+	for i, k := range []string{"a", "b", "c"} {
+		v.With(k).Add(uint64(10 * (i + 1)))
+		h.With(k).Observe(1.5)
+	}
+	require.NoError(t, r.Flush())
+	before := instances(t, tmp, "hits")
+	require.Len(t, before, 3)
+	assert.NotContains(t, before, "k=early")
+
+	kept := v.With("b")
+	assert.True(t, v.Delete("b"))
+	assert.False(t, v.Delete("b"), "twice")
+	assert.False(t, v.Delete("nowhere"))
+	assert.True(t, h.Delete("b"))
+	kept.Inc() // counts in memory, published no more
+	require.NoError(t, r.Flush())
+	after := instances(t, tmp, "hits")
+	assert.Equal(t, map[string]string{"k=a": "10", "k=c": "30"}, values(after))
+	assert.Len(t, instances(t, tmp, "lat.count"), 2)
+	assert.Len(t, instances(t, tmp, "lat.bucket"), 2*3)
+	assert.Equal(t, []string{"k=a", "k=c"}, v.Instances())
+
+	// A new instance takes b's freed slot; the file stays valid.
+	v.With("d").Add(4)
+	// The same values again: the same instance id, from zero.
+	again := v.With("b")
+	assert.NotSame(t, kept, again)
+	assert.Zero(t, again.Get())
+	again.Add(2)
+	require.NoError(t, r.Flush())
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	assert.NotNil(t, f)
+	final := instances(t, tmp, "hits")
+	assert.Equal(t, map[string]string{"k=a": "10", "k=b": "2", "k=c": "30", "k=d": "4"}, values(final))
+	assert.Equal(t, before["k=b"].ID, final["k=b"].ID, "b's instance id")
+
+	v.Reset()
+	require.NoError(t, r.Flush())
+	assert.Empty(t, instances(t, tmp, "hits"), "after Reset")
+	assert.Empty(t, v.Instances())
+}
+
+// values maps instance names to their values.
+func values(in map[string]pcptest.Instance) map[string]string {
+	m := map[string]string{}
+	for n, i := range in {
+		m[n] = i.Value
+	}
+	return m
+}
+
+// TestVecDeleteRacing: instances deleted and made again while others
+// count and the file grows: the race detector sees nothing, every file
+// stays valid, and the instances never deleted end exact.
+func TestVecDeleteRacing(t *testing.T) {
+	_, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	require.NoError(t, r.Start())
+	const rounds = 300
+	var wg sync.WaitGroup
+	wg.Go(func() { // steady instances
+		for range rounds {
+			for i := range 4 {
+				v.With(fmt.Sprint("steady", i)).Inc()
+			}
+		}
+	})
+	wg.Go(func() { // churn
+		for i := range rounds {
+			k := fmt.Sprint("churn", i%7)
+			v.With(k).Inc()
+			v.Delete(k)
+		}
+	})
+	wg.Go(func() { // growth
+		for i := range rounds / 10 {
+			mmv.NewCounter(r, fmt.Sprint("g", i), "", mmv.Count)
+			assert.NoError(t, r.Flush())
+			_, err := mmvfile.Open(r.Path())
+			assert.NoError(t, err)
+		}
+	})
+	wg.Wait()
+	for i := range 4 {
+		assert.Equal(t, uint64(rounds), v.With(fmt.Sprint("steady", i)).Get())
+	}
+}
