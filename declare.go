@@ -31,6 +31,14 @@ func (r *Registry) unbindCellLocked(c *cell) {
 	delete(r.cells, c)
 }
 
+// removeInstrumentLocked removes instance j of in for an instrument: the
+// instance, its labels and the waiters for its values.
+func (r *Registry) removeInstrumentLocked(in *indom, j int) {
+	r.unwaitLocked(in, j)
+	r.removeInstanceLabelsLocked(in.Serial, in.Instances[j].ID)
+	r.removeInstanceLocked(in, j)
+}
+
 // unwaitLocked forgets the waiters for the values of instance j of in,
 // which was removed.
 func (r *Registry) unwaitLocked(in *indom, j int) {

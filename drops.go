@@ -21,9 +21,6 @@ const (
 
 var dropNames = [numDrops]string{"limit", "refused", "cap", "closed"}
 
-// ownPrefix is the first part of the names of the registry's own metrics.
-const ownPrefix = "mmv"
-
 // dropLocked counts one refusal.
 func (r *Registry) dropLocked(reason dropReason) {
 	if r.drops == nil {
@@ -35,7 +32,7 @@ func (r *Registry) dropLocked(reason dropReason) {
 // declareDropsLocked declares mmv.dropped and binds its cells; on a
 // registry that cannot take it (closed), the cells count in memory.
 func (r *Registry) declareDropsLocked() {
-	r.drops = new([numDrops]cell)
+	r.drops = make([]cell, numDrops)
 	for i := range r.drops {
 		r.drops[i].init(Uint64)
 	}

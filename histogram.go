@@ -609,9 +609,9 @@ func (g *histGroup) removeLocked(name string, id int32) {
 	g.mu.Lock()
 	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.inst == name })
 	g.mu.Unlock()
-	g.r.removeInstanceLocked(g.statIndom, g.statIndom.ids[id])
+	g.r.removeInstrumentLocked(g.statIndom, g.statIndom.ids[id])
 	for i := range g.bounds {
-		g.r.removeInstanceLocked(g.bucketIn, g.bucketIn.ids[id*int32(len(g.bounds))+int32(i)])
+		g.r.removeInstrumentLocked(g.bucketIn, g.bucketIn.ids[id*int32(len(g.bounds))+int32(i)])
 	}
 }
 

@@ -2,7 +2,6 @@ package mmv
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -241,21 +240,16 @@ func (in *indom) lookup(name string) (int, bool) {
 	return i, ok && in.Instances[i].Name == name && !in.removed[i]
 }
 
-// removeInstanceLocked removes instance j of in, with its labels: PCP no
-// longer shows it from the next publication on, and its values' slots
-// serve others after that. Its id and name stay its own, for
-// reviveInstanceLocked.
+// removeInstanceLocked removes instance j of in: PCP no longer shows it
+// from the next publication on, and its values' slots serve others after
+// that. Its id and name stay its own, for reviveInstanceLocked. Its labels
+// are the caller's to remove (removeInstanceLabelsLocked).
 func (r *Registry) removeInstanceLocked(in *indom, j int) {
 	if in.removed[j] {
 		return
 	}
 	in.removed[j] = true
 	in.live--
-	id := in.Instances[j].ID
-	r.labels = slices.DeleteFunc(r.labels, func(l *label) bool {
-		return l.kind == labelInstances && l.serial == in.Serial && l.instance == id
-	})
-	r.unwaitLocked(in, j)
 	var grown []*part
 	for _, p := range r.parts {
 		if p.hasIndom(in) {

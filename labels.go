@@ -247,6 +247,14 @@ func (r *Registry) labelRoomLocked(serial uint32) int {
 	return room
 }
 
+// removeInstanceLabelsLocked removes the labels of instance id of the indom
+// serial, which was removed.
+func (r *Registry) removeInstanceLabelsLocked(serial uint32, id int32) {
+	r.labels = slices.DeleteFunc(r.labels, func(l *label) bool {
+		return l.kind == labelInstances && l.serial == serial && l.instance == id
+	})
+}
+
 // labelIn reports whether a label goes in the file of part p: cluster
 // labels go in every file, others in the file of what they label.
 func (r *Registry) labelIn(l *label, p *part) bool {

@@ -76,6 +76,10 @@ func putMetric(b []byte, version int, name string, nameOff uint64, m metricRecor
 	ne.PutUint64(body[metricHelpOff:], m.helpText)
 }
 
+// ownPrefix is the first part of the names of the registry's own metrics
+// (drops.go), which programs may not use.
+const ownPrefix = "mmv"
+
 // metricTable is the registry's metrics.
 type metricTable struct {
 	metrics  []*metric

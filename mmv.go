@@ -65,8 +65,8 @@ type Registry struct {
 	waiting []waiter           // instruments waiting for storage (cell.go)
 	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
 
-	drops        *[numDrops]cell // refusals counted, once there was one (drops.go)
-	declaringOwn bool            // the registry declares a metric of its own
+	drops        []cell // refusals counted by reason, once there was one (drops.go)
+	declaringOwn bool   // the registry declares a metric of its own
 
 	strs stringLock // String values' writers
 

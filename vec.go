@@ -445,7 +445,7 @@ func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
 func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.unbindCellLocked(k.cells[id])
 	delete(k.cells, id)
-	k.r.removeInstanceLocked(k.m.indom, k.m.indom.ids[id])
+	k.r.removeInstrumentLocked(k.m.indom, k.m.indom.ids[id])
 }
 
 // declareVec declares a metric of type t over an indom of its own, and
