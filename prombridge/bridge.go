@@ -3,6 +3,7 @@ package prombridge
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -156,7 +157,7 @@ func (b *Bridge) refreshLocked(now time.Time) {
 		if len(mf.Metric) == 0 {
 			continue
 		}
-		f := b.family(mf)
+		f := b.family(mf, mfs)
 		if f.err != nil {
 			errs.add(f.err)
 			continue
@@ -224,15 +225,30 @@ func (b *Bridge) sweepLocked(now time.Time) {
 	}
 }
 
-// family returns the family of mf, declaring it on first sight.
-func (b *Bridge) family(mf *dto.MetricFamily) *family {
+// pcpName returns name below Options.Prefix.
+func (b *Bridge) pcpName(name string) string {
+	if b.opts.Prefix == "" {
+		return name
+	}
+	return b.opts.Prefix + "." + name
+}
+
+// family returns the family of mf, one of mfs, declaring it on first
+// sight.
+func (b *Bridge) family(mf *dto.MetricFamily, mfs []*dto.MetricFamily) *family {
 	if f := b.families[mf.GetName()]; f != nil {
 		return f
 	}
 	t := mf.GetType()
-	f := &family{prom: mf.GetName(), typ: t, name: Name(mf.GetName(), t), series: seriesTable{}}
-	if b.opts.Prefix != "" {
-		f.name = b.opts.Prefix + "." + f.name
+	f := &family{prom: mf.GetName(), typ: t, name: b.pcpName(Name(mf.GetName(), t)), series: seriesTable{}}
+	if full := b.pcpName(pcpname.Part(f.prom, "x")); f.name != full {
+		// A counter keeps "_total" when dropping it would take the name
+		// of a family gathered with it, such as the Go collector's
+		// go_memstats_alloc_bytes beside go_memstats_alloc_bytes_total.
+		_, taken := b.names[f.name]
+		if taken || slices.ContainsFunc(mfs, func(o *dto.MetricFamily) bool { return o.GetName()+"_total" == f.prom }) {
+			f.name = full
+		}
 	}
 	b.families[f.prom] = f
 	for _, l := range mf.Metric[0].Label {
