@@ -1,6 +1,7 @@
 package prombridge_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,7 +26,8 @@ func TestApplicationMetrics(t *testing.T) {
 	size := prometheus.NewSummary(prometheus.SummaryOpts{Name: "response_size_bytes", Help: "Response sizes.",
 		Objectives: map[float64]float64{0.5: 0.05, 0.9: 0.01}})
 	uptime := prometheus.NewUntypedFunc(prometheus.UntypedOpts{Name: "uptime_ratio", Help: "Untyped."}, func() float64 { return 0.25 })
-	pr.MustRegister(requests, cpu, temp, latency, size, uptime)
+	long := prometheus.NewGauge(prometheus.GaugeOpts{Name: "long_help", Help: strings.Repeat("é", 200)})
+	pr.MustRegister(requests, cpu, temp, latency, size, uptime, long)
 	requests.WithLabelValues("200", "GET", "/").Add(3)
 	requests.WithLabelValues("500", "POST", "/a b,c=Zürich").Inc()
 	cpu.Add(1.25)
@@ -89,8 +91,10 @@ func TestApplicationMetrics(t *testing.T) {
 	assert.Equal(t, "600", find(t, ms, "response_size_bytes.sum").Value)
 	assert.Equal(t, "3", find(t, ms, "response_size_bytes.count").Value)
 
+	assert.Equal(t, strings.Repeat("é", 127), find(t, ms, "long_help").ShortHelp, "400 bytes cut to 254, on a rune")
+
 	st := b.Stats()
-	assert.Equal(t, 6, st.Families)
-	assert.Equal(t, 7, st.Series, "2 requests, 1 latency, 4 singular families")
+	assert.Equal(t, 7, st.Families)
+	assert.Equal(t, 8, st.Series, "2 requests, 1 latency, 5 singular families")
 	assert.NoError(t, b.Err())
 }
