@@ -1,0 +1,100 @@
+package prombridge_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/prombridge"
+)
+
+// TestApplicationMetrics: each kind of family reaches PCP with its values,
+// type, semantics, units, help and labels.
+func TestApplicationMetrics(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "http_requests_total", Help: "Requests served.\nBy code and method.",
+		ConstLabels: prometheus.Labels{"service": "api"}}, []string{"code", "method", "path"})
+	cpu := prometheus.NewCounter(prometheus.CounterOpts{Name: "work_cpu_seconds_total", Help: "CPU time spent working."})
+	temp := prometheus.NewGauge(prometheus.GaugeOpts{Name: "room_temperature_celsius", Help: "Temperature of the room."})
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "request_duration_seconds", Help: "Request latency.",
+		Buckets: []float64{0.01, 0.1, 1}}, []string{"route"})
+	size := prometheus.NewSummary(prometheus.SummaryOpts{Name: "response_size_bytes", Help: "Response sizes.",
+		Objectives: map[float64]float64{0.5: 0.05, 0.9: 0.01}})
+	uptime := prometheus.NewUntypedFunc(prometheus.UntypedOpts{Name: "uptime_ratio", Help: "Untyped."}, func() float64 { return 0.25 })
+	long := prometheus.NewGauge(prometheus.GaugeOpts{Name: "long_help", Help: strings.Repeat("é", 200)})
+	pr.MustRegister(requests, cpu, temp, latency, size, uptime, long)
+	requests.WithLabelValues("200", "GET", "/").Add(3)
+	requests.WithLabelValues("500", "POST", "/a b,c=Zürich").Inc()
+	cpu.Add(1.25)
+	temp.Set(21.5)
+	for _, v := range []float64{0.005, 0.05, 0.5, 5} {
+		latency.WithLabelValues("/api").Observe(v)
+	}
+	for _, v := range []float64{100, 200, 300} {
+		size.Observe(v)
+	}
+
+	r, tmp := newRegistry(t)
+	b, err := prombridge.Register(r, pr, nil)
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+
+	m := find(t, ms, "http_requests")
+	assert.Equal(t, "counter", m.Semantics)
+	assert.Equal(t, "64-bit unsigned int", m.Type)
+	assert.Equal(t, "count", m.Units)
+	assert.Equal(t, "Requests served.", m.ShortHelp)
+	assert.Equal(t, "By code and method.", m.LongHelp)
+	require.Len(t, m.Instances, 2)
+	in := instance(t, m, "code=200,method=GET,path=/,service=api")
+	assert.Equal(t, "3", in.Value)
+	l, _ := in.Label("service")
+	assert.Equal(t, `"api"`, l, "constant labels are instance labels")
+	in = instance(t, m, "code=500,method=POST,path=/a%20b%2Cc%3DZürich,service=api")
+	assert.Equal(t, "1", in.Value)
+	l, _ = in.Label("path")
+	assert.Equal(t, `"/a b,c=Zürich"`, l)
+
+	m = find(t, ms, "work_cpu_seconds")
+	assert.True(t, m.Singular())
+	assert.Equal(t, "microsec", m.Units)
+	assert.Equal(t, "1250000", m.Value, "1.25 s in µs")
+
+	m = find(t, ms, "room_temperature_celsius")
+	assert.Equal(t, "instant", m.Semantics)
+	assert.Equal(t, "double", m.Type)
+	assert.Equal(t, "none", m.Units)
+	assert.Equal(t, "21.5", m.Value)
+	assert.Equal(t, "0.25", find(t, ms, "uptime_ratio").Value)
+
+	m = find(t, ms, "request_duration_seconds.bucket")
+	assert.Equal(t, "counter", m.Semantics)
+	for le, n := range map[string]string{"0.01": "1", "0.1": "2", "1": "3", "+Inf": "4"} {
+		assert.Equal(t, n, instance(t, m, "route=/api,le="+le).Value, "le=%s", le)
+	}
+	m = find(t, ms, "request_duration_seconds.sum")
+	assert.Equal(t, "microsec", m.Units)
+	assert.Equal(t, "5555000", instance(t, m, "route=/api").Value)
+	assert.Equal(t, "4", instance(t, find(t, ms, "request_duration_seconds.count"), "route=/api").Value)
+
+	m = find(t, ms, "response_size_bytes.quantile")
+	assert.Equal(t, "byte", m.Units)
+	assert.Equal(t, "200", instance(t, m, "quantile=0.5").Value)
+	assert.Equal(t, "300", instance(t, m, "quantile=0.9").Value)
+	assert.Equal(t, "600", find(t, ms, "response_size_bytes.sum").Value)
+	assert.Equal(t, "3", find(t, ms, "response_size_bytes.count").Value)
+
+	assert.Equal(t, strings.Repeat("é", 127), find(t, ms, "long_help").ShortHelp, "400 bytes cut to 254, on a rune")
+
+	st := b.Stats()
+	assert.Equal(t, 7, st.Families)
+	assert.Equal(t, 8, st.Series, "2 requests, 1 latency, 5 singular families")
+	assert.NoError(t, b.Err())
+}

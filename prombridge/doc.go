@@ -1,0 +1,126 @@
+// Package prombridge publishes a prometheus/client_golang Gatherer (a
+// *prometheus.Registry, or prometheus.DefaultGatherer) to Performance
+// Co-Pilot through an mmv registry, so that a service instrumented only
+// with client_golang is read by pminfo, pmlogger, pmproxy and Grafana
+// without an HTTP listener or PCP's openmetrics agent:
+//
+//	r := mmv.NewRegistry("myservice", nil)
+//	b, err := prombridge.Register(r, prometheus.DefaultGatherer, nil)
+//	if err := r.Start(); err != nil { ... }
+//	defer r.Close()
+//	defer b.Close()
+//
+// Register gathers once at once, so that the families present are in the
+// registry's first file, then every Options.Interval (1 s) on the
+// registry's Poll goroutine, and once more at Close. A Gather error, a
+// family or a series refused is never fatal: Err says what the last
+// refresh met and Stats counts it. The package is a module of its own so
+// that mmv's users never download client_golang.
+//
+// # Mapping
+//
+// Families become metrics below mmv.<file> (and Options.Prefix):
+//
+//	Prometheus                  PCP                                   type, semantics
+//	counter x_total             x                                     u64 counter
+//	gauge x, untyped x          x                                     double instant
+//	histogram x                 x.bucket (labels, then le)            u64 counter
+//	                            x.sum, x.count                        u64 counter
+//	summary x                   x.quantile (labels, then quantile)    double instant
+//	                            x.sum, x.count                        u64 counter
+//	gauge histogram             not published (Err says so)
+//
+// A family with labels is a vector (mmv.Vec): each distinct label set is
+// one instance, named in mmv's canonical form, name=value pairs in label
+// name order, joined by ',', with spaces, ',', '=', '%' and control bytes
+// written %XX: code=200,method=GET. Constant labels are labels like the
+// others, in every instance's name: a label constant at first sight may
+// vary later, and published instance names never change. Instances carry
+// their labels as PCP instance labels while the file's label budget
+// allows (see mmv.Vec), so pmseries selects them, such as
+// mmv.app.http_requests{code:"200"}. A family without labels is a
+// singular metric.
+//
+// A histogram's buckets are cumulative, as in the exposition, with the
+// +Inf bucket (equal to the count) added when the gathered buckets lack it,
+// le written as the text format writes it: the instance names are
+// route=/api,le=0.005 ... route=/api,le=+Inf. Bucket instances carry no
+// PCP labels (a histogram would spend the file's 255 label records on its
+// own): pmseries and Grafana see them by instance name, le last, so that
+// the names of one series' buckets share their beginning; grafana-pcp's
+// heatmap, which wants instances named by numeric ranges, does not read
+// them as buckets. Summaries' quantiles are named quantile=0.5 after the
+// labels. The summary's quantiles are x.quantile rather than x, as x
+// beside x.sum would make x a prefix of another name at a dot, which makes
+// PCP drop every MMV metric on the host.
+//
+// A family's help is the help text: its first line the short help, the
+// rest the long help, each cut to 255 bytes (on a UTF-8 boundary); the
+// metrics a histogram or summary is split into have the family's short
+// help and a long help saying what they hold.
+//
+// # Values
+//
+// Counters mirror the gathered total (mmv.Counter.Set). PCP counters are
+// integers: a counter's value, and a histogram's or summary's sum, is
+// rounded, and one in seconds or milliseconds is published in
+// microseconds, so that process_cpu_seconds_total keeps its fraction. A
+// value that is negative, not finite or beyond a uint64 is not copied: the
+// counter keeps its last value. Gauges, untyped values and quantiles are
+// copied as they are (NaN included: PCP 6.0.3 shows it as a value).
+//
+// # Units
+//
+// From the family's name, by the OpenMetrics naming conventions
+// (Units): the word before an optional _total is the unit, seconds,
+// milliseconds, microseconds, nanoseconds (time) or bytes (space); a
+// name ending in _total without such a unit counts (Count); any other
+// name (_ratio, _percent, _celsius, _info, none) is dimensionless, PCP 6
+// having no dimension for temperatures and the like. Buckets and counts
+// are Count. Options.Units replaces the rule, family by family.
+//
+// # Names
+//
+// Name maps a family's name: a counter's _total is dropped, and every
+// byte other than a letter, digit or '_' (the ':' of recording rules,
+// UTF-8) becomes '_', with an x in front of a name that does not then
+// start with a letter. A counter keeps its _total when dropping it would
+// take the name of a family gathered with it (the Go collector has both
+// go_memstats_alloc_bytes and go_memstats_alloc_bytes_total) or one
+// already published. The only dots are those of Options.Prefix and the
+// suffixes above, so foo beside foo_bar is fine.
+//
+// Names never poison PCP's namespace. A family whose PCP name another
+// family published first (a:b after a_b; a histogram foo, whose
+// foo.bucket would sit below the leaf foo of a counter foo_total published
+// earlier) is skipped; so is a family mmv refuses (a name the program
+// declared itself, mmv_total as mmv, which mmv keeps for its own metrics,
+// a name beyond 255 bytes): mmv's New functions panic on a refusal, and
+// the bridge recovers the panic, which declares nothing (a histogram or
+// summary refused at its sum or count keeps the metrics declared before,
+// without values). The first to come keeps a name: in one Gather the
+// families come in name order, so the outcome is the same on every run.
+// A skipped family is counted in Stats.Skipped, reported by Err at every
+// refresh, and never retried.
+//
+// # Growth, caps and disappearing series
+//
+// Families and label sets that appear while running are declared at the
+// refresh that first gathers them (mmv grows its file; PCP sees them
+// after the registry's next publication). Each family holds at most
+// Options.Limit series (mmv.DefaultVecLimit), and the registry's caps
+// (mmv.Options.MaxIndomInstances) hold too: a series refused there is
+// counted in Stats.DroppedSeries and in mmv.<file>.mmv.dropped, reported
+// by Err once, and not retried while it is gathered. A series absent from
+// the gathered families for Options.Grace (a minute) is removed from PCP
+// with mmv.Vec's Delete (an mmv without Delete keeps it, with its last
+// value: see deleteSeries), and starts again from its gathered value if it
+// comes back; the instance of a singular family stays, with its last
+// value.
+//
+// # Cost
+//
+// A refresh copies values into the file without allocating for the
+// series it knows; Gather's own allocations dominate
+// (BenchmarkRefresh).
+package prombridge

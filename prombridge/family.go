@@ -1,0 +1,304 @@
+package prombridge
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcpname"
+)
+
+// family is one gathered metric family and its metrics in PCP.
+type family struct {
+	prom   string // the Prometheus name
+	typ    dto.MetricType
+	name   string   // the PCP name, below the file
+	labels []string // the label names as gathered
+	err    error    // why the family is not published; nil when it is
+	scale  float64  // from the family's units to its integer counters'
+
+	value     instruments[mmv.Counter] // a counter's, a histogram's or summary's sum
+	gauge     instruments[mmv.Gauge]   // a gauge's or untyped's
+	count     instruments[mmv.Counter] // a histogram's or summary's
+	buckets   *mmv.Vec[mmv.Counter]    // a histogram's, labels and le
+	quantiles *mmv.Vec[mmv.Gauge]      // a summary's, labels and quantile
+
+	series seriesTable
+}
+
+// Help texts of the metrics a family is split into; the short help is the
+// family's.
+const (
+	bucketHelp   = "Observations at most le, cumulative (Prometheus _bucket), by the family's labels and le; le=+Inf counts all."
+	sumHelp      = "Sum of the observations (Prometheus _sum)."
+	countHelp    = "Number of observations (Prometheus _count)."
+	quantileHelp = "Quantiles of the observations, by the family's labels and quantile."
+)
+
+// declare declares the family's metrics on r, each vector holding at most
+// limit series. It returns the registry's refusal, which the New functions
+// of mmv panic with.
+func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e, ok := p.(error)
+			if !ok {
+				panic(p)
+			}
+			err = e
+		}
+	}()
+	labels := make([]string, len(f.labels))
+	for i, l := range f.labels {
+		labels[i] = pcpname.Part(l, "x")
+	}
+	intUnits, scale := integral(units)
+	f.scale = scale
+	switch f.typ {
+	case dto.MetricType_COUNTER:
+		f.value = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name, help(text, ""), intUnits, labels, limit)
+	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
+		f.gauge = newInstruments(mmv.NewGauge, mmv.NewGaugeVec, r, f.name, help(text, ""), units, labels, limit)
+	case dto.MetricType_HISTOGRAM:
+		f.buckets = mmv.NewCounterVec(r, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...)
+		// The names carry le: a label per bucket would spend the file's
+		// label budget (255 records) on one histogram.
+		f.buckets.SetInstanceLabels(false)
+		f.buckets.SetLimit(limit * len(bounds(m)))
+		f.declareTotals(r, text, intUnits, labels, limit)
+	case dto.MetricType_SUMMARY:
+		f.quantiles = mmv.NewGaugeVec(r, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...)
+		f.quantiles.SetLimit(limit * max(1, len(m.GetSummary().GetQuantile())))
+		f.declareTotals(r, text, intUnits, labels, limit)
+	default:
+		return fmt.Errorf("type %s is not bridged", f.typ)
+	}
+	return nil
+}
+
+// declareTotals declares the sum and count of a histogram or summary.
+func (f *family) declareTotals(r *mmv.Registry, text string, units mmv.Units, labels []string, limit int) {
+	f.value = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name+".sum", help(text, sumHelp), units, labels, limit)
+	f.count = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
+}
+
+// labelValues appends the label values of m to values, in the family's
+// order; ok is false when m's label names are not the family's.
+func (f *family) labelValues(m *dto.Metric, values []string) (_ []string, ok bool) {
+	if len(m.Label) != len(f.labels) {
+		return values, false
+	}
+	for i, l := range m.Label {
+		if l.GetName() != f.labels[i] {
+			return values, false
+		}
+		values = append(values, l.GetValue())
+	}
+	return values, true
+}
+
+// update copies m into the instruments of s, binding them first when s is
+// new or its buckets or quantiles changed.
+func (f *family) update(s *series, m *dto.Metric) error {
+	switch f.typ {
+	case dto.MetricType_COUNTER:
+		if s.counter == nil {
+			var err error
+			if s.counter, err = f.value.get(s.values); err != nil {
+				return err
+			}
+		}
+		setCounter(s.counter, m.GetCounter().GetValue()*f.scale)
+	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
+		if s.gauge == nil {
+			var err error
+			if s.gauge, err = f.gauge.get(s.values); err != nil {
+				return err
+			}
+		}
+		if f.typ == dto.MetricType_GAUGE {
+			s.gauge.Set(m.GetGauge().GetValue())
+		} else {
+			s.gauge.Set(m.GetUntyped().GetValue())
+		}
+	case dto.MetricType_HISTOGRAM:
+		h := m.GetHistogram()
+		if err := f.bindTotals(s); err != nil {
+			return err
+		}
+		if !sameBounds(s.bounds, h) {
+			if err := f.bindBuckets(s, bounds(m)); err != nil {
+				return err
+			}
+		}
+		count := h.GetSampleCount()
+		if count == 0 {
+			count = uint64(h.GetSampleCountFloat())
+		}
+		for i, b := range h.Bucket {
+			n := b.GetCumulativeCount()
+			if n == 0 {
+				n = uint64(b.GetCumulativeCountFloat())
+			}
+			s.buckets[i].Set(n)
+		}
+		if len(s.buckets) > len(h.Bucket) {
+			s.buckets[len(h.Bucket)].Set(count)
+		}
+		setCounter(s.counter, h.GetSampleSum()*f.scale)
+		s.count.Set(count)
+	case dto.MetricType_SUMMARY:
+		q := m.GetSummary()
+		if err := f.bindTotals(s); err != nil {
+			return err
+		}
+		if !sameQuantiles(s.bounds, q) {
+			if err := f.bindQuantiles(s, q); err != nil {
+				return err
+			}
+		}
+		for i, x := range q.Quantile {
+			s.quantiles[i].Set(x.GetValue())
+		}
+		setCounter(s.counter, q.GetSampleSum()*f.scale)
+		s.count.Set(q.GetSampleCount())
+	}
+	return nil
+}
+
+// setCounter sets c to v rounded, unless v is negative, not finite or
+// beyond a uint64 (whose all-ones value PCP reads as no value): c then
+// keeps its last value.
+func setCounter(c *mmv.Counter, v float64) {
+	if v >= 0 && v < math.MaxUint64 {
+		c.Set(uint64(math.Round(v)))
+	}
+}
+
+// bindTotals binds the sum and count of a histogram or summary series.
+func (f *family) bindTotals(s *series) error {
+	if s.count != nil {
+		return nil
+	}
+	sum, err := f.value.get(s.values)
+	if err != nil {
+		return err
+	}
+	count, err := f.count.get(s.values)
+	if err != nil {
+		return err
+	}
+	s.counter, s.count = sum, count
+	return nil
+}
+
+// bounds returns the upper bounds of a histogram's buckets, +Inf last as
+// the exposition formats add it when the gathered buckets lack it.
+func bounds(m *dto.Metric) []float64 {
+	bs := m.GetHistogram().GetBucket()
+	out := make([]float64, 0, len(bs)+1)
+	for _, b := range bs {
+		out = append(out, b.GetUpperBound())
+	}
+	if len(out) == 0 || !math.IsInf(out[len(out)-1], 1) {
+		out = append(out, math.Inf(1))
+	}
+	return out
+}
+
+// sameBounds reports whether the bounds s is bound to are h's.
+func sameBounds(bound []float64, h *dto.Histogram) bool {
+	n := len(h.Bucket)
+	if len(bound) != n && len(bound) != n+1 {
+		return false
+	}
+	for i, b := range h.Bucket {
+		if b.GetUpperBound() != bound[i] {
+			return false
+		}
+	}
+	return len(bound) == n || math.IsInf(bound[n], 1)
+}
+
+// sameQuantiles reports whether the quantiles s is bound to are q's.
+func sameQuantiles(bound []float64, q *dto.Summary) bool {
+	if len(bound) != len(q.Quantile) {
+		return false
+	}
+	for i, x := range q.Quantile {
+		if x.GetQuantile() != bound[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// bindBuckets binds s to the buckets of upper bounds bs.
+func (f *family) bindBuckets(s *series, bs []float64) error {
+	cs, err := bind(f.buckets, s.values, bs)
+	if err != nil {
+		return err
+	}
+	s.bounds, s.buckets = bs, cs
+	return nil
+}
+
+// bindQuantiles binds s to the quantiles of q.
+func (f *family) bindQuantiles(s *series, q *dto.Summary) error {
+	qs := make([]float64, len(q.Quantile))
+	for i, x := range q.Quantile {
+		qs[i] = x.GetQuantile()
+	}
+	gs, err := bind(f.quantiles, s.values, qs)
+	if err != nil {
+		return err
+	}
+	s.bounds, s.quantiles = qs, gs
+	return nil
+}
+
+// bind returns the instruments of v for the label values followed by each
+// of bs, as the exposition formats write le and quantile.
+func bind[T any](v *mmv.Vec[T], values []string, bs []float64) ([]*T, error) {
+	out := make([]*T, len(bs))
+	vs := append(values[:len(values):len(values)], "")
+	for i, b := range bs {
+		vs[len(values)] = formatBound(b)
+		t, err := v.Get(vs...)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// formatBound writes a bucket bound or quantile as Prometheus's text
+// format does.
+func formatBound(b float64) string {
+	if math.IsInf(b, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(b, 'g', -1, 64)
+}
+
+// removeSeries takes s out of PCP, and reports whether it was in a vector.
+func (f *family) removeSeries(s *series) bool {
+	removed := f.value.remove(s.values)
+	removed = f.gauge.remove(s.values) || removed
+	removed = f.count.remove(s.values) || removed
+	vs := append(s.values[:len(s.values):len(s.values)], "")
+	for _, b := range s.bounds {
+		vs[len(s.values)] = formatBound(b)
+		if f.buckets != nil {
+			removed = deleteSeries(f.buckets, vs) || removed
+		}
+		if f.quantiles != nil {
+			removed = deleteSeries(f.quantiles, vs) || removed
+		}
+	}
+	return removed
+}

