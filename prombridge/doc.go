@@ -113,8 +113,7 @@
 // counted in Stats.DroppedSeries and in mmv.<file>.mmv.dropped, reported
 // by Err once, and not retried while it is gathered. A series absent from
 // the gathered families for Options.Grace (a minute) is removed from PCP
-// with mmv.Vec's Delete (an mmv without Delete keeps it, with its last
-// value: see deleteSeries), and starts again from its gathered value if it
+// with mmv.Vec's Delete, and starts again from its gathered value if it
 // comes back; the instance of a singular family stays, with its last
 // value.
 //

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -25,6 +26,13 @@ type recorder struct {
 	prometheus.Gatherer
 	mu   sync.Mutex
 	last []*dto.MetricFamily
+}
+
+// gathered returns what the last Gather returned.
+func (r *recorder) gathered() []*dto.MetricFamily {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
 }
 
 func (r *recorder) Gather() ([]*dto.MetricFamily, error) {
@@ -152,12 +160,14 @@ func TestExposition(t *testing.T) {
 	g := &recorder{Gatherer: pr}
 
 	r, tmp := newRegistry(t)
-	b, err := prombridge.Register(r, g, nil)
+	// Only the refreshes the test makes, and the one at Start, which the
+	// bridge serialises with them: PCP shows what the last one gathered.
+	b, err := prombridge.Register(r, g, &prombridge.Options{Interval: time.Hour})
 	require.NoError(t, err)
 	require.NoError(t, r.Start())
 	require.NoError(t, b.Refresh())
-	n := checkExposition(t, read(t, r, tmp), g.last)
-	t.Logf("%d samples of %d families in PCP", n, len(g.last))
+	n := checkExposition(t, read(t, r, tmp), g.gathered())
+	t.Logf("%d samples of %d families in PCP", n, len(g.gathered()))
 
 	// Growth: a family and a label set that appear while running.
 	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "latency_seconds", Help: "Latency."}, []string{"route"})
@@ -166,8 +176,8 @@ func TestExposition(t *testing.T) {
 	requests.WithLabelValues("404", "HEAD").Inc()
 	require.NoError(t, b.Refresh())
 	ms := read(t, r, tmp)
-	n = checkExposition(t, ms, g.last)
-	t.Logf("after growth: %d samples of %d families in PCP", n, len(g.last))
+	n = checkExposition(t, ms, g.gathered())
+	t.Logf("after growth: %d samples of %d families in PCP", n, len(g.gathered()))
 	assert.NotNil(t, find(t, ms, "requests").Instance("code=404,method=HEAD"))
 	assert.NotNil(t, find(t, ms, "latency_seconds.bucket").Instance("route=/x%20y,le=+Inf"))
 	assert.NoError(t, b.Err())

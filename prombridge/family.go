@@ -294,10 +294,10 @@ func (f *family) removeSeries(s *series) bool {
 	for _, b := range s.bounds {
 		vs[len(s.values)] = formatBound(b)
 		if f.buckets != nil {
-			removed = deleteSeries(f.buckets, vs) || removed
+			removed = f.buckets.Delete(vs...) || removed
 		}
 		if f.quantiles != nil {
-			removed = deleteSeries(f.quantiles, vs) || removed
+			removed = f.quantiles.Delete(vs...) || removed
 		}
 	}
 	return removed

@@ -33,14 +33,5 @@ func (in instruments[T]) get(values []string) (*T, error) {
 // remove takes the instance of the label values out of PCP; a singular
 // instrument stays. It reports whether an instance was removed.
 func (in instruments[T]) remove(values []string) bool {
-	return in.vec != nil && deleteSeries(in.vec, values)
-}
-
-// deleteSeries removes the instance of values from v, with the
-// (*mmv.Vec).Delete the lead is adding to mmv; until a Vec has it, nothing
-// is removed and it reports false. Replace the assertion with a call
-// once Delete is on main.
-func deleteSeries[T any](v *mmv.Vec[T], values []string) bool {
-	d, ok := any(v).(interface{ Delete(values ...string) bool })
-	return ok && d.Delete(values...)
+	return in.vec != nil && in.vec.Delete(values...)
 }
