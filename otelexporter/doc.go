@@ -72,8 +72,8 @@
 // Each attribute set of an instrument is one instance of its metrics,
 // named in the canonical form of package mmv's vectors: label=value pairs
 // joined by ',', with spaces, ',', '=', '%' and control bytes written %XX
-// ("http_request_method=GET,region=Z%C3..." keeps UTF-8 as it is:
-// "region=Zürich%20Nord"). The labels are the attribute keys with '.'
+// (UTF-8 stays as it is: "http_request_method=GET,region=Zürich%20Nord").
+// The labels are the attribute keys with '.'
 // made '_', sorted by key; the values are the attributes' values as
 // OpenTelemetry prints them (attribute.Value.Emit). An instance carries
 // its values as PCP instance labels while the file's label budget allows

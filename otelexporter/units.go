@@ -29,12 +29,16 @@ var ucum = map[string]mmv.Units{
 
 // unitsOf returns the PCP units of a UCUM unit, and whether it has them: a
 // unit of the table, an annotation such as {request} (a count), or a
-// quotient of two of those, such as By/s or {packet}/s.
+// quotient of two of those, such as By/s or {packet}/s. Any other is
+// none.
 func unitsOf(unit string) (mmv.Units, bool) {
 	if num, den, ok := strings.Cut(unit, "/"); ok {
 		n, okn := unitsOf(num)
 		d, okd := unitsOf(den)
-		return n.Per(d), okn && okd && num != "" && den != "" && !strings.Contains(den, "/")
+		if !okn || !okd || num == "" || den == "" || strings.Contains(den, "/") {
+			return mmv.NoUnits, false
+		}
+		return n.Per(d), true
 	}
 	if strings.HasPrefix(unit, "{") && strings.HasSuffix(unit, "}") {
 		return mmv.Count, true
