@@ -18,8 +18,9 @@ import (
 
 // labelValues returns the label values of an attribute set, in in.values:
 // each key's value as OpenTelemetry prints it, "" for a key the set lacks;
-// ok is false when the set has a key the instrument has no label for.
-func (in *instrument) labelValues(set attribute.Set) (values []string, ok bool) {
+// ok is false, and the point counted as dropped in d, when the set has a
+// key the instrument has no label for.
+func (in *instrument) labelValues(d *drops, set attribute.Set) (values []string, ok bool) {
 	values = in.values[:len(in.keys)]
 	clear(values)
 	i := 0
@@ -29,6 +30,7 @@ func (in *instrument) labelValues(set attribute.Set) (values []string, ok bool) 
 			i++
 		}
 		if i == len(in.keys) || in.keys[i] != kv.Key {
+			d.drop(dropAttributes, 1, in.keysError(set))
 			return nil, false
 		}
 		values[i] = kv.Value.Emit()
@@ -52,9 +54,8 @@ func total[N int64 | float64](v N, factor float64) (uint64, bool) {
 func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.DataPoint[N]) {
 	for i := range pts {
 		p := &pts[i]
-		values, ok := in.labelValues(p.Attributes)
+		values, ok := in.labelValues(d, p.Attributes)
 		if !ok {
-			d.drop(dropAttributes, 1, in.keysError(p.Attributes))
 			continue
 		}
 		var err error
@@ -88,9 +89,8 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricdata.HistogramDataPoint[N]) {
 	for i := range pts {
 		p := &pts[i]
-		values, ok := in.labelValues(p.Attributes)
+		values, ok := in.labelValues(d, p.Attributes)
 		if !ok {
-			d.drop(dropAttributes, 1, in.keysError(p.Attributes))
 			continue
 		}
 		sum, ok := total(p.Sum, in.factor)
