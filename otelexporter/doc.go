@@ -1,0 +1,117 @@
+// Package otelexporter publishes the metrics of an OpenTelemetry
+// MeterProvider to Performance Co-Pilot (PCP): an implementation of the
+// SDK's metric Exporter that writes an MMV file with package mmv, which
+// PCP's MMV agent reads at every fetch.
+//
+//	exp := otelexporter.New(nil)
+//	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
+//		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+//	defer mp.Shutdown(ctx)
+//
+// then `pminfo -f mmv.<service>` shows what the program records with the
+// OpenTelemetry API. The package is a module of its own, so that users of
+// mmv never download the SDK.
+//
+// # Registry, resource, lifecycle
+//
+// The exporter makes its registry at the first Export, when it knows the
+// resource: the file is named Options.Name, or after service.name
+// ("shop test" → mmv.shop_test); a zero Options.Registry.Cluster is
+// derived from service.name (FNV-1a, 1..2047), the same on every host and
+// restart, since registry labels need a non-zero cluster. The resource
+// attributes of Options.ResourceKeys (service.name, service.namespace,
+// service.version, service.instance.id, host.name by default) become
+// labels of every metric, named with '.' made '_' (service_name).
+//
+// Export stores every value in the file before it returns: nothing of the
+// SDK's data, which it reuses, is kept. Instruments and attribute sets
+// seen for the first time are declared then; PCP sees them after the
+// registry's next publication (mmv.Options.PublishDelay), or at once
+// after ForceFlush. Shutdown closes the registry: without the mmv.Process
+// flag the file stays with its last values (the SDK's reader exports them
+// just before), and PCP goes on showing them; with it the file is
+// removed, and PCP stops showing the service.
+//
+// Temporality is cumulative for every instrument kind: PCP computes rates
+// from counters itself. Aggregation is the SDK's default for each kind:
+// sums for counters and up-down counters, last values for gauges,
+// explicit-bucket histograms for histograms. Exponential histograms (only
+// ever chosen by a View) are not exported: re-bucketing them would make
+// new instances whenever their scale changes. Their points are counted as
+// dropped, as are summaries (from bridges) and delta data.
+//
+// # Mapping
+//
+// An instrument is one or more PCP metrics named after its scope and its
+// name: the last element of the scope's name (after its last '/'), a dot,
+// the instrument's name, each part between dots made a PCP name part
+// (every byte other than a letter, digit or '_' made '_', an "x" before a
+// part that does not start with a letter). Instrument "http.server.duration"
+// of scope "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+// is otelhttp.http.server.duration.
+//
+//	OpenTelemetry data                PCP metrics
+//	Sum, monotonic, int64             counter (u64), the instrument's units
+//	Sum, monotonic, float64           counter (u64) in fine units, see below
+//	Sum, not monotonic (UpDown...)    instant: int64 → i64, float64 → double
+//	Gauge                             instant: int64 → i64, float64 → double
+//	Histogram (explicit buckets)      NAME.bucket  counter, count per bucket (not cumulative), label le
+//	                                  NAME.count   counter
+//	                                  NAME.sum     counter, as a sum above
+//	                                  NAME.min, NAME.max  instant doubles, when recorded
+//	ExponentialHistogram, Summary     dropped, counted
+//
+// A float total is a u64 counter, not a double: PCP's counter semantics
+// (rates, wrap detection) are what a total needs, and a gauge would make
+// tools show its level instead of its rate. It is kept in finer units,
+// rounded: a time in nanoseconds, a space in bytes, a count or a
+// dimensionless value in thousandths ("count x 10^-3", "x 10^-3"), other
+// units in whole units. A value a counter cannot hold (negative, NaN,
+// 2^64 and beyond) is dropped, counted.
+//
+// Each attribute set of an instrument is one instance of its metrics,
+// named in the canonical form of package mmv's vectors: label=value pairs
+// joined by ',', with spaces, ',', '=', '%' and control bytes written %XX
+// (UTF-8 stays as it is: "http_request_method=GET,region=Zürich%20Nord").
+// The labels are the attribute keys with '.'
+// made '_', sorted by key; the values are the attributes' values as
+// OpenTelemetry prints them (attribute.Value.Emit). An instance carries
+// its values as PCP instance labels while the file's label budget allows
+// (bucket instances do not: their names say enough). The label names of
+// an instrument are the keys of the points of its first export: a point
+// lacking one has "" for it, and a point with a key outside them is
+// dropped, counted. An instrument whose first export has no attributes is
+// a singular metric.
+//
+// # Units
+//
+// UCUM units map to PCP units; a unit PCP has none for is shown as none,
+// and the metric's help text says which unit it was.
+//
+//	UCUM                   PCP
+//	"", "1", "%"           none
+//	ns, us, ms, s          nanosec, microsec, millisec, sec
+//	min, h                 min, hour
+//	By, KiBy, MiBy         byte, Kbyte, Mbyte
+//	GiBy, TiBy             Gbyte, Tbyte
+//	{anything}             count (an annotation: a count of things)
+//	A/B, both above        A / B, such as By/s → byte / sec
+//	anything else          none (kBy, MBy: PCP's scales are binary)
+//
+// # Limits and drops
+//
+// Each metric of an instrument holds at most Options.Limit attribute sets
+// (mmv.DefaultVecLimit by default; a histogram's buckets that many times
+// its buckets), within the registry's caps on instances. Beyond them the
+// vector refuses the point and the registry counts it in
+// mmv.<file>.mmv.dropped (reasons limit, cap...). What the exporter
+// itself drops is counted in mmv.<file>.otelexporter.dropped, at every
+// export that drops it, by reason: aggregation, temporality, declaration
+// (an instrument whose name the registry refused: two instruments of
+// scopes with the same last element, a name that is a leaf and a prefix
+// of another), attributes, value. Export returns no error for them, which
+// the SDK would report at every interval; Err returns the last one.
+//
+// The exporter does not delete instances: cumulative series never vanish
+// in OpenTelemetry, so it needs no mmv.Vec Delete or Reset.
+package otelexporter

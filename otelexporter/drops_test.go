@@ -1,0 +1,99 @@
+package otelexporter
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// sum is a cumulative monotonic int64 sum of points with attributes.
+func sum(name string, t metricdata.Temporality, pts ...metricdata.DataPoint[int64]) metricdata.Metrics {
+	return metricdata.Metrics{Name: name, Data: metricdata.Sum[int64]{Temporality: t, IsMonotonic: true, DataPoints: pts}}
+}
+
+func point(v int64, kvs ...attribute.KeyValue) metricdata.DataPoint[int64] {
+	return metricdata.DataPoint[int64]{Value: v, Attributes: attribute.NewSet(kvs...)}
+}
+
+// TestDropsCounted: every point the exporter cannot store is counted in
+// otelexporter.dropped by reason, at each export, and Err says why; points
+// past an instrument's Limit are counted by the registry in mmv.dropped.
+func TestDropsCounted(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Limit: 2, Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	cum := metricdata.CumulativeTemporality
+	a1 := attribute.Int("a", 1)
+	scope := instrumentation.Scope{Name: "example.com/s"}
+	metrics := []metricdata.Metrics{
+		{Name: "exp", Data: metricdata.ExponentialHistogram[float64]{Temporality: cum, DataPoints: make([]metricdata.ExponentialHistogramDataPoint[float64], 2)}},
+		sum("delta", metricdata.DeltaTemporality, point(1)),
+		sum("negative", cum, point(-1)),
+		sum("t", cum, point(1)),
+		sum("t.u", cum, point(1)), // t is a leaf: PCP's namespace refuses it
+		sum("limited", cum, point(1, a1), point(2, attribute.Int("a", 2)), point(3, attribute.Int("a", 3))),
+		sum("keyed", cum, point(1, a1)), // keys: a
+	}
+	other := metricdata.ScopeMetrics{Scope: instrumentation.Scope{Name: "example.org/s"}, Metrics: []metricdata.Metrics{sum("t", cum, point(5))}}
+	rm := &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{other, {Scope: scope, Metrics: metrics}}}
+	ctx := context.Background()
+	require.NoError(t, exp.Export(ctx, rm))
+	require.Error(t, exp.Err())
+	metrics[6] = sum("keyed", cum, point(1, a1), point(2, attribute.Int("b", 2))) // b: not in the first export
+	require.NoError(t, exp.Export(ctx, rm))
+	assert.ErrorContains(t, exp.Err(), `attribute keys ["b"]`)
+	require.NoError(t, exp.ForceFlush(ctx))
+
+	ms := pcptest.Info(t, tmp)
+	d := pcptest.Find(ms, "mmv.shop_test.otelexporter.dropped")
+	require.NotNil(t, d)
+	got := map[string]string{}
+	for _, in := range d.Instances {
+		got[in.Name] = in.Value
+	}
+	assert.Equal(t, map[string]string{
+		"reason=aggregation": "4", // 2 points, 2 exports
+		"reason=temporality": "2",
+		"reason=declaration": "4", // s.t.u, and example.com's s.t, twice
+		"reason=attributes":  "1",
+		"reason=value":       "2",
+	}, got)
+	md := pcptest.Find(ms, "mmv.shop_test.mmv.dropped")
+	require.NotNil(t, md)
+	if in := md.Instance("limit"); assert.NotNil(t, in, "%+v", md.Instances) {
+		assert.Equal(t, "2", in.Value, "a=3 of limited, twice")
+	}
+	l := pcptest.Find(ms, "mmv.shop_test.s.limited")
+	require.NotNil(t, l)
+	assert.Len(t, l.Instances, 2)
+	assert.Equal(t, "5", pcptest.Find(ms, "mmv.shop_test.s.t").Value, "example.org's s.t keeps its metric")
+}
+
+// TestExportCopies: the values are in the file when Export returns; the
+// SDK's data, changed afterwards as the SDK reuses it, changes nothing.
+func TestExportCopies(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	pts := []metricdata.DataPoint[int64]{point(7, attribute.String("k", "v"))}
+	rm := &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+		Metrics: []metricdata.Metrics{sum("n", metricdata.CumulativeTemporality, pts...)}}}}
+	require.NoError(t, exp.Export(context.Background(), rm))
+	pts[0].Value, pts[0].Attributes = 99, attribute.NewSet(attribute.String("k", "w"))
+	require.NoError(t, exp.ForceFlush(context.Background()))
+
+	n := pcptest.Find(pcptest.Info(t, tmp), "mmv.shop_test.n")
+	require.NotNil(t, n)
+	require.Len(t, n.Instances, 1)
+	assert.Equal(t, "k=v", n.Instances[0].Name)
+	assert.Equal(t, "7", n.Instances[0].Value)
+}

@@ -1,0 +1,186 @@
+package otelexporter
+
+import (
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/gopcp/mmv"
+)
+
+// kind is what an instrument's metrics are, from the data of its first
+// export.
+type kind int
+
+const (
+	kindCounter        kind = iota // a monotonic int64 sum
+	kindFloatCounter               // a monotonic float64 sum
+	kindIntGauge                   // an int64 gauge or non-monotonic sum
+	kindGauge                      // a float64 gauge or non-monotonic sum
+	kindHistogram                  // an int64 explicit-bucket histogram
+	kindFloatHistogram             // a float64 one
+)
+
+var kindNames = [...]string{"counter", "float counter", "int64 gauge", "float64 gauge", "int64 histogram", "float64 histogram"}
+
+// instrument is the metrics of one OpenTelemetry instrument in the
+// registry.
+type instrument struct {
+	scope, name string // of the instrument it was declared for
+	owner       string // both, for errors
+	kind        kind
+	// keys are the attribute keys of the points of its first export,
+	// sorted as attribute sets sort them; one label each.
+	keys []attribute.Key
+	err  error // why the registry refused it: its points are dropped
+
+	factor float64 // how many counter units one recorded unit is (fine)
+
+	counters series[mmv.Counter] // sums; a histogram's count
+	ints     series[mmv.IntGauge]
+	gauges   series[mmv.Gauge]
+	sums     series[mmv.Counter] // a histogram's sum
+	min, max series[mmv.Gauge]   // a histogram's, when recorded
+	minmax   bool
+	buckets  *mmv.Vec[mmv.Counter]
+
+	values []string  // one point's label values (and le), reused
+	bounds []float64 // the bucket bounds les names
+	les    []string
+}
+
+// shape is what the points of an instrument's first export say of it.
+type shape struct {
+	keys    []attribute.Key
+	minmax  bool // a histogram with min and max
+	buckets int  // a histogram's buckets
+}
+
+// keysOf returns the keys of every attribute set, sorted.
+func keysOf(sets iter.Seq[attribute.Set]) []attribute.Key {
+	var keys []attribute.Key
+	for s := range sets {
+		for _, kv := range s.ToSlice() {
+			keys = append(keys, kv.Key)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// owner names an instrument of a scope, for errors.
+func owner(scope instrumentation.Scope, name string) string {
+	return fmt.Sprintf("instrument %q of scope %q", name, scope.Name)
+}
+
+// declare declares the metrics of instrument m of scope under the PCP name
+// name on r, each holding at most limit attribute sets. When the registry
+// refuses one, the instrument keeps the error (metrics declared before it
+// stay, without values).
+func declare(r *mmv.Registry, name string, scope instrumentation.Scope, m *metricdata.Metrics, k kind, sh shape, limit int) (in *instrument) {
+	in = &instrument{scope: scope.Name, name: m.Name, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax}
+	labels := make([]string, len(sh.keys))
+	for i, key := range sh.keys {
+		labels[i] = labelName(key)
+	}
+	in.values = make([]string, len(labels)+1)
+	defer func() {
+		if p := recover(); p != nil {
+			err, ok := p.(error)
+			if !ok {
+				panic(p)
+			}
+			in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)
+		}
+	}()
+	u, known := unitsOf(m.Unit)
+	h := helper{m: m, scope: scope, known: known}
+	switch k {
+	case kindCounter:
+		in.counters = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+	case kindFloatCounter:
+		fu, f := fine(u)
+		in.factor = f
+		in.counters = newSeries(r, name, h.text("", h.fineNote(fu)), fu, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+	case kindIntGauge:
+		in.ints = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewIntGauge, mmv.NewIntGaugeVec)
+	case kindGauge:
+		in.gauges = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
+	case kindHistogram, kindFloatHistogram:
+		su, note := u, ""
+		if k == kindFloatHistogram {
+			su, in.factor = fine(u)
+			note = h.fineNote(su)
+		}
+		in.buckets = mmv.NewCounterVec(r, name+".bucket", h.text("by bucket", "Instances are the attribute values and le, the bucket's upper bound in "+
+			h.unit()+"; counts are per bucket, not cumulative."), mmv.Count, append(slices.Clone(labels), "le")...)
+		in.buckets.SetInstanceLabels(false) // names say enough; the label budget goes to the other metrics
+		in.buckets.SetLimit(limit * max(sh.buckets, 1))
+		in.counters = newSeries(r, name+".count", h.text("count", ""), mmv.Count, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+		in.sums = newSeries(r, name+".sum", h.text("sum", note), su, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+		if sh.minmax {
+			in.min = newSeries(r, name+".min", h.text("min", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
+			in.max = newSeries(r, name+".max", h.text("max", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
+		}
+	}
+	return in
+}
+
+// helper writes the help texts of an instrument's metrics.
+type helper struct {
+	m     *metricdata.Metrics
+	scope instrumentation.Scope
+	known bool // the unit has PCP units
+}
+
+// text returns a help text: the description's first line (the
+// instrument's name when it has none) and what part of the instrument the
+// metric is, then a long help naming the instrument, its unit when PCP has
+// none for it, and note.
+func (h helper) text(part, note string) string {
+	short, _, _ := strings.Cut(h.m.Description, "\n")
+	if short == "" {
+		short = h.m.Name
+	}
+	if part != "" {
+		short += ", " + part
+	}
+	long := fmt.Sprintf("OpenTelemetry %s.", owner(h.scope, h.m.Name))
+	if !h.known {
+		long += fmt.Sprintf(" Unit %q is not one PCP has: shown as none.", h.m.Unit)
+	}
+	if note != "" {
+		long += " " + note
+	}
+	return truncate(short, mmv.MaxStringLen) + "\n" + truncate(long, mmv.MaxStringLen)
+}
+
+// unit returns the instrument's unit as a help text says it.
+func (h helper) unit() string {
+	if h.m.Unit == "" {
+		return "no unit"
+	}
+	return fmt.Sprintf("%q", h.m.Unit)
+}
+
+// fineNote says in what integer units a float total is kept.
+func (h helper) fineNote(u mmv.Units) string {
+	return fmt.Sprintf("Recorded as float64 in %s, kept as an integer counter of %q.", h.unit(), u.String())
+}
+
+// truncate cuts s to at most n bytes, at a UTF-8 boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,159 @@
+package otelexporter
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/gopcp/mmv"
+)
+
+// Writing one export's data points into the instruments' metrics: every
+// value is stored in the registry before Export returns, so nothing of the
+// SDK's data, which it reuses, is kept.
+
+// labelValues returns the label values of an attribute set, in in.values:
+// each key's value as OpenTelemetry prints it, "" for a key the set lacks;
+// ok is false, and the point counted as dropped in d, when the set has a
+// key the instrument has no label for.
+func (in *instrument) labelValues(d *drops, set attribute.Set) (values []string, ok bool) {
+	values = in.values[:len(in.keys)]
+	clear(values)
+	i := 0
+	for it := set.Iter(); it.Next(); {
+		kv := it.Attribute()
+		for i < len(in.keys) && in.keys[i] < kv.Key {
+			i++
+		}
+		if i == len(in.keys) || in.keys[i] != kv.Key {
+			d.drop(dropAttributes, 1, in.keysError(set))
+			return nil, false
+		}
+		values[i] = kv.Value.Emit()
+	}
+	return values, true
+}
+
+// total returns a recorded total as a counter's value: an int64 as it is,
+// a float64 in the instrument's fine units; ok is false when a counter
+// cannot hold it.
+func total[N int64 | float64](v N, factor float64) (uint64, bool) {
+	switch x := any(v).(type) {
+	case int64:
+		return uint64(x), x >= 0
+	default:
+		return count(float64(v), factor)
+	}
+}
+
+// writeSums stores the points of a sum or gauge in in's metrics.
+func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.DataPoint[N]) {
+	for i := range pts {
+		p := &pts[i]
+		values, ok := in.labelValues(d, p.Attributes)
+		if !ok {
+			continue
+		}
+		var err error
+		switch in.kind {
+		case kindCounter, kindFloatCounter:
+			n, ok := total(p.Value, in.factor)
+			if !ok {
+				d.drop(dropValue, 1, fmt.Errorf("otelexporter: %s: value %v is not a counter's", in.owner, p.Value))
+				continue
+			}
+			c, cerr := in.counters.get(values)
+			c.Set(n)
+			err = cerr
+		case kindIntGauge:
+			g, gerr := in.ints.get(values)
+			g.Set(int64(p.Value))
+			err = gerr
+		case kindGauge:
+			g, gerr := in.gauges.get(values)
+			g.Set(float64(p.Value))
+			err = gerr
+		}
+		if err != nil {
+			d.keep(err)
+		}
+	}
+}
+
+// writeHistograms stores the points of an explicit-bucket histogram in
+// in's metrics.
+func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricdata.HistogramDataPoint[N]) {
+	for i := range pts {
+		p := &pts[i]
+		values, ok := in.labelValues(d, p.Attributes)
+		if !ok {
+			continue
+		}
+		sum, ok := total(p.Sum, in.factor)
+		if !ok {
+			d.drop(dropValue, 1, fmt.Errorf("otelexporter: %s: sum %v is not a counter's", in.owner, p.Sum))
+			continue
+		}
+		var errs [5]error
+		var c *mmv.Counter
+		c, errs[0] = in.counters.get(values)
+		c.Set(p.Count)
+		c, errs[1] = in.sums.get(values)
+		c.Set(sum)
+		if in.minmax {
+			if v, ok := p.Min.Value(); ok {
+				g, err := in.min.get(values)
+				g.Set(float64(v))
+				errs[2] = err
+			}
+			if v, ok := p.Max.Value(); ok {
+				g, err := in.max.get(values)
+				g.Set(float64(v))
+				errs[3] = err
+			}
+		}
+		les := in.lesOf(p.Bounds)
+		bv := in.values[:len(in.keys)+1]
+		for j, n := range p.BucketCounts {
+			bv[len(in.keys)] = les[j]
+			b, err := in.buckets.Get(bv...)
+			b.Set(n)
+			if err != nil {
+				errs[4] = err
+			}
+		}
+		for _, err := range errs {
+			if err != nil {
+				d.keep(err)
+			}
+		}
+	}
+}
+
+// lesOf returns the le values of buckets with upper bounds bounds, then
+// +Inf; computed again only when the bounds change.
+func (in *instrument) lesOf(bounds []float64) []string {
+	if in.les != nil && slices.Equal(in.bounds, bounds) {
+		return in.les
+	}
+	in.bounds = slices.Clone(bounds)
+	in.les = make([]string, len(bounds)+1)
+	for i, b := range bounds {
+		in.les[i] = strconv.FormatFloat(b, 'g', -1, 64)
+	}
+	in.les[len(bounds)] = strconv.FormatFloat(math.Inf(1), 'g', -1, 64)
+	return in.les
+}
+
+// keysError says why a point of attribute set set was dropped.
+func (in *instrument) keysError(set attribute.Set) error {
+	keys := make([]attribute.Key, 0, set.Len())
+	for _, kv := range set.ToSlice() {
+		keys = append(keys, kv.Key)
+	}
+	return fmt.Errorf("otelexporter: %s: attribute keys %q: the instrument's metrics have labels for %q only (the keys of its first export)", in.owner, keys, in.keys)
+}
