@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"path/filepath"
 	"time"
 
 	"github.com/gopcp/mmv"
@@ -109,4 +110,27 @@ func ExampleValue_AddDuration() {
 	busy.AddDuration(1500 * time.Microsecond)
 	fmt.Println(busy.Int(), "microseconds")
 	// Output: 1500 microseconds
+}
+
+// Configure names a registry and sets its options after instruments were
+// declared on it, as package-level variables declare on mmv.Default before
+// main runs: they are published in the configured file.
+func ExampleRegistry_Configure() {
+	r, done := exampleRegistry("example", nil) // stands for mmv.Default
+	defer done()
+	requests := mmv.NewCounter(r, "requests", "Requests served", mmv.Count)
+
+	o := r.Options() // keep the other options, such as Default's Process flag
+	o.Cluster = 12
+	if err := r.Configure("shop", o); err != nil {
+		log.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	requests.Inc()
+
+	f, _ := mmvfile.Open(r.Path())
+	fmt.Println(filepath.Base(r.Path()), f.Header.Cluster, f.Values[0].Metric.Name, f.Values[0].Uint)
+	// Output: shop 12 requests 1
 }
