@@ -24,6 +24,10 @@
 //	requests.With("/api", "200").Inc()
 //	latency.ObserveDuration(time.Since(start))
 //
+// [NewCounterFunc], [NewGaugeFunc] and [NewIntGaugeFunc] publish a value
+// kept elsewhere: the registry calls their function at Start, every
+// [DefaultInterval] and at Close.
+//
 // A nil registry means [Default], whose file is named after the program,
 // with the [Process] flag (PCP stops showing a program that died) and a
 // cluster derived from its name (the same PMIDs on every restart and host).
