@@ -86,15 +86,19 @@ func ExampleRegistry_Flush() {
 	// Output: 1 acme 1
 }
 
-// Units print as PCP prints them.
+// Units print as PCP prints them. Each dimension's scale has its own type,
+// so that NewUnits takes no time scale for a space scale.
 func ExampleUnits() {
 	fmt.Println(mmv.Kbyte.Per(mmv.Second))
 	fmt.Println(mmv.Count.Per(mmv.Millisecond))
 	fmt.Println(mmv.NewUnits(0, 0, 1, 0, 0, 3))
+	perHour := mmv.NewUnits(1, -1, 0, mmv.ScaleZbyte, mmv.ScaleHour, 0)
+	fmt.Println(perHour, "|", perHour.ScaleSpace(), perHour.ScaleTime())
 	// Output:
 	// Kbyte / sec
 	// count / millisec
 	// count x 10^3
+	// Zbyte / hour | Zbyte hour
 }
 
 // An Elapsed value accumulates time: from many goroutines with

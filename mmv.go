@@ -100,7 +100,11 @@ func NewRegistry(name string, opts *Options) *Registry {
 }
 
 // Name returns the file name.
-func (r *Registry) Name() string { return r.name }
+func (r *Registry) Name() string {
+	r.mu.Lock() // Configure may change it
+	defer r.mu.Unlock()
+	return r.name
+}
 
 // Path returns the path of the file once started, "" before; after Close
 // it still names where the file was.

@@ -66,6 +66,12 @@ var refusals = []struct {
 	{name: "units out of range", decl: func(r *Registry) error {
 		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Units: NewUnits(9, 0, 0, 0, 0, 0)})
 	}, want: ErrRange, msg: "units"},
+	{name: "space scale past Ybyte", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Units: NewUnits(1, 0, 0, ScaleYbyte+1, 0, 0)})
+	}, want: ErrRange, msg: "units"},
+	{name: "time scale past hours", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Units: NewUnits(0, 1, 0, 0, ScaleHour+1, 0)})
+	}, want: ErrRange, msg: "units"},
 	{name: "help too long", decl: func(r *Registry) error {
 		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, LongHelp: strings.Repeat("h", 256)})
 	}, want: ErrTooLong, msg: "help"},

@@ -118,7 +118,7 @@ func randomRegistry(rng *rand.Rand, name string) *registry {
 			Type:      types[rng.IntN(len(types))],
 			Semantics: sems[rng.IntN(len(sems))],
 			Units: mmv.NewUnits(rng.IntN(16)-8, rng.IntN(16)-8, rng.IntN(16)-8,
-				rng.IntN(mmv.ScaleYbyte+1), rng.IntN(mmv.ScaleHour+1), rng.IntN(16)-8),
+				mmv.SpaceScale(rng.IntN(int(mmv.ScaleYbyte)+1)), mmv.TimeScale(rng.IntN(int(mmv.ScaleHour)+1)), mmv.CountScale(rng.IntN(16)-8)),
 			ShortHelp: randomHelp(rng),
 			LongHelp:  randomHelp(rng),
 		}
