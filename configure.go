@@ -70,7 +70,7 @@ func (r *Registry) checkConfiguredLocked() error {
 		if err := checkIndomCluster(subject, r.opts.Cluster); err != nil {
 			return err
 		}
-		n := len(in.Instances)
+		n := in.live
 		if err := checkInstanceCaps(&r.opts, subject, in.ShortHelp, 0, total-n, n); err != nil {
 			return err
 		}

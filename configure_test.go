@@ -41,7 +41,7 @@ func TestDerivedCluster(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "mmv")
 	r := startReg(t, "svc", dir, mmv.Options{}, func(r *mmv.Registry) {
-		mmv.NewCounterVec(r, "c", "c", mmv.Count, "a") // an indom: the cluster must be at most 2047
+		mmv.NewCounterVec(r, "c", "c", mmv.Count, "route").With("/a") // an indom: the cluster must be at most 2047
 		require.NoError(t, r.AddLabel(mmv.Label{Name: "service", Value: "svc"}))
 	})
 	c := headerCluster(t, r.Path())
@@ -127,7 +127,9 @@ func TestConfigureRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "mmv")
 			r := newRegistry(t, "app", dir, mmv.Options{Cluster: 5})
-			mmv.NewCounterVec(r, "requests", "Requests", mmv.Count, "a", "b")
+			requests := mmv.NewCounterVec(r, "requests", "Requests", mmv.Count, "route")
+			requests.With("/a")
+			requests.With("/b")
 			mmv.NewCounter(r, "control.x", "x", mmv.Count)
 			require.NoError(t, r.AddLabel(mmv.Label{Name: "service", Value: "app"}))
 			c.opts.Dir = dir
