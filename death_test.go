@@ -1,11 +1,9 @@
 package mmv_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -48,30 +46,8 @@ func TestProcessDeath(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			path := filepath.Join(tmp, "mmv", "dying")
-			cmd := childCmd(t, "TestProcessDeath", "death", nil, "MMV_TEST_DIR="+tmp, "MMV_TEST_FLAGS="+c.flags)
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			cmd.Stderr = os.Stderr
-			require.NoError(t, cmd.Start())
-			defer cmd.Process.Kill()
-			ready := make(chan string, 1)
-			go func() {
-				s := bufio.NewScanner(out)
-				for s.Scan() {
-					if strings.HasPrefix(s.Text(), "ready ") {
-						ready <- s.Text()
-						break
-					}
-				}
-				close(ready)
-			}()
-			select {
-			case l, ok := <-ready:
-				require.True(t, ok, "the child ended before starting its registry")
-				t.Log(l)
-			case <-time.After(30 * time.Second):
-				require.FailNow(t, "the child did not start its registry")
-			}
+			cmd, pid := startChild(t, "TestProcessDeath", "death", "MMV_TEST_DIR="+tmp, "MMV_TEST_FLAGS="+c.flags)
+			t.Log("ready", pid)
 			value := func() string {
 				m := pcptest.Find(pcptest.Info(t, tmp), "mmv.dying.m")
 				if m == nil {
@@ -113,4 +89,36 @@ func TestProcessDeath(t *testing.T) {
 			require.NoError(t, r.Close())
 		})
 	}
+}
+
+// TestDefaultDeath: Default, with no option set, has the Process flag and
+// a cluster of its own: a program using it shows its metrics with its
+// cluster label while it runs, and PCP stops showing them once SIGKILL
+// ends it.
+func TestDefaultDeath(t *testing.T) {
+	if childRole() == "default" {
+		served := mmv.NewCounter(nil, "served", "Requests served", mmv.Count)
+		require.NoError(t, mmv.Default.AddLabel(mmv.Label{Name: "service", Value: "shop"}))
+		require.NoError(t, mmv.Default.Start())
+		served.Add(42)
+		fmt.Printf("ready %s\n", mmv.Default.Path())
+		time.Sleep(time.Hour) // until killed
+		return
+	}
+	tmp, _ := pcpDir(t)
+	cmd, path := startChild(t, "TestDefaultDeath", "default", "PCP_TMP_DIR="+tmp)
+	name := "mmv." + filepath.Base(path) + ".served"
+	m := get(t, pcptest.Info(t, tmp), name)
+	assert.Equal(t, "42", m.Value)
+	l, _ := m.Label("service")
+	assert.Equal(t, `"shop"`, l, "Default's cluster label")
+	f, err := mmvfile.Open(path)
+	require.NoError(t, err)
+	assert.Equal(t, mmv.Process, f.Header.Flags&mmv.Process, "Default's flags")
+	assert.NotZero(t, f.Header.Cluster, "Default's cluster")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	cmd.Wait()
+	assert.FileExists(t, path, "the dead writer's file")
+	assert.Nil(t, pcptest.Find(pcptest.Info(t, tmp), name), "PCP shows %s after SIGKILL", name)
 }

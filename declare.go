@@ -51,6 +51,11 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 func declareCell(r *Registry, m Metric, c *cell) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.declareCellLocked(m, c)
+}
+
+// declareCellLocked is declareCell with the registry's lock held.
+func (r *Registry) declareCellLocked(m Metric, c *cell) {
 	mt, err := r.addMetricLocked(m, true)
 	if err != nil {
 		panic(err)

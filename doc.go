@@ -24,7 +24,15 @@
 //	requests.With("/api", "200").Inc()
 //	latency.ObserveDuration(time.Since(start))
 //
-// A nil registry means [Default], whose file is named after the program.
+// [NewCounterFunc], [NewGaugeFunc] and [NewIntGaugeFunc] publish a value
+// kept elsewhere: the registry calls their function at Start, every
+// [DefaultInterval] and at Close.
+//
+// A nil registry means [Default], whose file is named after the program,
+// with the [Process] flag (PCP stops showing a program that died) and a
+// cluster derived from its name (the same PMIDs on every restart and host).
+// [Registry.Configure] changes its name or options before Start, keeping
+// the instruments package-level variables declared on it.
 // Help texts: the first line is the metric's short help, the rest its long
 // help, each at most 255 bytes.
 //

@@ -35,9 +35,10 @@ var (
 	ErrUnknown = errors.New("not declared")
 	// ErrLabel: a label whose value or identity PCP would not accept.
 	ErrLabel = errors.New("invalid label")
-	// ErrType: an operation that does not fit the value's type.
+	// ErrType: an operation that does not fit the value's type, or a
+	// callback metric declared without its function.
 	ErrType = errors.New("wrong type")
-	// ErrStarted: Start on a registry already started.
+	// ErrStarted: Start or Configure on a registry already started.
 	ErrStarted = errors.New("registry already started")
 	// ErrNotStarted: a Value lookup on a registry not started yet.
 	ErrNotStarted = errors.New("registry not started")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"path/filepath"
 	"time"
 
 	"github.com/gopcp/mmv"
@@ -85,15 +86,19 @@ func ExampleRegistry_Flush() {
 	// Output: 1 acme 1
 }
 
-// Units print as PCP prints them.
+// Units print as PCP prints them. Each dimension's scale has its own type,
+// so that NewUnits takes no time scale for a space scale.
 func ExampleUnits() {
 	fmt.Println(mmv.Kbyte.Per(mmv.Second))
 	fmt.Println(mmv.Count.Per(mmv.Millisecond))
 	fmt.Println(mmv.NewUnits(0, 0, 1, 0, 0, 3))
+	perHour := mmv.NewUnits(1, -1, 0, mmv.ScaleZbyte, mmv.ScaleHour, 0)
+	fmt.Println(perHour, "|", perHour.ScaleSpace(), perHour.ScaleTime())
 	// Output:
 	// Kbyte / sec
 	// count / millisec
 	// count x 10^3
+	// Zbyte / hour | Zbyte hour
 }
 
 // An Elapsed value accumulates time: from many goroutines with
@@ -109,4 +114,27 @@ func ExampleValue_AddDuration() {
 	busy.AddDuration(1500 * time.Microsecond)
 	fmt.Println(busy.Int(), "microseconds")
 	// Output: 1500 microseconds
+}
+
+// Configure names a registry and sets its options after instruments were
+// declared on it, as package-level variables declare on mmv.Default before
+// main runs: they are published in the configured file.
+func ExampleRegistry_Configure() {
+	r, done := exampleRegistry("example", nil) // stands for mmv.Default
+	defer done()
+	requests := mmv.NewCounter(r, "requests", "Requests served", mmv.Count)
+
+	o := r.Options() // keep the other options, such as Default's Process flag
+	o.Cluster = 12
+	if err := r.Configure("shop", o); err != nil {
+		log.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	requests.Inc()
+
+	f, _ := mmvfile.Open(r.Path())
+	fmt.Println(filepath.Base(r.Path()), f.Header.Cluster, f.Values[0].Metric.Name, f.Values[0].Uint)
+	// Output: shop 12 requests 1
 }

@@ -66,7 +66,7 @@ func goldenInsts(idNames ...any) []mmv.Instance {
 }
 
 var goldenScenarios = []goldenScenario{
-	{"empty", mmv.Options{}, func(t testing.TB, r *mmv.Registry) {}},
+	{"empty", mmv.Options{Cluster: mmv.ReaderCluster}, func(t testing.TB, r *mmv.Registry) {}},
 
 	{"types_singular", mmv.Options{Cluster: 1}, func(t testing.TB, r *mmv.Registry) {
 		for i, ty := range goldenTypes {

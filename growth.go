@@ -78,7 +78,11 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	if err != nil {
 		return err
 	}
-	p.cluster, err = p.claimCluster(r.opts.Cluster, d, r.isOurs)
+	c := r.opts.Cluster
+	if p.index > 0 {
+		c = r.parts[0].cluster
+	}
+	p.cluster, err = p.claimCluster(c, d, r.isOurs)
 	if err != nil {
 		return err
 	}

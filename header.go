@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"encoding/binary"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -84,6 +85,12 @@ func putHeader(b []byte, version, tocs int, flags Flags, pid int32, cluster uint
 	ne.PutUint32(b[hdrPidOff:], uint32(pid))
 	ne.PutUint32(b[hdrClusterOff:], cluster)
 }
+
+// ReaderCluster, as Options.Cluster, writes cluster 0 in the file, as
+// libpcp_mmv does when given none: PCP's reader then picks a cluster of its
+// own, which may differ on every restart and on every host, and which
+// cluster labels never match (Registry.AddLabel refuses them).
+const ReaderCluster = math.MaxUint32
 
 // Limits of one file, as PCP's reader enforces them.
 const (

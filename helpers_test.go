@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"bufio"
 	"io"
 	"log"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -46,6 +48,40 @@ func childCmd(t *testing.T, test, role string, cred *syscall.Credential, env ...
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
 	return cmd
+}
+
+// startChild runs test as role in a child process with env added, and
+// waits until it prints a line "ready", or "ready X" to tell X, which it
+// returns. The child is killed at the end of the test.
+func startChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := childCmd(t, test, role, nil, env...)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(out)
+		for s.Scan() {
+			if x, ok := strings.CutPrefix(s.Text(), "ready"); ok {
+				ready <- strings.TrimSpace(x)
+				break
+			}
+		}
+		close(ready)
+		for s.Scan() {
+		}
+	}()
+	select {
+	case x, ok := <-ready:
+		require.True(t, ok, "the child ended before it was ready")
+		return cmd, x
+	case <-time.After(time.Minute):
+		t.Fatal("the child did not get ready")
+	}
+	return nil, ""
 }
 
 func copyFile(from, to string) error {

@@ -314,7 +314,7 @@ func formatBound(f float64) string {
 func perNs(units Units) float64 {
 	if units.DimTime() == 1 && units.DimSpace() == 0 && units.DimCount() == 0 {
 		scale := [...]float64{1, 1e3, 1e6, 1e9, 60e9, 3600e9}
-		if s := units.ScaleTime(); s < len(scale) {
+		if s := int(units.ScaleTime()); s < len(scale) {
 			return 1 / scale[s]
 		}
 	}

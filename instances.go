@@ -103,9 +103,8 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	if r.serials[d.Serial] != nil {
 		return errorf(ErrDuplicate, subject, "serial already declared")
 	}
-	if r.opts.Cluster > maxIndomCluster {
-		return errorf(ErrRange, subject, "cluster %d is more than %d: PCP keeps %d bits of an indom's cluster<<11|serial, so its id would be cluster %d's and its labels lost",
-			r.opts.Cluster, maxIndomCluster, indomIDBits, r.opts.Cluster&maxIndomCluster)
+	if err := checkIndomCluster(subject, r.opts.Cluster); err != nil {
+		return err
 	}
 	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
 		return err
@@ -304,6 +303,16 @@ func checkInstanceCaps(o *Options, subject, help string, inIndom, inRegistry, n 
 	}
 	if c := capOf(o.MaxInstances, DefaultMaxInstances); inRegistry+n > c {
 		return errorf(ErrTooMany, subject, "%d instances in the registry would pass its cap of %d (Options.MaxInstances)", inRegistry+n, c)
+	}
+	return nil
+}
+
+// checkIndomCluster refuses an indom in a file on cluster c when PCP would
+// alias its id.
+func checkIndomCluster(subject string, c uint32) error {
+	if c > maxIndomCluster && c != ReaderCluster {
+		return errorf(ErrRange, subject, "cluster %d is more than %d: PCP keeps %d bits of an indom's cluster<<11|serial, so its id would be cluster %d's and its labels lost",
+			c, maxIndomCluster, indomIDBits, c&maxIndomCluster)
 	}
 	return nil
 }

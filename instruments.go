@@ -14,9 +14,14 @@ import (
 // not accept in a file name turned into '_' (and "go_" put before a name
 // that does not start with a letter), so a program built as "my-server"
 // writes $PCP_TMP_DIR/mmv/my_server, read as mmv.my_server.* in PCP.
+// It has the Process flag, so PCP stops showing the metrics of a program
+// that has died, however it died, and the cluster derived from its name
+// (see Options.Cluster), so its PMIDs are the same on every restart and
+// every host and cluster labels work. Registry.Configure changes the name
+// or options before Start, instruments already declared included.
 // The program calls Default.Start once its instruments are declared, and
 // Default.Close on exit.
-var Default = NewRegistry(programName(os.Args), nil)
+var Default = NewRegistry(programName(os.Args), &Options{Flags: Process})
 
 // programName turns a program's path into a valid file name.
 func programName(args []string) string {

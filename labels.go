@@ -162,7 +162,7 @@ type label struct {
 }
 
 // AddLabel attaches a label to every metric of the registry (a cluster
-// label). It needs a non-zero Options.Cluster.
+// label). It is refused on ReaderCluster.
 func (r *Registry) AddLabel(l Label) error {
 	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
 }
@@ -197,8 +197,8 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	}
 	switch l.kind {
 	case labelCluster:
-		if r.opts.Cluster == 0 {
-			return errorf(ErrLabel, subject+" label "+quote(l.Name), "a cluster label needs a non-zero cluster: PCP never matches it on cluster 0")
+		if err := checkClusterLabel(subject+" label "+quote(l.Name), r.opts.Cluster); err != nil {
+			return err
 		}
 	case labelItem:
 		if l.metric = r.names[metric]; l.metric == nil {
@@ -265,6 +265,15 @@ func (r *Registry) labelIn(l *label, p *part) bool {
 		return p.hasIndom(r.serials[l.serial])
 	}
 	return true
+}
+
+// checkClusterLabel refuses a cluster label in a file on cluster c when
+// PCP would never match it.
+func checkClusterLabel(subject string, c uint32) error {
+	if c == ReaderCluster {
+		return errorf(ErrLabel, subject, "a cluster label needs a cluster of the file's own: PCP never matches it on the cluster its reader picks (ReaderCluster)")
+	}
+	return nil
 }
 
 // labelsOf returns the labels of part p's file, in declaration order.

@@ -13,11 +13,8 @@ import "errors"
 func (r *Registry) Start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch r.state {
-	case closed:
-		return errorf(ErrClosed, "file "+quote(r.name), "")
-	case started:
-		return errorf(ErrStarted, "file "+quote(r.name), "")
+	if err := r.declaringLocked(); err != nil {
+		return err
 	}
 	if err := r.validateLocked(); err != nil {
 		return err
@@ -86,6 +83,17 @@ func (r *Registry) Close() error {
 	return err
 }
 
+// declaringLocked refuses what only a declaring registry may do.
+func (r *Registry) declaringLocked() error {
+	switch r.state {
+	case closed:
+		return errorf(ErrClosed, "file "+quote(r.name), "")
+	case started:
+		return errorf(ErrStarted, "file "+quote(r.name), "")
+	}
+	return nil
+}
+
 // validateLocked checks the registry as a whole: what no single
 // declaration shows.
 func (r *Registry) validateLocked() error {
@@ -93,7 +101,7 @@ func (r *Registry) validateLocked() error {
 		return err
 	}
 	subject := "file " + quote(r.name)
-	if r.opts.Cluster > MaxCluster {
+	if r.opts.Cluster > MaxCluster && r.opts.Cluster != ReaderCluster {
 		return errorf(ErrRange, subject, "cluster %d is more than %d", r.opts.Cluster, MaxCluster)
 	}
 	if r.opts.Flags&^allFlags != 0 {

@@ -3,9 +3,7 @@
 package mmv_test
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -25,38 +23,6 @@ func appRegistry(t *testing.T, dir string, flags mmv.Flags) *mmv.Registry {
 	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir, Flags: flags})
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	return r
-}
-
-// startChild runs test as role in a child process with env added, and
-// waits until it prints "ready". The child is killed at the end of the test.
-func startChild(t *testing.T, test, role string, env ...string) *exec.Cmd {
-	t.Helper()
-	cmd := childCmd(t, test, role, nil, env...)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ready := make(chan bool, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		for s.Scan() {
-			if s.Text() == "ready" {
-				ready <- true
-				break
-			}
-		}
-		close(ready)
-		for s.Scan() {
-		}
-	}()
-	select {
-	case ok := <-ready:
-		require.True(t, ok, "the child ended before it was ready")
-	case <-time.After(time.Minute):
-		t.Fatal("the child did not get ready")
-	}
-	return cmd
 }
 
 // TestInUseInProcess: a second registry of the same name and directory
@@ -97,7 +63,7 @@ func TestInUseOtherProcess(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	child := startChild(t, "TestInUseOtherProcess", "holder", "MMV_TEST_DIR="+dir)
+	child, _ := startChild(t, "TestInUseOtherProcess", "holder", "MMV_TEST_DIR="+dir)
 	r := appRegistry(t, dir, mmv.Process)
 	err := r.Start()
 	require.ErrorIs(t, err, mmv.ErrInUse)

@@ -3,7 +3,6 @@ package mmv
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -302,11 +301,7 @@ func (r *Registry) partWithRoomLocked() (p *part, isNew bool, err error) {
 	if len(last.metrics) < MaxMetrics {
 		return last, false, nil
 	}
-	prefix := r.name + "."
-	if r.opts.Flags&NoPrefix != 0 {
-		prefix = ""
-	}
-	p = newPart(r.name+"."+strconv.Itoa(len(r.parts)+1), len(r.parts), prefix, r.opts.Flags|NoPrefix)
+	p = newPart(len(r.parts), r.name, r.opts.Flags)
 	if err := checkFileName(p.name, NoPrefix); err != nil {
 		return nil, false, fmt.Errorf("mmv: file %q: more than %d metrics need an overflow file: %w", r.name, MaxMetrics, err)
 	}

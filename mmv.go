@@ -11,8 +11,12 @@ import (
 
 // Options are the file-wide settings of a registry.
 type Options struct {
-	// Cluster is the PMID cluster of the file's metrics, 0..4095. Zero lets
-	// PCP's reader choose one, which cluster labels then never match.
+	// Cluster is the PMID cluster of the file's metrics, 1..4095 (2047 in
+	// a file with indoms). Zero derives one from the file name, the same
+	// on every restart and every host, so that PMIDs match across a fleet
+	// and cluster labels work: the first of 1..2047 from the name's hash
+	// that no other started file of the process and no other file in the
+	// directory uses. ReaderCluster lets PCP's reader choose instead.
 	Cluster uint32
 	// Flags are the header flags.
 	Flags Flags
@@ -91,12 +95,16 @@ func NewRegistry(name string, opts *Options) *Registry {
 	if opts != nil {
 		r.opts = *opts
 	}
-	r.parts = []*part{newPart(r.name, 0, "", r.opts.Flags)}
+	r.parts = []*part{newPart(0, r.name, r.opts.Flags)}
 	return r
 }
 
 // Name returns the file name.
-func (r *Registry) Name() string { return r.name }
+func (r *Registry) Name() string {
+	r.mu.Lock() // Configure may change it
+	defer r.mu.Unlock()
+	return r.name
+}
 
 // Path returns the path of the file once started, "" before; after Close
 // it still names where the file was.

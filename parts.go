@@ -3,6 +3,7 @@ package mmv
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -39,8 +40,24 @@ type part struct {
 	dirty       bool // declarations not yet in the file
 }
 
-func newPart(name string, index int, prefix string, flags Flags) *part {
-	return &part{name: name, index: index, prefix: prefix, flags: flags}
+// newPart returns part index (0 for the first file) of a registry of
+// that name and flags.
+func newPart(index int, name string, flags Flags) *part {
+	p := &part{index: index}
+	p.configure(name, flags)
+	return p
+}
+
+// configure names the part after its registry's name and flags, as
+// Registry.Configure changes them.
+func (p *part) configure(name string, flags Flags) {
+	p.name, p.prefix, p.flags = name, "", flags
+	if p.index > 0 {
+		p.name, p.flags = name+"."+strconv.Itoa(p.index+1), flags|NoPrefix
+		if flags&NoPrefix == 0 {
+			p.prefix = name + "."
+		}
+	}
 }
 
 // metricName is the name a metric has in the part's file.
@@ -108,29 +125,41 @@ var clusters = struct {
 }{used: map[uint32]int{}}
 
 // claimCluster chooses and claims the cluster of a part about to start,
-// in a registry on cluster c whose files are named ours: c for its first
-// file; for an overflow file the first cluster after c (wrapping within
-// 1..2047, the clusters a file with indoms may have) that no started file
-// of the process and no other file in d uses. Zero stays zero: PCP's
-// reader then picks a cluster for every file.
+// in a registry whose first file has cluster c (Options.Cluster for the
+// first file itself) and whose files are named ours:
+//   - for the first file, c when given; 0 for ReaderCluster, and PCP's
+//     reader then picks a cluster for every file; for 0, the first cluster
+//     from one derived from the file's name (FNV-1a), so the same on every
+//     restart and every host;
+//   - for an overflow file, the first cluster after c, or 0 when c is 0.
+//
+// A cluster searched for wraps within 1..2047, the clusters a file with
+// indoms may have, and is one no started file of the process and no other
+// file in d uses.
 func (p *part) claimCluster(c uint32, d *dir, ours func(name string) bool) (uint32, error) {
 	clusters.Lock()
 	defer clusters.Unlock()
-	if c == 0 || p.index == 0 {
-		if c != 0 {
-			clusters.used[c]++
-		}
+	var from uint32
+	switch {
+	case c == ReaderCluster || p.index > 0 && c == 0:
+		return 0, nil
+	case p.index == 0 && c != 0:
+		clusters.used[c]++
 		return c, nil
+	case p.index == 0:
+		from = 1 + fnv32(p.name)%maxIndomCluster
+	default:
+		from = c%maxIndomCluster + 1
 	}
 	taken := clustersInDir(d, ours)
-	for j := uint32(1); j < maxIndomCluster; j++ {
-		cand := (c-1+j)%maxIndomCluster + 1
-		if cand != c && clusters.used[cand] == 0 && !taken[cand] {
+	for j := range uint32(maxIndomCluster) {
+		cand := (from-1+j)%maxIndomCluster + 1
+		if clusters.used[cand] == 0 && !taken[cand] {
 			clusters.used[cand]++
 			return cand, nil
 		}
 	}
-	return 0, errorf(ErrTooMany, "file "+quote(p.name), "no cluster left for an overflow file: every one of 1..%d is in use", maxIndomCluster)
+	return 0, errorf(ErrTooMany, "file "+quote(p.name), "no cluster left: every one of 1..%d is in use", maxIndomCluster)
 }
 
 func releaseCluster(c uint32) {

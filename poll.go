@@ -3,7 +3,8 @@ package mmv
 import "time"
 
 // DefaultInterval is how often Poll runs a function, and how often
-// histograms refresh their statistics, when no interval is given.
+// histograms refresh their statistics, when no interval is given; callback
+// metrics (NewCounterFunc...) are read this often.
 const DefaultInterval = time.Second
 
 // Poll arranges for f to run every interval (DefaultInterval when not

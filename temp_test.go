@@ -75,7 +75,7 @@ func TestKilledGrowersReclaimed(t *testing.T) {
 	dir := t.TempDir()
 	left := 0
 	for range 10 {
-		child := startChild(t, "TestKilledGrowersReclaimed", "grower", "MMV_TEST_DIR="+dir)
+		child, _ := startChild(t, "TestKilledGrowersReclaimed", "grower", "MMV_TEST_DIR="+dir)
 		time.Sleep(20 * time.Millisecond) // let it grow: not an assertion
 		require.NoError(t, child.Process.Signal(syscall.SIGKILL))
 		child.Wait()

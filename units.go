@@ -16,9 +16,19 @@ type Units uint32
 // NoUnits is the units of a dimensionless metric.
 const NoUnits Units = 0
 
+// SpaceScale is the scale of the space dimension, as PCP numbers it: bytes
+// times 1024 to its power.
+type SpaceScale int
+
+// TimeScale is the scale of the time dimension, as PCP numbers it.
+type TimeScale int
+
+// CountScale is the scale of the count dimension: a power of ten, -8..7.
+type CountScale int
+
 // Space scales, as PCP numbers them.
 const (
-	ScaleByte = iota
+	ScaleByte SpaceScale = iota
 	ScaleKbyte
 	ScaleMbyte
 	ScaleGbyte
@@ -31,7 +41,7 @@ const (
 
 // Time scales, as PCP numbers them.
 const (
-	ScaleNanosec = iota
+	ScaleNanosec TimeScale = iota
 	ScaleMicrosec
 	ScaleMillisec
 	ScaleSec
@@ -48,6 +58,8 @@ const (
 	Tbyte = Units(1<<28 | ScaleTbyte<<16)
 	Pbyte = Units(1<<28 | ScalePbyte<<16)
 	Ebyte = Units(1<<28 | ScaleEbyte<<16)
+	Zbyte = Units(1<<28 | ScaleZbyte<<16)
+	Ybyte = Units(1<<28 | ScaleYbyte<<16)
 
 	Nanosecond  = Units(1<<24 | ScaleNanosec<<12)
 	Microsecond = Units(1<<24 | ScaleMicrosec<<12)
@@ -72,12 +84,12 @@ const (
 
 // NewUnits builds units from dimensions (-8..7) and scales: spaceScale and
 // timeScale are the Scale constants, countScale a power of ten (-8..7).
-// Out-of-range values are reported by Registry.Start.
-func NewUnits(dimSpace, dimTime, dimCount int, spaceScale, timeScale, countScale int) Units {
+// Out-of-range values are refused when a metric is declared with them.
+func NewUnits(dimSpace, dimTime, dimCount int, spaceScale SpaceScale, timeScale TimeScale, countScale CountScale) Units {
 	f := func(v, shift int) Units { return Units(uint32(v)&0xf) << shift }
 	u := f(dimSpace, shiftDimSpace) | f(dimTime, shiftDimTime) | f(dimCount, shiftDimCount) |
-		f(spaceScale, shiftScaleSpace) | f(timeScale, shiftScaleTime) | f(countScale, shiftScaleCount)
-	if !inRange(dimSpace, dimTime, dimCount, countScale) || spaceScale < 0 || spaceScale > 15 || timeScale < 0 || timeScale > 15 {
+		f(int(spaceScale), shiftScaleSpace) | f(int(timeScale), shiftScaleTime) | f(int(countScale), shiftScaleCount)
+	if !inRange(dimSpace, dimTime, dimCount, int(countScale)) || spaceScale < 0 || spaceScale > 15 || timeScale < 0 || timeScale > 15 {
 		u |= unitsInvalid
 	}
 	return u
@@ -108,13 +120,13 @@ func (u Units) DimTime() int { return nibble(u, shiftDimTime) }
 func (u Units) DimCount() int { return nibble(u, shiftDimCount) }
 
 // ScaleSpace returns the space scale (ScaleByte and up).
-func (u Units) ScaleSpace() int { return int(u>>shiftScaleSpace) & 0xf }
+func (u Units) ScaleSpace() SpaceScale { return SpaceScale(u>>shiftScaleSpace) & 0xf }
 
 // ScaleTime returns the time scale (ScaleNanosec and up).
-func (u Units) ScaleTime() int { return int(u>>shiftScaleTime) & 0xf }
+func (u Units) ScaleTime() TimeScale { return TimeScale(u>>shiftScaleTime) & 0xf }
 
 // ScaleCount returns the count scale, a power of ten.
-func (u Units) ScaleCount() int { return nibble(u, shiftScaleCount) }
+func (u Units) ScaleCount() CountScale { return CountScale(nibble(u, shiftScaleCount)) }
 
 // Mul returns the product of two units: dimensions add, and each dimension
 // keeps the scale of the operand that has it (u's when both do).
@@ -124,22 +136,23 @@ func (u Units) Mul(v Units) Units { return u.combine(v, 1) }
 func (u Units) Per(v Units) Units { return u.combine(v, -1) }
 
 func (u Units) combine(v Units, sign int) Units {
-	pick := func(du, dv, su, sv int) int {
+	// The operand whose scale a dimension keeps.
+	pick := func(du, dv int) Units {
 		if du != 0 || dv == 0 {
-			return su
+			return u
 		}
-		return sv
+		return v
 	}
 	ds, dt, dc := u.DimSpace()+sign*v.DimSpace(), u.DimTime()+sign*v.DimTime(), u.DimCount()+sign*v.DimCount()
 	r := NewUnits(ds, dt, dc,
-		pick(u.DimSpace(), v.DimSpace(), u.ScaleSpace(), v.ScaleSpace()),
-		pick(u.DimTime(), v.DimTime(), u.ScaleTime(), v.ScaleTime()),
-		pick(u.DimCount(), v.DimCount(), u.ScaleCount(), v.ScaleCount()))
+		pick(u.DimSpace(), v.DimSpace()).ScaleSpace(),
+		pick(u.DimTime(), v.DimTime()).ScaleTime(),
+		pick(u.DimCount(), v.DimCount()).ScaleCount())
 	return r | (u|v)&unitsInvalid
 }
 
 func (u Units) valid() bool {
-	return u&0xff == 0 && u.ScaleSpace() <= ScaleEbyte+2 && u.ScaleTime() <= ScaleHour
+	return u&0xff == 0 && u.ScaleSpace() <= ScaleYbyte && u.ScaleTime() <= ScaleHour
 }
 
 var (
@@ -147,20 +160,29 @@ var (
 	timeNames  = [...]string{"nanosec", "microsec", "millisec", "sec", "min", "hour"}
 )
 
+// String returns the scale's name as PCP prints it, such as "Kbyte", or
+// "space-N" for a scale PCP does not name.
+func (s SpaceScale) String() string { return scaleName(spaceNames[:], int(s), "space") }
+
+// String returns the scale's name as PCP prints it, such as "millisec", or
+// "time-N" for a scale PCP does not name.
+func (s TimeScale) String() string { return scaleName(timeNames[:], int(s), "time") }
+
+func scaleName(names []string, s int, unknown string) string {
+	if s >= 0 && s < len(names) {
+		return names[s]
+	}
+	return unknown + "-" + strconv.Itoa(s)
+}
+
 // String returns the units as PCP's pmUnitsStr prints them, such as
 // "Kbyte / sec", "count x 10^3", "x 10^-2" for a dimensionless value with a
 // count scale, or "" for dimensionless units (pminfo shows that as "none").
 // It follows PCP's spelling even where it is odd: scale 10^1 is "count x 10",
 // and "count x 10" squared is "count x 10^2".
 func (u Units) String() string {
-	scaleName := func(names []string, s int, unknown string) string {
-		if s < len(names) {
-			return names[s]
-		}
-		return unknown + "-" + strconv.Itoa(s)
-	}
 	count := "count"
-	switch s := u.ScaleCount(); s {
+	switch s := int(u.ScaleCount()); s {
 	case 0:
 	case 1:
 		count = "count x 10"
@@ -171,8 +193,8 @@ func (u Units) String() string {
 		d    int
 		name string
 	}{
-		{u.DimSpace(), scaleName(spaceNames[:], u.ScaleSpace(), "space")},
-		{u.DimTime(), scaleName(timeNames[:], u.ScaleTime(), "time")},
+		{u.DimSpace(), u.ScaleSpace().String()},
+		{u.DimTime(), u.ScaleTime().String()},
 		{u.DimCount(), count},
 	}
 	power := func(name string, p int) string {
@@ -197,7 +219,7 @@ func (u Units) String() string {
 	}
 	if len(parts) == 0 {
 		// PCP's "historical behaviour": a count scale with no dimension.
-		switch s := u.ScaleCount(); s {
+		switch s := int(u.ScaleCount()); s {
 		case 0:
 			return ""
 		case 1:

@@ -66,6 +66,12 @@ var refusals = []struct {
 	{name: "units out of range", decl: func(r *Registry) error {
 		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Units: NewUnits(9, 0, 0, 0, 0, 0)})
 	}, want: ErrRange, msg: "units"},
+	{name: "space scale past Ybyte", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Units: NewUnits(1, 0, 0, ScaleYbyte+1, 0, 0)})
+	}, want: ErrRange, msg: "units"},
+	{name: "time scale past hours", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Units: NewUnits(0, 1, 0, 0, ScaleHour+1, 0)})
+	}, want: ErrRange, msg: "units"},
 	{name: "help too long", decl: func(r *Registry) error {
 		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, LongHelp: strings.Repeat("h", 256)})
 	}, want: ErrTooLong, msg: "help"},
@@ -95,9 +101,9 @@ var refusals = []struct {
 	{name: "instance on undeclared indom", decl: func(r *Registry) error {
 		return r.AddInstance(9, Instance{1, "a"})
 	}, want: ErrUnknown, msg: "indom 9"},
-	{name: "cluster label on cluster 0", decl: func(r *Registry) error {
+	{name: "cluster label on the reader's cluster", opts: Options{Cluster: ReaderCluster}, decl: func(r *Registry) error {
 		return r.AddLabel(Label{Name: "a", Value: "b"})
-	}, want: ErrLabel, msg: "cluster 0"},
+	}, want: ErrLabel, msg: "ReaderCluster"},
 	{name: "label name with digit first", opts: Options{Cluster: 1}, decl: func(r *Registry) error {
 		return r.AddLabel(Label{Name: "1a", Value: "b"})
 	}, want: ErrName, msg: `label "1a"`},
@@ -264,7 +270,7 @@ func TestDir(t *testing.T) {
 // assignItems gives ms their items as the first file of a registry would at
 // Start, and returns them in the order of ms.
 func assignItems(ms []*metric) []uint32 {
-	p := newPart("items", 0, "", 0)
+	p := newPart(0, "items", 0)
 	for _, m := range ms {
 		m.item, m.auto = m.Item, m.Item == 0
 		p.used[m.item] = !m.auto

@@ -80,7 +80,8 @@ func randomHelp(rng *rand.Rand) string {
 func randomRegistry(rng *rand.Rand, name string) *registry {
 	r := &registry{name: name}
 	long := rng.IntN(3) == 0 // some names of 64 bytes or more: a v2 file
-	r.opts.Cluster = uint32(rng.IntN(mmv.MaxCluster + 1))
+	// A cluster of the file's own: 0 would derive one, unknown here.
+	r.opts.Cluster = uint32(1 + rng.IntN(mmv.MaxCluster))
 	r.opts.Flags = mmv.Flags(rng.IntN(8))
 	serials := map[uint32]bool{}
 	for range rng.IntN(5) {
@@ -106,7 +107,7 @@ func randomRegistry(rng *rand.Rand, name string) *registry {
 		r.indoms = append(r.indoms, in)
 	}
 	if len(r.indoms) > 0 {
-		r.opts.Cluster %= 2048 // the writer's limit: PCP's indom ids hold 11 bits of cluster
+		r.opts.Cluster = 1 + (r.opts.Cluster-1)%2047 // the writer's limit: PCP's indom ids hold 11 bits of cluster
 	}
 	types := []mmv.Type{mmv.Int32, mmv.Uint32, mmv.Int64, mmv.Uint64, mmv.Float, mmv.Double, mmv.String, mmv.Elapsed}
 	sems := []mmv.Semantics{mmv.SemCounter, mmv.SemInstant, mmv.SemDiscrete}
@@ -117,7 +118,7 @@ func randomRegistry(rng *rand.Rand, name string) *registry {
 			Type:      types[rng.IntN(len(types))],
 			Semantics: sems[rng.IntN(len(sems))],
 			Units: mmv.NewUnits(rng.IntN(16)-8, rng.IntN(16)-8, rng.IntN(16)-8,
-				rng.IntN(mmv.ScaleYbyte+1), rng.IntN(mmv.ScaleHour+1), rng.IntN(16)-8),
+				mmv.SpaceScale(rng.IntN(int(mmv.ScaleYbyte)+1)), mmv.TimeScale(rng.IntN(int(mmv.ScaleHour)+1)), mmv.CountScale(rng.IntN(16)-8)),
 			ShortHelp: randomHelp(rng),
 			LongHelp:  randomHelp(rng),
 		}
@@ -146,9 +147,6 @@ func randomRegistry(rng *rand.Rand, name string) *registry {
 		l := labelDecl{label: mmv.Label{Name: fmt.Sprintf("l%d_%c", i, letters[rng.IntN(len(letters))]), Value: values[rng.IntN(len(values))](), Optional: rng.IntN(2) == 0}}
 		switch rng.IntN(4) {
 		case 0:
-			if r.opts.Cluster == 0 {
-				continue
-			}
 			l.kind = mmvfile.LabelCluster
 		case 1:
 			l.kind, l.metric = mmvfile.LabelItem, r.metrics[rng.IntN(len(r.metrics))].Name

@@ -1,0 +1,86 @@
+package mmv
+
+import "strconv"
+
+// Configure sets the registry's file name (name "" keeps it) and options
+// before Start. o replaces every option: start from Options to change one
+// and keep the others, such as Default's Process flag. It is how a program configures Default, whose instruments
+// package-level variables may have declared already: the registry stays
+// the same, so every instrument declared on it is published in the
+// configured file. The name and options are checked, as Start would, and
+// against the declarations made so far (indoms need a cluster of at most
+// 2047, cluster labels one of the file's own, the instances must fit the
+// caps); when they break a rule, Configure changes nothing and returns an
+// error saying which. It returns ErrStarted once the registry is started
+// and ErrClosed once closed.
+func (r *Registry) Configure(name string, o Options) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declaringLocked(); err != nil {
+		return err
+	}
+	if name == "" {
+		name = r.name
+	}
+	oldName, old := r.name, r.opts
+	r.setLocked(name, o)
+	if err := r.checkConfiguredLocked(); err != nil {
+		r.setLocked(oldName, old)
+		return err
+	}
+	return nil
+}
+
+// Options returns the registry's options, as given to NewRegistry or
+// Configure.
+func (r *Registry) Options() Options {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts
+}
+
+// setLocked gives the registry and its parts a name and options.
+func (r *Registry) setLocked(name string, o Options) {
+	r.name, r.opts = name, o
+	for _, p := range r.parts {
+		p.configure(name, o.Flags)
+	}
+}
+
+// checkConfiguredLocked checks the registry's name and options against
+// what it declares: the rules a declaration met under the options it was
+// made with, and Start's.
+func (r *Registry) checkConfiguredLocked() error {
+	if err := r.validateLocked(); err != nil {
+		return err
+	}
+	for _, p := range r.parts[1:] {
+		if err := checkFileName(p.name, p.flags); err != nil {
+			return err
+		}
+	}
+	for _, m := range r.metrics {
+		if err := checkMetricName("metric "+quote(m.Name), m.Name, r.opts.Flags); err != nil {
+			return err
+		}
+	}
+	total := r.instanceCount()
+	for _, in := range r.indoms {
+		subject := "indom " + strconv.FormatUint(uint64(in.Serial), 10)
+		if err := checkIndomCluster(subject, r.opts.Cluster); err != nil {
+			return err
+		}
+		n := in.live
+		if err := checkInstanceCaps(&r.opts, subject, in.ShortHelp, 0, total-n, n); err != nil {
+			return err
+		}
+	}
+	for _, l := range r.labels {
+		if l.kind == labelCluster {
+			if err := checkClusterLabel("registry label "+quote(l.Name), r.opts.Cluster); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

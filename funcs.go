@@ -1,0 +1,56 @@
+package mmv
+
+// Callback metrics hold a value kept elsewhere, as client_golang's
+// CounterFunc and GaugeFunc do: the registry calls the function at Start,
+// every DefaultInterval while started, and at Close, and stores what it
+// returns. The calls run on the registry's goroutines, so no other
+// instrument's update pays for them.
+
+// NewCounterFunc declares on r (Default when nil) a counter whose total f
+// returns, such as a count a library keeps: a Uint64 metric with counter
+// semantics, as NewCounter's. f is called at Start, every DefaultInterval
+// until Close, and at Close; it must be safe to call from any goroutine,
+// and must not call r's methods, since Start and Close call it with r's
+// lock held. A total that goes down reads in PCP as a counter wrap.
+// It panics if f is nil (ErrType) or if the registry refuses the
+// declaration, as NewCounter does.
+func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {
+	c := newCounter()
+	declareFunc(registry(r), metricOf(name, help, Uint64, SemCounter, units, 0), &c.s, f, c.Set)
+}
+
+// NewGaugeFunc declares on r (Default when nil) a float64 gauge whose
+// level f returns: a Double metric with instant semantics, as NewGauge's.
+// f is called as NewCounterFunc's, with the same constraints.
+// It panics if f is nil (ErrType) or if the registry refuses the
+// declaration, as NewGauge does.
+func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64) {
+	g := newGauge()
+	declareFunc(registry(r), metricOf(name, help, Double, SemInstant, units, 0), &g.s, f, g.Set)
+}
+
+// NewIntGaugeFunc declares on r (Default when nil) an integer gauge whose
+// level f returns, such as a pool's open connections: an Int64 metric
+// with instant semantics, as NewIntGauge's. f is called as
+// NewCounterFunc's, with the same constraints.
+// It panics if f is nil (ErrType) or if the registry refuses the
+// declaration, as NewIntGauge does.
+func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64) {
+	g := newIntGauge()
+	declareFunc(registry(r), metricOf(name, help, Int64, SemInstant, units, 0), &g.s, f, g.Set)
+}
+
+// declareFunc declares m on r with its value in c, and has set store f's
+// result at Start, on every poll, and at Close, before c leaves the file.
+func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f func() T, set func(T)) {
+	if f == nil {
+		panic(errorf(ErrType, "metric "+quote(m.Name), "a callback metric needs a function, not nil"))
+	}
+	read := func() { set(f()) }
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.declareCellLocked(m, c)
+	r.onStart = append(r.onStart, read)
+	r.onClose = append(r.onClose, read)
+	r.pollLocked(DefaultInterval, read)
+}

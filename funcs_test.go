@@ -1,0 +1,125 @@
+package mmv_test
+
+import (
+	"fmt"
+	"log"
+	"math"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// TestFuncsThroughPCP: callback metrics show, through PCP's reader, what
+// their functions return at Start, after a refresh, and at Close, with
+// their types, semantics and units; one declared after Start shows once
+// published.
+func TestFuncsThroughPCP(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "funcs", dir, mmv.Options{})
+	var total atomic.Uint64
+	var level, ilevel atomic.Int64
+	total.Store(10)
+	level.Store(5)
+	ilevel.Store(-3)
+	mmv.NewCounterFunc(r, "total", "A total kept elsewhere", mmv.Byte, total.Load)
+	mmv.NewGaugeFunc(r, "ratio", "A ratio kept elsewhere", mmv.NoUnits, func() float64 { return float64(level.Load()) / 2 })
+	mmv.NewIntGaugeFunc(r, "level", "A level kept elsewhere", mmv.Count, ilevel.Load)
+	require.NoError(t, r.Start())
+	f, err := mmvfile.Open(r.Path()) // at once: Start itself read the functions
+	require.NoError(t, err)
+	assert.Equal(t, []float64{10, 2.5, -3}, []float64{float64(f.Values[0].Uint), f.Values[1].Float, float64(f.Values[2].Int)}, "in the file when Start returns")
+
+	values := func() [3]string {
+		ms := pcptest.Info(t, tmp)
+		return [3]string{get(t, ms, "mmv.funcs.total").Value, get(t, ms, "mmv.funcs.ratio").Value, get(t, ms, "mmv.funcs.level").Value}
+	}
+	assert.Equal(t, [3]string{"10", "2.5", "-3"}, values(), "at Start")
+	ms := pcptest.Info(t, tmp)
+	for name, want := range map[string][3]string{
+		"total": {"64-bit unsigned int", "counter", "byte"},
+		"ratio": {"double", "instant", "none"},
+		"level": {"64-bit int", "instant", "count"},
+	} {
+		m := get(t, ms, "mmv.funcs."+name)
+		assert.Equal(t, want, [3]string{m.Type, m.Semantics, m.Units}, "%s: type, semantics, units", name)
+	}
+
+	total.Store(20)
+	level.Store(7)
+	ilevel.Store(4)
+	want := [3]string{"20", "3.5", "4"}
+	assert.Eventually(t, func() bool { return values() == want }, 5*mmv.DefaultInterval, 100*time.Millisecond, "after a refresh")
+
+	var late atomic.Uint64
+	late.Store(99)
+	mmv.NewCounterFunc(r, "late", "Declared after Start", mmv.Count, late.Load)
+	require.NoError(t, r.Flush())
+	assert.Eventually(t, func() bool { return get(t, pcptest.Info(t, tmp), "mmv.funcs.late").Value == "99" },
+		5*mmv.DefaultInterval, 100*time.Millisecond, "declared after Start")
+
+	total.Store(30)
+	level.Store(9)
+	ilevel.Store(-1)
+	require.NoError(t, r.Close()) // no Process flag: the file stays, with the values read at Close
+	assert.Equal(t, [3]string{"30", "4.5", "-1"}, values(), "after Close")
+}
+
+// TestFuncNilPanics: a callback metric without its function is refused at
+// declaration, not when the registry first calls it.
+func TestFuncNilPanics(t *testing.T) {
+	r := newRegistry(t, "nilfunc", t.TempDir(), mmv.Options{})
+	for name, declare := range map[string]func(){
+		"counter":   func() { mmv.NewCounterFunc(r, "c", "c", mmv.Count, nil) },
+		"gauge":     func() { mmv.NewGaugeFunc(r, "g", "g", mmv.Count, nil) },
+		"int gauge": func() { mmv.NewIntGaugeFunc(r, "i", "i", mmv.Count, nil) },
+	} {
+		v := func() (v any) {
+			defer func() { v = recover() }()
+			declare()
+			return nil
+		}()
+		err, _ := v.(error)
+		assert.ErrorIs(t, err, mmv.ErrType, "%s: the panic value %v", name, v)
+	}
+	require.NoError(t, r.Start())
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	assert.Empty(t, f.Metrics, "metrics declared by the refused declarations")
+}
+
+// Callback metrics publish values kept elsewhere, such as a pool's open
+// connections or a cache's hit ratio: the registry reads them at Start,
+// every mmv.DefaultInterval, and at Close.
+func ExampleNewIntGaugeFunc() {
+	r, done := exampleRegistry("pool", nil)
+	defer done()
+	var open atomic.Int64 // kept by a connection pool
+	open.Store(3)
+	var hits, lookups atomic.Uint64 // kept by a cache
+	hits.Store(3)
+	lookups.Store(4)
+	mmv.NewIntGaugeFunc(r, "connections", "Open connections", mmv.Count, open.Load)
+	mmv.NewCounterFunc(r, "cache.lookups", "Cache lookups", mmv.Count, lookups.Load)
+	mmv.NewGaugeFunc(r, "cache.hit_ratio", "Cache hits per lookup", mmv.NoUnits, func() float64 {
+		return float64(hits.Load()) / math.Max(1, float64(lookups.Load()))
+	})
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+
+	f, _ := mmvfile.Open(r.Path())
+	for _, v := range f.Values {
+		fmt.Println(v.Metric.Name, v.Int, v.Uint, v.Float)
+	}
+	// Output:
+	// connections 3 0 0
+	// cache.lookups 0 4 0
+	// cache.hit_ratio 0 0 0.75
+}
