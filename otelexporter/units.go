@@ -59,9 +59,9 @@ var (
 // and u itself (rounded to whole units) for any other.
 func fine(u mmv.Units) (mmv.Units, float64) {
 	switch {
-	case u.DimSpace() == 0 && u.DimTime() == 1 && u.DimCount() == 0 && u.ScaleTime() < len(nsPer):
+	case u.DimSpace() == 0 && u.DimTime() == 1 && u.DimCount() == 0 && int(u.ScaleTime()) < len(nsPer):
 		return mmv.Nanosecond, nsPer[u.ScaleTime()]
-	case u.DimSpace() == 1 && u.DimTime() == 0 && u.DimCount() == 0 && u.ScaleSpace() < len(bytesPer):
+	case u.DimSpace() == 1 && u.DimTime() == 0 && u.DimCount() == 0 && int(u.ScaleSpace()) < len(bytesPer):
 		return mmv.Byte, bytesPer[u.ScaleSpace()]
 	case u == mmv.Count:
 		return mmv.NewUnits(0, 0, 1, 0, 0, -3), 1e3
