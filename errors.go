@@ -88,7 +88,7 @@ func fileError(name, what string, err error) error {
 	}
 	hint := ""
 	if errors.Is(err, os.ErrPermission) {
-		hint = ": run as a member of PCP's group (pcp), or set PCP_TMP_DIR to a directory the process owns"
+		hint = ": run the service as a member of PCP's group (pcp), which owns $PCP_TMP_DIR/mmv (pmcd's MMV agent reads no other directory)"
 	}
 	return fmt.Errorf("mmv: file %q: %s: %w: %w%s", name, what, ErrFile, err, hint)
 }

@@ -9,6 +9,28 @@ import (
 	"github.com/gopcp/mmv"
 )
 
+// Example_quickStart is the README's quick start, on a registry of its own
+// rather than mmv.Default, whose file a test must not leave in PCP's
+// directory.
+func Example_quickStart() {
+	r, done := exampleRegistry("shop", &mmv.Options{Flags: mmv.Process})
+	defer done()
+	var (
+		requests = mmv.NewCounterVec(r, "http.requests", "Requests served", mmv.Count, "route", "status")
+		inFlight = mmv.NewIntGauge(r, "http.in_flight", "Requests being served", mmv.Count)
+		latency  = mmv.NewHistogramVec(r, "http.latency", "Request latency", mmv.Second, nil, "route")
+	)
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	inFlight.Inc()
+	requests.With("/api", "200").Inc()
+	latency.With("/api").Observe(0.012)
+
+	fmt.Println(requests.Instances(), inFlight.Get(), latency.With("/api").Stats().Count)
+	// Output: [route=/api,status=200] 1 1
+}
+
 func ExampleNewCounter() {
 	r, done := exampleRegistry("shop", nil)
 	defer done()
