@@ -82,11 +82,23 @@ func (p *part) truncateSlots(n int) {
 }
 
 // makeSlots gives every value of the part's metrics a slot, as Start does:
-// metric by metric, instance by instance.
+// metric by metric, instance by instance. The metrics' slots and values
+// are cut from two shared arrays, each capped so that a later append
+// copies it out instead of running into the next metric's.
 func (p *part) makeSlots() {
+	n := 0
 	for _, m := range p.metrics {
-		for j := range m.valueCount() {
-			p.newSlot(m, j)
+		n += m.valueCount()
+	}
+	p.slots = slices.Grow(p.slots, n)
+	slots, values := make([]int, n), make([]*Value, n)
+	for _, m := range p.metrics {
+		k := m.valueCount()
+		m.slots, m.values = slots[:k:k], values[:k:k]
+		slots, values = slots[k:], values[k:]
+		for j := range k {
+			m.slots[j] = len(p.slots)
+			p.slots = append(p.slots, slotOwner{m, j})
 		}
 	}
 }
@@ -100,12 +112,20 @@ func (p *part) handle(s int) *Value {
 	return o.m.values[o.inst]
 }
 
-// bindHandles makes the handles of the slots the file has room for.
+// bindHandles makes the handles of the slots the file has room for, in
+// one allocation.
 func (p *part) bindHandles(strs *stringLock) {
-	for ; p.bound < min(len(p.slots), p.file.capacity); p.bound++ {
-		o := p.slots[p.bound]
-		o.m.values[o.inst] = newValue(unsafe.Add(p.file.values, p.bound*valueSize), o.m.Type, strs, p.file)
+	end := min(len(p.slots), p.file.capacity)
+	if end <= p.bound {
+		return
 	}
+	vs := make([]Value, end-p.bound)
+	for i := range vs {
+		o := p.slots[p.bound+i]
+		vs[i].init(unsafe.Add(p.file.values, (p.bound+i)*valueSize), o.m.Type, strs, p.file)
+		o.m.values[o.inst] = &vs[i]
+	}
+	p.bound = end
 }
 
 // detach points every handle of the part away from its file.

@@ -48,9 +48,9 @@ type Value struct {
 	file *file       // whose mapping holds a String value's text
 }
 
-// newValue returns the handle on the value record at p.
-func newValue(p unsafe.Pointer, t Type, strs *stringLock, f *file) *Value {
-	return &Value{p: p, typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed, strs: strs, file: f}
+// init makes v the handle on the value record at p.
+func (v *Value) init(p unsafe.Pointer, t Type, strs *stringLock, f *file) {
+	v.p, v.typ, v.word64, v.strs, v.file = p, t, t == Uint64 || t == Int64 || t == Elapsed, strs, f
 }
 
 // detached is where the handles of a closed registry point: updates made
