@@ -4,10 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gopcp/mmv/internal/floor"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -29,41 +29,22 @@ func benchValue(b *testing.B, t Type) *Value {
 	return v
 }
 
-// ownLine is the floor every update is measured against: a word alone in
-// its cache line, padded by two lines either side so that neither a
-// neighbour nor the adjacent-line prefetcher shares it, and on the heap, as
-// a value in the mapping is, not on the goroutine's stack.
-type ownLine struct {
-	_ [128]byte
-	n atomic.Uint64
-	_ [120]byte
-}
-
-var ownLineSink *ownLine
-
-// newOwnLine returns a heap-allocated ownLine (the sink makes it escape).
-func newOwnLine() *ownLine {
-	l := new(ownLine)
-	ownLineSink = l
-	return l
-}
-
 // BenchmarkAtomicAddBaseline is the floor of Add and Inc: a raw atomic add
 // on a word in its own cache line.
 func BenchmarkAtomicAddBaseline(b *testing.B) {
-	l := newOwnLine()
+	l := floor.New()
 	b.ReportAllocs()
 	for b.Loop() {
-		l.n.Add(1)
+		l.N.Add(1)
 	}
 }
 
 // BenchmarkAtomicStoreBaseline is the floor of the Set methods.
 func BenchmarkAtomicStoreBaseline(b *testing.B) {
-	l := newOwnLine()
+	l := floor.New()
 	b.ReportAllocs()
 	for b.Loop() {
-		l.n.Store(7)
+		l.N.Store(7)
 	}
 }
 
@@ -77,21 +58,21 @@ func BenchmarkCounterAdd(b *testing.B) {
 }
 
 func BenchmarkAtomicAddBaselineParallel(b *testing.B) {
-	l := newOwnLine()
+	l := floor.New()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			l.n.Add(1)
+			l.N.Add(1)
 		}
 	})
 }
 
 func BenchmarkAtomicStoreBaselineParallel(b *testing.B) {
-	l := newOwnLine()
+	l := floor.New()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			l.n.Store(7)
+			l.N.Store(7)
 		}
 	})
 }
@@ -210,9 +191,9 @@ func BenchmarkSet(b *testing.B) {
 	vd, err := r.Value("d", "")
 	require.NoError(b, err)
 	b.Run("atomic.Store", func(b *testing.B) {
-		l := newOwnLine()
+		l := floor.New()
 		for i := uint64(0); b.Loop(); i++ {
-			l.n.Store(i)
+			l.N.Store(i)
 		}
 	})
 	b.Run("Value.Set", func(b *testing.B) {
@@ -241,10 +222,10 @@ func BenchmarkSet(b *testing.B) {
 		}
 	})
 	b.Run("atomic.Store/Parallel", func(b *testing.B) {
-		l := newOwnLine()
+		l := floor.New()
 		b.RunParallel(func(pb *testing.PB) {
 			for i := uint64(0); pb.Next(); i++ {
-				l.n.Store(i)
+				l.N.Store(i)
 			}
 		})
 	})

@@ -1,6 +1,10 @@
 package mmv
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gopcp/mmv/internal/floor"
+)
 
 // Observe's budget is 3x a raw atomic add on a word in its own cache line:
 // compare BenchmarkHistogramObserveDefault and BenchmarkHistogramObserve
@@ -23,12 +27,12 @@ func BenchmarkHistogramObserveDefault(b *testing.B) {
 // BenchmarkAtomicAddOwnLine is the floor: an atomic add on a word alone in
 // its cache line, the input loaded as Observe loads it.
 func BenchmarkAtomicAddOwnLine(b *testing.B) {
-	l := newOwnLine()
+	l := floor.New()
 	xs := benchInputs()
 	i := 0
 	for b.Loop() {
 		sinkF = xs[i&1023]
-		l.n.Add(1)
+		l.N.Add(1)
 		i++
 	}
 }

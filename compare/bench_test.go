@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/floor"
 	"github.com/performancecopilot/speed/v4"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -18,26 +19,8 @@ import (
 // through a shared func value, so that no indirect call is added to a cost
 // of a few nanoseconds. Sub-benchmark "atomic" of BenchmarkCounter and
 // BenchmarkCounterParallel is the floor everything is compared with: a raw
-// atomic add on a word alone in its cache line, on the heap (ownLine; see
+// atomic add on a word alone in its cache line, on the heap (floor.Line; see
 // README.md); "atomic" of BenchmarkGauge is the store on such a word.
-
-// ownLine is a word alone in its cache line, padded by two lines either
-// side so that neither a neighbour nor the adjacent-line prefetcher shares
-// it, as the root package's benchmarks have it.
-type ownLine struct {
-	_ [128]byte
-	n atomic.Uint64
-	_ [120]byte
-}
-
-var ownLineSink *ownLine
-
-// newOwnLine returns a heap-allocated ownLine (the sink makes it escape).
-func newOwnLine() *ownLine {
-	l := new(ownLine)
-	ownLineSink = l
-	return l
-}
 
 // mmvRegistry returns a registry named name in the test's directory; start
 // it with startMMV once its instruments are declared.
@@ -75,10 +58,10 @@ func promRegister[C prometheus.Collector](c C) C {
 
 func BenchmarkCounter(b *testing.B) {
 	b.Run("atomic", func(b *testing.B) {
-		l := newOwnLine()
+		l := floor.New()
 		b.ReportAllocs()
 		for b.Loop() {
-			l.n.Add(1)
+			l.N.Add(1)
 		}
 	})
 	b.Run("mmv_Value.Add", func(b *testing.B) {
@@ -116,11 +99,11 @@ func BenchmarkCounter(b *testing.B) {
 
 func BenchmarkCounterParallel(b *testing.B) {
 	b.Run("atomic", func(b *testing.B) {
-		l := newOwnLine()
+		l := floor.New()
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				l.n.Add(1)
+				l.N.Add(1)
 			}
 		})
 	})
@@ -440,11 +423,11 @@ func BenchmarkHistogramParallel(b *testing.B) {
 
 func BenchmarkGauge(b *testing.B) {
 	b.Run("atomic", func(b *testing.B) {
-		l := newOwnLine()
+		l := floor.New()
 		i := 0
 		b.ReportAllocs()
 		for b.Loop() {
-			l.n.Store(math.Float64bits(float64(i)))
+			l.N.Store(math.Float64bits(float64(i)))
 			i++
 		}
 	})
@@ -493,11 +476,11 @@ func BenchmarkGauge(b *testing.B) {
 
 func BenchmarkGaugeParallel(b *testing.B) {
 	b.Run("atomic", func(b *testing.B) {
-		l := newOwnLine()
+		l := floor.New()
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
-				l.n.Store(math.Float64bits(float64(i)))
+				l.N.Store(math.Float64bits(float64(i)))
 			}
 		})
 	})
