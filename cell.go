@@ -24,15 +24,32 @@ func (c *cell) init(t Type) {
 // counted before into it.
 func (c *cell) bind(v *Value) {
 	c.v.Store(v)
-	c.carry()
+	c.carryMem()
 }
 
 // carry moves what the cell's own memory holds into the file: updates made
 // before the value had storage, or racing with its binding. Numbers add,
 // so nothing is counted twice.
 func (c *cell) carry() {
+	// A load first: on the path of every Set, it leaves the word shared in
+	// every core's cache while there is nothing to carry.
+	if atomic.LoadUint64(&c.mem[0]) != 0 {
+		c.carryMem()
+	}
+}
+
+func (c *cell) carryMem() {
 	v := c.v.Load()
 	if v == &c.heap {
+		return
+	}
+	if c.heap.typ == Elapsed {
+		// A timer's nanoseconds, in the extra word; the file's
+		// microseconds follow from its own.
+		if ns := atomic.SwapUint64(&c.mem[1], 0); ns != 0 {
+			v.addNanoseconds(int64(ns))
+		}
+		atomic.StoreUint64(&c.mem[0], 0)
 		return
 	}
 	bits := atomic.SwapUint64(&c.mem[0], 0)
@@ -49,23 +66,35 @@ func (c *cell) carry() {
 // unbind points the cell back at its own memory, holding the value's last
 // state, for a registry closing: updates from now on stay in memory.
 func (c *cell) unbind() {
-	c.carry()
+	c.carryMem()
 	if v := c.v.Load(); v != &c.heap {
 		atomic.StoreUint64(&c.mem[0], atomic.LoadUint64(v.u64()))
+		if c.heap.typ == Elapsed {
+			atomic.StoreUint64(&c.mem[1], uint64(atomic.LoadInt64(v.extra())))
+		}
 		c.v.Store(&c.heap)
+	}
+}
+
+// set carries what the cell's memory holds, then stores n: Set of Counter
+// and IntGauge, one call with no other on its fast path.
+func (c *cell) set(n int64) {
+	c.carry()
+	if v := c.v.Load(); !v.store64(uint64(n)) {
+		v.setInt(n)
 	}
 }
 
 func (c *cell) value() *Value { return c.v.Load() }
 func (c *cell) word() *uint64 { return c.v.Load().u64() }
 
-// pending is what the cell's own memory holds once bound: updates not yet
-// carried into the file.
-func (c *cell) pending() uint64 {
+// pending is what word i of the cell's own memory holds once bound:
+// updates not yet carried into the file.
+func (c *cell) pending(i int) uint64 {
 	if c.v.Load() == &c.heap {
 		return 0
 	}
-	return atomic.LoadUint64(&c.mem[0])
+	return atomic.LoadUint64(&c.mem[i])
 }
 
 // waiter is an instrument waiting for a value to have storage.

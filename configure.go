@@ -71,7 +71,7 @@ func (r *Registry) checkConfiguredLocked() error {
 			return err
 		}
 		n := in.live
-		if err := checkInstanceCaps(&r.opts, subject, in.ShortHelp, 0, total-n, n); err != nil {
+		if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, 0, total-n, n); err != nil {
 			return err
 		}
 	}

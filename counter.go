@@ -43,8 +43,7 @@ func (c *Counter) Add(n uint64) {
 // package does); a counter PCP sees go down reads as a wrap.
 func (c *Counter) Set(n uint64) {
 	if c != nil {
-		c.s.carry()
-		c.s.value().Set(int64(n))
+		c.s.set(int64(n))
 	}
 }
 
@@ -53,7 +52,7 @@ func (c *Counter) Get() uint64 {
 	if c == nil {
 		return 0
 	}
-	return atomic.LoadUint64(c.s.word()) + c.s.pending()
+	return atomic.LoadUint64(c.s.word()) + c.s.pending(0)
 }
 
 // NewCounterVec declares a vector of counters on r (Default when nil), one per

@@ -226,7 +226,7 @@ func merge(p *part, values unsafe.Pointer, snap, final []byte) {
 		at := unsafe.Add(values, s*valueSize)
 		setDriven := false
 		if v := p.handle(s); v != nil {
-			setDriven = v.setDriven.Load()
+			setDriven = v.setDriven()
 		}
 		switch p.typeOf(s) {
 		case Int32, Uint32:

@@ -109,7 +109,7 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
 		return err
 	}
-	if err := checkInstanceCaps(&r.opts, subject, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
+	if err := checkInstanceCaps(&r.opts, d.Serial, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
 		return err
 	}
 	in := &indom{Indom: d, ids: make(map[int32]int, len(d.Instances)), names: make(map[string]int, len(d.Instances))}
@@ -148,7 +148,7 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool
 		return err
 	}
 	first := len(in.Instances)
-	if err := checkInstanceCaps(&r.opts, "indom "+strconv.FormatUint(uint64(serial), 10), in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
+	if err := checkInstanceCaps(&r.opts, serial, in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
 		return err
 	}
 	for _, inst := range insts {
@@ -190,8 +190,8 @@ func (in *indom) add(inst Instance) error {
 	if inst.ID < 0 {
 		return errorf(ErrRange, in.instanceSubject(inst.Name), "id %d is negative", inst.ID)
 	}
-	if err := checkInstanceName(in.instanceSubject(inst.Name), inst.Name); err != nil {
-		return err
+	if checkInstanceName("", inst.Name) != nil {
+		return checkInstanceName(in.instanceSubject(inst.Name), inst.Name)
 	}
 	if _, dup := in.ids[inst.ID]; dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
@@ -266,7 +266,7 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 	if !in.removed[j] {
 		return nil
 	}
-	if err := checkInstanceCaps(&r.opts, "indom "+strconv.FormatUint(uint64(in.Serial), 10), in.ShortHelp, in.live, r.instanceCount(), 1); err != nil {
+	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), 1); err != nil {
 		return err
 	}
 	in.removed[j] = false
@@ -292,17 +292,23 @@ const (
 )
 
 // checkInstanceCaps returns an error wrapping ErrTooMany when adding n
-// instances to the indom subject (help: its short help, to name it), which
-// holds inIndom, in a registry holding inRegistry, would pass a cap of o.
-func checkInstanceCaps(o *Options, subject, help string, inIndom, inRegistry, n int) error {
-	if help != "" {
-		subject += " (" + quote(help) + ")"
+// instances to the indom of serial (help: its short help, to name it),
+// which holds inIndom, in a registry holding inRegistry, would pass a cap
+// of o.
+func checkInstanceCaps(o *Options, serial uint32, help string, inIndom, inRegistry, n int) error {
+	// Named only on failure: on the path of every instance added.
+	subject := func() string {
+		s := "indom " + strconv.FormatUint(uint64(serial), 10)
+		if help != "" {
+			s += " (" + quote(help) + ")"
+		}
+		return s
 	}
 	if c := capOf(o.MaxIndomInstances, DefaultMaxIndomInstances); inIndom+n > c {
-		return errorf(ErrTooMany, subject, "%d instances would pass the cap of %d per indom (Options.MaxIndomInstances): PCP's reader takes time quadratic in an indom's instances", inIndom+n, c)
+		return errorf(ErrTooMany, subject(), "%d instances would pass the cap of %d per indom (Options.MaxIndomInstances): PCP's reader takes time quadratic in an indom's instances", inIndom+n, c)
 	}
 	if c := capOf(o.MaxInstances, DefaultMaxInstances); inRegistry+n > c {
-		return errorf(ErrTooMany, subject, "%d instances in the registry would pass its cap of %d (Options.MaxInstances)", inRegistry+n, c)
+		return errorf(ErrTooMany, subject(), "%d instances in the registry would pass its cap of %d (Options.MaxInstances)", inRegistry+n, c)
 	}
 	return nil
 }

@@ -342,8 +342,15 @@ func TestUpdatesDoNotAllocate(t *testing.T) {
 	require.NoError(t, r.Start())
 	v, err := r.Value("c", "")
 	require.NoError(t, err)
+	gv, err := r.Value("g", "")
+	require.NoError(t, err)
 	ops := map[string]func(){
 		"Value.Add":         func() { v.Add(1) },
+		"Value.Set":         func() { v.Set(3) },
+		"Value.SetFloat":    func() { gv.SetFloat(0.5) },
+		"Counter.Set":       func() { c.Set(7) },
+		"IntGauge.Set":      func() { ig.Set(-2) },
+		"Gauge.Set":         func() { g.Set(1.5) },
 		"Counter.Inc":       func() { c.Inc() },
 		"Gauge.Add":         func() { g.Add(0.5) },
 		"IntGauge.Add":      func() { ig.Add(1) },

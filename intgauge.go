@@ -27,8 +27,7 @@ func newIntGauge() *IntGauge {
 // Set stores n.
 func (g *IntGauge) Set(n int64) {
 	if g != nil {
-		g.s.carry()
-		g.s.value().Set(n)
+		g.s.set(n)
 	}
 }
 
@@ -50,7 +49,7 @@ func (g *IntGauge) Get() int64 {
 	if g == nil {
 		return 0
 	}
-	return int64(atomic.LoadUint64(g.s.word()) + g.s.pending())
+	return int64(atomic.LoadUint64(g.s.word()) + g.s.pending(0))
 }
 
 // NewIntGaugeVec declares a vector of integer gauges on r (Default when nil), one per

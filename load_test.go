@@ -198,7 +198,7 @@ func TestSoakPMCD(t *testing.T) {
 
 	start := time.Now()
 	for life := uint64(1); life <= lifetimes; life++ {
-		r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process, Cluster: 4000})
+		r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
 		require.NoError(t, r.AddMetric(mmv.Metric{Name: "count", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 		require.NoError(t, r.Start())
 		v, err := r.Value("count", "")
@@ -219,7 +219,7 @@ func TestSoakPMCD(t *testing.T) {
 
 	// pmcd is still up, the same process, and reads a new file right.
 	assert.Equal(t, pidBefore, pmcdPid(), "pmcd's pid")
-	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process, Cluster: 4000})
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "count", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
 	require.NoError(t, r.Start())
 	v, _ := r.Value("count", "")

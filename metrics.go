@@ -125,15 +125,16 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 	if err := r.declarableLocked(); err != nil {
 		return nil, err
 	}
-	subject := "metric " + quote(m.Name)
-	if err := r.checkMetricLocked(subject, m); err != nil {
-		return nil, err
+	// Checked with no subject first: quoting the name costs more than
+	// declaring the metric, so it is done only for the error.
+	if r.checkMetricLocked("", m) != nil {
+		return nil, r.checkMetricLocked(metricSubject(m.Name), m)
 	}
 	mt := &metric{Metric: m, item: m.Item, auto: m.Item == 0}
 	if m.Indom != 0 {
 		in := r.serials[m.Indom]
 		if in == nil {
-			return nil, errorf(ErrUnknown, subject, "indom %d is not declared", m.Indom)
+			return nil, errorf(ErrUnknown, metricSubject(m.Name), "indom %d is not declared", m.Indom)
 		}
 		mt.indom = in
 	}
@@ -146,7 +147,7 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 			r.parts = r.parts[:len(r.parts)-1]
 		}
 		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == mt.item })]
-		return nil, errorf(ErrDuplicate, subject, "item %d already used by metric %q", mt.item, other.Name)
+		return nil, errorf(ErrDuplicate, metricSubject(m.Name), "item %d already used by metric %q", mt.item, other.Name)
 	}
 	newIndom := mt.indom != nil && !p.hasIndom(mt.indom)
 	r.declareMetric(p, mt, newIndom)
@@ -205,6 +206,9 @@ func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) 
 	}
 }
 
+// metricSubject names a metric in an error.
+func metricSubject(name string) string { return "metric " + quote(name) }
+
 // checkMetricLocked checks what a metric declaration says on its own and
 // against the names declared.
 func (r *Registry) checkMetricLocked(subject string, m Metric) error {
@@ -253,20 +257,19 @@ func forPrefixes(name string, f func(prefix string)) {
 // valueOf finds a value by name: the metric's only value when instance is
 // "", else the named instance's, as its metric and index in the indom.
 func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
-	subject := "metric " + quote(metric)
 	m := r.names[metric]
 	if m == nil {
-		return nil, 0, errorf(ErrUnknown, subject, "")
+		return nil, 0, errorf(ErrUnknown, metricSubject(metric), "")
 	}
 	if m.indom == nil {
 		if instance != "" {
-			return nil, 0, errorf(ErrUnknown, subject, "a singular metric has no instance %q", instance)
+			return nil, 0, errorf(ErrUnknown, metricSubject(metric), "a singular metric has no instance %q", instance)
 		}
 		return m, 0, nil
 	}
 	i, ok := m.indom.lookup(instance)
 	if !ok {
-		return nil, 0, errorf(ErrUnknown, subject, "no instance %q in indom %d", instance, m.Indom)
+		return nil, 0, errorf(ErrUnknown, metricSubject(metric), "no instance %q in indom %d", instance, m.Indom)
 	}
 	return m, i, nil
 }
@@ -279,9 +282,9 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 	defer r.mu.Unlock()
 	switch r.state {
 	case declaring:
-		return nil, errorf(ErrNotStarted, "metric "+quote(metric), "")
+		return nil, errorf(ErrNotStarted, metricSubject(metric), "")
 	case closed:
-		return nil, errorf(ErrClosed, "metric "+quote(metric), "")
+		return nil, errorf(ErrClosed, metricSubject(metric), "")
 	}
 	m, i, err := r.valueOf(metric, instance)
 	if err != nil {

@@ -4,6 +4,7 @@ package mmv
 
 import (
 	"errors"
+	"io"
 	"os"
 	"sync/atomic"
 	"unsafe"
@@ -98,7 +99,7 @@ func (f *file) commit(tmp string) error {
 
 // replace swaps the file for a grown one of the given size whose values
 // section, at valuesOff, holds capacity records. fill writes the new file
-// (at a temporary address) but gen2; the new file is then mapped so its
+// (into memory, written to the file at once) but gen2; the new file is then mapped so its
 // values take the old ones' addresses, the old file's last values are read
 // back, and merge gets them (the first live bytes of the old values section)
 // to carry over updates made while fill ran. Only then is the new file
@@ -118,12 +119,14 @@ func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []
 		unix.Unlinkat(f.dir.fd, tmp, 0)
 		return err
 	}
-	b, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return fail(&os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err})
-	}
+	// Filled in memory and written with one pwrite: a scratch mapping
+	// would cost a page fault per page and an munmap, which flushes the
+	// TLB of every thread, more than the writing itself.
+	b := make([]byte, size)
 	fill(b)
-	unix.Munmap(b)
+	if err := pwriteAll(fd, b); err != nil {
+		return fail(&os.PathError{Op: "write", Path: f.dir.join(tmp), Err: err})
+	}
 	// The new mapping covers the old one whole, so from here on every
 	// update lands in the new file.
 	if _, err := unix.MmapPtr(fd, 0, newBase, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
@@ -145,6 +148,21 @@ func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []
 		unix.Unlinkat(f.dir.fd, tmp, 0)
 	}
 	return err
+}
+
+// pwriteAll writes b at the start of the file fd.
+func pwriteAll(fd int, b []byte) error {
+	for off := 0; off < len(b); {
+		n, err := unix.Pwrite(fd, b[off:], int64(off))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		off += n
+	}
+	return nil
 }
 
 func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }

@@ -1,8 +1,9 @@
 package mmv
 
 import (
-	"sync/atomic"
 	"testing"
+
+	"github.com/gopcp/mmv/internal/floor"
 )
 
 // Observe's budget is 3x a raw atomic add on a word in its own cache line:
@@ -26,16 +27,12 @@ func BenchmarkHistogramObserveDefault(b *testing.B) {
 // BenchmarkAtomicAddOwnLine is the floor: an atomic add on a word alone in
 // its cache line, the input loaded as Observe loads it.
 func BenchmarkAtomicAddOwnLine(b *testing.B) {
-	var line struct {
-		_ [64]byte
-		n atomic.Uint64
-		_ [56]byte
-	}
+	l := floor.New()
 	xs := benchInputs()
 	i := 0
 	for b.Loop() {
 		sinkF = xs[i&1023]
-		line.n.Add(1)
+		l.N.Add(1)
 		i++
 	}
 }

@@ -358,20 +358,31 @@ func (p *part) handle(s int) *Value {
 	return nil
 }
 
-// bindHandles makes the handles of the slots the file has room for.
+// bindHandles makes the handles of the slots the file has room for, those
+// new in one allocation.
 func (p *part) bindHandles(strs *stringLock) {
-	bind := func(s int) {
-		if o := p.slots[s]; o.m != nil {
-			o.m.values[o.inst] = newValue(unsafe.Add(p.file.values, s*valueSize), o.m.Type, strs, p.file)
-		}
+	bind := func(s int, v *Value) {
+		o := p.slots[s]
+		v.init(unsafe.Add(p.file.values, s*valueSize), o.m.Type, strs, p.file)
+		o.m.values[o.inst] = v
 	}
 	for _, s := range p.rebind {
-		bind(s)
+		if p.slots[s].m != nil {
+			bind(s, new(Value))
+		}
 	}
 	p.rebind = p.rebind[:0]
-	for ; p.bound < min(len(p.slots), p.file.capacity); p.bound++ {
-		bind(p.bound)
+	end := min(len(p.slots), p.file.capacity)
+	if end <= p.bound {
+		return
 	}
+	vs := make([]Value, end-p.bound)
+	for i := range vs {
+		if p.slots[p.bound+i].m != nil {
+			bind(p.bound+i, &vs[i])
+		}
+	}
+	p.bound = end
 }
 
 // detach points every handle of the part away from its file.

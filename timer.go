@@ -12,10 +12,11 @@ import (
 // summed in nanoseconds and published in whole microseconds, so many short
 // durations add up exactly. Its methods are safe from any goroutine,
 // lock-free and allocation-free; a nil *Timer ignores them.
-type Timer struct {
-	s  cell
-	ns atomic.Int64 // nanoseconds observed
-}
+//
+// The nanoseconds are counted in the extra word of the timer's value
+// record, beside its microseconds: StartInterval on its Value would
+// overwrite them.
+type Timer struct{ s cell }
 
 // NewTimer declares a timer on r (Default when nil).
 // It panics if the registry refuses the declaration: an invalid or
@@ -38,12 +39,7 @@ func (t *Timer) Observe(d time.Duration) {
 	if t == nil || d <= 0 {
 		return
 	}
-	n := t.ns.Add(int64(d))
-	// The microseconds this adds: the telescoping sum of these is exactly
-	// the total nanoseconds in whole microseconds.
-	if us := n/1000 - (n-int64(d))/1000; us != 0 {
-		atomic.AddUint64(t.s.word(), uint64(us))
-	}
+	t.s.value().addNanoseconds(int64(d))
 }
 
 // Time calls f and adds the time it took.
@@ -63,7 +59,7 @@ func (t *Timer) Get() time.Duration {
 	if t == nil {
 		return 0
 	}
-	return time.Duration(t.ns.Load())
+	return time.Duration(atomic.LoadInt64(t.s.value().extra()) + int64(t.s.pending(1)))
 }
 
 // Timing is one piece of work being timed, from Timer.Start to Stop. It is

@@ -39,16 +39,18 @@ type Value struct {
 	p      unsafe.Pointer // the value record in the mapping; read atomically, since Close moves it
 	typ    Type
 	word64 bool // a 64-bit integer: Add is one atomic add, inlined
-	// setDriven records that the value was ever set, not only added to:
-	// a growth step then keeps its newest write (see merge).
-	setDriven atomic.Bool
-	strs      *stringLock // a String value's writers' lock
-	file      *file       // whose mapping holds a String value's text
+	// set records that the value was ever set, not only added to, as
+	// the store Set or SetFloat then does inline (a setKind): a growth
+	// step keeps a set value's newest write (see merge). One word, so the
+	// inlined check is one load.
+	set  atomic.Uint32
+	strs *stringLock // a String value's writers' lock
+	file *file       // whose mapping holds a String value's text
 }
 
-// newValue returns the handle on the value record at p.
-func newValue(p unsafe.Pointer, t Type, strs *stringLock, f *file) *Value {
-	return &Value{p: p, typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed, strs: strs, file: f}
+// init makes v the handle on the value record at p.
+func (v *Value) init(p unsafe.Pointer, t Type, strs *stringLock, f *file) {
+	v.p, v.typ, v.word64, v.strs, v.file = p, t, t == Uint64 || t == Int64 || t == Elapsed, strs, f
 }
 
 // detached is where the handles of a closed registry point: updates made
@@ -67,13 +69,32 @@ func (v *Value) u64() *uint64        { return (*uint64)(v.ptr()) }
 func (v *Value) word32() *uint32     { return (*uint32)(v.ptr()) }
 func (v *Value) extra() *int64       { return (*int64)(unsafe.Add(v.ptr(), valueExtraOff)) }
 
-// set marks the value as set rather than added to; a load first, so a
+// setKind is what Value.set holds once the value has been set: which
+// store Set and SetFloat do inline.
+const (
+	setNever  = iota
+	set64     // Set: Uint64, Int64, Elapsed
+	setDouble // SetFloat: Double
+	setOther
+)
+
+// markSet marks the value as set rather than added to; a load first, so a
 // value set often stays in every core's cache.
-func (v *Value) set() {
-	if !v.setDriven.Load() {
-		v.setDriven.Store(true)
+func (v *Value) markSet() {
+	if v.set.Load() == setNever {
+		k := uint32(setOther)
+		switch {
+		case v.word64:
+			k = set64
+		case v.typ == Double:
+			k = setDouble
+		}
+		v.set.Store(k)
 	}
 }
+
+// setDriven reports whether the value was ever set.
+func (v *Value) setDriven() bool { return v.set.Load() != setNever }
 
 // Type returns the type of the value's metric.
 func (v *Value) Type() Type { return v.typ }
@@ -106,10 +127,28 @@ func (v *Value) Inc() { v.Add(1) }
 // Set stores n. For a Uint64 value the bits of n are stored, so
 // Set(int64(u)) stores any uint64 u.
 func (v *Value) Set(n int64) {
+	if v == nil || !v.store64(uint64(n)) {
+		v.setInt(n)
+	}
+}
+
+// store64 is Set's fast path, inlined: one atomic store when the value is
+// a 64-bit integer already marked set, else false and nothing stored.
+func (v *Value) store64(n uint64) bool {
+	if v.set.Load() != set64 {
+		return false
+	}
+	atomic.StoreUint64(v.u64(), n)
+	return true
+}
+
+// setInt is Set for the first call and the types that are not 64-bit
+// integers.
+func (v *Value) setInt(n int64) {
 	if v == nil {
 		return
 	}
-	v.set()
+	v.markSet()
 	switch v.typ {
 	case Uint64, Int64, Elapsed:
 		atomic.StoreUint64(v.u64(), uint64(n))
@@ -136,10 +175,28 @@ var firstHalfShift = func() uint {
 
 // SetFloat stores f; integer values store f converted to an integer.
 func (v *Value) SetFloat(f float64) {
+	if v == nil || !v.storeDouble(f) {
+		v.setFloat(f)
+	}
+}
+
+// storeDouble is SetFloat's fast path, inlined: one atomic store when the
+// value is a Double already marked set, else false and nothing stored.
+func (v *Value) storeDouble(f float64) bool {
+	if v.set.Load() != setDouble {
+		return false
+	}
+	atomic.StoreUint64(v.u64(), math.Float64bits(f))
+	return true
+}
+
+// setFloat is SetFloat for the first call and the types that are not
+// Double.
+func (v *Value) setFloat(f float64) {
 	if v == nil {
 		return
 	}
-	v.set()
+	v.markSet()
 	switch v.typ {
 	case Double:
 		atomic.StoreUint64(v.u64(), math.Float64bits(f))
@@ -176,6 +233,22 @@ func (v *Value) AddFloat(f float64) {
 	case String:
 	default:
 		v.Add(int64(f))
+	}
+}
+
+// addNanoseconds adds ns to a Timer's Elapsed value: its extra word counts
+// the nanoseconds, which PCP's reader ignores while not negative (it reads
+// a negative one as an open interval, which a Timer never has), and its
+// value their whole microseconds, so many short durations add up exactly.
+// Both words are in one record, which the padded layout keeps in one cache
+// line: the second add finds the line the first one fetched.
+func (v *Value) addNanoseconds(ns int64) {
+	p := v.ptr()
+	n := atomic.AddInt64((*int64)(unsafe.Add(p, valueExtraOff)), ns)
+	// The microseconds this adds: the telescoping sum of these is exactly
+	// the total nanoseconds in whole microseconds.
+	if us := n/1000 - (n-ns)/1000; us != 0 {
+		atomic.AddUint64((*uint64)(p), uint64(us))
 	}
 }
 
