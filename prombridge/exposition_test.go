@@ -1,7 +1,10 @@
 package prombridge_test
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/canon"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/prombridge"
@@ -118,11 +122,11 @@ func expected(mfs []*dto.MetricFamily) []sample {
 // checkExposition checks that PCP shows every sample of the families the
 // bridge gathered last, with its value and semantics, and returns how
 // many it checked.
-func checkExposition(t *testing.T, ms []pcptest.Metric, mfs []*dto.MetricFamily) int {
+func checkExposition(t *testing.T, ms []pcptest.Metric, name string, mfs []*dto.MetricFamily) int {
 	t.Helper()
 	samples := expected(mfs)
 	for _, s := range samples {
-		m := pcptest.Find(ms, "mmv."+file+"."+s.metric)
+		m := pcptest.Find(ms, "mmv."+name+"."+s.metric)
 		if !assert.NotNil(t, m, "PCP does not show %s", s.metric) {
 			continue
 		}
@@ -149,9 +153,49 @@ func checkExposition(t *testing.T, ms []pcptest.Metric, mfs []*dto.MetricFamily)
 
 // TestExposition: with the Go and process collectors and application
 // families, every sample of the gathered exposition is in PCP with its
-// value, after a family and a label set were added while running.
+// value, read by PCP's reader in pminfo, after a family and a label set
+// were added while running, and after a series disappeared.
 func TestExposition(t *testing.T) {
 	pcptest.MustHavePCP(t)
+	r, tmp := newRegistry(t)
+	exposition(t, r, file, func() []pcptest.Metric { return read(t, r, tmp) })
+}
+
+// TestExpositionThroughPMCD is TestExposition read through pmcd.
+func TestExpositionThroughPMCD(t *testing.T) {
+	p := pcptest.MustHavePMCD(t)
+	name := fmt.Sprintf("promtest%d", os.Getpid())
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
+	t.Cleanup(func() { r.Close() })
+	exposition(t, r, name, func() []pcptest.Metric {
+		require.NoError(t, r.Flush())
+		var ms []pcptest.Metric
+		// pmcd's agent sees a new file at its next fetch; a fetch racing a
+		// growth step may miss a value: read until one shows them all.
+		require.Eventually(t, func() bool {
+			var err error
+			ms, err = p.Fetch(context.Background(), "mmv."+name)
+			if err != nil || len(ms) == 0 {
+				return false
+			}
+			for _, m := range ms {
+				for _, in := range m.Instances {
+					if in.Value == "" {
+						return false
+					}
+				}
+			}
+			return true
+		}, 10*time.Second, 50*time.Millisecond, "pmcd shows mmv.%s", name)
+		return ms
+	})
+}
+
+// exposition publishes a registry of the Go and process collectors and
+// application families on r, named name, and checks with read that every
+// sample gathered is in PCP: at first, after growth, after a series
+// disappeared.
+func exposition(t *testing.T, r *mmv.Registry, name string, read func() []pcptest.Metric) {
 	pr := prometheus.NewRegistry()
 	pr.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests."}, []string{"code", "method"})
@@ -159,14 +203,14 @@ func TestExposition(t *testing.T) {
 	requests.WithLabelValues("200", "GET").Add(7)
 	g := &recorder{Gatherer: pr}
 
-	r, tmp := newRegistry(t)
 	// Only the refreshes the test makes, and the one at Start, which the
 	// bridge serialises with them: PCP shows what the last one gathered.
-	b, err := prombridge.Register(r, g, &prombridge.Options{Interval: time.Hour})
+	// A series absent at a refresh is removed at once.
+	b, err := prombridge.Register(r, g, &prombridge.Options{Interval: time.Hour, Grace: time.Nanosecond})
 	require.NoError(t, err)
 	require.NoError(t, r.Start())
 	require.NoError(t, b.Refresh())
-	n := checkExposition(t, read(t, r, tmp), g.gathered())
+	n := checkExposition(t, read(), name, g.gathered())
 	t.Logf("%d samples of %d families in PCP", n, len(g.gathered()))
 
 	// Growth: a family and a label set that appear while running.
@@ -175,10 +219,19 @@ func TestExposition(t *testing.T) {
 	latency.WithLabelValues("/x y").Observe(0.3)
 	requests.WithLabelValues("404", "HEAD").Inc()
 	require.NoError(t, b.Refresh())
-	ms := read(t, r, tmp)
-	n = checkExposition(t, ms, g.gathered())
+	ms := read()
+	n = checkExposition(t, ms, name, g.gathered())
 	t.Logf("after growth: %d samples of %d families in PCP", n, len(g.gathered()))
-	assert.NotNil(t, find(t, ms, "requests").Instance("code=404,method=HEAD"))
-	assert.NotNil(t, find(t, ms, "latency_seconds.bucket").Instance("route=/x%20y,le=+Inf"))
+	requestsIn := func(ms []pcptest.Metric) *pcptest.Metric { return pcptest.Find(ms, "mmv."+name+".requests") }
+	assert.NotNil(t, requestsIn(ms).Instance("code=404,method=HEAD"))
+	assert.NotNil(t, pcptest.Find(ms, "mmv."+name+".latency_seconds.bucket").Instance("route=/x%20y,le=+Inf"))
+
+	// A series that disappears leaves PCP; the rest stays exact.
+	requests.DeleteLabelValues("404", "HEAD")
+	require.NoError(t, b.Refresh())
+	ms = read()
+	n = checkExposition(t, ms, name, g.gathered())
+	t.Logf("after a series disappeared: %d samples of %d families in PCP", n, len(g.gathered()))
+	assert.Nil(t, requestsIn(ms).Instance("code=404,method=HEAD"))
 	assert.NoError(t, b.Err())
 }
