@@ -169,10 +169,12 @@ func TestDeclarationOnFullDisk(t *testing.T) {
 	require.NotNil(t, b, "a vector instance refused for lack of space")
 	b.Add(3)
 	assert.Error(t, r.Flush(), "Flush on a full disk")
+	assert.ErrorIs(t, r.Err(), syscall.ENOSPC, "Err while the disk is full")
 
 	require.NoError(t, os.Remove(filler))
 	require.NoError(t, r.AddMetric(big), "retry after space returned")
 	require.NoError(t, r.Flush())
+	assert.NoError(t, r.Err(), "Err once published")
 	assert.Equal(t, uint64(39), c.Get())
 	assert.Equal(t, uint64(3), b.Get())
 	v, err := r.Value("late39", "")

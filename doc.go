@@ -74,7 +74,9 @@
 // updates and reads as zero; a nil *Vec's With returns nil. Updates after
 // Close are dropped. Update methods never lock, allocate or panic. Label
 // values a vector refuses are never silent: Vec.Err says why, and the
-// registry counts them in mmv.<file>.mmv.dropped. Package middleware
+// registry counts them in mmv.<file>.mmv.dropped. Registry.Err says why a
+// registry's metrics are not in PCP: never started, closed, or a
+// publication that failed. Package middleware
 // measures an HTTP server with these instruments.
 //
 // Every error the registry returns wraps one of the package's sentinels,

@@ -131,3 +131,20 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Err says why the registry's metrics are not, or not all, in PCP: an
+// error wrapping ErrNotStarted before Start (instruments count, but no file
+// shows them), ErrClosed after Close, and while started the error of the
+// last publication that failed, such as a full disk, until one succeeds;
+// nil when the files hold every declaration published so far.
+func (r *Registry) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch r.state {
+	case declaring:
+		return errorf(ErrNotStarted, "file "+quote(r.name), "its metrics are counted but in no file PCP reads")
+	case closed:
+		return errorf(ErrClosed, "file "+quote(r.name), "")
+	}
+	return r.pubErr
+}

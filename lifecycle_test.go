@@ -311,3 +311,17 @@ func TestGaugesExactUnderGrowth(t *testing.T) {
 		assert.Equal(t, int64(2*last(i)), added[i].Get(), "gauge added%d", i)
 	}
 }
+
+// TestRegistryErr: a registry says why its metrics are not in PCP, from
+// before Start to after Close.
+func TestRegistryErr(t *testing.T) {
+	r := mmv.NewRegistry("errs", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
+	c := mmv.NewCounter(r, "c", "", mmv.Count)
+	c.Inc()
+	require.ErrorIs(t, r.Err(), mmv.ErrNotStarted, "instruments used, the registry never started")
+	assert.Contains(t, r.Err().Error(), `"errs"`)
+	require.NoError(t, r.Start())
+	assert.NoError(t, r.Err())
+	require.NoError(t, r.Close())
+	assert.ErrorIs(t, r.Err(), mmv.ErrClosed)
+}
