@@ -96,6 +96,7 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 		return fileError(p.name, "cannot start", err)
 	}
 	p.file, p.dirty, p.bound = f, false, 0
+	p.valuesEnd = plan.end - plan.offset[secValues]
 	return nil
 }
 
@@ -154,9 +155,12 @@ func (r *Registry) publishPartLocked(p *part) error {
 	}
 	f := p.file
 	live := min(len(p.slots), f.capacity)
-	// Room to double, and to cover the old mapping whole.
-	oldEnd := int64(uintptr(f.base) + uintptr(f.size) - uintptr(f.values))
-	capacity := max(2*len(p.slots)+16, int((oldEnd+valueSize-1)/valueSize))
+	// Room to double, and to cover the old file's records whole (those
+	// after the values too, in a first file laid out as libpcp_mmv's):
+	// the new file, its values at the same address in the same place of a
+	// page, then covers the old mapping. Not the old mapping's page
+	// rounding: that would grow the file at every publication.
+	capacity := max(2*len(p.slots)+16, int((p.valuesEnd+valueSize-1)/valueSize))
 	pl := r.newPlan(p, version, &growth{phase: int64(uintptr(f.values)) % pageSize, capacity: capacity})
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
@@ -178,6 +182,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 		return err
 	}
 	p.dirty = false
+	p.valuesEnd = pl.end - pl.offset[secValues]
 	p.published()
 	return nil
 }

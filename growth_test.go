@@ -201,3 +201,32 @@ func TestGrowthKeepsEveryType(t *testing.T) {
 		assert.False(t, v == nil || !check[typ](v), "%s after growth: %+v", typ, v)
 	}
 }
+
+// TestRepublishKeepsSize: publications that leave as many records as
+// before (a vector's instance made, published, deleted, published, over
+// and over) leave the file's size as it was, however many there are.
+func TestRepublishKeepsSize(t *testing.T) {
+	r := mmv.NewRegistry("same", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
+	defer r.Close()
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	v.With("kept")
+	require.NoError(t, r.Start())
+	churn := func(i int) {
+		v.With(fmt.Sprint(i)).Inc()
+		require.NoError(t, r.Flush())
+		require.True(t, v.Delete(fmt.Sprint(i)))
+		require.NoError(t, r.Flush())
+	}
+	size := func() int64 {
+		fi, err := os.Stat(r.Path())
+		require.NoError(t, err)
+		return fi.Size()
+	}
+	churn(0)
+	want := size()
+	for i := 1; i <= 200; i++ {
+		churn(i)
+	}
+	assert.Equal(t, want, size(), "400 publications changed the file's size")
+	assert.Equal(t, []string{"k=kept"}, v.Instances())
+}

@@ -37,7 +37,8 @@ type part struct {
 	rebind      []int // slots below bound taken again, to get handles
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
 	file        *file
-	dirty       bool // declarations not yet in the file
+	valuesEnd   int64 // past the file's values and the records after them, from its values
+	dirty       bool  // declarations not yet in the file
 }
 
 // newPart returns part index (0 for the first file) of a registry of

@@ -52,6 +52,7 @@ type fileLayout struct {
 	count   [numSections]int   // records per section
 	offset  [numSections]int64 // section offsets
 	size    int64
+	end     int64 // the end of the last record: size, but for a grown file's page rounding
 }
 
 var (
@@ -112,7 +113,7 @@ func newFileLayout(version int, count [numSections]int, g *growth) *fileLayout {
 		l.offset[s] = off
 		off += int64(n * recordSize(s, version))
 	}
-	l.size = off
+	l.size, l.end = off, off
 	if g != nil {
 		l.size = pageRound(off)
 	}
