@@ -12,6 +12,8 @@
 // not have.
 package canon
 
+import "hash/maphash"
+
 // MaxLen is the longest instance name PCP keeps.
 const MaxLen = 255
 
@@ -55,18 +57,17 @@ func escaped(c byte) bool {
 	return c <= ' ' || c == 0x7f || c == ',' || c == '=' || c == '%'
 }
 
-// Hash returns a hash of values that tells apart lists that differ in any
-// value or in where one value ends, for lookups that must not build the
-// name. Equal lists have equal hashes; unequal ones rarely do.
+// seed keys Hash, for this process.
+var seed = maphash.MakeSeed()
+
+// Hash returns a hash of values, for lookups within this process that must
+// not build the name: the runtime's string hash of each value, combined in
+// order. Equal lists have equal hashes; unequal ones rarely do, and a
+// lookup compares the values anyway.
 func Hash(values []string) uint64 {
-	h := uint64(14695981039346656037)
+	var h uint64
 	for _, v := range values {
-		for j := 0; j < len(v); j++ {
-			h ^= uint64(v[j])
-			h *= 1099511628211
-		}
-		h ^= 0xff // a byte no value's end is confused with
-		h *= 1099511628211
+		h = h*0x9e3779b97f4a7c15 ^ maphash.String(seed, v)
 	}
 	return h
 }
