@@ -61,6 +61,7 @@ import (
 	"github.com/gopcp/mmv"
 
 	"github.com/gopcp/mmv/internal/pcpname"
+	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // Options configures Register; the zero value of each field means its
@@ -192,15 +193,7 @@ func Register(r *mmv.Registry, o *Options) (err error) {
 		probe[i].Name = d.Name
 	}
 	metrics.Read(probe)
-	defer func() {
-		if p := recover(); p != nil {
-			e, ok := p.(error)
-			if !ok {
-				panic(p)
-			}
-			err = e
-		}
-	}()
+	defer refusal.Recover(&err) // the New functions panic with the registry's refusal
 	for i, d := range ds {
 		name := withPrefix(opts.Prefix, Name(d.Name))
 		_, unit, _ := strings.Cut(d.Name, ":")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcpname"
+	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // family is one gathered metric family and its metrics in PCP.
@@ -42,15 +43,7 @@ const (
 // limit series. It returns the registry's refusal, which the New functions
 // of mmv panic with.
 func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			e, ok := p.(error)
-			if !ok {
-				panic(p)
-			}
-			err = e
-		}
-	}()
+	defer refusal.Recover(&err)
 	labels := make([]string, len(f.labels))
 	for i, l := range f.labels {
 		labels[i] = pcpname.Part(l, "x")
