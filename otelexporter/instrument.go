@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // kind is what an instrument's metrics are, from the data of its first
@@ -90,15 +91,13 @@ func declare(r *mmv.Registry, name string, scope instrumentation.Scope, m *metri
 		labels[i] = labelName(key)
 	}
 	in.values = make([]string, len(labels)+1)
+	var refused error
 	defer func() {
-		if p := recover(); p != nil {
-			err, ok := p.(error)
-			if !ok {
-				panic(p)
-			}
-			in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)
+		if refused != nil {
+			in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, refused)
 		}
 	}()
+	defer refusal.Recover(&refused)
 	u, known := unitsOf(m.Unit)
 	h := helper{m: m, scope: scope, known: known}
 	switch k {
