@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// TestRun runs the service and reads its client_golang metrics, and the Go
+// and process collectors', with PCP's reader while it serves.
+func TestRun(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	t.Setenv("PCP_TMP_DIR", tmp)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, io.Discard, 0) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	want := []string{"code=200,method=GET", "code=500,method=GET"}
+	var ms []pcptest.Metric
+	require.Eventually(t, func() bool {
+		ms = pcptest.Info(t, tmp)
+		m := pcptest.Find(ms, "mmv.web.http_requests")
+		return m != nil && len(m.Instances) == len(want) && pcptest.Find(ms, "mmv.web.http_request_duration_seconds.bucket") != nil
+	}, 20*time.Second, 200*time.Millisecond, "the service's requests in PCP")
+
+	requests := pcptest.Find(ms, "mmv.web.http_requests")
+	assert.Equal(t, "counter", requests.Semantics)
+	for _, inst := range want {
+		in := requests.Instance(inst)
+		if assert.NotNil(t, in, inst) {
+			n, err := strconv.Atoi(in.Value)
+			assert.NoError(t, err, inst)
+			assert.Positive(t, n, inst)
+			code, _ := in.Label("code")
+			assert.NotEmpty(t, code, "%s: code label", inst)
+		}
+	}
+	buckets := pcptest.Find(ms, "mmv.web.http_request_duration_seconds.bucket")
+	assert.NotNil(t, buckets.Instance("route=/slow,le=+Inf"), "latency buckets by route")
+	for _, name := range []string{"mmv.web.go_goroutines", "mmv.web.process_resident_memory_bytes"} {
+		assert.NotNil(t, pcptest.Find(ms, name), "%s: the default registry's collectors", name)
+	}
+}
