@@ -249,12 +249,15 @@ func (l *buckets) index(x float64) int {
 		i := 0
 		if b := math.Float64bits(x); int64(b) > 0 && l.first != nil {
 			e := min(int(b>>52)-l.e0, len(l.first)-1)
-			if e >= 0 {
-				i = int(l.first[e])
+			if e >= 0 { // and below len(first), by the min above
+				i = int(*(*uint16)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(l.first)), uintptr(e)*2)))
 			}
 		}
+		// No bounds check: padded holds steps +Inf past the last bound,
+		// which i never passes.
+		p := unsafe.Pointer(unsafe.SliceData(u))
 		for range l.steps {
-			if x > u[i] {
+			if x > *(*float64)(unsafe.Add(p, uintptr(i)*8)) {
 				i++
 			}
 		}
