@@ -263,12 +263,13 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	return e.t, nil
 }
 
-// insertLocked makes e visible to lock-free readers: in recent, or, once
-// recent holds as many entries as fast, in a rebuilt fast map, so that an
-// addition copies O(1) entries amortised and a lookup takes at most two.
+// insertLocked makes e visible to lock-free readers: in recent, a copy
+// with e added, or, once recent holds about the square root of fast's
+// entries, in a rebuilt fast map. An addition thus copies O(√n) entries
+// amortised, and a lookup reads at most two maps.
 func (v *Vec[T]) insertLocked(h uint64, e *vecEntry[T]) {
 	recent, fast := *v.recent.Load(), *v.fast.Load()
-	if len(recent) < max(8, len(fast)) {
+	if len(recent)*len(recent) < max(64, len(fast)) {
 		r := recent.with(h, e)
 		v.recent.Store(&r)
 		return

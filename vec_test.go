@@ -371,8 +371,8 @@ func BenchmarkVecWith(b *testing.B) {
 	for _, in := range names {
 		plain[in] = v.With(in)
 	}
-	// 100 instances made after Start: the lock-free map was rebuilt at 8,
-	// 16, 32 and 64 instances, so the last 36 are among the recent ones.
+	// 100 instances made after Start: the last few are among the recent
+	// ones (about √n), the others in the rebuilt map.
 	for _, c := range []struct{ name, inst string }{{"rebuilt", names[10]}, {"recent", names[n-5]}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -423,4 +423,28 @@ func jsonString(t *testing.T, s string) string {
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// TestVecInPCPTerms: Metric, Indom and Labels say what a vector is in PCP,
+// for those who label its indom themselves.
+func TestVecInPCPTerms(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 304})
+	v := mmv.NewCounterVec(r, "reqs", "", mmv.Count, "route", "status")
+	h := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil, "route")
+	assert.Equal(t, "reqs", v.Metric())
+	assert.Equal(t, "lat", h.Metric())
+	assert.Equal(t, []string{"route", "status"}, v.Labels())
+	require.NoError(t, r.AddIndomLabel(v.Indom(), mmv.Label{Name: "team", Value: "web"}))
+	v.With("/", "200")
+	h.With("/")
+	require.NoError(t, r.Start())
+	ms := pcptest.Info(t, tmp)
+	for metric, serial := range map[string]uint32{"reqs": v.Indom(), "lat.count": h.Indom()} {
+		m := pcptest.Find(ms, "mmv.vec."+metric)
+		require.NotNil(t, m, metric)
+		assert.True(t, strings.HasPrefix(m.Indom, fmt.Sprintf("70.%d ", 304<<11|serial)), "%s: indom %s, serial %d", metric, m.Indom, serial)
+	}
+	team, _ := pcptest.Find(ms, "mmv.vec.reqs").Label("team")
+	assert.Equal(t, `"web"`, team, "the label on the vector's indom")
 }

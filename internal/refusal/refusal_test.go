@@ -24,8 +24,8 @@ func TestRecover(t *testing.T) {
 		var err error
 		func() {
 			defer Recover(&err)
-			var m map[string]int
-			m["x"] = 1 // a runtime error goes on
+			var s []int
+			_ = s[len(s)] // a runtime error goes on
 		}()
 	})
 }
