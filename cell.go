@@ -16,7 +16,7 @@ type cell struct {
 }
 
 func (c *cell) init(t Type) {
-	c.heap = Value{p: unsafe.Pointer(&c.mem[0]), typ: t, word64: t == Uint64 || t == Int64 || t == Elapsed}
+	c.heap = Value{p: unsafe.Pointer(&c.mem[0]), typ: t, word64: t == Uint64 || t == Int64}
 	c.v.Store(&c.heap)
 }
 
@@ -43,15 +43,6 @@ func (c *cell) carryMem() {
 	if v == &c.heap {
 		return
 	}
-	if c.heap.typ == Elapsed {
-		// A timer's nanoseconds, in the extra word; the file's
-		// microseconds follow from its own.
-		if ns := atomic.SwapUint64(&c.mem[1], 0); ns != 0 {
-			v.addNanoseconds(int64(ns))
-		}
-		atomic.StoreUint64(&c.mem[0], 0)
-		return
-	}
 	bits := atomic.SwapUint64(&c.mem[0], 0)
 	if bits == 0 {
 		return
@@ -69,9 +60,6 @@ func (c *cell) unbind() {
 	c.carryMem()
 	if v := c.v.Load(); v != &c.heap {
 		atomic.StoreUint64(&c.mem[0], atomic.LoadUint64(v.u64()))
-		if c.heap.typ == Elapsed {
-			atomic.StoreUint64(&c.mem[1], uint64(atomic.LoadInt64(v.extra())))
-		}
 		c.v.Store(&c.heap)
 	}
 }
@@ -88,13 +76,13 @@ func (c *cell) set(n int64) {
 func (c *cell) value() *Value { return c.v.Load() }
 func (c *cell) word() *uint64 { return c.v.Load().u64() }
 
-// pending is what word i of the cell's own memory holds once bound:
-// updates not yet carried into the file.
-func (c *cell) pending(i int) uint64 {
+// pending is what the cell's own memory holds once bound: updates not yet
+// carried into the file.
+func (c *cell) pending() uint64 {
 	if c.v.Load() == &c.heap {
 		return 0
 	}
-	return atomic.LoadUint64(&c.mem[i])
+	return atomic.LoadUint64(&c.mem[0])
 }
 
 // waiter is an instrument waiting for a value to have storage.

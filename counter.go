@@ -52,7 +52,7 @@ func (c *Counter) Get() uint64 {
 	if c == nil {
 		return 0
 	}
-	return atomic.LoadUint64(c.s.word()) + c.s.pending(0)
+	return atomic.LoadUint64(c.s.word()) + c.s.pending()
 }
 
 // NewCounterVec declares a vector of counters on r (Default when nil), one per

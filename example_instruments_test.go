@@ -85,9 +85,9 @@ func ExampleNewTimer() {
 	queries.Observe(700 * time.Nanosecond) // sub-microsecond times add up exactly
 	queries.Observe(300 * time.Nanosecond)
 
-	v, _ := r.Value("query_time", "") // PCP: an elapsed counter, in microseconds
+	v, _ := r.Value("query_time", "") // PCP: a counter, in nanoseconds
 	fmt.Println(queries.Get(), v.Int())
-	// Output: 1.501ms 1501
+	// Output: 1.501ms 1501000
 }
 
 func ExampleTimer_Start() {
@@ -221,8 +221,8 @@ func ExampleNewTimerVec() {
 	}
 	stages.With("parse").Observe(2 * time.Millisecond)
 	v, _ := r.Value("time", "stage=parse")
-	fmt.Println(v.Int(), "microseconds")
-	// Output: 2000 microseconds
+	fmt.Println(v.Int(), "nanoseconds")
+	// Output: 2000000 nanoseconds
 }
 
 func ExampleRegistry_Poll() {

@@ -49,7 +49,7 @@ func (g *Gauge) Get() float64 {
 	if g == nil {
 		return 0
 	}
-	return g.s.value().Float() + math.Float64frombits(g.s.pending(0))
+	return g.s.value().Float() + math.Float64frombits(g.s.pending())
 }
 
 // NewGaugeVec declares a vector of float64 gauges on r (Default when nil), one per

@@ -1,8 +1,13 @@
 package mmv_test
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +56,7 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 		{"requests", "", "64-bit unsigned int", "counter", "count", "6"},
 		{"ratio", "", "double", "instant", "none", "0.25"},
 		{"in_flight", "", "64-bit int", "instant", "count", "3"},
-		{"busy", "", "64-bit int", "counter", "microsec", "1500"},
+		{"busy", "", "64-bit unsigned int", "counter", "nanosec", "1500000"},
 		{"latency.count", "", "64-bit unsigned int", "counter", "count", "100"},
 		{"latency.sum", "", "double", "counter", "millisec", "5050"},
 		{"latency.min", "", "double", "instant", "millisec", "1"},
@@ -87,3 +92,78 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 
 // fmtF formats a double as pminfo prints it.
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'g', 16, 64) }
+
+// TestTimerRateThroughPMCD runs what the README shows of a Timer: pmval,
+// through pmcd, converts its nanoseconds to time utilization, the average
+// number of goroutines inside the timed code, and pmrep prints it in
+// seconds per second when told -y sec.
+func TestTimerRateThroughPMCD(t *testing.T) {
+	p := pcptest.MustHavePMCD(t)
+	name := fmt.Sprintf("timer%d", os.Getpid())
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
+	defer r.Close()
+	tm := mmv.NewTimer(r, "work", "Time spent working")
+	require.NoError(t, r.Start())
+	metric := "mmv." + name + ".work"
+	require.Eventually(t, func() bool {
+		ms, err := p.Fetch(context.Background(), metric)
+		return err == nil && len(ms) == 1
+	}, 10*time.Second, 50*time.Millisecond, "pmcd's agent loads the file")
+
+	// Two goroutines always busy: the timer gains two seconds a second.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		last := time.Now()
+		for ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+			now := time.Now()
+			tm.Observe(2 * now.Sub(last))
+			last = now
+		}
+	}()
+
+	run := func(env []string, name string, args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", name, out)
+		return string(out)
+	}
+	// The samples: the last field of each line after the header's last
+	// line (pmval's "interval:", pmrep's units), but pmrep's first, N/A
+	// until it has two fetches to make a rate of.
+	rates := func(out, after string) []float64 {
+		t.Helper()
+		_, samples, ok := strings.Cut(out, after)
+		require.True(t, ok, "no %q in %s", after, out)
+		var xs []float64
+		for _, line := range strings.Split(samples, "\n")[1:] {
+			if f := strings.Fields(line); len(f) > 0 && f[len(f)-1] != "N/A" {
+				x, err := strconv.ParseFloat(f[len(f)-1], 64)
+				require.NoError(t, err, "sample line %q", line)
+				xs = append(xs, x)
+			}
+		}
+		return xs
+	}
+	pmval := run([]string{"PCP_TMP_DIR="}, "pmval", "-t", "0.5", "-s", "4", metric)
+	assert.Contains(t, pmval, "units:     nanosec (converting to time utilization)")
+	xs := rates(pmval, "interval:")
+	require.NotEmpty(t, xs, "pmval printed no sample:\n%s", pmval)
+	for _, x := range xs {
+		assert.InDelta(t, 2, x, 0.5, "pmval's utilization:\n%s", pmval)
+	}
+	if _, err := exec.LookPath("/usr/bin/pmrep"); err != nil {
+		return
+	}
+	pmrep := run([]string{"PCP_TMP_DIR=", "PATH=/usr/bin:" + os.Getenv("PATH")}, "/usr/bin/pmrep", "-t", "0.5", "-s", "4", "-y", "sec", metric)
+	xs = rates(pmrep, "s/s")
+	require.NotEmpty(t, xs, "pmrep printed no sample:\n%s", pmrep)
+	for _, x := range xs {
+		assert.InDelta(t, 2, x, 0.5, "pmrep -y sec:\n%s", pmrep)
+	}
+}

@@ -43,7 +43,7 @@ func TestInstrumentsDeclareTheirMetrics(t *testing.T) {
 		"c":  {Type: Uint64, Semantics: SemCounter, Units: Byte, ShortHelp: "a counter", LongHelp: "with a long help"},
 		"g":  {Type: Double, Semantics: SemInstant, Units: Second, ShortHelp: "a gauge"},
 		"ig": {Type: Int64, Semantics: SemInstant, Units: Count, ShortHelp: "an integer gauge"},
-		"t":  {Type: Elapsed, Semantics: SemCounter, Units: Microsecond, ShortHelp: "a timer"},
+		"t":  {Type: Uint64, Semantics: SemCounter, Units: Nanosecond, ShortHelp: "a timer"},
 	}
 	for _, m := range r.metrics {
 		w := want[m.Name]
@@ -129,14 +129,14 @@ func TestTimerSumsNanoseconds(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	require.EqualValues(t, 8*1000*300/1000, mustValue(t, r, "t", "").Int(), "file, in us")
+	require.EqualValues(t, 8*1000*300, mustValue(t, r, "t", "").Int(), "file, in ns")
 	tm.Observe(-time.Second)
 	w := tm.Start()
 	time.Sleep(2 * time.Millisecond)
 	require.GreaterOrEqual(t, w.Stop(), 2*time.Millisecond, "Stop")
 	tm.Time(func() { time.Sleep(time.Millisecond) })
 	got := mustValue(t, r, "t", "").Int()
-	require.False(t, got < 2400+3000 || time.Duration(got)*time.Microsecond > tm.Get(), "file = %d us, Get = %v", got, tm.Get())
+	require.False(t, got < 2400000+3000000 || time.Duration(got) != tm.Get(), "file = %d ns, Get = %v", got, tm.Get())
 }
 
 func TestConcurrentCounting(t *testing.T) {
@@ -193,7 +193,7 @@ func TestVec(t *testing.T) {
 		metric, inst string
 		want         float64
 	}{
-		{"requests", "route=/api", 3}, {"requests", "route=/", 0}, {"temp", "sensor=cpu1", 41.5}, {"queue", "dir=out", 1}, {"busy", "stage=db", 1000},
+		{"requests", "route=/api", 3}, {"requests", "route=/", 0}, {"temp", "sensor=cpu1", 41.5}, {"queue", "dir=out", 1}, {"busy", "stage=db", 1e6},
 	} {
 		assert.Equal(t, c.want, mustValue(t, r, c.metric, c.inst).Float(), "%s[%s]", c.metric, c.inst)
 	}

@@ -49,7 +49,7 @@ func (g *IntGauge) Get() int64 {
 	if g == nil {
 		return 0
 	}
-	return int64(atomic.LoadUint64(g.s.word()) + g.s.pending(0))
+	return int64(atomic.LoadUint64(g.s.word()) + g.s.pending())
 }
 
 // NewIntGaugeVec declares a vector of integer gauges on r (Default when nil), one per

@@ -128,7 +128,7 @@ func TestLoadTotals(t *testing.T) {
 // one and, within a lifetime, no less than the last one fetched; or no
 // value at all (between two lifetimes). pmcd must stay up throughout.
 func TestSoakPMCD(t *testing.T) {
-	p := pcptest.MustHavePMCD(t)
+	p := pcptest.MustHavePMCDAlone(t)
 	const lifetimes, updates = 200, 20
 	name := fmt.Sprintf("soak%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	metric := "mmv." + name + ".count"

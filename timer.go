@@ -5,17 +5,19 @@ import (
 	"time"
 )
 
-// Timer accumulates time spent, such as time in database queries: an
-// Elapsed metric (counter semantics, microseconds), which PCP exports as a
-// 64-bit counter of microseconds, so its rate is the time spent per second
-// of wall clock, the average concurrency of the timed code. Durations are
-// summed in nanoseconds and published in whole microseconds, so many short
-// durations add up exactly. Its methods are safe from any goroutine,
-// lock-free and allocation-free; a nil *Timer ignores them.
+// Timer accumulates time spent, such as time in database queries: a
+// Uint64 counter of nanoseconds, so its rate is the time spent per second
+// of wall clock, the average concurrency of the timed code, and many short
+// durations add up exactly. An observation is one atomic add. Its methods
+// are safe from any goroutine, lock-free and allocation-free; a nil *Timer
+// ignores them.
 //
-// The nanoseconds are counted in the extra word of the timer's value
-// record, beside its microseconds: StartInterval on its Value would
-// overwrite them.
+// A Timer is not libpcp_mmv's Elapsed type, which PCP exports in
+// microseconds whatever the file declares: summing nanoseconds in
+// microseconds would take a second atomic, or lose the fractions. For an
+// Elapsed value with libpcp's open intervals, use the Value layer
+// (Value.StartInterval). The counter wraps after 584 years of time spent,
+// that is after 584/c years of a program that spends c seconds per second.
 type Timer struct{ s cell }
 
 // NewTimer declares a timer on r (Default when nil).
@@ -24,13 +26,13 @@ type Timer struct{ s cell }
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewTimer(r *Registry, name, help string) *Timer {
 	t := newTimer()
-	declareCell(registry(r), metricOf(name, help, Elapsed, SemCounter, Microsecond, 0), &t.s)
+	declareCell(registry(r), metricOf(name, help, Uint64, SemCounter, Nanosecond, 0), &t.s)
 	return t
 }
 
 func newTimer() *Timer {
 	t := &Timer{}
-	t.s.init(Elapsed)
+	t.s.init(Uint64)
 	return t
 }
 
@@ -39,7 +41,7 @@ func (t *Timer) Observe(d time.Duration) {
 	if t == nil || d <= 0 {
 		return
 	}
-	t.s.value().addNanoseconds(int64(d))
+	atomic.AddUint64(t.s.word(), uint64(d))
 }
 
 // Time calls f and adds the time it took.
@@ -59,7 +61,7 @@ func (t *Timer) Get() time.Duration {
 	if t == nil {
 		return 0
 	}
-	return time.Duration(atomic.LoadInt64(t.s.value().extra()) + int64(t.s.pending(1)))
+	return time.Duration(atomic.LoadUint64(t.s.word()) + t.s.pending())
 }
 
 // Timing is one piece of work being timed, from Timer.Start to Stop. It is
@@ -82,7 +84,7 @@ func (w Timing) Stop() time.Duration {
 // duplicate name or label name, or a closed registry (the panic value
 // wraps the sentinel, such as ErrName).
 func NewTimerVec(r *Registry, name, help string, labels ...string) *Vec[Timer] {
-	return declareVec(r, name, help, Elapsed, SemCounter, Microsecond, labels, func() (*Timer, *cell) {
+	return declareVec(r, name, help, Uint64, SemCounter, Nanosecond, labels, func() (*Timer, *cell) {
 		t := newTimer()
 		return t, &t.s
 	})

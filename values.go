@@ -236,22 +236,6 @@ func (v *Value) AddFloat(f float64) {
 	}
 }
 
-// addNanoseconds adds ns to a Timer's Elapsed value: its extra word counts
-// the nanoseconds, which PCP's reader ignores while not negative (it reads
-// a negative one as an open interval, which a Timer never has), and its
-// value their whole microseconds, so many short durations add up exactly.
-// Both words are in one record, which the padded layout keeps in one cache
-// line: the second add finds the line the first one fetched.
-func (v *Value) addNanoseconds(ns int64) {
-	p := v.ptr()
-	n := atomic.AddInt64((*int64)(unsafe.Add(p, valueExtraOff)), ns)
-	// The microseconds this adds: the telescoping sum of these is exactly
-	// the total nanoseconds in whole microseconds.
-	if us := n/1000 - (n-ns)/1000; us != 0 {
-		atomic.AddUint64((*uint64)(p), uint64(us))
-	}
-}
-
 // AddDuration adds d, in whole microseconds, to an Elapsed value (or to
 // any numeric value). It is safe from many goroutines at once.
 func (v *Value) AddDuration(d time.Duration) { v.Add(d.Microseconds()) }

@@ -55,7 +55,7 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 			ints.With(in).Add(-3)
 			timers.With(in).Observe(1500 * time.Microsecond)
 			hists.With(in).Observe(100)
-		}, []want{{"requests", "k=early", "5"}, {"temp", "k=early", "0.5"}, {"queue", "k=early", "-3"}, {"busy", "k=early", "1500"}}},
+		}, []want{{"requests", "k=early", "5"}, {"temp", "k=early", "0.5"}, {"queue", "k=early", "-3"}, {"busy", "k=early", "1500000"}}},
 		{"late/1", func(in string) {
 			counters.With(in).Inc()
 			counters.With(in).Inc()
@@ -64,7 +64,7 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 			timers.With(in).Observe(2 * time.Millisecond)
 			hists.With(in).Observe(3)
 			hists.With(in).Observe(5)
-		}, []want{{"requests", "k=late/1", "2"}, {"temp", "k=late/1", "-1.25"}, {"queue", "k=late/1", "42"}, {"busy", "k=late/1", "2000"}}},
+		}, []want{{"requests", "k=late/1", "2"}, {"temp", "k=late/1", "-1.25"}, {"queue", "k=late/1", "42"}, {"busy", "k=late/1", "2000000"}}},
 	}
 	cases[0].update(cases[0].inst) // before Start
 	require.NoError(t, r.Start())
@@ -89,7 +89,7 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 		{"size.count", "k=early", "1"}, {"size.sum", "k=early", "100"}, {"size.bucket", "k=early,le=112", "1"},
 		{"size.count", "k=late/1", "2"}, {"size.mean", "k=late/1", "4"}, {"size.max", "k=late/1", "5"},
 		{"size.bucket", "k=late/1,le=3.5", "1"}, {"size.bucket", "k=late/1,le=5", "0"}, {"size.bucket", "k=late/1,le=6", "1"},
-		{"requests", "k=late/1", "2"}, {"busy", "k=early", "1500"},
+		{"requests", "k=late/1", "2"}, {"busy", "k=early", "1500000"},
 	} {
 		assert.Equal(t, w.value, pcpValue(ms, w.metric, w.inst), "after Close: mmv.vec.%s[%s]", w.metric, w.inst)
 	}

@@ -99,7 +99,7 @@ func TestRun(t *testing.T) {
 		{"http.requests", "count", "counter"},
 		{"http.latency.p99", "sec", "instant"},
 		{"http.latency.bucket", "count", "counter"},
-		{"app.work_time", "microsec", "counter"},
+		{"app.work_time", "nanosec", "counter"},
 		{"go.gc.cycles.total_gc_cycles", "count", "counter"},
 	} {
 		got := pcptest.Find(ms, prefix+m.name)

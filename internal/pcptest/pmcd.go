@@ -3,11 +3,14 @@ package pcptest
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // PMCD reads metrics through the running pmcd and its MMV agent, as
@@ -30,12 +33,41 @@ func HasPMCD() error {
 }
 
 // MustHavePMCD returns the helper once pmcd answers (see HasPMCD), or
-// skips or fails the test as MustHave (CI starts pmcd in .ci/run).
+// skips or fails the test as MustHave (CI starts pmcd in .ci/run). The
+// test shares pmcd, until it ends, with the other tests of the machine
+// that do, in every process, but with none that has it alone (see
+// MustHavePMCDAlone).
 func MustHavePMCD(t testing.TB) *PMCD {
+	t.Helper()
+	return mustHavePMCD(t, unix.LOCK_SH)
+}
+
+// MustHavePMCDAlone is MustHavePMCD for a test that no other test using
+// pmcd may run beside, in any process of the machine: pmcd 6.0.3's MMV
+// agent can crash when files it reads are replaced side by side at the
+// rate of a soak test (docs/design.md: "one hazard, open").
+func MustHavePMCDAlone(t testing.TB) *PMCD {
+	t.Helper()
+	return mustHavePMCD(t, unix.LOCK_EX)
+}
+
+func mustHavePMCD(t testing.TB, how int) *PMCD {
 	t.Helper()
 	MustHavePCP(t)
 	p, err := pmcd()
 	MustHave(t, err)
+	// A lock on a file every process of the machine finds: the
+	// descriptor's close, at the test's end or the process's death,
+	// releases it.
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "mmv-pmcd-tests.lock"), os.O_RDONLY|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatalf("pcptest: the lock on pmcd: %v", err)
+	}
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		t.Fatalf("pcptest: the lock on pmcd: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
 	return p
 }
 
