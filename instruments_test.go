@@ -298,7 +298,7 @@ func BenchmarkInstruments(b *testing.B) {
 			return func() { tm.Observe(1500 * time.Nanosecond) }
 		}},
 		{"Timer.StartStop", true, func(r *Registry) func() { tm := NewTimer(r, "t", ""); return func() { tm.Start().Stop() } }},
-		{"CounterVec.Inc", true, func(r *Registry) func() { return NewCounterVec(r, "v", "", Count, "a", "b").With("b").Inc }},
+		{"CounterVec.Inc", true, func(r *Registry) func() { return NewCounterVec(r, "v", "", Count, "a").With("b").Inc }},
 	}
 	for _, c := range cases {
 		for _, parallel := range []bool{false, true} {

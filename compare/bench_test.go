@@ -4,8 +4,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/floor"
@@ -45,6 +47,14 @@ func must[T any](v T, err error) func(testing.TB) T {
 			tb.Fatal(err)
 		}
 		return v
+	}
+}
+
+// check fails tb when err is not nil.
+func check(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
 	}
 }
 
@@ -569,4 +579,341 @@ func mmvGaugeValue(b *testing.B, name string) *mmv.Value {
 	}
 	startMMV(b, r)
 	return must(r.Value("load", ""))(b)
+}
+
+// Family 5: an integer set to a new value each time, the Set methods of
+// the integer instruments and of a handle. Prometheus has no integer
+// gauge; its float gauge is in family 4.
+
+func BenchmarkSet(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		l := floor.New()
+		b.ReportAllocs()
+		for i := uint64(0); b.Loop(); i++ {
+			l.N.Store(i)
+		}
+	})
+	b.Run("mmv_Value.Set", func(b *testing.B) {
+		v := mmvIntValue(b, "set_value")
+		b.ReportAllocs()
+		for i := int64(0); b.Loop(); i++ {
+			v.Set(i)
+		}
+	})
+	b.Run("mmv_Counter.Set", func(b *testing.B) {
+		r := mmvRegistry("set_counter")
+		c := mmv.NewCounter(r, "total", "A total counted elsewhere", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		for i := uint64(0); b.Loop(); i++ {
+			c.Set(i)
+		}
+	})
+	b.Run("mmv_IntGauge.Set", func(b *testing.B) {
+		r := mmvRegistry("set_intgauge")
+		g := mmv.NewIntGauge(r, "queue", "Jobs queued", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		for i := int64(0); b.Loop(); i++ {
+			g.Set(i)
+		}
+	})
+}
+
+func BenchmarkSetParallel(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		l := floor.New()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := uint64(0); pb.Next(); i++ {
+				l.N.Store(i)
+			}
+		})
+	})
+	b.Run("mmv_Value.Set", func(b *testing.B) {
+		v := mmvIntValue(b, "set_value_par")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := int64(0); pb.Next(); i++ {
+				v.Set(i)
+			}
+		})
+	})
+	b.Run("mmv_Counter.Set", func(b *testing.B) {
+		r := mmvRegistry("set_counter_par")
+		c := mmv.NewCounter(r, "total", "A total counted elsewhere", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := uint64(0); pb.Next(); i++ {
+				c.Set(i)
+			}
+		})
+	})
+	b.Run("mmv_IntGauge.Set", func(b *testing.B) {
+		r := mmvRegistry("set_intgauge_par")
+		g := mmv.NewIntGauge(r, "queue", "Jobs queued", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := int64(0); pb.Next(); i++ {
+				g.Set(i)
+			}
+		})
+	})
+}
+
+// mmvIntValue is the Value of a singular Int64 metric.
+func mmvIntValue(b *testing.B, name string) *mmv.Value {
+	b.Helper()
+	r := mmvRegistry(name)
+	if err := r.AddMetric(mmv.Metric{Name: "queue", Item: 1, Type: mmv.Int64, Semantics: mmv.SemInstant,
+		Units: mmv.Count, ShortHelp: "Jobs queued"}); err != nil {
+		b.Fatal(err)
+	}
+	startMMV(b, r)
+	return must(r.Value("queue", ""))(b)
+}
+
+// Family 6: a float gauge moved by a delta, 0.5 each time. There is no
+// atomic float add: the floor is the compare-and-swap loop on the bits of
+// a word alone in its cache line.
+
+// casAddFloat adds f to the float64 whose bits w holds.
+func casAddFloat(w *atomic.Uint64, f float64) {
+	for {
+		old := w.Load()
+		if w.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+f)) {
+			return
+		}
+	}
+}
+
+func BenchmarkGaugeAdd(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		l := floor.New()
+		b.ReportAllocs()
+		for b.Loop() {
+			casAddFloat(&l.N, 0.5)
+		}
+	})
+	b.Run("mmv_Value.AddFloat", func(b *testing.B) {
+		v := mmvGaugeValue(b, "gauge_add_value")
+		b.ReportAllocs()
+		for b.Loop() {
+			v.AddFloat(0.5)
+		}
+	})
+	b.Run("mmv_Gauge.Add", func(b *testing.B) {
+		r := mmvRegistry("gauge_add")
+		g := mmv.NewGauge(r, "load", "Requests per second", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Add(0.5)
+		}
+	})
+	b.Run("prometheus_Gauge.Add", func(b *testing.B) {
+		g := promRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "load", Help: "Requests per second"}))
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Add(0.5)
+		}
+	})
+}
+
+func BenchmarkGaugeAddParallel(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		l := floor.New()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				casAddFloat(&l.N, 0.5)
+			}
+		})
+	})
+	b.Run("mmv_Value.AddFloat", func(b *testing.B) {
+		v := mmvGaugeValue(b, "gauge_add_value_par")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				v.AddFloat(0.5)
+			}
+		})
+	})
+	b.Run("mmv_Gauge.Add", func(b *testing.B) {
+		r := mmvRegistry("gauge_add_par")
+		g := mmv.NewGauge(r, "load", "Requests per second", mmv.Count)
+		startMMV(b, r)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				g.Add(0.5)
+			}
+		})
+	})
+	b.Run("prometheus_Gauge.Add", func(b *testing.B) {
+		g := promRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "load", Help: "Requests per second"}))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				g.Add(0.5)
+			}
+		})
+	})
+}
+
+// Family 7: time spent, 1.5µs each time. A client_golang program counts
+// it in a float counter of seconds; Speed has no timer but its histogram.
+
+const timed = 1500 * time.Nanosecond
+
+func BenchmarkTimer(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		l := floor.New()
+		b.ReportAllocs()
+		for b.Loop() {
+			l.N.Add(uint64(timed))
+		}
+	})
+	b.Run("mmv_Timer.Observe", func(b *testing.B) {
+		r := mmvRegistry("timer")
+		t := mmv.NewTimer(r, "work", "Time spent working")
+		startMMV(b, r)
+		b.ReportAllocs()
+		for b.Loop() {
+			t.Observe(timed)
+		}
+	})
+	b.Run("prometheus_Counter.Add", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "work_seconds_total", Help: "Time spent working"}))
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Add(timed.Seconds())
+		}
+	})
+}
+
+func BenchmarkTimerParallel(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		l := floor.New()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.N.Add(uint64(timed))
+			}
+		})
+	})
+	b.Run("mmv_Timer.Observe", func(b *testing.B) {
+		r := mmvRegistry("timer_par")
+		t := mmv.NewTimer(r, "work", "Time spent working")
+		startMMV(b, r)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				t.Observe(timed)
+			}
+		})
+	})
+	b.Run("prometheus_Counter.Add", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "work_seconds_total", Help: "Time spent working"}))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				c.Add(timed.Seconds())
+			}
+		})
+	})
+}
+
+// Family 8: With over 1,024 instances, each operation the instance
+// i%1024: made before Start ("declared", in the first file) or first used
+// after it ("runtime", published by growth steps), against
+// client_golang's WithLabelValues over as many children.
+
+var manyRoutes = func() []string {
+	s := make([]string, 1024)
+	for i := range s {
+		s[i] = "/api/v1/item/" + strconv.Itoa(i)
+	}
+	return s
+}()
+
+// mmvVecOf returns a started counter vector with every route of
+// manyRoutes, made before Start or after it.
+func mmvVecOf(b *testing.B, name string, runtime bool) *mmv.Vec[mmv.Counter] {
+	b.Helper()
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: filepath.Join(tmpDir, "mmv"), PublishDelay: time.Hour})
+	v := mmv.NewCounterVec(r, "requests", "Requests served, by route", mmv.Count, "route")
+	v.SetLimit(len(manyRoutes))
+	use := func() {
+		for _, route := range manyRoutes {
+			if v.With(route) == nil {
+				b.Fatal(v.Err())
+			}
+		}
+	}
+	if !runtime {
+		use()
+	}
+	startMMV(b, r)
+	if runtime {
+		use()
+		if err := r.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return v
+}
+
+func promVecOf() *prometheus.CounterVec {
+	c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served, by route"}, []string{"route"}))
+	for _, route := range manyRoutes {
+		c.WithLabelValues(route)
+	}
+	return c
+}
+
+func BenchmarkVecWith(b *testing.B) {
+	for _, runtime := range []bool{false, true} {
+		name := map[bool]string{false: "mmv_declared", true: "mmv_runtime"}[runtime]
+		b.Run(name, func(b *testing.B) {
+			v := mmvVecOf(b, "vec_"+name, runtime)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				v.With(manyRoutes[i&1023]).Inc()
+			}
+		})
+	}
+	b.Run("prometheus_WithLabelValues", func(b *testing.B) {
+		c := promVecOf()
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			c.WithLabelValues(manyRoutes[i&1023]).Inc()
+		}
+	})
+}
+
+func BenchmarkVecWithParallel(b *testing.B) {
+	for _, runtime := range []bool{false, true} {
+		name := map[bool]string{false: "mmv_declared", true: "mmv_runtime"}[runtime]
+		b.Run(name, func(b *testing.B) {
+			v := mmvVecOf(b, "vec_"+name+"_par", runtime)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					v.With(manyRoutes[i&1023]).Inc()
+				}
+			})
+		})
+	}
+	b.Run("prometheus_WithLabelValues", func(b *testing.B) {
+		c := promVecOf()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.WithLabelValues(manyRoutes[i&1023]).Inc()
+			}
+		})
+	})
 }
