@@ -240,10 +240,14 @@ func addCommas(s string) string {
 }
 
 func ratio(x, base float64, isBase bool) string {
-	if isBase {
+	switch r := x / base; {
+	case isBase:
 		return "**1.00x**"
+	case r >= 100:
+		return addCommas(strconv.FormatFloat(r, 'f', 0, 64)) + "x"
+	default:
+		return fmt.Sprintf("%.2fx", r)
 	}
-	return fmt.Sprintf("%.2fx", x/base)
 }
 
 // start is the table of BenchmarkStart: mmv against libpcp_mmv.
@@ -307,7 +311,7 @@ func summary(rs *results) (string, error) {
 		{"`Timer.Observe`, 2 goroutines", "TimerParallel/mmv_Timer.Observe", "TimerParallel/atomic", "an atomic add"},
 		{"`IntGauge.Set`, 2 goroutines", "SetParallel/mmv_IntGauge.Set", "SetParallel/atomic", "an atomic store"},
 		{"`Gauge.Set`, 2 goroutines", "GaugeParallel/mmv_Gauge.Set", "GaugeParallel/atomic", "an atomic store"},
-		{"`Histogram.Observe`", "Histogram/mmv_Observe", "Histogram/prometheus_Observe", "client_golang's"},
+		{"`Histogram.Observe`", "Histogram/mmv_Histogram.Observe", "Histogram/prometheus_Histogram.Observe", "client_golang's"},
 		{"`With` on two labels", "VecTwoLabels/mmv_With.Inc", "VecTwoLabels/prometheus_WithLabelValues.Inc", "client_golang's"},
 		{"build and Start, 1,000 metrics × 10", "Start/metrics/mmv", "Start/metrics/libpcp_mmv", "libpcp_mmv (C)"},
 		{"build and Start, 10,000 instances", "Start/instances/mmv", "Start/instances/libpcp_mmv", "libpcp_mmv (C)"},
@@ -331,8 +335,8 @@ func summary(rs *results) (string, error) {
 }
 
 func withUnit(ns float64) string {
-	if ns >= 1e6 {
-		return nanos(ns)
+	if ns >= 1e5 {
+		return fmt.Sprintf("%.2f ms", ns/1e6)
 	}
 	return nanos(ns) + " ns"
 }

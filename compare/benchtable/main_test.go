@@ -70,6 +70,9 @@ func TestFormats(t *testing.T) {
 	assert.Equal(t, "1.25 ms", nanos(1.25e6))
 	assert.Equal(t, "**1.00x**", ratio(3, 3, true))
 	assert.Equal(t, "1.50x", ratio(3, 2, false))
+	assert.Equal(t, "62,869x", ratio(62868.66, 1, false))
+	assert.Equal(t, "0.77 ms", withUnit(771720))
+	assert.Equal(t, "89.6 ns", withUnit(89.6))
 	assert.Equal(t, "mmv `Counter.Inc`", implementation("mmv_Counter.Inc"))
 	assert.Equal(t, "atomic (the floor)", implementation("atomic"))
 }
