@@ -10,16 +10,19 @@ import (
 	"testing"
 )
 
-// PMCD reads metrics through the running pmcd and its MMV agent, as
-// monitoring tools do. pmcd's agent reads the system directory Dir, not a
-// test's temporary one: write files there (mmv.Options.Dir = p.Dir) under
-// names no other test uses.
+// PMCD reads metrics through a pmcd and its MMV agent, as monitoring
+// tools do: the host's (MustHavePMCD), or one the test started for itself
+// (StartPMCD). The host's pmcd's agent reads the system directory Dir, not
+// a test's temporary one: write files there (mmv.Options.Dir = p.Dir)
+// under names no other test uses, and nothing that could crash it (see
+// StartPMCD).
 type PMCD struct {
-	// Dir is the directory pmcd's MMV agent reads: $PCP_TMP_DIR/mmv from
-	// pcp.conf (/var/lib/pcp/tmp/mmv on Debian).
+	// Dir is the directory pmcd's MMV agent reads: for the host's,
+	// $PCP_TMP_DIR/mmv from pcp.conf (/var/lib/pcp/tmp/mmv on Debian).
 	Dir     string
 	pminfo  string
 	pmstore string
+	private *private // a pmcd of the test's own, or nil for the host's
 }
 
 // HasPMCD reports whether pmcd answers, through its MMV agent, for
@@ -66,7 +69,7 @@ func pmcd() (*PMCD, error) {
 // not answering, is an error. Fetch reports to no testing.TB, so it can run
 // from any goroutine.
 func (p *PMCD) Fetch(ctx context.Context, names ...string) ([]Metric, error) {
-	args := append([]string{"-dfmtTl"}, names...)
+	args := append(append(p.hostArgs(), "-dfmtTl"), names...)
 	// PCP_TMP_DIR is unset so that pminfo, like pmcd, uses the system one.
 	out, stderr, err := run(ctx, []string{"PCP_TMP_DIR="}, p.pminfo, args...)
 	if err != nil && !onlyUnknown(stderr) {
@@ -115,7 +118,7 @@ func onlyUnknown(stderr string) bool {
 // (pmstore mmv.control.reload 1). It rescans by itself on the next fetch
 // when the directory changed, so tests rarely need this.
 func (p *PMCD) Reload(ctx context.Context) error {
-	_, stderr, err := run(ctx, []string{"PCP_TMP_DIR="}, p.pmstore, "mmv.control.reload", "1")
+	_, stderr, err := run(ctx, []string{"PCP_TMP_DIR="}, p.pmstore, append(p.hostArgs(), "mmv.control.reload", "1")...)
 	if err != nil {
 		return fmt.Errorf("pmstore mmv.control.reload 1: %v: %s", err, stderr)
 	}
