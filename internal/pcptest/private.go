@@ -2,7 +2,9 @@ package pcptest
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -167,23 +169,39 @@ func (p *PMCD) hostArgs() []string {
 //go:embed testdata/fetchloop.c
 var fetchLoopSource []byte
 
-// fetchLoop builds testdata/fetchloop.c once per test binary.
+// fetchLoop builds testdata/fetchloop.c once, into the user's cache
+// directory under a name that is the source's hash, so that test runs
+// share one binary instead of leaving one each behind.
 var fetchLoop = sync.OnceValues(func() (string, error) {
 	if err := HasLibPCPMMV(); err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "fetchloop")
+	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
-	src, bin := filepath.Join(dir, "fetchloop.c"), filepath.Join(dir, "fetchloop")
+	sum := sha256.Sum256(fetchLoopSource)
+	dir := filepath.Join(cache, "mmv-pcptest")
+	bin := filepath.Join(dir, "fetchloop-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(dir, "build")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	src, out := filepath.Join(tmp, "fetchloop.c"), filepath.Join(tmp, "fetchloop")
 	if err := os.WriteFile(src, fetchLoopSource, 0o644); err != nil {
 		return "", err
 	}
-	if out, err := exec.Command("gcc", "-O2", "-o", bin, src, "-lpcp").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gcc fetchloop.c: %v\n%s", err, out)
+	if msg, err := exec.Command("gcc", "-O2", "-o", out, src, "-lpcp").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("gcc fetchloop.c: %v\n%s", err, msg)
 	}
-	return bin, nil
+	return bin, os.Rename(out, bin)
 })
 
 // Fetches is what FetchLoop saw.
