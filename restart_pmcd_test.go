@@ -51,14 +51,16 @@ func restartLoop(t *testing.T, dir, name string, flags mmv.Flags, stop *atomic.B
 // restartUnderFetches restarts a registry with flags in a pmcd of the
 // test's own for d while a client fetches its counter back to back, and
 // returns the fetches and the lifetimes.
-func restartUnderFetches(t *testing.T, p *pcptest.PMCD, flags mmv.Flags, d time.Duration) (pcptest.Fetches, int) {
+func restartUnderFetches(t *testing.T, p *pcptest.PMCD, flags mmv.Flags, d time.Duration) (f pcptest.Fetches, lives int) {
 	const name = "restart"
 	var stop atomic.Bool
-	lives := make(chan int, 1)
-	go func() { lives <- restartLoop(t, p.Dir, name, flags, &stop) }()
-	f := p.FetchLoop(t, "mmv."+name+".count", d)
-	stop.Store(true)
-	return f, <-lives
+	done := make(chan int, 1)
+	go func() { done <- restartLoop(t, p.Dir, name, flags, &stop) }()
+	defer func() { // also when FetchLoop fails the test
+		stop.Store(true)
+		lives = <-done
+	}()
+	return p.FetchLoop(t, "mmv."+name+".count", d), 0
 }
 
 // TestRestartKeepsPMCD: a registry without the Process flag, closed and
