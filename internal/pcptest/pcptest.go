@@ -12,7 +12,10 @@
 // Info reads a directory of files with no daemon: pminfo loads PCP's MMV
 // agent (pmda_mmv.so, domain 70) in-process with PCP_TMP_DIR pointing at
 // the directory. PMCD reads through the running pmcd instead, for tests of a
-// live system. Dump runs PCP's mmvdump on one file.
+// live system; StartPMCD starts a pmcd of the test's own, for tests that
+// could crash it (PCP 6.0.3's pmcd can die of a restarting writer, see
+// docs/design.md), and FetchLoop fetches through either as fast as a client
+// can. Dump runs PCP's mmvdump on one file.
 //
 // Every PCP command runs under Timeout, so a hung reader fails the test.
 package pcptest

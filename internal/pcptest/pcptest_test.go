@@ -249,3 +249,22 @@ func TestDropVanished(t *testing.T) {
 	ms, err := Parse(dropVanished(out))
 	require.False(t, err != nil || len(ms) != 1 || ms[0].Name != "mmv.b.count" || ms[0].Value != "3", "got %+v, %v", ms, err)
 }
+
+// TestStartPMCD: a pmcd of the test's own answers on its port, reads its
+// own directory, takes a fetch loop, and is gone once stopped.
+func TestStartPMCD(t *testing.T) {
+	p := StartPMCD(t)
+	assert.NotEqual(t, Config("PCP_TMP_DIR"), filepath.Dir(p.Dir), "the host's directory")
+	ms, err := p.Fetch(context.Background(), "mmv.control.files")
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	assert.Equal(t, "0", ms[0].Value, "files in a new directory")
+	assert.NoError(t, p.Reload(context.Background()))
+	f := p.FetchLoop(t, "mmv.control.files", 200*time.Millisecond)
+	assert.False(t, f.Lost)
+	assert.Positive(t, f.N)
+	assert.Equal(t, f.N, f.Values)
+	assert.NoError(t, p.Died())
+	p.private.stop()
+	assert.Error(t, p.Died())
+}

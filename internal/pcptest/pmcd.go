@@ -3,26 +3,26 @@ package pcptest
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
-// PMCD reads metrics through the running pmcd and its MMV agent, as
-// monitoring tools do. pmcd's agent reads the system directory Dir, not a
-// test's temporary one: write files there (mmv.Options.Dir = p.Dir) under
-// names no other test uses.
+// PMCD reads metrics through a pmcd and its MMV agent, as monitoring
+// tools do: the host's (MustHavePMCD), or one the test started for itself
+// (StartPMCD). The host's pmcd's agent reads the system directory Dir, not
+// a test's temporary one: write files there (mmv.Options.Dir = p.Dir)
+// under names no other test uses, and nothing that could crash it (see
+// StartPMCD).
 type PMCD struct {
-	// Dir is the directory pmcd's MMV agent reads: $PCP_TMP_DIR/mmv from
-	// pcp.conf (/var/lib/pcp/tmp/mmv on Debian).
+	// Dir is the directory pmcd's MMV agent reads: for the host's,
+	// $PCP_TMP_DIR/mmv from pcp.conf (/var/lib/pcp/tmp/mmv on Debian).
 	Dir     string
 	pminfo  string
 	pmstore string
+	private *private // a pmcd of the test's own, or nil for the host's
 }
 
 // HasPMCD reports whether pmcd answers, through its MMV agent, for
@@ -33,41 +33,13 @@ func HasPMCD() error {
 }
 
 // MustHavePMCD returns the helper once pmcd answers (see HasPMCD), or
-// skips or fails the test as MustHave (CI starts pmcd in .ci/run). The
-// test shares pmcd, until it ends, with the other tests of the machine
-// that do, in every process, but with none that has it alone (see
-// MustHavePMCDAlone).
+// skips or fails the test as MustHave (CI starts pmcd in .ci/run). A test
+// that restarts registries takes a pmcd of its own instead (StartPMCD).
 func MustHavePMCD(t testing.TB) *PMCD {
-	t.Helper()
-	return mustHavePMCD(t, unix.LOCK_SH)
-}
-
-// MustHavePMCDAlone is MustHavePMCD for a test that no other test using
-// pmcd may run beside, in any process of the machine: pmcd 6.0.3's MMV
-// agent can crash when files it reads are replaced side by side at the
-// rate of a soak test (docs/design.md: "one hazard, open").
-func MustHavePMCDAlone(t testing.TB) *PMCD {
-	t.Helper()
-	return mustHavePMCD(t, unix.LOCK_EX)
-}
-
-func mustHavePMCD(t testing.TB, how int) *PMCD {
 	t.Helper()
 	MustHavePCP(t)
 	p, err := pmcd()
 	MustHave(t, err)
-	// A lock on a file every process of the machine finds: the
-	// descriptor's close, at the test's end or the process's death,
-	// releases it.
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "mmv-pmcd-tests.lock"), os.O_RDONLY|os.O_CREATE, 0o666)
-	if err != nil {
-		t.Fatalf("pcptest: the lock on pmcd: %v", err)
-	}
-	if err := unix.Flock(int(f.Fd()), how); err != nil {
-		f.Close()
-		t.Fatalf("pcptest: the lock on pmcd: %v", err)
-	}
-	t.Cleanup(func() { f.Close() })
 	return p
 }
 
@@ -98,7 +70,7 @@ func pmcd() (*PMCD, error) {
 // not answering, is an error. Fetch reports to no testing.TB, so it can run
 // from any goroutine.
 func (p *PMCD) Fetch(ctx context.Context, names ...string) ([]Metric, error) {
-	args := append([]string{"-dfmtTl"}, names...)
+	args := append(append(p.hostArgs(), "-dfmtTl"), names...)
 	// PCP_TMP_DIR is unset so that pminfo, like pmcd, uses the system one.
 	out, stderr, err := run(ctx, []string{"PCP_TMP_DIR="}, p.pminfo, args...)
 	if err != nil && !onlyUnknown(stderr) {
@@ -147,7 +119,7 @@ func onlyUnknown(stderr string) bool {
 // (pmstore mmv.control.reload 1). It rescans by itself on the next fetch
 // when the directory changed, so tests rarely need this.
 func (p *PMCD) Reload(ctx context.Context) error {
-	_, stderr, err := run(ctx, []string{"PCP_TMP_DIR="}, p.pmstore, "mmv.control.reload", "1")
+	_, stderr, err := run(ctx, []string{"PCP_TMP_DIR="}, p.pmstore, append(p.hostArgs(), "mmv.control.reload", "1")...)
 	if err != nil {
 		return fmt.Errorf("pmstore mmv.control.reload 1: %v: %s", err, stderr)
 	}

@@ -1,0 +1,239 @@
+package pcptest
+
+import (
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// private is the state of a pmcd a test started for itself (StartPMCD).
+type private struct {
+	host string // localhost:PORT, for pminfo -h
+	base string // its directory: tmp/mmv, run, log, pmcd.conf
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	exit error         // how it exited, once done is closed
+}
+
+// StartPMCD starts a pmcd of the test's own and returns the helper that
+// reads through it: its own port, run directory and PCP_TMP_DIR, a
+// configuration that loads only the MMV agent, so that nothing a test does
+// to it can take down the host's pmcd, whose every client waits on it. The
+// test writes its files in p.Dir; pmcd is stopped and the directory
+// removed when the test ends. It needs PCP and root (pmcd runs as root,
+// -U root), and skips or fails the test as MustHave otherwise.
+func StartPMCD(t testing.TB) *PMCD {
+	t.Helper()
+	MustHavePCP(t)
+	pmcd := filepath.Join(Config("PCP_BINADM_DIR"), "pmcd")
+	if _, err := os.Stat(pmcd); err != nil {
+		MustHave(t, fmt.Errorf("pmcd is not in $PCP_BINADM_DIR: %v", err))
+	}
+	if os.Geteuid() != 0 {
+		MustHave(t, errors.New("a private pmcd needs root"))
+	}
+	tl := mustFind(t)
+	pmstore, err := exec.LookPath("pmstore")
+	if err != nil {
+		MustHave(t, errors.New("pmstore is not on PATH"))
+	}
+	// Not t.TempDir: pmcd's socket path must fit in 108 bytes.
+	base, err := os.MkdirTemp("", "pmcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	for _, d := range []string{"tmp/mmv", "run", "log"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := filepath.Join(base, "pmcd.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("mmv\t%d\tdso\tmmv_init\t%s\n\n[access]\nallow \"local:*\" : all;\nallow localhost : all;\n",
+		Domain, tl.agent)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var p *PMCD
+	for attempt := 0; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := &private{host: "localhost:" + strconv.Itoa(port), base: base, done: make(chan struct{})}
+		pr.cmd = exec.Command(pmcd, "-f", "-A", "-p", strconv.Itoa(port), "-c", conf,
+			"-s", filepath.Join(base, "run", "pmcd.socket"), "-l", filepath.Join(base, "log", "pmcd.log"), "-U", "root")
+		pr.cmd.Env = environ(os.Environ(), []string{"PCP_TMP_DIR=" + filepath.Join(base, "tmp"),
+			"PCP_RUN_DIR=" + filepath.Join(base, "run"), "PCP_LOG_DIR=" + filepath.Join(base, "log")})
+		pr.cmd.Dir = base
+		if err := pr.cmd.Start(); err != nil {
+			t.Fatalf("pmcd: %v", err)
+		}
+		go func() { pr.exit = pr.cmd.Wait(); close(pr.done) }()
+		p = &PMCD{Dir: filepath.Join(base, "tmp", "mmv"), pminfo: tl.pminfo, pmstore: pmstore, private: pr}
+		if err = p.waitUp(10 * time.Second); err == nil {
+			break
+		}
+		pr.stop()
+		if attempt == 2 {
+			log, _ := os.ReadFile(filepath.Join(base, "log", "pmcd.log"))
+			t.Fatalf("private pmcd does not answer: %v\n%s", err, log)
+		}
+	}
+	t.Cleanup(p.private.stop)
+	return p
+}
+
+// freePort returns a TCP port nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "localhost:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitUp waits for pmcd to answer for mmv.control.files.
+func (p *PMCD) waitUp(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		_, err := p.Fetch(context.Background(), "mmv.control.files")
+		if err == nil {
+			return nil
+		}
+		if err := p.Died(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop ends the process, if it still runs.
+func (pr *private) stop() {
+	select {
+	case <-pr.done:
+		return
+	default:
+	}
+	pr.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-pr.done:
+	case <-time.After(5 * time.Second):
+		pr.cmd.Process.Kill()
+		<-pr.done
+	}
+}
+
+// Died returns nil while a pmcd StartPMCD started runs, and how it ended
+// once it has (such as "signal: segmentation fault"), with the end of its
+// log. For the host's pmcd it always returns nil.
+func (p *PMCD) Died() error {
+	if p.private == nil {
+		return nil
+	}
+	select {
+	case <-p.private.done:
+	default:
+		return nil
+	}
+	log, _ := os.ReadFile(filepath.Join(p.private.base, "log", "pmcd.log"))
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	return fmt.Errorf("pmcd exited: %v; its log ends:\n%s", p.private.exit, strings.Join(lines[max(0, len(lines)-5):], "\n"))
+}
+
+// hostArgs returns the pminfo and pmstore arguments that reach this pmcd.
+func (p *PMCD) hostArgs() []string {
+	if p.private == nil {
+		return nil
+	}
+	return []string{"-h", p.private.host}
+}
+
+//go:embed testdata/fetchloop.c
+var fetchLoopSource []byte
+
+// fetchLoop builds testdata/fetchloop.c once, into the user's cache
+// directory under a name that is the source's hash, so that test runs
+// share one binary instead of leaving one each behind.
+var fetchLoop = sync.OnceValues(func() (string, error) {
+	if err := HasLibPCPMMV(); err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(fetchLoopSource)
+	dir := filepath.Join(cache, "mmv-pcptest")
+	bin := filepath.Join(dir, "fetchloop-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(dir, "build")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	src, out := filepath.Join(tmp, "fetchloop.c"), filepath.Join(tmp, "fetchloop")
+	if err := os.WriteFile(src, fetchLoopSource, 0o644); err != nil {
+		return "", err
+	}
+	if msg, err := exec.Command("gcc", "-O2", "-o", out, src, "-lpcp").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("gcc fetchloop.c: %v\n%s", err, msg)
+	}
+	return bin, os.Rename(out, bin)
+})
+
+// Fetches is what FetchLoop saw.
+type Fetches struct {
+	N      int  // fetches made
+	Values int  // fetches that returned a value
+	Lost   bool // pmcd stopped answering
+}
+
+// FetchLoop looks name up through pmcd once it exists (for at most d),
+// then fetches its PMID back to back, as fast as a client can, for d:
+// as a monitoring client does, which looks a name up once and then
+// fetches by PMID, only thousands of times a second. It needs gcc and
+// libpcp, and skips or fails the test as MustHave otherwise.
+func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
+	t.Helper()
+	bin, err := fetchLoop()
+	MustHave(t, err)
+	host := "local:"
+	if p.private != nil {
+		host = p.private.host
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d+Timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, host, strconv.Itoa(int(d.Milliseconds())), name).Output()
+	var f Fetches
+	if _, serr := fmt.Sscanf(string(out), "fetches %d values %d lost %t", &f.N, &f.Values, &f.Lost); serr != nil {
+		var stderr string
+		if e := (*exec.ExitError)(nil); errors.As(err, &e) {
+			stderr = string(e.Stderr)
+		}
+		t.Fatalf("fetchloop %s: %v %v: %s%s", name, err, serr, out, stderr)
+	}
+	return f
+}
