@@ -165,7 +165,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 	// page, then covers the old mapping. Not the old mapping's page
 	// rounding: that would grow the file at every publication.
 	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	pl := r.newPlan(p, version, &growth{phase: int64(uintptr(f.values)) % pageSize, capacity: capacity})
+	pl := r.newPlan(p, version, &growth{from: int64(uintptr(f.values) - uintptr(f.base)), capacity: capacity})
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
 	r.strs.mu.Lock()

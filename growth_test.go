@@ -236,3 +236,30 @@ func testRepublishKeepsSize(t *testing.T, pad bool) {
 	assert.Equal(t, want, size(), "400 publications changed the file's size")
 	assert.Equal(t, []string{"k=kept"}, v.Instances())
 }
+
+// TestGrowthAfterRemoval: a publication after instances were removed,
+// whose records before the values take pages fewer than in the file
+// before, keeps the values where they were and publishes.
+func TestGrowthAfterRemoval(t *testing.T) { eachLayout(t, testGrowthAfterRemoval) }
+
+func testGrowthAfterRemoval(t *testing.T, pad bool) {
+	r := newRegistry(t, "shrink", t.TempDir(), mmv.Options{PadValues: pad})
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	kept := v.With("kept")
+	require.NoError(t, r.Start())
+	kept.Inc()
+	long := func(i int) string { return fmt.Sprintf("%064d", i) } // a string record each
+	for i := range 40 {
+		v.With(long(i)).Inc()
+		require.NoError(t, r.Flush())
+	}
+	for i := range 40 {
+		require.True(t, v.Delete(long(i)))
+	}
+	require.NoError(t, r.Flush(), "the records before the values shrank by pages")
+	kept.Inc()
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	require.Len(t, f.Values, 1)
+	assert.Equal(t, uint64(2), f.Values[0].Uint)
+}

@@ -81,11 +81,14 @@ var (
 	grownOrder = []section{secIndoms, secInstances, secMetrics, secStrings, secLabels, secValues}
 )
 
-// growth places the values of a grown file: at an offset congruent to
-// phase modulo the page size, so the file can be mapped with its values at
-// the addresses they had, with room for capacity values.
+// growth places the values of a grown file: at from, the offset of the
+// values in the file before, or whole pages further when the sections
+// before them need more room, never nearer the start. The file can then be
+// mapped page-aligned with its values at the addresses they had, starting
+// no later than the file before, whose mapping it covers. It has room for
+// capacity values.
 type growth struct {
-	phase    int64
+	from     int64
 	capacity int
 }
 
@@ -98,7 +101,7 @@ func pageRound(n int64) int64 { return (n + pageSize - 1) / pageSize * pageSize 
 // there is no indom, strings and labels when empty. With g nil the sections
 // follow libpcp_mmv's order; with g they follow grownOrder. Values are
 // stride apart; padded, their section starts on a multiple of the stride
-// (a grown file's phase keeps it there), the bytes before it zero.
+// (a grown file's, where the file before had it), the bytes before it zero.
 func newFileLayout(version int, count [numSections]int, stride valueStride, g *growth) *fileLayout {
 	l := &fileLayout{version: version, stride: stride, count: count}
 	present := func(s section) bool {
@@ -132,7 +135,7 @@ func newFileLayout(version int, count [numSections]int, stride valueStride, g *g
 		n := count[s]
 		switch {
 		case g != nil:
-			off += ((g.phase-off)%pageSize + pageSize) % pageSize
+			off = g.from + pageRound(max(off-g.from, 0))
 			n = g.capacity
 		case stride != valueSize: // the next multiple of the stride
 			off = stride.at(stride.covering(off))
