@@ -269,10 +269,11 @@ func BenchmarkSet(b *testing.B) {
 }
 
 // BenchmarkNeighbours is two goroutines each incrementing its own one of two
-// neighbouring instances of a counter vector, packed (their records 32
-// bytes apart, in one cache line) and padded (Options.PadValues), against
-// raw atomic adds on two words as far apart. ns/op is the wall time of one
-// update, the two goroutines running at once: compare within one run,
+// neighbouring instances of a counter vector, packed (their values 32
+// bytes apart, two that share a cache line) and padded (Options.PadValues,
+// 128 bytes apart), against raw atomic adds on two words as far apart.
+// ns/op is the wall time of one update, the two goroutines running at
+// once: compare within one run,
 //
 //	go test -run '^$' -bench Neighbours -count 10
 func BenchmarkNeighbours(b *testing.B) {
@@ -314,9 +315,16 @@ func BenchmarkNeighbours(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			r := NewRegistry("neighbours", &Options{Dir: b.TempDir(), PadValues: pad})
 			v := NewCounterVec(r, "hits", "", Count, "k")
-			cs := [2]*Counter{v.With("a"), v.With("b")}
+			all := []*Counter{v.With("a"), v.With("b"), v.With("c")}
 			require.NoError(b, r.Start())
 			b.Cleanup(func() { r.Close() })
+			// Packed, one pair of neighbours in two shares a 64-byte line.
+			line := func(c *Counter) uintptr { return uintptr(c.s.value().ptr()) / 64 }
+			cs := [2]*Counter{all[0], all[1]}
+			if line(all[0]) != line(all[1]) {
+				cs = [2]*Counter{all[1], all[2]}
+			}
+			require.Equal(b, !pad, line(cs[0]) == line(cs[1]), "the neighbours share a cache line")
 			b.ReportAllocs()
 			b.ResetTimer()
 			var wg sync.WaitGroup
