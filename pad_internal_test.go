@@ -10,7 +10,8 @@ import (
 
 // TestPaddedAddresses: with PadValues every handle points at the start of
 // a 128-byte block of the mapping that no other value shares, and keeps
-// its address while the file grows and is republished.
+// its address while the file grows and is republished, and in an overflow
+// file too.
 func TestPaddedAddresses(t *testing.T) {
 	r := NewRegistry("pad", &Options{Dir: t.TempDir(), PadValues: true})
 	t.Cleanup(func() { r.Close() })
@@ -48,5 +49,12 @@ func TestPaddedAddresses(t *testing.T) {
 	}
 	require.NoError(t, r.Flush())
 	check()
-	assert.Len(t, at, 2*300+1, "handles checked")
+	for i := range MaxMetrics {
+		require.NoError(t, r.AddMetric(Metric{Name: "more" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter}))
+		mustValue(t, r, "more"+strconv.Itoa(i), "").Inc()
+	}
+	require.NoError(t, r.Flush())
+	require.Len(t, r.parts, 2, "an overflow file")
+	check()
+	assert.Len(t, at, 2*300+1+MaxMetrics, "handles checked")
 }
