@@ -23,6 +23,8 @@ import (
 // for minutes, so it only runs when asked:
 //
 //	MMV_REQUIRE_PCP=1 go test -run TestReaderCost -v -timeout 30m -readercost
+//
+// and TestPaddedReaderCost, what Options.PadValues adds, likewise.
 var readerCost = flag.Bool("readercost", false, "measure what files of several shapes cost PCP's reader (TestReaderCost)")
 
 // costShape is one registry measured: indoms of instances each, and
@@ -45,12 +47,13 @@ func (s costShape) values() int {
 }
 
 // writeShape writes the shape's files into dir under names prefix0,
-// prefix1... and returns their registries.
-func writeShape(t testing.TB, dir, prefix string, s costShape) []*mmv.Registry {
+// prefix1... with options opts, caps removed, and returns their registries.
+func writeShape(t testing.TB, dir, prefix string, s costShape, opts mmv.Options) []*mmv.Registry {
 	t.Helper()
+	opts.Dir, opts.MaxIndomInstances, opts.MaxInstances = dir, -1, -1
 	var rs []*mmv.Registry
 	for f := range s.files {
-		r := mmv.NewRegistry(fmt.Sprintf("%s%d", prefix, f), &mmv.Options{Dir: dir, MaxIndomInstances: -1, MaxInstances: -1})
+		r := mmv.NewRegistry(fmt.Sprintf("%s%d", prefix, f), &opts)
 		for d := range s.indoms {
 			insts := make([]mmv.Instance, s.instances)
 			for i := range insts {
@@ -113,7 +116,7 @@ func TestReaderCost(t *testing.T) {
 	measure := func(s costShape, viaPMCD bool) {
 		tmp := t.TempDir()
 		dir := filepath.Join(tmp, "mmv")
-		rs := writeShape(t, dir, "cost", s)
+		rs := writeShape(t, dir, "cost", s, mmv.Options{})
 		agent := agentFetch(t, tmp)
 		for _, r := range rs {
 			require.NoError(t, r.Close())
@@ -121,7 +124,7 @@ func TestReaderCost(t *testing.T) {
 		line := fmt.Sprintf("%-48v values %7d  agent %8.3fs", s, s.values(), agent.Seconds())
 		if viaPMCD {
 			prefix := fmt.Sprintf("cost%d_", os.Getpid())
-			rs := writeShape(t, p.Dir, prefix, s)
+			rs := writeShape(t, p.Dir, prefix, s, mmv.Options{})
 			first := pmcdFetch(t, 1, "mmv."+prefix+"0")
 			again := pmcdFetch(t, 3, "mmv."+prefix+"0")
 			for _, r := range rs {
@@ -163,11 +166,45 @@ func TestReaderCost(t *testing.T) {
 		require.NoError(t, err, "libpcp_mmv writer: %s", out)
 		c := agentFetch(t, tmp)
 		ours := t.TempDir()
-		for _, r := range writeShape(t, filepath.Join(ours, "mmv"), "cost", costShape{1, 1, n, 1}) {
+		for _, r := range writeShape(t, filepath.Join(ours, "mmv"), "cost", costShape{1, 1, n, 1}, mmv.Options{}) {
 			require.NoError(t, r.Close())
 		}
 		goTime := agentFetch(t, ours)
 		t.Logf("%d instances: libpcp_mmv %.3fs, ours %.3fs, ratio %.2f", n, c.Seconds(), goTime.Seconds(), goTime.Seconds()/c.Seconds())
+	}
+	out, err := exec.Command("pminfo", "-f", "pmcd.version").CombinedOutput()
+	require.False(t, err != nil || !strings.Contains(string(out), "value"), "pmcd no longer answers: %v\n%s", err, out)
+}
+
+// TestPaddedReaderCost measures what Options.PadValues costs PCP's reader:
+// the same shapes packed and padded, in the same run (also with
+// -readercost).
+func TestPaddedReaderCost(t *testing.T) {
+	if !*readerCost {
+		t.Skip("measures for a minute; run with -readercost")
+	}
+	p := pcptest.MustHavePMCD(t)
+	t.Log("padded values (Options.PadValues) against packed:")
+	for _, s := range []costShape{{1, 1, 1000, 1}, {1, 1, 4000, 1}, {1, 1, 8000, 1}, {1, 1, 16000, 1}, {1, 1, 100, 100}} {
+		var agent, viaPMCD [2]time.Duration
+		for i, pad := range []bool{false, true} {
+			tmp := t.TempDir()
+			for _, r := range writeShape(t, filepath.Join(tmp, "mmv"), "cost", s, mmv.Options{PadValues: pad}) {
+				require.NoError(t, r.Close())
+			}
+			agent[i] = agentFetch(t, tmp)
+			prefix := fmt.Sprintf("cost%d_%v_", os.Getpid(), pad)
+			rs := writeShape(t, p.Dir, prefix, s, mmv.Options{PadValues: pad})
+			pmcdFetch(t, 1, "mmv."+prefix+"0") // the file loaded
+			viaPMCD[i] = pmcdFetch(t, 3, "mmv."+prefix+"0")
+			for _, r := range rs {
+				require.NoError(t, r.Close())
+				require.NoError(t, os.Remove(r.Path()))
+			}
+		}
+		t.Logf("%v: agent packed %.3fs, padded %.3fs, ratio %.2f; pmcd packed %.3fs, padded %.3fs, ratio %.2f", s,
+			agent[0].Seconds(), agent[1].Seconds(), agent[1].Seconds()/agent[0].Seconds(),
+			viaPMCD[0].Seconds(), viaPMCD[1].Seconds(), viaPMCD[1].Seconds()/viaPMCD[0].Seconds())
 	}
 	out, err := exec.Command("pminfo", "-f", "pmcd.version").CombinedOutput()
 	require.False(t, err != nil || !strings.Contains(string(out), "value"), "pmcd no longer answers: %v\n%s", err, out)

@@ -71,7 +71,7 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		pl.indomHelp[i] = [2]int64{str(in.ShortHelp != ""), str(in.LongHelp != "")}
 	}
 	count[secStrings] = int(strs)
-	pl.fileLayout = newFileLayout(version, count, g)
+	pl.fileLayout = newFileLayout(version, count, p.stride, g)
 
 	// Turn string record numbers into offsets (0 for none), and place the
 	// other records.

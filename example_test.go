@@ -138,3 +138,28 @@ func ExampleRegistry_Configure() {
 	fmt.Println(filepath.Base(r.Path()), f.Header.Cluster, f.Values[0].Metric.Name, f.Values[0].Uint)
 	// Output: shop 12 requests 1
 }
+
+// A counter vector whose series are incremented from several cores at
+// high rates gets a registry of its own with PadValues: each value alone
+// on 128 bytes, so that the cores do not share a cache line. The file is
+// then not libpcp_mmv's, and its values take four times the room.
+func ExampleOptions_padValues() {
+	r, done := exampleRegistry("hot", &mmv.Options{PadValues: true})
+	defer done()
+	shards := mmv.NewCounterVec(r, "shard.ops", "Operations by shard", mmv.Count, "shard")
+	a, b := shards.With("0"), shards.With("1") // one per worker, looked up once
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	a.Inc()
+	b.Add(2)
+
+	f, _ := mmvfile.Open(r.Path())
+	fmt.Println(f.Values[0].Instance.Name, f.Values[0].Uint)
+	fmt.Println(f.Values[1].Instance.Name, f.Values[1].Uint)
+	fmt.Println("bytes apart:", f.Values[1].Offset-f.Values[0].Offset)
+	// Output:
+	// shard=0 1
+	// shard=1 2
+	// bytes apart: 128
+}

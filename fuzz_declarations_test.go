@@ -113,6 +113,9 @@ func (d *decls) registry(t *testing.T, dir string) (*mmv.Registry, map[string]ui
 		Flags:        mmv.Flags(d.pick(16)),
 		Version:      []int{0, 0, 0, 2, 3, 1, 4}[d.pick(7)],
 		PublishDelay: 1 << 40, // published by Flush only
+		// From the input's length, not a byte of it, so that the seeds
+		// declare what they declared before the option was.
+		PadValues: len(d.b)%2 == 1,
 	}
 	file := d.name(nameChars)
 	if d.pick(4) != 0 {
@@ -190,7 +193,7 @@ func (d *decls) registry(t *testing.T, dir string) (*mmv.Registry, map[string]ui
 // FuzzDeclarations declares registries from fuzz bytes: indoms, instances,
 // metrics and labels of every kind, with names, items, serials, types,
 // units, help and label values both valid and not, in any order, a Start
-// anywhere among them. Every refusal must wrap one of the exported
+// anywhere among them, values packed or padded. Every refusal must wrap one of the exported
 // sentinels, nothing may panic, and a registry that starts must yield a
 // file that mmvfile parses with every accepted metric. Over the seed corpus
 // (not while fuzzing) PCP's reader, when installed, must load the file

@@ -88,6 +88,10 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	}
 	p.assignItems()
 	p.makeSlots()
+	p.stride = valueSize
+	if r.opts.PadValues {
+		p.stride = paddedStride
+	}
 	plan := r.newPlan(p, version, nil)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
@@ -160,22 +164,22 @@ func (r *Registry) publishPartLocked(p *part) error {
 	// the new file, its values at the same address in the same place of a
 	// page, then covers the old mapping. Not the old mapping's page
 	// rounding: that would grow the file at every publication.
-	capacity := max(2*len(p.slots)+16, int((p.valuesEnd+valueSize-1)/valueSize))
-	pl := r.newPlan(p, version, &growth{phase: int64(uintptr(f.values)) % pageSize, capacity: capacity})
+	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
+	pl := r.newPlan(p, version, &growth{from: int64(uintptr(f.values) - uintptr(f.base)), capacity: capacity})
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
 	r.strs.mu.Lock()
 	defer r.strs.mu.Unlock()
-	snap := make([]byte, live*valueSize)
-	err = f.replace(pl.size, pl.offset[secValues], capacity, live*valueSize, func(b []byte) {
+	snap := make([]byte, p.stride.at(live))
+	err = f.replace(pl.size, pl.offset[secValues], capacity, len(snap), func(b []byte) {
 		// Word by word with atomic loads, so no value is read torn.
 		words := unsafe.Slice((*uint64)(f.values), len(snap)/8)
 		for i := range words {
 			ne.PutUint64(snap[8*i:], atomic.LoadUint64(&words[i]))
 		}
 		r.encode(p, pl, b, gen, pid)
-		carry(p, pl, f.bytes(), b, snap)
-	}, func(final []byte) { merge(p, f.values, snap, final) })
+		carry(p, pl, f.bytes(), b, snap, live)
+	}, func(final []byte) { merge(p, snap, final, live) })
 	if err != nil {
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
@@ -198,14 +202,14 @@ func (r *Registry) bindLocked() {
 	r.wakeLocked()
 }
 
-// carry copies the values of the first len(snap)/valueSize slots, as snap
-// holds them, into the grown file b laid out by pl: the value words, the
-// open interval of Elapsed values, and the text of String values, read from
-// the old file whose slot the value's extra word names. Writers of strings
-// are held off by strMu meanwhile.
-func carry(p *part, pl *plan, old, b, snap []byte) {
-	for s := range len(snap) / valueSize {
-		from, to := snap[s*valueSize:], b[pl.record(secValues, s):]
+// carry copies the values of the first live slots, as snap holds the old
+// file's values section, into the grown file b laid out by pl: the value
+// words, the open interval of Elapsed values, and the text of String
+// values, read from the old file whose slot the value's extra word names.
+// Writers of strings are held off by strMu meanwhile.
+func carry(p *part, pl *plan, old, b, snap []byte, live int) {
+	for s := range live {
+		from, to := snap[p.stride.at(s):], b[pl.record(secValues, s):]
 		switch p.typeOf(s) {
 		case String:
 			copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], old[ne.Uint64(from[valueExtraOff:]):])
@@ -218,17 +222,17 @@ func carry(p *part, pl *plan, old, b, snap []byte) {
 	}
 }
 
-// merge brings into the live values, now in the new file at values, what
-// changed in the old file between the snapshot carried into the new file
-// and the old file's final state, so that no update made during a growth
-// step is lost. A value written in the new file since (it no longer holds
-// the snapshot) takes the old file's change as a delta when it is only
-// ever added to, counters and in-flight gauges, so that it stays exact; a
-// value that is set keeps its newer write.
-func merge(p *part, values unsafe.Pointer, snap, final []byte) {
-	for s := range len(snap) / valueSize {
-		was, now := snap[s*valueSize:], final[s*valueSize:]
-		at := unsafe.Add(values, s*valueSize)
+// merge brings into the first live values, now in the new file, what
+// changed in the old file's values section between the snapshot carried
+// into the new file and the old file's final state, so that no update made
+// during a growth step is lost. A value written in the new file since (it
+// no longer holds the snapshot) takes the old file's change as a delta
+// when it is only ever added to, counters and in-flight gauges, so that it
+// stays exact; a value that is set keeps its newer write.
+func merge(p *part, snap, final []byte, live int) {
+	for s := range live {
+		was, now := snap[p.stride.at(s):], final[p.stride.at(s):]
+		at := p.record(s)
 		setDriven := false
 		if v := p.handle(s); v != nil {
 			setDriven = v.setDriven()

@@ -23,11 +23,13 @@ import (
 // 10,000 instances, one at a time, and a reader polls the file. Every
 // snapshot the reader takes is a whole, valid file; afterwards the handles
 // and PCP's reader show exactly the sums made.
-func TestGrowthLosesNoUpdate(t *testing.T) {
+func TestGrowthLosesNoUpdate(t *testing.T) { eachLayout(t, testGrowthLosesNoUpdate) }
+
+func testGrowthLosesNoUpdate(t *testing.T, pad bool) {
 	const newMetrics, newInstances = 500, 10000
 	tmp := t.TempDir()
 	// 10,000 instances in one indom: past the default cap, raised knowingly.
-	r := mmv.NewRegistry("grow", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 9, MaxIndomInstances: -1})
+	r := mmv.NewRegistry("grow", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 9, MaxIndomInstances: -1, PadValues: pad})
 	defer r.Close()
 	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "first"}}}))
 	old := []mmv.Metric{
@@ -152,9 +154,11 @@ func TestGrowthLosesNoUpdate(t *testing.T) {
 
 // TestGrowthKeepsEveryType: values of every type, set before a growth
 // step, read the same after it, through their old handles and in PCP.
-func TestGrowthKeepsEveryType(t *testing.T) {
+func TestGrowthKeepsEveryType(t *testing.T) { eachLayout(t, testGrowthKeepsEveryType) }
+
+func testGrowthKeepsEveryType(t *testing.T, pad bool) {
 	tmp := t.TempDir()
-	r := mmv.NewRegistry("keep", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
+	r := mmv.NewRegistry("keep", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), PadValues: pad})
 	defer r.Close()
 	types := []mmv.Type{mmv.Int32, mmv.Uint32, mmv.Int64, mmv.Uint64, mmv.Float, mmv.Double, mmv.String, mmv.Elapsed}
 	for _, typ := range types {
@@ -205,8 +209,10 @@ func TestGrowthKeepsEveryType(t *testing.T) {
 // TestRepublishKeepsSize: publications that leave as many records as
 // before (a vector's instance made, published, deleted, published, over
 // and over) leave the file's size as it was, however many there are.
-func TestRepublishKeepsSize(t *testing.T) {
-	r := mmv.NewRegistry("same", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
+func TestRepublishKeepsSize(t *testing.T) { eachLayout(t, testRepublishKeepsSize) }
+
+func testRepublishKeepsSize(t *testing.T, pad bool) {
+	r := mmv.NewRegistry("same", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv"), PadValues: pad})
 	defer r.Close()
 	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
 	v.With("kept")
@@ -229,4 +235,31 @@ func TestRepublishKeepsSize(t *testing.T) {
 	}
 	assert.Equal(t, want, size(), "400 publications changed the file's size")
 	assert.Equal(t, []string{"k=kept"}, v.Instances())
+}
+
+// TestGrowthAfterRemoval: a publication after instances were removed,
+// whose records before the values take pages fewer than in the file
+// before, keeps the values where they were and publishes.
+func TestGrowthAfterRemoval(t *testing.T) { eachLayout(t, testGrowthAfterRemoval) }
+
+func testGrowthAfterRemoval(t *testing.T, pad bool) {
+	r := newRegistry(t, "shrink", t.TempDir(), mmv.Options{PadValues: pad})
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	kept := v.With("kept")
+	require.NoError(t, r.Start())
+	kept.Inc()
+	long := func(i int) string { return fmt.Sprintf("%064d", i) } // a string record each
+	for i := range 40 {
+		v.With(long(i)).Inc()
+		require.NoError(t, r.Flush())
+	}
+	for i := range 40 {
+		require.True(t, v.Delete(long(i)))
+	}
+	require.NoError(t, r.Flush(), "the records before the values shrank by pages")
+	kept.Inc()
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	require.Len(t, f.Values, 1)
+	assert.Equal(t, uint64(2), f.Values[0].Uint)
 }

@@ -129,6 +129,14 @@ func startReg(t *testing.T, name, dir string, opts mmv.Options, decl func(r *mmv
 	return r
 }
 
+// eachLayout runs test once for each layout of the values: packed, as
+// libpcp_mmv lays them out, and padded (Options.PadValues).
+func eachLayout(t *testing.T, test func(t *testing.T, pad bool)) {
+	t.Helper()
+	t.Run("packed", func(t *testing.T) { test(t, false) })
+	t.Run("padded", func(t *testing.T) { test(t, true) })
+}
+
 // value returns the handle on a metric's instance.
 func value(t *testing.T, r *mmv.Registry, metric, instance string) *mmv.Value {
 	t.Helper()

@@ -18,12 +18,13 @@ import (
 )
 
 // defaultLimitsRegistry starts, in pmcd's directory, the largest registry
-// default options reach: a histogram vector and a counter vector filled to
-// their default limits, and the runtime bridge. It returns the registry's
-// PCP name and the number of values it holds; the file goes at cleanup.
-func defaultLimitsRegistry(tb testing.TB, p *pcptest.PMCD) (name string, values int) {
+// default options reach, its values padded or not: a histogram vector and
+// a counter vector filled to their default limits, and the runtime bridge.
+// It returns the registry's PCP name and the number of values it holds;
+// the file goes at cleanup.
+func defaultLimitsRegistry(tb testing.TB, p *pcptest.PMCD, pad bool) (name string, values int) {
 	name = fmt.Sprintf("hostcost%d", os.Getpid())
-	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir})
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, PadValues: pad})
 	hv := mmv.NewHistogramVec(r, "latency", "Latency by route", mmv.Second, nil, "route")
 	cv := mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count, "route")
 	require.NoError(tb, goruntime.Register(r, nil))
@@ -66,10 +67,14 @@ func fetchTime(ctx context.Context, names ...string) (time.Duration, int, error)
 
 // The default-limits registry costs pmcd under a second to fetch whole,
 // and an unrelated fetch made meanwhile under half a second: the budgets
-// of issue 10, about PCP's cost, not ours.
+// of issue 10, about PCP's cost, not ours; padded too.
 func TestDefaultLimitsFetchThroughPMCD(t *testing.T) {
+	eachLayout(t, testDefaultLimitsFetchThroughPMCD)
+}
+
+func testDefaultLimitsFetchThroughPMCD(t *testing.T, pad bool) {
 	p := pcptest.MustHavePMCD(t)
-	name, values := defaultLimitsRegistry(t, p)
+	name, values := defaultLimitsRegistry(t, p, pad)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -103,7 +108,7 @@ func TestDefaultLimitsFetchThroughPMCD(t *testing.T) {
 // to track PCP's cost for what default options allow.
 func BenchmarkDefaultLimitsFetch(b *testing.B) {
 	p := pcptest.MustHavePMCD(b)
-	name, _ := defaultLimitsRegistry(b, p)
+	name, _ := defaultLimitsRegistry(b, p, false)
 	n := 0
 	for b.Loop() {
 		_, got, err := fetchTime(context.Background(), name)

@@ -251,9 +251,11 @@ func TestOverflowClustersDoNotCollide(t *testing.T) {
 // TestGaugesExactUnderGrowth: gauges set and added while the file grows
 // end on what was written: a set gauge on its last Set, an added one on
 // the sum of its adds.
-func TestGaugesExactUnderGrowth(t *testing.T) {
+func TestGaugesExactUnderGrowth(t *testing.T) { eachLayout(t, testGaugesExactUnderGrowth) }
+
+func testGaugesExactUnderGrowth(t *testing.T, pad bool) {
 	const gauges, rounds = 400, 2000
-	r := mmv.NewRegistry("gauges", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
+	r := mmv.NewRegistry("gauges", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv"), PadValues: pad})
 	defer r.Close()
 	set := make([]*mmv.Gauge, gauges)
 	iset := make([]*mmv.IntGauge, gauges)

@@ -40,6 +40,16 @@ type Options struct {
 	// them knowingly: at 16,000 instances in one indom a fetch holds pmcd
 	// for half a second, at 32,000 for three.
 	MaxIndomInstances, MaxInstances int
+	// PadValues gives every value 128 bytes of the file (two cache lines)
+	// instead of the 32 of its record, the records between being fillers
+	// that PCP's reader skips, so that values updated from different cores
+	// never share a cache line. The files are then not libpcp_mmv's, their
+	// values section is four times as large, and PCP's reader, which scans
+	// it to find each value, takes up to four times as long to fetch
+	// them (docs/design.md, "Padded values"). Worth it only for values that
+	// several cores update at high rates, such as the instances of a hot
+	// vector: give those a registry of their own.
+	PadValues bool
 }
 
 // Registry declares the metrics of one MMV file and, once started, owns the

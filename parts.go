@@ -37,8 +37,9 @@ type part struct {
 	rebind      []int // slots below bound taken again, to get handles
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
 	file        *file
-	valuesEnd   int64 // past the file's values and the records after them, from its values
-	dirty       bool  // declarations not yet in the file
+	stride      valueStride // between the value records of two slots, fixed at Start
+	valuesEnd   int64       // past the file's values and the records after them, from its values
+	dirty       bool        // declarations not yet in the file
 }
 
 // newPart returns part index (0 for the first file) of a registry of
@@ -226,9 +227,12 @@ func (p *part) newSlot(m *metric, j int) int {
 	return s
 }
 
+// record is where slot s's value record is mapped.
+func (p *part) record(s int) unsafe.Pointer { return unsafe.Add(p.file.values, p.stride.at(s)) }
+
 // zero clears the value of slot s in the file, left by a removed one.
 func (p *part) zero(s int) {
-	rec := unsafe.Add(p.file.values, s*valueSize)
+	rec := p.record(s)
 	atomic.StoreUint64((*uint64)(rec), 0)
 	atomic.StoreUint64((*uint64)(unsafe.Add(rec, valueExtraOff)), 0)
 }
@@ -364,7 +368,7 @@ func (p *part) handle(s int) *Value {
 func (p *part) bindHandles(strs *stringLock) {
 	bind := func(s int, v *Value) {
 		o := p.slots[s]
-		v.init(unsafe.Add(p.file.values, s*valueSize), o.m.Type, strs, p.file)
+		v.init(p.record(s), o.m.Type, strs, p.file)
 		o.m.values[o.inst] = v
 	}
 	for _, s := range p.rebind {

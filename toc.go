@@ -19,7 +19,8 @@ const (
 	numSections          = 7 // one past the last type, for arrays indexed by section
 )
 
-// recordSize is the size of one record of a section in a file version.
+// recordSize is the size of one record of a section in a file version;
+// value records are placed by their stride instead.
 func recordSize(s section, version int) int {
 	switch s {
 	case secIndoms:
@@ -34,8 +35,6 @@ func recordSize(s section, version int) int {
 			return metricSizeV1
 		}
 		return metricSizeV2
-	case secValues:
-		return valueSize
 	case secStrings:
 		return stringSize
 	case secLabels:
@@ -44,12 +43,30 @@ func recordSize(s section, version int) int {
 	return 0
 }
 
+// valueStride is the distance between the value records of two
+// consecutive slots: valueSize, packed as libpcp_mmv packs them, or
+// paddedStride with Options.PadValues, the records between being fillers.
+type valueStride int64
+
+// paddedStride keeps every value alone on two 64-byte cache lines: the pair
+// some processors fetch together (Intel's adjacent-line prefetch), so that
+// neighbouring values updated from different cores do not share one.
+const paddedStride valueStride = 128
+
+// at is the offset of slot s's record from the values section's start: the
+// one place a slot becomes a place in the file or the mapping.
+func (st valueStride) at(s int) int64 { return int64(s) * int64(st) }
+
+// covering is the least number of slots whose records span n bytes.
+func (st valueStride) covering(n int64) int { return int((n + int64(st) - 1) / int64(st)) }
+
 // fileLayout places the sections of a file. It is the one place where section
 // offsets and the file size are computed.
 type fileLayout struct {
 	version int
+	stride  valueStride
 	order   []section          // TOC order, only the sections present
-	count   [numSections]int   // records per section
+	count   [numSections]int   // records per section; for values, slots
 	offset  [numSections]int64 // section offsets
 	size    int64
 	end     int64 // the end of the last record: size, but for a grown file's page rounding
@@ -64,11 +81,14 @@ var (
 	grownOrder = []section{secIndoms, secInstances, secMetrics, secStrings, secLabels, secValues}
 )
 
-// growth places the values of a grown file: at an offset congruent to
-// phase modulo the page size, so the file can be mapped with its values at
-// the addresses they had, with room for capacity values.
+// growth places the values of a grown file: at from, the offset of the
+// values in the file before, or whole pages further when the sections
+// before them need more room, never nearer the start. The file can then be
+// mapped page-aligned with its values at the addresses they had, starting
+// no later than the file before, whose mapping it covers. It has room for
+// capacity values.
 type growth struct {
-	phase    int64
+	from     int64
 	capacity int
 }
 
@@ -79,9 +99,11 @@ func pageRound(n int64) int64 { return (n + pageSize - 1) / pageSize * pageSize 
 // newFileLayout lays sections out back to back after the header and TOC,
 // leaving out the sections libpcp_mmv leaves out: indoms and instances when
 // there is no indom, strings and labels when empty. With g nil the sections
-// follow libpcp_mmv's order; with g they follow grownOrder.
-func newFileLayout(version int, count [numSections]int, g *growth) *fileLayout {
-	l := &fileLayout{version: version, count: count}
+// follow libpcp_mmv's order; with g they follow grownOrder. Values are
+// stride apart; padded, their section starts on a multiple of the stride
+// (a grown file's, where the file before had it), the bytes before it zero.
+func newFileLayout(version int, count [numSections]int, stride valueStride, g *growth) *fileLayout {
+	l := &fileLayout{version: version, stride: stride, count: count}
 	present := func(s section) bool {
 		switch s {
 		case secIndoms, secInstances:
@@ -105,13 +127,21 @@ func newFileLayout(version int, count [numSections]int, g *growth) *fileLayout {
 		if !present(s) {
 			continue
 		}
+		if s != secValues {
+			l.offset[s] = off
+			off += int64(count[s] * recordSize(s, version))
+			continue
+		}
 		n := count[s]
-		if s == secValues && g != nil {
-			off += ((g.phase-off)%pageSize + pageSize) % pageSize
+		switch {
+		case g != nil:
+			off = g.from + pageRound(max(off-g.from, 0))
 			n = g.capacity
+		case stride != valueSize: // the next multiple of the stride
+			off = stride.at(stride.covering(off))
 		}
 		l.offset[s] = off
-		off += int64(n * recordSize(s, version))
+		off += stride.at(n)
 	}
 	l.size, l.end = off, off
 	if g != nil {
@@ -120,9 +150,22 @@ func newFileLayout(version int, count [numSections]int, g *growth) *fileLayout {
 	return l
 }
 
-// record returns the offset of record i of section s.
+// record returns the offset of record i of section s; for values, of
+// slot i's.
 func (l *fileLayout) record(s section, i int) int64 {
+	if s == secValues {
+		return l.offset[s] + l.stride.at(i)
+	}
 	return l.offset[s] + int64(i*recordSize(s, l.version))
+}
+
+// records is the count of section s's records in the TOC: for values,
+// every slot's, fillers included.
+func (l *fileLayout) records(s section) int {
+	if s == secValues {
+		return int(l.stride.at(l.count[s]) / valueSize)
+	}
+	return l.count[s]
 }
 
 // putTOC writes the TOC entries after the header.
@@ -130,7 +173,7 @@ func (l *fileLayout) putTOC(b []byte) {
 	for i, s := range l.order {
 		e := b[headerSize+tocSize*i:]
 		ne.PutUint32(e[0:], uint32(s))
-		ne.PutUint32(e[4:], uint32(l.count[s]))
+		ne.PutUint32(e[4:], uint32(l.records(s)))
 		ne.PutUint64(e[8:], uint64(l.offset[s]))
 	}
 }

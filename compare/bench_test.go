@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/floor"
+	"github.com/gopcp/mmv/mmvfile"
 	"github.com/performancecopilot/speed/v4"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -915,5 +917,82 @@ func BenchmarkVecWithParallel(b *testing.B) {
 				c.WithLabelValues(manyRoutes[i&1023]).Inc()
 			}
 		})
+	})
+}
+
+// Family 9: two goroutines each adding 1 to its own one of two neighbouring
+// series of a counter vector, looked up once: in mmv's file their values
+// are 32 bytes apart, two that share a cache line, unless the registry pads
+// them (Options.PadValues, 128 bytes apart); client_golang allocates each
+// child separately. Two goroutines, not RunParallel's GOMAXPROCS of them, so
+// each series has one writer; ns/op is the wall time of one update, both
+// goroutines running at once. "atomic" is the floor: two words alone in
+// their cache lines.
+
+func BenchmarkNeighboursParallel(b *testing.B) {
+	b.Run("atomic", func(b *testing.B) {
+		ls := [2]*floor.Line{floor.New(), floor.New()}
+		b.ReportAllocs()
+		var wg sync.WaitGroup
+		for g := range 2 {
+			l := ls[g]
+			wg.Go(func() {
+				for range b.N / 2 {
+					l.N.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+	})
+	for _, pad := range []bool{false, true} {
+		name := "mmv_cached.Inc"
+		if pad {
+			name = "mmv_padded_cached.Inc"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := mmv.NewRegistry("neighbours_"+strconv.FormatBool(pad), &mmv.Options{Dir: filepath.Join(tmpDir, "mmv"), PadValues: pad})
+			v := mmv.NewCounterVec(r, "requests", "Requests served, by route", mmv.Count, "route")
+			all := []*mmv.Counter{v.With(routes[0]), v.With(routes[1]), v.With(routes[2])}
+			startMMV(b, r)
+			// Packed, one pair of neighbours in two shares a 64-byte line
+			// (the mapping is page-aligned: file offsets tell).
+			f := must(mmvfile.Open(r.Path()))(b)
+			line := func(i int) uint64 { return f.Values[i].Offset / 64 }
+			cs := [2]*mmv.Counter{all[0], all[1]}
+			if line(0) != line(1) {
+				cs = [2]*mmv.Counter{all[1], all[2]}
+				if line(1) != line(2) && !pad {
+					b.Fatal("no neighbours share a cache line")
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for g := range 2 {
+				c := cs[g]
+				wg.Go(func() {
+					for range b.N / 2 {
+						c.Inc()
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+	b.Run("prometheus_cached.Inc", func(b *testing.B) {
+		c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served, by route"}, []string{"route"}))
+		cs := [2]prometheus.Counter{c.WithLabelValues(routes[0]), c.WithLabelValues(routes[1])}
+		b.ReportAllocs()
+		b.ResetTimer()
+		var wg sync.WaitGroup
+		for g := range 2 {
+			c := cs[g]
+			wg.Go(func() {
+				for range b.N / 2 {
+					c.Inc()
+				}
+			})
+		}
+		wg.Wait()
 	})
 }

@@ -74,13 +74,45 @@ func normalise(out string, ours bool) string {
 	return strings.Join(lines, "\n")
 }
 
+var (
+	valuesTOC  = regexp.MustCompile(`^TOC\[\d+\]: offset \d+, values offset `)
+	recordLine = regexp.MustCompile(`^  \[\d+/(\d+)\] `)
+)
+
+// dropDead drops from PCP's mmvdump output the lines it prints for the dead
+// value records of the file b (no metric, no instance: fillers and removed
+// instances' values, which PCP's reader skips): PCP's mmvdump reads the
+// header as their metric and instance, where this one skips them. In a v2
+// or v3 file it stops the values section at the first one instead ("Bad
+// file size: too small for toc[n] value[i] mname"), which no scenario has.
+func dropDead(out string, b []byte) string {
+	lines := strings.Split(out, "\n")
+	kept := lines[:0]
+	inValues := false
+	for _, l := range lines {
+		if strings.HasPrefix(l, "TOC[") {
+			inValues = valuesTOC.MatchString(l)
+		}
+		if m := recordLine.FindStringSubmatch(l); inValues && m != nil {
+			off, _ := strconv.Atoi(m[1])
+			if off+32 <= len(b) && binary.NativeEndian.Uint64(b[off+16:]) == 0 && binary.NativeEndian.Uint64(b[off+24:]) == 0 {
+				continue
+			}
+		}
+		kept = append(kept, l)
+	}
+	return strings.Join(kept, "\n")
+}
+
 // compareWithPCP checks that mmvdump prints file as PCP's mmvdump does,
 // known misprints aside.
 func compareWithPCP(t *testing.T, file string) {
 	t.Helper()
 	ours, stderr, status := mmvdump(t, file)
 	require.Equal(t, 0, status, "mmvdump %s: %s", file, stderr)
-	pcp := pcptest.Dump(t, file)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	pcp := dropDead(pcptest.Dump(t, file), b)
 	assert.Equal(t, normalise(pcp, false), normalise(ours, true), "mmvdump %s", file)
 }
 
@@ -175,6 +207,31 @@ var writerScenarios = []struct {
 		require.NoError(t, r.AddMetric(mmv.Metric{Name: "only", Type: mmv.Int32, Semantics: mmv.SemCounter, Units: mmv.Count}))
 		require.NoError(t, r.Start())
 	}},
+	// Values 128 bytes apart, fillers between, a gap before them.
+	{"padded_v1", mmv.Options{Cluster: 8, PadValues: true}, padded(false)},
+	// The same grown, values last, and an instance removed.
+	{"padded_grown_v1", mmv.Options{Cluster: 8, PadValues: true}, padded(true)},
+}
+
+// padded returns the build of a padded scenario, grown after Start or not.
+func padded(grow bool) func(t *testing.T, r *mmv.Registry) {
+	return func(t *testing.T, r *mmv.Registry) {
+		hits := mmv.NewCounterVec(r, "hits", "Hits", mmv.Count, "route")
+		hits.SetInstanceLabels(false) // a v1 file
+		hits.With("/a").Add(3)
+		hits.With("/b").Add(5)
+		mmv.NewGauge(r, "level", "Level", mmv.Count).Set(0.5)
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "note", Type: mmv.String, Semantics: mmv.SemDiscrete}))
+		require.NoError(t, r.Start())
+		v, err := r.Value("note", "")
+		require.NoError(t, err)
+		require.NoError(t, v.SetString("padded"))
+		if grow {
+			hits.With("/c").Add(7)
+			require.True(t, hits.Delete("/a"))
+			require.NoError(t, r.Flush())
+		}
+	}
 }
 
 // startWriter runs a writer scenario and returns the path of its file.
@@ -215,7 +272,9 @@ func TestJSON(t *testing.T) {
 			var values []jsonValue
 			for k, s := range j.Sections {
 				assert.Equal(t, f.TOC[k].Type.String(), s.Type)
-				assert.Equal(t, f.TOC[k].Count, len(s.Indoms)+len(s.Instances)+len(s.Metrics)+len(s.Values)+len(s.Strings)+len(s.Labels))
+				if f.TOC[k].Type != mmvfile.Values { // dead value records are left out
+					assert.Equal(t, f.TOC[k].Count, len(s.Indoms)+len(s.Instances)+len(s.Metrics)+len(s.Strings)+len(s.Labels))
+				}
 				values = append(values, s.Values...)
 			}
 			require.Len(t, values, len(f.Values))

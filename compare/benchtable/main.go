@@ -151,7 +151,8 @@ func (rs *results) subs(family string) []string {
 // A family is a benchmark of one kind of update, serial (Benchmark<Name>)
 // and, when it has one, with RunParallel (Benchmark<Name>Parallel), whose
 // ratios divide by its floor: the sub-benchmark floor of the family of
-// that name (and of its Parallel twin).
+// that name (and of its Parallel twin). A family named ...Parallel has no
+// serial twin: its results are the parallel column.
 type family struct {
 	name, what, floor string
 }
@@ -166,6 +167,7 @@ var families = []family{
 	{"VecCounter", "add 1 to one of 8 routes' counters", "VecCounter/atomic"},
 	{"VecWith", "With on one of 1,024 routes, then add 1 (ratio to routes declared before Start)", "VecWith/mmv_declared"},
 	{"VecTwoLabels", "With on one of 16 pairs of two labels, then add 1 (ratio to client_golang)", "VecTwoLabels/prometheus_WithLabelValues.Inc"},
+	{"NeighboursParallel", "two goroutines, each adding 1 to its own one of two neighbouring series", "NeighboursParallel/atomic"},
 }
 
 // updates is the table of every family's implementations.
@@ -184,25 +186,29 @@ func updates(rs *results) (string, error) {
 		}
 		floorFamily, floorSub, _ := strings.Cut(f.floor, "/")
 		parFloor, parErr := rs.median(floorFamily+"Parallel/"+floorSub, "ns/op")
+		parallelOnly := strings.HasSuffix(f.name, "Parallel")
 		for i, sub := range subs {
 			what := ""
 			if i == 0 {
 				what = f.name + ": " + f.what
 			}
-			ns, err := rs.median(f.name+"/"+sub, "ns/op")
+			name := f.name + "/" + sub
+			ns, err := rs.median(name, "ns/op")
 			if err != nil {
 				return "", err
 			}
-			allocs, err := rs.median(f.name+"/"+sub, "allocs/op")
+			allocs, err := rs.median(name, "allocs/op")
 			if err != nil {
 				return "", err
 			}
+			serial, ratioSerial := nanos(ns), ratio(ns, floor, f.floor == name)
 			par, ratioPar := "", ""
-			if p, err := rs.median(f.name+"Parallel/"+sub, "ns/op"); err == nil && parErr == nil {
-				par, ratioPar = nanos(p), ratio(p, parFloor, f.floor == f.name+"/"+sub)
+			if parallelOnly {
+				serial, ratioSerial, par, ratioPar = par, ratioPar, serial, ratioSerial
+			} else if p, err := rs.median(f.name+"Parallel/"+sub, "ns/op"); err == nil && parErr == nil {
+				par, ratioPar = nanos(p), ratio(p, parFloor, f.floor == name)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %g |\n", what, implementation(sub), nanos(ns),
-				ratio(ns, floor, f.floor == f.name+"/"+sub), par, ratioPar, allocs)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %g |\n", what, implementation(sub), serial, ratioSerial, par, ratioPar, allocs)
 		}
 	}
 	return b.String(), nil
@@ -312,6 +318,7 @@ func summary(rs *results) (string, error) {
 		{"`IntGauge.Set`, 2 goroutines", "SetParallel/mmv_IntGauge.Set", "SetParallel/atomic", "an atomic store"},
 		{"`Gauge.Set`, 2 goroutines", "GaugeParallel/mmv_Gauge.Set", "GaugeParallel/atomic", "an atomic store"},
 		{"`Histogram.Observe`", "Histogram/mmv_Histogram.Observe", "Histogram/prometheus_Histogram.Observe", "client_golang's"},
+		{"neighbouring instances, 2 goroutines", "NeighboursParallel/mmv_cached.Inc", "NeighboursParallel/mmv_padded_cached.Inc", "the same, `PadValues`"},
 		{"`With` on two labels", "VecTwoLabels/mmv_With.Inc", "VecTwoLabels/prometheus_WithLabelValues.Inc", "client_golang's"},
 		{"build and Start, 1,000 metrics × 10", "Start/metrics/mmv", "Start/metrics/libpcp_mmv", "libpcp_mmv (C)"},
 		{"build and Start, 10,000 instances", "Start/instances/mmv", "Start/instances/libpcp_mmv", "libpcp_mmv (C)"},
