@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,4 +94,65 @@ func TestInUseReleasedOnFailedStart(t *testing.T) {
 	other := appRegistry(t, dir, mmv.Process)
 	require.NoError(t, other.Start(), "a failed Start kept the name")
 	require.NoError(t, other.Close())
+}
+
+// TestInUseAfterGrowth: the lock goes with the file at the name, so a
+// file grown (a new file renamed over the first) is held as the first was.
+func TestInUseAfterGrowth(t *testing.T) {
+	dir := t.TempDir()
+	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir})
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
+	require.NoError(t, r.Start())
+	defer r.Close()
+	for i := range 100 {
+		require.NoError(t, r.AddInstance(1, mmv.Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)}))
+		require.NoError(t, r.Flush())
+		other := appRegistry(t, dir, 0)
+		err := other.Start()
+		require.ErrorIs(t, err, mmv.ErrInUse, "after growth step %d", i)
+		assert.Contains(t, err.Error(), "pid "+strconv.Itoa(os.Getpid()))
+	}
+	assert.Equal(t, []string{"app"}, entries(t, dir))
+}
+
+// TestOneOwnerUnderContention starts registries of one name at once, over
+// and over, with no file at the name and with a file left by a closed
+// one: exactly one starts each round, the others fail with ErrInUse, and
+// the file at the name is the winner's.
+func TestOneOwnerUnderContention(t *testing.T) {
+	dir := t.TempDir()
+	for round := range 50 {
+		var flags mmv.Flags
+		if round%2 == 0 {
+			flags = mmv.Process // Close removes the file: the next round finds none
+		}
+		const n = 4
+		rs := make([]*mmv.Registry, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range rs {
+			rs[i] = appRegistry(t, dir, flags)
+			wg.Go(func() { errs[i] = rs[i].Start() })
+		}
+		wg.Wait()
+		winners := 0
+		for i, err := range errs {
+			if err == nil {
+				winners++
+				v, err := rs[i].Value("m", "")
+				require.NoError(t, err)
+				v.Set(int64(round))
+				f, err := mmvfile.Open(filepath.Join(dir, "app"))
+				require.NoError(t, err)
+				assert.Equal(t, uint64(round), f.Values[0].Uint, "the file at the name is not the winner's")
+				continue
+			}
+			require.ErrorIs(t, err, mmv.ErrInUse, "round %d", round)
+		}
+		require.Equal(t, 1, winners, "round %d: registries started", round)
+		for _, r := range rs {
+			require.NoError(t, r.Close())
+		}
+	}
 }
