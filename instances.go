@@ -113,7 +113,7 @@ func (r *Registry) addIndomLocked(d Indom) error {
 		return err
 	}
 	in := &indom{Indom: d, ids: make(map[int32]int, len(d.Instances)), names: make(map[string]int, len(d.Instances))}
-	in.Instances = make([]Instance, 0, len(d.Instances))
+	in.Instances, in.removed = make([]Instance, 0, len(d.Instances)), make([]bool, 0, len(d.Instances))
 	for _, inst := range d.Instances {
 		if err := in.add(inst); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -57,7 +58,9 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 		return nil, err
 	}
 	d.reclaim(name)
-	fd, tmp, err := writeTemp(d, name, make([]byte, size), fill)
+	b := getScratch(size)
+	fd, tmp, err := writeTemp(d, name, b, fill)
+	putScratch(b)
 	if err != nil {
 		closeNamed(named)
 		return nil, err
@@ -87,9 +90,9 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 }
 
 // writeTemp writes a new file under a temporary name of name in d, locked
-// (see createTemp): fill fills b, all of the file, in memory, and one
-// pwrite writes it. Writing through a mapping instead would cost a page
-// fault per page. It returns the descriptor and the temporary's name.
+// (see createTemp): fill fills b, all of the file, zeroed, in memory, and
+// one pwrite writes it. Writing through a mapping instead would cost a
+// page fault per page. It returns the descriptor and the temporary's name.
 func writeTemp(d *dir, name string, b []byte, fill func(b []byte)) (int, string, error) {
 	fd, tmp, err := createTemp(d, name, int64(len(b)))
 	if err != nil {
@@ -103,6 +106,27 @@ func writeTemp(d *dir, name string, b []byte, fill func(b []byte)) (int, string,
 	}
 	return fd, tmp, nil
 }
+
+// scratch holds the buffer files are written from (see writeTemp), for
+// the next file written: it costs as much memory as the largest file
+// written lately, until the garbage collector drops it, at the second
+// collection after its last use. Writing from a buffer allocated for each
+// file cost as much in clearing it and in collections as the rest.
+var scratch sync.Pool
+
+// getScratch returns a zeroed buffer of n bytes, from scratch when it holds
+// one big enough.
+func getScratch(n int64) []byte {
+	if b, ok := scratch.Get().(*[]byte); ok && int64(cap(*b)) >= n {
+		s := (*b)[:n]
+		clear(s)
+		return s
+	}
+	return make([]byte, n)
+}
+
+// putScratch keeps b for the next file written.
+func putScratch(b []byte) { scratch.Put(&b) }
 
 // commit stores gen2 and renames the file at tmp, in the directory, into
 // place: over the file at the name, whose lock f.named holds, or, when
@@ -155,7 +179,9 @@ func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []
 		uintptr(newBase) > uintptr(f.base) || uintptr(unsafe.Add(newBase, size)) < uintptr(unsafe.Add(f.base, f.size)) {
 		return errorf(ErrTooMany, "file "+quote(f.name), "%d bytes do not fit the address range reserved for it", size)
 	}
-	fd, tmp, err := writeTemp(f.dir, f.name, make([]byte, size), fill)
+	b := getScratch(size)
+	defer putScratch(b)
+	fd, tmp, err := writeTemp(f.dir, f.name, b, fill)
 	if err != nil {
 		return err
 	}

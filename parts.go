@@ -308,19 +308,35 @@ func (p *part) releaseInstanceSlots(in *indom, first int) {
 }
 
 // makeSlots gives every value of the part's metrics a slot, as Start does:
-// metric by metric.
+// metric by metric, their slots and handles in one array each, sized once.
 func (p *part) makeSlots() {
+	n := 0
 	for _, m := range p.metrics {
-		p.newMetricSlots(m)
+		n += m.valueCount()
+	}
+	p.slots = slices.Grow(p.slots, n)
+	slots, values := make([]int, n), make([]*Value, n)
+	for _, m := range p.metrics {
+		k := m.valueCount()
+		p.slotMetric(m, slots[:k:k], values[:k:k])
+		slots, values = slots[k:], values[k:]
 	}
 }
 
-// newMetricSlots gives every value of m a slot, instance by instance;
-// removed instances have none.
+// newMetricSlots gives every value of m, declared after Start, a slot.
 func (p *part) newMetricSlots(m *metric) {
-	for j := range m.valueCount() {
+	k := m.valueCount()
+	p.slots = slices.Grow(p.slots, k)
+	p.slotMetric(m, make([]int, k), make([]*Value, k))
+}
+
+// slotMetric gives every value of m a slot, instance by instance, kept in
+// slots and values, of m's value count; removed instances have none.
+func (p *part) slotMetric(m *metric, slots []int, values []*Value) {
+	m.slots, m.values = slots, values
+	for j := range slots {
 		if m.indom != nil && m.indom.removed[j] {
-			m.slots, m.values = append(m.slots, -1), append(m.values, nil)
+			slots[j] = -1
 			continue
 		}
 		p.newSlot(m, j)
