@@ -187,12 +187,13 @@ func (r *Registry) publishPartLocked(p *part) error {
 	return nil
 }
 
-// bindLocked makes the handles of the values that have storage in a file,
-// and hands them to the instruments waiting for them.
+// bindLocked marks the values that have storage in a file as bound, their
+// handles made on demand (part.handleOf), and hands them to the
+// instruments waiting for them.
 func (r *Registry) bindLocked() {
 	for _, p := range r.parts {
 		if p.file != nil {
-			p.bindHandles(&r.strs)
+			p.bound = min(len(p.slots), p.file.capacity)
 		}
 	}
 	r.wakeLocked()

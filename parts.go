@@ -33,8 +33,7 @@ type part struct {
 	// slots lists the values in the order of their records: a value's
 	// slot fixes its address while it lives (below).
 	slots       []slotOwner
-	bound       int   // slots[:bound] have had handles
-	rebind      []int // slots below bound taken again, to get handles
+	bound       int   // slots[:bound] have storage in the file, and handles on demand (handleOf)
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
 	file        *file
 	valuesEnd   int64 // past the file's values and the records after them, from its values
@@ -214,7 +213,6 @@ func (p *part) newSlot(m *metric, j int) int {
 		p.slots[s] = slotOwner{m, j}
 		if s < p.bound {
 			p.zero(s)
-			p.rebind = append(p.rebind, s)
 		}
 	} else {
 		p.slots = append(p.slots, slotOwner{m, j})
@@ -243,7 +241,6 @@ func (p *part) unslot(m *metric, j int) int {
 	m.values[j].detach()
 	m.slots[j], m.values[j] = -1, nil
 	p.slots[s] = slotOwner{}
-	p.rebind = slices.DeleteFunc(p.rebind, func(r int) bool { return r == s })
 	return s
 }
 
@@ -356,7 +353,7 @@ func (p *part) clearSlots() {
 	for _, m := range p.metrics {
 		m.slots, m.values = nil, nil
 	}
-	p.slots, p.rebind, p.dying, p.free = nil, nil, nil, nil
+	p.slots, p.dying, p.free = nil, nil, nil
 }
 
 // typeOf is the type of the value in slot s; a dead record's is any.
@@ -375,31 +372,20 @@ func (p *part) handle(s int) *Value {
 	return nil
 }
 
-// bindHandles makes the handles of the slots the file has room for, those
-// new in one allocation.
-func (p *part) bindHandles(strs *stringLock) {
-	bind := func(s int, v *Value) {
-		o := p.slots[s]
-		v.init(unsafe.Add(p.file.values, s*valueSize), o.m.Type, strs, p.file)
-		o.m.values[o.inst] = v
+// handleOf returns the handle of instance j of m (0 when singular), made
+// at its first use, so that Start makes none for values nobody asks for;
+// nil while the value has no storage in the file.
+func (p *part) handleOf(m *metric, j int, strs *stringLock) *Value {
+	if j >= len(m.slots) || m.slots[j] < 0 || m.slots[j] >= p.bound {
+		return nil
 	}
-	for _, s := range p.rebind {
-		if p.slots[s].m != nil {
-			bind(s, new(Value))
-		}
+	v := m.values[j]
+	if v == nil {
+		v = new(Value)
+		v.init(unsafe.Add(p.file.values, m.slots[j]*valueSize), m.Type, strs, p.file)
+		m.values[j] = v
 	}
-	p.rebind = p.rebind[:0]
-	end := min(len(p.slots), p.file.capacity)
-	if end <= p.bound {
-		return
-	}
-	vs := make([]Value, end-p.bound)
-	for i := range vs {
-		if p.slots[p.bound+i].m != nil {
-			bind(p.bound+i, &vs[i])
-		}
-	}
-	p.bound = end
+	return v
 }
 
 // detach points every handle of the part away from its file.
