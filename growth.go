@@ -89,6 +89,7 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	p.assignItems()
 	p.makeSlots()
 	plan := r.newPlan(p, version, nil)
+	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
 	if err != nil {
@@ -162,20 +163,15 @@ func (r *Registry) publishPartLocked(p *part) error {
 	// rounding: that would grow the file at every publication.
 	capacity := max(2*len(p.slots)+16, int((p.valuesEnd+valueSize-1)/valueSize))
 	pl := r.newPlan(p, version, &growth{phase: int64(uintptr(f.values)) % pageSize, capacity: capacity})
+	defer putPlan(pl)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
 	r.strs.mu.Lock()
 	defer r.strs.mu.Unlock()
-	snap := make([]byte, live*valueSize)
 	err = f.replace(pl.size, pl.offset[secValues], capacity, live*valueSize, func(b []byte) {
-		// Word by word with atomic loads, so no value is read torn.
-		words := unsafe.Slice((*uint64)(f.values), len(snap)/8)
-		for i := range words {
-			ne.PutUint64(snap[8*i:], atomic.LoadUint64(&words[i]))
-		}
 		r.encode(p, pl, b, gen, pid)
-		carry(p, pl, f.bytes(), b, snap)
-	}, func(final []byte) { merge(p, f.values, snap, final) })
+		carry(p, pl, f.values, f.bytes(), b, live)
+	}, func(snap, final []byte) { merge(p, f.values, snap, final) })
 	if err != nil {
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
@@ -199,36 +195,42 @@ func (r *Registry) bindLocked() {
 	r.wakeLocked()
 }
 
-// carry copies the values of the first len(snap)/valueSize slots, as snap
-// holds them, into the grown file b laid out by pl: the value words, the
-// open interval of Elapsed values, and the text of String values, read from
-// the old file whose slot the value's extra word names. Writers of strings
-// are held off by strMu meanwhile.
-func carry(p *part, pl *plan, old, b, snap []byte) {
-	for s := range len(snap) / valueSize {
-		from, to := snap[s*valueSize:], b[pl.record(secValues, s):]
+// carry copies the live values of the first live slots, at values, into
+// the grown file b laid out by pl, as a snapshot that merge compares with
+// the old file's final values: the value words, the open interval of
+// Elapsed values, and the text of String values, read from the old file
+// old where the value's extra word points. Each word is read with an atomic
+// load, so that none is read torn. Writers of strings are held off by
+// strMu meanwhile.
+func carry(p *part, pl *plan, values unsafe.Pointer, old, b []byte, live int) {
+	for s := range live {
+		from := unsafe.Add(values, s*valueSize)
+		to := b[pl.record(secValues, s):]
+		ne.PutUint64(to, atomic.LoadUint64((*uint64)(from)))
 		switch p.typeOf(s) {
 		case String:
-			copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], old[ne.Uint64(from[valueExtraOff:]):])
-			copy(to[:8], from)
+			extra := atomic.LoadUint64((*uint64)(unsafe.Add(from, valueExtraOff)))
+			copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], old[extra:])
 		case Elapsed:
-			copy(to[:valueExtraOff+8], from)
-		default:
-			copy(to[:8], from)
+			ne.PutUint64(to[valueExtraOff:], atomic.LoadUint64((*uint64)(unsafe.Add(from, valueExtraOff))))
 		}
 	}
 }
 
 // merge brings into the live values, now in the new file at values, what
 // changed in the old file between the snapshot carried into the new file
-// and the old file's final state, so that no update made during a growth
-// step is lost. A value written in the new file since (it no longer holds
+// (snap, its values section as written) and the old file's final state,
+// so that no update made during a growth step is lost. A value written in the new file since (it no longer holds
 // the snapshot) takes the old file's change as a delta when it is only
 // ever added to, counters and in-flight gauges, so that it stays exact; a
 // value that is set keeps its newer write.
 func merge(p *part, values unsafe.Pointer, snap, final []byte) {
-	for s := range len(snap) / valueSize {
+	for s := range len(final) / valueSize {
 		was, now := snap[s*valueSize:], final[s*valueSize:]
+		// Most values did not change during the step: two compares each.
+		if ne.Uint64(was) == ne.Uint64(now) && ne.Uint64(was[valueExtraOff:]) == ne.Uint64(now[valueExtraOff:]) {
+			continue
+		}
 		at := unsafe.Add(values, s*valueSize)
 		setDriven := false
 		if v := p.handle(s); v != nil {

@@ -170,17 +170,20 @@ func closeNamed(fd int) {
 // section, at valuesOff, holds capacity records. fill writes the new file
 // (into memory, written to the file at once) but gen2; the new file is
 // then mapped so its values take the old ones' addresses, the old file's
-// last values are read back, and merge gets them (the first live bytes of
-// the old values section) to carry over updates made while fill ran. Only
-// then is the new file renamed into place.
-func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []byte), merge func(final []byte)) error {
+// last values are read back, and merge gets the first live bytes of both
+// values sections, as fill wrote the new one and as the old one ended, to
+// carry over updates made while fill ran. Only then is the new file renamed
+// into place.
+func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte)) error {
 	newBase := unsafe.Add(f.values, -valuesOff)
 	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||
 		uintptr(newBase) > uintptr(f.base) || uintptr(unsafe.Add(newBase, size)) < uintptr(unsafe.Add(f.base, f.size)) {
 		return errorf(ErrTooMany, "file "+quote(f.name), "%d bytes do not fit the address range reserved for it", size)
 	}
-	b := getScratch(size)
-	defer putScratch(b)
+	// The old file's final values after the new file's bytes, in one buffer.
+	buf := getScratch(size + int64(live))
+	defer putScratch(buf)
+	b, final := buf[:size], buf[size:]
 	fd, tmp, err := writeTemp(f.dir, f.name, b, fill)
 	if err != nil {
 		return err
@@ -192,7 +195,6 @@ func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []
 		unix.Unlinkat(f.dir.fd, tmp, 0)
 		return &os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err}
 	}
-	final := make([]byte, live)
 	oldValuesOff := int64(uintptr(f.values) - uintptr(f.base))
 	if _, err := unix.Pread(f.fd, final, oldValuesOff); err != nil {
 		// The old file is ours and open: this does not happen. Its updates
@@ -203,7 +205,7 @@ func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []
 		unix.Close(f.fd) // a file whose rename failed: not at the name
 	}
 	f.fd, f.base, f.size, f.capacity = fd, newBase, size, capacity
-	merge(final)
+	merge(b[valuesOff:valuesOff+int64(live)], final)
 	if err := f.commit(tmp); err != nil {
 		// The old file stays at the name, and f.named keeps its lock.
 		unix.Unlinkat(f.dir.fd, tmp, 0)
