@@ -168,7 +168,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 
 	r.strs.mu.Lock()
 	defer r.strs.mu.Unlock()
-	err = f.replace(pl.size, pl.offset[secValues], capacity, live*valueSize, func(b []byte) {
+	err = f.replace(pl.size, pl.used, pl.offset[secValues], capacity, live*valueSize, func(b []byte) {
 		r.encode(p, pl, b, gen, pid)
 		carry(p, pl, f.values, f.bytes(), b, live)
 	}, func(snap, final []byte) { merge(p, f.values, snap, final) })

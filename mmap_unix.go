@@ -59,7 +59,7 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 	}
 	d.reclaim(name)
 	b := getScratch(size)
-	fd, tmp, err := writeTemp(d, name, b, fill)
+	fd, tmp, err := writeTemp(d, name, size, b, fill)
 	putScratch(b)
 	if err != nil {
 		closeNamed(named)
@@ -89,12 +89,14 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 	return f, nil
 }
 
-// writeTemp writes a new file under a temporary name of name in d, locked
-// (see createTemp): fill fills b, all of the file, zeroed, in memory, and
-// one pwrite writes it. Writing through a mapping instead would cost a
-// page fault per page. It returns the descriptor and the temporary's name.
-func writeTemp(d *dir, name string, b []byte, fill func(b []byte)) (int, string, error) {
-	fd, tmp, err := createTemp(d, name, int64(len(b)))
+// writeTemp writes a new file of size bytes under a temporary name of name
+// in d, locked (see createTemp): fill fills b, the file's first bytes,
+// zeroed, in memory, and one pwrite writes them; the rest reads as zeros,
+// its blocks allocated but never written. Writing through a mapping
+// instead would cost a page fault per page. It returns the descriptor and
+// the temporary's name.
+func writeTemp(d *dir, name string, size int64, b []byte, fill func(b []byte)) (int, string, error) {
+	fd, tmp, err := createTemp(d, name, size)
 	if err != nil {
 		return -1, "", err
 	}
@@ -167,24 +169,25 @@ func closeNamed(fd int) {
 }
 
 // replace swaps the file for a grown one of the given size whose values
-// section, at valuesOff, holds capacity records. fill writes the new file
-// (into memory, written to the file at once) but gen2; the new file is
+// section, at valuesOff, holds capacity records. fill writes the new file's
+// first used bytes (into memory, written to the file at once; zeros
+// follow) but gen2; the new file is
 // then mapped so its values take the old ones' addresses, the old file's
 // last values are read back, and merge gets the first live bytes of both
 // values sections, as fill wrote the new one and as the old one ended, to
 // carry over updates made while fill ran. Only then is the new file renamed
 // into place.
-func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte)) error {
+func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte)) error {
 	newBase := unsafe.Add(f.values, -valuesOff)
 	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||
 		uintptr(newBase) > uintptr(f.base) || uintptr(unsafe.Add(newBase, size)) < uintptr(unsafe.Add(f.base, f.size)) {
 		return errorf(ErrTooMany, "file "+quote(f.name), "%d bytes do not fit the address range reserved for it", size)
 	}
 	// The old file's final values after the new file's bytes, in one buffer.
-	buf := getScratch(size + int64(live))
+	buf := getScratch(used + int64(live))
 	defer putScratch(buf)
-	b, final := buf[:size], buf[size:]
-	fd, tmp, err := writeTemp(f.dir, f.name, b, fill)
+	b, final := buf[:used], buf[used:]
+	fd, tmp, err := writeTemp(f.dir, f.name, size, b, fill)
 	if err != nil {
 		return err
 	}

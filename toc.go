@@ -53,6 +53,7 @@ type fileLayout struct {
 	offset  [numSections]int64 // section offsets
 	size    int64
 	end     int64 // the end of the last record: size, but for a grown file's page rounding
+	used    int64 // the end of the last record in use: zeros follow, a grown file's spare values
 }
 
 var (
@@ -113,9 +114,10 @@ func newFileLayout(version int, count [numSections]int, g *growth) *fileLayout {
 		l.offset[s] = off
 		off += int64(n * recordSize(s, version))
 	}
-	l.size, l.end = off, off
+	l.size, l.end, l.used = off, off, off
 	if g != nil {
 		l.size = pageRound(off)
+		l.used = l.record(secValues, count[secValues])
 	}
 	return l
 }
