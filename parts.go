@@ -204,23 +204,31 @@ type slotOwner struct {
 	inst int
 }
 
-// newSlot gives instance j of m (0 when singular) a slot: a free one, its
-// value zeroed, else the next, and returns it.
+// newSlot gives instance j of m (0 when singular) a slot (see takeSlot),
+// and returns it.
 func (p *part) newSlot(m *metric, j int) int {
-	s := len(p.slots)
-	if n := len(p.free); n > 0 {
-		s, p.free = p.free[n-1], p.free[:n-1]
-		p.slots[s] = slotOwner{m, j}
-		if s < p.bound {
-			p.zero(s)
-		}
-	} else {
-		p.slots = append(p.slots, slotOwner{m, j})
-	}
 	for len(m.slots) <= j {
 		m.slots, m.values = append(m.slots, -1), append(m.values, nil)
 	}
+	s := p.takeSlot(m, j)
 	m.slots[j], m.values[j] = s, nil
+	return s
+}
+
+// takeSlot gives instance j of m a slot, a free one, its value zeroed,
+// else the next, and returns it; m's slots and handles are the caller's.
+func (p *part) takeSlot(m *metric, j int) int {
+	n := len(p.free)
+	if n == 0 {
+		p.slots = append(p.slots, slotOwner{m, j})
+		return len(p.slots) - 1
+	}
+	s := p.free[n-1]
+	p.free = p.free[:n-1]
+	p.slots[s] = slotOwner{m, j}
+	if s < p.bound {
+		p.zero(s)
+	}
 	return s
 }
 
@@ -328,15 +336,15 @@ func (p *part) newMetricSlots(m *metric) {
 }
 
 // slotMetric gives every value of m a slot, instance by instance, kept in
-// slots and values, of m's value count; removed instances have none.
+// slots and values (nil handles), of m's value count; removed instances
+// have none.
 func (p *part) slotMetric(m *metric, slots []int, values []*Value) {
 	m.slots, m.values = slots, values
 	for j := range slots {
-		if m.indom != nil && m.indom.removed[j] {
-			slots[j] = -1
-			continue
+		slots[j] = -1
+		if m.indom == nil || !m.indom.removed[j] {
+			slots[j] = p.takeSlot(m, j)
 		}
-		p.newSlot(m, j)
 	}
 }
 
