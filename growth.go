@@ -220,10 +220,11 @@ func carry(p *part, pl *plan, values unsafe.Pointer, old, b []byte, live int) {
 // merge brings into the live values, now in the new file at values, what
 // changed in the old file between the snapshot carried into the new file
 // (snap, its values section as written) and the old file's final state,
-// so that no update made during a growth step is lost. A value written in the new file since (it no longer holds
-// the snapshot) takes the old file's change as a delta when it is only
-// ever added to, counters and in-flight gauges, so that it stays exact; a
-// value that is set keeps its newer write.
+// so that no update made during a growth step is lost. A value written in
+// the new file since (it no longer holds the snapshot) takes the old
+// file's change as a delta when it is only ever added to, counters and
+// in-flight gauges, so that it stays exact; a value that is set keeps its
+// newer write.
 func merge(p *part, values unsafe.Pointer, snap, final []byte) {
 	for s := range len(final) / valueSize {
 		was, now := snap[s*valueSize:], final[s*valueSize:]

@@ -110,10 +110,10 @@ func writeTemp(d *dir, name string, size int64, b []byte, fill func(b []byte)) (
 }
 
 // scratch holds the buffer files are written from (see writeTemp), for
-// the next file written: it costs as much memory as the largest file
+// the next file written, so that a growth step allocates nothing in
+// proportion to the file: it costs as much memory as the largest file
 // written lately, until the garbage collector drops it, at the second
-// collection after its last use. Writing from a buffer allocated for each
-// file cost as much in clearing it and in collections as the rest.
+// collection after its last use.
 var scratch sync.Pool
 
 // getScratch returns a zeroed buffer of n bytes, from scratch when it holds
