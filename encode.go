@@ -73,7 +73,10 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	for i, in := range p.indoms {
 		names := sized(pl.instName[i], len(in.Instances))
 		for j := range names {
-			names[j] = str(v2 && !in.removed[j])
+			names[j] = -1
+			if v2 && !in.removed[j] {
+				names[j] = str(true)
+			}
 		}
 		pl.instName[i] = names
 	}
@@ -82,8 +85,14 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		pl.metricName[i] = str(v2)
 	}
 	pl.valueStr = sized(pl.valueStr, len(p.slots))
-	for i, o := range p.slots {
-		pl.valueStr[i] = str(o.m != nil && o.m.Type == String)
+	if slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String }) {
+		for i, o := range p.slots {
+			pl.valueStr[i] = str(o.m != nil && o.m.Type == String)
+		}
+	} else {
+		for i := range pl.valueStr {
+			pl.valueStr[i] = -1
+		}
 	}
 	pl.metricHelp = sized(pl.metricHelp, len(p.metrics))
 	for i, m := range p.metrics {
@@ -188,16 +197,18 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putStrings(b, pl.metricName[i:i+1], name)
 		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
 	}
+	values := b[pl.offset[secValues]:]
 	for s, o := range p.slots {
+		rec := values[s*valueSize : (s+1)*valueSize]
 		if o.m == nil { // a removed value's record: no metric, no instance
-			putValue(at(pl.record(secValues, s)), 0, 0, 0)
+			putValue(rec, 0, 0, 0)
 			continue
 		}
 		var instOff int64
 		if insts := pl.metricInst[o.m.index]; insts != nil {
 			instOff = insts[o.inst]
 		}
-		putValue(at(pl.record(secValues, s)), uint64(pl.metricOff[o.m.index]), uint64(instOff), uint64(pl.valueStr[s]))
+		putValue(rec, uint64(pl.metricOff[o.m.index]), uint64(instOff), uint64(pl.valueStr[s]))
 	}
 	for i, l := range pl.labels {
 		identity, instance := l.target(p)

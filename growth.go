@@ -203,9 +203,10 @@ func (r *Registry) bindLocked() {
 // load, so that none is read torn. Writers of strings are held off by
 // strMu meanwhile.
 func carry(p *part, pl *plan, values unsafe.Pointer, old, b []byte, live int) {
+	section := b[pl.offset[secValues]:]
 	for s := range live {
 		from := unsafe.Add(values, s*valueSize)
-		to := b[pl.record(secValues, s):]
+		to := section[s*valueSize : (s+1)*valueSize]
 		ne.PutUint64(to, atomic.LoadUint64((*uint64)(from)))
 		switch p.typeOf(s) {
 		case String:
