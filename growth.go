@@ -204,10 +204,15 @@ func (r *Registry) bindLocked() {
 // strMu meanwhile.
 func carry(p *part, pl *plan, values unsafe.Pointer, old, b []byte, live int) {
 	section := b[pl.offset[secValues]:]
+	// Without String or Elapsed values, only value words: no type per slot.
+	words := !slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String || m.Type == Elapsed })
 	for s := range live {
 		from := unsafe.Add(values, s*valueSize)
 		to := section[s*valueSize : (s+1)*valueSize]
 		ne.PutUint64(to, atomic.LoadUint64((*uint64)(from)))
+		if words {
+			continue
+		}
 		switch p.typeOf(s) {
 		case String:
 			extra := atomic.LoadUint64((*uint64)(unsafe.Add(from, valueExtraOff)))
