@@ -133,12 +133,18 @@ func (d *dir) clearName(name string) error {
 }
 
 // renameNoReplace renames from to to in d unless to exists (EEXIST), with
-// a link and an unlink where the file system has no RENAME_NOREPLACE.
+// linkRename where the file system has no RENAME_NOREPLACE.
 func (d *dir) renameNoReplace(from, to string) error {
 	err := unix.Renameat2(d.fd, from, d.fd, to, unix.RENAME_NOREPLACE)
 	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
 		return err
 	}
+	return d.linkRename(from, to)
+}
+
+// linkRename is renameNoReplace by a link, which fails with EEXIST when to
+// exists, then the unlink of from.
+func (d *dir) linkRename(from, to string) error {
 	if err := unix.Linkat(d.fd, from, d.fd, to, 0); err != nil {
 		return err
 	}
