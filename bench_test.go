@@ -1,15 +1,11 @@
 package mmv
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/gopcp/mmv/internal/floor"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
 
 // benchValue starts a registry with one singular metric of type t in a
@@ -125,51 +121,6 @@ func BenchmarkValue(b *testing.B) {
 					o.op(v)
 				}
 			})
-		})
-	}
-}
-
-// BenchmarkGrowthStep publishes the file of an indom of n instances, over
-// four metrics, again (a step as one after a declaration, the file's size
-// kept from one to the next): its cost should scale with the file's size
-// (compare the two sizes' ns/op), and stay within twice its floor: "floor"
-// makes a file of the same size in the same directory as a step does
-// (create, allocate its blocks, write it whole, rename it over the last).
-func BenchmarkGrowthStep(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		dir := b.TempDir()
-		r := NewRegistry("growth", &Options{Dir: dir, MaxIndomInstances: -1, MaxInstances: -1})
-		require.NoError(b, r.AddIndom(Indom{Serial: 1}))
-		for i := range 4 {
-			require.NoError(b, r.AddMetric(Metric{Name: "m" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter, Indom: 1}))
-		}
-		require.NoError(b, r.Start())
-		b.Cleanup(func() { r.Close() })
-		for i := range n {
-			require.NoError(b, r.AddInstance(1, Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)}))
-		}
-		require.NoError(b, r.Flush())
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			for b.Loop() {
-				r.mu.Lock()
-				r.parts[0].dirty = true
-				r.mu.Unlock()
-				require.NoError(b, r.Flush())
-			}
-			b.ReportMetric(float64(r.parts[0].file.size), "file-bytes")
-		})
-		b.Run(strconv.Itoa(n)+"/floor", func(b *testing.B) {
-			buf := make([]byte, r.parts[0].file.size)
-			for b.Loop() {
-				f, err := os.OpenFile(filepath.Join(dir, ".floor.tmp"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-				require.NoError(b, err)
-				require.NoError(b, unix.Fallocate(int(f.Fd()), 0, 0, int64(len(buf))))
-				_, err = f.WriteAt(buf, 0)
-				require.NoError(b, err)
-				require.NoError(b, f.Close())
-				require.NoError(b, os.Rename(filepath.Join(dir, ".floor.tmp"), filepath.Join(dir, "floor")))
-			}
-			b.ReportMetric(float64(len(buf)), "file-bytes")
 		})
 	}
 }

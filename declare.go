@@ -10,11 +10,20 @@ import "slices"
 // inst (0 when singular) as soon as the value has storage: at once when it
 // has, else after the Start or growth step that gives it.
 func (r *Registry) bindValueLocked(m *metric, inst int, bind func(*Value)) {
-	if r.state == started && inst < len(m.values) && m.values[inst] != nil {
-		bind(m.values[inst])
+	if v := r.handleLocked(m, inst); v != nil {
+		bind(v)
 		return
 	}
 	r.waiting = append(r.waiting, waiter{m, inst, bind})
+}
+
+// handleLocked returns the handle of m's value for instance index inst (0
+// when singular), nil until the value has storage in a started file.
+func (r *Registry) handleLocked(m *metric, inst int) *Value {
+	if r.state != started {
+		return nil
+	}
+	return m.part.handleOf(m, inst, &r.strs)
 }
 
 // bindCellLocked binds c to m's value for instance index inst as soon as
@@ -92,8 +101,8 @@ func (r *Registry) wakeLocked() {
 	}
 	kept := r.waiting[:0]
 	for _, w := range r.waiting {
-		if w.inst < len(w.m.values) && w.m.values[w.inst] != nil {
-			w.bind(w.m.values[w.inst])
+		if v := r.handleLocked(w.m, w.inst); v != nil {
+			w.bind(v)
 		} else {
 			kept = append(kept, w)
 		}

@@ -1,5 +1,10 @@
 package mmv
 
+import (
+	"slices"
+	"sync"
+)
+
 // The encoder: a part of a registry laid out as a file (a plan, placed by
 // the layout of toc.go) and written record by record.
 
@@ -8,29 +13,47 @@ package mmv
 type plan struct {
 	*fileLayout
 	labels     []*label
-	indomPos   map[*indom]int // position of each of the part's indoms
-	indomOff   []int64        // per indom
-	firstInst  []int64        // per indom: its first instance record, even when it has none
-	instOff    [][]int64      // per indom, per instance
-	metricOff  []int64        // per metric
-	instName   [][]int64      // v2/v3: per indom, per instance
-	metricName []int64        // v2/v3: per metric
-	valueStr   []int64        // per value slot: the string record of a String value
+	indomOff   []int64   // per indom
+	firstInst  []int64   // per indom: its first instance record, even when it has none
+	instOff    [][]int64 // per indom, per instance
+	metricOff  []int64   // per metric
+	metricInst [][]int64 // per metric: its indom's instOff, nil when singular
+	instName   [][]int64 // v2/v3: per indom, per instance
+	metricName []int64   // v2/v3: per metric
+	valueStr   []int64   // per value slot: the string record of a String value
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
+}
+
+// plans keeps plans for the next ones, as scratch keeps buffers: a plan's
+// arrays are as long as the part's instances and values, and a growth step
+// that made them anew would allocate in proportion to the file.
+var plans sync.Pool
+
+// sized returns s with n elements, reusing its array when it is big
+// enough; the caller sets every element.
+func sized[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
 }
 
 // newPlan lays part p out as libpcp_mmv does (see the package's format
 // notes), or as a grown file when g is not nil: records in declaration
 // order, values in slot order, and string records for instance names, metric
-// names, string values, metric help and indom help, in that order.
+// names, string values, metric help and indom help, in that order. The
+// plan is the caller's to give back with putPlan once the file is written.
 func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
-	pl := &plan{labels: r.labelsOf(p), indomPos: make(map[*indom]int, len(p.indoms))}
+	pl, _ := plans.Get().(*plan)
+	if pl == nil {
+		pl = new(plan)
+	}
+	pl.labels = r.labelsOf(p)
 	var count [numSections]int
 	count[secIndoms] = len(p.indoms)
-	for i, in := range p.indoms {
+	for _, in := range p.indoms {
 		count[secInstances] += in.live
-		pl.indomPos[in] = i
 	}
 	count[secMetrics] = len(p.metrics)
 	count[secValues] = len(p.slots)
@@ -46,27 +69,36 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		return strs - 1
 	}
 	v2 := version != Version1
-	pl.instName = make([][]int64, len(p.indoms))
+	pl.instName = sized(pl.instName, len(p.indoms))
 	for i, in := range p.indoms {
-		names := make([]int64, len(in.Instances))
+		names := sized(pl.instName[i], len(in.Instances))
 		for j := range names {
-			names[j] = str(v2 && !in.removed[j])
+			names[j] = -1
+			if v2 && !in.removed[j] {
+				names[j] = str(true)
+			}
 		}
 		pl.instName[i] = names
 	}
-	pl.metricName = make([]int64, len(p.metrics))
+	pl.metricName = sized(pl.metricName, len(p.metrics))
 	for i := range p.metrics {
 		pl.metricName[i] = str(v2)
 	}
-	pl.valueStr = make([]int64, len(p.slots))
-	for i, o := range p.slots {
-		pl.valueStr[i] = str(o.m != nil && o.m.Type == String)
+	pl.valueStr = sized(pl.valueStr, len(p.slots))
+	if slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String }) {
+		for i, o := range p.slots {
+			pl.valueStr[i] = str(o.m != nil && o.m.Type == String)
+		}
+	} else {
+		for i := range pl.valueStr {
+			pl.valueStr[i] = -1
+		}
 	}
-	pl.metricHelp = make([][2]int64, len(p.metrics))
+	pl.metricHelp = sized(pl.metricHelp, len(p.metrics))
 	for i, m := range p.metrics {
 		pl.metricHelp[i] = [2]int64{str(m.ShortHelp != ""), str(m.LongHelp != "")}
 	}
-	pl.indomHelp = make([][2]int64, len(p.indoms))
+	pl.indomHelp = sized(pl.indomHelp, len(p.indoms))
 	for i, in := range p.indoms {
 		pl.indomHelp[i] = [2]int64{str(in.ShortHelp != ""), str(in.LongHelp != "")}
 	}
@@ -100,14 +132,15 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		at(&pl.indomHelp[i][1])
 	}
 	inst := 0
-	pl.indomOff = make([]int64, len(p.indoms))
-	pl.firstInst = make([]int64, len(p.indoms))
-	pl.instOff = make([][]int64, len(p.indoms))
+	pl.indomOff = sized(pl.indomOff, len(p.indoms))
+	pl.firstInst = sized(pl.firstInst, len(p.indoms))
+	pl.instOff = sized(pl.instOff, len(p.indoms))
 	for i, in := range p.indoms {
 		pl.indomOff[i] = pl.record(secIndoms, i)
 		pl.firstInst[i] = pl.record(secInstances, inst)
-		offs := make([]int64, len(in.Instances))
+		offs := sized(pl.instOff[i], len(in.Instances))
 		for j := range offs {
+			offs[j] = 0
 			if !in.removed[j] {
 				offs[j] = pl.record(secInstances, inst)
 				inst++
@@ -115,11 +148,22 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		}
 		pl.instOff[i] = offs
 	}
-	pl.metricOff = make([]int64, len(p.metrics))
-	for i := range p.metrics {
+	pl.metricOff = sized(pl.metricOff, len(p.metrics))
+	pl.metricInst = sized(pl.metricInst, len(p.metrics))
+	for i, m := range p.metrics {
 		pl.metricOff[i] = pl.record(secMetrics, i)
+		pl.metricInst[i] = nil
+		if m.indom != nil {
+			pl.metricInst[i] = pl.instOff[slices.Index(p.indoms, m.indom)]
+		}
 	}
 	return pl
+}
+
+// putPlan keeps pl for the next plan.
+func putPlan(pl *plan) {
+	pl.labels = nil
+	plans.Put(pl)
 }
 
 // encode writes the whole file of part p into b except gen2, which the
@@ -153,16 +197,18 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putStrings(b, pl.metricName[i:i+1], name)
 		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
 	}
+	values := b[pl.offset[secValues]:]
 	for s, o := range p.slots {
+		rec := values[p.stride.at(s):][:valueSize]
 		if o.m == nil { // a removed value's record: no metric, no instance
-			putValue(at(pl.record(secValues, s)), 0, 0, 0)
+			putValue(rec, 0, 0, 0)
 			continue
 		}
 		var instOff int64
-		if o.m.indom != nil {
-			instOff = pl.instOff[pl.indomPos[o.m.indom]][o.inst]
+		if insts := pl.metricInst[o.m.index]; insts != nil {
+			instOff = insts[o.inst]
 		}
-		putValue(at(pl.record(secValues, s)), uint64(pl.metricOff[o.m.index]), uint64(instOff), uint64(pl.valueStr[s]))
+		putValue(rec, uint64(pl.metricOff[o.m.index]), uint64(instOff), uint64(pl.valueStr[s]))
 	}
 	for i, l := range pl.labels {
 		identity, instance := l.target(p)

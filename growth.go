@@ -93,6 +93,7 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 		p.stride = paddedStride
 	}
 	plan := r.newPlan(p, version, nil)
+	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
 	if err != nil {
@@ -166,20 +167,15 @@ func (r *Registry) publishPartLocked(p *part) error {
 	// rounding: that would grow the file at every publication.
 	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
 	pl := r.newPlan(p, version, &growth{from: int64(uintptr(f.values) - uintptr(f.base)), capacity: capacity})
+	defer putPlan(pl)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
 	r.strs.mu.Lock()
 	defer r.strs.mu.Unlock()
-	snap := make([]byte, p.stride.at(live))
-	err = f.replace(pl.size, pl.offset[secValues], capacity, len(snap), func(b []byte) {
-		// Word by word with atomic loads, so no value is read torn.
-		words := unsafe.Slice((*uint64)(f.values), len(snap)/8)
-		for i := range words {
-			ne.PutUint64(snap[8*i:], atomic.LoadUint64(&words[i]))
-		}
+	err = f.replace(pl.size, pl.used, pl.offset[secValues], capacity, int(p.stride.at(live)), func(b []byte) {
 		r.encode(p, pl, b, gen, pid)
-		carry(p, pl, f.bytes(), b, snap, live)
-	}, func(final []byte) { merge(p, snap, final, live) })
+		carry(p, pl, f.bytes(), b, live)
+	}, func(snap, final []byte) { merge(p, snap, final, live) })
 	if err != nil {
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
@@ -191,47 +187,60 @@ func (r *Registry) publishPartLocked(p *part) error {
 	return nil
 }
 
-// bindLocked makes the handles of the values that have storage in a file,
-// and hands them to the instruments waiting for them.
+// bindLocked marks the values that have storage in a file as bound, their
+// handles made on demand (part.handleOf), and hands them to the
+// instruments waiting for them.
 func (r *Registry) bindLocked() {
 	for _, p := range r.parts {
 		if p.file != nil {
-			p.bindHandles(&r.strs)
+			p.bound = min(len(p.slots), p.file.capacity)
 		}
 	}
 	r.wakeLocked()
 }
 
-// carry copies the values of the first live slots, as snap holds the old
-// file's values section, into the grown file b laid out by pl: the value
-// words, the open interval of Elapsed values, and the text of String
-// values, read from the old file whose slot the value's extra word names.
-// Writers of strings are held off by strMu meanwhile.
-func carry(p *part, pl *plan, old, b, snap []byte, live int) {
+// carry copies the values of the first live slots into the grown file b
+// laid out by pl, as a snapshot that merge compares with the old file's
+// final values: the value words, the open interval of Elapsed values, and
+// the text of String values, read from the old file old where the value's
+// extra word points. Each word is read with an atomic load, so that none
+// is read torn. Writers of strings are held off by strMu meanwhile.
+func carry(p *part, pl *plan, old, b []byte, live int) {
+	section := b[pl.offset[secValues]:]
+	// Without String or Elapsed values, only value words: no type per slot.
+	words := !slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String || m.Type == Elapsed })
 	for s := range live {
-		from, to := snap[p.stride.at(s):], b[pl.record(secValues, s):]
+		from := p.record(s)
+		to := section[p.stride.at(s):][:valueSize]
+		ne.PutUint64(to, atomic.LoadUint64((*uint64)(from)))
+		if words {
+			continue
+		}
 		switch p.typeOf(s) {
 		case String:
-			copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], old[ne.Uint64(from[valueExtraOff:]):])
-			copy(to[:8], from)
+			extra := atomic.LoadUint64((*uint64)(unsafe.Add(from, valueExtraOff)))
+			copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], old[extra:])
 		case Elapsed:
-			copy(to[:valueExtraOff+8], from)
-		default:
-			copy(to[:8], from)
+			ne.PutUint64(to[valueExtraOff:], atomic.LoadUint64((*uint64)(unsafe.Add(from, valueExtraOff))))
 		}
 	}
 }
 
 // merge brings into the first live values, now in the new file, what
-// changed in the old file's values section between the snapshot carried
-// into the new file and the old file's final state, so that no update made
-// during a growth step is lost. A value written in the new file since (it
-// no longer holds the snapshot) takes the old file's change as a delta
-// when it is only ever added to, counters and in-flight gauges, so that it
-// stays exact; a value that is set keeps its newer write.
+// changed in the old file between the snapshot carried into the new file
+// (snap, its values section as written) and the old file's final state,
+// so that no update made during a growth step is lost. A value written in
+// the new file since (it no longer holds the snapshot) takes the old
+// file's change as a delta when it is only ever added to, counters and
+// in-flight gauges, so that it stays exact; a value that is set keeps its
+// newer write.
 func merge(p *part, snap, final []byte, live int) {
 	for s := range live {
 		was, now := snap[p.stride.at(s):], final[p.stride.at(s):]
+		// Most values did not change during the step: two compares each.
+		if ne.Uint64(was) == ne.Uint64(now) && ne.Uint64(was[valueExtraOff:]) == ne.Uint64(now[valueExtraOff:]) {
+			continue
+		}
 		at := p.record(s)
 		setDriven := false
 		if v := p.handle(s); v != nil {

@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,4 +25,21 @@ func mustValue(t testing.TB, r *Registry, metric, instance string) *Value {
 	v, err := r.Value(metric, instance)
 	require.NoError(t, err)
 	return v
+}
+
+// allocRegistry returns a registry in dir of metrics metrics over an indom
+// of instances instances, declared as compare/startbench declares them.
+func allocRegistry(t *testing.T, dir string, metrics, instances int) *Registry {
+	t.Helper()
+	r := NewRegistry("allocs", &Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1})
+	insts := make([]Instance, instances)
+	for j := range insts {
+		insts[j] = Instance{ID: int32(j), Name: "inst" + strconv.Itoa(j)}
+	}
+	require.NoError(t, r.AddIndom(Indom{Serial: 1, ShortHelp: "Instances", Instances: insts}))
+	for j := range metrics {
+		require.NoError(t, r.AddMetric(Metric{Name: "metric" + strconv.Itoa(j), Item: uint32(j + 1), Type: Uint64,
+			Semantics: SemCounter, Units: Count, Indom: 1, ShortHelp: "A metric"}))
+	}
+	return r
 }

@@ -615,9 +615,11 @@ func (g *histGroup) removeLocked(name string, id int32) {
 	g.mu.Lock()
 	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.inst == name })
 	g.mu.Unlock()
-	g.r.removeInstrumentLocked(g.statIndom, g.statIndom.ids[id])
+	stat, _ := g.statIndom.index(id)
+	g.r.removeInstrumentLocked(g.statIndom, stat)
 	for i := range g.bounds {
-		g.r.removeInstrumentLocked(g.bucketIn, g.bucketIn.ids[id*int32(len(g.bounds))+int32(i)])
+		bucket, _ := g.bucketIn.index(id*int32(len(g.bounds)) + int32(i))
+		g.r.removeInstrumentLocked(g.bucketIn, bucket)
 	}
 }
 
@@ -628,7 +630,8 @@ func (g *histGroup) makeLocked(name string, id int32) *Histogram {
 	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
 	stat, firstBucket := 0, 0
 	if g.vec {
-		stat, firstBucket = g.statIndom.ids[id], g.bucketIn.ids[id*int32(len(g.bounds))]
+		stat, _ = g.statIndom.index(id)
+		firstBucket, _ = g.bucketIn.index(id * int32(len(g.bounds)))
 	}
 	bind := func(to *[]*Value, i int) func(*Value) {
 		return func(v *Value) {

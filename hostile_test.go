@@ -58,9 +58,10 @@ func publishedIntact(t *testing.T, dir string) {
 }
 
 // TestHostileLinkAtTarget plants at the file's name a symlink to a file
-// outside the directory, a dangling symlink, and a hard link to the outside
-// file: Start renames its file over the name, so the outside files are
-// never written, and Close (Process flag) removes only its own file.
+// outside the directory, a dangling symlink, a hard link to the outside
+// file, and a FIFO: Start puts its file at the name in their place, so the
+// outside files are never written, and Close (Process flag) removes only
+// its own file.
 func TestHostileLinkAtTarget(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -69,6 +70,7 @@ func TestHostileLinkAtTarget(t *testing.T) {
 		{"symlink", os.Symlink},
 		{"hard link", os.Link},
 		{"dangling symlink", func(target, at string) error { return os.Symlink(target+".new", at) }},
+		{"FIFO", func(_, at string) error { return syscall.Mkfifo(at, 0o644) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -79,7 +79,10 @@ type indomTable struct {
 // indom is a declared instance domain.
 type indom struct {
 	Indom
-	ids     map[int32]int  // instance id to index
+	// ids maps instance ids to indexes (see index); nil while every id is
+	// its instance's index, as a vector's and ids numbered from 0 in order
+	// are, which then need no map.
+	ids     map[int32]int
 	names   map[string]int // instance name up to the first space to index
 	removed []bool         // per instance: removed, its id and name kept
 	live    int            // instances not removed
@@ -112,8 +115,8 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	if err := checkInstanceCaps(&r.opts, d.Serial, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
 		return err
 	}
-	in := &indom{Indom: d, ids: make(map[int32]int, len(d.Instances)), names: make(map[string]int, len(d.Instances))}
-	in.Instances = make([]Instance, 0, len(d.Instances))
+	in := &indom{Indom: d, names: make(map[string]int, len(d.Instances))}
+	in.Instances, in.removed = make([]Instance, 0, len(d.Instances)), make([]bool, 0, len(d.Instances))
 	for _, inst := range d.Instances {
 		if err := in.add(inst); err != nil {
 			return err
@@ -193,7 +196,7 @@ func (in *indom) add(inst Instance) error {
 	if checkInstanceName("", inst.Name) != nil {
 		return checkInstanceName(in.instanceSubject(inst.Name), inst.Name)
 	}
-	if _, dup := in.ids[inst.ID]; dup {
+	if _, dup := in.index(inst.ID); dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
 	}
 	// PCP matches instance names up to the first space.
@@ -201,12 +204,31 @@ func (in *indom) add(inst Instance) error {
 	if i, dup := in.names[key]; dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[i].Name)
 	}
-	in.ids[inst.ID] = len(in.Instances)
-	in.names[key] = len(in.Instances)
+	i := len(in.Instances)
+	if in.ids == nil && int(inst.ID) != i {
+		// The first id that is not its index: a map from now on.
+		in.ids = make(map[int32]int, cap(in.Instances))
+		for j := range i {
+			in.ids[int32(j)] = j
+		}
+	}
+	if in.ids != nil {
+		in.ids[inst.ID] = i
+	}
+	in.names[key] = i
 	in.Instances = append(in.Instances, inst)
 	in.removed = append(in.removed, false)
 	in.live++
 	return nil
+}
+
+// index returns the index of the instance of id, and whether there is one.
+func (in *indom) index(id int32) (int, bool) {
+	if in.ids == nil {
+		return int(id), id >= 0 && int(id) < len(in.Instances)
+	}
+	i, ok := in.ids[id]
+	return i, ok
 }
 
 // instanceSubject names an instance in an error; made only on failure,

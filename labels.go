@@ -209,7 +209,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 		if err != nil {
 			return err
 		}
-		if _, ok := in.ids[l.instance]; l.kind == labelInstances && !ok {
+		if _, ok := in.index(l.instance); l.kind == labelInstances && !ok {
 			return errorf(ErrUnknown, subject, "label %q on an instance not declared", l.Name)
 		}
 	}

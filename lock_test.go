@@ -4,8 +4,10 @@ package mmv_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,4 +95,105 @@ func TestInUseReleasedOnFailedStart(t *testing.T) {
 	other := appRegistry(t, dir, mmv.Process)
 	require.NoError(t, other.Start(), "a failed Start kept the name")
 	require.NoError(t, other.Close())
+}
+
+// TestInUseAfterGrowth: the lock goes with the file at the name, so a
+// file grown (a new file renamed over the first) is held as the first was.
+func TestInUseAfterGrowth(t *testing.T) {
+	dir := t.TempDir()
+	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir})
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
+	require.NoError(t, r.Start())
+	defer r.Close()
+	for i := range 100 {
+		require.NoError(t, r.AddInstance(1, mmv.Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)}))
+		require.NoError(t, r.Flush())
+		other := appRegistry(t, dir, 0)
+		err := other.Start()
+		require.ErrorIs(t, err, mmv.ErrInUse, "after growth step %d", i)
+		assert.Contains(t, err.Error(), "pid "+strconv.Itoa(os.Getpid()))
+	}
+	assert.Equal(t, []string{"app"}, entries(t, dir))
+}
+
+// TestOneOwnerUnderContention starts registries of one name at once, over
+// and over, with no file at the name and with a file left by a closed
+// one: exactly one starts each round, the others fail with ErrInUse, and
+// the file at the name is the winner's.
+func TestOneOwnerUnderContention(t *testing.T) {
+	dir := t.TempDir()
+	for round := range 50 {
+		var flags mmv.Flags
+		if round%2 == 0 {
+			flags = mmv.Process // Close removes the file: the next round finds none
+		}
+		const n = 4
+		rs := make([]*mmv.Registry, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range rs {
+			rs[i] = appRegistry(t, dir, flags)
+			wg.Go(func() { errs[i] = rs[i].Start() })
+		}
+		wg.Wait()
+		winners := 0
+		for i, err := range errs {
+			if err == nil {
+				winners++
+				v, err := rs[i].Value("m", "")
+				require.NoError(t, err)
+				v.Set(int64(round))
+				f, err := mmvfile.Open(filepath.Join(dir, "app"))
+				require.NoError(t, err)
+				assert.Equal(t, uint64(round), f.Values[0].Uint, "the file at the name is not the winner's")
+				continue
+			}
+			require.ErrorIs(t, err, mmv.ErrInUse, "round %d", round)
+		}
+		require.Equal(t, 1, winners, "round %d: registries started", round)
+		for _, r := range rs {
+			require.NoError(t, r.Close())
+		}
+	}
+}
+
+// TestRestartWhileAChildHoldsTheLock: a child the owner forked holds the
+// file's lock, through its copy of the descriptor, until it execs or
+// exits, even after the owner's Close; a registry started on the name
+// meanwhile waits for it instead of failing with ErrInUse (the soak test
+// restarting beside pminfo's fork and exec met this).
+func TestRestartWhileAChildHoldsTheLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := appRegistry(t, dir, 0)
+	require.NoError(t, r.Start())
+	// The registry's descriptor of its file, found as a child would
+	// inherit it: the child below shares its open file, and so its lock.
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	fd := -1
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == r.Path() {
+			fd, err = strconv.Atoi(e.Name())
+			require.NoError(t, err)
+			break
+		}
+	}
+	require.NotEqual(t, -1, fd, "the registry's descriptor of %s", r.Path())
+	// A duplicate, sharing the open file and its lock: an *os.File of the
+	// registry's own descriptor would close it when collected, whatever
+	// has that number by then.
+	dup, err := syscall.Dup(fd)
+	require.NoError(t, err)
+	held := os.NewFile(uintptr(dup), r.Path())
+	child := exec.Command("sleep", "0.03")
+	child.ExtraFiles = []*os.File{held}
+	require.NoError(t, child.Start())
+	require.NoError(t, held.Close())
+	require.NoError(t, r.Close())
+
+	again := appRegistry(t, dir, 0)
+	defer again.Close()
+	require.NoError(t, again.Start(), "a lock held by a child of the closed owner")
+	require.NoError(t, child.Wait())
 }

@@ -90,12 +90,12 @@ type metricTable struct {
 type metric struct {
 	Metric
 	part   *part
-	index  int    // position in its part
-	item   uint32 // the item in the file; 0 until assigned
-	auto   bool   // the item is derived from the name
-	indom  *indom // nil when singular
-	slots  []int  // per instance, or one: the value's slot in its part
-	values []*Value
+	index  int      // position in its part
+	item   uint32   // the item in the file; 0 until assigned
+	auto   bool     // the item is derived from the name
+	indom  *indom   // nil when singular
+	slots  []int    // per instance, or one: the value's slot in its part
+	values []*Value // per instance, or one: the handle, made at its first use (part.handleOf)
 }
 
 // valueCount is the number of values of a metric: one per instance, or one.
@@ -290,10 +290,11 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.values[i] == nil {
+	v := r.handleLocked(m, i)
+	if v == nil {
 		return nil, fmt.Errorf("mmv: metric %q: not in the file yet: %w", metric, r.pubErr)
 	}
-	return m.values[i], nil
+	return v, nil
 }
 
 // partWithRoomLocked returns the last part, or a new overflow part when it

@@ -26,7 +26,7 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 	return nil, errorf(ErrUnsupported, "file "+quote(name), "MMV files are written on Linux only")
 }
 
-func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []byte), merge func(final []byte)) error {
+func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte)) error {
 	return errorf(ErrUnsupported, "file "+quote(f.path), "")
 }
 

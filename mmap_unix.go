@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -28,7 +29,10 @@ type file struct {
 	values   unsafe.Pointer // where the values section is mapped, for good
 	capacity int            // value records the file has room for
 	resv     unsafe.Pointer // the reserved range
-	lock     *nameLock      // the name, held until close
+	// named is the descriptor of the file at the name, whose flock holds
+	// the name (see acquire): fd, or the file replace could not rename
+	// the new one over; -1 before the first rename.
+	named int
 }
 
 // The reserved range: the file starts mapped in the middle, so that the
@@ -39,9 +43,9 @@ const (
 	reserveHalf = reserveSize / 2
 )
 
-// createFile takes the name in d (see nameLock), removes the temporaries
+// createFile takes the name in d (see acquire), removes the temporaries
 // dead writers left of it, writes a new file of the given size under a
-// temporary name, fills it, and renames it to name; its values section is
+// temporary name, maps it, and renames it to name; its values section is
 // at valuesOff with room for capacity records. fill writes every byte but
 // gen2, which is copied from gen1 last so a reader never takes a
 // half-written file for a complete one.
@@ -49,105 +53,168 @@ func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill f
 	if size > reserveHalf {
 		return nil, errorf(ErrTooMany, "file "+quote(name), "%d bytes, more than the %d a file may hold", size, reserveHalf)
 	}
-	lock, err := d.lock(name)
+	named, err := d.acquire(name)
 	if err != nil {
 		return nil, err
 	}
 	d.reclaim(name)
-	fd, tmp, err := createTemp(d, name, size)
+	b := getScratch(size)
+	fd, tmp, err := writeTemp(d, name, size, b, fill)
+	putScratch(b)
 	if err != nil {
-		lock.release()
+		closeNamed(named)
 		return nil, err
 	}
-	resv, err := unix.MmapPtr(-1, 0, nil, reserveSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	f := &file{dir: d, name: name, path: d.join(name), fd: fd, size: size, capacity: capacity, named: named}
+	fail := func(err error) (*file, error) {
+		unix.Close(fd)
+		unix.Unlinkat(d.fd, tmp, 0)
+		closeNamed(f.named)
+		return nil, err
+	}
+	f.resv, err = unix.MmapPtr(-1, 0, nil, reserveSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
 	if err != nil {
-		unix.Close(fd)
-		unix.Unlinkat(d.fd, tmp, 0)
-		lock.release()
-		return nil, &os.PathError{Op: "mmap", Path: d.join(tmp), Err: err}
+		return fail(&os.PathError{Op: "mmap", Path: d.join(tmp), Err: err})
 	}
-	base := unsafe.Add(resv, reserveHalf)
-	if _, err := unix.MmapPtr(fd, 0, base, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
-		unix.MunmapPtr(resv, reserveSize)
-		unix.Close(fd)
-		unix.Unlinkat(d.fd, tmp, 0)
-		lock.release()
-		return nil, &os.PathError{Op: "mmap", Path: d.join(tmp), Err: err}
+	f.base = unsafe.Add(f.resv, reserveHalf)
+	f.values = unsafe.Add(f.base, valuesOff)
+	if _, err := unix.MmapPtr(fd, 0, f.base, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
+		unix.MunmapPtr(f.resv, reserveSize)
+		return fail(&os.PathError{Op: "mmap", Path: d.join(tmp), Err: err})
 	}
-	f := &file{dir: d, name: name, path: d.join(name), fd: fd, base: base, size: size,
-		values: unsafe.Add(base, valuesOff), capacity: capacity, resv: resv, lock: lock}
-	fill(f.bytes())
 	if err := f.commit(tmp); err != nil {
-		unix.MunmapPtr(resv, reserveSize)
-		unix.Close(fd)
-		unix.Unlinkat(d.fd, tmp, 0)
-		lock.release()
-		return nil, err
+		unix.MunmapPtr(f.resv, reserveSize)
+		return fail(err)
 	}
 	return f, nil
 }
 
+// writeTemp writes a new file of size bytes under a temporary name of name
+// in d, locked (see createTemp): fill fills b, the file's first bytes,
+// zeroed, in memory, and one pwrite writes them; the rest reads as zeros,
+// its blocks allocated but never written. Writing through a mapping
+// instead would cost a page fault per page. It returns the descriptor and
+// the temporary's name.
+func writeTemp(d *dir, name string, size int64, b []byte, fill func(b []byte)) (int, string, error) {
+	fd, tmp, err := createTemp(d, name, size)
+	if err != nil {
+		return -1, "", err
+	}
+	fill(b)
+	if err := pwriteAll(fd, b); err != nil {
+		unix.Close(fd)
+		unix.Unlinkat(d.fd, tmp, 0)
+		return -1, "", &os.PathError{Op: "write", Path: d.join(tmp), Err: err}
+	}
+	return fd, tmp, nil
+}
+
+// scratch holds the buffer files are written from (see writeTemp), for
+// the next file written, so that a growth step allocates nothing in
+// proportion to the file: it costs as much memory as the largest file
+// written lately, until the garbage collector drops it, at the second
+// collection after its last use.
+var scratch sync.Pool
+
+// getScratch returns a zeroed buffer of n bytes, from scratch when it holds
+// one big enough.
+func getScratch(n int64) []byte {
+	if b, ok := scratch.Get().(*[]byte); ok && int64(cap(*b)) >= n {
+		s := (*b)[:n]
+		clear(s)
+		return s
+	}
+	return make([]byte, n)
+}
+
+// putScratch keeps b for the next file written.
+func putScratch(b []byte) { scratch.Put(&b) }
+
 // commit stores gen2 and renames the file at tmp, in the directory, into
-// place.
+// place: over the file at the name, whose lock f.named holds, or, when
+// there was none, only where there is still none; a file another registry
+// put at the name meanwhile is acquired first (and refused when held). The
+// lock of the file replaced is then let go: the file's own holds the name.
 func (f *file) commit(tmp string) error {
 	atomic.StoreUint64((*uint64)(unsafe.Add(f.base, hdrGen2Off)), atomic.LoadUint64((*uint64)(unsafe.Add(f.base, hdrGen1Off))))
-	if err := unix.Renameat(f.dir.fd, tmp, f.dir.fd, f.name); err != nil {
+	var err error = unix.EEXIST
+	for range lockAttempts {
+		if f.named >= 0 {
+			err = unix.Renameat(f.dir.fd, tmp, f.dir.fd, f.name)
+			break
+		}
+		if err = f.dir.renameNoReplace(tmp, f.name); !errors.Is(err, unix.EEXIST) {
+			break
+		}
+		var aerr error
+		if f.named, aerr = f.dir.acquire(f.name); aerr != nil {
+			return aerr
+		}
+	}
+	if err != nil {
 		return &os.PathError{Op: "rename", Path: f.path, Err: err}
 	}
+	if f.named != f.fd {
+		closeNamed(f.named)
+	}
+	f.named = f.fd
 	return nil
 }
 
+// closeNamed closes the descriptor of a file acquire locked, if any.
+func closeNamed(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+}
+
 // replace swaps the file for a grown one of the given size whose values
-// section, at valuesOff, holds capacity records. fill writes the new file
-// (into memory, written to the file at once) but gen2; the new file is then mapped so its
-// values take the old ones' addresses, the old file's last values are read
-// back, and merge gets them (the first live bytes of the old values section)
-// to carry over updates made while fill ran. Only then is the new file
-// renamed into place.
-func (f *file) replace(size, valuesOff int64, capacity, live int, fill func(b []byte), merge func(final []byte)) error {
+// section, at valuesOff, holds capacity records. fill writes the new file's
+// first used bytes (into memory, written to the file at once; zeros
+// follow) but gen2; the new file is
+// then mapped so its values take the old ones' addresses, the old file's
+// last values are read back, and merge gets the first live bytes of both
+// values sections, as fill wrote the new one and as the old one ended, to
+// carry over updates made while fill ran. Only then is the new file renamed
+// into place.
+func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte)) error {
 	newBase := unsafe.Add(f.values, -valuesOff)
 	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||
 		uintptr(newBase) > uintptr(f.base) || uintptr(unsafe.Add(newBase, size)) < uintptr(unsafe.Add(f.base, f.size)) {
 		return errorf(ErrTooMany, "file "+quote(f.name), "%d bytes do not fit the address range reserved for it", size)
 	}
-	fd, tmp, err := createTemp(f.dir, f.name, size)
+	// The old file's final values after the new file's bytes, in one buffer.
+	buf := getScratch(used + int64(live))
+	defer putScratch(buf)
+	b, final := buf[:used], buf[used:]
+	fd, tmp, err := writeTemp(f.dir, f.name, size, b, fill)
 	if err != nil {
 		return err
-	}
-	fail := func(err error) error {
-		unix.Close(fd)
-		unix.Unlinkat(f.dir.fd, tmp, 0)
-		return err
-	}
-	// Filled in memory and written with one pwrite: a scratch mapping
-	// would cost a page fault per page and an munmap, which flushes the
-	// TLB of every thread, more than the writing itself.
-	b := make([]byte, size)
-	fill(b)
-	if err := pwriteAll(fd, b); err != nil {
-		return fail(&os.PathError{Op: "write", Path: f.dir.join(tmp), Err: err})
 	}
 	// The new mapping covers the old one whole, so from here on every
 	// update lands in the new file.
 	if _, err := unix.MmapPtr(fd, 0, newBase, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
-		return fail(&os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err})
+		unix.Close(fd)
+		unix.Unlinkat(f.dir.fd, tmp, 0)
+		return &os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err}
 	}
-	final := make([]byte, live)
 	oldValuesOff := int64(uintptr(f.values) - uintptr(f.base))
 	if _, err := unix.Pread(f.fd, final, oldValuesOff); err != nil {
 		// The old file is ours and open: this does not happen. Its updates
 		// since fill are lost, but the new file is whole.
 		clear(final)
 	}
-	oldFd := f.fd
-	f.fd, f.base, f.size, f.capacity = fd, newBase, size, capacity
-	merge(final)
-	err = f.commit(tmp)
-	unix.Close(oldFd)
-	if err != nil {
-		unix.Unlinkat(f.dir.fd, tmp, 0)
+	if f.fd != f.named {
+		unix.Close(f.fd) // a file whose rename failed: not at the name
 	}
-	return err
+	f.fd, f.base, f.size, f.capacity = fd, newBase, size, capacity
+	merge(b[valuesOff:valuesOff+int64(live)], final)
+	if err := f.commit(tmp); err != nil {
+		// The old file stays at the name, and f.named keeps its lock.
+		unix.Unlinkat(f.dir.fd, tmp, 0)
+		return err
+	}
+	return nil
 }
 
 // pwriteAll writes b at the start of the file fd.
@@ -169,8 +236,9 @@ func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }
 
 // close swaps the file's pages for anonymous memory, so that updates still
 // in flight land harmlessly until it is unmapped after a grace period,
-// releases the rest of the reserved range at once,
-// removes the file if asked and if it is still ours, and gives up the name.
+// releases the rest of the reserved range at once, removes the file if
+// asked and if it is still ours, and gives up the name: in that order, so
+// that no one locks a file about to lose its name.
 func (f *file) close(remove bool) error {
 	mapped := pageRound(f.size)
 	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
@@ -186,12 +254,14 @@ func (f *file) close(remove bool) error {
 		}
 		quarantineRange(f.base, uintptr(mapped))
 	}
-	if remove && f.dir.sameFile(f.name, f.fd) {
+	if remove && f.dir.sameFile(f.name, f.named) {
 		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
 			err = errors.Join(err, &os.PathError{Op: "remove", Path: f.path, Err: e})
 		}
 	}
-	unix.Close(f.fd)
-	f.lock.release()
+	if f.fd != f.named {
+		unix.Close(f.fd)
+	}
+	unix.Close(f.named)
 	return err
 }

@@ -24,8 +24,11 @@ func TestPaddedAddresses(t *testing.T) {
 	check := func() {
 		t.Helper()
 		blocks := map[uintptr]bool{}
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		for _, m := range r.metrics {
-			for j, v := range m.values {
+			for j := range m.values {
+				v := r.handleLocked(m, j)
 				if v == nil {
 					continue
 				}

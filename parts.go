@@ -33,8 +33,7 @@ type part struct {
 	// slots lists the values in the order of their records: a value's
 	// slot fixes its address while it lives (below).
 	slots       []slotOwner
-	bound       int   // slots[:bound] have had handles
-	rebind      []int // slots below bound taken again, to get handles
+	bound       int   // slots[:bound] have storage in the file, and handles on demand (handleOf)
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
 	file        *file
 	stride      valueStride // between the value records of two slots, fixed at Start
@@ -206,29 +205,36 @@ type slotOwner struct {
 	inst int
 }
 
-// newSlot gives instance j of m (0 when singular) a slot: a free one, its
-// value zeroed, else the next, and returns it.
+// newSlot gives instance j of m (0 when singular) a slot (see takeSlot),
+// and returns it.
 func (p *part) newSlot(m *metric, j int) int {
-	s := len(p.slots)
-	if n := len(p.free); n > 0 {
-		s, p.free = p.free[n-1], p.free[:n-1]
-		p.slots[s] = slotOwner{m, j}
-		if s < p.bound {
-			p.zero(s)
-			p.rebind = append(p.rebind, s)
-		}
-	} else {
-		p.slots = append(p.slots, slotOwner{m, j})
-	}
 	for len(m.slots) <= j {
 		m.slots, m.values = append(m.slots, -1), append(m.values, nil)
 	}
+	s := p.takeSlot(m, j)
 	m.slots[j], m.values[j] = s, nil
 	return s
 }
 
 // record is where slot s's value record is mapped.
 func (p *part) record(s int) unsafe.Pointer { return unsafe.Add(p.file.values, p.stride.at(s)) }
+
+// takeSlot gives instance j of m a slot, a free one, its value zeroed,
+// else the next, and returns it; m's slots and handles are the caller's.
+func (p *part) takeSlot(m *metric, j int) int {
+	n := len(p.free)
+	if n == 0 {
+		p.slots = append(p.slots, slotOwner{m, j})
+		return len(p.slots) - 1
+	}
+	s := p.free[n-1]
+	p.free = p.free[:n-1]
+	p.slots[s] = slotOwner{m, j}
+	if s < p.bound {
+		p.zero(s)
+	}
+	return s
+}
 
 // zero clears the value of slot s in the file, left by a removed one.
 func (p *part) zero(s int) {
@@ -247,7 +253,6 @@ func (p *part) unslot(m *metric, j int) int {
 	m.values[j].detach()
 	m.slots[j], m.values[j] = -1, nil
 	p.slots[s] = slotOwner{}
-	p.rebind = slices.DeleteFunc(p.rebind, func(r int) bool { return r == s })
 	return s
 }
 
@@ -312,22 +317,38 @@ func (p *part) releaseInstanceSlots(in *indom, first int) {
 }
 
 // makeSlots gives every value of the part's metrics a slot, as Start does:
-// metric by metric.
+// metric by metric, their slots and handles in one array each, sized once.
 func (p *part) makeSlots() {
+	n := 0
 	for _, m := range p.metrics {
-		p.newMetricSlots(m)
+		n += m.valueCount()
+	}
+	p.slots = slices.Grow(p.slots, n)
+	slots, values := make([]int, n), make([]*Value, n)
+	for _, m := range p.metrics {
+		k := m.valueCount()
+		p.slotMetric(m, slots[:k:k], values[:k:k])
+		slots, values = slots[k:], values[k:]
 	}
 }
 
-// newMetricSlots gives every value of m a slot, instance by instance;
-// removed instances have none.
+// newMetricSlots gives every value of m, declared after Start, a slot.
 func (p *part) newMetricSlots(m *metric) {
-	for j := range m.valueCount() {
-		if m.indom != nil && m.indom.removed[j] {
-			m.slots, m.values = append(m.slots, -1), append(m.values, nil)
-			continue
+	k := m.valueCount()
+	p.slots = slices.Grow(p.slots, k)
+	p.slotMetric(m, make([]int, k), make([]*Value, k))
+}
+
+// slotMetric gives every value of m a slot, instance by instance, kept in
+// slots and values (nil handles), of m's value count; removed instances
+// have none.
+func (p *part) slotMetric(m *metric, slots []int, values []*Value) {
+	m.slots, m.values = slots, values
+	for j := range slots {
+		slots[j] = -1
+		if m.indom == nil || !m.indom.removed[j] {
+			slots[j] = p.takeSlot(m, j)
 		}
-		p.newSlot(m, j)
 	}
 }
 
@@ -344,7 +365,7 @@ func (p *part) clearSlots() {
 	for _, m := range p.metrics {
 		m.slots, m.values = nil, nil
 	}
-	p.slots, p.rebind, p.dying, p.free = nil, nil, nil, nil
+	p.slots, p.dying, p.free = nil, nil, nil
 }
 
 // typeOf is the type of the value in slot s; a dead record's is any.
@@ -363,31 +384,20 @@ func (p *part) handle(s int) *Value {
 	return nil
 }
 
-// bindHandles makes the handles of the slots the file has room for, those
-// new in one allocation.
-func (p *part) bindHandles(strs *stringLock) {
-	bind := func(s int, v *Value) {
-		o := p.slots[s]
-		v.init(p.record(s), o.m.Type, strs, p.file)
-		o.m.values[o.inst] = v
+// handleOf returns the handle of instance j of m (0 when singular), made
+// at its first use, so that Start makes none for values nobody asks for;
+// nil while the value has no storage in the file.
+func (p *part) handleOf(m *metric, j int, strs *stringLock) *Value {
+	if j >= len(m.slots) || m.slots[j] < 0 || m.slots[j] >= p.bound {
+		return nil
 	}
-	for _, s := range p.rebind {
-		if p.slots[s].m != nil {
-			bind(s, new(Value))
-		}
+	v := m.values[j]
+	if v == nil {
+		v = new(Value)
+		v.init(p.record(m.slots[j]), m.Type, strs, p.file)
+		m.values[j] = v
 	}
-	p.rebind = p.rebind[:0]
-	end := min(len(p.slots), p.file.capacity)
-	if end <= p.bound {
-		return
-	}
-	vs := make([]Value, end-p.bound)
-	for i := range vs {
-		if p.slots[p.bound+i].m != nil {
-			bind(p.bound+i, &vs[i])
-		}
-	}
-	p.bound = end
+	return v
 }
 
 // detach points every handle of the part away from its file.

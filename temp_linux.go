@@ -20,8 +20,8 @@ import (
 
 // createTemp creates a temporary of name in d exclusively, refusing to
 // follow a link, so nothing planted in the directory can redirect the
-// write, and gives it its mode and its blocks. It returns the temporary's
-// name in d.
+// write, gives it its mode and its blocks, and locks it, for the name it
+// will be renamed to (see acquire). It returns the temporary's name in d.
 func createTemp(d *dir, name string, size int64) (int, string, error) {
 	for range 10 {
 		tmp := "." + name + "." + strconv.Itoa(os.Getpid()) + "." + tempSuffix()
@@ -32,16 +32,20 @@ func createTemp(d *dir, name string, size int64) (int, string, error) {
 		if err != nil {
 			return -1, "", &os.PathError{Op: "create", Path: d.join(tmp), Err: err}
 		}
+		op := "chmod"
 		// Mode 0644 whatever the umask, without changing the process's umask.
 		if err = unix.Fchmod(fd, 0o644); err == nil {
+			op, err = "lock", unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		}
+		if err == nil {
 			// Allocate every block now: a store into a mapped page that
 			// the file system cannot back kills the process with SIGBUS.
-			err = allocate(fd, size)
+			op, err = "allocate", allocate(fd, size)
 		}
 		if err != nil {
 			unix.Close(fd)
 			unix.Unlinkat(d.fd, tmp, 0)
-			return -1, "", &os.PathError{Op: "allocate", Path: d.join(tmp), Err: err}
+			return -1, "", &os.PathError{Op: op, Path: d.join(tmp), Err: err}
 		}
 		return fd, tmp, nil
 	}
@@ -77,8 +81,9 @@ func allocate(fd int, size int64) error {
 }
 
 // tempWriter returns the pid in entry, if it is a temporary of name. The
-// random part must be hex of its exact length: the lock of a registry
-// named name.<digits> is .<name>.<digits>.lock.
+// random part must be hex of its exact length: a temporary of the overflow
+// file name.2 is .<name>.2.<pid>.<random>, and names such as
+// .<name>.<digits>.lock are not ours.
 func tempWriter(name, entry string) (int, bool) {
 	rest, ok := strings.CutPrefix(entry, "."+name+".")
 	if !ok {
@@ -96,8 +101,8 @@ func tempWriter(name, entry string) (int, bool) {
 }
 
 // reclaim removes the temporaries of name whose writer no longer exists,
-// never a live process's. It is called with the name's lock held, and is
-// best effort: what it cannot list or remove stays, as it would without it.
+// never a live process's, so it needs no lock. It is best effort: what it
+// cannot list or remove stays, as it would without it.
 func (d *dir) reclaim(name string) {
 	for _, e := range d.list() {
 		if pid, ok := tempWriter(name, e); ok && errors.Is(unix.Kill(pid, 0), unix.ESRCH) {

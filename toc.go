@@ -70,6 +70,7 @@ type fileLayout struct {
 	offset  [numSections]int64 // section offsets
 	size    int64
 	end     int64 // the end of the last record: size, but for a grown file's page rounding
+	used    int64 // the end of the last record in use: zeros follow, a grown file's spare values
 }
 
 var (
@@ -143,9 +144,10 @@ func newFileLayout(version int, count [numSections]int, stride valueStride, g *g
 		l.offset[s] = off
 		off += stride.at(n)
 	}
-	l.size, l.end = off, off
+	l.size, l.end, l.used = off, off, off
 	if g != nil {
 		l.size = pageRound(off)
+		l.used = l.record(secValues, count[secValues])
 	}
 	return l
 }

@@ -423,30 +423,33 @@ func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
 // there. A full disk is no refusal: the instances wait for a later growth
 // step.
 func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, error) {
-	if _, ok := in.ids[insts[0].ID]; ok {
+	if _, ok := in.index(insts[0].ID); ok {
 		for _, inst := range insts {
-			if err := r.reviveInstanceLocked(in, in.ids[inst.ID]); err != nil {
+			j, _ := in.index(inst.ID)
+			if err := r.reviveInstanceLocked(in, j); err != nil {
 				return true, err
 			}
 		}
 		return true, nil
 	}
 	err := r.addInstancesLocked(in.Serial, insts, true)
-	_, ok := in.ids[insts[0].ID]
+	_, ok := in.index(insts[0].ID)
 	return ok, err
 }
 
 func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
 	t, c := k.mk()
 	k.cells[id] = c
-	k.r.bindCellLocked(k.m, k.m.indom.ids[id], c)
+	j, _ := k.m.indom.index(id)
+	k.r.bindCellLocked(k.m, j, c)
 	return t
 }
 
 func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.unbindCellLocked(k.cells[id])
 	delete(k.cells, id)
-	k.r.removeInstrumentLocked(k.m.indom, k.m.indom.ids[id])
+	j, _ := k.m.indom.index(id)
+	k.r.removeInstrumentLocked(k.m.indom, j)
 }
 
 // declareVec declares a metric of type t over an indom of its own, and

@@ -1,0 +1,64 @@
+package mmv
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The allocations of Start and of a growth step are bounded by constants,
+// whatever the number of values: these fail when an allocation per
+// metric, instance or value comes back. Their speed is for the benchmarks
+// (compare/BenchmarkGrowthStep, compare/BenchmarkStart).
+
+func TestStartAllocations(t *testing.T) {
+	for _, c := range []struct{ metrics, instances int }{{1000, 10}, {1, 10000}, {10, 10}} {
+		t.Run(strconv.Itoa(c.metrics)+"x"+strconv.Itoa(c.instances), func(t *testing.T) {
+			const runs = 5
+			dirs := make([]string, runs+1) // AllocsPerRun runs once more, first
+			rs := make([]*Registry, runs+1)
+			for i := range rs {
+				dirs[i] = t.TempDir()
+				rs[i] = allocRegistry(t, dirs[i], c.metrics, c.instances)
+			}
+			i := 0
+			allocs := testing.AllocsPerRun(runs, func() {
+				require.NoError(t, rs[i].Start())
+				i++
+			})
+			for _, r := range rs {
+				require.NoError(t, r.Close())
+			}
+			t.Logf("%v allocations", allocs)
+			// Slots, plan and buffer arrays, the file, the directory and
+			// its listing: a few dozen, none per metric or value.
+			assert.LessOrEqual(t, allocs, 60.0, "Start of %d metrics over %d instances", c.metrics, c.instances)
+		})
+	}
+}
+
+func TestGrowthStepAllocations(t *testing.T) {
+	for _, n := range []int{100, 10000} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			r := allocRegistry(t, t.TempDir(), 4, 0)
+			require.NoError(t, r.Start())
+			defer r.Close()
+			for i := range n {
+				require.NoError(t, r.AddInstance(1, Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)}))
+			}
+			require.NoError(t, r.Flush())
+			allocs := testing.AllocsPerRun(20, func() {
+				r.mu.Lock()
+				r.parts[0].dirty = true
+				r.mu.Unlock()
+				require.NoError(t, r.Flush())
+			})
+			t.Logf("%v allocations", allocs)
+			// The layout, the temporary's name, errors joined: none per
+			// instance or value (the buffer and the plan are recycled).
+			assert.LessOrEqual(t, allocs, 30.0, "a growth step of %d instances", n)
+		})
+	}
+}

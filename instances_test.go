@@ -1,0 +1,45 @@
+package mmv
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestInstanceIndex: an indom whose ids are their indexes keeps no id map;
+// the first other id makes one, and lookups and duplicates work the same
+// before and after, and after a truncation.
+func TestInstanceIndex(t *testing.T) {
+	r := newTestRegistry(t, "ids")
+	require.NoError(t, r.AddIndom(Indom{Serial: 1, Instances: []Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
+	in := r.serials[1]
+	assert.Nil(t, in.ids, "ids numbered from 0 in order need no map")
+	check := func(id int32, want int, ok bool) {
+		t.Helper()
+		i, found := in.index(id)
+		assert.Equal(t, ok, found, "id %d found", id)
+		if ok {
+			assert.Equal(t, want, i, "index of id %d", id)
+		}
+	}
+	check(1, 1, true)
+	check(2, 0, false)
+	check(-1, 0, false)
+	require.ErrorIs(t, r.AddInstance(1, Instance{ID: 1, Name: "c"}), ErrDuplicate)
+	require.NoError(t, r.AddInstance(1, Instance{ID: 2, Name: "c"}))
+	assert.Nil(t, in.ids)
+
+	require.NoError(t, r.AddInstance(1, Instance{ID: 7, Name: "d"}))
+	require.NotNil(t, in.ids, "an id that is not its index")
+	check(0, 0, true)
+	check(2, 2, true)
+	check(7, 3, true)
+	check(3, 0, false)
+	require.ErrorIs(t, r.AddInstance(1, Instance{ID: 2, Name: "e"}), ErrDuplicate)
+	r.mu.Lock()
+	err := r.addInstancesLocked(1, []Instance{{ID: 8, Name: "e"}, {ID: 8, Name: "f"}}, false)
+	r.mu.Unlock()
+	require.ErrorIs(t, err, ErrDuplicate)
+	check(8, 0, false) // the refused instances are truncated away
+}
