@@ -27,7 +27,7 @@ type file struct {
 	base     unsafe.Pointer // where the file's first byte is mapped
 	size     int64
 	values   unsafe.Pointer // where the values section is mapped, for good
-	capacity int            // value records the file has room for
+	capacity int            // value slots the file has room for
 	resv     unsafe.Pointer // the reserved range
 	// named is the descriptor of the file at the name, whose flock holds
 	// the name (see acquire): fd, or the file replace could not rename
@@ -46,7 +46,7 @@ const (
 // createFile takes the name in d (see acquire), removes the temporaries
 // dead writers left of it, writes a new file of the given size under a
 // temporary name, maps it, and renames it to name; its values section is
-// at valuesOff with room for capacity records. fill writes every byte but
+// at valuesOff with room for capacity slots. fill writes every byte but
 // gen2, which is copied from gen1 last so a reader never takes a
 // half-written file for a complete one.
 func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
@@ -169,7 +169,7 @@ func closeNamed(fd int) {
 }
 
 // replace swaps the file for a grown one of the given size whose values
-// section, at valuesOff, holds capacity records. fill writes the new file's
+// section, at valuesOff, holds capacity slots. fill writes the new file's
 // first used bytes (into memory, written to the file at once; zeros
 // follow) but gen2; the new file is
 // then mapped so its values take the old ones' addresses, the old file's
