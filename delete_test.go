@@ -2,8 +2,10 @@ package mmv_test
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,5 +126,38 @@ func TestVecDeleteRacing(t *testing.T) {
 	wg.Wait()
 	for i := range 4 {
 		assert.Equal(t, uint64(rounds), v.With(fmt.Sprint("steady", i)).Get())
+	}
+}
+
+// TestVecDeleteIsNotLinear: deleting an instance of a large vector marks
+// its entries dead instead of copying every entry (a rebuild every √n
+// deletions), and lookups stay right: the remaining instances keep their
+// instruments, a deleted one comes back as a new instrument.
+func TestVecDeleteIsNotLinear(t *testing.T) {
+	const n = 10000
+	r := newRegistry(t, "churn", t.TempDir(), mmv.Options{MaxIndomInstances: -1, MaxInstances: -1, PublishDelay: time.Hour})
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	v.SetLimit(n)
+	require.NoError(t, r.Start())
+	key := func(i int) string { return "k" + strconv.Itoa(i) }
+	was := make([]*mmv.Counter, n)
+	for i := range n {
+		was[i] = v.With(key(i))
+		require.NotNil(t, was[i], v.Err())
+	}
+	next := 0
+	allocs := testing.AllocsPerRun(300, func() {
+		v.Delete(key(next))
+		next++
+	})
+	// Copying the vector's map at each Delete took about n allocations.
+	assert.Less(t, allocs, float64(n/10), "allocations per Delete of %d instances", n)
+	for i := range n {
+		c := v.With(key(i))
+		if i < next {
+			assert.NotSame(t, was[i], c, "%s, deleted, comes back new", key(i))
+		} else {
+			assert.Same(t, was[i], c, "%s keeps its instrument", key(i))
+		}
 	}
 }

@@ -60,8 +60,10 @@ type Vec[T any] struct {
 	err    atomic.Pointer[error] // why the last instance was refused
 
 	// Lock-free reads: fast is rebuilt as instances are added, recent
-	// holds those added since, replaced whole at each addition.
+	// holds those added since, replaced whole at each addition. A deleted
+	// instance's entries stay in them, dead, until a rebuild.
 	fast, recent atomic.Pointer[vecMap[T]]
+	dead         int // instances deleted since the last rebuild, under r.mu
 
 	// Under r.mu:
 	all        map[string]*vecEntry[T] // by instance name
@@ -79,12 +81,13 @@ type vecEntry[T any] struct {
 	values []string
 	t      *T
 	next   *vecEntry[T] // another with the same hash
+	dead   atomic.Bool  // deleted: lookups pass it by
 }
 
 // find returns the instrument of values, nil when m has none.
 func (m vecMap[T]) find(h uint64, values []string) *T {
 	for e := m[h]; e != nil; e = e.next {
-		if slices.Equal(e.values, values) {
+		if !e.dead.Load() && slices.Equal(e.values, values) {
 			return e.t
 		}
 	}
@@ -284,13 +287,31 @@ func (v *Vec[T]) rebuildLocked() {
 	all := make(vecMap[T], len(v.all))
 	for _, e := range v.all {
 		h := canon.Hash(e.values)
-		c := *e
-		c.next = all[h]
-		all[h] = &c
+		all[h] = &vecEntry[T]{values: e.values, t: e.t, next: all[h]}
 	}
 	v.fast.Store(&all)
 	empty := vecMap[T]{}
 	v.recent.Store(&empty)
+	v.dead = 0
+}
+
+// buryLocked marks the entries of deleted values dead in the lock-free
+// maps, which lookups then pass by, and rebuilds them once about the
+// square root of their entries are dead: a deletion costs O(√n) amortised,
+// not a copy of every entry.
+func (v *Vec[T]) buryLocked(values []string) {
+	h := canon.Hash(values)
+	for _, m := range [2]*vecMap[T]{v.fast.Load(), v.recent.Load()} {
+		for e := (*m)[h]; e != nil; e = e.next {
+			if slices.Equal(e.values, values) {
+				e.dead.Store(true)
+			}
+		}
+	}
+	v.dead++
+	if v.dead*v.dead >= max(64, len(*v.fast.Load())) {
+		v.rebuildLocked()
+	}
 }
 
 // labelLocked gives instance id its values as PCP instance labels, while
@@ -343,11 +364,12 @@ func (v *Vec[T]) Delete(values ...string) bool {
 	}
 	v.r.mu.Lock()
 	defer v.r.mu.Unlock()
-	if v.all[name] == nil {
+	e := v.all[name]
+	if e == nil {
 		return false
 	}
 	v.deleteLocked(name)
-	v.rebuildLocked()
+	v.buryLocked(e.values)
 	return true
 }
 

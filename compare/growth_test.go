@@ -14,8 +14,7 @@ import (
 // BenchmarkGrowthStep is a publication of a file of a counter vector of n
 // instances, after one instance was first used and another deleted (so
 // that n holds): Flush writes the whole file anew and renames it into
-// place. The Delete is left out of the time: it rebuilds the vector's
-// lookup map, O(n) of its own. Its cost should follow the file's size (compare the two sizes)
+// place. Its cost should follow the file's size (compare the two sizes)
 // and stay within twice its floor, "floor": making a file of the same size
 // in the same directory as a step does (create it, allocate its blocks,
 // write it whole from memory that holds data, rename it over the last).
@@ -36,11 +35,9 @@ func BenchmarkGrowthStep(b *testing.B) {
 		size := func() int64 { return must(os.Stat(filepath.Join(dir, name)))(b).Size() }
 		b.Run(strconv.Itoa(n)+"/mmv", func(b *testing.B) {
 			for b.Loop() {
-				b.StopTimer()
 				if !v.Delete(route(next - n)) {
 					b.Fatalf("no instance %s", route(next-n))
 				}
-				b.StartTimer()
 				v.With(route(next)).Inc()
 				next++
 				check(b, r.Flush())
