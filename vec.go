@@ -271,8 +271,8 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 // entries, in a rebuilt fast map. An addition thus copies O(√n) entries
 // amortised, and a lookup reads at most two maps.
 func (v *Vec[T]) insertLocked(h uint64, e *vecEntry[T]) {
-	recent, fast := *v.recent.Load(), *v.fast.Load()
-	if len(recent)*len(recent) < max(64, len(fast)) {
+	recent := *v.recent.Load()
+	if !v.rebuildDueLocked(len(recent)) {
 		r := recent.with(h, e)
 		v.recent.Store(&r)
 		return
@@ -280,9 +280,14 @@ func (v *Vec[T]) insertLocked(h uint64, e *vecEntry[T]) {
 	v.rebuildLocked()
 }
 
+// rebuildDueLocked reports whether k entries kept beside the rebuilt map,
+// added since or dead, call for a rebuild: about the square root of its
+// entries, so that an addition or a deletion costs O(√n) amortised.
+func (v *Vec[T]) rebuildDueLocked(k int) bool { return k*k >= max(64, len(*v.fast.Load())) }
+
 // rebuildLocked makes fast hold every instance, and recent none. Entries
-// are copied, never changed, so that a reader of the old maps goes on
-// safely.
+// are copied, so that a reader of the old maps goes on safely; of an entry
+// only its dead flag ever changes.
 func (v *Vec[T]) rebuildLocked() {
 	all := make(vecMap[T], len(v.all))
 	for _, e := range v.all {
@@ -309,7 +314,7 @@ func (v *Vec[T]) buryLocked(values []string) {
 		}
 	}
 	v.dead++
-	if v.dead*v.dead >= max(64, len(*v.fast.Load())) {
+	if v.rebuildDueLocked(v.dead) {
 		v.rebuildLocked()
 	}
 }
