@@ -86,8 +86,8 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	}
 	pl.valueStr = sized(pl.valueStr, len(p.slots))
 	if slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String }) {
-		for i, o := range p.slots {
-			pl.valueStr[i] = str(o.m != nil && o.m.Type == String)
+		for i := range p.slots {
+			pl.valueStr[i] = str(p.typeOf(i) == String)
 		}
 	} else {
 		for i := range pl.valueStr {
@@ -200,15 +200,16 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	values := b[pl.offset[secValues]:]
 	for s, o := range p.slots {
 		rec := values[p.stride.at(s):][:valueSize]
-		if o.m == nil { // a removed value's record: no metric, no instance
+		if o.m == 0 { // a removed value's record: no metric, no instance
 			putValue(rec, 0, 0, 0)
 			continue
 		}
+		m := o.m - 1
 		var instOff int64
-		if insts := pl.metricInst[o.m.index]; insts != nil {
+		if insts := pl.metricInst[m]; insts != nil {
 			instOff = insts[o.inst]
 		}
-		putValue(rec, uint64(pl.metricOff[o.m.index]), uint64(instOff), uint64(pl.valueStr[s]))
+		putValue(rec, uint64(pl.metricOff[m]), uint64(instOff), uint64(pl.valueStr[s]))
 	}
 	for i, l := range pl.labels {
 		identity, instance := l.target(p)

@@ -83,9 +83,9 @@ type indom struct {
 	// its instance's index, as a vector's and ids numbered from 0 in order
 	// are, which then need no map.
 	ids     map[int32]int
-	names   map[string]int // instance name up to the first space to index
-	removed []bool         // per instance: removed, its id and name kept
-	live    int            // instances not removed
+	names   nameIndex // indexes by nameKey
+	removed []bool    // per instance: removed, its id and name kept
+	live    int       // instances not removed
 }
 
 // AddIndom declares an instance domain and its instances.
@@ -115,7 +115,8 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	if err := checkInstanceCaps(&r.opts, d.Serial, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
 		return err
 	}
-	in := &indom{Indom: d, names: make(map[string]int, len(d.Instances))}
+	in := &indom{Indom: d}
+	in.names.reserve(len(d.Instances))
 	in.Instances, in.removed = make([]Instance, 0, len(d.Instances)), make([]bool, 0, len(d.Instances))
 	for _, inst := range d.Instances {
 		if err := in.add(inst); err != nil {
@@ -199,10 +200,9 @@ func (in *indom) add(inst Instance) error {
 	if _, dup := in.index(inst.ID); dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
 	}
-	// PCP matches instance names up to the first space.
-	key, _, _ := strings.Cut(inst.Name, " ")
-	if i, dup := in.names[key]; dup {
-		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[i].Name)
+	key := nameKey(inst.Name)
+	if j, dup := in.names.find(key, in.instanceKey); dup {
+		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[j].Name)
 	}
 	i := len(in.Instances)
 	if in.ids == nil && int(inst.ID) != i {
@@ -215,12 +215,22 @@ func (in *indom) add(inst Instance) error {
 	if in.ids != nil {
 		in.ids[inst.ID] = i
 	}
-	in.names[key] = i
+	in.names.add(key, i, in.instanceKey)
 	in.Instances = append(in.Instances, inst)
 	in.removed = append(in.removed, false)
 	in.live++
 	return nil
 }
+
+// nameKey is what PCP tells instance names apart by: the name up to its
+// first space.
+func nameKey(name string) string {
+	key, _, _ := strings.Cut(name, " ")
+	return key
+}
+
+// instanceKey is the nameKey of instance i.
+func (in *indom) instanceKey(i int) string { return nameKey(in.Instances[i].Name) }
 
 // index returns the index of the instance of id, and whether there is one.
 func (in *indom) index(id int32) (int, bool) {
@@ -241,8 +251,7 @@ func (in *indom) instanceSubject(name string) string {
 func (in *indom) truncate(n int) {
 	for _, inst := range in.Instances[n:] {
 		delete(in.ids, inst.ID)
-		key, _, _ := strings.Cut(inst.Name, " ")
-		delete(in.names, key)
+		in.names.remove(nameKey(inst.Name), in.instanceKey)
 	}
 	in.Instances, in.removed = in.Instances[:n], in.removed[:n]
 	in.live = 0
@@ -256,8 +265,7 @@ func (in *indom) truncate(n int) {
 // lookup returns the index of the instance named exactly name, unless
 // removed.
 func (in *indom) lookup(name string) (int, bool) {
-	key, _, _ := strings.Cut(name, " ")
-	i, ok := in.names[key]
+	i, ok := in.names.find(nameKey(name), in.instanceKey)
 	return i, ok && in.Instances[i].Name == name && !in.removed[i]
 }
 

@@ -201,7 +201,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 			return err
 		}
 	case labelItem:
-		if l.metric = r.names[metric]; l.metric == nil {
+		if l.metric = r.named(metric); l.metric == nil {
 			return errorf(ErrUnknown, subject, "label %q on a metric not declared", l.Name)
 		}
 	case labelIndom, labelInstances:

@@ -11,6 +11,6 @@ type model struct {
 func newModel() model {
 	return model{
 		indomTable:  indomTable{serials: map[uint32]*indom{}},
-		metricTable: metricTable{names: map[string]*metric{}, prefixes: map[string]int{}},
+		metricTable: metricTable{prefixes: map[string]int{}},
 	}
 }

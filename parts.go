@@ -198,21 +198,36 @@ func clustersInDir(d *dir, ours func(name string) bool) map[uint32]bool {
 // later takes a free slot before a new one. Before that publication a
 // removed value still shows in PCP, so its slot cannot serve another yet.
 
-// slotOwner is the metric and instance (index in the indom) of a value;
-// m is nil for a dead record.
+// slotOwner is the metric (its index in the part, plus one; 0 for a dead
+// record) and the instance (index in the indom) of a value. Indexes, not a
+// pointer: a part keeps one per value, and a pointer in each cost Start a
+// write barrier per value and the garbage collector a scan of them all.
 type slotOwner struct {
-	m    *metric
-	inst int
+	m, inst int32
+}
+
+// ownedBy is the slotOwner of instance j of m.
+func ownedBy(m *metric, j int) slotOwner { return slotOwner{int32(m.index + 1), int32(j)} }
+
+// owner returns the metric owning o, nil for a dead record.
+func (p *part) owner(o slotOwner) *metric {
+	if o.m == 0 {
+		return nil
+	}
+	return p.metrics[o.m-1]
 }
 
 // newSlot gives instance j of m (0 when singular) a slot (see takeSlot),
 // and returns it.
 func (p *part) newSlot(m *metric, j int) int {
 	for len(m.slots) <= j {
-		m.slots, m.values = append(m.slots, -1), append(m.values, nil)
+		m.slots = append(m.slots, -1)
+		if m.values != nil {
+			m.values = append(m.values, nil)
+		}
 	}
 	s := p.takeSlot(m, j)
-	m.slots[j], m.values[j] = s, nil
+	m.slots[j] = int32(s)
 	return s
 }
 
@@ -224,12 +239,12 @@ func (p *part) record(s int) unsafe.Pointer { return unsafe.Add(p.file.values, p
 func (p *part) takeSlot(m *metric, j int) int {
 	n := len(p.free)
 	if n == 0 {
-		p.slots = append(p.slots, slotOwner{m, j})
+		p.slots = append(p.slots, ownedBy(m, j))
 		return len(p.slots) - 1
 	}
 	s := p.free[n-1]
 	p.free = p.free[:n-1]
-	p.slots[s] = slotOwner{m, j}
+	p.slots[s] = ownedBy(m, j)
 	if s < p.bound {
 		p.zero(s)
 	}
@@ -249,9 +264,12 @@ func (p *part) unslot(m *metric, j int) int {
 	if j >= len(m.slots) || m.slots[j] < 0 {
 		return -1
 	}
-	s := m.slots[j]
-	m.values[j].detach()
-	m.slots[j], m.values[j] = -1, nil
+	s := int(m.slots[j])
+	if m.values != nil {
+		m.values[j].detach()
+		m.values[j] = nil
+	}
+	m.slots[j] = -1
 	p.slots[s] = slotOwner{}
 	return s
 }
@@ -312,23 +330,26 @@ func (p *part) releaseInstanceSlots(in *indom, first int) {
 		for j := len(m.slots) - 1; j >= first; j-- {
 			p.release(m, j)
 		}
-		m.slots, m.values = m.slots[:first], m.values[:first]
+		m.slots = m.slots[:first]
+		if m.values != nil {
+			m.values = m.values[:first]
+		}
 	}
 }
 
 // makeSlots gives every value of the part's metrics a slot, as Start does:
-// metric by metric, their slots and handles in one array each, sized once.
+// metric by metric, their slots in one array, sized once.
 func (p *part) makeSlots() {
 	n := 0
 	for _, m := range p.metrics {
 		n += m.valueCount()
 	}
 	p.slots = slices.Grow(p.slots, n)
-	slots, values := make([]int, n), make([]*Value, n)
+	slots := make([]int32, n)
 	for _, m := range p.metrics {
 		k := m.valueCount()
-		p.slotMetric(m, slots[:k:k], values[:k:k])
-		slots, values = slots[k:], values[k:]
+		p.slotMetric(m, slots[:k:k])
+		slots = slots[k:]
 	}
 }
 
@@ -336,18 +357,18 @@ func (p *part) makeSlots() {
 func (p *part) newMetricSlots(m *metric) {
 	k := m.valueCount()
 	p.slots = slices.Grow(p.slots, k)
-	p.slotMetric(m, make([]int, k), make([]*Value, k))
+	p.slotMetric(m, make([]int32, k))
 }
 
 // slotMetric gives every value of m a slot, instance by instance, kept in
-// slots and values (nil handles), of m's value count; removed instances
-// have none.
-func (p *part) slotMetric(m *metric, slots []int, values []*Value) {
-	m.slots, m.values = slots, values
+// slots, of m's value count; removed instances have none. The handles are
+// made at their first use (handleOf).
+func (p *part) slotMetric(m *metric, slots []int32) {
+	m.slots, m.values = slots, nil
 	for j := range slots {
 		slots[j] = -1
 		if m.indom == nil || !m.indom.removed[j] {
-			slots[j] = p.takeSlot(m, j)
+			slots[j] = int32(p.takeSlot(m, j))
 		}
 	}
 }
@@ -370,7 +391,7 @@ func (p *part) clearSlots() {
 
 // typeOf is the type of the value in slot s; a dead record's is any.
 func (p *part) typeOf(s int) Type {
-	if m := p.slots[s].m; m != nil {
+	if m := p.owner(p.slots[s]); m != nil {
 		return m.Type
 	}
 	return Uint64
@@ -378,8 +399,10 @@ func (p *part) typeOf(s int) Type {
 
 // handle is the handle of the value in slot s, nil until bound or dead.
 func (p *part) handle(s int) *Value {
-	if o := p.slots[s]; o.m != nil {
-		return o.m.values[o.inst]
+	if o := p.slots[s]; o.m != 0 {
+		if m := p.metrics[o.m-1]; m.values != nil {
+			return m.values[o.inst]
+		}
 	}
 	return nil
 }
@@ -388,13 +411,16 @@ func (p *part) handle(s int) *Value {
 // at its first use, so that Start makes none for values nobody asks for;
 // nil while the value has no storage in the file.
 func (p *part) handleOf(m *metric, j int, strs *stringLock) *Value {
-	if j >= len(m.slots) || m.slots[j] < 0 || m.slots[j] >= p.bound {
+	if j >= len(m.slots) || m.slots[j] < 0 || int(m.slots[j]) >= p.bound {
 		return nil
+	}
+	if m.values == nil {
+		m.values = make([]*Value, len(m.slots))
 	}
 	v := m.values[j]
 	if v == nil {
 		v = new(Value)
-		v.init(p.record(m.slots[j]), m.Type, strs, p.file)
+		v.init(p.record(int(m.slots[j])), m.Type, strs, p.file)
 		m.values[j] = v
 	}
 	return v

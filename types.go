@@ -17,15 +17,19 @@ const (
 	Elapsed Type = 9 // microseconds accumulated over intervals; PCP reads a 64-bit counter
 )
 
-var typeNames = map[Type]string{
+// typeNames names the types; "" marks a number that is none. An array,
+// not a map: valid is checked at every declaration.
+var typeNames = [...]string{
 	Int32: "32-bit int", Uint32: "32-bit unsigned int", Int64: "64-bit int", Uint64: "64-bit unsigned int",
 	Float: "float", Double: "double", String: "string", Elapsed: "elapsed",
 }
 
+func (t Type) valid() bool { return t >= 0 && int(t) < len(typeNames) && typeNames[t] != "" }
+
 // String returns the type's name as PCP's mmvdump prints it.
 func (t Type) String() string {
-	if s, ok := typeNames[t]; ok {
-		return s
+	if t.valid() {
+		return typeNames[t]
 	}
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
@@ -40,12 +44,15 @@ const (
 	SemDiscrete Semantics = 4 // a value that rarely changes, such as a version
 )
 
-var semNames = map[Semantics]string{SemCounter: "counter", SemInstant: "instant", SemDiscrete: "discrete"}
+// semNames names the semantics, as typeNames does the types.
+var semNames = [...]string{SemCounter: "counter", SemInstant: "instant", SemDiscrete: "discrete"}
+
+func (s Semantics) valid() bool { return s >= 0 && int(s) < len(semNames) && semNames[s] != "" }
 
 // String returns the semantics' name as PCP prints it.
 func (s Semantics) String() string {
-	if n, ok := semNames[s]; ok {
-		return n
+	if s.valid() {
+		return semNames[s]
 	}
 	return "Semantics(" + strconv.Itoa(int(s)) + ")"
 }

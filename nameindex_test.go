@@ -1,0 +1,78 @@
+package mmv
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestNameIndex runs random additions and removals against a map: every
+// name is found at its position, or not at all, after each of them, through
+// growth and the clusters a small table probes through.
+func TestNameIndex(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		var x nameIndex
+		var byPos []string // position to name; "" once removed
+		want := map[string]int{}
+		key := func(pos int) string { return byPos[pos] }
+		for op := range 3000 {
+			name := "n" + strconv.Itoa(rng.IntN(300))
+			if pos, held := want[name]; held && rng.IntN(3) == 0 {
+				x.remove(name, key)
+				byPos[pos] = ""
+				delete(want, name)
+			} else {
+				got, added := x.add(name, len(byPos), key)
+				if held {
+					require.False(t, added, "seed %d op %d: %s added twice", seed, op, name)
+					require.Equal(t, pos, got, "seed %d op %d: %s", seed, op, name)
+				} else {
+					require.True(t, added, "seed %d op %d: %s", seed, op, name)
+					want[name] = len(byPos)
+					byPos = append(byPos, name)
+				}
+			}
+			require.Equal(t, len(want), x.n)
+			for i := range 300 {
+				n := "n" + strconv.Itoa(i)
+				pos, ok := x.find(n, key)
+				if wantPos, wantOK := want[n]; ok != wantOK || ok && pos != wantPos {
+					require.Failf(t, "index differs from the map", "seed %d op %d: %s found at %d, %v; want %d, %v", seed, op, n, pos, ok, wantPos, wantOK)
+				}
+			}
+		}
+		assert.LessOrEqual(t, x.n*4, len(x.slots)*3, "at most 3/4 full")
+	}
+}
+
+// TestNameIndexEmpty: the zero index finds nothing and removes nothing.
+func TestNameIndexEmpty(t *testing.T) {
+	var x nameIndex
+	_, ok := x.find("a", nil)
+	assert.False(t, ok)
+	x.remove("a", nil)
+	x.reserve(100)
+	assert.GreaterOrEqual(t, len(x.slots)*3, 400)
+	_, ok = x.find("a", nil)
+	assert.False(t, ok)
+}
+
+// TestRefusedNameKeepsTheFirst: a name refused as a duplicate leaves the
+// first holder found by it, and the message names that holder.
+func TestRefusedNameKeepsTheFirst(t *testing.T) {
+	r := newTestRegistry(t, "dup")
+	require.NoError(t, r.AddIndom(Indom{Serial: 1, Instances: []Instance{{ID: 0, Name: "sda one"}}}))
+	err := r.AddInstance(1, Instance{ID: 1, Name: "sda two"})
+	require.ErrorIs(t, err, ErrDuplicate)
+	assert.ErrorContains(t, err, `instance "sda one"`)
+	require.NoError(t, r.AddMetric(Metric{Name: "a", Type: Double, Semantics: SemInstant, Indom: 1}))
+	require.ErrorIs(t, r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter}), ErrDuplicate)
+	require.NoError(t, r.Start())
+	v, err := r.Value("a", "sda one")
+	require.NoError(t, err)
+	assert.Equal(t, Double, v.Type(), "the first declaration of a")
+}
