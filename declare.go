@@ -48,6 +48,16 @@ func (r *Registry) removeInstrumentLocked(in *indom, j int) {
 	r.removeInstanceLocked(in, j)
 }
 
+// renumberWaitersLocked gives the waiters for values of in the new
+// indexes of their instances (see part.renumber).
+func (r *Registry) renumberWaitersLocked(in *indom, to []int) {
+	for i := range r.waiting {
+		if w := &r.waiting[i]; w.m.indom == in {
+			w.inst = to[w.inst]
+		}
+	}
+}
+
 // unwaitLocked forgets the waiters for the values of instance j of in,
 // which was removed.
 func (r *Registry) unwaitLocked(in *indom, j int) {

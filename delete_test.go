@@ -161,3 +161,51 @@ func TestVecDeleteIsNotLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestVecChurn: a vector whose label values churn, each used a while and
+// deleted, forgets the deleted instances once they outnumber its live ones
+// (and 64): PCP's reader sees exactly the live instances with their
+// values, an instance alive throughout keeps its id, and one deleted
+// lately comes back with its id of before.
+func TestVecChurn(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 304, PublishDelay: time.Hour})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	h := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "k")
+	require.NoError(t, r.Start())
+	v.With("kept").Add(7)
+	h.With("kept").Observe(1.5)
+	require.NoError(t, r.Flush())
+	keptID := instances(t, tmp, "hits")["k=kept"].ID
+
+	const live, total = 20, 1500
+	key := func(i int) string { return "r" + strconv.Itoa(i) }
+	for i := range total {
+		v.With(key(i)).Add(uint64(i))
+		h.With(key(i)).Observe(0.5)
+		if i >= live {
+			require.True(t, v.Delete(key(i-live)))
+			require.True(t, h.Delete(key(i-live)))
+		}
+		if i%50 == 0 {
+			require.NoError(t, r.Flush())
+		}
+	}
+	require.NoError(t, r.Flush())
+	lately := instances(t, tmp, "hits")["k="+key(total-1)].ID
+	require.True(t, v.Delete(key(total-1)))
+	require.NoError(t, r.Flush())
+	v.With(key(total - 1)).Add(1)
+	require.NoError(t, r.Flush())
+
+	got := instances(t, tmp, "hits")
+	want := map[string]string{"k=kept": "7", "k=" + key(total-1): "1"}
+	for i := total - live; i < total-1; i++ {
+		want["k="+key(i)] = strconv.Itoa(i)
+	}
+	assert.Equal(t, want, values(got))
+	assert.Equal(t, keptID, got["k=kept"].ID, "an instance alive throughout keeps its id")
+	assert.Equal(t, lately, got["k="+key(total-1)].ID, "an instance deleted lately comes back with its id")
+	assert.Len(t, instances(t, tmp, "lat.count"), live+1)
+	assert.Len(t, instances(t, tmp, "lat.bucket"), 3*(live+1))
+}

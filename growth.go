@@ -130,6 +130,7 @@ func (r *Registry) publishLocked() error {
 		r.pending.Stop()
 		r.pending = nil
 	}
+	r.forgetRemovedLocked()
 	var errs []error
 	for _, p := range r.parts {
 		errs = append(errs, r.publishPartLocked(p))

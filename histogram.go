@@ -609,6 +609,14 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	return true, err
 }
 
+// knowsLocked reports whether the statistics' or the buckets' indom still
+// has a vector's instance id.
+func (g *histGroup) knowsLocked(id int32) bool {
+	_, stat := g.statIndom.index(id)
+	_, bucket := g.bucketIn.index(id * int32(len(g.bounds)))
+	return stat || bucket
+}
+
 // removeLocked removes a vector's instance id, its statistics and its
 // buckets; its histogram is refreshed no more.
 func (g *histGroup) removeLocked(name string, id int32) {

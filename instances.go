@@ -205,7 +205,16 @@ func (in *indom) add(inst Instance) error {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[j].Name)
 	}
 	i := len(in.Instances)
-	if in.ids == nil && int(inst.ID) != i {
+	in.track(i, inst.ID, key)
+	in.Instances = append(in.Instances, inst)
+	in.removed = append(in.removed, false)
+	in.live++
+	return nil
+}
+
+// track makes instance i, of id and name key, found by both.
+func (in *indom) track(i int, id int32, key string) {
+	if in.ids == nil && int(id) != i {
 		// The first id that is not its index: a map from now on.
 		in.ids = make(map[int32]int, cap(in.Instances))
 		for j := range i {
@@ -213,13 +222,42 @@ func (in *indom) add(inst Instance) error {
 		}
 	}
 	if in.ids != nil {
-		in.ids[inst.ID] = i
+		in.ids[id] = i
 	}
 	in.names.add(key, i, in.instanceKey)
-	in.Instances = append(in.Instances, inst)
-	in.removed = append(in.removed, false)
-	in.live++
-	return nil
+}
+
+// forgetsRemoved reports whether in keeps enough removed instances to
+// forget them (forget): more than it has live ones, and 64.
+func (in *indom) forgetsRemoved() bool { return len(in.Instances)-in.live > max(in.live, 64) }
+
+// forget drops the removed instances: their ids and names are free again,
+// and a later instance of either is new, its values from zero, as a
+// revived one's would be. The others move to lower indexes, in order; the
+// returned slice maps each old index to the new, -1 for one forgotten.
+// Without it an indom would keep every instance it ever had, and every
+// growth step would plan them all: a vector churning label values grew
+// without bound, in memory and in the time of a step.
+func (in *indom) forget() []int {
+	to := make([]int, len(in.Instances))
+	kept := 0
+	for j, inst := range in.Instances {
+		to[j] = -1
+		if !in.removed[j] {
+			to[j] = kept
+			in.Instances[kept] = inst
+			kept++
+		}
+	}
+	clear(in.Instances[kept:]) // the names, for the garbage collector
+	in.Instances, in.removed = in.Instances[:kept], in.removed[:kept]
+	clear(in.removed)
+	in.ids, in.names = nil, nameIndex{}
+	in.names.reserve(kept)
+	for j, inst := range in.Instances {
+		in.track(j, inst.ID, nameKey(inst.Name))
+	}
+	return to
 }
 
 // nameKey is what PCP tells instance names apart by: the name up to its
@@ -271,7 +309,8 @@ func (in *indom) lookup(name string) (int, bool) {
 
 // removeInstanceLocked removes instance j of in: PCP no longer shows it
 // from the next publication on, and its values' slots serve others after
-// that. Its id and name stay its own, for reviveInstanceLocked. Its labels
+// that. Its id and name stay its own, for reviveInstanceLocked, until the
+// indom forgets its removed instances (forgetRemovedLocked). Its labels
 // are the caller's to remove (removeInstanceLabelsLocked).
 func (r *Registry) removeInstanceLocked(in *indom, j int) {
 	if in.removed[j] {
@@ -287,6 +326,24 @@ func (r *Registry) removeInstanceLocked(in *indom, j int) {
 		}
 	}
 	r.grewLocked(true, grown...) // nothing needs storage: no error
+}
+
+// forgetRemovedLocked makes the indoms that keep many removed instances
+// forget them (indom.forget), moving the values of the others to their
+// new indexes.
+func (r *Registry) forgetRemovedLocked() {
+	for _, in := range r.indoms {
+		if !in.forgetsRemoved() {
+			continue
+		}
+		to := in.forget()
+		for _, p := range r.parts {
+			if p.hasIndom(in) {
+				p.renumber(in, to)
+			}
+		}
+		r.renumberWaitersLocked(in, to)
+	}
 }
 
 // reviveInstanceLocked gives removed instance j of in its place back, with

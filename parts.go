@@ -337,6 +337,36 @@ func (p *part) releaseInstanceSlots(in *indom, first int) {
 	}
 }
 
+// renumber gives the values of the part's metrics over in the new indexes
+// of its instances, to: old index to new, -1 for a removed instance
+// forgotten, which has no slot.
+func (p *part) renumber(in *indom, to []int) {
+	for _, m := range p.metrics {
+		if m.indom != in || m.slots == nil {
+			continue
+		}
+		kept := 0
+		for j, s := range m.slots {
+			if to[j] < 0 {
+				continue
+			}
+			kept = to[j] + 1
+			m.slots[to[j]] = s
+			if m.values != nil {
+				m.values[to[j]] = m.values[j]
+			}
+			if s >= 0 {
+				p.slots[s].inst = int32(to[j])
+			}
+		}
+		m.slots = m.slots[:kept]
+		if m.values != nil {
+			clear(m.values[kept:])
+			m.values = m.values[:kept]
+		}
+	}
+}
+
 // makeSlots gives every value of the part's metrics a slot, as Start does:
 // metric by metric, their slots in one array, sized once.
 func (p *part) makeSlots() {

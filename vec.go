@@ -68,7 +68,9 @@ type Vec[T any] struct {
 	// Under r.mu:
 	all        map[string]*vecEntry[T] // by instance name
 	order      []string                // instance names in order of first use
-	ids        map[string]int32        // every instance name ever given an id
+	ids        map[string]int32        // instance names given an id that an indom still has (pruneIDsLocked)
+	nextID     int32                   // the id of the next new name
+	pruneAt    int                     // len(ids) at which pruneIDsLocked runs
 	labelled   bool                    // instances still get PCP labels
 	unlabelled atomic.Bool             // SetInstanceLabels(false)
 }
@@ -117,6 +119,9 @@ type vecKind[T any] interface {
 	makeLocked(name string, id int32) *T
 	// removeLocked removes instance id and unbinds its instrument.
 	removeLocked(name string, id int32)
+	// knowsLocked reports whether an indom of the vector still has
+	// instance id, live or removed (see indom.forget).
+	knowsLocked(id int32) bool
 }
 
 // checkVecLabels checks the label names of the vector of metric.
@@ -242,11 +247,13 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	id, seen := v.ids[name]
 	if !seen {
-		id = int32(len(v.ids))
+		id = v.nextID
 	}
 	added, err := v.kind.declareLocked(name, id)
-	if added {
+	if added && !seen {
 		v.ids[name] = id
+		v.nextID++
+		v.pruneIDsLocked()
 	}
 	if err != nil {
 		reason := dropRefused
@@ -264,6 +271,23 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	v.labelLocked(id, e.values)
 	v.insertLocked(canon.Hash(e.values), e)
 	return e.t, nil
+}
+
+// pruneIDsLocked forgets the ids of deleted instances that no indom of
+// the vector has any more, once ids holds twice what it held after the
+// last pruning, and 64: With on their values later gives them new ids.
+// An id is kept while an indom has it, so that an instance's values keep
+// one id in every indom, and its name no other.
+func (v *Vec[T]) pruneIDsLocked() {
+	if len(v.ids) < max(v.pruneAt, 64) {
+		return
+	}
+	for name, id := range v.ids {
+		if v.all[name] == nil && !v.kind.knowsLocked(id) {
+			delete(v.ids, name)
+		}
+	}
+	v.pruneAt = 2 * len(v.ids)
 }
 
 // insertLocked makes e visible to lock-free readers: in recent, a copy
@@ -358,7 +382,12 @@ func (v *Vec[T]) refuse(reason dropReason, err error) {
 // publication. An instrument of it kept by the program still counts, in
 // memory of its own, and is published no more; With on the same values
 // later makes a new instrument, from zero, with the instance's id of
-// before, so PCP sees the same instance again.
+// before, so PCP sees the same instance again. Deleted instances are
+// remembered until they outnumber the live ones, and 64: the next
+// publication then forgets them, and their values, used again, get new
+// ids. A vector whose label values churn thus keeps memory, and costs
+// growth steps, in proportion to the instances it holds, not to every one
+// it ever had.
 func (v *Vec[T]) Delete(values ...string) bool {
 	if v == nil || len(values) != len(v.labels) {
 		return false
@@ -470,6 +499,11 @@ func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
 	j, _ := k.m.indom.index(id)
 	k.r.bindCellLocked(k.m, j, c)
 	return t
+}
+
+func (k *cellVec[T]) knowsLocked(id int32) bool {
+	_, ok := k.m.indom.index(id)
+	return ok
 }
 
 func (k *cellVec[T]) removeLocked(_ string, id int32) {

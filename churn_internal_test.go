@@ -1,0 +1,48 @@
+package mmv
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestChurnIsBounded: what a vector keeps follows the instances it holds,
+// not every label value it ever had: its indoms' instances, the slots of
+// its metrics and the ids it remembers stay within twice its live
+// instances, 64, and what was deleted since the last publication. They
+// grew by one for every value ever used.
+func TestChurnIsBounded(t *testing.T) {
+	r := NewRegistry("churn", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "hits", "", Count, "k")
+	h := NewHistogramVec(r, "lat", "", Second, &HistogramOptions{Buckets: []float64{1, 2}}, "k")
+	require.NoError(t, r.Start())
+	const live, every = 100, 50
+	for i := range 5000 {
+		v.With("r" + strconv.Itoa(i)).Inc()
+		h.With("r" + strconv.Itoa(i)).Observe(1)
+		if i >= live {
+			v.Delete("r" + strconv.Itoa(i-live))
+			h.Delete("r" + strconv.Itoa(i-live))
+		}
+		if i%every == 0 {
+			require.NoError(t, r.Flush())
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	bound := func(perInstance int) int { return perInstance * (2*live + 64 + every) }
+	for _, in := range r.indoms {
+		perInstance := max(1, in.live/live)
+		assert.LessOrEqual(t, len(in.Instances), bound(perInstance), "instances of indom %d (%s)", in.Serial, in.ShortHelp)
+		assert.LessOrEqual(t, in.names.n, bound(perInstance), "names of indom %d", in.Serial)
+	}
+	for _, m := range r.metrics {
+		assert.LessOrEqual(t, len(m.slots), bound(3), "slots of %s", m.Name)
+	}
+	assert.LessOrEqual(t, len(v.ids), 2*bound(1), "ids the counter vector remembers")
+	assert.LessOrEqual(t, len(h.ids), 2*bound(1), "ids the histogram vector remembers")
+}
