@@ -44,5 +44,6 @@ func TestChurnIsBounded(t *testing.T) {
 		assert.LessOrEqual(t, len(m.slots), bound(3), "slots of %s", m.Name)
 	}
 	assert.LessOrEqual(t, len(v.ids), 2*bound(1), "ids the counter vector remembers")
+	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
 	assert.LessOrEqual(t, len(h.ids), 2*bound(1), "ids the histogram vector remembers")
 }

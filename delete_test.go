@@ -206,6 +206,11 @@ func TestVecChurn(t *testing.T) {
 	assert.Equal(t, want, values(got))
 	assert.Equal(t, keptID, got["k=kept"].ID, "an instance alive throughout keeps its id")
 	assert.Equal(t, lately, got["k="+key(total-1)].ID, "an instance deleted lately comes back with its id")
+	order := []string{"k=kept"}
+	for i := total - live; i < total; i++ {
+		order = append(order, "k="+key(i))
+	}
+	assert.Equal(t, order, v.Instances(), "in order of first use")
 	assert.Len(t, instances(t, tmp, "lat.count"), live+1)
 	assert.Len(t, instances(t, tmp, "lat.bucket"), 3*(live+1))
 }

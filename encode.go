@@ -31,13 +31,9 @@ type plan struct {
 var plans sync.Pool
 
 // sized returns s with n elements, reusing its array when it is big
-// enough; the caller sets every element.
-func sized[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return make([]T, n)
-}
+// enough, else growing it as append does (the instances of an indom come
+// and go); the caller sets every element.
+func sized[T any](s []T, n int) []T { return slices.Grow(s[:0], n)[:n] }
 
 // newPlan lays part p out as libpcp_mmv does (see the package's format
 // notes), or as a grown file when g is not nil: records in declaration

@@ -67,7 +67,7 @@ type Vec[T any] struct {
 
 	// Under r.mu:
 	all        map[string]*vecEntry[T] // by instance name
-	order      []string                // instance names in order of first use
+	order      []orderEntry[T]         // instances in order of first use, and those deleted since compactOrderLocked
 	ids        map[string]int32        // instance names given an id that an indom still has (pruneIDsLocked)
 	nextID     int32                   // the id of the next new name
 	pruneAt    int                     // len(ids) at which pruneIDsLocked runs
@@ -267,7 +267,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	e := &vecEntry[T]{values: slices.Clone(values), t: v.kind.makeLocked(name, id)}
 	v.all[name] = e
-	v.order = append(v.order, name)
+	v.order = append(v.order, orderEntry[T]{name, e})
 	v.labelLocked(id, e.values)
 	v.insertLocked(canon.Hash(e.values), e)
 	return e.t, nil
@@ -309,13 +309,18 @@ func (v *Vec[T]) insertLocked(h uint64, e *vecEntry[T]) {
 // entries, so that an addition or a deletion costs O(√n) amortised.
 func (v *Vec[T]) rebuildDueLocked(k int) bool { return k*k >= max(64, len(*v.fast.Load())) }
 
-// rebuildLocked makes fast hold every instance, and recent none. Entries
-// are copied, so that a reader of the old maps goes on safely; of an entry
-// only its dead flag ever changes.
+// rebuildLocked makes fast hold every instance, and recent none. An entry
+// alone under its hash is shared with the old maps, the others copied, so
+// that a reader of the old maps goes on safely: of an entry only its dead
+// flag ever changes, and its next is set before any map holds it.
 func (v *Vec[T]) rebuildLocked() {
 	all := make(vecMap[T], len(v.all))
 	for _, e := range v.all {
 		h := canon.Hash(e.values)
+		if e.next == nil && all[h] == nil {
+			all[h] = e // alone under its hash here as where it is: shared as is
+			continue
+		}
 		all[h] = &vecEntry[T]{values: e.values, t: e.t, next: all[h]}
 	}
 	v.fast.Store(&all)
@@ -423,7 +428,9 @@ func (v *Vec[T]) Reset() {
 func (v *Vec[T]) deleteLocked(name string) {
 	v.kind.removeLocked(name, v.ids[name])
 	delete(v.all, name)
-	v.order = slices.DeleteFunc(v.order, func(n string) bool { return n == name })
+	if len(v.order) > 2*len(v.all)+64 {
+		v.order = slices.DeleteFunc(v.order, func(o orderEntry[T]) bool { return v.all[o.name] != o.e })
+	}
 }
 
 // SetInstanceLabels says whether instances made from now on carry their
@@ -446,7 +453,21 @@ func (v *Vec[T]) Limit() int { return int(v.limit.Load()) }
 func (v *Vec[T]) Instances() []string {
 	v.r.mu.Lock()
 	defer v.r.mu.Unlock()
-	return slices.Clone(v.order)
+	names := make([]string, 0, len(v.all))
+	for _, o := range v.order {
+		if v.all[o.name] == o.e {
+			names = append(names, o.name)
+		}
+	}
+	return names
+}
+
+// orderEntry is an instance in Vec.order: deleted once the vector holds
+// another entry, or none, under its name. Deleting from order at once cost
+// a Delete O(n).
+type orderEntry[T any] struct {
+	name string
+	e    *vecEntry[T]
 }
 
 // Metric returns the vector's metric name below mmv.<file> (for a
