@@ -200,20 +200,19 @@ func (in *indom) add(inst Instance) error {
 	if _, dup := in.index(inst.ID); dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
 	}
-	key := nameKey(inst.Name)
-	if j, dup := in.names.find(key, in.instanceKey); dup {
+	i := len(in.Instances)
+	if j, added := in.names.add(nameKey(inst.Name), i, in.instanceKey); !added {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[j].Name)
 	}
-	i := len(in.Instances)
-	in.track(i, inst.ID, key)
+	in.track(i, inst.ID)
 	in.Instances = append(in.Instances, inst)
 	in.removed = append(in.removed, false)
 	in.live++
 	return nil
 }
 
-// track makes instance i, of id and name key, found by both.
-func (in *indom) track(i int, id int32, key string) {
+// track makes instance i found by its id.
+func (in *indom) track(i int, id int32) {
 	if in.ids == nil && int(id) != i {
 		// The first id that is not its index: a map from now on.
 		in.ids = make(map[int32]int, cap(in.Instances))
@@ -224,7 +223,6 @@ func (in *indom) track(i int, id int32, key string) {
 	if in.ids != nil {
 		in.ids[id] = i
 	}
-	in.names.add(key, i, in.instanceKey)
 }
 
 // forgetsRemoved reports whether in keeps enough removed instances to
@@ -255,7 +253,8 @@ func (in *indom) forget() []int {
 	in.ids, in.names = nil, nameIndex{}
 	in.names.reserve(kept)
 	for j, inst := range in.Instances {
-		in.track(j, inst.ID, nameKey(inst.Name))
+		in.track(j, inst.ID)
+		in.names.add(nameKey(inst.Name), j, in.instanceKey)
 	}
 	return to
 }
