@@ -160,19 +160,26 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 			return nil, errorf(ErrUnknown, metricSubject(m.Name), "indom %d is not declared", m.Indom)
 		}
 	}
-	mt := r.newMetric()
-	*mt = metric{Metric: m, item: m.Item, auto: m.Item == 0, indom: in}
 	p, newPart, err := r.partWithRoomLocked()
 	if err != nil {
 		return nil, err
 	}
-	if !mt.auto && p.used[mt.item] {
+	if m.Item != 0 && p.used[m.Item] {
+		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == m.Item })]
+		err = errorf(ErrDuplicate, metricSubject(m.Name), "item %d already used by metric %q", m.Item, other.Name)
+	} else if _, added := r.names.add(m.Name, len(r.metrics), r.metricName); !added {
+		// The name is checked free as it is taken: one probe of the
+		// index, where a lookup and then an addition took two.
+		err = errorf(ErrDuplicate, metricSubject(m.Name), "name already declared")
+	}
+	if err != nil {
 		if newPart {
 			r.parts = r.parts[:len(r.parts)-1]
 		}
-		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == mt.item })]
-		return nil, errorf(ErrDuplicate, metricSubject(m.Name), "item %d already used by metric %q", mt.item, other.Name)
+		return nil, err
 	}
+	mt := r.newMetric()
+	*mt = metric{Metric: m, item: m.Item, auto: m.Item == 0, indom: in}
 	newIndom := mt.indom != nil && !p.hasIndom(mt.indom)
 	r.declareMetric(p, mt, newIndom)
 	if r.state != started {
@@ -192,11 +199,10 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 	return mt, nil
 }
 
-// declareMetric records mt in the registry and in part p, with its indom
-// when the part does not have it.
+// declareMetric records mt, whose name the index holds already, in the
+// registry and in part p, with its indom when the part does not have it.
 func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	mt.part, mt.index = p, len(p.metrics)
-	r.names.add(mt.Name, len(r.metrics), r.metricName)
 	r.metrics = append(r.metrics, mt)
 	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
 	p.metrics = append(p.metrics, mt)
@@ -234,13 +240,11 @@ func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) 
 func metricSubject(name string) string { return "metric " + quote(name) }
 
 // checkMetricLocked checks what a metric declaration says on its own and
-// against the names declared.
+// against the namespace of the names declared; that the name is free is
+// checked as it is taken (addMetricLocked).
 func (r *Registry) checkMetricLocked(subject string, m Metric) error {
 	if err := checkMetricName(subject, m.Name, r.opts.Flags); err != nil {
 		return err
-	}
-	if r.named(m.Name) != nil {
-		return errorf(ErrDuplicate, subject, "name already declared")
 	}
 	if !r.declaringOwn && (m.Name == ownPrefix || strings.HasPrefix(m.Name, ownPrefix+".")) {
 		return errorf(ErrNamespace, subject, "%s.* below a file is the registry's own", ownPrefix)
