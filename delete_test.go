@@ -91,9 +91,10 @@ func values(in map[string]pcptest.Instance) map[string]string {
 	return m
 }
 
-// TestVecDeleteRacing: instances deleted and made again while others
-// count and the file grows: the race detector sees nothing, every file
-// stays valid, and the instances never deleted end exact.
+// TestVecDeleteRacing: instances deleted and made again, or used once and
+// forgotten, while others count and the file grows: the race detector sees
+// nothing, every file stays valid, and the instances never deleted end
+// exact.
 func TestVecDeleteRacing(t *testing.T) {
 	_, dir := pcpDir(t)
 	r := newRegistry(t, "vec", dir, mmv.Options{})
@@ -111,6 +112,13 @@ func TestVecDeleteRacing(t *testing.T) {
 	wg.Go(func() { // churn
 		for i := range rounds {
 			k := fmt.Sprint("churn", i%7)
+			v.With(k).Inc()
+			v.Delete(k)
+		}
+	})
+	wg.Go(func() { // values used once: the indom forgets them as files grow
+		for i := range rounds {
+			k := fmt.Sprint("once", i)
 			v.With(k).Inc()
 			v.Delete(k)
 		}

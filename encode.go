@@ -227,7 +227,7 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 func (r *Registry) version(p *part) (int, error) {
 	need := Version1
 	for _, m := range p.metrics {
-		if len(p.metricName(m)) > maxV1Name {
+		if len(p.prefix)+len(m.Name) > maxV1Name {
 			need = Version2
 		}
 	}
