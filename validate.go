@@ -61,17 +61,22 @@ func checkMetricName(subject, name string, flags Flags) error {
 	if len(name) > MaxStringLen {
 		return errorf(ErrTooLong, subject, "a metric name holds at most %d bytes", MaxStringLen)
 	}
-	for part := range strings.SplitSeq(name, ".") {
-		if part == "" {
-			return errorf(ErrName, subject, "empty part between dots")
+	start := 0 // where the current part starts
+	for i := 0; i <= len(name); i++ {
+		if i == len(name) || name[i] == '.' {
+			if i == start {
+				return errorf(ErrName, subject, "empty part between dots")
+			}
+			start = i + 1
+			continue
 		}
-		if !pcpname.IsLetter(part[0]) {
+		c := name[i]
+		if i == start && !pcpname.IsLetter(c) {
+			part, _, _ := strings.Cut(name[start:], ".")
 			return errorf(ErrName, subject, "part %q must start with a letter", part)
 		}
-		for i := 1; i < len(part); i++ {
-			if c := part[i]; !pcpname.IsLetter(c) && !pcpname.IsDigit(c) && c != '_' {
-				return errorf(ErrName, subject, "%q is not a letter, digit, '_' or '.'", c)
-			}
+		if !pcpname.IsLetter(c) && !pcpname.IsDigit(c) && c != '_' {
+			return errorf(ErrName, subject, "%q is not a letter, digit, '_' or '.'", c)
 		}
 	}
 	if flags&NoPrefix != 0 && (name == reservedName || strings.HasPrefix(name, reservedName+".")) {
