@@ -49,8 +49,10 @@ func (r *Registry) removeInstrumentLocked(in *indom, j int) {
 }
 
 // renumberWaitersLocked gives the waiters for values of in the new
-// indexes of their instances (see part.renumber).
+// indexes of their instances (see part.renumber). None waits for a removed
+// instance (removeInstrumentLocked unwaits them); one would be dropped.
 func (r *Registry) renumberWaitersLocked(in *indom, to []int) {
+	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && to[w.inst] < 0 })
 	for i := range r.waiting {
 		if w := &r.waiting[i]; w.m.indom == in {
 			w.inst = to[w.inst]

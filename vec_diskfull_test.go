@@ -46,3 +46,43 @@ func TestVecFirstUseOnFullDisk(t *testing.T) {
 	}
 	assert.NotNil(t, v.With("after"), "the next instance takes the next id")
 }
+
+// TestVecChurnOnFullDisk: values used once and deleted while new ones wait
+// for a full disk: the indom forgets the deleted ones at a failed
+// publication, the waiting instruments keep their counts through the
+// renumbering, and all of them reach the file once space is freed.
+func TestVecChurnOnFullDisk(t *testing.T) {
+	dir := smallTmpfs(t, "256k")
+	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir, PublishDelay: time.Hour})
+	defer r.Close()
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	v.With("declared").Add(5)
+	require.NoError(t, r.Start())
+	filler := fill(t, dir)
+
+	const n = 300
+	for i := range n {
+		v.With(fmt.Sprint("once", i)).Inc()
+		require.True(t, v.Delete(fmt.Sprint("once", i)))
+		if i%10 == 0 { // fewer kept than deleted: the deleted are forgotten
+			c, err := v.Get(fmt.Sprint("i", i))
+			require.NoError(t, err)
+			c.Add(uint64(i))
+		}
+		if i%50 == 0 {
+			require.ErrorIs(t, r.Flush(), syscall.ENOSPC)
+		}
+	}
+	require.NoError(t, os.Remove(filler))
+	require.NoError(t, r.Flush())
+	for i := 0; i < n; i += 10 {
+		val, err := r.Value("v", fmt.Sprint("k=i", i))
+		require.NoError(t, err)
+		assert.Equal(t, int64(i), val.Int(), i)
+	}
+	val, err := r.Value("v", "k=declared")
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), val.Int())
+	_, err = r.Value("v", "k=once0")
+	assert.Error(t, err, "deleted")
+}
