@@ -88,14 +88,22 @@ var (
 func dropDead(out string, b []byte) string {
 	lines := strings.Split(out, "\n")
 	kept := lines[:0]
-	inValues := false
+	inValues, dropping := false, false
 	for _, l := range lines {
+		if dropping {
+			// The names PCP's mmvdump prints for a dead record are the
+			// header's bytes, the generation's among them: a newline there
+			// continues the record, up to its " = value", on the next line.
+			dropping = !strings.Contains(l, "] = ")
+			continue
+		}
 		if strings.HasPrefix(l, "TOC[") {
 			inValues = valuesTOC.MatchString(l)
 		}
 		if m := recordLine.FindStringSubmatch(l); inValues && m != nil {
 			off, _ := strconv.Atoi(m[1])
 			if off+32 <= len(b) && binary.NativeEndian.Uint64(b[off+16:]) == 0 && binary.NativeEndian.Uint64(b[off+24:]) == 0 {
+				dropping = !strings.Contains(l, "] = ")
 				continue
 			}
 		}
@@ -372,4 +380,28 @@ func TestUsage(t *testing.T) {
 	_, stderr, status := mmvdump(t, filepath.Join(t.TempDir(), "missing"))
 	assert.Equal(t, 1, status)
 	assert.Contains(t, stderr, "no such file")
+}
+
+// TestDropDead: the lines PCP's mmvdump prints for a dead record go, even
+// when the header bytes it prints as names hold a newline (the generation
+// is a time: CI met one), and the live records stay.
+func TestDropDead(t *testing.T) {
+	b := make([]byte, 200)
+	binary.NativeEndian.PutUint64(b[100+16:], 1) // live: metric offset 1
+	out := strings.Join([]string{
+		"TOC[3]: offset 88, values offset 100 (3 entries)",
+		`  [1/100] live = 3`,
+		`  [1/132] MMV[0 or "garbage`,
+		`more"] = 0`,
+		`  [1/164] MMV[0 or "garbage"] = 0`,
+		"",
+		"TOC[4]: offset 104, string offset 196 (0 entries)",
+	}, "\n")
+	want := strings.Join([]string{
+		"TOC[3]: offset 88, values offset 100 (3 entries)",
+		`  [1/100] live = 3`,
+		"",
+		"TOC[4]: offset 104, string offset 196 (0 entries)",
+	}, "\n")
+	assert.Equal(t, want, dropDead(out, b))
 }
