@@ -84,7 +84,7 @@ type indom struct {
 	// are, which then need no map.
 	ids     map[int32]int
 	names   nameIndex // indexes by nameKey
-	removed []bool    // per instance: removed, its id and name kept
+	removed []bool    // per instance: removed, its id and name kept until forget
 	live    int       // instances not removed
 }
 

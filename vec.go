@@ -67,7 +67,7 @@ type Vec[T any] struct {
 
 	// Under r.mu:
 	all        map[string]*vecEntry[T] // by instance name
-	order      []orderEntry[T]         // instances in order of first use, and those deleted since compactOrderLocked
+	order      []orderEntry[T]         // instances in order of first use, and deleted ones until they are half (deleteLocked)
 	ids        map[string]int32        // instance names given an id that an indom still has (pruneIDsLocked)
 	nextID     int32                   // the id of the next new name
 	pruneAt    int                     // len(ids) at which pruneIDsLocked runs
