@@ -594,6 +594,10 @@ func (g *histGroup) bucketNames(inst string) []string {
 // registry's lock held.
 func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	subject := "vector " + quote(g.name) + " instance " + quote(name)
+	if n := int64(len(g.bounds)); (int64(id)+1)*n > math.MaxInt32+1 {
+		// Its buckets' ids would wrap, onto other instances' buckets.
+		return false, errorf(ErrTooMany, subject, "a histogram vector of %d buckets numbers at most %d instances in its life", n, (math.MaxInt32+1)/n)
+	}
 	buckets := make([]Instance, len(g.bounds))
 	for i, b := range g.bucketNames(name) {
 		if err := checkInstanceName(subject+" bucket "+quote(b), b); err != nil {
@@ -709,6 +713,11 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // less than DefaultVecLimit: 215 instances with the default 19 buckets and
 // cap of 4096, 16 with the log-linear layout's 242 by default. SetLimit
 // raises it, within the cap.
+//
+// Every new list of values takes the next instance id, and its buckets the
+// ids from id*buckets on, which must fit PCP's 31 bits: in its life a
+// vector numbers at most 2^31/buckets instances (113 million with the
+// default buckets), and refuses new values after that (ErrTooMany).
 //
 // It panics if the registry refuses the declaration: invalid options, an
 // invalid or duplicate name or label name, or a closed registry (the panic
