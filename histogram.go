@@ -603,7 +603,7 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 		if err := checkInstanceName(subject+" bucket "+quote(b), b); err != nil {
 			return false, err
 		}
-		buckets[i] = Instance{ID: id*int32(len(g.bounds)) + int32(i), Name: b}
+		buckets[i] = Instance{ID: g.bucketID(id, i), Name: b}
 	}
 	added, err := declareInstancesLocked(g.r, g.statIndom, Instance{ID: id, Name: name})
 	if err != nil {
@@ -613,11 +613,15 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	return true, err
 }
 
+// bucketID is the id of bucket i of a vector's instance id in the buckets'
+// indom (declareLocked keeps it within an int32).
+func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.bounds)) + int32(i) }
+
 // knowsLocked reports whether the statistics' or the buckets' indom still
 // has a vector's instance id.
 func (g *histGroup) knowsLocked(id int32) bool {
 	_, stat := g.statIndom.index(id)
-	_, bucket := g.bucketIn.index(id * int32(len(g.bounds)))
+	_, bucket := g.bucketIn.index(g.bucketID(id, 0))
 	return stat || bucket
 }
 
@@ -630,7 +634,7 @@ func (g *histGroup) removeLocked(name string, id int32) {
 	stat, _ := g.statIndom.index(id)
 	g.r.removeInstrumentLocked(g.statIndom, stat)
 	for i := range g.bounds {
-		bucket, _ := g.bucketIn.index(id*int32(len(g.bounds)) + int32(i))
+		bucket, _ := g.bucketIn.index(g.bucketID(id, i))
 		g.r.removeInstrumentLocked(g.bucketIn, bucket)
 	}
 }
@@ -643,7 +647,7 @@ func (g *histGroup) makeLocked(name string, id int32) *Histogram {
 	stat, firstBucket := 0, 0
 	if g.vec {
 		stat, _ = g.statIndom.index(id)
-		firstBucket, _ = g.bucketIn.index(id * int32(len(g.bounds)))
+		firstBucket, _ = g.bucketIn.index(g.bucketID(id, 0))
 	}
 	bind := func(to *[]*Value, i int) func(*Value) {
 		return func(v *Value) {

@@ -429,10 +429,9 @@ func (p *part) typeOf(s int) Type {
 
 // handle is the handle of the value in slot s, nil until bound or dead.
 func (p *part) handle(s int) *Value {
-	if o := p.slots[s]; o.m != 0 {
-		if m := p.metrics[o.m-1]; m.values != nil {
-			return m.values[o.inst]
-		}
+	o := p.slots[s]
+	if m := p.owner(o); m != nil && m.values != nil {
+		return m.values[o.inst]
 	}
 	return nil
 }
