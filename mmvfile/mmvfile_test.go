@@ -186,7 +186,6 @@ var mutations = []mutation{
 	{"1 TOC entry", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 24, 1) }, mmvfile.ErrCount},
 	{"7 TOC entries", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 24, 7) }, mmvfile.ErrCount},
 	{"negative TOC entries", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 24, math.MaxUint32) }, mmvfile.ErrCount},
-	{"cluster 2048 with indoms", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 36, 2048) }, mmvfile.ErrField},
 	{"cluster 4096", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 36, 4096) }, mmvfile.ErrField},
 	{"section type 0", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 40, 0) }, mmvfile.ErrSection},
 	{"section type 7", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 56, 7) }, mmvfile.ErrSection},
@@ -257,8 +256,6 @@ var mutations = []mutation{
 	{"indom's instances at a non-instance", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Indoms[0].Offset+8, f.Indoms[0].FirstInstance+8)
 	}, mmvfile.ErrReference},
-	{"indom serial 0", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Indoms[0].Offset, 0) }, mmvfile.ErrField},
-	{"indom serial 2048", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Indoms[0].Offset, 2048) }, mmvfile.ErrField},
 	{"indom help at a non-string", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Indoms[0].Offset+16, f.Indoms[0].ShortHelp.Offset+1)
 	}, mmvfile.ErrReference},
@@ -276,23 +273,12 @@ var mutations = []mutation{
 		return b
 	}, mmvfile.ErrField},
 	{"unknown type", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, metricField(f, f.Metrics[0], 4), 7) }, mmvfile.ErrField},
-	{"unknown semantics", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, metricField(f, f.Metrics[0], 8), 2) }, mmvfile.ErrField},
-	{"unknown time scale", 0, func(b []byte, f *mmvfile.File) []byte {
-		return put32(b, metricField(f, f.Metrics[2], 12), 0x01006000)
-	}, mmvfile.ErrField},
-	{"item 1024", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, metricField(f, f.Metrics[0], 0), 1024) }, mmvfile.ErrField},
-	{"duplicate item", 0, func(b []byte, f *mmvfile.File) []byte {
-		return put32(b, metricField(f, f.Metrics[1], 0), f.Metrics[0].Item)
-	}, mmvfile.ErrField},
 	{"string without NUL", 0, func(b []byte, f *mmvfile.File) []byte {
 		copy(b[f.Strings[0].Offset:], bytes.Repeat([]byte{'s'}, 256))
 		return b
 	}, mmvfile.ErrField},
 	{"label of no kind", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[0].Offset, 0x40) }, mmvfile.ErrField},
 	{"label of two kinds", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[0].Offset, 0x18) }, mmvfile.ErrField},
-	{"label of another cluster", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[0].Offset+4, 13) }, mmvfile.ErrReference},
-	{"label of an unknown item", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[1].Offset+4, 1000) }, mmvfile.ErrReference},
-	{"label of an unknown instance", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[3].Offset+8, 9) }, mmvfile.ErrReference},
 	{"metric label with an instance", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[1].Offset+8, 0) }, mmvfile.ErrField},
 	{"label payload not JSON", 3, func(b []byte, f *mmvfile.File) []byte { b[f.Labels[0].Offset+12] = '['; return b }, mmvfile.ErrField},
 	{"label payload without NUL", 3, func(b []byte, f *mmvfile.File) []byte {

@@ -15,12 +15,8 @@ import (
 
 // PCP's limits on one file.
 const (
-	minTOCs  = 2 // PCP's reader skips a file with fewer
-	maxTOCs  = 6 // one entry per section type
-	maxIndom = 2047
-	// PCP numbers an indom cluster<<11|serial in 22 bits, so the indoms
-	// of a higher cluster collide with those of another.
-	maxIndomCluster = 2047
+	minTOCs = 2 // PCP's reader skips a file with fewer
+	maxTOCs = 6 // one entry per section type
 )
 
 // MMV files are in the writer's byte order; PCP reads them on the same host.
@@ -125,7 +121,9 @@ func (p *parser) header() error {
 }
 
 // sectionLimit is the most records PCP's reader takes in a section.
-var sectionLimit = map[SectionType]int{Indoms: maxIndom, Metrics: mmv.MaxMetrics, Labels: mmv.MaxLabels}
+// It drops a larger section whole: a file's metrics or labels are then
+// not read at all.
+var sectionLimit = map[SectionType]int{Indoms: maxIndomSerial, Metrics: mmv.MaxMetrics, Labels: mmv.MaxLabels}
 
 func (p *parser) toc() error {
 	tocEnd := uint64(headerSize + tocSize*p.f.Header.TOCs)
@@ -276,12 +274,6 @@ func (p *parser) indoms() error {
 	for i, off := range p.records(Indoms) {
 		in := &Indom{Offset: off, Serial: p.u32(off + indomSerial), FirstInstance: p.u64(off + indomFirstInst)}
 		what := "indom [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
-		if in.Serial == 0 || in.Serial > maxIndom {
-			return errorf(ErrField, "%s: serial %d outside 1..%d", what, in.Serial, maxIndom)
-		}
-		if p.f.Indom(in.Serial) != nil {
-			return errorf(ErrField, "%s: serial %d already used", what, in.Serial)
-		}
 		var err error
 		if in.ShortHelp, err = p.text(off+indomShortHelp, what, "shorttext"); err != nil {
 			return err
@@ -290,9 +282,6 @@ func (p *parser) indoms() error {
 			return err
 		}
 		p.f.Indoms = append(p.f.Indoms, in)
-	}
-	if c := p.f.Header.Cluster; len(p.f.Indoms) > 0 && c > maxIndomCluster {
-		return errorf(ErrField, "header: cluster %d is more than %d, the most that PCP's indom ids hold", c, maxIndomCluster)
 	}
 	return nil
 }
@@ -363,15 +352,7 @@ func knownType(t mmv.Type) bool {
 	return false
 }
 
-// Largest space and time scales PCP names (Ybyte, hour).
-const (
-	maxScaleSpace = 8
-	maxScaleTime  = 5
-)
-
 func (p *parser) metrics() error {
-	items := map[uint32]bool{}
-	names := map[string]bool{}
 	body := metricBody(p.version)
 	for i, off := range p.records(Metrics) {
 		what := "metric [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
@@ -390,25 +371,14 @@ func (p *parser) metrics() error {
 			return err
 		}
 		what += " (" + m.Name + ")"
-		switch u := m.Units; {
-		case m.Name == "":
-			return errorf(ErrField, "%s: empty name", what)
-		case names[m.Name]:
-			return errorf(ErrField, "%s: name already used", what)
-		case m.Item > mmv.MaxItem:
-			return errorf(ErrField, "%s: item %d is more than %d", what, m.Item, mmv.MaxItem)
-		case items[m.Item]:
-			return errorf(ErrField, "%s: item %d already used", what, m.Item)
+		// Names, items, semantics and units PCP takes or skips metric by
+		// metric: Lint reports them.
+		switch {
 		case !knownType(m.Type):
 			return errorf(ErrField, "%s: unknown type %d", what, int32(m.Type))
-		case m.Semantics != mmv.SemCounter && m.Semantics != mmv.SemInstant && m.Semantics != mmv.SemDiscrete:
-			return errorf(ErrField, "%s: unknown semantics %d", what, int32(m.Semantics))
-		case u.DimSpace() != 0 && u.ScaleSpace() > maxScaleSpace, u.DimTime() != 0 && u.ScaleTime() > maxScaleTime:
-			return errorf(ErrField, "%s: units %#x have an unknown scale", what, uint32(u))
 		case !m.Singular() && p.f.Indom(m.Indom) == nil:
 			return errorf(ErrReference, "%s: indom %d is not in the file", what, m.Indom)
 		}
-		names[m.Name], items[m.Item] = true, true
 		if m.ShortHelp, err = p.text(b+metricShortHelp, what, "shorttext"); err != nil {
 			return err
 		}
@@ -496,24 +466,12 @@ func (p *parser) labels() error {
 		if kind != LabelInstances && l.Internal != -1 {
 			return errorf(ErrField, "%s: instance %d on a label that is not an instance label", what, l.Internal)
 		}
-		var found bool
 		switch kind {
-		case LabelCluster:
-			found = l.Identity == p.f.Header.Cluster
-		case LabelItem:
-			found = slices.ContainsFunc(p.f.Metrics, func(m *Metric) bool { return m.Item == l.Identity })
-		case LabelIndom:
-			found = p.f.Indom(l.Identity) != nil
-		case LabelInstances:
-			if in := p.f.Indom(l.Identity); in != nil {
-				found = slices.ContainsFunc(in.Instances, func(inst *Instance) bool { return inst.ID == l.Internal })
-			}
+		case LabelCluster, LabelItem, LabelIndom, LabelInstances:
+			// A label of nothing in the file is never shown: Lint
+			// reports it.
 		default:
 			return errorf(ErrField, "%s: flags %#x name no single kind of label", what, l.Flags)
-		}
-		if !found {
-			return errorf(ErrReference, "%s: flags %#x, identity %d, instance %d: nothing in the file has that identity",
-				what, l.Flags, l.Identity, l.Internal)
 		}
 		p.f.Labels = append(p.f.Labels, l)
 	}

@@ -1,0 +1,155 @@
+package mmvfile_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// pcpView writes b as the only file of a directory and returns what PCP's
+// reader shows of it.
+func pcpView(t *testing.T, name string, b []byte) []pcptest.Metric {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "mmv"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mmv", name), b, 0o644))
+	return pcptest.Info(t, dir)
+}
+
+// sampleMetric is the name of the sample's first metric in PCP.
+func sampleMetric(f *mmvfile.File, i int) string { return "mmv.sample." + f.Metrics[i].Name }
+
+// readsAsPCP are files that PCP's reader (pmdammv 6.0.3) loads, which
+// Parse must accept: each mutation of the sample file, the rule Lint
+// reports for it, and what PCP shows of its metrics.
+var readsAsPCP = []struct {
+	name    string
+	version int
+	mutate  func(b []byte, f *mmvfile.File) []byte
+	rule    mmvfile.Rule
+	// check looks at PCP's view of the file.
+	check func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric)
+}{
+	{"item 2000 (Parfait hashes items)", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put32(b, metricField(f, f.Metrics[0], 0), 2000)
+	}, mmvfile.RuleItem, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		assert.Nil(t, pcptest.Find(ms, sampleMetric(f, 0)), "PCP skips the metric")
+		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 1)), "and loads the rest")
+	}},
+	{"duplicate item", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put32(b, metricField(f, f.Metrics[1], 0), f.Metrics[0].Item)
+	}, mmvfile.RuleDuplicateItem, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 0)), "PCP keeps the first")
+		assert.Nil(t, pcptest.Find(ms, sampleMetric(f, 1)), "and skips the second")
+	}},
+	{"indom serial 3000 (Parfait hashes serials)", 0, func(b []byte, f *mmvfile.File) []byte {
+		put32(b, f.Indoms[0].Offset, 3000)
+		return put32(b, metricField(f, f.Metrics[0], 16), 3000)
+	}, mmvfile.RuleSerial, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		// 12<<11 | 3000: the serial spills into the cluster's bits, where
+		// cluster 13's indoms are.
+		assert.True(t, strings.HasPrefix(m.Indom, "70.27576 "), m.Indom)
+		assert.Len(t, m.Instances, 2)
+	}},
+	{"cluster 2048 with indoms", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, 36, 2048) },
+		mmvfile.RuleIndomCluster, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+			m := pcptest.Find(ms, sampleMetric(f, 0))
+			require.NotNil(t, m)
+			// 2048<<11 | 3 in 22 bits: cluster 0's indom 3.
+			assert.True(t, strings.HasPrefix(m.Indom, "70.3 "), m.Indom)
+		}},
+	{"semantics 0 (PCP's Python binding)", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put32(b, metricField(f, f.Metrics[1], 8), 0)
+	}, mmvfile.RuleSemantics, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 1))
+		require.NotNil(t, m)
+		assert.Equal(t, "counter", m.Semantics)
+	}},
+	{"label of another cluster", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[0].Offset+4, 13) },
+		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+			m := pcptest.Find(ms, sampleMetric(f, 0))
+			require.NotNil(t, m)
+			_, ok := m.Label("app")
+			assert.False(t, ok, "PCP never shows it")
+		}},
+	{"label of an unknown instance", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[3].Offset+8, 9) },
+		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+			require.NotNil(t, pcptest.Find(ms, sampleMetric(f, 0)))
+		}},
+	{"semantics 2", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put32(b, metricField(f, f.Metrics[1], 8), 2)
+	}, mmvfile.RuleSemantics, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 1))
+		require.NotNil(t, m)
+		assert.Equal(t, "??? (2)", m.Semantics)
+	}},
+	{"unknown time scale", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put32(b, metricField(f, f.Metrics[1], 12), 0x01006000)
+	}, mmvfile.RuleUnits, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 1))
+		require.NotNil(t, m)
+		assert.Equal(t, "time-6", m.Units)
+	}},
+	{"duplicate name", 2, func(b []byte, f *mmvfile.File) []byte {
+		return put64(b, f.Metrics[1].Offset, f.Metrics[0].NameOffset)
+	}, mmvfile.RuleDuplicateName, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 0)))
+		assert.Nil(t, pcptest.Find(ms, sampleMetric(f, 1)))
+	}},
+	{"name PCP refuses", 1, func(b []byte, f *mmvfile.File) []byte {
+		b[f.Metrics[1].Offset+1] = '-'
+		return b
+	}, mmvfile.RuleName, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		assert.Nil(t, pcptest.Find(ms, "mmv.sample.v-rsion"))
+		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 0)))
+	}},
+	{"empty name", 1, func(b []byte, f *mmvfile.File) []byte {
+		b[f.Metrics[1].Offset] = 0
+		return b
+	}, mmvfile.RuleName, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		assert.NotNil(t, pcptest.Find(ms, "mmv.sample."), "PCP loads it with a trailing dot")
+	}},
+}
+
+// TestReadsWhatPCPReads: files PCP's reader loads, metric by metric, are
+// parsed, and Lint names what PCP makes of them.
+func TestReadsWhatPCPReads(t *testing.T) {
+	for _, c := range readsAsPCP {
+		for version := 1; version <= 3; version++ {
+			if c.version != 0 && c.version != version {
+				continue
+			}
+			t.Run(c.name+"/v"+string(rune('0'+version)), func(t *testing.T) {
+				valid := sample(t, version)
+				f, err := mmvfile.Parse(valid)
+				require.NoError(t, err)
+				b := c.mutate(bytes.Clone(valid), f)
+				if pcptest.WantPCP(t) {
+					c.check(t, f, pcpView(t, "sample", b))
+				}
+				got, err := mmvfile.Parse(b)
+				require.NoError(t, err)
+				assert.Contains(t, rules(got.Lint("sample")), c.rule)
+			})
+		}
+	}
+}
+
+// rules lists the rules of findings.
+func rules(fs []mmvfile.Finding) []mmvfile.Rule {
+	var out []mmvfile.Rule
+	for _, f := range fs {
+		out = append(out, f.Rule)
+	}
+	return out
+}
