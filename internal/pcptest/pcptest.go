@@ -247,6 +247,22 @@ func Dump(t testing.TB, file string) string {
 	return out + stderr
 }
 
+// DumpExit runs PCP's mmvdump on a file and returns its output and exit
+// status; the test fails only when it cannot run.
+func DumpExit(t testing.TB, file string) (stdout, stderr string, status int) {
+	t.Helper()
+	tl := mustFind(t)
+	stdout, stderr, err := run(context.Background(), nil, tl.mmvdump, file)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return stdout, stderr, exit.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("mmvdump %s: %v\n%s", file, err, stderr)
+	}
+	return stdout, stderr, 0
+}
+
 // RunExample runs an example program's run function for d, with
 // PCP_TMP_DIR set to a temporary directory, checks that what it printed
 // says where its file is and how to read it with pminfo, and returns what
