@@ -39,7 +39,7 @@ var (
 	ErrReference = errors.New("bad reference")
 	// ErrField: a record field PCP's reader misreads: a string or name
 	// with no NUL, an unknown type or label flags, a cluster above 4095,
-	// a negative instance id, an instance listed twice in its indom, a
+	// an instance id of -1 (PCP's PM_IN_NULL), an instance listed twice in its indom, a
 	// second value for one metric and instance, or a label payload that
 	// is not a JSON object. What PCP reads metric by metric (items,
 	// names, serials, semantics, units) is Lint's.

@@ -227,6 +227,11 @@ func (f *File) Lint(name string) []Finding {
 				"flags %#x, identity %d, instance %d: nothing in the file has that identity, PCP never shows the label", l.Flags, l.Identity, l.Internal)
 		}
 	}
+	var named []nameAt
+	for full, m := range names {
+		named = append(named, nameAt{full, owner{name, metricRecord(slices.Index(f.Metrics, m), m)}, m.Offset})
+	}
+	out = append(out, prefixes(named, false)...)
 	if low, high := f.FetchCost(); high >= costWarn {
 		what := "every client of pmcd waits while it reads"
 		if high >= agentTimeout {
@@ -345,7 +350,7 @@ func LintDir(paths ...string) ([]Finding, error) {
 		}
 		l.file(path, base, f)
 	}
-	l.prefixes()
+	l.out = append(l.out, prefixes(l.named, true)...)
 	return l.out, nil
 }
 
@@ -426,21 +431,25 @@ func (l *dirLint) file(path, base string, f *File) {
 	}
 }
 
-// prefixes reports names that are also the prefix of another at a dot.
-func (l *dirLint) prefixes() {
-	slices.SortFunc(l.named, func(a, b nameAt) int { return strings.Compare(a.name, b.name) })
-	for i, n := range l.named {
-		// The names below n.name. sort after it, before n.name/ ('.'+1).
-		for _, m := range l.named[i+1:] {
+// prefixes reports the names that are leaves and also the prefix of
+// another at a dot, only of names of two files when across.
+func prefixes(named []nameAt, across bool) []Finding {
+	var out []Finding
+	slices.SortFunc(named, func(a, b nameAt) int { return strings.Compare(a.name, b.name) })
+	for i, n := range named {
+		// Names that start with n.name+"." sort right after it: every
+		// byte PCP allows in a name sorts after '.'.
+		for _, m := range named[i+1:] {
 			if !strings.HasPrefix(m.name, n.name+".") {
-				if m.name > n.name+"." {
-					break
-				}
+				break
+			}
+			if across && m.at.file == n.at.file {
 				continue
 			}
-			l.add(m.at.file, m.at.record, m.off, RuleNamePrefix, "%s is a leaf and a prefix of %s (%s %s): PCP's namespace build fails and every MMV metric of the host disappears",
-				n.name, m.name, n.at.file, n.at.record)
-			break
+			out = append(out, Finding{File: m.at.file, Record: m.at.record, Offset: m.off, Rule: RuleNamePrefix,
+				Msg: fmt.Sprintf("%s is a leaf and a prefix of %s (%s %s): PCP's namespace build fails and every MMV metric of the host disappears",
+					n.name, m.name, n.at.file, n.at.record)})
 		}
 	}
+	return out
 }

@@ -241,7 +241,7 @@ var mutations = []mutation{
 	{"instance of a non-indom", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Instances[1].Offset, f.Metrics[0].Offset)
 	}, mmvfile.ErrReference},
-	{"negative instance id", 0, func(b []byte, f *mmvfile.File) []byte {
+	{"instance id -1", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put32(b, f.Instances[1].Offset+12, math.MaxUint32)
 	}, mmvfile.ErrField},
 	{"duplicate instance id", 0, func(b []byte, f *mmvfile.File) []byte {

@@ -19,6 +19,10 @@ const (
 	maxTOCs = 6 // one entry per section type
 )
 
+// nullInstance is PCP's PM_IN_NULL; other negative ids are instances as
+// any (Speed hashes names to them).
+const nullInstance = -1
+
 // MMV files are in the writer's byte order; PCP reads them on the same host.
 var ne = binary.NativeEndian
 
@@ -296,8 +300,10 @@ func (p *parser) instances() error {
 			return errorf(ErrReference, "%s: indom offset %d is not an indom record", what, indomOff)
 		}
 		inst.Indom = p.f.Indoms[j]
-		if inst.ID < 0 {
-			return errorf(ErrField, "%s: negative instance id %d", what, inst.ID)
+		if inst.ID == nullInstance {
+			// PCP's reader takes a value of any instance for the instance
+			// it calls PM_IN_NULL, -1: it would show another's value.
+			return errorf(ErrField, "%s: instance id -1, which PCP reads as no instance", what)
 		}
 		var err error
 		if inst.Name, inst.NameOffset, err = p.name(off+instName, what); err != nil {

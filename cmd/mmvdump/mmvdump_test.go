@@ -65,7 +65,7 @@ func TestLibpcpFilesAsPCP(t *testing.T) {
 	pcptest.MustHaveLibPCPMMV(t)
 	dir := t.TempDir()
 	gen := filepath.Join(dir, "gen")
-	out, err := exec.Command("gcc", "testdata/libpcp.c", "-o", gen, "-lpcp_mmv", "-lpcp", "-lm").CombinedOutput()
+	out, err := exec.Command("gcc", "../../mmvfile/testdata/corpus/libpcp/gen.c", "-o", gen, "-lpcp_mmv", "-lpcp", "-lm").CombinedOutput()
 	require.NoError(t, err, "gcc: %s", out)
 	cmd := exec.Command(gen)
 	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+dir)
@@ -76,6 +76,22 @@ func TestLibpcpFilesAsPCP(t *testing.T) {
 	require.Len(t, names, 6)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) { compareWithPCP(t, filepath.Join(dir, "mmv", name)) })
+	}
+}
+
+// TestCorpusAsPCP: every file of mmvfile's corpus (libpcp_mmv, PCP's
+// Python and Perl bindings, Speed, mmv, and hand-made files at PCP's
+// limits and past them) prints as PCP's mmvdump prints it.
+func TestCorpusAsPCP(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		t.Skip("the corpus files are little-endian")
+	}
+	files, err := filepath.Glob("../../mmvfile/testdata/corpus/*/*.mmv")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		t.Run(strings.TrimPrefix(file, "../../mmvfile/testdata/corpus/"), func(t *testing.T) { compareWithPCP(t, file) })
 	}
 }
 
