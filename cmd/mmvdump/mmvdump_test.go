@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -373,5 +374,62 @@ func TestUsage(t *testing.T) {
 	}
 	_, stderr, status := mmvdump(t, filepath.Join(t.TempDir(), "missing"))
 	assert.Equal(t, 1, status)
+	assert.Contains(t, stderr, "no such file")
+}
+
+// TestLint: -lint reports a directory's hazards one a line or as JSON,
+// with exit status 1, nothing and status 0 when there are none, and
+// status 2 for a path it cannot read.
+func TestLint(t *testing.T) {
+	dir := t.TempDir()
+	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir, Cluster: 5})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "x", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.Start())
+	r.Close() // no Process flag: the file stays
+	clean := func(out string) string {
+		// A file not in PCP's group is a finding of its own.
+		var kept []string
+		for _, l := range strings.SplitAfter(out, "\n") {
+			if !strings.Contains(l, ": group: ") {
+				kept = append(kept, l)
+			}
+		}
+		return strings.Join(kept, "")
+	}
+	out, stderr, status := mmvdump(t, "-lint", dir)
+	require.Empty(t, stderr)
+	require.Equal(t, clean(out), "")
+	if g, err := user.LookupGroup("pcp"); err == nil && os.Geteuid() == 0 {
+		gid, err := strconv.Atoi(g.Gid)
+		require.NoError(t, err)
+		require.NoError(t, os.Chown(filepath.Join(dir, "app"), -1, gid))
+		out, _, status = mmvdump(t, "-lint", dir)
+		assert.Empty(t, out)
+		assert.Equal(t, 0, status)
+	}
+
+	b, err := os.ReadFile(filepath.Join(dir, "app"))
+	require.NoError(t, err)
+	binary.NativeEndian.PutUint32(b[36:], 0) // cluster 0
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other"), b, 0o644))
+	out, stderr, status = mmvdump(t, "-lint", dir)
+	assert.Empty(t, stderr)
+	assert.Equal(t, 1, status)
+	assert.Equal(t, filepath.Join(dir, "other")+": header: cluster-zero: cluster 0: PCP picks the next free cluster, which moves with the files present\n", clean(out))
+
+	out, _, status = mmvdump(t, "-lint", "-json", filepath.Join(dir, "other"))
+	assert.Equal(t, 1, status)
+	var fds []mmvfile.Finding
+	require.NoError(t, json.Unmarshal([]byte(out), &fds))
+	var rules []mmvfile.Rule
+	for _, f := range fds {
+		rules = append(rules, f.Rule)
+	}
+	assert.Contains(t, rules, mmvfile.RuleClusterZero)
+	assert.Contains(t, out, `"rule": "cluster-zero"`)
+	assert.Contains(t, out, `"record": "header"`)
+
+	_, stderr, status = mmvdump(t, "-lint", filepath.Join(dir, "missing"))
+	assert.Equal(t, 2, status)
 	assert.Contains(t, stderr, "no such file")
 }
