@@ -1,9 +1,11 @@
 package mmvfile
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -78,7 +80,8 @@ const (
 	// skips the file, which nobody will remove.
 	RuleDeadProcess Rule = "dead-process"
 	// RuleLabel: a label of a cluster, item, indom or instance the file
-	// does not have; PCP never shows it.
+	// does not have, or whose name, or a key of whose map value, is not a
+	// letter then letters, digits and '_'; PCP never shows it.
 	RuleLabel Rule = "label"
 	// RuleGroup: a file whose group is not PCP's (pcp); PCP reads it
 	// only when others may read it.
@@ -222,9 +225,13 @@ func (f *File) Lint(name string) []Finding {
 		}
 	}
 	for i, l := range f.Labels {
+		record := "label [" + itoa(int64(i)) + "] at offset " + itoa(int64(l.Offset))
 		if !f.labelled(l) {
-			add("label ["+itoa(int64(i))+"] at offset "+itoa(int64(l.Offset)), l.Offset, RuleLabel,
+			add(record, l.Offset, RuleLabel,
 				"flags %#x, identity %d, instance %d: nothing in the file has that identity, PCP never shows the label", l.Flags, l.Identity, l.Internal)
+		}
+		if name, ok := badLabelName(l.Payload); ok {
+			add(record, l.Offset, RuleLabel, "%s: the name %q is not a letter then letters, digits and '_': PCP drops the label", l.Payload, name)
 		}
 	}
 	var named []nameAt
@@ -257,6 +264,33 @@ func (f *File) labelled(l *Label) bool {
 		}
 	}
 	return false
+}
+
+// validLabelName is PCP's rule for label names and the keys of map values.
+var validLabelName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+// badLabelName returns a name of the label's JSON object, or a key of a
+// map within it, that PCP refuses.
+func badLabelName(payload string) (string, bool) {
+	var obj map[string]any
+	if json.Unmarshal([]byte(payload), &obj) != nil {
+		return "", false // Parse refuses it
+	}
+	var walk func(m map[string]any) (string, bool)
+	walk = func(m map[string]any) (string, bool) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !validLabelName.MatchString(k) {
+				return k, true
+			}
+			if sub, ok := m[k].(map[string]any); ok {
+				if name, bad := walk(sub); bad {
+					return name, true
+				}
+			}
+		}
+		return "", false
+	}
+	return walk(obj)
 }
 
 func indomID(cluster, serial uint32) uint32 { return (cluster<<11 | serial) & maxIndomSerial }

@@ -82,6 +82,24 @@ var readsAsPCP = []struct {
 			_, ok := m.Label("app")
 			assert.False(t, ok, "PCP never shows it")
 		}},
+	{"label name PCP refuses", 3, func(b []byte, f *mmvfile.File) []byte {
+		b[f.Labels[0].Offset+12+2] = '9' // {"9pp":"x"}
+		return b
+	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		assert.NotContains(t, m.Labels, "9pp", "PCP drops the label")
+		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
+	}},
+	{"label map key PCP refuses", 3, func(b []byte, f *mmvfile.File) []byte {
+		copy(b[f.Labels[0].Offset+12:], "{\"app\":{\"ok\":1,\"b-d\":2}}\x00")
+		return b
+	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		assert.NotContains(t, m.Labels, `"app"`, "PCP drops the whole label")
+		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
+	}},
 	{"label of an unknown instance", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[3].Offset+8, 9) },
 		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 			require.NotNil(t, pcptest.Find(ms, sampleMetric(f, 0)))
