@@ -124,17 +124,7 @@ func writeHandmade(t *testing.T, dir string) []string {
 	var names []string
 	// put writes a file of our writer, patched.
 	put := func(name string, opts mmv.Options, build func(r *mmv.Registry), patch func(b []byte, f *mmvfile.File)) {
-		opts.Dir = t.TempDir()
-		r := mmv.NewRegistry(name, &opts)
-		build(r)
-		require.NoError(t, r.Start())
-		b, err := os.ReadFile(r.Path())
-		require.NoError(t, err)
-		r.Close()
-		f, err := mmvfile.Parse(b)
-		require.NoError(t, err)
-		patch(b, f)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+		writeFile(t, dir, name, opts, build, patch)
 		names = append(names, name)
 	}
 	hash22 := func(s string) uint32 {
@@ -179,7 +169,7 @@ func writeHandmade(t *testing.T, dir string) []string {
 			require.NoError(t, r.AddMetricLabel("b", mmv.Label{Name: fmt.Sprintf("l%03d", i), Value: i}))
 		}
 		require.NoError(t, r.AddLabel(mmv.Label{Name: "last", Value: strings.Repeat("v", 200)}))
-	}, func(b []byte, f *mmvfile.File) {})
+	}, nil)
 	// Just beyond: an item of 1024, serial 2048, semantics 0, a name PCP
 	// refuses, one that is a prefix of another, a name taken twice.
 	put("beyond", mmv.Options{Cluster: 78}, func(r *mmv.Registry) {

@@ -223,33 +223,39 @@ func (d *dumper) help(field uint64, which, bad string, toc uint64, rec int32, ki
 	return true
 }
 
-func (d *dumper) indoms(toc, at, off uint64, count int32) bool {
-	d.printf("\nTOC[%d]: offset %d, indoms offset %d (%d entries)\n", toc, at, off, count)
+// each walks count records stride bytes apart from off, as PCP's mmvdump
+// does: before each it checks that need bytes at it fit in the file, else
+// prints small (formatted with the TOC index and the record's) and stops;
+// it stops too when visit reports false or a read fell outside the file.
+func (d *dumper) each(toc, off uint64, count int32, stride, need uint64, small string, visit func(i int32, r uint64) bool) bool {
 	for i := range count {
-		r := off + uint64(i)*recordSize(Indoms, d.version)
-		if d.tooSmall(r, recordSize(Indoms, d.version)) {
-			d.printf("Bad file size: too small for toc[%d] indom[%d]\n", toc, i)
+		r := off + uint64(i)*stride
+		if d.tooSmall(r, need) {
+			d.printf(small, toc, i)
 			return false
 		}
-		d.printf("  [%d/%d] %d instances, starting at offset %d\n",
-			d.u32(r+indomSerial), int64(r), d.i32(r+indomCount), d.i64(r+indomFirstInst))
-		if !d.help(r+indomShortHelp, "shorttext", "oneline", toc, i, "indom") ||
-			!d.help(r+indomLongHelp, "helptext", "help", toc, i, "indom") || d.outside {
+		if !visit(i, r) || d.outside {
 			return false
 		}
 	}
 	return true
 }
 
+func (d *dumper) indoms(toc, at, off uint64, count int32) bool {
+	d.printf("\nTOC[%d]: offset %d, indoms offset %d (%d entries)\n", toc, at, off, count)
+	size := recordSize(Indoms, d.version)
+	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%d] indom[%d]\n", func(i int32, r uint64) bool {
+		d.printf("  [%d/%d] %d instances, starting at offset %d\n",
+			d.u32(r+indomSerial), int64(r), d.i32(r+indomCount), d.i64(r+indomFirstInst))
+		return d.help(r+indomShortHelp, "shorttext", "oneline", toc, i, "indom") &&
+			d.help(r+indomLongHelp, "helptext", "help", toc, i, "indom")
+	})
+}
+
 func (d *dumper) instances(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, instances offset %d (%d entries)\n", toc, at, int64(off), count)
 	size := recordSize(Instances, d.version)
-	for i := range count {
-		r := off + uint64(i)*size
-		if d.tooSmall(r, size) {
-			d.printf("\nBad file size: too small for toc[%d] inst[%d]\n", toc, i)
-			return false
-		}
+	return d.each(toc, off, count, size, size, "\nBad file size: too small for toc[%d] inst[%d]\n", func(i int32, r uint64) bool {
 		indom := d.u64(r + instIndom)
 		if d.tooSmall(indom, recordSize(Indoms, d.version)) {
 			if d.version == mmv.Version1 {
@@ -259,29 +265,16 @@ func (d *dumper) instances(toc, at, off uint64, count int32) bool {
 			}
 			return false
 		}
-		var name string
-		if d.version == mmv.Version1 {
-			name = d.cstr(r + instName)
-		} else {
-			nameOff := d.u64(r + instName)
-			switch {
-			case d.tooSmall(nameOff, stringSize):
-				d.printf("\nBad file size: too small for toc[%d] inst[%d] name\n", toc, i)
-				return false
-			case nameOff == 0:
-				d.printf("\nBad file: invalid offset for toc[%d] inst[%d] name\n", toc, i)
-				return false
-			}
-			name = d.slot(nameOff)
+		name, ok := d.name(r+instName, fmt.Sprintf("\nBad file size: too small for toc[%d] inst[%d] name\n", toc, i),
+			fmt.Sprintf("\nBad file: invalid offset for toc[%d] inst[%d] name\n", toc, i))
+		if !ok {
+			return false
 		}
 		// PCP's steps by a version 1 record whatever the version.
 		shown := int64(off + uint64(i)*recordSize(Instances, mmv.Version1))
 		d.printf("  [%d/%d] instance = [%d or \"%s\"]\n", d.u32(indom+indomSerial), shown, d.i32(r+instID), name)
-		if d.outside {
-			return false
-		}
-	}
-	return true
+		return true
+	})
 }
 
 // typeName and semName are how PCP's mmvdump names types and semantics.
@@ -319,21 +312,20 @@ func semName(s int32) string {
 	return "?"
 }
 
-// metricName reads the name of the metric record at r: inline in v1, a
-// string slot later. kind and suffix word PCP's messages for a bad name
-// offset ("metric[3] name", "value[2] mname"), after which it reports
-// false.
-func (d *dumper) metricName(r, toc uint64, rec int32, kind, suffix string) (string, bool) {
+// name reads a name stored at field: inline in v1, a string slot's offset
+// later. For a bad offset it prints PCP's message, small for one past the
+// file or zero for 0 (each a complete line), and reports false.
+func (d *dumper) name(field uint64, small, zero string) (string, bool) {
 	if d.version == mmv.Version1 {
-		return d.cstr(r), true
+		return d.cstr(field), true
 	}
-	off := d.u64(r)
+	off := d.u64(field)
 	switch {
 	case d.tooSmall(off, stringSize):
-		d.printf("Bad file size: too small for toc[%d] %s[%d] %sname\n", toc, kind, rec, suffix)
+		d.printf("%s", small)
 		return "", false
 	case off == 0:
-		d.printf("Bad file: invalid offset for toc[%d] %s[%d] %sname\n", toc, kind, rec, suffix)
+		d.printf("%s", zero)
 		return "", false
 	}
 	return d.slot(off), true
@@ -342,13 +334,9 @@ func (d *dumper) metricName(r, toc uint64, rec int32, kind, suffix string) (stri
 func (d *dumper) metrics(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: toc offset %d, metrics offset %d (%d entries)\n", toc, at, int64(off), count)
 	size, body := recordSize(Metrics, d.version), metricBody(d.version)
-	for i := range count {
-		r := off + uint64(i)*size
-		if d.tooSmall(r, size) {
-			d.printf("Bad file size: too small for toc[%d] metric[%d]\n", toc, i)
-			return false
-		}
-		name, ok := d.metricName(r, toc, i, "metric", "")
+	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%d] metric[%d]\n", func(i int32, r uint64) bool {
+		name, ok := d.name(r, fmt.Sprintf("Bad file size: too small for toc[%d] metric[%d] name\n", toc, i),
+			fmt.Sprintf("Bad file: invalid offset for toc[%d] metric[%d] name\n", toc, i))
 		if !ok {
 			return false
 		}
@@ -362,64 +350,43 @@ func (d *dumper) metrics(toc, at, off uint64, count int32) bool {
 		} else {
 			d.printf("       indom=%d\n", int32(indom))
 		}
-		if !d.help(r+body+metricShortHelp, "shorttext", "oneline", toc, i, "metric") ||
-			!d.help(r+body+metricLongHelp, "helptext", "help", toc, i, "metric") || d.outside {
-			return false
-		}
-	}
-	return true
+		return d.help(r+body+metricShortHelp, "shorttext", "oneline", toc, i, "metric") &&
+			d.help(r+body+metricLongHelp, "helptext", "help", toc, i, "metric")
+	})
 }
 
 func (d *dumper) values(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, values offset %d (%d entries)\n", toc, at, off, count)
-	msize, body := recordSize(Metrics, d.version), metricBody(d.version)
-	isize := recordSize(Instances, d.version)
-	for i := range count {
-		r := off + uint64(i)*recordSize(Values, d.version)
-		if d.tooSmall(r, recordSize(Values, d.version)) {
-			d.printf("Bad file size: too small for toc[%d] value[%d]\n", toc, i)
-			return false
-		}
+	size, msize, body := recordSize(Values, d.version), recordSize(Metrics, d.version), metricBody(d.version)
+	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%d] value[%d]\n", func(i int32, r uint64) bool {
 		m := d.u64(r + valueMetric)
 		if d.tooSmall(m, msize) {
 			d.printf("Bad file size: toc[%d] value[%d] metric offset\n", toc, i)
 			return false
 		}
-		name, ok := d.metricName(m, toc, i, "value", "m")
+		name, ok := d.name(m, fmt.Sprintf("Bad file size: too small for toc[%d] value[%d] mname\n", toc, i),
+			fmt.Sprintf("Bad file: invalid offset for toc[%d] value[%d] mname\n", toc, i))
 		if !ok {
 			return false
 		}
 		d.printf("  [%d/%d] %s", d.u32(m+body+metricItem), r, name)
 		if indom := d.u32(m + body + metricIndom); !singular(indom) {
 			inst := d.u64(r + valueInstance)
-			if d.tooSmall(inst, isize) {
+			if d.tooSmall(inst, recordSize(Instances, d.version)) {
 				d.printf("\nBad file size: toc[%d] value[%d] inst offset\n", toc, i)
 				return false
 			}
-			var iname string
-			if d.version == mmv.Version1 {
-				iname = d.cstr(inst + instName)
-			} else {
-				nameOff := d.u64(inst + instName)
-				switch {
-				case d.tooSmall(nameOff, stringSize):
-					d.printf("Bad file size: too small for toc[%d] value[%d] iname\n", toc, i)
-					return false
-				case nameOff == 0:
-					// PCP's message says metric, not value.
-					d.printf("Bad file: invalid offset for toc[%d] metric[%d] iname\n", toc, i)
-					return false
-				}
-				iname = d.slot(nameOff)
+			// PCP's second message says metric, not value.
+			iname, ok := d.name(inst+instName, fmt.Sprintf("Bad file size: too small for toc[%d] value[%d] iname\n", toc, i),
+				fmt.Sprintf("Bad file: invalid offset for toc[%d] metric[%d] iname\n", toc, i))
+			if !ok {
+				return false
 			}
 			d.printf("[%d or \"%s\"]", d.i32(inst+instID), iname)
 		}
 		d.value(r, toc, i, mmv.Type(d.i32(m+body+metricType)))
-		if d.outside {
-			return false
-		}
-	}
-	return true
+		return true
+	})
 }
 
 // value prints " = VALUE" and the end of the line; a bad string offset
@@ -479,37 +446,22 @@ func cFloat(f float64) string {
 
 func (d *dumper) strings(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, string offset %d (%d entries)\n", toc, at, off, count)
-	for i := range count {
-		// PCP's checks the size at a value record's stride, and prints
-		// at a string slot's.
-		if d.tooSmall(off+uint64(i)*recordSize(Values, d.version), stringSize) {
-			d.printf("Bad file size: toc[%d] string[%d]\n", toc, i)
-			return false
-		}
+	// PCP's checks each slot at a value record's stride, and prints it at
+	// a string slot's.
+	return d.each(toc, off, count, recordSize(Values, d.version), stringSize, "Bad file size: toc[%d] string[%d]\n", func(i int32, _ uint64) bool {
 		r := off + uint64(i)*stringSize
 		d.printf("  [%d/%d] %s\n", i+1, r, d.cstr(r))
-		if d.outside {
-			return false
-		}
-	}
-	return true
+		return true
+	})
 }
 
 func (d *dumper) labels(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, labels offset %d (%d entries)\n", toc, at, int64(off), count)
 	size := recordSize(Labels, d.version)
-	for i := range count {
-		r := off + uint64(i)*size
-		if d.tooSmall(r, size) {
-			// PCP's message says metric.
-			d.printf("Bad file size: too small for toc[%d] metric[%d]\n", toc, i)
-			return false
-		}
+	// PCP's message says metric.
+	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%d] metric[%d]\n", func(i int32, r uint64) bool {
 		d.printf("  [%d/%d] %s\n", i+1, r, d.cstr(r+labelPayload))
 		d.printf("        flags=0x%x, identity=0x%x\n        internal=0x%x\n", d.u32(r+labelFlags), d.u32(r+labelIdentity), d.u32(r+labelInternal))
-		if d.outside {
-			return false
-		}
-	}
-	return true
+		return true
+	})
 }

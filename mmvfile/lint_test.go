@@ -3,7 +3,6 @@ package mmvfile_test
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -17,71 +16,6 @@ import (
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
-
-// writeFile writes a registry's file, built by build and patched by
-// patch, into dir under name, and returns its path.
-func writeFile(t *testing.T, dir, name string, opts mmv.Options, build func(r *mmv.Registry), patch func(b []byte, f *mmvfile.File)) string {
-	t.Helper()
-	opts.Dir = t.TempDir()
-	r := mmv.NewRegistry(name, &opts)
-	build(r)
-	require.NoError(t, r.Start())
-	b, err := os.ReadFile(r.Path())
-	require.NoError(t, err)
-	r.Close()
-	f, err := mmvfile.Parse(b)
-	require.NoError(t, err)
-	if patch != nil {
-		patch(b, f)
-	}
-	path := filepath.Join(dir, name)
-	require.NoError(t, os.WriteFile(path, b, 0o644))
-	return path
-}
-
-// counterOver declares a counter over an indom of n instances.
-func counterOver(name string, serial uint32, n int) func(r *mmv.Registry) {
-	return func(r *mmv.Registry) {
-		in := mmv.Indom{Serial: serial}
-		for i := range n {
-			in.Instances = append(in.Instances, mmv.Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)})
-		}
-		if err := r.AddIndom(in); err != nil {
-			panic(err)
-		}
-		if err := r.AddMetric(mmv.Metric{Name: name, Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: serial}); err != nil {
-			panic(err)
-		}
-	}
-}
-
-func singular(names ...string) func(r *mmv.Registry) {
-	return func(r *mmv.Registry) {
-		for _, n := range names {
-			if err := r.AddMetric(mmv.Metric{Name: n, Type: mmv.Uint64, Semantics: mmv.SemCounter}); err != nil {
-				panic(err)
-			}
-		}
-	}
-}
-
-// deadPID returns the id of a process that has exited.
-func deadPID(t *testing.T) int {
-	cmd := exec.Command("true")
-	require.NoError(t, cmd.Run())
-	return cmd.Process.Pid
-}
-
-// findings returns the findings of rule among fds.
-func findings(fds []mmvfile.Finding, rule mmvfile.Rule) []mmvfile.Finding {
-	var out []mmvfile.Finding
-	for _, f := range fds {
-		if f.Rule == rule {
-			out = append(out, f)
-		}
-	}
-	return out
-}
 
 // lintOne checks that LintDir of dir reports exactly one finding of rule,
 // on file, at record, with a message holding msg, and returns it.
@@ -108,15 +42,22 @@ func TestLintSharedCluster(t *testing.T) {
 	assert.Empty(t, pmids, "our writer's items differ: %v", pmids)
 
 	// b's z on a's item of x: one PMID.
+	item := sharePMID(t, dir, a)
+	lintOne(t, dir, mmvfile.RulePMID, b, "metric [0] at offset 72 (z)",
+		"PMID 70.40."+strconv.Itoa(int(item))+" is also "+a+"'s metric [0] at offset 72 (x): PCP shows the first file's values under both names")
+}
+
+// sharePMID writes file b of dir, whose metric z has the cluster and item
+// of the first metric of file a, and the value 9; it returns the item.
+func sharePMID(t *testing.T, dir, a string) uint32 {
 	fa, err := mmvfile.Open(a)
 	require.NoError(t, err)
 	writeFile(t, dir, "b", mmv.Options{Cluster: 41}, singular("z"), func(b []byte, f *mmvfile.File) {
-		put32(b, 36, 40)
+		put32(b, 36, fa.Header.Cluster)
 		put32(b, metricField(f, f.Metrics[0], 0), fa.Metrics[0].Item)
 		put64(b, f.Values[0].Offset, 9)
 	})
-	lintOne(t, dir, mmvfile.RulePMID, b, "metric [0] at offset 72 (z)",
-		"PMID 70.40."+strconv.Itoa(int(fa.Metrics[0].Item))+" is also "+a+"'s metric [0] at offset 72 (x): PCP shows the first file's values under both names")
+	return fa.Metrics[0].Item
 }
 
 // TestSharedPMIDInPCP: PCP shows the value of the first file of a cluster
@@ -126,13 +67,7 @@ func TestSharedPMIDInPCP(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	dir := t.TempDir()
 	a := writeFile(t, dir, "a", mmv.Options{Cluster: 40}, singular("x"), func(b []byte, f *mmvfile.File) { put64(b, f.Values[0].Offset, 7) })
-	fa, err := mmvfile.Open(a)
-	require.NoError(t, err)
-	writeFile(t, dir, "b", mmv.Options{Cluster: 41}, singular("z"), func(b []byte, f *mmvfile.File) {
-		put32(b, 36, 40)
-		put32(b, metricField(f, f.Metrics[0], 0), fa.Metrics[0].Item)
-		put64(b, f.Values[0].Offset, 9)
-	})
+	sharePMID(t, dir, a)
 	fds, err := mmvfile.LintDir(dir)
 	require.NoError(t, err)
 	require.Len(t, findings(fds, mmvfile.RulePMID), 1)

@@ -2,8 +2,6 @@ package mmvfile_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,16 +11,6 @@ import (
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
-
-// pcpView writes b as the only file of a directory and returns what PCP's
-// reader shows of it.
-func pcpView(t *testing.T, name string, b []byte) []pcptest.Metric {
-	t.Helper()
-	dir := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "mmv"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "mmv", name), b, 0o644))
-	return pcptest.Info(t, dir)
-}
 
 // sampleMetric is the name of the sample's first metric in PCP.
 func sampleMetric(f *mmvfile.File, i int) string { return "mmv.sample." + f.Metrics[i].Name }
@@ -171,13 +159,4 @@ func TestReadsWhatPCPReads(t *testing.T) {
 			})
 		}
 	}
-}
-
-// rules lists the rules of findings.
-func rules(fs []mmvfile.Finding) []mmvfile.Rule {
-	var out []mmvfile.Rule
-	for _, f := range fs {
-		out = append(out, f.Rule)
-	}
-	return out
 }

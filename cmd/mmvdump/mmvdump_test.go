@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -48,53 +47,28 @@ func compareWithPCP(t *testing.T, file string) {
 	assert.Equal(t, pcpStatus, status, "exit status of mmvdump %s (stderr %q, PCP's %q)", file, stderr, pcpStderr)
 }
 
-func TestGoldenFilesAsPCP(t *testing.T) {
+// compareGlobWithPCP compares the files of a glob, which are
+// little-endian, with PCP's mmvdump, each a subtest named by its path
+// after dir.
+func compareGlobWithPCP(t *testing.T, dir, glob string) {
 	pcptest.MustHavePCP(t)
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
-		t.Skip("the golden files are little-endian")
+		t.Skip("the files are little-endian")
 	}
-	files, err := filepath.Glob("../../testdata/golden/*.mmv")
+	files, err := filepath.Glob(filepath.Join(dir, glob))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { compareWithPCP(t, file) })
+		t.Run(strings.TrimPrefix(file, dir+"/"), func(t *testing.T) { compareWithPCP(t, file) })
 	}
 }
 
-func TestLibpcpFilesAsPCP(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	pcptest.MustHaveLibPCPMMV(t)
-	dir := t.TempDir()
-	gen := filepath.Join(dir, "gen")
-	out, err := exec.Command("gcc", "../../mmvfile/testdata/corpus/libpcp/gen.c", "-o", gen, "-lpcp_mmv", "-lpcp", "-lm").CombinedOutput()
-	require.NoError(t, err, "gcc: %s", out)
-	cmd := exec.Command(gen)
-	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+dir)
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "mmv"), 0o755))
-	out, err = cmd.Output()
-	require.NoError(t, err)
-	names := strings.Fields(string(out))
-	require.Len(t, names, 6)
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) { compareWithPCP(t, filepath.Join(dir, "mmv", name)) })
-	}
-}
+func TestGoldenFilesAsPCP(t *testing.T) { compareGlobWithPCP(t, "../../testdata/golden", "*.mmv") }
 
 // TestCorpusAsPCP: every file of mmvfile's corpus (libpcp_mmv, PCP's
 // Python and Perl bindings, Speed, mmv, and hand-made files at PCP's
 // limits and past them) prints as PCP's mmvdump prints it.
-func TestCorpusAsPCP(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
-		t.Skip("the corpus files are little-endian")
-	}
-	files, err := filepath.Glob("../../mmvfile/testdata/corpus/*/*.mmv")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
-		t.Run(strings.TrimPrefix(file, "../../mmvfile/testdata/corpus/"), func(t *testing.T) { compareWithPCP(t, file) })
-	}
-}
+func TestCorpusAsPCP(t *testing.T) { compareGlobWithPCP(t, "../../mmvfile/testdata/corpus", "*/*.mmv") }
 
 // writerScenarios are registries of our writer; each returns the registry
 // started, its values updated.
