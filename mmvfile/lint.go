@@ -83,8 +83,9 @@ const (
 	// does not have, or whose name, or a key of whose map value, is not a
 	// letter then letters, digits and '_'; PCP never shows it.
 	RuleLabel Rule = "label"
-	// RuleGroup: a file whose group is not PCP's (pcp); PCP reads it
-	// only when others may read it.
+	// RuleGroup: a file whose group is not PCP's (pcp), which pmdammv(1)
+	// has applications, pmcd and the agent share; PCP reads it only when
+	// others may read it.
 	RuleGroup Rule = "group"
 )
 
