@@ -238,13 +238,8 @@ func Info(t testing.TB, tmpdir string) []Metric {
 // when it cannot run.
 func Dump(t testing.TB, file string) string {
 	t.Helper()
-	tl := mustFind(t)
-	out, stderr, err := run(context.Background(), nil, tl.mmvdump, file)
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("mmvdump %s: %v\n%s", file, err, stderr)
-	}
-	return out + stderr
+	stdout, stderr, _ := DumpExit(t, file)
+	return stdout + stderr
 }
 
 // DumpExit runs PCP's mmvdump on a file and returns its output and exit
