@@ -26,7 +26,8 @@
 //     flux and files outside PCP's group.
 //
 // So a file Parse accepts is one PCP reads, and File.Lint says what of it
-// PCP shows.
+// PCP shows. Dump prints any bytes as PCP's own mmvdump does, byte for
+// byte, its warnings and exit status included.
 //
 // Parse never panics, and never reads outside b, whatever the bytes.
 package mmvfile
