@@ -44,7 +44,7 @@ var corpusWriters = []corpusWriter{
 	{"perl", hasCommand("perl", "-MPCP::MMV", "-e", "1"), func(t *testing.T, tmp string) []string {
 		return runWriter(t, tmp, "perl", "testdata/corpus/perl/gen.pl")
 	}},
-	{"speed", hasCommand("go", "version"), func(t *testing.T, tmp string) []string {
+	{"speed", speedModule, func(t *testing.T, tmp string) []string {
 		// Speed takes its directory from pcp.conf only.
 		conf := filepath.Join(t.TempDir(), "pcp.conf")
 		require.NoError(t, os.WriteFile(conf, []byte("PCP_TMP_DIR="+tmp+"\n"), 0o644))
@@ -57,6 +57,17 @@ var corpusWriters = []corpusWriter{
 	{"handmade", func() error { return nil }, func(t *testing.T, tmp string) []string {
 		return writeHandmade(t, filepath.Join(tmp, "mmv"))
 	}},
+}
+
+// speedModule reports whether Speed's generator builds: its modules come
+// from the Go module proxy.
+func speedModule() error {
+	cmd := exec.Command("go", "list", "-deps", ".")
+	cmd.Dir = "testdata/corpus/speed"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("Speed's generator: go list: %v: %s", err, out)
+	}
+	return nil
 }
 
 func hasCommand(name string, args ...string) func() error {
