@@ -20,8 +20,7 @@ var (
 	// ErrGeneration: a generation number that is zero, or gen1 != gen2,
 	// as while a writer is still creating the file.
 	ErrGeneration = errors.New("bad generation")
-	// ErrSection: a TOC entry of an unknown type, a type listed twice, or
-	// labels in a file older than version 3.
+	// ErrSection: a section type listed twice in the TOC.
 	ErrSection = errors.New("bad section")
 	// ErrOffset: a section misaligned, overlapping the header, the TOC or
 	// another section, starting beyond the end of the file, or wrapping
@@ -34,15 +33,16 @@ var (
 	ErrCount = errors.New("bad count")
 	// ErrReference: a field that refers to another record does not lead
 	// to one of the right kind: a value's metric or instance, an
-	// instance's indom, an indom's instances, a metric's indom, a string
-	// offset that is not a string slot.
+	// instance's indom, an indom's instances (which must name it), a
+	// value's instance in another indom than its metric's, a string offset
+	// that is not a string slot.
 	ErrReference = errors.New("bad reference")
 	// ErrField: a record field PCP's reader misreads: a string or name
 	// with no NUL, an unknown type or label flags, a cluster above 4095,
-	// an instance id of -1 (PCP's PM_IN_NULL), an instance listed twice in its indom, a
-	// second value for one metric and instance, or a label payload that
-	// is not a JSON object. What PCP reads metric by metric (items,
-	// names, serials, semantics, units) is Lint's.
+	// an instance id of -1 (PCP's PM_IN_NULL), an instance id twice in an
+	// indom, or a label payload that is not a JSON object. What PCP reads
+	// metric by metric (items, names, serials, semantics, units, indoms,
+	// values) is Lint's.
 	ErrField = errors.New("bad field")
 )
 

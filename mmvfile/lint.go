@@ -30,6 +30,9 @@ const (
 	// RuleRefused: Parse refuses the file, which PCP's reader skips or
 	// misreads (the finding's message is Parse's error).
 	RuleRefused Rule = "refused"
+	// RuleSection: a TOC entry of a type mmv(5) does not define; PCP
+	// ignores it.
+	RuleSection Rule = "section"
 	// RuleInFlux: the generations are zero or unequal, as while a writer
 	// creates the file; PCP skips it and rescans on every request until
 	// it settles.
@@ -61,6 +64,15 @@ const (
 	// RuleIndomCluster: a cluster beyond 2047 in a file with indoms; its
 	// indom ids lose the cluster's top bit and meet another cluster's.
 	RuleIndomCluster Rule = "indom-cluster"
+	// RuleMissingIndom: a metric over an indom the file does not have;
+	// PCP shows it with no values.
+	RuleMissingIndom Rule = "missing-indom"
+	// RuleUnlistedInstance: an instance record its indom does not list;
+	// PCP never shows it or its values.
+	RuleUnlistedInstance Rule = "unlisted-instance"
+	// RuleDuplicateValue: a second value record for one metric and
+	// instance; PCP reads the first.
+	RuleDuplicateValue Rule = "duplicate-value"
 	// RuleSemantics: semantics other than counter (1), instant (3) and
 	// discrete (4); PCP exports 0 as a counter and others as they are.
 	RuleSemantics Rule = "semantics"
@@ -178,6 +190,12 @@ func (f *File) Lint(name string) []Finding {
 		add("header", 0, RuleIndomCluster, "cluster %d is more than %d: the file's indom ids (cluster<<11|serial, 22 bits) lose the cluster's top bit and meet cluster %d's",
 			h.Cluster, maxIndomCluster, h.Cluster&maxIndomCluster)
 	}
+	for i, s := range f.TOC {
+		if !s.Type.known() {
+			add("TOC["+itoa(int64(i))+"] at offset "+itoa(int64(s.TOCOffset)), s.TOCOffset, RuleSection,
+				"section type %d is not one of mmv(5)'s: PCP ignores the entry", int32(s.Type))
+		}
+	}
 	serials := map[uint32]*Indom{}
 	for i, in := range f.Indoms {
 		record := "indom [" + itoa(int64(i)) + "] at offset " + itoa(int64(in.Offset))
@@ -192,6 +210,12 @@ func (f *File) Lint(name string) []Finding {
 			add(record, in.Offset, RuleDuplicateSerial, "serial %d is also the indom's at offset %d: PCP merges their instances", in.Serial, first.Offset)
 		} else {
 			serials[in.Serial] = in
+		}
+	}
+	for i, inst := range f.Instances {
+		if !slices.Contains(inst.Indom.Instances, inst) {
+			add("instance ["+itoa(int64(i))+"] at offset "+itoa(int64(inst.Offset)), inst.Offset, RuleUnlistedInstance,
+				"instance %d (%q) of indom %d is not among the instances the indom lists: PCP never shows it or its values", inst.ID, inst.Name, inst.Indom.Serial)
 		}
 	}
 	items := map[uint32]*Metric{}
@@ -223,6 +247,22 @@ func (f *File) Lint(name string) []Finding {
 			if u.DimSpace() != 0 && u.ScaleSpace() > maxScaleSpace || u.DimTime() != 0 && u.ScaleTime() > maxScaleTime {
 				add(record, m.Offset, RuleUnits, "units %#x have a scale PCP has no name for", uint32(u))
 			}
+			if !m.Singular() && f.Indom(m.Indom) == nil {
+				add(record, m.Offset, RuleMissingIndom, "indom %d is not in the file: PCP shows the metric with no values", m.Indom)
+			}
+		}
+	}
+	first := map[[2]uint64]*Value{}
+	for i, v := range f.Values {
+		k := [2]uint64{v.Metric.Offset, 0}
+		if v.Instance != nil {
+			k[1] = v.Instance.Offset
+		}
+		if w := first[k]; w != nil {
+			add("value ["+itoa(int64(i))+"] at offset "+itoa(int64(v.Offset)), v.Offset, RuleDuplicateValue,
+				"a second value of %s%s: PCP reads the one at offset %d", v.Metric.Name, instanceText(v.Instance), w.Offset)
+		} else {
+			first[k] = v
 		}
 	}
 	for i, l := range f.Labels {
@@ -248,6 +288,13 @@ func (f *File) Lint(name string) []Finding {
 		add("values", 0, RuleCost, "%d values: a fetch of the file takes an estimated %.2g to %.2g s (%s); spread them over files", len(f.Values), low, high, what)
 	}
 	return out
+}
+
+func instanceText(inst *Instance) string {
+	if inst == nil {
+		return ""
+	}
+	return fmt.Sprintf("[%d or %q]", inst.ID, inst.Name)
 }
 
 // labelled reports whether the file has what the label is attached to.

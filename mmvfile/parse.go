@@ -145,13 +145,14 @@ func (p *parser) toc() error {
 			TOCOffset: at,
 		}
 		where := "TOC[" + itoa(int64(i)) + "] (" + s.Type.String() + ")"
+		if !s.Type.known() {
+			// PCP's reader ignores the entry (Lint reports it).
+			p.f.TOC = append(p.f.TOC, s)
+			continue
+		}
 		switch {
-		case !s.Type.known():
-			return errorf(ErrSection, "%s at offset %d: unknown section type", where, at)
 		case p.sec[s.Type] != nil:
 			return errorf(ErrSection, "%s at offset %d: a second %s section", where, at, s.Type)
-		case s.Type == Labels && p.version < mmv.Version3:
-			return errorf(ErrSection, "%s at offset %d: labels in a version %d file", where, at, p.version)
 		case s.Count < 0:
 			return errorf(ErrCount, "%s at offset %d: negative count %d", where, at, s.Count)
 		}
@@ -311,9 +312,8 @@ func (p *parser) instances() error {
 		}
 		p.f.Instances = append(p.f.Instances, inst)
 	}
-	// Each indom lists its instances as a run of records, which must be
-	// exactly the instances that name it as their indom.
-	listed := make([]bool, len(p.f.Instances))
+	// Each indom lists its instances as a run of records, which must all
+	// name it as their indom.
 	for _, in := range p.f.Indoms {
 		count := uint64(p.u32(in.Offset + indomCount))
 		what := "indom " + itoa(int64(in.Serial)) + " at offset " + itoa(int64(in.Offset))
@@ -337,15 +337,10 @@ func (p *parser) instances() error {
 				return errorf(ErrField, "%s: instance id %d listed twice", what, inst.ID)
 			}
 			ids[inst.ID] = true
-			listed[j] = true
 			in.Instances = append(in.Instances, inst)
 		}
 	}
-	for j, inst := range p.f.Instances {
-		if !listed[j] {
-			return errorf(ErrReference, "instance at offset %d: not listed by its indom %d", inst.Offset, inst.Indom.Serial)
-		}
-	}
+	// An instance its indom does not list PCP never shows: Lint's.
 	return nil
 }
 
@@ -377,13 +372,10 @@ func (p *parser) metrics() error {
 			return err
 		}
 		what += " (" + m.Name + ")"
-		// Names, items, semantics and units PCP takes or skips metric by
-		// metric: Lint reports them.
-		switch {
-		case !knownType(m.Type):
+		// Names, items, semantics, units and indoms PCP takes or skips
+		// metric by metric: Lint reports them.
+		if !knownType(m.Type) {
 			return errorf(ErrField, "%s: unknown type %d", what, int32(m.Type))
-		case !m.Singular() && p.f.Indom(m.Indom) == nil:
-			return errorf(ErrReference, "%s: indom %d is not in the file", what, m.Indom)
 		}
 		if m.ShortHelp, err = p.text(b+metricShortHelp, what, "shorttext"); err != nil {
 			return err
@@ -397,8 +389,6 @@ func (p *parser) metrics() error {
 }
 
 func (p *parser) values() error {
-	type key struct{ m, inst uint64 }
-	seen := map[key]bool{}
 	for i, off := range p.records(Values) {
 		what := "value [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
 		v := &Value{Offset: off, Extra: int64(p.u64(off + valueExtra))}
@@ -422,16 +412,14 @@ func (p *parser) values() error {
 			}
 		case !ok:
 			return errorf(ErrReference, "%s: instance offset %d is not an instance record", what, instOff)
-		case p.f.Instances[k].Indom.Serial != v.Metric.Indom:
+		case p.f.Instances[k].Indom.Serial != v.Metric.Indom && p.f.Indom(v.Metric.Indom) != nil:
+			// PCP would show it as the metric's instance of the same id.
+			// (A metric whose indom is missing shows no values at all.)
 			return errorf(ErrReference, "%s: instance at offset %d is in indom %d, the metric's indom is %d",
 				what, instOff, p.f.Instances[k].Indom.Serial, v.Metric.Indom)
 		default:
 			v.Instance = p.f.Instances[k]
 		}
-		if seen[key{metricOff, instOff}] {
-			return errorf(ErrField, "%s: a second value for the same metric and instance", what)
-		}
-		seen[key{metricOff, instOff}] = true
 		a32, a64 := ne.Uint32(v.Atom[:]), ne.Uint64(v.Atom[:])
 		switch v.Metric.Type {
 		case mmv.Int32:

@@ -114,6 +114,53 @@ var readsAsPCP = []struct {
 		require.Len(t, m.Instances, 2)
 		assert.Equal(t, -2147483647, m.Instances[1].ID)
 	}},
+	{"section type 9", 3, func(b []byte, f *mmvfile.File) []byte {
+		for _, s := range f.TOC {
+			if s.Type == mmvfile.Labels {
+				put32(b, s.TOCOffset, 9)
+			}
+		}
+		return b
+	}, mmvfile.RuleSection, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 1))
+		require.NotNil(t, m, "PCP loads the file")
+		_, ok := m.Label("app")
+		assert.False(t, ok, "and ignores the entry")
+	}},
+	{"labels in a v2 file", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, 4, 2) },
+		"", func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+			m := pcptest.Find(ms, sampleMetric(f, 1))
+			require.NotNil(t, m)
+			got, ok := m.Label("app")
+			assert.True(t, ok, "PCP reads the labels of any version")
+			assert.Equal(t, `"x"`, got)
+		}},
+	{"metric of an indom not in the file", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put32(b, metricField(f, f.Metrics[0], 16), 99)
+	}, mmvfile.RuleMissingIndom, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		assert.Equal(t, "No value(s) available!", m.NoValue)
+		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 1)))
+	}},
+	{"instance not listed by its indom", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put32(b, f.Indoms[0].Offset+4, 1)
+	}, mmvfile.RuleUnlistedInstance, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		require.Len(t, m.Instances, 1, "PCP shows the listed instance only")
+		assert.Equal(t, "get", m.Instances[0].Name)
+	}},
+	{"value listed twice", 0, func(b []byte, f *mmvfile.File) []byte {
+		put64(b, f.Values[0].Offset, 5)
+		put64(b, f.Values[1].Offset, 6)
+		return put64(b, f.Values[1].Offset+24, f.Instances[0].Offset) // get's, not put's
+	}, mmvfile.RuleDuplicateValue, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		require.NotNil(t, m.Instance("get"))
+		assert.Equal(t, "5", m.Instance("get").Value, "PCP reads the first")
+	}},
 	{"duplicate name", 2, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Metrics[1].Offset, f.Metrics[0].NameOffset)
 	}, mmvfile.RuleDuplicateName, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
