@@ -267,12 +267,8 @@ func (f *File) Lint(name string) []Finding {
 	}
 	for i, l := range f.Labels {
 		record := "label [" + itoa(int64(i)) + "] at offset " + itoa(int64(l.Offset))
-		if !f.labelled(l) {
-			add(record, l.Offset, RuleLabel,
-				"flags %#x, identity %d, instance %d: nothing in the file has that identity, PCP never shows the label", l.Flags, l.Identity, l.Internal)
-		}
-		if name, ok := badLabelName(l.Payload); ok {
-			add(record, l.Offset, RuleLabel, "%s: the name %q is not a letter then letters, digits and '_': PCP drops the label", l.Payload, name)
+		for _, problem := range f.labelProblems(l) {
+			add(record, l.Offset, RuleLabel, "%s: %s", l.Payload, problem)
 		}
 	}
 	var named []nameAt
@@ -295,6 +291,32 @@ func instanceText(inst *Instance) string {
 		return ""
 	}
 	return fmt.Sprintf("[%d or %q]", inst.ID, inst.Name)
+}
+
+// labelProblems says why PCP drops or bends the label, if it does.
+func (f *File) labelProblems(l *Label) []string {
+	var out []string
+	kind := l.Flags &^ LabelOptional
+	switch kind {
+	case LabelCluster, LabelItem, LabelIndom, LabelInstances:
+		if !f.labelled(l) {
+			out = append(out, fmt.Sprintf("flags %#x, identity %d, instance %d: nothing in the file has that identity, PCP never shows the label",
+				l.Flags, l.Identity, l.Internal))
+		}
+	case 0, LabelOptional:
+		out = append(out, fmt.Sprintf("flags %#x name no kind of label: PCP drops it", l.Flags))
+	default:
+		out = append(out, fmt.Sprintf("flags %#x name more than one kind of label: PCP takes it for one of them", l.Flags))
+	}
+	if kind != LabelInstances && l.Internal != -1 {
+		out = append(out, fmt.Sprintf("instance %d on a label that is not an instance label: PCP ignores it", l.Internal))
+	}
+	if !json.Valid([]byte(l.Payload)) || !strings.HasPrefix(l.Payload, "{") {
+		out = append(out, "not a JSON object: PCP drops the label")
+	} else if name, bad := badLabelName(l.Payload); bad {
+		out = append(out, fmt.Sprintf("the name %q is not a letter then letters, digits and '_': PCP drops the label", name))
+	}
+	return out
 }
 
 // labelled reports whether the file has what the label is attached to.

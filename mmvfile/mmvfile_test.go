@@ -264,10 +264,6 @@ var mutations = []mutation{
 		copy(b[f.Strings[0].Offset:], bytes.Repeat([]byte{'s'}, 256))
 		return b
 	}, mmvfile.ErrField},
-	{"label of no kind", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[0].Offset, 0x40) }, mmvfile.ErrField},
-	{"label of two kinds", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[0].Offset, 0x18) }, mmvfile.ErrField},
-	{"metric label with an instance", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[1].Offset+8, 0) }, mmvfile.ErrField},
-	{"label payload not JSON", 3, func(b []byte, f *mmvfile.File) []byte { b[f.Labels[0].Offset+12] = '['; return b }, mmvfile.ErrField},
 	{"label payload without NUL", 3, func(b []byte, f *mmvfile.File) []byte {
 		copy(b[f.Labels[0].Offset+12:], bytes.Repeat([]byte{' '}, 244))
 		return b

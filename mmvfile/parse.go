@@ -3,7 +3,6 @@ package mmvfile
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -452,21 +451,9 @@ func (p *parser) labels() error {
 		if !ok {
 			return errorf(ErrField, "%s: payload has no NUL in %d bytes", what, labelPayloadSize)
 		}
+		// PCP drops a label it cannot use, and reads the rest: payloads,
+		// flags and identities are Lint's.
 		l.Payload = payload
-		if !json.Valid([]byte(payload)) || !bytes.HasPrefix([]byte(payload), []byte("{")) {
-			return errorf(ErrField, "%s: payload %q is not a JSON object", what, payload)
-		}
-		kind := l.Flags &^ LabelOptional
-		if kind != LabelInstances && l.Internal != -1 {
-			return errorf(ErrField, "%s: instance %d on a label that is not an instance label", what, l.Internal)
-		}
-		switch kind {
-		case LabelCluster, LabelItem, LabelIndom, LabelInstances:
-			// A label of nothing in the file is never shown: Lint
-			// reports it.
-		default:
-			return errorf(ErrField, "%s: flags %#x name no single kind of label", what, l.Flags)
-		}
 		p.f.Labels = append(p.f.Labels, l)
 	}
 	return nil

@@ -88,6 +88,35 @@ var readsAsPCP = []struct {
 		assert.NotContains(t, m.Labels, `"app"`, "PCP drops the whole label")
 		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
 	}},
+	{"label payload not JSON", 3, func(b []byte, f *mmvfile.File) []byte { b[f.Labels[0].Offset+12] = '['; return b },
+		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+			m := pcptest.Find(ms, sampleMetric(f, 1))
+			require.NotNil(t, m, "PCP loads the file")
+			_, ok := m.Label("app")
+			assert.False(t, ok, "and drops the label")
+		}},
+	{"label of no kind", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[0].Offset, 0x40) },
+		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+			m := pcptest.Find(ms, sampleMetric(f, 1))
+			require.NotNil(t, m, "PCP loads the file")
+			_, ok := m.Label("app")
+			assert.False(t, ok, "and drops the label")
+		}},
+	{"label of two kinds", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[0].Offset, 0x18) },
+		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+			m := pcptest.Find(ms, sampleMetric(f, 1))
+			require.NotNil(t, m, "PCP loads the file")
+			_, ok := m.Label("app")
+			assert.True(t, ok, "and takes it for the cluster's")
+		}},
+	{"metric label with an instance", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[1].Offset+8, 0) },
+		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+			m := pcptest.Find(ms, sampleMetric(f, 2))
+			require.NotNil(t, m)
+			got, ok := m.Label("b")
+			assert.True(t, ok, "PCP ignores the instance")
+			assert.Equal(t, "1", got)
+		}},
 	{"label of an unknown instance", 3, func(b []byte, f *mmvfile.File) []byte { return put32(b, f.Labels[3].Offset+8, 9) },
 		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 			require.NotNil(t, pcptest.Find(ms, sampleMetric(f, 0)))
