@@ -165,6 +165,13 @@ func (f *File) metricName(name string, m *Metric) string {
 	return "mmv." + name + "." + m.Name
 }
 
+// agentNames are the MMV agent's own metrics, in the namespace before any
+// file's.
+var agentNames = []string{"mmv.control.reload", "mmv.control.debug", "mmv.control.files"}
+
+// agent is the owner of the agent's names.
+var agent = owner{"", "the MMV agent's own metric"}
+
 // validPCPName is the test PCP's reader applies to a full metric name.
 var validPCPName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*$`)
 
@@ -226,6 +233,8 @@ func (f *File) Lint(name string) []Finding {
 		switch u := m.Units; {
 		case m.Name == "" || !validPCPName.MatchString(full):
 			add(record, m.Offset, RuleName, "PCP skips the metric: its name %q does not start with a letter or holds more than letters, digits, '_' and '.'", full)
+		case slices.Contains(agentNames, full):
+			add(record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is %s", full, agent.record)
 		case names[full] != nil:
 			add(record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is also the metric's at offset %d", full, names[full].Offset)
 		case m.Item > mmv.MaxItem:
@@ -273,7 +282,11 @@ func (f *File) Lint(name string) []Finding {
 	}
 	var named []nameAt
 	for full, m := range names {
-		named = append(named, nameAt{full, owner{name, metricRecord(slices.Index(f.Metrics, m), m)}, m.Offset})
+		i := slices.Index(f.Metrics, m)
+		named = append(named, nameAt{full, owner{name, metricRecord(i, m)}, m.Offset, i})
+	}
+	for i, n := range agentNames {
+		named = append(named, nameAt{n, agent, 0, i - len(agentNames)})
 	}
 	out = append(out, prefixes(named, false)...)
 	if low, high := f.FetchCost(); high >= costWarn {
@@ -475,6 +488,7 @@ type nameAt struct {
 	name string
 	at   owner
 	off  uint64
+	seq  int // the order PCP takes the names of a file in; the agent's first
 }
 
 func (l *dirLint) add(file, record string, off uint64, rule Rule, format string, args ...any) {
@@ -509,7 +523,7 @@ func (l *dirLint) file(path, base string, f *File) {
 	items := map[uint32]bool{}
 	for i, m := range f.Metrics {
 		full := f.metricName(base, m)
-		if m.Item > mmv.MaxItem || items[m.Item] || !validPCPName.MatchString(full) {
+		if m.Item > mmv.MaxItem || items[m.Item] || !validPCPName.MatchString(full) || slices.Contains(agentNames, full) {
 			continue // skipped by PCP, reported by Lint
 		}
 		items[m.Item] = true
@@ -521,7 +535,7 @@ func (l *dirLint) file(path, base string, f *File) {
 			continue
 		}
 		l.names[full] = owner{path, record}
-		l.named = append(l.named, nameAt{full, owner{path, record}, m.Offset})
+		l.named = append(l.named, nameAt{full, owner{path, record}, m.Offset, i})
 		if c == 0 {
 			continue
 		}
@@ -535,25 +549,51 @@ func (l *dirLint) file(path, base string, f *File) {
 	}
 }
 
-// prefixes reports the names that are leaves and also the prefix of
-// another at a dot, only of names of two files when across.
+// prefixes reports each name that is the prefix, at a dot, of others
+// (a leaf with names under it). PCP takes a file's names in order: when
+// the leaf came first, taking a name under it breaks its namespace build;
+// when a name under it came first, PCP skips the leaf. Across files
+// (across), the order is the directory's, which PCP does not sort: either
+// may happen.
 func prefixes(named []nameAt, across bool) []Finding {
 	var out []Finding
 	slices.SortFunc(named, func(a, b nameAt) int { return strings.Compare(a.name, b.name) })
 	for i, n := range named {
 		// Names that start with n.name+"." sort right after it: every
 		// byte PCP allows in a name sorts after '.'.
+		var under []nameAt
 		for _, m := range named[i+1:] {
 			if !strings.HasPrefix(m.name, n.name+".") {
 				break
 			}
-			if across && m.at.file == n.at.file {
-				continue
+			// Across files, the agent's names are each file's Lint's.
+			if !across || m.at.file != n.at.file && n.at != agent && m.at != agent {
+				under = append(under, m)
 			}
-			out = append(out, Finding{File: m.at.file, Record: m.at.record, Offset: m.off, Rule: RuleNamePrefix,
-				Msg: fmt.Sprintf("%s is a leaf and a prefix of %s (%s %s): PCP's namespace build fails and every MMV metric of the host disappears",
-					n.name, m.name, n.at.file, n.at.record)})
 		}
+		if len(under) == 0 {
+			continue
+		}
+		first := slices.MinFunc(under, func(a, b nameAt) int { return a.seq - b.seq })
+		whose := func(x nameAt) string {
+			if x.at == agent {
+				return x.at.record
+			}
+			return x.at.file + " " + x.at.record
+		}
+		f := Finding{File: first.at.file, Record: first.at.record, Offset: first.off, Rule: RuleNamePrefix}
+		switch {
+		case across:
+			f.Msg = fmt.Sprintf("%s (%s) is a leaf and a prefix of %s: as PCP reads the directory, in no set order, it skips the leaf, or its namespace build fails and every MMV metric of the host disappears",
+				n.name, whose(n), first.name)
+		case n.seq < first.seq:
+			f.Msg = fmt.Sprintf("%s is a leaf and a prefix of %s (%s), which PCP takes first: its namespace build fails and every MMV metric of the host disappears",
+				n.name, first.name, whose(n))
+		default:
+			f.File, f.Record, f.Offset = n.at.file, n.at.record, n.off
+			f.Msg = fmt.Sprintf("PCP skips the metric: %s is a prefix of %s (%s), which PCP takes first", n.name, first.name, whose(first))
+		}
+		out = append(out, f)
 	}
 	return out
 }

@@ -106,7 +106,7 @@ func TestLintNames(t *testing.T) {
 	require.Len(t, prefix, 1, "%v", fds)
 	assert.Equal(t, b, prefix[0].File)
 	assert.Contains(t, prefix[0].Record, "(app.req.total)")
-	assert.Contains(t, prefix[0].Msg, "mmv.app.req is a leaf and a prefix of mmv.app.req.total ("+a+" metric [0]")
+	assert.Contains(t, prefix[0].Msg, "mmv.app.req ("+a+" metric [0] at offset 72 (app.req)) is a leaf and a prefix of mmv.app.req.total: as PCP reads the directory, in no set order, it skips the leaf, or its namespace build fails")
 	dup := findings(fds, mmvfile.RuleDuplicateName)
 	require.Len(t, dup, 1, "%v", fds)
 	assert.Equal(t, b, dup[0].File)
@@ -218,4 +218,93 @@ func TestFindingString(t *testing.T) {
 	var b bytes.Buffer
 	b.WriteString(f.String())
 	assert.True(t, strings.HasPrefix(b.String(), "/d/app: "))
+}
+
+// TestLintAgentNames: the MMV agent's own metrics, mmv.control.*, are in
+// PCP's namespace before any file's: a file called control loses a metric
+// called files (PCP shows its own) and empties the namespace with one
+// under it; so does a NoPrefix metric mmv.control.
+func TestLintAgentNames(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	// Our writer refuses the name control: the file is renamed.
+	require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular("files", "other"), nil), filepath.Join(dir, "control")))
+	path := filepath.Join(dir, "control")
+	lintOne(t, dir, mmvfile.RuleDuplicateName, path, "metric [0] at offset 72 (files)", "PCP skips the metric: mmv.control.files is the MMV agent's own metric")
+	if pcptest.WantPCP(t) {
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.control.files")
+		require.NotNil(t, m)
+		assert.Equal(t, "1", m.Value, "PCP's own metric: one file")
+	}
+
+	require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular("files.x", "other"), nil), path))
+	lintOne(t, dir, mmvfile.RuleNamePrefix, path, "metric [0] at offset 72 (files.x)",
+		"mmv.control.files is a leaf and a prefix of mmv.control.files.x (the MMV agent's own metric)")
+	if pcptest.WantPCP(t) {
+		_, stderr := pcpNames(t, "control", mustRead(t, path))
+		assert.Contains(t, stderr, "Unknown metric name", "the namespace is broken")
+	}
+
+	require.NoError(t, os.Remove(path))
+	writeFile(t, dir, "noprefix", mmv.Options{Cluster: 61, Flags: mmv.NoPrefix}, singular("control_"), func(b []byte, f *mmvfile.File) {
+		b[f.Metrics[0].Offset+7] = 0 // "control"
+	})
+	lintOne(t, dir, mmvfile.RuleNamePrefix, filepath.Join(dir, "noprefix"), "metric [0] at offset 72 (control)",
+		"PCP skips the metric: mmv.control is a prefix of mmv.control.reload (the MMV agent's own metric), which PCP takes first")
+	if pcptest.WantPCP(t) {
+		names, stderr := pcpNames(t, "noprefix", mustRead(t, filepath.Join(dir, "noprefix")))
+		assert.Empty(t, names, "PCP skips it, and its namespace holds")
+		assert.NotContains(t, stderr, "Unknown metric name")
+	}
+}
+
+// TestLintPrefixOrder: PCP takes a file's names in order. A leaf taken
+// before a name under it breaks PCP's namespace; a name under it taken
+// first makes PCP skip the leaf.
+func TestLintPrefixOrder(t *testing.T) {
+	for _, c := range []struct {
+		order  []string
+		broken bool
+	}{{[]string{"a_b", "a_b_c", "z"}, true}, {[]string{"a_b_c", "a_b", "z"}, false}} {
+		dir := t.TempDir()
+		path := writeFile(t, dir, "f", mmv.Options{Cluster: 61}, func(r *mmv.Registry) {
+			for i, n := range c.order {
+				require.NoError(t, r.AddMetric(mmv.Metric{Name: n, Item: uint32(i + 1), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+			}
+		}, func(b []byte, f *mmvfile.File) {
+			for _, m := range f.Metrics { // a_b is a.b, a_b_c a.b.c: our writer refuses them
+				for j := range len(m.Name) {
+					if m.Name[j] == '_' {
+						b[m.Offset+uint64(j)] = '.'
+					}
+				}
+			}
+		})
+		fds, err := mmvfile.LintDir(dir)
+		require.NoError(t, err)
+		got := findings(fds, mmvfile.RuleNamePrefix)
+		require.Len(t, got, 1, "%v", fds)
+		if c.broken {
+			assert.Contains(t, got[0].Record, "(a.b.c)")
+			assert.Contains(t, got[0].Msg, "namespace build fails")
+		} else {
+			assert.Contains(t, got[0].Record, "(a.b)")
+			assert.Contains(t, got[0].Msg, "PCP skips the metric: mmv.f.a.b is a prefix of mmv.f.a.b.c")
+		}
+		if pcptest.WantPCP(t) {
+			names, stderr := pcpNames(t, "f", mustRead(t, path))
+			if c.broken {
+				assert.Contains(t, stderr, "Unknown metric name", "%v: the namespace is broken", c.order)
+			} else {
+				assert.ElementsMatch(t, []string{"mmv.f.a.b.c", "mmv.f.z"}, names, "%v", c.order)
+			}
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }
