@@ -104,8 +104,9 @@ const (
 // The rules of a directory.
 const (
 	// RuleSharedCluster: two live files on one cluster. PCP looks a PMID
-	// up in the first file of its cluster, so it shows one program's
-	// values under another's names.
+	// up in the first file of its cluster it read (it reads the directory
+	// in no set order), so it shows one program's values under another's
+	// names.
 	RuleSharedCluster Rule = "shared-cluster"
 	// RulePMID: two live files' metrics with one PMID (domain.cluster.item).
 	RulePMID Rule = "pmid-collision"
@@ -501,7 +502,7 @@ func (l *dirLint) file(path, base string, f *File) {
 	c := f.Header.Cluster
 	if c != 0 {
 		if first, ok := l.clusters[c]; ok {
-			l.add(path, "header", 0, RuleSharedCluster, "cluster %d is also %s's: PCP shows one file's values under the other's names", c, first)
+			l.add(path, "header", 0, RuleSharedCluster, "cluster %d is also %s's: PCP shows the values of the file it reads first (the directory in no set order) under the other's names", c, first)
 		} else {
 			l.clusters[c] = path
 		}
@@ -530,7 +531,7 @@ func (l *dirLint) file(path, base string, f *File) {
 		record := metricRecord(i, m)
 		if first, ok := l.names[full]; ok {
 			if first.file != path {
-				l.add(path, record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is also %s's %s", full, first.file, first.record)
+				l.add(path, record, m.Offset, RuleDuplicateName, "%s is also %s's %s: PCP skips the one it reads second (the directory in no set order)", full, first.file, first.record)
 			}
 			continue
 		}
@@ -541,7 +542,7 @@ func (l *dirLint) file(path, base string, f *File) {
 		}
 		key := [2]uint32{c, m.Item}
 		if first, ok := l.pmids[key]; ok && first.file != path {
-			l.add(path, record, m.Offset, RulePMID, "PMID %d.%d.%d is also %s's %s: PCP shows the first file's values under both names",
+			l.add(path, record, m.Offset, RulePMID, "PMID %d.%d.%d is also %s's %s: PCP shows the value of the file it reads first under both names",
 				70, c, m.Item, first.file, first.record)
 		} else if !ok {
 			l.pmids[key] = owner{path, record}
