@@ -390,7 +390,8 @@ func processGone(pid int32) bool {
 
 // LintDir returns the hazards of the MMV files at paths: each a file, or
 // a directory (such as $PCP_TMP_DIR/mmv) whose files are read in name
-// order, as PCP's reader reads them. Besides each file's own (see
+// order (PCP's reader reads them in the directory's order, unsorted, so a
+// finding between two files says either may win). Besides each file's own (see
 // File.Lint), it reports files PCP refuses, files in flux, files of dead
 // processes, leftover temporaries, files outside PCP's group, and the
 // hazards between the live files: shared clusters, colliding PMIDs and
