@@ -238,13 +238,24 @@ func Info(t testing.TB, tmpdir string) []Metric {
 // when it cannot run.
 func Dump(t testing.TB, file string) string {
 	t.Helper()
+	stdout, stderr, _ := DumpExit(t, file)
+	return stdout + stderr
+}
+
+// DumpExit runs PCP's mmvdump on a file and returns its output and exit
+// status; the test fails only when it cannot run.
+func DumpExit(t testing.TB, file string) (stdout, stderr string, status int) {
+	t.Helper()
 	tl := mustFind(t)
-	out, stderr, err := run(context.Background(), nil, tl.mmvdump, file)
+	stdout, stderr, err := run(context.Background(), nil, tl.mmvdump, file)
 	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
+	if errors.As(err, &exit) {
+		return stdout, stderr, exit.ExitCode()
+	}
+	if err != nil {
 		t.Fatalf("mmvdump %s: %v\n%s", file, err, stderr)
 	}
-	return out + stderr
+	return stdout, stderr, 0
 }
 
 // RunExample runs an example program's run function for d, with
