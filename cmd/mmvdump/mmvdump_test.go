@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -142,12 +142,11 @@ func TestLibpcpFilesAsPCP(t *testing.T) {
 	pcptest.MustHaveLibPCPMMV(t)
 	dir := t.TempDir()
 	gen := filepath.Join(dir, "gen")
-	out, err := exec.Command("gcc", "testdata/libpcp.c", "-o", gen, "-lpcp_mmv", "-lpcp", "-lm").CombinedOutput()
-	require.NoError(t, err, "gcc: %s", out)
-	cmd := exec.Command(gen)
+	pcptest.BuildC(t, "testdata/libpcp.c", gen, "-lpcp_mmv", "-lpcp", "-lm")
+	cmd := pcptest.Command(context.Background(), gen)
 	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+dir)
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "mmv"), 0o755))
-	out, err = cmd.Output()
+	out, err := cmd.Output()
 	require.NoError(t, err)
 	names := strings.Fields(string(out))
 	require.Len(t, names, 6)
