@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -91,5 +92,82 @@ func TestExtraUnitsRefused(t *testing.T) {
 	}
 	for i, c := range extraUnits {
 		assert.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("ok%d", i), Type: mmv.Double, Semantics: mmv.SemInstant, Units: c.u}), c.pcp7)
+	}
+}
+
+// TestPCP7EmptyIndom: a vector before its first value is a metric over an
+// instance domain of no instances, as is a metric declared over an indom
+// with none. Both PCPs list such metrics with no values, and list their
+// instances once they have some; PCP 6.0.3 shows no help text for them
+// until then, 7.2 shows it from the start.
+func TestPCP7EmptyIndom(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	var vec *mmv.Vec[mmv.Counter]
+	r := startReg(t, "emptyindom", dir, mmv.Options{Cluster: 28}, func(r *mmv.Registry) {
+		vec = mmv.NewCounterVec(r, "requests", "Requests by route", mmv.Count, "route")
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "No instances yet", LongHelp: "Filled later."}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "depth", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1,
+			ShortHelp: "Queue depth", LongHelp: "Depth of each queue."}))
+	})
+	helps := map[string][2]string{
+		"mmv.emptyindom.requests": {"Requests by route", "Requests by route"},
+		"mmv.emptyindom.depth":    {"Queue depth", "Depth of each queue."},
+	}
+	ms := pcptest.Info(t, tmp)
+	for name, help := range helps {
+		m := get(t, ms, name)
+		assert.Empty(t, m.Instances, name)
+		assert.Equal(t, noValue, m.NoValue, name)
+		if !pcptest.AtLeast(7, 2) {
+			help = [2]string{}
+		}
+		assert.Equal(t, help, [2]string{m.ShortHelp, m.LongHelp}, "%s's help as PCP %s shows it", name, pcptest.Version())
+	}
+
+	vec.With("/api").Add(3)
+	require.NoError(t, r.AddInstance(1, mmv.Instance{ID: 4, Name: "q4"}))
+	require.NoError(t, r.Flush())
+	ms = pcptest.Info(t, tmp)
+	m := get(t, ms, "mmv.emptyindom.requests")
+	require.Len(t, m.Instances, 1)
+	assert.Equal(t, "3", m.Instances[0].Value)
+	m = get(t, ms, "mmv.emptyindom.depth")
+	require.Len(t, m.Instances, 1)
+	assert.Equal(t, "q4", m.Instances[0].Name)
+	for name, help := range helps {
+		m := get(t, ms, name)
+		assert.Equal(t, help, [2]string{m.ShortHelp, m.LongHelp}, "%s's help as PCP %s shows it", name, pcptest.Version())
+	}
+}
+
+// TestPCP7IndomHelp: an indom's help text is in the file for every PCP,
+// but no PCP proven here serves it for the indom its metrics have
+// (cluster<<11 | serial): 6.0.3's agent has no indom help at all, 7.2's
+// answers under the bare serial (70.<serial>), which no metric names, and
+// calls the metrics' indom unknown. Metrics' help is unaffected.
+func TestPCP7IndomHelp(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	startReg(t, "indomhelp", dir, mmv.Options{Cluster: 29}, func(r *mmv.Registry) {
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 3, ShortHelp: "Worker pool", LongHelp: "One instance per worker.",
+			Instances: []mmv.Instance{{ID: 1, Name: "w1"}}}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "busy", Item: 1, Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 3,
+			ShortHelp: "Busy workers"}))
+	})
+	m := get(t, pcptest.Info(t, tmp), "mmv.indomhelp.busy")
+	assert.Equal(t, "Busy workers", m.ShortHelp)
+	indom := fmt.Sprintf("%d.%d", pcptest.Domain, 29<<11|3)
+	require.True(t, strings.HasPrefix(m.Indom, indom+" "), "the metric's indom is %s", m.Indom)
+
+	byIndom, _ := pcptest.Pminfo(t, tmp, "-tT", indom)
+	bySerial, _ := pcptest.Pminfo(t, tmp, "-tT", fmt.Sprintf("%d.3", pcptest.Domain))
+	if pcptest.AtLeast(7, 2) {
+		assert.Contains(t, byIndom, "Unknown or illegal instance domain identifier", "PCP %s, indom %s", pcptest.Version(), indom)
+		assert.Contains(t, bySerial, "[Worker pool]", "PCP %s, indom 70.3", pcptest.Version())
+		assert.Contains(t, bySerial, "One instance per worker.", "PCP %s, indom 70.3", pcptest.Version())
+		return
+	}
+	for _, out := range []string{byIndom, bySerial} {
+		assert.Contains(t, out, "One-line or help text is not available", "PCP %s", pcptest.Version())
+		assert.NotContains(t, out, "Worker pool", "PCP %s", pcptest.Version())
 	}
 }

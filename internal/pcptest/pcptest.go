@@ -240,6 +240,21 @@ func Info(t testing.TB, tmpdir string) []Metric {
 	return ms
 }
 
+// Pminfo runs pminfo with the MMV agent loaded in-process, as Info does,
+// on tmpdir/mmv, with args instead of Info's, and returns what it printed,
+// standard error included, and whether it exited with 0.
+func Pminfo(t testing.TB, tmpdir string, args ...string) (string, bool) {
+	t.Helper()
+	tl := mustFind(t)
+	load := InfoArgs(tl.agent)[:5] // -L and the -K options
+	out, stderr, err := run(context.Background(), []string{"PCP_TMP_DIR=" + tmpdir}, tl.pminfo, append(load, args...)...)
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("pminfo on %s: %v\n%s", tmpdir, err, stderr)
+	}
+	return out + stderr, err == nil
+}
+
 // Dump returns what PCP's mmvdump prints for a file. mmvdump's exit status
 // is ignored (6.0.3 complains about empty sections); the test fails only
 // when it cannot run. A file a root's mmvdump cannot see is dumped from a
