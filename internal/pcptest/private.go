@@ -171,7 +171,9 @@ var fetchLoopSource []byte
 
 // fetchLoop builds testdata/fetchloop.c once, into the user's cache
 // directory under a name that is the source's hash, so that test runs
-// share one binary instead of leaving one each behind.
+// share one binary instead of leaving one each behind. It is built and
+// run on the host, also under MMV_PCP_ROOT: a client, it speaks the same
+// protocol to either PCP's pmcd.
 var fetchLoop = sync.OnceValues(func() (string, error) {
 	if err := HasLibPCPMMV(); err != nil {
 		return "", err
