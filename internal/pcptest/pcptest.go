@@ -18,6 +18,11 @@
 // can. Dump runs PCP's mmvdump on one file.
 //
 // Every PCP command runs under Timeout, so a hung reader fails the test.
+//
+// The PCP is the host's, or the one installed in the directory
+// MMV_PCP_ROOT names (RootEnv): a chroot with PCP 7.2 made by
+// .ci/pcp7-chroot, whose commands run through Command. Version and AtLeast
+// tell a test which PCP it reads through, for the behaviours that differ.
 package pcptest
 
 import (
