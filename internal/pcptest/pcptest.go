@@ -86,6 +86,9 @@ func HasPCP() error {
 func find() (tools, error) {
 	var t tools
 	var err error
+	if Root() != "" && os.Geteuid() != 0 {
+		return t, fmt.Errorf("%s=%s needs root (unshare and chroot)", RootEnv, Root())
+	}
 	if t.pminfo, err = lookPath("pminfo"); err != nil {
 		return t, fmt.Errorf("no pminfo (Debian: apt-get install pcp libpcp-mmv1-dev): %v", err)
 	}
