@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -183,4 +185,67 @@ func TestDeclarationOnFullDisk(t *testing.T) {
 	v, err = r.Value("byroute", "route=/b")
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), v.Int())
+}
+
+// TestFlushDuringOutageKeepsRetrying: on a full disk, a Flush made during
+// the outage fails, and must not cancel the pending retry of the
+// publication: once space returns, every count waiting in memory reaches
+// the file and PCP within a few publication delays, with no further Flush
+// or declaration, and Err clears. (It failed before: the Flush stopped the
+// retry and scheduled none, so nothing was published and Err kept
+// reporting ENOSPC.)
+func TestFlushDuringOutageKeepsRetrying(t *testing.T) {
+	tmp := smallTmpfs(t, "256k")
+	dir := filepath.Join(tmp, "mmv")
+	r := mmv.NewRegistry("retry", &mmv.Options{Dir: dir, PublishDelay: 10 * time.Millisecond})
+	defer r.Close()
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	v.With("declared").Add(1)
+	require.NoError(t, r.Start())
+	filler := fill(t, tmp)
+
+	const n = 320
+	for i := range n {
+		v.With(fmt.Sprint("i", i)).Add(uint64(i + 1))
+	}
+	require.ErrorIs(t, r.Flush(), syscall.ENOSPC, "Flush during the outage")
+	require.ErrorIs(t, r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}), syscall.ENOSPC,
+		"a declaration that must be published at once, during the outage")
+	require.ErrorIs(t, r.Err(), syscall.ENOSPC)
+
+	require.NoError(t, os.Remove(filler))
+	published := func() int {
+		f, err := mmvfile.Open(filepath.Join(dir, "retry"))
+		if err != nil {
+			return -1
+		}
+		got := 0
+		for _, val := range f.Values {
+			if val.Metric != nil && val.Metric.Name == "v" && val.Instance != nil && strings.HasPrefix(val.Instance.Name, "k=i") &&
+				int(val.Uint) == 1+atoiSuffix(val.Instance.Name) {
+				got++
+			}
+		}
+		return got
+	}
+	require.Eventually(t, func() bool { return published() == n }, 10*time.Second, 5*time.Millisecond,
+		"the retry never published the instances counted during the outage (%d of %d in the file)", published(), n)
+	assert.NoError(t, r.Err(), "Err once everything is published")
+
+	if pcptest.WantPCP(t) {
+		m := get(t, pcptest.Info(t, tmp), "mmv.retry.v")
+		shown := 0
+		for i := range n {
+			if in := m.Instance(fmt.Sprint("k=i", i)); in != nil && in.Value == fmt.Sprint(i+1) {
+				shown++
+			}
+		}
+		assert.Equal(t, n, shown, "instances PCP shows with their counts")
+	}
+}
+
+// atoiSuffix returns the number after "k=i" in an instance name.
+func atoiSuffix(name string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(name, "k=i"))
+	return n
 }

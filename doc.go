@@ -73,7 +73,10 @@
 // value has storage in the file, then its count is carried there. A
 // declaration after Start that needs the file to grow while the disk is
 // full is no refusal for an instrument: it counts in memory and is
-// published by a later growth step, retried after PublishDelay.
+// published once space returns. A publication that failed, whatever made
+// it (the timer, a declaration, a Flush), is retried every PublishDelay
+// until every count is in the file; Registry.Err reports its error
+// meanwhile.
 //
 // # Nil, errors and panics
 //
