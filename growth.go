@@ -108,7 +108,12 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
-	p.cluster, err = p.claimCluster(c, d, r.isOurs)
+	unlock, err := d.lockClaims()
+	if err != nil {
+		return fileError(p.name, "cannot start", err)
+	}
+	defer unlock()
+	p.cluster, err = p.claimCluster(c, d, r.replacedLocked)
 	if err != nil {
 		return err
 	}
@@ -131,9 +136,12 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	return nil
 }
 
-// isOurs reports whether a file name is one of the registry's parts.
-func (r *Registry) isOurs(name string) bool {
-	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == name })
+// replacedLocked reports whether a file name is that of one of the
+// registry's parts with no file yet: the file at the name, a previous
+// run's, is the one its own replaces (or, when a live registry holds it,
+// acquire refuses).
+func (r *Registry) replacedLocked(name string) bool {
+	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == name && p.file == nil })
 }
 
 // Flush publishes the declarations made since Start, or since the last

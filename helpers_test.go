@@ -2,6 +2,10 @@ package mmv_test
 
 import (
 	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
 	"io"
 	"log"
 	"os"
@@ -16,6 +20,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // Tests that need another process re-run the test binary on themselves:
@@ -197,4 +202,56 @@ func entries(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// liveClusters returns the files in dir that PCP's reader shows on a
+// cluster of their own choosing, by cluster: every MMV file but those
+// whose names start with '.', those on cluster 0 (the reader picks
+// theirs), and Process files whose writer is gone.
+func liveClusters(t *testing.T, dir string) map[uint32][]string {
+	t.Helper()
+	live := map[uint32][]string{}
+	for _, name := range entries(t, dir) {
+		f, err := mmvfile.Open(filepath.Join(dir, name))
+		if strings.HasPrefix(name, ".") || err != nil || f.Header.Cluster == 0 {
+			continue
+		}
+		if f.Header.Flags&mmv.Process != 0 && errors.Is(syscall.Kill(int(f.Header.PID), 0), syscall.ESRCH) {
+			continue
+		}
+		live[f.Header.Cluster] = append(live[f.Header.Cluster], name)
+	}
+	return live
+}
+
+// derivedCluster is the cluster a registry of that name derives when its
+// directory has no other file: FNV-1a of the name, 1..2047.
+func derivedCluster(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return 1 + h.Sum32()%2047
+}
+
+// clashingNames returns n file names that derive the same cluster.
+func clashingNames(n int) []string {
+	names := []string{"clash0"}
+	for i := 1; len(names) < n; i++ {
+		if name := fmt.Sprint("clash", i); derivedCluster(name) == derivedCluster(names[0]) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// putPid writes pid into the header of the MMV file b.
+func putPid(b []byte, pid int) {
+	binary.NativeEndian.PutUint32(b[32:], uint32(pid))
+}
+
+// deadPid returns the pid of a process that has exited.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
 }
