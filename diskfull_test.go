@@ -187,60 +187,81 @@ func TestDeclarationOnFullDisk(t *testing.T) {
 	assert.Equal(t, int64(3), v.Int())
 }
 
-// TestFlushDuringOutageKeepsRetrying: on a full disk, a Flush made during
-// the outage fails, and must not cancel the pending retry of the
-// publication: once space returns, every count waiting in memory reaches
-// the file and PCP within a few publication delays, with no further Flush
-// or declaration, and Err clears. (It failed before: the Flush stopped the
-// retry and scheduled none, so nothing was published and Err kept
-// reporting ENOSPC.)
+// TestFlushDuringOutageKeepsRetrying: on a full disk, whatever fails
+// during the outage (the timer's publications, a Flush, a declaration that
+// must be published at once, in any order) the registry keeps retrying:
+// once space returns, every count waiting in memory reaches the file and
+// PCP within a few publication delays, with no further call, and Err
+// clears. It failed before when the last call of the outage was a Flush:
+// the Flush stopped the retry and scheduled none, so nothing was published
+// (0 of 320 instances) and Err kept reporting ENOSPC.
 func TestFlushDuringOutageKeepsRetrying(t *testing.T) {
-	tmp := smallTmpfs(t, "256k")
-	dir := filepath.Join(tmp, "mmv")
-	r := mmv.NewRegistry("retry", &mmv.Options{Dir: dir, PublishDelay: 10 * time.Millisecond})
-	defer r.Close()
-	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
-	v.With("declared").Add(1)
-	require.NoError(t, r.Start())
-	filler := fill(t, tmp)
-
-	const n = 320
-	for i := range n {
-		v.With(fmt.Sprint("i", i)).Add(uint64(i + 1))
+	flush := func(t *testing.T, r *mmv.Registry) {
+		require.ErrorIs(t, r.Flush(), syscall.ENOSPC, "Flush during the outage")
 	}
-	require.ErrorIs(t, r.Flush(), syscall.ENOSPC, "Flush during the outage")
-	require.ErrorIs(t, r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}), syscall.ENOSPC,
-		"a declaration that must be published at once, during the outage")
-	require.ErrorIs(t, r.Err(), syscall.ENOSPC)
-
-	require.NoError(t, os.Remove(filler))
-	published := func() int {
-		f, err := mmvfile.Open(filepath.Join(dir, "retry"))
-		if err != nil {
-			return -1
-		}
-		got := 0
-		for _, val := range f.Values {
-			if val.Metric != nil && val.Metric.Name == "v" && val.Instance != nil && strings.HasPrefix(val.Instance.Name, "k=i") &&
-				int(val.Uint) == 1+atoiSuffix(val.Instance.Name) {
-				got++
-			}
-		}
-		return got
+	refused := func(t *testing.T, r *mmv.Registry) {
+		err := r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete})
+		require.ErrorIs(t, err, syscall.ENOSPC, "a declaration published at once, during the outage")
 	}
-	require.Eventually(t, func() bool { return published() == n }, 10*time.Second, 5*time.Millisecond,
-		"the retry never published the instances counted during the outage (%d of %d in the file)", published(), n)
-	assert.NoError(t, r.Err(), "Err once everything is published")
+	for _, tc := range []struct {
+		name string
+		last []func(*testing.T, *mmv.Registry) // the calls that end the outage
+	}{
+		{"flush", []func(*testing.T, *mmv.Registry){flush}},
+		{"refused then flush", []func(*testing.T, *mmv.Registry){refused, flush}},
+		{"flush then refused", []func(*testing.T, *mmv.Registry){flush, refused}},
+		{"timer only", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := smallTmpfs(t, "256k")
+			dir := filepath.Join(tmp, "mmv")
+			r := mmv.NewRegistry("retry", &mmv.Options{Dir: dir, PublishDelay: 10 * time.Millisecond})
+			defer r.Close()
+			v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+			v.With("declared").Add(1)
+			require.NoError(t, r.Start())
+			filler := fill(t, tmp)
 
-	if pcptest.WantPCP(t) {
-		m := get(t, pcptest.Info(t, tmp), "mmv.retry.v")
-		shown := 0
-		for i := range n {
-			if in := m.Instance(fmt.Sprint("k=i", i)); in != nil && in.Value == fmt.Sprint(i+1) {
-				shown++
+			const n = 320
+			for i := range n {
+				v.With(fmt.Sprint("i", i)).Add(uint64(i + 1))
 			}
-		}
-		assert.Equal(t, n, shown, "instances PCP shows with their counts")
+			time.Sleep(50 * time.Millisecond) // the timer's tries fail meanwhile
+			for _, call := range tc.last {
+				call(t, r)
+			}
+			require.ErrorIs(t, r.Err(), syscall.ENOSPC)
+
+			require.NoError(t, os.Remove(filler))
+			published := func() int {
+				f, err := mmvfile.Open(filepath.Join(dir, "retry"))
+				if err != nil {
+					return -1
+				}
+				got := 0
+				for _, val := range f.Values {
+					if val.Metric != nil && val.Metric.Name == "v" && val.Instance != nil && strings.HasPrefix(val.Instance.Name, "k=i") &&
+						int(val.Uint) == 1+atoiSuffix(val.Instance.Name) {
+						got++
+					}
+				}
+				return got
+			}
+			require.Eventually(t, func() bool { return published() == n }, 10*time.Second, 5*time.Millisecond,
+				"the retry never published the instances counted during the outage (%d of %d in the file)", published(), n)
+			assert.NoError(t, r.Err(), "Err once everything is published")
+
+			if pcptest.WantPCP(t) {
+				m := get(t, pcptest.Info(t, tmp), "mmv.retry.v")
+				shown := 0
+				for i := range n {
+					if in := m.Instance(fmt.Sprint("k=i", i)); in != nil && in.Value == fmt.Sprint(i+1) {
+						shown++
+					}
+				}
+				assert.Equal(t, n, shown, "instances PCP shows with their counts")
+			}
+		})
 	}
 }
 
