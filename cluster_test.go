@@ -1,7 +1,6 @@
 package mmv_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -153,39 +152,21 @@ func TestClustersAcrossProcesses(t *testing.T) {
 		dir := filepath.Join(tmp, sub, "mmv")
 		at := time.Now().Add(3 * time.Second)
 		type child struct {
-			cmd  *exec.Cmd
-			line chan string
+			cmd   *exec.Cmd
+			ready <-chan string
 		}
 		children := make([]child, len(specs))
 		for i, s := range specs {
-			cmd := childCmd(t, "TestClustersAcrossProcesses", "cluster", nil,
+			cmd, ready := launchChild(t, "TestClustersAcrossProcesses", "cluster",
 				"MMV_TEST_DIR="+dir, "MMV_TEST_SPEC="+fmt.Sprintf("%s,%d,%d,%d", s.name, s.cluster, s.metrics, 1000*(i+1)),
 				"MMV_TEST_AT="+strconv.FormatInt(at.UnixNano(), 10))
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			cmd.Stderr = os.Stderr
-			require.NoError(t, cmd.Start())
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			line := make(chan string, 1)
-			go func() {
-				sc := bufio.NewScanner(out)
-				for sc.Scan() {
-					if x, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
-						line <- x
-						break
-					}
-				}
-				close(line)
-				for sc.Scan() {
-				}
-			}()
-			children[i] = child{cmd, line}
+			children[i] = child{cmd, ready}
 		}
 		started := map[string]int{} // registry name → its value of id
 		for i, ch := range children {
 			var x string
 			select {
-			case x = <-ch.line:
+			case x = <-ch.ready:
 			case <-time.After(time.Minute):
 				t.Fatalf("%s: child %s did not report", sub, specs[i].name)
 			}

@@ -63,6 +63,23 @@ func fill(t *testing.T, dir string) string {
 	return path
 }
 
+// fullVec starts a registry "full" with that PublishDelay in the mmv
+// directory of a 256k tmpfs (room for a few hundred instances once
+// freed), with a counter vector "v" over label "k" whose instance
+// "declared" counts declared, then fills the tmpfs. It returns the tmpfs
+// (a PCP_TMP_DIR), the registry, closed when the test ends, the vector,
+// and the filler to remove.
+func fullVec(t *testing.T, delay time.Duration, declared uint64) (string, *mmv.Registry, *mmv.Vec[mmv.Counter], string) {
+	t.Helper()
+	tmp := smallTmpfs(t, "256k")
+	r := mmv.NewRegistry("full", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), PublishDelay: delay})
+	t.Cleanup(func() { r.Close() })
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	v.With("declared").Add(declared)
+	require.NoError(t, r.Start())
+	return tmp, r, v, fill(t, tmp)
+}
+
 func diskRegistry(t *testing.T, dir string, metrics int) *mmv.Registry {
 	t.Helper()
 	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
@@ -213,14 +230,7 @@ func TestFlushDuringOutageKeepsRetrying(t *testing.T) {
 		{"timer only", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tmp := smallTmpfs(t, "256k")
-			dir := filepath.Join(tmp, "mmv")
-			r := mmv.NewRegistry("retry", &mmv.Options{Dir: dir, PublishDelay: 10 * time.Millisecond})
-			defer r.Close()
-			v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
-			v.With("declared").Add(1)
-			require.NoError(t, r.Start())
-			filler := fill(t, tmp)
+			tmp, r, v, filler := fullVec(t, 10*time.Millisecond, 1)
 
 			const n = 320
 			for i := range n {
@@ -234,7 +244,7 @@ func TestFlushDuringOutageKeepsRetrying(t *testing.T) {
 
 			require.NoError(t, os.Remove(filler))
 			published := func() int {
-				f, err := mmvfile.Open(filepath.Join(dir, "retry"))
+				f, err := mmvfile.Open(r.Path())
 				if err != nil {
 					return -1
 				}
@@ -252,7 +262,7 @@ func TestFlushDuringOutageKeepsRetrying(t *testing.T) {
 			assert.NoError(t, r.Err(), "Err once everything is published")
 
 			if pcptest.WantPCP(t) {
-				m := get(t, pcptest.Info(t, tmp), "mmv.retry.v")
+				m := get(t, pcptest.Info(t, tmp), "mmv.full.v")
 				shown := 0
 				for i := range n {
 					if in := m.Instance(fmt.Sprint("k=i", i)); in != nil && in.Value == fmt.Sprint(i+1) {

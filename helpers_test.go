@@ -60,6 +60,23 @@ func childCmd(t *testing.T, test, role string, cred *syscall.Credential, env ...
 // returns. The child is killed at the end of the test.
 func startChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
+	cmd, ready := launchChild(t, test, role, env...)
+	select {
+	case x, ok := <-ready:
+		require.True(t, ok, "the child ended before it was ready")
+		return cmd, x
+	case <-time.After(time.Minute):
+		t.Fatal("the child did not get ready")
+	}
+	return nil, ""
+}
+
+// launchChild runs test as role in a child process with env added, killed
+// at the end of the test, and returns it with the channel that gets what
+// follows "ready" on the line where it prints it, closed when the child
+// ends without one.
+func launchChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
 	cmd := childCmd(t, test, role, nil, env...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -79,14 +96,7 @@ func startChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, stri
 		for s.Scan() {
 		}
 	}()
-	select {
-	case x, ok := <-ready:
-		require.True(t, ok, "the child ended before it was ready")
-		return cmd, x
-	case <-time.After(time.Minute):
-		t.Fatal("the child did not get ready")
-	}
-	return nil, ""
+	return cmd, ready
 }
 
 func copyFile(from, to string) error {
