@@ -124,8 +124,9 @@ func fnv32(s string) uint32 {
 
 // claimCluster chooses the cluster of a part about to start in d, whose
 // lock the caller holds, in a registry whose first file has cluster c
-// (Options.Cluster for the first file itself), replacing the files that
-// replaced names (its parts' names while they have no file):
+// (Options.Cluster for the first file itself); replaced reports the names
+// of the files the registry's own are about to replace (its parts' names
+// while they have no file), which do not count:
 //   - for the first file, c when given, refused with ErrClusterInUse when
 //     another live file of d has it; 0 for ReaderCluster, and PCP's reader
 //     then picks a cluster for every file; for 0, the first free cluster
@@ -170,7 +171,10 @@ type holder struct {
 
 // writer names the process that wrote the file.
 func (h holder) writer() string {
-	if h.alive {
+	switch {
+	case h.pid <= 0:
+		return "whose header names no writer"
+	case h.alive:
 		return fmt.Sprintf("written by pid %d", h.pid)
 	}
 	return fmt.Sprintf("left by pid %d, no longer running (the file has no Process flag, so PCP goes on reading it: remove it if its program is gone for good)", h.pid)
