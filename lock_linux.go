@@ -92,8 +92,9 @@ func (d *dir) acquire(name string) (int, error) {
 func processGone(pid int) bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
 
 // claimWait bounds how long lockClaims waits for another registry to
-// finish making its file: seconds for a file of millions of values.
-const claimWait = 10 * time.Second
+// finish making its file: seconds for a file of millions of values. Tests
+// shorten it.
+var claimWait = 10 * time.Second
 
 // lockClaims takes the directory's lock, an exclusive flock on the
 // directory itself, which every registry holds while it makes a file:
