@@ -162,14 +162,25 @@ func TestClustersAcrossProcesses(t *testing.T) {
 				"MMV_TEST_AT="+strconv.FormatInt(at.UnixNano(), 10))
 			children[i] = child{cmd, ready}
 		}
-		started := map[string]int{} // registry name → its value of id
-		for i, ch := range children {
-			var x string
-			select {
-			case x = <-ch.ready:
-			case <-time.After(time.Minute):
-				t.Fatalf("%s: child %s did not report", sub, specs[i].name)
+		// Until every child has reported, the directory is looked at
+		// again and again: no two live files may share a cluster at any
+		// moment, not only at the end.
+		reports := make([]string, len(children))
+		for i, reported := 0, 0; reported < len(children); {
+			for cl, files := range liveClusters(t, dir) {
+				require.Len(t, files, 1, "%s: files sharing cluster %d while the registries start", sub, cl)
 			}
+			select {
+			case x, ok := <-children[i].ready:
+				require.True(t, ok, "%s: child %s ended without a report", sub, specs[i].name)
+				reports[i] = x
+				reported, i = reported+1, i+1
+			case <-time.After(time.Millisecond):
+			}
+			require.True(t, time.Now().Before(at.Add(time.Minute)), "%s: the children did not report", sub)
+		}
+		started := map[string]int{} // registry name → its value of id
+		for i, x := range reports {
 			switch {
 			case x == "ok":
 				started[specs[i].name] = 1000 * (i + 1)

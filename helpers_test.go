@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"os/exec"
@@ -217,11 +218,18 @@ func entries(t *testing.T, dir string) []string {
 // liveClusters returns the files in dir that PCP's reader shows on a
 // cluster of their own choosing, by cluster: every MMV file but those
 // whose names start with '.', those on cluster 0 (the reader picks
-// theirs), and Process files whose writer is gone.
+// theirs), and Process files whose writer is gone. A directory not made
+// yet has none.
 func liveClusters(t *testing.T, dir string) map[uint32][]string {
 	t.Helper()
 	live := map[uint32][]string{}
-	for _, name := range entries(t, dir) {
+	names, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return live
+	}
+	require.NoError(t, err)
+	for _, e := range names {
+		name := e.Name()
 		f, err := mmvfile.Open(filepath.Join(dir, name))
 		if strings.HasPrefix(name, ".") || err != nil || f.Header.Cluster == 0 {
 			continue
