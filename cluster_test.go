@@ -74,6 +74,20 @@ func TestExplicitClusterOnOverflowPart(t *testing.T) {
 	assert.Zero(t, wrong, "values PCP shows missing or under another metric's name")
 }
 
+// TestOverflowPartAfterStart: an overflow part made by a growth step after
+// Start takes the first free cluster after its first file's, past one
+// that another registry of the directory was given explicitly.
+func TestOverflowPartAfterStart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	startReg(t, "given", dir, mmv.Options{Cluster: 20}, func(r *mmv.Registry) { mmv.NewCounter(r, "c", "", mmv.Count) })
+	r := startReg(t, "grows", dir, mmv.Options{Cluster: 19}, func(r *mmv.Registry) { mmv.NewCounter(r, "c", "", mmv.Count) })
+	for i := range mmv.MaxMetrics {
+		mmv.NewCounter(r, fmt.Sprintf("m%d", i), "", mmv.Count)
+	}
+	require.NoError(t, r.Flush())
+	assert.Equal(t, map[uint32][]string{19: {"grows"}, 20: {"given"}, 21: {"grows.2"}}, liveClusters(t, dir))
+}
+
 // TestExplicitClusterTaken: an explicit cluster is refused when any live
 // file of the directory has it: a started registry's, given explicitly or
 // derived, and the file a registry closed without the Process flag left,
