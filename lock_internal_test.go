@@ -58,10 +58,10 @@ func TestClaimsWaitForTheDirectoryLock(t *testing.T) {
 
 	unlock, err := holder.lockClaims()
 	require.NoError(t, err)
-	go func() {
+	go func(unlock func()) {
 		time.Sleep(100 * time.Millisecond)
 		unlock()
-	}()
+	}(unlock)
 	began := time.Now()
 	require.NoError(t, start("waits"))
 	assert.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond, "Start while the lock is held")
