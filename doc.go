@@ -30,7 +30,8 @@
 //
 // A nil registry means [Default], whose file is named after the program,
 // with the [Process] flag (PCP stops showing a program that died) and a
-// cluster derived from its name (the same PMIDs on every restart and host).
+// cluster derived from its name (the same PMIDs on every restart and host,
+// while no other file of the directory has that cluster: see Clusters).
 // [Registry.Configure] changes its name or options before Start, keeping
 // the instruments package-level variables declared on it.
 // Help texts: the first line is the metric's short help, the rest its long
@@ -53,6 +54,36 @@
 // byte-identity with libpcp_mmv: its values take four times the room, and
 // PCP's reader takes up to four times as long to fetch them.
 //
+// # Clusters
+//
+// PCP names a file's metrics by PMID, 70.<cluster>.<item>, and two files
+// of a directory on one cluster make it show one file's values under the
+// other's names. So no file a registry starts shares its cluster with
+// another live file of its directory (one PCP's reader shows: not a
+// Process file whose writer died), whatever chose the cluster:
+//   - [Options.Cluster] given: Start fails with [ErrClusterInUse], naming
+//     the cluster, the file that has it and its writer's pid, when another
+//     live file has it;
+//   - zero: the cluster is derived from the file name, or is the next free
+//     one after it when another live file has that one;
+//   - an overflow file (past [MaxMetrics] metrics) takes the first free
+//     cluster after its first file's.
+//
+// A derived cluster that had to move is where a restart and another host
+// differ: the program restarted while the file that took its cluster is
+// live gets the same moved cluster again, but restarted after that file
+// went, or run on a host without it, it gets its own, so the same metric
+// names have other PMIDs there (pmlogger, pmval and pmrep fetch by the
+// PMID they looked up once, and archives of two hosts disagree). Programs
+// whose PMIDs must never move give Options.Cluster, and then learn of a
+// collision at Start instead. Registries that start at the same moment,
+// in one process or several, never take one cluster: each claims its
+// cluster under an flock on the directory, held until its file is at its
+// name. Writers of other libraries (libpcp_mmv and others) take no such
+// lock and check no cluster: a file of theirs is seen only once complete
+// at its name, and one on cluster 0, for which PCP's reader picks a
+// cluster, may land on any (docs/design.md, "Clusters").
+//
 // # Lifecycle
 //
 // A registry is declaring until [Registry.Start], started until
@@ -73,7 +104,10 @@
 // value has storage in the file, then its count is carried there. A
 // declaration after Start that needs the file to grow while the disk is
 // full is no refusal for an instrument: it counts in memory and is
-// published by a later growth step, retried after PublishDelay.
+// published once space returns. A publication that failed, whatever made
+// it (the timer, a declaration, a Flush), is retried every PublishDelay
+// until every count is in the file; Registry.Err reports its error
+// meanwhile.
 //
 // # Nil, errors and panics
 //
@@ -89,7 +123,8 @@
 // Every error the registry returns wraps one of the package's sentinels,
 // for errors.Is: ErrName, ErrDuplicate, ErrRange, ErrTooLong, ErrTooMany,
 // ErrNamespace, ErrUnknown, ErrLabel and ErrType for what PCP would not
-// accept, ErrStarted, ErrNotStarted and ErrClosed for the lifecycle, and
+// accept, ErrStarted, ErrNotStarted and ErrClosed for the lifecycle,
+// ErrInUse and ErrClusterInUse for a name or cluster another file has, and
 // ErrFile for the file system, with the system's own error (such as
 // syscall.ENOSPC) wrapped too. Messages name the file, metric, indom,
 // instance or label at fault and the rule broken.

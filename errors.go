@@ -47,6 +47,11 @@ var (
 	// ErrInUse: a file name another registry holds, in this process or in
 	// another live one; the message names the holder's pid.
 	ErrInUse = errors.New("in use")
+	// ErrClusterInUse: an explicit Options.Cluster that another live file
+	// of the directory has, which would make PCP show one file's values
+	// under the other's names; the message names the cluster, that file
+	// and its writer's pid.
+	ErrClusterInUse = errors.New("cluster in use")
 	// ErrFile: the file system refused an operation on the registry's
 	// directory or files. The error wraps the system's error too
 	// (syscall.ENOSPC, os.ErrPermission, ...) and names the file and what

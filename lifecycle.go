@@ -63,11 +63,8 @@ func (r *Registry) Close() error {
 		// The files outlive the process: publish what they lack.
 		err = r.publishLocked()
 	}
-	if r.pending != nil {
-		r.pending.Stop()
-		r.pending = nil
-	}
 	r.state = closed
+	r.scheduleLocked() // stops the timer
 	if !wasStarted {
 		return nil
 	}

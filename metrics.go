@@ -231,7 +231,6 @@ func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) 
 		p.indoms = p.indoms[:len(p.indoms)-1]
 	}
 	if newPart {
-		releaseCluster(p.cluster)
 		r.parts = r.parts[:len(r.parts)-1]
 	}
 }

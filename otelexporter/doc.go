@@ -16,9 +16,14 @@
 //
 // The exporter makes its registry at the first Export, when it knows the
 // resource: the file is named Options.Name, or after service.name
-// ("shop test" → mmv.shop_test); a zero Options.Registry.Cluster is
-// derived from service.name (FNV-1a, 1..2047), the same on every host and
-// restart, since registry labels need a non-zero cluster. The resource
+// ("shop test" → mmv.shop_test). Its cluster is the registry's rule: a
+// zero Options.Registry.Cluster is derived from the file name (FNV-1a,
+// 1..2047), the same on every host and restart unless another live file of
+// the directory has it, when it is the next free one; a cluster given
+// that another live file has fails the first Export with
+// mmv.ErrClusterInUse. No two files of the directory ever share a
+// cluster, so PCP never shows one service's values under another's
+// names. The resource
 // attributes of Options.ResourceKeys (service.name, service.namespace,
 // service.version, service.instance.id, host.name by default) become
 // labels of every metric, named with '.' made '_' (service_name).

@@ -24,9 +24,11 @@ type Options struct {
 	// "otel" without one.
 	Name string
 	// Registry are the options of the registry the exporter makes (Dir,
-	// Flags, caps...). A zero Cluster is derived from service.name: a
-	// number 1..2047 that is the same on every host and restart, which
-	// the registry labels need.
+	// Flags, caps...). A zero Cluster is the registry's derived one: from
+	// the file name, so from service.name, the same on every host and
+	// restart while no other live file of the directory has it (see
+	// mmv.Options.Cluster). A Cluster given that another live file of the
+	// directory has fails the first Export with mmv.ErrClusterInUse.
 	Registry mmv.Options
 	// Limit is how many attribute sets one instrument may have in PCP.
 	// Default: mmv.DefaultVecLimit.
@@ -139,9 +141,6 @@ func (e *Exporter) open(res *resource.Resource) {
 		name = fileName(service)
 	}
 	opts := e.o.Registry
-	if opts.Cluster == 0 {
-		opts.Cluster = clusterOf(service)
-	}
 	e.r = mmv.NewRegistry(name, &opts)
 	for _, k := range e.o.ResourceKeys {
 		v, ok := res.Set().Value(k)

@@ -1,7 +1,6 @@
 package otelexporter
 
 import (
-	"hash/fnv"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -45,16 +44,4 @@ func fileName(service string) string {
 		return "otel"
 	}
 	return pcpname.Part(service, "otel_")
-}
-
-// maxCluster is the highest cluster whose indoms PCP tells apart: an indom
-// id keeps 11 bits of cluster.
-const maxCluster = 2047
-
-// clusterOf returns the PMID cluster of a service, 1..maxCluster, derived
-// from its name so that it is the same on every host and every restart.
-func clusterOf(service string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(service))
-	return h.Sum32()%maxCluster + 1
 }
