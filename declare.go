@@ -1,6 +1,9 @@
 package mmv
 
-import "slices"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // The door between instruments and the registry. Instruments declare and
 // bind through these methods only; those named ...Locked expect the
@@ -86,7 +89,8 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) {
 
 // addAutoIndomLocked declares an indom of the given instances (ids 0, 1,
 // ... in order) under the highest free serial, so that the serials a
-// program chooses itself, usually from 1 up, stay free.
+// program chooses itself, usually from 1 up, stay free. Its help is made
+// up by the registry, and cut to fit (fitHelp).
 func (r *Registry) addAutoIndomLocked(help string, names []string) (*indom, error) {
 	insts := make([]Instance, len(names))
 	for i, n := range names {
@@ -100,10 +104,26 @@ func (r *Registry) addAutoIndomLocked(help string, names []string) (*indom, erro
 		return nil, errorf(ErrTooMany, "file "+quote(r.name), "no indom serial left")
 	}
 	short, long := splitHelp(help)
+	short, long = fitHelp(short), fitHelp(long)
 	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}); err != nil {
 		return nil, err
 	}
 	return r.serials[serial], nil
+}
+
+// fitHelp cuts a help text the registry makes up, such as an indom's
+// "Instances of " and a metric's name, to the 255 bytes a help text holds,
+// ending it with "..." when cut, so that a text made from a valid name
+// never makes the name invalid.
+func fitHelp(s string) string {
+	if len(s) <= MaxStringLen {
+		return s
+	}
+	cut := MaxStringLen - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut-- // not within a character
+	}
+	return s[:cut] + "..."
 }
 
 // wakeLocked hands the values that now have storage to their waiters.

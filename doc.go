@@ -34,7 +34,10 @@
 // [Registry.Configure] changes its name or options before Start, keeping
 // the instruments package-level variables declared on it.
 // Help texts: the first line is the metric's short help, the rest its long
-// help, each at most 255 bytes.
+// help, each at most 255 bytes. A name holds up to 255 bytes for every
+// instrument, vectors included (a histogram's, with its parts: see
+// Histogram); the help texts the package makes up from a name, such as a
+// vector's indom's, are cut to fit, never refusing the name.
 //
 // # Registries and values
 //

@@ -76,6 +76,10 @@ import (
 //     h.p99, h.p999 by default): Double instant values in the histogram's
 //     units, over the window; 0 when the window holds no observation.
 //
+// Each of these names holds at most 255 bytes, as every metric name: h
+// itself at most 248 (255 less ".bucket", with the default quantiles).
+// Help texts the histogram makes from h and its help are cut to fit.
+//
 // Observe is lock-free and allocation-free: an atomic add on the bucket,
 // a compare-and-swap on the sum, and two loads for min and max; the window
 // costs it nothing. A nil *Histogram ignores observations.
@@ -552,9 +556,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short)})
 	}
 	add := func(m Metric) *metric {
-		if len(m.ShortHelp) > MaxStringLen {
-			m.ShortHelp = m.ShortHelp[:MaxStringLen]
-		}
+		m.ShortHelp = fitHelp(m.ShortHelp)
 		mt, err := r.addMetricLocked(m, true)
 		if err != nil {
 			panic(err)
