@@ -14,15 +14,7 @@ type Counter struct{ s cell }
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewCounter(r *Registry, name, help string, units Units) *Counter {
-	c := newCounter()
-	declareCell(registry(r), metricOf(name, help, Uint64, SemCounter, units, 0), &c.s)
-	return c
-}
-
-func newCounter() *Counter {
-	c := &Counter{}
-	c.s.init(Uint64)
-	return c
+	return must(Declare[Counter](r, name, help, units))
 }
 
 // Inc adds one.
@@ -61,8 +53,5 @@ func (c *Counter) Get() uint64 {
 // duplicate name or label name, or a closed registry (the panic value
 // wraps the sentinel, such as ErrName).
 func NewCounterVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Counter] {
-	return declareVec(r, name, help, Uint64, SemCounter, units, labels, func() (*Counter, *cell) {
-		c := newCounter()
-		return c, &c.s
-	})
+	return must(DeclareVec[Counter](r, name, help, units, labels...))
 }

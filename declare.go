@@ -69,22 +69,105 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && w.inst == j })
 }
 
-// declareCell declares m on r and binds c to its value. It panics on a
-// refused declaration; a full disk is no refusal: the instrument counts in
+// declareCell declares m on r and binds c to its value, or returns the
+// registry's refusal. A full disk is no refusal: the instrument counts in
 // its own memory until a later growth step publishes it.
-func declareCell(r *Registry, m Metric, c *cell) {
+func declareCell(r *Registry, m Metric, c *cell) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.declareCellLocked(m, c)
+	return r.declareCellLocked(m, c)
 }
 
 // declareCellLocked is declareCell with the registry's lock held.
-func (r *Registry) declareCellLocked(m Metric, c *cell) {
+func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 	mt, err := r.addMetricLocked(m, true)
+	if err != nil {
+		return err
+	}
+	r.bindCellLocked(mt, 0, c)
+	return nil
+}
+
+// must returns t, or panics with err: the New functions' refusal.
+func must[T any](t T, err error) T {
 	if err != nil {
 		panic(err)
 	}
-	r.bindCellLocked(mt, 0, c)
+	return t
+}
+
+// A declaration of several steps, such as a vector's indom and then its
+// metric, is one transaction: each step changes what the registry
+// declares and leaves its undo (changedLocked), the files grow once every
+// step is taken, and a step that fails undoes those taken before it. A
+// refused declaration thus leaves the registry, and its files byte for
+// byte, as they were.
+
+// tx is the declaration in progress.
+type tx struct {
+	undo  []step  // the steps taken, in order
+	grown []*part // the parts they changed
+}
+
+// step is a declaration step to undo: metric m declared in part p
+// (newIndom: p took m's indom with it; newPart: p is new), or indom in.
+type step struct {
+	p                 *part
+	m                 *metric
+	in                *indom
+	newIndom, newPart bool
+}
+
+// declareLocked runs the steps of one declaration as one transaction:
+// when a step fails, every step taken is undone and its error returned;
+// else the parts the steps changed grow. A full disk is no refusal: the
+// new values wait for a later growth step (see grewLocked's keep).
+func (r *Registry) declareLocked(steps func() error) error {
+	t := &tx{}
+	r.tx = t
+	defer func() { r.tx = nil }()
+	if err := steps(); err != nil {
+		for _, s := range slices.Backward(t.undo) {
+			r.undoLocked(s)
+		}
+		return err
+	}
+	if len(t.grown) > 0 {
+		r.grewLocked(true, t.grown...) // keep: no error
+	}
+	return nil
+}
+
+// changedLocked ends step s, which changed the parts ps: within a
+// declaration of several steps (declareLocked), it leaves the step to undo
+// should a later one fail, and the parts to grow when all are taken;
+// alone, the parts grow now (grewLocked, keep as for addMetricLocked), and
+// the step is undone when that fails.
+func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
+	if t := r.tx; t != nil {
+		t.undo = append(t.undo, s)
+		for _, p := range ps {
+			if !slices.Contains(t.grown, p) {
+				t.grown = append(t.grown, p)
+			}
+		}
+		return nil
+	}
+	if err := r.grewLocked(keep, ps...); err != nil {
+		r.undoLocked(s)
+		return err
+	}
+	return nil
+}
+
+// undoLocked undoes step s, the last one taken that is not undone.
+func (r *Registry) undoLocked(s step) {
+	if s.m != nil {
+		s.p.releaseMetricSlots(s.m)
+		r.undeclareMetric(s.p, s.m, s.newIndom, s.newPart)
+		return
+	}
+	r.undeclareIndom(s.in)
 }
 
 // addAutoIndomLocked declares an indom of the given instances (ids 0, 1,

@@ -1,9 +1,14 @@
 package mmv
 
 import (
+	"crypto/sha256"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -137,4 +142,177 @@ func TestFitHelp(t *testing.T) {
 	cut := fitHelp(strings.Repeat("x", MaxStringLen-4) + "é" + "tail")
 	assert.Equal(t, strings.Repeat("x", MaxStringLen-4)+"...", cut)
 	assert.True(t, utf8.ValidString(cut))
+}
+
+// declared describes what r declares, the files it has made included, byte
+// for byte: what a refused declaration must leave as it was. Declarations
+// waiting for publication are published first, so that a file a refused
+// declaration touched would show it.
+func declared(t *testing.T, r *Registry) string {
+	t.Helper()
+	require.NoError(t, r.Flush())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, m := range r.metrics {
+		fmt.Fprintf(&b, "metric %s item %d indom %d part %d slots %v\n", m.Name, m.item, m.Indom, m.part.index, m.slots)
+		if r.named(m.Name) != m {
+			fmt.Fprintf(&b, "metric %s not found by its name\n", m.Name)
+		}
+	}
+	for _, in := range r.indoms {
+		fmt.Fprintf(&b, "indom %d %q %v %v\n", in.Serial, in.ShortHelp, in.Instances, in.removed)
+	}
+	fmt.Fprintf(&b, "serials %d prefixes %v labels %d\n", len(r.serials), r.prefixes, len(r.labels))
+	for _, p := range r.parts {
+		var items []int
+		for it, used := range p.used {
+			if used {
+				items = append(items, it)
+			}
+		}
+		fmt.Fprintf(&b, "part %s metrics %d indoms %d items %v slots %v free %v dirty %v\n", p.name, len(p.metrics), len(p.indoms), items, p.slots, p.free, p.dirty)
+		if p.file != nil {
+			data, err := os.ReadFile(p.file.path)
+			require.NoError(t, err)
+			fmt.Fprintf(&b, "file %s: %x\n", p.name, sha256.Sum256(data))
+		}
+	}
+	fmt.Fprintf(&b, "hooks %d, %d waiting %d cells %d pending %v\n", len(r.onStart), len(r.onClose), len(r.waiting), len(r.cells), r.pending != nil)
+	return b.String()
+}
+
+// obstacle makes a registry refuse a declaration: set prepares r (before
+// Start when started is true) so that declaring the names of an
+// instrument fails, at the last of them when it can.
+type obstacle struct {
+	what string
+	want error
+	some bool // refuses some kinds only
+	set  func(t *testing.T, r *Registry, names []string)
+}
+
+var obstacles = []obstacle{
+	{"duplicate first name", ErrDuplicate, false, func(t *testing.T, r *Registry, names []string) {
+		require.NoError(t, r.AddMetric(Metric{Name: names[0], Type: Uint64, Semantics: SemCounter}))
+	}},
+	{"duplicate last name", ErrDuplicate, false, func(t *testing.T, r *Registry, names []string) {
+		require.NoError(t, r.AddMetric(Metric{Name: names[len(names)-1], Type: Uint64, Semantics: SemCounter}))
+	}},
+	{"last name a prefix", ErrNamespace, false, func(t *testing.T, r *Registry, names []string) {
+		require.NoError(t, r.AddMetric(Metric{Name: names[len(names)-1] + ".below", Type: Uint64, Semantics: SemCounter}))
+	}},
+	{"one indom serial left", ErrTooMany, true, func(t *testing.T, r *Registry, _ []string) {
+		for s := uint32(1); s < MaxSerial; s++ {
+			require.NoError(t, r.AddIndom(Indom{Serial: s}))
+		}
+	}},
+	{"no room for the last metric", ErrTooLong, false, func(t *testing.T, r *Registry, names []string) {
+		// The registry's name leaves no room for an overflow file's ".2".
+		for i := range MaxMetrics - len(names) + 1 {
+			require.NoError(t, r.AddMetric(Metric{Name: "filler" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter}))
+		}
+	}},
+}
+
+// TestRefusedDeclarationDeclaresNothing declares every kind of instrument
+// against every obstacle, before and after Start: when the registry
+// refuses the declaration, the registry and its files are as before,
+// byte for byte, and the names are free for a declaration that fits.
+func TestRefusedDeclarationDeclaresNothing(t *testing.T) {
+	for _, o := range obstacles {
+		for _, k := range instrumentKinds {
+			for _, started := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/started=%v", o.what, k.kind, started), func(t *testing.T) {
+					name := "i" // the longest registry name whose overflow file's name is too long
+					r := NewRegistry(nameOf(maxFileName-1), &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+					defer r.Close()
+					o.set(t, r, k.metrics(name))
+					if started {
+						require.NoError(t, r.Start())
+					}
+					before := declared(t, r)
+					err := refusal(func() { k.declare(r, name) })
+					if err == nil {
+						require.True(t, o.some && k.kind != "HistogramVec", "not refused")
+						return // the obstacle is not one for this kind
+					}
+					assert.ErrorIs(t, err, o.want)
+					assert.Equal(t, before, declared(t, r), "after %v", err)
+				})
+			}
+		}
+	}
+}
+
+// TestRefusedOnItsOwnDeclaresNothing declares what a registry refuses
+// whatever it holds, before and after Start: the registry and its files
+// are as before.
+func TestRefusedOnItsOwnDeclaresNothing(t *testing.T) {
+	long := nameOf(MaxStringLen - len(".p12345"))
+	for _, tc := range []struct {
+		what    string
+		want    error
+		declare func(r *Registry)
+	}{
+		{"quantile's name too long", ErrTooLong, func(r *Registry) {
+			NewHistogram(r, long, "", Second, &HistogramOptions{Quantiles: []float64{0.5, 0.123456}})
+		}},
+		{"quantile's name too long, vector", ErrTooLong, func(r *Registry) {
+			NewHistogramVec(r, long, "", Second, &HistogramOptions{Quantiles: []float64{0.5, 0.123456}}, "k")
+		}},
+		{"quantile out of range", ErrRange, func(r *Registry) { NewHistogram(r, "h", "", Second, &HistogramOptions{Quantiles: []float64{2}}) }},
+		{"buckets", ErrRange, func(r *Registry) { NewHistogram(r, "h", "", Second, &HistogramOptions{SubBuckets: 3}) }},
+		{"no label", ErrLabel, func(r *Registry) { NewCounterVec(r, "v", "", Count) }},
+		{"label twice", ErrDuplicate, func(r *Registry) { NewGaugeVec(r, "v", "", Count, "k", "k") }},
+		{"label name", ErrName, func(r *Registry) { NewHistogramVec(r, "v", "", Second, nil, "a b") }},
+		{"name", ErrName, func(r *Registry) { NewTimerVec(r, "1v", "", "k") }},
+		{"help", ErrTooLong, func(r *Registry) { NewIntGaugeVec(r, "v", strings.Repeat("h", 256), Count, "k") }},
+		{"nil function", ErrType, func(r *Registry) { NewGaugeFunc(r, "f", "", Count, nil) }},
+		{"own namespace", ErrNamespace, func(r *Registry) { NewCounterVec(r, "mmv.x", "", Count, "k") }},
+	} {
+		for _, started := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/started=%v", tc.what, started), func(t *testing.T) {
+				r := NewRegistry("refused", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+				defer r.Close()
+				NewCounterVec(r, "before", "", Count, "k").With("x").Inc()
+				if started {
+					require.NoError(t, r.Start())
+				}
+				before := declared(t, r)
+				require.ErrorIs(t, refusal(func() { tc.declare(r) }), tc.want)
+				assert.Equal(t, before, declared(t, r))
+			})
+		}
+	}
+}
+
+// TestDeclareReturnsTheRefusal: Declare and DeclareVec return what the New
+// functions panic with, and what they declare works as theirs does.
+func TestDeclareReturnsTheRefusal(t *testing.T) {
+	r := newTestRegistry(t, "declare")
+	c, err := Declare[Counter](r, "c", "", Count)
+	require.NoError(t, err)
+	c.Inc()
+	_, err = Declare[Gauge](r, "c", "", Count)
+	assert.ErrorIs(t, err, ErrDuplicate)
+	_, err = Declare[Timer](r, "t", "", Second)
+	assert.ErrorIs(t, err, ErrRange, "a Timer counts nanoseconds")
+	tm, err := Declare[Timer](r, "t", "", Nanosecond)
+	require.NoError(t, err)
+	tm.Observe(5)
+	v, err := DeclareVec[IntGauge](r, "v", "", Count, "k")
+	require.NoError(t, err)
+	v.With("x").Set(7)
+	_, err = DeclareVec[Timer](r, "w", "", Count, "k")
+	assert.ErrorIs(t, err, ErrRange)
+	_, err = DeclareVec[Counter](r, "c", "", Count, "k")
+	assert.ErrorIs(t, err, ErrDuplicate)
+	require.NoError(t, r.Start())
+	assert.EqualValues(t, 1, mustValue(t, r, "c", "").Int())
+	assert.EqualValues(t, 5, mustValue(t, r, "t", "").Int())
+	assert.EqualValues(t, 7, mustValue(t, r, "v", "k=x").Int())
+	r.Close()
+	_, err = DeclareVec[Gauge](r, "late", "", Count, "k")
+	assert.ErrorIs(t, err, ErrClosed)
 }

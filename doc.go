@@ -66,7 +66,7 @@
 //     PCP sees them after the next publication ([Options.PublishDelay], or
 //     [Registry.Flush]). Published identities never change: a metric keeps
 //     its PMID, an indom its id, an instance its id, while the registry
-//     lives. A declaration that fails declares nothing.
+//     lives. A declaration that fails declares nothing (see below).
 //   - Close may be called any number of times. It points every handle and
 //     instrument away from the files, then unmaps them; with the [Process]
 //     flag it removes them, so PCP stops showing a program that has ended.
@@ -102,7 +102,14 @@
 // closed registry), as regexp.MustCompile and promauto do: a declaration is
 // a programming error that no caller handles better than a crash at
 // startup. The panic value is an error wrapping the sentinel. Nothing else
-// in the package panics.
+// in the package panics. A program that declares what it learns at run
+// time, such as a bridge from another metrics library, calls [Declare] and
+// [DeclareVec] instead, which return the refusal as an error.
+//
+// Every declaration is one transaction, whether it panics or returns its
+// error: a vector's metric and indom, a histogram's metrics and indoms,
+// are all declared or none, and a refused declaration leaves the registry
+// and its files as they were, its names free.
 //
 // # From libpcp_mmv
 //

@@ -263,3 +263,28 @@ func Example_default() {
 	fmt.Println(requests.Get())
 	// Output: 1
 }
+
+// ExampleDeclareVec declares metrics whose names come from elsewhere, as a
+// bridge from another metrics library does: a name the registry refuses
+// is an error to report, not a crash, and declares nothing.
+func ExampleDeclareVec() {
+	r, done := exampleRegistry("bridge", nil)
+	defer done()
+	for _, name := range []string{"jobs.done", "jobs", "jobs.done"} {
+		jobs, err := mmv.DeclareVec[mmv.Counter](r, name, "Jobs done", mmv.Count, "queue")
+		if err != nil {
+			fmt.Println("skipped:", errors.Is(err, mmv.ErrNamespace), errors.Is(err, mmv.ErrDuplicate))
+			continue
+		}
+		jobs.With("mail").Inc()
+	}
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	_, err := r.Value("jobs.done", "queue=mail")
+	fmt.Println(err)
+	// Output:
+	// skipped: true false
+	// skipped: false true
+	// <nil>
+}

@@ -13,15 +13,7 @@ type Gauge struct{ s cell }
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewGauge(r *Registry, name, help string, units Units) *Gauge {
-	g := newGauge()
-	declareCell(registry(r), metricOf(name, help, Double, SemInstant, units, 0), &g.s)
-	return g
-}
-
-func newGauge() *Gauge {
-	g := &Gauge{}
-	g.s.init(Double)
-	return g
+	return must(Declare[Gauge](r, name, help, units))
 }
 
 // Set stores f.
@@ -58,8 +50,5 @@ func (g *Gauge) Get() float64 {
 // duplicate name or label name, or a closed registry (the panic value
 // wraps the sentinel, such as ErrName).
 func NewGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Gauge] {
-	return declareVec(r, name, help, Double, SemInstant, units, labels, func() (*Gauge, *cell) {
-		g := newGauge()
-		return g, &g.s
-	})
+	return must(DeclareVec[Gauge](r, name, help, units, labels...))
 }

@@ -129,7 +129,15 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	// has no value of its own, so nothing needs a growth step now.
 	first := r.parts[0]
 	first.indoms = append(first.indoms, in)
-	return r.grewLocked(false, first)
+	return r.changedLocked(false, step{in: in}, first)
+}
+
+// undeclareIndom undoes addIndomLocked of in, the last indom declared.
+func (r *Registry) undeclareIndom(in *indom) {
+	r.indoms = r.indoms[:len(r.indoms)-1]
+	delete(r.serials, in.Serial)
+	first := r.parts[0]
+	first.indoms = first.indoms[:len(first.indoms)-1]
 }
 
 // AddInstance adds an instance to a declared instance domain. After Start

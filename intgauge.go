@@ -13,15 +13,7 @@ type IntGauge struct{ s cell }
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
-	g := newIntGauge()
-	declareCell(registry(r), metricOf(name, help, Int64, SemInstant, units, 0), &g.s)
-	return g
-}
-
-func newIntGauge() *IntGauge {
-	g := &IntGauge{}
-	g.s.init(Int64)
-	return g
+	return must(Declare[IntGauge](r, name, help, units))
 }
 
 // Set stores n.
@@ -58,8 +50,5 @@ func (g *IntGauge) Get() int64 {
 // duplicate name or label name, or a closed registry (the panic value
 // wraps the sentinel, such as ErrName).
 func NewIntGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[IntGauge] {
-	return declareVec(r, name, help, Int64, SemInstant, units, labels, func() (*IntGauge, *cell) {
-		g := newIntGauge()
-		return g, &g.s
-	})
+	return must(DeclareVec[IntGauge](r, name, help, units, labels...))
 }

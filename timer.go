@@ -25,15 +25,7 @@ type Timer struct{ s cell }
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewTimer(r *Registry, name, help string) *Timer {
-	t := newTimer()
-	declareCell(registry(r), metricOf(name, help, Uint64, SemCounter, Nanosecond, 0), &t.s)
-	return t
-}
-
-func newTimer() *Timer {
-	t := &Timer{}
-	t.s.init(Uint64)
-	return t
+	return must(Declare[Timer](r, name, help, Nanosecond))
 }
 
 // Observe adds d; a negative d is ignored.
@@ -84,8 +76,5 @@ func (w Timing) Stop() time.Duration {
 // duplicate name or label name, or a closed registry (the panic value
 // wraps the sentinel, such as ErrName).
 func NewTimerVec(r *Registry, name, help string, labels ...string) *Vec[Timer] {
-	return declareVec(r, name, help, Uint64, SemCounter, Nanosecond, labels, func() (*Timer, *cell) {
-		t := newTimer()
-		return t, &t.s
-	})
+	return must(DeclareVec[Timer](r, name, help, Nanosecond, labels...))
 }

@@ -534,24 +534,29 @@ func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.removeInstrumentLocked(k.m.indom, j)
 }
 
-// declareVec declares a metric of type t over an indom of its own, and
-// the vector of its instruments with label names labels.
-func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, units Units, labels []string, mk func() (*T, *cell)) *Vec[T] {
-	if err := checkVecLabels(name, labels); err != nil {
-		panic(err)
+// declareVec declares metric m over an indom of its own, as one
+// transaction, and the vector of its instruments, made by mk, with label
+// names labels.
+func declareVec[T any](r *Registry, m Metric, labels []string, mk func() (*T, *cell)) (*Vec[T], error) {
+	if err := checkVecLabels(m.Name, labels); err != nil {
+		return nil, err
 	}
-	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	in, err := r.addAutoIndomLocked("Instances of "+name, nil)
+	var mt *metric
+	err := r.declareLocked(func() error {
+		in, err := r.addAutoIndomLocked("Instances of "+m.Name, nil)
+		if err != nil {
+			return err
+		}
+		m.Indom = in.Serial
+		mt, err = r.addMetricLocked(m, true)
+		return err
+	})
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	m, err := r.addMetricLocked(metricOf(name, help, t, sem, units, in.Serial), true)
-	if err != nil {
-		panic(err)
-	}
-	return newVec(r, name, labels, in.Serial, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk, cells: map[int32]*cell{}}))
+	return newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, mk: mk, cells: map[int32]*cell{}})), nil
 }
 
 // keys returns the keys of m, sorted.
