@@ -61,7 +61,6 @@ import (
 	"github.com/gopcp/mmv"
 
 	"github.com/gopcp/mmv/internal/pcpname"
-	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // Options configures Register; the zero value of each field means its
@@ -174,7 +173,7 @@ type bridge struct {
 // them to be read and copied into the file every interval while r is
 // started. It returns an error wrapping the registry's when a declaration
 // is refused.
-func Register(r *mmv.Registry, o *Options) (err error) {
+func Register(r *mmv.Registry, o *Options) error {
 	if r == nil {
 		r = mmv.Default
 	}
@@ -193,7 +192,6 @@ func Register(r *mmv.Registry, o *Options) (err error) {
 		probe[i].Name = d.Name
 	}
 	metrics.Read(probe)
-	defer refusal.Recover(&err) // the New functions panic with the registry's refusal
 	for i, d := range ds {
 		name := withPrefix(opts.Prefix, Name(d.Name))
 		_, unit, _ := strings.Cut(d.Name, ":")
@@ -216,8 +214,11 @@ func Register(r *mmv.Registry, o *Options) (err error) {
 		case metrics.KindFloat64Histogram:
 			fh := probe[i].Value.Float64Histogram()
 			bounds := boundNames(fh.Buckets[1:])
-			vec := mmv.NewCounterVec(r, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
+			vec, err := mmv.DeclareVec[mmv.Counter](r, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
 				"Instances are upper bounds (le) in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, "le")
+			if err != nil {
+				return err
+			}
 			vec.SetInstanceLabels(false) // the names say it; the file's label budget is the program's
 			for _, in := range bounds {
 				c, err := vec.Get(in)
@@ -226,7 +227,9 @@ func Register(r *mmv.Registry, o *Options) (err error) {
 				}
 				h.buckets = append(h.buckets, c)
 			}
-			h.count = mmv.NewCounter(r, name+".count", cut("Observations: "+short), mmv.Count)
+			if h.count, err = mmv.Declare[mmv.Counter](r, name+".count", cut("Observations: "+short), mmv.Count); err != nil {
+				return err
+			}
 		default:
 			continue
 		}

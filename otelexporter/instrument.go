@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // kind is what an instrument's metrics are, from the data of its first
@@ -91,44 +90,55 @@ func declare(r *mmv.Registry, name string, scope instrumentation.Scope, m *metri
 		labels[i] = labelName(key)
 	}
 	in.values = make([]string, len(labels)+1)
-	var refused error
-	defer func() {
-		if refused != nil {
-			in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, refused)
-		}
-	}()
-	defer refusal.Recover(&refused)
+	if err := in.declare(r, name, m, scope, sh, labels, limit); err != nil {
+		in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)
+	}
+	return in
+}
+
+// declare declares the metrics of in, of instrument m of scope, under the
+// PCP name name, and returns the registry's refusal.
+func (in *instrument) declare(r *mmv.Registry, name string, m *metricdata.Metrics, scope instrumentation.Scope, sh shape, labels []string, limit int) (err error) {
 	u, known := unitsOf(m.Unit)
 	h := helper{m: m, scope: scope, known: known}
-	switch k {
+	switch in.kind {
 	case kindCounter:
-		in.counters = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+		in.counters, err = newSeries[mmv.Counter](r, name, h.text("", ""), u, labels, limit)
 	case kindFloatCounter:
 		fu, f := fine(u)
 		in.factor = f
-		in.counters = newSeries(r, name, h.text("", h.fineNote(fu)), fu, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+		in.counters, err = newSeries[mmv.Counter](r, name, h.text("", h.fineNote(fu)), fu, labels, limit)
 	case kindIntGauge:
-		in.ints = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewIntGauge, mmv.NewIntGaugeVec)
+		in.ints, err = newSeries[mmv.IntGauge](r, name, h.text("", ""), u, labels, limit)
 	case kindGauge:
-		in.gauges = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
+		in.gauges, err = newSeries[mmv.Gauge](r, name, h.text("", ""), u, labels, limit)
 	case kindHistogram, kindFloatHistogram:
 		su, note := u, ""
-		if k == kindFloatHistogram {
+		if in.kind == kindFloatHistogram {
 			su, in.factor = fine(u)
 			note = h.fineNote(su)
 		}
-		in.buckets = mmv.NewCounterVec(r, name+".bucket", h.text("by bucket", "Instances are the attribute values and le, the bucket's upper bound in "+
+		in.buckets, err = mmv.DeclareVec[mmv.Counter](r, name+".bucket", h.text("by bucket", "Instances are the attribute values and le, the bucket's upper bound in "+
 			h.unit()+"; counts are per bucket, not cumulative."), mmv.Count, append(slices.Clone(labels), "le")...)
+		if err != nil {
+			return err
+		}
 		in.buckets.SetInstanceLabels(false) // names say enough; the label budget goes to the other metrics
 		in.buckets.SetLimit(limit * max(sh.buckets, 1))
-		in.counters = newSeries(r, name+".count", h.text("count", ""), mmv.Count, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
-		in.sums = newSeries(r, name+".sum", h.text("sum", note), su, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+		if in.counters, err = newSeries[mmv.Counter](r, name+".count", h.text("count", ""), mmv.Count, labels, limit); err != nil {
+			return err
+		}
+		if in.sums, err = newSeries[mmv.Counter](r, name+".sum", h.text("sum", note), su, labels, limit); err != nil {
+			return err
+		}
 		if sh.minmax {
-			in.min = newSeries(r, name+".min", h.text("min", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
-			in.max = newSeries(r, name+".max", h.text("max", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
+			if in.min, err = newSeries[mmv.Gauge](r, name+".min", h.text("min", ""), u, labels, limit); err != nil {
+				return err
+			}
+			in.max, err = newSeries[mmv.Gauge](r, name+".max", h.text("max", ""), u, labels, limit)
 		}
 	}
-	return in
+	return err
 }
 
 // helper writes the help texts of an instrument's metrics.
