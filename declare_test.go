@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -315,4 +316,30 @@ func TestDeclareReturnsTheRefusal(t *testing.T) {
 	r.Close()
 	_, err = DeclareVec[Gauge](r, "late", "", Count, "k")
 	assert.ErrorIs(t, err, ErrClosed)
+}
+
+// TestDropsDeclaredWholeOrNot: the registry's own mmv.dropped, declared at
+// a vector's first refusal, is one transaction too: in a registry with no
+// room for it, its indom is not left behind, and the refusals are counted
+// in memory all the same.
+func TestDropsDeclaredWholeOrNot(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		t.Run(fmt.Sprintf("started=%v", started), func(t *testing.T) {
+			r := NewRegistry(nameOf(maxFileName-1), &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+			defer r.Close()
+			for i := range MaxMetrics - 1 {
+				require.NoError(t, r.AddMetric(Metric{Name: "filler" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter}))
+			}
+			v := NewCounterVec(r, "v", "", Count, "k")
+			v.SetLimit(0)
+			if started {
+				require.NoError(t, r.Start())
+			}
+			before := declared(t, r)
+			assert.Nil(t, v.With("x"))
+			assert.ErrorIs(t, v.Err(), ErrTooMany)
+			assert.Equal(t, before, declared(t, r))
+			assert.EqualValues(t, 1, atomic.LoadUint64(r.drops[dropLimit].word()))
+		})
+	}
 }
