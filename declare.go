@@ -69,22 +69,18 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && w.inst == j })
 }
 
-// declareCell declares m on r and binds c to its value, or returns the
+// declareCellLocked declares m and binds c to its value, or returns the
 // registry's refusal. A full disk is no refusal: the instrument counts in
 // its own memory until a later growth step publishes it.
-func declareCell(r *Registry, m Metric, c *cell) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.declareCellLocked(m, c)
-}
-
-// declareCellLocked is declareCell with the registry's lock held.
 func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 	mt, err := r.addMetricLocked(m, true)
 	if err != nil {
 		return err
 	}
 	r.bindCellLocked(mt, 0, c)
+	if j := r.journal; j != nil {
+		j.undo = append(j.undo, step{m: mt, c: c})
+	}
 	return nil
 }
 
@@ -97,58 +93,79 @@ func must[T any](t T, err error) T {
 }
 
 // A declaration of several steps, such as a vector's indom and then its
-// metric, is one transaction: each step changes what the registry
-// declares and leaves its undo (changedLocked), the files grow once every
-// step is taken, and a step that fails undoes those taken before it. A
-// refused declaration thus leaves the registry, and its files byte for
+// metric, is one transaction, and so are the declarations of a
+// Registry.Transact: each step changes what the registry declares and
+// leaves its undo in the journal (changedLocked), the files grow once
+// every step is taken, and a step that fails undoes those taken before it.
+// A refused declaration thus leaves the registry, and its files byte for
 // byte, as they were.
 
-// tx is the declaration in progress.
-type tx struct {
+// journal is the transaction in progress.
+type journal struct {
 	undo  []step  // the steps taken, in order
 	grown []*part // the parts they changed
 }
 
-// step is a declaration step to undo: metric m declared in part p
-// (newIndom: p took m's indom with it; newPart: p is new), or indom in.
+// step is a declaration step to undo: cell c bound to metric m, metric m
+// declared in part p (newIndom: p took m's indom with it; newPart: p is
+// new), or indom in.
 type step struct {
 	p                 *part
 	m                 *metric
+	c                 *cell
 	in                *indom
 	newIndom, newPart bool
 }
 
 // declareLocked runs the steps of one declaration as one transaction:
-// when a step fails, every step taken is undone and its error returned;
-// else the parts the steps changed grow. A full disk is no refusal: the
-// new values wait for a later growth step (see grewLocked's keep).
+// when a step fails (or panics), every step it took is undone and its
+// error returned; else the parts the steps changed grow, once the
+// outermost transaction is done. Within another transaction, such as a
+// Registry.Transact, a declaration that fails undoes its own steps only.
+// A full disk is no refusal: the new values wait for a later growth step
+// (see grewLocked's keep).
 func (r *Registry) declareLocked(steps func() error) error {
-	t := &tx{}
-	r.tx = t
-	defer func() { r.tx = nil }()
-	if err := steps(); err != nil {
-		for _, s := range slices.Backward(t.undo) {
-			r.undoLocked(s)
+	j, outer := r.journal, r.journal == nil
+	if outer {
+		j = &journal{}
+		r.journal = j
+	}
+	undo, grown := len(j.undo), len(j.grown)
+	failed := true
+	defer func() {
+		if failed {
+			for len(j.undo) > undo {
+				s := j.undo[len(j.undo)-1]
+				j.undo = j.undo[:len(j.undo)-1]
+				r.undoLocked(s)
+			}
+			j.grown = j.grown[:grown]
 		}
+		if outer {
+			r.journal = nil
+		}
+	}()
+	if err := steps(); err != nil {
 		return err
 	}
-	if len(t.grown) > 0 {
-		r.grewLocked(true, t.grown...) // keep: no error
+	failed = false
+	if outer && len(j.grown) > 0 {
+		r.grewLocked(true, j.grown...) // keep: no error
 	}
 	return nil
 }
 
 // changedLocked ends step s, which changed the parts ps: within a
-// declaration of several steps (declareLocked), it leaves the step to undo
+// transaction (declareLocked), it leaves the step to undo
 // should a later one fail, and the parts to grow when all are taken;
 // alone, the parts grow now (grewLocked, keep as for addMetricLocked), and
 // the step is undone when that fails.
 func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
-	if t := r.tx; t != nil {
-		t.undo = append(t.undo, s)
+	if j := r.journal; j != nil {
+		j.undo = append(j.undo, s)
 		for _, p := range ps {
-			if !slices.Contains(t.grown, p) {
-				t.grown = append(t.grown, p)
+			if !slices.Contains(j.grown, p) {
+				j.grown = append(j.grown, p)
 			}
 		}
 		return nil
@@ -162,6 +179,11 @@ func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
 
 // undoLocked undoes step s, the last one taken that is not undone.
 func (r *Registry) undoLocked(s step) {
+	if s.c != nil {
+		r.unbindCellLocked(s.c)
+		r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m == s.m })
+		return
+	}
 	if s.m != nil {
 		s.p.releaseMetricSlots(s.m)
 		r.undeclareMetric(s.p, s.m, s.newIndom, s.newPart)

@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -340,6 +341,89 @@ func TestDropsDeclaredWholeOrNot(t *testing.T) {
 			assert.ErrorIs(t, v.Err(), ErrTooMany)
 			assert.Equal(t, before, declared(t, r))
 			assert.EqualValues(t, 1, atomic.LoadUint64(r.drops[dropLimit].word()))
+		})
+	}
+}
+
+// TestTransact: the declarations of a Transact are all made, or, when f
+// fails, none: the registry and its files are as before, before and after
+// Start. A declaration refused within f declares nothing, and f may go on.
+func TestTransact(t *testing.T) {
+	histogram := func(tx *Tx, name string) error {
+		if _, err := DeclareVec[Counter](tx, name+".bucket", "", Count, "le"); err != nil {
+			return err
+		}
+		if _, err := Declare[Counter](tx, name+".count", "", Count); err != nil {
+			return err
+		}
+		if err := tx.AddMetric(Metric{Name: name + ".sum", Type: Double, Semantics: SemCounter}); err != nil {
+			return err
+		}
+		_, err := Declare[Gauge](tx, name+".max", "", Count)
+		return err
+	}
+	mine := errors.New("mine")
+	for _, started := range []bool{false, true} {
+		t.Run(fmt.Sprintf("started=%v", started), func(t *testing.T) {
+			r := NewRegistry("tx", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+			defer r.Close()
+			NewCounter(r, "taken.max", "", Count).Inc()
+			if started {
+				require.NoError(t, r.Start())
+			}
+			before := declared(t, r)
+
+			// Refused at its last declaration: none of them stays.
+			assert.ErrorIs(t, r.Transact(func(tx *Tx) error { return histogram(tx, "taken") }), ErrDuplicate)
+			assert.Equal(t, before, declared(t, r), "refused at the last declaration")
+			// f's own error, after declarations that all passed.
+			err := r.Transact(func(tx *Tx) error {
+				require.NoError(t, histogram(tx, "h"))
+				return mine
+			})
+			assert.ErrorIs(t, err, mine)
+			assert.Equal(t, before, declared(t, r), "f failed")
+			// A panic undoes them too.
+			assert.Panics(t, func() {
+				r.Transact(func(tx *Tx) error {
+					require.NoError(t, histogram(tx, "h"))
+					panic("f")
+				})
+			})
+			assert.Equal(t, before, declared(t, r), "f panicked")
+
+			// A refusal f skips: the others are declared, it is not.
+			var c *Counter
+			var v *Vec[Gauge]
+			var late *Tx
+			require.NoError(t, r.Transact(func(tx *Tx) error {
+				late = tx
+				var err error
+				c, err = Declare[Counter](tx, "h.count", "", Count)
+				require.NoError(t, err)
+				_, err = DeclareVec[Counter](tx, "taken.max", "", Count, "k")
+				assert.ErrorIs(t, err, ErrDuplicate)
+				v, err = DeclareVec[Gauge](tx, "h.level", "", Count, "k")
+				require.NoError(t, err)
+				v.SetLimit(3)
+				c.Add(2) // before the values have storage: counted in memory
+				return nil
+			}))
+			_, err = Declare[Counter](late, "after", "", Count)
+			assert.ErrorIs(t, err, ErrClosed, "a Tx after its Transact")
+			c.Inc()
+			v.With("x").Set(1.5)
+			assert.EqualValues(t, 3, c.Get())
+			r.mu.Lock()
+			assert.Nil(t, r.named("taken.max").indom, "the refused vector declared nothing")
+			assert.Len(t, r.indoms, 1, "the indom of h.level only")
+			r.mu.Unlock()
+			if !started {
+				require.NoError(t, r.Start())
+			}
+			require.NoError(t, r.Flush())
+			assert.EqualValues(t, 3, mustValue(t, r, "h.count", "").Int())
+			assert.Equal(t, 1.5, mustValue(t, r, "h.level", "k=x").Float())
 		})
 	}
 }

@@ -104,7 +104,8 @@
 // startup. The panic value is an error wrapping the sentinel. Nothing else
 // in the package panics. A program that declares what it learns at run
 // time, such as a bridge from another metrics library, calls [Declare] and
-// [DeclareVec] instead, which return the refusal as an error.
+// [DeclareVec] instead, which return the refusal as an error, and
+// [Registry.Transact] to declare several metrics together or not at all.
 //
 // Every declaration is one transaction, whether it panics or returns its
 // error: a vector's metric and indom, a histogram's metrics and indoms,

@@ -58,39 +58,45 @@ type CellKind interface {
 	Counter | Gauge | IntGauge | Timer
 }
 
-// Declare declares an instrument of kind T on r (Default when nil), as
-// NewCounter, NewGauge, NewIntGauge and NewTimer do, but returns the
-// registry's refusal instead of panicking: for programs and bridges that
-// declare what they learn at run time, such as another library's metrics,
-// and must refuse one, not crash. A Timer's units must be Nanosecond.
+// Declare declares an instrument of kind T on d: a registry (Default when
+// nil), or a transaction on one (see Registry.Transact). It is NewCounter,
+// NewGauge, NewIntGauge or NewTimer returning the registry's refusal
+// instead of panicking: for programs and bridges that declare what they
+// learn at run time, such as another library's metrics, and must refuse
+// one, not crash. A Timer's units must be Nanosecond.
 //
 // The error wraps the sentinel of the rule broken (ErrName, ErrDuplicate,
 // ErrNamespace, ErrTooLong, ErrTooMany, ErrClosed...). A refused
 // declaration declares nothing: the registry and its files are as before,
 // and the name stays free. A full disk is no refusal (see the package
 // doc).
-func Declare[T CellKind](r *Registry, name, help string, units Units) (*T, error) {
+func Declare[T CellKind](d Declarer, name, help string, units Units) (*T, error) {
 	t, c, m := newCell[T](name, help, units)
 	if err := checkCellUnits(t, m); err != nil {
 		return nil, err
 	}
-	if err := declareCell(registry(r), m, c); err != nil {
+	r, unlock, err := lock(d)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := r.declareCellLocked(m, c); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// DeclareVec declares a vector of instruments of kind T on r (Default
-// when nil), one per list of values of the label names labels, as
-// NewCounterVec and the others do, but returns the registry's refusal
-// instead of panicking, as Declare does: a refused vector declares
-// nothing, neither its metric nor its indom.
-func DeclareVec[T CellKind](r *Registry, name, help string, units Units, labels ...string) (*Vec[T], error) {
+// DeclareVec declares a vector of instruments of kind T on d, one per list
+// of values of the label names labels, as NewCounterVec and the others do,
+// but returns the registry's refusal instead of panicking, as Declare
+// does: a refused vector declares nothing, neither its metric nor its
+// indom.
+func DeclareVec[T CellKind](d Declarer, name, help string, units Units, labels ...string) (*Vec[T], error) {
 	t, _, m := newCell[T](name, help, units)
 	if err := checkCellUnits(t, m); err != nil {
 		return nil, err
 	}
-	return declareVec(registry(r), m, labels, func() (*T, *cell) {
+	return declareVec(d, m, labels, func() (*T, *cell) {
 		t, c, _ := newCell[T](name, help, units)
 		return t, c
 	})

@@ -79,9 +79,10 @@ type Registry struct {
 	waiting []waiter           // instruments waiting for storage (cell.go)
 	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
 
-	tx           *tx    // the declaration in progress (declare.go)
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	declaringOwn bool   // the registry declares a metric of its own
+
+	journal *journal // the transaction in progress (declare.go)
 
 	strs stringLock // String values' writers
 

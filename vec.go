@@ -534,17 +534,20 @@ func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.removeInstrumentLocked(k.m.indom, j)
 }
 
-// declareVec declares metric m over an indom of its own, as one
+// declareVec declares on d metric m over an indom of its own, as one
 // transaction, and the vector of its instruments, made by mk, with label
 // names labels.
-func declareVec[T any](r *Registry, m Metric, labels []string, mk func() (*T, *cell)) (*Vec[T], error) {
+func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *cell)) (*Vec[T], error) {
 	if err := checkVecLabels(m.Name, labels); err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r, unlock, err := lock(d)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	var mt *metric
-	err := r.declareLocked(func() error {
+	err = r.declareLocked(func() error {
 		in, err := r.addAutoIndomLocked("Instances of "+m.Name, nil)
 		if err != nil {
 			return err
