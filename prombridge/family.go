@@ -39,8 +39,14 @@ const (
 )
 
 // declare declares the family's metrics on r, each vector holding at most
-// limit series. It returns the registry's refusal.
-func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
+// limit series, all of them or, when the registry refuses one, none: it
+// returns the refusal.
+func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) error {
+	return r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m) })
+}
+
+// declareOn is declare within the transaction d.
+func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
 	labels := make([]string, len(f.labels))
 	for i, l := range f.labels {
 		labels[i] = pcpname.Part(l, "x")
@@ -49,24 +55,24 @@ func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit in
 	f.scale = scale
 	switch f.typ {
 	case dto.MetricType_COUNTER:
-		f.value, err = newInstruments[mmv.Counter](r, f.name, help(text, ""), intUnits, labels, limit)
+		f.value, err = newInstruments[mmv.Counter](d, f.name, help(text, ""), intUnits, labels, limit)
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
-		f.gauge, err = newInstruments[mmv.Gauge](r, f.name, help(text, ""), units, labels, limit)
+		f.gauge, err = newInstruments[mmv.Gauge](d, f.name, help(text, ""), units, labels, limit)
 	case dto.MetricType_HISTOGRAM:
-		if f.buckets, err = mmv.DeclareVec[mmv.Counter](r, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...); err != nil {
+		if f.buckets, err = mmv.DeclareVec[mmv.Counter](d, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...); err != nil {
 			return err
 		}
 		// The names carry le: a label per bucket would spend the file's
 		// label budget (255 records) on one histogram.
 		f.buckets.SetInstanceLabels(false)
 		f.buckets.SetLimit(limit * len(bounds(m)))
-		err = f.declareTotals(r, text, intUnits, labels, limit)
+		err = f.declareTotals(d, text, intUnits, labels, limit)
 	case dto.MetricType_SUMMARY:
-		if f.quantiles, err = mmv.DeclareVec[mmv.Gauge](r, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...); err != nil {
+		if f.quantiles, err = mmv.DeclareVec[mmv.Gauge](d, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...); err != nil {
 			return err
 		}
 		f.quantiles.SetLimit(limit * max(1, len(m.GetSummary().GetQuantile())))
-		err = f.declareTotals(r, text, intUnits, labels, limit)
+		err = f.declareTotals(d, text, intUnits, labels, limit)
 	default:
 		return fmt.Errorf("type %s is not bridged", f.typ)
 	}
@@ -74,11 +80,11 @@ func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit in
 }
 
 // declareTotals declares the sum and count of a histogram or summary.
-func (f *family) declareTotals(r *mmv.Registry, text string, units mmv.Units, labels []string, limit int) (err error) {
-	if f.value, err = newInstruments[mmv.Counter](r, f.name+".sum", help(text, sumHelp), units, labels, limit); err != nil {
+func (f *family) declareTotals(d mmv.Declarer, text string, units mmv.Units, labels []string, limit int) (err error) {
+	if f.value, err = newInstruments[mmv.Counter](d, f.name+".sum", help(text, sumHelp), units, labels, limit); err != nil {
 		return err
 	}
-	f.count, err = newInstruments[mmv.Counter](r, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
+	f.count, err = newInstruments[mmv.Counter](d, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
 	return err
 }
 

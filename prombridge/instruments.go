@@ -9,15 +9,15 @@ type instruments[T any] struct {
 	vec *mmv.Vec[T]
 }
 
-// newInstruments declares the metric name: a singular instrument, or a
-// vector holding at most limit instances when the family has labels. It
+// newInstruments declares the metric name on d: a singular instrument, or
+// a vector holding at most limit instances when the family has labels. It
 // returns the registry's refusal, which declares nothing.
-func newInstruments[T mmv.CellKind](r *mmv.Registry, name, help string, units mmv.Units, labels []string, limit int) (instruments[T], error) {
+func newInstruments[T mmv.CellKind](d mmv.Declarer, name, help string, units mmv.Units, labels []string, limit int) (instruments[T], error) {
 	if len(labels) == 0 {
-		one, err := mmv.Declare[T](r, name, help, units)
+		one, err := mmv.Declare[T](d, name, help, units)
 		return instruments[T]{one: one}, err
 	}
-	v, err := mmv.DeclareVec[T](r, name, help, units, labels...)
+	v, err := mmv.DeclareVec[T](d, name, help, units, labels...)
 	if err != nil {
 		return instruments[T]{}, err
 	}
