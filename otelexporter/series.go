@@ -18,16 +18,16 @@ func (s series[T]) get(values []string) (*T, error) {
 	return s.vec.Get(values...)
 }
 
-// newSeries declares the metric name on r with the label names labels: a
+// newSeries declares the metric name on d with the label names labels: a
 // single instrument when there is none, else a vector holding at most
 // limit instances. It returns the registry's refusal, which declares
 // nothing.
-func newSeries[T mmv.CellKind](r *mmv.Registry, name, help string, u mmv.Units, labels []string, limit int) (series[T], error) {
+func newSeries[T mmv.CellKind](d mmv.Declarer, name, help string, u mmv.Units, labels []string, limit int) (series[T], error) {
 	if len(labels) == 0 {
-		one, err := mmv.Declare[T](r, name, help, u)
+		one, err := mmv.Declare[T](d, name, help, u)
 		return series[T]{one: one}, err
 	}
-	v, err := mmv.DeclareVec[T](r, name, help, u, labels...)
+	v, err := mmv.DeclareVec[T](d, name, help, u, labels...)
 	if err != nil {
 		return series[T]{}, err
 	}
