@@ -13,6 +13,7 @@ type Counter struct{ s cell }
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
+// Declare[Counter] returns the refusal instead.
 func NewCounter(r *Registry, name, help string, units Units) *Counter {
 	return must(Declare[Counter](r, name, help, units))
 }
@@ -51,7 +52,8 @@ func (c *Counter) Get() uint64 {
 // list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName).
+// wraps the sentinel, such as ErrName). DeclareVec[Counter] returns it
+// instead.
 func NewCounterVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Counter] {
 	return must(DeclareVec[Counter](r, name, help, units, labels...))
 }

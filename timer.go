@@ -24,6 +24,7 @@ type Timer struct{ s cell }
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
+// Declare[Timer] returns the refusal instead.
 func NewTimer(r *Registry, name, help string) *Timer {
 	return must(Declare[Timer](r, name, help, Nanosecond))
 }
@@ -74,7 +75,8 @@ func (w Timing) Stop() time.Duration {
 // list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName).
+// wraps the sentinel, such as ErrName). DeclareVec[Timer] returns it
+// instead.
 func NewTimerVec(r *Registry, name, help string, labels ...string) *Vec[Timer] {
 	return must(DeclareVec[Timer](r, name, help, Nanosecond, labels...))
 }

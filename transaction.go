@@ -25,6 +25,7 @@ func (r *Registry) lock() (*Registry, func(), error) {
 }
 
 // Tx is a transaction of declarations on a registry: see Registry.Transact.
+// It is for the goroutine running the transaction only.
 type Tx struct {
 	r    *Registry
 	over atomic.Bool // Transact returned

@@ -58,19 +58,9 @@ func TestRegister(t *testing.T) {
 	defer r.Close()
 	require.NoError(t, Register(r, &Options{Interval: 10 * time.Millisecond}))
 	require.NoError(t, r.Start())
-	v, err := r.Value("sched.goroutines_goroutines", "")
-	require.NoError(t, err)
-	deadline := time.Now().Add(5 * time.Second)
-	for v.Int() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	require.GreaterOrEqual(t, v.Int(), int64(1), "goroutines")
+	require.GreaterOrEqual(t, refreshed(t, r, "sched.goroutines_goroutines"), int64(1), "goroutines")
 	runtime.GC()
-	gcs, _ := r.Value("gc.cycles.total_gc_cycles", "")
-	for gcs.Int() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	assert.GreaterOrEqual(t, gcs.Int(), int64(1), "GC cycles after runtime.GC")
+	assert.GreaterOrEqual(t, refreshed(t, r, "gc.cycles.total_gc_cycles"), int64(1), "GC cycles after runtime.GC")
 	count, err := r.Value("gc.heap.allocs_by_size_bytes.count", "")
 	require.NoError(t, err)
 	assert.NotEqualValues(t, 0, count.Int(), "allocs-by-size histogram counted nothing")
@@ -176,13 +166,7 @@ func TestRegisterBucketsPastTheCaps(t *testing.T) {
 	defer r.Close()
 	assert.ErrorIs(t, Register(r, &Options{Interval: 10 * time.Millisecond}), mmv.ErrTooMany)
 	require.NoError(t, r.Start())
-	v, err := r.Value("sched.goroutines_goroutines", "")
-	require.NoError(t, err)
-	deadline := time.Now().Add(5 * time.Second)
-	for v.Int() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	assert.GreaterOrEqual(t, v.Int(), int64(1), "goroutines")
+	assert.GreaterOrEqual(t, refreshed(t, r, "sched.goroutines_goroutines"), int64(1), "goroutines")
 	dropped, err := r.Value("mmv.dropped", "cap")
 	require.NoError(t, err)
 	assert.Positive(t, dropped.Int())
