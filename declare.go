@@ -78,7 +78,7 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 		return err
 	}
 	r.bindCellLocked(mt, 0, c)
-	if j := r.journal; j != nil {
+	if j := &r.journal; j.open {
 		j.undo = append(j.undo, step{m: mt, c: c})
 	}
 	return nil
@@ -100,8 +100,10 @@ func must[T any](t T, err error) T {
 // A refused declaration thus leaves the registry, and its files byte for
 // byte, as they were.
 
-// journal is the transaction in progress.
+// journal is the transaction in progress, when open; its slices are kept
+// from one transaction to the next.
 type journal struct {
+	open  bool
 	undo  []step  // the steps taken, in order
 	grown []*part // the parts they changed
 }
@@ -125,11 +127,9 @@ type step struct {
 // A full disk is no refusal: the new values wait for a later growth step
 // (see grewLocked's keep).
 func (r *Registry) declareLocked(steps func() error) error {
-	j, outer := r.journal, r.journal == nil
-	if outer {
-		j = &journal{}
-		r.journal = j
-	}
+	j := &r.journal
+	outer := !j.open
+	j.open = true
 	undo, grown := len(j.undo), len(j.grown)
 	failed := true
 	defer func() {
@@ -142,7 +142,9 @@ func (r *Registry) declareLocked(steps func() error) error {
 			j.grown = j.grown[:grown]
 		}
 		if outer {
-			r.journal = nil
+			clear(j.undo[:cap(j.undo)]) // undone steps too, for the garbage collector
+			clear(j.grown[:cap(j.grown)])
+			*j = journal{undo: j.undo[:0], grown: j.grown[:0]}
 		}
 	}()
 	if err := steps(); err != nil {
@@ -161,7 +163,7 @@ func (r *Registry) declareLocked(steps func() error) error {
 // alone, the parts grow now (grewLocked, keep as for addMetricLocked), and
 // the step is undone when that fails.
 func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
-	if j := r.journal; j != nil {
+	if j := &r.journal; j.open {
 		j.undo = append(j.undo, s)
 		for _, p := range ps {
 			if !slices.Contains(j.grown, p) {
