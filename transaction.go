@@ -39,7 +39,10 @@ func (tx *Tx) lock() (*Registry, func(), error) {
 	return tx.r, func() {}, nil
 }
 
-// AddMetric declares a metric in the transaction, as Registry.AddMetric.
+// AddMetric declares a metric in the transaction, as Registry.AddMetric
+// does, but a full disk is no refusal: the metric's values get storage
+// from a later growth step, retried after Options.PublishDelay, as an
+// instrument's do.
 func (tx *Tx) AddMetric(m Metric) error {
 	r, unlock, err := tx.lock()
 	if err != nil {
