@@ -41,21 +41,23 @@ func histogramMetrics(name string) []string {
 
 func oneMetric(name string) []string { return []string{name} }
 
-// instrumentKinds lists every New function.
+// instrumentKinds lists every New function. What the registry's goroutines
+// write into the file later, callbacks' values and histograms' statistics,
+// is zero, as the file holds before: a test may compare the file's bytes.
 var instrumentKinds = []instrumentKind{
 	{"Counter", func(r *Registry, n string) { NewCounter(r, n, "h", Count) }, oneMetric},
 	{"Gauge", func(r *Registry, n string) { NewGauge(r, n, "h", Count) }, oneMetric},
 	{"IntGauge", func(r *Registry, n string) { NewIntGauge(r, n, "h", Count) }, oneMetric},
 	{"Timer", func(r *Registry, n string) { NewTimer(r, n, "h") }, oneMetric},
-	{"CounterFunc", func(r *Registry, n string) { NewCounterFunc(r, n, "h", Count, func() uint64 { return 1 }) }, oneMetric},
-	{"GaugeFunc", func(r *Registry, n string) { NewGaugeFunc(r, n, "h", Count, func() float64 { return 1 }) }, oneMetric},
-	{"IntGaugeFunc", func(r *Registry, n string) { NewIntGaugeFunc(r, n, "h", Count, func() int64 { return 1 }) }, oneMetric},
+	{"CounterFunc", func(r *Registry, n string) { NewCounterFunc(r, n, "h", Count, func() uint64 { return 0 }) }, oneMetric},
+	{"GaugeFunc", func(r *Registry, n string) { NewGaugeFunc(r, n, "h", Count, func() float64 { return 0 }) }, oneMetric},
+	{"IntGaugeFunc", func(r *Registry, n string) { NewIntGaugeFunc(r, n, "h", Count, func() int64 { return 0 }) }, oneMetric},
 	{"CounterVec", func(r *Registry, n string) { NewCounterVec(r, n, "h", Count, "k").With("x").Inc() }, oneMetric},
 	{"GaugeVec", func(r *Registry, n string) { NewGaugeVec(r, n, "h", Count, "k").With("x").Inc() }, oneMetric},
 	{"IntGaugeVec", func(r *Registry, n string) { NewIntGaugeVec(r, n, "h", Count, "k").With("x").Inc() }, oneMetric},
 	{"TimerVec", func(r *Registry, n string) { NewTimerVec(r, n, "h", "k").With("x").Observe(1) }, oneMetric},
-	{"Histogram", func(r *Registry, n string) { NewHistogram(r, n, "h", Second, nil).Observe(1) }, histogramMetrics},
-	{"HistogramVec", func(r *Registry, n string) { NewHistogramVec(r, n, "h", Second, nil, "k").With("x").Observe(1) }, histogramMetrics},
+	{"Histogram", func(r *Registry, n string) { NewHistogram(r, n, "h", Second, nil) }, histogramMetrics},
+	{"HistogramVec", func(r *Registry, n string) { NewHistogramVec(r, n, "h", Second, nil, "k").With("x") }, histogramMetrics},
 }
 
 // refusal returns the error declare panicked with, nil when it did not.
@@ -426,4 +428,69 @@ func TestTransact(t *testing.T) {
 			assert.Equal(t, 1.5, mustValue(t, r, "h.level", "k=x").Float())
 		})
 	}
+}
+
+// fuzzNames are names that collide in every way a declaration can: alike,
+// one a prefix of another at a dot, one an instrument's generated name,
+// the registry's own, invalid, at the length limits.
+var fuzzNames = []string{"a", "a.b", "a.count", "a.bucket", "a.p999", "a.bucket.x", "b", "b.sum", "mmv.x", "1a",
+	nameOf(MaxStringLen - len(".bucket")), nameOf(MaxStringLen - len(".bucket") + 1), nameOf(MaxStringLen)}
+
+// FuzzRefusedDeclarationDeclaresNothing declares what the bytes say: every
+// kind of instrument under colliding names, alone or several in a
+// Transact, with a Start among them. Every declaration the registry
+// refuses leaves it, and its files, as they were.
+func FuzzRefusedDeclarationDeclaresNothing(f *testing.F) {
+	f.Add([]byte{0, 0, 1, 11, 2, 3, 12, 2, 0, 1, 1})
+	f.Add([]byte{11, 3, 0, 1, 7, 0, 13, 12, 4, 14, 9, 2, 0, 0})
+	f.Add([]byte{14, 0, 2, 3, 3, 12, 1, 5, 0, 8, 10, 11, 14, 12, 12})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := NewRegistry("fuzz", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+		defer r.Close()
+		next := func(n int) int {
+			if len(b) == 0 {
+				return 0
+			}
+			c := b[0]
+			b = b[1:]
+			return int(c) % n
+		}
+		for len(b) > 0 {
+			op := next(len(instrumentKinds) + 2)
+			before := declared(t, r)
+			var err error
+			switch {
+			case op < len(instrumentKinds):
+				k := instrumentKinds[op]
+				err = refusal(func() { k.declare(r, fuzzNames[next(len(fuzzNames))]) })
+			case op == len(instrumentKinds):
+				if r.state == declaring {
+					require.NoError(t, r.Start())
+				}
+				continue
+			default: // several counters, gauges and vectors in one transaction
+				n := 1 + next(3)
+				err = r.Transact(func(tx *Tx) error {
+					for range n {
+						name := fuzzNames[next(len(fuzzNames))]
+						var err error
+						if next(2) == 0 {
+							_, err = Declare[Counter](tx, name, "", Count)
+						} else {
+							_, err = DeclareVec[Gauge](tx, name, "", Count, "k")
+						}
+						if err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			}
+			if err != nil {
+				assert.Equal(t, before, declared(t, r), "refused: %v", err)
+				var ours *declError
+				assert.ErrorAs(t, err, &ours)
+			}
+		}
+	})
 }
