@@ -79,7 +79,7 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 	}
 	r.bindCellLocked(mt, 0, c)
 	if j := &r.journal; j.open {
-		j.undo = append(j.undo, step{m: mt, c: c})
+		j.undo = append(j.undo, step{kind: stepCell, m: mt, c: c})
 	}
 	return nil
 }
@@ -108,16 +108,26 @@ type journal struct {
 	grown []*part // the parts they changed
 }
 
-// step is a declaration step to undo: cell c bound to metric m, metric m
-// declared in part p (newIndom: p took m's indom with it; newPart: p is
-// new), or indom in.
+// step is a declaration step to undo.
 type step struct {
+	kind              stepKind
 	p                 *part
 	m                 *metric
 	c                 *cell
 	in                *indom
-	newIndom, newPart bool
+	at                int  // stepInstances: the first instance added; stepRevive: the one revived
+	newIndom, newPart bool // stepMetric: p took m's indom with it; p is new
 }
+
+type stepKind int
+
+const (
+	stepCell      stepKind = iota // cell c bound to metric m
+	stepMetric                    // metric m declared in part p
+	stepIndom                     // indom in declared
+	stepInstances                 // instances of in added from index at on
+	stepRevive                    // removed instance at of in revived
+)
 
 // declareLocked runs the steps of one declaration as one transaction:
 // when a step fails (or panics), every step it took is undone and its
@@ -181,17 +191,20 @@ func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
 
 // undoLocked undoes step s, the last one taken that is not undone.
 func (r *Registry) undoLocked(s step) {
-	if s.c != nil {
+	switch s.kind {
+	case stepCell:
 		r.unbindCellLocked(s.c)
 		r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m == s.m })
-		return
-	}
-	if s.m != nil {
+	case stepMetric:
 		s.p.releaseMetricSlots(s.m)
 		r.undeclareMetric(s.p, s.m, s.newIndom, s.newPart)
-		return
+	case stepIndom:
+		r.undeclareIndom(s.in)
+	case stepInstances:
+		r.removeNewInstancesLocked(s.in, s.at)
+	case stepRevive:
+		r.unreviveInstanceLocked(s.in, s.at)
 	}
-	r.undeclareIndom(s.in)
 }
 
 // addAutoIndomLocked declares an indom of the given instances (ids 0, 1,

@@ -179,6 +179,18 @@ func declared(t *testing.T, r *Registry) string {
 		if p.file != nil {
 			data, err := os.ReadFile(p.file.path)
 			require.NoError(t, err)
+			// The count of refusals, mmv.dropped, is the one value a
+			// refusal changes: nothing refused is silent.
+			values := int64(uintptr(p.file.values) - uintptr(p.file.base))
+			for _, m := range p.metrics {
+				if m.Name == ownPrefix+".dropped" {
+					for _, s := range m.slots {
+						if at := values + p.stride.at(int(s)); s >= 0 && at < int64(len(data)) {
+							clear(data[at : at+valueSize])
+						}
+					}
+				}
+			}
 			fmt.Fprintf(&b, "file %s: %x\n", p.name, sha256.Sum256(data))
 		}
 	}
@@ -493,4 +505,54 @@ func FuzzRefusedDeclarationDeclaresNothing(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRefusedInstanceDeclaresNothing: a histogram vector's new values
+// refused at their buckets (the registry's cap on instances) leave no
+// instance in the statistics' indom either, before and after Start.
+func TestRefusedInstanceDeclaresNothing(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		t.Run(fmt.Sprintf("started=%v", started), func(t *testing.T) {
+			r := NewRegistry("instances", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxInstances: 10})
+			defer r.Close()
+			v := NewHistogramVec(r, "h", "", Second, &HistogramOptions{Buckets: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}, "k")
+			assert.Nil(t, v.With()) // mmv.dropped declared at this first refusal
+			if started {
+				require.NoError(t, r.Start())
+			}
+			before := declared(t, r)
+			_, err := v.Get("x")
+			require.ErrorIs(t, err, ErrTooMany)
+			assert.Equal(t, before, declared(t, r))
+			assert.Empty(t, v.Instances())
+		})
+	}
+}
+
+// TestRefusedRevivalDeclaresNothing: values deleted from a histogram
+// vector and used again revive their instances, the statistics' and then
+// the buckets' one by one; refused at the last bucket (the registry's cap
+// on instances), they revive none.
+func TestRefusedRevivalDeclaresNothing(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		t.Run(fmt.Sprintf("started=%v", started), func(t *testing.T) {
+			// mmv.dropped's 4, y's 13, and 12 more: room for x's statistics
+			// and 11 of its 12 buckets.
+			r := NewRegistry("revival", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxInstances: 4 + 13 + 12})
+			defer r.Close()
+			v := NewHistogramVec(r, "h", "", Second, &HistogramOptions{Buckets: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}, "k")
+			assert.Nil(t, v.With()) // mmv.dropped declared at this first refusal
+			require.NotNil(t, v.With("x"))
+			require.True(t, v.Delete("x"))
+			require.NotNil(t, v.With("y"))
+			if started {
+				require.NoError(t, r.Start())
+			}
+			before := declared(t, r)
+			_, err := v.Get("x")
+			require.ErrorIs(t, err, ErrTooMany)
+			assert.Equal(t, before, declared(t, r))
+			assert.Equal(t, []string{"k=y"}, v.Instances())
+		})
+	}
 }

@@ -188,7 +188,7 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 		}
 		p.newMetricSlots(mt)
 	}
-	if err := r.changedLocked(keep, step{p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
+	if err := r.changedLocked(keep, step{kind: stepMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
 		return nil, err
 	}
 	return mt, nil

@@ -249,7 +249,14 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	if !seen {
 		id = v.nextID
 	}
-	added, err := v.kind.declareLocked(name, id)
+	// One transaction: values refused declare nothing, though the kind
+	// took some steps (a histogram's statistics before its buckets).
+	var added bool
+	err := r.declareLocked(func() (err error) {
+		added, err = v.kind.declareLocked(name, id)
+		return err
+	})
+	added = added && err == nil
 	if added && !seen {
 		v.ids[name] = id
 		v.nextID++
