@@ -556,3 +556,19 @@ func TestRefusedRevivalDeclaresNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestHistogramVecValuesUpToTheLimit: a histogram vector's values take
+// the room their buckets' names leave (",le=0.00025" with the default
+// buckets), a counter vector's all 255 bytes.
+func TestHistogramVecValuesUpToTheLimit(t *testing.T) {
+	r := newTestRegistry(t, "values")
+	h := NewHistogramVec(r, "h", "", Second, nil, "k")
+	c := NewCounterVec(r, "c", "", Count, "k")
+	room := MaxStringLen - len("k=") - len(",le=0.00025")
+	_, err := h.Get(strings.Repeat("v", room))
+	assert.NoError(t, err)
+	_, err = h.Get(strings.Repeat("v", room+1))
+	assert.ErrorIs(t, err, ErrTooLong)
+	_, err = c.Get(strings.Repeat("v", MaxStringLen-len("k=")))
+	assert.NoError(t, err)
+}

@@ -719,7 +719,9 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // for the defaults); see Vec. The statistics (name.count, name.p99...) are
 // over the vector's instances; name.bucket is over an indom of the
 // instances' buckets, named as the instances with one more label, le, the
-// bucket's upper bound: "route=/api,le=0.25".
+// bucket's upper bound: "route=/api,le=0.25". Those names hold 255 bytes,
+// as every instance name: values whose instance name, with ",le=" and
+// the longest bound, would pass it are refused (ErrTooLong).
 //
 // Its default limit is the registry's cap on an indom's instances
 // (Options.MaxIndomInstances) over a histogram's buckets, when that is
