@@ -35,7 +35,10 @@
 // [Registry.Configure] changes its name or options before Start, keeping
 // the instruments package-level variables declared on it.
 // Help texts: the first line is the metric's short help, the rest its long
-// help, each at most 255 bytes.
+// help, each at most 255 bytes. A name holds up to 255 bytes for every
+// instrument, vectors included (a histogram's, with its parts: see
+// Histogram); the help texts the package makes up from a name, such as a
+// vector's indom's, are cut to fit, never refusing the name.
 //
 // # Registries and values
 //
@@ -94,7 +97,7 @@
 //     PCP sees them after the next publication ([Options.PublishDelay], or
 //     [Registry.Flush]). Published identities never change: a metric keeps
 //     its PMID, an indom its id, an instance its id, while the registry
-//     lives. A declaration that fails declares nothing.
+//     lives. A declaration that fails declares nothing (see below).
 //   - Close may be called any number of times. It points every handle and
 //     instrument away from the files, then unmaps them; with the [Process]
 //     flag it removes them, so PCP stops showing a program that has ended.
@@ -134,7 +137,15 @@
 // closed registry), as regexp.MustCompile and promauto do: a declaration is
 // a programming error that no caller handles better than a crash at
 // startup. The panic value is an error wrapping the sentinel. Nothing else
-// in the package panics.
+// in the package panics. A program that declares what it learns at run
+// time, such as a bridge from another metrics library, calls [Declare] and
+// [DeclareVec] instead, which return the refusal as an error, and
+// [Registry.Transact] to declare several metrics together or not at all.
+//
+// Every declaration is one transaction, whether it panics or returns its
+// error: a vector's metric and indom, a histogram's metrics and indoms,
+// are all declared or none, and a refused declaration leaves the registry
+// and its files as they were, its names free.
 //
 // # From libpcp_mmv
 //

@@ -42,7 +42,8 @@ var (
 	ErrStarted = errors.New("registry already started")
 	// ErrNotStarted: a Value lookup on a registry not started yet.
 	ErrNotStarted = errors.New("registry not started")
-	// ErrClosed: an operation on a closed registry.
+	// ErrClosed: an operation on a closed registry, or a declaration on a
+	// Tx whose Transact has returned.
 	ErrClosed = errors.New("registry closed")
 	// ErrInUse: a file name another registry holds, in this process or in
 	// another live one; the message names the holder's pid.

@@ -76,6 +76,10 @@ import (
 //     h.p99, h.p999 by default): Double instant values in the histogram's
 //     units, over the window; 0 when the window holds no observation.
 //
+// Each of these names holds at most 255 bytes, as every metric name: h
+// itself at most 248 (255 less ".bucket", with the default quantiles).
+// Help texts the histogram makes from h and its help are cut to fit.
+//
 // Observe is lock-free and allocation-free: an atomic add on the bucket,
 // a compare-and-swap on the sum, and two loads for min and max; the window
 // costs it nothing. A nil *Histogram ignores observations.
@@ -484,10 +488,11 @@ type histOut struct {
 	stats  []*Value // count, sum, min, max, mean, then the quantiles
 }
 
-// declareHistograms declares the metrics of histograms named name: over no
-// indom for a single one (instances nil), over the vector's instances
-// otherwise, whose histograms the group then makes (see makeLocked).
-func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, vec bool) *histGroup {
+// declareHistograms declares the metrics of histograms named name, as one
+// transaction: over no indom for a single one (instances nil), over the
+// vector's instances otherwise, whose histograms the group then makes (see
+// makeLocked). It returns the registry's refusal.
+func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, vec bool) (*histGroup, error) {
 	r = registry(r)
 	var opts HistogramOptions
 	if o != nil {
@@ -495,13 +500,13 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	}
 	l, err := newBuckets(&opts, units)
 	if err != nil {
-		panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+		return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}
 	if _, err := newWindow(opts.Window, opts.Interval, 0, time.Time{}); err != nil {
-		panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+		return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
 	}
 	qs := opts.Quantiles
 	if qs == nil {
@@ -510,29 +515,13 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	qnames := make([]string, len(qs))
 	for i, q := range qs {
 		if qnames[i], err = quantileName(q); err != nil {
-			panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+			return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
 		}
 	}
 	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: vec, quantiles: qs,
 		window: opts.Window, interval: opts.Interval}
 
 	short, _ := splitHelp(help)
-	var bucketInsts []string
-	if !g.vec {
-		bucketInsts = g.bounds
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if g.bucketIn, err = r.addAutoIndomLocked("Buckets of "+name+", by upper bound", bucketInsts); err != nil {
-		panic(err)
-	}
-	statIndom := uint32(0)
-	if g.vec {
-		if g.statIndom, err = r.addAutoIndomLocked("Instances of "+name, nil); err != nil {
-			panic(err)
-		}
-		statIndom = g.statIndom.Serial
-	}
 	type stat struct {
 		part  string
 		typ   Type
@@ -551,21 +540,41 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 		stats = append(stats, stat{qnames[i], Double, SemInstant, units,
 			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short)})
 	}
-	add := func(m Metric) *metric {
-		if len(m.ShortHelp) > MaxStringLen {
-			m.ShortHelp = m.ShortHelp[:MaxStringLen]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err = r.declareLocked(func() error {
+		var bucketInsts []string
+		if !g.vec {
+			bucketInsts = g.bounds
 		}
-		mt, err := r.addMetricLocked(m, true)
+		var err error
+		if g.bucketIn, err = r.addAutoIndomLocked("Buckets of "+name+", by upper bound", bucketInsts); err != nil {
+			return err
+		}
+		statIndom := uint32(0)
+		if g.vec {
+			if g.statIndom, err = r.addAutoIndomLocked("Instances of "+name, nil); err != nil {
+				return err
+			}
+			statIndom = g.statIndom.Serial
+		}
+		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
+			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, true)
 		if err != nil {
-			panic(err)
+			return err
 		}
-		return mt
-	}
-	g.bucketM = add(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
-		ShortHelp: "observations by bucket of " + short, LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."})
-	for _, s := range stats {
-		g.statM = append(g.statM, add(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: s.help}))
-		g.stats = append(g.stats, s.part)
+		for _, s := range stats {
+			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)}, true)
+			if err != nil {
+				return err
+			}
+			g.statM = append(g.statM, m)
+			g.stats = append(g.stats, s.part)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !g.vec {
 		g.makeLocked("", 0)
@@ -576,7 +585,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 		g.refresh()
 	}
 	r.pollLocked(opts.Interval, g.refresh)
-	return g
+	return g, nil
 }
 
 // bucketNames are the bucket instances of a vector's instance: its name
@@ -702,7 +711,7 @@ func (g *histGroup) refresh() {
 // or duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
-	return declareHistograms(r, name, help, units, o, false).hs[0].h
+	return must(declareHistograms(r, name, help, units, o, false)).hs[0].h
 }
 
 // NewHistogramVec declares a vector of histograms on r (Default when nil),
@@ -710,7 +719,9 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // for the defaults); see Vec. The statistics (name.count, name.p99...) are
 // over the vector's instances; name.bucket is over an indom of the
 // instances' buckets, named as the instances with one more label, le, the
-// bucket's upper bound: "route=/api,le=0.25".
+// bucket's upper bound: "route=/api,le=0.25". Those names hold 255 bytes,
+// as every instance name: values whose instance name, with ",le=" and
+// the longest bound, would pass it are refused (ErrTooLong).
 //
 // Its default limit is the registry's cap on an indom's instances
 // (Options.MaxIndomInstances) over a histogram's buckets, when that is
@@ -730,7 +741,7 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	if err := checkVecLabels(name, labels); err != nil {
 		panic(err)
 	}
-	g := declareHistograms(registry(r), name, help, units, o, true)
+	g := must(declareHistograms(registry(r), name, help, units, o, true))
 	g.r.mu.Lock()
 	defer g.r.mu.Unlock()
 	v := newVec(g.r, name, labels, g.statIndom.Serial, vecKind[Histogram](g))

@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -129,7 +130,15 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	// has no value of its own, so nothing needs a growth step now.
 	first := r.parts[0]
 	first.indoms = append(first.indoms, in)
-	return r.grewLocked(false, first)
+	return r.changedLocked(false, step{kind: stepIndom, in: in}, first)
+}
+
+// undeclareIndom undoes addIndomLocked of in, the last indom declared.
+func (r *Registry) undeclareIndom(in *indom) {
+	r.indoms = r.indoms[:len(r.indoms)-1]
+	delete(r.serials, in.Serial)
+	first := r.parts[0]
+	first.indoms = first.indoms[:len(first.indoms)-1]
 }
 
 // AddInstance adds an instance to a declared instance domain. After Start
@@ -172,14 +181,18 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool
 		}
 		p.newInstanceSlots(in, first, -1)
 	}
-	if err := r.grewLocked(keep, grown...); err != nil {
-		for _, p := range grown {
+	return r.changedLocked(keep, step{kind: stepInstances, in: in, at: first}, grown...)
+}
+
+// removeNewInstancesLocked undoes addInstancesLocked of the instances of
+// in from index first on, the last added.
+func (r *Registry) removeNewInstancesLocked(in *indom, first int) {
+	for _, p := range r.parts {
+		if p.hasIndom(in) && p.file != nil {
 			p.releaseInstanceSlots(in, first)
 		}
-		in.truncate(first)
-		return err
 	}
-	return nil
+	in.truncate(first)
 }
 
 func (r *Registry) indomLocked(serial uint32) (*indom, error) {
@@ -366,7 +379,22 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 			grown = append(grown, p)
 		}
 	}
-	return r.grewLocked(true, grown...)
+	return r.changedLocked(true, step{kind: stepRevive, in: in, at: j}, grown...)
+}
+
+// unreviveInstanceLocked undoes reviveInstanceLocked of instance j of in.
+func (r *Registry) unreviveInstanceLocked(in *indom, j int) {
+	for _, p := range r.parts {
+		if p.hasIndom(in) && p.file != nil {
+			for _, m := range slices.Backward(p.metrics) { // newest slot first
+				if m.indom == in {
+					p.release(m, j)
+				}
+			}
+		}
+	}
+	in.removed[j] = true
+	in.live--
 }
 
 // Default caps on instances (see Options.MaxIndomInstances): an indom at

@@ -85,6 +85,8 @@ type Registry struct {
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	declaringOwn bool   // the registry declares a metric of its own
 
+	journal journal // the transaction in progress, when open (declare.go)
+
 	strs stringLock // String values' writers
 
 	// Hooks run, in order, at the end of Start and at the start of Close,

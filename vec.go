@@ -249,7 +249,14 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	if !seen {
 		id = v.nextID
 	}
-	added, err := v.kind.declareLocked(name, id)
+	// One transaction: values refused declare nothing, though the kind
+	// took some steps (a histogram's statistics before its buckets).
+	var added bool
+	err := r.declareLocked(func() (err error) {
+		added, err = v.kind.declareLocked(name, id)
+		return err
+	})
+	added = added && err == nil
 	if added && !seen {
 		v.ids[name] = id
 		v.nextID++
@@ -534,24 +541,32 @@ func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.removeInstrumentLocked(k.m.indom, j)
 }
 
-// declareVec declares a metric of type t over an indom of its own, and
-// the vector of its instruments with label names labels.
-func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, units Units, labels []string, mk func() (*T, *cell)) *Vec[T] {
-	if err := checkVecLabels(name, labels); err != nil {
-		panic(err)
+// declareVec declares on d metric m over an indom of its own, as one
+// transaction, and the vector of its instruments, made by mk, with label
+// names labels.
+func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *cell)) (*Vec[T], error) {
+	if err := checkVecLabels(m.Name, labels); err != nil {
+		return nil, err
 	}
-	r = registry(r)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	in, err := r.addAutoIndomLocked("Instances of "+name, nil)
+	r, unlock, err := lock(d)
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	m, err := r.addMetricLocked(metricOf(name, help, t, sem, units, in.Serial), true)
+	defer unlock()
+	var mt *metric
+	err = r.declareLocked(func() error {
+		in, err := r.addAutoIndomLocked("Instances of "+m.Name, nil)
+		if err != nil {
+			return err
+		}
+		m.Indom = in.Serial
+		mt, err = r.addMetricLocked(m, true)
+		return err
+	})
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return newVec(r, name, labels, in.Serial, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk, cells: map[int32]*cell{}}))
+	return newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, mk: mk, cells: map[int32]*cell{}})), nil
 }
 
 // keys returns the keys of m, sorted.

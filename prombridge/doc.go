@@ -95,10 +95,9 @@
 // foo.bucket would sit below the leaf foo of a counter foo_total published
 // earlier) is skipped; so is a family mmv refuses (a name the program
 // declared itself, mmv_total as mmv, which mmv keeps for its own metrics,
-// a name beyond 255 bytes): mmv's New functions panic on a refusal, and
-// the bridge recovers the panic, which declares nothing (a histogram or
-// summary refused at its sum or count keeps the metrics declared before,
-// without values). The first to come keeps a name: in one Gather the
+// a name beyond 255 bytes): the bridge declares a family's metrics in one
+// mmv transaction (Registry.Transact), so a family refused at any of them,
+// a histogram's sum or count included, declares none. The first to come keeps a name: in one Gather the
 // families come in name order, so the outcome is the same on every run.
 // A skipped family is counted in Stats.Skipped, reported by Err at every
 // refresh, and never retried.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcpname"
-	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // family is one gathered metric family and its metrics in PCP.
@@ -40,10 +39,14 @@ const (
 )
 
 // declare declares the family's metrics on r, each vector holding at most
-// limit series. It returns the registry's refusal, which the New functions
-// of mmv panic with.
-func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
-	defer refusal.Recover(&err)
+// limit series, all of them or, when the registry refuses one, none: it
+// returns the refusal.
+func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) error {
+	return r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m) })
+}
+
+// declareOn is declare within the transaction d.
+func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
 	labels := make([]string, len(f.labels))
 	for i, l := range f.labels {
 		labels[i] = pcpname.Part(l, "x")
@@ -52,30 +55,37 @@ func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit in
 	f.scale = scale
 	switch f.typ {
 	case dto.MetricType_COUNTER:
-		f.value = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name, help(text, ""), intUnits, labels, limit)
+		f.value, err = newInstruments[mmv.Counter](d, f.name, help(text, ""), intUnits, labels, limit)
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
-		f.gauge = newInstruments(mmv.NewGauge, mmv.NewGaugeVec, r, f.name, help(text, ""), units, labels, limit)
+		f.gauge, err = newInstruments[mmv.Gauge](d, f.name, help(text, ""), units, labels, limit)
 	case dto.MetricType_HISTOGRAM:
-		f.buckets = mmv.NewCounterVec(r, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...)
+		if f.buckets, err = mmv.DeclareVec[mmv.Counter](d, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...); err != nil {
+			return err
+		}
 		// The names carry le: a label per bucket would spend the file's
 		// label budget (255 records) on one histogram.
 		f.buckets.SetInstanceLabels(false)
 		f.buckets.SetLimit(limit * len(bounds(m)))
-		f.declareTotals(r, text, intUnits, labels, limit)
+		err = f.declareTotals(d, text, intUnits, labels, limit)
 	case dto.MetricType_SUMMARY:
-		f.quantiles = mmv.NewGaugeVec(r, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...)
+		if f.quantiles, err = mmv.DeclareVec[mmv.Gauge](d, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...); err != nil {
+			return err
+		}
 		f.quantiles.SetLimit(limit * max(1, len(m.GetSummary().GetQuantile())))
-		f.declareTotals(r, text, intUnits, labels, limit)
+		err = f.declareTotals(d, text, intUnits, labels, limit)
 	default:
 		return fmt.Errorf("type %s is not bridged", f.typ)
 	}
-	return nil
+	return err
 }
 
 // declareTotals declares the sum and count of a histogram or summary.
-func (f *family) declareTotals(r *mmv.Registry, text string, units mmv.Units, labels []string, limit int) {
-	f.value = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name+".sum", help(text, sumHelp), units, labels, limit)
-	f.count = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
+func (f *family) declareTotals(d mmv.Declarer, text string, units mmv.Units, labels []string, limit int) (err error) {
+	if f.value, err = newInstruments[mmv.Counter](d, f.name+".sum", help(text, sumHelp), units, labels, limit); err != nil {
+		return err
+	}
+	f.count, err = newInstruments[mmv.Counter](d, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
+	return err
 }
 
 // labelValues appends the label values of m to values, in the family's
