@@ -30,7 +30,7 @@ func (in *instrument) labelValues(d *drops, set attribute.Set) (values []string,
 			i++
 		}
 		if i == len(in.keys) || in.keys[i] != kv.Key {
-			d.drop(dropAttributes, 1, in.keysError(set))
+			d.drop(dropAttributes, 1, in.owner, in.keysError(set))
 			return nil, false
 		}
 		values[i] = kv.Value.Emit()
@@ -63,7 +63,7 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 		case kindCounter, kindFloatCounter:
 			n, ok := total(p.Value, in.factor)
 			if !ok {
-				d.drop(dropValue, 1, fmt.Errorf("otelexporter: %s: value %v is not a counter's", in.owner, p.Value))
+				d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: value %v is not a counter's", in.owner, p.Value))
 				continue
 			}
 			c, cerr := in.counters.get(values)
@@ -79,7 +79,7 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 			err = gerr
 		}
 		if err != nil {
-			d.keep(err)
+			d.refused(in.owner, err)
 		}
 	}
 }
@@ -95,7 +95,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		}
 		sum, ok := total(p.Sum, in.factor)
 		if !ok {
-			d.drop(dropValue, 1, fmt.Errorf("otelexporter: %s: sum %v is not a counter's", in.owner, p.Sum))
+			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: sum %v is not a counter's", in.owner, p.Sum))
 			continue
 		}
 		var errs [5]error
@@ -128,7 +128,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		}
 		for _, err := range errs {
 			if err != nil {
-				d.keep(err)
+				d.refused(in.owner, err)
 			}
 		}
 	}
