@@ -133,6 +133,14 @@
 // and reason with the number of points, at most 32 such pairs and then
 // how many more.
 //
-// The exporter does not delete instances: cumulative series never vanish
-// in OpenTelemetry, so it needs no mmv.Vec Delete or Reset.
+// A data point is in PCP whole or not at all: when the registry refuses
+// one of a histogram point's instances (the instance name of its le too
+// long, the limit), or a point's value is dropped, the instances of its
+// attribute set leave every metric of the instrument, so that PCP shows
+// neither a part of it nor an old value. A singular metric cannot leave:
+// it keeps its last value (zero before any), and the point is counted and
+// named all the same.
+//
+// Otherwise the exporter does not delete instances: cumulative series
+// never vanish in OpenTelemetry.
 package otelexporter

@@ -48,6 +48,7 @@ func (d *drops) declare(r *mmv.Registry) {
 	for i, name := range reasonNames {
 		d.pcp[i] = v.With(name)
 	}
+	d.errs.Unit = "points"
 }
 
 // drop counts n points of subject (an instrument, for errors) dropped for

@@ -32,3 +32,11 @@ func newSeries[T any](r *mmv.Registry, name, help string, u mmv.Units, labels []
 	v.SetLimit(limit)
 	return series[T]{vec: v}
 }
+
+// remove deletes the instance of the label values, if any; a single
+// instrument stays.
+func (s series[T]) remove(values []string) {
+	if s.vec != nil {
+		s.vec.Delete(values...)
+	}
+}
