@@ -223,9 +223,13 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 			return
 		}
 		// Nothing of a refused series stays in PCP: not a sum without its
-		// buckets, nor old buckets after new ones were refused.
-		f.removeSeries(s)
-		s.bounds, s.buckets, s.quantiles, s.counter, s.gauge, s.count = nil, nil, nil, nil, nil, nil
+		// buckets, nor old buckets after new ones were refused; nor an
+		// old value beside a value not copied.
+		b.unpublishLocked(f, s)
+		if errors.Is(err, errValue) { // retried at the next refresh
+			b.drops.drop(f.prom, dropValue, samplesOf(f.typ, m), fmt.Errorf("prombridge: family %s: series %q not copied: %w", f.prom, values, err))
+			return
+		}
 		s.refused = fmt.Errorf("prombridge: family %s: series %q refused: %w", f.prom, values, err)
 		b.stats.DroppedSeries++
 		if !isNew {
@@ -236,15 +240,36 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 	b.drops.drop(f.prom, dropSeries, samplesOf(f.typ, m), s.refused)
 }
 
-// sweepLocked removes from PCP the series absent for longer than Grace.
-func (b *Bridge) sweepLocked(now time.Time) {
-	if b.opts.Grace < 0 {
-		return
+// unpublishLocked takes the values of s, a series gathered, out of PCP.
+func (b *Bridge) unpublishLocked(f *family, s *series) {
+	f.removeSeries(s)
+	s.bounds, s.buckets, s.quantiles, s.counter, s.gauge, s.count = nil, nil, nil, nil, nil, nil
+	b.withdrawLocked(f)
+}
+
+// withdrawLocked takes the values of f's singular metrics out of PCP,
+// which cannot remove them: they show no value on a registry with the
+// Sentinel flag, and keep their last values otherwise, named by Err at
+// every refresh until the family is copied again.
+func (b *Bridge) withdrawLocked(f *family) {
+	switch {
+	case len(f.labels) > 0:
+	case b.sentinel:
+		f.withdraw()
+	default:
+		f.stale = true
 	}
+}
+
+// sweepLocked removes from PCP the series absent for longer than Grace,
+// and names the singular metrics left with a value no longer gathered.
+func (b *Bridge) sweepLocked(now time.Time) {
 	for _, f := range b.families {
-		b.removeLocked(f, func(s *series) bool { return now.Sub(s.seen) > b.opts.Grace })
+		if b.opts.Grace >= 0 {
+			b.removeLocked(f, func(s *series) bool { return now.Sub(s.seen) > b.opts.Grace })
+		}
 		if f.stale {
-			b.drops.errs.Add(f.prom, "stale", 0, fmt.Errorf("prombridge: family %s: no longer gathered, its singular metric %s keeps its last value: "+
+			b.drops.errs.Add(f.prom, "stale", 0, fmt.Errorf("prombridge: family %s: its singular metric %s keeps an old value: "+
 				"PCP cannot withdraw it from a registry without the mmv.Sentinel flag", f.prom, f.name))
 		}
 	}
@@ -256,10 +281,8 @@ func (b *Bridge) retireLocked(f *family) {
 	b.removeLocked(f, func(*series) bool { return true })
 }
 
-// removeLocked removes from PCP the series of f for which gone is true:
-// a vector's instances are deleted; a singular family's values show no
-// value on a registry with the Sentinel flag, and stay, named by Err at
-// every refresh, without it.
+// removeLocked removes from PCP the series of f for which gone is true
+// (see withdrawLocked for a singular family's).
 func (b *Bridge) removeLocked(f *family, gone func(*series) bool) {
 	if f.series == nil {
 		return
@@ -272,13 +295,7 @@ func (b *Bridge) removeLocked(f *family, gone func(*series) bool) {
 			continue
 		}
 		b.stats.Series--
-		if len(f.labels) == 0 { // singular metrics stay in PCP
-			if b.sentinel {
-				f.withdraw()
-			} else {
-				f.stale = true
-			}
-		}
+		b.withdrawLocked(f)
 	}
 }
 

@@ -68,8 +68,9 @@
 // integers: a counter's value, and a histogram's or summary's sum, is
 // rounded, and one in seconds or milliseconds is published in
 // microseconds, so that process_cpu_seconds_total keeps its fraction. A
-// value that is negative, not finite or beyond a uint64 is not copied: the
-// counter keeps its last value. Gauges, untyped values and quantiles are
+// total that is negative, not finite or beyond a uint64 is not copied, and
+// nothing of its series stays in PCP at that refresh (see Drops): PCP
+// never shows an old total as the current one. Gauges, untyped values and quantiles are
 // copied as they are (NaN included: PCP 6.0.3 shows it as a value).
 //
 // # Units
@@ -128,9 +129,10 @@
 // copy are counted in mmv.<file>.<prefix>.prombridge.dropped by reason:
 // name (the family's PCP name is another family's), declaration (mmv
 // refused the family's metrics), type (not bridged), labels (a metric
-// whose label names are not its family's) and series (a series mmv
+// whose label names are not its family's), series (a series mmv
 // refused: the family's Limit, the registry's caps; mmv counts the
-// refusal once too, in mmv.<file>.mmv.dropped). Err names them, once per
+// refusal once too, in mmv.<file>.mmv.dropped) and value (a counter's
+// value, a histogram's or summary's sum, no PCP counter holds). Err names them, once per
 // family and reason with the number of samples: at most 32 such pairs,
 // then how many more pairs and samples.
 //

@@ -25,10 +25,11 @@ const (
 	dropType                      // a type the bridge does not publish (gauge histogram)
 	dropLabels                    // a metric whose label names are not its family's
 	dropSeries                    // a series mmv refused: the family's limit, the registry's caps
+	dropValue                     // a total no PCP counter holds
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"name", "declaration", "type", "labels", "series"}
+var reasonNames = [numReasons]string{"name", "declaration", "type", "labels", "series", "value"}
 
 // droppedMetric is the name of the bridge's own counter, below the prefix.
 const droppedMetric = "prombridge.dropped"
@@ -46,7 +47,7 @@ func (d *drops) declare(r *mmv.Registry, name string) (err error) {
 	defer refusal.Recover(&err)
 	v := mmv.NewCounterVec(r, name, "Prometheus samples the bridge did not copy, by reason\n"+
 		"At every refresh. name: the family's PCP name is another family's; declaration: refused by the registry; "+
-		"type: not bridged (gauge histogram); labels: not the family's label names; series: refused by the registry.", mmv.Count, "reason")
+		"type: not bridged; labels: not the family's label names; series: refused by the registry; value: not a counter's.", mmv.Count, "reason")
 	for i, n := range reasonNames {
 		d.pcp[i] = v.With(n)
 	}

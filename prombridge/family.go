@@ -1,6 +1,8 @@
 package prombridge
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -116,6 +118,9 @@ func (f *family) labelValues(m *dto.Metric, values []string) (_ []string, ok boo
 // update copies m into the instruments of s, binding them first when s is
 // new or its buckets or quantiles changed.
 func (f *family) update(s *series, m *dto.Metric) error {
+	if v, ok := f.total(m); !ok {
+		return fmt.Errorf("%w: %v", errValue, v)
+	}
 	switch f.typ {
 	case dto.MetricType_COUNTER:
 		if s.counter == nil {
@@ -182,14 +187,30 @@ func (f *family) update(s *series, m *dto.Metric) error {
 	return nil
 }
 
-// setCounter sets c to v rounded, unless v is negative, not finite or
-// beyond a uint64 (whose all-ones value PCP reads as no value): c then
-// keeps its last value.
-func setCounter(c *mmv.Counter, v float64) {
-	if v >= 0 && v < math.MaxUint64 {
-		c.Set(uint64(math.Round(v)))
+// errValue is the error of a series whose total no PCP counter holds.
+var errValue = errors.New("not a value a PCP counter holds (negative, not finite, or 2^64 and beyond)")
+
+// total returns the total of m in the family's counter units (a
+// counter's value, a histogram's or summary's sum), and whether a PCP
+// counter holds it: not negative, finite, below 2^64, whose all-ones
+// value PCP reads as no value. ok is true for gauges, copied as they are.
+func (f *family) total(m *dto.Metric) (v float64, ok bool) {
+	switch f.typ {
+	case dto.MetricType_COUNTER:
+		v = m.GetCounter().GetValue()
+	case dto.MetricType_HISTOGRAM:
+		v = m.GetHistogram().GetSampleSum()
+	case dto.MetricType_SUMMARY:
+		v = m.GetSummary().GetSampleSum()
+	default:
+		return 0, true
 	}
+	v = math.Round(v * f.scale)
+	return v, v >= 0 && v < math.MaxUint64
 }
+
+// setCounter sets c to v, a total that total accepted.
+func setCounter(c *mmv.Counter, v float64) { c.Set(uint64(math.Round(v))) }
 
 // bindTotals binds the sum and count of a histogram or summary series.
 func (f *family) bindTotals(s *series) error {

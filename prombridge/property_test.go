@@ -34,8 +34,9 @@ import (
 // canonical form escapes, names near 255 bytes and names whose PCP names
 // collide, histograms with and without classic buckets, summaries,
 // families registered again with another type, buckets or quantiles,
-// series and families that come and go, a family's limit passed, metrics
-// with another family's label names, and restarts.
+// totals no PCP counter holds, series and families that come and go, a
+// family's limit passed, metrics with another family's label names, and
+// restarts.
 func TestAccountingProperty(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	for _, seed := range seeds() {
@@ -80,6 +81,7 @@ type modelFamily struct {
 }
 
 type modelSeries struct {
+	bad    bool // a total no PCP counter holds, this time
 	values []string
 	value  float64
 	count  uint64
@@ -194,6 +196,7 @@ func (m *model) addSeries(f *modelFamily) {
 // values gives s new values, cumulative ones never going down.
 func (m *model) values(f *modelFamily, s *modelSeries) {
 	r := m.rnd
+	s.bad = r.IntN(15) == 0
 	s.value += float64(r.IntN(8)) / 4 // a counter's
 	if f.typ != dto.MetricType_COUNTER {
 		s.value = float64(r.IntN(64)-32) / 4
@@ -236,6 +239,9 @@ func (m *model) Gather() ([]*dto.MetricFamily, error) {
 			switch f.typ {
 			case dto.MetricType_COUNTER:
 				mt.Counter = &dto.Counter{Value: proto.Float64(s.value)}
+				if s.bad {
+					mt.Counter.Value = proto.Float64(-1)
+				}
 			case dto.MetricType_GAUGE:
 				mt.Gauge = &dto.Gauge{Value: proto.Float64(s.value)}
 			case dto.MetricType_UNTYPED:
@@ -245,11 +251,17 @@ func (m *model) Gather() ([]*dto.MetricFamily, error) {
 				for i, b := range f.bounds {
 					h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: proto.Float64(b), CumulativeCount: proto.Uint64(s.cum[i])})
 				}
+				if s.bad {
+					h.SampleSum = proto.Float64(math.NaN())
+				}
 				mt.Histogram = h
 			case dto.MetricType_SUMMARY:
 				q := &dto.Summary{SampleCount: proto.Uint64(s.count), SampleSum: proto.Float64(s.sum)}
 				for i, b := range f.bounds {
 					q.Quantile = append(q.Quantile, &dto.Quantile{Quantile: proto.Float64(b), Value: proto.Float64(s.qs[i])})
+				}
+				if s.bad {
+					q.SampleSum = proto.Float64(math.Inf(1))
 				}
 				mt.Summary = q
 			}

@@ -2,13 +2,16 @@ package prombridge_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -195,4 +198,75 @@ func TestPrefixRefused(t *testing.T) {
 		_, err := prombridge.Register(r, prometheus.NewRegistry(), &prombridge.Options{Prefix: p})
 		assert.Error(t, err, "prefix %q", p)
 	}
+}
+
+// TestValueNotCopied: a counter value (or a histogram's or summary's sum)
+// that no PCP counter holds (negative, NaN, beyond a uint64) is counted
+// and named, and PCP shows no old value for it: the series' instances
+// leave, a singular one shows no value (Sentinel); a good value brings it
+// back.
+func TestValueNotCopied(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	v := 5.0
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		return []*dto.MetricFamily{
+			{Name: proto.String("c_total"), Help: proto.String("c"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{
+				{Label: []*dto.LabelPair{{Name: proto.String("k"), Value: proto.String("a")}}, Counter: &dto.Counter{Value: proto.Float64(v)}}}},
+			{Name: proto.String("h"), Help: proto.String("h"), Type: dto.MetricType_HISTOGRAM.Enum(), Metric: []*dto.Metric{
+				{Label: []*dto.LabelPair{{Name: proto.String("k"), Value: proto.String("a")}}, Histogram: &dto.Histogram{SampleCount: proto.Uint64(1), SampleSum: proto.Float64(v)}}}},
+			{Name: proto.String("s_total"), Help: proto.String("s"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{
+				{Counter: &dto.Counter{Value: proto.Float64(v)}}}},
+		}, nil
+	})
+	tmp := t.TempDir()
+	r := mmv.NewRegistry(file, &mmv.Options{Dir: tmp + "/mmv", Cluster: 325, Flags: mmv.Sentinel})
+	t.Cleanup(func() { r.Close() })
+	b, err := prombridge.Register(r, g, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+	assert.Equal(t, "5", instance(t, find(t, ms, "c"), "k=a").Value)
+	assert.Equal(t, "5", find(t, ms, "s").Value)
+
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1), 1e20} {
+		v = bad
+		err := b.Refresh()
+		assert.ErrorContains(t, err, "family c_total", "%v", bad)
+		assert.ErrorContains(t, err, "family h", "%v", bad)
+		assert.ErrorContains(t, err, "family s_total", "%v", bad)
+		ms = read(t, r, tmp)
+		assert.Empty(t, find(t, ms, "c").Instances, "%v", bad)
+		assert.Empty(t, find(t, ms, "h.sum").Instances, "%v", bad)
+		assert.Empty(t, find(t, ms, "h.bucket").Instances, "%v", bad)
+		assert.Empty(t, find(t, ms, "s").Value, "%v", bad)
+	}
+	assert.Equal(t, "20", instance(t, find(t, ms, "prombridge.dropped"), "reason=value").Value, "1 + 3 + 1 samples, 4 refreshes")
+
+	v = 7
+	require.NoError(t, b.Refresh())
+	ms = read(t, r, tmp)
+	assert.Equal(t, "7", instance(t, find(t, ms, "c"), "k=a").Value)
+	assert.Equal(t, "7", find(t, ms, "s").Value)
+	assert.Equal(t, "7", instance(t, find(t, ms, "h.sum"), "k=a").Value)
+}
+
+// TestStaleNamed: on a registry without the Sentinel flag, a singular
+// family no longer gathered keeps its value in PCP, which cannot withdraw
+// it: Err names it at every refresh, until it is gathered again.
+func TestStaleNamed(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "temp", Help: "t"})
+	pr.MustRegister(g)
+	r, _ := newRegistry(t)
+	b, err := prombridge.Register(r, pr, &prombridge.Options{Grace: time.Nanosecond, Interval: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, b.Refresh())
+	pr.Unregister(g)
+	for range 2 {
+		assert.ErrorContains(t, b.Refresh(), "family temp: its singular metric temp keeps an old value")
+	}
+	pr.MustRegister(g)
+	assert.NoError(t, b.Refresh())
 }
