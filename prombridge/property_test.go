@@ -19,7 +19,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/internal/canon"
 	"github.com/gopcp/mmv/internal/pcpname"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/prombridge"
@@ -322,10 +321,6 @@ func (h *harness) restart() {
 	h.start()
 }
 
-// unnamable is the instance of label values no instance name can hold:
-// such a sample cannot be in PCP.
-const unnamable = "\x00"
-
 // expect is one sample as PCP should show it.
 type expect struct {
 	family           familyKey
@@ -352,20 +347,7 @@ func samples(mfs []*dto.MetricFamily) []expect {
 			for _, l := range mt.Label {
 				ns, vs = append(ns, pcpname.Part(l.GetName(), "x")), append(vs, l.GetValue())
 			}
-			inst := func(l, v string) string {
-				ns, vs := slices.Clone(ns), slices.Clone(vs)
-				if l != "" {
-					ns, vs = append(ns, l), append(vs, v)
-				}
-				if len(ns) == 0 {
-					return ""
-				}
-				n, ok := canon.Name(ns, vs)
-				if !ok {
-					return unnamable
-				}
-				return n
-			}
+			inst := func(l, v string) string { return instanceName(ns, vs, l, v) }
 			add := func(suffix, in string, v float64, counter bool) {
 				out = append(out, expect{k, suffix, in, v, counter})
 			}
