@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -57,14 +58,16 @@ func instance(t *testing.T, m *pcptest.Metric, name string) *pcptest.Instance {
 	return in
 }
 
-// started registers a bridge of g on r with options o, starts r and
-// refreshes the bridge, failing the test on an error.
+// started registers a bridge of g on r with options o, starts r and waits
+// for the refresh of Start's poll, failing the test on an error.
 func started(t *testing.T, r *mmv.Registry, g prometheus.Gatherer, o *prombridge.Options) *prombridge.Bridge {
 	t.Helper()
 	b, err := prombridge.Register(r, g, o)
 	require.NoError(t, err)
 	require.NoError(t, r.Start())
-	require.NoError(t, b.Refresh())
+	// The refresh of the poll Start begins, so that the test's own are the
+	// only ones while Options.Interval has not passed.
+	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 2 }, 10*time.Second, time.Millisecond)
 	return b
 }
 

@@ -290,13 +290,8 @@ type harness struct {
 func (h *harness) start() {
 	t := h.t
 	h.r = mmv.NewRegistry(file, &mmv.Options{Dir: filepath.Join(h.tmp, "mmv"), Cluster: 324, Flags: mmv.Sentinel})
-	b, err := prombridge.Register(h.r, h.m, &prombridge.Options{Limit: 3, Grace: time.Nanosecond, Interval: time.Hour})
-	require.NoError(t, err)
-	h.b = b
-	require.NoError(t, h.r.Start())
-	// The refresh of the poll that Start begins, so that none runs later.
-	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 2 }, 10*time.Second, time.Millisecond)
-	h.dropped, h.refreshes = droppedSum(read(t, h.r, h.tmp)), b.Stats().Refreshes
+	h.b = started(t, h.r, h.m, &prombridge.Options{Limit: 3, Grace: time.Nanosecond, Interval: time.Hour})
+	h.dropped, h.refreshes = droppedSum(read(t, h.r, h.tmp)), h.b.Stats().Refreshes
 }
 
 // droppedSum returns the sum of prombridge.dropped over its reasons.
