@@ -107,9 +107,9 @@ func (e *Exporter) Registry() *mmv.Registry {
 
 // Err returns why the last export dropped data points or could not store
 // them, nil when it stored them all: one error per instrument and reason
-// (each with the number of points when more than one), at most
-// errset.DefaultMax (32) of them, then how many more. The first export's
-// also names the resource attributes that could not be labels.
+// (each with the number of points when more than one), at most 32 of
+// them, then how many more. The first export's also names the resource
+// attributes that could not be labels.
 func (e *Exporter) Err() error { return e.drops.err() }
 
 // Export stores every data point of rm in the registry, declaring the

@@ -151,9 +151,9 @@ func (b *Bridge) Close() error {
 
 // Err returns what the last refresh met, nil if nothing: the Gather
 // error, and every refusal it counted (families not published, series
-// refused, singular metrics left with a value no longer gathered), once
-// per family and reason with the number of samples, at most
-// errset.DefaultMax (32) of them, then how many more.
+// refused, totals not copied, singular metrics left with an old value),
+// once per family and reason with the number of samples, at most 32 of
+// them, then how many more.
 func (b *Bridge) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
