@@ -315,8 +315,9 @@ func (b *Bridge) family(mf *dto.MetricFamily, mfs []*dto.MetricFamily) *family {
 	if f := b.families[key]; f != nil {
 		return f
 	}
-	f := &family{prom: key.prom, typ: t, name: b.pcpName(Name(key.prom, t)), series: seriesTable{}}
-	if base := Name(key.prom, t); b.pcpName(base) != b.pcpName(pcpname.Part(key.prom, "x")) {
+	base, full := Name(key.prom, t), pcpname.Part(key.prom, "x")
+	f := &family{prom: key.prom, typ: t, name: b.pcpName(base), series: seriesTable{}}
+	if base != full {
 		// A counter keeps "_total" when dropping it would make the PCP
 		// name of another family gathered with it (the Go collector has
 		// go_memstats_alloc_bytes beside go_memstats_alloc_bytes_total;
@@ -325,7 +326,7 @@ func (b *Bridge) family(mf *dto.MetricFamily, mfs []*dto.MetricFamily) *family {
 		if taken || slices.ContainsFunc(mfs, func(o *dto.MetricFamily) bool {
 			return o != mf && keepsName(o) && Name(o.GetName(), o.GetType()) == base
 		}) {
-			f.name = b.pcpName(pcpname.Part(key.prom, "x"))
+			f.name = b.pcpName(full)
 		}
 	}
 	b.families[key] = f
