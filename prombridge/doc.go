@@ -101,8 +101,11 @@
 // earlier) is skipped; so is a family mmv refuses (a name the program
 // declared itself, a name beyond 255 bytes, prombridge, whose PCP name
 // would be a leaf above the bridge's own prombridge.dropped), and a
-// family of a type the bridge does not publish (gauge histogram). The
-// first to come keeps a name: in one Gather the families come in name
+// family of a type the bridge does not publish (gauge histogram). mmv's
+// New functions panic on a refusal, and the bridge recovers the panic; a
+// histogram or summary refused at its sum or count keeps the metrics
+// declared before it, until every declaration is one transaction (issue
+// 21, item 5). The first to come keeps a name: in one Gather the families come in name
 // order, so the outcome is the same on every run. A skipped family is
 // counted in Stats.Skipped and never retried; its samples are counted at
 // every refresh and named by Err.
