@@ -54,8 +54,9 @@
 // their scope (name, version, schema URL and attributes), name, unit,
 // description and kind; several of them map to one PCP name when their
 // scopes' last elements are the same (example.com/db and example.org/db),
-// or when a scope of one name comes in several versions or with other
-// attributes, or an instrument in several units. The name then goes to
+// when a scope of one name comes in several versions or with other
+// attributes, when an instrument comes in several units or kinds, or when
+// two instrument names make one PCP name (x-y and x_y). The name then goes to
 // one of them, and the points of the others are dropped, counted as
 // conflicts at every export and named by Err, never written into the
 // same metric. Which one gets it does not depend on the SDK's order, a
