@@ -187,7 +187,6 @@ func (b *Bridge) refreshLocked(now time.Time) {
 			}
 			b.current[f.prom] = f
 		}
-		f.stale = false
 		if f.err != nil {
 			b.drops.drop(f.prom, f.reason, samples(mf), f.err)
 			continue
@@ -217,6 +216,7 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 	if s.refused == nil {
 		err := f.update(s, m)
 		if err == nil {
+			f.stale = false // a singular family's values are the gathered ones again
 			if isNew {
 				b.stats.Series++
 			}
