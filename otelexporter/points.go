@@ -64,7 +64,7 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 			n, ok := total(p.Value, in.factor)
 			if !ok {
 				in.remove(values)
-				d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: value %v is not a counter's", in.owner, p.Value))
+				d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept()))
 				continue
 			}
 			c, cerr := in.counters.get(values)
@@ -98,7 +98,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		sum, ok := total(p.Sum, in.factor)
 		if !ok {
 			in.remove(values)
-			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: sum %v is not a counter's", in.owner, p.Sum))
+			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: sum %v is not a counter's%s", in.owner, p.Sum, in.kept()))
 			continue
 		}
 		var errs [5]error
@@ -140,6 +140,15 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 			}
 		}
 	}
+}
+
+// kept says, for an instrument of singular metrics, that PCP shows their
+// last values when a point is dropped.
+func (in *instrument) kept() string {
+	if len(in.keys) > 0 {
+		return ""
+	}
+	return "; PCP cannot withdraw a singular metric: it shows the last value stored"
 }
 
 // remove takes the instances of the label values values out of every

@@ -394,7 +394,8 @@ func (h *accounting) check(n int, file string, e *Exporter, ms []pcptest.Metric,
 				}
 				if len(in.keys) == 0 && in.badValue(p) {
 					// A singular metric cannot be removed: it keeps its
-					// last value, and the point is counted and named.
+					// last value, and the point is counted and named so.
+					require.ErrorContains(t, err, "PCP cannot withdraw a singular metric")
 					shown[pm.Name+"\x00"] = true
 					continue
 				}
