@@ -22,7 +22,7 @@ type family struct {
 	labels []string // the label names as gathered
 	err    error    // why the family is not published; nil when it is
 	reason reason   // and its reason
-	stale  bool     // a singular metric keeps the value of a family no longer gathered
+	stale  bool     // its singular metrics keep an old value (no Sentinel flag): Err names it
 	scale  float64  // from the family's units to its integer counters'
 	limit  int      // series in a vector
 	per    int      // the most buckets or quantiles of a series: the vector's limit is limit*per
@@ -46,8 +46,8 @@ const (
 )
 
 // declare declares the family's metrics on r, of a type bridged, each
-// vector holding at most limit series. It returns the registry's refusal, which the New functions
-// of mmv panic with.
+// vector holding at most limit series. It returns the registry's refusal,
+// which the New functions of mmv panic with.
 func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
 	defer refusal.Recover(&err)
 	labels := make([]string, len(f.labels))
@@ -118,8 +118,9 @@ func (f *family) labelValues(m *dto.Metric, values []string) (_ []string, ok boo
 // update copies m into the instruments of s, binding them first when s is
 // new or its buckets or quantiles changed.
 func (f *family) update(s *series, m *dto.Metric) error {
-	if v, ok := f.total(m); !ok {
-		return fmt.Errorf("%w: %v", errValue, v)
+	total, ok := f.total(m)
+	if !ok {
+		return fmt.Errorf("%w: %v", errValue, total)
 	}
 	switch f.typ {
 	case dto.MetricType_COUNTER:
@@ -129,7 +130,7 @@ func (f *family) update(s *series, m *dto.Metric) error {
 				return err
 			}
 		}
-		setCounter(s.counter, m.GetCounter().GetValue()*f.scale)
+		s.counter.Set(uint64(total))
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
 		if s.gauge == nil {
 			var err error
@@ -166,7 +167,7 @@ func (f *family) update(s *series, m *dto.Metric) error {
 		if len(s.buckets) > len(h.Bucket) {
 			s.buckets[len(h.Bucket)].Set(count)
 		}
-		setCounter(s.counter, h.GetSampleSum()*f.scale)
+		s.counter.Set(uint64(total))
 		s.count.Set(count)
 	case dto.MetricType_SUMMARY:
 		q := m.GetSummary()
@@ -181,7 +182,7 @@ func (f *family) update(s *series, m *dto.Metric) error {
 		for i, x := range q.Quantile {
 			s.quantiles[i].Set(x.GetValue())
 		}
-		setCounter(s.counter, q.GetSampleSum()*f.scale)
+		s.counter.Set(uint64(total))
 		s.count.Set(q.GetSampleCount())
 	}
 	return nil
@@ -190,9 +191,9 @@ func (f *family) update(s *series, m *dto.Metric) error {
 // errValue is the error of a series whose total no PCP counter holds.
 var errValue = errors.New("not a value a PCP counter holds (negative, not finite, or 2^64 and beyond)")
 
-// total returns the total of m in the family's counter units (a
-// counter's value, a histogram's or summary's sum), and whether a PCP
-// counter holds it: not negative, finite, below 2^64, whose all-ones
+// total returns the total of m in the family's integer counter units,
+// rounded (a counter's value, a histogram's or summary's sum), and whether
+// a PCP counter holds it: not negative, finite, below 2^64, whose all-ones
 // value PCP reads as no value. ok is true for gauges, copied as they are.
 func (f *family) total(m *dto.Metric) (v float64, ok bool) {
 	switch f.typ {
@@ -208,9 +209,6 @@ func (f *family) total(m *dto.Metric) (v float64, ok bool) {
 	v = math.Round(v * f.scale)
 	return v, v >= 0 && v < math.MaxUint64
 }
-
-// setCounter sets c to v, a total that total accepted.
-func setCounter(c *mmv.Counter, v float64) { c.Set(uint64(math.Round(v))) }
 
 // bindTotals binds the sum and count of a histogram or summary series.
 func (f *family) bindTotals(s *series) error {
