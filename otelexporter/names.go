@@ -99,7 +99,11 @@ func (a *ident) compare(b *ident) int {
 // what says what kind of instrument id is, with its unit, and its
 // description when other's differs, for a conflict's error.
 func (a *ident) what(other *ident) string {
-	s := fmt.Sprintf("a %s in unit %q", kindNames[a.kind], a.unit)
+	article := "a"
+	if strings.IndexByte("aeiou", kindNames[a.kind][0]) >= 0 {
+		article = "an"
+	}
+	s := fmt.Sprintf("%s %s in unit %q", article, kindNames[a.kind], a.unit)
 	if a.description != other.description {
 		s += fmt.Sprintf(" described %q", a.description)
 	}
