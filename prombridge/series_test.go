@@ -71,6 +71,8 @@ func TestLimit(t *testing.T) {
 	// retries nothing, may have replaced it by the time Err is read.
 	err = b.Err() // of the refresh in Register
 	require.NoError(t, r.Start())
+	// The refresh of the poll Start begins: none other runs in the test.
+	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 2 }, 10*time.Second, time.Millisecond)
 	assert.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.ErrorContains(t, err, `family requests_total: series ["500"] refused`)
 	assert.ErrorContains(t, b.Refresh(), `family requests_total: series ["500"] refused`, "named at every refresh")
