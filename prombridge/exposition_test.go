@@ -152,12 +152,10 @@ func exposition(t *testing.T, r *mmv.Registry, name string, read func() []pcptes
 	requests.WithLabelValues("200", "GET").Add(7)
 	g := &recorder{Gatherer: pr}
 
-	// Only the refreshes the test makes, and the one at Start, which the
-	// bridge serialises with them: PCP shows what the last one gathered.
-	// A series absent at a refresh is removed at once.
-	b, err := prombridge.Register(r, g, &prombridge.Options{Interval: time.Hour, Grace: time.Nanosecond})
-	require.NoError(t, err)
-	require.NoError(t, r.Start())
+	// Only the refreshes the test makes, after the one at Start: PCP shows
+	// what the last one gathered. A series absent at a refresh is removed
+	// at once.
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour, Grace: time.Nanosecond})
 	require.NoError(t, b.Refresh())
 	n := checkExposition(t, read(), name, g.gathered())
 	t.Logf("%d samples of %d families in PCP", n, len(g.gathered()))
