@@ -32,9 +32,10 @@ var kindNames = [...]string{"counter", "float counter", "int64 gauge", "float64 
 // instrument is the metrics of one OpenTelemetry instrument in the
 // registry.
 type instrument struct {
-	scope, name string // of the instrument it was declared for
-	owner       string // both, for errors
-	kind        kind
+	id    ident  // of the instrument it was declared for
+	owner string // id, for errors
+	kind  kind
+	gen   uint64 // the last export that wrote it
 	// keys are the attribute keys of the points of its first export,
 	// sorted as attribute sets sort them; one label each.
 	keys []attribute.Key
@@ -74,17 +75,13 @@ func keysOf(sets iter.Seq[attribute.Set]) []attribute.Key {
 	return slices.Compact(keys)
 }
 
-// owner names an instrument of a scope, for errors.
-func owner(scope instrumentation.Scope, name string) string {
-	return fmt.Sprintf("instrument %q of scope %q", name, scope.Name)
-}
-
-// declare declares the metrics of instrument m of scope under the PCP name
-// name on r, each holding at most limit attribute sets, in one mmv
+// declare declares the metrics of instrument m, of identity id, under the
+// PCP name name on r, each holding at most limit attribute sets, in one mmv
 // transaction: when the registry refuses one, none is declared, and the
 // instrument keeps the error.
-func declare(r *mmv.Registry, name string, scope instrumentation.Scope, m *metricdata.Metrics, k kind, sh shape, limit int) (in *instrument) {
-	in = &instrument{scope: scope.Name, name: m.Name, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax}
+func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int) (in *instrument) {
+	k, scope := id.kind, id.scope
+	in = &instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax}
 	labels := make([]string, len(sh.keys))
 	for i, key := range sh.keys {
 		labels[i] = labelName(key)

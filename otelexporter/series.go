@@ -34,3 +34,11 @@ func newSeries[T mmv.CellKind](d mmv.Declarer, name, help string, u mmv.Units, l
 	v.SetLimit(limit)
 	return series[T]{vec: v}, nil
 }
+
+// remove deletes the instance of the label values, if any; a single
+// instrument stays.
+func (s series[T]) remove(values []string) {
+	if s.vec != nil {
+		s.vec.Delete(values...)
+	}
+}
