@@ -36,7 +36,7 @@ func (r *Registry) declareDropsLocked() {
 	for i := range r.drops {
 		r.drops[i].init(Uint64)
 	}
-	in, err := r.addAutoIndomLocked("Reasons a vector refused label values", dropNames[:])
+	in, err := r.addAutoIndomLocked(ownPrefix+".dropped", "Reasons a vector refused label values", dropNames[:])
 	if err != nil {
 		return
 	}

@@ -69,7 +69,9 @@ type Vec[T any] struct {
 	all        map[string]*vecEntry[T] // by instance name
 	order      []orderEntry[T]         // instances in order of first use, and deleted ones until they are half (deleteLocked)
 	ids        map[string]int32        // instance names given an id that an indom still has (pruneIDsLocked)
-	nextID     int32                   // the id of the next new name
+	given      map[int32]string        // the names of ids given, forgotten ones too while deriving (idLocked)
+	counting   bool                    // ids of new names are counted, no longer derived
+	counted    int64                   // ids counted
 	pruneAt    int                     // len(ids) at which pruneIDsLocked runs
 	labelled   bool                    // instances still get PCP labels
 	unlabelled atomic.Bool             // SetInstanceLabels(false)
@@ -122,6 +124,9 @@ type vecKind[T any] interface {
 	// knowsLocked reports whether an indom of the vector still has
 	// instance id, live or removed (see indom.forget).
 	knowsLocked(id int32) bool
+	// idSpace is the number of ids the vector's instances may have, from
+	// 0 (see idLocked).
+	idSpace() int64
 }
 
 // checkVecLabels checks the label names of the vector of metric.
@@ -145,7 +150,7 @@ func checkVecLabels(metric string, labels []string) error {
 // names labels, checked by checkVecLabels.
 func newVec[T any](r *Registry, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
-		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, labelled: true}
+		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, given: map[int32]string{}, labelled: true}
 	v.limit.Store(DefaultVecLimit)
 	empty := vecMap[T]{}
 	v.fast.Store(&empty)
@@ -247,12 +252,13 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	id, seen := v.ids[name]
 	if !seen {
-		id = v.nextID
+		if id, ok = v.idLocked(name); !ok {
+			return nil, v.refuseLocked(dropCap, v.idsExhausted(name))
+		}
 	}
 	added, err := v.kind.declareLocked(name, id)
 	if added && !seen {
-		v.ids[name] = id
-		v.nextID++
+		v.gaveLocked(name, id)
 		v.pruneIDsLocked()
 	}
 	if err != nil {
@@ -275,16 +281,16 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 
 // pruneIDsLocked forgets the ids of deleted instances that no indom of
 // the vector has any more, once ids holds twice what it held after the
-// last pruning, and 64: With on their values later gives them new ids.
-// An id is kept while an indom has it, so that an instance's values keep
-// one id in every indom, and its name no other.
+// last pruning, and 64 (forgetIDLocked). An id is kept while an indom has
+// it, so that an instance's values keep one id in every indom, and its
+// name no other.
 func (v *Vec[T]) pruneIDsLocked() {
 	if len(v.ids) < max(v.pruneAt, 64) {
 		return
 	}
 	for name, id := range v.ids {
 		if v.all[name] == nil && !v.kind.knowsLocked(id) {
-			delete(v.ids, name)
+			v.forgetIDLocked(name, id)
 		}
 	}
 	v.pruneAt = 2 * len(v.ids)
@@ -527,6 +533,8 @@ func (k *cellVec[T]) knowsLocked(id int32) bool {
 	return ok
 }
 
+func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
+
 func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.unbindCellLocked(k.cells[id])
 	delete(k.cells, id)
@@ -543,7 +551,7 @@ func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, un
 	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	in, err := r.addAutoIndomLocked("Instances of "+name, nil)
+	in, err := r.addAutoIndomLocked(name, "Instances of "+name, nil)
 	if err != nil {
 		panic(err)
 	}
