@@ -2,12 +2,15 @@ package mmv_test
 
 import (
 	"bufio"
+	"hash/fnv"
 	"io"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -198,3 +201,25 @@ func entries(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// idHome is the instance id a vector derives for an instance name, before
+// any probing, among half ids (2^30 for counters, gauges and timers).
+func idHome(name string, half int64) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int64(h.Sum32()) % half
+}
+
+// idColliders returns two values of the label "k" whose instance names a
+// counter vector derives the same id for; the search takes a second, once.
+var idColliders = sync.OnceValues(func() (a, b string) {
+	seen := map[int64]string{}
+	for i := 0; ; i++ {
+		v := "c" + strconv.Itoa(i)
+		home := idHome("k="+v, 1<<30)
+		if o, ok := seen[home]; ok {
+			return o, v
+		}
+		seen[home] = v
+	}
+})

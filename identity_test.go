@@ -94,3 +94,89 @@ func TestVecIdentityAnyOrder(t *testing.T) {
 		assert.Equal(t, want, vecService(t, decl, vals, before), "declared %v, values %v, %d before Start", decl, vals, before)
 	}
 }
+
+// TestVecIDCollision: two values whose names derive the same id: the one
+// used first keeps it, the other takes the next, so a restart where they
+// come in the other order swaps them; a value alone on its hash has its
+// derived id whatever else is there.
+func TestVecIDCollision(t *testing.T) {
+	a, b := idColliders()
+	home := strconv.FormatInt(idHome("k="+a, 1<<30), 10)
+	next := strconv.FormatInt(idHome("k="+a, 1<<30)+1, 10)
+	run := func(values ...string) map[string]string {
+		tmp, dir := pcpDir(t)
+		r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 311})
+		v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+		require.NoError(t, r.Start())
+		for _, x := range values {
+			v.With(x).Inc()
+		}
+		require.NoError(t, r.Flush())
+		ids := map[string]string{}
+		for name, in := range instances(t, tmp, "hits") {
+			ids[name] = strconv.Itoa(in.ID)
+		}
+		return ids
+	}
+	assert.Equal(t, map[string]string{"k=" + a: home, "k=" + b: next, "k=alone": strconv.FormatInt(idHome("k=alone", 1<<30), 10)}, run(a, "alone", b))
+	assert.Equal(t, map[string]string{"k=" + b: home, "k=" + a: next}, run(b, a), "in the other order they swap")
+	assert.Equal(t, map[string]string{"k=" + b: home}, run(b), "alone")
+}
+
+// TestVecIDNeverReused: a vector that forgets a deleted value keeps its
+// id from every other value, a colliding one included, and gives it back
+// to the value when it comes again; once it has forgotten more values than
+// its limit, and 64, it counts new values' ids in the upper half, and no id
+// ever names two values (PCP's reader shows them, publication after
+// publication).
+func TestVecIDNeverReused(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 312, PublishDelay: time.Hour})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	v.SetLimit(200)
+	require.NoError(t, r.Start())
+	named := map[int]string{} // every id PCP showed, and its name
+	idOf := func(value string) int {
+		t.Helper()
+		require.NoError(t, r.Flush())
+		for name, in := range instances(t, tmp, "hits") {
+			if o, ok := named[in.ID]; ok {
+				require.Equal(t, o, name, "id %d", in.ID)
+			}
+			named[in.ID] = name
+		}
+		id, ok := instances(t, tmp, "hits")["k="+value]
+		require.True(t, ok, "k=%s not shown", value)
+		return id.ID
+	}
+	a, b := idColliders()
+	v.With(a).Inc()
+	idA := idOf(a)
+	assert.EqualValues(t, idHome("k="+a, 1<<30), idA)
+	// a deleted, then enough values used and deleted that a is forgotten.
+	churn := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			v.With("x" + strconv.Itoa(i)).Inc()
+			require.True(t, v.Delete("x"+strconv.Itoa(i)))
+			if i%20 == 0 {
+				require.NoError(t, r.Flush())
+			}
+		}
+	}
+	require.True(t, v.Delete(a))
+	churn(0, 150) // the vector forgets the deleted values, a too
+	v.With(b).Inc()
+	assert.Equal(t, idA+1, idOf(b), "b does not take a's id")
+	v.With(a).Inc()
+	assert.Equal(t, idA, idOf(a), "a comes back with its id")
+
+	// Past the limit of forgotten values, new ones are counted.
+	require.True(t, v.Delete(a))
+	churn(150, 500)
+	v.With("late").Inc()
+	late := idOf("late")
+	assert.GreaterOrEqual(t, late, 1<<30, "counted")
+	v.With(a).Inc()
+	assert.Equal(t, late+1, idOf(a), "a, forgotten, is new")
+	assert.Equal(t, idA+1, idOf(b), "b, never deleted, keeps its id")
+}
