@@ -1,9 +1,13 @@
 package mmv_test
 
 import (
+	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // identities returns what PCP's reader shows of the file vec in tmp: per
@@ -179,4 +184,152 @@ func TestVecIDNeverReused(t *testing.T) {
 	v.With(a).Inc()
 	assert.Equal(t, late+1, idOf(a), "a, forgotten, is new")
 	assert.Equal(t, idA+1, idOf(b), "b, never deleted, keeps its id")
+}
+
+// TestVecIdentityRacing: label values arriving from several goroutines at
+// once, while the file grows, get the ids they get one by one.
+func TestVecIdentityRacing(t *testing.T) {
+	var values []string
+	for i := range 300 {
+		values = append(values, "/r"+strconv.Itoa(i))
+	}
+	want := vecService(t, []int{0, 1, 2}, values, 0)
+
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 310, PublishDelay: time.Millisecond})
+	hits := mmv.NewCounterVec(r, "hits", "", mmv.Count, "route", "status")
+	sizes := mmv.NewCounterVec(r, "sizes", "", mmv.Count, "route")
+	lat := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "route")
+	lat.SetLimit(len(values))
+	require.NoError(t, r.Start())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 8))
+			for _, i := range rng.Perm(len(values)) {
+				hits.With(values[i], "200").Inc()
+				sizes.With(values[i]).Add(10)
+				lat.With(values[i]).Observe(1)
+				if i%50 == 0 {
+					assert.NoError(t, r.Flush())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, r.Flush())
+	assert.Equal(t, want, identities(t, tmp))
+}
+
+// TestVecIDsRandomized: values used, deleted and used again in a random
+// order, with publications between: an id never names two values in the
+// registry's life (read from the file at every publication), a value keeps
+// one id, its derived one, while its vector derives ids, and at the end PCP
+// shows the ids a fresh registry gives the live values in another order.
+// With a small limit the vector comes to count ids, and still no id names
+// two values.
+func TestVecIDsRandomized(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		pool, limit  int
+		derivingOnly bool
+	}{{"deriving", 300, 1000, true}, {"counting", 2000, 64, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			seed := uint64(time.Now().UnixNano())
+			t.Logf("seed %d", seed)
+			rng := rand.New(rand.NewPCG(seed, 21))
+			tmp, dir := pcpDir(t)
+			r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 313, PublishDelay: time.Hour})
+			hits := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+			lat := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "k")
+			hits.SetLimit(c.limit)
+			lat.SetLimit(c.limit)
+			if c.derivingOnly {
+				// The counters' and the histograms' (3 buckets) derived ids.
+				for _, half := range []int64{1 << 30, (1 << 31) / 3 / 2} {
+					homes := map[int64]bool{}
+					for i := range c.pool {
+						homes[idHome("k=v"+strconv.Itoa(i), half)] = true
+					}
+					require.Len(t, homes, c.pool, "values that collide: pick others")
+				}
+			}
+			require.NoError(t, r.Start())
+			named := map[string]map[int32]string{} // per indom: every id the file had, and its name
+			idOf := map[string]map[string]int32{}  // per indom: every name's id
+			check := func() {
+				t.Helper()
+				require.NoError(t, r.Flush())
+				f, err := mmvfile.Open(r.Path())
+				require.NoError(t, err)
+				for _, m := range f.Metrics {
+					if m.Singular() || strings.HasPrefix(m.Name, "mmv.") {
+						continue
+					}
+					in := f.Indom(m.Indom)
+					require.NotNil(t, in, "indom of %s", m.Name)
+					key := strconv.Itoa(int(in.Serial))
+					if named[key] == nil {
+						named[key], idOf[key] = map[int32]string{}, map[string]int32{}
+					}
+					for _, inst := range in.Instances {
+						if o, ok := named[key][inst.ID]; ok {
+							require.Equal(t, o, inst.Name, "indom %d: id %d named two values", in.Serial, inst.ID)
+						}
+						named[key][inst.ID] = inst.Name
+						if id, ok := idOf[key][inst.Name]; ok && c.derivingOnly {
+							require.Equal(t, id, inst.ID, "indom %d: %s moved", in.Serial, inst.Name)
+						}
+						idOf[key][inst.Name] = inst.ID
+					}
+				}
+			}
+			live := map[string]bool{}
+			for range 2000 {
+				v := "v" + strconv.Itoa(rng.IntN(c.pool))
+				switch n := rng.IntN(40); {
+				case n < 16:
+					if hits.With(v) != nil {
+						hits.With(v).Inc()
+						live[v] = true
+					}
+					lat.With(v).Observe(1)
+				case n < 39:
+					hits.Delete(v)
+					lat.Delete(v)
+					delete(live, v)
+				default:
+					check()
+				}
+			}
+			check()
+			if !c.derivingOnly {
+				counted := false
+				for _, ids := range named {
+					for id := range ids {
+						counted = counted || id >= (1<<31)/3/2
+					}
+				}
+				assert.True(t, counted, "the vectors came to count ids")
+				return
+			}
+			got := identities(t, tmp)
+			// A fresh registry given the live values in sorted order.
+			_, dir2 := pcpDir(t)
+			tmp2 := filepath.Dir(dir2)
+			r2 := newRegistry(t, "vec", dir2, mmv.Options{Cluster: 313})
+			hits2 := mmv.NewCounterVec(r2, "hits", "", mmv.Count, "k")
+			lat2 := mmv.NewHistogramVec(r2, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "k")
+			lat2.SetLimit(c.limit)
+			require.NoError(t, r2.Start())
+			for _, v := range slices.Sorted(maps.Keys(live)) {
+				hits2.With(v).Inc()
+				lat2.With(v).Observe(1)
+			}
+			require.NoError(t, r2.Flush())
+			assert.Equal(t, identities(t, tmp2), got)
+		})
+	}
 }
