@@ -13,7 +13,8 @@ import (
 // TestChurnIsBounded: what a vector keeps follows the instances it holds,
 // not every label value it ever had: its indoms' instances, the slots of
 // its metrics and the ids it remembers stay within twice its live
-// instances, 64, and what was deleted since the last publication. They
+// instances, 64, and what was deleted since the last publication, and the
+// ids of forgotten values it keeps from others within its limit. They
 // grew by one for every value ever used.
 func TestChurnIsBounded(t *testing.T) {
 	r := NewRegistry("churn", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
@@ -47,6 +48,9 @@ func TestChurnIsBounded(t *testing.T) {
 	assert.LessOrEqual(t, len(v.ids), 2*bound(1), "ids the counter vector remembers")
 	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
 	assert.LessOrEqual(t, len(h.ids), 2*bound(1), "ids the histogram vector remembers")
+	// The ids of forgotten values kept from others (idLocked).
+	assert.LessOrEqual(t, len(v.given), len(v.ids)+max(v.Limit(), 64), "ids the counter vector keeps")
+	assert.LessOrEqual(t, len(h.given), len(h.ids)+max(h.Limit(), 64), "ids the histogram vector keeps")
 }
 
 // TestHistogramVecIDsRunOut: a histogram vector whose instances' bucket
