@@ -718,10 +718,12 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // cap of 4096, 16 with the log-linear layout's 242 by default. SetLimit
 // raises it, within the cap.
 //
-// Every new list of values takes the next instance id, and its buckets the
-// ids from id*buckets on, which must fit PCP's 31 bits: in its life a
-// vector numbers at most 2^31/buckets instances (113 million with the
-// default buckets), and refuses new values after that (ErrTooMany).
+// An instance's buckets take the ids from id*buckets on, which must fit
+// PCP's 31 bits: the vector's instance ids are below 2^31/buckets (113
+// million with the default buckets), derived from their names in the
+// lower half. Once it counts ids in the upper half (see Vec.Delete) it
+// may number 2^31/buckets/2 values in its life, and refuses new values
+// after that (ErrTooMany).
 //
 // It panics if the registry refuses the declaration: invalid options, an
 // invalid or duplicate name or label name, or a closed registry (the panic

@@ -51,9 +51,9 @@ const vecIDSpace = 1 << 31
 // names the vector has forgotten (pruneIDsLocked) too, so that none names
 // another name later; the forgotten name itself, used again, finds its id
 // there. To keep that memory bounded, a vector that has forgotten more
-// names than its limit, and 64, stops deriving (forgetIDLocked): from then
-// on names new to it are counted in the upper half, in order, and none of
-// its derived ids is given again.
+// names than it may hold, and 64, stops deriving (forgetIDLocked): from
+// then on names new to it are counted in the upper half, in order, and
+// none of its derived ids is given again.
 func (v *Vec[T]) idLocked(name string) (int32, bool) {
 	space := v.kind.idSpace()
 	half := space / 2
@@ -84,15 +84,17 @@ func (v *Vec[T]) gaveLocked(name string, id int32) {
 // forgetIDLocked forgets the id of a name that no indom of the vector has
 // any more. While the vector derives ids it keeps the id in given, so that
 // no other name takes it, until given keeps more ids of forgotten names
-// than the vector's limit, and 64: it then stops deriving (see idLocked),
-// and given keeps only the ids of the names it remembers.
+// than the vector may hold instances (its limit, within the registry's cap
+// per indom), and 64: it then stops deriving (see idLocked), and given
+// keeps only the ids of the names it remembers.
 func (v *Vec[T]) forgetIDLocked(name string, id int32) {
 	delete(v.ids, name)
 	if v.counting {
 		delete(v.given, id)
 		return
 	}
-	if len(v.given)-len(v.ids) <= max(int(v.limit.Load()), 64) {
+	holds := min(int(v.limit.Load()), capOf(v.r.opts.MaxIndomInstances, DefaultMaxIndomInstances))
+	if len(v.given)-len(v.ids) <= max(holds, 64) {
 		return
 	}
 	v.counting = true

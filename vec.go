@@ -31,7 +31,10 @@ const DefaultVecLimit = 1000
 // which pminfo -l and pmseries show; beyond it the name alone carries them.
 //
 // Instances are made on first use: With on a new list of values adds the
-// instance. Before Start the new instrument counts in memory of its own,
+// instance. Its PCP instance id derives from its name, so the same values
+// have the same id on every restart and every host, whatever the order
+// they come in (see the package doc, "Identities across restarts"), and
+// the vector's indom serial from its name. Before Start the new instrument counts in memory of its own,
 // carried into the file by Start; after Start it is live at once, and PCP
 // sees the instance after the registry's next publication (within
 // Options.PublishDelay, or at Flush).
@@ -395,10 +398,12 @@ func (v *Vec[T]) refuse(reason dropReason, err error) {
 // later makes a new instrument, from zero, with the instance's id of
 // before, so PCP sees the same instance again. Deleted instances are
 // remembered until they outnumber the live ones, and 64: the next
-// publication then forgets them, and their values, used again, get new
-// ids. A vector whose label values churn thus keeps memory, and costs
-// growth steps, in proportion to the instances it holds, not to every one
-// it ever had.
+// publication then forgets them. A vector whose label values churn thus
+// keeps memory, and costs growth steps, in proportion to the instances it
+// holds, not to every one it ever had. Values it forgot, used again, get
+// their ids of before, and no other value gets them, until it has
+// forgotten more values than its limit, and 64: values new to it then get
+// ids in order (see the package doc, "Identities across restarts").
 func (v *Vec[T]) Delete(values ...string) bool {
 	if v == nil || len(values) != len(v.labels) {
 		return false
