@@ -223,3 +223,10 @@ var idColliders = sync.OnceValues(func() (a, b string) {
 		seen[home] = v
 	}
 })
+
+// serialHome is the indom serial an instrument named name derives.
+func serialHome(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return 1024 + h.Sum32()%1024
+}

@@ -333,3 +333,41 @@ func TestVecIDsRandomized(t *testing.T) {
 		})
 	}
 }
+
+// TestIndomSerialCollision: two vectors whose names derive the same serial:
+// the one declared first keeps it, the other takes the next, so they swap
+// when declared in the other order; a serial a program gave its own indom
+// is passed over; with every serial of the upper half taken, a vector takes
+// the highest free one below.
+func TestIndomSerialCollision(t *testing.T) {
+	var a, b string
+	seen := map[uint32]string{}
+	for i := 0; b == ""; i++ {
+		n := "s" + strconv.Itoa(i)
+		if o, ok := seen[serialHome(n)]; ok {
+			a, b = o, n
+		}
+		seen[serialHome(n)] = n
+	}
+	home := serialHome(a)
+	next := 1024 + (home-1024+1)%1024
+	serials := func(explicit []uint32, names ...string) map[string]uint32 {
+		r := newRegistry(t, "vec", t.TempDir(), mmv.Options{})
+		for _, s := range explicit {
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: s}))
+		}
+		got := map[string]uint32{}
+		for _, n := range names {
+			got[n] = mmv.NewCounterVec(r, n, "", mmv.Count, "k").Indom()
+		}
+		return got
+	}
+	assert.Equal(t, map[string]uint32{a: home, b: next}, serials(nil, a, b))
+	assert.Equal(t, map[string]uint32{a: next, b: home}, serials(nil, b, a), "declared in the other order")
+	assert.Equal(t, map[string]uint32{a: next}, serials([]uint32{home}, a), "the program's own serial")
+	var upper []uint32
+	for s := uint32(1024); s <= mmv.MaxSerial; s++ {
+		upper = append(upper, s)
+	}
+	assert.Equal(t, map[string]uint32{a: 1023}, serials(upper, a), "the upper half full")
+}
