@@ -93,37 +93,3 @@ func TestHistogramVecIDsRunOut(t *testing.T) {
 		assert.GreaterOrEqual(t, inst.ID, int32(0), "bucket %s", inst.Name)
 	}
 }
-
-// TestVecKeepsForgottenIDs: the ids of values a vector forgot are kept
-// from other values while it derives ids, within its limit, and dropped
-// once it counts them.
-func TestVecKeepsForgottenIDs(t *testing.T) {
-	r := NewRegistry("ids", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
-	t.Cleanup(func() { r.Close() })
-	v := NewCounterVec(r, "hits", "", Count, "k")
-	v.SetLimit(200)
-	require.NoError(t, r.Start())
-	churn := func(from, n int) {
-		for i := from; i < from+n; i++ {
-			v.With("x" + strconv.Itoa(i)).Inc()
-			require.True(t, v.Delete("x"+strconv.Itoa(i)))
-			if i%20 == 0 {
-				require.NoError(t, r.Flush())
-			}
-		}
-	}
-	v.With("a")
-	require.True(t, v.Delete("a"))
-	churn(0, 150)
-	r.mu.Lock()
-	_, remembered := v.ids["k=a"]
-	assert.False(t, remembered, "a is forgotten")
-	assert.Equal(t, "k=a", v.given[int32(1+fnv32("k=a")%(1<<30))-1], "a's id is kept")
-	assert.False(t, v.counting)
-	r.mu.Unlock()
-	churn(150, 500)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	assert.True(t, v.counting, "past the limit of forgotten values")
-	assert.LessOrEqual(t, len(v.given), len(v.ids), "only the ids of values remembered")
-}

@@ -8,9 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -209,20 +207,6 @@ func idHome(name string, half int64) int64 {
 	h.Write([]byte(name))
 	return int64(h.Sum32()) % half
 }
-
-// idColliders returns two values of the label "k" whose instance names a
-// counter vector derives the same id for; the search takes a second, once.
-var idColliders = sync.OnceValues(func() (a, b string) {
-	seen := map[int64]string{}
-	for i := 0; ; i++ {
-		v := "c" + strconv.Itoa(i)
-		home := idHome("k="+v, 1<<30)
-		if o, ok := seen[home]; ok {
-			return o, v
-		}
-		seen[home] = v
-	}
-})
 
 // serialHome is the indom serial an instrument named name derives.
 func serialHome(name string) uint32 {
