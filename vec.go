@@ -34,10 +34,10 @@ const DefaultVecLimit = 1000
 // instance. Its PCP instance id derives from its name, so the same values
 // have the same id on every restart and every host, whatever the order
 // they come in (see the package doc, "Identities across restarts"), and
-// the vector's indom serial from its name. Before Start the new instrument counts in memory of its own,
-// carried into the file by Start; after Start it is live at once, and PCP
-// sees the instance after the registry's next publication (within
-// Options.PublishDelay, or at Flush).
+// the vector's indom serial from its name. Before Start the new
+// instrument counts in memory of its own, carried into the file by Start;
+// after Start it is live at once, and PCP sees the instance after the
+// registry's next publication (within Options.PublishDelay, or at Flush).
 //
 // A vector holds at most DefaultVecLimit instances unless SetLimit says
 // otherwise, and the registry's caps on instances hold too (see
