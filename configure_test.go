@@ -118,7 +118,7 @@ func TestConfigureRefused(t *testing.T) {
 	}{
 		{"invalid name", "9lives", mmv.Options{}, mmv.ErrName, `file "9lives"`},
 		{"cluster past 4095", "", mmv.Options{Cluster: 4096}, mmv.ErrRange, "cluster 4096"},
-		{"indom on a cluster past 2047", "", mmv.Options{Cluster: 2048}, mmv.ErrRange, "indom 2047"},
+		{"indom on a cluster past 2047", "", mmv.Options{Cluster: 2048}, mmv.ErrRange, "cluster 2048 is more than 2047"},
 		{"cluster label on the reader's cluster", "", mmv.Options{Cluster: mmv.ReaderCluster}, mmv.ErrLabel, `label "service"`},
 		{"instances over a lowered cap", "", mmv.Options{MaxIndomInstances: 1}, mmv.ErrTooMany, "per indom"},
 		{"labels on a forced version 2", "", mmv.Options{Version: mmv.Version2}, mmv.ErrRange, "version 2"},

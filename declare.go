@@ -208,18 +208,15 @@ func (r *Registry) undoLocked(s step) {
 }
 
 // addAutoIndomLocked declares an indom of the given instances (ids 0, 1,
-// ... in order) under the highest free serial, so that the serials a
-// program chooses itself, usually from 1 up, stay free. Its help is made
-// up by the registry, and cut to fit (fitHelp).
-func (r *Registry) addAutoIndomLocked(help string, names []string) (*indom, error) {
+// ... in order) for the metrics named key, under the serial derived from
+// key (autoSerialLocked). Its help is made up by the registry, and cut to
+// fit (fitHelp).
+func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom, error) {
 	insts := make([]Instance, len(names))
 	for i, n := range names {
 		insts[i] = Instance{ID: int32(i), Name: n}
 	}
-	serial := uint32(MaxSerial)
-	for serial > 0 && r.serials[serial] != nil {
-		serial--
-	}
+	serial := r.autoSerialLocked(key)
 	if serial == 0 {
 		return nil, errorf(ErrTooMany, "file "+quote(r.name), "no indom serial left")
 	}

@@ -102,6 +102,35 @@
 //     instrument away from the files, then unmaps them; with the [Process]
 //     flag it removes them, so PCP stops showing a program that has ended.
 //
+// # Identities across restarts
+//
+// PCP's tools keep identifiers: pmval and pmlogger fetch by PMID, archives
+// and pmseries name instances by id. The identifiers the registry chooses
+// derive from names, so a restarted program, or the same program on
+// another host, publishes the same ones whatever the order its
+// declarations and label values arrive in (FNV-1a each time):
+//   - a metric's item from its name, 1..1023, unless [Metric.Item] gives
+//     one, and the file's cluster from the file's name, unless
+//     [Options.Cluster] gives one;
+//   - an instrument's indom serial from its name, 1024..2047: give the
+//     indoms you declare yourself serials below 1024;
+//   - a vector's instance id from the instance's name, such as
+//     "route=/api,status=200": 0..2^30-1, or for a histogram vector, whose
+//     buckets share the ids (see [NewHistogramVec]), half of its ids.
+//
+// A derived identity already taken moves to the next free one: the name
+// that came first keeps it and the later one moves, so two names whose
+// derived identities collide swap them on a restart where they arrive in
+// the other order. Items given at Start are assigned in the order of their
+// names, so the same set of names gets the same items whatever the order.
+// While a registry lives, an identity never moves and never names two
+// names: a vector gives a value it forgot (see [Vec.Delete]) its id back,
+// and keeps that id from other values; a vector that has forgotten more
+// values than its limit, and 64, numbers the values new to it in order
+// from 2^30 instead (half of its ids for a histogram vector), so that
+// what it keeps stays bounded: values that churn (a request id, a client)
+// have ids that a restart does not find again.
+//
 // Instruments may be declared before Start or after it. Updates made before
 // Start are not lost: an instrument counts into memory of its own until its
 // value has storage in the file, then its count is carried there. A

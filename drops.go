@@ -38,7 +38,7 @@ func (r *Registry) declareDropsLocked() {
 	}
 	var m *metric
 	err := r.declareLocked(func() error {
-		in, err := r.addAutoIndomLocked("Reasons a vector refused label values", dropNames[:])
+		in, err := r.addAutoIndomLocked(ownPrefix+".dropped", "Reasons a vector refused label values", dropNames[:])
 		if err != nil {
 			return err
 		}

@@ -273,3 +273,18 @@ func deadPid(t *testing.T) int {
 	require.NoError(t, cmd.Run())
 	return cmd.Process.Pid
 }
+
+// idHome is the instance id a vector derives for an instance name, before
+// any probing, among half ids (2^30 for counters, gauges and timers).
+func idHome(name string, half int64) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int64(h.Sum32()) % half
+}
+
+// serialHome is the indom serial an instrument named name derives.
+func serialHome(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return 1024 + h.Sum32()%1024
+}

@@ -548,12 +548,12 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			bucketInsts = g.bounds
 		}
 		var err error
-		if g.bucketIn, err = r.addAutoIndomLocked("Buckets of "+name+", by upper bound", bucketInsts); err != nil {
+		if g.bucketIn, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts); err != nil {
 			return err
 		}
 		statIndom := uint32(0)
 		if g.vec {
-			if g.statIndom, err = r.addAutoIndomLocked("Instances of "+name, nil); err != nil {
+			if g.statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil); err != nil {
 				return err
 			}
 			statIndom = g.statIndom.Serial
@@ -603,10 +603,6 @@ func (g *histGroup) bucketNames(inst string) []string {
 // registry's lock held.
 func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	subject := "vector " + quote(g.name) + " instance " + quote(name)
-	if n := int64(len(g.bounds)); (int64(id)+1)*n > math.MaxInt32+1 {
-		// Its buckets' ids would wrap, onto other instances' buckets.
-		return false, errorf(ErrTooMany, subject, "a histogram vector of %d buckets numbers at most %d instances in its life", n, (math.MaxInt32+1)/n)
-	}
 	buckets := make([]Instance, len(g.bounds))
 	for i, b := range g.bucketNames(name) {
 		if err := checkInstanceName(subject+" bucket "+quote(b), b); err != nil {
@@ -623,8 +619,12 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 }
 
 // bucketID is the id of bucket i of a vector's instance id in the buckets'
-// indom (declareLocked keeps it within an int32).
+// indom (idSpace keeps it within an int32).
 func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.bounds)) + int32(i) }
+
+// idSpace keeps the ids of the vector's buckets within PCP's 31 bits:
+// they would wrap onto other instances' buckets.
+func (g *histGroup) idSpace() int64 { return vecIDSpace / int64(len(g.bounds)) }
 
 // knowsLocked reports whether the statistics' or the buckets' indom still
 // has a vector's instance id.
@@ -729,10 +729,12 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // cap of 4096, 16 with the log-linear layout's 242 by default. SetLimit
 // raises it, within the cap.
 //
-// Every new list of values takes the next instance id, and its buckets the
-// ids from id*buckets on, which must fit PCP's 31 bits: in its life a
-// vector numbers at most 2^31/buckets instances (113 million with the
-// default buckets), and refuses new values after that (ErrTooMany).
+// An instance's buckets take the ids from id*buckets on, which must fit
+// PCP's 31 bits: the vector's instance ids are below 2^31/buckets (113
+// million with the default buckets), derived from their names in the
+// lower half. Once it counts ids in the upper half (see Vec.Delete) it
+// may number 2^31/buckets/2 values in its life, and refuses new values
+// after that (ErrTooMany).
 //
 // It panics if the registry refuses the declaration: invalid options, an
 // invalid or duplicate name or label name, or a closed registry (the panic

@@ -81,8 +81,9 @@ type indomTable struct {
 type indom struct {
 	Indom
 	// ids maps instance ids to indexes (see index); nil while every id is
-	// its instance's index, as a vector's and ids numbered from 0 in order
-	// are, which then need no map.
+	// its instance's index, as ids numbered from 0 in order are (the
+	// buckets of a single histogram, mmv.dropped's reasons), which then
+	// need no map.
 	ids     map[int32]int
 	names   nameIndex // indexes by nameKey
 	removed []bool    // per instance: removed, its id and name kept until forget

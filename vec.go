@@ -31,10 +31,13 @@ const DefaultVecLimit = 1000
 // which pminfo -l and pmseries show; beyond it the name alone carries them.
 //
 // Instances are made on first use: With on a new list of values adds the
-// instance. Before Start the new instrument counts in memory of its own,
-// carried into the file by Start; after Start it is live at once, and PCP
-// sees the instance after the registry's next publication (within
-// Options.PublishDelay, or at Flush).
+// instance. Its PCP instance id derives from its name, so the same values
+// have the same id on every restart and every host, whatever the order
+// they come in (see the package doc, "Identities across restarts"), and
+// the vector's indom serial from its name. Before Start the new
+// instrument counts in memory of its own, carried into the file by Start;
+// after Start it is live at once, and PCP sees the instance after the
+// registry's next publication (within Options.PublishDelay, or at Flush).
 //
 // A vector holds at most DefaultVecLimit instances unless SetLimit says
 // otherwise, and the registry's caps on instances hold too (see
@@ -69,7 +72,9 @@ type Vec[T any] struct {
 	all        map[string]*vecEntry[T] // by instance name
 	order      []orderEntry[T]         // instances in order of first use, and deleted ones until they are half (deleteLocked)
 	ids        map[string]int32        // instance names given an id that an indom still has (pruneIDsLocked)
-	nextID     int32                   // the id of the next new name
+	given      map[int32]string        // the names of ids given, forgotten ones too while deriving (idLocked)
+	counting   bool                    // ids of new names are counted, no longer derived
+	counted    int64                   // ids counted
 	pruneAt    int                     // len(ids) at which pruneIDsLocked runs
 	labelled   bool                    // instances still get PCP labels
 	unlabelled atomic.Bool             // SetInstanceLabels(false)
@@ -122,6 +127,9 @@ type vecKind[T any] interface {
 	// knowsLocked reports whether an indom of the vector still has
 	// instance id, live or removed (see indom.forget).
 	knowsLocked(id int32) bool
+	// idSpace is the number of ids the vector's instances may have, from
+	// 0 (see idLocked).
+	idSpace() int64
 }
 
 // checkVecLabels checks the label names of the vector of metric.
@@ -145,7 +153,7 @@ func checkVecLabels(metric string, labels []string) error {
 // names labels, checked by checkVecLabels.
 func newVec[T any](r *Registry, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
-		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, labelled: true}
+		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, given: map[int32]string{}, labelled: true}
 	v.limit.Store(DefaultVecLimit)
 	empty := vecMap[T]{}
 	v.fast.Store(&empty)
@@ -247,7 +255,9 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	id, seen := v.ids[name]
 	if !seen {
-		id = v.nextID
+		if id, ok = v.idLocked(name); !ok {
+			return nil, v.refuseLocked(dropCap, v.idsExhausted(name))
+		}
 	}
 	// One transaction: values refused declare nothing, though the kind
 	// took some steps (a histogram's statistics before its buckets).
@@ -258,8 +268,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	})
 	added = added && err == nil
 	if added && !seen {
-		v.ids[name] = id
-		v.nextID++
+		v.gaveLocked(name, id)
 		v.pruneIDsLocked()
 	}
 	if err != nil {
@@ -282,16 +291,16 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 
 // pruneIDsLocked forgets the ids of deleted instances that no indom of
 // the vector has any more, once ids holds twice what it held after the
-// last pruning, and 64: With on their values later gives them new ids.
-// An id is kept while an indom has it, so that an instance's values keep
-// one id in every indom, and its name no other.
+// last pruning, and 64 (forgetIDLocked). An id is kept while an indom has
+// it, so that an instance's values keep one id in every indom, and its
+// name no other.
 func (v *Vec[T]) pruneIDsLocked() {
 	if len(v.ids) < max(v.pruneAt, 64) {
 		return
 	}
 	for name, id := range v.ids {
 		if v.all[name] == nil && !v.kind.knowsLocked(id) {
-			delete(v.ids, name)
+			v.forgetIDLocked(name, id)
 		}
 	}
 	v.pruneAt = 2 * len(v.ids)
@@ -396,10 +405,12 @@ func (v *Vec[T]) refuse(reason dropReason, err error) {
 // later makes a new instrument, from zero, with the instance's id of
 // before, so PCP sees the same instance again. Deleted instances are
 // remembered until they outnumber the live ones, and 64: the next
-// publication then forgets them, and their values, used again, get new
-// ids. A vector whose label values churn thus keeps memory, and costs
-// growth steps, in proportion to the instances it holds, not to every one
-// it ever had.
+// publication then forgets them. A vector whose label values churn thus
+// keeps memory, and costs growth steps, in proportion to the instances it
+// holds, not to every one it ever had. Values it forgot, used again, get
+// their ids of before, and no other value gets them, until it has
+// forgotten more values than its limit, and 64: values new to it then get
+// ids in order (see the package doc, "Identities across restarts").
 func (v *Vec[T]) Delete(values ...string) bool {
 	if v == nil || len(values) != len(v.labels) {
 		return false
@@ -534,6 +545,8 @@ func (k *cellVec[T]) knowsLocked(id int32) bool {
 	return ok
 }
 
+func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
+
 func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.unbindCellLocked(k.cells[id])
 	delete(k.cells, id)
@@ -555,7 +568,7 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 	defer unlock()
 	var mt *metric
 	err = r.declareLocked(func() error {
-		in, err := r.addAutoIndomLocked("Instances of "+m.Name, nil)
+		in, err := r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil)
 		if err != nil {
 			return err
 		}
