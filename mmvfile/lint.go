@@ -327,8 +327,18 @@ func (f *File) labelProblems(l *Label) []string {
 	}
 	if !json.Valid([]byte(l.Payload)) || !strings.HasPrefix(l.Payload, "{") {
 		out = append(out, "not a JSON object: PCP drops the label")
-	} else if name, bad := badLabelName(l.Payload); bad {
-		out = append(out, fmt.Sprintf("the name %q is not a letter then letters, digits and '_': PCP drops the label", name))
+	} else if name, key, bad := badLabelName(l.Payload); bad {
+		what, pcp := "name", "PCP drops the label"
+		if key {
+			what = "key"
+		}
+		switch {
+		case validLabelName72.MatchString(name):
+			pcp = "PCP 6.0.3 drops the label (7.2 keeps it)"
+		case key:
+			pcp = "PCP 6.0.3 drops the label (7.2 drops the key)"
+		}
+		out = append(out, fmt.Sprintf("the %s %q is not a letter then letters, digits and '_': %s", what, name, pcp))
 	}
 	return out
 }
@@ -350,31 +360,36 @@ func (f *File) labelled(l *Label) bool {
 	return false
 }
 
-// validLabelName is PCP's rule for label names and the keys of map values.
-var validLabelName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+// validLabelName is PCP 6.0.3's rule for label names and the keys of map
+// values; validLabelName72 is 7.2's, which also takes a digit or '_'
+// first (TestReadsWhatPCPReads).
+var (
+	validLabelName   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+	validLabelName72 = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+)
 
 // badLabelName returns a name of the label's JSON object, or a key of a
-// map within it, that PCP refuses.
-func badLabelName(payload string) (string, bool) {
+// map within it (key), that PCP 6.0.3 refuses.
+func badLabelName(payload string) (name string, key, bad bool) {
 	var obj map[string]any
 	if json.Unmarshal([]byte(payload), &obj) != nil {
-		return "", false // Parse refuses it
+		return "", false, false // Parse refuses it
 	}
-	var walk func(m map[string]any) (string, bool)
-	walk = func(m map[string]any) (string, bool) {
+	var walk func(m map[string]any, key bool) (string, bool, bool)
+	walk = func(m map[string]any, key bool) (string, bool, bool) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if !validLabelName.MatchString(k) {
-				return k, true
+				return k, key, true
 			}
 			if sub, ok := m[k].(map[string]any); ok {
-				if name, bad := walk(sub); bad {
-					return name, true
+				if name, key, bad := walk(sub, true); bad {
+					return name, key, true
 				}
 			}
 		}
-		return "", false
+		return "", false, false
 	}
-	return walk(obj)
+	return walk(obj, false)
 }
 
 func indomID(cluster, serial uint32) uint32 { return (cluster<<11 | serial) & maxIndomSerial }

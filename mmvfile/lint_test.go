@@ -308,3 +308,28 @@ func mustRead(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestLintLabelNames: a label name or map key PCP 6.0.3 refuses is
+// reported with what each PCP does with the label (TestReadsWhatPCPReads
+// shows both).
+func TestLintLabelNames(t *testing.T) {
+	const rule = " is not a letter then letters, digits and '_': "
+	for payload, want := range map[string]string{
+		`{"a-b":"x"}`:       `the name "a-b"` + rule + "PCP drops the label",
+		`{"9pp":"x"}`:       `the name "9pp"` + rule + "PCP 6.0.3 drops the label (7.2 keeps it)",
+		`{"_pp":"x"}`:       `the name "_pp"` + rule + "PCP 6.0.3 drops the label (7.2 keeps it)",
+		`{"app":{"b-d":2}}`: `the key "b-d"` + rule + "PCP 6.0.3 drops the label (7.2 drops the key)",
+		`{"app":{"9k":1}}`:  `the key "9k"` + rule + "PCP 6.0.3 drops the label (7.2 keeps it)",
+	} {
+		valid := sample(t, 3)
+		f, err := mmvfile.Parse(valid)
+		require.NoError(t, err)
+		b := bytes.Clone(valid)
+		copy(b[f.Labels[0].Offset+12:], payload+"\x00")
+		got, err := mmvfile.Parse(b)
+		require.NoError(t, err)
+		fds := findings(got.Lint("sample"), mmvfile.RuleLabel)
+		require.Len(t, fds, 1, payload)
+		assert.Equal(t, payload+": "+want, fds[0].Msg)
+	}
+}

@@ -15,9 +15,10 @@ import (
 // sampleMetric is the name of the sample's first metric in PCP.
 func sampleMetric(f *mmvfile.File, i int) string { return "mmv.sample." + f.Metrics[i].Name }
 
-// readsAsPCP are files that PCP's reader (pmdammv 6.0.3) loads, which
-// Parse must accept: each mutation of the sample file, the rule Lint
-// reports for it, and what PCP shows of its metrics.
+// readsAsPCP are files that PCP's reader (pmdammv 6.0.3, and 7.2) loads,
+// which Parse must accept: each mutation of the sample file, the rule Lint
+// reports for it, and what PCP shows of its metrics; where the two PCPs
+// differ, what each shows (pcptest.AtLeast).
 var readsAsPCP = []struct {
 	name    string
 	version int
@@ -71,13 +72,38 @@ var readsAsPCP = []struct {
 			assert.False(t, ok, "PCP never shows it")
 		}},
 	{"label name PCP refuses", 3, func(b []byte, f *mmvfile.File) []byte {
+		copy(b[f.Labels[0].Offset+12:], "{\"a-b\":\"x\"}\x00")
+		return b
+	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		assert.NotContains(t, m.Labels, "a-b", "PCP drops the label")
+		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
+	}},
+	{"label name of a digit first", 3, func(b []byte, f *mmvfile.File) []byte {
 		b[f.Labels[0].Offset+12+2] = '9' // {"9pp":"x"}
 		return b
 	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		m := pcptest.Find(ms, sampleMetric(f, 0))
 		require.NotNil(t, m)
-		assert.NotContains(t, m.Labels, "9pp", "PCP drops the label")
+		if pcptest.AtLeast(7, 2) {
+			assert.Contains(t, m.Labels, `"9pp":"x"`, "7.2 keeps the label")
+		} else {
+			assert.NotContains(t, m.Labels, "9pp", "6.0.3 drops the label")
+		}
 		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
+	}},
+	{"label name of '_' first", 3, func(b []byte, f *mmvfile.File) []byte {
+		b[f.Labels[0].Offset+12+2] = '_' // {"_pp":"x"}
+		return b
+	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		if pcptest.AtLeast(7, 2) {
+			assert.Contains(t, m.Labels, `"_pp":"x"`, "7.2 keeps the label")
+		} else {
+			assert.NotContains(t, m.Labels, "_pp", "6.0.3 drops the label")
+		}
 	}},
 	{"label map key PCP refuses", 3, func(b []byte, f *mmvfile.File) []byte {
 		copy(b[f.Labels[0].Offset+12:], "{\"app\":{\"ok\":1,\"b-d\":2}}\x00")
@@ -85,8 +111,26 @@ var readsAsPCP = []struct {
 	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		m := pcptest.Find(ms, sampleMetric(f, 0))
 		require.NotNil(t, m)
-		assert.NotContains(t, m.Labels, `"app"`, "PCP drops the whole label")
+		if pcptest.AtLeast(7, 2) {
+			// pminfo 7.2 shows a map flattened: app.ok.
+			assert.Contains(t, m.Labels, `"app.ok":1`, "7.2 keeps the label")
+			assert.NotContains(t, m.Labels, "b-d", "without the key")
+		} else {
+			assert.NotContains(t, m.Labels, `"app`, "6.0.3 drops the whole label")
+		}
 		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
+	}},
+	{"label map key of a digit first", 3, func(b []byte, f *mmvfile.File) []byte {
+		copy(b[f.Labels[0].Offset+12:], "{\"app\":{\"9k\":1}}\x00")
+		return b
+	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		if pcptest.AtLeast(7, 2) {
+			assert.Contains(t, m.Labels, `"app.9k":1`, "7.2 keeps the label")
+		} else {
+			assert.NotContains(t, m.Labels, `"app`, "6.0.3 drops the whole label")
+		}
 	}},
 	{"label payload not JSON", 3, func(b []byte, f *mmvfile.File) []byte { b[f.Labels[0].Offset+12] = '['; return b },
 		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
