@@ -167,11 +167,16 @@ func (f *File) metricName(name string, m *Metric) string {
 }
 
 // agentNames are the MMV agent's own metrics, in the namespace before any
-// file's.
-var agentNames = []string{"mmv.control.reload", "mmv.control.debug", "mmv.control.files"}
+// file's; PCP 7 adds mmv.control.metrics (TestLintAgentNames).
+var agentNames = []string{"mmv.control.reload", "mmv.control.debug", "mmv.control.files", "mmv.control.metrics"}
 
-// agent is the owner of the agent's names.
-var agent = owner{"", "the MMV agent's own metric"}
+// agentOwner is the owner of one of the agent's names: of no file.
+func agentOwner(name string) owner {
+	if name == "mmv.control.metrics" {
+		return owner{"", "the MMV agent's own metric in PCP 7 (not in 6.0.3)"}
+	}
+	return owner{"", "the MMV agent's own metric"}
+}
 
 // validPCPName is the test PCP's reader applies to a full metric name.
 var validPCPName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*$`)
@@ -235,7 +240,7 @@ func (f *File) Lint(name string) []Finding {
 		case m.Name == "" || !validPCPName.MatchString(full):
 			add(record, m.Offset, RuleName, "PCP skips the metric: its name %q does not start with a letter or holds more than letters, digits, '_' and '.'", full)
 		case slices.Contains(agentNames, full):
-			add(record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is %s", full, agent.record)
+			add(record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is %s", full, agentOwner(full).record)
 		case names[full] != nil:
 			add(record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is also the metric's at offset %d", full, names[full].Offset)
 		case m.Item > mmv.MaxItem:
@@ -287,7 +292,7 @@ func (f *File) Lint(name string) []Finding {
 		named = append(named, nameAt{full, owner{name, metricRecord(i, m)}, m.Offset, i})
 	}
 	for i, n := range agentNames {
-		named = append(named, nameAt{n, agent, 0, i - len(agentNames)})
+		named = append(named, nameAt{n, agentOwner(n), 0, i - len(agentNames)})
 	}
 	out = append(out, prefixes(named, false)...)
 	if low, high := f.FetchCost(); high >= costWarn {
@@ -491,6 +496,9 @@ func LintDir(paths ...string) ([]Finding, error) {
 // owner is the file and record that first took an identity.
 type owner struct{ file, record string }
 
+// agent reports whether the owner is the MMV agent (agentOwner), of no file.
+func (o owner) agent() bool { return o.file == "" }
+
 // dirLint gathers the identities of the live files of a directory.
 type dirLint struct {
 	out      []Finding
@@ -584,7 +592,7 @@ func prefixes(named []nameAt, across bool) []Finding {
 				break
 			}
 			// Across files, the agent's names are each file's Lint's.
-			if !across || m.at.file != n.at.file && n.at != agent && m.at != agent {
+			if !across || m.at.file != n.at.file && !n.at.agent() && !m.at.agent() {
 				under = append(under, m)
 			}
 		}
@@ -593,7 +601,7 @@ func prefixes(named []nameAt, across bool) []Finding {
 		}
 		first := slices.MinFunc(under, func(a, b nameAt) int { return a.seq - b.seq })
 		whose := func(x nameAt) string {
-			if x.at == agent {
+			if x.at.agent() {
 				return x.at.record
 			}
 			return x.at.file + " " + x.at.record

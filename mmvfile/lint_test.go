@@ -246,6 +246,32 @@ func TestLintAgentNames(t *testing.T) {
 		assert.Contains(t, stderr, "Unknown metric name", "the namespace is broken")
 	}
 
+	// PCP 7's mmv.control.metrics, a free name on 6.0.3.
+	require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular("metrics", "other"),
+		func(b []byte, f *mmvfile.File) { put64(b, f.Values[0].Offset, 7) }), path))
+	lintOne(t, dir, mmvfile.RuleDuplicateName, path, "metric [0] at offset 72 (metrics)",
+		"PCP skips the metric: mmv.control.metrics is the MMV agent's own metric in PCP 7 (not in 6.0.3)")
+	if pcptest.WantPCP(t) {
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.control.metrics")
+		require.NotNil(t, m)
+		if pcptest.AtLeast(7, 2) {
+			assert.NotEqual(t, "7", m.Value, "7.2 shows its own metric")
+		} else {
+			assert.Equal(t, "7", m.Value, "6.0.3 shows the file's")
+		}
+	}
+	require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular("metrics.x", "other"), nil), path))
+	lintOne(t, dir, mmvfile.RuleNamePrefix, path, "metric [0] at offset 72 (metrics.x)",
+		"mmv.control.metrics is a leaf and a prefix of mmv.control.metrics.x (the MMV agent's own metric in PCP 7 (not in 6.0.3))")
+	if pcptest.WantPCP(t) {
+		_, out := pcpNames(t, "control", mustRead(t, path))
+		if pcptest.AtLeast(7, 2) {
+			assert.Contains(t, out, "Unknown metric name", "7.2's namespace is broken")
+		} else {
+			assert.Contains(t, out, "mmv.control.metrics.x\n", "6.0.3 lists it")
+		}
+	}
+
 	require.NoError(t, os.Remove(path))
 	writeFile(t, dir, "noprefix", mmv.Options{Cluster: 61, Flags: mmv.NoPrefix}, singular("control_"), func(b []byte, f *mmvfile.File) {
 		b[f.Metrics[0].Offset+7] = 0 // "control"

@@ -277,6 +277,12 @@ func corruptFiles(t *testing.T, step int) map[string][]byte {
 		patch("count beyond the file", 40+4, 1<<30, 4)
 		patch("negative count", 40+4, math.MaxUint32, 4)
 		patch("offset beyond the file", 40+8, 1<<40, 8)
+		for _, count := range []uint32{0, math.MaxUint32} {
+			b := bytes.Clone(valid)
+			binary.NativeEndian.PutUint32(b[40:], 9)
+			binary.NativeEndian.PutUint32(b[44:], count)
+			bad[s.name+"/unknown section type, count "+strconv.Itoa(int(int32(count)))] = b
+		}
 		for k := range f.TOC {
 			// 7.2 prints empty and negative instance and value sections.
 			patch("TOC "+strconv.Itoa(k)+" count 0", 40+16*k+4, 0, 4)
