@@ -173,7 +173,7 @@ var agentNames = []string{"mmv.control.reload", "mmv.control.debug", "mmv.contro
 // agentOwner is the owner of one of the agent's names: of no file.
 func agentOwner(name string) owner {
 	if name == "mmv.control.metrics" {
-		return owner{"", "the MMV agent's own metric in PCP 7 (not in 6.0.3)"}
+		return owner{"", "the MMV agent's own metric in PCP 7, not in 6.0.3"}
 	}
 	return owner{"", "the MMV agent's own metric"}
 }

@@ -71,44 +71,15 @@ var readsAsPCP = []struct {
 			_, ok := m.Label("app")
 			assert.False(t, ok, "PCP never shows it")
 		}},
-	{"label name PCP refuses", 3, func(b []byte, f *mmvfile.File) []byte {
-		copy(b[f.Labels[0].Offset+12:], "{\"a-b\":\"x\"}\x00")
-		return b
-	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	{"label name PCP refuses", 3, labelPayload(`{"a-b":"x"}`), mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		m := pcptest.Find(ms, sampleMetric(f, 0))
 		require.NotNil(t, m)
 		assert.NotContains(t, m.Labels, "a-b", "PCP drops the label")
 		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
 	}},
-	{"label name of a digit first", 3, func(b []byte, f *mmvfile.File) []byte {
-		b[f.Labels[0].Offset+12+2] = '9' // {"9pp":"x"}
-		return b
-	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
-		m := pcptest.Find(ms, sampleMetric(f, 0))
-		require.NotNil(t, m)
-		if pcptest.AtLeast(7, 2) {
-			assert.Contains(t, m.Labels, `"9pp":"x"`, "7.2 keeps the label")
-		} else {
-			assert.NotContains(t, m.Labels, "9pp", "6.0.3 drops the label")
-		}
-		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
-	}},
-	{"label name of '_' first", 3, func(b []byte, f *mmvfile.File) []byte {
-		b[f.Labels[0].Offset+12+2] = '_' // {"_pp":"x"}
-		return b
-	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
-		m := pcptest.Find(ms, sampleMetric(f, 0))
-		require.NotNil(t, m)
-		if pcptest.AtLeast(7, 2) {
-			assert.Contains(t, m.Labels, `"_pp":"x"`, "7.2 keeps the label")
-		} else {
-			assert.NotContains(t, m.Labels, "_pp", "6.0.3 drops the label")
-		}
-	}},
-	{"label map key PCP refuses", 3, func(b []byte, f *mmvfile.File) []byte {
-		copy(b[f.Labels[0].Offset+12:], "{\"app\":{\"ok\":1,\"b-d\":2}}\x00")
-		return b
-	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	{"label name of a digit first", 3, labelPayload(`{"9pp":"x"}`), mmvfile.RuleLabel, keptBy72(`"9pp":"x"`, "9pp")},
+	{"label name of '_' first", 3, labelPayload(`{"_pp":"x"}`), mmvfile.RuleLabel, keptBy72(`"_pp":"x"`, "_pp")},
+	{"label map key PCP refuses", 3, labelPayload(`{"app":{"ok":1,"b-d":2}}`), mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		m := pcptest.Find(ms, sampleMetric(f, 0))
 		require.NotNil(t, m)
 		if pcptest.AtLeast(7, 2) {
@@ -120,18 +91,7 @@ var readsAsPCP = []struct {
 		}
 		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
 	}},
-	{"label map key of a digit first", 3, func(b []byte, f *mmvfile.File) []byte {
-		copy(b[f.Labels[0].Offset+12:], "{\"app\":{\"9k\":1}}\x00")
-		return b
-	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
-		m := pcptest.Find(ms, sampleMetric(f, 0))
-		require.NotNil(t, m)
-		if pcptest.AtLeast(7, 2) {
-			assert.Contains(t, m.Labels, `"app.9k":1`, "7.2 keeps the label")
-		} else {
-			assert.NotContains(t, m.Labels, `"app`, "6.0.3 drops the whole label")
-		}
-	}},
+	{"label map key of a digit first", 3, labelPayload(`{"app":{"9k":1}}`), mmvfile.RuleLabel, keptBy72(`"app.9k":1`, `"app`)},
 	{"label payload not JSON", 3, func(b []byte, f *mmvfile.File) []byte { b[f.Labels[0].Offset+12] = '['; return b },
 		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 			m := pcptest.Find(ms, sampleMetric(f, 1))
