@@ -389,6 +389,27 @@ func TestUsage(t *testing.T) {
 	_, stderr, status := mmvdump(t, filepath.Join(t.TempDir(), "missing"))
 	assert.Equal(t, 1, status)
 	assert.Contains(t, stderr, "no such file")
+	_, stderr, status = mmvdump(t, "-pcp", "6.3", "../../testdata/golden/empty.mmv")
+	assert.Equal(t, 2, status, "a PCP whose mmvdump is not proven")
+	assert.Contains(t, stderr, `mmvdump: -pcp: mmvfile: PCP "6.3": Dump prints as PCP 6.0 or 7.2`)
+}
+
+// TestPCPFlag: -pcp chooses the mmvdump printed as, whatever the PCP
+// installed: the golden empty file, whose values section counts 0.
+func TestPCPFlag(t *testing.T) {
+	const file = "../../testdata/golden/empty.mmv"
+	for version, want := range map[string]string{
+		"6.0.3": "Bad TOC[1]: invalid entry count 0\n",
+		"6.0":   "Bad TOC[1]: invalid entry count 0\n",
+		"7.2":   "\nTOC[1]: offset 56, values offset 72 (0 entries)\n",
+		"7.2.2": "\nTOC[1]: offset 56, values offset 72 (0 entries)\n",
+	} {
+		out, stderr, status := mmvdump(t, "-pcp", version, file)
+		require.Equal(t, 0, status, stderr)
+		assert.True(t, strings.HasSuffix(out, "Bad TOC[0]: invalid entry count 0\n"+want), "-pcp %s: %s", version, out)
+	}
+	out, _, _ := mmvdump(t, file)
+	assert.Contains(t, out, "Bad TOC[1]", "6.0.3's by default")
 }
 
 // TestLint: -lint reports a directory's hazards one a line or as JSON,
