@@ -80,7 +80,8 @@ func Dump(w io.Writer, name string, b []byte, now time.Time) (ok bool, err error
 // crash or print what lies beyond, DumpAs prints the bytes up to the end
 // of the file and stops, reporting false.
 //
-// now is the time open elapsed intervals are measured to.
+// now is the time open elapsed intervals are measured to. A pcp other
+// than PCP603 and PCP72 prints as PCP603.
 func DumpAs(w io.Writer, name string, b []byte, now time.Time, pcp PCP) (ok bool, err error) {
 	bw := bufio.NewWriter(w)
 	d := &dumper{w: bw, b: b, size: uint64(len(b)), now: now, pcp: pcp}
@@ -241,10 +242,10 @@ func (d *dumper) dump(name string) bool {
 // one of count 0 or less, but for instances and values, which it prints
 // even then, with no records.
 func (d *dumper) badCount(typ SectionType, n int32) bool {
-	if d.pcp == PCP603 {
-		return n == 0
+	if d.pcp == PCP72 {
+		return n <= 0 && typ != Instances && typ != Values
 	}
-	return n <= 0 && typ != Instances && typ != Values
+	return n == 0
 }
 
 // flagText names the header flags as PCP's mmvdump does: "none", or the
@@ -405,7 +406,7 @@ func (d *dumper) name(field uint64, small, zero string) (string, bool) {
 func (d *dumper) units(word uint32) string {
 	u := mmv.Units(word &^ 0xff)
 	s := u.String() // 6.0.3's text of the dimensions
-	if d.pcp == PCP603 {
+	if d.pcp != PCP72 {
 		return s
 	}
 	extra := int8(word) >> 3
