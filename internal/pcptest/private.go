@@ -37,7 +37,7 @@ type private struct {
 // -U root), and skips or fails the test as MustHave otherwise.
 func StartPMCD(t testing.TB) *PMCD {
 	t.Helper()
-	MustHavePCP(t)
+	tl := need(t)
 	pmcd := filepath.Join(Config("PCP_BINADM_DIR"), "pmcd")
 	if _, err := os.Stat(pmcd); err != nil {
 		MustHave(t, fmt.Errorf("pmcd is not in $PCP_BINADM_DIR: %v", err))
@@ -45,7 +45,6 @@ func StartPMCD(t testing.TB) *PMCD {
 	if os.Geteuid() != 0 {
 		MustHave(t, errors.New("a private pmcd needs root"))
 	}
-	tl := mustFind(t)
 	pmstore, err := exec.LookPath("pmstore")
 	if err != nil {
 		MustHave(t, errors.New("pmstore is not on PATH"))
