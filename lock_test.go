@@ -186,14 +186,26 @@ func TestRestartWhileAChildHoldsTheLock(t *testing.T) {
 	dup, err := syscall.Dup(fd)
 	require.NoError(t, err)
 	held := os.NewFile(uintptr(dup), r.Path())
-	child := exec.Command("sleep", "0.03")
+	// The child holds the lock until its standard input closes.
+	child := exec.Command("sh", "-c", "read _ || :")
 	child.ExtraFiles = []*os.File{held}
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
 	require.NoError(t, child.Start())
 	require.NoError(t, held.Close())
 	require.NoError(t, r.Close())
 
+	// The first time the new registry finds the lock held, the child ends,
+	// and its lock with it: Start must have waited for it, every run.
+	found := 0
+	mmv.SetLockHeldHook(t, func() {
+		if found++; found == 1 {
+			stdin.Close()
+			assert.NoError(t, child.Wait())
+		}
+	})
 	again := appRegistry(t, dir, 0)
 	defer again.Close()
 	require.NoError(t, again.Start(), "a lock held by a child of the closed owner")
-	require.NoError(t, child.Wait())
+	assert.Equal(t, 1, found, "times the lock was found held")
 }
