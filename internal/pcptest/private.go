@@ -157,6 +157,16 @@ func (p *PMCD) Died() error {
 	return fmt.Errorf("pmcd exited: %v; its log ends:\n%s", p.private.exit, strings.Join(lines[max(0, len(lines)-5):], "\n"))
 }
 
+// Host returns the host specification that reaches this pmcd, for a PCP
+// client's -h: "local:" for the host's, localhost:PORT for one StartPMCD
+// started.
+func (p *PMCD) Host() string {
+	if p.private == nil {
+		return "local:"
+	}
+	return p.private.host
+}
+
 // hostArgs returns the pminfo and pmstore arguments that reach this pmcd.
 func (p *PMCD) hostArgs() []string {
 	if p.private == nil {
@@ -219,10 +229,7 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 	t.Helper()
 	bin, err := fetchLoop()
 	MustHave(t, err)
-	host := "local:"
-	if p.private != nil {
-		host = p.private.host
-	}
+	host := p.Host()
 	ctx, cancel := context.WithTimeout(context.Background(), d+Timeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, host, strconv.Itoa(int(d.Milliseconds())), name).Output()
