@@ -167,6 +167,18 @@ func (p *PMCD) Host() string {
 	return p.private.host
 }
 
+// ClientEnv returns the environment that makes a PCP client reach this
+// pmcd by default, without -h, as it reaches the host's: the unix socket
+// (PMCD_SOCKET, for "local:") and port (PMCD_PORT) of one StartPMCD
+// started, nothing for the host's.
+func (p *PMCD) ClientEnv() []string {
+	if p.private == nil {
+		return nil
+	}
+	_, port, _ := strings.Cut(p.private.host, ":")
+	return []string{"PMCD_SOCKET=" + filepath.Join(p.private.base, "run", "pmcd.socket"), "PMCD_PORT=" + port}
+}
+
 // hostArgs returns the pminfo and pmstore arguments that reach this pmcd.
 func (p *PMCD) hostArgs() []string {
 	if p.private == nil {
