@@ -39,15 +39,15 @@ func StartPMCD(t testing.TB) *PMCD {
 	t.Helper()
 	tl := need(t)
 	pmcd := filepath.Join(Config("PCP_BINADM_DIR"), "pmcd")
-	if _, err := os.Stat(pmcd); err != nil {
+	if _, err := os.Stat(hostPath(pmcd)); err != nil {
 		MustHave(t, fmt.Errorf("pmcd is not in $PCP_BINADM_DIR: %v", err))
 	}
 	if os.Geteuid() != 0 {
 		MustHave(t, errors.New("a private pmcd needs root"))
 	}
-	pmstore, err := exec.LookPath("pmstore")
+	pmstore, err := lookPath("pmstore")
 	if err != nil {
-		MustHave(t, errors.New("pmstore is not on PATH"))
+		MustHave(t, fmt.Errorf("no pmstore: %v", err))
 	}
 	// Not t.TempDir: pmcd's socket path must fit in 108 bytes.
 	base, err := os.MkdirTemp("", "pmcd")
@@ -73,7 +73,7 @@ func StartPMCD(t testing.TB) *PMCD {
 			t.Fatal(err)
 		}
 		pr := &private{host: "localhost:" + strconv.Itoa(port), base: base, done: make(chan struct{})}
-		pr.cmd = exec.Command(pmcd, "-f", "-A", "-p", strconv.Itoa(port), "-c", conf,
+		pr.cmd = Command(context.Background(), pmcd, "-f", "-A", "-p", strconv.Itoa(port), "-c", conf,
 			"-s", filepath.Join(base, "run", "pmcd.socket"), "-l", filepath.Join(base, "log", "pmcd.log"), "-U", "root")
 		pr.cmd.Env = environ(os.Environ(), []string{"PCP_TMP_DIR=" + filepath.Join(base, "tmp"),
 			"PCP_RUN_DIR=" + filepath.Join(base, "run"), "PCP_LOG_DIR=" + filepath.Join(base, "log")})
@@ -192,7 +192,9 @@ var fetchLoopSource []byte
 
 // fetchLoop builds testdata/fetchloop.c once, into the user's cache
 // directory under a name that is the source's hash, so that test runs
-// share one binary instead of leaving one each behind.
+// share one binary instead of leaving one each behind. It is built and
+// run on the host, also under MMV_PCP_ROOT: a client, it speaks the same
+// protocol to either PCP's pmcd.
 var fetchLoop = sync.OnceValues(func() (string, error) {
 	if err := HasLibPCPMMV(); err != nil {
 		return "", err
