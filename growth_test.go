@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -81,9 +80,12 @@ func testGrowthLosesNoUpdate(t *testing.T, pad bool) {
 	}
 	var snapshots atomic.Int64
 	pollErr := make(chan error, 1)
+	took := make(chan struct{}, 1) // a snapshot was taken
+	readerDone := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer close(readerDone)
 		defer close(pollErr)
 		for !stop.Load() {
 			b, err := os.ReadFile(r.Path())
@@ -95,13 +97,22 @@ func testGrowthLosesNoUpdate(t *testing.T, pad bool) {
 				return
 			}
 			snapshots.Add(1)
+			select {
+			case took <- struct{}{}:
+			default:
+			}
 		}
 	}()
 
 	for i := range newInstances {
 		if i%500 == 0 { // let the reader look at every stage of the growth
-			for seen := snapshots.Load(); snapshots.Load() == seen && len(pollErr) == 0; {
-				runtime.Gosched()
+			select { // a snapshot taken before now does not count
+			case <-took:
+			default:
+			}
+			select {
+			case <-took:
+			case <-readerDone:
 			}
 		}
 		require.NoError(t, r.AddInstance(1, mmv.Instance{ID: int32(i + 1), Name: "i" + strconv.Itoa(i)}))
