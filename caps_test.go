@@ -53,6 +53,27 @@ func TestRegistryCap(t *testing.T) {
 	require.ErrorIs(t, r.AddInstance(1, mmv.Instance{ID: 6, Name: "a6"}), mmv.ErrTooMany)
 }
 
+// The defaults are pinned: a registry with default Options holds 16,384
+// instances over its indoms (four at their default cap of 4,096) and not
+// one more, however the next comes (a new indom, AddInstance, a vector).
+func TestDefaultRegistryCap(t *testing.T) {
+	require.Equal(t, 4096, mmv.DefaultMaxIndomInstances)
+	require.Equal(t, 16384, mmv.DefaultMaxInstances)
+	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir()})
+	for serial := uint32(1); serial <= 4; serial++ {
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: serial, Instances: capInstances(fmt.Sprint("s", serial, "-"), 4096)}))
+	}
+	err := r.AddIndom(mmv.Indom{Serial: 5, Instances: capInstances("s5-", 1)})
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), "16385 instances in the registry would pass its cap of 16384")
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 5}))
+	require.ErrorIs(t, r.AddInstance(5, mmv.Instance{ID: 0, Name: "one-more"}), mmv.ErrTooMany)
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	_, err = v.Get("one-more")
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), "cap of 16384")
+}
+
 // A vector at the cap, started or not, drops the new instance (With is
 // nil, Get says why, naming the vector's indom) and keeps counting the
 // others.

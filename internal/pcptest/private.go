@@ -37,7 +37,7 @@ type private struct {
 // -U root), and skips or fails the test as MustHave otherwise.
 func StartPMCD(t testing.TB) *PMCD {
 	t.Helper()
-	MustHavePCP(t)
+	tl := need(t)
 	pmcd := filepath.Join(Config("PCP_BINADM_DIR"), "pmcd")
 	if _, err := os.Stat(hostPath(pmcd)); err != nil {
 		MustHave(t, fmt.Errorf("pmcd is not in $PCP_BINADM_DIR: %v", err))
@@ -45,7 +45,6 @@ func StartPMCD(t testing.TB) *PMCD {
 	if os.Geteuid() != 0 {
 		MustHave(t, errors.New("a private pmcd needs root"))
 	}
-	tl := mustFind(t)
 	pmstore, err := lookPath("pmstore")
 	if err != nil {
 		MustHave(t, fmt.Errorf("no pmstore: %v", err))
@@ -158,6 +157,28 @@ func (p *PMCD) Died() error {
 	return fmt.Errorf("pmcd exited: %v; its log ends:\n%s", p.private.exit, strings.Join(lines[max(0, len(lines)-5):], "\n"))
 }
 
+// Host returns the host specification that reaches this pmcd, for a PCP
+// client's -h: "local:" for the host's, localhost:PORT for one StartPMCD
+// started.
+func (p *PMCD) Host() string {
+	if p.private == nil {
+		return "local:"
+	}
+	return p.private.host
+}
+
+// ClientEnv returns the environment that makes a PCP client reach this
+// pmcd by default, without -h, as it reaches the host's: the unix socket
+// (PMCD_SOCKET, for "local:") and port (PMCD_PORT) of one StartPMCD
+// started, nothing for the host's.
+func (p *PMCD) ClientEnv() []string {
+	if p.private == nil {
+		return nil
+	}
+	_, port, _ := strings.Cut(p.private.host, ":")
+	return []string{"PMCD_SOCKET=" + filepath.Join(p.private.base, "run", "pmcd.socket"), "PMCD_PORT=" + port}
+}
+
 // hostArgs returns the pminfo and pmstore arguments that reach this pmcd.
 func (p *PMCD) hostArgs() []string {
 	if p.private == nil {
@@ -222,10 +243,7 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 	t.Helper()
 	bin, err := fetchLoop()
 	MustHave(t, err)
-	host := "local:"
-	if p.private != nil {
-		host = p.private.host
-	}
+	host := p.Host()
 	ctx, cancel := context.WithTimeout(context.Background(), d+Timeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, host, strconv.Itoa(int(d.Milliseconds())), name).Output()
