@@ -33,17 +33,19 @@ var docPages = []string{"README.md", "docs/instruments.md", "docs/operating.md",
 // page's.
 var docCommands = map[string]string{
 	// README.md
-	"go get github.com/gopcp/mmv":                      ".ci/run: go get github.com/gopcp/mmv@v0.0.0", // with a version: not on the proxy yet
-	"apt-get install pcp libpcp-mmv1-dev":              ".ci/run: packages=(pcp libpcp-mmv1-dev libpcp3-dev gcc)",
-	"go run ./examples/quickstart -for 30s":            ".ci/run: go run ./examples/quickstart -for 2s",
-	"go test ./...":                                    ".ci/run: go test ./...",
-	"cd /var/lib/pcp/pmdas/mmv && ./Install":           `.ci/run: (cd "$PCP_PMDAS_DIR/mmv" && as_root ./Install </dev/null >"$work/mmv-install.log" 2>&1) || {`,
-	"go run ./examples/httpserver -for 1m":             ".ci/run: for ex in quickstart httpserver runtime registry; do",
-	"go run ./examples/runtime -for 1m":                ".ci/run: for ex in quickstart httpserver runtime registry; do",
-	"go run ./examples/registry -for 30s":              ".ci/run: for ex in quickstart httpserver runtime registry; do",
-	"cd otelexporter && go run ./example/shop -for 1m": `.ci/run: (cd otelexporter && PCP_TMP_DIR="$work/examples" go run ./example/shop -for 2s)`,
-	"cd prombridge && go run ./example/web -for 1m":    `.ci/run: (cd prombridge && PCP_TMP_DIR="$work/examples" go run ./example/web -for 2s)`,
-	"MMV_REQUIRE_PCP=1 go test -race":                  `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`,
+	"go get github.com/gopcp/mmv":                                      ".ci/run: go get github.com/gopcp/mmv@v0.0.0", // with a version: not on the proxy yet
+	"apt-get install pcp libpcp-mmv1-dev":                              ".ci/run: packages=(pcp libpcp-mmv1-dev libpcp3-dev gcc)",
+	"go run ./examples/quickstart -for 30s":                            ".ci/run: go run ./examples/quickstart -for 2s",
+	"go test ./...":                                                    ".ci/run: go test ./...",
+	"cd /var/lib/pcp/pmdas/mmv && ./Install":                           `.ci/run: (cd "$PCP_PMDAS_DIR/mmv" && as_root ./Install </dev/null >"$work/mmv-install.log" 2>&1) || {`,
+	"go run ./examples/httpserver -for 1m":                             ".ci/run: for ex in quickstart httpserver runtime registry; do",
+	"go run ./examples/runtime -for 1m":                                ".ci/run: for ex in quickstart httpserver runtime registry; do",
+	"go run ./examples/registry -for 30s":                              ".ci/run: for ex in quickstart httpserver runtime registry; do",
+	"cd otelexporter && go run ./example/shop -for 1m":                 `.ci/run: (cd otelexporter && PCP_TMP_DIR="$work/examples" go run ./example/shop -for 2s)`,
+	"cd prombridge && go run ./example/web -for 1m":                    `.ci/run: (cd prombridge && PCP_TMP_DIR="$work/examples" go run ./example/web -for 2s)`,
+	"MMV_REQUIRE_PCP=1 go test -race":                                  `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`,
+	".ci/pcp7-chroot /var/cache/mmv-pcp7":                              `.ci/run: as_root "$PWD/.ci/pcp7-chroot" "$pcp7root"`,
+	"MMV_REQUIRE_PCP=1 MMV_PCP_ROOT=/var/cache/mmv-pcp7 go test ./...": `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 MMV_PCP_ROOT="$pcp7root" go test -count=1 -run "$pattern" "$pkg")`, // the suites that take PCP as their oracle
 	// Reading through PCP: README.md, docs/operating.md, docs/instruments.md.
 	"pminfo -dfmtTl mmv.quickstart.http.requests":                    "TestDocCommandsThroughPMCD",
 	"pmval -t 1 mmv.quickstart.http.requests":                        "TestDocCommandsThroughPMCD",
