@@ -90,6 +90,7 @@ type waiter struct {
 	m    *metric
 	inst int
 	bind func(*Value)
+	c    *cell // the instrument's memory, read by Snapshot meanwhile; nil for a histogram's
 }
 
 // unbindCells points every instrument back at its own memory, before the

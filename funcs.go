@@ -61,6 +61,7 @@ func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f f
 	}
 	r.onStart = append(r.onStart, read)
 	r.onClose = append(r.onClose, read)
+	r.onRead = append(r.onRead, func(func(*metric, int, any)) { read() })
 	r.pollLocked(DefaultInterval, read)
 	return nil
 }

@@ -92,6 +92,9 @@ type Registry struct {
 	// Hooks run, in order, at the end of Start and at the start of Close,
 	// with mu held (see hook).
 	onStart, onClose []func()
+	// onRead hooks run at each Snapshot, with mu held: callback metrics
+	// store their function's value, histograms hand over their values.
+	onRead []func(put func(m *metric, inst int, v any))
 }
 
 // state is where a registry is in its life.
