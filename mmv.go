@@ -83,6 +83,7 @@ type Registry struct {
 	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
+	expired      []cell // vectors' instances expired, and late updates (expire.go)
 	declaringOwn bool   // the registry declares a metric of its own
 
 	journal journal // the transaction in progress, when open (declare.go)

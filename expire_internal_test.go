@@ -1,0 +1,132 @@
+package mmv
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sweepAt runs a sweep of v at now, as the timer does.
+func sweepAt[T any](v *Vec[T], now time.Time) {
+	v.r.mu.Lock()
+	defer v.r.mu.Unlock()
+	v.sweepLocked(now)
+}
+
+// expiredCount returns mmv.expired's counts: instances expired, and late.
+func expiredCount(r *Registry) (expired, late uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.expired == nil {
+		return 0, 0
+	}
+	return r.expired[0].state(), r.expired[1].state()
+}
+
+// TestExpirySweep: an instance expires at the first sweep at least the
+// expiry after the sweep that first saw its current state, and not
+// before; an update keeps it; one through an instrument kept past its
+// expiry is counted late and stays in the instrument; the same values
+// back get their id of before and a new instrument from zero. Sweeps are
+// run at chosen times: deterministic.
+func TestExpirySweep(t *testing.T) {
+	r := NewRegistry("expiry_sweep", &Options{Dir: t.TempDir()})
+	t.Cleanup(func() { r.Close() })
+	c := NewCounterVec(r, "hits", "", Count, "k")
+	g := NewGaugeVec(r, "level", "", Count, "k")
+	h := NewHistogramVec(r, "lat", "", Second, &HistogramOptions{Buckets: []float64{1}}, "k")
+	require.NoError(t, r.Start())
+	const d = time.Minute
+	c.SetExpiry(d)
+	g.SetExpiry(d)
+	h.SetExpiry(d)
+	assert.Equal(t, d, c.Expiry())
+	busy, idle := c.With("busy"), c.With("idle")
+	idle.Inc()
+	h.With("idle").Observe(1)
+	g.With("same").Set(3)
+	r.mu.Lock()
+	idleID := c.ids["k=idle"]
+	r.mu.Unlock()
+
+	t0 := time.Unix(1e6, 0)
+	sweepAll := func(at time.Time) { sweepAt(c, at); sweepAt(g, at); sweepAt(h, at) }
+	sweepAll(t0)
+	busy.Inc()
+	g.With("same").Set(3) // no change
+	sweepAll(t0.Add(d / 2))
+	sweepAll(t0.Add(d - time.Nanosecond))
+	assert.Equal(t, []string{"k=busy", "k=idle"}, c.Instances(), "not yet")
+	sweepAll(t0.Add(d))
+	assert.Equal(t, []string{"k=busy"}, c.Instances(), "idle expired, busy not: updated since t0")
+	assert.Empty(t, g.Instances(), "a gauge set to the same value is unchanged")
+	assert.Empty(t, h.Instances())
+	expired, late := expiredCount(r)
+	assert.EqualValues(t, 3, expired)
+	assert.Zero(t, late)
+
+	idle.Inc() // kept past its expiry
+	sweepAll(t0.Add(d + d/4))
+	_, late = expiredCount(r)
+	assert.EqualValues(t, 1, late, "the late update is counted")
+	assert.EqualValues(t, 2, idle.Get(), "and kept in the instrument")
+	idle.Inc()
+	sweepAll(t0.Add(d + d/2))
+	_, late = expiredCount(r)
+	assert.EqualValues(t, 1, late, "watched one sweep only")
+
+	back := c.With("idle")
+	assert.NotSame(t, idle, back)
+	assert.Zero(t, back.Get(), "a new instrument, from zero")
+	r.mu.Lock()
+	assert.Equal(t, idleID, c.ids["k=idle"], "its id of before")
+	r.mu.Unlock()
+	sweepAll(t0.Add(3 * d))
+	assert.Equal(t, []string{"k=idle"}, c.Instances(), "busy expired now; idle's state is new to the sweep")
+
+	c.SetExpiry(0)
+	sweepAll(t0.Add(10 * d))
+	assert.Equal(t, []string{"k=idle"}, c.Instances(), "no expiry: kept")
+}
+
+// TestExpiryChurn: a vector whose values churn, with an expiry instead of
+// Delete, keeps what TestChurnIsBounded allows: expiry forgets as Delete.
+func TestExpiryChurn(t *testing.T) {
+	r := NewRegistry("expiry_churn", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "hits", "", Count, "k")
+	h := NewHistogramVec(r, "lat", "", Second, &HistogramOptions{Buckets: []float64{1, 2}}, "k")
+	v.SetExpiry(time.Hour)
+	h.SetExpiry(time.Hour)
+	require.NoError(t, r.Start())
+	const every = 50
+	now := time.Unix(1e6, 0)
+	for i := range 2000 {
+		v.With("r" + strconv.Itoa(i)).Inc()
+		h.With("r" + strconv.Itoa(i)).Observe(1)
+		if i%every == 0 {
+			now = now.Add(time.Hour / 2) // each value lives two to three sweeps
+			sweepAt(v, now)
+			sweepAt(h, now)
+			require.NoError(t, r.Flush())
+		}
+	}
+	assert.LessOrEqual(t, len(v.Instances()), 3*every)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	live := 3 * every
+	bound := func(perInstance int) int { return perInstance * (2*live + 64 + every) }
+	for _, in := range r.indoms {
+		perInstance := max(1, in.live/live)
+		assert.LessOrEqual(t, len(in.Instances), bound(perInstance), "instances of indom %d (%s)", in.Serial, in.ShortHelp)
+	}
+	for _, m := range r.metrics {
+		assert.LessOrEqual(t, len(m.slots), bound(3), "slots of %s", m.Name)
+	}
+	assert.LessOrEqual(t, len(v.ids), 2*bound(1), "ids the counter vector remembers")
+	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
+	assert.Greater(t, r.expired[0].state(), uint64(1800))
+}
