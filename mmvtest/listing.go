@@ -3,6 +3,7 @@ package mmvtest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -58,7 +59,9 @@ func Listing(r *mmv.Registry, metrics ...string) (string, error) {
 // match, else an error holding the lines that differ (-expected, +got)
 // with the lines around them. Lines are compared without their leading
 // and trailing white space, and blank lines are ignored, so expected may
-// be an indented raw string.
+// be an indented raw string. Values compare as numbers, equal within a
+// relative 1e-9, so that a float sum need not be written to its last bit
+// (0.35 matches 0.35000000000000003).
 func Compare(r *mmv.Registry, expected string, metrics ...string) error {
 	got, err := Listing(r, metrics...)
 	if err != nil {
@@ -149,7 +152,7 @@ func diff(a, b []string) string {
 	}
 	for i := n - 1; i >= 0; i-- {
 		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
+			if same(a[i], b[j]) {
 				lcs[i][j] = lcs[i+1][j+1] + 1
 			} else {
 				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
@@ -164,7 +167,7 @@ func diff(a, b []string) string {
 	i, j := 0, 0
 	for i < n || j < m {
 		switch {
-		case i < n && j < m && a[i] == b[j]:
+		case i < n && j < m && same(a[i], b[j]):
 			ops = append(ops, line{' ', a[i]})
 			i, j = i+1, j+1
 		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
@@ -197,4 +200,19 @@ func diff(a, b []string) string {
 		}
 	}
 	return out.String()
+}
+
+// same reports whether two listing lines say the same: equal, or equal
+// but for their values, numbers within a relative 1e-9 of each other.
+func same(a, b string) bool {
+	if a == b {
+		return true
+	}
+	i, j := strings.LastIndex(a, " = "), strings.LastIndex(b, " = ")
+	if i < 0 || j < 0 || a[:i] != b[:j] {
+		return false
+	}
+	x, err1 := strconv.ParseFloat(a[i+3:], 64)
+	y, err2 := strconv.ParseFloat(b[j+3:], 64)
+	return err1 == nil && err2 == nil && math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
 }

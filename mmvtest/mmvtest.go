@@ -221,3 +221,40 @@ func ToFloat64(v any) float64 {
 	}
 	panic(fmt.Sprintf("mmvtest.ToFloat64: %T is no value", v))
 }
+
+// Baseline is the values of a registry at one moment, for a test of
+// instruments that other tests updated before it, such as package-level
+// ones on mmv.Default: Delta reads the change since.
+type Baseline struct {
+	r      *mmv.Registry
+	values map[[2]string]float64 // by metric and instance name
+}
+
+// Mark returns r's values now, failing the test if r cannot be read
+// (closed).
+func Mark(t testing.TB, r *mmv.Registry) *Baseline {
+	t.Helper()
+	ms, err := r.Snapshot()
+	if err != nil {
+		t.Fatalf("mmvtest: %v", err)
+	}
+	b := &Baseline{r: r, values: map[[2]string]float64{}}
+	for _, m := range ms {
+		for _, iv := range m.Values {
+			b.values[[2]string{m.Name, iv.Instance}] = ToFloat64(iv.Value)
+		}
+	}
+	return b
+}
+
+// Delta returns how much a value of the registry changed since Mark, as
+// Get reads it: an instance new since counts from zero, and one deleted
+// (or expired) and made again from zero may show a negative change.
+func (b *Baseline) Delta(t testing.TB, metric string, values ...string) float64 {
+	t.Helper()
+	iv, err := Lookup(b.r, metric, values...)
+	if err != nil {
+		t.Fatalf("mmvtest: %v", err)
+	}
+	return ToFloat64(iv.Value) - b.values[[2]string{metric, iv.Instance}]
+}

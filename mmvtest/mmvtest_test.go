@@ -108,6 +108,9 @@ func TestCompareDiff(t *testing.T) {
 	assert.Equal(t, []string{"latency.bucket", "latency.count", "latency.max", "latency.mean", "latency.min", "latency.p50", "latency.sum"}, names)
 	require.NoError(t, mmvtest.Compare(r, "temp: instant double (none) = 21.5", "temp"))
 	assert.Error(t, mmvtest.Compare(r, "", "temp"), "a metric not expected")
+	require.NoError(t, mmvtest.Compare(r, "temp: instant double (none) = 21.500000000001", "temp"), "within 1e-9")
+	assert.Error(t, mmvtest.Compare(r, "temp: instant double (none) = 21.50001", "temp"), "beyond 1e-9")
+	assert.Error(t, mmvtest.Compare(r, "temp: instant int64 (none) = 21.5", "temp"), "not a value")
 	assert.Error(t, mmvtest.Compare(r, "temp: instant double (none) = 21.5\nx: instant double (none) = 1", "temp", "x"), "a metric expected that r has not")
 }
 
@@ -140,4 +143,19 @@ func TestRegistryLifecycle(t *testing.T) {
 		assert.Contains(t, r.Path(), "/mmv/t_TestRegistryLifecycle_inner_with_")
 	})
 	assert.ErrorIs(t, r.Err(), mmv.ErrClosed, "closed at the subtest's cleanup")
+}
+
+// TestDelta: Delta reads the change since Mark, from zero for an instance
+// new since.
+func TestDelta(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	s := newService(r)
+	serveThree(s)
+	b := mmvtest.Mark(t, r)
+	serveThree(s)
+	s.serve("/new", "200", time.Second)
+	assert.Equal(t, 2.0, b.Delta(t, "requests", "/api", "200"))
+	assert.Equal(t, 1.0, b.Delta(t, "requests", "/new", "200"))
+	assert.Equal(t, 4.0, b.Delta(t, "latency.count"))
+	assert.Equal(t, 4.0, b.Delta(t, "in_flight"))
 }
