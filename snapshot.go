@@ -70,9 +70,11 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 			waiting[slot{w.m, w.inst}] = w.c
 		}
 	}
+	labels := r.snapshotLabelsLocked()
 	out := make([]MetricSnapshot, 0, len(r.metrics))
 	for _, m := range r.metrics {
-		ms := MetricSnapshot{Metric: m.Metric, Labels: r.labelsOfLocked(m, -1)}
+		ms := MetricSnapshot{Metric: m.Metric, Labels: labels.of(m)}
+		ms.Values = make([]InstanceValue, 0, m.valueCount())
 		for j := range m.valueCount() {
 			iv := InstanceValue{}
 			if m.indom != nil {
@@ -80,7 +82,7 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 					continue
 				}
 				inst := m.indom.Instances[j]
-				iv.Instance, iv.ID, iv.Labels = inst.Name, inst.ID, r.labelsOfLocked(m, inst.ID)
+				iv.Instance, iv.ID, iv.Labels = inst.Name, inst.ID, labels.instance[instanceKey{m.Indom, inst.ID}]
 			}
 			switch v, ok := read[slot{m, j}]; {
 			case ok:
@@ -98,29 +100,44 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	return out, nil
 }
 
-// labelsOfLocked returns the labels of metric m (instance -1), or of its
-// instance id.
-func (r *Registry) labelsOfLocked(m *metric, instance int32) []Label {
-	var ls []Label
-	for _, kind := range []labelKind{labelCluster, labelItem, labelIndom, labelInstances} {
-		for _, l := range r.labels {
-			if l.kind != kind || (instance < 0) == (kind == labelInstances) {
-				continue
-			}
-			switch kind {
-			case labelItem:
-				if l.metric != m {
-					continue
-				}
-			case labelIndom, labelInstances:
-				if m.indom == nil || l.serial != m.Indom || kind == labelInstances && l.instance != instance {
-					continue
-				}
-			}
-			ls = append(ls, l.Label)
+// snapshotLabels are the registry's labels by what they label.
+type snapshotLabels struct {
+	cluster  []Label
+	item     map[*metric][]Label
+	indom    map[uint32][]Label
+	instance map[instanceKey][]Label
+}
+
+type instanceKey struct {
+	serial uint32
+	id     int32
+}
+
+func (r *Registry) snapshotLabelsLocked() snapshotLabels {
+	ls := snapshotLabels{item: map[*metric][]Label{}, indom: map[uint32][]Label{}, instance: map[instanceKey][]Label{}}
+	for _, l := range r.labels {
+		switch l.kind {
+		case labelCluster:
+			ls.cluster = append(ls.cluster, l.Label)
+		case labelItem:
+			ls.item[l.metric] = append(ls.item[l.metric], l.Label)
+		case labelIndom:
+			ls.indom[l.serial] = append(ls.indom[l.serial], l.Label)
+		case labelInstances:
+			k := instanceKey{l.serial, l.instance}
+			ls.instance[k] = append(ls.instance[k], l.Label)
 		}
 	}
 	return ls
+}
+
+// of returns the labels of metric m: the registry's, its own, its indom's.
+func (ls *snapshotLabels) of(m *metric) []Label {
+	all := slices.Concat(ls.cluster, ls.item[m])
+	if m.indom != nil {
+		all = append(all, ls.indom[m.Indom]...)
+	}
+	return all
 }
 
 // valueOf reads v as a value of type t (see InstanceValue.Value); a nil v
