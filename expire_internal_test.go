@@ -9,23 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sweepAt runs a sweep of v at now, as the timer does.
-func sweepAt[T any](v *Vec[T], now time.Time) {
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
-	v.sweepLocked(now)
-}
-
-// expiredCount returns mmv.expired's counts: instances expired, and late.
-func expiredCount(r *Registry) (expired, late uint64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.expired == nil {
-		return 0, 0
-	}
-	return r.expired[0].state(), r.expired[1].state()
-}
-
 // TestExpirySweep: an instance expires at the first sweep at least the
 // expiry after the sweep that first saw its current state, and not
 // before; an update keeps it; one through an instrument kept past its
@@ -118,14 +101,7 @@ func TestExpiryChurn(t *testing.T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	live := 3 * every
-	bound := func(perInstance int) int { return perInstance * (2*live + 64 + every) }
-	for _, in := range r.indoms {
-		perInstance := max(1, in.live/live)
-		assert.LessOrEqual(t, len(in.Instances), bound(perInstance), "instances of indom %d (%s)", in.Serial, in.ShortHelp)
-	}
-	for _, m := range r.metrics {
-		assert.LessOrEqual(t, len(m.slots), bound(3), "slots of %s", m.Name)
-	}
+	bound := assertChurnBoundedLocked(t, r, live, every)
 	assert.LessOrEqual(t, len(v.ids), 2*bound(1), "ids the counter vector remembers")
 	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
 	assert.Greater(t, r.expired[0].state(), uint64(1800))

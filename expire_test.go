@@ -17,26 +17,6 @@ import (
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
-// instanceIDs returns the instances PCP's reader shows of a metric, by
-// name, with their ids.
-func instanceIDs(t *testing.T, ms []pcptest.Metric, name string) map[string]int {
-	t.Helper()
-	ids := map[string]int{}
-	for _, in := range get(t, ms, name).Instances {
-		ids[in.Name] = in.ID
-	}
-	return ids
-}
-
-// waitGone waits until v no longer holds the instance name, at most 10 s.
-func waitGone[T any](t *testing.T, v *mmv.Vec[T], name string, busy func()) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); slices.Contains(v.Instances(), name); time.Sleep(5 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "%s did not expire in 10 s", name)
-		busy()
-	}
-}
-
 // TestVecExpiryThroughPCP: with real sweeps, an idle instance of a
 // counter vector and of a histogram vector leaves PCP at the next
 // publication, the busy ones stay, mmv.expired counts the expired, and the

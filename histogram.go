@@ -706,16 +706,21 @@ func (g *histGroup) snapshot(put func(m *metric, inst int, v any)) {
 	for _, o := range g.hs {
 		stat, buckets := 0, g.bounds
 		if g.vec {
-			stat, _ = g.statIndom.lookup(o.inst)
+			var ok bool
+			if stat, ok = g.statIndom.lookup(o.inst); !ok {
+				continue // not in the indom: nothing to show
+			}
 			buckets = g.bucketNames(o.inst)
 		}
 		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
 			for i, c := range counts {
-				j := i
+				j, ok := i, true
 				if g.vec {
-					j, _ = g.bucketIn.lookup(buckets[i])
+					j, ok = g.bucketIn.lookup(buckets[i])
 				}
-				put(g.bucketM, j, c)
+				if ok {
+					put(g.bucketM, j, c)
+				}
 			}
 			put(g.statM[0], stat, total)
 			for k, f := range stats {

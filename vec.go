@@ -48,6 +48,9 @@ const DefaultVecLimit = 1000
 // own metric mmv.<file>.mmv.dropped, by reason (limit, refused, cap,
 // closed).
 //
+// SetExpiry makes a vector forget the instances whose values stopped
+// changing, at no cost to updates (see SetExpiry).
+//
 // With on an existing instance is a hash of the values and a map lookup,
 // lock-free and allocation-free; keep the instrument it returns on hot
 // paths all the same. Adding an instance takes the registry's lock;

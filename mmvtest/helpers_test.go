@@ -2,12 +2,15 @@ package mmvtest_test
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/mmvtest"
 )
 
 // service declares what a small service publishes on r, updated by use.
@@ -46,4 +49,16 @@ func tmpDir(t *testing.T, r *mmv.Registry) string {
 	t.Helper()
 	require.NotEmpty(t, r.Path(), "the registry is not started")
 	return filepath.Dir(filepath.Dir(r.Path()))
+}
+
+// assertSame checks that a snapshot's value is PCP's, as printed.
+func assertSame(t *testing.T, what string, v any, printed string) {
+	t.Helper()
+	if s, ok := v.(string); ok {
+		assert.Equal(t, strconv.Quote(s), printed, what)
+		return
+	}
+	f, err := strconv.ParseFloat(printed, 64)
+	require.NoError(t, err, what)
+	assert.InEpsilon(t, mmvtest.ToFloat64(v)+1, f+1, 1e-6, "%s: snapshot %v, PCP %s", what, v, printed)
 }

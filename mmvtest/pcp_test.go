@@ -47,15 +47,3 @@ func TestSnapshotIsWhatPCPReads(t *testing.T) {
 		}
 	}
 }
-
-// assertSame checks that a snapshot's value is PCP's, as printed.
-func assertSame(t *testing.T, what string, v any, printed string) {
-	t.Helper()
-	if s, ok := v.(string); ok {
-		assert.Equal(t, strconv.Quote(s), printed, what)
-		return
-	}
-	f, err := strconv.ParseFloat(printed, 64)
-	require.NoError(t, err, what)
-	assert.InEpsilon(t, mmvtest.ToFloat64(v)+1, f+1, 1e-6, "%s: snapshot %v, PCP %s", what, v, printed)
-}
