@@ -100,8 +100,9 @@ func Get(t testing.TB, r *mmv.Registry, metric string, values ...string) float64
 
 // Lookup returns one value of metric in r: with no values, the only value
 // of a singular metric; otherwise the instance whose label values are
-// values, in the order of the vector's label names, or, for one value,
-// the instance named it. The error wraps mmv.ErrUnknown when there is no
+// values, in the order of the vector's label names, or else, for one
+// value, the instance named it (an explicit indom's, or a vector's
+// canonical name). The error wraps mmv.ErrUnknown when there is no
 // such metric or instance, and says which instances there are.
 func Lookup(r *mmv.Registry, metric string, values ...string) (mmv.InstanceValue, error) {
 	ms, err := r.Snapshot()
@@ -118,9 +119,11 @@ func Lookup(r *mmv.Registry, metric string, values ...string) (mmv.InstanceValue
 			}
 			return m.Values[0], nil
 		}
-		for _, iv := range m.Values {
-			if matches(iv, values) {
-				return iv, nil
+		for _, byName := range []bool{false, true} { // label values first
+			for _, iv := range m.Values {
+				if byName && len(values) == 1 && iv.Instance == values[0] || !byName && matches(iv, values) {
+					return iv, nil
+				}
 			}
 		}
 		return mmv.InstanceValue{}, fmt.Errorf("metric %q has no instance of values %q, only %q: %w", metric, values, names(m), mmv.ErrUnknown)
@@ -150,12 +153,8 @@ func names(m mmv.MetricSnapshot) []string {
 
 // matches reports whether iv is the instance of values: its name is the
 // canonical form of a vector's values (name=value pairs joined by ',',
-// with ',', '=', '%', spaces and control bytes written %XX), or, for one
-// value, the name itself.
+// with ',', '=', '%', spaces and control bytes written %XX).
 func matches(iv mmv.InstanceValue, values []string) bool {
-	if len(values) == 1 && iv.Instance == values[0] {
-		return true
-	}
 	pairs := strings.Split(iv.Instance, ",")
 	if len(pairs) != len(values) {
 		return false

@@ -129,6 +129,14 @@ func TestLookupErrors(t *testing.T) {
 	_, err = mmvtest.Lookup(r, "requests", "/api")
 	assert.True(t, errors.Is(err, mmv.ErrUnknown), "one value for two labels: %v", err)
 	assert.Equal(t, []string{"route=/api,status=200", "route=/a%2Cb,status=500"}, mmvtest.Instances(r, "requests"))
+
+	// A value that is another instance's name: label values first.
+	k := mmv.NewCounterVec(r, "k", "", mmv.Count, "k")
+	k.With("x").Add(1)
+	k.With("k=x").Add(2)
+	assert.Equal(t, 2.0, mmvtest.Get(t, r, "k", "k=x"))
+	assert.Equal(t, 1.0, mmvtest.Get(t, r, "k", "x"))
+	assert.Equal(t, 2.0, mmvtest.Get(t, r, "k", "k=k%3Dx"), "by name")
 	require.NoError(t, r.Close())
 	_, err = r.Snapshot()
 	assert.True(t, errors.Is(err, mmv.ErrClosed), "%v", err)
