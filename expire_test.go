@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"fmt"
+	"log"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -145,4 +146,25 @@ func TestVecExpiryRacesUpdates(t *testing.T) {
 	assert.NotEqual(t, "0", exp.Instance("expired").Value)
 	t.Logf("updates %d, in live instances %d, expired %s, late %s, ids seen %d",
 		made.Load(), live, exp.Instance("expired").Value, exp.Instance("late").Value, len(ids))
+}
+
+// A vector of series by client forgets the clients that went quiet: their
+// instances leave PCP, and come back with their ids if the client does.
+func ExampleVec_SetExpiry() {
+	r, done := exampleRegistry("clients", nil)
+	defer done()
+	bytes := mmv.NewCounterVec(r, "bytes", "Bytes sent, by client", mmv.Byte, "client")
+	bytes.SetExpiry(100 * time.Millisecond) // unchanged this long: forgotten
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	bytes.With("10.0.0.1").Add(512)
+	bytes.With("10.0.0.2").Add(128)
+	for deadline := time.Now().Add(10 * time.Second); len(bytes.Instances()) > 1 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		bytes.With("10.0.0.1").Add(512) // still sending
+	}
+	fmt.Println(bytes.Instances())
+	// Output:
+	// [client=10.0.0.1]
 }
