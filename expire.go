@@ -53,7 +53,11 @@ type watched struct {
 // after Delete; the next sweep counts the instruments so updated in
 // mmv.<file>.mmv.expired's instance "late", so that none is lost
 // silently. Updates to them later still are not watched: keep the
-// instrument With returns for a burst of updates, not for ever.
+// instrument With returns for a burst of updates, not for ever. As for
+// Delete and Close, an update that loaded the instrument's address in the
+// file just before its expiry and stores just after lands in the removed
+// value, unseen: a window of a few instructions, which only a cost on
+// every update would close.
 //
 // Cost: nothing on the update path; a sweep holds the registry's lock
 // for a state read per instance (a histogram's: one load per bucket), and
