@@ -63,11 +63,11 @@ func TestVecExpiryThroughPCP(t *testing.T) {
 }
 
 // TestVecExpiryRacesUpdates: updates through With and through kept
-// instruments race sweeps every millisecond, publications and churn
-// (run under -race). No instance id ever moves, PCP's reader shows
-// exactly the vector's live instances, and every update is in a live
-// instance, in an expired instrument, or counted late: the totals of the
-// live instances never exceed the updates made.
+// instruments race sweeps every millisecond, publications, snapshots and
+// churn (run under -race, which checks the sweep's reads against the
+// updates). No instance id ever moves, PCP's reader shows exactly the
+// vector's live instances with their ids, the live instances never hold
+// more than the updates made, and expiries are counted.
 func TestVecExpiryRacesUpdates(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	r := newRegistry(t, "expiry_race", dir, mmv.Options{PublishDelay: time.Millisecond})
