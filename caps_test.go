@@ -27,18 +27,18 @@ func TestIndomCap(t *testing.T) {
 	err := r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "routes", Instances: capInstances("i", mmv.DefaultMaxIndomInstances+1)})
 	require.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.Contains(t, err.Error(), `indom 1 ("routes")`)
-	assert.Contains(t, err.Error(), "cap of 4096 per indom")
+	assert.Contains(t, err.Error(), fmt.Sprintf("cap of %d per indom", mmv.DefaultMaxIndomInstances))
 
 	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", mmv.DefaultMaxIndomInstances)}))
 	err = r.AddInstance(1, mmv.Instance{ID: 1 << 20, Name: "one-more"})
 	require.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.Contains(t, err.Error(), "indom 1")
 
-	raised := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 5000})
+	raised := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 5000, MaxFileValues: 5000})
 	require.NoError(t, raised.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", 5000)}))
 	require.ErrorIs(t, raised.AddInstance(1, mmv.Instance{ID: 5000, Name: "one-more"}), mmv.ErrTooMany)
 
-	none := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: -1})
+	none := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxFileValues: -1})
 	require.NoError(t, none.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", 5000)}))
 }
 

@@ -29,7 +29,7 @@ func testGrowthLosesNoUpdate(t *testing.T, pad bool) {
 	const newMetrics, newInstances = 500, 10000
 	tmp := t.TempDir()
 	// 10,000 instances in one indom: past the default cap, raised knowingly.
-	r := mmv.NewRegistry("grow", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 9, MaxIndomInstances: -1, PadValues: pad})
+	r := mmv.NewRegistry("grow", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 9, MaxIndomInstances: -1, MaxFileValues: -1, PadValues: pad})
 	defer r.Close()
 	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "first"}}}))
 	old := []mmv.Metric{

@@ -547,6 +547,7 @@ func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, un
 	if err != nil {
 		panic(err)
 	}
+	in.reserve = vecReserveLimit(&r.opts, 1)
 	m, err := r.addMetricLocked(metricOf(name, help, t, sem, units, in.Serial), true)
 	if err != nil {
 		panic(err)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,10 +170,19 @@ func (p *PMCD) hostArgs() []string {
 //go:embed testdata/fetchloop.c
 var fetchLoopSource []byte
 
-// fetchLoop builds testdata/fetchloop.c once, into the user's cache
-// directory under a name that is the source's hash, so that test runs
+//go:embed testdata/fetchall.c
+var fetchAllSource []byte
+
+// fetchLoop and fetchAll build the C clients once each.
+var (
+	fetchLoop = sync.OnceValues(func() (string, error) { return buildClient("fetchloop", fetchLoopSource) })
+	fetchAll  = sync.OnceValues(func() (string, error) { return buildClient("fetchall", fetchAllSource) })
+)
+
+// buildClient builds a C client of libpcp into the user's cache
+// directory, under its name and the source's hash, so that test runs
 // share one binary instead of leaving one each behind.
-var fetchLoop = sync.OnceValues(func() (string, error) {
+func buildClient(name string, source []byte) (string, error) {
 	if err := HasLibPCPMMV(); err != nil {
 		return "", err
 	}
@@ -180,9 +190,9 @@ var fetchLoop = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(fetchLoopSource)
+	sum := sha256.Sum256(source)
 	dir := filepath.Join(cache, "mmv-pcptest")
-	bin := filepath.Join(dir, "fetchloop-"+hex.EncodeToString(sum[:8]))
+	bin := filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:8]))
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -194,15 +204,15 @@ var fetchLoop = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	src, out := filepath.Join(tmp, "fetchloop.c"), filepath.Join(tmp, "fetchloop")
-	if err := os.WriteFile(src, fetchLoopSource, 0o644); err != nil {
+	src, out := filepath.Join(tmp, name+".c"), filepath.Join(tmp, name)
+	if err := os.WriteFile(src, source, 0o644); err != nil {
 		return "", err
 	}
 	if msg, err := exec.Command("gcc", "-O2", "-o", out, src, "-lpcp").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gcc fetchloop.c: %v\n%s", err, msg)
+		return "", fmt.Errorf("gcc %s.c: %v\n%s", name, err, msg)
 	}
 	return bin, os.Rename(out, bin)
-})
+}
 
 // Fetches is what FetchLoop saw.
 type Fetches struct {
@@ -220,13 +230,9 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 	t.Helper()
 	bin, err := fetchLoop()
 	MustHave(t, err)
-	host := "local:"
-	if p.private != nil {
-		host = p.private.host
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), d+Timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, host, strconv.Itoa(int(d.Milliseconds())), name).Output()
+	out, err := exec.CommandContext(ctx, bin, p.host(), strconv.Itoa(int(d.Milliseconds())), name).Output()
 	var f Fetches
 	if _, serr := fmt.Sscanf(string(out), "fetches %d values %d lost %t", &f.N, &f.Values, &f.Lost); serr != nil {
 		var stderr string
@@ -236,4 +242,72 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 		t.Fatalf("fetchloop %s: %v %v: %s%s", name, err, serr, out, stderr)
 	}
 	return f
+}
+
+// host is the host specification of the pmcd for a libpcp client.
+func (p *PMCD) host() string {
+	if p.private != nil {
+		return p.private.host
+	}
+	return "local:"
+}
+
+// Whole is what FetchAll saw: the metrics and values of one whole fetch,
+// and the wall time of each fetch.
+type Whole struct {
+	Metrics, Values int
+	Times           []time.Duration
+}
+
+// Median is the median of the fetch times.
+func (w Whole) Median() time.Duration {
+	ts := slices.Clone(w.Times)
+	slices.Sort(ts)
+	return ts[len(ts)/2]
+}
+
+// FetchAll fetches every metric below prefix through pmcd in one pmFetch,
+// n times, as a client fetching a whole registry does: no process started
+// per fetch, so the times are pmcd's and its agent's. It needs gcc and
+// libpcp, and skips or fails the test as MustHave otherwise; a failed
+// fetch (the agent or pmcd lost) fails the test.
+func (p *PMCD) FetchAll(t testing.TB, prefix string, n int) Whole {
+	t.Helper()
+	w, err := p.TryFetchAll(prefix, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TryFetchAll is FetchAll returning its failure, for a caller that expects
+// one or runs it from another goroutine; a missing compiler is a failure
+// too.
+func (p *PMCD) TryFetchAll(prefix string, n int) (Whole, error) {
+	bin, err := fetchAll()
+	if err != nil {
+		return Whole{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	// A whole fetch of a file libpcp_mmv wrote may take longer than
+	// libpcp's default 10 s wait for pmcd: Timeout bounds it instead.
+	env := []string{"PCP_TMP_DIR=", "PMCD_REQUEST_TIMEOUT=" + strconv.Itoa(int(Timeout.Seconds()))}
+	out, stderr, err := run(ctx, env, bin, p.host(), strconv.Itoa(n), prefix)
+	if err != nil {
+		return Whole{}, fmt.Errorf("fetchall %s: %v: %s", prefix, err, stderr)
+	}
+	var w Whole
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if _, err := fmt.Sscanf(lines[0], "metrics %d values %d", &w.Metrics, &w.Values); err != nil {
+		return Whole{}, fmt.Errorf("fetchall %s: %v: %s", prefix, err, out)
+	}
+	for _, l := range lines[1:] {
+		s, err := strconv.ParseFloat(l, 64)
+		if err != nil {
+			return Whole{}, fmt.Errorf("fetchall %s: %v: %s", prefix, err, out)
+		}
+		w.Times = append(w.Times, time.Duration(s*float64(time.Second)))
+	}
+	return w, nil
 }
