@@ -228,6 +228,7 @@ func writeLibpcpShape(t testing.TB, tmp string, instances, metrics int) {
 // of argv[1] instances and argv[2] counters over it.
 const costC = `#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <pcp/pmapi.h>
 #include <pcp/mmv_stats.h>
 int main(int argc, char **argv) {
@@ -238,11 +239,12 @@ int main(int argc, char **argv) {
 	if (r == NULL || mmv_stats_add_indom(r, 1, NULL, NULL) != 0) return 1;
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof name, "i%d", i);
-		mmv_stats_add_instance(r, 1, i, name); /* 6.0.3 returns -1 on success */
+		/* 6.0.3 returns -1 on success; it keeps names' pointers */
+		mmv_stats_add_instance(r, 1, i, strdup(name));
 	}
 	for (i = 0; i < metrics; i++) {
 		snprintf(name, sizeof name, "m%d.d0", i);
-		if (mmv_stats_add_metric(r, name, i + 1, MMV_TYPE_U64, MMV_SEM_COUNTER, none, 1, NULL, NULL) != 0) return 1;
+		if (mmv_stats_add_metric(r, strdup(name), i + 1, MMV_TYPE_U64, MMV_SEM_COUNTER, none, 1, NULL, NULL) != 0) return 1;
 	}
 	if (mmv_stats_start(r) == NULL) return 1;
 	return 0; /* no PROCESS flag: the file stays */
