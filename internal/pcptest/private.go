@@ -38,6 +38,21 @@ type private struct {
 // -U root), and skips or fails the test as MustHave otherwise.
 func StartPMCD(t testing.TB) *PMCD {
 	t.Helper()
+	return startPMCD(t, false)
+}
+
+// StartDaemonPMCD is StartPMCD with PCP's MMV agent run as a daemon (pipe)
+// agent, pmdammv under PCP's user, rather than a DSO inside pmcd, as
+// docs/production.md configures a host: a crash of the agent takes only
+// the agent down, and pmcd starts it again (at once the first time, then
+// at most once a minute: PMCD_RESTART_AGENTS).
+func StartDaemonPMCD(t testing.TB) *PMCD {
+	t.Helper()
+	return startPMCD(t, true)
+}
+
+func startPMCD(t testing.TB, daemon bool) *PMCD {
+	t.Helper()
 	MustHavePCP(t)
 	pmcd := filepath.Join(Config("PCP_BINADM_DIR"), "pmcd")
 	if _, err := os.Stat(pmcd); err != nil {
@@ -57,14 +72,24 @@ func StartPMCD(t testing.TB) *PMCD {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	for _, d := range []string{"tmp/mmv", "run", "log"} {
+	for _, d := range []string{"tmp/mmv", "run", "log/pmcd"} {
 		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	agent := fmt.Sprintf("mmv\t%d\tdso\tmmv_init\t%s\n", Domain, tl.agent)
+	if daemon {
+		// pmdammv runs as PCP's user, who must reach the directory.
+		if err := os.Chmod(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// pmcd's own agent too, so that pmcd answers (pmcd.agent.status)
+		// while the MMV agent is down.
+		agent = DaemonAgentLine(filepath.Dir(tl.agent)) + fmt.Sprintf("pmcd\t2\tdso\tpmcd_init\t%s\n",
+			filepath.Join(filepath.Dir(filepath.Dir(tl.agent)), "pmcd", "pmda_pmcd.so"))
+	}
 	conf := filepath.Join(base, "pmcd.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("mmv\t%d\tdso\tmmv_init\t%s\n\n[access]\nallow \"local:*\" : all;\nallow localhost : all;\n",
-		Domain, tl.agent)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(agent+"\n[access]\nallow \"local:*\" : all;\nallow localhost : all;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -96,6 +121,32 @@ func StartPMCD(t testing.TB) *PMCD {
 	}
 	t.Cleanup(p.private.stop)
 	return p
+}
+
+// DaemonAgentLine is the pmcd.conf(5) line that runs PCP's MMV agent as a
+// daemon (pipe) agent, pmdammv from the agent's directory dir
+// ($PCP_PMDAS_DIR/mmv), on its domain.
+func DaemonAgentLine(dir string) string {
+	return fmt.Sprintf("mmv\t%d\tpipe\tbinary\t\t%s -d %d\n", Domain, filepath.Join(dir, "pmdammv"), Domain)
+}
+
+// AgentPID returns the process id of the daemon MMV agent of a pmcd
+// StartDaemonPMCD started, 0 while it has none (the agent died and pmcd
+// has not started it again) or for a DSO agent.
+func (p *PMCD) AgentPID() int {
+	if p.private == nil {
+		return 0
+	}
+	pid := p.private.cmd.Process.Pid
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	for _, c := range strings.Fields(string(children)) {
+		comm, _ := os.ReadFile("/proc/" + c + "/comm")
+		if strings.TrimSpace(string(comm)) == "pmdammv" {
+			n, _ := strconv.Atoi(c)
+			return n
+		}
+	}
+	return 0
 }
 
 // freePort returns a TCP port nothing listens on now.
@@ -310,4 +361,14 @@ func (p *PMCD) TryFetchAll(prefix string, n int) (Whole, error) {
 		w.Times = append(w.Times, time.Duration(s*float64(time.Second)))
 	}
 	return w, nil
+}
+
+// Log returns the log of a pmcd StartPMCD or StartDaemonPMCD started, ""
+// for the host's.
+func (p *PMCD) Log() string {
+	if p.private == nil {
+		return ""
+	}
+	log, _ := os.ReadFile(filepath.Join(p.private.base, "log", "pmcd.log"))
+	return string(log)
 }
