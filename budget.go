@@ -143,3 +143,36 @@ func vecReserveLimit(o *Options, perInstance int) int {
 	c := min(capOf(o.MaxIndomInstances, DefaultMaxIndomInstances), fileBudget(o)) / perInstance
 	return min(c, DefaultVecLimit)
 }
+
+// reserveLocked makes the metrics over in reserve room in their files for
+// n instances: all of it when that is less than they reserve, else as
+// much as their files have room for.
+func (r *Registry) reserveLocked(in *indom, n int) {
+	budget := fileBudget(&r.opts)
+	want := min(max(n, 0), budget)
+	if want <= in.reserve {
+		in.reserve = want
+		return
+	}
+	fits := func(reserve int) bool {
+		old := in.reserve
+		in.reserve = reserve
+		defer func() { in.reserve = old }()
+		for _, p := range r.parts {
+			if p.chargeLocked(budget, nil, 0) > budget {
+				return false
+			}
+		}
+		return true
+	}
+	lo, hi := in.reserve, want // fits(lo); the most that fits, by bisection
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	in.reserve = lo
+}

@@ -152,9 +152,15 @@ func versusOneFile(tb testing.TB, p *pcptest.PMCD, n int) (ours, one pcptest.Who
 	defer os.Remove(filepath.Join(p.Dir, "cost0"))
 	rs := writeShape(tb, p.Dir, "ours", costShape{1, 1, instances, metrics}, mmv.Options{MaxFileValues: mmv.DefaultMaxFileValues})
 	defer closeShape(tb, rs)
-	ours = p.FetchAll(tb, "mmv.ours0", n+1) // the first fetch loads the files
-	one = p.FetchAll(tb, "mmv.cost0", n+1)
-	ours.Times, one.Times = ours.Times[1:], one.Times[1:]
+	// The first fetch loads the files. One client each, so that a fetch
+	// of the one file, seconds long, has pcptest.Timeout to itself.
+	p.FetchAll(tb, "mmv.ours0", 1)
+	p.FetchAll(tb, "mmv.cost0", 1)
+	ours = p.FetchAll(tb, "mmv.ours0", n)
+	for range n {
+		w := p.FetchAll(tb, "mmv.cost0", 1)
+		one.Values, one.Times = w.Values, append(one.Times, w.Times...)
+	}
 	return ours, one
 }
 

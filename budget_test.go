@@ -189,3 +189,38 @@ func TestVecReservesItsLimit(t *testing.T) {
 	require.NoError(t, r.Flush())
 	requireWithinBudget(t, dir, mmv.DefaultMaxFileValues)
 }
+
+// SetLimit moves the room a vector reserves: a lower limit frees it for
+// the metrics declared after, a higher one takes what the file has left.
+// The runtime bridge, whose bucket vectors know their instances, sets
+// their limits.
+func TestSetLimitMovesReservation(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := newRegistry(t, "limits", dir, mmv.Options{MaxFileValues: 100})
+	a := mmv.NewCounterVec(r, "a", "", mmv.Count, "k") // reserves the whole file
+	a.SetLimit(10)
+	for m := range 90 { // the room a no longer reserves
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("s%d", m), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	}
+	b := mmv.NewCounterVec(r, "b", "", mmv.Count, "k") // another file
+	a.SetLimit(1000)                                   // no room left: a keeps its 10
+	require.NoError(t, r.Start())
+	for i := range 10 {
+		require.NotNil(t, a.With(fmt.Sprint(i)), "instance %d", i)
+	}
+	_, err := a.Get("over")
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), "budget of 100 values per file (Options.MaxFileValues)")
+	require.NotNil(t, b.With("x"))
+	require.NoError(t, r.Flush())
+	// limits.3: mmv.dropped, which counts the refusal.
+	assert.Equal(t, map[string]int{"limits": 100, "limits.2": 1, "limits.3": 4}, fileValues(t, dir))
+
+	rt := filepath.Join(t.TempDir(), "mmv")
+	g := newRegistry(t, "rt", rt, mmv.Options{})
+	require.NoError(t, goruntime.Register(g, nil))
+	require.NoError(t, g.Start())
+	// A bucket vector reserves its default limit until SetLimit: two
+	// files, where five took 1,221 values before SetLimit freed room.
+	assert.LessOrEqual(t, len(fileValues(t, rt)), 2, "the runtime bridge's files")
+}

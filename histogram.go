@@ -619,6 +619,13 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 // indom (declareLocked keeps it within an int32).
 func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.bounds)) + int32(i) }
 
+// reserveLocked reserves room for n instances of the vector, and their
+// buckets, in the files of the statistics and the buckets.
+func (g *histGroup) reserveLocked(n int) {
+	g.r.reserveLocked(g.statIndom, n)
+	g.r.reserveLocked(g.bucketIn, n*len(g.bounds))
+}
+
 // knowsLocked reports whether the statistics' or the buckets' indom still
 // has a vector's instance id.
 func (g *histGroup) knowsLocked(id int32) bool {

@@ -122,6 +122,9 @@ type vecKind[T any] interface {
 	// knowsLocked reports whether an indom of the vector still has
 	// instance id, live or removed (see indom.forget).
 	knowsLocked(id int32) bool
+	// reserveLocked reserves room for n instances in the vector's files
+	// (Registry.reserveLocked).
+	reserveLocked(n int)
 }
 
 // checkVecLabels checks the label names of the vector of metric.
@@ -441,9 +444,15 @@ func (v *Vec[T]) SetInstanceLabels(on bool) { v.unlabelled.Store(!on) }
 
 // SetLimit sets the number of instances the vector may hold
 // (DefaultVecLimit until then). A limit below the instances it holds keeps
-// them and adds no more.
+// them and adds no more. The room the vector reserves in its file for its
+// instances (Options.MaxFileValues) follows: a lower limit frees room for
+// the metrics declared after it, a higher one reserves what the file has
+// left, and instances past that may be refused for the file's budget.
 func (v *Vec[T]) SetLimit(n int) {
+	v.r.mu.Lock()
+	defer v.r.mu.Unlock()
 	v.limit.Store(int64(n))
+	v.kind.reserveLocked(n)
 }
 
 // Limit returns the number of instances the vector may hold.
@@ -521,6 +530,8 @@ func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
 	k.r.bindCellLocked(k.m, j, c)
 	return t
 }
+
+func (k *cellVec[T]) reserveLocked(n int) { k.r.reserveLocked(k.m.indom, n) }
 
 func (k *cellVec[T]) knowsLocked(id int32) bool {
 	_, ok := k.m.indom.index(id)

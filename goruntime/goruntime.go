@@ -219,6 +219,7 @@ func Register(r *mmv.Registry, o *Options) (err error) {
 			vec := mmv.NewCounterVec(r, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
 				"Instances are upper bounds (le) in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, "le")
 			vec.SetInstanceLabels(false) // the names say it; the file's label budget is the program's
+			vec.SetLimit(len(bounds))    // and room in the file for these alone (Options.MaxFileValues)
 			for _, in := range bounds {
 				c, err := vec.Get(in)
 				if err != nil {
