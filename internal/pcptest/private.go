@@ -102,8 +102,11 @@ func startPMCD(t testing.TB, daemon bool) *PMCD {
 		pr := &private{host: "localhost:" + strconv.Itoa(port), base: base, done: make(chan struct{})}
 		pr.cmd = exec.Command(pmcd, "-f", "-A", "-p", strconv.Itoa(port), "-c", conf,
 			"-s", filepath.Join(base, "run", "pmcd.socket"), "-l", filepath.Join(base, "log", "pmcd.log"), "-U", "root")
+		// PMCD_ROOT_AGENT=0: pmcd starts a daemon agent itself. Else it
+		// asks the host's pmdaroot, which starts it with the host's
+		// environment, reading the host's directory.
 		pr.cmd.Env = environ(os.Environ(), []string{"PCP_TMP_DIR=" + filepath.Join(base, "tmp"),
-			"PCP_RUN_DIR=" + filepath.Join(base, "run"), "PCP_LOG_DIR=" + filepath.Join(base, "log")})
+			"PCP_RUN_DIR=" + filepath.Join(base, "run"), "PCP_LOG_DIR=" + filepath.Join(base, "log"), "PMCD_ROOT_AGENT=0"})
 		pr.cmd.Dir = base
 		if err := pr.cmd.Start(); err != nil {
 			t.Fatalf("pmcd: %v", err)
