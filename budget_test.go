@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"fmt"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,4 +224,22 @@ func TestSetLimitMovesReservation(t *testing.T) {
 	// A bucket vector reserves its default limit until SetLimit: two
 	// files, where five took 1,221 values before SetLimit freed room.
 	assert.LessOrEqual(t, len(fileValues(t, rt)), 2, "the runtime bridge's files")
+}
+
+// A histogram vector's limit raised past any file keeps the room it
+// reserves (the buckets' reservation does not wrap).
+func TestHistogramVecHugeLimit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := newRegistry(t, "huge", dir, mmv.Options{})
+	h := mmv.NewHistogramVec(r, "h", "", mmv.Second, nil, "k")
+	limit := h.Limit()
+	h.SetLimit(1 << 62)                                // times 19 buckets wraps an int
+	c := mmv.NewCounterVec(r, "c", "", mmv.Count, "k") // no room left beside the buckets
+	require.NoError(t, r.Start())
+	for i := range limit {
+		require.NotNil(t, h.With(fmt.Sprint(i)), "histogram %d", i)
+	}
+	require.NotNil(t, c.With("x"))
+	require.NoError(t, r.Flush())
+	requireWithinBudget(t, dir, mmv.DefaultMaxFileValues)
 }

@@ -622,6 +622,7 @@ func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.boun
 // reserveLocked reserves room for n instances of the vector, and their
 // buckets, in the files of the statistics and the buckets.
 func (g *histGroup) reserveLocked(n int) {
+	n = min(n, math.MaxInt/len(g.bounds)) // the buckets' count must not wrap
 	g.r.reserveLocked(g.statIndom, n)
 	g.r.reserveLocked(g.bucketIn, n*len(g.bounds))
 }
