@@ -1,11 +1,11 @@
 package mmv_test
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -332,7 +332,7 @@ func TestGoldenFresh(t *testing.T) {
 	tmp := t.TempDir()
 	gen := buildGen(t, tmp)
 
-	out, err := exec.Command(gen, "-l").Output()
+	out, err := pcptest.Command(context.Background(), gen, "-l").Output()
 	require.NoError(t, err)
 	var names []string
 	for _, sc := range goldenScenarios {
@@ -343,7 +343,7 @@ func TestGoldenFresh(t *testing.T) {
 	pcpTmp, outDir := filepath.Join(tmp, "pcp"), filepath.Join(tmp, "out")
 	require.NoError(t, os.Mkdir(pcpTmp, 0o755))
 	require.NoError(t, os.Mkdir(outDir, 0o755))
-	cmd := exec.Command(gen, outDir)
+	cmd := pcptest.Command(context.Background(), gen, outDir)
 	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+pcpTmp)
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, "gen: %s", out)
@@ -357,15 +357,12 @@ func TestGoldenFresh(t *testing.T) {
 	}
 }
 
-// buildGen compiles gen.c into dir, skipping (or failing with
-// MMV_REQUIRE_PCP=1) when gcc or libpcp_mmv is missing.
+// buildGen compiles gen.c into dir against the libpcp_mmv of the PCP in
+// use (pcptest.Root), skipping (or failing with MMV_REQUIRE_PCP=1) when gcc
+// or libpcp_mmv is missing. Run it with pcptest.Command.
 func buildGen(t *testing.T, dir string) string {
 	t.Helper()
-	pcptest.MustHaveLibPCPMMV(t)
-	src, err := filepath.Abs(filepath.Join(goldenDir, "gen.c"))
-	require.NoError(t, err)
 	gen := filepath.Join(dir, "gen")
-	out, err := exec.Command("gcc", "-o", gen, src, "-lpcp_mmv", "-lpcp").CombinedOutput()
-	require.NoError(t, err, "gcc gen.c: %s", out)
+	pcptest.BuildC(t, filepath.Join(goldenDir, "gen.c"), gen, "-lpcp_mmv", "-lpcp")
 	return gen
 }

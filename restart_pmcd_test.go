@@ -15,7 +15,8 @@ import (
 )
 
 // A file's PMIDs that vanish and come back while a client fetches them
-// crash PCP 6.0.3's pmcd (docs/design.md, "A pmcd crash in PCP's reader"):
+// crash PCP 6.0.3's pmcd, and 7.2.2's (docs/design.md, "A pmcd crash in
+// PCP's reader"):
 // a registry with the Process flag closed and started again under the same
 // name does exactly that, one without it replaces its file by a rename and
 // its PMIDs never vanish. These tests run a pmcd of their own
@@ -87,10 +88,10 @@ func TestRestartKeepsPMCD(t *testing.T) {
 
 // TestProcessRestartPMCD is the reproduction of PCP's bug, and the check
 // that a newer PCP has it fixed: the loop of TestRestartKeepsPMCD with the
-// Process flag, whose Close removes the file, for 20 s. On PCP 6.0.3 pmcd
-// dies of a segmentation fault in pmda_mmv.so within seconds (so the test
-// fails). It runs only with MMV_PCP_BUG=1, and only against a pmcd of its
-// own.
+// Process flag, whose Close removes the file, for 20 s. On PCP 6.0.3 and
+// 7.2.2 (MMV_PCP_ROOT) pmcd dies of a segmentation fault in pmda_mmv.so
+// within seconds (so the test fails). It runs only with MMV_PCP_BUG=1, and
+// only against a pmcd of its own.
 func TestProcessRestartPMCD(t *testing.T) {
 	if os.Getenv("MMV_PCP_BUG") != "1" {
 		t.Skip("reproduces a pmcd crash of PCP 6.0.3 (docs/design.md): set MMV_PCP_BUG=1 to run it against a pmcd of its own")

@@ -71,6 +71,68 @@ const (
 	Count = Units(1 << 20)
 )
 
+// PCP 7.2's extra units: temperature, voltage, current and power, at most
+// one per metric, alone or with the dimensions above (Watt.Mul(Hour)). PCP
+// 7.2 and later show them ("temperature (C)", "power (W) hour"); older
+// readers, PCP 6 included, do not know them and show such a metric's units
+// without them: unitless alone ("none"), "hour" for Watt.Mul(Hour). The
+// values read the same everywhere. An extra unit lives in the byte of the
+// units word older PCPs left as padding, so a file that uses one stays
+// readable by every PCP.
+const (
+	Celsius    = Units(extraTemperature<<3 | 1)
+	Fahrenheit = Units(extraTemperature<<3 | 2)
+	Kelvin     = Units(extraTemperature<<3 | 3)
+
+	Volt      = Units(extraVoltage<<3 | 1)
+	Millivolt = Units(extraVoltage<<3 | 2)
+	Microvolt = Units(extraVoltage<<3 | 3)
+
+	Ampere      = Units(extraCurrent<<3 | 1)
+	Milliampere = Units(extraCurrent<<3 | 2)
+	Microampere = Units(extraCurrent<<3 | 3)
+
+	Kilowatt  = Units(extraPower<<3 | 1)
+	Watt      = Units(extraPower<<3 | 2)
+	Milliwatt = Units(extraPower<<3 | 3)
+	Microwatt = Units(extraPower<<3 | 4)
+)
+
+// The extra units' codes (the byte's top 5 bits; its low 3 are the scale)
+// and, for each code, its name and its scales' names as PCP 7.2 prints
+// them, from scale 1.
+const (
+	extraTemperature = 1 + iota
+	extraVoltage
+	extraCurrent
+	extraPower
+	extraMask Units = 0xff
+)
+
+var extraNames = [...]struct {
+	name   string
+	scales []string
+}{
+	extraTemperature: {"temperature", []string{"C", "F", "K"}},
+	extraVoltage:     {"voltage", []string{"V", "mV", "uV"}},
+	extraCurrent:     {"current", []string{"A", "mA", "uA"}},
+	extraPower:       {"power", []string{"kW", "W", "mW", "uW"}},
+}
+
+// extra returns the text PCP 7.2 prints for the extra unit of u, such as
+// "temperature (C)", and whether u has a valid one (or none: "", true).
+func (u Units) extra() (string, bool) {
+	b := u & extraMask
+	if b == 0 {
+		return "", true
+	}
+	code, scale := int(b>>3), int(b&7)
+	if code >= len(extraNames) || extraNames[code].name == "" || scale < 1 || scale > len(extraNames[code].scales) {
+		return "", false
+	}
+	return extraNames[code].name + " (" + extraNames[code].scales[scale-1] + ")", true
+}
+
 // The fields of the units word: each is 4 bits, dimensions are two's
 // complement, and the low byte is padding.
 const (
@@ -96,7 +158,8 @@ func NewUnits(dimSpace, dimTime, dimCount int, spaceScale SpaceScale, timeScale 
 }
 
 // unitsInvalid marks units built from out-of-range fields; it lives in the
-// padding byte, which a valid units word keeps zero.
+// extra unit's byte, as a scale with no unit, which no valid units word
+// has.
 const unitsInvalid Units = 1
 
 func inRange(vs ...int) bool {
@@ -148,11 +211,25 @@ func (u Units) combine(v Units, sign int) Units {
 		pick(u.DimSpace(), v.DimSpace()).ScaleSpace(),
 		pick(u.DimTime(), v.DimTime()).ScaleTime(),
 		pick(u.DimCount(), v.DimCount()).ScaleCount())
-	return r | (u|v)&unitsInvalid
+	if r&extraMask != 0 { // NewUnits found a field out of range
+		return r
+	}
+	// An extra unit is carried over from the one operand that has it; it
+	// has no powers, so two of them, or one divided by, are invalid.
+	switch ue, ve := u&extraMask, v&extraMask; {
+	case ve == 0:
+		r |= ue
+	case ue == 0 && sign > 0:
+		r |= ve
+	default:
+		r |= unitsInvalid
+	}
+	return r
 }
 
 func (u Units) valid() bool {
-	return u&0xff == 0 && u.ScaleSpace() <= ScaleYbyte && u.ScaleTime() <= ScaleHour
+	_, ok := u.extra()
+	return ok && u.ScaleSpace() <= ScaleYbyte && u.ScaleTime() <= ScaleHour
 }
 
 var (
@@ -179,7 +256,10 @@ func scaleName(names []string, s int, unknown string) string {
 // "Kbyte / sec", "count x 10^3", "x 10^-2" for a dimensionless value with a
 // count scale, or "" for dimensionless units (pminfo shows that as "none").
 // It follows PCP's spelling even where it is odd: scale 10^1 is "count x 10",
-// and "count x 10" squared is "count x 10^2".
+// and "count x 10" squared is "count x 10^2". It spells units as PCP
+// 6.0.3 does, with PCP 7.2's extra unit first, such as "power (W) hour"
+// (6.0.3 shows "hour"); 7.2 prints a count scale with no dimension as
+// "count x 10^3" where 6.0.3 and String print "x 10^3".
 func (u Units) String() string {
 	count := "count"
 	switch s := int(u.ScaleCount()); s {
@@ -204,6 +284,9 @@ func (u Units) String() string {
 		return name + "^" + strconv.Itoa(p)
 	}
 	var parts []string
+	if e, _ := u.extra(); e != "" {
+		parts = append(parts, e)
+	}
 	for _, d := range dims {
 		if d.d > 0 {
 			parts = append(parts, power(d.name, d.d))

@@ -302,8 +302,8 @@ func (v *Value) stringRecord() []byte {
 // Without the Sentinel flag these are ordinary values.
 //
 // PCP 6.0.3's reader never recognises the NaN (it compares NaN with NaN,
-// which is false) and shows "nan"; later versions test isnan and show no
-// value. With the flag, an Int64 or Elapsed value of -1 and a Uint64 value
+// which is false) and shows "nan"; 7.2's shows no value, as for the other
+// types (TestSentinelNoValue, run against both). With the flag, an Int64 or Elapsed value of -1 and a Uint64 value
 // of 1<<64-1 are missing too, and so is a String value never set.
 func (v *Value) SetNoValue() {
 	if v == nil {

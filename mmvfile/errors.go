@@ -20,28 +20,28 @@ var (
 	// ErrGeneration: a generation number that is zero, or gen1 != gen2,
 	// as while a writer is still creating the file.
 	ErrGeneration = errors.New("bad generation")
-	// ErrSection: a TOC entry of an unknown type, a type listed twice, or
-	// labels in a file older than version 3.
+	// ErrSection: a section type listed twice in the TOC.
 	ErrSection = errors.New("bad section")
 	// ErrOffset: a section misaligned, overlapping the header, the TOC or
 	// another section, starting beyond the end of the file, or wrapping
 	// around.
 	ErrOffset = errors.New("bad offset")
 	// ErrCount: a count beyond the format's or PCP's limits: TOC entries
-	// outside 2..6, a negative record count, more than 2047 indoms, 1023
-	// metrics or 255 labels, or a file larger than MaxSize.
+	// outside 2..6, a negative record count, more than 1023 metrics or
+	// 255 labels (PCP drops such a section whole), more indoms than PCP's
+	// 22-bit serials number, or a file larger than MaxSize.
 	ErrCount = errors.New("bad count")
 	// ErrReference: a field that refers to another record does not lead
 	// to one of the right kind: a value's metric or instance, an
-	// instance's indom, an indom's instances, a metric's indom, a string
-	// offset that is not a string slot, a label's item, indom or instance.
+	// instance's indom, an indom's instances (which must name it), a
+	// value's instance in another indom than its metric's, a string offset
+	// that is not a string slot.
 	ErrReference = errors.New("bad reference")
-	// ErrField: a record field holds what PCP does not accept: a string
-	// or name with no NUL, an unknown type, semantics, units scale or
-	// label flags, an item above 1023, an indom serial outside 1..2047, a
-	// cluster above 4095 (2047 in a file with indoms), a negative instance id, a duplicate item,
-	// metric name, serial or instance, or a label payload that is not a
-	// JSON object.
+	// ErrField: a record field PCP's reader misreads: a string, name or
+	// label payload with no NUL, an unknown value type, a cluster above
+	// 4095, an instance id of -1 (PCP's PM_IN_NULL), or an instance id
+	// twice in an indom. What PCP reads metric by metric (items, names,
+	// serials, semantics, units, indoms, values, labels) is Lint's.
 	ErrField = errors.New("bad field")
 )
 

@@ -1,14 +1,35 @@
-// Package mmvfile reads and validates MMV files, the memory-mapped metric
-// files of Performance Co-Pilot described in mmv(5).
+// Package mmvfile reads MMV files, the memory-mapped metric files of
+// Performance Co-Pilot described in mmv(5), and reports their hazards.
 //
-// Parse reads files of every version (1, 2 and 3) from any writer and
-// checks them as PCP's MMV agent does, and more strictly: every offset must
-// point inside the file at a record of the right kind, every reference must
-// resolve, counts must be within PCP's limits. A file that Parse accepts is
-// loaded whole by PCP. Errors wrap one of the package's sentinel errors, so
-// callers can tell with errors.Is which rule a file breaks.
+// Its rules come in two layers, both taken from PCP's reader (pmdammv,
+// PCP 6.0.3) and listed rule by rule in docs/reader.md:
 //
-// Parse never panics and always returns, whatever the bytes.
+//   - Parse refuses what makes PCP's reader skip the file, drop one of
+//     its sections, or read outside the records the file declares: a bad
+//     header (magic, version, generations, TOC count, cluster beyond
+//     4095), a TOC or section past the end of the file, an offset that
+//     does not lead to a record of the right kind, a string with no NUL,
+//     an unknown value type, more than 1023 metrics or 255 labels. Its
+//     errors wrap one of the package's sentinel errors, so callers can
+//     tell with errors.Is which rule a file breaks.
+//   - File.Lint reports what PCP loads but skips, renumbers or merges
+//     metric by metric: items beyond 1023 and items taken twice (Parfait
+//     hashes its items and serials), names PCP refuses or takes twice,
+//     indom serials beyond 2047 and clusters beyond 2047 with indoms,
+//     whose indom ids meet other clusters', semantics 0 (PCP's Python
+//     binding writes it; PCP exports a counter), unknown units, labels
+//     of nothing in the file, and values that cost PCP's reader seconds.
+//     LintDir adds the hazards of a directory such as $PCP_TMP_DIR/mmv:
+//     two live files on one cluster, colliding PMIDs and indoms, a name
+//     that is a prefix of another (which empties PCP's whole mmv
+//     namespace), files of dead processes, leftover temporaries, files in
+//     flux and files outside PCP's group.
+//
+// So a file Parse accepts is one PCP reads, and File.Lint says what of it
+// PCP shows. Dump prints any bytes as PCP's own mmvdump does, byte for
+// byte, its warnings and exit status included.
+//
+// Parse never panics, and never reads outside b, whatever the bytes.
 package mmvfile
 
 import (

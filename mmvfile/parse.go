@@ -3,7 +3,6 @@ package mmvfile
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -15,13 +14,13 @@ import (
 
 // PCP's limits on one file.
 const (
-	minTOCs  = 2 // PCP's reader skips a file with fewer
-	maxTOCs  = 6 // one entry per section type
-	maxIndom = 2047
-	// PCP numbers an indom cluster<<11|serial in 22 bits, so the indoms
-	// of a higher cluster collide with those of another.
-	maxIndomCluster = 2047
+	minTOCs = 2 // PCP's reader skips a file with fewer
+	maxTOCs = 6 // one entry per section type
 )
+
+// nullInstance is PCP's PM_IN_NULL; other negative ids are instances as
+// any (Speed hashes names to them).
+const nullInstance = -1
 
 // MMV files are in the writer's byte order; PCP reads them on the same host.
 var ne = binary.NativeEndian
@@ -125,7 +124,9 @@ func (p *parser) header() error {
 }
 
 // sectionLimit is the most records PCP's reader takes in a section.
-var sectionLimit = map[SectionType]int{Indoms: maxIndom, Metrics: mmv.MaxMetrics, Labels: mmv.MaxLabels}
+// It drops a larger section whole: a file's metrics or labels are then
+// not read at all.
+var sectionLimit = map[SectionType]int{Indoms: maxIndomSerial, Metrics: mmv.MaxMetrics, Labels: mmv.MaxLabels}
 
 func (p *parser) toc() error {
 	tocEnd := uint64(headerSize + tocSize*p.f.Header.TOCs)
@@ -143,13 +144,14 @@ func (p *parser) toc() error {
 			TOCOffset: at,
 		}
 		where := "TOC[" + itoa(int64(i)) + "] (" + s.Type.String() + ")"
+		if !s.Type.known() {
+			// PCP's reader ignores the entry (Lint reports it).
+			p.f.TOC = append(p.f.TOC, s)
+			continue
+		}
 		switch {
-		case !s.Type.known():
-			return errorf(ErrSection, "%s at offset %d: unknown section type", where, at)
 		case p.sec[s.Type] != nil:
 			return errorf(ErrSection, "%s at offset %d: a second %s section", where, at, s.Type)
-		case s.Type == Labels && p.version < mmv.Version3:
-			return errorf(ErrSection, "%s at offset %d: labels in a version %d file", where, at, p.version)
 		case s.Count < 0:
 			return errorf(ErrCount, "%s at offset %d: negative count %d", where, at, s.Count)
 		}
@@ -276,12 +278,6 @@ func (p *parser) indoms() error {
 	for i, off := range p.records(Indoms) {
 		in := &Indom{Offset: off, Serial: p.u32(off + indomSerial), FirstInstance: p.u64(off + indomFirstInst)}
 		what := "indom [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
-		if in.Serial == 0 || in.Serial > maxIndom {
-			return errorf(ErrField, "%s: serial %d outside 1..%d", what, in.Serial, maxIndom)
-		}
-		if p.f.Indom(in.Serial) != nil {
-			return errorf(ErrField, "%s: serial %d already used", what, in.Serial)
-		}
 		var err error
 		if in.ShortHelp, err = p.text(off+indomShortHelp, what, "shorttext"); err != nil {
 			return err
@@ -290,9 +286,6 @@ func (p *parser) indoms() error {
 			return err
 		}
 		p.f.Indoms = append(p.f.Indoms, in)
-	}
-	if c := p.f.Header.Cluster; len(p.f.Indoms) > 0 && c > maxIndomCluster {
-		return errorf(ErrField, "header: cluster %d is more than %d, the most that PCP's indom ids hold", c, maxIndomCluster)
 	}
 	return nil
 }
@@ -307,8 +300,10 @@ func (p *parser) instances() error {
 			return errorf(ErrReference, "%s: indom offset %d is not an indom record", what, indomOff)
 		}
 		inst.Indom = p.f.Indoms[j]
-		if inst.ID < 0 {
-			return errorf(ErrField, "%s: negative instance id %d", what, inst.ID)
+		if inst.ID == nullInstance {
+			// PCP's reader takes a value of any instance for the instance
+			// it calls PM_IN_NULL, -1: it would show another's value.
+			return errorf(ErrField, "%s: instance id -1, which PCP reads as no instance", what)
 		}
 		var err error
 		if inst.Name, inst.NameOffset, err = p.name(off+instName, what); err != nil {
@@ -316,9 +311,8 @@ func (p *parser) instances() error {
 		}
 		p.f.Instances = append(p.f.Instances, inst)
 	}
-	// Each indom lists its instances as a run of records, which must be
-	// exactly the instances that name it as their indom.
-	listed := make([]bool, len(p.f.Instances))
+	// Each indom lists its instances as a run of records, which must all
+	// name it as their indom.
 	for _, in := range p.f.Indoms {
 		count := uint64(p.u32(in.Offset + indomCount))
 		what := "indom " + itoa(int64(in.Serial)) + " at offset " + itoa(int64(in.Offset))
@@ -342,15 +336,10 @@ func (p *parser) instances() error {
 				return errorf(ErrField, "%s: instance id %d listed twice", what, inst.ID)
 			}
 			ids[inst.ID] = true
-			listed[j] = true
 			in.Instances = append(in.Instances, inst)
 		}
 	}
-	for j, inst := range p.f.Instances {
-		if !listed[j] {
-			return errorf(ErrReference, "instance at offset %d: not listed by its indom %d", inst.Offset, inst.Indom.Serial)
-		}
-	}
+	// An instance its indom does not list PCP never shows: Lint's.
 	return nil
 }
 
@@ -363,15 +352,7 @@ func knownType(t mmv.Type) bool {
 	return false
 }
 
-// Largest space and time scales PCP names (Ybyte, hour).
-const (
-	maxScaleSpace = 8
-	maxScaleTime  = 5
-)
-
 func (p *parser) metrics() error {
-	items := map[uint32]bool{}
-	names := map[string]bool{}
 	body := metricBody(p.version)
 	for i, off := range p.records(Metrics) {
 		what := "metric [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
@@ -390,25 +371,11 @@ func (p *parser) metrics() error {
 			return err
 		}
 		what += " (" + m.Name + ")"
-		switch u := m.Units; {
-		case m.Name == "":
-			return errorf(ErrField, "%s: empty name", what)
-		case names[m.Name]:
-			return errorf(ErrField, "%s: name already used", what)
-		case m.Item > mmv.MaxItem:
-			return errorf(ErrField, "%s: item %d is more than %d", what, m.Item, mmv.MaxItem)
-		case items[m.Item]:
-			return errorf(ErrField, "%s: item %d already used", what, m.Item)
-		case !knownType(m.Type):
+		// Names, items, semantics, units and indoms PCP takes or skips
+		// metric by metric: Lint reports them.
+		if !knownType(m.Type) {
 			return errorf(ErrField, "%s: unknown type %d", what, int32(m.Type))
-		case m.Semantics != mmv.SemCounter && m.Semantics != mmv.SemInstant && m.Semantics != mmv.SemDiscrete:
-			return errorf(ErrField, "%s: unknown semantics %d", what, int32(m.Semantics))
-		case u.DimSpace() != 0 && u.ScaleSpace() > maxScaleSpace, u.DimTime() != 0 && u.ScaleTime() > maxScaleTime:
-			return errorf(ErrField, "%s: units %#x have an unknown scale", what, uint32(u))
-		case !m.Singular() && p.f.Indom(m.Indom) == nil:
-			return errorf(ErrReference, "%s: indom %d is not in the file", what, m.Indom)
 		}
-		names[m.Name], items[m.Item] = true, true
 		if m.ShortHelp, err = p.text(b+metricShortHelp, what, "shorttext"); err != nil {
 			return err
 		}
@@ -421,8 +388,6 @@ func (p *parser) metrics() error {
 }
 
 func (p *parser) values() error {
-	type key struct{ m, inst uint64 }
-	seen := map[key]bool{}
 	for i, off := range p.records(Values) {
 		what := "value [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
 		v := &Value{Offset: off, Extra: int64(p.u64(off + valueExtra))}
@@ -446,16 +411,14 @@ func (p *parser) values() error {
 			}
 		case !ok:
 			return errorf(ErrReference, "%s: instance offset %d is not an instance record", what, instOff)
-		case p.f.Instances[k].Indom.Serial != v.Metric.Indom:
+		case p.f.Instances[k].Indom.Serial != v.Metric.Indom && p.f.Indom(v.Metric.Indom) != nil:
+			// PCP would show it as the metric's instance of the same id.
+			// (A metric whose indom is missing shows no values at all.)
 			return errorf(ErrReference, "%s: instance at offset %d is in indom %d, the metric's indom is %d",
 				what, instOff, p.f.Instances[k].Indom.Serial, v.Metric.Indom)
 		default:
 			v.Instance = p.f.Instances[k]
 		}
-		if seen[key{metricOff, instOff}] {
-			return errorf(ErrField, "%s: a second value for the same metric and instance", what)
-		}
-		seen[key{metricOff, instOff}] = true
 		a32, a64 := ne.Uint32(v.Atom[:]), ne.Uint64(v.Atom[:])
 		switch v.Metric.Type {
 		case mmv.Int32:
@@ -488,33 +451,9 @@ func (p *parser) labels() error {
 		if !ok {
 			return errorf(ErrField, "%s: payload has no NUL in %d bytes", what, labelPayloadSize)
 		}
+		// PCP drops a label it cannot use, and reads the rest: payloads,
+		// flags and identities are Lint's.
 		l.Payload = payload
-		if !json.Valid([]byte(payload)) || !bytes.HasPrefix([]byte(payload), []byte("{")) {
-			return errorf(ErrField, "%s: payload %q is not a JSON object", what, payload)
-		}
-		kind := l.Flags &^ LabelOptional
-		if kind != LabelInstances && l.Internal != -1 {
-			return errorf(ErrField, "%s: instance %d on a label that is not an instance label", what, l.Internal)
-		}
-		var found bool
-		switch kind {
-		case LabelCluster:
-			found = l.Identity == p.f.Header.Cluster
-		case LabelItem:
-			found = slices.ContainsFunc(p.f.Metrics, func(m *Metric) bool { return m.Item == l.Identity })
-		case LabelIndom:
-			found = p.f.Indom(l.Identity) != nil
-		case LabelInstances:
-			if in := p.f.Indom(l.Identity); in != nil {
-				found = slices.ContainsFunc(in.Instances, func(inst *Instance) bool { return inst.ID == l.Internal })
-			}
-		default:
-			return errorf(ErrField, "%s: flags %#x name no single kind of label", what, l.Flags)
-		}
-		if !found {
-			return errorf(ErrReference, "%s: flags %#x, identity %d, instance %d: nothing in the file has that identity",
-				what, l.Flags, l.Identity, l.Internal)
-		}
 		p.f.Labels = append(p.f.Labels, l)
 	}
 	return nil

@@ -201,6 +201,10 @@ func TestEveryPointThroughPCP(t *testing.T) {
 		"cart.size.sum":        {"counter", "Kbyte"},
 		"otelexporter.dropped": {"counter", "count"},
 	} {
+		if name == "cart.score" && pcptest.AtLeast(7, 2) {
+			// 7.2 prints a count scale with no count dimension as a count.
+			want[1] = "count x 10^-3"
+		}
 		pm := pcptest.Find(ms, "mmv.shop_test."+name)
 		if assert.NotNil(t, pm, name) {
 			assert.Equal(t, want, [2]string{pm.Semantics, pm.Units}, name)

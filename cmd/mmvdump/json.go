@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,7 +169,7 @@ func value(v *mmvfile.Value, now time.Time) jsonValue {
 		jv.Value = v.Uint
 	case mmv.Float, mmv.Double:
 		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
-			jv.Value = cFloat(v.Float)
+			jv.Value = strconv.FormatFloat(v.Float, 'g', -1, 64) // NaN, +Inf, -Inf
 		} else {
 			jv.Value = v.Float
 		}

@@ -1,22 +1,32 @@
 // Command mmvdump prints the contents of an MMV file, the memory-mapped
-// metric file of Performance Co-Pilot (mmv(5)).
+// metric file of Performance Co-Pilot (mmv(5)), or the hazards of MMV
+// files and directories.
 //
 // Usage:
 //
-//	mmvdump [-json] file
+//	mmvdump file
+//	mmvdump -json file
+//	mmvdump -lint [-json] [file|dir ...]
 //
-// It prints the file line for line as PCP's own mmvdump (PCP 6.0.3) does,
-// so either tool can be used, with two corrections: instance records of
-// version 2 and 3 files are shown at their real offsets (PCP's steps them
-// by 80 bytes, the size of a version 1 record), and an empty section is
-// shown with its 0 entries (PCP's prints "Bad TOC[n]: invalid entry count
-// 0").
+// With a file alone it prints what PCP's own mmvdump (PCP 6.0.3) prints,
+// byte for byte, whatever the file holds: its warnings ("Bad TOC[n]:
+// invalid entry count 0", "Bad file size: ..."), its misprints (version 2
+// and 3 instance records shown 80 bytes apart), and its exit status (1
+// when it stops at a bad header, record or offset). See mmvfile.Dump.
 //
-// The file is checked first, more strictly than PCP's reader checks it
-// (see package mmvfile). When it is not a valid MMV file, mmvdump says what
-// is wrong on standard error and exits with status 1.
+// With -json it prints the file as one JSON object, at the real offsets,
+// once package mmvfile has checked that PCP's reader reads it; a file it
+// refuses is named on standard error with the rule it breaks, exit
+// status 1.
 //
-// With -json it prints the same content as one JSON object.
+// With -lint it reports the hazards of the files and directories named
+// ($PCP_TMP_DIR/mmv when none is), one a line, "FILE: RECORD: RULE:
+// MESSAGE", or as a JSON array with -json: what PCP's reader refuses,
+// skips, renumbers or merges, files on one cluster, colliding PMIDs and
+// indoms, names that empty PCP's namespace, values that cost it seconds,
+// files of dead processes, leftover temporaries, files in flux (see
+// mmvfile.LintDir and docs/reader.md). The exit status is 0 when there is
+// nothing to report, 1 when there is, 2 when a path cannot be read.
 package main
 
 import (
@@ -27,6 +37,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/mmvfile"
 )
 
@@ -35,39 +46,107 @@ func main() {
 }
 
 // run is mmvdump with its arguments, output and clock given, and returns
-// the exit status: 0, 1 for a file that cannot be read or is not valid, 2
-// for bad usage. The clock tells the length of open elapsed intervals.
+// the exit status: 0; 1 for a file PCP's mmvdump stops at, a file the
+// reader refuses (-json) or hazards found (-lint); 2 for bad usage or a
+// path that cannot be read. The clock tells the length of open elapsed
+// intervals.
 func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	fs := flag.NewFlagSet("mmvdump", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the file as JSON")
+	asJSON := fs.Bool("json", false, "print the file, or the hazards found, as JSON")
+	lint := fs.Bool("lint", false, "report the hazards of files and directories ($PCP_TMP_DIR/mmv by default)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mmvdump [-json] file")
+		fmt.Fprintln(stderr, "usage: mmvdump [-json] file\n       mmvdump -lint [-json] [file|dir ...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *lint {
+		return runLint(fs.Args(), *asJSON, stdout, stderr)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return 2
 	}
 	path := fs.Arg(0)
-	f, err := mmvfile.Open(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "mmvdump: %s: %v\n", path, err)
-		return 1
-	}
 	if *asJSON {
+		f, err := mmvfile.Open(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "mmvdump: %s: %v\n", path, err)
+			return 1
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		err = enc.Encode(toJSON(path, f, now()))
-	} else {
-		err = dump(stdout, path, f, now())
+		if err := enc.Encode(toJSON(path, f, now())); err != nil {
+			fmt.Fprintf(stderr, "mmvdump: %v\n", err)
+			return 1
+		}
+		return 0
 	}
+	b, err := readFile(path)
+	if err != nil {
+		// PCP's mmvdump says so with perror.
+		fmt.Fprintf(stderr, "mmvdump: %v\n", err)
+		return 1
+	}
+	if len(b) == 0 {
+		// PCP's mmvdump cannot map an empty file.
+		fmt.Fprintf(stderr, "mmvdump: %s: empty file\n", path)
+		return 1
+	}
+	ok, err := mmvfile.Dump(stdout, path, b, now())
 	if err != nil {
 		fmt.Fprintf(stderr, "mmvdump: %v\n", err)
+		return 1
+	}
+	if !ok {
+		return 1
+	}
+	return 0
+}
+
+// readFile reads a file of at most mmvfile.MaxSize bytes.
+func readFile(path string) ([]byte, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	b, err := io.ReadAll(io.LimitReader(fd, mmvfile.MaxSize+1))
+	if err == nil && len(b) > mmvfile.MaxSize {
+		err = fmt.Errorf("%s: larger than %d bytes", path, mmvfile.MaxSize)
+	}
+	return b, err
+}
+
+func runLint(paths []string, asJSON bool, stdout, stderr io.Writer) int {
+	if len(paths) == 0 {
+		paths = []string{mmv.Dir()}
+	}
+	fds, err := mmvfile.LintDir(paths...)
+	if err != nil {
+		fmt.Fprintf(stderr, "mmvdump: %v\n", err)
+		return 2
+	}
+	if asJSON {
+		if fds == nil {
+			fds = []mmvfile.Finding{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(fds); err != nil {
+			fmt.Fprintf(stderr, "mmvdump: %v\n", err)
+			return 2
+		}
+	} else {
+		for _, f := range fds {
+			fmt.Fprintln(stdout, f)
+		}
+	}
+	if len(fds) > 0 {
 		return 1
 	}
 	return 0

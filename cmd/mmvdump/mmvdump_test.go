@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -30,131 +30,45 @@ func mmvdump(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	return o.String(), e.String(), status
 }
 
-var (
-	// PCP's mmvdump prints "Bad TOC[n]: invalid entry count 0" for an
-	// empty section, where this one prints the section.
-	emptySection = regexp.MustCompile(`\nTOC\[(\d+)\]: [^\n]*\(0 entries\)\n`)
-	// An open elapsed interval is printed with its length up to now.
-	openInterval = regexp.MustCompile(`= -?\d+ (\(value=-?\d+/extra=-\d+\))`)
-	versionLine  = regexp.MustCompile(`(?m)^Version    = (\d+)$`)
-	instancesTOC = regexp.MustCompile(`^TOC\[\d+\]: offset \d+, instances offset (\d+) `)
-	instanceLine = regexp.MustCompile(`^(  \[\d+/)(\d+)(\] instance = .*)$`)
-)
-
-// normalise turns mmvdump output, ours or PCP's, into the same text: this
-// one's empty sections printed as PCP's, PCP's v2 and v3 instance offsets
-// (stepped by 80 bytes) as this one's, open intervals' running time blanked.
-func normalise(out string, ours bool) string {
-	out = openInterval.ReplaceAllString(out, "= OPEN $1")
-	if ours {
-		return emptySection.ReplaceAllString(out, "Bad TOC[$1]: invalid entry count 0\n")
-	}
-	if m := versionLine.FindStringSubmatch(out); m == nil || m[1] == "1" {
-		return out
-	}
-	lines := strings.Split(out, "\n")
-	start, i := uint64(0), -1
-	for n, l := range lines {
-		if m := instancesTOC.FindStringSubmatch(l); m != nil {
-			start, _ = strconv.ParseUint(m[1], 10, 64)
-			i = 0
-			continue
-		}
-		m := instanceLine.FindStringSubmatch(l)
-		if i < 0 || m == nil {
-			i = -1
-			continue
-		}
-		// Only PCP's known misprint is corrected; anything else shows in the diff.
-		if off, _ := strconv.ParseUint(m[2], 10, 64); off == start+80*uint64(i) {
-			lines[n] = m[1] + strconv.FormatUint(start+24*uint64(i), 10) + m[3]
-		}
-		i++
-	}
-	return strings.Join(lines, "\n")
-}
-
-var (
-	valuesTOC  = regexp.MustCompile(`^TOC\[\d+\]: offset \d+, values offset `)
-	recordLine = regexp.MustCompile(`^  \[\d+/(\d+)\] `)
-)
-
-// dropDead drops from PCP's mmvdump output the lines it prints for the dead
-// value records of the file b (no metric, no instance: fillers and removed
-// instances' values, which PCP's reader skips): PCP's mmvdump reads the
-// header as their metric and instance, where this one skips them. In a v2
-// or v3 file it stops the values section at the first one instead ("Bad
-// file size: too small for toc[n] value[i] mname"), which no scenario has.
-func dropDead(out string, b []byte) string {
-	lines := strings.Split(out, "\n")
-	kept := lines[:0]
-	inValues, dropping := false, false
-	for _, l := range lines {
-		if dropping {
-			// The names PCP's mmvdump prints for a dead record are the
-			// header's bytes, the generation's among them: a newline there
-			// continues the record, up to its " = value", on the next line.
-			dropping = !strings.Contains(l, "] = ")
-			continue
-		}
-		if strings.HasPrefix(l, "TOC[") {
-			inValues = valuesTOC.MatchString(l)
-		}
-		if m := recordLine.FindStringSubmatch(l); inValues && m != nil {
-			off, _ := strconv.Atoi(m[1])
-			if off+32 <= len(b) && binary.NativeEndian.Uint64(b[off+16:]) == 0 && binary.NativeEndian.Uint64(b[off+24:]) == 0 {
-				dropping = !strings.Contains(l, "] = ")
-				continue
-			}
-		}
-		kept = append(kept, l)
-	}
-	return strings.Join(kept, "\n")
-}
+// openInterval is an open elapsed interval's running time, which the two
+// tools measure at different times.
+var openInterval = regexp.MustCompile(`= -?\d+ (\(value=-?\d+/extra=-\d+\))`)
 
 // compareWithPCP checks that mmvdump prints file as PCP's mmvdump does,
-// known misprints aside.
+// byte for byte, and exits with its status.
 func compareWithPCP(t *testing.T, file string) {
 	t.Helper()
 	ours, stderr, status := mmvdump(t, file)
-	require.Equal(t, 0, status, "mmvdump %s: %s", file, stderr)
-	b, err := os.ReadFile(file)
-	require.NoError(t, err)
-	pcp := dropDead(pcptest.Dump(t, file), b)
-	assert.Equal(t, normalise(pcp, false), normalise(ours, true), "mmvdump %s", file)
+	pcp, pcpStderr, pcpStatus := pcptest.DumpExit(t, file)
+	if pcpStatus < 0 {
+		t.Skipf("PCP's mmvdump crashed on %s (%s): nothing to compare", file, pcpStderr)
+	}
+	assert.Equal(t, openInterval.ReplaceAllString(pcp, "= OPEN $1"), openInterval.ReplaceAllString(ours, "= OPEN $1"), "mmvdump %s", file)
+	assert.Equal(t, pcpStatus, status, "exit status of mmvdump %s (stderr %q, PCP's %q)", file, stderr, pcpStderr)
 }
 
-func TestGoldenFilesAsPCP(t *testing.T) {
+// compareGlobWithPCP compares the files of a glob, which are
+// little-endian, with PCP's mmvdump, each a subtest named by its path
+// after dir.
+func compareGlobWithPCP(t *testing.T, dir, glob string) {
 	pcptest.MustHavePCP(t)
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
-		t.Skip("the golden files are little-endian")
+		t.Skip("the files are little-endian")
 	}
-	files, err := filepath.Glob("../../testdata/golden/*.mmv")
+	files, err := filepath.Glob(filepath.Join(dir, glob))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { compareWithPCP(t, file) })
+		t.Run(strings.TrimPrefix(file, dir+"/"), func(t *testing.T) { compareWithPCP(t, file) })
 	}
 }
 
-func TestLibpcpFilesAsPCP(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	pcptest.MustHaveLibPCPMMV(t)
-	dir := t.TempDir()
-	gen := filepath.Join(dir, "gen")
-	out, err := exec.Command("gcc", "testdata/libpcp.c", "-o", gen, "-lpcp_mmv", "-lpcp", "-lm").CombinedOutput()
-	require.NoError(t, err, "gcc: %s", out)
-	cmd := exec.Command(gen)
-	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+dir)
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "mmv"), 0o755))
-	out, err = cmd.Output()
-	require.NoError(t, err)
-	names := strings.Fields(string(out))
-	require.Len(t, names, 6)
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) { compareWithPCP(t, filepath.Join(dir, "mmv", name)) })
-	}
-}
+func TestGoldenFilesAsPCP(t *testing.T) { compareGlobWithPCP(t, "../../testdata/golden", "*.mmv") }
+
+// TestCorpusAsPCP: every file of mmvfile's corpus (libpcp_mmv, PCP's
+// Python and Perl bindings, Speed, mmv, and hand-made files at PCP's
+// limits and past them) prints as PCP's mmvdump prints it.
+func TestCorpusAsPCP(t *testing.T) { compareGlobWithPCP(t, "../../mmvfile/testdata/corpus", "*/*.mmv") }
 
 // writerScenarios are registries of our writer; each returns the registry
 // started, its values updated.
@@ -299,25 +213,20 @@ func TestJSON(t *testing.T) {
 					if v.Metric.Type == mmv.Float || v.Metric.Type == mmv.Double {
 						f, err := x.Float64()
 						require.NoError(t, err)
-						got = cFloat(f)
+						got = strconv.FormatFloat(f, 'g', -1, 64)
 					}
 				}
-				want := valueText(v, time.Now())
-				if v.Metric.Type != mmv.String && strings.HasPrefix(got, `"`) {
-					got, _ = strconv.Unquote(got) // NaN and infinities
-				} else if v.Metric.Type == mmv.String {
-					want = strconv.Quote(v.String)
-				}
-				assert.Equal(t, want, got, "value %d", k)
+				assert.Equal(t, jsonWant(v), got, "value %d", k)
 			}
 		})
 	}
 }
 
-// TestCorrupt checks that corrupt files are refused with exit status 1 and
-// a message, never a panic: truncated at every section boundary and within
-// the header and TOC, and with broken fields.
-func TestCorrupt(t *testing.T) {
+// corruptFiles returns files of the writer scenarios broken in every way:
+// truncated at every byte of the header and TOC and at every section
+// boundary, and with broken fields.
+func corruptFiles(t *testing.T) map[string][]byte {
+	bad := map[string][]byte{}
 	for i, s := range writerScenarios {
 		valid, err := os.ReadFile(startWriter(t, i))
 		require.NoError(t, err)
@@ -333,9 +242,8 @@ func TestCorrupt(t *testing.T) {
 				cuts[int(sec.Offset)+1] = true
 			}
 		}
-		bad := map[string][]byte{}
 		for n := range cuts {
-			bad["truncated at "+strconv.Itoa(n)] = valid[:n]
+			bad[s.name+"/truncated at "+strconv.Itoa(n)] = valid[:n]
 		}
 		patch := func(name string, off int, v uint64, size int) {
 			b := bytes.Clone(valid)
@@ -344,31 +252,92 @@ func TestCorrupt(t *testing.T) {
 			} else {
 				binary.NativeEndian.PutUint64(b[off:], v)
 			}
-			bad[name] = b
+			bad[s.name+"/"+name] = b
 		}
 		patch("bad magic", 0, 0x00564d4e, 4)
 		patch("bad version", 4, 4, 4)
 		patch("zero generations", 8, 0, 8)
 		patch("mismatched generations", 16, 1, 8)
+		patch("1 TOC entry", 24, 1, 4)
+		patch("cluster 4096", 36, 4096, 4)
+		patch("unknown flags", 28, 0x80000003, 4)
 		patch("unknown section type", 40, 9, 4)
 		patch("count beyond the file", 40+4, 1<<30, 4)
+		patch("negative count", 40+4, math.MaxUint32, 4)
 		patch("offset beyond the file", 40+8, 1<<40, 8)
-		patch("offset wrapping around", 40+8, math.MaxUint64-7, 8)
 		patch("value at a non-metric", int(f.Values[0].Offset)+16, f.Values[0].Metric.Offset+8, 8)
-		dir := t.TempDir()
-		for name, b := range bad {
-			t.Run(s.name+"/"+name, func(t *testing.T) {
-				path := filepath.Join(dir, "bad")
-				require.NoError(t, os.WriteFile(path, b, 0o644))
-				for _, args := range [][]string{{path}, {"-json", path}} {
-					out, stderr, status := mmvdump(t, args...)
-					assert.Equal(t, 1, status)
-					assert.Empty(t, out)
-					assert.Contains(t, stderr, "mmvdump: "+path+": mmvfile: ")
-				}
-			})
+		patch("value at offset 0", int(f.Values[0].Offset)+16, 0, 8)
+		patch("value beyond the file", int(f.Values[0].Offset)+16, uint64(len(valid)), 8)
+		body := 8 // a metric record's fields after the name
+		if f.Header.Version == 1 {
+			body = 64
+		}
+		patch("unknown type", int(f.Metrics[0].Offset)+body+4, 7, 4)
+		patch("unknown semantics", int(f.Metrics[0].Offset)+body+8, 0, 4)
+		patch("unknown units", int(f.Metrics[0].Offset)+body+12, 0x01006000, 4)
+		if v := f.Values[0]; v.Instance != nil {
+			patch("instance beyond the file", int(v.Offset)+24, uint64(len(valid)), 8)
+		}
+		if len(f.Instances) > 0 {
+			patch("instance of an indom beyond the file", int(f.Instances[0].Offset), uint64(len(valid)), 8)
+			if f.Header.Version > 1 {
+				patch("instance name at 0", int(f.Instances[0].Offset)+16, 0, 8)
+				patch("instance name beyond the file", int(f.Instances[0].Offset)+16, uint64(len(valid)), 8)
+			}
+		}
+		if f.Header.Version > 1 {
+			patch("metric name at 0", int(f.Metrics[0].Offset), 0, 8)
+			patch("metric name beyond the file", int(f.Metrics[0].Offset), uint64(len(valid))-255, 8)
+		}
+		for _, v := range f.Values {
+			if v.Metric.Type == mmv.String {
+				patch("string value beyond the file", int(v.Offset)+8, uint64(len(valid))-100, 8)
+			}
+			if v.Metric.Type == mmv.Elapsed {
+				patch("positive elapsed extra", int(v.Offset)+8, 5, 8)
+			}
 		}
 	}
+	return bad
+}
+
+// TestCorruptAsPCP: mmvdump prints every corrupt file as PCP's mmvdump
+// does, warnings and exit status included; -json refuses those mmvfile
+// refuses, with a message.
+func TestCorruptAsPCP(t *testing.T) {
+	dir := t.TempDir()
+	hasPCP := pcptest.WantPCP(t)
+	for name, b := range corruptFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, "bad")
+			require.NoError(t, os.WriteFile(path, b, 0o644))
+			if hasPCP {
+				compareWithPCP(t, path)
+			}
+			if _, err := mmvfile.Parse(b); err != nil {
+				out, stderr, status := mmvdump(t, "-json", path)
+				assert.Equal(t, 1, status)
+				assert.Empty(t, out)
+				assert.Contains(t, stderr, "mmvdump: "+path+": mmvfile: ")
+			}
+		})
+	}
+}
+
+// jsonWant is a value as -json prints it, quoted when a string.
+func jsonWant(v *mmvfile.Value) string {
+	switch v.Metric.Type {
+	case mmv.Int32, mmv.Int64:
+		return strconv.FormatInt(v.Int, 10)
+	case mmv.Uint32, mmv.Uint64:
+		return strconv.FormatUint(v.Uint, 10)
+	case mmv.Float, mmv.Double:
+		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
+			return strconv.Quote(strconv.FormatFloat(v.Float, 'g', -1, 64))
+		}
+		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+	}
+	return strconv.Quote(v.String)
 }
 
 func TestUsage(t *testing.T) {
@@ -382,26 +351,59 @@ func TestUsage(t *testing.T) {
 	assert.Contains(t, stderr, "no such file")
 }
 
-// TestDropDead: the lines PCP's mmvdump prints for a dead record go, even
-// when the header bytes it prints as names hold a newline (the generation
-// is a time: CI met one), and the live records stay.
-func TestDropDead(t *testing.T) {
-	b := make([]byte, 200)
-	binary.NativeEndian.PutUint64(b[100+16:], 1) // live: metric offset 1
-	out := strings.Join([]string{
-		"TOC[3]: offset 88, values offset 100 (3 entries)",
-		`  [1/100] live = 3`,
-		`  [1/132] MMV[0 or "garbage`,
-		`more"] = 0`,
-		`  [1/164] MMV[0 or "garbage"] = 0`,
-		"",
-		"TOC[4]: offset 104, string offset 196 (0 entries)",
-	}, "\n")
-	want := strings.Join([]string{
-		"TOC[3]: offset 88, values offset 100 (3 entries)",
-		`  [1/100] live = 3`,
-		"",
-		"TOC[4]: offset 104, string offset 196 (0 entries)",
-	}, "\n")
-	assert.Equal(t, want, dropDead(out, b))
+// TestLint: -lint reports a directory's hazards one a line or as JSON,
+// with exit status 1, nothing and status 0 when there are none, and
+// status 2 for a path it cannot read.
+func TestLint(t *testing.T) {
+	dir := t.TempDir()
+	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir, Cluster: 5})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "x", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.Start())
+	r.Close() // no Process flag: the file stays
+	clean := func(out string) string {
+		// A file not in PCP's group is a finding of its own.
+		var kept []string
+		for _, l := range strings.SplitAfter(out, "\n") {
+			if !strings.Contains(l, ": group: ") {
+				kept = append(kept, l)
+			}
+		}
+		return strings.Join(kept, "")
+	}
+	out, stderr, status := mmvdump(t, "-lint", dir)
+	require.Empty(t, stderr)
+	require.Equal(t, clean(out), "")
+	if g, err := user.LookupGroup("pcp"); err == nil && os.Geteuid() == 0 {
+		gid, err := strconv.Atoi(g.Gid)
+		require.NoError(t, err)
+		require.NoError(t, os.Chown(filepath.Join(dir, "app"), -1, gid))
+		out, _, status = mmvdump(t, "-lint", dir)
+		assert.Empty(t, out)
+		assert.Equal(t, 0, status)
+	}
+
+	b, err := os.ReadFile(filepath.Join(dir, "app"))
+	require.NoError(t, err)
+	binary.NativeEndian.PutUint32(b[36:], 0) // cluster 0
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other"), b, 0o644))
+	out, stderr, status = mmvdump(t, "-lint", dir)
+	assert.Empty(t, stderr)
+	assert.Equal(t, 1, status)
+	assert.Equal(t, filepath.Join(dir, "other")+": header: cluster-zero: cluster 0: PCP picks the next free cluster, which moves with the files present\n", clean(out))
+
+	out, _, status = mmvdump(t, "-lint", "-json", filepath.Join(dir, "other"))
+	assert.Equal(t, 1, status)
+	var fds []mmvfile.Finding
+	require.NoError(t, json.Unmarshal([]byte(out), &fds))
+	var rules []mmvfile.Rule
+	for _, f := range fds {
+		rules = append(rules, f.Rule)
+	}
+	assert.Contains(t, rules, mmvfile.RuleClusterZero)
+	assert.Contains(t, out, `"rule": "cluster-zero"`)
+	assert.Contains(t, out, `"record": "header"`)
+
+	_, stderr, status = mmvdump(t, "-lint", filepath.Join(dir, "missing"))
+	assert.Equal(t, 2, status)
+	assert.Contains(t, stderr, "no such file")
 }

@@ -18,6 +18,11 @@
 // can. Dump runs PCP's mmvdump on one file.
 //
 // Every PCP command runs under Timeout, so a hung reader fails the test.
+//
+// The PCP is the host's, or the one installed in the directory
+// MMV_PCP_ROOT names (RootEnv): a chroot with PCP 7.2 made by
+// .ci/pcp7-chroot, whose commands run through Command. Version and AtLeast
+// tell a test which PCP it reads through, for the behaviours that differ.
 package pcptest
 
 import (
@@ -52,9 +57,16 @@ const RequireEnv = "MMV_REQUIRE_PCP"
 // Config returns the value of a PCP configuration variable, such as
 // PCP_PMDAS_DIR, as PCP's pmGetConfig finds it: the environment first, then
 // the first pcp.conf found ($PCP_CONF, $PCP_DIR/etc/pcp.conf,
-// /etc/pcp.conf, /usr/local/etc/pcp.conf). It returns "" when neither has
-// it.
+// /etc/pcp.conf, /usr/local/etc/pcp.conf; under MMV_PCP_ROOT, the root's
+// /etc/pcp.conf, its paths as seen inside it). It returns "" when neither
+// has it.
 func Config(name string) string {
+	if Root() != "" {
+		if v := os.Getenv(name); v != "" {
+			return v
+		}
+		return pcpconf.Value(rootConf(), name)
+	}
 	return pcpconf.Get(os.Getenv, name, pcpconf.Files)
 }
 
@@ -74,8 +86,11 @@ func HasPCP() error {
 func find() (tools, error) {
 	var t tools
 	var err error
-	if t.pminfo, err = exec.LookPath("pminfo"); err != nil {
-		return t, errors.New("pminfo is not on PATH (Debian: apt-get install pcp libpcp-mmv1-dev)")
+	if Root() != "" && os.Geteuid() != 0 {
+		return t, fmt.Errorf("%s=%s needs root (unshare and chroot)", RootEnv, Root())
+	}
+	if t.pminfo, err = lookPath("pminfo"); err != nil {
+		return t, fmt.Errorf("no pminfo (Debian: apt-get install pcp libpcp-mmv1-dev): %v", err)
 	}
 	pmdas := Config("PCP_PMDAS_DIR")
 	if pmdas == "" {
@@ -84,12 +99,12 @@ func find() (tools, error) {
 	t.agent = filepath.Join(pmdas, "mmv", "pmda_mmv.so")
 	t.mmvdump = filepath.Join(pmdas, "mmv", "mmvdump")
 	for _, f := range []string{t.agent, t.mmvdump} {
-		if _, err := os.Stat(f); err != nil {
+		if _, err := os.Stat(hostPath(f)); err != nil {
 			return t, fmt.Errorf("PCP's MMV agent is missing: %v", err)
 		}
 	}
 	if v := Config("PCP_VAR_DIR"); v != "" {
-		if _, err := os.Stat(filepath.Join(v, "pmns", "root")); err != nil {
+		if _, err := os.Stat(hostPath(filepath.Join(v, "pmns", "root"))); err != nil {
 			return t, fmt.Errorf("PCP's namespace root is missing (run ./Rebuild in %s): %v", filepath.Join(v, "pmns"), err)
 		}
 	}
@@ -131,9 +146,9 @@ func WantPCP(t testing.TB) bool {
 // HasLibPCPMMV reports whether a C program can be built with libpcp_mmv:
 // gcc on PATH, and a probe that uses the library compiles and links.
 var HasLibPCPMMV = sync.OnceValue(func() error {
-	gcc, err := exec.LookPath("gcc")
+	gcc, err := lookPath("gcc")
 	if err != nil {
-		return errors.New("gcc is not on PATH")
+		return fmt.Errorf("no gcc: %v", err)
 	}
 	dir, err := os.MkdirTemp("", "pcptest")
 	if err != nil {
@@ -145,7 +160,7 @@ var HasLibPCPMMV = sync.OnceValue(func() error {
 		"int main(void) { return mmv_stats_registry(\"p\", 0, 0) == 0; }\n"), 0o644); err != nil {
 		return err
 	}
-	if out, err := exec.Command(gcc, "-o", filepath.Join(dir, "probe"), probe, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
+	if out, err := Command(context.Background(), gcc, "-o", filepath.Join(dir, "probe"), probe, "-lpcp_mmv", "-lpcp").CombinedOutput(); err != nil {
 		return fmt.Errorf("libpcp_mmv is not usable (Debian: apt-get install libpcp-mmv1-dev): %v\n%s", err, out)
 	}
 	return nil
@@ -173,7 +188,7 @@ func mustFind(t testing.TB) tools {
 func run(ctx context.Context, env []string, name string, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := Command(ctx, name, args...)
 	cmd.Env = environ(os.Environ(), env)
 	cmd.WaitDelay = time.Second
 	var o, e bytes.Buffer
@@ -233,18 +248,47 @@ func Info(t testing.TB, tmpdir string) []Metric {
 	return ms
 }
 
-// Dump returns what PCP's mmvdump prints for a file. mmvdump's exit status
-// is ignored (6.0.3 complains about empty sections); the test fails only
-// when it cannot run.
-func Dump(t testing.TB, file string) string {
+// Pminfo runs pminfo with the MMV agent loaded in-process, as Info does,
+// on tmpdir/mmv, with args instead of Info's, and returns what it printed,
+// standard error included, and whether it exited with 0.
+func Pminfo(t testing.TB, tmpdir string, args ...string) (string, bool) {
 	t.Helper()
 	tl := mustFind(t)
-	out, stderr, err := run(context.Background(), nil, tl.mmvdump, file)
+	load := InfoArgs(tl.agent)[:5] // -L and the -K options
+	out, stderr, err := run(context.Background(), []string{"PCP_TMP_DIR=" + tmpdir}, tl.pminfo, append(load, args...)...)
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("pminfo on %s: %v\n%s", tmpdir, err, stderr)
+	}
+	return out + stderr, err == nil
+}
+
+// Dump returns what PCP's mmvdump prints for a file. mmvdump's exit status
+// is ignored (6.0.3 complains about empty sections); the test fails only
+// when it cannot run. A file a root's mmvdump cannot see is dumped from a
+// copy (see Visible), named as file in the output.
+func Dump(t testing.TB, file string) string {
+	t.Helper()
+	stdout, stderr, _ := DumpExit(t, file)
+	return stdout + stderr
+}
+
+// DumpExit runs PCP's mmvdump on a file and returns its output and exit
+// status; the test fails only when it cannot run.
+func DumpExit(t testing.TB, file string) (stdout, stderr string, status int) {
+	t.Helper()
+	tl := mustFind(t)
+	seen := Visible(t, file)
+	stdout, stderr, err := run(context.Background(), nil, tl.mmvdump, seen)
+	stdout = strings.Replace(stdout, "MMV file   = "+seen+"\n", "MMV file   = "+file+"\n", 1)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return stdout, stderr, exit.ExitCode()
+	}
+	if err != nil {
 		t.Fatalf("mmvdump %s: %v\n%s", file, err, stderr)
 	}
-	return out + stderr
+	return stdout, stderr, 0
 }
 
 // RunExample runs an example program's run function for d, with

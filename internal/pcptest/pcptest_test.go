@@ -143,6 +143,7 @@ func TestMustHave(t *testing.T) {
 }
 
 func TestHasPCPWithoutPminfo(t *testing.T) {
+	t.Setenv(RootEnv, "")
 	t.Setenv("PATH", t.TempDir())
 	assert.ErrorContains(t, HasPCP(), "pminfo")
 	assert.ErrorContains(t, HasPMCD(), "pminfo")
@@ -165,6 +166,7 @@ func TestHasPCPWithoutPminfo(t *testing.T) {
 func TestConfig(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "pcp.conf")
 	require.NoError(t, os.WriteFile(conf, []byte("# PCP_PMDAS_DIR=/no\nPCP_PMDAS_DIR=\"/x/pmdas\"\nPCP_TMP_DIR=/x/tmp\n"), 0o644))
+	t.Setenv(RootEnv, "")
 	t.Setenv("PCP_CONF", conf)
 	t.Setenv("PCP_PMDAS_DIR", "")
 	assert.Equal(t, "/x/pmdas", Config("PCP_PMDAS_DIR"))
@@ -204,7 +206,8 @@ func TestHelperHang(t *testing.T) {
 }
 
 // TestInfoEmpty runs the real reader on an empty directory: only the MMV
-// agent's own control metrics.
+// agent's own control metrics, of which PCP 7.2 has one more than 6.0.3,
+// mmv.control.metrics (the count of metrics mapped).
 func TestInfoEmpty(t *testing.T) {
 	MustHavePCP(t)
 	dir := t.TempDir()
@@ -214,7 +217,12 @@ func TestInfoEmpty(t *testing.T) {
 	for _, m := range ms {
 		names = append(names, m.Name)
 	}
-	assert.ElementsMatch(t, []string{"mmv.control.files", "mmv.control.debug", "mmv.control.reload"}, names)
+	want := []string{"mmv.control.files", "mmv.control.debug", "mmv.control.reload"}
+	if AtLeast(7, 2) {
+		want = append(want, "mmv.control.metrics")
+		assert.Equal(t, "0", Find(ms, "mmv.control.metrics").Value)
+	}
+	assert.ElementsMatch(t, want, names, "PCP %s", Version())
 	assert.Equal(t, "0", Find(ms, "mmv.control.files").Value)
 }
 

@@ -3,7 +3,6 @@ package pcptest
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -35,9 +34,14 @@ func HasPMCD() error {
 // MustHavePMCD returns the helper once pmcd answers (see HasPMCD), or
 // skips or fails the test as MustHave (CI starts pmcd in .ci/run). A test
 // that restarts registries takes a pmcd of its own instead (StartPMCD).
+// Under MMV_PCP_ROOT the host's pmcd is not the PCP chosen: the test gets
+// a pmcd of its own inside the root (StartPMCD), stopped when it ends.
 func MustHavePMCD(t testing.TB) *PMCD {
 	t.Helper()
 	MustHavePCP(t)
+	if Root() != "" {
+		return StartPMCD(t)
+	}
 	p, err := pmcd()
 	MustHave(t, err)
 	return p
@@ -54,8 +58,8 @@ func pmcd() (*PMCD, error) {
 		return nil, fmt.Errorf("PCP_TMP_DIR is not in pcp.conf")
 	}
 	p.Dir = filepath.Join(tmp, "mmv")
-	if p.pmstore, err = exec.LookPath("pmstore"); err != nil {
-		return nil, fmt.Errorf("pmstore is not on PATH")
+	if p.pmstore, err = lookPath("pmstore"); err != nil {
+		return nil, fmt.Errorf("no pmstore: %v", err)
 	}
 	if _, err := p.Fetch(context.Background(), "mmv.control.files"); err != nil {
 		return nil, err

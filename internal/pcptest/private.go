@@ -55,16 +55,16 @@ func startPMCD(t testing.TB, daemon bool) *PMCD {
 	t.Helper()
 	MustHavePCP(t)
 	pmcd := filepath.Join(Config("PCP_BINADM_DIR"), "pmcd")
-	if _, err := os.Stat(pmcd); err != nil {
+	if _, err := os.Stat(hostPath(pmcd)); err != nil {
 		MustHave(t, fmt.Errorf("pmcd is not in $PCP_BINADM_DIR: %v", err))
 	}
 	if os.Geteuid() != 0 {
 		MustHave(t, errors.New("a private pmcd needs root"))
 	}
 	tl := mustFind(t)
-	pmstore, err := exec.LookPath("pmstore")
+	pmstore, err := lookPath("pmstore")
 	if err != nil {
-		MustHave(t, errors.New("pmstore is not on PATH"))
+		MustHave(t, fmt.Errorf("no pmstore: %v", err))
 	}
 	// Not t.TempDir: pmcd's socket path must fit in 108 bytes.
 	base, err := os.MkdirTemp("", "pmcd")
@@ -100,7 +100,7 @@ func startPMCD(t testing.TB, daemon bool) *PMCD {
 			t.Fatal(err)
 		}
 		pr := &private{host: "localhost:" + strconv.Itoa(port), base: base, done: make(chan struct{})}
-		pr.cmd = exec.Command(pmcd, "-f", "-A", "-p", strconv.Itoa(port), "-c", conf,
+		pr.cmd = Command(context.Background(), pmcd, "-f", "-A", "-p", strconv.Itoa(port), "-c", conf,
 			"-s", filepath.Join(base, "run", "pmcd.socket"), "-l", filepath.Join(base, "log", "pmcd.log"), "-U", "root")
 		// PMCD_ROOT_AGENT=0: pmcd starts a daemon agent itself. Else it
 		// asks the host's pmdaroot, which starts it with the host's
@@ -235,7 +235,9 @@ var (
 
 // buildClient builds a C client of libpcp into the user's cache
 // directory, under its name and the source's hash, so that test runs
-// share one binary instead of leaving one each behind.
+// share one binary instead of leaving one each behind. It is built and
+// run on the host, also under MMV_PCP_ROOT: a client, it speaks the same
+// protocol to either PCP's pmcd.
 func buildClient(name string, source []byte) (string, error) {
 	if err := HasLibPCPMMV(); err != nil {
 		return "", err
@@ -346,10 +348,15 @@ func (p *PMCD) TryFetchAll(prefix string, n int) (Whole, error) {
 	defer cancel()
 	// A whole fetch of a file libpcp_mmv wrote may take longer than
 	// libpcp's default 10 s wait for pmcd: Timeout bounds it instead.
-	env := []string{"PCP_TMP_DIR=", "PMCD_REQUEST_TIMEOUT=" + strconv.Itoa(int(Timeout.Seconds()))}
-	out, stderr, err := run(ctx, env, bin, p.host(), strconv.Itoa(n), prefix)
+	// On the host, as fetchLoop, also under MMV_PCP_ROOT.
+	cmd := exec.CommandContext(ctx, bin, p.host(), strconv.Itoa(n), prefix)
+	cmd.Env = environ(os.Environ(), []string{"PCP_TMP_DIR=", "PMCD_REQUEST_TIMEOUT=" + strconv.Itoa(int(Timeout.Seconds()))})
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	out := string(b)
 	if err != nil {
-		return Whole{}, fmt.Errorf("fetchall %s: %v: %s", prefix, err, stderr)
+		return Whole{}, fmt.Errorf("fetchall %s: %v: %s", prefix, err, stderr.String())
 	}
 	var w Whole
 	lines := strings.Split(strings.TrimSpace(out), "\n")

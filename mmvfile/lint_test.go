@@ -1,0 +1,310 @@
+package mmvfile_test
+
+import (
+	"bytes"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// lintOne checks that LintDir of dir reports exactly one finding of rule,
+// on file, at record, with a message holding msg, and returns it.
+func lintOne(t *testing.T, dir string, rule mmvfile.Rule, file, record, msg string) mmvfile.Finding {
+	t.Helper()
+	fds, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	got := findings(fds, rule)
+	require.Len(t, got, 1, "%s findings among %v", rule, fds)
+	assert.Equal(t, file, got[0].File)
+	assert.Equal(t, record, got[0].Record)
+	assert.Contains(t, got[0].Msg, msg)
+	return got[0]
+}
+
+func TestLintSharedCluster(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a", mmv.Options{Cluster: 40}, singular("x", "y"), nil)
+	b := writeFile(t, dir, "b", mmv.Options{Cluster: 41}, singular("z"), func(b []byte, f *mmvfile.File) { put32(b, 36, 40) })
+	lintOne(t, dir, mmvfile.RuleSharedCluster, b, "header", "cluster 40 is also "+a+"'s")
+	fds, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	pmids := findings(fds, mmvfile.RulePMID)
+	assert.Empty(t, pmids, "our writer's items differ: %v", pmids)
+
+	// b's z on a's item of x: one PMID.
+	item := sharePMID(t, dir, a)
+	lintOne(t, dir, mmvfile.RulePMID, b, "metric [0] at offset 72 (z)",
+		"PMID 70.40."+strconv.Itoa(int(item))+" is also "+a+"'s metric [0] at offset 72 (x): PCP shows the value of the file it reads first under both names")
+}
+
+// sharePMID writes file b of dir, whose metric z has the cluster and item
+// of the first metric of file a, and the value 9; it returns the item.
+func sharePMID(t *testing.T, dir, a string) uint32 {
+	fa, err := mmvfile.Open(a)
+	require.NoError(t, err)
+	writeFile(t, dir, "b", mmv.Options{Cluster: 41}, singular("z"), func(b []byte, f *mmvfile.File) {
+		put32(b, 36, fa.Header.Cluster)
+		put32(b, metricField(f, f.Metrics[0], 0), fa.Metrics[0].Item)
+		put64(b, f.Values[0].Offset, 9)
+	})
+	return fa.Metrics[0].Item
+}
+
+// TestSharedPMIDInPCP: PCP shows the value of one file of a cluster under
+// the name of another file's metric with the same item, as RulePMID says.
+func TestSharedPMIDInPCP(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a", mmv.Options{Cluster: 40}, singular("x"), func(b []byte, f *mmvfile.File) { put64(b, f.Values[0].Offset, 7) })
+	sharePMID(t, dir, a)
+	fds, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	require.Len(t, findings(fds, mmvfile.RulePMID), 1)
+	tmp := t.TempDir()
+	require.NoError(t, os.Rename(dir, filepath.Join(tmp, "mmv")))
+	ms := pcptest.Info(t, tmp)
+	x, z := pcptest.Find(ms, "mmv.a.x"), pcptest.Find(ms, "mmv.b.z")
+	require.NotNil(t, x)
+	require.NotNil(t, z)
+	// Which file PCP reads first is the directory's order.
+	assert.Contains(t, []string{"7", "9"}, x.Value)
+	assert.Equal(t, x.Value, z.Value, "both names show one file's value")
+}
+
+func TestLintIndomCollision(t *testing.T) {
+	dir := t.TempDir()
+	// 12<<11 | 3000 is 13<<11 | 952.
+	a := writeFile(t, dir, "a", mmv.Options{Cluster: 12}, counterOver("m", 5, 2), func(b []byte, f *mmvfile.File) {
+		put32(b, f.Indoms[0].Offset, 3000)
+		put32(b, metricField(f, f.Metrics[0], 16), 3000)
+	})
+	b := writeFile(t, dir, "b", mmv.Options{Cluster: 13}, counterOver("n", 952, 2), nil)
+	fd := lintOne(t, dir, mmvfile.RuleIndomCollision, b, "indom [0] at offset 104", "indom id 27576 (cluster 13, serial 952) is also "+a+"'s indom [0]")
+	assert.Equal(t, uint64(104), fd.Offset)
+	fds, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, findings(fds, mmvfile.RuleSerial), 1, "a's serial 3000")
+}
+
+func TestLintNames(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a", mmv.Options{Cluster: 50, Flags: mmv.NoPrefix}, singular("app.req", "app.dup"), nil)
+	b := writeFile(t, dir, "b", mmv.Options{Cluster: 51, Flags: mmv.NoPrefix}, singular("app.req.total", "app.dup"), nil)
+	fds, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	prefix := findings(fds, mmvfile.RuleNamePrefix)
+	require.Len(t, prefix, 1, "%v", fds)
+	assert.Equal(t, b, prefix[0].File)
+	assert.Contains(t, prefix[0].Record, "(app.req.total)")
+	assert.Contains(t, prefix[0].Msg, "mmv.app.req ("+a+" metric [0] at offset 72 (app.req)) is a leaf and a prefix of mmv.app.req.total: as PCP reads the directory, in no set order, it skips the leaf, or its namespace build fails")
+	dup := findings(fds, mmvfile.RuleDuplicateName)
+	require.Len(t, dup, 1, "%v", fds)
+	assert.Equal(t, b, dup[0].File)
+	assert.Contains(t, dup[0].Msg, "mmv.app.dup is also "+a+"'s metric [1] at offset 176 (app.dup): PCP skips the one it reads second")
+
+	// A file name PCP refuses loses every metric.
+	dir = t.TempDir()
+	c := writeFile(t, dir, "my_app", mmv.Options{Cluster: 52}, singular("x", "y"), nil)
+	require.NoError(t, os.Rename(c, filepath.Join(dir, "my-app"))) // our writer refuses the name
+	c = filepath.Join(dir, "my-app")
+	fds, err = mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	names := findings(fds, mmvfile.RuleName)
+	require.Len(t, names, 2)
+	assert.Equal(t, c, names[0].File)
+	assert.Contains(t, names[0].Msg, `"mmv.my-app.x" does not start with a letter or holds more`)
+}
+
+func TestLintCost(t *testing.T) {
+	dir := t.TempDir()
+	big := writeFile(t, dir, "big", mmv.Options{Cluster: 60, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1}, counterOver("m", 1, 12000), nil)
+	writeFile(t, dir, "small", mmv.Options{Cluster: 61}, counterOver("m", 1, 100), nil)
+	fd := lintOne(t, dir, mmvfile.RuleCost, big, "values", "12000 values: a fetch of the file takes an estimated 0.036 to 0.14 s")
+	assert.Contains(t, fd.Msg, "every client of pmcd waits")
+	f, err := mmvfile.Open(big)
+	require.NoError(t, err)
+	low, high := f.FetchCost()
+	assert.InDelta(t, 0.036, low, 0.001)
+	assert.InDelta(t, 0.144, high, 0.001)
+}
+
+func TestLintProcesses(t *testing.T) {
+	dir := t.TempDir()
+	pid := deadPID(t)
+	dead := writeFile(t, dir, "dead", mmv.Options{Cluster: 70, Flags: mmv.Process}, singular("x"), func(b []byte, f *mmvfile.File) { put32(b, 32, uint32(pid)) })
+	writeFile(t, dir, "alive", mmv.Options{Cluster: 71, Flags: mmv.Process}, singular("x"), nil)
+	// Without the Process flag a file of a dead writer is its to leave.
+	writeFile(t, dir, "kept", mmv.Options{Cluster: 72}, singular("x"), func(b []byte, f *mmvfile.File) { put32(b, 32, uint32(pid)) })
+	tmp := filepath.Join(dir, ".app."+strconv.Itoa(pid)+".0123456789abcdef")
+	require.NoError(t, os.WriteFile(tmp, []byte("partial"), 0o644))
+	ours := filepath.Join(dir, ".app."+strconv.Itoa(os.Getpid())+".0123456789abcdef")
+	require.NoError(t, os.WriteFile(ours, []byte("being written"), 0o644))
+	lintOne(t, dir, mmvfile.RuleDeadProcess, dead, "header", "process "+strconv.Itoa(pid)+" is gone")
+	lintOne(t, dir, mmvfile.RuleTemporary, tmp, "file", "a temporary of app left by process "+strconv.Itoa(pid))
+}
+
+func TestLintInFluxAndRefused(t *testing.T) {
+	dir := t.TempDir()
+	flux := writeFile(t, dir, "flux", mmv.Options{Cluster: 80}, singular("x"), func(b []byte, f *mmvfile.File) { put64(b, 16, 0) })
+	bad := writeFile(t, dir, "bad", mmv.Options{Cluster: 81}, singular("x"), func(b []byte, f *mmvfile.File) { b[0] = 'X' })
+	lintOne(t, dir, mmvfile.RuleInFlux, flux, "header", "gen1 ")
+	lintOne(t, dir, mmvfile.RuleRefused, bad, "file", "mmvfile: bad magic")
+}
+
+func TestLintGroup(t *testing.T) {
+	g, err := user.LookupGroup("pcp")
+	if err != nil {
+		t.Skip("no group pcp here")
+	}
+	pcpGID, err := strconv.Atoi(g.Gid)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	path := writeFile(t, dir, "grouped", mmv.Options{Cluster: 90}, singular("x"), nil)
+	other := os.Getgid()
+	if other == pcpGID {
+		t.Skip("this process runs in group pcp")
+	}
+	require.NoError(t, os.Chown(path, -1, other))
+	lintOne(t, dir, mmvfile.RuleGroup, path, "file", "group id "+strconv.Itoa(other)+" is not PCP's ("+g.Gid+"); others may read it, so PCP does")
+	require.NoError(t, os.Chmod(path, 0o640))
+	lintOne(t, dir, mmvfile.RuleGroup, path, "file", "others may not read it")
+	if os.Geteuid() == 0 {
+		require.NoError(t, os.Chown(path, -1, pcpGID))
+		fds, err := mmvfile.LintDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, findings(fds, mmvfile.RuleGroup))
+	}
+}
+
+// TestLintClean: our writer's files, each on its own cluster, have no
+// hazard.
+func TestLintClean(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a", mmv.Options{Cluster: 100}, counterOver("m", 1, 3), nil)
+	writeFile(t, dir, "b", mmv.Options{Cluster: 101}, singular("x", "y.z"), nil)
+	g, err := user.LookupGroup("pcp")
+	if err == nil && os.Geteuid() == 0 {
+		gid, _ := strconv.Atoi(g.Gid)
+		for _, n := range []string{"a", "b"} {
+			require.NoError(t, os.Chown(filepath.Join(dir, n), -1, gid))
+		}
+	}
+	fds, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	var other []mmvfile.Finding
+	for _, f := range fds {
+		if f.Rule != mmvfile.RuleGroup { // when not root, files are in our group
+			other = append(other, f)
+		}
+	}
+	assert.Empty(t, other)
+	_, err = mmvfile.LintDir(filepath.Join(dir, "missing"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestFindingString(t *testing.T) {
+	f := mmvfile.Finding{File: "/d/app", Record: "metric [0] at offset 312 (x)", Offset: 312, Rule: mmvfile.RuleItem, Msg: "PCP skips the metric: item 2000 is more than 1023"}
+	assert.Equal(t, "/d/app: metric [0] at offset 312 (x): item: PCP skips the metric: item 2000 is more than 1023", f.String())
+	var b bytes.Buffer
+	b.WriteString(f.String())
+	assert.True(t, strings.HasPrefix(b.String(), "/d/app: "))
+}
+
+// TestLintAgentNames: the MMV agent's own metrics, mmv.control.*, are in
+// PCP's namespace before any file's: a file called control loses a metric
+// called files (PCP shows its own) and empties the namespace with one
+// under it; so does a NoPrefix metric mmv.control.
+func TestLintAgentNames(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	// Our writer refuses the name control: the file is renamed.
+	require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular("files", "other"), nil), filepath.Join(dir, "control")))
+	path := filepath.Join(dir, "control")
+	lintOne(t, dir, mmvfile.RuleDuplicateName, path, "metric [0] at offset 72 (files)", "PCP skips the metric: mmv.control.files is the MMV agent's own metric")
+	if pcptest.WantPCP(t) {
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.control.files")
+		require.NotNil(t, m)
+		assert.Equal(t, "1", m.Value, "PCP's own metric: one file")
+	}
+
+	require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular("files.x", "other"), nil), path))
+	lintOne(t, dir, mmvfile.RuleNamePrefix, path, "metric [0] at offset 72 (files.x)",
+		"mmv.control.files is a leaf and a prefix of mmv.control.files.x (the MMV agent's own metric)")
+	if pcptest.WantPCP(t) {
+		_, stderr := pcpNames(t, "control", mustRead(t, path))
+		assert.Contains(t, stderr, "Unknown metric name", "the namespace is broken")
+	}
+
+	require.NoError(t, os.Remove(path))
+	writeFile(t, dir, "noprefix", mmv.Options{Cluster: 61, Flags: mmv.NoPrefix}, singular("control_"), func(b []byte, f *mmvfile.File) {
+		b[f.Metrics[0].Offset+7] = 0 // "control"
+	})
+	lintOne(t, dir, mmvfile.RuleNamePrefix, filepath.Join(dir, "noprefix"), "metric [0] at offset 72 (control)",
+		"PCP skips the metric: mmv.control is a prefix of mmv.control.reload (the MMV agent's own metric), which PCP takes first")
+	if pcptest.WantPCP(t) {
+		names, stderr := pcpNames(t, "noprefix", mustRead(t, filepath.Join(dir, "noprefix")))
+		assert.Empty(t, names, "PCP skips it, and its namespace holds")
+		assert.NotContains(t, stderr, "Unknown metric name")
+	}
+}
+
+// TestLintPrefixOrder: PCP takes a file's names in order. A leaf taken
+// before a name under it breaks PCP's namespace; a name under it taken
+// first makes PCP skip the leaf.
+func TestLintPrefixOrder(t *testing.T) {
+	for _, c := range []struct {
+		order  []string
+		broken bool
+	}{{[]string{"a_b", "a_b_c", "z"}, true}, {[]string{"a_b_c", "a_b", "z"}, false}} {
+		dir := t.TempDir()
+		path := writeFile(t, dir, "f", mmv.Options{Cluster: 61}, func(r *mmv.Registry) {
+			for i, n := range c.order {
+				require.NoError(t, r.AddMetric(mmv.Metric{Name: n, Item: uint32(i + 1), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+			}
+		}, func(b []byte, f *mmvfile.File) {
+			for _, m := range f.Metrics { // a_b is a.b, a_b_c a.b.c: our writer refuses them
+				for j := range len(m.Name) {
+					if m.Name[j] == '_' {
+						b[m.Offset+uint64(j)] = '.'
+					}
+				}
+			}
+		})
+		fds, err := mmvfile.LintDir(dir)
+		require.NoError(t, err)
+		got := findings(fds, mmvfile.RuleNamePrefix)
+		require.Len(t, got, 1, "%v", fds)
+		if c.broken {
+			assert.Contains(t, got[0].Record, "(a.b.c)")
+			assert.Contains(t, got[0].Msg, "namespace build fails")
+		} else {
+			assert.Contains(t, got[0].Record, "(a.b)")
+			assert.Contains(t, got[0].Msg, "PCP skips the metric: mmv.f.a.b is a prefix of mmv.f.a.b.c")
+		}
+		if pcptest.WantPCP(t) {
+			names, stderr := pcpNames(t, "f", mustRead(t, path))
+			if c.broken {
+				assert.Contains(t, stderr, "Unknown metric name", "%v: the namespace is broken", c.order)
+			} else {
+				assert.ElementsMatch(t, []string{"mmv.f.a.b.c", "mmv.f.z"}, names, "%v", c.order)
+			}
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
