@@ -1,6 +1,12 @@
 package mmv
 
-import "strconv"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+)
 
 // What PCP's reader pays is bounded by two budgets on values (see
 // docs/design.md, "What a registry costs PCP's reader"). To fetch a value
@@ -26,12 +32,33 @@ func fileBudget(o *Options) int { return capOf(o.MaxFileValues, DefaultMaxFileVa
 
 // chargeOf is what a metric over in (nil when singular) with live values
 // charges its file's budget: its values, or the room its indom reserves
-// for a vector's instances (indom.reserve), within the budget itself.
+// for a vector's instances (indom.reserved), within the budget itself.
 func chargeOf(in *indom, live, budget int) int {
 	if in == nil {
 		return 1
 	}
-	return max(live, min(in.reserve, budget))
+	return max(live, min(in.reserved(), budget))
+}
+
+// followLimit makes the room in reserves follow a vector's limit, of per
+// values each instance, down (reserved): SetLimit stores the limit
+// without the registry's lock, which a transaction may hold.
+func (in *indom) followLimit(limit *atomic.Int64, per int) {
+	in.limit, in.per = limit, per
+}
+
+// reserved is the room in reserves for a vector's instances: what it
+// reserved when declared, or less once the vector's limit is lower, for
+// good: room freed may be taken by the metrics declared after, so a
+// higher limit later reserves no more. Called with the registry's lock
+// held.
+func (in *indom) reserved() int {
+	if in.limit != nil {
+		if l := in.limit.Load(); l < int64(in.reserve/in.per) {
+			in.reserve = max(int(l), 0) * in.per
+		}
+	}
+	return in.reserve
 }
 
 // chargeLocked is what the part's metrics charge its budget, with n more
@@ -144,35 +171,61 @@ func vecReserveLimit(o *Options, perInstance int) int {
 	return min(c, DefaultVecLimit)
 }
 
-// reserveLocked makes the metrics over in reserve room in their files for
-// n instances: all of it when that is less than they reserve, else as
-// much as their files have room for.
-func (r *Registry) reserveLocked(in *indom, n int) {
-	budget := fileBudget(&r.opts)
-	want := min(max(n, 0), budget)
-	if want <= in.reserve {
-		in.reserve = want
-		return
+// placeLocked lays the metrics declared before Start out over the parts
+// again, in the order of their names, each in the first part with room
+// (partWithRoomLocked's rule), so that which file holds a metric, and so
+// its PMID's cluster, does not depend on the order the program declared
+// them in; within a file the metrics stay in declaration order. Nothing
+// is published yet, so nothing moves that a reader saw. A registry of one
+// file is left as it is.
+func (r *Registry) placeLocked() error {
+	if len(r.parts) == 1 {
+		return nil
 	}
-	fits := func(reserve int) bool {
-		old := in.reserve
-		in.reserve = reserve
-		defer func() { in.reserve = old }()
-		for _, p := range r.parts {
-			if p.chargeLocked(budget, nil, 0) > budget {
-				return false
+	order := make(map[*metric]int, len(r.metrics))
+	for i, m := range r.metrics {
+		order[m] = i
+	}
+	sorted := slices.Clone(r.metrics)
+	slices.SortStableFunc(sorted, func(a, b *metric) int { return cmp.Compare(a.Name, b.Name) })
+	first := r.parts[0]
+	first.metrics, first.used = nil, [MaxItem + 1]bool{}
+	parts := []*part{first}
+	budget := fileBudget(&r.opts)
+	for _, m := range sorted {
+		live := 1
+		if m.indom != nil {
+			live = m.indom.live
+		}
+		need := chargeOf(m.indom, live, budget)
+		var to *part
+		for _, p := range parts {
+			if len(p.metrics) < MaxMetrics && (m.auto || !p.used[m.item]) && p.chargeLocked(budget, nil, 0)+need <= budget {
+				to = p
+				break
 			}
 		}
-		return true
-	}
-	lo, hi := in.reserve, want // fits(lo); the most that fits, by bisection
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if fits(mid) {
-			lo = mid
-		} else {
-			hi = mid - 1
+		if to == nil {
+			to = newPart(len(parts), r.name, r.opts.Flags)
+			if err := checkFileName(to.name, NoPrefix); err != nil {
+				return fmt.Errorf("mmv: file %q: more metrics than a file holds (%d, or %d values) need an overflow file: %w", r.name, MaxMetrics, budget, err)
+			}
+			parts = append(parts, to)
+		}
+		to.metrics = append(to.metrics, m)
+		if !m.auto {
+			to.used[m.item] = true
+		}
+		if m.indom != nil && !to.hasIndom(m.indom) {
+			to.indoms = append(to.indoms, m.indom)
 		}
 	}
-	in.reserve = lo
+	for _, p := range parts {
+		slices.SortFunc(p.metrics, func(a, b *metric) int { return cmp.Compare(order[a], order[b]) })
+		for i, m := range p.metrics {
+			m.part, m.index = p, i
+		}
+	}
+	r.parts = parts
+	return nil
 }

@@ -191,8 +191,9 @@ func TestVecReservesItsLimit(t *testing.T) {
 	requireWithinBudget(t, dir, mmv.DefaultMaxFileValues)
 }
 
-// SetLimit moves the room a vector reserves: a lower limit frees it for
-// the metrics declared after, a higher one takes what the file has left.
+// SetLimit lowers the room a vector reserves, for good: a lower limit
+// frees it for the metrics declared after, a higher one later reserves no
+// more.
 // The runtime bridge, whose bucket vectors know their instances, sets
 // their limits.
 func TestSetLimitMovesReservation(t *testing.T) {

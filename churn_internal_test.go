@@ -13,7 +13,8 @@ import (
 // TestChurnIsBounded: what a vector keeps follows the instances it holds,
 // not every label value it ever had: its indoms' instances, the slots of
 // its metrics and the ids it remembers stay within twice its live
-// instances, 64, and what was deleted since the last publication. They
+// instances, 64, and what was deleted since the last publication, and the
+// ids of forgotten values it keeps from others within its limit. They
 // grew by one for every value ever used.
 func TestChurnIsBounded(t *testing.T) {
 	r := NewRegistry("churn", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
@@ -47,11 +48,15 @@ func TestChurnIsBounded(t *testing.T) {
 	assert.LessOrEqual(t, len(v.ids), 2*bound(1), "ids the counter vector remembers")
 	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
 	assert.LessOrEqual(t, len(h.ids), 2*bound(1), "ids the histogram vector remembers")
+	// The ids of forgotten values kept from others (idLocked).
+	assert.LessOrEqual(t, len(v.given), len(v.ids)+max(v.Limit(), 64), "ids the counter vector keeps")
+	assert.LessOrEqual(t, len(h.given), len(h.ids)+max(h.Limit(), 64), "ids the histogram vector keeps")
 }
 
 // TestHistogramVecIDsRunOut: a histogram vector whose instances' bucket
 // ids would pass the largest int32 refuses new values, counted as drops,
-// where the ids wrapped onto other instances' buckets.
+// where the ids wrapped onto other instances' buckets. Its counted ids run
+// out first: derived ones stay below them.
 func TestHistogramVecIDsRunOut(t *testing.T) {
 	r := NewRegistry("ids", &Options{Dir: t.TempDir()})
 	t.Cleanup(func() { r.Close() })
@@ -59,27 +64,32 @@ func TestHistogramVecIDsRunOut(t *testing.T) {
 	require.NoError(t, r.Start())
 	first := h.With("first")
 	require.NotNil(t, first)
-	n := len(h.kind.(*histGroup).bounds)
+	n := int64(len(h.kind.(*histGroup).bounds))
+	space := (math.MaxInt32 + 1) / n
 	r.mu.Lock()
-	h.nextID = int32((math.MaxInt32+1)/n - 1) // the last id whose buckets fit
+	assert.Less(t, int64(h.ids["k=first"]), space/2, "a derived id")
+	h.counting, h.counted = true, space-space/2-1 // the last id whose buckets fit
 	r.mu.Unlock()
 	last := h.With("last")
 	require.NotNil(t, last, "%v", h.Err())
+	r.mu.Lock()
+	assert.EqualValues(t, space-1, h.ids["k=last"])
+	r.mu.Unlock()
 	assert.Nil(t, h.With("over"))
 	require.ErrorIs(t, h.Err(), ErrTooMany)
-	assert.ErrorContains(t, h.Err(), "at most")
-	r.mu.Lock()
-	h.nextID = int32((1 << 32) / n) // its buckets' ids would wrap onto first's
-	r.mu.Unlock()
-	assert.Nil(t, h.With("wrapped"))
-	require.ErrorIs(t, h.Err(), ErrTooMany)
+	assert.ErrorContains(t, h.Err(), "counted all its ids")
 	require.NoError(t, r.Flush())
 	at := map[uintptr]string{}
-	for _, inst := range []string{"k=first,le=1", "k=first,le=2", "k=last,le=1", "k=last,le=2"} {
+	for _, inst := range []string{"k=first,le=1", "k=first,le=2", "k=first,le=+Inf", "k=last,le=1", "k=last,le=2", "k=last,le=+Inf"} {
 		v, err := r.Value("lat.bucket", inst)
 		require.NoError(t, err, inst)
 		p := uintptr(v.ptr())
 		assert.Empty(t, at[p], "%s shares its value with %s", inst, at[p])
 		at[p] = inst
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, inst := range h.kind.(*histGroup).bucketIn.Instances {
+		assert.GreaterOrEqual(t, inst.ID, int32(0), "bucket %s", inst.Name)
 	}
 }

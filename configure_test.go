@@ -35,8 +35,8 @@ func startedCluster(t *testing.T, name, dir string, opts mmv.Options) uint32 {
 // TestDerivedCluster: with no cluster given, a file's cluster is derived
 // from its name, so it is the same on every restart and in every
 // directory (as on every host), and PCP's PMIDs carry it; it avoids the
-// clusters of the process's other started files and of the directory's
-// other files; ReaderCluster writes 0, for PCP's reader to choose.
+// clusters of the directory's other live files, and only those;
+// ReaderCluster writes 0, for PCP's reader to choose.
 func TestDerivedCluster(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "mmv")
@@ -60,17 +60,17 @@ func TestDerivedCluster(t *testing.T) {
 	assert.Equal(t, c, elsewhere, "the cluster in another directory")
 	assert.NotEqual(t, c, startedCluster(t, "other", dir, mmv.Options{}), "another name's cluster")
 
-	// A started file of the process on that cluster: the next one.
-	other := filepath.Join(t.TempDir(), "mmv")
-	startReg(t, "holder", other, mmv.Options{Cluster: c}, func(r *mmv.Registry) {})
-	assert.Equal(t, c%2047+1, startedCluster(t, "svc", filepath.Join(t.TempDir(), "mmv"), mmv.Options{}), "the cluster when a started file has the derived one")
-
-	// Another file in the directory on that cluster, from a registry
-	// closed without the Process flag: the next one too.
+	// A file in the directory on that cluster, from a started registry,
+	// and another on the next, from a registry closed without the Process
+	// flag, which PCP goes on reading: the one after.
 	shared := filepath.Join(t.TempDir(), "mmv")
 	old := startReg(t, "left", shared, mmv.Options{Cluster: c%2047 + 1}, func(r *mmv.Registry) {})
 	require.NoError(t, old.Close())
+	startReg(t, "holder", shared, mmv.Options{Cluster: c}, func(r *mmv.Registry) {})
 	assert.Equal(t, c%2047+2, startedCluster(t, "svc", shared, mmv.Options{}), "the cluster when the directory's files have the derived one and the next")
+	// The files of another directory do not count, though this process
+	// holds them: PCP reads one directory.
+	assert.Equal(t, c, startedCluster(t, "svc", filepath.Join(t.TempDir(), "mmv"), mmv.Options{}), "the cluster beside another directory's")
 
 	assert.Zero(t, startedCluster(t, "reader", dir, mmv.Options{Cluster: mmv.ReaderCluster}), "ReaderCluster's cluster")
 }
@@ -118,7 +118,7 @@ func TestConfigureRefused(t *testing.T) {
 	}{
 		{"invalid name", "9lives", mmv.Options{}, mmv.ErrName, `file "9lives"`},
 		{"cluster past 4095", "", mmv.Options{Cluster: 4096}, mmv.ErrRange, "cluster 4096"},
-		{"indom on a cluster past 2047", "", mmv.Options{Cluster: 2048}, mmv.ErrRange, "indom 2047"},
+		{"indom on a cluster past 2047", "", mmv.Options{Cluster: 2048}, mmv.ErrRange, "cluster 2048 is more than 2047"},
 		{"cluster label on the reader's cluster", "", mmv.Options{Cluster: mmv.ReaderCluster}, mmv.ErrLabel, `label "service"`},
 		{"instances over a lowered cap", "", mmv.Options{MaxIndomInstances: 1}, mmv.ErrTooMany, "per indom"},
 		{"labels on a forced version 2", "", mmv.Options{Version: mmv.Version2}, mmv.ErrRange, "version 2"},

@@ -13,16 +13,9 @@ type Counter struct{ s cell }
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
+// Declare[Counter] returns the refusal instead.
 func NewCounter(r *Registry, name, help string, units Units) *Counter {
-	c := newCounter()
-	declareCell(registry(r), metricOf(name, help, Uint64, SemCounter, units, 0), &c.s)
-	return c
-}
-
-func newCounter() *Counter {
-	c := &Counter{}
-	c.s.init(Uint64)
-	return c
+	return must(Declare[Counter](r, name, help, units))
 }
 
 // Inc adds one.
@@ -59,10 +52,8 @@ func (c *Counter) Get() uint64 {
 // list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName).
+// wraps the sentinel, such as ErrName). DeclareVec[Counter] returns it
+// instead.
 func NewCounterVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Counter] {
-	return declareVec(r, name, help, Uint64, SemCounter, units, labels, func() (*Counter, *cell) {
-		c := newCounter()
-		return c, &c.s
-	})
+	return must(DeclareVec[Counter](r, name, help, units, labels...))
 }

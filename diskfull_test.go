@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,6 +61,23 @@ func fill(t *testing.T, dir string) string {
 		}
 	}
 	return path
+}
+
+// fullVec starts a registry "full" with that PublishDelay in the mmv
+// directory of a 256k tmpfs (room for a few hundred instances once
+// freed), with a counter vector "v" over label "k" whose instance
+// "declared" counts declared, then fills the tmpfs. It returns the tmpfs
+// (a PCP_TMP_DIR), the registry, closed when the test ends, the vector,
+// and the filler to remove.
+func fullVec(t *testing.T, delay time.Duration, declared uint64) (string, *mmv.Registry, *mmv.Vec[mmv.Counter], string) {
+	t.Helper()
+	tmp := smallTmpfs(t, "256k")
+	r := mmv.NewRegistry("full", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), PublishDelay: delay})
+	t.Cleanup(func() { r.Close() })
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
+	v.With("declared").Add(declared)
+	require.NoError(t, r.Start())
+	return tmp, r, v, fill(t, tmp)
 }
 
 func diskRegistry(t *testing.T, dir string, metrics int) *mmv.Registry {
@@ -183,4 +202,81 @@ func TestDeclarationOnFullDisk(t *testing.T) {
 	v, err = r.Value("byroute", "route=/b")
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), v.Int())
+}
+
+// TestFlushDuringOutageKeepsRetrying: on a full disk, whatever fails
+// during the outage (the timer's publications, a Flush, a declaration that
+// must be published at once, in any order) the registry keeps retrying:
+// once space returns, every count waiting in memory reaches the file and
+// PCP within a few publication delays, with no further call, and Err
+// clears. It failed before when the last call of the outage was a Flush:
+// the Flush stopped the retry and scheduled none, so nothing was published
+// (0 of 320 instances) and Err kept reporting ENOSPC.
+func TestFlushDuringOutageKeepsRetrying(t *testing.T) {
+	flush := func(t *testing.T, r *mmv.Registry) {
+		require.ErrorIs(t, r.Flush(), syscall.ENOSPC, "Flush during the outage")
+	}
+	refused := func(t *testing.T, r *mmv.Registry) {
+		err := r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete})
+		require.ErrorIs(t, err, syscall.ENOSPC, "a declaration published at once, during the outage")
+	}
+	for _, tc := range []struct {
+		name string
+		last []func(*testing.T, *mmv.Registry) // the calls that end the outage
+	}{
+		{"flush", []func(*testing.T, *mmv.Registry){flush}},
+		{"refused then flush", []func(*testing.T, *mmv.Registry){refused, flush}},
+		{"flush then refused", []func(*testing.T, *mmv.Registry){flush, refused}},
+		{"timer only", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp, r, v, filler := fullVec(t, 10*time.Millisecond, 1)
+
+			const n = 320
+			for i := range n {
+				v.With(fmt.Sprint("i", i)).Add(uint64(i + 1))
+			}
+			time.Sleep(50 * time.Millisecond) // the timer's tries fail meanwhile
+			for _, call := range tc.last {
+				call(t, r)
+			}
+			require.ErrorIs(t, r.Err(), syscall.ENOSPC)
+
+			require.NoError(t, os.Remove(filler))
+			published := func() int {
+				f, err := mmvfile.Open(r.Path())
+				if err != nil {
+					return -1
+				}
+				got := 0
+				for _, val := range f.Values {
+					if val.Metric != nil && val.Metric.Name == "v" && val.Instance != nil && strings.HasPrefix(val.Instance.Name, "k=i") &&
+						int(val.Uint) == 1+atoiSuffix(val.Instance.Name) {
+						got++
+					}
+				}
+				return got
+			}
+			require.Eventually(t, func() bool { return published() == n }, 10*time.Second, 5*time.Millisecond,
+				"the retry never published the instances counted during the outage (%d of %d in the file)", published(), n)
+			assert.NoError(t, r.Err(), "Err once everything is published")
+
+			if pcptest.WantPCP(t) {
+				m := get(t, pcptest.Info(t, tmp), "mmv.full.v")
+				shown := 0
+				for i := range n {
+					if in := m.Instance(fmt.Sprint("k=i", i)); in != nil && in.Value == fmt.Sprint(i+1) {
+						shown++
+					}
+				}
+				assert.Equal(t, n, shown, "instances PCP shows with their counts")
+			}
+		})
+	}
+}
+
+// atoiSuffix returns the number after "k=i" in an instance name.
+func atoiSuffix(name string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(name, "k=i"))
+	return n
 }

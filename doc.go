@@ -30,11 +30,15 @@
 //
 // A nil registry means [Default], whose file is named after the program,
 // with the [Process] flag (PCP stops showing a program that died) and a
-// cluster derived from its name (the same PMIDs on every restart and host).
+// cluster derived from its name (the same PMIDs on every restart and host,
+// while no other file of the directory has that cluster: see Clusters).
 // [Registry.Configure] changes its name or options before Start, keeping
 // the instruments package-level variables declared on it.
 // Help texts: the first line is the metric's short help, the rest its long
-// help, each at most 255 bytes.
+// help, each at most 255 bytes. A name holds up to 255 bytes for every
+// instrument, vectors included (a histogram's, with its parts: see
+// Histogram); the help texts the package makes up from a name, such as a
+// vector's indom's, are cut to fit, never refusing the name.
 //
 // # Registries and values
 //
@@ -53,6 +57,36 @@
 // byte-identity with libpcp_mmv: its values take four times the room, and
 // PCP's reader takes up to four times as long to fetch them.
 //
+// # Clusters
+//
+// PCP names a file's metrics by PMID, 70.<cluster>.<item>, and two files
+// of a directory on one cluster make it show one file's values under the
+// other's names. So no file a registry starts shares its cluster with
+// another live file of its directory (one PCP's reader shows: not a
+// Process file whose writer died), whatever chose the cluster:
+//   - [Options.Cluster] given: Start fails with [ErrClusterInUse], naming
+//     the cluster, the file that has it and its writer's pid, when another
+//     live file has it;
+//   - zero: the cluster is derived from the file name, or is the next free
+//     one after it when another live file has that one;
+//   - an overflow file (past [MaxMetrics] metrics) takes the first free
+//     cluster after its first file's.
+//
+// A derived cluster that had to move is where a restart and another host
+// differ: the program restarted while the file that took its cluster is
+// live gets the same moved cluster again, but restarted after that file
+// went, or run on a host without it, it gets its own, so the same metric
+// names have other PMIDs there (pmlogger, pmval and pmrep fetch by the
+// PMID they looked up once, and archives of two hosts disagree). Programs
+// whose PMIDs must never move give Options.Cluster, and then learn of a
+// collision at Start instead. Registries that start at the same moment,
+// in one process or several, never take one cluster: each claims its
+// cluster under an flock on the directory, held until its file is at its
+// name. Writers of other libraries (libpcp_mmv and others) take no such
+// lock and check no cluster: a file of theirs is seen only once complete
+// at its name, and one on cluster 0, for which PCP's reader picks a
+// cluster, may land on any (docs/design.md, "Clusters").
+//
 // # Lifecycle
 //
 // A registry is declaring until [Registry.Start], started until
@@ -63,17 +97,49 @@
 //     PCP sees them after the next publication ([Options.PublishDelay], or
 //     [Registry.Flush]). Published identities never change: a metric keeps
 //     its PMID, an indom its id, an instance its id, while the registry
-//     lives. A declaration that fails declares nothing.
+//     lives. A declaration that fails declares nothing (see below).
 //   - Close may be called any number of times. It points every handle and
 //     instrument away from the files, then unmaps them; with the [Process]
 //     flag it removes them, so PCP stops showing a program that has ended.
+//
+// # Identities across restarts
+//
+// PCP's tools keep identifiers: pmval and pmlogger fetch by PMID, archives
+// and pmseries name instances by id. The identifiers the registry chooses
+// derive from names, so a restarted program, or the same program on
+// another host, publishes the same ones whatever the order its
+// declarations and label values arrive in (FNV-1a each time):
+//   - a metric's item from its name, 1..1023, unless [Metric.Item] gives
+//     one, and the file's cluster from the file's name, unless
+//     [Options.Cluster] gives one;
+//   - an instrument's indom serial from its name, 1024..2047: give the
+//     indoms you declare yourself serials below 1024;
+//   - a vector's instance id from the instance's name, such as
+//     "route=/api,status=200": 0..2^30-1, or for a histogram vector, whose
+//     buckets share the ids (see [NewHistogramVec]), half of its ids.
+//
+// A derived identity already taken moves to the next free one: the name
+// that came first keeps it and the later one moves, so two names whose
+// derived identities collide swap them on a restart where they arrive in
+// the other order. Items given at Start are assigned in the order of their
+// names, so the same set of names gets the same items whatever the order.
+// While a registry lives, an identity never moves and never names two
+// names: a vector gives a value it forgot (see [Vec.Delete]) its id back,
+// and keeps that id from other values; a vector that has forgotten more
+// values than its limit, and 64, numbers the values new to it in order
+// from 2^30 instead (half of its ids for a histogram vector), so that
+// what it keeps stays bounded: values that churn (a request id, a client)
+// have ids that a restart does not find again.
 //
 // Instruments may be declared before Start or after it. Updates made before
 // Start are not lost: an instrument counts into memory of its own until its
 // value has storage in the file, then its count is carried there. A
 // declaration after Start that needs the file to grow while the disk is
 // full is no refusal for an instrument: it counts in memory and is
-// published by a later growth step, retried after PublishDelay.
+// published once space returns. A publication that failed, whatever made
+// it (the timer, a declaration, a Flush), is retried every PublishDelay
+// until every count is in the file; Registry.Err reports its error
+// meanwhile.
 //
 // # Nil, errors and panics
 //
@@ -89,7 +155,8 @@
 // Every error the registry returns wraps one of the package's sentinels,
 // for errors.Is: ErrName, ErrDuplicate, ErrRange, ErrTooLong, ErrTooMany,
 // ErrNamespace, ErrUnknown, ErrLabel and ErrType for what PCP would not
-// accept, ErrStarted, ErrNotStarted and ErrClosed for the lifecycle, and
+// accept, ErrStarted, ErrNotStarted and ErrClosed for the lifecycle,
+// ErrInUse and ErrClusterInUse for a name or cluster another file has, and
 // ErrFile for the file system, with the system's own error (such as
 // syscall.ENOSPC) wrapped too. Messages name the file, metric, indom,
 // instance or label at fault and the rule broken.
@@ -99,7 +166,15 @@
 // closed registry), as regexp.MustCompile and promauto do: a declaration is
 // a programming error that no caller handles better than a crash at
 // startup. The panic value is an error wrapping the sentinel. Nothing else
-// in the package panics.
+// in the package panics. A program that declares what it learns at run
+// time, such as a bridge from another metrics library, calls [Declare] and
+// [DeclareVec] instead, which return the refusal as an error, and
+// [Registry.Transact] to declare several metrics together or not at all.
+//
+// Every declaration is one transaction, whether it panics or returns its
+// error: a vector's metric and indom, a histogram's metrics and indoms,
+// are all declared or none, and a refused declaration leaves the registry
+// and its files as they were, its names free.
 //
 // # From libpcp_mmv
 //

@@ -36,15 +36,19 @@ func (r *Registry) declareDropsLocked() {
 	for i := range r.drops {
 		r.drops[i].init(Uint64)
 	}
-	in, err := r.addAutoIndomLocked("Reasons a vector refused label values", dropNames[:])
-	if err != nil {
-		return
-	}
-	r.declaringOwn = true
-	m, err := r.addMetricLocked(Metric{Name: ownPrefix + ".dropped", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: in.Serial,
-		ShortHelp: "label values vectors refused, by reason",
-		LongHelp:  "limit: a vector at its limit (Vec.SetLimit); refused: values a vector cannot name; cap: the registry's caps on instances; closed: a closed registry."}, true)
-	r.declaringOwn = false
+	var m *metric
+	err := r.declareLocked(func() error {
+		in, err := r.addAutoIndomLocked(ownPrefix+".dropped", "Reasons a vector refused label values", dropNames[:])
+		if err != nil {
+			return err
+		}
+		r.declaringOwn = true
+		m, err = r.addMetricLocked(Metric{Name: ownPrefix + ".dropped", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: in.Serial,
+			ShortHelp: "label values vectors refused, by reason",
+			LongHelp:  "limit: a vector at its limit (Vec.SetLimit); refused: values a vector cannot name; cap: the registry's caps on instances; closed: a closed registry."}, true)
+		r.declaringOwn = false
+		return err
+	})
 	if err != nil {
 		return
 	}

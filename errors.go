@@ -42,11 +42,17 @@ var (
 	ErrStarted = errors.New("registry already started")
 	// ErrNotStarted: a Value lookup on a registry not started yet.
 	ErrNotStarted = errors.New("registry not started")
-	// ErrClosed: an operation on a closed registry.
+	// ErrClosed: an operation on a closed registry, or a declaration on a
+	// Tx whose Transact has returned.
 	ErrClosed = errors.New("registry closed")
 	// ErrInUse: a file name another registry holds, in this process or in
 	// another live one; the message names the holder's pid.
 	ErrInUse = errors.New("in use")
+	// ErrClusterInUse: an explicit Options.Cluster that another live file
+	// of the directory has, which would make PCP show one file's values
+	// under the other's names; the message names the cluster, that file
+	// and its writer's pid.
+	ErrClusterInUse = errors.New("cluster in use")
 	// ErrFile: the file system refused an operation on the registry's
 	// directory or files. The error wraps the system's error too
 	// (syscall.ENOSPC, os.ErrPermission, ...) and names the file and what

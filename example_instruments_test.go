@@ -263,3 +263,60 @@ func Example_default() {
 	fmt.Println(requests.Get())
 	// Output: 1
 }
+
+// ExampleDeclareVec declares metrics whose names come from elsewhere, as a
+// bridge from another metrics library does: a name the registry refuses
+// is an error to report, not a crash, and declares nothing.
+func ExampleDeclareVec() {
+	r, done := exampleRegistry("bridge", nil)
+	defer done()
+	for _, name := range []string{"jobs.done", "jobs", "jobs.done"} {
+		jobs, err := mmv.DeclareVec[mmv.Counter](r, name, "Jobs done", mmv.Count, "queue")
+		if err != nil {
+			fmt.Println("skipped:", errors.Is(err, mmv.ErrNamespace), errors.Is(err, mmv.ErrDuplicate))
+			continue
+		}
+		jobs.With("mail").Inc()
+	}
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	_, err := r.Value("jobs.done", "queue=mail")
+	fmt.Println(err)
+	// Output:
+	// skipped: true false
+	// skipped: false true
+	// <nil>
+}
+
+// ExampleRegistry_Transact declares the metrics of one histogram from
+// another library, buckets, count and sum, together or not at all: here
+// the program has taken the name of its sum, so none is declared, and no
+// bucket is left in PCP without its count and sum.
+func ExampleRegistry_Transact() {
+	r, done := exampleRegistry("bridge", nil)
+	defer done()
+	mmv.NewGauge(r, "latency.sum", "the program's own", mmv.Second)
+
+	err := r.Transact(func(tx *mmv.Tx) error {
+		buckets, err := mmv.DeclareVec[mmv.Counter](tx, "latency.bucket", "Latency by bucket", mmv.Count, "le")
+		if err != nil {
+			return err
+		}
+		buckets.SetInstanceLabels(false)
+		if _, err := mmv.Declare[mmv.Counter](tx, "latency.count", "Observations", mmv.Count); err != nil {
+			return err
+		}
+		_, err = mmv.Declare[mmv.Gauge](tx, "latency.sum", "Sum of the observations", mmv.Second)
+		return err
+	})
+	fmt.Println(errors.Is(err, mmv.ErrDuplicate))
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	_, err = r.Value("latency.count", "")
+	fmt.Println(errors.Is(err, mmv.ErrUnknown))
+	// Output:
+	// true
+	// true
+}

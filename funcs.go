@@ -15,8 +15,10 @@ package mmv
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {
-	c := newCounter()
-	declareFunc(registry(r), metricOf(name, help, Uint64, SemCounter, units, 0), &c.s, f, c.Set)
+	c, s, m := newCell[Counter](name, help, units)
+	if err := declareFunc(registry(r), m, s, f, c.Set); err != nil {
+		panic(err)
+	}
 }
 
 // NewGaugeFunc declares on r (Default when nil) a float64 gauge whose
@@ -25,8 +27,10 @@ func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewGauge does.
 func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64) {
-	g := newGauge()
-	declareFunc(registry(r), metricOf(name, help, Double, SemInstant, units, 0), &g.s, f, g.Set)
+	g, s, m := newCell[Gauge](name, help, units)
+	if err := declareFunc(registry(r), m, s, f, g.Set); err != nil {
+		panic(err)
+	}
 }
 
 // NewIntGaugeFunc declares on r (Default when nil) an integer gauge whose
@@ -36,21 +40,27 @@ func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64)
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewIntGauge does.
 func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64) {
-	g := newIntGauge()
-	declareFunc(registry(r), metricOf(name, help, Int64, SemInstant, units, 0), &g.s, f, g.Set)
+	g, s, m := newCell[IntGauge](name, help, units)
+	if err := declareFunc(registry(r), m, s, f, g.Set); err != nil {
+		panic(err)
+	}
 }
 
 // declareFunc declares m on r with its value in c, and has set store f's
-// result at Start, on every poll, and at Close, before c leaves the file.
-func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f func() T, set func(T)) {
+// result at Start, on every poll, and at Close, before c leaves the file;
+// or returns the registry's refusal.
+func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f func() T, set func(T)) error {
 	if f == nil {
-		panic(errorf(ErrType, "metric "+quote(m.Name), "a callback metric needs a function, not nil"))
+		return errorf(ErrType, "metric "+quote(m.Name), "a callback metric needs a function, not nil")
 	}
 	read := func() { set(f()) }
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.declareCellLocked(m, c)
+	if err := r.declareCellLocked(m, c); err != nil {
+		return err
+	}
 	r.onStart = append(r.onStart, read)
 	r.onClose = append(r.onClose, read)
 	r.pollLocked(DefaultInterval, read)
+	return nil
 }

@@ -12,16 +12,9 @@ type Gauge struct{ s cell }
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
+// Declare[Gauge] returns the refusal instead.
 func NewGauge(r *Registry, name, help string, units Units) *Gauge {
-	g := newGauge()
-	declareCell(registry(r), metricOf(name, help, Double, SemInstant, units, 0), &g.s)
-	return g
-}
-
-func newGauge() *Gauge {
-	g := &Gauge{}
-	g.s.init(Double)
-	return g
+	return must(Declare[Gauge](r, name, help, units))
 }
 
 // Set stores f.
@@ -56,10 +49,8 @@ func (g *Gauge) Get() float64 {
 // list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName).
+// wraps the sentinel, such as ErrName). DeclareVec[Gauge] returns it
+// instead.
 func NewGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Gauge] {
-	return declareVec(r, name, help, Double, SemInstant, units, labels, func() (*Gauge, *cell) {
-		g := newGauge()
-		return g, &g.s
-	})
+	return must(DeclareVec[Gauge](r, name, help, units, labels...))
 }

@@ -19,8 +19,8 @@ import (
 // files are rewritten after PublishDelay; or at once when a part has no
 // file yet, its spare room is short, or a new value is a String (its text
 // lives outside the values section). When that immediate step fails, keep
-// decides: the declaration stays, to be published by a later step, which
-// is scheduled; or the error is returned for the caller to undo it.
+// decides: the declaration stays, to be published by the retry; or the
+// error is returned for the caller to undo it.
 func (r *Registry) grewLocked(keep bool, ps ...*part) error {
 	if r.state != started {
 		return nil
@@ -43,17 +43,34 @@ func (r *Registry) grewLocked(keep bool, ps ...*part) error {
 		errs = append(errs, r.publishPartLocked(p))
 	}
 	r.bindLocked()
+	r.scheduleLocked()
 	err := errors.Join(errs...)
-	if err != nil && keep {
-		r.scheduleLocked()
+	if keep {
 		return nil
 	}
 	return err
 }
 
-// scheduleLocked arranges for the dirty parts to be published after
-// PublishDelay, unless that is arranged already.
+// The publication schedule has one owner, scheduleLocked: every path that
+// declares or publishes ends with it, and it alone starts or stops the
+// timer, from the parts' state. So nothing can cancel a retry while a
+// part still holds declarations its file lacks: a Flush or a declaration
+// failing during an outage leaves the timer armed, and the registry keeps
+// publishing every PublishDelay until every part is in its file.
+
+// scheduleLocked arms the timer that publishes the parts after
+// PublishDelay when one of them is not all in its file (a declaration not
+// yet published, or a publication that failed), unless it is armed
+// already; it stops the timer when none is, or the registry is not
+// started.
 func (r *Registry) scheduleLocked() {
+	if r.state != started || !r.unpublishedLocked() {
+		if r.pending != nil {
+			r.pending.Stop()
+			r.pending = nil
+		}
+		return
+	}
 	if r.pending != nil {
 		return
 	}
@@ -61,14 +78,23 @@ func (r *Registry) scheduleLocked() {
 	if delay <= 0 {
 		delay = 50 * time.Millisecond
 	}
-	r.pending = time.AfterFunc(delay, func() {
+	var t *time.Timer
+	t = time.AfterFunc(delay, func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.pending = nil
-		if r.state == started && r.publishLocked() != nil {
-			r.scheduleLocked() // retry, as when the disk was full
+		if r.pending != t {
+			return // stopped, or replaced, since it fired
 		}
+		r.pending = nil
+		r.publishLocked() // which arms the next try if this one fails
 	})
+	r.pending = t
+}
+
+// unpublishedLocked reports whether a part has declarations its file does
+// not show yet, or no file.
+func (r *Registry) unpublishedLocked() bool {
+	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.dirty || p.file == nil })
 }
 
 // startPartLocked gives the part's metrics their items and values their
@@ -82,7 +108,12 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
-	p.cluster, err = p.claimCluster(c, d, r.isOurs)
+	unlock, err := d.lockClaims()
+	if err != nil {
+		return fileError(p.name, "cannot start", err)
+	}
+	defer unlock()
+	p.cluster, err = p.claimCluster(c, d, r.replacedLocked)
 	if err != nil {
 		return err
 	}
@@ -105,16 +136,21 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	return nil
 }
 
-// isOurs reports whether a file name is one of the registry's parts.
-func (r *Registry) isOurs(name string) bool {
-	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == name })
+// replacedLocked reports whether a file name is that of one of the
+// registry's parts with no file yet: the file at the name, a previous
+// run's, is the one its own replaces (or, when a live registry holds it,
+// acquire refuses).
+func (r *Registry) replacedLocked(name string) bool {
+	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == name && p.file == nil })
 }
 
 // Flush publishes the declarations made since Start, or since the last
 // Flush, in new files now. Until then PCP does not see them, though their
 // values can already be updated. A declaration that needs a file to grow
 // beyond its spare room flushes by itself. The error is that of the
-// publication, such as a full disk; a later Flush tries again.
+// publication, such as a full disk; a failed publication, Flush's
+// included, is retried every PublishDelay until it succeeds, and a later
+// Flush tries again at once.
 func (r *Registry) Flush() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -126,10 +162,6 @@ func (r *Registry) Flush() error {
 
 // publishLocked publishes every part that needs it.
 func (r *Registry) publishLocked() error {
-	if r.pending != nil {
-		r.pending.Stop()
-		r.pending = nil
-	}
 	r.forgetRemovedLocked()
 	var errs []error
 	for _, p := range r.parts {
@@ -138,6 +170,7 @@ func (r *Registry) publishLocked() error {
 	r.bindLocked()
 	err := errors.Join(errs...)
 	r.pubErr = err
+	r.scheduleLocked()
 	return err
 }
 

@@ -43,3 +43,17 @@ func allocRegistry(t *testing.T, dir string, metrics, instances int) *Registry {
 	}
 	return r
 }
+
+// vecIDColliders returns two values of the label "k" whose instance names
+// a counter vector derives the same id for; the search takes a second.
+func vecIDColliders() (a, b string) {
+	seen := map[uint32]string{}
+	for i := 0; ; i++ {
+		v := "c" + strconv.Itoa(i)
+		home := fnv32("k="+v) % (1 << 30)
+		if o, ok := seen[home]; ok {
+			return o, v
+		}
+		seen[home] = v
+	}
+}

@@ -2,8 +2,12 @@ package mmv_test
 
 import (
 	"bufio"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"os/exec"
@@ -18,6 +22,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // Tests that need another process re-run the test binary on themselves:
@@ -57,6 +62,23 @@ func childCmd(t *testing.T, test, role string, cred *syscall.Credential, env ...
 // returns. The child is killed at the end of the test.
 func startChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
+	cmd, ready := launchChild(t, test, role, env...)
+	select {
+	case x, ok := <-ready:
+		require.True(t, ok, "the child ended before it was ready")
+		return cmd, x
+	case <-time.After(time.Minute):
+		t.Fatal("the child did not get ready")
+	}
+	return nil, ""
+}
+
+// launchChild runs test as role in a child process with env added, killed
+// at the end of the test, and returns it with the channel that gets what
+// follows "ready" on the line where it prints it, closed when the child
+// ends without one.
+func launchChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
 	cmd := childCmd(t, test, role, nil, env...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -76,14 +98,7 @@ func startChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, stri
 		for s.Scan() {
 		}
 	}()
-	select {
-	case x, ok := <-ready:
-		require.True(t, ok, "the child ended before it was ready")
-		return cmd, x
-	case <-time.After(time.Minute):
-		t.Fatal("the child did not get ready")
-	}
-	return nil, ""
+	return cmd, ready
 }
 
 func copyFile(from, to string) error {
@@ -212,4 +227,78 @@ func removeParts(tb testing.TB, r *mmv.Registry) {
 			return
 		}
 	}
+}
+
+// liveClusters returns the files in dir that PCP's reader shows on a
+// cluster of their own choosing, by cluster: every MMV file but those
+// whose names start with '.', those on cluster 0 (the reader picks
+// theirs), and Process files whose writer is gone. A directory not made
+// yet has none.
+func liveClusters(t *testing.T, dir string) map[uint32][]string {
+	t.Helper()
+	live := map[uint32][]string{}
+	names, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return live
+	}
+	require.NoError(t, err)
+	for _, e := range names {
+		name := e.Name()
+		f, err := mmvfile.Open(filepath.Join(dir, name))
+		if strings.HasPrefix(name, ".") || err != nil || f.Header.Cluster == 0 {
+			continue
+		}
+		if f.Header.Flags&mmv.Process != 0 && errors.Is(syscall.Kill(int(f.Header.PID), 0), syscall.ESRCH) {
+			continue
+		}
+		live[f.Header.Cluster] = append(live[f.Header.Cluster], name)
+	}
+	return live
+}
+
+// derivedCluster is the cluster a registry of that name derives when its
+// directory has no other file: FNV-1a of the name, 1..2047.
+func derivedCluster(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return 1 + h.Sum32()%2047
+}
+
+// clashingNames returns n file names that derive the same cluster.
+func clashingNames(n int) []string {
+	names := []string{"clash0"}
+	for i := 1; len(names) < n; i++ {
+		if name := fmt.Sprint("clash", i); derivedCluster(name) == derivedCluster(names[0]) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// putPid writes pid into the header of the MMV file b.
+func putPid(b []byte, pid int) {
+	binary.NativeEndian.PutUint32(b[32:], uint32(pid))
+}
+
+// deadPid returns the pid of a process that has exited.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
+}
+
+// idHome is the instance id a vector derives for an instance name, before
+// any probing, among half ids (2^30 for counters, gauges and timers).
+func idHome(name string, half int64) int64 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int64(h.Sum32()) % half
+}
+
+// serialHome is the indom serial an instrument named name derives.
+func serialHome(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return 1024 + h.Sum32()%1024
 }

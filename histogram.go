@@ -76,6 +76,10 @@ import (
 //     h.p99, h.p999 by default): Double instant values in the histogram's
 //     units, over the window; 0 when the window holds no observation.
 //
+// Each of these names holds at most 255 bytes, as every metric name: h
+// itself at most 248 (255 less ".bucket", with the default quantiles).
+// Help texts the histogram makes from h and its help are cut to fit.
+//
 // Observe is lock-free and allocation-free: an atomic add on the bucket,
 // a compare-and-swap on the sum, and two loads for min and max; the window
 // costs it nothing. A nil *Histogram ignores observations.
@@ -484,10 +488,11 @@ type histOut struct {
 	stats  []*Value // count, sum, min, max, mean, then the quantiles
 }
 
-// declareHistograms declares the metrics of histograms named name: over no
-// indom for a single one (instances nil), over the vector's instances
-// otherwise, whose histograms the group then makes (see makeLocked).
-func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, vec bool) *histGroup {
+// declareHistograms declares the metrics of histograms named name, as one
+// transaction: over no indom for a single one (instances nil), over the
+// vector's instances otherwise, whose histograms the group then makes (see
+// makeLocked). It returns the registry's refusal.
+func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, vec bool) (*histGroup, error) {
 	r = registry(r)
 	var opts HistogramOptions
 	if o != nil {
@@ -495,13 +500,13 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	}
 	l, err := newBuckets(&opts, units)
 	if err != nil {
-		panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+		return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}
 	if _, err := newWindow(opts.Window, opts.Interval, 0, time.Time{}); err != nil {
-		panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+		return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
 	}
 	qs := opts.Quantiles
 	if qs == nil {
@@ -510,31 +515,13 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	qnames := make([]string, len(qs))
 	for i, q := range qs {
 		if qnames[i], err = quantileName(q); err != nil {
-			panic(errorf(ErrRange, "metric "+quote(name), "%v", err))
+			return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
 		}
 	}
 	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: vec, quantiles: qs,
 		window: opts.Window, interval: opts.Interval}
 
 	short, _ := splitHelp(help)
-	var bucketInsts []string
-	if !g.vec {
-		bucketInsts = g.bounds
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if g.bucketIn, err = r.addAutoIndomLocked("Buckets of "+name+", by upper bound", bucketInsts); err != nil {
-		panic(err)
-	}
-	statIndom := uint32(0)
-	if g.vec {
-		if g.statIndom, err = r.addAutoIndomLocked("Instances of "+name, nil); err != nil {
-			panic(err)
-		}
-		statIndom = g.statIndom.Serial
-		n := vecReserveLimit(&r.opts, len(g.bounds))
-		g.bucketIn.reserve, g.statIndom.reserve = n*len(g.bounds), n
-	}
 	type stat struct {
 		part  string
 		typ   Type
@@ -553,21 +540,43 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 		stats = append(stats, stat{qnames[i], Double, SemInstant, units,
 			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short)})
 	}
-	add := func(m Metric) *metric {
-		if len(m.ShortHelp) > MaxStringLen {
-			m.ShortHelp = m.ShortHelp[:MaxStringLen]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err = r.declareLocked(func() error {
+		var bucketInsts []string
+		if !g.vec {
+			bucketInsts = g.bounds
 		}
-		mt, err := r.addMetricLocked(m, true)
+		var err error
+		if g.bucketIn, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts); err != nil {
+			return err
+		}
+		statIndom := uint32(0)
+		if g.vec {
+			if g.statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil); err != nil {
+				return err
+			}
+			statIndom = g.statIndom.Serial
+			n := vecReserveLimit(&r.opts, len(g.bounds))
+			g.bucketIn.reserve, g.statIndom.reserve = n*len(g.bounds), n
+		}
+		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
+			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, true)
 		if err != nil {
-			panic(err)
+			return err
 		}
-		return mt
-	}
-	g.bucketM = add(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
-		ShortHelp: "observations by bucket of " + short, LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."})
-	for _, s := range stats {
-		g.statM = append(g.statM, add(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: s.help}))
-		g.stats = append(g.stats, s.part)
+		for _, s := range stats {
+			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)}, true)
+			if err != nil {
+				return err
+			}
+			g.statM = append(g.statM, m)
+			g.stats = append(g.stats, s.part)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if !g.vec {
 		g.makeLocked("", 0)
@@ -578,7 +587,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 		g.refresh()
 	}
 	r.pollLocked(opts.Interval, g.refresh)
-	return g
+	return g, nil
 }
 
 // bucketNames are the bucket instances of a vector's instance: its name
@@ -596,10 +605,6 @@ func (g *histGroup) bucketNames(inst string) []string {
 // registry's lock held.
 func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 	subject := "vector " + quote(g.name) + " instance " + quote(name)
-	if n := int64(len(g.bounds)); (int64(id)+1)*n > math.MaxInt32+1 {
-		// Its buckets' ids would wrap, onto other instances' buckets.
-		return false, errorf(ErrTooMany, subject, "a histogram vector of %d buckets numbers at most %d instances in its life", n, (math.MaxInt32+1)/n)
-	}
 	buckets := make([]Instance, len(g.bounds))
 	for i, b := range g.bucketNames(name) {
 		if err := checkInstanceName(subject+" bucket "+quote(b), b); err != nil {
@@ -616,16 +621,12 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 }
 
 // bucketID is the id of bucket i of a vector's instance id in the buckets'
-// indom (declareLocked keeps it within an int32).
+// indom (idSpace keeps it within an int32).
 func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.bounds)) + int32(i) }
 
-// reserveLocked reserves room for n instances of the vector, and their
-// buckets, in the files of the statistics and the buckets.
-func (g *histGroup) reserveLocked(n int) {
-	n = min(n, math.MaxInt/len(g.bounds)) // the buckets' count must not wrap
-	g.r.reserveLocked(g.statIndom, n)
-	g.r.reserveLocked(g.bucketIn, n*len(g.bounds))
-}
+// idSpace keeps the ids of the vector's buckets within PCP's 31 bits:
+// they would wrap onto other instances' buckets.
+func (g *histGroup) idSpace() int64 { return vecIDSpace / int64(len(g.bounds)) }
 
 // knowsLocked reports whether the statistics' or the buckets' indom still
 // has a vector's instance id.
@@ -712,7 +713,7 @@ func (g *histGroup) refresh() {
 // or duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
-	return declareHistograms(r, name, help, units, o, false).hs[0].h
+	return must(declareHistograms(r, name, help, units, o, false)).hs[0].h
 }
 
 // NewHistogramVec declares a vector of histograms on r (Default when nil),
@@ -720,7 +721,9 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // for the defaults); see Vec. The statistics (name.count, name.p99...) are
 // over the vector's instances; name.bucket is over an indom of the
 // instances' buckets, named as the instances with one more label, le, the
-// bucket's upper bound: "route=/api,le=0.25".
+// bucket's upper bound: "route=/api,le=0.25". Those names hold 255 bytes,
+// as every instance name: values whose instance name, with ",le=" and
+// the longest bound, would pass it are refused (ErrTooLong).
 //
 // Its default limit is the registry's cap on an indom's instances
 // (Options.MaxIndomInstances) or its values budget per file
@@ -729,10 +732,12 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // 19 buckets and cap of 2048, 8 with the log-linear layout's 242 by
 // default. SetLimit raises it, within the cap and the budget.
 //
-// Every new list of values takes the next instance id, and its buckets the
-// ids from id*buckets on, which must fit PCP's 31 bits: in its life a
-// vector numbers at most 2^31/buckets instances (113 million with the
-// default buckets), and refuses new values after that (ErrTooMany).
+// An instance's buckets take the ids from id*buckets on, which must fit
+// PCP's 31 bits: the vector's instance ids are below 2^31/buckets (113
+// million with the default buckets), derived from their names in the
+// lower half. Once it counts ids in the upper half (see Vec.Delete) it
+// may number 2^31/buckets/2 values in its life, and refuses new values
+// after that (ErrTooMany).
 //
 // It panics if the registry refuses the declaration: invalid options, an
 // invalid or duplicate name or label name, or a closed registry (the panic
@@ -741,12 +746,14 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	if err := checkVecLabels(name, labels); err != nil {
 		panic(err)
 	}
-	g := declareHistograms(registry(r), name, help, units, o, true)
+	g := must(declareHistograms(registry(r), name, help, units, o, true))
 	g.r.mu.Lock()
 	defer g.r.mu.Unlock()
 	v := newVec(g.r, name, labels, g.statIndom.Serial, vecKind[Histogram](g))
 	// The default limit keeps the buckets' indom within the registry's cap
 	// and a file's values budget: the room the vector reserves.
 	v.limit.Store(int64(vecReserveLimit(&g.r.opts, len(g.bounds))))
+	g.statIndom.followLimit(&v.limit, 1)
+	g.bucketIn.followLimit(&v.limit, len(g.bounds))
 	return v
 }

@@ -2,8 +2,10 @@ package mmv
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Indom declares an instance domain: a set of instances, such as request
@@ -80,14 +82,17 @@ type indomTable struct {
 type indom struct {
 	Indom
 	// ids maps instance ids to indexes (see index); nil while every id is
-	// its instance's index, as a vector's and ids numbered from 0 in order
-	// are, which then need no map.
+	// its instance's index, as ids numbered from 0 in order are (the
+	// buckets of a single histogram, mmv.dropped's reasons), which then
+	// need no map.
 	ids     map[int32]int
-	names   nameIndex // indexes by nameKey
-	removed []bool    // per instance: removed, its id and name kept until forget
-	live    int       // instances not removed
-	users   int       // metrics over it
-	reserve int       // instances a vector's metrics over it reserve room for in their file (budget.go)
+	names   nameIndex     // indexes by nameKey
+	removed []bool        // per instance: removed, its id and name kept until forget
+	live    int           // instances not removed
+	users   int           // metrics over it
+	reserve int           // values a vector's metrics over it reserve room for in their file (budget.go)
+	limit   *atomic.Int64 // the vector's limit, which reserve follows down (followLimit)
+	per     int           // values per instance of the vector
 }
 
 // AddIndom declares an instance domain and its instances.
@@ -134,7 +139,15 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	// has no value of its own, so nothing needs a growth step now.
 	first := r.parts[0]
 	first.indoms = append(first.indoms, in)
-	return r.grewLocked(false, first)
+	return r.changedLocked(false, step{kind: stepIndom, in: in}, first)
+}
+
+// undeclareIndom undoes addIndomLocked of in, the last indom declared.
+func (r *Registry) undeclareIndom(in *indom) {
+	r.indoms = r.indoms[:len(r.indoms)-1]
+	delete(r.serials, in.Serial)
+	first := r.parts[0]
+	first.indoms = first.indoms[:len(first.indoms)-1]
 }
 
 // AddInstance adds an instance to a declared instance domain. After Start
@@ -180,14 +193,18 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool
 		}
 		p.newInstanceSlots(in, first, -1)
 	}
-	if err := r.grewLocked(keep, grown...); err != nil {
-		for _, p := range grown {
+	return r.changedLocked(keep, step{kind: stepInstances, in: in, at: first}, grown...)
+}
+
+// removeNewInstancesLocked undoes addInstancesLocked of the instances of
+// in from index first on, the last added.
+func (r *Registry) removeNewInstancesLocked(in *indom, first int) {
+	for _, p := range r.parts {
+		if p.hasIndom(in) && p.file != nil {
 			p.releaseInstanceSlots(in, first)
 		}
-		in.truncate(first)
-		return err
 	}
-	return nil
+	in.truncate(first)
 }
 
 func (r *Registry) indomLocked(serial uint32) (*indom, error) {
@@ -377,7 +394,22 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 			grown = append(grown, p)
 		}
 	}
-	return r.grewLocked(true, grown...)
+	return r.changedLocked(true, step{kind: stepRevive, in: in, at: j}, grown...)
+}
+
+// unreviveInstanceLocked undoes reviveInstanceLocked of instance j of in.
+func (r *Registry) unreviveInstanceLocked(in *indom, j int) {
+	for _, p := range r.parts {
+		if p.hasIndom(in) && p.file != nil {
+			for _, m := range slices.Backward(p.metrics) { // newest slot first
+				if m.indom == in {
+					p.release(m, j)
+				}
+			}
+		}
+	}
+	in.removed[j] = true
+	in.live--
 }
 
 // Default caps on instances (see Options.MaxIndomInstances): a metric over

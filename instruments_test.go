@@ -205,7 +205,7 @@ func TestAutoIndomKeepsLowSerialsFree(t *testing.T) {
 	r := newTestRegistry(t, "inst")
 	NewCounterVec(r, "a", "", Count, "x").With("x")
 	require.NoError(t, r.AddIndom(Indom{Serial: 1, Instances: []Instance{{0, "y"}}}))
-	assert.EqualValues(t, MaxSerial, r.metrics[0].Indom, "vector indom serial")
+	assert.EqualValues(t, firstDerivedSerial+fnv32("a")%derivedSerials, r.metrics[0].Indom, "vector indom serial, derived in the upper half")
 }
 
 func TestPoll(t *testing.T) {

@@ -12,16 +12,9 @@ type IntGauge struct{ s cell }
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
+// Declare[IntGauge] returns the refusal instead.
 func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
-	g := newIntGauge()
-	declareCell(registry(r), metricOf(name, help, Int64, SemInstant, units, 0), &g.s)
-	return g
-}
-
-func newIntGauge() *IntGauge {
-	g := &IntGauge{}
-	g.s.init(Int64)
-	return g
+	return must(Declare[IntGauge](r, name, help, units))
 }
 
 // Set stores n.
@@ -56,10 +49,8 @@ func (g *IntGauge) Get() int64 {
 // list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName).
+// wraps the sentinel, such as ErrName). DeclareVec[IntGauge] returns it
+// instead.
 func NewIntGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[IntGauge] {
-	return declareVec(r, name, help, Int64, SemInstant, units, labels, func() (*IntGauge, *cell) {
-		g := newIntGauge()
-		return g, &g.s
-	})
+	return must(DeclareVec[IntGauge](r, name, help, units, labels...))
 }

@@ -19,6 +19,9 @@ func (r *Registry) Start() error {
 	if err := r.validateLocked(); err != nil {
 		return err
 	}
+	if err := r.placeLocked(); err != nil {
+		return err
+	}
 	path := r.opts.Dir
 	if path == "" {
 		path = Dir()
@@ -63,11 +66,8 @@ func (r *Registry) Close() error {
 		// The files outlive the process: publish what they lack.
 		err = r.publishLocked()
 	}
-	if r.pending != nil {
-		r.pending.Stop()
-		r.pending = nil
-	}
 	r.state = closed
+	r.scheduleLocked() // stops the timer
 	if !wasStarted {
 		return nil
 	}

@@ -116,7 +116,9 @@ func TestLivePMIDThroughPMCD(t *testing.T) {
 	pmval, err := exec.LookPath("pmval")
 	require.NoError(t, err)
 	name := fmt.Sprintf("live%d", os.Getpid())
-	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Cluster: 1900, Flags: mmv.Process})
+	// A derived cluster: the host's directory is shared with other
+	// programs, and a fixed one may be taken there (ErrClusterInUse).
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
 	defer r.Close()
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "zeta", Type: mmv.Uint64, Semantics: mmv.SemInstant}))
 	require.NoError(t, r.Start())

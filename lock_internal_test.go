@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,4 +38,41 @@ func TestLinkRename(t *testing.T) {
 	require.ErrorIs(t, d.linkRename(".tmp", "app"), unix.EEXIST)
 	assert.Equal(t, "ours", read("app"), "the taken name")
 	assert.Equal(t, "second", read(".tmp"), "the temporary")
+}
+
+// TestClaimsWaitForTheDirectoryLock: a registry starting while another
+// holds the directory's lock (making its file) waits for it, then starts;
+// one held past claimWait fails Start with ErrInUse naming the directory,
+// and leaves nothing behind.
+func TestClaimsWaitForTheDirectoryLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	holder, err := openDir(dir)
+	require.NoError(t, err)
+	defer holder.close()
+	start := func(name string) error {
+		r := NewRegistry(name, &Options{Dir: dir})
+		t.Cleanup(func() { r.Close() })
+		require.NoError(t, r.AddMetric(Metric{Name: "m", Type: Uint64, Semantics: SemCounter}))
+		return r.Start()
+	}
+
+	unlock, err := holder.lockClaims()
+	require.NoError(t, err)
+	go func(unlock func()) {
+		time.Sleep(100 * time.Millisecond)
+		unlock()
+	}(unlock)
+	began := time.Now()
+	require.NoError(t, start("waits"))
+	assert.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond, "Start while the lock is held")
+
+	defer func(was time.Duration) { claimWait = was }(claimWait)
+	claimWait = 50 * time.Millisecond
+	unlock, err = holder.lockClaims()
+	require.NoError(t, err)
+	defer unlock()
+	err = start("refused")
+	require.ErrorIs(t, err, ErrInUse)
+	assert.Contains(t, err.Error(), dir)
+	assert.NoFileExists(t, filepath.Join(dir, "refused"))
 }

@@ -75,7 +75,7 @@ func (d *dir) acquire(name string) (int, error) {
 		}
 		holder = writerPid(fd)
 		unix.Close(fd)
-		if holder != 0 && errors.Is(unix.Kill(holder, 0), unix.ESRCH) {
+		if holder != 0 && processGone(holder) {
 			holder = 0 // a dead writer's file: the lock is its next owner's
 		}
 		time.Sleep(time.Millisecond)
@@ -85,6 +85,39 @@ func (d *dir) acquire(name string) (int, error) {
 		return -1, errorf(ErrInUse, subject, "another registry holds it, in a process whose pid is not visible here")
 	}
 	return -1, errorf(ErrInUse, subject, "a registry in pid %d holds it", holder)
+}
+
+// processGone reports whether no process has that pid: for a Process
+// file's writer, what PCP's reader decides from /proc/<pid>.
+func processGone(pid int) bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
+
+// claimWait bounds how long lockClaims waits for another registry to
+// finish making its file: seconds for a file of millions of values. Tests
+// shorten it.
+var claimWait = 10 * time.Second
+
+// lockClaims takes the directory's lock, an exclusive flock on the
+// directory itself, which every registry holds while it makes a file:
+// from the scan of the directory's files that chooses the file's cluster
+// (claimCluster) until the file is at its name. Each registry opens the
+// directory for itself, so the lock keeps apart the registries of one
+// process as well as those of others. It returns the function that lets
+// the lock go; it fails with ErrInUse when another registry holds the lock
+// for longer than claimWait.
+func (d *dir) lockClaims() (unlock func(), err error) {
+	deadline := time.Now().Add(claimWait)
+	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
+		err := unix.Flock(d.fd, unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return func() { unix.Flock(d.fd, unix.LOCK_UN) }, nil
+		case !errors.Is(err, unix.EWOULDBLOCK):
+			return nil, &os.PathError{Op: "lock", Path: d.path, Err: err}
+		case time.Now().After(deadline):
+			return nil, errorf(ErrInUse, "directory "+quote(d.path), "another registry has held its lock for %v, making a file", claimWait)
+		}
+		time.Sleep(wait)
+	}
 }
 
 // writerPid returns the pid in the MMV header of the file open as fd, 0
@@ -99,20 +132,11 @@ func writerPid(fd int) int {
 
 // clearName removes what is at name in d when no registry can have put it
 // there (a symlink, a FIFO, a socket, a device), for a file of ours to take
-// its place; it refuses a directory. It holds an flock on the directory
-// meanwhile, as every registry clearing a name does, so that of two
+// its place; it refuses a directory. The caller holds the directory's lock
+// (lockClaims), as every registry making a file does, so that of two
 // registries finding the same debris only one removes it: the other might
-// remove the first one's file, renamed into place since. When another
-// registry holds that flock it returns nil, to look again.
+// remove the first one's file, renamed into place since.
 func (d *dir) clearName(name string) error {
-	if err := unix.Flock(d.fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			time.Sleep(time.Millisecond)
-			return nil
-		}
-		return &os.PathError{Op: "lock", Path: d.path, Err: err}
-	}
-	defer unix.Flock(d.fd, unix.LOCK_UN)
 	var st unix.Stat_t
 	switch err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case errors.Is(err, unix.ENOENT):

@@ -185,18 +185,13 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 	*mt = metric{Metric: m, item: m.Item, auto: m.Item == 0, indom: in}
 	newIndom := mt.indom != nil && !p.hasIndom(mt.indom)
 	r.declareMetric(p, mt, newIndom)
-	if r.state != started {
-		return mt, nil
-	}
-	if mt.auto && p.file != nil {
-		p.takeItem(mt)
-	}
-	if p.file != nil {
+	if r.state == started && p.file != nil {
+		if mt.auto {
+			p.takeItem(mt)
+		}
 		p.newMetricSlots(mt)
 	}
-	if err := r.grewLocked(keep, p); err != nil {
-		p.releaseMetricSlots(mt)
-		r.undeclareMetric(p, mt, newIndom, newPart)
+	if err := r.changedLocked(keep, step{kind: stepMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
 		return nil, err
 	}
 	return mt, nil
@@ -240,7 +235,6 @@ func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) 
 		p.indoms = p.indoms[:len(p.indoms)-1]
 	}
 	if newPart {
-		releaseCluster(p.cluster)
 		r.parts = r.parts[:len(r.parts)-1]
 	}
 }

@@ -21,6 +21,8 @@ func openDir(path string) (*dir, error) {
 func (d *dir) close()                             {}
 func (d *dir) list() []string                     { return nil }
 func (d *dir) readHead(name string, b []byte) int { return 0 }
+func processGone(pid int) bool                    { return false }
+func (d *dir) lockClaims() (func(), error)        { return func() {}, nil }
 
 func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
 	return nil, errorf(ErrUnsupported, "file "+quote(name), "MMV files are written on Linux only")

@@ -12,11 +12,14 @@ import (
 // Options are the file-wide settings of a registry.
 type Options struct {
 	// Cluster is the PMID cluster of the file's metrics, 1..4095 (2047 in
-	// a file with indoms). Zero derives one from the file name, the same
-	// on every restart and every host, so that PMIDs match across a fleet
-	// and cluster labels work: the first of 1..2047 from the name's hash
-	// that no other started file of the process and no other file in the
-	// directory uses. ReaderCluster lets PCP's reader choose instead.
+	// a file with indoms). No two live files of a directory share one:
+	// Start fails with ErrClusterInUse when another live file of the
+	// directory has the cluster given. Zero derives one from the file
+	// name, so that PMIDs match across restarts and a fleet and cluster
+	// labels work: the first of 1..2047 from the name's hash that no other
+	// live file of the directory has, the same on every restart and host
+	// while no other program's file takes it first (see the package doc,
+	// Clusters). ReaderCluster lets PCP's reader choose instead.
 	Cluster uint32
 	// Flags are the header flags.
 	Flags Flags
@@ -95,6 +98,8 @@ type Registry struct {
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	declaringOwn bool   // the registry declares a metric of its own
+
+	journal journal // the transaction in progress, when open (declare.go)
 
 	strs stringLock // String values' writers
 

@@ -2,9 +2,9 @@ package mmv
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -78,7 +78,6 @@ func (p *part) reset() {
 			m.item = 0
 		}
 	}
-	releaseCluster(p.cluster)
 	p.cluster = 0
 }
 
@@ -118,76 +117,93 @@ func fnv32(s string) uint32 {
 	return h
 }
 
-// Clusters of the process's started files, so an overflow file never takes
-// one that another registry of the process uses.
-var clusters = struct {
-	sync.Mutex
-	used map[uint32]int // files using each cluster
-}{used: map[uint32]int{}}
+// A part's cluster is claimed under the directory's lock (dir.lockClaims),
+// held from the scan of the directory's files until the part's file is at
+// its name: so of registries starting at once, in one process or several,
+// each sees the files of those before it, and no two take one cluster.
 
-// claimCluster chooses and claims the cluster of a part about to start,
-// in a registry whose first file has cluster c (Options.Cluster for the
-// first file itself) and whose files are named ours:
-//   - for the first file, c when given; 0 for ReaderCluster, and PCP's
-//     reader then picks a cluster for every file; for 0, the first cluster
+// claimCluster chooses the cluster of a part about to start in d, whose
+// lock the caller holds, in a registry whose first file has cluster c
+// (Options.Cluster for the first file itself); replaced reports the names
+// of the files the registry's own are about to replace (its parts' names
+// while they have no file), which do not count:
+//   - for the first file, c when given, refused with ErrClusterInUse when
+//     another live file of d has it; 0 for ReaderCluster, and PCP's reader
+//     then picks a cluster for every file; for 0, the first free cluster
 //     from one derived from the file's name (FNV-1a), so the same on every
-//     restart and every host;
-//   - for an overflow file, the first cluster after c, or 0 when c is 0.
+//     restart and every host while it is free;
+//   - for an overflow file, the first free cluster after c, or 0 when c
+//     is 0.
 //
 // A cluster searched for wraps within 1..2047, the clusters a file with
-// indoms may have, and is one no started file of the process and no other
-// file in d uses.
-func (p *part) claimCluster(c uint32, d *dir, ours func(name string) bool) (uint32, error) {
-	clusters.Lock()
-	defer clusters.Unlock()
-	var from uint32
-	switch {
-	case c == ReaderCluster || p.index > 0 && c == 0:
+// indoms may have; a free one is one no live file of d has (liveClusters).
+func (p *part) claimCluster(c uint32, d *dir, replaced func(name string) bool) (uint32, error) {
+	if c == ReaderCluster || p.index > 0 && c == 0 {
 		return 0, nil
-	case p.index == 0 && c != 0:
-		clusters.used[c]++
-		return c, nil
-	case p.index == 0:
-		from = 1 + fnv32(p.name)%maxIndomCluster
-	default:
-		from = c%maxIndomCluster + 1
 	}
-	taken := clustersInDir(d, ours)
+	live := liveClusters(d, replaced)
+	if p.index == 0 && c != 0 {
+		if h, taken := live[c]; taken {
+			return 0, errorf(ErrClusterInUse, "file "+quote(p.name), "cluster %d is that of file %s, %s: PCP would show one file's values under the other's names",
+				c, quote(h.name), h.writer())
+		}
+		return c, nil
+	}
+	from := c%maxIndomCluster + 1
+	if p.index == 0 {
+		from = 1 + fnv32(p.name)%maxIndomCluster
+	}
 	for j := range uint32(maxIndomCluster) {
 		cand := (from-1+j)%maxIndomCluster + 1
-		if clusters.used[cand] == 0 && !taken[cand] {
-			clusters.used[cand]++
+		if _, taken := live[cand]; !taken {
 			return cand, nil
 		}
 	}
 	return 0, errorf(ErrTooMany, "file "+quote(p.name), "no cluster left: every one of 1..%d is in use", maxIndomCluster)
 }
 
-func releaseCluster(c uint32) {
-	if c == 0 {
-		return
-	}
-	clusters.Lock()
-	defer clusters.Unlock()
-	if clusters.used[c]--; clusters.used[c] <= 0 {
-		delete(clusters.used, c)
-	}
+// holder is a live file of the directory on a cluster.
+type holder struct {
+	name  string
+	pid   int
+	alive bool
 }
 
-// clustersInDir returns the clusters in the headers of the MMV files in
-// d, but those ours reports as the registry's own.
-func clustersInDir(d *dir, ours func(name string) bool) map[uint32]bool {
-	taken := map[uint32]bool{}
+// writer names the process that wrote the file.
+func (h holder) writer() string {
+	switch {
+	case h.pid <= 0:
+		return "whose header names no writer"
+	case h.alive:
+		return fmt.Sprintf("written by pid %d", h.pid)
+	}
+	return fmt.Sprintf("left by pid %d, no longer running (the file has no Process flag, so PCP goes on reading it: remove it if its program is gone for good)", h.pid)
+}
+
+// liveClusters returns the files of d that PCP's reader shows on a
+// cluster of their own, by cluster: every MMV file but those about to be
+// replaced, those whose names start with '.' (temporaries, which the
+// reader ignores), those on cluster 0 (the reader picks theirs) and
+// Process files whose writer is gone (the reader skips them). The files of
+// the registry's started parts count, so its parts never share a cluster.
+func liveClusters(d *dir, replaced func(name string) bool) map[uint32]holder {
+	live := map[uint32]holder{}
 	for _, name := range d.list() {
-		if name[0] == '.' || ours(name) {
+		if name[0] == '.' || replaced(name) {
 			continue
 		}
 		var h [headerSize]byte
-		if d.readHead(name, h[:]) == headerSize && string(h[:4]) == Magic {
-			taken[ne.Uint32(h[hdrClusterOff:])] = true
+		if d.readHead(name, h[:]) != headerSize || string(h[:len(Magic)]) != Magic {
+			continue
 		}
+		c, pid := ne.Uint32(h[hdrClusterOff:]), int(int32(ne.Uint32(h[hdrPidOff:])))
+		alive := pid > 0 && !processGone(pid)
+		if c == 0 || Flags(ne.Uint32(h[hdrFlagsOff:]))&Process != 0 && !alive {
+			continue
+		}
+		live[c] = holder{name: name, pid: pid, alive: alive}
 	}
-	return taken
+	return live
 }
 
 // A part's values have slots: their indexes in the values section, which

@@ -105,7 +105,7 @@ func tempWriter(name, entry string) (int, bool) {
 // cannot list or remove stays, as it would without it.
 func (d *dir) reclaim(name string) {
 	for _, e := range d.list() {
-		if pid, ok := tempWriter(name, e); ok && errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+		if pid, ok := tempWriter(name, e); ok && processGone(pid) {
 			unix.Unlinkat(d.fd, e, 0)
 		}
 	}

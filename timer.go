@@ -24,16 +24,9 @@ type Timer struct{ s cell }
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
+// Declare[Timer] returns the refusal instead.
 func NewTimer(r *Registry, name, help string) *Timer {
-	t := newTimer()
-	declareCell(registry(r), metricOf(name, help, Uint64, SemCounter, Nanosecond, 0), &t.s)
-	return t
-}
-
-func newTimer() *Timer {
-	t := &Timer{}
-	t.s.init(Uint64)
-	return t
+	return must(Declare[Timer](r, name, help, Nanosecond))
 }
 
 // Observe adds d; a negative d is ignored.
@@ -82,10 +75,8 @@ func (w Timing) Stop() time.Duration {
 // list of values of the label names labels, made on first use (see Vec).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName).
+// wraps the sentinel, such as ErrName). DeclareVec[Timer] returns it
+// instead.
 func NewTimerVec(r *Registry, name, help string, labels ...string) *Vec[Timer] {
-	return declareVec(r, name, help, Uint64, SemCounter, Nanosecond, labels, func() (*Timer, *cell) {
-		t := newTimer()
-		return t, &t.s
-	})
+	return must(DeclareVec[Timer](r, name, help, Nanosecond, labels...))
 }

@@ -31,10 +31,13 @@ const DefaultVecLimit = 1000
 // which pminfo -l and pmseries show; beyond it the name alone carries them.
 //
 // Instances are made on first use: With on a new list of values adds the
-// instance. Before Start the new instrument counts in memory of its own,
-// carried into the file by Start; after Start it is live at once, and PCP
-// sees the instance after the registry's next publication (within
-// Options.PublishDelay, or at Flush).
+// instance. Its PCP instance id derives from its name, so the same values
+// have the same id on every restart and every host, whatever the order
+// they come in (see the package doc, "Identities across restarts"), and
+// the vector's indom serial from its name. Before Start the new
+// instrument counts in memory of its own, carried into the file by Start;
+// after Start it is live at once, and PCP sees the instance after the
+// registry's next publication (within Options.PublishDelay, or at Flush).
 //
 // A vector holds at most DefaultVecLimit instances unless SetLimit says
 // otherwise, and the registry's caps on instances hold too (see
@@ -69,7 +72,9 @@ type Vec[T any] struct {
 	all        map[string]*vecEntry[T] // by instance name
 	order      []orderEntry[T]         // instances in order of first use, and deleted ones until they are half (deleteLocked)
 	ids        map[string]int32        // instance names given an id that an indom still has (pruneIDsLocked)
-	nextID     int32                   // the id of the next new name
+	given      map[int32]string        // the names of ids given, forgotten ones too while deriving (idLocked)
+	counting   bool                    // ids of new names are counted, no longer derived
+	counted    int64                   // ids counted
 	pruneAt    int                     // len(ids) at which pruneIDsLocked runs
 	labelled   bool                    // instances still get PCP labels
 	unlabelled atomic.Bool             // SetInstanceLabels(false)
@@ -122,9 +127,9 @@ type vecKind[T any] interface {
 	// knowsLocked reports whether an indom of the vector still has
 	// instance id, live or removed (see indom.forget).
 	knowsLocked(id int32) bool
-	// reserveLocked reserves room for n instances in the vector's files
-	// (Registry.reserveLocked).
-	reserveLocked(n int)
+	// idSpace is the number of ids the vector's instances may have, from
+	// 0 (see idLocked).
+	idSpace() int64
 }
 
 // checkVecLabels checks the label names of the vector of metric.
@@ -148,7 +153,7 @@ func checkVecLabels(metric string, labels []string) error {
 // names labels, checked by checkVecLabels.
 func newVec[T any](r *Registry, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
-		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, labelled: true}
+		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, given: map[int32]string{}, labelled: true}
 	v.limit.Store(DefaultVecLimit)
 	empty := vecMap[T]{}
 	v.fast.Store(&empty)
@@ -250,12 +255,20 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	id, seen := v.ids[name]
 	if !seen {
-		id = v.nextID
+		if id, ok = v.idLocked(name); !ok {
+			return nil, v.refuseLocked(dropCap, v.idsExhausted(name))
+		}
 	}
-	added, err := v.kind.declareLocked(name, id)
+	// One transaction: values refused declare nothing, though the kind
+	// took some steps (a histogram's statistics before its buckets).
+	var added bool
+	err := r.declareLocked(func() (err error) {
+		added, err = v.kind.declareLocked(name, id)
+		return err
+	})
+	added = added && err == nil
 	if added && !seen {
-		v.ids[name] = id
-		v.nextID++
+		v.gaveLocked(name, id)
 		v.pruneIDsLocked()
 	}
 	if err != nil {
@@ -278,16 +291,16 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 
 // pruneIDsLocked forgets the ids of deleted instances that no indom of
 // the vector has any more, once ids holds twice what it held after the
-// last pruning, and 64: With on their values later gives them new ids.
-// An id is kept while an indom has it, so that an instance's values keep
-// one id in every indom, and its name no other.
+// last pruning, and 64 (forgetIDLocked). An id is kept while an indom has
+// it, so that an instance's values keep one id in every indom, and its
+// name no other.
 func (v *Vec[T]) pruneIDsLocked() {
 	if len(v.ids) < max(v.pruneAt, 64) {
 		return
 	}
 	for name, id := range v.ids {
 		if v.all[name] == nil && !v.kind.knowsLocked(id) {
-			delete(v.ids, name)
+			v.forgetIDLocked(name, id)
 		}
 	}
 	v.pruneAt = 2 * len(v.ids)
@@ -392,10 +405,12 @@ func (v *Vec[T]) refuse(reason dropReason, err error) {
 // later makes a new instrument, from zero, with the instance's id of
 // before, so PCP sees the same instance again. Deleted instances are
 // remembered until they outnumber the live ones, and 64: the next
-// publication then forgets them, and their values, used again, get new
-// ids. A vector whose label values churn thus keeps memory, and costs
-// growth steps, in proportion to the instances it holds, not to every one
-// it ever had.
+// publication then forgets them. A vector whose label values churn thus
+// keeps memory, and costs growth steps, in proportion to the instances it
+// holds, not to every one it ever had. Values it forgot, used again, get
+// their ids of before, and no other value gets them, until it has
+// forgotten more values than its limit, and 64: values new to it then get
+// ids in order (see the package doc, "Identities across restarts").
 func (v *Vec[T]) Delete(values ...string) bool {
 	if v == nil || len(values) != len(v.labels) {
 		return false
@@ -444,15 +459,13 @@ func (v *Vec[T]) SetInstanceLabels(on bool) { v.unlabelled.Store(!on) }
 
 // SetLimit sets the number of instances the vector may hold
 // (DefaultVecLimit until then). A limit below the instances it holds keeps
-// them and adds no more. The room the vector reserves in its file for its
-// instances (Options.MaxFileValues) follows: a lower limit frees room for
-// the metrics declared after it, a higher one reserves what the file has
-// left, and instances past that may be refused for the file's budget.
+// them and adds no more. The vector reserved room in its file for its
+// instances when declared (Options.MaxFileValues): a lower limit frees
+// that room for the metrics declared after it, for good; a higher one
+// reserves no more, and instances past the room reserved may be refused
+// for the file's budget.
 func (v *Vec[T]) SetLimit(n int) {
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
 	v.limit.Store(int64(n))
-	v.kind.reserveLocked(n)
 }
 
 // Limit returns the number of instances the vector may hold.
@@ -531,12 +544,12 @@ func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
 	return t
 }
 
-func (k *cellVec[T]) reserveLocked(n int) { k.r.reserveLocked(k.m.indom, n) }
-
 func (k *cellVec[T]) knowsLocked(id int32) bool {
 	_, ok := k.m.indom.index(id)
 	return ok
 }
+
+func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
 func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.unbindCellLocked(k.cells[id])
@@ -545,25 +558,35 @@ func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.removeInstrumentLocked(k.m.indom, j)
 }
 
-// declareVec declares a metric of type t over an indom of its own, and
-// the vector of its instruments with label names labels.
-func declareVec[T any](r *Registry, name, help string, t Type, sem Semantics, units Units, labels []string, mk func() (*T, *cell)) *Vec[T] {
-	if err := checkVecLabels(name, labels); err != nil {
-		panic(err)
+// declareVec declares on d metric m over an indom of its own, as one
+// transaction, and the vector of its instruments, made by mk, with label
+// names labels.
+func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *cell)) (*Vec[T], error) {
+	if err := checkVecLabels(m.Name, labels); err != nil {
+		return nil, err
 	}
-	r = registry(r)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	in, err := r.addAutoIndomLocked("Instances of "+name, nil)
+	r, unlock, err := lock(d)
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	in.reserve = vecReserveLimit(&r.opts, 1)
-	m, err := r.addMetricLocked(metricOf(name, help, t, sem, units, in.Serial), true)
+	defer unlock()
+	var mt *metric
+	err = r.declareLocked(func() error {
+		in, err := r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil)
+		if err != nil {
+			return err
+		}
+		m.Indom = in.Serial
+		in.reserve = vecReserveLimit(&r.opts, 1)
+		mt, err = r.addMetricLocked(m, true)
+		return err
+	})
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return newVec(r, name, labels, in.Serial, vecKind[T](&cellVec[T]{r: r, m: m, mk: mk, cells: map[int32]*cell{}}))
+	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, mk: mk, cells: map[int32]*cell{}}))
+	mt.indom.followLimit(&v.limit, 1)
+	return v, nil
 }
 
 // keys returns the keys of m, sorted.

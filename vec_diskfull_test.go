@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gopcp/mmv"
 )
 
 // TestVecFirstUseOnFullDisk: instances first used while the disk is full
@@ -20,13 +18,7 @@ import (
 // once space is freed the next publication puts every one in the file
 // with its count.
 func TestVecFirstUseOnFullDisk(t *testing.T) {
-	dir := smallTmpfs(t, "256k") // room for the instances' labels once freed
-	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir, PublishDelay: time.Hour})
-	defer r.Close()
-	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
-	v.With("declared")
-	require.NoError(t, r.Start())
-	filler := fill(t, dir)
+	_, r, v, filler := fullVec(t, time.Hour, 0)
 
 	const n = 300
 	for i := range n {
@@ -52,13 +44,7 @@ func TestVecFirstUseOnFullDisk(t *testing.T) {
 // publication, the waiting instruments keep their counts through the
 // renumbering, and all of them reach the file once space is freed.
 func TestVecChurnOnFullDisk(t *testing.T) {
-	dir := smallTmpfs(t, "256k")
-	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir, PublishDelay: time.Hour})
-	defer r.Close()
-	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
-	v.With("declared").Add(5)
-	require.NoError(t, r.Start())
-	filler := fill(t, dir)
+	_, r, v, filler := fullVec(t, time.Hour, 5)
 
 	const n = 300
 	for i := range n {

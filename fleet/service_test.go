@@ -14,8 +14,9 @@ import (
 
 // cluster is the service's PMID cluster: fixed, so that its PMIDs are the
 // same on every host and across restarts (cluster 0 would let each pmcd
-// choose).
-const cluster = 417
+// choose). Like the file name it is the test process's own, so that
+// concurrent runs on one pmcd do not collide (mmv.ErrClusterInUse).
+var cluster = uint32(1 + os.Getpid()%2047)
 
 // routes are the instances of the service's hits vector.
 var routes = []string{"/api", "/health"}

@@ -61,7 +61,6 @@ import (
 	"github.com/gopcp/mmv"
 
 	"github.com/gopcp/mmv/internal/pcpname"
-	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // Options configures Register; the zero value of each field means its
@@ -172,9 +171,12 @@ type bridge struct {
 // Register declares every metric of runtime/metrics.All on r (mmv.Default
 // when nil), with the options o (nil for the defaults), and arranges for
 // them to be read and copied into the file every interval while r is
-// started. It returns an error wrapping the registry's when a declaration
-// is refused.
-func Register(r *mmv.Registry, o *Options) (err error) {
+// started. It declares them in one transaction (mmv.Registry.Transact):
+// when the registry refuses one, it declares none and returns an error
+// wrapping the refusal. A histogram bucket refused past the registry's
+// caps on instances (mmv.Options.MaxIndomInstances...) is left out, counted in
+// mmv.dropped, and returned as an error, the other metrics declared.
+func Register(r *mmv.Registry, o *Options) error {
 	if r == nil {
 		r = mmv.Default
 	}
@@ -193,50 +195,74 @@ func Register(r *mmv.Registry, o *Options) (err error) {
 		probe[i].Name = d.Name
 	}
 	metrics.Read(probe)
-	defer refusal.Recover(&err) // the New functions panic with the registry's refusal
-	for i, d := range ds {
-		name := withPrefix(opts.Prefix, Name(d.Name))
-		_, unit, _ := strings.Cut(d.Name, ":")
-		short, long := help(d)
-		var h histogram
-		var s scalar
-		switch d.Kind {
-		case metrics.KindUint64, metrics.KindFloat64:
-			m := mmv.Metric{Name: name, Type: mmv.Uint64, Semantics: mmv.SemInstant, Units: Units(unit), ShortHelp: short, LongHelp: long}
-			if d.Kind == metrics.KindFloat64 {
-				m.Type = mmv.Double
-			}
-			if d.Cumulative {
-				m.Semantics = mmv.SemCounter
-			}
-			if err := r.AddMetric(m); err != nil {
-				return err
-			}
-			s.name = name
-		case metrics.KindFloat64Histogram:
-			fh := probe[i].Value.Float64Histogram()
-			bounds := boundNames(fh.Buckets[1:])
-			vec := mmv.NewCounterVec(r, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
-				"Instances are upper bounds (le) in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, "le")
-			vec.SetInstanceLabels(false) // the names say it; the file's label budget is the program's
-			vec.SetLimit(len(bounds))    // and room in the file for these alone (Options.MaxFileValues)
-			for _, in := range bounds {
-				c, err := vec.Get(in)
+	// Bucket instances are made once the metrics are declared: a vector
+	// takes none within the transaction, which holds the registry's lock.
+	var vecs []*mmv.Vec[mmv.Counter]
+	var bounds [][]string
+	err := r.Transact(func(tx *mmv.Tx) error {
+		for i, d := range ds {
+			name := withPrefix(opts.Prefix, Name(d.Name))
+			_, unit, _ := strings.Cut(d.Name, ":")
+			short, long := help(d)
+			var h histogram
+			var s scalar
+			switch d.Kind {
+			case metrics.KindUint64, metrics.KindFloat64:
+				m := mmv.Metric{Name: name, Type: mmv.Uint64, Semantics: mmv.SemInstant, Units: Units(unit), ShortHelp: short, LongHelp: long}
+				if d.Kind == metrics.KindFloat64 {
+					m.Type = mmv.Double
+				}
+				if d.Cumulative {
+					m.Semantics = mmv.SemCounter
+				}
+				if err := tx.AddMetric(m); err != nil {
+					return err
+				}
+				s.name = name
+			case metrics.KindFloat64Histogram:
+				vec, err := mmv.DeclareVec[mmv.Counter](tx, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
+					"Instances are upper bounds (le) in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, "le")
 				if err != nil {
 					return err
 				}
+				vec.SetInstanceLabels(false) // the names say it; the file's label budget is the program's
+				bs := boundNames(probe[i].Value.Float64Histogram().Buckets[1:])
+				vec.SetLimit(len(bs)) // and room in the file for these alone (Options.MaxFileValues)
+				vecs = append(vecs, vec)
+				bounds = append(bounds, bs)
+				if h.count, err = mmv.Declare[mmv.Counter](tx, name+".count", cut("Observations: "+short), mmv.Count); err != nil {
+					return err
+				}
+			default:
+				continue
+			}
+			b.samples = append(b.samples, metrics.Sample{Name: d.Name})
+			b.scalars = append(b.scalars, s)
+			b.hists = append(b.hists, h)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// A bucket refused past the registry's instance caps is counted in
+	// mmv.dropped, its nil counter ignoring updates, and Register says so.
+	var refused error
+	hist := 0
+	for i := range b.hists {
+		if h := &b.hists[i]; h.count != nil {
+			for _, in := range bounds[hist] {
+				c, err := vecs[hist].Get(in)
+				if refused == nil {
+					refused = err
+				}
 				h.buckets = append(h.buckets, c)
 			}
-			h.count = mmv.NewCounter(r, name+".count", cut("Observations: "+short), mmv.Count)
-		default:
-			continue
+			hist++
 		}
-		b.samples = append(b.samples, metrics.Sample{Name: d.Name})
-		b.scalars = append(b.scalars, s)
-		b.hists = append(b.hists, h)
 	}
 	r.Poll(opts.Interval, b.refresh)
-	return nil
+	return refused
 }
 
 // help returns a description as short and long help: its first sentence,

@@ -58,19 +58,9 @@ func TestRegister(t *testing.T) {
 	defer r.Close()
 	require.NoError(t, Register(r, &Options{Interval: 10 * time.Millisecond}))
 	require.NoError(t, r.Start())
-	v, err := r.Value("sched.goroutines_goroutines", "")
-	require.NoError(t, err)
-	deadline := time.Now().Add(5 * time.Second)
-	for v.Int() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	require.GreaterOrEqual(t, v.Int(), int64(1), "goroutines")
+	require.GreaterOrEqual(t, refreshed(t, r, "sched.goroutines_goroutines"), int64(1), "goroutines")
 	runtime.GC()
-	gcs, _ := r.Value("gc.cycles.total_gc_cycles", "")
-	for gcs.Int() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	assert.GreaterOrEqual(t, gcs.Int(), int64(1), "GC cycles after runtime.GC")
+	assert.GreaterOrEqual(t, refreshed(t, r, "gc.cycles.total_gc_cycles"), int64(1), "GC cycles after runtime.GC")
 	count, err := r.Value("gc.heap.allocs_by_size_bytes.count", "")
 	require.NoError(t, err)
 	assert.NotEqualValues(t, 0, count.Int(), "allocs-by-size histogram counted nothing")
@@ -146,4 +136,38 @@ func bucketSum(h *pcptest.Metric) uint64 {
 		sum += c
 	}
 	return sum
+}
+
+// TestRegisterRefusedDeclaresNothing: when the registry refuses the last
+// of the bridge's metrics (the program has its name), Register declares
+// none of them, before or after Start.
+func TestRegisterRefusedDeclaresNothing(t *testing.T) {
+	names := Names(metrics.All(), "")
+	last := names[len(names)-1]
+	for _, started := range []bool{false, true} {
+		r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: t.TempDir()})
+		mmv.NewGauge(r, last, "the program's own", mmv.NoUnits)
+		if started {
+			require.NoError(t, r.Start())
+		}
+		assert.ErrorIs(t, Register(r, nil), mmv.ErrDuplicate)
+		for _, name := range names[:len(names)-1] {
+			_, err := mmv.Declare[mmv.Counter](r, name, "", mmv.Count)
+			assert.NoError(t, err, "%s is free (started %v)", name, started)
+		}
+		r.Close()
+	}
+}
+
+// TestRegisterBucketsPastTheCaps: buckets past the registry's caps on
+// instances are left out and said, the metrics declared and refreshed.
+func TestRegisterBucketsPastTheCaps(t *testing.T) {
+	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 8})
+	defer r.Close()
+	assert.ErrorIs(t, Register(r, &Options{Interval: 10 * time.Millisecond}), mmv.ErrTooMany)
+	require.NoError(t, r.Start())
+	assert.GreaterOrEqual(t, refreshed(t, r, "sched.goroutines_goroutines"), int64(1), "goroutines")
+	dropped, err := r.Value("mmv.dropped", "cap")
+	require.NoError(t, err)
+	assert.Positive(t, dropped.Int())
 }

@@ -16,9 +16,14 @@
 //
 // The exporter makes its registry at the first Export, when it knows the
 // resource: the file is named Options.Name, or after service.name
-// ("shop test" → mmv.shop_test); a zero Options.Registry.Cluster is
-// derived from service.name (FNV-1a, 1..2047), the same on every host and
-// restart, since registry labels need a non-zero cluster. The resource
+// ("shop test" → mmv.shop_test). Its cluster is the registry's rule: a
+// zero Options.Registry.Cluster is derived from the file name (FNV-1a,
+// 1..2047), the same on every host and restart unless another live file of
+// the directory has it, when it is the next free one; a cluster given
+// that another live file has fails the first Export with
+// mmv.ErrClusterInUse. No two files of the directory ever share a
+// cluster, so PCP never shows one service's values under another's
+// names. The resource
 // attributes of Options.ResourceKeys (service.name, service.namespace,
 // service.version, service.instance.id, host.name by default) become
 // labels of every metric, named with '.' made '_' (service_name).
@@ -49,6 +54,25 @@
 // part that does not start with a letter). Instrument "http.server.duration"
 // of scope "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 // is otelhttp.http.server.duration.
+//
+// One PCP name is one instrument's. The SDK tells instruments apart by
+// their scope (name, version, schema URL and attributes), name, unit,
+// description and kind; several of them map to one PCP name when their
+// scopes' last elements are the same (example.com/db and example.org/db),
+// when a scope of one name comes in several versions or with other
+// attributes, when an instrument comes in several units or kinds, or when
+// two instrument names make one PCP name (x-y and x_y). The name then goes to
+// one of them, and the points of the others are dropped, counted as
+// conflicts at every export and named by Err, never written into the
+// same metric. Which one gets it does not depend on the SDK's order, a
+// map's: at the first export in which instruments of that name have
+// points, the one that sorts first by scope name, version, schema URL,
+// attributes (as attribute.DefaultEncoder writes them), then instrument
+// name, unit, description and kind gets it, and keeps it while the
+// registry lives (published names never change). So the same
+// instruments give the same PCP metric on every host and every restart
+// where they come together; one that comes at a later export than the
+// holder of its name loses to it, whatever its order.
 //
 //	OpenTelemetry data                PCP metrics
 //	Sum, monotonic, int64             counter (u64), the instrument's units
@@ -107,11 +131,22 @@
 // mmv.<file>.mmv.dropped (reasons limit, cap...). What the exporter
 // itself drops is counted in mmv.<file>.otelexporter.dropped, at every
 // export that drops it, by reason: aggregation, temporality, declaration
-// (an instrument whose name the registry refused: two instruments of
-// scopes with the same last element, a name that is a leaf and a prefix
-// of another), attributes, value. Export returns no error for them, which
-// the SDK would report at every interval; Err returns the last one.
+// (an instrument whose name the registry refused, such as a name that is
+// a leaf and a prefix of another), conflict (an instrument whose PCP name
+// another instrument has, see Mapping), attributes, value. Export returns
+// no error for them, which the SDK would report at every interval; Err
+// names the drops of the last export, both kinds, once per instrument
+// and reason with the number of points, at most 32 such pairs and then
+// how many more.
 //
-// The exporter does not delete instances: cumulative series never vanish
-// in OpenTelemetry, so it needs no mmv.Vec Delete or Reset.
+// A data point is in PCP whole or not at all: when the registry refuses
+// one of a histogram point's instances (the instance name of its le too
+// long, the limit), or a point's value is dropped, the instances of its
+// attribute set leave every metric of the instrument, so that PCP shows
+// neither a part of it nor an old value. A singular metric cannot leave:
+// it keeps its last value (zero before any), and the point is counted and
+// named all the same.
+//
+// Otherwise the exporter does not delete instances: cumulative series
+// never vanish in OpenTelemetry.
 package otelexporter

@@ -2,7 +2,9 @@ package otelexporter
 
 import (
 	"context"
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,7 +65,8 @@ func TestDropsCounted(t *testing.T) {
 	assert.Equal(t, map[string]string{
 		"reason=aggregation": "4", // 2 points, 2 exports
 		"reason=temporality": "2",
-		"reason=declaration": "4", // s.t.u, and example.com's s.t, twice
+		"reason=declaration": "2", // s.t.u, twice
+		"reason=conflict":    "2", // example.org's s.t, twice: example.com sorts first
 		"reason=attributes":  "1",
 		"reason=value":       "2",
 	}, got)
@@ -75,7 +78,7 @@ func TestDropsCounted(t *testing.T) {
 	l := pcptest.Find(ms, "mmv.shop_test.s.limited")
 	require.NotNil(t, l)
 	assert.Len(t, l.Instances, 2)
-	assert.Equal(t, "5", pcptest.Find(ms, "mmv.shop_test.s.t").Value, "example.org's s.t keeps its metric")
+	assert.Equal(t, "1", pcptest.Find(ms, "mmv.shop_test.s.t").Value, "example.com's s.t has the metric, though example.org's came first")
 }
 
 // TestExportCopies: the values are in the file when Export returns; the
@@ -96,4 +99,48 @@ func TestExportCopies(t *testing.T) {
 	require.Len(t, n.Instances, 1)
 	assert.Equal(t, "k=v", n.Instances[0].Name)
 	assert.Equal(t, "7", n.Instances[0].Value)
+}
+
+// TestPointWholeOrNot: a point is in PCP whole or not at all. A histogram
+// point whose bucket instances the registry refuses (an attribute value
+// that leaves no room for le) publishes no count or sum either; a point
+// whose value turns into one a counter cannot hold takes its old value out
+// of PCP. Both are counted and Err names the instrument.
+func TestPointWholeOrNot(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	cum := metricdata.CumulativeTemporality
+	long := attribute.String("k", strings.Repeat("v", 250)) // k=v...: 252 bytes; with ",le=+Inf" too long
+	hist := metricdata.Metrics{Name: "lat", Data: metricdata.Histogram[int64]{Temporality: cum, DataPoints: []metricdata.HistogramDataPoint[int64]{
+		{Attributes: attribute.NewSet(long), Count: 1, Sum: 3, BucketCounts: []uint64{1}},
+		{Attributes: attribute.NewSet(attribute.String("k", "short")), Count: 2, Sum: 4, BucketCounts: []uint64{2}},
+	}}}
+	fsum := func(v float64) metricdata.Metrics {
+		return metricdata.Metrics{Name: "busy", Unit: "s", Data: metricdata.Sum[float64]{Temporality: cum, IsMonotonic: true,
+			DataPoints: []metricdata.DataPoint[float64]{{Attributes: attribute.NewSet(attribute.String("k", "a")), Value: v}}}}
+	}
+	scope := instrumentation.Scope{Name: "s"}
+	rm := &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{Scope: scope, Metrics: []metricdata.Metrics{hist, fsum(1)}}}}
+	ctx := context.Background()
+	require.NoError(t, exp.Export(ctx, rm))
+	rm.ScopeMetrics[0].Metrics[1] = fsum(math.NaN())
+	require.NoError(t, exp.Export(ctx, rm))
+	require.NoError(t, exp.ForceFlush(ctx))
+	err := exp.Err()
+	assert.ErrorContains(t, err, `instrument "lat" of scope "s": mmv: vector "s.lat.bucket"`)
+	assert.ErrorContains(t, err, `instrument "busy" of scope "s": value NaN is not a counter's`)
+
+	ms := pcptest.Info(t, tmp)
+	for _, name := range []string{"s.lat.count", "s.lat.sum", "s.lat.bucket"} {
+		m := pcptest.Find(ms, "mmv.shop_test."+name)
+		require.NotNil(t, m, name)
+		var names []string
+		for _, in := range m.Instances {
+			names = append(names, in.Name)
+		}
+		assert.NotContains(t, strings.Join(names, " "), "vvv", "%s: nothing of the refused point", name)
+		assert.NotEmpty(t, names, "%s: the other point is there", name)
+	}
+	assert.Empty(t, pcptest.Find(ms, "mmv.shop_test.s.busy").Instances, "the value dropped takes the old one out")
 }

@@ -1,9 +1,12 @@
 package otelexporter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
+	"slices"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -24,9 +27,11 @@ type Options struct {
 	// "otel" without one.
 	Name string
 	// Registry are the options of the registry the exporter makes (Dir,
-	// Flags, caps...). A zero Cluster is derived from service.name: a
-	// number 1..2047 that is the same on every host and restart, which
-	// the registry labels need.
+	// Flags, caps...). A zero Cluster is the registry's derived one: from
+	// the file name, so from service.name, the same on every host and
+	// restart while no other live file of the directory has it (see
+	// mmv.Options.Cluster). A Cluster given that another live file of the
+	// directory has fails the first Export with mmv.ErrClusterInUse.
 	Registry mmv.Options
 	// Limit is how many attribute sets one instrument may have in PCP.
 	// Default: mmv.DefaultVecLimit.
@@ -53,7 +58,16 @@ type Exporter struct {
 	started     bool
 	shut        bool
 	instruments map[string]*instrument // by PCP name
+	gen         uint64                 // exports made
+	pending     []pending              // of the export running: metrics of PCP names not declared yet
 	drops       drops
+}
+
+// pending is a metric of an export whose PCP name is not declared yet.
+type pending struct {
+	id   ident
+	m    *metricdata.Metrics
+	name string
 }
 
 var _ sdkmetric.Exporter = (*Exporter)(nil)
@@ -93,8 +107,11 @@ func (e *Exporter) Registry() *mmv.Registry {
 	return e.r
 }
 
-// Err returns why the exporter last dropped data points or could not
-// store them, nil if it never did.
+// Err returns why the last export dropped data points or could not store
+// them, nil when it stored them all: one error per instrument and reason
+// (each with the number of points when more than one), at most 32 of
+// them, then how many more. The first export's also names the resource
+// attributes that could not be labels.
 func (e *Exporter) Err() error { return e.drops.err() }
 
 // Export stores every data point of rm in the registry, declaring the
@@ -115,12 +132,15 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	if e.r == nil {
 		e.open(rm.Resource)
 	}
+	defer e.drops.done()
+	e.gen++
 	for i := range rm.ScopeMetrics {
 		sm := &rm.ScopeMetrics[i]
 		for j := range sm.Metrics {
-			e.export(sm.Scope, &sm.Metrics[j])
+			e.route(sm.Scope, &sm.Metrics[j])
 		}
 	}
+	e.exportPending()
 	if !e.started {
 		if err := e.r.Start(); err != nil {
 			return fmt.Errorf("otelexporter: start the registry %q: %w", e.r.Name(), err)
@@ -139,9 +159,6 @@ func (e *Exporter) open(res *resource.Resource) {
 		name = fileName(service)
 	}
 	opts := e.o.Registry
-	if opts.Cluster == 0 {
-		opts.Cluster = clusterOf(service)
-	}
 	e.r = mmv.NewRegistry(name, &opts)
 	for _, k := range e.o.ResourceKeys {
 		v, ok := res.Set().Value(k)
@@ -149,7 +166,7 @@ func (e *Exporter) open(res *resource.Resource) {
 			continue
 		}
 		if err := e.r.AddLabel(mmv.Label{Name: labelName(k), Value: v.Emit()}); err != nil {
-			e.drops.keep(fmt.Errorf("otelexporter: resource attribute %q as a label: %w", k, err))
+			e.drops.errs.Add(string(k), "label", 0, fmt.Errorf("otelexporter: resource attribute %q as a label: %w", k, err))
 		}
 	}
 	e.drops.declare(e.r)
@@ -197,27 +214,76 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// export stores the points of one instrument.
-func (e *Exporter) export(scope instrumentation.Scope, m *metricdata.Metrics) {
+// route exports the points of m, of scope, now when its PCP name is
+// declared, or keeps it for exportPending.
+func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) {
+	k, ok := kindOf(m.Data)
+	if !ok {
+		e.dropAggregation(scope, m)
+		return
+	}
+	id := identOf(scope, m, k)
+	name := metricName(scope, m.Name)
+	if _, ok := e.instruments[name]; ok {
+		e.export(&id, m, name)
+		return
+	}
+	e.pending = append(e.pending, pending{id, m, name})
+}
+
+// exportPending exports the metrics whose PCP names were not declared,
+// in an order of their own rather than the SDK's (which follows a map):
+// by PCP name, then by ident.compare. So when several instruments first
+// take one name in the same export, the one that sorts first gets it,
+// whatever the SDK's order; the others are conflicts.
+func (e *Exporter) exportPending() {
+	slices.SortStableFunc(e.pending, func(a, b pending) int {
+		return cmp.Or(strings.Compare(a.name, b.name), a.id.compare(&b.id))
+	})
+	for i := range e.pending {
+		p := &e.pending[i]
+		e.export(&p.id, p.m, p.name)
+	}
+	clear(e.pending)
+	e.pending = e.pending[:0]
+}
+
+// kindOf returns the kind of instrument data is; ok is false for the
+// aggregations the exporter drops.
+func kindOf(data metricdata.Aggregation) (k kind, ok bool) {
+	switch a := data.(type) {
+	case metricdata.Sum[int64]:
+		return sumKind(a.IsMonotonic, kindCounter, kindIntGauge), true
+	case metricdata.Sum[float64]:
+		return sumKind(a.IsMonotonic, kindFloatCounter, kindGauge), true
+	case metricdata.Gauge[int64]:
+		return kindIntGauge, true
+	case metricdata.Gauge[float64]:
+		return kindGauge, true
+	case metricdata.Histogram[int64]:
+		return kindHistogram, true
+	case metricdata.Histogram[float64]:
+		return kindFloatHistogram, true
+	}
+	return 0, false
+}
+
+// export stores the points of one instrument, of identity id, in the
+// metrics of PCP name name.
+func (e *Exporter) export(id *ident, m *metricdata.Metrics, name string) {
 	switch a := m.Data.(type) {
 	case metricdata.Sum[int64]:
-		exportSums(e, scope, m, sumKind(a.IsMonotonic, kindCounter, kindIntGauge), a.Temporality, a.DataPoints)
+		exportSums(e, id, m, name, a.Temporality, a.DataPoints)
 	case metricdata.Sum[float64]:
-		exportSums(e, scope, m, sumKind(a.IsMonotonic, kindFloatCounter, kindGauge), a.Temporality, a.DataPoints)
+		exportSums(e, id, m, name, a.Temporality, a.DataPoints)
 	case metricdata.Gauge[int64]:
-		exportSums(e, scope, m, kindIntGauge, metricdata.CumulativeTemporality, a.DataPoints)
+		exportSums(e, id, m, name, metricdata.CumulativeTemporality, a.DataPoints)
 	case metricdata.Gauge[float64]:
-		exportSums(e, scope, m, kindGauge, metricdata.CumulativeTemporality, a.DataPoints)
+		exportSums(e, id, m, name, metricdata.CumulativeTemporality, a.DataPoints)
 	case metricdata.Histogram[int64]:
-		exportHistograms(e, scope, m, kindHistogram, a)
+		exportHistograms(e, id, m, name, a)
 	case metricdata.Histogram[float64]:
-		exportHistograms(e, scope, m, kindFloatHistogram, a)
-	case metricdata.ExponentialHistogram[int64]:
-		e.dropAggregation(scope, m, "an exponential histogram", len(a.DataPoints))
-	case metricdata.ExponentialHistogram[float64]:
-		e.dropAggregation(scope, m, "an exponential histogram", len(a.DataPoints))
-	case metricdata.Summary:
-		e.dropAggregation(scope, m, "a summary", len(a.DataPoints))
+		exportHistograms(e, id, m, name, a)
 	}
 }
 
@@ -228,49 +294,70 @@ func sumKind(monotonic bool, counter, gauge kind) kind {
 	return gauge
 }
 
-func (e *Exporter) dropAggregation(scope instrumentation.Scope, m *metricdata.Metrics, what string, n int) {
-	e.drops.drop(dropAggregation, n, fmt.Errorf("otelexporter: %s: %s is not exported; use the default explicit-bucket aggregation", owner(scope, m.Name), what))
+// dropAggregation drops the points of m, an exponential histogram or a
+// summary.
+func (e *Exporter) dropAggregation(scope instrumentation.Scope, m *metricdata.Metrics) {
+	what, n := "a summary", 0
+	switch a := m.Data.(type) {
+	case metricdata.ExponentialHistogram[int64]:
+		what, n = "an exponential histogram", len(a.DataPoints)
+	case metricdata.ExponentialHistogram[float64]:
+		what, n = "an exponential histogram", len(a.DataPoints)
+	case metricdata.Summary:
+		n = len(a.DataPoints)
+	default:
+		what = fmt.Sprintf("data of type %T", m.Data)
+	}
+	o := owner(scope, m.Name)
+	e.drops.drop(dropAggregation, n, o, fmt.Errorf("otelexporter: %s: %s is not exported; use the default explicit-bucket aggregation", o, what))
 }
 
 // cumulative reports whether the n points of m are cumulative, counting
 // them as dropped when they are not.
-func (e *Exporter) cumulative(scope instrumentation.Scope, m *metricdata.Metrics, t metricdata.Temporality, n int) bool {
+func (e *Exporter) cumulative(id *ident, t metricdata.Temporality, n int) bool {
 	if t == metricdata.CumulativeTemporality {
 		return true
 	}
-	e.drops.drop(dropTemporality, n, fmt.Errorf("otelexporter: %s: %s data is not exported; the exporter asks for cumulative", owner(scope, m.Name), t))
+	o := owner(id.scope, id.name)
+	e.drops.drop(dropTemporality, n, o, fmt.Errorf("otelexporter: %s: %s data is not exported; the exporter asks for cumulative", o, t))
 	return false
 }
 
-// instrument returns the instrument of m, declared as kind k at its first
-// export with the shape sh returns, or nil when its n points are dropped.
-func (e *Exporter) instrument(scope instrumentation.Scope, m *metricdata.Metrics, k kind, sh func() shape, n int) *instrument {
-	name := metricName(scope, m.Name)
+// instrument returns the instrument of m, of identity id, declared under
+// PCP name name at its first export with the shape sh returns, or nil
+// when its n points are dropped: the metric is another instrument's, the
+// registry refused it, or it was written already in this export.
+func (e *Exporter) instrument(id *ident, m *metricdata.Metrics, name string, sh func() shape, n int) *instrument {
 	in, ok := e.instruments[name]
 	if !ok {
 		if n == 0 {
 			return nil // the attribute keys are not known yet
 		}
-		in = declare(e.r, name, scope, m, k, sh(), e.o.Limit)
+		in = declare(e.r, name, *id, m, sh(), e.o.Limit)
 		e.instruments[name] = in
 	}
 	switch {
-	case in.err != nil:
-		e.drops.drop(dropDeclaration, n, in.err)
+	case !in.id.equal(id):
+		o := owner(id.scope, id.name)
+		e.drops.drop(dropConflict, n, o, fmt.Errorf("otelexporter: %s, %s, as metric %q: dropped, the metric is %s's, %s (the first export of the name gave it to the instrument that sorts first by scope name, version, schema URL, attributes, then unit, description, kind)",
+			o, id.what(&in.id), name, in.owner, in.id.what(id)))
 		return nil
-	case in.scope != scope.Name || in.name != m.Name || in.kind != k:
-		e.drops.drop(dropDeclaration, n, fmt.Errorf("otelexporter: %s, a %s, as metric %q: the metric is %s, a %s",
-			owner(scope, m.Name), kindNames[k], name, owner(instrumentation.Scope{Name: in.scope}, in.name), kindNames[in.kind]))
+	case in.err != nil:
+		e.drops.drop(dropDeclaration, n, in.owner, in.err)
+		return nil
+	case in.gen == e.gen:
+		e.drops.drop(dropConflict, n, in.owner, fmt.Errorf("otelexporter: %s as metric %q: dropped, a second stream of the same instrument in one export (views that make one stream twice?)", in.owner, name))
 		return nil
 	}
+	in.gen = e.gen
 	return in
 }
 
-func exportSums[N int64 | float64](e *Exporter, scope instrumentation.Scope, m *metricdata.Metrics, k kind, t metricdata.Temporality, pts []metricdata.DataPoint[N]) {
-	if !e.cumulative(scope, m, t, len(pts)) {
+func exportSums[N int64 | float64](e *Exporter, id *ident, m *metricdata.Metrics, name string, t metricdata.Temporality, pts []metricdata.DataPoint[N]) {
+	if !e.cumulative(id, t, len(pts)) {
 		return
 	}
-	in := e.instrument(scope, m, k, func() shape {
+	in := e.instrument(id, m, name, func() shape {
 		return shape{keys: keysOf(sets(pts, func(p *metricdata.DataPoint[N]) attribute.Set { return p.Attributes }))}
 	}, len(pts))
 	if in != nil {
@@ -278,12 +365,12 @@ func exportSums[N int64 | float64](e *Exporter, scope instrumentation.Scope, m *
 	}
 }
 
-func exportHistograms[N int64 | float64](e *Exporter, scope instrumentation.Scope, m *metricdata.Metrics, k kind, a metricdata.Histogram[N]) {
+func exportHistograms[N int64 | float64](e *Exporter, id *ident, m *metricdata.Metrics, name string, a metricdata.Histogram[N]) {
 	pts := a.DataPoints
-	if !e.cumulative(scope, m, a.Temporality, len(pts)) {
+	if !e.cumulative(id, a.Temporality, len(pts)) {
 		return
 	}
-	in := e.instrument(scope, m, k, func() shape {
+	in := e.instrument(id, m, name, func() shape {
 		sh := shape{keys: keysOf(sets(pts, func(p *metricdata.HistogramDataPoint[N]) attribute.Set { return p.Attributes }))}
 		for i := range pts {
 			_, ok := pts[i].Min.Value()

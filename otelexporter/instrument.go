@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // kind is what an instrument's metrics are, from the data of its first
@@ -33,9 +32,10 @@ var kindNames = [...]string{"counter", "float counter", "int64 gauge", "float64 
 // instrument is the metrics of one OpenTelemetry instrument in the
 // registry.
 type instrument struct {
-	scope, name string // of the instrument it was declared for
-	owner       string // both, for errors
-	kind        kind
+	id    ident  // of the instrument it was declared for
+	owner string // id, for errors
+	kind  kind
+	gen   uint64 // the last export that wrote it
 	// keys are the attribute keys of the points of its first export,
 	// sorted as attribute sets sort them; one label each.
 	keys []attribute.Key
@@ -75,60 +75,67 @@ func keysOf(sets iter.Seq[attribute.Set]) []attribute.Key {
 	return slices.Compact(keys)
 }
 
-// owner names an instrument of a scope, for errors.
-func owner(scope instrumentation.Scope, name string) string {
-	return fmt.Sprintf("instrument %q of scope %q", name, scope.Name)
-}
-
-// declare declares the metrics of instrument m of scope under the PCP name
-// name on r, each holding at most limit attribute sets. When the registry
-// refuses one, the instrument keeps the error (metrics declared before it
-// stay, without values).
-func declare(r *mmv.Registry, name string, scope instrumentation.Scope, m *metricdata.Metrics, k kind, sh shape, limit int) (in *instrument) {
-	in = &instrument{scope: scope.Name, name: m.Name, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax}
+// declare declares the metrics of instrument m, of identity id, under the
+// PCP name name on r, each holding at most limit attribute sets, in one mmv
+// transaction: when the registry refuses one, none is declared, and the
+// instrument keeps the error.
+func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int) (in *instrument) {
+	k, scope := id.kind, id.scope
+	in = &instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax}
 	labels := make([]string, len(sh.keys))
 	for i, key := range sh.keys {
 		labels[i] = labelName(key)
 	}
 	in.values = make([]string, len(labels)+1)
-	var refused error
-	defer func() {
-		if refused != nil {
-			in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, refused)
-		}
-	}()
-	defer refusal.Recover(&refused)
+	if err := r.Transact(func(tx *mmv.Tx) error { return in.declare(tx, name, m, scope, sh, labels, limit) }); err != nil {
+		in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)
+	}
+	return in
+}
+
+// declare declares the metrics of in, of instrument m of scope, under the
+// PCP name name in the transaction d, and returns the registry's refusal.
+func (in *instrument) declare(d mmv.Declarer, name string, m *metricdata.Metrics, scope instrumentation.Scope, sh shape, labels []string, limit int) (err error) {
 	u, known := unitsOf(m.Unit)
 	h := helper{m: m, scope: scope, known: known}
-	switch k {
+	switch in.kind {
 	case kindCounter:
-		in.counters = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+		in.counters, err = newSeries[mmv.Counter](d, name, h.text("", ""), u, labels, limit)
 	case kindFloatCounter:
 		fu, f := fine(u)
 		in.factor = f
-		in.counters = newSeries(r, name, h.text("", h.fineNote(fu)), fu, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+		in.counters, err = newSeries[mmv.Counter](d, name, h.text("", h.fineNote(fu)), fu, labels, limit)
 	case kindIntGauge:
-		in.ints = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewIntGauge, mmv.NewIntGaugeVec)
+		in.ints, err = newSeries[mmv.IntGauge](d, name, h.text("", ""), u, labels, limit)
 	case kindGauge:
-		in.gauges = newSeries(r, name, h.text("", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
+		in.gauges, err = newSeries[mmv.Gauge](d, name, h.text("", ""), u, labels, limit)
 	case kindHistogram, kindFloatHistogram:
 		su, note := u, ""
-		if k == kindFloatHistogram {
+		if in.kind == kindFloatHistogram {
 			su, in.factor = fine(u)
 			note = h.fineNote(su)
 		}
-		in.buckets = mmv.NewCounterVec(r, name+".bucket", h.text("by bucket", "Instances are the attribute values and le, the bucket's upper bound in "+
+		in.buckets, err = mmv.DeclareVec[mmv.Counter](d, name+".bucket", h.text("by bucket", "Instances are the attribute values and le, the bucket's upper bound in "+
 			h.unit()+"; counts are per bucket, not cumulative."), mmv.Count, append(slices.Clone(labels), "le")...)
+		if err != nil {
+			return err
+		}
 		in.buckets.SetInstanceLabels(false) // names say enough; the label budget goes to the other metrics
 		in.buckets.SetLimit(limit * max(sh.buckets, 1))
-		in.counters = newSeries(r, name+".count", h.text("count", ""), mmv.Count, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
-		in.sums = newSeries(r, name+".sum", h.text("sum", note), su, labels, limit, mmv.NewCounter, mmv.NewCounterVec)
+		if in.counters, err = newSeries[mmv.Counter](d, name+".count", h.text("count", ""), mmv.Count, labels, limit); err != nil {
+			return err
+		}
+		if in.sums, err = newSeries[mmv.Counter](d, name+".sum", h.text("sum", note), su, labels, limit); err != nil {
+			return err
+		}
 		if sh.minmax {
-			in.min = newSeries(r, name+".min", h.text("min", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
-			in.max = newSeries(r, name+".max", h.text("max", ""), u, labels, limit, mmv.NewGauge, mmv.NewGaugeVec)
+			if in.min, err = newSeries[mmv.Gauge](d, name+".min", h.text("min", ""), u, labels, limit); err != nil {
+				return err
+			}
+			in.max, err = newSeries[mmv.Gauge](d, name+".max", h.text("max", ""), u, labels, limit)
 		}
 	}
-	return in
+	return err
 }
 
 // helper writes the help texts of an instrument's metrics.

@@ -2,8 +2,10 @@ package otelexporter
 
 import (
 	"context"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,9 +14,11 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // TestGrowthThroughPCP: an instrument and an attribute set that appear
@@ -81,5 +85,79 @@ func TestShutdown(t *testing.T) {
 		assert.ErrorIs(t, err, sdkmetric.ErrExporterShutdown)
 		assert.NoError(t, p.exp.Shutdown(context.Background()), "a second Shutdown")
 		assert.Equal(t, filepath.Join(p.tmp, "mmv", "shop_test"), path)
+	}
+}
+
+// TestServicesShareNoCluster (issue 21, item 1): two services whose names
+// hash to one cluster (by service name, as the exporter once derived it
+// itself, and by file name, as the registry derives it) export into one
+// directory: each file gets a cluster of its own, and PCP shows each
+// service's counter under its own name, where it once showed one
+// service's value under the other's. A cluster given in
+// Options.Registry that a live file holds fails the export with
+// mmv.ErrClusterInUse.
+func TestServicesShareNoCluster(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	services := clashingServices()
+	export := func(service string, o Options, n int64) (*Exporter, error) {
+		o.Registry.Dir = dir
+		exp := New(&o)
+		t.Cleanup(func() { exp.Shutdown(context.Background()) })
+		manual := sdkmetric.NewManualReader()
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", service))),
+			sdkmetric.WithReader(manual))
+		c, err := mp.Meter("shop").Int64Counter("requests")
+		require.NoError(t, err)
+		c.Add(context.Background(), n)
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, manual.Collect(context.Background(), &rm))
+		return exp, exp.Export(context.Background(), &rm)
+	}
+	clusters := map[uint32]string{}
+	for i, s := range services {
+		exp, err := export(s, Options{}, int64(i+1))
+		require.NoError(t, err, s)
+		f, err := mmvfile.Open(exp.Registry().Path())
+		require.NoError(t, err)
+		assert.NotContains(t, clusters, f.Header.Cluster, "%s takes the cluster of %s", s, clusters[f.Header.Cluster])
+		clusters[f.Header.Cluster] = s
+	}
+	for c, s := range clusters {
+		_, err := export("squatter", Options{Registry: mmv.Options{Cluster: c}}, 99)
+		require.ErrorIs(t, err, mmv.ErrClusterInUse, "the cluster of %s, given explicitly", s)
+		t.Log(err)
+		break
+	}
+
+	pcptest.MustHavePCP(t)
+	ms := pcptest.Info(t, tmp)
+	for i, s := range services {
+		name := "mmv." + fileName(s) + ".shop.requests"
+		if m := pcptest.Find(ms, name); assert.NotNil(t, m, name) {
+			assert.Equal(t, strconv.Itoa(i+1), m.Value, name)
+		}
+	}
+}
+
+// clashingServices returns two service names that hash to one cluster by
+// their names and by their file names (FNV-1a, 1..2047).
+func clashingServices() [2]string {
+	key := func(s string) [2]uint32 {
+		var k [2]uint32
+		for i, in := range []string{s, fileName(s)} {
+			h := fnv.New32a()
+			h.Write([]byte(in))
+			k[i] = 1 + h.Sum32()%2047
+		}
+		return k
+	}
+	seen := map[[2]uint32]string{}
+	for i := 0; ; i++ {
+		s := "svc-" + strconv.Itoa(i)
+		if other, ok := seen[key(s)]; ok {
+			return [2]string{other, s}
+		}
+		seen[key(s)] = s
 	}
 }

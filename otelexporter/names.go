@@ -1,11 +1,13 @@
 package otelexporter
 
 import (
-	"hash/fnv"
+	"cmp"
+	"fmt"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gopcp/mmv/internal/pcpname"
@@ -47,14 +49,67 @@ func fileName(service string) string {
 	return pcpname.Part(service, "otel_")
 }
 
-// maxCluster is the highest cluster whose indoms PCP tells apart: an indom
-// id keeps 11 bits of cluster.
-const maxCluster = 2047
+// ident is what the SDK tells one stream of data from another by: its
+// scope (name, version, schema URL, attributes), its name, unit,
+// description and kind. Streams of one PCP name whose idents differ are
+// different instruments: one owns the metric, the others are conflicts.
+type ident struct {
+	scope                   instrumentation.Scope
+	name, unit, description string
+	kind                    kind
+}
 
-// clusterOf returns the PMID cluster of a service, 1..maxCluster, derived
-// from its name so that it is the same on every host and every restart.
-func clusterOf(service string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(service))
-	return h.Sum32()%maxCluster + 1
+func identOf(scope instrumentation.Scope, m *metricdata.Metrics, k kind) ident {
+	return ident{scope: scope, name: m.Name, unit: m.Unit, description: m.Description, kind: k}
+}
+
+// equal reports whether a and b are the same instrument.
+func (a *ident) equal(b *ident) bool {
+	return a.kind == b.kind && a.name == b.name && a.unit == b.unit && a.description == b.description &&
+		a.scope.Name == b.scope.Name && a.scope.Version == b.scope.Version && a.scope.SchemaURL == b.scope.SchemaURL &&
+		a.scope.Attributes.Equals(&b.scope.Attributes)
+}
+
+// compare orders instruments: by scope name, version, schema URL and
+// attributes (as attribute.DefaultEncoder writes them), then by name,
+// unit, description and kind. Of the instruments that first take a PCP
+// name in one export, the first in this order gets it.
+func (a *ident) compare(b *ident) int {
+	enc := attribute.DefaultEncoder()
+	return cmp.Or(strings.Compare(a.scope.Name, b.scope.Name), strings.Compare(a.scope.Version, b.scope.Version),
+		strings.Compare(a.scope.SchemaURL, b.scope.SchemaURL),
+		strings.Compare(a.scope.Attributes.Encoded(enc), b.scope.Attributes.Encoded(enc)),
+		strings.Compare(a.name, b.name), strings.Compare(a.unit, b.unit),
+		strings.Compare(a.description, b.description), cmp.Compare(a.kind, b.kind))
+}
+
+// what says what kind of instrument id is, with its unit, and its
+// description when other's differs, for a conflict's error.
+func (a *ident) what(other *ident) string {
+	article := "a"
+	if strings.IndexByte("aeiou", kindNames[a.kind][0]) >= 0 {
+		article = "an"
+	}
+	s := fmt.Sprintf("%s %s in unit %q", article, kindNames[a.kind], a.unit)
+	if a.description != other.description {
+		s += fmt.Sprintf(" described %q", a.description)
+	}
+	return s
+}
+
+// owner names an instrument of a scope, for errors: the scope's version,
+// schema URL and attributes when it has them, which tell apart scopes of
+// one name.
+func owner(scope instrumentation.Scope, name string) string {
+	s := fmt.Sprintf("instrument %q of scope %q", name, scope.Name)
+	if scope.Version != "" {
+		s += fmt.Sprintf(" version %q", scope.Version)
+	}
+	if scope.SchemaURL != "" {
+		s += fmt.Sprintf(" schema %q", scope.SchemaURL)
+	}
+	if scope.Attributes.Len() > 0 {
+		s += fmt.Sprintf(" attributes %q", scope.Attributes.Encoded(attribute.DefaultEncoder()))
+	}
+	return s
 }

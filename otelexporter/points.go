@@ -30,7 +30,7 @@ func (in *instrument) labelValues(d *drops, set attribute.Set) (values []string,
 			i++
 		}
 		if i == len(in.keys) || in.keys[i] != kv.Key {
-			d.drop(dropAttributes, 1, in.keysError(set))
+			d.drop(dropAttributes, 1, in.owner, in.keysError(set))
 			return nil, false
 		}
 		values[i] = kv.Value.Emit()
@@ -63,7 +63,8 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 		case kindCounter, kindFloatCounter:
 			n, ok := total(p.Value, in.factor)
 			if !ok {
-				d.drop(dropValue, 1, fmt.Errorf("otelexporter: %s: value %v is not a counter's", in.owner, p.Value))
+				in.remove(values)
+				d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept()))
 				continue
 			}
 			c, cerr := in.counters.get(values)
@@ -79,7 +80,7 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 			err = gerr
 		}
 		if err != nil {
-			d.keep(err)
+			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
 		}
 	}
 }
@@ -93,9 +94,11 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		if !ok {
 			continue
 		}
+		les := in.lesOf(p.Bounds)
 		sum, ok := total(p.Sum, in.factor)
 		if !ok {
-			d.drop(dropValue, 1, fmt.Errorf("otelexporter: %s: sum %v is not a counter's", in.owner, p.Sum))
+			in.remove(values)
+			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: sum %v is not a counter's%s", in.owner, p.Sum, in.kept()))
 			continue
 		}
 		var errs [5]error
@@ -116,7 +119,6 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 				errs[3] = err
 			}
 		}
-		les := in.lesOf(p.Bounds)
 		bv := in.values[:len(in.keys)+1]
 		for j, n := range p.BucketCounts {
 			bv[len(in.keys)] = les[j]
@@ -126,10 +128,44 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 				errs[4] = err
 			}
 		}
+		if errs == [5]error{} {
+			continue
+		}
+		// A point is in PCP whole or not at all: not a count without its
+		// buckets.
+		in.remove(values[:len(in.keys)])
 		for _, err := range errs {
 			if err != nil {
-				d.keep(err)
+				d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
 			}
+		}
+	}
+}
+
+// kept says, for an instrument of singular metrics, that PCP shows their
+// last values when a point is dropped.
+func (in *instrument) kept() string {
+	if len(in.keys) > 0 {
+		return ""
+	}
+	return "; PCP cannot withdraw a singular metric: it shows the last value stored"
+}
+
+// remove takes the instances of the label values values out of every
+// metric of in, so that a point dropped shows neither an old value nor a
+// part of itself; a singular metric stays, with its last value.
+func (in *instrument) remove(values []string) {
+	in.counters.remove(values)
+	in.ints.remove(values)
+	in.gauges.remove(values)
+	in.sums.remove(values)
+	in.min.remove(values)
+	in.max.remove(values)
+	if in.buckets != nil {
+		bv := append(slices.Clone(values), "")
+		for _, le := range in.les {
+			bv[len(values)] = le
+			in.buckets.Delete(bv...)
 		}
 	}
 }

@@ -18,17 +18,27 @@ func (s series[T]) get(values []string) (*T, error) {
 	return s.vec.Get(values...)
 }
 
-// newSeries declares the metric name on r with the label names labels
-// (with one, a single instrument, when there is none; with vec, a vector
-// holding at most limit instances, otherwise). It panics as mmv's New
-// functions do.
-func newSeries[T any](r *mmv.Registry, name, help string, u mmv.Units, labels []string, limit int,
-	one func(*mmv.Registry, string, string, mmv.Units) *T,
-	vec func(*mmv.Registry, string, string, mmv.Units, ...string) *mmv.Vec[T]) series[T] {
+// newSeries declares the metric name on d with the label names labels: a
+// single instrument when there is none, else a vector holding at most
+// limit instances. It returns the registry's refusal, which declares
+// nothing.
+func newSeries[T mmv.CellKind](d mmv.Declarer, name, help string, u mmv.Units, labels []string, limit int) (series[T], error) {
 	if len(labels) == 0 {
-		return series[T]{one: one(r, name, help, u)}
+		one, err := mmv.Declare[T](d, name, help, u)
+		return series[T]{one: one}, err
 	}
-	v := vec(r, name, help, u, labels...)
+	v, err := mmv.DeclareVec[T](d, name, help, u, labels...)
+	if err != nil {
+		return series[T]{}, err
+	}
 	v.SetLimit(limit)
-	return series[T]{vec: v}
+	return series[T]{vec: v}, nil
+}
+
+// remove deletes the instance of the label values, if any; a single
+// instrument stays.
+func (s series[T]) remove(values []string) {
+	if s.vec != nil {
+		s.vec.Delete(values...)
+	}
 }

@@ -74,10 +74,4 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, "shop_test", fileName("shop test"))
 	assert.Equal(t, "otel_1shop", fileName("1shop"))
 	assert.Equal(t, "otel", fileName(""))
-	for _, s := range []string{"", "shop", "unknown_service:x"} {
-		c := clusterOf(s)
-		assert.True(t, c >= 1 && c <= maxCluster, "%q: %d", s, c)
-		assert.Equal(t, c, clusterOf(s))
-	}
-	assert.NotEqual(t, clusterOf("shop"), clusterOf("cart"))
 }

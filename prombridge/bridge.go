@@ -24,7 +24,10 @@ const DefaultGrace = time.Minute
 // default.
 type Options struct {
 	// Prefix is put before every metric name, with a dot: "prom" gives
-	// mmv.<file>.prom.http_requests. Default: none.
+	// mmv.<file>.prom.http_requests. Default: none. Register refuses a
+	// prefix under which every family would be refused (mmv, a metric of
+	// the program); two bridges on one registry need different prefixes,
+	// each with its own prombridge.dropped.
 	Prefix string
 	// Interval is how often the gatherer is read and copied into the file.
 	// Default: mmv.DefaultInterval (1 s).
@@ -60,20 +63,34 @@ type Bridge struct {
 	opts Options
 
 	mu       sync.Mutex
-	families map[string]*family // by Prometheus name
-	names    map[string]string  // PCP names taken, to the family taking them
-	values   []string           // label values of the metric being copied
+	families map[familyKey]*family // by Prometheus name and type
+	current  map[string]*family    // by Prometheus name: the type last gathered
+	names    map[string]*family    // PCP names taken, to the family taking them
+	values   []string              // label values of the metric being copied
+	drops    drops
+	sentinel bool // the registry shows all-ones counters and NaN gauges as no value
 	stats    Stats
 	err      error
 	closed   bool
+}
+
+// familyKey is what tells families apart: a name gathered with another
+// type is another family, as PCP cannot change a metric's type.
+type familyKey struct {
+	prom string
+	typ  dto.MetricType
 }
 
 // Register publishes the families g gathers to r (mmv.Default when nil),
 // with the options o (nil for the defaults): it copies them once at once,
 // so that the families present are in the registry's first file, then
 // every Options.Interval while r is started (r.Poll), until Close. It
-// returns an error when g is nil or the prefix is invalid; what a refresh meets (a Gather error, a family or series refused) is
-// never fatal: Err reports it and Stats counts it.
+// returns an error when g is nil, or the prefix is invalid or would have
+// every family refused (mmv's own names, a metric the program declared,
+// too long): Register declares the bridge's counter of drops,
+// <prefix>.prombridge.dropped, which r refuses then. What a refresh meets
+// (a Gather error, a family or series refused) is never fatal: Err
+// reports it and Stats and prombridge.dropped count it.
 func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, error) {
 	if g == nil {
 		return nil, errors.New("prombridge: Register: nil gatherer")
@@ -81,7 +98,7 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 	if r == nil {
 		r = mmv.Default
 	}
-	b := &Bridge{r: r, g: g, families: map[string]*family{}, names: map[string]string{}}
+	b := &Bridge{r: r, g: g, families: map[familyKey]*family{}, current: map[string]*family{}, names: map[string]*family{}}
 	if o != nil {
 		b.opts = *o
 	}
@@ -92,6 +109,10 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 			}
 		}
 	}
+	if err := b.drops.declare(r, b.pcpName(droppedMetric)); err != nil {
+		return nil, fmt.Errorf("prombridge: Register: prefix %q: every family would be refused: %w", b.opts.Prefix, err)
+	}
+	b.sentinel = r.Options().Flags&mmv.Sentinel != 0
 	if b.opts.Grace == 0 {
 		b.opts.Grace = DefaultGrace
 	}
@@ -129,7 +150,10 @@ func (b *Bridge) Close() error {
 }
 
 // Err returns what the last refresh met, nil if nothing: the Gather
-// error, the families not published and why, the series refused.
+// error, and every refusal it counted (families not published, series
+// refused, totals not copied, singular metrics left with an old value),
+// once per family and reason with the number of samples, at most 32 of
+// them, then how many more.
 func (b *Bridge) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -145,41 +169,42 @@ func (b *Bridge) Stats() Stats {
 
 // refreshLocked is one refresh at time now.
 func (b *Bridge) refreshLocked(now time.Time) {
-	var errs errorList
 	b.stats.Refreshes++
 	mfs, err := b.g.Gather()
 	if err != nil {
 		// Gather returns what it could gather with its error.
 		b.stats.GatherErrors++
-		errs.add(fmt.Errorf("prombridge: gather: %w", err))
+		b.drops.errs.Add("gather", "gather", 0, fmt.Errorf("prombridge: gather: %w", err))
 	}
 	for _, mf := range mfs {
 		if len(mf.Metric) == 0 {
 			continue
 		}
 		f := b.family(mf, mfs)
-		if f.err != nil {
-			errs.add(f.err)
-			continue
+		if old := b.current[f.prom]; old != f {
+			if old != nil {
+				b.retireLocked(old)
+			}
+			b.current[f.prom] = f
 		}
-		if mf.GetType() != f.typ {
-			errs.add(fmt.Errorf("prombridge: family %s: gathered as %s, published as %s: not copied", f.prom, mf.GetType(), f.typ))
+		if f.err != nil {
+			b.drops.drop(f.prom, f.reason, samples(mf), f.err)
 			continue
 		}
 		for _, m := range mf.Metric {
-			b.copyLocked(f, m, now, &errs)
+			b.copyLocked(f, m, now)
 		}
 	}
 	b.sweepLocked(now)
-	b.err = errs.err()
+	b.err = b.drops.done()
 }
 
 // copyLocked copies one metric of f.
-func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time, errs *errorList) {
+func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 	values, ok := f.labelValues(m, b.values[:0])
 	b.values = values[:0]
 	if !ok {
-		errs.add(fmt.Errorf("prombridge: family %s: a metric's label names are not %q: not copied", f.prom, f.labels))
+		b.drops.drop(f.prom, dropLabels, samplesOf(f.typ, m), fmt.Errorf("prombridge: family %s: a metric's label names are not %q: not copied", f.prom, f.labels))
 		return
 	}
 	s := f.series.find(values)
@@ -188,40 +213,89 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time, errs *error
 		s = f.series.add(values)
 	}
 	s.seen = now
-	if s.refused {
-		return
-	}
-	if err := f.update(s, m); err != nil {
-		s.refused = true
+	if s.refused == nil {
+		err := f.update(s, m)
+		if err == nil {
+			f.stale = false // a singular family's values are the gathered ones again
+			if isNew {
+				b.stats.Series++
+			}
+			return
+		}
+		// Nothing of a refused series stays in PCP: not a sum without its
+		// buckets, nor old buckets after new ones were refused; nor an
+		// old value beside a value not copied.
+		b.unpublishLocked(f, s)
+		if errors.Is(err, errValue) { // retried at the next refresh
+			b.drops.drop(f.prom, dropValue, samplesOf(f.typ, m), fmt.Errorf("prombridge: family %s: series %q not copied: %w", f.prom, values, err))
+			return
+		}
+		s.refused = fmt.Errorf("prombridge: family %s: series %q refused: %w", f.prom, values, err)
 		b.stats.DroppedSeries++
 		if !isNew {
 			b.stats.Series--
 		}
-		errs.add(fmt.Errorf("prombridge: family %s: series %q refused: %w", f.prom, values, err))
-		return
 	}
-	if isNew {
-		b.stats.Series++
+	// Not retried while gathered; named and counted at every refresh.
+	b.drops.drop(f.prom, dropSeries, samplesOf(f.typ, m), s.refused)
+}
+
+// unpublishLocked takes the values of s, a series gathered, out of PCP.
+func (b *Bridge) unpublishLocked(f *family, s *series) {
+	f.removeSeries(s)
+	s.bounds, s.buckets, s.quantiles, s.counter, s.gauge, s.count = nil, nil, nil, nil, nil, nil
+	b.withdrawLocked(f)
+}
+
+// withdrawLocked takes the values of f's singular metrics out of PCP,
+// which cannot remove them: they show no value on a registry with the
+// Sentinel flag, and keep their last values otherwise, named by Err at
+// every refresh until the family is copied again.
+func (b *Bridge) withdrawLocked(f *family) {
+	switch {
+	case len(f.labels) > 0:
+	case b.sentinel:
+		f.withdraw()
+	default:
+		f.stale = true
 	}
 }
 
-// sweepLocked removes from PCP the series absent for longer than Grace.
+// sweepLocked removes from PCP the series absent for longer than Grace,
+// and names the singular metrics left with a value no longer gathered.
 func (b *Bridge) sweepLocked(now time.Time) {
-	if b.opts.Grace < 0 {
+	for _, f := range b.families {
+		if b.opts.Grace >= 0 {
+			b.removeLocked(f, func(s *series) bool { return now.Sub(s.seen) > b.opts.Grace })
+		}
+		if f.stale {
+			b.drops.errs.Add(f.prom, "stale", 0, fmt.Errorf("prombridge: family %s: its singular metric %s keeps an old value: "+
+				"PCP cannot withdraw it from a registry without the mmv.Sentinel flag", f.prom, f.name))
+		}
+	}
+}
+
+// retireLocked removes from PCP every series of f, a family whose name is
+// now gathered with another type.
+func (b *Bridge) retireLocked(f *family) {
+	b.removeLocked(f, func(*series) bool { return true })
+}
+
+// removeLocked removes from PCP the series of f for which gone is true
+// (see withdrawLocked for a singular family's).
+func (b *Bridge) removeLocked(f *family, gone func(*series) bool) {
+	if f.series == nil {
 		return
 	}
-	for _, f := range b.families {
-		if f.series == nil {
+	for _, s := range f.series.drop(gone) {
+		if f.removeSeries(s) {
+			b.stats.Deleted++
+		}
+		if s.refused != nil {
 			continue
 		}
-		for _, s := range f.series.drop(func(s *series) bool { return now.Sub(s.seen) > b.opts.Grace }) {
-			if f.removeSeries(s) {
-				b.stats.Deleted++
-			}
-			if !s.refused {
-				b.stats.Series--
-			}
-		}
+		b.stats.Series--
+		b.withdrawLocked(f)
 	}
 }
 
@@ -236,34 +310,47 @@ func (b *Bridge) pcpName(name string) string {
 // family returns the family of mf, one of mfs, declaring it on first
 // sight.
 func (b *Bridge) family(mf *dto.MetricFamily, mfs []*dto.MetricFamily) *family {
-	if f := b.families[mf.GetName()]; f != nil {
+	t := mf.GetType()
+	key := familyKey{mf.GetName(), t}
+	if f := b.families[key]; f != nil {
 		return f
 	}
-	t := mf.GetType()
-	f := &family{prom: mf.GetName(), typ: t, name: b.pcpName(Name(mf.GetName(), t)), series: seriesTable{}}
-	if full := b.pcpName(pcpname.Part(f.prom, "x")); f.name != full {
-		// A counter keeps "_total" when dropping it would take the name
-		// of a family gathered with it, such as the Go collector's
-		// go_memstats_alloc_bytes beside go_memstats_alloc_bytes_total.
+	base, full := Name(key.prom, t), pcpname.Part(key.prom, "x")
+	f := &family{prom: key.prom, typ: t, name: b.pcpName(base), series: seriesTable{}}
+	if base != full {
+		// A counter keeps "_total" when dropping it would make the PCP
+		// name of another family gathered with it (the Go collector has
+		// go_memstats_alloc_bytes beside go_memstats_alloc_bytes_total;
+		// a:b_total beside a_b), or one taken already.
 		_, taken := b.names[f.name]
-		if taken || slices.ContainsFunc(mfs, func(o *dto.MetricFamily) bool { return o.GetName()+"_total" == f.prom }) {
-			f.name = full
+		if taken || slices.ContainsFunc(mfs, func(o *dto.MetricFamily) bool {
+			return o != mf && keepsName(o) && Name(o.GetName(), o.GetType()) == base
+		}) {
+			f.name = b.pcpName(full)
 		}
 	}
-	b.families[f.prom] = f
+	b.families[key] = f
 	for _, l := range mf.Metric[0].Label {
 		f.labels = append(f.labels, l.GetName())
 	}
-	if other, ok := b.names[f.name]; ok {
-		f.err = fmt.Errorf("prombridge: family %s not published: its PCP name %s is family %s's", f.prom, f.name, other)
+	if !bridged(t) {
+		f.err, f.reason = fmt.Errorf("prombridge: family %s not published: type %s is not bridged", f.prom, t), dropType
+	} else if other, ok := b.names[f.name]; ok {
+		f.err, f.reason = fmt.Errorf("prombridge: family %s not published: its PCP name %s is family %s's (%s)", f.prom, f.name, other.prom, other.typ), dropName
 	} else if err := f.declare(b.r, mf.GetHelp(), b.opts.Units(f.prom), b.opts.Limit, mf.Metric[0]); err != nil {
-		f.err = fmt.Errorf("prombridge: family %s not published as %s: %w", f.prom, f.name, err)
+		f.err, f.reason = fmt.Errorf("prombridge: family %s not published as %s: %w", f.prom, f.name, err), dropDeclaration
 	}
 	if f.err != nil {
 		b.stats.Skipped++
 		return f
 	}
-	b.names[f.name] = f.prom
+	b.names[f.name] = f
 	b.stats.Families++
 	return f
+}
+
+// keepsName reports whether family mf's PCP name is its own name made a
+// PCP name part, with nothing dropped: all but a counter named *_total.
+func keepsName(mf *dto.MetricFamily) bool {
+	return mf.GetType() != dto.MetricType_COUNTER || !strings.HasSuffix(mf.GetName(), "_total")
 }

@@ -14,8 +14,9 @@
 // registry's first file, then every Options.Interval (1 s) on the
 // registry's Poll goroutine, and once more at Close. A Gather error, a
 // family or a series refused is never fatal: Err says what the last
-// refresh met and Stats counts it. The package is a module of its own so
-// that mmv's users never download client_golang.
+// refresh met, Stats counts it, and so does the counter
+// mmv.<file>.<prefix>.prombridge.dropped (see below). The package is a
+// module of its own so that mmv's users never download client_golang.
 //
 // # Mapping
 //
@@ -42,7 +43,9 @@
 // singular metric.
 //
 // A histogram's buckets are cumulative, as in the exposition, with the
-// +Inf bucket (equal to the count) added when the gathered buckets lack it,
+// +Inf bucket (equal to the count) added when the gathered buckets lack it
+// (a histogram with no classic bucket, native only or a const histogram
+// of no bucket, has the +Inf bucket alone),
 // le written as the text format writes it: the instance names are
 // route=/api,le=0.005 ... route=/api,le=+Inf. Bucket instances carry no
 // PCP labels (a histogram would spend the file's 255 label records on its
@@ -65,8 +68,9 @@
 // integers: a counter's value, and a histogram's or summary's sum, is
 // rounded, and one in seconds or milliseconds is published in
 // microseconds, so that process_cpu_seconds_total keeps its fraction. A
-// value that is negative, not finite or beyond a uint64 is not copied: the
-// counter keeps its last value. Gauges, untyped values and quantiles are
+// total that is negative, not finite or beyond a uint64 is not copied, and
+// nothing of its series stays in PCP at that refresh (see Drops): PCP
+// never shows an old total as the current one. Gauges, untyped values and quantiles are
 // copied as they are (NaN included: PCP 6.0.3 shows it as a value).
 //
 // # Units
@@ -85,23 +89,55 @@
 // byte other than a letter, digit or '_' (the ':' of recording rules,
 // UTF-8) becomes '_', with an x in front of a name that does not then
 // start with a letter. A counter keeps its _total when dropping it would
-// take the name of a family gathered with it (the Go collector has both
-// go_memstats_alloc_bytes and go_memstats_alloc_bytes_total) or one
-// already published. The only dots are those of Options.Prefix and the
-// suffixes above, so foo beside foo_bar is fine.
+// make the PCP name of another family gathered with it (the Go collector
+// has both go_memstats_alloc_bytes and go_memstats_alloc_bytes_total;
+// a:b_total beside a_b), or one already published: the rule compares the
+// PCP names, not the Prometheus ones. The only dots are those of
+// Options.Prefix and the suffixes above, so foo beside foo_bar is fine.
 //
 // Names never poison PCP's namespace. A family whose PCP name another
 // family published first (a:b after a_b; a histogram foo, whose
 // foo.bucket would sit below the leaf foo of a counter foo_total published
 // earlier) is skipped; so is a family mmv refuses (a name the program
-// declared itself, mmv_total as mmv, which mmv keeps for its own metrics,
-// a name beyond 255 bytes): mmv's New functions panic on a refusal, and
-// the bridge recovers the panic, which declares nothing (a histogram or
-// summary refused at its sum or count keeps the metrics declared before,
-// without values). The first to come keeps a name: in one Gather the
-// families come in name order, so the outcome is the same on every run.
-// A skipped family is counted in Stats.Skipped, reported by Err at every
-// refresh, and never retried.
+// declared itself, a name beyond 255 bytes, prombridge, whose PCP name
+// would be a leaf above the bridge's own prombridge.dropped), and a
+// family of a type the bridge does not publish (gauge histogram). The
+// bridge declares a family's metrics in one mmv transaction
+// (Registry.Transact), so a family refused at any of them, a histogram's
+// sum or count included, declares none. The first to come keeps a name:
+// in one Gather the families come in name order, so the outcome is the
+// same on every run. A skipped family is
+// counted in Stats.Skipped and never retried; its samples are counted at
+// every refresh and named by Err.
+//
+// A Prefix under which every family would be refused (mmv, which mmv
+// keeps for its own metrics; a metric the program declared; one too long
+// for any name below it) is refused by Register, which declares the
+// bridge's counter <prefix>.prombridge.dropped there.
+//
+// A family is its name and its type. Registered again with another type,
+// it is another family: the series of the old one leave PCP at once (see
+// below for a singular one), and the new one is published if its PCP
+// name is free (a gauge x_total after a counter x_total, published as x)
+// and skipped otherwise, PCP being unable to change a metric's type while
+// the file lives. Registered again with other buckets or quantiles, a
+// series' instances of the old bounds leave PCP at the refresh that
+// gathers the new ones.
+//
+// # Drops
+//
+// Nothing gathered is left out silently. At every refresh, the samples
+// (values of the exposition: a histogram's buckets, +Inf included, sum
+// and count; a summary's quantiles, sum and count) the bridge does not
+// copy are counted in mmv.<file>.<prefix>.prombridge.dropped by reason:
+// name (the family's PCP name is another family's), declaration (mmv
+// refused the family's metrics), type (not bridged), labels (a metric
+// whose label names are not its family's), series (a series mmv
+// refused: the family's Limit, the registry's caps; mmv counts the
+// refusal once too, in mmv.<file>.mmv.dropped) and value (a counter's
+// value, a histogram's or summary's sum, no PCP counter holds). Err names them, once per
+// family and reason with the number of samples: at most 32 such pairs,
+// then how many more pairs and samples.
 //
 // # Growth, caps and disappearing series
 //
@@ -110,12 +146,15 @@
 // after the registry's next publication). Each family holds at most
 // Options.Limit series (mmv.DefaultVecLimit), and the registry's caps
 // (mmv.Options.MaxIndomInstances) hold too: a series refused there is
-// counted in Stats.DroppedSeries and in mmv.<file>.mmv.dropped, reported
-// by Err once, and not retried while it is gathered. A series absent from
-// the gathered families for Options.Grace (a minute) is removed from PCP
-// with mmv.Vec's Delete, and starts again from its gathered value if it
-// comes back; the instance of a singular family stays, with its last
-// value.
+// counted in Stats.DroppedSeries, leaves nothing of itself in PCP (no
+// sum without its buckets), and is not retried while it is gathered. A
+// series absent from the gathered families for Options.Grace (a minute)
+// is removed from PCP with mmv.Vec's Delete, and starts again from its
+// gathered value if it comes back. A singular family (no labels) cannot
+// be removed: on a registry with the mmv.Sentinel flag its values then
+// show no value (a counter's all ones; a gauge's NaN, which PCP 6.0.3
+// shows as nan), the staleness marker of PCP; without the flag they keep
+// their last values, and Err says so at every refresh.
 //
 // # Cost
 //

@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/internal/canon"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/prombridge"
 )
@@ -55,66 +54,16 @@ type sample struct {
 }
 
 // expected lists every sample of the families as the package doc maps
-// them, stated here again from the exposition: names (a counter's _total
-// dropped unless a family of that name is gathered too), instance names,
-// +Inf buckets, counters in µs for seconds.
+// them (samples), named as PCP names them: a counter's _total dropped
+// unless a family of that name is gathered too.
 func expected(mfs []*dto.MetricFamily) []sample {
 	var out []sample
-	for _, mf := range mfs {
-		name := mf.GetName()
-		secs := strings.HasSuffix(strings.TrimSuffix(name, "_total"), "_seconds")
-		micro := func(v float64) float64 {
-			if secs {
-				return math.Round(v * 1e6)
-			}
-			return math.Round(v)
+	for _, e := range samples(mfs) {
+		name := e.family.name
+		if e.family.typ == dto.MetricType_COUNTER && !slices.ContainsFunc(mfs, func(o *dto.MetricFamily) bool { return o.GetName()+"_total" == name }) {
+			name = strings.TrimSuffix(name, "_total")
 		}
-		pcp := name
-		if mf.GetType() == dto.MetricType_COUNTER && !slices.ContainsFunc(mfs, func(o *dto.MetricFamily) bool { return o.GetName()+"_total" == name }) {
-			pcp = strings.TrimSuffix(name, "_total")
-		}
-		for _, m := range mf.Metric {
-			var names, values []string
-			for _, l := range m.Label {
-				names, values = append(names, l.GetName()), append(values, l.GetValue())
-			}
-			// inst names the instance of the labels, and of label l with
-			// value v after them when l is not "".
-			inst := func(l, v string) string {
-				ns, vs := slices.Clone(names), slices.Clone(values)
-				if l != "" {
-					ns, vs = append(ns, l), append(vs, v)
-				}
-				if len(ns) == 0 {
-					return ""
-				}
-				n, _ := canon.Name(ns, vs)
-				return n
-			}
-			switch mf.GetType() {
-			case dto.MetricType_COUNTER:
-				out = append(out, sample{pcp, inst("", ""), micro(m.GetCounter().GetValue()), true})
-			case dto.MetricType_GAUGE:
-				out = append(out, sample{name, inst("", ""), m.GetGauge().GetValue(), false})
-			case dto.MetricType_UNTYPED:
-				out = append(out, sample{name, inst("", ""), m.GetUntyped().GetValue(), false})
-			case dto.MetricType_HISTOGRAM:
-				h := m.GetHistogram()
-				for _, b := range h.Bucket {
-					out = append(out, sample{name + ".bucket", inst("le", strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)), float64(b.GetCumulativeCount()), true})
-				}
-				out = append(out, sample{name + ".bucket", inst("le", "+Inf"), float64(h.GetSampleCount()), true},
-					sample{name + ".sum", inst("", ""), micro(h.GetSampleSum()), true},
-					sample{name + ".count", inst("", ""), float64(h.GetSampleCount()), true})
-			case dto.MetricType_SUMMARY:
-				s := m.GetSummary()
-				for _, q := range s.Quantile {
-					out = append(out, sample{name + ".quantile", inst("quantile", strconv.FormatFloat(q.GetQuantile(), 'g', -1, 64)), q.GetValue(), false})
-				}
-				out = append(out, sample{name + ".sum", inst("", ""), micro(s.GetSampleSum()), true},
-					sample{name + ".count", inst("", ""), float64(s.GetSampleCount()), true})
-			}
-		}
+		out = append(out, sample{name + e.suffix, e.instance, e.value, e.counter})
 	}
 	return out
 }
@@ -203,12 +152,10 @@ func exposition(t *testing.T, r *mmv.Registry, name string, read func() []pcptes
 	requests.WithLabelValues("200", "GET").Add(7)
 	g := &recorder{Gatherer: pr}
 
-	// Only the refreshes the test makes, and the one at Start, which the
-	// bridge serialises with them: PCP shows what the last one gathered.
-	// A series absent at a refresh is removed at once.
-	b, err := prombridge.Register(r, g, &prombridge.Options{Interval: time.Hour, Grace: time.Nanosecond})
-	require.NoError(t, err)
-	require.NoError(t, r.Start())
+	// Only the refreshes the test makes, after the one at Start: PCP shows
+	// what the last one gathered. A series absent at a refresh is removed
+	// at once.
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour, Grace: time.Nanosecond})
 	require.NoError(t, b.Refresh())
 	n := checkExposition(t, read(), name, g.gathered())
 	t.Logf("%d samples of %d families in PCP", n, len(g.gathered()))

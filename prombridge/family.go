@@ -1,15 +1,16 @@
 package prombridge
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcpname"
-	"github.com/gopcp/mmv/internal/refusal"
 )
 
 // family is one gathered metric family and its metrics in PCP.
@@ -19,7 +20,11 @@ type family struct {
 	name   string   // the PCP name, below the file
 	labels []string // the label names as gathered
 	err    error    // why the family is not published; nil when it is
+	reason reason   // and its reason
+	stale  bool     // its singular metrics keep an old value (no Sentinel flag): Err names it
 	scale  float64  // from the family's units to its integer counters'
+	limit  int      // series in a vector
+	per    int      // the most buckets or quantiles of a series: the vector's limit is limit*per
 
 	value     instruments[mmv.Counter] // a counter's, a histogram's or summary's sum
 	gauge     instruments[mmv.Gauge]   // a gauge's or untyped's
@@ -39,43 +44,72 @@ const (
 	quantileHelp = "Quantiles of the observations, by the family's labels and quantile."
 )
 
-// declare declares the family's metrics on r, each vector holding at most
-// limit series. It returns the registry's refusal, which the New functions
-// of mmv panic with.
-func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
-	defer refusal.Recover(&err)
+// declare declares the family's metrics on r, of a type bridged, each
+// vector holding at most limit series, all of them or, when the registry refuses one, none: it
+// returns the refusal.
+func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) error {
+	return r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m) })
+}
+
+// declareOn is declare within the transaction d.
+func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
 	labels := make([]string, len(f.labels))
 	for i, l := range f.labels {
 		labels[i] = pcpname.Part(l, "x")
 	}
 	intUnits, scale := integral(units)
-	f.scale = scale
+	f.scale, f.limit = scale, limit
 	switch f.typ {
 	case dto.MetricType_COUNTER:
-		f.value = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name, help(text, ""), intUnits, labels, limit)
+		f.value, err = newInstruments[mmv.Counter](d, f.name, help(text, ""), intUnits, labels, limit)
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
-		f.gauge = newInstruments(mmv.NewGauge, mmv.NewGaugeVec, r, f.name, help(text, ""), units, labels, limit)
+		f.gauge, err = newInstruments[mmv.Gauge](d, f.name, help(text, ""), units, labels, limit)
 	case dto.MetricType_HISTOGRAM:
-		f.buckets = mmv.NewCounterVec(r, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...)
+		if f.buckets, err = mmv.DeclareVec[mmv.Counter](d, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...); err != nil {
+			return err
+		}
 		// The names carry le: a label per bucket would spend the file's
 		// label budget (255 records) on one histogram.
 		f.buckets.SetInstanceLabels(false)
-		f.buckets.SetLimit(limit * len(bounds(m)))
-		f.declareTotals(r, text, intUnits, labels, limit)
+		f.raiseLimit(f.buckets, len(bounds(m)))
+		err = f.declareTotals(d, text, intUnits, labels, limit)
 	case dto.MetricType_SUMMARY:
-		f.quantiles = mmv.NewGaugeVec(r, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...)
-		f.quantiles.SetLimit(limit * max(1, len(m.GetSummary().GetQuantile())))
-		f.declareTotals(r, text, intUnits, labels, limit)
+		if f.quantiles, err = mmv.DeclareVec[mmv.Gauge](d, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...); err != nil {
+			return err
+		}
+		f.raiseLimit(f.quantiles, max(1, len(m.GetSummary().GetQuantile())))
+		err = f.declareTotals(d, text, intUnits, labels, limit)
 	default:
 		return fmt.Errorf("type %s is not bridged", f.typ)
 	}
-	return nil
+	return err
+}
+
+// raiseLimit makes room in v, a vector of buckets or quantiles, for n of
+// them per series, when no series had that many.
+func (f *family) raiseLimit(v interface{ SetLimit(int) }, n int) {
+	if n > f.per {
+		f.per = n
+		v.SetLimit(f.limit * n)
+	}
+}
+
+// bridged reports whether the bridge publishes families of type t.
+func bridged(t dto.MetricType) bool {
+	switch t {
+	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED, dto.MetricType_HISTOGRAM, dto.MetricType_SUMMARY:
+		return true
+	}
+	return false
 }
 
 // declareTotals declares the sum and count of a histogram or summary.
-func (f *family) declareTotals(r *mmv.Registry, text string, units mmv.Units, labels []string, limit int) {
-	f.value = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name+".sum", help(text, sumHelp), units, labels, limit)
-	f.count = newInstruments(mmv.NewCounter, mmv.NewCounterVec, r, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
+func (f *family) declareTotals(d mmv.Declarer, text string, units mmv.Units, labels []string, limit int) (err error) {
+	if f.value, err = newInstruments[mmv.Counter](d, f.name+".sum", help(text, sumHelp), units, labels, limit); err != nil {
+		return err
+	}
+	f.count, err = newInstruments[mmv.Counter](d, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
+	return err
 }
 
 // labelValues appends the label values of m to values, in the family's
@@ -96,6 +130,10 @@ func (f *family) labelValues(m *dto.Metric, values []string) (_ []string, ok boo
 // update copies m into the instruments of s, binding them first when s is
 // new or its buckets or quantiles changed.
 func (f *family) update(s *series, m *dto.Metric) error {
+	total, ok := f.total(m)
+	if !ok {
+		return fmt.Errorf("%w: %v", errValue, total)
+	}
 	switch f.typ {
 	case dto.MetricType_COUNTER:
 		if s.counter == nil {
@@ -104,7 +142,7 @@ func (f *family) update(s *series, m *dto.Metric) error {
 				return err
 			}
 		}
-		setCounter(s.counter, m.GetCounter().GetValue()*f.scale)
+		s.counter.Set(uint64(total))
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
 		if s.gauge == nil {
 			var err error
@@ -141,7 +179,7 @@ func (f *family) update(s *series, m *dto.Metric) error {
 		if len(s.buckets) > len(h.Bucket) {
 			s.buckets[len(h.Bucket)].Set(count)
 		}
-		setCounter(s.counter, h.GetSampleSum()*f.scale)
+		s.counter.Set(uint64(total))
 		s.count.Set(count)
 	case dto.MetricType_SUMMARY:
 		q := m.GetSummary()
@@ -156,19 +194,32 @@ func (f *family) update(s *series, m *dto.Metric) error {
 		for i, x := range q.Quantile {
 			s.quantiles[i].Set(x.GetValue())
 		}
-		setCounter(s.counter, q.GetSampleSum()*f.scale)
+		s.counter.Set(uint64(total))
 		s.count.Set(q.GetSampleCount())
 	}
 	return nil
 }
 
-// setCounter sets c to v rounded, unless v is negative, not finite or
-// beyond a uint64 (whose all-ones value PCP reads as no value): c then
-// keeps its last value.
-func setCounter(c *mmv.Counter, v float64) {
-	if v >= 0 && v < math.MaxUint64 {
-		c.Set(uint64(math.Round(v)))
+// errValue is the error of a series whose total no PCP counter holds.
+var errValue = errors.New("not a value a PCP counter holds (negative, not finite, or 2^64 and beyond)")
+
+// total returns the total of m in the family's integer counter units,
+// rounded (a counter's value, a histogram's or summary's sum), and whether
+// a PCP counter holds it: not negative, finite, below 2^64, whose all-ones
+// value PCP reads as no value. ok is true for gauges, copied as they are.
+func (f *family) total(m *dto.Metric) (v float64, ok bool) {
+	switch f.typ {
+	case dto.MetricType_COUNTER:
+		v = m.GetCounter().GetValue()
+	case dto.MetricType_HISTOGRAM:
+		v = m.GetHistogram().GetSampleSum()
+	case dto.MetricType_SUMMARY:
+		v = m.GetSummary().GetSampleSum()
+	default:
+		return 0, true
 	}
+	v = math.Round(v * f.scale)
+	return v, v >= 0 && v < math.MaxUint64
 }
 
 // bindTotals binds the sum and count of a histogram or summary series.
@@ -202,10 +253,15 @@ func bounds(m *dto.Metric) []float64 {
 	return out
 }
 
-// sameBounds reports whether the bounds s is bound to are h's.
+// sameBounds reports whether bound, the bounds a series is bound to, are
+// those of h as bounds returns them: +Inf last, added when h lacks it (a
+// histogram of no classic bucket has +Inf alone).
 func sameBounds(bound []float64, h *dto.Histogram) bool {
 	n := len(h.Bucket)
-	if len(bound) != n && len(bound) != n+1 {
+	if n == 0 || !math.IsInf(h.Bucket[n-1].GetUpperBound(), 1) {
+		n++
+	}
+	if len(bound) != n || !math.IsInf(bound[n-1], 1) {
 		return false
 	}
 	for i, b := range h.Bucket {
@@ -213,7 +269,7 @@ func sameBounds(bound []float64, h *dto.Histogram) bool {
 			return false
 		}
 	}
-	return len(bound) == n || math.IsInf(bound[n], 1)
+	return true
 }
 
 // sameQuantiles reports whether the quantiles s is bound to are q's.
@@ -229,9 +285,11 @@ func sameQuantiles(bound []float64, q *dto.Summary) bool {
 	return true
 }
 
-// bindBuckets binds s to the buckets of upper bounds bs.
+// bindBuckets binds s to the buckets of upper bounds bs; its buckets of
+// other bounds (a family registered again with other buckets) leave PCP.
 func (f *family) bindBuckets(s *series, bs []float64) error {
-	cs, err := bind(f.buckets, s.values, bs)
+	f.raiseLimit(f.buckets, len(bs))
+	cs, err := rebind(f.buckets, s.values, s.bounds, bs)
 	if err != nil {
 		return err
 	}
@@ -239,13 +297,15 @@ func (f *family) bindBuckets(s *series, bs []float64) error {
 	return nil
 }
 
-// bindQuantiles binds s to the quantiles of q.
+// bindQuantiles binds s to the quantiles of q; its other quantiles leave
+// PCP.
 func (f *family) bindQuantiles(s *series, q *dto.Summary) error {
 	qs := make([]float64, len(q.Quantile))
 	for i, x := range q.Quantile {
 		qs[i] = x.GetQuantile()
 	}
-	gs, err := bind(f.quantiles, s.values, qs)
+	f.raiseLimit(f.quantiles, len(qs))
+	gs, err := rebind(f.quantiles, s.values, s.bounds, qs)
 	if err != nil {
 		return err
 	}
@@ -253,15 +313,28 @@ func (f *family) bindQuantiles(s *series, q *dto.Summary) error {
 	return nil
 }
 
-// bind returns the instruments of v for the label values followed by each
-// of bs, as the exposition formats write le and quantile.
-func bind[T any](v *mmv.Vec[T], values []string, bs []float64) ([]*T, error) {
-	out := make([]*T, len(bs))
+// rebind returns the instruments of v for the label values followed by
+// each of bs, as the exposition formats write le and quantile, after
+// deleting the instances of the bounds of old not in bs (first, so that
+// they leave room under the vector's limit). On an error, none of bs's
+// instances stays either.
+func rebind[T any](v *mmv.Vec[T], values []string, old, bs []float64) ([]*T, error) {
 	vs := append(values[:len(values):len(values)], "")
+	for _, b := range old {
+		if !slices.ContainsFunc(bs, func(x float64) bool { return formatBound(x) == formatBound(b) }) {
+			vs[len(values)] = formatBound(b)
+			v.Delete(vs...)
+		}
+	}
+	out := make([]*T, len(bs))
 	for i, b := range bs {
 		vs[len(values)] = formatBound(b)
 		t, err := v.Get(vs...)
 		if err != nil {
+			for _, b := range bs[:i] {
+				vs[len(values)] = formatBound(b)
+				v.Delete(vs...)
+			}
 			return nil, err
 		}
 		out[i] = t
@@ -276,6 +349,20 @@ func formatBound(b float64) string {
 		return "+Inf"
 	}
 	return strconv.FormatFloat(b, 'g', -1, 64)
+}
+
+// withdraw shows the singular metrics of f as no value, on a registry with
+// the Sentinel flag: all ones in a counter, NaN in a gauge (PCP 6.0.3
+// shows it as nan).
+func (f *family) withdraw() {
+	for _, c := range []*mmv.Counter{f.value.one, f.count.one} {
+		if c != nil {
+			c.Set(math.MaxUint64)
+		}
+	}
+	if f.gauge.one != nil {
+		f.gauge.one.Set(math.NaN())
+	}
 }
 
 // removeSeries takes s out of PCP, and reports whether it was in a vector.

@@ -2,23 +2,33 @@ package prombridge_test
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/canon"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/prombridge"
 )
 
 // file is the name of the tests' registries.
 const file = "promtest"
 
-// newRegistry returns a registry writing into a temporary PCP_TMP_DIR,
-// and that directory, for pcptest.Info; it is closed at the test's end.
-func newRegistry(t testing.TB) (*mmv.Registry, string) {
+// newRegistry returns a registry with flags writing into a temporary
+// PCP_TMP_DIR, and that directory, for pcptest.Info; it is closed at the
+// test's end.
+func newRegistry(t testing.TB, flags ...mmv.Flags) (*mmv.Registry, string) {
 	t.Helper()
 	tmp := t.TempDir()
-	r := mmv.NewRegistry(file, &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 321})
+	o := &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 321}
+	for _, f := range flags {
+		o.Flags |= f
+	}
+	r := mmv.NewRegistry(file, o)
 	t.Cleanup(func() { r.Close() })
 	return r, tmp
 }
@@ -46,4 +56,38 @@ func instance(t *testing.T, m *pcptest.Metric, name string) *pcptest.Instance {
 	in := m.Instance(name)
 	require.NotNil(t, in, "%s has no instance %q; it has %v", m.Name, name, m.Instances)
 	return in
+}
+
+// started registers a bridge of g on r with options o, starts r and waits
+// for the refresh of Start's poll, failing the test on an error.
+func started(t *testing.T, r *mmv.Registry, g prometheus.Gatherer, o *prombridge.Options) *prombridge.Bridge {
+	t.Helper()
+	b, err := prombridge.Register(r, g, o)
+	require.NoError(t, err)
+	require.NoError(t, r.Start())
+	// The refresh of the poll Start begins, so that the test's own are the
+	// only ones while Options.Interval has not passed.
+	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 2 }, 10*time.Second, time.Millisecond)
+	return b
+}
+
+// unnamable is the instance of label values no instance name can hold:
+// such a sample cannot be in PCP.
+const unnamable = "\x00"
+
+// instanceName returns the name of the instance of the label names and
+// values, with label l of value v after them when l is not "": "" for
+// none, unnamable when no instance name can hold them.
+func instanceName(names, values []string, l, v string) string {
+	if l != "" {
+		names, values = append(slices.Clone(names), l), append(slices.Clone(values), v)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	n, ok := canon.Name(names, values)
+	if !ok {
+		return unnamable
+	}
+	return n
 }

@@ -9,17 +9,20 @@ type instruments[T any] struct {
 	vec *mmv.Vec[T]
 }
 
-// newInstruments declares the metric name with one or vec, by whether the
-// family has labels; the vector holds at most limit instances.
-func newInstruments[T any](one func(*mmv.Registry, string, string, mmv.Units) *T,
-	vec func(*mmv.Registry, string, string, mmv.Units, ...string) *mmv.Vec[T],
-	r *mmv.Registry, name, help string, units mmv.Units, labels []string, limit int) instruments[T] {
+// newInstruments declares the metric name on d: a singular instrument, or
+// a vector holding at most limit instances when the family has labels. It
+// returns the registry's refusal, which declares nothing.
+func newInstruments[T mmv.CellKind](d mmv.Declarer, name, help string, units mmv.Units, labels []string, limit int) (instruments[T], error) {
 	if len(labels) == 0 {
-		return instruments[T]{one: one(r, name, help, units)}
+		one, err := mmv.Declare[T](d, name, help, units)
+		return instruments[T]{one: one}, err
 	}
-	v := vec(r, name, help, units, labels...)
+	v, err := mmv.DeclareVec[T](d, name, help, units, labels...)
+	if err != nil {
+		return instruments[T]{}, err
+	}
 	v.SetLimit(limit)
-	return instruments[T]{vec: v}
+	return instruments[T]{vec: v}, nil
 }
 
 // get returns the instrument of the label values.

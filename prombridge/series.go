@@ -13,7 +13,7 @@ import (
 type series struct {
 	values  []string  // label values, in the family's label order
 	seen    time.Time // the last refresh that gathered it
-	refused bool      // mmv refused an instrument: not retried while present
+	refused error     // why mmv refused an instrument: not retried while present
 
 	counter   *mmv.Counter // a counter's value, or a histogram's or summary's sum
 	gauge     *mmv.Gauge

@@ -1,6 +1,7 @@
 package prombridge_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -64,20 +65,24 @@ func TestLimit(t *testing.T) {
 		requests.WithLabelValues(code).Inc()
 	}
 	r, tmp := newRegistry(t)
-	b, err := prombridge.Register(r, pr, &prombridge.Options{Limit: 2})
+	b, err := prombridge.Register(r, pr, &prombridge.Options{Limit: 2, Interval: time.Hour})
 	require.NoError(t, err)
 	// Before Start: Start begins the polls, whose first refresh, which
 	// retries nothing, may have replaced it by the time Err is read.
 	err = b.Err() // of the refresh in Register
 	require.NoError(t, r.Start())
+	// The refresh of the poll Start begins: none other runs in the test.
+	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 2 }, 10*time.Second, time.Millisecond)
 	assert.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.ErrorContains(t, err, `family requests_total: series ["500"] refused`)
-	require.NoError(t, b.Refresh(), "a refused series is not retried while present")
+	assert.ErrorContains(t, b.Refresh(), `family requests_total: series ["500"] refused`, "named at every refresh")
 	st := b.Stats()
-	assert.Equal(t, uint64(1), st.DroppedSeries)
+	assert.Equal(t, uint64(1), st.DroppedSeries, "not retried while present")
 	assert.Equal(t, 2, st.Series)
 
 	ms := read(t, r, tmp)
 	assert.Len(t, find(t, ms, "requests").Instances, 2)
-	assert.Equal(t, "1", instance(t, find(t, ms, "mmv.dropped"), "limit").Value)
+	assert.Equal(t, "1", instance(t, find(t, ms, "mmv.dropped"), "limit").Value, "the registry counts its refusal once")
+	assert.Equal(t, strconv.FormatUint(b.Stats().Refreshes, 10), instance(t, find(t, ms, "prombridge.dropped"), "reason=series").Value,
+		"the bridge counts the sample at every refresh")
 }

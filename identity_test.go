@@ -1,0 +1,289 @@
+package mmv_test
+
+import (
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// identities returns what PCP's reader shows of the file vec in tmp: per
+// metric below mmv.vec, its indom and its instances' ids by name.
+func identities(t *testing.T, tmp string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, m := range pcptest.Info(t, tmp) {
+		got[m.Name] = m.PMID + " " + m.Indom
+		for _, in := range m.Instances {
+			got[m.Name+"["+in.Name+"]"] = strconv.Itoa(in.ID)
+		}
+	}
+	return got
+}
+
+// vecService is a service with three vectors, declared in the order of
+// decl (a permutation of 0..2), whose label values arrive in the order of
+// values, some before Start and the others after.
+func vecService(t *testing.T, decl []int, values []string, beforeStart int) map[string]string {
+	t.Helper()
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 310, PublishDelay: time.Hour})
+	var hits, sizes *mmv.Vec[mmv.Counter]
+	var lat *mmv.Vec[mmv.Histogram]
+	for _, d := range decl {
+		switch d {
+		case 0:
+			hits = mmv.NewCounterVec(r, "hits", "", mmv.Count, "route", "status")
+		case 1:
+			sizes = mmv.NewCounterVec(r, "sizes", "", mmv.Count, "route")
+		case 2:
+			lat = mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "route")
+		}
+	}
+	for i, v := range values {
+		if i == beforeStart {
+			require.NoError(t, r.Start())
+		}
+		hits.With(v, "200").Inc()
+		sizes.With(v).Add(10)
+		lat.With(v).Observe(1)
+	}
+	if len(values) <= beforeStart {
+		require.NoError(t, r.Start())
+	}
+	require.NoError(t, r.Flush())
+	return identities(t, tmp)
+}
+
+// TestVecIdentityOnRestart: a service restarted with its vectors declared,
+// and its label values arriving, in another order publishes the same
+// indoms and the same instance ids, as PCP's reader shows them. Vectors
+// numbered their instances in order of first use and took serials in
+// order of declaration: route=/a had another id, and two indoms swapped.
+func TestVecIdentityOnRestart(t *testing.T) {
+	routes := []string{"/a", "/b", "/c", "/d", "/e"}
+	first := vecService(t, []int{0, 1, 2}, routes, 2)
+	reversed := slices.Clone(routes)
+	slices.Reverse(reversed)
+	again := vecService(t, []int{2, 1, 0}, reversed, 0)
+	require.NotEmpty(t, first)
+	assert.Equal(t, first, again)
+}
+
+// TestVecIdentityAnyOrder: whatever the order of declarations and values,
+// and whether they come before or after Start, PCP shows the same ids.
+func TestVecIdentityAnyOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 21))
+	var values []string
+	for i := range 40 {
+		values = append(values, "/r"+strconv.Itoa(i))
+	}
+	want := vecService(t, []int{0, 1, 2}, values, 0)
+	for range 3 {
+		decl, vals := []int{0, 1, 2}, slices.Clone(values)
+		rng.Shuffle(len(decl), func(i, j int) { decl[i], decl[j] = decl[j], decl[i] })
+		rng.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
+		before := rng.IntN(len(vals) + 1)
+		assert.Equal(t, want, vecService(t, decl, vals, before), "declared %v, values %v, %d before Start", decl, vals, before)
+	}
+}
+
+// TestVecIdentityRacing: label values arriving from several goroutines at
+// once, while the file grows, get the ids they get one by one.
+func TestVecIdentityRacing(t *testing.T) {
+	var values []string
+	for i := range 300 {
+		values = append(values, "/r"+strconv.Itoa(i))
+	}
+	want := vecService(t, []int{0, 1, 2}, values, 0)
+
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 310, PublishDelay: time.Millisecond})
+	hits := mmv.NewCounterVec(r, "hits", "", mmv.Count, "route", "status")
+	sizes := mmv.NewCounterVec(r, "sizes", "", mmv.Count, "route")
+	lat := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "route")
+	// No SetLimit: the default limit (682 with 3 buckets) holds the 300
+	// values, and a limit changes the room the vector reserves, so which
+	// file holds it, as vecService's has none.
+	require.NoError(t, r.Start())
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 8))
+			for _, i := range rng.Perm(len(values)) {
+				hits.With(values[i], "200").Inc()
+				sizes.With(values[i]).Add(10)
+				lat.With(values[i]).Observe(1)
+				if i%50 == 0 {
+					assert.NoError(t, r.Flush())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, r.Flush())
+	assert.Equal(t, want, identities(t, tmp))
+}
+
+// TestVecIDsRandomized: values used, deleted and used again in a random
+// order, with publications between: an id never names two values in the
+// registry's life (read from the file at every publication), a value keeps
+// one id, its derived one, while its vector derives ids, and at the end PCP
+// shows the ids a fresh registry gives the live values in another order.
+// With a small limit the vector comes to count ids, and still no id names
+// two values.
+func TestVecIDsRandomized(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		pool, limit  int
+		derivingOnly bool
+	}{{"deriving", 300, 1000, true}, {"counting", 2000, 64, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			seed := uint64(time.Now().UnixNano())
+			t.Logf("seed %d", seed)
+			rng := rand.New(rand.NewPCG(seed, 21))
+			tmp, dir := pcpDir(t)
+			r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 313, PublishDelay: time.Hour})
+			hits := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+			lat := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "k")
+			hits.SetLimit(c.limit)
+			lat.SetLimit(c.limit)
+			if c.derivingOnly {
+				// The counters' and the histograms' (3 buckets) derived ids.
+				for _, half := range []int64{1 << 30, (1 << 31) / 3 / 2} {
+					homes := map[int64]bool{}
+					for i := range c.pool {
+						homes[idHome("k=v"+strconv.Itoa(i), half)] = true
+					}
+					require.Len(t, homes, c.pool, "values that collide: pick others")
+				}
+			}
+			require.NoError(t, r.Start())
+			named := map[string]map[int32]string{} // per indom: every id the file had, and its name
+			idOf := map[string]map[string]int32{}  // per indom: every name's id
+			check := func() {
+				t.Helper()
+				require.NoError(t, r.Flush())
+				f, err := mmvfile.Open(r.Path())
+				require.NoError(t, err)
+				for _, m := range f.Metrics {
+					if m.Singular() || strings.HasPrefix(m.Name, "mmv.") {
+						continue
+					}
+					in := f.Indom(m.Indom)
+					require.NotNil(t, in, "indom of %s", m.Name)
+					key := strconv.Itoa(int(in.Serial))
+					if named[key] == nil {
+						named[key], idOf[key] = map[int32]string{}, map[string]int32{}
+					}
+					for _, inst := range in.Instances {
+						if o, ok := named[key][inst.ID]; ok {
+							require.Equal(t, o, inst.Name, "indom %d: id %d named two values", in.Serial, inst.ID)
+						}
+						named[key][inst.ID] = inst.Name
+						if id, ok := idOf[key][inst.Name]; ok && c.derivingOnly {
+							require.Equal(t, id, inst.ID, "indom %d: %s moved", in.Serial, inst.Name)
+						}
+						idOf[key][inst.Name] = inst.ID
+					}
+				}
+			}
+			live := map[string]bool{}
+			for range 2000 {
+				v := "v" + strconv.Itoa(rng.IntN(c.pool))
+				switch n := rng.IntN(40); {
+				case n < 16:
+					if hits.With(v) != nil {
+						hits.With(v).Inc()
+						live[v] = true
+					}
+					lat.With(v).Observe(1)
+				case n < 39:
+					hits.Delete(v)
+					lat.Delete(v)
+					delete(live, v)
+				default:
+					check()
+				}
+			}
+			check()
+			if !c.derivingOnly {
+				counted := false
+				for _, ids := range named {
+					for id := range ids {
+						counted = counted || id >= (1<<31)/3/2
+					}
+				}
+				assert.True(t, counted, "the vectors came to count ids")
+				return
+			}
+			got := identities(t, tmp)
+			// A fresh registry given the live values in sorted order.
+			_, dir2 := pcpDir(t)
+			tmp2 := filepath.Dir(dir2)
+			r2 := newRegistry(t, "vec", dir2, mmv.Options{Cluster: 313})
+			hits2 := mmv.NewCounterVec(r2, "hits", "", mmv.Count, "k")
+			lat2 := mmv.NewHistogramVec(r2, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}}, "k")
+			lat2.SetLimit(c.limit)
+			require.NoError(t, r2.Start())
+			for _, v := range slices.Sorted(maps.Keys(live)) {
+				hits2.With(v).Inc()
+				lat2.With(v).Observe(1)
+			}
+			require.NoError(t, r2.Flush())
+			assert.Equal(t, identities(t, tmp2), got)
+		})
+	}
+}
+
+// TestIndomSerialCollision: two vectors whose names derive the same serial:
+// the one declared first keeps it, the other takes the next, so they swap
+// when declared in the other order; a serial a program gave its own indom
+// is passed over; with every serial of the upper half taken, a vector takes
+// the highest free one below.
+func TestIndomSerialCollision(t *testing.T) {
+	var a, b string
+	seen := map[uint32]string{}
+	for i := 0; b == ""; i++ {
+		n := "s" + strconv.Itoa(i)
+		if o, ok := seen[serialHome(n)]; ok {
+			a, b = o, n
+		}
+		seen[serialHome(n)] = n
+	}
+	home := serialHome(a)
+	next := 1024 + (home-1024+1)%1024
+	serials := func(explicit []uint32, names ...string) map[string]uint32 {
+		r := newRegistry(t, "vec", t.TempDir(), mmv.Options{})
+		for _, s := range explicit {
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: s}))
+		}
+		got := map[string]uint32{}
+		for _, n := range names {
+			got[n] = mmv.NewCounterVec(r, n, "", mmv.Count, "k").Indom()
+		}
+		return got
+	}
+	assert.Equal(t, map[string]uint32{a: home, b: next}, serials(nil, a, b))
+	assert.Equal(t, map[string]uint32{a: next, b: home}, serials(nil, b, a), "declared in the other order")
+	assert.Equal(t, map[string]uint32{a: next}, serials([]uint32{home}, a), "the program's own serial")
+	var upper []uint32
+	for s := uint32(1024); s <= mmv.MaxSerial; s++ {
+		upper = append(upper, s)
+	}
+	assert.Equal(t, map[string]uint32{a: 1023}, serials(upper, a), "the upper half full")
+}
