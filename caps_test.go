@@ -53,6 +53,27 @@ func TestRegistryCap(t *testing.T) {
 	require.ErrorIs(t, r.AddInstance(1, mmv.Instance{ID: 6, Name: "a6"}), mmv.ErrTooMany)
 }
 
+// The defaults are pinned: a registry with default Options holds 16,384
+// instances over its indoms (eight at their default cap of 2,048) and not
+// one more, however the next comes (a new indom, AddInstance, a vector).
+func TestDefaultRegistryCap(t *testing.T) {
+	require.Equal(t, 2048, mmv.DefaultMaxIndomInstances)
+	require.Equal(t, 16384, mmv.DefaultMaxInstances)
+	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir()})
+	for serial := uint32(1); serial <= 8; serial++ {
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: serial, Instances: capInstances(fmt.Sprint("s", serial, "-"), 2048)}))
+	}
+	err := r.AddIndom(mmv.Indom{Serial: 9, Instances: capInstances("s9-", 1)})
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), "16385 instances in the registry would pass its cap of 16384")
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 9}))
+	require.ErrorIs(t, r.AddInstance(9, mmv.Instance{ID: 0, Name: "one-more"}), mmv.ErrTooMany)
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	_, err = v.Get("one-more")
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.Contains(t, err.Error(), "cap of 16384")
+}
+
 // A vector at the cap, started or not, drops the new instance (With is
 // nil, Get says why, naming the vector's indom) and keeps counting the
 // others.

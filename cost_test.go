@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,8 +23,28 @@ import (
 //
 //	MMV_REQUIRE_PCP=1 go test -run TestReaderCost -v -timeout 30m -readercost
 //
-// and TestPaddedReaderCost, what Options.PadValues adds, likewise.
-var readerCost = flag.Bool("readercost", false, "measure what files of several shapes cost PCP's reader (TestReaderCost)")
+// and TestPaddedReaderCost, what Options.PadValues adds, likewise. CI runs
+// both with -readercost.quick instead: the smallest shape of each kind, in
+// seconds, so that the measurements keep working (their numbers are not
+// checked: timings are no test).
+var (
+	readerCost      = flag.Bool("readercost", false, "measure what files of several shapes cost PCP's reader (TestReaderCost)")
+	readerCostQuick = flag.Bool("readercost.quick", false, "run TestReaderCost and TestPaddedReaderCost on the smallest shape of each kind only, in seconds (CI)")
+)
+
+// costSizes returns full under -readercost, else the first of full alone
+// (-readercost.quick); it skips the test when neither flag is set.
+func costSizes(t *testing.T, full ...int) []int {
+	t.Helper()
+	switch {
+	case *readerCost:
+		return full
+	case *readerCostQuick:
+		return full[:1]
+	}
+	t.Skip("measures for minutes; run with -readercost (or -readercost.quick)")
+	return nil
+}
 
 // costShape is one registry measured: indoms of instances each, and
 // metrics over every indom (metrics singular ones when indoms is 0), in
@@ -107,16 +126,25 @@ func agentFetch(t testing.TB, tmp string) time.Duration {
 	return timeCmd(t, 3, []string{"PCP_TMP_DIR=" + tmp}, "pminfo", args...)
 }
 
-// pmcdFetch is the time pminfo -f takes through the running pmcd.
-func pmcdFetch(t testing.TB, n int, names ...string) time.Duration {
-	return timeCmd(t, n, []string{"PCP_TMP_DIR="}, "pminfo", append([]string{"-f"}, names...)...)
+// pmcdFetch is the time pminfo -f takes through pmcd p.
+func pmcdFetch(t testing.TB, p *pcptest.PMCD, n int, names ...string) time.Duration {
+	return timeCmd(t, n, []string{"PCP_TMP_DIR="}, "pminfo", append([]string{"-h", p.Host(), "-f"}, names...)...)
+}
+
+// costPMCD returns the pmcd the measurements read through: the host's,
+// as users' are, under -readercost; under -readercost.quick, one of the
+// test's own, so that CI's run cannot take the host's down.
+func costPMCD(t *testing.T) *pcptest.PMCD {
+	if *readerCost {
+		return pcptest.MustHavePMCD(t)
+	}
+	return pcptest.StartPMCD(t)
 }
 
 func TestReaderCost(t *testing.T) {
-	if !*readerCost {
-		t.Skip("measures for minutes; run with -readercost")
-	}
-	p := pcptest.MustHavePMCD(t)
+	costSizes(t, 0)
+	p := costPMCD(t)
+	pcptest.MustHaveLibPCPMMV(t)
 	measure := func(s costShape, viaPMCD bool) {
 		tmp := t.TempDir()
 		dir := filepath.Join(tmp, "mmv")
@@ -129,8 +157,8 @@ func TestReaderCost(t *testing.T) {
 		if viaPMCD {
 			prefix := fmt.Sprintf("cost%d_", os.Getpid())
 			rs := writeShape(t, p.Dir, prefix, s, mmv.Options{})
-			first := pmcdFetch(t, 1, "mmv."+prefix+"0")
-			again := pmcdFetch(t, 3, "mmv."+prefix+"0")
+			first := pmcdFetch(t, p, 1, "mmv."+prefix+"0")
+			again := pmcdFetch(t, p, 3, "mmv."+prefix+"0")
 			for _, r := range rs {
 				require.NoError(t, r.Close())
 				require.NoError(t, os.Remove(r.Path()))
@@ -140,23 +168,23 @@ func TestReaderCost(t *testing.T) {
 		t.Log(line)
 	}
 	t.Log("instances in one indom, one metric:")
-	for _, n := range []int{500, 1000, 2000, 4000, 8000, 16000} {
+	for _, n := range costSizes(t, 500, 1000, 2000, 4000, 8000, 16000) {
 		measure(costShape{1, 1, n, 1}, n <= 8000)
 	}
 	t.Log("16000 instances over several indoms, one metric over each:")
-	for _, d := range []int{2, 4, 16} {
+	for _, d := range costSizes(t, 2, 4, 16) {
 		measure(costShape{1, d, 16000 / d, 1}, true)
 	}
 	t.Log("values per file: metrics over one indom of 100 instances:")
-	for _, m := range []int{1, 10, 100, 1000} {
+	for _, m := range costSizes(t, 1, 10, 100, 1000) {
 		measure(costShape{1, 1, 100, m}, false)
 	}
 	t.Log("files per directory, 10 singular metrics each:")
-	for _, f := range []int{1, 10, 100} {
+	for _, f := range costSizes(t, 1, 10, 100) {
 		measure(costShape{f, 0, 0, 10}, false)
 	}
 	t.Log("libpcp_mmv's file against ours, one indom, one metric:")
-	for _, n := range []int{4000, 8000} {
+	for _, n := range costSizes(t, 4000, 8000) {
 		tmp := t.TempDir()
 		require.NoError(t, os.Mkdir(filepath.Join(tmp, "mmv"), 0o755))
 		writeLibpcpShape(t, tmp, n, 1)
@@ -168,20 +196,19 @@ func TestReaderCost(t *testing.T) {
 		goTime := agentFetch(t, ours)
 		t.Logf("%d instances: libpcp_mmv %.3fs, ours %.3fs, ratio %.2f", n, c.Seconds(), goTime.Seconds(), goTime.Seconds()/c.Seconds())
 	}
-	out, err := exec.Command("pminfo", "-f", "pmcd.version").CombinedOutput()
-	require.False(t, err != nil || !strings.Contains(string(out), "value"), "pmcd no longer answers: %v\n%s", err, out)
+	_, err := p.Fetch(context.Background(), "mmv.control.files")
+	require.NoError(t, err, "pmcd no longer answers")
 }
 
 // TestPaddedReaderCost measures what Options.PadValues costs PCP's reader:
 // the same shapes packed and padded, in the same run (also with
-// -readercost).
+// -readercost, or -readercost.quick).
 func TestPaddedReaderCost(t *testing.T) {
-	if !*readerCost {
-		t.Skip("measures for a minute; run with -readercost")
-	}
-	p := pcptest.MustHavePMCD(t)
+	shapes := []costShape{{1, 1, 1000, 1}, {1, 1, 4000, 1}, {1, 1, 8000, 1}, {1, 1, 16000, 1}, {1, 1, 100, 100}}
+	shapes = shapes[:len(costSizes(t, make([]int, len(shapes))...))]
+	p := costPMCD(t)
 	t.Log("padded values (Options.PadValues) against packed:")
-	for _, s := range []costShape{{1, 1, 1000, 1}, {1, 1, 4000, 1}, {1, 1, 8000, 1}, {1, 1, 16000, 1}, {1, 1, 100, 100}} {
+	for _, s := range shapes {
 		var agent, viaPMCD [2]time.Duration
 		for i, pad := range []bool{false, true} {
 			tmp := t.TempDir()
@@ -191,8 +218,8 @@ func TestPaddedReaderCost(t *testing.T) {
 			agent[i] = agentFetch(t, tmp)
 			prefix := fmt.Sprintf("cost%d_%v_", os.Getpid(), pad)
 			rs := writeShape(t, p.Dir, prefix, s, mmv.Options{PadValues: pad})
-			pmcdFetch(t, 1, "mmv."+prefix+"0") // the file loaded
-			viaPMCD[i] = pmcdFetch(t, 3, "mmv."+prefix+"0")
+			pmcdFetch(t, p, 1, "mmv."+prefix+"0") // the file loaded
+			viaPMCD[i] = pmcdFetch(t, p, 3, "mmv."+prefix+"0")
 			for _, r := range rs {
 				require.NoError(t, r.Close())
 				require.NoError(t, os.Remove(r.Path()))
@@ -202,8 +229,8 @@ func TestPaddedReaderCost(t *testing.T) {
 			agent[0].Seconds(), agent[1].Seconds(), agent[1].Seconds()/agent[0].Seconds(),
 			viaPMCD[0].Seconds(), viaPMCD[1].Seconds(), viaPMCD[1].Seconds()/viaPMCD[0].Seconds())
 	}
-	out, err := exec.Command("pminfo", "-f", "pmcd.version").CombinedOutput()
-	require.False(t, err != nil || !strings.Contains(string(out), "value"), "pmcd no longer answers: %v\n%s", err, out)
+	_, err := p.Fetch(context.Background(), "mmv.control.files")
+	require.NoError(t, err, "pmcd no longer answers")
 }
 
 // writeLibpcpShape writes, with libpcp_mmv, in tmp/mmv, the file

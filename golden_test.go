@@ -246,7 +246,7 @@ var goldenScenarios = []goldenScenario{
 		require.NoError(t, r.AddMetric(mmv.Metric{Name: "allflags.text", Item: 2, Type: mmv.String, Semantics: mmv.SemDiscrete}))
 	}},
 
-	// The registry of examples/quickstart, declared in its order (issue 2,
+	// The registry of examples/registry, declared in its order (issue 2,
 	// item 9).
 	{"quickstart", mmv.Options{Cluster: 42, Flags: mmv.Process}, func(t testing.TB, r *mmv.Registry) {
 		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "HTTP request methods",

@@ -302,6 +302,21 @@ func merge(p *part, snap, final []byte, live int) {
 	}
 }
 
+// growthHook, when not nil, is called at the points of a growth step where
+// an update racing it changes what merge must do, so that tests make each
+// of those interleavings happen every run (TestMergeInterleavings). Tests
+// alone set it; a growth step, never the hot path, reads it.
+var growthHook func(growthPoint)
+
+// growthPoint is a point of a growth step where updates may race it.
+type growthPoint int
+
+const (
+	afterSnapshot  growthPoint = iota // the new file holds the values; updates still land in the old file
+	afterRemap                        // updates land in the new file; the old file's final values not read
+	beforeMergeCAS                    // merge loaded a word of the new file and is about to swap it
+)
+
 // atomicWord is atomic.Uint32 or atomic.Uint64.
 type atomicWord[T uint32 | uint64] interface {
 	Load() T
@@ -324,6 +339,9 @@ func mergeWord[T uint32 | uint64](w atomicWord[T], was, now T, setDriven bool, a
 				return
 			}
 			next = add(cur, was, now)
+		}
+		if growthHook != nil {
+			growthHook(beforeMergeCAS)
 		}
 		if w.CompareAndSwap(cur, next) {
 			return

@@ -93,7 +93,7 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 // fmtF formats a double as pminfo prints it.
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'g', 16, 64) }
 
-// TestTimerRateThroughPMCD runs what the README shows of a Timer: pmval,
+// TestTimerRateThroughPMCD runs what docs/instruments.md shows of a Timer: pmval,
 // through pmcd, converts its nanoseconds to time utilization, the average
 // number of goroutines inside the timed code, and pmrep prints it in
 // seconds per second when told -y sec.

@@ -1,7 +1,10 @@
 package mmv
 
 import (
+	"fmt"
 	"math"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -210,25 +213,55 @@ func TestAutoIndomKeepsLowSerialsFree(t *testing.T) {
 
 func TestPoll(t *testing.T) {
 	r := newTestRegistry(t, "inst")
+	base := pollers()
 	var n atomic.Int64
-	r.Poll(10*time.Millisecond, func() { n.Add(1) })
-	time.Sleep(20 * time.Millisecond)
-	require.EqualValues(t, 0, n.Load(), "Poll ran before Start")
+	var bad atomic.Value // why a run should not have been
+	inRun, release := make(chan struct{}), make(chan struct{})
+	r.Poll(time.Millisecond, func() {
+		r.mu.Lock()
+		state := r.state
+		r.mu.Unlock()
+		if state != started {
+			bad.Store(fmt.Sprintf("run %d with the registry %v", n.Load()+1, state))
+		}
+		if n.Add(1) == 3 {
+			close(inRun)
+			<-release
+		}
+	})
+	require.Equal(t, base, pollers(), "Poll started a goroutine before Start")
 	require.NoError(t, r.Start())
-	deadline := time.Now().Add(5 * time.Second)
-	for n.Load() < 3 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-inRun: // the third run, and it is in progress
+	case <-time.After(time.Minute):
+		t.Fatalf("f ran %d times in a minute", n.Load())
 	}
-	require.GreaterOrEqual(t, n.Load(), int64(3), "f's runs")
-	// Close does not wait for a run in progress: one may still end after
-	// it, and none starts later.
-	r.Close()
-	after := n.Load()
-	time.Sleep(50 * time.Millisecond)
-	settled := n.Load()
-	assert.LessOrEqual(t, settled, after+1, "f ran more than once after Close")
-	time.Sleep(50 * time.Millisecond)
-	assert.Equal(t, settled, n.Load(), "f still runs after Close")
+	require.Equal(t, base+1, pollers(), "Poll's goroutine")
+	// Close does not wait for a run in progress; once it ends, none
+	// starts: the goroutine ends.
+	closed := make(chan struct{})
+	go func() { r.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("Close waits for the run in progress")
+	}
+	close(release)
+	require.Eventually(t, func() bool { return pollers() == base }, 10*time.Second, time.Millisecond, "Poll's goroutine runs on after Close")
+	assert.EqualValues(t, 3, n.Load(), "runs")
+	assert.Nil(t, bad.Load())
+}
+
+// pollers counts the goroutines Poll started, running or about to
+// (those show no frame of poll yet).
+func pollers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		if n := runtime.Stack(buf, true); n < len(buf) {
+			return strings.Count(string(buf[:n]), "created by github.com/gopcp/mmv.(*Registry).pollLocked")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 func TestProgramName(t *testing.T) {

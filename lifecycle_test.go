@@ -252,7 +252,9 @@ func TestOverflowClustersDoNotCollide(t *testing.T) {
 
 // TestGaugesExactUnderGrowth: gauges set and added while the file grows
 // end on what was written: a set gauge on its last Set, an added one on
-// the sum of its adds.
+// the sum of its adds. Timing decides which interleavings this one meets;
+// TestMergeInterleavings makes each one a growth step can meet happen
+// every run.
 func TestGaugesExactUnderGrowth(t *testing.T) { eachLayout(t, testGaugesExactUnderGrowth) }
 
 func testGaugesExactUnderGrowth(t *testing.T, pad bool) {

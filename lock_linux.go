@@ -25,6 +25,11 @@ import (
 // lock is tried again for about lockAttempts milliseconds before ErrInUse.
 const lockAttempts = 100
 
+// lockHeldHook, when not nil, is called each time acquire finds the lock
+// held, before it tries again: tests set it to free the lock at that
+// moment (TestRestartWhileAChildHoldsTheLock).
+var lockHeldHook func()
+
 // acquire locks the file at name in d for a new owner, who then renames its
 // own file over it (see file.commit). It returns the descriptor holding the
 // lock, or -1 when no file is at the name; it fails with ErrInUse, naming
@@ -77,6 +82,9 @@ func (d *dir) acquire(name string) (int, error) {
 		unix.Close(fd)
 		if holder != 0 && processGone(holder) {
 			holder = 0 // a dead writer's file: the lock is its next owner's
+		}
+		if lockHeldHook != nil {
+			lockHeldHook()
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -106,7 +106,10 @@ func TestInUseAfterGrowth(t *testing.T) {
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
 	require.NoError(t, r.Start())
 	defer r.Close()
-	for i := range 100 {
+	// 20 growth steps, each a new file renamed over the name, one of
+	// them past the first file's spare room: each ErrInUse waits out the
+	// retries for a held lock (100 ms), which is what the test costs.
+	for i := range 20 {
 		require.NoError(t, r.AddInstance(1, mmv.Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)}))
 		require.NoError(t, r.Flush())
 		other := appRegistry(t, dir, 0)
@@ -123,7 +126,7 @@ func TestInUseAfterGrowth(t *testing.T) {
 // the file at the name is the winner's.
 func TestOneOwnerUnderContention(t *testing.T) {
 	dir := t.TempDir()
-	for round := range 50 {
+	for round := range 20 { // every loser waits out the retries (100 ms)
 		var flags mmv.Flags
 		if round%2 == 0 {
 			flags = mmv.Process // Close removes the file: the next round finds none
@@ -186,14 +189,26 @@ func TestRestartWhileAChildHoldsTheLock(t *testing.T) {
 	dup, err := syscall.Dup(fd)
 	require.NoError(t, err)
 	held := os.NewFile(uintptr(dup), r.Path())
-	child := exec.Command("sleep", "0.03")
+	// The child holds the lock until its standard input closes.
+	child := exec.Command("sh", "-c", "read _ || :")
 	child.ExtraFiles = []*os.File{held}
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
 	require.NoError(t, child.Start())
 	require.NoError(t, held.Close())
 	require.NoError(t, r.Close())
 
+	// The first time the new registry finds the lock held, the child ends,
+	// and its lock with it: Start must have waited for it, every run.
+	found := 0
+	mmv.SetLockHeldHook(t, func() {
+		if found++; found == 1 {
+			stdin.Close()
+			assert.NoError(t, child.Wait())
+		}
+	})
 	again := appRegistry(t, dir, 0)
 	defer again.Close()
 	require.NoError(t, again.Start(), "a lock held by a child of the closed owner")
-	require.NoError(t, child.Wait())
+	assert.Equal(t, 1, found, "times the lock was found held")
 }

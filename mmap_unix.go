@@ -191,12 +191,18 @@ func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill fun
 	if err != nil {
 		return err
 	}
+	if growthHook != nil {
+		growthHook(afterSnapshot)
+	}
 	// The new mapping covers the old one whole, so from here on every
 	// update lands in the new file.
 	if _, err := unix.MmapPtr(fd, 0, newBase, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
 		unix.Close(fd)
 		unix.Unlinkat(f.dir.fd, tmp, 0)
 		return &os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err}
+	}
+	if growthHook != nil {
+		growthHook(afterRemap)
 	}
 	oldValuesOff := int64(uintptr(f.values) - uintptr(f.base))
 	if _, err := unix.Pread(f.fd, final, oldValuesOff); err != nil {

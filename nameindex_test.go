@@ -13,6 +13,10 @@ import (
 // name is found at its position, or not at all, after each of them, through
 // growth and the clusters a small table probes through.
 func TestNameIndex(t *testing.T) {
+	names := make([]string, 300)
+	for i := range names {
+		names[i] = "n" + strconv.Itoa(i)
+	}
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		var x nameIndex
@@ -20,7 +24,7 @@ func TestNameIndex(t *testing.T) {
 		want := map[string]int{}
 		key := func(pos int) string { return byPos[pos] }
 		for op := range 3000 {
-			name := "n" + strconv.Itoa(rng.IntN(300))
+			name := names[rng.IntN(len(names))]
 			if pos, held := want[name]; held && rng.IntN(3) == 0 {
 				x.remove(name, key)
 				byPos[pos] = ""
@@ -37,8 +41,7 @@ func TestNameIndex(t *testing.T) {
 				}
 			}
 			require.Equal(t, len(want), x.n)
-			for i := range 300 {
-				n := "n" + strconv.Itoa(i)
+			for _, n := range names {
 				pos, ok := x.find(n, key)
 				if wantPos, wantOK := want[n]; ok != wantOK || ok && pos != wantPos {
 					require.Failf(t, "index differs from the map", "seed %d op %d: %s found at %d, %v; want %d, %v", seed, op, n, pos, ok, wantPos, wantOK)

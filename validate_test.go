@@ -13,7 +13,7 @@ import (
 )
 
 // refusals lists every input the registry refuses, with the error it
-// returns. README.md's table of refused inputs follows this list.
+// returns. docs/registry.md's table of refused inputs follows this list.
 var refusals = []struct {
 	name string
 	opts Options

@@ -34,22 +34,28 @@ func TestQuantileWindowThroughPCP(t *testing.T) {
 		require.NotNil(t, in, "%s[%s]", name, inst)
 		return in.Value
 	}
-	// settle waits for the refreshes to publish count n.
-	settle := func(n uint64) {
-		for range 200 {
-			if recent.Stats().Count == n {
-				time.Sleep(3 * interval)
-				return
+	// published waits until both histograms' refreshes have written count
+	// n into the file (a refresh writes a histogram's statistics together,
+	// under its lock, so PCP's reader started after sees them whole), and
+	// fails the test if they never do.
+	published := func(n int64) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			for _, h := range []string{"recent", "all"} {
+				v, err := r.Value(h+".count", "")
+				if err != nil || v.Int() != n {
+					return false
+				}
 			}
-			time.Sleep(interval)
-		}
+			return true
+		}, 30*time.Second, interval/5, "count %d never published", n)
 	}
 
 	for range 1_000_000 {
 		recent.Observe(0.002)
 		all.Observe(0.002)
 	}
-	settle(1_000_000)
+	published(1_000_000)
 	ms := pcptest.Info(t, tmp)
 	assert.Equal(t, "0.002", value(ms, "recent.p99", ""))
 	assert.Equal(t, "0.002", value(ms, "all.p99", ""))
@@ -59,7 +65,7 @@ func TestQuantileWindowThroughPCP(t *testing.T) {
 		recent.Observe(2)
 		all.Observe(2)
 	}
-	settle(1_005_000)
+	published(1_005_000)
 	ms = pcptest.Info(t, tmp)
 	assert.Equal(t, "2", value(ms, "recent.p99", ""), "p99 over the window")
 	assert.Equal(t, "2", value(ms, "recent.p50", ""))

@@ -352,25 +352,20 @@ func TestCorpusInPCP(t *testing.T) {
 }
 
 // pcpNames writes b as the only file of a directory and returns the names
-// PCP's reader lists under mmv, mmv.control's aside, and what pminfo wrote
-// on standard error.
+// PCP's reader (the PCP in use: pcptest.Pminfo) lists under mmv,
+// mmv.control's aside, and all pminfo printed, standard error included.
 func pcpNames(t *testing.T, name string, b []byte) ([]string, string) {
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "mmv"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "mmv", name), b, 0o644))
-	agent := filepath.Join(pcptest.Config("PCP_PMDAS_DIR"), "mmv", "pmda_mmv.so")
-	cmd := exec.Command("pminfo", "-L", "-K", "clear", "-K", fmt.Sprintf("add,%d,%s,mmv_init", pcptest.Domain, agent), "mmv")
-	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, _ := cmd.Output() // a broken namespace fails it: the caller looks
+	out, _ := pcptest.Pminfo(t, dir, "mmv") // a broken namespace fails it: the caller looks
 	var names []string
-	for _, n := range strings.Fields(string(out)) {
-		if !strings.HasPrefix(n, "mmv.control.") {
-			names = append(names, n)
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "mmv.") && !strings.HasPrefix(l, "mmv.control.") && !strings.Contains(l, " ") {
+			names = append(names, l)
 		}
 	}
-	return names, stderr.String()
+	return names, out
 }
 
 // pcpName is the name PCP gives a metric of a file.

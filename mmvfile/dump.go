@@ -13,13 +13,63 @@ import (
 	"github.com/gopcp/mmv"
 )
 
-// Dump prints the MMV file b, called name, as PCP's mmvdump (PCP 6.0.3)
+// PCP names a release of PCP whose mmvdump Dump can print as. Their
+// mmvdumps differ in a few places (docs/reader.md, "PCP's mmvdump, byte
+// for byte"): which TOC counts are bad, a message of the string section,
+// and the units text.
+type PCP int
+
+const (
+	// PCP603 is PCP 6.0.3's mmvdump (Debian 12), the default.
+	PCP603 PCP = iota
+	// PCP72 is PCP 7.2's mmvdump (7.2.2, Debian unstable): an instances
+	// or values section of count 0 or less is printed (empty), any other
+	// of count 0 or less is "Bad TOC[n]: invalid entry count N"; a string
+	// slot past the end of the file names the sizes compared; units show
+	// 7.2's extra units and "count x 10^3" for a lone count scale.
+	PCP72
+)
+
+// ParsePCP returns the PCP of a version such as "6.0.3" or "7.2": 6.0.x
+// is PCP603, 7.2.x is PCP72. Other versions are refused: their mmvdumps
+// are not proven.
+func ParsePCP(version string) (PCP, error) {
+	var major, minor int
+	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err == nil {
+		switch {
+		case major == 6 && minor == 0:
+			return PCP603, nil
+		case major == 7 && minor == 2:
+			return PCP72, nil
+		}
+	}
+	return 0, fmt.Errorf("mmvfile: PCP %q: Dump prints as PCP 6.0 or 7.2", version)
+}
+
+// String returns the version, "6.0.3" or "7.2".
+func (p PCP) String() string {
+	switch p {
+	case PCP603:
+		return "6.0.3"
+	case PCP72:
+		return "7.2"
+	}
+	return "PCP(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Dump prints the MMV file b, called name, as PCP 6.0.3's mmvdump prints
+// it: DumpAs with PCP603.
+func Dump(w io.Writer, name string, b []byte, now time.Time) (ok bool, err error) {
+	return DumpAs(w, name, b, now, PCP603)
+}
+
+// DumpAs prints the MMV file b, called name, as the mmvdump of PCP pcp
 // prints it, byte for byte, whatever the bytes: the header, then each TOC
-// entry and its records, its warnings included. It reports whether PCP's
-// mmvdump would exit with status 0, as it does after a TOC entry of count
-// 0 ("Bad TOC[n]: invalid entry count 0") or a string value past the end
-// of the file; a bad header, record or offset stops that section and
-// makes it exit 1.
+// entry and its records, its warnings included. It reports whether that
+// mmvdump would exit with status 0, as it does after a TOC entry it
+// finds bad ("Bad TOC[n]: invalid entry count 0") or a string value past
+// the end of the file; a bad header, record or offset stops that section
+// and makes it exit 1.
 //
 // It keeps PCP's misprints, so that the two can be compared: instance
 // records of version 2 and 3 files are shown 80 bytes apart (the size of
@@ -27,13 +77,14 @@ import (
 // as a value of no metric, are printed from whatever the offsets lead to
 // (the header, for offset 0). Where PCP's mmvdump would read outside the
 // file (an offset wrapping around, a string running past the end) and
-// crash or print what lies beyond, Dump prints the bytes up to the end of
-// the file and stops, reporting false.
+// crash or print what lies beyond, DumpAs prints the bytes up to the end
+// of the file and stops, reporting false.
 //
-// now is the time open elapsed intervals are measured to.
-func Dump(w io.Writer, name string, b []byte, now time.Time) (ok bool, err error) {
+// now is the time open elapsed intervals are measured to. A pcp other
+// than PCP603 and PCP72 prints as PCP603.
+func DumpAs(w io.Writer, name string, b []byte, now time.Time, pcp PCP) (ok bool, err error) {
 	bw := bufio.NewWriter(w)
-	d := &dumper{w: bw, b: b, size: uint64(len(b)), now: now}
+	d := &dumper{w: bw, b: b, size: uint64(len(b)), now: now, pcp: pcp}
 	ok = d.dump(name)
 	return ok, bw.Flush()
 }
@@ -46,6 +97,7 @@ type dumper struct {
 	b       []byte
 	size    uint64
 	now     time.Time
+	pcp     PCP
 	version int
 	outside bool // a read fell outside the file: stop
 }
@@ -156,11 +208,11 @@ func (d *dumper) dump(name string) bool {
 	for i := range uint64(tocs) {
 		at := headerSize + i*tocSize
 		typ, count, off := SectionType(d.i32(at+tocType)), d.u32(at+tocCount), d.u64(at+tocOffset)
-		if count == 0 {
-			d.printf("Bad TOC[%d]: invalid entry count %d\n", i, int32(count))
+		n := int32(count) // PCP's record loops count with a signed int
+		if d.badCount(typ, n) {
+			d.printf("Bad TOC[%d]: invalid entry count %d\n", i, n)
 			continue
 		}
-		n := int32(count) // PCP's record loops count with a signed int
 		switch typ {
 		case Indoms:
 			ok = d.indoms(i, at, off, n) && ok
@@ -183,6 +235,17 @@ func (d *dumper) dump(name string) bool {
 		}
 	}
 	return ok
+}
+
+// badCount reports whether PCP's mmvdump skips a TOC entry of type typ
+// and count n as bad: 6.0.3's one of count 0, whatever its type; 7.2's
+// one of count 0 or less, but for instances and values, which it prints
+// even then, with no records.
+func (d *dumper) badCount(typ SectionType, n int32) bool {
+	if d.pcp == PCP72 {
+		return n <= 0 && typ != Instances && typ != Values
+	}
+	return n == 0
 }
 
 // flagText names the header flags as PCP's mmvdump does: "none", or the
@@ -225,13 +288,14 @@ func (d *dumper) help(field uint64, which, bad string, toc uint64, rec int32, ki
 
 // each walks count records stride bytes apart from off, as PCP's mmvdump
 // does: before each it checks that need bytes at it fit in the file, else
-// prints small (formatted with the TOC index and the record's) and stops;
+// prints small (a format of the TOC index, the record's and its offset,
+// %[1]d, %[2]d and %[3]d) and stops;
 // it stops too when visit reports false or a read fell outside the file.
 func (d *dumper) each(toc, off uint64, count int32, stride, need uint64, small string, visit func(i int32, r uint64) bool) bool {
 	for i := range count {
 		r := off + uint64(i)*stride
 		if d.tooSmall(r, need) {
-			d.printf(small, toc, i)
+			d.printf(small, toc, i, r)
 			return false
 		}
 		if !visit(i, r) || d.outside {
@@ -244,7 +308,7 @@ func (d *dumper) each(toc, off uint64, count int32, stride, need uint64, small s
 func (d *dumper) indoms(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, indoms offset %d (%d entries)\n", toc, at, off, count)
 	size := recordSize(Indoms, d.version)
-	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%d] indom[%d]\n", func(i int32, r uint64) bool {
+	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%[1]d] indom[%[2]d]\n", func(i int32, r uint64) bool {
 		d.printf("  [%d/%d] %d instances, starting at offset %d\n",
 			d.u32(r+indomSerial), int64(r), d.i32(r+indomCount), d.i64(r+indomFirstInst))
 		return d.help(r+indomShortHelp, "shorttext", "oneline", toc, i, "indom") &&
@@ -255,7 +319,7 @@ func (d *dumper) indoms(toc, at, off uint64, count int32) bool {
 func (d *dumper) instances(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, instances offset %d (%d entries)\n", toc, at, int64(off), count)
 	size := recordSize(Instances, d.version)
-	return d.each(toc, off, count, size, size, "\nBad file size: too small for toc[%d] inst[%d]\n", func(i int32, r uint64) bool {
+	return d.each(toc, off, count, size, size, "\nBad file size: too small for toc[%[1]d] inst[%[2]d]\n", func(i int32, r uint64) bool {
 		indom := d.u64(r + instIndom)
 		if d.tooSmall(indom, recordSize(Indoms, d.version)) {
 			if d.version == mmv.Version1 {
@@ -331,10 +395,62 @@ func (d *dumper) name(field uint64, small, zero string) (string, bool) {
 	return d.slot(off), true
 }
 
+// units is a units word as PCP's pmUnitsStr prints it. 6.0.3's ignores
+// the word's low byte, where 7.2 keeps an extra unit (mmv.Celsius ...):
+// a signed 5-bit code (1 temperature, 2 voltage, 3 current, 4 power; a
+// negative code divides; 5 and beyond are "extra-N") and a 3-bit scale,
+// its text cut to the 19 bytes of 7.2's buffer ("temperature (scale-").
+// The extra unit comes first among the dimensions it multiplies or
+// divides, and 7.2 spells a count scale with no dimension "count x 10^3"
+// where 6.0.3 spells it "x 10^3", but drops it beside an extra unit.
+func (d *dumper) units(word uint32) string {
+	u := mmv.Units(word &^ 0xff)
+	s := u.String() // 6.0.3's text of the dimensions
+	if d.pcp != PCP72 {
+		return s
+	}
+	extra := int8(word) >> 3
+	lone := u.DimSpace() == 0 && u.DimTime() == 0 && u.DimCount() == 0
+	switch {
+	case lone && extra != 0:
+		s = ""
+	case lone && s != "":
+		s = "count " + s
+	}
+	if extra == 0 {
+		return s
+	}
+	code, scale := int(extra), int(word&7)
+	if code < 0 {
+		code = -code
+	}
+	// mmv.Units spells the extra units 7.2 knows, at the scales it names.
+	text := mmv.Units(code<<3 | scale).String()
+	if name, _, ok := strings.Cut(mmv.Units(code<<3|1).String(), " ("); !ok {
+		text = "extra-" + strconv.Itoa(code)
+	} else if text == "" {
+		text = name + " (scale-" + strconv.Itoa(scale) + ")"
+	}
+	text = text[:min(len(text), 19)]
+	// 6.0.3's text is "MUL", "MUL / DIV" or "/ DIV": the extra unit goes
+	// first in its part.
+	mul, div, _ := strings.Cut(" "+s, " / ")
+	mul = strings.TrimPrefix(mul, " ")
+	if extra > 0 {
+		mul = strings.TrimSpace(text + " " + mul)
+	} else {
+		div = strings.TrimSpace(text + " " + div)
+	}
+	if div == "" {
+		return mul
+	}
+	return strings.TrimSpace(mul + " / " + div)
+}
+
 func (d *dumper) metrics(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: toc offset %d, metrics offset %d (%d entries)\n", toc, at, int64(off), count)
 	size, body := recordSize(Metrics, d.version), metricBody(d.version)
-	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%d] metric[%d]\n", func(i int32, r uint64) bool {
+	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%[1]d] metric[%[2]d]\n", func(i int32, r uint64) bool {
 		name, ok := d.name(r, fmt.Sprintf("Bad file size: too small for toc[%d] metric[%d] name\n", toc, i),
 			fmt.Sprintf("Bad file: invalid offset for toc[%d] metric[%d] name\n", toc, i))
 		if !ok {
@@ -344,7 +460,7 @@ func (d *dumper) metrics(toc, at, off uint64, count int32) bool {
 		d.printf("  [%d/%d] %s\n", d.u32(r+body+metricItem), int64(r), name)
 		d.printf("       type=%s (0x%x), sem=%s (0x%x), pad=0x%x\n", typeName(typ), uint32(typ),
 			semName(sem), uint32(sem), d.u32(r+body+metricPad))
-		d.printf("       units=%s\n", mmv.Units(d.u32(r+body+metricUnits)))
+		d.printf("       units=%s\n", d.units(d.u32(r+body+metricUnits)))
 		if indom := d.u32(r + body + metricIndom); singular(indom) {
 			d.printf("       (no indom)\n")
 		} else {
@@ -358,7 +474,7 @@ func (d *dumper) metrics(toc, at, off uint64, count int32) bool {
 func (d *dumper) values(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, values offset %d (%d entries)\n", toc, at, off, count)
 	size, msize, body := recordSize(Values, d.version), recordSize(Metrics, d.version), metricBody(d.version)
-	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%d] value[%d]\n", func(i int32, r uint64) bool {
+	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%[1]d] value[%[2]d]\n", func(i int32, r uint64) bool {
 		m := d.u64(r + valueMetric)
 		if d.tooSmall(m, msize) {
 			d.printf("Bad file size: toc[%d] value[%d] metric offset\n", toc, i)
@@ -448,7 +564,13 @@ func (d *dumper) strings(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, string offset %d (%d entries)\n", toc, at, off, count)
 	// PCP's checks each slot at a value record's stride, and prints it at
 	// a string slot's.
-	return d.each(toc, off, count, recordSize(Values, d.version), stringSize, "Bad file size: toc[%d] string[%d]\n", func(i int32, _ uint64) bool {
+	small := "Bad file size: toc[%[1]d] string[%[2]d]\n"
+	if d.pcp == PCP72 {
+		// 7.2's names the sizes it compared: the file's, and the offset
+		// checked.
+		small = "Bad file size: toc[%[1]d] string[%[2]d]" + fmt.Sprintf(" size %d < off %%[3]d + %d\n", d.size, stringSize)
+	}
+	return d.each(toc, off, count, recordSize(Values, d.version), stringSize, small, func(i int32, _ uint64) bool {
 		r := off + uint64(i)*stringSize
 		d.printf("  [%d/%d] %s\n", i+1, r, d.cstr(r))
 		return true
@@ -459,7 +581,7 @@ func (d *dumper) labels(toc, at, off uint64, count int32) bool {
 	d.printf("\nTOC[%d]: offset %d, labels offset %d (%d entries)\n", toc, at, int64(off), count)
 	size := recordSize(Labels, d.version)
 	// PCP's message says metric.
-	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%d] metric[%d]\n", func(i int32, r uint64) bool {
+	return d.each(toc, off, count, size, size, "Bad file size: too small for toc[%[1]d] metric[%[2]d]\n", func(i int32, r uint64) bool {
 		d.printf("  [%d/%d] %s\n", i+1, r, d.cstr(r+labelPayload))
 		d.printf("        flags=0x%x, identity=0x%x\n        internal=0x%x\n", d.u32(r+labelFlags), d.u32(r+labelIdentity), d.u32(r+labelInternal))
 		return true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gopcp/mmv"
@@ -93,4 +94,40 @@ func ExampleDump() {
 	//
 	// TOC[2]: offset 72, string offset 224 (1 entries)
 	//   [1/224] Requests served
+}
+
+// DumpAs prints a file as the mmvdump of either PCP: here a temperature,
+// one of PCP 7.2's extra units, which 6.0.3 does not show.
+func ExampleDumpAs() {
+	dir, err := os.MkdirTemp("", "dump")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir, Cluster: 7})
+	mmv.NewGauge(r, "cpu.temp", "CPU temperature", mmv.Celsius).Set(61.5)
+	if err := r.Start(); err != nil {
+		panic(err)
+	}
+	defer r.Close()
+	b, err := os.ReadFile(r.Path())
+	if err != nil {
+		panic(err)
+	}
+	for _, pcp := range []mmvfile.PCP{mmvfile.PCP603, mmvfile.PCP72} {
+		var out strings.Builder
+		if _, err := mmvfile.DumpAs(&out, "app", b, time.Now(), pcp); err != nil {
+			panic(err)
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, "units=") || strings.Contains(l, "cpu.temp = ") {
+				fmt.Printf("%s:%s\n", pcp, l)
+			}
+		}
+	}
+	// Output:
+	// 6.0.3:       units=
+	// 6.0.3:  [859/192] cpu.temp = 61.500000
+	// 7.2:       units=temperature (C)
+	// 7.2:  [859/192] cpu.temp = 61.500000
 }

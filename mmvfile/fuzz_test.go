@@ -13,7 +13,7 @@ import (
 	"github.com/gopcp/mmv/mmvfile"
 )
 
-// FuzzParse checks that Parse, Dump and Lint never panic or hang (and so
+// FuzzParse checks that Parse, DumpAs (as each PCP) and Lint never panic or hang (and so
 // never read outside b: a read beyond a slice panics), that every error
 // wraps exactly one sentinel, and that what Parse accepts is consistent.
 // The seed corpus in testdata/fuzz/FuzzParse holds valid files of each
@@ -22,9 +22,11 @@ import (
 func FuzzParse(f *testing.F) {
 	seedCorpus(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var out bytes.Buffer
-		_, err := mmvfile.Dump(&out, "fuzz", b, time.Unix(1700000000, 0))
-		require.NoError(t, err)
+		for _, pcp := range []mmvfile.PCP{mmvfile.PCP603, mmvfile.PCP72} {
+			var out bytes.Buffer
+			_, err := mmvfile.DumpAs(&out, "fuzz", b, time.Unix(1700000000, 0), pcp)
+			require.NoError(t, err)
+		}
 		file, err := mmvfile.Parse(b)
 		if err != nil {
 			n := 0

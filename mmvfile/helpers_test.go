@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -99,4 +100,29 @@ func rules(fs []mmvfile.Finding) []mmvfile.Rule {
 		out = append(out, f.Rule)
 	}
 	return out
+}
+
+// labelPayload returns a mutation of the sample file that writes payload
+// into its first label.
+func labelPayload(payload string) func(b []byte, f *mmvfile.File) []byte {
+	return func(b []byte, f *mmvfile.File) []byte {
+		copy(b[f.Labels[0].Offset+12:], payload+"\x00")
+		return b
+	}
+}
+
+// keptBy72 checks PCP's view of a label 6.0.3 drops and 7.2 keeps: the
+// sample's first metric has labels holding shown on 7.2, none holding
+// gone on 6.0.3, and the others on both.
+func keptBy72(shown, gone string) func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	return func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 0))
+		require.NotNil(t, m)
+		if pcptest.AtLeast(7, 2) {
+			assert.Contains(t, m.Labels, shown, "7.2 keeps the label")
+		} else {
+			assert.NotContains(t, m.Labels, gone, "6.0.3 drops the label")
+		}
+		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
+	}
 }

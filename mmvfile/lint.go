@@ -167,11 +167,16 @@ func (f *File) metricName(name string, m *Metric) string {
 }
 
 // agentNames are the MMV agent's own metrics, in the namespace before any
-// file's.
-var agentNames = []string{"mmv.control.reload", "mmv.control.debug", "mmv.control.files"}
+// file's; PCP 7 adds mmv.control.metrics (TestLintAgentNames).
+var agentNames = []string{"mmv.control.reload", "mmv.control.debug", "mmv.control.files", "mmv.control.metrics"}
 
-// agent is the owner of the agent's names.
-var agent = owner{"", "the MMV agent's own metric"}
+// agentOwner is the owner of one of the agent's names: of no file.
+func agentOwner(name string) owner {
+	if name == "mmv.control.metrics" {
+		return owner{"", "the MMV agent's own metric in PCP 7, not in 6.0.3"}
+	}
+	return owner{"", "the MMV agent's own metric"}
+}
 
 // validPCPName is the test PCP's reader applies to a full metric name.
 var validPCPName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*$`)
@@ -235,7 +240,7 @@ func (f *File) Lint(name string) []Finding {
 		case m.Name == "" || !validPCPName.MatchString(full):
 			add(record, m.Offset, RuleName, "PCP skips the metric: its name %q does not start with a letter or holds more than letters, digits, '_' and '.'", full)
 		case slices.Contains(agentNames, full):
-			add(record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is %s", full, agent.record)
+			add(record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is %s", full, agentOwner(full).record)
 		case names[full] != nil:
 			add(record, m.Offset, RuleDuplicateName, "PCP skips the metric: %s is also the metric's at offset %d", full, names[full].Offset)
 		case m.Item > mmv.MaxItem:
@@ -287,7 +292,7 @@ func (f *File) Lint(name string) []Finding {
 		named = append(named, nameAt{full, owner{name, metricRecord(i, m)}, m.Offset, i})
 	}
 	for i, n := range agentNames {
-		named = append(named, nameAt{n, agent, 0, i - len(agentNames)})
+		named = append(named, nameAt{n, agentOwner(n), 0, i - len(agentNames)})
 	}
 	out = append(out, prefixes(named, false)...)
 	if low, high := f.FetchCost(); high >= costWarn {
@@ -327,8 +332,18 @@ func (f *File) labelProblems(l *Label) []string {
 	}
 	if !json.Valid([]byte(l.Payload)) || !strings.HasPrefix(l.Payload, "{") {
 		out = append(out, "not a JSON object: PCP drops the label")
-	} else if name, bad := badLabelName(l.Payload); bad {
-		out = append(out, fmt.Sprintf("the name %q is not a letter then letters, digits and '_': PCP drops the label", name))
+	} else if name, key, bad := badLabelName(l.Payload); bad {
+		what, pcp := "name", "PCP drops the label"
+		if key {
+			what = "key"
+		}
+		switch {
+		case validLabelName72.MatchString(name):
+			pcp = "PCP 6.0.3 drops the label (7.2 keeps it)"
+		case key:
+			pcp = "PCP 6.0.3 drops the label (7.2 drops the key)"
+		}
+		out = append(out, fmt.Sprintf("the %s %q is not a letter then letters, digits and '_': %s", what, name, pcp))
 	}
 	return out
 }
@@ -350,31 +365,36 @@ func (f *File) labelled(l *Label) bool {
 	return false
 }
 
-// validLabelName is PCP's rule for label names and the keys of map values.
-var validLabelName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+// validLabelName is PCP 6.0.3's rule for label names and the keys of map
+// values; validLabelName72 is 7.2's, which also takes a digit or '_'
+// first (TestReadsWhatPCPReads).
+var (
+	validLabelName   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+	validLabelName72 = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+)
 
 // badLabelName returns a name of the label's JSON object, or a key of a
-// map within it, that PCP refuses.
-func badLabelName(payload string) (string, bool) {
+// map within it (key), that PCP 6.0.3 refuses.
+func badLabelName(payload string) (name string, key, bad bool) {
 	var obj map[string]any
 	if json.Unmarshal([]byte(payload), &obj) != nil {
-		return "", false // Parse refuses it
+		return "", false, false // Parse refuses it
 	}
-	var walk func(m map[string]any) (string, bool)
-	walk = func(m map[string]any) (string, bool) {
+	var walk func(m map[string]any, key bool) (string, bool, bool)
+	walk = func(m map[string]any, key bool) (string, bool, bool) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if !validLabelName.MatchString(k) {
-				return k, true
+				return k, key, true
 			}
 			if sub, ok := m[k].(map[string]any); ok {
-				if name, bad := walk(sub); bad {
-					return name, true
+				if name, key, bad := walk(sub, true); bad {
+					return name, key, true
 				}
 			}
 		}
-		return "", false
+		return "", false, false
 	}
-	return walk(obj)
+	return walk(obj, false)
 }
 
 func indomID(cluster, serial uint32) uint32 { return (cluster<<11 | serial) & maxIndomSerial }
@@ -476,6 +496,9 @@ func LintDir(paths ...string) ([]Finding, error) {
 // owner is the file and record that first took an identity.
 type owner struct{ file, record string }
 
+// agent reports whether the owner is the MMV agent (agentOwner), of no file.
+func (o owner) agent() bool { return o.file == "" }
+
 // dirLint gathers the identities of the live files of a directory.
 type dirLint struct {
 	out      []Finding
@@ -569,7 +592,7 @@ func prefixes(named []nameAt, across bool) []Finding {
 				break
 			}
 			// Across files, the agent's names are each file's Lint's.
-			if !across || m.at.file != n.at.file && n.at != agent && m.at != agent {
+			if !across || m.at.file != n.at.file && !n.at.agent() && !m.at.agent() {
 				under = append(under, m)
 			}
 		}
@@ -578,7 +601,7 @@ func prefixes(named []nameAt, across bool) []Finding {
 		}
 		first := slices.MinFunc(under, func(a, b nameAt) int { return a.seq - b.seq })
 		whose := func(x nameAt) string {
-			if x.at == agent {
+			if x.at.agent() {
 				return x.at.record
 			}
 			return x.at.file + " " + x.at.record

@@ -223,27 +223,50 @@ func TestFindingString(t *testing.T) {
 // TestLintAgentNames: the MMV agent's own metrics, mmv.control.*, are in
 // PCP's namespace before any file's: a file called control loses a metric
 // called files (PCP shows its own) and empties the namespace with one
-// under it; so does a NoPrefix metric mmv.control.
+// under it, and so on PCP 7 with metrics (6.0.3 loads both); so does a
+// NoPrefix metric mmv.control.
 func TestLintAgentNames(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "mmv")
 	require.NoError(t, os.Mkdir(dir, 0o755))
-	// Our writer refuses the name control: the file is renamed.
-	require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular("files", "other"), nil), filepath.Join(dir, "control")))
 	path := filepath.Join(dir, "control")
-	lintOne(t, dir, mmvfile.RuleDuplicateName, path, "metric [0] at offset 72 (files)", "PCP skips the metric: mmv.control.files is the MMV agent's own metric")
-	if pcptest.WantPCP(t) {
-		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.control.files")
-		require.NotNil(t, m)
-		assert.Equal(t, "1", m.Value, "PCP's own metric: one file")
+	// control writes the file control of metrics names, patched by patch:
+	// our writer refuses the name, so the file is renamed.
+	control := func(patch func(b []byte, f *mmvfile.File), names ...string) {
+		require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular(names...), patch), path))
 	}
+	for _, c := range []struct {
+		name, owner string
+		agents      bool // the agent has the name: PCP skips the file's
+	}{
+		{"files", "the MMV agent's own metric", true},
+		// PCP 7's mmv.control.metrics, a free name on 6.0.3.
+		{"metrics", "the MMV agent's own metric in PCP 7, not in 6.0.3", pcptest.AtLeast(7, 2)},
+	} {
+		full := "mmv.control." + c.name
+		control(func(b []byte, f *mmvfile.File) { put64(b, f.Values[0].Offset, 7) }, c.name, "other")
+		lintOne(t, dir, mmvfile.RuleDuplicateName, path, "metric [0] at offset 72 ("+c.name+")", "PCP skips the metric: "+full+" is "+c.owner)
+		if pcptest.WantPCP(t) {
+			m := pcptest.Find(pcptest.Info(t, tmp), full)
+			require.NotNil(t, m)
+			if c.agents {
+				assert.NotEqual(t, "7", m.Value, "%s: PCP shows its own metric", full)
+			} else {
+				assert.Equal(t, "7", m.Value, "%s: %s shows the file's", full, pcptest.Version())
+			}
+		}
 
-	require.NoError(t, os.Rename(writeFile(t, dir, "xontrol", mmv.Options{Cluster: 60}, singular("files.x", "other"), nil), path))
-	lintOne(t, dir, mmvfile.RuleNamePrefix, path, "metric [0] at offset 72 (files.x)",
-		"mmv.control.files is a leaf and a prefix of mmv.control.files.x (the MMV agent's own metric)")
-	if pcptest.WantPCP(t) {
-		_, stderr := pcpNames(t, "control", mustRead(t, path))
-		assert.Contains(t, stderr, "Unknown metric name", "the namespace is broken")
+		control(nil, c.name+".x", "other")
+		lintOne(t, dir, mmvfile.RuleNamePrefix, path, "metric [0] at offset 72 ("+c.name+".x)",
+			full+" is a leaf and a prefix of "+full+".x ("+c.owner+")")
+		if pcptest.WantPCP(t) {
+			_, out := pcpNames(t, "control", mustRead(t, path))
+			if c.agents {
+				assert.Contains(t, out, "Unknown metric name", "%s.x: the namespace is broken", full)
+			} else {
+				assert.Contains(t, out, full+".x\n", "%s lists it", pcptest.Version())
+			}
+		}
 	}
 
 	require.NoError(t, os.Remove(path))
@@ -307,4 +330,29 @@ func mustRead(t *testing.T, path string) []byte {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return b
+}
+
+// TestLintLabelNames: a label name or map key PCP 6.0.3 refuses is
+// reported with what each PCP does with the label (TestReadsWhatPCPReads
+// shows both).
+func TestLintLabelNames(t *testing.T) {
+	const rule = " is not a letter then letters, digits and '_': "
+	for payload, want := range map[string]string{
+		`{"a-b":"x"}`:       `the name "a-b"` + rule + "PCP drops the label",
+		`{"9pp":"x"}`:       `the name "9pp"` + rule + "PCP 6.0.3 drops the label (7.2 keeps it)",
+		`{"_pp":"x"}`:       `the name "_pp"` + rule + "PCP 6.0.3 drops the label (7.2 keeps it)",
+		`{"app":{"b-d":2}}`: `the key "b-d"` + rule + "PCP 6.0.3 drops the label (7.2 drops the key)",
+		`{"app":{"9k":1}}`:  `the key "9k"` + rule + "PCP 6.0.3 drops the label (7.2 keeps it)",
+	} {
+		valid := sample(t, 3)
+		f, err := mmvfile.Parse(valid)
+		require.NoError(t, err)
+		b := bytes.Clone(valid)
+		copy(b[f.Labels[0].Offset+12:], payload+"\x00")
+		got, err := mmvfile.Parse(b)
+		require.NoError(t, err)
+		fds := findings(got.Lint("sample"), mmvfile.RuleLabel)
+		require.Len(t, fds, 1, payload)
+		assert.Equal(t, payload+": "+want, fds[0].Msg)
+	}
 }

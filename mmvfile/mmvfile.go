@@ -26,8 +26,9 @@
 //     flux and files outside PCP's group.
 //
 // So a file Parse accepts is one PCP reads, and File.Lint says what of it
-// PCP shows. Dump prints any bytes as PCP's own mmvdump does, byte for
-// byte, its warnings and exit status included.
+// PCP shows. Dump prints any bytes as PCP 6.0.3's own mmvdump does, byte
+// for byte, its warnings and exit status included; DumpAs as 6.0.3's or
+// 7.2's, which differ in a few messages and in units.
 //
 // Parse never panics, and never reads outside b, whatever the bytes.
 package mmvfile

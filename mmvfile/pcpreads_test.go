@@ -15,9 +15,10 @@ import (
 // sampleMetric is the name of the sample's first metric in PCP.
 func sampleMetric(f *mmvfile.File, i int) string { return "mmv.sample." + f.Metrics[i].Name }
 
-// readsAsPCP are files that PCP's reader (pmdammv 6.0.3) loads, which
-// Parse must accept: each mutation of the sample file, the rule Lint
-// reports for it, and what PCP shows of its metrics.
+// readsAsPCP are files that PCP's reader (pmdammv 6.0.3, and 7.2) loads,
+// which Parse must accept: each mutation of the sample file, the rule Lint
+// reports for it, and what PCP shows of its metrics; where the two PCPs
+// differ, what each shows (pcptest.AtLeast).
 var readsAsPCP = []struct {
 	name    string
 	version int
@@ -70,24 +71,27 @@ var readsAsPCP = []struct {
 			_, ok := m.Label("app")
 			assert.False(t, ok, "PCP never shows it")
 		}},
-	{"label name PCP refuses", 3, func(b []byte, f *mmvfile.File) []byte {
-		b[f.Labels[0].Offset+12+2] = '9' // {"9pp":"x"}
-		return b
-	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	{"label name PCP refuses", 3, labelPayload(`{"a-b":"x"}`), mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		m := pcptest.Find(ms, sampleMetric(f, 0))
 		require.NotNil(t, m)
-		assert.NotContains(t, m.Labels, "9pp", "PCP drops the label")
+		assert.NotContains(t, m.Labels, "a-b", "PCP drops the label")
 		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
 	}},
-	{"label map key PCP refuses", 3, func(b []byte, f *mmvfile.File) []byte {
-		copy(b[f.Labels[0].Offset+12:], "{\"app\":{\"ok\":1,\"b-d\":2}}\x00")
-		return b
-	}, mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	{"label name of a digit first", 3, labelPayload(`{"9pp":"x"}`), mmvfile.RuleLabel, keptBy72(`"9pp":"x"`, "9pp")},
+	{"label name of '_' first", 3, labelPayload(`{"_pp":"x"}`), mmvfile.RuleLabel, keptBy72(`"_pp":"x"`, "_pp")},
+	{"label map key PCP refuses", 3, labelPayload(`{"app":{"ok":1,"b-d":2}}`), mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		m := pcptest.Find(ms, sampleMetric(f, 0))
 		require.NotNil(t, m)
-		assert.NotContains(t, m.Labels, `"app"`, "PCP drops the whole label")
+		if pcptest.AtLeast(7, 2) {
+			// pminfo 7.2 shows a map flattened: app.ok.
+			assert.Contains(t, m.Labels, `"app.ok":1`, "7.2 keeps the label")
+			assert.NotContains(t, m.Labels, "b-d", "without the key")
+		} else {
+			assert.NotContains(t, m.Labels, `"app`, "6.0.3 drops the whole label")
+		}
 		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
 	}},
+	{"label map key of a digit first", 3, labelPayload(`{"app":{"9k":1}}`), mmvfile.RuleLabel, keptBy72(`"app.9k":1`, `"app`)},
 	{"label payload not JSON", 3, func(b []byte, f *mmvfile.File) []byte { b[f.Labels[0].Offset+12] = '['; return b },
 		mmvfile.RuleLabel, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 			m := pcptest.Find(ms, sampleMetric(f, 1))

@@ -4,15 +4,18 @@
 //
 // Usage:
 //
-//	mmvdump file
+//	mmvdump [-pcp version] file
 //	mmvdump -json file
 //	mmvdump -lint [-json] [file|dir ...]
 //
-// With a file alone it prints what PCP's own mmvdump (PCP 6.0.3) prints,
-// byte for byte, whatever the file holds: its warnings ("Bad TOC[n]:
-// invalid entry count 0", "Bad file size: ..."), its misprints (version 2
-// and 3 instance records shown 80 bytes apart), and its exit status (1
-// when it stops at a bad header, record or offset). See mmvfile.Dump.
+// With a file alone it prints what PCP's own mmvdump prints, byte for
+// byte, whatever the file holds: its warnings ("Bad TOC[n]: invalid entry
+// count 0", "Bad file size: ..."), its misprints (version 2 and 3 instance
+// records shown 80 bytes apart), and its exit status (1 when it stops at a
+// bad header, record or offset). That is PCP 6.0.3's mmvdump, or with -pcp
+// 7.2 PCP 7.2's, which prints empty instance and value sections, says
+// more of a string slot past the end and shows 7.2's units. See
+// mmvfile.DumpAs.
 //
 // With -json it prints the file as one JSON object, at the real offsets,
 // once package mmvfile has checked that PCP's reader reads it; a file it
@@ -55,11 +58,17 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the file, or the hazards found, as JSON")
 	lint := fs.Bool("lint", false, "report the hazards of files and directories ($PCP_TMP_DIR/mmv by default)")
+	pcpVersion := fs.String("pcp", mmvfile.PCP603.String(), "print as the mmvdump of this PCP version: 6.0.3 or 7.2")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mmvdump [-json] file\n       mmvdump -lint [-json] [file|dir ...]")
+		fmt.Fprintln(stderr, "usage: mmvdump [-pcp version] [-json] file\n       mmvdump -lint [-json] [file|dir ...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	pcp, err := mmvfile.ParsePCP(*pcpVersion)
+	if err != nil {
+		fmt.Fprintf(stderr, "mmvdump: -pcp: %v\n", err)
 		return 2
 	}
 	if *lint {
@@ -96,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		fmt.Fprintf(stderr, "mmvdump: %s: empty file\n", path)
 		return 1
 	}
-	ok, err := mmvfile.Dump(stdout, path, b, now())
+	ok, err := mmvfile.DumpAs(stdout, path, b, now(), pcp)
 	if err != nil {
 		fmt.Fprintf(stderr, "mmvdump: %v\n", err)
 		return 1

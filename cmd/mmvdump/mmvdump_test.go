@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/user"
@@ -35,10 +36,12 @@ func mmvdump(t *testing.T, args ...string) (stdout, stderr string, status int) {
 var openInterval = regexp.MustCompile(`= -?\d+ (\(value=-?\d+/extra=-\d+\))`)
 
 // compareWithPCP checks that mmvdump prints file as PCP's mmvdump does,
-// byte for byte, and exits with its status.
+// byte for byte, and exits with its status: the mmvdump of the PCP in use
+// (pcptest.Version: 6.0.3 on the host, 7.2 under MMV_PCP_ROOT), which
+// -pcp selects.
 func compareWithPCP(t *testing.T, file string) {
 	t.Helper()
-	ours, stderr, status := mmvdump(t, file)
+	ours, stderr, status := mmvdump(t, "-pcp", pcptest.Version(), file)
 	pcp, pcpStderr, pcpStatus := pcptest.DumpExit(t, file)
 	if pcpStatus < 0 {
 		t.Skipf("PCP's mmvdump crashed on %s (%s): nothing to compare", file, pcpStderr)
@@ -127,6 +130,15 @@ var writerScenarios = []struct {
 	}},
 	{"forced_v3", mmv.Options{Version: mmv.Version3}, func(t *testing.T, r *mmv.Registry) {
 		require.NoError(t, r.AddMetric(mmv.Metric{Name: "only", Type: mmv.Int32, Semantics: mmv.SemCounter, Units: mmv.Count}))
+		require.NoError(t, r.Start())
+	}},
+	// PCP 7.2's extra units, which 6.0.3 does not show, and a count scale
+	// alone, which each spells its own way.
+	{"units_v1", mmv.Options{Cluster: 9}, func(t *testing.T, r *mmv.Registry) {
+		for i, u := range []mmv.Units{mmv.Celsius, mmv.Watt.Mul(mmv.Hour), mmv.Millivolt.Per(mmv.Second),
+			mmv.Count.Mul(mmv.Microampere), mmv.NewUnits(0, 0, 0, 0, 0, 3), mmv.Kelvin.Mul(mmv.NewUnits(0, 0, 0, 0, 0, -2))} {
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: "u" + strconv.Itoa(i), Type: mmv.Double, Semantics: mmv.SemInstant, Units: u}))
+		}
 		require.NoError(t, r.Start())
 	}},
 	// Values 128 bytes apart, fillers between, a gap before them.
@@ -223,9 +235,9 @@ func TestJSON(t *testing.T) {
 }
 
 // corruptFiles returns files of the writer scenarios broken in every way:
-// truncated at every byte of the header and TOC and at every section
-// boundary, and with broken fields.
-func corruptFiles(t *testing.T) map[string][]byte {
+// truncated at every byte of the header and TOC (every step-th) and at
+// every section boundary, and with broken fields.
+func corruptFiles(t *testing.T, step int) map[string][]byte {
 	bad := map[string][]byte{}
 	for i, s := range writerScenarios {
 		valid, err := os.ReadFile(startWriter(t, i))
@@ -233,7 +245,7 @@ func corruptFiles(t *testing.T) map[string][]byte {
 		f, err := mmvfile.Parse(valid)
 		require.NoError(t, err)
 		cuts := map[int]bool{}
-		for n := range 40 + 16*len(f.TOC) {
+		for n := 0; n < 40+16*len(f.TOC); n += step {
 			cuts[n] = true
 		}
 		for _, sec := range f.TOC {
@@ -265,6 +277,17 @@ func corruptFiles(t *testing.T) map[string][]byte {
 		patch("count beyond the file", 40+4, 1<<30, 4)
 		patch("negative count", 40+4, math.MaxUint32, 4)
 		patch("offset beyond the file", 40+8, 1<<40, 8)
+		for _, count := range []uint32{0, math.MaxUint32} {
+			b := bytes.Clone(valid)
+			binary.NativeEndian.PutUint32(b[40:], 9)
+			binary.NativeEndian.PutUint32(b[44:], count)
+			bad[s.name+"/unknown section type, count "+strconv.Itoa(int(int32(count)))] = b
+		}
+		for k := range f.TOC {
+			// 7.2 prints empty and negative instance and value sections.
+			patch("TOC "+strconv.Itoa(k)+" count 0", 40+16*k+4, 0, 4)
+			patch("TOC "+strconv.Itoa(k)+" count -1", 40+16*k+4, math.MaxUint32, 4)
+		}
 		patch("value at a non-metric", int(f.Values[0].Offset)+16, f.Values[0].Metric.Offset+8, 8)
 		patch("value at offset 0", int(f.Values[0].Offset)+16, 0, 8)
 		patch("value beyond the file", int(f.Values[0].Offset)+16, uint64(len(valid)), 8)
@@ -275,6 +298,15 @@ func corruptFiles(t *testing.T) map[string][]byte {
 		patch("unknown type", int(f.Metrics[0].Offset)+body+4, 7, 4)
 		patch("unknown semantics", int(f.Metrics[0].Offset)+body+8, 0, 4)
 		patch("unknown units", int(f.Metrics[0].Offset)+body+12, 0x01006000, 4)
+		if i == 0 {
+			// Units words as 6.0.3 and 7.2 spell them: 7.2's extra units
+			// valid and not, negative (dividing), beside dimensions and
+			// count scales.
+			for _, w := range []uint32{0x100, 0xff00, 0x08, 0x09, 0x0c, 0x14, 0x1c, 0x24, 0x25, 0x28, 0x80, 0xf8,
+				0xf0, 0xd8, 0x01, 0x109, 0x10000009, 0xf0000009, 0xff100309, 0xf01000f8, 0x101000f8, 0xf0000028} {
+				patch(fmt.Sprintf("units 0x%x", w), int(f.Metrics[0].Offset)+body+12, uint64(w), 4)
+			}
+		}
 		if v := f.Values[0]; v.Instance != nil {
 			patch("instance beyond the file", int(v.Offset)+24, uint64(len(valid)), 8)
 		}
@@ -303,11 +335,19 @@ func corruptFiles(t *testing.T) map[string][]byte {
 
 // TestCorruptAsPCP: mmvdump prints every corrupt file as PCP's mmvdump
 // does, warnings and exit status included; -json refuses those mmvfile
-// refuses, with a message.
+// refuses, with a message. Against a PCP in a chroot (MMV_PCP_ROOT: 7.2
+// in CI), where each mmvdump costs a mount namespace, the files cut
+// inside the header and TOC are a sample, every 8th byte: the two
+// mmvdumps print the header alike, and CI runs them all against the
+// host's 6.0.3.
 func TestCorruptAsPCP(t *testing.T) {
 	dir := t.TempDir()
 	hasPCP := pcptest.WantPCP(t)
-	for name, b := range corruptFiles(t) {
+	step := 1
+	if hasPCP && pcptest.Root() != "" {
+		step = 8
+	}
+	for name, b := range corruptFiles(t, step) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, "bad")
 			require.NoError(t, os.WriteFile(path, b, 0o644))
@@ -349,6 +389,27 @@ func TestUsage(t *testing.T) {
 	_, stderr, status := mmvdump(t, filepath.Join(t.TempDir(), "missing"))
 	assert.Equal(t, 1, status)
 	assert.Contains(t, stderr, "no such file")
+	_, stderr, status = mmvdump(t, "-pcp", "6.3", "../../testdata/golden/empty.mmv")
+	assert.Equal(t, 2, status, "a PCP whose mmvdump is not proven")
+	assert.Contains(t, stderr, `mmvdump: -pcp: mmvfile: PCP "6.3": Dump prints as PCP 6.0 or 7.2`)
+}
+
+// TestPCPFlag: -pcp chooses the mmvdump printed as, whatever the PCP
+// installed: the golden empty file, whose values section counts 0.
+func TestPCPFlag(t *testing.T) {
+	const file = "../../testdata/golden/empty.mmv"
+	for version, want := range map[string]string{
+		"6.0.3": "Bad TOC[1]: invalid entry count 0\n",
+		"6.0":   "Bad TOC[1]: invalid entry count 0\n",
+		"7.2":   "\nTOC[1]: offset 56, values offset 72 (0 entries)\n",
+		"7.2.2": "\nTOC[1]: offset 56, values offset 72 (0 entries)\n",
+	} {
+		out, stderr, status := mmvdump(t, "-pcp", version, file)
+		require.Equal(t, 0, status, stderr)
+		assert.True(t, strings.HasSuffix(out, "Bad TOC[0]: invalid entry count 0\n"+want), "-pcp %s: %s", version, out)
+	}
+	out, _, _ := mmvdump(t, file)
+	assert.Contains(t, out, "Bad TOC[1]", "6.0.3's by default")
 }
 
 // TestLint: -lint reports a directory's hazards one a line or as JSON,

@@ -1,11 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/binary"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,104 +11,42 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/internal/golden"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
-// start declares and starts the quickstart registry in tmp/mmv.
-func start(t *testing.T, tmp string) *mmv.Registry {
-	t.Helper()
-	r, err := declare(&mmv.Options{Cluster: 42, Flags: mmv.Process, Dir: filepath.Join(tmp, "mmv")})
-	if err == nil {
-		err = r.Start()
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
-// TestSameAsLibpcp: the quickstart file is byte for byte the file
-// libpcp_mmv writes for the same declarations (testdata/golden/quickstart.mmv).
-func TestSameAsLibpcp(t *testing.T) {
-	r := start(t, t.TempDir())
-	got, err := os.ReadFile(r.Path())
-	require.NoError(t, err)
-	want, err := os.ReadFile("../../testdata/golden/quickstart.mmv")
-	require.NoError(t, err)
-	require.Empty(t, golden.Diff(got, want), "quickstart differs from libpcp_mmv's file")
-}
-
-// TestPCPReadsBothAlike: PCP's reader describes our file and libpcp_mmv's
-// the same way, and sees the simulated server's updates.
-func TestPCPReadsBothAlike(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	ours, theirs := t.TempDir(), t.TempDir()
-	start(t, ours)
-
-	// libpcp's file names its writer's pid, long gone, and PROCESS is set:
-	// put ours in, as the reader drops files of dead processes.
-	b, err := os.ReadFile("../../testdata/golden/quickstart.mmv")
-	require.NoError(t, err)
-	binary.NativeEndian.PutUint32(b[32:], uint32(os.Getpid()))
-	os.MkdirAll(filepath.Join(theirs, "mmv"), 0o755)
-	require.NoError(t, os.WriteFile(filepath.Join(theirs, "mmv", "quickstart"), b, 0o644))
-
-	got, want := pcptest.Info(t, ours), pcptest.Info(t, theirs)
-	controls := 3 // mmv.control.*: 7.2 adds mmv.control.metrics
-	if pcptest.AtLeast(7, 2) {
-		controls = 4
-	}
-	require.Len(t, want, 6+controls, "libpcp's: six metrics and mmv.control.*")
-	require.Len(t, got, len(want), "ours")
-	for i := range want {
-		g, w := got[i], want[i]
-		g.Labels, w.Labels = "", "" // PCP's own labels hold the host
-		if g.Name == "mmv.control.files" || g.Name == "mmv.control.metrics" {
-			continue
-		}
-		assert.False(t, g.Name != w.Name || g.PMID != w.PMID || g.Type != w.Type || g.Indom != w.Indom || g.Semantics != w.Semantics ||
-			g.Units != w.Units || g.ShortHelp != w.ShortHelp || g.LongHelp != w.LongHelp || g.Value != w.Value ||
-			len(g.Instances) != len(w.Instances), "PCP describes them differently:\nours    %+v\nlibpcp's %+v", g, w)
-	}
-	m := pcptest.Find(got, "mmv.quickstart.requests.bytes")
-	require.False(t, m == nil || m.Units != "byte" || m.Instance("DELETE") == nil, "requests.bytes as PCP shows it: %+v", m)
-}
-
-// TestServeUpdates runs the simulated server briefly and reads its
-// metrics back through PCP.
-func TestServeUpdates(t *testing.T) {
+// TestRun runs the example under a temporary PCP_TMP_DIR: while it runs,
+// PCP's reader shows the quick start's metrics, counting; it says where
+// its file is and how to read it; once it returns PCP shows none of them
+// (mmv.Default has the Process flag).
+func TestRun(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
-	r := start(t, tmp)
-	s, err := handles(r)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
-	defer cancel()
-	s.serve(ctx)
+	t.Setenv("PCP_TMP_DIR", tmp)
+	const prefix = "mmv.quickstart_test." // mmv.Default is named after the program, quickstart.test
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, &out, 0) }()
 
-	ms := pcptest.Info(t, tmp)
-	var total int64
-	for _, in := range pcptest.Find(ms, "mmv.quickstart.requests.total").Instances {
-		n, _ := strconv.ParseInt(in.Value, 10, 64)
-		total += n
+	var shown map[string]pcptest.Metric
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		shown = map[string]pcptest.Metric{}
+		for _, m := range pcptest.Info(t, tmp) {
+			shown[strings.TrimPrefix(m.Name, prefix)] = m
+		}
+		if r, ok := shown["http.requests"]; ok && r.Instance("route=/api,status=200") != nil && r.Instance("route=/api,status=200").Value != "0" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "PCP shows no request counted in a minute: %v", shown)
 	}
-	var want int64
-	for _, v := range s.total {
-		want += v.Int()
+	for _, name := range []string{"http.in_flight", "http.latency.count", "http.latency.p99", "http.latency.bucket"} {
+		assert.Contains(t, shown, name)
 	}
-	assert.False(t, total == 0 || total != want, "PCP reads %d requests, the server counted %d", total, want)
-	assert.Equal(t, `"1.0.0"`, pcptest.Find(ms, "mmv.quickstart.version").Value, "version")
-	assert.Equal(t, "0", pcptest.Find(ms, "mmv.quickstart.inflight").Value, "inflight")
-	busy, _ := strconv.ParseInt(pcptest.Find(ms, "mmv.quickstart.busy.time").Value, 10, 64)
-	assert.Positive(t, busy, "busy.time")
-}
-
-// TestRun runs the example briefly: it says where its file is and how to
-// read it, and, with the Process flag, leaves no file for PCP once it
-// returns.
-func TestRun(t *testing.T) {
-	for _, m := range pcptest.RunExample(t, run, 300*time.Millisecond, "quickstart") {
-		assert.False(t, strings.HasPrefix(m.Name, "mmv.quickstart."), "PCP still shows %s after the example returned", m.Name)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, out.String(), filepath.Join(tmp, "mmv", "quickstart_test"))
+	assert.Contains(t, out.String(), "pminfo -f "+strings.TrimSuffix(prefix, "."))
+	for _, m := range pcptest.Info(t, tmp) {
+		assert.False(t, strings.HasPrefix(m.Name, prefix), "PCP still shows %s after the example returned", m.Name)
 	}
 }

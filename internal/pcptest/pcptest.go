@@ -9,6 +9,12 @@
 // Go and can never be skipped silently in CI. MustHave does the same for
 // any other need.
 //
+// Every helper that runs PCP (Info, Pminfo, Dump, DumpExit, RunExample,
+// MustHavePMCD, StartPMCD, FetchLoop) asks for what it needs itself, as
+// MustHavePCP does: a test that uses one skips on a machine without PCP even when it
+// forgot to ask, and fails under MMV_REQUIRE_PCP=1. A test that needs PCP
+// for one check only calls WantPCP and leaves that check out.
+//
 // Info reads a directory of files with no daemon: pminfo loads PCP's MMV
 // agent (pmda_mmv.so, domain 70) in-process with PCP_TMP_DIR pointing at
 // the directory. PMCD reads through the running pmcd instead, for tests of a
@@ -173,12 +179,14 @@ func MustHaveLibPCPMMV(t testing.TB) {
 	MustHave(t, HasLibPCPMMV())
 }
 
-func mustFind(t testing.TB) tools {
+// need returns PCP's tools, or skips or fails the test as MustHavePCP
+// when they are missing. Every helper that runs a PCP program gets them
+// through need, so a test that uses one skips where PCP is absent (and
+// fails under MMV_REQUIRE_PCP=1) whether or not it asked first.
+func need(t testing.TB) tools {
 	t.Helper()
 	tl, err := find()
-	if err != nil {
-		t.Fatalf("pcptest: %v (call pcptest.MustHavePCP first)", err)
-	}
+	MustHave(t, err)
 	return tl
 }
 
@@ -230,10 +238,11 @@ func InfoArgs(agent string) []string {
 //	PCP_TMP_DIR=tmpdir pminfo -L -K clear -K add,70,$PCP_PMDAS_DIR/mmv/pmda_mmv.so,mmv_init -dfmtTl mmv
 //
 // and returns the metrics it shows, mmv.control.* included, in pminfo's
-// order. The test fails when pminfo fails or its output does not parse.
+// order. Without PCP it skips or fails the test as MustHavePCP; the test
+// fails when pminfo fails or its output does not parse.
 func Info(t testing.TB, tmpdir string) []Metric {
 	t.Helper()
-	tl := mustFind(t)
+	tl := need(t)
 	out, stderr, err := run(context.Background(), []string{"PCP_TMP_DIR=" + tmpdir}, tl.pminfo, InfoArgs(tl.agent)...)
 	if err != nil {
 		t.Fatalf("pminfo on %s: %v\n%s%s", tmpdir, err, stderr, out)
@@ -253,7 +262,7 @@ func Info(t testing.TB, tmpdir string) []Metric {
 // standard error included, and whether it exited with 0.
 func Pminfo(t testing.TB, tmpdir string, args ...string) (string, bool) {
 	t.Helper()
-	tl := mustFind(t)
+	tl := need(t)
 	load := InfoArgs(tl.agent)[:5] // -L and the -K options
 	out, stderr, err := run(context.Background(), []string{"PCP_TMP_DIR=" + tmpdir}, tl.pminfo, append(load, args...)...)
 	var exit *exec.ExitError
@@ -266,7 +275,8 @@ func Pminfo(t testing.TB, tmpdir string, args ...string) (string, bool) {
 // Dump returns what PCP's mmvdump prints for a file. mmvdump's exit status
 // is ignored (6.0.3 complains about empty sections); the test fails only
 // when it cannot run. A file a root's mmvdump cannot see is dumped from a
-// copy (see Visible), named as file in the output.
+// copy (see Visible), named as file in the output. Without PCP it skips or
+// fails the test as MustHavePCP.
 func Dump(t testing.TB, file string) string {
 	t.Helper()
 	stdout, stderr, _ := DumpExit(t, file)
@@ -277,7 +287,7 @@ func Dump(t testing.TB, file string) string {
 // status; the test fails only when it cannot run.
 func DumpExit(t testing.TB, file string) (stdout, stderr string, status int) {
 	t.Helper()
-	tl := mustFind(t)
+	tl := need(t)
 	seen := Visible(t, file)
 	stdout, stderr, err := run(context.Background(), nil, tl.mmvdump, seen)
 	stdout = strings.Replace(stdout, "MMV file   = "+seen+"\n", "MMV file   = "+file+"\n", 1)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +162,45 @@ func TestHasPCPWithoutPminfo(t *testing.T) {
 	f = &fakeTB{TB: t}
 	WantPCP(f)
 	assert.True(t, f.failed)
+}
+
+// stoppingTB records whether a helper skipped or failed the test, and
+// stops the helper there as testing.T does (Goexit), so that nothing past
+// the skip runs.
+type stoppingTB struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (f *stoppingTB) Helper()                        {}
+func (f *stoppingTB) Skipf(format string, a ...any)  { f.skipped = true; runtime.Goexit() }
+func (f *stoppingTB) Fatalf(format string, a ...any) { f.failed = true; runtime.Goexit() }
+func (f *stoppingTB) Fatal(a ...any)                 { f.failed = true; runtime.Goexit() }
+
+// TestEveryHelperAsksForPCP: without PCP, every helper that runs it
+// skips the test that forgot to ask (MustHavePCP), and fails it under
+// MMV_REQUIRE_PCP=1, instead of failing on a machine with only Go.
+func TestEveryHelperAsksForPCP(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)            // no pminfo
+	t.Setenv("PCP_CONF", "/nowhere") // and, when /etc/pcp.conf is absent, no agent either
+	helpers := map[string]func(tb testing.TB){
+		"Info":         func(tb testing.TB) { Info(tb, dir) },
+		"Dump":         func(tb testing.TB) { Dump(tb, filepath.Join(dir, "f")) },
+		"MustHavePMCD": func(tb testing.TB) { MustHavePMCD(tb) },
+		"StartPMCD":    func(tb testing.TB) { StartPMCD(tb) },
+	}
+	for name, helper := range helpers {
+		for _, strict := range []string{"", "1"} {
+			t.Setenv(RequireEnv, strict)
+			f := &stoppingTB{TB: t}
+			done := make(chan struct{})
+			go func() { defer close(done); helper(f) }()
+			<-done
+			assert.Equal(t, strict == "", f.skipped, "%s skipped (%s=%q)", name, RequireEnv, strict)
+			assert.Equal(t, strict == "1", f.failed, "%s failed (%s=%q)", name, RequireEnv, strict)
+		}
+	}
 }
 
 func TestConfig(t *testing.T) {

@@ -53,7 +53,7 @@ func StartDaemonPMCD(t testing.TB) *PMCD {
 
 func startPMCD(t testing.TB, daemon bool) *PMCD {
 	t.Helper()
-	MustHavePCP(t)
+	tl := need(t)
 	pmcd := filepath.Join(Config("PCP_BINADM_DIR"), "pmcd")
 	if _, err := os.Stat(hostPath(pmcd)); err != nil {
 		MustHave(t, fmt.Errorf("pmcd is not in $PCP_BINADM_DIR: %v", err))
@@ -61,7 +61,6 @@ func startPMCD(t testing.TB, daemon bool) *PMCD {
 	if os.Geteuid() != 0 {
 		MustHave(t, errors.New("a private pmcd needs root"))
 	}
-	tl := mustFind(t)
 	pmstore, err := lookPath("pmstore")
 	if err != nil {
 		MustHave(t, fmt.Errorf("no pmstore: %v", err))
@@ -213,6 +212,28 @@ func (p *PMCD) Died() error {
 	return fmt.Errorf("pmcd exited: %v; its log ends:\n%s", p.private.exit, strings.Join(lines[max(0, len(lines)-5):], "\n"))
 }
 
+// Host returns the host specification that reaches this pmcd, for a PCP
+// client's -h: "local:" for the host's, localhost:PORT for one StartPMCD
+// started.
+func (p *PMCD) Host() string {
+	if p.private == nil {
+		return "local:"
+	}
+	return p.private.host
+}
+
+// ClientEnv returns the environment that makes a PCP client reach this
+// pmcd by default, without -h, as it reaches the host's: the unix socket
+// (PMCD_SOCKET, for "local:") and port (PMCD_PORT) of one StartPMCD
+// started, nothing for the host's.
+func (p *PMCD) ClientEnv() []string {
+	if p.private == nil {
+		return nil
+	}
+	_, port, _ := strings.Cut(p.private.host, ":")
+	return []string{"PMCD_SOCKET=" + filepath.Join(p.private.base, "run", "pmcd.socket"), "PMCD_PORT=" + port}
+}
+
 // hostArgs returns the pminfo and pmstore arguments that reach this pmcd.
 func (p *PMCD) hostArgs() []string {
 	if p.private == nil {
@@ -288,7 +309,7 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 	MustHave(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), d+Timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, p.host(), strconv.Itoa(int(d.Milliseconds())), name).Output()
+	out, err := exec.CommandContext(ctx, bin, p.Host(), strconv.Itoa(int(d.Milliseconds())), name).Output()
 	var f Fetches
 	if _, serr := fmt.Sscanf(string(out), "fetches %d values %d lost %t", &f.N, &f.Values, &f.Lost); serr != nil {
 		var stderr string
@@ -298,14 +319,6 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 		t.Fatalf("fetchloop %s: %v %v: %s%s", name, err, serr, out, stderr)
 	}
 	return f
-}
-
-// host is the host specification of the pmcd for a libpcp client.
-func (p *PMCD) host() string {
-	if p.private != nil {
-		return p.private.host
-	}
-	return "local:"
 }
 
 // Whole is what FetchAll saw: the metrics and values of one whole fetch,
@@ -349,7 +362,7 @@ func (p *PMCD) TryFetchAll(prefix string, n int) (Whole, error) {
 	// A whole fetch of a file libpcp_mmv wrote may take longer than
 	// libpcp's default 10 s wait for pmcd: Timeout bounds it instead.
 	// On the host, as fetchLoop, also under MMV_PCP_ROOT.
-	cmd := exec.CommandContext(ctx, bin, p.host(), strconv.Itoa(n), prefix)
+	cmd := exec.CommandContext(ctx, bin, p.Host(), strconv.Itoa(n), prefix)
 	cmd.Env = environ(os.Environ(), []string{"PCP_TMP_DIR=", "PMCD_REQUEST_TIMEOUT=" + strconv.Itoa(int(Timeout.Seconds()))})
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
