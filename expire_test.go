@@ -31,6 +31,7 @@ func TestVecExpiryThroughPCP(t *testing.T) {
 	c.SetExpiry(d) // before Start: sweeps begin at Start
 	require.NoError(t, r.Start())
 	h.SetExpiry(d) // after
+	lastIdle := time.Now() // no later than the idle updates
 	c.With("idle").Add(5)
 	h.With("idle").Observe(1)
 	require.NoError(t, r.Flush())
@@ -38,7 +39,6 @@ func TestVecExpiryThroughPCP(t *testing.T) {
 	idleID := instanceIDs(t, before, "mmv.expiry_pcp.hits")["k=idle"]
 	idleStat := instanceIDs(t, before, "mmv.expiry_pcp.lat.count")["k=idle"]
 
-	lastIdle := time.Now()
 	busy := func() { c.With("busy").Inc(); h.With("busy").Observe(0.5) }
 	waitGone(t, c, "k=idle", busy)
 	assert.GreaterOrEqual(t, time.Since(lastIdle), d, "expired no sooner than its expiry")
