@@ -17,7 +17,7 @@ func (r *Registry) bindValueLocked(m *metric, inst int, bind func(*Value)) {
 		bind(v)
 		return
 	}
-	r.waiting = append(r.waiting, waiter{m, inst, bind})
+	r.waiting = append(r.waiting, waiter{m, inst, bind, nil})
 }
 
 // handleLocked returns the handle of m's value for instance index inst (0
@@ -33,7 +33,11 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 // it has storage, and unbinds it when the registry closes.
 func (r *Registry) bindCellLocked(m *metric, inst int, c *cell) {
 	r.cells[c] = struct{}{}
-	r.bindValueLocked(m, inst, c.bind)
+	if v := r.handleLocked(m, inst); v != nil {
+		c.bind(v)
+		return
+	}
+	r.waiting = append(r.waiting, waiter{m, inst, c.bind, c})
 }
 
 // unbindCellLocked points c back at its own memory for good: its value

@@ -86,6 +86,7 @@ type Registry struct {
 	declaringOwn bool   // the registry declares a metric of its own
 
 	journal journal // the transaction in progress, when open (declare.go)
+	gathered        // what Gather needs beyond the model (gather.go)
 
 	strs stringLock // String values' writers
 
