@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/gopcp/mmv/internal/canon"
 )
@@ -15,9 +16,12 @@ import (
 // A value is read where it is: in the file once the registry is started
 // (what PCP's reader shows), in an instrument's own memory before Start,
 // so a registry that is never started serves its instruments. A value
-// with no storage yet is left out: the metrics of the low-level API
-// (Registry.AddMetric) before Start, a histogram's window statistics
-// before Start. A closed registry gathers nothing.
+// with no storage yet is left out (the low-level API's metrics and a
+// histogram's window statistics before Start), and so is one that PCP's
+// reader shows as no value in a registry with the Sentinel flag
+// (Value.SetNoValue). A callback metric (NewCounterFunc and the others)
+// reads as at its function's last call, every DefaultInterval. A closed
+// registry gathers nothing.
 //
 // A histogram is one Family, in place of its .bucket, .count and .sum
 // metrics: its Bounds, and per Sample its Buckets, Count and Sum, read
@@ -166,13 +170,28 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 // valueAt is the value of m for instance index j: in the file once
 // started, else in the instrument's memory, nil when it has neither.
 func valueAt(r *Registry, m *metric, j int, cells []*cell) *Value {
+	var v *Value
 	if r.state == started {
-		return r.handleLocked(m, j)
+		v = r.handleLocked(m, j)
+	} else if j < len(cells) && cells[j] != nil {
+		v = cells[j].value()
 	}
-	if j < len(cells) && cells[j] != nil {
-		return cells[j].value()
+	if v != nil && r.opts.Flags&Sentinel != 0 && v.missing() {
+		return nil
 	}
-	return nil
+	return v
+}
+
+// missing reports whether v holds the reserved value that PCP's reader
+// shows as no value in a file with the Sentinel flag (SetNoValue).
+func (v *Value) missing() bool {
+	switch v.typ {
+	case Double, Float:
+		return math.IsNaN(v.Float())
+	case String:
+		return v.String() == ""
+	}
+	return atomic.LoadUint64(v.u64()) == math.MaxUint64
 }
 
 func (f *Family) gatherHistograms(g *histGroup) {

@@ -106,3 +106,21 @@ func TestGatherVectorPastLabels(t *testing.T) {
 		assert.Equal(t, int64(i), s.Value.Int())
 	}
 }
+
+// TestGatherSentinel: with the Sentinel flag, a value PCP's reader shows
+// as no value (SetNoValue) is left out, and comes back once set.
+func TestGatherSentinel(t *testing.T) {
+	r := mmv.NewRegistry("gather_sentinel", &mmv.Options{Dir: t.TempDir(), Flags: mmv.Sentinel})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Int64, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "f", Type: mmv.Double, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.Start())
+	defer r.Close()
+	for _, name := range []string{"n", "f"} {
+		v, err := r.Value(name, "")
+		require.NoError(t, err)
+		v.SetNoValue()
+		assert.NotContains(t, gather(r), name)
+		v.Set(2)
+		assert.Contains(t, gather(r), name)
+	}
+}

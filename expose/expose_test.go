@@ -130,6 +130,28 @@ hex{zone="outer"} 18446744073709551615
 `, om.String())
 }
 
+// TestClashes: a name an earlier family writes is left out, a histogram
+// vector's label le is its exported_le, bytes that are not UTF-8 are
+// U+FFFD.
+func TestClashes(t *testing.T) {
+	r := mmv.NewRegistry("expose_clashes", nil)
+	mmv.NewCounter(r, "sent", "A counter", mmv.Count).Add(1)
+	mmv.NewGauge(r, "sent_total", "Its name is the counter's sample's", mmv.NoUnits).Set(9)
+	mmv.NewHistogramVec(r, "h", "Labelled le", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "le").With("x").Observe(0.5)
+	mmv.NewGauge(r, "h_count", "Its name is the histogram's count's", mmv.NoUnits).Set(9)
+	mmv.NewGaugeVec(r, "temp", "By room", mmv.NoUnits, "zone").With("bad\xff").Set(21)
+	for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
+		var b bytes.Buffer
+		require.NoError(t, expose.Write(&b, r, f))
+		out := b.String()
+		assert.NotContains(t, out, " 9\n", f)
+		assert.Contains(t, out, "sent_total 1\n", f)
+		assert.Contains(t, out, `h_bucket{exported_le="x",le="1"} 1`+"\n", f)
+		assert.Contains(t, out, `h_count{exported_le="x"} 1`+"\n", f)
+		assert.Contains(t, out, "temp{zone=\"bad\uFFFD\"} 21\n", f)
+	}
+}
+
 // TestLifecycle: a registry serves its instruments never started, started
 // and its low-level metrics once started; closed, nothing (an empty
 // exposition, valid in both formats).

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gopcp/mmv"
 )
@@ -55,10 +56,23 @@ func (e *encoder) family(f *mmv.Family) {
 	if counter && !e.om {
 		family += "_total"
 	}
-	if e.taken[name] || e.taken[name+"_total"] {
-		return
+	// Every name the family writes must be free, its own family's name
+	// too: a_b.c is left out after a.b_c, a gauge x_total after counter x.
+	names := [...]string{name, "", "", ""}
+	switch {
+	case f.Bounds != nil:
+		names[1], names[2], names[3] = name+"_bucket", name+"_sum", name+"_count"
+	case counter:
+		names[1] = name + "_total"
 	}
-	e.taken[name] = true
+	for _, n := range names {
+		if n != "" && e.taken[n] {
+			return
+		}
+	}
+	for _, n := range names {
+		e.taken[n] = true
+	}
 	typ := "gauge"
 	switch {
 	case f.Bounds != nil:
@@ -97,7 +111,11 @@ func (e *encoder) family(f *mmv.Family) {
 		}
 		if s.Values != nil {
 			for j, v := range s.Values {
-				e.ls = set(e.ls, f.LabelNames[j], v)
+				n := f.LabelNames[j]
+				if n == "le" && f.Bounds != nil {
+					n = "exported_le" // le is the bucket's, as Prometheus renames a clash
+				}
+				e.ls = set(e.ls, n, v)
 			}
 		} else if f.LabelNames != nil {
 			e.ls = set(e.ls, "instname", s.Instance) // not a name of the vector's form
@@ -177,8 +195,12 @@ func (e *encoder) value(v *mmv.Value, t mmv.Type, scale float64) {
 
 // escape appends s escaped: a label value's backslash, newline and double
 // quote; a help text's backslash and newline, and its double quote in
-// OpenMetrics (quote).
+// OpenMetrics (quote). Bytes that are not UTF-8, which Prometheus's
+// parsers refuse, become U+FFFD.
 func (e *encoder) escape(b []byte, s string, quote bool) []byte {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '\\':
