@@ -1,6 +1,8 @@
 package expose_test
 
 import (
+	"log"
+	"net/http"
 	"os"
 	"time"
 
@@ -29,4 +31,19 @@ func Example() {
 	// latency_seconds_sum 0.02
 	// latency_seconds_count 1
 	// # EOF
+}
+
+// A service serves its instruments to PCP, through the file Start writes,
+// and to Prometheus, on /metrics, from the same values.
+func ExampleHandler() {
+	requests := mmv.NewCounterVec(nil, "requests", "Requests served", mmv.Count, "route")
+	if err := mmv.Default.Start(); err != nil {
+		log.Print(err) // no PCP: Prometheus is served all the same
+	}
+	defer mmv.Default.Close()
+	http.Handle("/metrics", expose.Handler(mmv.Default))
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		requests.With(r.URL.Path).Inc()
+	})
+	// log.Fatal(http.ListenAndServe(":8080", nil))
 }
