@@ -38,7 +38,7 @@ func Example() {
 func ExampleHandler() {
 	requests := mmv.NewCounterVec(nil, "requests", "Requests served", mmv.Count, "route")
 	if err := mmv.Default.Start(); err != nil {
-		log.Print(err) // no PCP: Prometheus is served all the same
+		log.Print(err) // not in PCP, but served to Prometheus from memory all the same
 	}
 	defer mmv.Default.Close()
 	http.Handle("/metrics", expose.Handler(mmv.Default))
