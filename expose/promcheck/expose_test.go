@@ -140,7 +140,8 @@ func TestNeverStarted(t *testing.T) {
 // TestStartedMatchesPCP: a started registry's exposition, parsed by
 // Prometheus's parsers in both formats, has every value PCP's reader
 // (pmda_mmv.so in pminfo) shows of its file, with the same labels,
-// histogram buckets cumulated; and the instruments' values.
+// histogram buckets cumulated, and nothing PCP does not show; and the
+// instruments' values.
 func TestStartedMatchesPCP(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	r, tmp := newRegistry(t)
@@ -155,11 +156,13 @@ func TestStartedMatchesPCP(t *testing.T) {
 	ms := pcptest.Info(t, tmp)
 	prefix := "mmv." + r.Name() + "."
 	compared := 0
+	inPCP := map[string]bool{}
 	for _, m := range ms {
 		if !strings.HasPrefix(m.Name, prefix) {
 			continue
 		}
 		for _, s := range fromPCP(t, m, strings.TrimPrefix(m.Name, prefix)) {
+			inPCP[s.key] = true
 			got, ok := e.samples[s.key]
 			if assert.True(t, ok, "%s (PCP %s) missing from the exposition", s.key, m.Name) {
 				assert.True(t, near(s.value, got), "%s: %v, PCP shows %v", s.key, got, s.value)
@@ -168,6 +171,9 @@ func TestStartedMatchesPCP(t *testing.T) {
 		}
 	}
 	assert.Greater(t, compared, 40)
+	for k := range e.samples {
+		assert.True(t, inPCP[k], "%s: not a value PCP shows", k)
+	}
 	assert.Equal(t, 100.0, e.samples[canonical(t, `net_bytes_total{instname="eth0",service="shop",speed="1000"}`)])
 }
 
