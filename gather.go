@@ -114,7 +114,8 @@ type Sample struct {
 	// Labels are the instance's own PCP labels (Registry.AddInstanceLabel),
 	// a vector's excluded: its Values say them.
 	Labels []Label
-	// Value reads the value (Int, Float, String); nil for a histogram.
+	// Value reads the value (Int, Float, String): the handle the updates
+	// use, for reading only; nil for a histogram.
 	Value *Value
 	// Buckets, Count and Sum are a histogram's: the count of each bucket
 	// (per bucket, not cumulative), of all, and the observations' sum.
