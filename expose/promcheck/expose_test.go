@@ -361,3 +361,29 @@ func TestHandlerNegotiates(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLinearAndClosed: a log-linear histogram (242 buckets) parses in
+// both formats, cumulative up to its count at +Inf; a closed registry's
+// empty exposition parses too.
+func TestLogLinearAndClosed(t *testing.T) {
+	r, _ := newRegistry(t)
+	h := mmv.NewHistogram(r, "work", "Work done", mmv.Second, &mmv.HistogramOptions{SubBuckets: 8})
+	for i := range 1000 {
+		h.Observe(math.Ldexp(1, i%40-15)) // under, in and over the range
+	}
+	e := both(t, r)
+	var last float64
+	buckets := 0
+	for k, v := range e.samples {
+		if strings.HasPrefix(k, "work_seconds_bucket") {
+			buckets++
+			last = max(last, v)
+		}
+	}
+	assert.Equal(t, 242, buckets)
+	assert.Equal(t, 1000.0, last)
+	assert.Equal(t, 1000.0, e.samples[`work_seconds_bucket{le="+Inf"}`])
+	assert.Equal(t, 1000.0, e.samples[`work_seconds_count{}`])
+	require.NoError(t, r.Close())
+	assert.Empty(t, both(t, r).samples)
+}
