@@ -13,8 +13,9 @@ import (
 // are read where the updates leave them, with the atomic loads of
 // Value.Int and Value.Float.
 //
-// A value is read where it is: in the file once the registry is started
-// (what PCP's reader shows), in an instrument's own memory before Start,
+// A value is read where it is: in the file once it has storage there
+// (what PCP's reader shows), else in an instrument's own memory (before
+// Start, or declared after it and not yet published, as on a full disk),
 // so a registry that is never started serves its instruments. A value
 // with no storage yet is left out (the low-level API's metrics and a
 // histogram's window statistics before Start), and so is one that PCP's
@@ -39,12 +40,11 @@ func (r *Registry) Gather(visit func(*Family)) {
 	if r.state == closed {
 		return
 	}
-	var cells map[*metric][]*cell // before Start: the instruments' memories
-	if r.state == declaring {
-		cells = map[*metric][]*cell{}
-		for _, w := range r.waiting {
-			if w.c == nil {
-				continue
+	var cells map[*metric][]*cell // the memories of the instruments waiting for storage
+	for _, w := range r.waiting {
+		if w.c != nil {
+			if cells == nil {
+				cells = map[*metric][]*cell{}
 			}
 			cs := cells[w.m]
 			if cs == nil {
@@ -168,13 +168,12 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 	}
 }
 
-// valueAt is the value of m for instance index j: in the file once
-// started, else in the instrument's memory, nil when it has neither.
+// valueAt is the value of m for instance index j: in the file once it
+// has storage there, else in the instrument's memory, nil when it has
+// neither.
 func valueAt(r *Registry, m *metric, j int, cells []*cell) *Value {
-	var v *Value
-	if r.state == started {
-		v = r.handleLocked(m, j)
-	} else if j < len(cells) && cells[j] != nil {
+	v := r.handleLocked(m, j)
+	if v == nil && j < len(cells) && cells[j] != nil {
 		v = cells[j].value()
 	}
 	if v != nil && r.opts.Flags&Sentinel != 0 && v.missing() {

@@ -2,8 +2,10 @@ package mmv_test
 
 import (
 	"math"
+	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,4 +125,32 @@ func TestGatherSentinel(t *testing.T) {
 		v.Set(2)
 		assert.Contains(t, gather(r), name)
 	}
+}
+
+// TestGatherUnpublished: instruments that count in their memory while a
+// full disk keeps their values out of the file are gathered with their
+// counts, and from the file once it has room.
+func TestGatherUnpublished(t *testing.T) {
+	_, r, v, filler := fullVec(t, time.Hour, 0)
+	const n = 300
+	for i := range n {
+		c, err := v.Get(strconv.Itoa(i))
+		require.NoError(t, err)
+		c.Add(uint64(i))
+	}
+	check := func() {
+		t.Helper()
+		got := map[string]int64{}
+		for _, s := range gather(r)["v"].samples {
+			got[s.Values[0]] = s.Value.Int()
+		}
+		for i := range n {
+			assert.Equal(t, int64(i), got[strconv.Itoa(i)], i)
+		}
+	}
+	require.Error(t, r.Flush())
+	check()
+	require.NoError(t, os.Remove(filler))
+	require.NoError(t, r.Flush())
+	check()
 }

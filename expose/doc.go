@@ -9,7 +9,8 @@
 //
 // The handler reads the registry with [mmv.Registry.Gather]: a registry
 // that is never started serves its instruments from their own memory, a
-// started one what PCP's reader reads in its file, a closed one nothing.
+// started one what PCP's reader reads in its file (an instrument's memory
+// while its value waits for room there), a closed one nothing.
 // Updates pay nothing for it; a scrape holds the registry's lock while it
 // formats (declarations and a vector's new label values wait for it), then
 // writes the response, gzipped when the scraper accepts gzip.
