@@ -19,6 +19,9 @@ func (r *Registry) Start() error {
 	if err := r.validateLocked(); err != nil {
 		return err
 	}
+	if err := r.placeLocked(); err != nil {
+		return err
+	}
 	path := r.opts.Dir
 	if path == "" {
 		path = Dir()
