@@ -90,6 +90,7 @@ type waiter struct {
 	m    *metric
 	inst int
 	bind func(*Value)
+	c    *cell // the instrument's own memory, nil for a histogram's values (gather.go)
 }
 
 // unbindCells points every instrument back at its own memory, before the

@@ -581,6 +581,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	if !g.vec {
 		g.makeLocked("", 0)
 	}
+	r.hists = append(r.hists, g)
 	r.onStart = append(r.onStart, g.refresh)
 	r.onClose = append(r.onClose, g.refresh)
 	if r.state == started {

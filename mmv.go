@@ -99,7 +99,8 @@ type Registry struct {
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	declaringOwn bool   // the registry declares a metric of its own
 
-	journal journal // the transaction in progress, when open (declare.go)
+	journal  journal // the transaction in progress, when open (declare.go)
+	gathered         // what Gather needs beyond the model (gather.go)
 
 	strs stringLock // String values' writers
 
