@@ -198,18 +198,33 @@ func TestArchiveAcrossRestart(t *testing.T) {
 	}
 	var good, other int
 	tol := float64(gen1.perMS) * 1000 * 0.1
-	for i, v := range rates {
-		if v == "" || v == "!" { // "!": the counter went down, at the restart
-			other++
-			continue
+	rate := func(i int) (float64, bool) {
+		if i >= len(rates) || rates[i] == "" || rates[i] == "!" { // "!": the counter went down, at the restart
+			return 0, false
 		}
-		r, err := strconv.ParseFloat(v, 64)
-		require.NoError(t, err, "pmval step %d: %q", i, v)
-		if d := r - 1000; d > tol || d < -tol {
+		r, err := strconv.ParseFloat(rates[i], 64)
+		require.NoError(t, err, "pmval step %d: %q", i, rates[i])
+		return r, true
+	}
+	near := func(r float64) bool { return r-1000 <= tol && r-1000 >= -tol }
+	for i := 0; i < len(rates); i++ {
+		r, ok := rate(i)
+		switch {
+		case ok && near(r):
+			good++
+		case ok:
+			// A sample taken while the loaded service had not yet
+			// counted its last milliseconds shows a low step and a high
+			// one after it (848, 1136): together, the service's rate.
+			if next, ok := rate(i + 1); ok && !near(next) && near((r+next)/2) {
+				good += 2
+				i++
+				continue
+			}
 			other++
-			continue
+		default:
+			other++
 		}
-		good++
 	}
 	assert.LessOrEqual(t, other, 3, "pmval requests: steps without the service's rate of 1000/s ± %.0f (the restart at %v may cost up to three): %v",
 		tol, restart.Format(time.StampMilli), rates)
