@@ -103,6 +103,7 @@ func TestRetiredRangeOutlivesNoRegistry(t *testing.T) {
 	tm := NewTimer(r, "t", "")
 	h := NewHistogram(r, "h", "", NoUnits, nil)
 	hv := NewHistogramVec(r, "hv", "", NoUnits, nil, "l")
+	NewGaugeFunc(r, "gf", "", NoUnits, func() float64 { return 1 })
 	update := func() {
 		c.Inc()
 		cv.With("a").Inc()
