@@ -34,8 +34,9 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // Numeric methods convert to the metric's type: integers wrap as Go's
 // integer conversions do, floats round to the nearest value. Methods that do
 // not fit the type (SetString on a number, Add on a string) do nothing.
-// After the registry is closed, updates are dropped. A nil *Value ignores
-// every update.
+// After the registry is closed, updates are dropped, and the handle keeps
+// one mapping of the process (no memory) until it is unreachable (see
+// Registry.Close). A nil *Value ignores every update.
 type Value struct {
 	p      unsafe.Pointer // the value record in the mapping; read atomically, since Close moves it
 	typ    Type
