@@ -583,7 +583,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	}
 	r.hists = append(r.hists, g)
 	r.onStart = append(r.onStart, g.refresh)
-	r.onClose = append(r.onClose, g.refresh)
+	r.onClose = append(r.onClose, g.refresh, g.forget)
 	if r.state == started {
 		g.refresh()
 	}
@@ -678,6 +678,18 @@ func (g *histGroup) makeLocked(name string, id int32) *Histogram {
 	g.hs = append(g.hs, o)
 	g.mu.Unlock()
 	return o.h
+}
+
+// forget drops the handles on the files, at Close after the last refresh:
+// the group lives as long as its registry, and a closed file's range is
+// unmapped only once no handle on it is reachable (retire_linux.go).
+func (g *histGroup) forget() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, o := range g.hs {
+		clear(o.bucket)
+		clear(o.stats)
+	}
 }
 
 // refresh copies the histograms' state into the file.
