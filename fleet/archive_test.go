@@ -26,6 +26,12 @@ import (
 // returned function waits for it to end and fails the test if it failed.
 func startRecording(t *testing.T, tl tools, base string, d time.Duration, metrics ...string) func() {
 	t.Helper()
+	return startRecordingEvery(t, tl, base, d, interval, metrics...)
+}
+
+// startRecordingEvery is startRecording at another sampling interval.
+func startRecordingEvery(t *testing.T, tl tools, base string, d, interval time.Duration, metrics ...string) func() {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "pmlogger.conf")
 	body := fmt.Sprintf("log mandatory on %dmsec {\n\t%s\n}\n", interval.Milliseconds(), strings.Join(metrics, "\n\t"))
