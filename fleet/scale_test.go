@@ -56,7 +56,8 @@ type scaleRun struct {
 	LoadSeconds     float64 `json:"load_seconds"`
 	HostsPerSecond  float64 `json:"hosts_per_second"`
 	Queries         []query `json:"queries,omitempty"`
-	ScrapeMS        float64 `json:"scrape_ms,omitempty"` // pmproxy /metrics of the live service, one host
+	Parts           []part  `json:"parts_of_one_host,omitempty"` // one host's series by group
+	ScrapeMS        float64 `json:"scrape_ms,omitempty"`         // pmproxy /metrics of the live service, one host
 	ScrapeBytes     int     `json:"scrape_bytes,omitempty"`
 	ScrapeSamples   int     `json:"scrape_samples,omitempty"`
 }
@@ -114,7 +115,7 @@ func TestFleetScale(t *testing.T) {
 		subtrees = append(subtrees, "mmv."+s.name)
 	}
 	start := time.Now()
-	startRecordingEvery(t, tl, arch, time.Duration(records)*scaleEvery, scaleEvery, subtrees...)()
+	recordSamples(t, tl, arch, records, scaleEvery, subtrees...)
 	t.Logf("recorded %d variants for %v", len(ss), time.Since(start).Round(time.Millisecond))
 	cancel()
 	wait()
@@ -234,6 +235,10 @@ func measure(t *testing.T, tl tools, s *simService, base string, n int) scaleRun
 	run.SeriesPerHost = float64(run.Series) / float64(n)
 	run.InstPerHost = float64(run.Instances) / float64(n)
 	run.MemoryPerSeries = float64(run.MemoryBytes) / float64(run.Series)
+
+	run.Parts, err = breakdown(rc, hostName(0), "mmv."+s.name+".")
+	require.NoError(t, err, "the key-server memory of %s's series", hostName(0))
+	slices.SortFunc(run.Parts, func(a, b part) int { return int(b.Bytes - a.Bytes) })
 
 	// The operator's queries.
 	prefix := "mmv." + s.name + "."

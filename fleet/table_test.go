@@ -20,41 +20,78 @@ const (
 )
 
 // renderScaleTable renders the measurements: the service at each fleet
-// size, then each variant against the service at the same size.
+// size, the operator's queries, one host's series by part of the service,
+// and each variant against the service at the same size.
 func renderScaleTable(runs []scaleRun) string {
 	runs = slices.Clone(runs)
+	rank := func(r scaleRun) int {
+		return slices.IndexFunc(variants, func(v variant) bool { return v.name == r.Variant })
+	}
 	slices.SortStableFunc(runs, func(a, b scaleRun) int {
 		if a.Hosts != b.Hosts {
 			return a.Hosts - b.Hosts
 		}
-		return slices.IndexFunc(variants, func(v variant) bool { return v.name == a.Variant }) -
-			slices.IndexFunc(variants, func(v variant) bool { return v.name == b.Variant })
-	})
-	var b strings.Builder
-	b.WriteString("| hosts | records per host | series | series per host | instances per host | key-server memory | per host | per series | load | hosts/s | /api all hosts | one host | p99 all hosts | one host, whole range |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, r := range runs {
-		if r.Variant != variants[0].name {
-			continue
+		if a.Records != b.Records {
+			return a.Records - b.Records
 		}
-		fmt.Fprintf(&b, "| %d | %d | %d | %.0f | %.0f | %s | %s | %.0f B | %.1fs | %.1f |", r.Hosts, r.Records, r.Series, r.SeriesPerHost, r.InstPerHost,
-			mib(float64(r.MemoryBytes)), kib(r.MemoryPerHost), r.MemoryPerSeries, r.LoadSeconds, r.HostsPerSecond)
-		for _, q := range r.Queries {
-			fmt.Fprintf(&b, " %.0fms (%d series, %d values) |", q.MS, q.Series, q.Values)
+		return rank(a) - rank(b)
+	})
+	var base []scaleRun
+	for _, r := range runs {
+		if r.Variant == variants[0].name {
+			base = append(base, r)
+		}
+	}
+	if len(base) == 0 {
+		return "no measurement of " + variants[0].name + "\n"
+	}
+	var b strings.Builder
+	b.WriteString("| hosts | records per host | series | per host | instances per host | key-server memory | per host | per series | load | hosts/s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range base {
+		fmt.Fprintf(&b, "| %d | %d | %d | %.0f | %.0f | %s | %s | %s | %.1fs | %.1f |\n", r.Hosts, r.Records, r.Series, r.SeriesPerHost, r.InstPerHost,
+			mib(float64(r.MemoryBytes)), kib(r.MemoryPerHost), kib(r.MemoryPerSeries), r.LoadSeconds, r.HostsPerSecond)
+	}
+
+	b.WriteString("\nQueries (pmseries, median of 3, process start included; series and values returned):\n\n| query |")
+	for _, r := range base {
+		fmt.Fprintf(&b, " %d hosts, %d records |", r.Hosts, r.Records)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(base)) + "\n")
+	for i, q := range base[0].Queries {
+		fmt.Fprintf(&b, "| %s: `%s` |", q.Name, q.Expr[strings.Index(q.Expr, ".http.")+1:])
+		for _, r := range base {
+			if i < len(r.Queries) {
+				fmt.Fprintf(&b, " %.0fms (%d, %d) |", r.Queries[i].MS, r.Queries[i].Series, r.Queries[i].Values)
+			} else {
+				b.WriteString(" |")
+			}
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nWhat each option trims, per host (same recording, same fleet size):\n\n")
-	b.WriteString("| variant | hosts | series per host | instances per host | memory per host | vs. the service | /metrics scrape of one host |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+
+	one := base[0]
+	var total int64
+	for _, p := range one.Parts {
+		total += p.Bytes
+	}
+	fmt.Fprintf(&b, "\nOne host's series by part of the service (%d hosts, %d records; MEMORY USAGE of each series' own keys, %s of the %s per host, the rest being the indexes hosts share):\n\n", one.Hosts, one.Records, kib(float64(total)), kib(one.MemoryPerHost))
+	b.WriteString("| part | series | instances | memory | share |\n|---|---|---|---|---|\n")
+	for _, p := range one.Parts {
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %.0f%% |\n", p.Group, p.Series, p.Instances, kib(float64(p.Bytes)), 100*float64(p.Bytes)/float64(total))
+	}
+
+	b.WriteString("\nWhat each option trims, per host (one recording of all variants, same fleet size):\n\n")
+	b.WriteString("| variant | hosts | records | series per host | instances per host | memory per host | vs. the service | /metrics of one host |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
-		i := slices.IndexFunc(runs, func(o scaleRun) bool { return o.Variant == variants[0].name && o.Hosts == r.Hosts })
-		if i < 0 || (r.Variant == variants[0].name && !slices.ContainsFunc(runs, func(o scaleRun) bool { return o.Hosts == r.Hosts && o.Variant != r.Variant })) {
+		i := slices.IndexFunc(base, func(o scaleRun) bool { return o.Hosts == r.Hosts && o.Records == r.Records })
+		variantsHere := slices.ContainsFunc(runs, func(o scaleRun) bool { return o.Hosts == r.Hosts && o.Records == r.Records && o.Variant != r.Variant })
+		if i < 0 || !variantsHere {
 			continue
 		}
-		base := runs[i]
-		fmt.Fprintf(&b, "| %s: %s | %d | %.0f | %.0f | %s | %+.0f%% | %.0fms, %d samples, %s |\n", r.Variant, r.What, r.Hosts, r.SeriesPerHost, r.InstPerHost,
-			kib(r.MemoryPerHost), 100*(r.MemoryPerHost/base.MemoryPerHost-1), r.ScrapeMS, r.ScrapeSamples, kib(float64(r.ScrapeBytes)))
+		fmt.Fprintf(&b, "| %s: %s | %d | %d | %.0f | %.0f | %s | %+.0f%% | %.0fms, %d samples, %s |\n", r.Variant, r.What, r.Hosts, r.Records, r.SeriesPerHost, r.InstPerHost,
+			kib(r.MemoryPerHost), 100*(r.MemoryPerHost/base[i].MemoryPerHost-1), r.ScrapeMS, r.ScrapeSamples, kib(float64(r.ScrapeBytes)))
 	}
 	return b.String()
 }
