@@ -57,9 +57,14 @@ type scaleRun struct {
 	HostsPerSecond  float64 `json:"hosts_per_second"`
 	Queries         []query `json:"queries,omitempty"`
 	Parts           []part  `json:"parts_of_one_host,omitempty"` // one host's series by group
-	ScrapeMS        float64 `json:"scrape_ms,omitempty"`         // pmproxy /metrics of the live service, one host
-	ScrapeBytes     int     `json:"scrape_bytes,omitempty"`
-	ScrapeSamples   int     `json:"scrape_samples,omitempty"`
+	scrapeRun
+}
+
+// scrapeRun is pmproxy's /metrics of the live service, one host.
+type scrapeRun struct {
+	ScrapeMS      float64 `json:"scrape_ms,omitempty"` // median of 5
+	ScrapeBytes   int     `json:"scrape_bytes,omitempty"`
+	ScrapeSamples int     `json:"scrape_samples,omitempty"`
 }
 
 // TestFleetScale records the example service once with pmlogger, makes
@@ -85,11 +90,8 @@ func TestFleetScale(t *testing.T) {
 
 	// The services, live, driven by a client of their own.
 	var ss []*simService
-	clusters := map[string]uint32{}
 	for k, v := range vs {
-		s := startSimService(t, p.Dir, v, uint32(os.Getpid()+1+k*97))
-		clusters[v.name] = s.cluster
-		ss = append(ss, s)
+		ss = append(ss, startSimService(t, p.Dir, v, uint32(os.Getpid()+1+k*97)))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := drive(ctx, ss)
@@ -102,7 +104,7 @@ func TestFleetScale(t *testing.T) {
 	// pmproxy's /metrics of one host, live.
 	redisPort := startRedis(t, tl)
 	px := startPMProxy(t, tl, redisPort)
-	scrapes := map[string][3]float64{}
+	scrapes := map[string]scrapeRun{}
 	for _, s := range ss {
 		scrapes[s.v.name] = scrape(t, px, s.name)
 	}
@@ -128,8 +130,7 @@ func TestFleetScale(t *testing.T) {
 		base := filepath.Join(dir, s.v.name)
 		command(t, nil, tl.pmlogextract, "-c", conf, arch, base)
 		run := measure(t, tl, s, base, hosts)
-		sc := scrapes[s.v.name]
-		run.ScrapeMS, run.ScrapeBytes, run.ScrapeSamples = sc[0], int(sc[1]), int(sc[2])
+		run.scrapeRun = scrapes[s.v.name]
 		runs = append(runs, run)
 		b, _ := json.MarshalIndent(run, "", "  ")
 		t.Logf("%s at %d hosts:\n%s", s.v.name, hosts, b)
@@ -141,8 +142,8 @@ func TestFleetScale(t *testing.T) {
 }
 
 // scrape GETs pmproxy's /metrics for a service five times and returns the
-// median time in ms, the body's size and its samples.
-func scrape(t *testing.T, px *pmproxy, name string) [3]float64 {
+// median time, the body's size and its samples.
+func scrape(t *testing.T, px *pmproxy, name string) scrapeRun {
 	t.Helper()
 	var ms []float64
 	var body string
@@ -160,7 +161,7 @@ func scrape(t *testing.T, px *pmproxy, name string) [3]float64 {
 		}
 	}
 	require.Positive(t, samples, "pmproxy /metrics?names=mmv.%s:\n%s", name, body)
-	return [3]float64{median(ms), float64(len(body)), float64(samples)}
+	return scrapeRun{ScrapeMS: median(ms), ScrapeBytes: len(body), ScrapeSamples: samples}
 }
 
 func median(xs []float64) float64 {

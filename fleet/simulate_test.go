@@ -153,6 +153,13 @@ func multiply(t *testing.T, tl tools, base, dir string, n int) []string {
 	require.NoError(t, err)
 	vol, err := filepath.Abs(base + ".0")
 	require.NoError(t, err)
+	// Re-encoded unchanged, pmlogger's own label records are byte for
+	// byte what it wrote.
+	for _, typ := range []uint32{labelContext, labelCluster} {
+		same, err := setLabels(meta, typ, nil)
+		require.NoError(t, err, "%s.meta", base)
+		require.Equal(t, meta, same, "%s.meta: label records of type %d re-encoded unchanged", base, typ)
+	}
 	tmp := filepath.Join(dir, "relabelled")
 	out := make([]string, n)
 	for i := range n {
@@ -171,6 +178,14 @@ func multiply(t *testing.T, tl tools, base, dir string, n int) []string {
 		for _, f := range []string{".meta", ".0", ".rewrite"} {
 			require.NoError(t, os.Remove(tmp+f))
 		}
+	}
+	// PCP's reader sees the last host's labels, whole.
+	labels := command(t, nil, tl.pmdumplog, "-e", out[n-1])
+	for _, want := range []string{
+		fmt.Sprintf(`"hostname":%q,"machineid":"%032x"`, hostName(n-1), 0xf1ee7000+n-1),
+		fmt.Sprintf(`{"service":"httpserver","zone":"zone-%d"}`, (n-1)%10),
+	} {
+		require.Contains(t, labels, want, "pmdumplog -e %s", out[n-1])
 	}
 	return out
 }

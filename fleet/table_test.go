@@ -2,9 +2,11 @@ package fleet
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -46,11 +48,11 @@ func renderScaleTable(runs []scaleRun) string {
 		return "no measurement of " + variants[0].name + "\n"
 	}
 	var b strings.Builder
-	b.WriteString("| hosts | records per host | series | per host | instances per host | key-server memory | per host | per series | load | hosts/s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| hosts | records per host | series | per host | instances per host | key-server memory | per host | per series | load | hosts/s | records/s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range base {
-		fmt.Fprintf(&b, "| %d | %d | %d | %.0f | %.0f | %s | %s | %s | %.1fs | %.1f |\n", r.Hosts, r.Records, r.Series, r.SeriesPerHost, r.InstPerHost,
-			mib(float64(r.MemoryBytes)), kib(r.MemoryPerHost), kib(r.MemoryPerSeries), r.LoadSeconds, r.HostsPerSecond)
+		fmt.Fprintf(&b, "| %d | %d | %d | %.0f | %.0f | %s | %s | %s | %.1fs | %.1f | %.0f |\n", r.Hosts, r.Records, r.Series, r.SeriesPerHost, r.InstPerHost,
+			mib(float64(r.MemoryBytes)), kib(r.MemoryPerHost), kib(r.MemoryPerSeries), r.LoadSeconds, r.HostsPerSecond, r.HostsPerSecond*float64(r.Records))
 	}
 
 	b.WriteString("\nQueries (pmseries, median of 3, process start included; series and values returned):\n\n| query |")
@@ -59,7 +61,9 @@ func renderScaleTable(runs []scaleRun) string {
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(base)) + "\n")
 	for i, q := range base[0].Queries {
-		fmt.Fprintf(&b, "| %s: `%s` |", q.Name, q.Expr[strings.Index(q.Expr, ".http.")+1:])
+		// The expression as at every size: "one host" is the last.
+		expr := hostRE.ReplaceAllString(q.Expr[strings.Index(q.Expr, ".http.")+1:], "fleet-<last>")
+		fmt.Fprintf(&b, "| %s: `%s` |", q.Name, expr)
 		for _, r := range base {
 			if i < len(r.Queries) {
 				fmt.Fprintf(&b, " %.0fms (%d, %d) |", r.Queries[i].MS, r.Queries[i].Series, r.Queries[i].Values)
@@ -95,6 +99,8 @@ func renderScaleTable(runs []scaleRun) string {
 	}
 	return b.String()
 }
+
+var hostRE = regexp.MustCompile(`fleet-\d{4}`)
 
 func kib(n float64) string { return fmt.Sprintf("%.0f KiB", n/1024) }
 func mib(n float64) string { return fmt.Sprintf("%.1f MiB", n/(1<<20)) }
@@ -139,10 +145,15 @@ func writeScaleTable(results, docPath string) error {
 	return os.WriteFile(docPath, []byte(before+renderScaleTable(runs)+after), 0o644)
 }
 
+var updateTable = flag.Bool("fleet.update", false, "TestScaleTable: rewrite docs/fleet.md's table from testdata/scale.json")
+
 // TestScaleTable checks that docs/fleet.md's table is the one the
 // committed measurements render: a measurement rerun and committed
 // without its table, or a table edited by hand, fails.
 func TestScaleTable(t *testing.T) {
+	if *updateTable {
+		require.NoError(t, writeScaleTable(filepath.Join("testdata", "scale.json"), filepath.Join("..", "docs", "fleet.md")))
+	}
 	runs, err := readResults(filepath.Join("testdata", "scale.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, runs)
@@ -151,5 +162,5 @@ func TestScaleTable(t *testing.T) {
 	_, table, _, err := scaleSection(string(doc))
 	require.NoError(t, err, "docs/fleet.md")
 	require.Equal(t, renderScaleTable(runs), table,
-		"docs/fleet.md's scale table is not the one fleet/testdata/scale.json renders: rerun TestFleetScale with -fleet.out=testdata/scale.json")
+		"docs/fleet.md's scale table is not the one fleet/testdata/scale.json renders: rerun TestFleetScale with -fleet.out=testdata/scale.json, or go test -run TestScaleTable -fleet.update")
 }
