@@ -26,13 +26,28 @@ import (
 // returned function waits for it to end and fails the test if it failed.
 func startRecording(t *testing.T, tl tools, base string, d time.Duration, metrics ...string) func() {
 	t.Helper()
+	return startPMLogger(t, tl, base, interval, d, []string{"-T", fmt.Sprintf("%dmsec", d.Milliseconds())}, metrics...)
+}
+
+// recordSamples runs pmlogger until it has logged n samples every
+// interval, and waits for it to end.
+func recordSamples(t *testing.T, tl tools, base string, n int, every time.Duration, metrics ...string) {
+	t.Helper()
+	// A loaded machine stretches the samples: up to 4 times n intervals.
+	startPMLogger(t, tl, base, every, 4*time.Duration(n)*every, []string{"-s", strconv.Itoa(n)}, metrics...)()
+}
+
+// startPMLogger starts pmlogger with the given limit (-T or -s), killed
+// past d and cmdTimeout.
+func startPMLogger(t *testing.T, tl tools, base string, every, d time.Duration, limit []string, metrics ...string) func() {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "pmlogger.conf")
-	body := fmt.Sprintf("log mandatory on %dmsec {\n\t%s\n}\n", interval.Milliseconds(), strings.Join(metrics, "\n\t"))
+	body := fmt.Sprintf("log mandatory on %dmsec {\n\t%s\n}\n", every.Milliseconds(), strings.Join(metrics, "\n\t"))
 	require.NoError(t, os.WriteFile(conf, []byte(body), 0o644))
 	log := filepath.Join(dir, "pmlogger.log")
 	ctx, cancel := context.WithTimeout(context.Background(), d+cmdTimeout)
-	cmd := exec.CommandContext(ctx, tl.pmlogger, "-c", conf, "-l", log, "-T", fmt.Sprintf("%dmsec", d.Milliseconds()), base)
+	cmd := exec.CommandContext(ctx, tl.pmlogger, append(append([]string{"-c", conf, "-l", log}, limit...), base)...)
 	cmd.Dir = dir
 	require.NoError(t, cmd.Start(), "starting pmlogger")
 	t.Cleanup(func() { cancel(); cmd.Wait() })
