@@ -16,8 +16,8 @@ func (r *Registry) bindValueLocked(m *metric, inst int, bind func(*Value)) {
 	r.waitLocked(waiter{m: m, inst: inst, bind: bind})
 }
 
-// waitLocked hands w its value's handle: at once when the value has
-// storage, else after the Start or growth step that gives it.
+// waitLocked hands w its value at once when it has storage, else keeps it
+// waiting.
 func (r *Registry) waitLocked(w waiter) {
 	if v := r.handleLocked(w.m, w.inst); v != nil {
 		w.bind(v)

@@ -148,8 +148,8 @@ func (v *Vec[T]) sweepLocked(now time.Time) {
 				"expired: instances unchanged for their vector's expiry (Vec.SetExpiry), deleted; late: of those, the ones updated within a sweep after their expiry, through an instrument kept from before, whose updates PCP does not show.",
 				expiredNames)
 		}
-		atomic.AddUint64(r.expired[0].word(), uint64(n))
-		atomic.AddUint64(r.expired[1].word(), uint64(late))
+		r.expired[0].add(uint64(n))
+		r.expired[1].add(uint64(late))
 	}
 }
 
@@ -157,7 +157,7 @@ var expiredNames = []string{"expired", "late"}
 
 // state is what a sweep compares of a cell: its value, with what waits
 // to be carried into the file.
-func (c *cell) state() uint64 { return atomic.LoadUint64(c.word()) + c.pending() }
+func (c *cell) state() uint64 { return c.load() + c.pending() }
 
 // observations is the histogram's count of observations, which a sweep
 // compares.

@@ -30,7 +30,7 @@ func TestVecExpiryThroughPCP(t *testing.T) {
 	const d = 200 * time.Millisecond
 	c.SetExpiry(d) // before Start: sweeps begin at Start
 	require.NoError(t, r.Start())
-	h.SetExpiry(d) // after
+	h.SetExpiry(d)         // after
 	lastIdle := time.Now() // no later than the idle updates
 	c.With("idle").Add(5)
 	h.With("idle").Observe(1)

@@ -582,8 +582,9 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	if !g.vec {
 		g.makeLocked("", 0)
 	}
+	r.hists = append(r.hists, g)
 	r.onStart = append(r.onStart, g.refresh)
-	r.onClose = append(r.onClose, g.refresh)
+	r.onClose = append(r.onClose, g.refresh, g.forget)
 	r.onRead = append(r.onRead, g.snapshot)
 	if r.state == started {
 		g.refresh()
@@ -679,6 +680,18 @@ func (g *histGroup) makeLocked(name string, id int32) *Histogram {
 	g.hs = append(g.hs, o)
 	g.mu.Unlock()
 	return o.h
+}
+
+// forget drops the handles on the files, at Close after the last refresh:
+// the group lives as long as its registry, and a closed file's range is
+// unmapped only once no handle on it is reachable (retire_linux.go).
+func (g *histGroup) forget() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, o := range g.hs {
+		clear(o.bucket)
+		clear(o.stats)
+	}
 }
 
 // refresh copies the histograms' state into the file.

@@ -17,8 +17,8 @@ import (
 // reserved for it. Value handles point at the values section, whose address
 // never changes: when the file grows, the new file is mapped over the old
 // one so that its values land at the same addresses (see replace). At
-// close the file's pages are replaced by anonymous memory, unmapped after
-// a grace period (see quarantineGrace).
+// close the file's pages are replaced by anonymous memory, unmapped once
+// no handle on them is reachable (see retire).
 type file struct {
 	dir      *dir
 	name     string // in dir
@@ -241,10 +241,10 @@ func pwriteAll(fd int, b []byte) error {
 func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }
 
 // close swaps the file's pages for anonymous memory, so that updates still
-// in flight land harmlessly until it is unmapped after a grace period,
-// releases the rest of the reserved range at once, removes the file if
-// asked and if it is still ours, and gives up the name: in that order, so
-// that no one locks a file about to lose its name.
+// in flight land harmlessly, however late (see retire), releases the rest
+// of the reserved range at once, removes the file if asked and if it is
+// still ours, and gives up the name: in that order, so that no one locks a
+// file about to lose its name.
 func (f *file) close(remove bool) error {
 	mapped := pageRound(f.size)
 	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
@@ -258,7 +258,7 @@ func (f *file) close(remove bool) error {
 		if hi := uintptr(f.resv) + reserveSize - uintptr(f.base) - uintptr(mapped); hi > 0 {
 			unix.MunmapPtr(unsafe.Add(f.base, mapped), hi)
 		}
-		quarantineRange(f.base, uintptr(mapped))
+		retire(f, f.base, uintptr(mapped))
 	}
 	if remove && f.dir.sameFile(f.name, f.named) {
 		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {

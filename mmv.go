@@ -100,7 +100,8 @@ type Registry struct {
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
 	declaringOwn bool   // the registry declares a metric of its own
 
-	journal journal // the transaction in progress, when open (declare.go)
+	journal  journal // the transaction in progress, when open (declare.go)
+	gathered         // what Gather needs beyond the model (gather.go)
 
 	strs stringLock // String values' writers
 

@@ -3,6 +3,8 @@ package mmv
 import (
 	"slices"
 	"strings"
+
+	"github.com/gopcp/mmv/internal/canon"
 )
 
 // MetricSnapshot is one metric of a registry and its values at one
@@ -11,9 +13,13 @@ type MetricSnapshot struct {
 	// Metric is the declaration: name, type, semantics, units, indom and
 	// help, the item as declared (0 when derived).
 	Metric
-	// Labels are the labels PCP attaches to the metric, the registry's
-	// (cluster) labels first, then the metric's own, then its indom's.
+	// Labels are the labels PCP attaches to the metric: the registry's
+	// (cluster) labels, the metric's own, then its indom's.
 	Labels []Label
+	// LabelNames are a vector's label names (a histogram vector's for its
+	// statistics), which each value's Values are the values of; nil for
+	// other metrics.
+	LabelNames []string
 	// Values are the metric's values: one, with Instance "", for a
 	// singular metric; one per live instance of its indom otherwise, in
 	// the indom's order.
@@ -26,29 +32,35 @@ type InstanceValue struct {
 	// id in the indom.
 	Instance string
 	ID       int32
-	// Labels are the instance's labels (a vector's label values).
+	// Values are a vector's label values, as MetricSnapshot.LabelNames.
+	Values []string
+	// Labels are the instance's PCP labels (a vector's values, while the
+	// file's label budget gave them).
 	Labels []Label
 	// Value holds the value as the metric's Type: int32, uint32, int64,
 	// uint64, float32, float64 or string; Elapsed is an int64 of
-	// microseconds.
+	// microseconds. It is nil when there is no value to read: one set
+	// through Registry.Value before Start, when it has no storage yet, or
+	// one PCP shows as no value in a file with the Sentinel flag.
 	Value any
 }
 
 // Snapshot reads every metric of the registry and its current values, by
-// name, whether the registry was started or not: before Start, and for
-// what a growth step has yet to publish after it, the instruments' own
-// memory; once published, the file's values. Histograms' statistics are
-// computed afresh and callback metrics (NewCounterFunc...) called, so that
-// a snapshot shows every update made before it, not only those the last
-// refresh saw. Values set through Registry.Value exist only in files:
-// before Start they read as zero.
+// name, whether the registry was started or not, where Gather reads them:
+// the file once a value has storage there, else the instrument's own
+// memory (before Start, or declared after it and not yet published).
+// Unlike Gather it shows every metric as PCP names it (a histogram's
+// h.bucket, h.count, h.p99... each), computes histograms' statistics
+// afresh and calls callback metrics' functions (NewCounterFunc...), so
+// that a snapshot shows every update made before it, not only what the
+// last refresh saw; and it allocates what it returns.
 //
 // Snapshot is for tests and diagnostics, not hot paths: it takes the
-// registry's lock, as a declaration does, and allocates the result;
-// updates go on meanwhile, lock-free, so each value is read atomically
-// but the metrics are not read at one instant. Package mmvtest builds
-// its helpers on it. After Close it returns an error wrapping ErrClosed.
-// Metrics come sorted by name, the registry's own (mmv.*) included.
+// registry's lock, as a declaration does; updates go on meanwhile,
+// lock-free, so each value is read atomically but the metrics are not
+// read at one instant. Package mmvtest builds its helpers on it. After
+// Close it returns an error wrapping ErrClosed. Metrics come sorted by
+// name, the registry's own (mmv.*) included.
 func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	r = registry(r)
 	r.mu.Lock()
@@ -64,33 +76,30 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	for _, f := range r.onRead {
 		f(func(m *metric, j int, v any) { read[slot{m, j}] = v })
 	}
-	waiting := map[slot]*cell{}
-	for _, w := range r.waiting {
-		if w.c != nil {
-			waiting[slot{w.m, w.inst}] = w.c
-		}
-	}
-	labels := r.snapshotLabelsLocked()
+	cells := r.waitingCellsLocked()
+	inst := r.instanceLabelsLocked(true)
 	out := make([]MetricSnapshot, 0, len(r.metrics))
 	for _, m := range r.metrics {
-		ms := MetricSnapshot{Metric: m.Metric, Labels: labels.of(m)}
-		ms.Values = make([]InstanceValue, 0, m.valueCount())
+		ms := MetricSnapshot{Metric: m.Metric, Labels: r.labelsAboveLocked(m, nil), Values: make([]InstanceValue, 0, m.valueCount())}
+		if m.indom != nil {
+			ms.LabelNames = r.vecLabels[m.indom]
+		}
 		for j := range m.valueCount() {
 			iv := InstanceValue{}
 			if m.indom != nil {
 				if m.indom.removed[j] {
 					continue
 				}
-				inst := m.indom.Instances[j]
-				iv.Instance, iv.ID, iv.Labels = inst.Name, inst.ID, labels.instance[instanceKey{m.Indom, inst.ID}]
+				in := m.indom.Instances[j]
+				iv.Instance, iv.ID, iv.Labels = in.Name, in.ID, inst[instanceKey{m.indom.Serial, in.ID}]
+				if ms.LabelNames != nil {
+					iv.Values, _ = canon.Values(nil, in.Name, ms.LabelNames)
+				}
 			}
-			switch v, ok := read[slot{m, j}]; {
-			case ok:
+			if v, ok := read[slot{m, j}]; ok {
 				iv.Value = v
-			case waiting[slot{m, j}] != nil:
-				iv.Value = valueOf(waiting[slot{m, j}].value(), m.Type)
-			default:
-				iv.Value = valueOf(r.handleLocked(m, j), m.Type) // nil (zero) before Start
+			} else if v := valueAt(r, m, j, cells[m]); v != nil {
+				iv.Value = valueOf(v, m.Type)
 			}
 			ms.Values = append(ms.Values, iv)
 		}
@@ -100,48 +109,7 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	return out, nil
 }
 
-// snapshotLabels are the registry's labels by what they label.
-type snapshotLabels struct {
-	cluster  []Label
-	item     map[*metric][]Label
-	indom    map[uint32][]Label
-	instance map[instanceKey][]Label
-}
-
-type instanceKey struct {
-	serial uint32
-	id     int32
-}
-
-func (r *Registry) snapshotLabelsLocked() snapshotLabels {
-	ls := snapshotLabels{item: map[*metric][]Label{}, indom: map[uint32][]Label{}, instance: map[instanceKey][]Label{}}
-	for _, l := range r.labels {
-		switch l.kind {
-		case labelCluster:
-			ls.cluster = append(ls.cluster, l.Label)
-		case labelItem:
-			ls.item[l.metric] = append(ls.item[l.metric], l.Label)
-		case labelIndom:
-			ls.indom[l.serial] = append(ls.indom[l.serial], l.Label)
-		case labelInstances:
-			k := instanceKey{l.serial, l.instance}
-			ls.instance[k] = append(ls.instance[k], l.Label)
-		}
-	}
-	return ls
-}
-
-// of returns the labels of metric m: the registry's, its own, its indom's.
-func (ls *snapshotLabels) of(m *metric) []Label {
-	all := slices.Concat(ls.cluster, ls.item[m])
-	if m.indom != nil {
-		all = append(all, ls.indom[m.Indom]...)
-	}
-	return all
-}
-
-// valueOf reads v as a value of type t (see InstanceValue.Value); a nil v
-// reads as t's zero.
+// valueOf reads v as a value of type t (see InstanceValue.Value).
 func valueOf(v *Value, t Type) any {
 	switch t {
 	case Int32:

@@ -169,6 +169,7 @@ func newVec[T any](r *Registry, metric string, labels []string, serial uint32, k
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
 		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, given: map[int32]string{}, labelled: true}
 	v.limit.Store(DefaultVecLimit)
+	r.vecLabelsLocked(serial, v.labels)
 	empty := vecMap[T]{}
 	v.fast.Store(&empty)
 	v.recent.Store(&empty)

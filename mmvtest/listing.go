@@ -39,7 +39,7 @@ func Listing(r *mmv.Registry, metrics ...string) (string, error) {
 			b.WriteString(" " + labels(m.Labels))
 		}
 		if m.Indom == 0 {
-			b.WriteString(" = " + value(m.Values[0].Value) + "\n")
+			b.WriteString(" = " + format(m.Values[0].Value) + "\n")
 			continue
 		}
 		b.WriteString("\n")
@@ -48,7 +48,7 @@ func Listing(r *mmv.Registry, metrics ...string) (string, error) {
 			if len(iv.Labels) > 0 {
 				b.WriteString(" " + labels(iv.Labels))
 			}
-			b.WriteString(" = " + value(iv.Value) + "\n")
+			b.WriteString(" = " + format(iv.Value) + "\n")
 		}
 	}
 	return b.String(), nil
@@ -127,10 +127,12 @@ func labels(ls []mmv.Label) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-// value writes a snapshot's value: numbers as Go formats them, shortest,
-// strings quoted.
-func value(v any) string {
+// format writes a snapshot's value: numbers as Go formats them, shortest,
+// strings quoted, "(no value)" for none.
+func format(v any) string {
 	switch v := v.(type) {
+	case nil:
+		return "(no value)"
 	case float32:
 		return strconv.FormatFloat(float64(v), 'g', -1, 32)
 	case float64:

@@ -33,7 +33,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,14 +88,24 @@ func fileName(test string) string {
 // Get returns the value of metric in r as a float64, failing the test
 // when r has no such value: the only value of a singular metric; for a
 // metric over instances, that of the instance the values name (see
-// Lookup). Strings read as 0; Elapsed values in microseconds.
+// Lookup); failing it too when the value has none to read (see
+// mmv.InstanceValue). Strings read as 0; Elapsed values in microseconds.
 func Get(t testing.TB, r *mmv.Registry, metric string, values ...string) float64 {
+	t.Helper()
+	return ToFloat64(value(t, r, metric, values))
+}
+
+// value is the value Lookup finds, failing the test when there is none.
+func value(t testing.TB, r *mmv.Registry, metric string, values []string) any {
 	t.Helper()
 	iv, err := Lookup(r, metric, values...)
 	if err != nil {
 		t.Fatalf("mmvtest: %v", err)
 	}
-	return ToFloat64(iv.Value)
+	if iv.Value == nil {
+		t.Fatalf("mmvtest: metric %q instance %q has no value (no storage yet, or the Sentinel's no value)", metric, iv.Instance)
+	}
+	return iv.Value
 }
 
 // Lookup returns one value of metric in r: with no values, the only value
@@ -151,37 +161,9 @@ func names(m mmv.MetricSnapshot) []string {
 	return ns
 }
 
-// matches reports whether iv is the instance of values: its name is the
-// canonical form of a vector's values (name=value pairs joined by ',',
-// with ',', '=', '%', spaces and control bytes written %XX).
+// matches reports whether iv is the instance of a vector's values.
 func matches(iv mmv.InstanceValue, values []string) bool {
-	pairs := strings.Split(iv.Instance, ",")
-	if len(pairs) != len(values) {
-		return false
-	}
-	for i, p := range pairs {
-		_, v, ok := strings.Cut(p, "=")
-		if !ok || unescape(v) != values[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// unescape undoes the %XX of a value in a canonical instance name.
-func unescape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			if c, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
-				b.WriteByte(byte(c))
-				i += 2
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return iv.Values != nil && slices.Equal(iv.Values, values)
 }
 
 // ToFloat64 returns a value of a snapshot (InstanceValue.Value), or an
@@ -240,7 +222,9 @@ func Mark(t testing.TB, r *mmv.Registry) *Baseline {
 	b := &Baseline{r: r, values: map[[2]string]float64{}}
 	for _, m := range ms {
 		for _, iv := range m.Values {
-			b.values[[2]string{m.Name, iv.Instance}] = ToFloat64(iv.Value)
+			if iv.Value != nil {
+				b.values[[2]string{m.Name, iv.Instance}] = ToFloat64(iv.Value)
+			}
 		}
 	}
 	return b
@@ -255,5 +239,5 @@ func (b *Baseline) Delta(t testing.TB, metric string, values ...string) float64 
 	if err != nil {
 		t.Fatalf("mmvtest: %v", err)
 	}
-	return ToFloat64(iv.Value) - b.values[[2]string{metric, iv.Instance}]
+	return ToFloat64(value(t, b.r, metric, values)) - b.values[[2]string{metric, iv.Instance}]
 }

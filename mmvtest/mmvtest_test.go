@@ -137,6 +137,13 @@ func TestLookupErrors(t *testing.T) {
 	assert.Equal(t, 2.0, mmvtest.Get(t, r, "k", "k=x"))
 	assert.Equal(t, 1.0, mmvtest.Get(t, r, "k", "x"))
 	assert.Equal(t, 2.0, mmvtest.Get(t, r, "k", "k=k%3Dx"), "by name")
+	// A low-level metric has no value before Start: none to read.
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "raw", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	iv, err := mmvtest.Lookup(r, "raw")
+	require.NoError(t, err)
+	assert.Nil(t, iv.Value)
+	require.NoError(t, mmvtest.Compare(r, "raw: counter uint64 (none) = (no value)", "raw"))
+
 	require.NoError(t, r.Close())
 	_, err = r.Snapshot()
 	assert.True(t, errors.Is(err, mmv.ErrClosed), "%v", err)
