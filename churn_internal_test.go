@@ -38,15 +38,7 @@ func TestChurnIsBounded(t *testing.T) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	bound := func(perInstance int) int { return perInstance * (2*live + 64 + every) }
-	for _, in := range r.indoms {
-		perInstance := max(1, in.live/live)
-		assert.LessOrEqual(t, len(in.Instances), bound(perInstance), "instances of indom %d (%s)", in.Serial, in.ShortHelp)
-		assert.LessOrEqual(t, in.names.n, bound(perInstance), "names of indom %d", in.Serial)
-	}
-	for _, m := range r.metrics {
-		assert.LessOrEqual(t, len(m.slots), bound(3), "slots of %s", m.Name)
-	}
+	bound := assertChurnBoundedLocked(t, r, live, every)
 	assert.LessOrEqual(t, len(v.ids), 2*bound(1), "ids the counter vector remembers")
 	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
 	assert.LessOrEqual(t, len(h.ids), 2*bound(1), "ids the histogram vector remembers")

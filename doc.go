@@ -40,6 +40,16 @@
 // Histogram); the help texts the package makes up from a name, such as a
 // vector's indom's, are cut to fit, never refusing the name.
 //
+// A vector's instances may expire ([Vec.SetExpiry]): those whose values
+// have not changed for a chosen duration are deleted, found by a sweep
+// every quarter of it that compares values, so updates pay nothing; each
+// sweep holds the registry's lock 0.1 to 0.15 µs per instance.
+//
+// [Registry.Snapshot] reads every metric's current values by name,
+// started or not, for tests and diagnostics; package mmvtest builds a
+// service's unit-test helpers on it (read a value by label values,
+// compare with an expected listing, a registry per test), with no PCP.
+//
 // # Registries and values
 //
 // Under the instruments is the [Registry]: it declares instance domains

@@ -27,30 +27,38 @@ func (r *Registry) dropLocked(reason dropReason) {
 	r.drops[reason].add(1)
 }
 
-// declareDropsLocked declares mmv.dropped and binds its cells; on a
-// registry that cannot take it (closed), the cells count in memory.
+// declareDropsLocked declares mmv.dropped and binds its cells.
 func (r *Registry) declareDropsLocked() {
-	r.drops = make([]cell, numDrops)
-	for i := range r.drops {
-		r.drops[i].init(Uint64)
+	r.drops = r.declareOwnLocked("dropped", "Reasons a vector refused label values", "label values vectors refused, by reason",
+		"limit: a vector at its limit (Vec.SetLimit); refused: values a vector cannot name; cap: the registry's caps on instances; closed: a closed registry.",
+		dropNames[:])
+}
+
+// declareOwnLocked declares the registry's own counter mmv.<name>, over an
+// indom of the instances names, and returns its cells, bound; on a
+// registry that cannot take it (closed), the cells count in memory.
+func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names []string) []cell {
+	cells := make([]cell, len(names))
+	for i := range cells {
+		cells[i].init(Uint64)
 	}
 	var m *metric
 	err := r.declareLocked(func() error {
-		in, err := r.addAutoIndomLocked(ownPrefix+".dropped", "Reasons a vector refused label values", dropNames[:])
+		in, err := r.addAutoIndomLocked(ownPrefix+"."+name, indomHelp, names)
 		if err != nil {
 			return err
 		}
 		r.declaringOwn = true
-		m, err = r.addMetricLocked(Metric{Name: ownPrefix + ".dropped", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: in.Serial,
-			ShortHelp: "label values vectors refused, by reason",
-			LongHelp:  "limit: a vector at its limit (Vec.SetLimit); refused: values a vector cannot name; cap: the registry's caps on instances; closed: a closed registry."}, true)
+		m, err = r.addMetricLocked(Metric{Name: ownPrefix + "." + name, Type: Uint64, Semantics: SemCounter, Units: Count, Indom: in.Serial,
+			ShortHelp: short, LongHelp: long}, true)
 		r.declaringOwn = false
 		return err
 	})
 	if err != nil {
-		return
+		return cells
 	}
-	for i := range r.drops {
-		r.bindCellLocked(m, i, &r.drops[i])
+	for i := range cells {
+		r.bindCellLocked(m, i, &cells[i])
 	}
+	return cells
 }

@@ -9,9 +9,9 @@ package mmv
 // NewCounterFunc declares on r (Default when nil) a counter whose total f
 // returns, such as a count a library keeps: a Uint64 metric with counter
 // semantics, as NewCounter's. f is called at Start, every DefaultInterval
-// until Close, and at Close; it must be safe to call from any goroutine,
-// and must not call r's methods, since Start and Close call it with r's
-// lock held. A total that goes down reads in PCP as a counter wrap.
+// until Close, at Close, and by each Registry.Snapshot, started or not; it
+// must be safe to call from any goroutine, and must not call r's methods,
+// since Start, Close and Snapshot call it with r's lock held. A total that goes down reads in PCP as a counter wrap.
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {
@@ -61,6 +61,7 @@ func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f f
 	}
 	r.onStart = append(r.onStart, read)
 	r.onClose = append(r.onClose, read)
+	r.onRead = append(r.onRead, func(func(*metric, int, any)) { read() })
 	r.pollLocked(DefaultInterval, read)
 	return nil
 }

@@ -40,22 +40,7 @@ func (r *Registry) Gather(visit func(*Family)) {
 	if r.state == closed {
 		return
 	}
-	var cells map[*metric][]*cell // the memories of the instruments waiting for storage
-	for _, w := range r.waiting {
-		if w.c != nil {
-			if cells == nil {
-				cells = map[*metric][]*cell{}
-			}
-			cs := cells[w.m]
-			if cs == nil {
-				cs = make([]*cell, w.m.valueCount())
-				cells[w.m] = cs
-			}
-			if w.inst < len(cs) {
-				cs[w.inst] = w.c
-			}
-		}
-	}
+	cells := r.waitingCellsLocked()
 	var parts map[*metric]bool // the histograms' .count and .sum: in their Family
 	hists := map[*metric]*histGroup{}
 	for _, g := range r.hists {
@@ -65,7 +50,7 @@ func (r *Registry) Gather(visit func(*Family)) {
 		}
 		parts[g.statM[0]], parts[g.statM[1]] = true, true
 	}
-	inst := r.instanceLabelsLocked()
+	inst := r.instanceLabelsLocked(false)
 	f := &Family{}
 	for _, m := range r.metrics {
 		if parts[m] {
@@ -168,6 +153,28 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 	}
 }
 
+// waitingCellsLocked returns the memories of the instruments waiting for
+// storage, by metric and instance index; nil when none waits.
+func (r *Registry) waitingCellsLocked() map[*metric][]*cell {
+	var cells map[*metric][]*cell
+	for _, w := range r.waiting {
+		if w.c != nil {
+			if cells == nil {
+				cells = map[*metric][]*cell{}
+			}
+			cs := cells[w.m]
+			if cs == nil {
+				cs = make([]*cell, w.m.valueCount())
+				cells[w.m] = cs
+			}
+			if w.inst < len(cs) {
+				cs[w.inst] = w.c
+			}
+		}
+	}
+	return cells
+}
+
 // valueAt is the value of m for instance index j: in the file once it
 // has storage there, else in the instrument's memory, nil when it has
 // neither.
@@ -248,12 +255,12 @@ type instanceKey struct {
 	id     int32
 }
 
-// instanceLabelsLocked returns the instance labels of the indoms that are
-// not vectors', by instance.
-func (r *Registry) instanceLabelsLocked() map[instanceKey][]Label {
+// instanceLabelsLocked returns the instance labels by instance: of every
+// indom with vectors, else of the indoms that are not vectors'.
+func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 	var ls map[instanceKey][]Label
 	for _, l := range r.labels {
-		if l.kind != labelInstances || r.vecLabels[r.serials[l.serial]] != nil {
+		if l.kind != labelInstances || !vectors && r.vecLabels[r.serials[l.serial]] != nil {
 			continue
 		}
 		if ls == nil {

@@ -3,7 +3,9 @@ package mmv
 import (
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,4 +58,40 @@ func vecIDColliders() (a, b string) {
 		}
 		seen[home] = v
 	}
+}
+
+// assertChurnBoundedLocked checks that what r keeps of its vectors' churn
+// follows the instances they hold, live of them per vector, and what was
+// deleted since the last publication, every: its indoms' instances and
+// names, its metrics' slots. It returns the bound for perInstance
+// instances per value.
+func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) (bound func(perInstance int) int) {
+	t.Helper()
+	bound = func(perInstance int) int { return perInstance * (2*live + 64 + every) }
+	for _, in := range r.indoms {
+		perInstance := max(1, in.live/live)
+		assert.LessOrEqual(t, len(in.Instances), bound(perInstance), "instances of indom %d (%s)", in.Serial, in.ShortHelp)
+		assert.LessOrEqual(t, in.names.n, bound(perInstance), "names of indom %d", in.Serial)
+	}
+	for _, m := range r.metrics {
+		assert.LessOrEqual(t, len(m.slots), bound(3), "slots of %s", m.Name)
+	}
+	return bound
+}
+
+// sweepAt runs a sweep of v at now, as the timer does.
+func sweepAt[T any](v *Vec[T], now time.Time) {
+	v.r.mu.Lock()
+	defer v.r.mu.Unlock()
+	v.sweepLocked(now)
+}
+
+// expiredCount returns mmv.expired's counts: instances expired, and late.
+func expiredCount(r *Registry) (expired, late uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.expired == nil {
+		return 0, 0
+	}
+	return r.expired[0].state(), r.expired[1].state()
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -301,4 +302,24 @@ func serialHome(name string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(name))
 	return 1024 + h.Sum32()%1024
+}
+
+// instanceIDs returns the instances PCP's reader shows of a metric, by
+// name, with their ids.
+func instanceIDs(t *testing.T, ms []pcptest.Metric, name string) map[string]int {
+	t.Helper()
+	ids := map[string]int{}
+	for _, in := range get(t, ms, name).Instances {
+		ids[in.Name] = in.ID
+	}
+	return ids
+}
+
+// waitGone waits until v no longer holds the instance name, at most 10 s.
+func waitGone[T any](t *testing.T, v *mmv.Vec[T], name string, busy func()) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); slices.Contains(v.Instances(), name); time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "%s did not expire in 10 s", name)
+		busy()
+	}
 }

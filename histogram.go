@@ -477,6 +477,7 @@ type histGroup struct {
 	mu        sync.Mutex // serialises refresh and guards hs
 	quantiles []float64
 	hs        []*histOut
+	buf       []float64 // readLocked's statistics
 }
 
 // histOut is one histogram and its values in the file, each nil until
@@ -584,6 +585,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	r.hists = append(r.hists, g)
 	r.onStart = append(r.onStart, g.refresh)
 	r.onClose = append(r.onClose, g.refresh, g.forget)
+	r.onRead = append(r.onRead, g.snapshot)
 	if r.state == started {
 		g.refresh()
 	}
@@ -698,25 +700,68 @@ func (g *histGroup) refresh() {
 	defer g.mu.Unlock()
 	now := time.Now()
 	for _, o := range g.hs {
-		o.h.w.mu.Lock()
-		s := o.h.w.state(&o.h.tally, now)
-		for j, c := range s.counts {
-			o.bucket[j].Set(int64(c))
-		}
-		o.stats[0].Set(int64(s.total))
-		o.stats[1].SetFloat(s.sum)
-		var lo, hi, mean float64
-		if s.n > 0 {
-			lo, hi, mean = s.min, s.max, s.inSum/float64(s.n)
-		}
-		o.stats[2].SetFloat(lo)
-		o.stats[3].SetFloat(hi)
-		o.stats[4].SetFloat(mean)
-		for k, q := range g.quantiles {
-			o.stats[5+k].SetFloat(o.h.quantile(s.in, s.n, q, s.min, s.max))
-		}
-		o.h.w.mu.Unlock()
+		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
+			for j, c := range counts {
+				o.bucket[j].Set(int64(c))
+			}
+			o.stats[0].Set(int64(total))
+			for k, f := range stats {
+				o.stats[1+k].SetFloat(f)
+			}
+		})
 	}
+}
+
+// snapshot hands put the histograms' values as refresh would store them,
+// for Registry.Snapshot, whether they have storage or not.
+func (g *histGroup) snapshot(put func(m *metric, inst int, v any)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Now()
+	for _, o := range g.hs {
+		stat, buckets := 0, g.bounds
+		if g.vec {
+			var ok bool
+			if stat, ok = g.statIndom.lookup(o.inst); !ok {
+				continue // not in the indom: nothing to show
+			}
+			buckets = g.bucketNames(o.inst)
+		}
+		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
+			for i, c := range counts {
+				j, ok := i, true
+				if g.vec {
+					j, ok = g.bucketIn.lookup(buckets[i])
+				}
+				if ok {
+					put(g.bucketM, j, c)
+				}
+			}
+			put(g.statM[0], stat, total)
+			for k, f := range stats {
+				put(g.statM[1+k], stat, f)
+			}
+		})
+	}
+}
+
+// readLocked hands f the values of o as published: the count of each
+// bucket, the observations' count, then the other statistics in g.stats
+// order (sum, min, max, mean, the quantiles). With g.mu held.
+func (g *histGroup) readLocked(o *histOut, now time.Time, f func(counts []uint64, total uint64, stats []float64)) {
+	o.h.w.mu.Lock()
+	defer o.h.w.mu.Unlock()
+	s := o.h.w.state(&o.h.tally, now)
+	var lo, hi, mean float64
+	if s.n > 0 {
+		lo, hi, mean = s.min, s.max, s.inSum/float64(s.n)
+	}
+	st := append(g.buf[:0], s.sum, lo, hi, mean)
+	for _, q := range g.quantiles {
+		st = append(st, o.h.quantile(s.in, s.n, q, s.min, s.max))
+	}
+	g.buf = st
+	f(s.counts, s.total, st)
 }
 
 // NewHistogram declares a histogram on r (Default when nil), observing

@@ -97,6 +97,7 @@ type Registry struct {
 	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
+	expired      []cell // vectors' instances expired, and late updates (expire.go)
 	declaringOwn bool   // the registry declares a metric of its own
 
 	journal  journal // the transaction in progress, when open (declare.go)
@@ -107,6 +108,9 @@ type Registry struct {
 	// Hooks run, in order, at the end of Start and at the start of Close,
 	// with mu held (see hook).
 	onStart, onClose []func()
+	// onRead hooks run at each Snapshot, with mu held: callback metrics
+	// store their function's value, histograms hand over their values.
+	onRead []func(put func(m *metric, inst int, v any))
 }
 
 // state is where a registry is in its life.

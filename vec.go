@@ -48,6 +48,9 @@ const DefaultVecLimit = 1000
 // own metric mmv.<file>.mmv.dropped, by reason (limit, refused, cap,
 // closed).
 //
+// SetExpiry makes a vector forget the instances whose values stopped
+// changing, at no cost to updates (see SetExpiry).
+//
 // With on an existing instance is a hash of the values and a map lookup,
 // lock-free and allocation-free; keep the instrument it returns on hot
 // paths all the same. Adding an instance takes the registry's lock;
@@ -78,6 +81,7 @@ type Vec[T any] struct {
 	pruneAt    int                     // len(ids) at which pruneIDsLocked runs
 	labelled   bool                    // instances still get PCP labels
 	unlabelled atomic.Bool             // SetInstanceLabels(false)
+	expiry     expiry                  // SetExpiry (expire.go)
 }
 
 // vecMap finds entries by the hash of their values.
@@ -89,6 +93,11 @@ type vecEntry[T any] struct {
 	t      *T
 	next   *vecEntry[T] // another with the same hash
 	dead   atomic.Bool  // deleted: lookups pass it by
+
+	// Under r.mu, for expiry sweeps (expire.go): the state the last sweep
+	// saw, and when a sweep first saw it (Unix ns, 0 before any).
+	state uint64
+	seen  int64
 }
 
 // find returns the instrument of values, nil when m has none.
@@ -130,6 +139,11 @@ type vecKind[T any] interface {
 	// idSpace is the number of ids the vector's instances may have, from
 	// 0 (see idLocked).
 	idSpace() int64
+	// stateLocked is what an expiry sweep compares of the instrument t of
+	// instance id; watchLocked reads it, still after t's removal
+	// (expire.go).
+	stateLocked(id int32, t *T) uint64
+	watchLocked(id int32, t *T) func() uint64
 }
 
 // checkVecLabels checks the label names of the vector of metric.

@@ -1,0 +1,176 @@
+package mmvtest_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/mmvtest"
+)
+
+// wantService is the listing of newService after serveThree.
+const wantService = `
+answer: instant int64 (count) = 42
+busy: counter uint64 (nanosec) = 2750000000
+in_flight: instant int64 (count) = 3
+latency.bucket: counter uint64 (count)
+  "0.1" = 0
+  "1" = 2
+  "+Inf" = 1
+latency.count: counter uint64 (count) = 3
+latency.max: instant double (sec) = 2
+latency.mean: instant double (sec) = 0.9166666666666666
+latency.min: instant double (sec) = 0.25
+latency.p50: instant double (sec) = 0.625
+latency.sum: counter double (sec) = 2.75
+requests: counter uint64 (count)
+  "route=/api,status=200" {route="/api",status="200"} = 2
+  "route=/a%2Cb,status=500" {route="/a,b",status="500"} = 1
+temp: instant double (none) = 21.5
+`
+
+func serveThree(s *service) {
+	s.serve("/api", "200", 250*time.Millisecond)
+	s.serve("/api", "200", 500*time.Millisecond)
+	s.serve("/a,b", "500", 2*time.Second)
+}
+
+// TestReadsWhetherStartedOrNot: the same updates read the same, through
+// Get, Lookup and Compare, on a registry never started, on one started
+// before them, and on one started after them.
+func TestReadsWhetherStartedOrNot(t *testing.T) {
+	for _, when := range []string{"never", "before", "after"} {
+		t.Run(when, func(t *testing.T) {
+			r := mmvtest.NewRegistry(t, nil)
+			s := newService(r)
+			if when == "before" {
+				require.NoError(t, r.Start())
+			}
+			serveThree(s)
+			if when == "after" {
+				require.NoError(t, r.Start())
+			}
+			assert.Equal(t, 2.0, mmvtest.Get(t, r, "requests", "/api", "200"))
+			assert.Equal(t, 1.0, mmvtest.Get(t, r, "requests", "/a,b", "500"))
+			assert.Equal(t, 1.0, mmvtest.Get(t, r, "requests", "route=/a%2Cb,status=500"), "by instance name")
+			assert.Equal(t, 3.0, mmvtest.Get(t, r, "latency.count"))
+			assert.Equal(t, 42.0, mmvtest.Get(t, r, "answer"))
+			assert.Equal(t, 2.75, mmvtest.ToFloat64(s.busy))
+			require.NoError(t, mmvtest.Compare(r, wantService))
+		})
+	}
+}
+
+// TestReadsUnpublished: an instance added after Start reads at once,
+// before the publication that puts it in the file, and the same after.
+func TestReadsUnpublished(t *testing.T) {
+	r := mmvtest.Started(t, &mmv.Options{PublishDelay: time.Hour})
+	s := newService(r)
+	s.requests.With("/new", "201").Add(7)
+	assert.Equal(t, 7.0, mmvtest.Get(t, r, "requests", "/new", "201"))
+	require.NoError(t, r.Flush())
+	s.requests.With("/new", "201").Add(1)
+	assert.Equal(t, 8.0, mmvtest.Get(t, r, "requests", "/new", "201"))
+}
+
+// TestCompareDiff: a mismatch names the lines that differ, -expected and
+// +got, with the lines around them.
+func TestCompareDiff(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	serveThree(newService(r))
+	want := `
+		requests: counter uint64 (count)
+		  "route=/api,status=200" {route="/api",status="200"} = 3
+		  "route=/a%2Cb,status=500" {route="/a,b",status="500"} = 1
+	`
+	err := mmvtest.Compare(r, want, "requests")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `
+  requests: counter uint64 (count)
+- "route=/api,status=200" {route="/api",status="200"} = 3
++ "route=/api,status=200" {route="/api",status="200"} = 2
+  "route=/a%2Cb,status=500" {route="/a,b",status="500"} = 1
+`)
+	// Selecting: a histogram's name selects its metrics, nothing else.
+	got, err := mmvtest.Listing(r, "latency")
+	require.NoError(t, err)
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+		if name, _, ok := strings.Cut(l, ":"); ok && !strings.HasPrefix(l, " ") {
+			names = append(names, name)
+		}
+	}
+	assert.Equal(t, []string{"latency.bucket", "latency.count", "latency.max", "latency.mean", "latency.min", "latency.p50", "latency.sum"}, names)
+	require.NoError(t, mmvtest.Compare(r, "temp: instant double (none) = 21.5", "temp"))
+	assert.Error(t, mmvtest.Compare(r, "", "temp"), "a metric not expected")
+	require.NoError(t, mmvtest.Compare(r, "temp: instant double (none) = 21.500000000001", "temp"), "within 1e-9")
+	assert.Error(t, mmvtest.Compare(r, "temp: instant double (none) = 21.50001", "temp"), "beyond 1e-9")
+	assert.Error(t, mmvtest.Compare(r, "temp: instant int64 (none) = 21.5", "temp"), "not a value")
+	assert.Error(t, mmvtest.Compare(r, "temp: instant double (none) = 21.5\nx: instant double (none) = 1", "temp", "x"), "a metric expected that r has not")
+}
+
+// TestLookupErrors: what is not there wraps mmv.ErrUnknown and says what
+// is.
+func TestLookupErrors(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	serveThree(newService(r))
+	_, err := mmvtest.Lookup(r, "nope")
+	assert.True(t, errors.Is(err, mmv.ErrUnknown), "%v", err)
+	_, err = mmvtest.Lookup(r, "requests", "/api", "404")
+	assert.True(t, errors.Is(err, mmv.ErrUnknown), "%v", err)
+	assert.ErrorContains(t, err, "route=/api,status=200")
+	_, err = mmvtest.Lookup(r, "requests")
+	assert.ErrorContains(t, err, "give label values")
+	_, err = mmvtest.Lookup(r, "requests", "/api")
+	assert.True(t, errors.Is(err, mmv.ErrUnknown), "one value for two labels: %v", err)
+	assert.Equal(t, []string{"route=/api,status=200", "route=/a%2Cb,status=500"}, mmvtest.Instances(r, "requests"))
+
+	// A value that is another instance's name: label values first.
+	k := mmv.NewCounterVec(r, "k", "", mmv.Count, "k")
+	k.With("x").Add(1)
+	k.With("k=x").Add(2)
+	assert.Equal(t, 2.0, mmvtest.Get(t, r, "k", "k=x"))
+	assert.Equal(t, 1.0, mmvtest.Get(t, r, "k", "x"))
+	assert.Equal(t, 2.0, mmvtest.Get(t, r, "k", "k=k%3Dx"), "by name")
+	// A low-level metric has no value before Start: none to read.
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "raw", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	iv, err := mmvtest.Lookup(r, "raw")
+	require.NoError(t, err)
+	assert.Nil(t, iv.Value)
+	require.NoError(t, mmvtest.Compare(r, "raw: counter uint64 (none) = (no value)", "raw"))
+
+	require.NoError(t, r.Close())
+	_, err = r.Snapshot()
+	assert.True(t, errors.Is(err, mmv.ErrClosed), "%v", err)
+}
+
+// TestRegistryLifecycle: NewRegistry's file is in the test's directory,
+// named after the test, and gone with the registry closed at cleanup.
+func TestRegistryLifecycle(t *testing.T) {
+	var r *mmv.Registry
+	t.Run("inner/with spaces", func(t *testing.T) {
+		r = mmvtest.Started(t, &mmv.Options{Flags: mmv.Process})
+		assert.Contains(t, r.Path(), "/mmv/t_TestRegistryLifecycle_inner_with_")
+	})
+	assert.ErrorIs(t, r.Err(), mmv.ErrClosed, "closed at the subtest's cleanup")
+}
+
+// TestDelta: Delta reads the change since Mark, from zero for an instance
+// new since.
+func TestDelta(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	s := newService(r)
+	serveThree(s)
+	b := mmvtest.Mark(t, r)
+	serveThree(s)
+	s.serve("/new", "200", time.Second)
+	assert.Equal(t, 2.0, b.Delta(t, "requests", "/api", "200"))
+	assert.Equal(t, 1.0, b.Delta(t, "requests", "/new", "200"))
+	assert.Equal(t, 4.0, b.Delta(t, "latency.count"))
+	assert.Equal(t, 4.0, b.Delta(t, "in_flight"))
+}
