@@ -103,7 +103,8 @@ exec chroot "$0" /bin/sh -c 'cd "$0" 2>/dev/null || cd /; exec "$@"' "$PWD" "$@"
 }
 
 // Visible returns a path at which the commands Command runs can read file:
-// file itself when no root is in use or it is under os.TempDir, else a copy
+// file itself when no root is in use, its absolute path when it is under
+// os.TempDir (which the root sees at the same path), else a copy
 // of it in a temporary directory of the test. It fails the test when the
 // copy fails.
 func Visible(t testing.TB, file string) string {
@@ -112,8 +113,11 @@ func Visible(t testing.TB, file string) string {
 	if err != nil {
 		t.Fatalf("pcptest: %v", err)
 	}
-	if Root() == "" || strings.HasPrefix(abs, filepath.Clean(os.TempDir())+string(filepath.Separator)) {
+	if Root() == "" {
 		return file
+	}
+	if strings.HasPrefix(abs, filepath.Clean(os.TempDir())+string(filepath.Separator)) {
+		return abs // the root sees the temporary directory at its own path, not the working directory
 	}
 	b, err := os.ReadFile(abs)
 	if err != nil {
