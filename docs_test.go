@@ -24,7 +24,7 @@ import (
 // docPages are the pages whose every command docCommands accounts for.
 // docs/fleet.md marks each of its commands run by CI or not where it shows
 // it; docs/design.md is the design record.
-var docPages = []string{"README.md", "docs/instruments.md", "docs/operating.md", "docs/registry.md"}
+var docPages = []string{"README.md", "docs/instruments.md", "docs/operating.md", "docs/registry.md", "docs/production.md", "docs/reader.md", "docs/testing.md"}
 
 // docCommands says, for every command the pages show, what runs it: a
 // test ("TestName", which must exist in the repository) or CI (".ci/run:
@@ -46,6 +46,8 @@ var docCommands = map[string]string{
 	"MMV_REQUIRE_PCP=1 go test -race":                                  `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`,
 	".ci/pcp7-chroot /var/cache/mmv-pcp7":                              `.ci/run: as_root "$PWD/.ci/pcp7-chroot" "$pcp7root"`,
 	"MMV_REQUIRE_PCP=1 MMV_PCP_ROOT=/var/cache/mmv-pcp7 go test ./...": `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 MMV_PCP_ROOT="$pcp7root" go test -count=1 -run "$pattern" "$pkg")`, // the suites that take PCP as their oracle
+	// docs/reader.md: PCP's reader loaded in pminfo, as pcptest.Info loads it.
+	"pminfo -L -K add,70,.../pmda_mmv.so,mmv_init": "TestReadsWhatPCPReads",
 	// Reading through PCP: README.md, docs/operating.md, docs/instruments.md.
 	"pminfo -dfmtTl mmv.quickstart.http.requests":                    "TestDocCommandsThroughPMCD",
 	"pmval -t 1 mmv.quickstart.http.requests":                        "TestDocCommandsThroughPMCD",
