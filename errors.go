@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // Errors returned by the registry. Every error the package returns wraps one
@@ -83,14 +85,26 @@ type declError struct {
 func (e *declError) Error() string { return e.msg }
 func (e *declError) Unwrap() error { return e.kind }
 
-// fileError returns an error from the file system, met while the registry
-// did what: it names the file, wraps ErrFile and err (an *os.PathError
-// naming the path and the call), and, for a permission error, says how to
-// get the right to write. The package's own errors pass unchanged.
+// fileError turns an error of the file layer (internal/osfile), met while
+// the registry did what with the file name, into mmv's: ErrInUse naming
+// the holder's pid, ErrTooMany, ErrUnsupported, and otherwise ErrFile
+// wrapping err (an *os.PathError naming the path and the call), which for
+// a permission error says how to get the right to write. It is the one
+// place where the file layer's errors become mmv's.
 func fileError(name, what string, err error) error {
-	var ours *declError
-	if errors.As(err, &ours) {
-		return err
+	var inUse *osfile.InUseError
+	var tooLarge *osfile.TooLargeError
+	switch {
+	case errors.As(err, &inUse) && inUse.Dir:
+		return errorf(ErrInUse, "directory "+quote(inUse.Path), "another registry has held its lock for %v, making a file", inUse.Waited)
+	case errors.As(err, &inUse) && inUse.Pid == 0:
+		return errorf(ErrInUse, "file "+quote(inUse.Path), "another registry holds it, in a process whose pid is not visible here")
+	case errors.As(err, &inUse):
+		return errorf(ErrInUse, "file "+quote(inUse.Path), "a registry in pid %d holds it", inUse.Pid)
+	case errors.As(err, &tooLarge):
+		return errorf(ErrTooMany, "file "+quote(name), "%d bytes do not fit the address range reserved for it (a file may hold %d)", tooLarge.Size, tooLarge.Limit)
+	case errors.Is(err, osfile.ErrUnsupported):
+		return errorf(ErrUnsupported, "file "+quote(name), "MMV files are written on Linux, macOS and FreeBSD only")
 	}
 	hint := ""
 	if errors.Is(err, os.ErrPermission) {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // Growth: declarations made after Start are published in new files that
@@ -99,7 +101,7 @@ func (r *Registry) unpublishedLocked() bool {
 
 // startPartLocked gives the part's metrics their items and values their
 // slots, and makes its file in d. On failure the part is as it was.
-func (r *Registry) startPartLocked(p *part, d *dir) error {
+func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 	version, err := r.version(p)
 	if err != nil {
 		return err
@@ -108,7 +110,7 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
-	unlock, err := d.lockClaims()
+	unlock, err := d.LockClaims(claimWait)
 	if err != nil {
 		return fileError(p.name, "cannot start", err)
 	}
@@ -200,7 +202,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 	// page, then covers the old mapping. Not the old mapping's page
 	// rounding: that would grow the file at every publication.
 	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	pl := r.newPlan(p, version, &growth{from: int64(uintptr(f.values) - uintptr(f.base)), capacity: capacity})
+	pl := r.newPlan(p, version, &growth{from: f.os.ValuesOffset(), capacity: capacity})
 	defer putPlan(pl)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
@@ -312,9 +314,9 @@ var growthHook func(growthPoint)
 type growthPoint int
 
 const (
-	afterSnapshot  growthPoint = iota // the new file holds the values; updates still land in the old file
-	afterRemap                        // updates land in the new file; the old file's final values not read
-	beforeMergeCAS                    // merge loaded a word of the new file and is about to swap it
+	afterSnapshot  = growthPoint(osfile.Written)  // the new file holds the values; updates still land in the old file
+	afterRemap     = growthPoint(osfile.Remapped) // updates land in the new file; the old file's final values not read
+	beforeMergeCAS = afterRemap + 1               // merge loaded a word of the new file and is about to swap it
 )
 
 // atomicWord is atomic.Uint32 or atomic.Uint64.

@@ -31,13 +31,13 @@ func (r *Registry) Start() error {
 	for _, p := range r.parts {
 		if err := r.startPartLocked(p, d); err != nil {
 			r.stopPartsLocked(true)
-			r.dir.close()
+			r.dir.Close()
 			r.dir = nil
 			return err
 		}
 	}
 	r.state = started
-	r.path = r.parts[0].file.path
+	r.path = r.parts[0].file.path()
 	r.bindLocked()
 	for _, f := range r.onStart {
 		f()
@@ -76,7 +76,7 @@ func (r *Registry) Close() error {
 	r.strs.closed = true
 	r.strs.mu.Unlock()
 	err = errors.Join(err, r.stopPartsLocked(r.opts.Flags&Process != 0))
-	r.dir.close()
+	r.dir.Close()
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopcp/mmv/internal/osfile"
 	"github.com/gopcp/mmv/internal/pcpconf"
 )
 
@@ -77,7 +78,7 @@ type Registry struct {
 
 	pending *time.Timer        // the publication of declarations made after Start
 	pubErr  error              // why the last publication failed
-	dir     *dir               // where the files are, from Start to Close
+	dir     *osfile.Dir        // where the files are, from Start to Close
 	path    string             // the first file's, once started
 	waiting []waiter           // instruments waiting for storage (cell.go)
 	cells   map[*cell]struct{} // every instrument's cell, unbound at Close

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // A file holds at most MaxMetrics metrics. A registry with more spreads them
@@ -117,7 +119,7 @@ func fnv32(s string) uint32 {
 	return h
 }
 
-// A part's cluster is claimed under the directory's lock (dir.lockClaims),
+// A part's cluster is claimed under the directory's lock (osfile.Dir.LockClaims),
 // held from the scan of the directory's files until the part's file is at
 // its name: so of registries starting at once, in one process or several,
 // each sees the files of those before it, and no two take one cluster.
@@ -137,7 +139,7 @@ func fnv32(s string) uint32 {
 //
 // A cluster searched for wraps within 1..2047, the clusters a file with
 // indoms may have; a free one is one no live file of d has (liveClusters).
-func (p *part) claimCluster(c uint32, d *dir, replaced func(name string) bool) (uint32, error) {
+func (p *part) claimCluster(c uint32, d *osfile.Dir, replaced func(name string) bool) (uint32, error) {
 	if c == ReaderCluster || p.index > 0 && c == 0 {
 		return 0, nil
 	}
@@ -186,18 +188,18 @@ func (h holder) writer() string {
 // reader ignores), those on cluster 0 (the reader picks theirs) and
 // Process files whose writer is gone (the reader skips them). The files of
 // the registry's started parts count, so its parts never share a cluster.
-func liveClusters(d *dir, replaced func(name string) bool) map[uint32]holder {
+func liveClusters(d *osfile.Dir, replaced func(name string) bool) map[uint32]holder {
 	live := map[uint32]holder{}
-	for _, name := range d.list() {
+	for _, name := range d.List() {
 		if name[0] == '.' || replaced(name) {
 			continue
 		}
 		var h [headerSize]byte
-		if d.readHead(name, h[:]) != headerSize || string(h[:len(Magic)]) != Magic {
+		if d.ReadHead(name, h[:]) != headerSize || string(h[:len(Magic)]) != Magic {
 			continue
 		}
 		c, pid := ne.Uint32(h[hdrClusterOff:]), int(int32(ne.Uint32(h[hdrPidOff:])))
-		alive := pid > 0 && !processGone(pid)
+		alive := pid > 0 && !osfile.ProcessGone(pid)
 		if c == 0 || Flags(ne.Uint32(h[hdrFlagsOff:]))&Process != 0 && !alive {
 			continue
 		}

@@ -1,4 +1,6 @@
-package mmv
+//go:build (linux || darwin || freebsd) && !mmv_noport
+
+package osfile
 
 import (
 	"sync"
