@@ -218,7 +218,7 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom,
 	}
 	serial := r.autoSerialLocked(key)
 	if serial == 0 {
-		return nil, errorf(ErrTooMany, "file "+quote(r.name), "no indom serial left")
+		return nil, errorf(ErrTooMany, subject("file", r.name), "no indom serial left")
 	}
 	short, long := splitHelp(help)
 	short, long = fitHelp(short), fitHelp(long)

@@ -96,15 +96,15 @@ func fileError(name, what string, err error) error {
 	var tooLarge *osfile.TooLargeError
 	switch {
 	case errors.As(err, &inUse) && inUse.Dir:
-		return errorf(ErrInUse, "directory "+quote(inUse.Path), "another registry has held its lock for %v, making a file", inUse.Waited)
+		return errorf(ErrInUse, subject("directory", inUse.Path), "another registry has held its lock for %v, making a file", inUse.Waited)
 	case errors.As(err, &inUse) && inUse.Pid == 0:
-		return errorf(ErrInUse, "file "+quote(inUse.Path), "another registry holds it, in a process whose pid is not visible here")
+		return errorf(ErrInUse, subject("file", inUse.Path), "another registry holds it, in a process whose pid is not visible here")
 	case errors.As(err, &inUse):
-		return errorf(ErrInUse, "file "+quote(inUse.Path), "a registry in pid %d holds it", inUse.Pid)
+		return errorf(ErrInUse, subject("file", inUse.Path), "a registry in pid %d holds it", inUse.Pid)
 	case errors.As(err, &tooLarge):
-		return errorf(ErrTooMany, "file "+quote(name), "%d bytes do not fit the address range reserved for it (a file may hold %d)", tooLarge.Size, tooLarge.Limit)
+		return errorf(ErrTooMany, subject("file", name), "%d bytes do not fit the address range reserved for it (a file may hold %d)", tooLarge.Size, tooLarge.Limit)
 	case errors.Is(err, osfile.ErrUnsupported):
-		return errorf(ErrUnsupported, "file "+quote(name), "MMV files are written on Linux, macOS and FreeBSD only")
+		return errorf(ErrUnsupported, subject("file", name), "MMV files are written on Linux, macOS and FreeBSD only")
 	}
 	hint := ""
 	if errors.Is(err, os.ErrPermission) {
@@ -114,3 +114,11 @@ func fileError(name, what string, err error) error {
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// subject names what an error is about, for errorf: a kind and its name,
+// such as `metric "a.b"`.
+func subject(kind, name string) string { return kind + " " + quote(name) }
+
+// inside names a thing within another subject, such as
+// `vector "requests" label "route"`.
+func inside(outer, kind, name string) string { return outer + " " + subject(kind, name) }

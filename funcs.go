@@ -51,7 +51,7 @@ func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64
 // or returns the registry's refusal.
 func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f func() T, set func(T)) error {
 	if f == nil {
-		return errorf(ErrType, "metric "+quote(m.Name), "a callback metric needs a function, not nil")
+		return errorf(ErrType, subject("metric", m.Name), "a callback metric needs a function, not nil")
 	}
 	read := func() { set(f()) }
 	r.mu.Lock()

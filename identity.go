@@ -108,5 +108,5 @@ func (v *Vec[T]) forgetIDLocked(name string, id int32) {
 // idsExhausted is the error of a vector that has given every id it may.
 func (v *Vec[T]) idsExhausted(name string) error {
 	space := v.kind.idSpace()
-	return errorf(ErrTooMany, v.what()+" instance "+quote(name), "the vector has counted all its ids, %d to %d, once it forgot more values than its limit: it refuses new values for the registry's life", space/2, space-1)
+	return errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector has counted all its ids, %d to %d, once it forgot more values than its limit: it refuses new values for the registry's life", space/2, space-1)
 }

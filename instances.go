@@ -295,7 +295,7 @@ func (in *indom) index(id int32) (int, bool) {
 // instanceSubject names an instance in an error; made only on failure,
 // since it costs more than adding an instance.
 func (in *indom) instanceSubject(name string) string {
-	return "indom " + strconv.FormatUint(uint64(in.Serial), 10) + " instance " + quote(name)
+	return inside("indom "+strconv.FormatUint(uint64(in.Serial), 10), "instance", name)
 }
 
 // truncate forgets the instances from index n on.

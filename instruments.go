@@ -126,7 +126,7 @@ func newCell[T CellKind](name, help string, units Units) (*T, *cell, Metric) {
 // nanoseconds, which it counts.
 func checkCellUnits(t any, m Metric) error {
 	if _, timer := t.(*Timer); timer && m.Units != Nanosecond {
-		return errorf(ErrRange, metricSubject(m.Name), "a Timer counts nanoseconds: its units must be Nanosecond")
+		return errorf(ErrRange, subject("metric", m.Name), "a Timer counts nanoseconds: its units must be Nanosecond")
 	}
 	return nil
 }

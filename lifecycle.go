@@ -84,9 +84,9 @@ func (r *Registry) Close() error {
 func (r *Registry) declaringLocked() error {
 	switch r.state {
 	case closed:
-		return errorf(ErrClosed, "file "+quote(r.name), "")
+		return errorf(ErrClosed, subject("file", r.name), "")
 	case started:
-		return errorf(ErrStarted, "file "+quote(r.name), "")
+		return errorf(ErrStarted, subject("file", r.name), "")
 	}
 	return nil
 }
@@ -97,7 +97,7 @@ func (r *Registry) validateLocked() error {
 	if err := checkFileName(r.name, r.opts.Flags); err != nil {
 		return err
 	}
-	subject := "file " + quote(r.name)
+	subject := subject("file", r.name)
 	if r.opts.Cluster > MaxCluster && r.opts.Cluster != ReaderCluster {
 		return errorf(ErrRange, subject, "cluster %d is more than %d", r.opts.Cluster, MaxCluster)
 	}
@@ -139,9 +139,9 @@ func (r *Registry) Err() error {
 	defer r.mu.Unlock()
 	switch r.state {
 	case declaring:
-		return errorf(ErrNotStarted, "file "+quote(r.name), "its metrics are counted but in no file PCP reads")
+		return errorf(ErrNotStarted, subject("file", r.name), "its metrics are counted but in no file PCP reads")
 	case closed:
-		return errorf(ErrClosed, "file "+quote(r.name), "")
+		return errorf(ErrClosed, subject("file", r.name), "")
 	}
 	return r.pubErr
 }

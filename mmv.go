@@ -150,7 +150,7 @@ func dirFrom(getenv func(string) string, files []string) string {
 // declarableLocked refuses declarations on a closed registry.
 func (r *Registry) declarableLocked() error {
 	if r.state == closed {
-		return errorf(ErrClosed, "file "+quote(r.name), "")
+		return errorf(ErrClosed, subject("file", r.name), "")
 	}
 	return nil
 }

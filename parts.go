@@ -146,7 +146,7 @@ func (p *part) claimCluster(c uint32, d *osfile.Dir, replaced func(name string) 
 	live := liveClusters(d, replaced)
 	if p.index == 0 && c != 0 {
 		if h, taken := live[c]; taken {
-			return 0, errorf(ErrClusterInUse, "file "+quote(p.name), "cluster %d is that of file %s, %s: PCP would show one file's values under the other's names",
+			return 0, errorf(ErrClusterInUse, subject("file", p.name), "cluster %d is that of file %s, %s: PCP would show one file's values under the other's names",
 				c, quote(h.name), h.writer())
 		}
 		return c, nil
@@ -161,7 +161,7 @@ func (p *part) claimCluster(c uint32, d *osfile.Dir, replaced func(name string) 
 			return cand, nil
 		}
 	}
-	return 0, errorf(ErrTooMany, "file "+quote(p.name), "no cluster left: every one of 1..%d is in use", maxIndomCluster)
+	return 0, errorf(ErrTooMany, subject("file", p.name), "no cluster left: every one of 1..%d is in use", maxIndomCluster)
 }
 
 // holder is a live file of the directory on a cluster.

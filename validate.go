@@ -26,7 +26,7 @@ const maxFileName = 255 - tempLen
 // letters, digits, '_' and '.', because it becomes part of every metric
 // name; nothing that could leave the directory or hide the file.
 func checkFileName(name string, flags Flags) error {
-	subject := "file " + quote(name)
+	subject := subject("file", name)
 	switch {
 	case name == "":
 		return errorf(ErrName, subject, "a file name cannot be empty")
