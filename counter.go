@@ -6,7 +6,7 @@ import "sync/atomic"
 // sent: a Uint64 metric with counter semantics, which PCP tools show as a
 // rate. Its methods are safe from any goroutine, lock-free and
 // allocation-free; a nil *Counter ignores them.
-type Counter struct{ s cell }
+type Counter struct{ cell cell }
 
 // NewCounter declares a counter on r (Default when nil). units are usually
 // Count or Byte.
@@ -21,14 +21,14 @@ func NewCounter(r *Registry, name, help string, units Units) *Counter {
 // Inc adds one.
 func (c *Counter) Inc() {
 	if c != nil {
-		atomic.AddUint64(c.s.word(), 1)
+		atomic.AddUint64(c.cell.word(), 1)
 	}
 }
 
 // Add adds n.
 func (c *Counter) Add(n uint64) {
 	if c != nil {
-		atomic.AddUint64(c.s.word(), n)
+		atomic.AddUint64(c.cell.word(), n)
 	}
 }
 
@@ -36,7 +36,7 @@ func (c *Counter) Add(n uint64) {
 // package does); a counter PCP sees go down reads as a wrap.
 func (c *Counter) Set(n uint64) {
 	if c != nil {
-		c.s.set(int64(n))
+		c.cell.set(int64(n))
 	}
 }
 
@@ -45,7 +45,7 @@ func (c *Counter) Get() uint64 {
 	if c == nil {
 		return 0
 	}
-	return atomic.LoadUint64(c.s.word()) + c.s.pending()
+	return atomic.LoadUint64(c.cell.word()) + c.cell.pending()
 }
 
 // NewCounterVec declares a vector of counters on r (Default when nil), one per

@@ -73,7 +73,7 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 // registry's refusal. A full disk is no refusal: the instrument counts in
 // its own memory until a later growth step publishes it.
 func (r *Registry) declareCellLocked(m Metric, c *cell) error {
-	mt, err := r.addMetricLocked(m, true)
+	mt, err := r.addMetricLocked(m, keepDeclared)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ const (
 // outermost transaction is done. Within another transaction, such as a
 // Registry.Transact, a declaration that fails undoes its own steps only.
 // A full disk is no refusal: the new values wait for a later growth step
-// (see grewLocked's keep).
+// (keepDeclared).
 func (r *Registry) declareLocked(steps func() error) error {
 	j := &r.journal
 	outer := !j.open
@@ -162,7 +162,7 @@ func (r *Registry) declareLocked(steps func() error) error {
 	}
 	failed = false
 	if outer && len(j.grown) > 0 {
-		r.grewLocked(true, j.grown...) // keep: no error
+		r.grewLocked(keepDeclared, j.grown...) // no error
 	}
 	return nil
 }
@@ -170,9 +170,9 @@ func (r *Registry) declareLocked(steps func() error) error {
 // changedLocked ends step s, which changed the parts ps: within a
 // transaction (declareLocked), it leaves the step to undo
 // should a later one fail, and the parts to grow when all are taken;
-// alone, the parts grow now (grewLocked, keep as for addMetricLocked), and
+// alone, the parts grow now (grewLocked, ifFailed as for addMetricLocked), and
 // the step is undone when that fails.
-func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
+func (r *Registry) changedLocked(ifFailed publishFailure, s step, ps ...*part) error {
 	if j := &r.journal; j.open {
 		j.undo = append(j.undo, s)
 		for _, p := range ps {
@@ -182,7 +182,7 @@ func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
 		}
 		return nil
 	}
-	if err := r.grewLocked(keep, ps...); err != nil {
+	if err := r.grewLocked(ifFailed, ps...); err != nil {
 		r.undoLocked(s)
 		return err
 	}

@@ -45,7 +45,7 @@ func (r *Registry) declareDropsLocked() {
 		r.declaringOwn = true
 		m, err = r.addMetricLocked(Metric{Name: ownPrefix + ".dropped", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: in.Serial,
 			ShortHelp: "label values vectors refused, by reason",
-			LongHelp:  "limit: a vector at its limit (Vec.SetLimit); refused: values a vector cannot name; cap: the registry's caps on instances; closed: a closed registry."}, true)
+			LongHelp:  "limit: a vector at its limit (Vec.SetLimit); refused: values a vector cannot name; cap: the registry's caps on instances; closed: a closed registry."}, keepDeclared)
 		r.declaringOwn = false
 		return err
 	})

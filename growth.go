@@ -20,10 +20,11 @@ import (
 // parts ps: their new values get storage in the files' spare room, and the
 // files are rewritten after PublishDelay; or at once when a part has no
 // file yet, its spare room is short, or a new value is a String (its text
-// lives outside the values section). When that immediate step fails, keep
-// decides: the declaration stays, to be published by the retry; or the
-// error is returned for the caller to undo it.
-func (r *Registry) grewLocked(keep bool, ps ...*part) error {
+// lives outside the values section). When that immediate step fails,
+// ifFailed decides: the declaration stays, to be published by the retry
+// (keepDeclared); or the error is returned for the caller to undo it
+// (undoDeclared).
+func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	if r.state != started {
 		return nil
 	}
@@ -47,11 +48,24 @@ func (r *Registry) grewLocked(keep bool, ps ...*part) error {
 	r.bindLocked()
 	r.scheduleLocked()
 	err := errors.Join(errs...)
-	if keep {
+	if ifFailed == keepDeclared {
 		return nil
 	}
 	return err
 }
+
+// publishFailure is what a declaration made after Start does when the
+// growth step it needs at once fails.
+type publishFailure bool
+
+const (
+	// undoDeclared: the error is returned and the declaration undone.
+	undoDeclared publishFailure = false
+	// keepDeclared: the declaration stays, published by the retry; the
+	// error is only the registry's publication error (an instrument counts
+	// in memory meanwhile).
+	keepDeclared publishFailure = true
+)
 
 // The publication schedule has one owner, scheduleLocked: every path that
 // declares or publishes ends with it, and it alone starts or stops the
@@ -141,7 +155,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 // replacedLocked reports whether a file name is that of one of the
 // registry's parts with no file yet: the file at the name, a previous
 // run's, is the one its own replaces (or, when a live registry holds it,
-// acquire refuses).
+// osfile.Create refuses it).
 func (r *Registry) replacedLocked(name string) bool {
 	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == name && p.file == nil })
 }

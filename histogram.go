@@ -559,12 +559,12 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			statIndom = g.statIndom.Serial
 		}
 		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
-			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, true)
+			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, keepDeclared)
 		if err != nil {
 			return err
 		}
 		for _, s := range stats {
-			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)}, true)
+			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)}, keepDeclared)
 			if err != nil {
 				return err
 			}

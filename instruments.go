@@ -110,13 +110,13 @@ func newCell[T CellKind](name, help string, units Units) (*T, *cell, Metric) {
 	typ, sem := Uint64, SemCounter
 	switch i := any(t).(type) {
 	case *Counter:
-		c = &i.s
+		c = &i.cell
 	case *Gauge:
-		c, typ, sem = &i.s, Double, SemInstant
+		c, typ, sem = &i.cell, Double, SemInstant
 	case *IntGauge:
-		c, typ, sem = &i.s, Int64, SemInstant
+		c, typ, sem = &i.cell, Int64, SemInstant
 	case *Timer:
-		c = &i.s
+		c = &i.cell
 	}
 	c.init(typ)
 	return t, c, metricOf(name, help, typ, sem, units, 0)

@@ -232,7 +232,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	}
 	l.payload = p
 	r.labels = append(r.labels, l)
-	return r.grewLocked(false, grown...)
+	return r.grewLocked(undoDeclared, grown...)
 }
 
 // labelRoomLocked returns how many more labels the files holding the indom

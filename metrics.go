@@ -136,16 +136,13 @@ func (m *metric) valueCount() int {
 func (r *Registry) AddMetric(m Metric) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, err := r.addMetricLocked(m, false)
+	_, err := r.addMetricLocked(m, undoDeclared)
 	return err
 }
 
 // addMetricLocked declares m. When its values need a growth step that
-// fails, keep decides: the declaration stays, to be published by a later
-// step, and the error is only the registry's publication error (for
-// instruments, which count in memory meanwhile); or it is undone and the
-// error returned.
-func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
+// fails, ifFailed decides (see publishFailure).
+func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, error) {
 	if err := r.declarableLocked(); err != nil {
 		return nil, err
 	}
@@ -188,7 +185,7 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 		}
 		p.newMetricSlots(mt)
 	}
-	if err := r.changedLocked(keep, step{kind: stepMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
+	if err := r.changedLocked(ifFailed, step{kind: stepMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
 		return nil, err
 	}
 	return mt, nil

@@ -18,7 +18,7 @@ import (
 // Elapsed value with libpcp's open intervals, use the Value layer
 // (Value.StartInterval). The counter wraps after 584 years of time spent,
 // that is after 584/c years of a program that spends c seconds per second.
-type Timer struct{ s cell }
+type Timer struct{ cell cell }
 
 // NewTimer declares a timer on r (Default when nil).
 // It panics if the registry refuses the declaration: an invalid or
@@ -34,7 +34,7 @@ func (t *Timer) Observe(d time.Duration) {
 	if t == nil || d <= 0 {
 		return
 	}
-	atomic.AddUint64(t.s.word(), uint64(d))
+	atomic.AddUint64(t.cell.word(), uint64(d))
 }
 
 // Time calls f and adds the time it took.
@@ -54,7 +54,7 @@ func (t *Timer) Get() time.Duration {
 	if t == nil {
 		return 0
 	}
-	return time.Duration(atomic.LoadUint64(t.s.word()) + t.s.pending())
+	return time.Duration(atomic.LoadUint64(t.cell.word()) + t.cell.pending())
 }
 
 // Timing is one piece of work being timed, from Timer.Start to Stop. It is

@@ -49,7 +49,7 @@ func (tx *Tx) AddMetric(m Metric) error {
 		return err
 	}
 	defer unlock()
-	_, err = r.addMetricLocked(m, true)
+	_, err = r.addMetricLocked(m, keepDeclared)
 	return err
 }
 

@@ -527,7 +527,7 @@ func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, er
 		}
 		return true, nil
 	}
-	err := r.addInstancesLocked(in.Serial, insts, true)
+	err := r.addInstancesLocked(in.Serial, insts, keepDeclared)
 	_, ok := in.index(insts[0].ID)
 	return ok, err
 }
@@ -573,7 +573,7 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 			return err
 		}
 		m.Indom = in.Serial
-		mt, err = r.addMetricLocked(m, true)
+		mt, err = r.addMetricLocked(m, keepDeclared)
 		return err
 	})
 	if err != nil {
