@@ -64,6 +64,19 @@ var (
 	ErrUnsupported = errors.New("not supported on this system")
 )
 
+// publishFailure is what a declaration made after Start does when the
+// growth step it needs at once fails.
+type publishFailure bool
+
+const (
+	// undoDeclared: the error is returned and the declaration undone.
+	undoDeclared publishFailure = false
+	// keepDeclared: the declaration stays, published by the retry; the
+	// error is only the registry's publication error (an instrument counts
+	// in memory meanwhile).
+	keepDeclared publishFailure = true
+)
+
 // errorf returns an error wrapping kind whose message names subject, such
 // as `mmv: metric "a.b": invalid name: must start with a letter`.
 func errorf(kind error, subject, format string, args ...any) error {

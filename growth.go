@@ -54,19 +54,6 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	return err
 }
 
-// publishFailure is what a declaration made after Start does when the
-// growth step it needs at once fails.
-type publishFailure bool
-
-const (
-	// undoDeclared: the error is returned and the declaration undone.
-	undoDeclared publishFailure = false
-	// keepDeclared: the declaration stays, published by the retry; the
-	// error is only the registry's publication error (an instrument counts
-	// in memory meanwhile).
-	keepDeclared publishFailure = true
-)
-
 // The publication schedule has one owner, scheduleLocked: every path that
 // declares or publishes ends with it, and it alone starts or stops the
 // timer, from the parts' state. So nothing can cancel a retry while a
@@ -129,7 +116,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 		return fileError(p.name, "cannot start", err)
 	}
 	defer unlock()
-	p.cluster, err = p.claimCluster(c, d, r.replacedLocked)
+	p.cluster, err = claimCluster(p.name, p.index > 0, c, d, r.replacedLocked)
 	if err != nil {
 		return err
 	}

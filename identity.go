@@ -1,9 +1,7 @@
 package mmv
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/gopcp/mmv/internal/osfile"
 )
@@ -119,31 +117,15 @@ func (v *Vec[T]) idsExhausted(name string) error {
 	return errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector has counted all its ids, %d to %d, once it forgot more values than its limit: it refuses new values for the registry's life", space/2, space-1)
 }
 
-// assignItems gives every metric of the part declared without an item
-// one derived from its name. Names are taken in sorted order and
-// collisions probe to the next free item, so the same set of names gets
-// the same items whatever the order of declaration.
-func (p *part) assignItems() {
-	var auto []*metric
-	for _, m := range p.metrics {
-		if m.item == 0 {
-			auto = append(auto, m)
-		}
-	}
-	slices.SortFunc(auto, func(a, b *metric) int { return cmp.Compare(a.Name, b.Name) })
-	for _, m := range auto {
-		p.takeItem(m)
-	}
-}
-
-// takeItem gives m the item its name hashes to, or the next free one.
-func (p *part) takeItem(m *metric) {
-	it := 1 + fnv32(m.Name)%MaxItem
-	for p.used[it] {
+// takeItem returns the item name hashes to, or the next one not in used,
+// and marks it used.
+func takeItem(name string, used *[MaxItem + 1]bool) uint32 {
+	it := 1 + fnv32(name)%MaxItem
+	for used[it] {
 		it = 1 + it%MaxItem
 	}
-	p.used[it] = true
-	m.item = it
+	used[it] = true
+	return it
 }
 
 func fnv32(s string) uint32 {
@@ -160,8 +142,9 @@ func fnv32(s string) uint32 {
 // its name: so of registries starting at once, in one process or several,
 // each sees the files of those before it, and no two take one cluster.
 
-// claimCluster chooses the cluster of a part about to start in d, whose
-// lock the caller holds, in a registry whose first file has cluster c
+// claimCluster chooses the cluster of the file name (a registry's first,
+// or an overflow file) about to start in d, whose lock the caller holds,
+// in a registry whose first file has cluster c
 // (Options.Cluster for the first file itself); replaced reports the names
 // of the files the registry's own are about to replace (its parts' names
 // while they have no file), which do not count:
@@ -175,21 +158,21 @@ func fnv32(s string) uint32 {
 //
 // A cluster searched for wraps within 1..2047, the clusters a file with
 // indoms may have; a free one is one no live file of d has (liveClusters).
-func (p *part) claimCluster(c uint32, d *osfile.Dir, replaced func(name string) bool) (uint32, error) {
-	if c == ReaderCluster || p.index > 0 && c == 0 {
+func claimCluster(name string, overflow bool, c uint32, d *osfile.Dir, replaced func(name string) bool) (uint32, error) {
+	if c == ReaderCluster || overflow && c == 0 {
 		return 0, nil
 	}
 	live := liveClusters(d, replaced)
-	if p.index == 0 && c != 0 {
+	if !overflow && c != 0 {
 		if h, taken := live[c]; taken {
-			return 0, errorf(ErrClusterInUse, subject("file", p.name), "cluster %d is that of file %s, %s: PCP would show one file's values under the other's names",
+			return 0, errorf(ErrClusterInUse, subject("file", name), "cluster %d is that of file %s, %s: PCP would show one file's values under the other's names",
 				c, quote(h.name), h.writer())
 		}
 		return c, nil
 	}
 	from := c%maxIndomCluster + 1
-	if p.index == 0 {
-		from = 1 + fnv32(p.name)%maxIndomCluster
+	if !overflow {
+		from = 1 + fnv32(name)%maxIndomCluster
 	}
 	for j := range uint32(maxIndomCluster) {
 		cand := (from-1+j)%maxIndomCluster + 1
@@ -197,7 +180,7 @@ func (p *part) claimCluster(c uint32, d *osfile.Dir, replaced func(name string) 
 			return cand, nil
 		}
 	}
-	return 0, errorf(ErrTooMany, subject("file", p.name), "no cluster left: every one of 1..%d is in use", maxIndomCluster)
+	return 0, errorf(ErrTooMany, subject("file", name), "no cluster left: every one of 1..%d is in use", maxIndomCluster)
 }
 
 // holder is a live file of the directory on a cluster.

@@ -181,7 +181,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	r.declareMetric(p, mt, newIndom)
 	if r.state == started && p.file != nil {
 		if mt.auto {
-			p.takeItem(mt)
+			mt.item = takeItem(mt.Name, &p.used)
 		}
 		p.newMetricSlots(mt)
 	}

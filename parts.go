@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -77,6 +78,23 @@ func (p *part) reset() {
 		}
 	}
 	p.cluster = 0
+}
+
+// assignItems gives every metric of the part declared without an item
+// one derived from its name (takeItem). Names are taken in sorted order
+// and collisions probe to the next free item, so the same set of names
+// gets the same items whatever the order of declaration.
+func (p *part) assignItems() {
+	var auto []*metric
+	for _, m := range p.metrics {
+		if m.item == 0 {
+			auto = append(auto, m)
+		}
+	}
+	slices.SortFunc(auto, func(a, b *metric) int { return cmp.Compare(a.Name, b.Name) })
+	for _, m := range auto {
+		m.item = takeItem(m.Name, &p.used)
+	}
 }
 
 // A part's values have slots: their indexes in the values section, which
