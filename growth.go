@@ -212,7 +212,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 	err = f.replace(pl.size, pl.used, pl.offset[secValues], capacity, int(p.stride.at(live)), func(b []byte) {
 		r.encode(p, pl, b, gen, pid)
 		carry(p, pl, f.bytes(), b, live)
-	}, func(snap, final []byte) { merge(p, snap, final, live) })
+	}, func(snap, final []byte) { merge(p, snap, final, live) }, replaceHook())
 	if err != nil {
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
@@ -310,6 +310,15 @@ func merge(p *part, snap, final []byte, live int) {
 // of those interleavings happen every run (TestMergeInterleavings). Tests
 // alone set it; a growth step, never the hot path, reads it.
 var growthHook func(growthPoint)
+
+// replaceHook returns the hook file.replace calls at each osfile.Step:
+// growthHook's, when tests set it.
+func replaceHook() func(osfile.Step) {
+	if growthHook == nil {
+		return nil
+	}
+	return func(s osfile.Step) { growthHook(growthPoint(s)) }
+}
 
 // growthPoint is a point of a growth step where updates may race it.
 type growthPoint int

@@ -1,7 +1,5 @@
 package mmv
 
-import "strings"
-
 // What the instruments (counter.go, gauge.go, intgauge.go, timer.go,
 // histogram.go, funcs.go) share: their metrics' fields, the registry a nil
 // one means, and Declare and DeclareVec.
@@ -9,20 +7,6 @@ import "strings"
 func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint32) Metric {
 	short, long := splitHelp(help)
 	return Metric{Name: name, Type: t, Semantics: sem, Units: units, Indom: indom, ShortHelp: short, LongHelp: long}
-}
-
-// registry is r, or Default when r is nil.
-func registry(r *Registry) *Registry {
-	if r == nil {
-		return Default
-	}
-	return r
-}
-
-// splitHelp makes a help text the short help (first line) and long help.
-func splitHelp(help string) (short, long string) {
-	short, long, _ = strings.Cut(help, "\n")
-	return short, strings.TrimSpace(long)
 }
 
 // CellKind is the kinds of instrument that hold one value each, which

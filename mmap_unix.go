@@ -57,13 +57,9 @@ func createFile(d *osfile.Dir, name string, size, valuesOff int64, capacity int,
 }
 
 // replace swaps the file for a grown one with room for capacity slots,
-// without losing an update (see osfile.File.Replace, and growthHook for
-// the points tests stop at).
-func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte)) error {
-	var hook func(osfile.Step)
-	if growthHook != nil {
-		hook = func(s osfile.Step) { growthHook(growthPoint(s)) }
-	}
+// without losing an update (see osfile.File.Replace, which calls hook, if
+// any, at each osfile.Step).
+func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte), hook func(osfile.Step)) error {
 	if err := f.os.Replace(size, used, valuesOff, live, fill, merge, hook); err != nil {
 		return err
 	}

@@ -132,6 +132,14 @@ func NewRegistry(name string, opts *Options) *Registry {
 // Default.Close on exit.
 var Default = NewRegistry(programName(os.Args), &Options{Flags: Process})
 
+// registry is r, or Default when r is nil.
+func registry(r *Registry) *Registry {
+	if r == nil {
+		return Default
+	}
+	return r
+}
+
 // programName turns a program's path into a valid file name.
 func programName(args []string) string {
 	name := "go"

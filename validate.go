@@ -111,3 +111,9 @@ func checkHelp(subject string, texts ...string) error {
 	}
 	return nil
 }
+
+// splitHelp makes a help text the short help (first line) and long help.
+func splitHelp(help string) (short, long string) {
+	short, long, _ = strings.Cut(help, "\n")
+	return short, strings.TrimSpace(long)
+}
