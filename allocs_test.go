@@ -67,7 +67,7 @@ func TestGrowthStepAllocations(t *testing.T) {
 func TestVecChurnAllocations(t *testing.T) {
 	for _, n := range []int{100, 10000} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
-			r := NewRegistry("churn", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxIndomInstances: -1, MaxInstances: -1})
+			r := NewRegistry("churn", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 			t.Cleanup(func() { r.Close() })
 			v := NewCounterVec(r, "hits", "", Count, "k")
 			v.SetLimit(n + 1)

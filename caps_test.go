@@ -27,18 +27,18 @@ func TestIndomCap(t *testing.T) {
 	err := r.AddIndom(mmv.Indom{Serial: 1, ShortHelp: "routes", Instances: capInstances("i", mmv.DefaultMaxIndomInstances+1)})
 	require.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.Contains(t, err.Error(), `indom 1 ("routes")`)
-	assert.Contains(t, err.Error(), "cap of 4096 per indom")
+	assert.Contains(t, err.Error(), fmt.Sprintf("cap of %d per indom", mmv.DefaultMaxIndomInstances))
 
 	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", mmv.DefaultMaxIndomInstances)}))
 	err = r.AddInstance(1, mmv.Instance{ID: 1 << 20, Name: "one-more"})
 	require.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.Contains(t, err.Error(), "indom 1")
 
-	raised := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 5000})
+	raised := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 5000, MaxFileValues: 5000})
 	require.NoError(t, raised.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", 5000)}))
 	require.ErrorIs(t, raised.AddInstance(1, mmv.Instance{ID: 5000, Name: "one-more"}), mmv.ErrTooMany)
 
-	none := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: -1})
+	none := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxFileValues: -1})
 	require.NoError(t, none.AddIndom(mmv.Indom{Serial: 1, Instances: capInstances("i", 5000)}))
 }
 
@@ -54,20 +54,20 @@ func TestRegistryCap(t *testing.T) {
 }
 
 // The defaults are pinned: a registry with default Options holds 16,384
-// instances over its indoms (four at their default cap of 4,096) and not
+// instances over its indoms (eight at their default cap of 2,048) and not
 // one more, however the next comes (a new indom, AddInstance, a vector).
 func TestDefaultRegistryCap(t *testing.T) {
-	require.Equal(t, 4096, mmv.DefaultMaxIndomInstances)
+	require.Equal(t, 2048, mmv.DefaultMaxIndomInstances)
 	require.Equal(t, 16384, mmv.DefaultMaxInstances)
 	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir()})
-	for serial := uint32(1); serial <= 4; serial++ {
-		require.NoError(t, r.AddIndom(mmv.Indom{Serial: serial, Instances: capInstances(fmt.Sprint("s", serial, "-"), 4096)}))
+	for serial := uint32(1); serial <= 8; serial++ {
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: serial, Instances: capInstances(fmt.Sprint("s", serial, "-"), 2048)}))
 	}
-	err := r.AddIndom(mmv.Indom{Serial: 5, Instances: capInstances("s5-", 1)})
+	err := r.AddIndom(mmv.Indom{Serial: 9, Instances: capInstances("s9-", 1)})
 	require.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.Contains(t, err.Error(), "16385 instances in the registry would pass its cap of 16384")
-	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 5}))
-	require.ErrorIs(t, r.AddInstance(5, mmv.Instance{ID: 0, Name: "one-more"}), mmv.ErrTooMany)
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 9}))
+	require.ErrorIs(t, r.AddInstance(9, mmv.Instance{ID: 0, Name: "one-more"}), mmv.ErrTooMany)
 	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
 	_, err = v.Get("one-more")
 	require.ErrorIs(t, err, mmv.ErrTooMany)

@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"math"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 )
@@ -74,7 +75,22 @@ func (c *cell) set(n int64) {
 }
 
 func (c *cell) value() *Value { return c.v.Load() }
-func (c *cell) word() *uint64 { return c.v.Load().u64() }
+
+// add adds n to the value's word and load reads it: the fast paths of the
+// integer instruments, which keep the value live as its methods do (see
+// Value.ptr).
+func (c *cell) add(n uint64) {
+	v := c.v.Load()
+	atomic.AddUint64(v.u64(), n)
+	runtime.KeepAlive(v)
+}
+
+func (c *cell) load() uint64 {
+	v := c.v.Load()
+	n := atomic.LoadUint64(v.u64())
+	runtime.KeepAlive(v)
+	return n
+}
 
 // pending is what the cell's own memory holds once bound: updates not yet
 // carried into the file.
@@ -90,6 +106,7 @@ type waiter struct {
 	m    *metric
 	inst int
 	bind func(*Value)
+	c    *cell // the instrument's own memory, nil for a histogram's values (gather.go)
 }
 
 // unbindCells points every instrument back at its own memory, before the

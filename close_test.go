@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -132,4 +133,75 @@ func readDirNames(dir string) ([]string, error) {
 	}
 	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
 	return append(m, hidden...), nil
+}
+
+// TestStrayUpdatesAcrossCollections runs, in a child process with two
+// CPUs, more goroutines than CPUs updating through whichever registry's
+// handles are current while registries start and close and the collector
+// runs all the time (GOGC=1): a closed file's range is unmapped as soon as
+// the collector finds no handle on it, so the child lives only if every
+// update stopped between loading its address and storing holds its
+// handle. (With the ranges unmapped at Close, it dies with SIGSEGV within
+// the 300 cycles.)
+func TestStrayUpdatesAcrossCollections(t *testing.T) {
+	if childRole() == "stray" {
+		strayUpdates(t)
+		return
+	}
+	cmd := childCmd(t, "TestStrayUpdatesAcrossCollections", "stray", nil, "GOMAXPROCS=2", "GOGC=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the child died:\n%.2000s", out)
+}
+
+func strayUpdates(t *testing.T) {
+	type handles struct {
+		v []*mmv.Value
+		c *mmv.Counter
+		g *mmv.Gauge
+	}
+	var current atomic.Pointer[handles]
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	// One update per load of current: nothing else holds the handles.
+	ops := []func(h *handles, g int){
+		func(h *handles, g int) { h.v[g%len(h.v)].Add(1) },
+		func(h *handles, g int) { h.v[g%len(h.v)].SetFloat(2) },
+		func(h *handles, g int) { h.c.Inc() },
+		func(h *handles, g int) { h.g.Add(1) },
+	}
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				if h := current.Load(); h != nil {
+					ops[g%len(ops)](h, g/len(ops))
+				}
+			}
+		}()
+	}
+	dir := t.TempDir()
+	types := []mmv.Type{mmv.Uint64, mmv.Int32, mmv.Double, mmv.Float}
+	var prev *mmv.Registry
+	for i := range 300 {
+		r := mmv.NewRegistry(fmt.Sprint("stray", i%2), &mmv.Options{Dir: dir, Flags: mmv.Process})
+		h := &handles{c: mmv.NewCounter(r, "c", "", mmv.Count), g: mmv.NewGauge(r, "g", "", mmv.NoUnits)}
+		for j, ty := range types {
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprint("m", j), Type: ty, Semantics: mmv.SemInstant}))
+		}
+		require.NoError(t, r.Start())
+		for j := range types {
+			v, err := r.Value(fmt.Sprint("m", j), "")
+			require.NoError(t, err)
+			h.v = append(h.v, v)
+		}
+		current.Store(h)
+		if prev != nil {
+			require.NoError(t, prev.Close())
+		}
+		prev = r
+	}
+	stop.Store(true)
+	wg.Wait()
+	require.NoError(t, prev.Close())
 }

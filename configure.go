@@ -75,6 +75,9 @@ func (r *Registry) checkConfiguredLocked() error {
 			return err
 		}
 	}
+	if err := r.checkBudgetsLocked(); err != nil {
+		return err
+	}
 	for _, l := range r.labels {
 		if l.kind == labelCluster {
 			if err := checkClusterLabel(subject("registry label", l.Name), r.opts.Cluster); err != nil {

@@ -67,9 +67,13 @@ func (s costShape) values() int {
 
 // writeShape writes the shape's files into dir under names prefix0,
 // prefix1... with options opts, caps removed, and returns their registries.
+// Each registry is one file unless opts.MaxFileValues sets a budget.
 func writeShape(t testing.TB, dir, prefix string, s costShape, opts mmv.Options) []*mmv.Registry {
 	t.Helper()
-	opts.Dir, opts.MaxIndomInstances, opts.MaxInstances = dir, -1, -1
+	opts.Dir, opts.MaxIndomInstances, opts.MaxInstances, opts.MaxValues = dir, -1, -1, -1
+	if opts.MaxFileValues == 0 { // one file, as the cost model measures
+		opts.MaxFileValues = -1
+	}
 	var rs []*mmv.Registry
 	for f := range s.files {
 		r := mmv.NewRegistry(fmt.Sprintf("%s%d", prefix, f), &opts)
@@ -182,16 +186,8 @@ func TestReaderCost(t *testing.T) {
 	t.Log("libpcp_mmv's file against ours, one indom, one metric:")
 	for _, n := range costSizes(t, 4000, 8000) {
 		tmp := t.TempDir()
-		cfile := filepath.Join(tmp, "c.c")
-		require.NoError(t, os.WriteFile(cfile, []byte(costC), 0o644))
-		bin := filepath.Join(tmp, "c")
-		out, err := exec.Command("gcc", "-o", bin, cfile, "-lpcp_mmv", "-lpcp").CombinedOutput()
-		require.NoError(t, err, "gcc: %s", out)
 		require.NoError(t, os.Mkdir(filepath.Join(tmp, "mmv"), 0o755))
-		cmd := exec.Command(bin, fmt.Sprint(n))
-		cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+tmp)
-		out, err = cmd.CombinedOutput()
-		require.NoError(t, err, "libpcp_mmv writer: %s", out)
+		writeLibpcpShape(t, tmp, n, 1)
 		c := agentFetch(t, tmp)
 		ours := t.TempDir()
 		for _, r := range writeShape(t, filepath.Join(ours, "mmv"), "cost", costShape{1, 1, n, 1}, mmv.Options{}) {
@@ -237,23 +233,46 @@ func TestPaddedReaderCost(t *testing.T) {
 	require.NoError(t, err, "pmcd no longer answers")
 }
 
+// writeLibpcpShape writes, with libpcp_mmv, in tmp/mmv, the file
+// writeShape writes for one indom of instances and metrics over it, named
+// cost0.
+func writeLibpcpShape(t testing.TB, tmp string, instances, metrics int) {
+	t.Helper()
+	pcptest.MustHaveLibPCPMMV(t)
+	build := t.TempDir()
+	cfile := filepath.Join(build, "c.c")
+	require.NoError(t, os.WriteFile(cfile, []byte(costC), 0o644))
+	bin := filepath.Join(build, "c")
+	out, err := exec.Command("gcc", "-o", bin, cfile, "-lpcp_mmv", "-lpcp").CombinedOutput()
+	require.NoError(t, err, "gcc: %s", out)
+	cmd := exec.Command(bin, fmt.Sprint(instances), fmt.Sprint(metrics))
+	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+tmp)
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "libpcp_mmv writer: %s", out)
+}
+
 // costC writes, with libpcp_mmv, the file writeShape writes for one indom
-// of argv[1] instances and one counter over it.
+// of argv[1] instances and argv[2] counters over it.
 const costC = `#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <pcp/pmapi.h>
 #include <pcp/mmv_stats.h>
 int main(int argc, char **argv) {
-	int n = atoi(argv[1]), i;
+	int n = atoi(argv[1]), metrics = atoi(argv[2]), i;
 	char name[32];
 	mmv_registry_t *r = mmv_stats_registry("cost0", 0, 0);
 	pmUnits none = MMV_UNITS(0, 0, 0, 0, 0, 0);
 	if (r == NULL || mmv_stats_add_indom(r, 1, NULL, NULL) != 0) return 1;
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof name, "i%d", i);
-		mmv_stats_add_instance(r, 1, i, name); /* 6.0.3 returns -1 on success */
+		/* 6.0.3 returns -1 on success; it keeps names' pointers */
+		mmv_stats_add_instance(r, 1, i, strdup(name));
 	}
-	if (mmv_stats_add_metric(r, "m0.d0", 1, MMV_TYPE_U64, MMV_SEM_COUNTER, none, 1, NULL, NULL) != 0) return 1;
+	for (i = 0; i < metrics; i++) {
+		snprintf(name, sizeof name, "m%d.d0", i);
+		if (mmv_stats_add_metric(r, strdup(name), i + 1, MMV_TYPE_U64, MMV_SEM_COUNTER, none, 1, NULL, NULL) != 0) return 1;
+	}
 	if (mmv_stats_start(r) == NULL) return 1;
 	return 0; /* no PROCESS flag: the file stays */
 }

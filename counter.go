@@ -1,7 +1,5 @@
 package mmv
 
-import "sync/atomic"
-
 // Counter is a total that only grows, such as requests served or bytes
 // sent: a Uint64 metric with counter semantics, which PCP tools show as a
 // rate. Its methods are safe from any goroutine, lock-free and
@@ -21,14 +19,14 @@ func NewCounter(r *Registry, name, help string, units Units) *Counter {
 // Inc adds one.
 func (c *Counter) Inc() {
 	if c != nil {
-		atomic.AddUint64(c.cell.word(), 1)
+		c.cell.add(1)
 	}
 }
 
 // Add adds n.
 func (c *Counter) Add(n uint64) {
 	if c != nil {
-		atomic.AddUint64(c.cell.word(), n)
+		c.cell.add(n)
 	}
 }
 
@@ -45,7 +43,7 @@ func (c *Counter) Get() uint64 {
 	if c == nil {
 		return 0
 	}
-	return atomic.LoadUint64(c.cell.word()) + c.cell.pending()
+	return c.cell.load() + c.cell.pending()
 }
 
 // NewCounterVec declares a vector of counters on r (Default when nil), one per

@@ -13,11 +13,17 @@ import (
 // inst (0 when singular) as soon as the value has storage: at once when it
 // has, else after the Start or growth step that gives it.
 func (r *Registry) bindValueLocked(m *metric, inst int, bind func(*Value)) {
-	if v := r.handleLocked(m, inst); v != nil {
-		bind(v)
+	r.waitLocked(waiter{m: m, inst: inst, bind: bind})
+}
+
+// waitLocked hands w its value at once when it has storage, else keeps it
+// waiting.
+func (r *Registry) waitLocked(w waiter) {
+	if v := r.handleLocked(w.m, w.inst); v != nil {
+		w.bind(v)
 		return
 	}
-	r.waiting = append(r.waiting, waiter{m, inst, bind})
+	r.waiting = append(r.waiting, w)
 }
 
 // handleLocked returns the handle of m's value for instance index inst (0
@@ -33,7 +39,7 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 // it has storage, and unbinds it when the registry closes.
 func (r *Registry) bindCellLocked(m *metric, inst int, c *cell) {
 	r.cells[c] = struct{}{}
-	r.bindValueLocked(m, inst, c.bind)
+	r.waitLocked(waiter{m: m, inst: inst, bind: c.bind, c: c})
 }
 
 // unbindCellLocked points c back at its own memory for good: its value

@@ -143,7 +143,7 @@ func TestVecDeleteRacing(t *testing.T) {
 // instruments, a deleted one comes back as a new instrument.
 func TestVecDeleteIsNotLinear(t *testing.T) {
 	const n = 10000
-	r := newRegistry(t, "churn", t.TempDir(), mmv.Options{MaxIndomInstances: -1, MaxInstances: -1, PublishDelay: time.Hour})
+	r := newRegistry(t, "churn", t.TempDir(), mmv.Options{MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1, PublishDelay: time.Hour})
 	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
 	v.SetLimit(n)
 	require.NoError(t, r.Start())

@@ -176,6 +176,15 @@
 // are all declared or none, and a refused declaration leaves the registry
 // and its files as they were, its names free.
 //
+// # Prometheus
+//
+// Package expose serves a registry to a Prometheus scrape, in the text
+// format or OpenMetrics, from the values [Registry.Gather] reads: updates
+// pay nothing for it, and a registry never started serves its
+// instruments, so one instrumentation serves PCP and Prometheus, on hosts
+// without PCP too. A scrape of 10,000 series takes a few milliseconds and
+// about 100 allocations, holding the registry's lock meanwhile.
+//
 // # From libpcp_mmv
 //
 //	mmv_stats_registry        NewRegistry

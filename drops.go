@@ -1,7 +1,5 @@
 package mmv
 
-import "sync/atomic"
-
 // Nothing a vector refuses is silent: the registry counts every refused
 // instance in a counter of its own, mmv.<file>.mmv.dropped, over the
 // reasons below, declared at the first refusal (so that a file with none
@@ -26,7 +24,7 @@ func (r *Registry) dropLocked(reason dropReason) {
 	if r.drops == nil {
 		r.declareDropsLocked()
 	}
-	atomic.AddUint64(r.drops[reason].word(), 1)
+	r.drops[reason].add(1)
 }
 
 // declareDropsLocked declares mmv.dropped and binds its cells; on a

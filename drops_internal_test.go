@@ -2,7 +2,6 @@ package mmv
 
 import (
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,7 +61,7 @@ func TestDropReasons(t *testing.T) {
 					if reason == c.reason {
 						want = 1
 					}
-					assert.Equal(t, want, atomic.LoadUint64(r.drops[reason].word()), "drops counted as %q", dropNames[reason])
+					assert.Equal(t, want, r.drops[reason].load(), "drops counted as %q", dropNames[reason])
 				}
 			})
 		}

@@ -31,7 +31,9 @@ func testGrowthLosesNoUpdate(t *testing.T, pad bool) {
 	// of 15 s (under -race, on a busy machine).
 	const newMetrics, newInstances = 500, 4000
 	tmp := t.TempDir()
-	r := mmv.NewRegistry("grow", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 9, PadValues: pad})
+	// 4,000 instances in one indom, in one file: past the default cap and
+	// budget (2,048), raised knowingly.
+	r := mmv.NewRegistry("grow", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 9, MaxIndomInstances: -1, MaxFileValues: -1, PadValues: pad})
 	defer r.Close()
 	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "first"}}}))
 	old := []mmv.Metric{

@@ -31,7 +31,7 @@ func mustValue(t testing.TB, r *Registry, metric, instance string) *Value {
 // of instances instances, declared as compare/startbench declares them.
 func allocRegistry(t *testing.T, dir string, metrics, instances int) *Registry {
 	t.Helper()
-	r := NewRegistry("allocs", &Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1})
+	r := NewRegistry("allocs", &Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 	insts := make([]Instance, instances)
 	for j := range insts {
 		insts[j] = Instance{ID: int32(j), Name: "inst" + strconv.Itoa(j)}

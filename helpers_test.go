@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -213,6 +214,19 @@ func entries(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// removeParts removes the files a closed registry left: its first file
+// and its overflow files, <name>.2 and up.
+func removeParts(tb testing.TB, r *mmv.Registry) {
+	tb.Helper()
+	assert.NoError(tb, os.Remove(r.Path()))
+	for i := 2; ; i++ {
+		if err := os.Remove(fmt.Sprintf("%s.%d", r.Path(), i)); err != nil {
+			assert.ErrorIs(tb, err, os.ErrNotExist)
+			return
+		}
+	}
 }
 
 // liveClusters returns the files in dir that PCP's reader shows on a

@@ -557,6 +557,8 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 				return err
 			}
 			statIndom = g.statIndom.Serial
+			n := vecReserveLimit(&r.opts, len(g.bounds))
+			g.bucketIn.reserve, g.statIndom.reserve = n*len(g.bounds), n
 		}
 		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
 			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, keepDeclared)
@@ -579,8 +581,9 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	if !g.vec {
 		g.makeLocked("", 0)
 	}
+	r.hists = append(r.hists, g)
 	r.onStart = append(r.onStart, g.refresh)
-	r.onClose = append(r.onClose, g.refresh)
+	r.onClose = append(r.onClose, g.refresh, g.forget)
 	if r.state == started {
 		g.refresh()
 	}
@@ -677,6 +680,18 @@ func (g *histGroup) makeLocked(name string, id int32) *Histogram {
 	return o.h
 }
 
+// forget drops the handles on the files, at Close after the last refresh:
+// the group lives as long as its registry, and a closed file's range is
+// unmapped only once no handle on it is reachable (retire_linux.go).
+func (g *histGroup) forget() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, o := range g.hs {
+		clear(o.bucket)
+		clear(o.stats)
+	}
+}
+
 // refresh copies the histograms' state into the file.
 func (g *histGroup) refresh() {
 	g.mu.Lock()
@@ -724,10 +739,11 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // the longest bound, would pass it are refused (ErrTooLong).
 //
 // Its default limit is the registry's cap on an indom's instances
-// (Options.MaxIndomInstances) over a histogram's buckets, when that is
-// less than DefaultVecLimit: 215 instances with the default 19 buckets and
-// cap of 4096, 16 with the log-linear layout's 242 by default. SetLimit
-// raises it, within the cap.
+// (Options.MaxIndomInstances) or its values budget per file
+// (Options.MaxFileValues), whichever is less, over a histogram's buckets,
+// when that is less than DefaultVecLimit: 107 instances with the default
+// 19 buckets and cap of 2048, 8 with the log-linear layout's 242 by
+// default. SetLimit raises it, within the cap and the budget.
 //
 // An instance's buckets take the ids from id*buckets on, which must fit
 // PCP's 31 bits: the vector's instance ids are below 2^31/buckets (113
@@ -747,9 +763,10 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	g.r.mu.Lock()
 	defer g.r.mu.Unlock()
 	v := newVec(g.r, name, labels, g.statIndom.Serial, vecKind[Histogram](g))
-	// The default limit keeps the buckets' indom within the registry's cap.
-	if c := capOf(g.r.opts.MaxIndomInstances, DefaultMaxIndomInstances) / len(g.bounds); c < DefaultVecLimit {
-		v.limit.Store(int64(c))
-	}
+	// The default limit keeps the buckets' indom within the registry's cap
+	// and a file's values budget: the room the vector reserves.
+	v.limit.Store(int64(vecReserveLimit(&g.r.opts, len(g.bounds))))
+	g.statIndom.followLimit(&v.limit, 1)
+	g.bucketIn.followLimit(&v.limit, len(g.bounds))
 	return v
 }

@@ -42,7 +42,7 @@ func defaultLimitsRegistry(tb testing.TB, p *pcptest.PMCD, pad bool) (name strin
 	require.NoError(tb, r.Start())
 	tb.Cleanup(func() {
 		assert.NoError(tb, r.Close())
-		assert.NoError(tb, os.Remove(r.Path()))
+		removeParts(tb, r)
 		out, err := exec.Command("pminfo", "-f", "pmcd.version").CombinedOutput()
 		assert.NoError(tb, err, "pmcd still answers: %s", out)
 	})

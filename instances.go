@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Indom declares an instance domain: a set of instances, such as request
@@ -85,9 +86,13 @@ type indom struct {
 	// buckets of a single histogram, mmv.dropped's reasons), which then
 	// need no map.
 	ids     map[int32]int
-	names   nameIndex // indexes by nameKey
-	removed []bool    // per instance: removed, its id and name kept until forget
-	live    int       // instances not removed
+	names   nameIndex     // indexes by nameKey
+	removed []bool        // per instance: removed, its id and name kept until forget
+	live    int           // instances not removed
+	users   int           // metrics over it
+	reserve int           // values a vector's metrics over it reserve room for in their file (budget.go)
+	limit   *atomic.Int64 // the vector's limit, which reserve follows down (followLimit)
+	per     int           // values per instance of the vector
 }
 
 // AddIndom declares an instance domain and its instances.
@@ -115,6 +120,9 @@ func (r *Registry) addIndomLocked(d Indom) error {
 		return err
 	}
 	if err := checkInstanceCaps(&r.opts, d.Serial, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
+		return err
+	}
+	if err := checkIndomBudget(&r.opts, subject, len(d.Instances)); err != nil {
 		return err
 	}
 	in := &indom{Indom: d}
@@ -163,6 +171,9 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, ifFailed 
 	}
 	first := len(in.Instances)
 	if err := checkInstanceCaps(&r.opts, serial, in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
+		return err
+	}
+	if err := r.checkGrowthLocked(in, len(insts)); err != nil {
 		return err
 	}
 	for _, inst := range insts {
@@ -369,6 +380,9 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), 1); err != nil {
 		return err
 	}
+	if err := r.checkGrowthLocked(in, 1); err != nil {
+		return err
+	}
 	in.removed[j] = false
 	in.live++
 	var grown []*part
@@ -398,11 +412,12 @@ func (r *Registry) unreviveInstanceLocked(in *indom, j int) {
 	in.live--
 }
 
-// Default caps on instances (see Options.MaxIndomInstances): an indom at
-// its cap costs PCP's reader about 0.06 s a fetch, and a registry at its
-// cap, spread over indoms at theirs, about a quarter of a second.
+// Default caps on instances (see Options.MaxIndomInstances): a metric over
+// an indom at its cap fills a file's values budget (DefaultMaxFileValues),
+// and a registry at its cap, spread over indoms at theirs, costs PCP's
+// reader a few hundredths of a second a fetch.
 const (
-	DefaultMaxIndomInstances = 4096
+	DefaultMaxIndomInstances = DefaultMaxFileValues
 	DefaultMaxInstances      = 16384
 )
 

@@ -1,7 +1,5 @@
 package mmv
 
-import "sync/atomic"
-
 // IntGauge is an integer level that goes up and down, such as requests in
 // flight or a queue length: an Int64 metric with instant semantics. Its
 // methods are single atomic operations, safe from any goroutine; a nil
@@ -27,7 +25,7 @@ func (g *IntGauge) Set(n int64) {
 // Add adds n, which may be negative.
 func (g *IntGauge) Add(n int64) {
 	if g != nil {
-		atomic.AddUint64(g.cell.word(), uint64(n))
+		g.cell.add(uint64(n))
 	}
 }
 
@@ -42,7 +40,7 @@ func (g *IntGauge) Get() int64 {
 	if g == nil {
 		return 0
 	}
-	return int64(atomic.LoadUint64(g.cell.word()) + g.cell.pending())
+	return int64(g.cell.load() + g.cell.pending())
 }
 
 // NewIntGaugeVec declares a vector of integer gauges on r (Default when nil), one per

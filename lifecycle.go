@@ -19,6 +19,9 @@ func (r *Registry) Start() error {
 	if err := r.validateLocked(); err != nil {
 		return err
 	}
+	if err := r.placeLocked(); err != nil {
+		return err
+	}
 	path := r.opts.Dir
 	if path == "" {
 		path = Dir()
@@ -48,9 +51,12 @@ func (r *Registry) Start() error {
 // Close unmaps the files, and removes them when the Process flag is set;
 // without that flag the files stay with their last values, which PCP goes
 // on reading. Values updated after Close are dropped, not written: every
-// handle is pointed away from the files first. Closing a registry that was
-// never started only stops further declarations; closing it again does
-// nothing.
+// handle is pointed away from the files first. A file's pages become
+// private memory, unmapped once no *Value handle on it is reachable, so
+// that an update racing Close never faults: a program that keeps handles
+// of closed registries keeps one mapping per closed file. Closing a
+// registry that was never started only stops further declarations; closing
+// it again does nothing.
 func (r *Registry) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -157,7 +157,10 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 			return nil, errorf(ErrUnknown, subject("metric", m.Name), "indom %d is not declared", m.Indom)
 		}
 	}
-	p, newPart, err := r.partWithRoomLocked()
+	if err := r.checkMetricBudgetLocked(subject("metric", m.Name), in); err != nil {
+		return nil, err
+	}
+	p, newPart, err := r.partWithRoomLocked(in)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +199,9 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	mt.part, mt.index = p, len(p.metrics)
 	r.metrics = append(r.metrics, mt)
+	if mt.indom != nil {
+		mt.indom.users++
+	}
 	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
 	p.metrics = append(p.metrics, mt)
 	if !mt.auto {
@@ -210,6 +216,9 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) {
 	r.names.remove(mt.Name, r.metricName)
 	r.metrics = r.metrics[:len(r.metrics)-1]
+	if mt.indom != nil {
+		mt.indom.users--
+	}
 	forPrefixes(mt.Name, func(prefix string) {
 		if r.prefixes[prefix]--; r.prefixes[prefix] == 0 {
 			delete(r.prefixes, prefix)
@@ -313,17 +322,25 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 	return v, nil
 }
 
-// partWithRoomLocked returns the last part, or a new overflow part when it
-// is full. A new part's name is checked here, when the metric that needs
+// partWithRoomLocked returns the first part with room for a metric over
+// in (nil when singular): fewer than MaxMetrics metrics, and values within
+// its budget with the metric's (budget.go); or a new overflow part when
+// none has. A new part's name is checked here, when the metric that needs
 // it is declared; the caller drops the part if the declaration fails.
-func (r *Registry) partWithRoomLocked() (p *part, isNew bool, err error) {
-	last := r.parts[len(r.parts)-1]
-	if len(last.metrics) < MaxMetrics {
-		return last, false, nil
+func (r *Registry) partWithRoomLocked(in *indom) (p *part, isNew bool, err error) {
+	budget, live := fileBudget(&r.opts), 1
+	if in != nil {
+		live = in.live
+	}
+	need := chargeOf(in, live, budget)
+	for _, p := range r.parts {
+		if len(p.metrics) < MaxMetrics && p.chargeLocked(budget, nil, 0)+need <= budget {
+			return p, false, nil
+		}
 	}
 	p = newPart(len(r.parts), r.name, r.opts.Flags)
 	if err := checkFileName(p.name, NoPrefix); err != nil {
-		return nil, false, fmt.Errorf("mmv: file %q: more than %d metrics need an overflow file: %w", r.name, MaxMetrics, err)
+		return nil, false, fmt.Errorf("mmv: file %q: more metrics than a file holds (%d, or %d values) need an overflow file: %w", r.name, MaxMetrics, budget, err)
 	}
 	r.parts = append(r.parts, p)
 	return p, true, nil

@@ -13,7 +13,10 @@ import (
 // FreeBSD); mmv tells it the format (fileFormat) and turns its errors into
 // mmv's (fileError).
 
-// file is a part's MMV file, and the value slots it has room for.
+// file is a part's MMV file, and the value slots it has room for. Every
+// handle on one of its values references it (Value.file), and so its
+// osfile.File: a closed file's range is unmapped only once no handle is
+// reachable (see osfile's retire).
 type file struct {
 	os       *osfile.File
 	values   unsafe.Pointer // where the values section is mapped, for good

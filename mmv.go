@@ -46,6 +46,20 @@ type Options struct {
 	// them knowingly: at 16,000 instances in one indom a fetch holds pmcd
 	// for half a second, at 32,000 for three.
 	MaxIndomInstances, MaxInstances int
+	// MaxFileValues is the budget of values of each of the registry's
+	// files, and MaxValues caps the values of the registry, every file
+	// together: PCP's reader scans a file's values to find each one, so a
+	// file of V values costs it about c·V² a fetch. A metric whose values
+	// would take a file past its budget goes to another file (an overflow
+	// file, as past MaxMetrics) when it is declared; a vector reserves room
+	// in its file for its default limit then. An instance that would take
+	// a file past its budget, or a declaration past MaxValues, is refused
+	// with an error wrapping ErrTooMany that names the option. Zero means
+	// DefaultMaxFileValues and DefaultMaxValues; a negative value removes
+	// the budget or the cap. A whole fetch costs about
+	// c·MaxValues·MaxFileValues (docs/design.md, "What a registry costs PCP's
+	// reader").
+	MaxFileValues, MaxValues int
 	// PadValues gives every value 128 bytes of the file (two cache lines)
 	// instead of the 32 of its record, the records between being fillers
 	// that PCP's reader skips, so that values updated from different cores
@@ -88,7 +102,8 @@ type Registry struct {
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	declaringOwn bool   // the registry declares a metric of its own
 
-	journal journal // the transaction in progress, when open (declare.go)
+	journal  journal // the transaction in progress, when open (declare.go)
+	gathered         // what Gather needs beyond the model (gather.go)
 
 	strs stringLock // String values' writers
 

@@ -1,9 +1,6 @@
 package mmv
 
-import (
-	"sync/atomic"
-	"time"
-)
+import "time"
 
 // Timer accumulates time spent, such as time in database queries: a
 // Uint64 counter of nanoseconds, so its rate is the time spent per second
@@ -34,7 +31,7 @@ func (t *Timer) Observe(d time.Duration) {
 	if t == nil || d <= 0 {
 		return
 	}
-	atomic.AddUint64(t.cell.word(), uint64(d))
+	t.cell.add(uint64(d))
 }
 
 // Time calls f and adds the time it took.
@@ -54,7 +51,7 @@ func (t *Timer) Get() time.Duration {
 	if t == nil {
 		return 0
 	}
-	return time.Duration(atomic.LoadUint64(t.cell.word()) + t.cell.pending())
+	return time.Duration(t.cell.load() + t.cell.pending())
 }
 
 // Timing is one piece of work being timed, from Timer.Start to Stop. It is

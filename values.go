@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"math"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -33,8 +34,9 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // Numeric methods convert to the metric's type: integers wrap as Go's
 // integer conversions do, floats round to the nearest value. Methods that do
 // not fit the type (SetString on a number, Add on a string) do nothing.
-// After the registry is closed, updates are dropped. A nil *Value ignores
-// every update.
+// After the registry is closed, updates are dropped, and the handle keeps
+// one mapping of the process (no memory) until it is unreachable (see
+// Registry.Close). A nil *Value ignores every update.
 type Value struct {
 	p      unsafe.Pointer // the value record in the mapping; read atomically, since Close moves it
 	typ    Type
@@ -64,6 +66,11 @@ func (v *Value) detach() {
 	}
 }
 
+// ptr is where the value is. A method that goes through it keeps v live
+// until its last access there (runtime.KeepAlive: at most a store of v to
+// the stack): a closed file's range stays mapped while any handle on it is
+// reachable, and an update preempted between loading the address and
+// storing into it holds the handle (retire_linux.go).
 func (v *Value) ptr() unsafe.Pointer { return atomic.LoadPointer(&v.p) }
 func (v *Value) u64() *uint64        { return (*uint64)(v.ptr()) }
 func (v *Value) word32() *uint32     { return (*uint32)(v.ptr()) }
@@ -103,6 +110,7 @@ func (v *Value) Type() Type { return v.typ }
 func (v *Value) Add(n int64) {
 	if v != nil && v.word64 {
 		atomic.AddUint64(v.u64(), uint64(n))
+		runtime.KeepAlive(v)
 		return
 	}
 	v.add(n)
@@ -119,6 +127,7 @@ func (v *Value) add(n int64) {
 	case Double, Float:
 		v.AddFloat(float64(n))
 	}
+	runtime.KeepAlive(v)
 }
 
 // Inc adds one to the value.
@@ -139,6 +148,7 @@ func (v *Value) store64(n uint64) bool {
 		return false
 	}
 	atomic.StoreUint64(v.u64(), n)
+	runtime.KeepAlive(v)
 	return true
 }
 
@@ -161,6 +171,7 @@ func (v *Value) setInt(n int64) {
 	case Double, Float:
 		v.SetFloat(float64(n))
 	}
+	runtime.KeepAlive(v)
 }
 
 // firstHalfShift places a 32-bit value in the first 4 bytes of a uint64
@@ -187,6 +198,7 @@ func (v *Value) storeDouble(f float64) bool {
 		return false
 	}
 	atomic.StoreUint64(v.u64(), math.Float64bits(f))
+	runtime.KeepAlive(v)
 	return true
 }
 
@@ -206,6 +218,7 @@ func (v *Value) setFloat(f float64) {
 	default:
 		v.Set(int64(f))
 	}
+	runtime.KeepAlive(v)
 }
 
 // AddFloat adds f; integer values add f converted to an integer.
@@ -216,24 +229,19 @@ func (v *Value) AddFloat(f float64) {
 	switch v.typ {
 	case Double:
 		p := v.u64()
-		for {
-			old := atomic.LoadUint64(p)
-			if atomic.CompareAndSwapUint64(p, old, math.Float64bits(math.Float64frombits(old)+f)) {
-				return
-			}
+		for old := atomic.LoadUint64(p); !atomic.CompareAndSwapUint64(p, old, math.Float64bits(math.Float64frombits(old)+f)); {
+			old = atomic.LoadUint64(p)
 		}
 	case Float:
 		p := v.word32()
-		for {
-			old := atomic.LoadUint32(p)
-			if atomic.CompareAndSwapUint32(p, old, math.Float32bits(math.Float32frombits(old)+float32(f))) {
-				return
-			}
+		for old := atomic.LoadUint32(p); !atomic.CompareAndSwapUint32(p, old, math.Float32bits(math.Float32frombits(old)+float32(f))); {
+			old = atomic.LoadUint32(p)
 		}
 	case String:
 	default:
 		v.Add(int64(f))
 	}
+	runtime.KeepAlive(v)
 }
 
 // AddDuration adds d, in whole microseconds, to an Elapsed value (or to
@@ -250,6 +258,7 @@ func (v *Value) StartInterval() {
 		return
 	}
 	atomic.StoreInt64(v.extra(), -time.Now().UnixMicro())
+	runtime.KeepAlive(v)
 }
 
 // EndInterval closes the interval StartInterval opened, adding its length
@@ -261,6 +270,7 @@ func (v *Value) EndInterval() {
 	if start := atomic.SwapInt64(v.extra(), 0); start < 0 {
 		atomic.AddInt64((*int64)(v.ptr()), time.Now().UnixMicro()+start)
 	}
+	runtime.KeepAlive(v)
 }
 
 // SetString stores s in a String value. It returns an error wrapping
@@ -317,6 +327,7 @@ func (v *Value) SetNoValue() {
 	default:
 		atomic.StoreUint64(v.u64(), math.MaxUint64)
 	}
+	runtime.KeepAlive(v)
 }
 
 // Int returns the value as an integer: floats are truncated, strings are 0.
@@ -324,17 +335,19 @@ func (v *Value) Int() int64 {
 	if v == nil {
 		return 0
 	}
+	var n int64
 	switch v.typ {
 	case Int32:
-		return int64(int32(atomic.LoadUint32(v.word32())))
+		n = int64(int32(atomic.LoadUint32(v.word32())))
 	case Uint32:
-		return int64(atomic.LoadUint32(v.word32()))
+		n = int64(atomic.LoadUint32(v.word32()))
 	case Uint64, Int64, Elapsed:
-		return int64(atomic.LoadUint64(v.u64()))
+		n = int64(atomic.LoadUint64(v.u64()))
 	case Float, Double:
-		return int64(v.Float())
+		n = int64(v.Float())
 	}
-	return 0
+	runtime.KeepAlive(v)
+	return n
 }
 
 // Float returns the value as a float64; strings are 0.
@@ -342,17 +355,20 @@ func (v *Value) Float() float64 {
 	if v == nil {
 		return 0
 	}
+	var f float64
 	switch v.typ {
 	case Double:
-		return math.Float64frombits(atomic.LoadUint64(v.u64()))
+		f = math.Float64frombits(atomic.LoadUint64(v.u64()))
 	case Float:
-		return float64(math.Float32frombits(atomic.LoadUint32(v.word32())))
+		f = float64(math.Float32frombits(atomic.LoadUint32(v.word32())))
 	case Uint64:
-		return float64(atomic.LoadUint64(v.u64()))
+		f = float64(atomic.LoadUint64(v.u64()))
 	case String:
-		return 0
+	default:
+		f = float64(v.Int())
 	}
-	return float64(v.Int())
+	runtime.KeepAlive(v)
+	return f
 }
 
 // String returns the value as text: a String value's text, or the number.
@@ -368,7 +384,9 @@ func (v *Value) String() string {
 	case Float, Double:
 		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	case Uint64:
-		return strconv.FormatUint(atomic.LoadUint64(v.u64()), 10)
+		n := atomic.LoadUint64(v.u64())
+		runtime.KeepAlive(v)
+		return strconv.FormatUint(n, 10)
 	}
 	return strconv.FormatInt(v.Int(), 10)
 }

@@ -155,6 +155,7 @@ func newVec[T any](r *Registry, metric string, labels []string, serial uint32, k
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
 		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, given: map[int32]string{}, labelled: true}
 	v.limit.Store(DefaultVecLimit)
+	r.vecLabelsLocked(serial, v.labels)
 	empty := vecMap[T]{}
 	v.fast.Store(&empty)
 	v.recent.Store(&empty)
@@ -459,7 +460,11 @@ func (v *Vec[T]) SetInstanceLabels(on bool) { v.unlabelled.Store(!on) }
 
 // SetLimit sets the number of instances the vector may hold
 // (DefaultVecLimit until then). A limit below the instances it holds keeps
-// them and adds no more.
+// them and adds no more. The vector reserved room in its file for its
+// instances when declared (Options.MaxFileValues): a lower limit frees
+// that room for the metrics declared after it, for good; a higher one
+// reserves no more, and instances past the room reserved may be refused
+// for the file's budget.
 func (v *Vec[T]) SetLimit(n int) {
 	v.limit.Store(int64(n))
 }
@@ -573,13 +578,16 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 			return err
 		}
 		m.Indom = in.Serial
+		in.reserve = vecReserveLimit(&r.opts, 1)
 		mt, err = r.addMetricLocked(m, keepDeclared)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, mk: mk, cells: map[int32]*cell{}})), nil
+	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, mk: mk, cells: map[int32]*cell{}}))
+	mt.indom.followLimit(&v.limit, 1)
+	return v, nil
 }
 
 // keys returns the keys of m, sorted.

@@ -429,7 +429,8 @@ func jsonString(t *testing.T, s string) string {
 // for those who label its indom themselves.
 func TestVecInPCPTerms(t *testing.T) {
 	tmp, dir := pcpDir(t)
-	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 304})
+	// One file (no values budget), whose cluster every indom id has.
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 304, MaxFileValues: -1})
 	v := mmv.NewCounterVec(r, "reqs", "", mmv.Count, "route", "status")
 	h := mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil, "route")
 	assert.Equal(t, "reqs", v.Metric())

@@ -24,7 +24,7 @@ func BenchmarkGrowthStep(b *testing.B) {
 	dir := filepath.Join(tmpDir, "mmv")
 	for _, n := range []int{1000, 10000} {
 		name := "growth" + strconv.Itoa(n)
-		r := mmv.NewRegistry(name, &mmv.Options{Dir: dir, PublishDelay: time.Hour, MaxIndomInstances: -1, MaxInstances: -1})
+		r := mmv.NewRegistry(name, &mmv.Options{Dir: dir, PublishDelay: time.Hour, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 		v := mmv.NewCounterVec(r, "requests", "Requests served, by route", mmv.Count, "route")
 		v.SetLimit(n + 1)
 		startMMV(b, r)

@@ -28,7 +28,7 @@ const cmdTimeout = 30 * time.Second
 
 // tools are the programs the fleet tests run, beyond what pcptest checks.
 type tools struct {
-	redis, pmproxy, pmlogger, pmseries, pmloglabel, pmdumplog, pmval string
+	redis, pmproxy, pmlogger, pmseries, pmloglabel, pmdumplog, pmval, pmlogrewrite, pmlogextract string
 }
 
 // findTools reports what is missing for the fleet tests: PCP's daemons and
@@ -48,11 +48,16 @@ func findTools() (tools, error) {
 	look(&tl.pmloglabel, "pmloglabel")
 	look(&tl.pmdumplog, "pmdumplog")
 	look(&tl.pmval, "pmval")
-	// pmproxy lives in PCP_BINADM_DIR, not on PATH.
-	tl.pmproxy = filepath.Join(pcptest.Config("PCP_BINADM_DIR"), "pmproxy")
-	if _, err := os.Stat(tl.pmproxy); err != nil {
-		missing = append(missing, "pmproxy ($PCP_BINADM_DIR/pmproxy)")
+	look(&tl.pmlogextract, "pmlogextract")
+	// pmproxy and pmlogrewrite live in PCP_BINADM_DIR, not on PATH.
+	adm := func(p *string, name string) {
+		*p = filepath.Join(pcptest.Config("PCP_BINADM_DIR"), name)
+		if _, err := os.Stat(*p); err != nil {
+			missing = append(missing, name+" ($PCP_BINADM_DIR/"+name+")")
+		}
 	}
+	adm(&tl.pmproxy, "pmproxy")
+	adm(&tl.pmlogrewrite, "pmlogrewrite")
 	if len(missing) > 0 {
 		return tl, fmt.Errorf("not installed: %s (Debian: apt-get install pcp redis-server)", strings.Join(missing, ", "))
 	}
@@ -109,19 +114,28 @@ func startDaemon(t *testing.T, dir, name string, env []string, path string, args
 		close(d.done)
 	}()
 	t.Cleanup(func() {
-		d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.done:
-		case <-time.After(5 * time.Second):
-			t.Logf("%s did not stop on SIGTERM in 5s: killed", name)
-			d.cmd.Process.Kill()
-			<-d.done
-		}
+		d.stop(t)
 		if t.Failed() {
 			t.Logf("%s's output (%s):\n%s", name, strings.Join(d.cmd.Args, " "), tail(d.log, 30))
 		}
 	})
 	return d
+}
+
+// stop stops the daemon (SIGTERM, then SIGKILL after 5s) and waits for
+// it to exit; it may be called more than once.
+func (d *daemon) stop(t *testing.T) {
+	if !d.running() {
+		return
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(5 * time.Second):
+		t.Logf("%s did not stop on SIGTERM in 5s: killed", d.name)
+		d.cmd.Process.Kill()
+		<-d.done
+	}
 }
 
 // running reports whether the daemon has not exited.
@@ -161,6 +175,14 @@ func waitFor(d time.Duration, cond func() bool) bool {
 // port, keeping nothing on disk, and returns the port.
 func startRedis(t *testing.T, tl tools) int {
 	t.Helper()
+	port, _ := startRedisDaemon(t, tl)
+	return port
+}
+
+// startRedisDaemon is startRedis, returning the daemon too, for a test
+// that stops it before its end.
+func startRedisDaemon(t *testing.T, tl tools) (int, *daemon) {
+	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
 	d := startDaemon(t, dir, "redis-server", nil, tl.redis,
@@ -179,7 +201,7 @@ func startRedis(t *testing.T, tl tools) int {
 		return err == nil && string(b) == "+PONG\r\n"
 	})
 	require.True(t, ok && d.running(), "redis-server on 127.0.0.1:%d does not answer PING:\n%s", port, tail(d.log, 20))
-	return port
+	return port, d
 }
 
 // pmproxy is a pmproxy of the test's own, not the system one: its own

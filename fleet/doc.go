@@ -3,8 +3,13 @@
 // pmlogger archives, pmproxy loading them into a key server (redis-server),
 // pmseries queries by metric name and by label across two hosts,
 // pmproxy's OpenMetrics /metrics endpoint parsed by Prometheus' own
-// parser, and archives replayed across a restart and a growth step. See
-// docs/fleet.md for the layouts these tests stand for.
+// parser, and archives replayed across a restart and a growth step; and a
+// fleet simulation (TestFleetScale): the example service recorded once,
+// multiplied into -fleet.hosts hosts with their own labels, loaded into a
+// key server and measured (series, memory, load time, queries), whose
+// committed results (testdata/scale.json) make docs/fleet.md's table. See
+// docs/fleet.md for the layouts these tests stand for and how to rerun the
+// measurements.
 //
 // It is a module of its own so that mmv's users never download its test
 // dependencies (prometheus/common). Every daemon a test starts listens on

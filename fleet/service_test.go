@@ -63,16 +63,17 @@ func startService(t *testing.T, dir, label string, perMS uint64, workers int64, 
 	for _, m := range []string{"requests", "workers"} {
 		require.NoError(t, r.AddMetricLabel(m, mmv.Label{Name: "role", Value: "frontend"}), "role label on %s", m)
 	}
-	require.NoError(t, r.Start(), "starting the service's registry")
-	t.Cleanup(s.close)
-	s.late = mmv.NewIntGauge(r, "late", "Declared after Start", mmv.Count)
-	require.NoError(t, r.Flush(), "publishing the metric declared after Start")
-
+	// Values set before they are published: an archive recorded across a
+	// restart sees each generation's values, never a zero in between.
 	s.workers.Set(workers)
-	s.late.Set(lateValue)
 	for _, rt := range routes {
 		s.hits.With(rt).Set(uint64(s.hitsValues()["route="+rt]))
 	}
+	require.NoError(t, r.Start(), "starting the service's registry")
+	t.Cleanup(s.close)
+	s.late = mmv.NewIntGauge(r, "late", "Declared after Start", mmv.Count)
+	s.late.Set(lateValue)
+	require.NoError(t, r.Flush(), "publishing the metric declared after Start")
 	s.t0 = time.Now()
 	s.done.Add(1)
 	go func() {

@@ -226,8 +226,10 @@ func Register(r *mmv.Registry, o *Options) error {
 					return err
 				}
 				vec.SetInstanceLabels(false) // the names say it; the file's label budget is the program's
+				bs := boundNames(probe[i].Value.Float64Histogram().Buckets[1:])
+				vec.SetLimit(len(bs)) // and room in the file for these alone (Options.MaxFileValues)
 				vecs = append(vecs, vec)
-				bounds = append(bounds, boundNames(probe[i].Value.Float64Histogram().Buckets[1:]))
+				bounds = append(bounds, bs)
 				if h.count, err = mmv.Declare[mmv.Counter](tx, name+".count", cut("Observations: "+short), mmv.Count); err != nil {
 					return err
 				}

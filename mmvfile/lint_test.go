@@ -127,7 +127,7 @@ func TestLintNames(t *testing.T) {
 
 func TestLintCost(t *testing.T) {
 	dir := t.TempDir()
-	big := writeFile(t, dir, "big", mmv.Options{Cluster: 60, MaxIndomInstances: -1, MaxInstances: -1}, counterOver("m", 1, 12000), nil)
+	big := writeFile(t, dir, "big", mmv.Options{Cluster: 60, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1}, counterOver("m", 1, 12000), nil)
 	writeFile(t, dir, "small", mmv.Options{Cluster: 61}, counterOver("m", 1, 100), nil)
 	fd := lintOne(t, dir, mmvfile.RuleCost, big, "values", "12000 values: a fetch of the file takes an estimated 0.036 to 0.14 s")
 	assert.Contains(t, fd.Msg, "every client of pmcd waits")

@@ -53,6 +53,78 @@ func Name(names, values []string) (name string, ok bool) {
 
 const hex = "0123456789ABCDEF"
 
+// Values appends to dst the values that Name made name of under names, and
+// reports whether name is such a name. A value with no escape is a
+// substring of name: only escaped values allocate.
+func Values(dst []string, name string, names []string) ([]string, bool) {
+	n := len(dst)
+	for i, label := range names {
+		if i > 0 {
+			if name == "" || name[0] != ',' {
+				return dst[:n], false
+			}
+			name = name[1:]
+		}
+		if len(name) <= len(label) || name[:len(label)] != label || name[len(label)] != '=' {
+			return dst[:n], false
+		}
+		name = name[len(label)+1:]
+		end := 0
+		for end < len(name) && name[end] != ',' {
+			end++
+		}
+		v, ok := unescape(name[:end])
+		if !ok {
+			return dst[:n], false
+		}
+		dst, name = append(dst, v), name[end:]
+	}
+	if name != "" {
+		return dst[:n], false
+	}
+	return dst, true
+}
+
+// unescape undoes Name's escapes in one value.
+func unescape(v string) (string, bool) {
+	pct := 0
+	for i := 0; i < len(v); i++ {
+		if v[i] == '%' {
+			pct++
+		}
+	}
+	if pct == 0 {
+		return v, true
+	}
+	b := make([]byte, 0, len(v)-2*pct)
+	for i := 0; i < len(v); i++ {
+		if v[i] != '%' {
+			b = append(b, v[i])
+			continue
+		}
+		if i+2 >= len(v) {
+			return "", false
+		}
+		hi, lo := unhex(v[i+1]), unhex(v[i+2])
+		if hi < 0 || lo < 0 {
+			return "", false
+		}
+		b = append(b, byte(hi<<4|lo))
+		i += 2
+	}
+	return string(b), true
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
 func escaped(c byte) bool {
 	return c <= ' ' || c == 0x7f || c == ',' || c == '=' || c == '%'
 }

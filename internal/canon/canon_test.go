@@ -66,3 +66,24 @@ func BenchmarkHash(b *testing.B) {
 		Hash(values)
 	}
 }
+
+func TestValuesUndoName(t *testing.T) {
+	names := []string{"route", "code"}
+	for _, values := range [][]string{
+		{"/api", "200"},
+		{"", ""},
+		{"a b,c=d%e", "\x00\x7f,"},
+		{"ünï", "x"},
+	} {
+		name, ok := Name(names, values)
+		require.True(t, ok)
+		got, ok := Values([]string{"kept"}, name, names)
+		require.True(t, ok, name)
+		assert.Equal(t, append([]string{"kept"}, values...), got, name)
+	}
+	for _, bad := range []string{"", "route=/a", "route=/a,code=1,x=2", "code=1,route=/a", "route=%4,code=1", "route=%zz,code=1", "route=/a;code=1"} {
+		got, ok := Values([]string{"kept"}, bad, names)
+		assert.False(t, ok, bad)
+		assert.Equal(t, []string{"kept"}, got, bad)
+	}
+}

@@ -16,8 +16,8 @@ import (
 // reserved for it. Value handles point at the values section, whose address
 // never changes: when the file grows, the new file is mapped over the old
 // one so that its values land at the same addresses (see Replace). At
-// Close the file's pages are replaced by anonymous memory, unmapped after
-// a grace period (see quarantineGrace).
+// Close the file's pages are replaced by anonymous memory, unmapped once
+// no handle on them is reachable (see retire).
 type File struct {
 	dir    *Dir
 	name   string // in dir
@@ -259,10 +259,10 @@ func (f *File) ValuesOffset() int64 { return int64(uintptr(f.values) - uintptr(f
 func (f *File) Path() string { return f.path }
 
 // Close swaps the file's pages for anonymous memory, so that updates still
-// in flight land harmlessly until it is unmapped after a grace period,
-// releases the rest of the reserved range at once, removes the file if
-// asked and if it is still ours, and gives up the name: in that order, so
-// that no one locks a file about to lose its name.
+// in flight land harmlessly, however late (see retire), releases the rest
+// of the reserved range at once, removes the file if asked and if it is
+// still ours, and gives up the name: in that order, so that no one locks a
+// file about to lose its name.
 func (f *File) Close(remove bool) error {
 	mapped := (f.size + pageSize - 1) / pageSize * pageSize
 	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
@@ -276,7 +276,7 @@ func (f *File) Close(remove bool) error {
 		if hi := uintptr(f.resv) + reserveSize - uintptr(f.base) - uintptr(mapped); hi > 0 {
 			unix.MunmapPtr(unsafe.Add(f.base, mapped), hi)
 		}
-		quarantineRange(f.base, uintptr(mapped))
+		retire(f, f.base, uintptr(mapped))
 	}
 	if remove && f.dir.sameFile(f.name, f.named) {
 		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {

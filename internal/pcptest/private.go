@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,21 @@ type private struct {
 // -U root), and skips or fails the test as MustHave otherwise.
 func StartPMCD(t testing.TB) *PMCD {
 	t.Helper()
+	return startPMCD(t, false)
+}
+
+// StartDaemonPMCD is StartPMCD with PCP's MMV agent run as a daemon (pipe)
+// agent, pmdammv under PCP's user, rather than a DSO inside pmcd, as
+// docs/production.md configures a host: a crash of the agent takes only
+// the agent down, and pmcd starts it again (at once the first time, then
+// at most once a minute: PMCD_RESTART_AGENTS).
+func StartDaemonPMCD(t testing.TB) *PMCD {
+	t.Helper()
+	return startPMCD(t, true)
+}
+
+func startPMCD(t testing.TB, daemon bool) *PMCD {
+	t.Helper()
 	tl := need(t)
 	pmcd := filepath.Join(Config("PCP_BINADM_DIR"), "pmcd")
 	if _, err := os.Stat(hostPath(pmcd)); err != nil {
@@ -55,14 +71,24 @@ func StartPMCD(t testing.TB) *PMCD {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	for _, d := range []string{"tmp/mmv", "run", "log"} {
+	for _, d := range []string{"tmp/mmv", "run", "log/pmcd"} {
 		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	agent := fmt.Sprintf("mmv\t%d\tdso\tmmv_init\t%s\n", Domain, tl.agent)
+	if daemon {
+		// pmdammv runs as PCP's user, who must reach the directory.
+		if err := os.Chmod(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// pmcd's own agent too, so that pmcd answers (pmcd.agent.status)
+		// while the MMV agent is down.
+		agent = DaemonAgentLine(filepath.Dir(tl.agent)) + fmt.Sprintf("pmcd\t2\tdso\tpmcd_init\t%s\n",
+			filepath.Join(filepath.Dir(filepath.Dir(tl.agent)), "pmcd", "pmda_pmcd.so"))
+	}
 	conf := filepath.Join(base, "pmcd.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("mmv\t%d\tdso\tmmv_init\t%s\n\n[access]\nallow \"local:*\" : all;\nallow localhost : all;\n",
-		Domain, tl.agent)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(agent+"\n[access]\nallow \"local:*\" : all;\nallow localhost : all;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -75,8 +101,11 @@ func StartPMCD(t testing.TB) *PMCD {
 		pr := &private{host: "localhost:" + strconv.Itoa(port), base: base, done: make(chan struct{})}
 		pr.cmd = Command(context.Background(), pmcd, "-f", "-A", "-p", strconv.Itoa(port), "-c", conf,
 			"-s", filepath.Join(base, "run", "pmcd.socket"), "-l", filepath.Join(base, "log", "pmcd.log"), "-U", "root")
+		// PMCD_ROOT_AGENT=0: pmcd starts a daemon agent itself. Else it
+		// asks the host's pmdaroot, which starts it with the host's
+		// environment, reading the host's directory.
 		pr.cmd.Env = environ(os.Environ(), []string{"PCP_TMP_DIR=" + filepath.Join(base, "tmp"),
-			"PCP_RUN_DIR=" + filepath.Join(base, "run"), "PCP_LOG_DIR=" + filepath.Join(base, "log")})
+			"PCP_RUN_DIR=" + filepath.Join(base, "run"), "PCP_LOG_DIR=" + filepath.Join(base, "log"), "PMCD_ROOT_AGENT=0"})
 		pr.cmd.Dir = base
 		if err := pr.cmd.Start(); err != nil {
 			t.Fatalf("pmcd: %v", err)
@@ -94,6 +123,32 @@ func StartPMCD(t testing.TB) *PMCD {
 	}
 	t.Cleanup(p.private.stop)
 	return p
+}
+
+// DaemonAgentLine is the pmcd.conf(5) line that runs PCP's MMV agent as a
+// daemon (pipe) agent, pmdammv from the agent's directory dir
+// ($PCP_PMDAS_DIR/mmv), on its domain.
+func DaemonAgentLine(dir string) string {
+	return fmt.Sprintf("mmv\t%d\tpipe\tbinary\t\t%s -d %d\n", Domain, filepath.Join(dir, "pmdammv"), Domain)
+}
+
+// AgentPID returns the process id of the daemon MMV agent of a pmcd
+// StartDaemonPMCD started, 0 while it has none (the agent died and pmcd
+// has not started it again) or for a DSO agent.
+func (p *PMCD) AgentPID() int {
+	if p.private == nil {
+		return 0
+	}
+	pid := p.private.cmd.Process.Pid
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	for _, c := range strings.Fields(string(children)) {
+		comm, _ := os.ReadFile("/proc/" + c + "/comm")
+		if strings.TrimSpace(string(comm)) == "pmdammv" {
+			n, _ := strconv.Atoi(c)
+			return n
+		}
+	}
+	return 0
 }
 
 // freePort returns a TCP port nothing listens on now.
@@ -190,12 +245,21 @@ func (p *PMCD) hostArgs() []string {
 //go:embed testdata/fetchloop.c
 var fetchLoopSource []byte
 
-// fetchLoop builds testdata/fetchloop.c once, into the user's cache
-// directory under a name that is the source's hash, so that test runs
+//go:embed testdata/fetchall.c
+var fetchAllSource []byte
+
+// fetchLoop and fetchAll build the C clients once each.
+var (
+	fetchLoop = sync.OnceValues(func() (string, error) { return buildClient("fetchloop", fetchLoopSource) })
+	fetchAll  = sync.OnceValues(func() (string, error) { return buildClient("fetchall", fetchAllSource) })
+)
+
+// buildClient builds a C client of libpcp into the user's cache
+// directory, under its name and the source's hash, so that test runs
 // share one binary instead of leaving one each behind. It is built and
 // run on the host, also under MMV_PCP_ROOT: a client, it speaks the same
 // protocol to either PCP's pmcd.
-var fetchLoop = sync.OnceValues(func() (string, error) {
+func buildClient(name string, source []byte) (string, error) {
 	if err := HasLibPCPMMV(); err != nil {
 		return "", err
 	}
@@ -203,9 +267,9 @@ var fetchLoop = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(fetchLoopSource)
+	sum := sha256.Sum256(source)
 	dir := filepath.Join(cache, "mmv-pcptest")
-	bin := filepath.Join(dir, "fetchloop-"+hex.EncodeToString(sum[:8]))
+	bin := filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:8]))
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -217,15 +281,15 @@ var fetchLoop = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	src, out := filepath.Join(tmp, "fetchloop.c"), filepath.Join(tmp, "fetchloop")
-	if err := os.WriteFile(src, fetchLoopSource, 0o644); err != nil {
+	src, out := filepath.Join(tmp, name+".c"), filepath.Join(tmp, name)
+	if err := os.WriteFile(src, source, 0o644); err != nil {
 		return "", err
 	}
 	if msg, err := exec.Command("gcc", "-O2", "-o", out, src, "-lpcp").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gcc fetchloop.c: %v\n%s", err, msg)
+		return "", fmt.Errorf("gcc %s.c: %v\n%s", name, err, msg)
 	}
 	return bin, os.Rename(out, bin)
-})
+}
 
 // Fetches is what FetchLoop saw.
 type Fetches struct {
@@ -243,10 +307,9 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 	t.Helper()
 	bin, err := fetchLoop()
 	MustHave(t, err)
-	host := p.Host()
 	ctx, cancel := context.WithTimeout(context.Background(), d+Timeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, host, strconv.Itoa(int(d.Milliseconds())), name).Output()
+	out, err := exec.CommandContext(ctx, bin, p.Host(), strconv.Itoa(int(d.Milliseconds())), name).Output()
 	var f Fetches
 	if _, serr := fmt.Sscanf(string(out), "fetches %d values %d lost %t", &f.N, &f.Values, &f.Lost); serr != nil {
 		var stderr string
@@ -256,4 +319,79 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 		t.Fatalf("fetchloop %s: %v %v: %s%s", name, err, serr, out, stderr)
 	}
 	return f
+}
+
+// Whole is what FetchAll saw: the metrics and values of one whole fetch,
+// and the wall time of each fetch.
+type Whole struct {
+	Metrics, Values int
+	Times           []time.Duration
+}
+
+// Median is the median of the fetch times.
+func (w Whole) Median() time.Duration {
+	ts := slices.Clone(w.Times)
+	slices.Sort(ts)
+	return ts[len(ts)/2]
+}
+
+// FetchAll fetches every metric below prefix through pmcd in one pmFetch,
+// n times, as a client fetching a whole registry does: no process started
+// per fetch, so the times are pmcd's and its agent's. It needs gcc and
+// libpcp, and skips or fails the test as MustHave otherwise; a failed
+// fetch (the agent or pmcd lost) fails the test.
+func (p *PMCD) FetchAll(t testing.TB, prefix string, n int) Whole {
+	t.Helper()
+	w, err := p.TryFetchAll(prefix, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TryFetchAll is FetchAll returning its failure, for a caller that expects
+// one or runs it from another goroutine; a missing compiler is a failure
+// too.
+func (p *PMCD) TryFetchAll(prefix string, n int) (Whole, error) {
+	bin, err := fetchAll()
+	if err != nil {
+		return Whole{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	// A whole fetch of a file libpcp_mmv wrote may take longer than
+	// libpcp's default 10 s wait for pmcd: Timeout bounds it instead.
+	// On the host, as fetchLoop, also under MMV_PCP_ROOT.
+	cmd := exec.CommandContext(ctx, bin, p.Host(), strconv.Itoa(n), prefix)
+	cmd.Env = environ(os.Environ(), []string{"PCP_TMP_DIR=", "PMCD_REQUEST_TIMEOUT=" + strconv.Itoa(int(Timeout.Seconds()))})
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	out := string(b)
+	if err != nil {
+		return Whole{}, fmt.Errorf("fetchall %s: %v: %s", prefix, err, stderr.String())
+	}
+	var w Whole
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if _, err := fmt.Sscanf(lines[0], "metrics %d values %d", &w.Metrics, &w.Values); err != nil {
+		return Whole{}, fmt.Errorf("fetchall %s: %v: %s", prefix, err, out)
+	}
+	for _, l := range lines[1:] {
+		s, err := strconv.ParseFloat(l, 64)
+		if err != nil {
+			return Whole{}, fmt.Errorf("fetchall %s: %v: %s", prefix, err, out)
+		}
+		w.Times = append(w.Times, time.Duration(s*float64(time.Second)))
+	}
+	return w, nil
+}
+
+// Log returns the log of a pmcd StartPMCD or StartDaemonPMCD started, ""
+// for the host's.
+func (p *PMCD) Log() string {
+	if p.private == nil {
+		return ""
+	}
+	log, _ := os.ReadFile(filepath.Join(p.private.base, "log", "pmcd.log"))
+	return string(log)
 }

@@ -1,0 +1,231 @@
+package mmv
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+)
+
+// What PCP's reader pays is bounded by two budgets on values (see
+// docs/design.md, "What a registry costs PCP's reader"). To fetch a value
+// the reader scans its file's values section from the start, so a file of
+// V values costs about c·V² a fetch: a file holds at most MaxFileValues
+// values, and a metric that would take its file past that goes to another
+// file (an overflow part, parts.go) when it is declared, never later, so
+// that identities never move. A registry holds at most MaxValues values,
+// and a whole fetch then costs at most about c·MaxValues·MaxFileValues.
+
+// Default budgets on values (see Options.MaxFileValues): a file of 2,048
+// values is the largest whose fetch stays in the reader's fast regime
+// (about 1 µs a value through pmcd, where a file of 4,000 took 5 to 7);
+// 65,536 values in such files cost a whole fetch through pmcd about
+// a tenth of a second.
+const (
+	DefaultMaxFileValues = 2048
+	DefaultMaxValues     = 65536
+)
+
+// fileBudget is the values budget of each file under o.
+func fileBudget(o *Options) int { return capOf(o.MaxFileValues, DefaultMaxFileValues) }
+
+// chargeOf is what a metric over in (nil when singular) with live values
+// charges its file's budget: its values, or the room its indom reserves
+// for a vector's instances (indom.reserved), within the budget itself.
+func chargeOf(in *indom, live, budget int) int {
+	if in == nil {
+		return 1
+	}
+	return max(live, min(in.reserved(), budget))
+}
+
+// followLimit makes the room in reserves follow a vector's limit, of per
+// values each instance, down (reserved): SetLimit stores the limit
+// without the registry's lock, which a transaction may hold.
+func (in *indom) followLimit(limit *atomic.Int64, per int) {
+	in.limit, in.per = limit, per
+}
+
+// reserved is the room in reserves for a vector's instances: what it
+// reserved when declared, or less once the vector's limit is lower, for
+// good: room freed may be taken by the metrics declared after, so a
+// higher limit later reserves no more. Called with the registry's lock
+// held.
+func (in *indom) reserved() int {
+	if in.limit != nil {
+		if l := in.limit.Load(); l < int64(in.reserve/in.per) {
+			in.reserve = max(int(l), 0) * in.per
+		}
+	}
+	return in.reserve
+}
+
+// chargeLocked is what the part's metrics charge its budget, with n more
+// live instances in grown (nil for none).
+func (p *part) chargeLocked(budget int, grown *indom, n int) int {
+	c := 0
+	for _, m := range p.metrics {
+		live := 1
+		if m.indom != nil {
+			live = m.indom.live
+			if m.indom == grown {
+				live += n
+			}
+		}
+		c += chargeOf(m.indom, live, budget)
+	}
+	return c
+}
+
+// valueCount is the number of live values the registry holds, every file
+// together.
+func (r *Registry) valueCount() int {
+	n := len(r.metrics)
+	for _, in := range r.indoms {
+		n += in.users * (in.live - 1)
+	}
+	return n
+}
+
+// budgetSubject names a file in an error.
+func budgetSubject(p *part) string { return subject("file", p.name) }
+
+// errFileBudget is the error for values that would take a file past the
+// budget.
+func errFileBudget(subject string, values, budget int) error {
+	return errorf(ErrTooMany, subject, "%d values would pass the budget of %d values per file (Options.MaxFileValues): PCP's reader takes time quadratic in a file's values", values, budget)
+}
+
+// checkValuesCap returns an error wrapping ErrTooMany when n more values
+// would take a registry holding have past its cap under o.
+func checkValuesCap(o *Options, subject string, have, n int) error {
+	if c := capOf(o.MaxValues, DefaultMaxValues); have+n > c {
+		return errorf(ErrTooMany, subject, "%d values in the registry would pass its cap of %d values (Options.MaxValues)", have+n, c)
+	}
+	return nil
+}
+
+// checkMetricBudgetLocked checks that a metric over in (nil when
+// singular) fits a file and the registry's cap.
+func (r *Registry) checkMetricBudgetLocked(subject string, in *indom) error {
+	live, budget := 1, fileBudget(&r.opts)
+	if in != nil {
+		live = in.live
+	}
+	if c := chargeOf(in, live, budget); c > budget {
+		return errFileBudget(subject, c, budget)
+	}
+	if r.declaringOwn {
+		return nil // mmv.dropped: a few values, which say what the cap refused
+	}
+	return checkValuesCap(&r.opts, subject, r.valueCount(), live)
+}
+
+// checkGrowthLocked checks that n more live instances of in keep the
+// registry within its cap and every file holding metrics over in within
+// its budget.
+func (r *Registry) checkGrowthLocked(in *indom, n int) error {
+	subject := func() string { return "indom " + strconv.FormatUint(uint64(in.Serial), 10) }
+	if err := checkValuesCap(&r.opts, subject(), r.valueCount(), n*in.users); err != nil {
+		return err
+	}
+	budget := fileBudget(&r.opts)
+	for _, p := range r.parts {
+		if !p.hasIndom(in) {
+			continue
+		}
+		if c := p.chargeLocked(budget, in, n); c > budget && c > p.chargeLocked(budget, nil, 0) {
+			return errFileBudget(subject()+" in "+budgetSubject(p), c, budget)
+		}
+	}
+	return nil
+}
+
+// checkIndomBudget refuses an indom too large for a metric over it to fit
+// a file.
+func checkIndomBudget(o *Options, subject string, instances int) error {
+	if b := fileBudget(o); instances > b {
+		return errorf(ErrTooMany, subject, "a metric over its %d instances would pass the budget of %d values per file (Options.MaxFileValues)", instances, b)
+	}
+	return nil
+}
+
+// checkBudgetsLocked checks the declarations against the budgets of the
+// registry's options, as Configure changes them.
+func (r *Registry) checkBudgetsLocked() error {
+	budget := fileBudget(&r.opts)
+	for _, p := range r.parts {
+		if c := p.chargeLocked(budget, nil, 0); c > budget {
+			return errFileBudget(budgetSubject(p)+" as declared", c, budget)
+		}
+	}
+	return checkValuesCap(&r.opts, subject("file", r.name)+" as declared", r.valueCount(), 0)
+}
+
+// vecReserveLimit is the number of instances a vector reserves room for
+// in its file, of perInstance values each: its default limit, within the
+// per-indom cap and the file budget.
+func vecReserveLimit(o *Options, perInstance int) int {
+	c := min(capOf(o.MaxIndomInstances, DefaultMaxIndomInstances), fileBudget(o)) / perInstance
+	return min(c, DefaultVecLimit)
+}
+
+// placeLocked lays the metrics declared before Start out over the parts
+// again, in the order of their names, each in the first part with room
+// (partWithRoomLocked's rule), so that which file holds a metric, and so
+// its PMID's cluster, does not depend on the order the program declared
+// them in; within a file the metrics stay in declaration order. Nothing
+// is published yet, so nothing moves that a reader saw. A registry of one
+// file is left as it is.
+func (r *Registry) placeLocked() error {
+	if len(r.parts) == 1 {
+		return nil
+	}
+	order := make(map[*metric]int, len(r.metrics))
+	for i, m := range r.metrics {
+		order[m] = i
+	}
+	sorted := slices.Clone(r.metrics)
+	slices.SortStableFunc(sorted, func(a, b *metric) int { return cmp.Compare(a.Name, b.Name) })
+	first := r.parts[0]
+	first.metrics, first.used = nil, [MaxItem + 1]bool{}
+	parts := []*part{first}
+	budget := fileBudget(&r.opts)
+	for _, m := range sorted {
+		live := 1
+		if m.indom != nil {
+			live = m.indom.live
+		}
+		need := chargeOf(m.indom, live, budget)
+		var to *part
+		for _, p := range parts {
+			if len(p.metrics) < MaxMetrics && (m.auto || !p.used[m.item]) && p.chargeLocked(budget, nil, 0)+need <= budget {
+				to = p
+				break
+			}
+		}
+		if to == nil {
+			to = newPart(len(parts), r.name, r.opts.Flags)
+			if err := checkFileName(to.name, NoPrefix); err != nil {
+				return fmt.Errorf("mmv: file %q: more metrics than a file holds (%d, or %d values) need an overflow file: %w", r.name, MaxMetrics, budget, err)
+			}
+			parts = append(parts, to)
+		}
+		to.metrics = append(to.metrics, m)
+		if !m.auto {
+			to.used[m.item] = true
+		}
+		if m.indom != nil && !to.hasIndom(m.indom) {
+			to.indoms = append(to.indoms, m.indom)
+		}
+	}
+	for _, p := range parts {
+		slices.SortFunc(p.metrics, func(a, b *metric) int { return cmp.Compare(order[a], order[b]) })
+		for i, m := range p.metrics {
+			m.part, m.index = p, i
+		}
+	}
+	r.parts = parts
+	return nil
+}

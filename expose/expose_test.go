@@ -1,0 +1,227 @@
+package expose_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/expose"
+)
+
+func TestNegotiate(t *testing.T) {
+	for accept, want := range map[string]expose.Format{
+		"":                             expose.Text,
+		"*/*":                          expose.Text,
+		"text/plain":                   expose.Text,
+		"application/openmetrics-text": expose.OpenMetrics,
+		"application/openmetrics-text; version=0.0.1":                                                expose.OpenMetrics,
+		"application/openmetrics-text; version=2.0.0":                                                expose.Text, // not a version served
+		"text/plain;q=0.5, application/openmetrics-text;q=0.9":                                       expose.OpenMetrics,
+		"application/openmetrics-text;q=0, text/plain":                                               expose.Text,
+		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited": expose.Text,
+		// Prometheus's own scrape header (scrape_protocols' default).
+		"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1": expose.OpenMetrics,
+	} {
+		h := http.Header{}
+		if accept != "" {
+			h.Set("Accept", accept)
+		}
+		assert.Equal(t, want, expose.Negotiate(h), "Accept: %s", accept)
+	}
+}
+
+func TestHandlerGzip(t *testing.T) {
+	r := mmv.NewRegistry("expose_gzip", nil)
+	mmv.NewCounter(r, "requests", "Requests", mmv.Count).Add(3)
+	for _, c := range []struct {
+		encoding string
+		zipped   bool
+	}{{"", false}, {"gzip", true}, {"deflate, gzip;q=0.5", true}, {"gzip;q=0", false}, {"identity", false}} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if c.encoding != "" {
+			req.Header.Set("Accept-Encoding", c.encoding)
+		}
+		w := httptest.NewRecorder()
+		expose.Handler(r).ServeHTTP(w, req)
+		body := w.Body.Bytes()
+		if c.zipped {
+			assert.Equal(t, "gzip", w.Header().Get("Content-Encoding"), c.encoding)
+			z, err := gzip.NewReader(bytes.NewReader(body))
+			require.NoError(t, err)
+			body, err = io.ReadAll(z)
+			require.NoError(t, err)
+		} else {
+			assert.Empty(t, w.Header().Get("Content-Encoding"), c.encoding)
+		}
+		assert.Equal(t, "# TYPE requests_total counter\n# HELP requests_total Requests\nrequests_total 3\n", string(body), c.encoding)
+	}
+}
+
+// TestNamesAndEscapes: names from PCP names and units, HELP and label
+// values escaped as each format wants, a metric whose name another took
+// left out, String metrics left out, labels inner over outer.
+func TestNamesAndEscapes(t *testing.T) {
+	r := mmv.NewRegistry("expose_names", &mmv.Options{Dir: t.TempDir()})
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "zone", Value: "outer"}))
+	mmv.NewGauge(r, "a.b_c", "first", mmv.NoUnits).Set(1)
+	mmv.NewGauge(r, "a_b.c", "second, same Prometheus name", mmv.NoUnits).Set(2)
+	mmv.NewCounter(r, "sent_total", "Already _total", mmv.Count).Add(4)
+	mmv.NewCounter(r, "sent.bytes", "In bytes", mmv.Kbyte).Add(2)
+	mmv.NewGauge(r, "wait", "Wait\\ \"q\"\nthe long help, left out", mmv.Microsecond).Set(250)
+	v := mmv.NewGaugeVec(r, "temp", "By room", mmv.NoUnits, "zone")
+	v.With("in\"ner\\\n").Set(20)
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "version", Type: mmv.String, Semantics: mmv.SemDiscrete}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "hex", Type: mmv.Uint64, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.Start())
+	defer r.Close()
+	hv, err := r.Value("hex", "")
+	require.NoError(t, err)
+	hv.Set(-1) // all bits: exact as an integer
+	var text, om bytes.Buffer
+	require.NoError(t, expose.Write(&text, r, expose.Text))
+	require.NoError(t, expose.Write(&om, r, expose.OpenMetrics))
+	assert.Equal(t, `# TYPE a_b_c gauge
+# HELP a_b_c first
+a_b_c{zone="outer"} 1
+# TYPE sent_total counter
+# HELP sent_total Already _total
+sent_total{zone="outer"} 4
+# TYPE sent_bytes_total counter
+# HELP sent_bytes_total In bytes
+sent_bytes_total{zone="outer"} 2048
+# TYPE wait_seconds gauge
+# HELP wait_seconds Wait\\ "q"
+wait_seconds{zone="outer"} 0.00025
+# TYPE temp gauge
+# HELP temp By room
+temp{zone="in\"ner\\\n"} 20
+# TYPE hex gauge
+hex{zone="outer"} 18446744073709551615
+`, text.String())
+	assert.Equal(t, `# TYPE a_b_c gauge
+# HELP a_b_c first
+a_b_c{zone="outer"} 1
+# TYPE sent counter
+# HELP sent Already _total
+sent_total{zone="outer"} 4
+# TYPE sent_bytes counter
+# UNIT sent_bytes bytes
+# HELP sent_bytes In bytes
+sent_bytes_total{zone="outer"} 2048
+# TYPE wait_seconds gauge
+# UNIT wait_seconds seconds
+# HELP wait_seconds Wait\\ \"q\"
+wait_seconds{zone="outer"} 0.00025
+# TYPE temp gauge
+# HELP temp By room
+temp{zone="in\"ner\\\n"} 20
+# TYPE hex gauge
+hex{zone="outer"} 18446744073709551615
+# EOF
+`, om.String())
+}
+
+// TestClashes: a name an earlier family writes is left out, a histogram
+// vector's label le is its exported_le, bytes that are not UTF-8 are
+// U+FFFD.
+func TestClashes(t *testing.T) {
+	r := mmv.NewRegistry("expose_clashes", nil)
+	mmv.NewCounter(r, "sent", "A counter", mmv.Count).Add(1)
+	mmv.NewGauge(r, "sent_total", "Its name is the counter's sample's", mmv.NoUnits).Set(9)
+	mmv.NewHistogramVec(r, "h", "Labelled le", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "le").With("x").Observe(0.5)
+	mmv.NewGauge(r, "h_count", "Its name is the histogram's count's", mmv.NoUnits).Set(9)
+	mmv.NewGaugeVec(r, "temp", "By room", mmv.NoUnits, "zone").With("bad\xff").Set(21)
+	for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
+		var b bytes.Buffer
+		require.NoError(t, expose.Write(&b, r, f))
+		out := b.String()
+		assert.NotContains(t, out, " 9\n", f)
+		assert.Contains(t, out, "sent_total 1\n", f)
+		assert.Contains(t, out, `h_bucket{exported_le="x",le="1"} 1`+"\n", f)
+		assert.Contains(t, out, `h_count{exported_le="x"} 1`+"\n", f)
+		assert.Contains(t, out, "temp{zone=\"bad\uFFFD\"} 21\n", f)
+	}
+}
+
+// TestLifecycle: a registry serves its instruments never started, started
+// and its low-level metrics once started; closed, nothing (an empty
+// exposition, valid in both formats).
+func TestLifecycle(t *testing.T) {
+	r := mmv.NewRegistry("expose_lifecycle", &mmv.Options{Dir: t.TempDir()})
+	c := mmv.NewCounter(r, "hits", "Hits", mmv.Count)
+	c.Add(2)
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "raw", Type: mmv.Int64, Semantics: mmv.SemInstant}))
+	assert.Equal(t, "# TYPE hits_total counter\n# HELP hits_total Hits\nhits_total 2\n", text(t, r))
+	require.NoError(t, r.Start())
+	c.Add(1)
+	v, err := r.Value("raw", "")
+	require.NoError(t, err)
+	v.Set(-5)
+	assert.Equal(t, "# TYPE hits_total counter\n# HELP hits_total Hits\nhits_total 3\n# TYPE raw gauge\nraw -5\n", text(t, r))
+	require.NoError(t, r.Close())
+	assert.Equal(t, "", text(t, r))
+	var om bytes.Buffer
+	require.NoError(t, expose.Write(&om, r, expose.OpenMetrics))
+	assert.Equal(t, "# EOF\n", om.String())
+}
+
+// TestScrapesRaceUpdates: a deleted vector value leaves the exposition, and
+// scrapes racing updates, new label values and deletions are safe (run
+// with -race).
+func TestScrapesRaceUpdates(t *testing.T) {
+	r := mmv.NewRegistry("expose_race", &mmv.Options{Dir: t.TempDir(), PublishDelay: 1})
+	v := mmv.NewCounterVec(r, "hits", "Hits", mmv.Count, "route")
+	h := mmv.NewHistogramVec(r, "lat", "Latency", mmv.Second, nil, "route")
+	v.With("/gone").Inc()
+	assert.Contains(t, text(t, r), `hits_total{route="/gone"} 1`)
+	v.Delete("/gone")
+	assert.NotContains(t, text(t, r), "/gone")
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := range 2 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				route := "/" + string(rune('a'+(i+g)%20))
+				v.With(route).Inc()
+				h.With(route).Observe(float64(i%7) / 100)
+				if i%50 == 0 {
+					v.Delete(route)
+				}
+				if i == 100 && g == 0 {
+					require.NoError(t, r.Start())
+				}
+			}
+		})
+	}
+	for range 50 {
+		for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
+			var b bytes.Buffer
+			require.NoError(t, expose.Write(&b, r, f))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	require.NoError(t, r.Close())
+}
+
+func text(t *testing.T, r *mmv.Registry) string {
+	t.Helper()
+	var b strings.Builder
+	require.NoError(t, expose.Write(&b, r, expose.Text))
+	return b.String()
+}

@@ -1,0 +1,284 @@
+package expose
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gopcp/mmv"
+)
+
+// Append appends r's metrics in format f to b (see the package doc for
+// how a registry's metrics become Prometheus's).
+func Append(b []byte, r *mmv.Registry, f Format) []byte {
+	e := encoder{b: b, om: f == OpenMetrics, taken: map[string]bool{}}
+	r.Gather(e.family)
+	if e.om {
+		e.b = append(e.b, "# EOF\n"...)
+	}
+	return e.b
+}
+
+// encoder writes families; its slices are kept from one family to the
+// next.
+type encoder struct {
+	b     []byte
+	om    bool
+	taken map[string]bool // the names of the families written
+	outer []pair          // the family's labels
+	ls    []pair          // one sample's
+}
+
+type pair struct{ name, value string }
+
+func (e *encoder) family(f *mmv.Family) {
+	if f.Type == mmv.String {
+		return
+	}
+	unit, scale := baseUnit(f.Units)
+	name := strings.ReplaceAll(f.Name, ".", "_")
+	counter := f.Semantics == mmv.SemCounter
+	if f.Bounds != nil {
+		counter = false
+	}
+	if counter {
+		name = strings.TrimSuffix(name, "_total")
+	}
+	if unit != "" && !strings.HasSuffix(name, "_"+unit) {
+		name += "_" + unit
+	}
+	// The text format names a counter's family as its sample, OpenMetrics
+	// without the _total.
+	family := name
+	if counter && !e.om {
+		family += "_total"
+	}
+	// Every name the family writes must be free, its own family's name
+	// too: a_b.c is left out after a.b_c, a gauge x_total after counter x.
+	names := [...]string{name, "", "", ""}
+	switch {
+	case f.Bounds != nil:
+		names[1], names[2], names[3] = name+"_bucket", name+"_sum", name+"_count"
+	case counter:
+		names[1] = name + "_total"
+	}
+	for _, n := range names {
+		if n != "" && e.taken[n] {
+			return
+		}
+	}
+	for _, n := range names {
+		e.taken[n] = true
+	}
+	typ := "gauge"
+	switch {
+	case f.Bounds != nil:
+		typ = "histogram"
+	case counter:
+		typ = "counter"
+	}
+	e.meta("TYPE", family, typ)
+	if unit != "" && e.om {
+		e.meta("UNIT", family, unit)
+	}
+	if help := f.ShortHelp; help != "" {
+		e.b = append(e.b, "# HELP "...)
+		e.b = append(e.b, family...)
+		e.b = append(e.b, ' ')
+		e.b = e.escape(e.b, help, e.om)
+		e.b = append(e.b, '\n')
+	}
+
+	e.outer = e.outer[:0]
+	for _, l := range f.Labels {
+		e.outer = set(e.outer, l.Name, labelValue(l.Value))
+	}
+	sample := name
+	if counter {
+		sample += "_total"
+	}
+	for i := range f.Samples {
+		s := &f.Samples[i]
+		e.ls = append(e.ls[:0], e.outer...)
+		for _, l := range s.Labels {
+			e.ls = set(e.ls, l.Name, labelValue(l.Value))
+		}
+		if s.Instance != "" && f.LabelNames == nil && !has(s.Labels, "instname") {
+			e.ls = set(e.ls, "instname", s.Instance)
+		}
+		if s.Values != nil {
+			for j, v := range s.Values {
+				n := f.LabelNames[j]
+				if n == "le" && f.Bounds != nil {
+					n = "exported_le" // le is the bucket's, as Prometheus renames a clash
+				}
+				e.ls = set(e.ls, n, v)
+			}
+		} else if f.LabelNames != nil {
+			e.ls = set(e.ls, "instname", s.Instance) // not a name of the vector's form
+		}
+		if f.Bounds == nil {
+			e.series(sample, "", 0)
+			e.value(s.Value, f.Type, scale)
+			continue
+		}
+		var cum uint64
+		for j, n := range s.Buckets {
+			cum += n
+			e.series(name+"_bucket", "le", f.Bounds[j]*scale)
+			e.b = strconv.AppendUint(e.b, cum, 10)
+			e.b = append(e.b, '\n')
+		}
+		e.series(name+"_sum", "", 0)
+		e.b = appendFloat(e.b, s.Sum*scale)
+		e.b = append(e.b, '\n')
+		e.series(name+"_count", "", 0)
+		e.b = strconv.AppendUint(e.b, s.Count, 10)
+		e.b = append(e.b, '\n')
+	}
+}
+
+func (e *encoder) meta(what, family, text string) {
+	e.b = append(e.b, "# "...)
+	e.b = append(e.b, what...)
+	e.b = append(e.b, ' ')
+	e.b = append(e.b, family...)
+	e.b = append(e.b, ' ')
+	e.b = append(e.b, text...)
+	e.b = append(e.b, '\n')
+}
+
+// series writes a sample's name and labels (e.ls, then le when given),
+// and the space before its value.
+func (e *encoder) series(name, le string, bound float64) {
+	e.b = append(e.b, name...)
+	if len(e.ls) > 0 || le != "" {
+		e.b = append(e.b, '{')
+		for i, l := range e.ls {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			e.b = append(e.b, l.name...)
+			e.b = append(e.b, `="`...)
+			e.b = e.escape(e.b, l.value, true)
+			e.b = append(e.b, '"')
+		}
+		if le != "" {
+			if len(e.ls) > 0 {
+				e.b = append(e.b, ',')
+			}
+			e.b = append(e.b, `le="`...)
+			e.b = appendFloat(e.b, bound)
+			e.b = append(e.b, '"')
+		}
+		e.b = append(e.b, '}')
+	}
+	e.b = append(e.b, ' ')
+}
+
+// value writes v, scaled to base units, and the end of the line: integers
+// exactly when there is no scale.
+func (e *encoder) value(v *mmv.Value, t mmv.Type, scale float64) {
+	switch {
+	case scale != 1 || t == mmv.Double || t == mmv.Float:
+		e.b = appendFloat(e.b, v.Float()*scale)
+	case t == mmv.Uint64:
+		e.b = strconv.AppendUint(e.b, uint64(v.Int()), 10)
+	default:
+		e.b = strconv.AppendInt(e.b, v.Int(), 10)
+	}
+	e.b = append(e.b, '\n')
+}
+
+// escape appends s escaped: a label value's backslash, newline and double
+// quote; a help text's backslash and newline, and its double quote in
+// OpenMetrics (quote). Bytes that are not UTF-8, which Prometheus's
+// parsers refuse, become U+FFFD.
+func (e *encoder) escape(b []byte, s string, quote bool) []byte {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b = append(b, `\\`...)
+		case c == '\n':
+			b = append(b, `\n`...)
+		case c == '"' && quote:
+			b = append(b, `\"`...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// set sets label name to value in ls, replacing one of that name.
+func set(ls []pair, name, value string) []pair {
+	for i := range ls {
+		if ls[i].name == name {
+			ls[i].value = value
+			return ls
+		}
+	}
+	return append(ls, pair{name, value})
+}
+
+func has(ls []mmv.Label, name string) bool {
+	for _, l := range ls {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// labelValue is a PCP label's value as a Prometheus label's: a string
+// itself, anything else its JSON text.
+func labelValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case bool:
+		return strconv.FormatBool(v)
+	case int:
+		return strconv.Itoa(v)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	if j, err := json.Marshal(v); err == nil {
+		return string(j)
+	}
+	return fmt.Sprint(v)
+}
+
+// baseUnit returns the Prometheus base unit of units, and the factor from
+// units to it: seconds for a time, bytes for a size, none for the rest.
+func baseUnit(u mmv.Units) (string, float64) {
+	switch {
+	case u.DimTime() == 1 && u.DimSpace() == 0 && u.DimCount() == 0:
+		if s := u.ScaleTime(); s >= 0 && int(s) < len(seconds) {
+			return "seconds", seconds[s]
+		}
+	case u.DimSpace() == 1 && u.DimTime() == 0 && u.DimCount() == 0:
+		return "bytes", math.Pow(1024, float64(u.ScaleSpace()))
+	}
+	return "", 1
+}
+
+var seconds = [...]float64{1e-9, 1e-6, 1e-3, 1, 60, 3600}

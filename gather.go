@@ -1,0 +1,281 @@
+package mmv
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/gopcp/mmv/internal/canon"
+)
+
+// Gather reads every metric of the registry and its current values, for
+// a program that serves them in another format as well as in PCP (package
+// expose serves them to Prometheus). It costs the updates nothing: values
+// are read where the updates leave them, with the atomic loads of
+// Value.Int and Value.Float.
+//
+// A value is read where it is: in the file once it has storage there
+// (what PCP's reader shows), else in an instrument's own memory (before
+// Start, or declared after it and not yet published, as on a full disk),
+// so a registry that is never started serves its instruments. A value
+// with no storage yet is left out (the low-level API's metrics and a
+// histogram's window statistics before Start), and so is one that PCP's
+// reader shows as no value in a registry with the Sentinel flag
+// (Value.SetNoValue). A callback metric (NewCounterFunc and the others)
+// reads as at its function's last call, every DefaultInterval. A closed
+// registry gathers nothing.
+//
+// A histogram is one Family, in place of its .bucket, .count and .sum
+// metrics: its Bounds, and per Sample its Buckets, Count and Sum, read
+// from the histogram itself (observations since the last refresh
+// included, which PCP sees at the next Interval). Its other metrics (min,
+// max, mean, quantiles) are Families of their own.
+//
+// visit is called once per metric, in the order of declaration, with the
+// registry's lock held: it must not call the registry or its instruments'
+// declarations (Vec.With of new label values included). The Family and
+// every slice in it are reused once visit returns.
+func (r *Registry) Gather(visit func(*Family)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == closed {
+		return
+	}
+	var cells map[*metric][]*cell // the memories of the instruments waiting for storage
+	for _, w := range r.waiting {
+		if w.c != nil {
+			if cells == nil {
+				cells = map[*metric][]*cell{}
+			}
+			cs := cells[w.m]
+			if cs == nil {
+				cs = make([]*cell, w.m.valueCount())
+				cells[w.m] = cs
+			}
+			if w.inst < len(cs) {
+				cs[w.inst] = w.c
+			}
+		}
+	}
+	var parts map[*metric]bool // the histograms' .count and .sum: in their Family
+	hists := map[*metric]*histGroup{}
+	for _, g := range r.hists {
+		hists[g.bucketM] = g
+		if parts == nil {
+			parts = map[*metric]bool{}
+		}
+		parts[g.statM[0]], parts[g.statM[1]] = true, true
+	}
+	inst := r.instanceLabelsLocked()
+	f := &Family{}
+	for _, m := range r.metrics {
+		if parts[m] {
+			continue
+		}
+		f.reset(m.Metric)
+		f.Labels = r.labelsAboveLocked(m, f.Labels)
+		if g := hists[m]; g != nil {
+			f.gatherHistograms(g)
+		} else {
+			f.gatherValues(r, m, cells[m], inst)
+		}
+		if len(f.Samples) > 0 {
+			visit(f)
+		}
+	}
+}
+
+// Family is one metric as Gather reads it.
+type Family struct {
+	// Metric is the declaration; a histogram's is its name, units and
+	// help, with Type Double and Semantics SemCounter.
+	Metric
+	// Labels are the PCP labels of every value of the metric: the
+	// registry's, the metric's and its indom's, in that order.
+	Labels []Label
+	// LabelNames are a vector's label names, which each Sample's Values
+	// are the values of; nil for other metrics.
+	LabelNames []string
+	// Bounds are a histogram's buckets' upper bounds, +Inf last; nil for
+	// other metrics.
+	Bounds []float64
+	// Samples are the values, one per instance (one for a singular
+	// metric), in the order of the instances.
+	Samples []Sample
+
+	values []string // backing of the Samples' Values
+}
+
+// Sample is one value of a Family.
+type Sample struct {
+	// Instance is the instance's name, "" for a singular metric.
+	Instance string
+	// Values are a vector's label values, as Family.LabelNames.
+	Values []string
+	// Labels are the instance's own PCP labels (Registry.AddInstanceLabel),
+	// a vector's excluded: its Values say them.
+	Labels []Label
+	// Value reads the value (Int, Float, String): the handle the updates
+	// use, for reading only; nil for a histogram.
+	Value *Value
+	// Buckets, Count and Sum are a histogram's: the count of each bucket
+	// (per bucket, not cumulative), of all, and the observations' sum.
+	Buckets []uint64
+	Count   uint64
+	Sum     float64
+}
+
+func (f *Family) reset(m Metric) {
+	f.Metric, f.LabelNames, f.Bounds = m, nil, nil
+	f.Labels, f.Samples, f.values = f.Labels[:0], f.Samples[:0], f.values[:0]
+}
+
+// sample appends a sample for instance name, with its vector values when
+// the family is a vector's.
+func (f *Family) sample(name string) *Sample {
+	f.Samples = append(f.Samples, Sample{Instance: name})
+	s := &f.Samples[len(f.Samples)-1]
+	if f.LabelNames != nil {
+		n := len(f.values)
+		var ok bool
+		if f.values, ok = canon.Values(f.values, name, f.LabelNames); ok {
+			s.Values = f.values[n:len(f.values):len(f.values)]
+		} else {
+			f.values = f.values[:n]
+		}
+	}
+	return s
+}
+
+func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[instanceKey][]Label) {
+	if m.indom == nil {
+		if v := valueAt(r, m, 0, cells); v != nil {
+			f.sample("").Value = v
+		}
+		return
+	}
+	f.LabelNames = r.vecLabels[m.indom]
+	for j, in := range m.indom.Instances {
+		if m.indom.removed[j] {
+			continue
+		}
+		if v := valueAt(r, m, j, cells); v != nil {
+			s := f.sample(in.Name)
+			s.Value = v
+			if f.LabelNames == nil {
+				s.Labels = inst[instanceKey{m.indom.Serial, in.ID}]
+			}
+		}
+	}
+}
+
+// valueAt is the value of m for instance index j: in the file once it
+// has storage there, else in the instrument's memory, nil when it has
+// neither.
+func valueAt(r *Registry, m *metric, j int, cells []*cell) *Value {
+	v := r.handleLocked(m, j)
+	if v == nil && j < len(cells) && cells[j] != nil {
+		v = cells[j].value()
+	}
+	if v != nil && r.opts.Flags&Sentinel != 0 && v.missing() {
+		return nil
+	}
+	return v
+}
+
+// missing reports whether v holds the reserved value that PCP's reader
+// shows as no value in a file with the Sentinel flag (SetNoValue).
+func (v *Value) missing() bool {
+	switch v.typ {
+	case Double, Float:
+		return math.IsNaN(v.Float())
+	case String:
+		return v.String() == ""
+	}
+	return atomic.LoadUint64(v.u64()) == math.MaxUint64
+}
+
+func (f *Family) gatherHistograms(g *histGroup) {
+	f.Metric = Metric{Name: g.name, Type: Double, Semantics: SemCounter, Units: g.units,
+		ShortHelp: histHelp(g.statM[0].ShortHelp)}
+	f.Bounds = make([]float64, g.l.n)
+	for i := range f.Bounds {
+		_, f.Bounds[i] = g.l.bounds(i)
+	}
+	if g.vec {
+		f.LabelNames = g.r.vecLabels[g.statIndom]
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	buckets := make([]uint64, len(g.hs)*g.l.n)
+	for _, o := range g.hs {
+		s := f.sample(o.inst)
+		s.Buckets, buckets = buckets[:g.l.n:g.l.n], buckets[g.l.n:]
+		for i := range s.Buckets {
+			s.Buckets[i] = o.h.counts[i].Load()
+			s.Count += s.Buckets[i]
+		}
+		s.Sum = math.Float64frombits(o.h.sum.Load())
+	}
+}
+
+// histHelp is a histogram's help from its count's, "observations of " and
+// the histogram's help (declareHistograms).
+func histHelp(countHelp string) string {
+	const p = "observations of "
+	if len(countHelp) > len(p) && countHelp[:len(p)] == p {
+		return countHelp[len(p):]
+	}
+	return countHelp
+}
+
+// gathered is what Gather needs that the model does not say: the
+// histograms, and the label names of the vectors, by indom.
+type gathered struct {
+	hists     []*histGroup
+	vecLabels map[*indom][]string
+}
+
+// vecLabelsLocked records the label names of the vector over indom serial.
+func (r *Registry) vecLabelsLocked(serial uint32, labels []string) {
+	if r.vecLabels == nil {
+		r.vecLabels = map[*indom][]string{}
+	}
+	r.vecLabels[r.serials[serial]] = labels
+}
+
+type instanceKey struct {
+	serial uint32
+	id     int32
+}
+
+// instanceLabelsLocked returns the instance labels of the indoms that are
+// not vectors', by instance.
+func (r *Registry) instanceLabelsLocked() map[instanceKey][]Label {
+	var ls map[instanceKey][]Label
+	for _, l := range r.labels {
+		if l.kind != labelInstances || r.vecLabels[r.serials[l.serial]] != nil {
+			continue
+		}
+		if ls == nil {
+			ls = map[instanceKey][]Label{}
+		}
+		k := instanceKey{l.serial, l.instance}
+		ls[k] = append(ls[k], l.Label)
+	}
+	return ls
+}
+
+// labelsAboveLocked appends to ls the labels of the registry, of m and of
+// its indom, in that order.
+func (r *Registry) labelsAboveLocked(m *metric, ls []Label) []Label {
+	for _, kind := range [...]labelKind{labelCluster, labelItem, labelIndom} {
+		for _, l := range r.labels {
+			if l.kind == kind && (kind == labelCluster ||
+				kind == labelItem && l.metric == m ||
+				kind == labelIndom && m.indom != nil && l.serial == m.indom.Serial) {
+				ls = append(ls, l.Label)
+			}
+		}
+	}
+	return ls
+}

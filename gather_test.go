@@ -1,0 +1,158 @@
+//go:build linux
+
+package mmv_test
+
+import (
+	"math"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+)
+
+// gathered is a copy of what Gather visited, which it reuses.
+type gathered struct {
+	mmv.Family
+	samples []mmv.Sample
+}
+
+func gather(r *mmv.Registry) map[string]gathered {
+	out := map[string]gathered{}
+	r.Gather(func(f *mmv.Family) {
+		g := gathered{Family: *f}
+		g.Labels = append([]mmv.Label(nil), f.Labels...)
+		for _, s := range f.Samples {
+			s.Values = append([]string(nil), s.Values...)
+			s.Buckets = append([]uint64(nil), s.Buckets...)
+			g.samples = append(g.samples, s)
+		}
+		out[f.Name] = g
+	})
+	return out
+}
+
+// TestGather: what Gather reads of each kind of metric, before Start and
+// after, and nothing once closed.
+func TestGather(t *testing.T) {
+	r := mmv.NewRegistry("gather", &mmv.Options{Dir: t.TempDir()})
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "app", Value: "shop"}))
+	mmv.NewCounter(r, "hits", "Hits", mmv.Count).Add(3)
+	vec := mmv.NewGaugeVec(r, "temp", "By room", mmv.NoUnits, "room", "floor")
+	vec.With("hall, east", "1").Set(20.5)
+	h := mmv.NewHistogram(r, "lat", "Latency", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2}})
+	h.Observe(0.5)
+	h.Observe(1.5)
+	h.Observe(1.7)
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 5, Instances: []mmv.Instance{{ID: 1, Name: "eth0"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "net", Type: mmv.Uint32, Semantics: mmv.SemCounter, Indom: 5}))
+	require.NoError(t, r.AddInstanceLabel(5, 1, mmv.Label{Name: "speed", Value: 10}))
+	require.NoError(t, r.AddMetricLabel("hits", mmv.Label{Name: "kind", Value: "all"}))
+
+	check := func(started bool) {
+		t.Helper()
+		g := gather(r)
+		assert.Equal(t, []mmv.Label{{Name: "app", Value: "shop"}, {Name: "kind", Value: "all"}}, g["hits"].Labels)
+		assert.Equal(t, int64(3), g["hits"].samples[0].Value.Int())
+		assert.Equal(t, []string{"room", "floor"}, g["temp"].LabelNames)
+		assert.Equal(t, []string{"hall, east", "1"}, g["temp"].samples[0].Values)
+		assert.Equal(t, 20.5, g["temp"].samples[0].Value.Float())
+		lat := g["lat"]
+		assert.Equal(t, "Latency", lat.ShortHelp)
+		assert.Equal(t, []float64{1, 2, math.Inf(1)}, lat.Bounds)
+		assert.Equal(t, []uint64{1, 2, 0}, lat.samples[0].Buckets, "per bucket")
+		assert.Equal(t, uint64(3), lat.samples[0].Count)
+		assert.InDelta(t, 3.7, lat.samples[0].Sum, 1e-12)
+		assert.NotContains(t, g, "lat.bucket")
+		assert.NotContains(t, g, "lat.count")
+		assert.NotContains(t, g, "lat.sum")
+		if !started {
+			assert.NotContains(t, g, "net", "no storage before Start")
+			assert.NotContains(t, g, "lat.p50", "no storage before Start")
+			return
+		}
+		assert.Contains(t, g, "lat.p50")
+		net := g["net"].samples[0]
+		assert.Equal(t, "eth0", net.Instance)
+		assert.Equal(t, []mmv.Label{{Name: "speed", Value: 10}}, net.Labels)
+		assert.Equal(t, int64(9), net.Value.Int())
+	}
+	check(false)
+	require.NoError(t, r.Start())
+	v, err := r.Value("net", "eth0")
+	require.NoError(t, err)
+	v.Add(9)
+	check(true)
+	require.NoError(t, r.Close())
+	assert.Empty(t, gather(r))
+}
+
+// TestGatherVectorPastLabels: a vector's values are gathered with their
+// label values even past the labels a file holds (MaxLabels), where PCP's
+// instance labels stop.
+func TestGatherVectorPastLabels(t *testing.T) {
+	r := mmv.NewRegistry("gather_labels", &mmv.Options{Dir: t.TempDir()})
+	v := mmv.NewCounterVec(r, "hits", "Hits", mmv.Count, "id")
+	n := mmv.MaxLabels + 10
+	for i := range n {
+		v.With(strconv.Itoa(i)).Add(uint64(i))
+	}
+	require.NoError(t, r.Start())
+	defer r.Close()
+	s := gather(r)["hits"].samples
+	require.Len(t, s, n)
+	for i, s := range s {
+		assert.Equal(t, []string{strconv.Itoa(i)}, s.Values)
+		assert.Equal(t, int64(i), s.Value.Int())
+	}
+}
+
+// TestGatherSentinel: with the Sentinel flag, a value PCP's reader shows
+// as no value (SetNoValue) is left out, and comes back once set.
+func TestGatherSentinel(t *testing.T) {
+	r := mmv.NewRegistry("gather_sentinel", &mmv.Options{Dir: t.TempDir(), Flags: mmv.Sentinel})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Int64, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "f", Type: mmv.Double, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.Start())
+	defer r.Close()
+	for _, name := range []string{"n", "f"} {
+		v, err := r.Value(name, "")
+		require.NoError(t, err)
+		v.SetNoValue()
+		assert.NotContains(t, gather(r), name)
+		v.Set(2)
+		assert.Contains(t, gather(r), name)
+	}
+}
+
+// TestGatherUnpublished: instruments that count in their memory while a
+// full disk keeps their values out of the file are gathered with their
+// counts, and from the file once it has room.
+func TestGatherUnpublished(t *testing.T) {
+	_, r, v, filler := fullVec(t, time.Hour, 0)
+	const n = 300
+	for i := range n {
+		c, err := v.Get(strconv.Itoa(i))
+		require.NoError(t, err)
+		c.Add(uint64(i))
+	}
+	check := func() {
+		t.Helper()
+		got := map[string]int64{}
+		for _, s := range gather(r)["v"].samples {
+			got[s.Values[0]] = s.Value.Int()
+		}
+		for i := range n {
+			assert.Equal(t, int64(i), got[strconv.Itoa(i)], i)
+		}
+	}
+	require.Error(t, r.Flush())
+	check()
+	require.NoError(t, os.Remove(filler))
+	require.NoError(t, r.Flush())
+	check()
+}
