@@ -90,6 +90,22 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 	return nil
 }
 
+// declarePolledCell declares m and binds c to its value, as
+// declareCellLocked, and runs read at Start, every DefaultInterval while
+// started, and at Close, before c leaves the file: a callback metric's
+// way in. It takes the registry's lock.
+func (r *Registry) declarePolledCell(m Metric, c *cell, read func()) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declareCellLocked(m, c); err != nil {
+		return err
+	}
+	r.onStart = append(r.onStart, read)
+	r.onClose = append(r.onClose, read)
+	r.pollLocked(DefaultInterval, read)
+	return nil
+}
+
 // must returns t, or panics with err: the New functions' refusal.
 func must[T any](t T, err error) T {
 	if err != nil {

@@ -53,14 +53,5 @@ func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f f
 	if f == nil {
 		return errorf(ErrType, subject("metric", m.Name), "a callback metric needs a function, not nil")
 	}
-	read := func() { set(f()) }
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.declareCellLocked(m, c); err != nil {
-		return err
-	}
-	r.onStart = append(r.onStart, read)
-	r.onClose = append(r.onClose, read)
-	r.pollLocked(DefaultInterval, read)
-	return nil
+	return r.declarePolledCell(m, c, func() { set(f()) })
 }
