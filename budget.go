@@ -89,7 +89,7 @@ func (r *Registry) valueCount() int {
 }
 
 // budgetSubject names a file in an error.
-func budgetSubject(p *part) string { return "file " + quote(p.name) }
+func budgetSubject(p *part) string { return subject("file", p.name) }
 
 // errFileBudget is the error for values that would take a file past the
 // budget.
@@ -160,7 +160,7 @@ func (r *Registry) checkBudgetsLocked() error {
 			return errFileBudget(budgetSubject(p)+" as declared", c, budget)
 		}
 	}
-	return checkValuesCap(&r.opts, "file "+quote(r.name)+" as declared", r.valueCount(), 0)
+	return checkValuesCap(&r.opts, subject("file", r.name)+" as declared", r.valueCount(), 0)
 }
 
 // vecReserveLimit is the number of instances a vector reserves room for

@@ -60,7 +60,7 @@ func (r *Registry) checkConfiguredLocked() error {
 		}
 	}
 	for _, m := range r.metrics {
-		if err := checkMetricName("metric "+quote(m.Name), m.Name, r.opts.Flags); err != nil {
+		if err := checkMetricName(subject("metric", m.Name), m.Name, r.opts.Flags); err != nil {
 			return err
 		}
 	}
@@ -80,7 +80,7 @@ func (r *Registry) checkConfiguredLocked() error {
 	}
 	for _, l := range r.labels {
 		if l.kind == labelCluster {
-			if err := checkClusterLabel("registry label "+quote(l.Name), r.opts.Cluster); err != nil {
+			if err := checkClusterLabel(subject("registry label", l.Name), r.opts.Cluster); err != nil {
 				return err
 			}
 		}

@@ -4,7 +4,7 @@ package mmv
 // sent: a Uint64 metric with counter semantics, which PCP tools show as a
 // rate. Its methods are safe from any goroutine, lock-free and
 // allocation-free; a nil *Counter ignores them.
-type Counter struct{ s cell }
+type Counter struct{ cell cell }
 
 // NewCounter declares a counter on r (Default when nil). units are usually
 // Count or Byte.
@@ -19,14 +19,14 @@ func NewCounter(r *Registry, name, help string, units Units) *Counter {
 // Inc adds one.
 func (c *Counter) Inc() {
 	if c != nil {
-		c.s.add(1)
+		c.cell.add(1)
 	}
 }
 
 // Add adds n.
 func (c *Counter) Add(n uint64) {
 	if c != nil {
-		c.s.add(n)
+		c.cell.add(n)
 	}
 }
 
@@ -34,7 +34,7 @@ func (c *Counter) Add(n uint64) {
 // package does); a counter PCP sees go down reads as a wrap.
 func (c *Counter) Set(n uint64) {
 	if c != nil {
-		c.s.set(int64(n))
+		c.cell.set(int64(n))
 	}
 }
 
@@ -43,7 +43,7 @@ func (c *Counter) Get() uint64 {
 	if c == nil {
 		return 0
 	}
-	return c.s.load() + c.s.pending()
+	return c.cell.load() + c.cell.pending()
 }
 
 // NewCounterVec declares a vector of counters on r (Default when nil), one per

@@ -79,7 +79,7 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 // registry's refusal. A full disk is no refusal: the instrument counts in
 // its own memory until a later growth step publishes it.
 func (r *Registry) declareCellLocked(m Metric, c *cell) error {
-	mt, err := r.addMetricLocked(m, true)
+	mt, err := r.addMetricLocked(m, keepDeclared)
 	if err != nil {
 		return err
 	}
@@ -87,6 +87,23 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 	if j := &r.journal; j.open {
 		j.undo = append(j.undo, step{kind: stepCell, m: mt, c: c})
 	}
+	return nil
+}
+
+// declarePolledCell declares m and binds c to its value, as
+// declareCellLocked, and runs read at Start, every DefaultInterval while
+// started, and at Close, before c leaves the file: a callback metric's
+// way in. It takes the registry's lock.
+func (r *Registry) declarePolledCell(m Metric, c *cell, read func()) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.declareCellLocked(m, c); err != nil {
+		return err
+	}
+	r.onStart = append(r.onStart, read)
+	r.onClose = append(r.onClose, read)
+	r.onRead = append(r.onRead, func(func(*metric, int, any)) { read() })
+	r.pollLocked(DefaultInterval, read)
 	return nil
 }
 
@@ -141,7 +158,7 @@ const (
 // outermost transaction is done. Within another transaction, such as a
 // Registry.Transact, a declaration that fails undoes its own steps only.
 // A full disk is no refusal: the new values wait for a later growth step
-// (see grewLocked's keep).
+// (keepDeclared).
 func (r *Registry) declareLocked(steps func() error) error {
 	j := &r.journal
 	outer := !j.open
@@ -168,7 +185,7 @@ func (r *Registry) declareLocked(steps func() error) error {
 	}
 	failed = false
 	if outer && len(j.grown) > 0 {
-		r.grewLocked(true, j.grown...) // keep: no error
+		r.grewLocked(keepDeclared, j.grown...) // no error
 	}
 	return nil
 }
@@ -176,9 +193,9 @@ func (r *Registry) declareLocked(steps func() error) error {
 // changedLocked ends step s, which changed the parts ps: within a
 // transaction (declareLocked), it leaves the step to undo
 // should a later one fail, and the parts to grow when all are taken;
-// alone, the parts grow now (grewLocked, keep as for addMetricLocked), and
+// alone, the parts grow now (grewLocked, ifFailed as for addMetricLocked), and
 // the step is undone when that fails.
-func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
+func (r *Registry) changedLocked(ifFailed publishFailure, s step, ps ...*part) error {
 	if j := &r.journal; j.open {
 		j.undo = append(j.undo, s)
 		for _, p := range ps {
@@ -188,7 +205,7 @@ func (r *Registry) changedLocked(keep bool, s step, ps ...*part) error {
 		}
 		return nil
 	}
-	if err := r.grewLocked(keep, ps...); err != nil {
+	if err := r.grewLocked(ifFailed, ps...); err != nil {
 		r.undoLocked(s)
 		return err
 	}
@@ -224,7 +241,7 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom,
 	}
 	serial := r.autoSerialLocked(key)
 	if serial == 0 {
-		return nil, errorf(ErrTooMany, "file "+quote(r.name), "no indom serial left")
+		return nil, errorf(ErrTooMany, subject("file", r.name), "no indom serial left")
 	}
 	short, long := splitHelp(help)
 	short, long = fitHelp(short), fitHelp(long)

@@ -178,11 +178,11 @@ func declared(t *testing.T, r *Registry) string {
 		}
 		fmt.Fprintf(&b, "part %s metrics %d indoms %d items %v slots %v free %v dirty %v\n", p.name, len(p.metrics), len(p.indoms), items, p.slots, p.free, p.dirty)
 		if p.file != nil {
-			data, err := os.ReadFile(p.file.path)
+			data, err := os.ReadFile(p.file.path())
 			require.NoError(t, err)
 			// The count of refusals, mmv.dropped, is the one value a
 			// refusal changes: nothing refused is silent.
-			values := int64(uintptr(p.file.values) - uintptr(p.file.base))
+			values := p.file.os.ValuesOffset()
 			for _, m := range p.metrics {
 				if m.Name == ownPrefix+".dropped" {
 					for _, s := range m.slots {

@@ -50,7 +50,7 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 		}
 		r.declaringOwn = true
 		m, err = r.addMetricLocked(Metric{Name: ownPrefix + "." + name, Type: Uint64, Semantics: SemCounter, Units: Count, Indom: in.Serial,
-			ShortHelp: short, LongHelp: long}, true)
+			ShortHelp: short, LongHelp: long}, keepDeclared)
 		r.declaringOwn = false
 		return err
 	})

@@ -241,7 +241,7 @@ func (r *Registry) version(p *part) (int, error) {
 	if len(r.labelsOf(p)) > 0 {
 		need = Version3
 	}
-	subject := "file " + quote(p.name)
+	subject := subject("file", p.name)
 	switch v := r.opts.Version; {
 	case v == 0:
 		return need, nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // Errors returned by the registry. Every error the package returns wraps one
@@ -62,6 +64,19 @@ var (
 	ErrUnsupported = errors.New("not supported on this system")
 )
 
+// publishFailure is what a declaration made after Start does when the
+// growth step it needs at once fails.
+type publishFailure bool
+
+const (
+	// undoDeclared: the error is returned and the declaration undone.
+	undoDeclared publishFailure = false
+	// keepDeclared: the declaration stays, published by the retry; the
+	// error is only the registry's publication error (an instrument counts
+	// in memory meanwhile).
+	keepDeclared publishFailure = true
+)
+
 // errorf returns an error wrapping kind whose message names subject, such
 // as `mmv: metric "a.b": invalid name: must start with a letter`.
 func errorf(kind error, subject, format string, args ...any) error {
@@ -83,14 +98,26 @@ type declError struct {
 func (e *declError) Error() string { return e.msg }
 func (e *declError) Unwrap() error { return e.kind }
 
-// fileError returns an error from the file system, met while the registry
-// did what: it names the file, wraps ErrFile and err (an *os.PathError
-// naming the path and the call), and, for a permission error, says how to
-// get the right to write. The package's own errors pass unchanged.
+// fileError turns an error of the file layer (internal/osfile), met while
+// the registry did what with the file name, into mmv's: ErrInUse naming
+// the holder's pid, ErrTooMany, ErrUnsupported, and otherwise ErrFile
+// wrapping err (an *os.PathError naming the path and the call), which for
+// a permission error says how to get the right to write. It is the one
+// place where the file layer's errors become mmv's.
 func fileError(name, what string, err error) error {
-	var ours *declError
-	if errors.As(err, &ours) {
-		return err
+	var inUse *osfile.InUseError
+	var tooLarge *osfile.TooLargeError
+	switch {
+	case errors.As(err, &inUse) && inUse.Dir:
+		return errorf(ErrInUse, subject("directory", inUse.Path), "another registry has held its lock for %v, making a file", inUse.Waited)
+	case errors.As(err, &inUse) && inUse.Pid == 0:
+		return errorf(ErrInUse, subject("file", inUse.Path), "another registry holds it, in a process whose pid is not visible here")
+	case errors.As(err, &inUse):
+		return errorf(ErrInUse, subject("file", inUse.Path), "a registry in pid %d holds it", inUse.Pid)
+	case errors.As(err, &tooLarge):
+		return errorf(ErrTooMany, subject("file", name), "%d bytes do not fit the address range reserved for it (a file may hold %d)", tooLarge.Size, tooLarge.Limit)
+	case errors.Is(err, osfile.ErrUnsupported):
+		return errorf(ErrUnsupported, subject("file", name), "MMV files are written on Linux, macOS and FreeBSD only")
 	}
 	hint := ""
 	if errors.Is(err, os.ErrPermission) {
@@ -100,3 +127,11 @@ func fileError(name, what string, err error) error {
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// subject names what an error is about, for errorf: a kind and its name,
+// such as `metric "a.b"`.
+func subject(kind, name string) string { return kind + " " + quote(name) }
+
+// inside names a thing within another subject, such as
+// `vector "requests" label "route"`.
+func inside(outer, kind, name string) string { return outer + " " + subject(kind, name) }

@@ -76,7 +76,7 @@ func TestFileErrorPermission(t *testing.T) {
 		return
 	}
 	cmd := childCmd(t, "TestFileErrorPermission", "eacces",
-		&syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true}, "MMV_TEST_DIR="+dir)
+		&syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true}}, "MMV_TEST_DIR="+dir)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	var line string

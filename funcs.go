@@ -51,17 +51,7 @@ func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64
 // or returns the registry's refusal.
 func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f func() T, set func(T)) error {
 	if f == nil {
-		return errorf(ErrType, "metric "+quote(m.Name), "a callback metric needs a function, not nil")
+		return errorf(ErrType, subject("metric", m.Name), "a callback metric needs a function, not nil")
 	}
-	read := func() { set(f()) }
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.declareCellLocked(m, c); err != nil {
-		return err
-	}
-	r.onStart = append(r.onStart, read)
-	r.onClose = append(r.onClose, read)
-	r.onRead = append(r.onRead, func(func(*metric, int, any)) { read() })
-	r.pollLocked(DefaultInterval, read)
-	return nil
+	return r.declarePolledCell(m, c, func() { set(f()) })
 }

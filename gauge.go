@@ -6,7 +6,7 @@ import "math"
 // ratio: a Double metric with instant semantics. Its methods are safe from
 // any goroutine and allocation-free; Add, Inc and Dec are a
 // compare-and-swap loop. A nil *Gauge ignores them.
-type Gauge struct{ s cell }
+type Gauge struct{ cell cell }
 
 // NewGauge declares a float64 gauge on r (Default when nil).
 // It panics if the registry refuses the declaration: an invalid or
@@ -20,14 +20,14 @@ func NewGauge(r *Registry, name, help string, units Units) *Gauge {
 // Set stores f.
 func (g *Gauge) Set(f float64) {
 	if g != nil {
-		g.s.value().SetFloat(f)
+		g.cell.value().SetFloat(f)
 	}
 }
 
 // Add adds f, which may be negative.
 func (g *Gauge) Add(f float64) {
 	if g != nil {
-		g.s.value().AddFloat(f)
+		g.cell.value().AddFloat(f)
 	}
 }
 
@@ -42,7 +42,7 @@ func (g *Gauge) Get() float64 {
 	if g == nil {
 		return 0
 	}
-	return g.s.value().Float() + math.Float64frombits(g.s.pending())
+	return g.cell.value().Float() + math.Float64frombits(g.cell.pending())
 }
 
 // NewGaugeVec declares a vector of float64 gauges on r (Default when nil), one per

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // Growth: declarations made after Start are published in new files that
@@ -18,10 +20,11 @@ import (
 // parts ps: their new values get storage in the files' spare room, and the
 // files are rewritten after PublishDelay; or at once when a part has no
 // file yet, its spare room is short, or a new value is a String (its text
-// lives outside the values section). When that immediate step fails, keep
-// decides: the declaration stays, to be published by the retry; or the
-// error is returned for the caller to undo it.
-func (r *Registry) grewLocked(keep bool, ps ...*part) error {
+// lives outside the values section). When that immediate step fails,
+// ifFailed decides: the declaration stays, to be published by the retry
+// (keepDeclared); or the error is returned for the caller to undo it
+// (undoDeclared).
+func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	if r.state != started {
 		return nil
 	}
@@ -45,7 +48,7 @@ func (r *Registry) grewLocked(keep bool, ps ...*part) error {
 	r.bindLocked()
 	r.scheduleLocked()
 	err := errors.Join(errs...)
-	if keep {
+	if ifFailed == keepDeclared {
 		return nil
 	}
 	return err
@@ -99,7 +102,7 @@ func (r *Registry) unpublishedLocked() bool {
 
 // startPartLocked gives the part's metrics their items and values their
 // slots, and makes its file in d. On failure the part is as it was.
-func (r *Registry) startPartLocked(p *part, d *dir) error {
+func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 	version, err := r.version(p)
 	if err != nil {
 		return err
@@ -108,12 +111,12 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
-	unlock, err := d.lockClaims()
+	unlock, err := d.LockClaims(claimWait)
 	if err != nil {
 		return fileError(p.name, "cannot start", err)
 	}
 	defer unlock()
-	p.cluster, err = p.claimCluster(c, d, r.replacedLocked)
+	p.cluster, err = claimCluster(p.name, p.index > 0, c, d, r.replacedLocked)
 	if err != nil {
 		return err
 	}
@@ -139,7 +142,7 @@ func (r *Registry) startPartLocked(p *part, d *dir) error {
 // replacedLocked reports whether a file name is that of one of the
 // registry's parts with no file yet: the file at the name, a previous
 // run's, is the one its own replaces (or, when a live registry holds it,
-// acquire refuses).
+// osfile.Create refuses it).
 func (r *Registry) replacedLocked(name string) bool {
 	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == name && p.file == nil })
 }
@@ -200,7 +203,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 	// page, then covers the old mapping. Not the old mapping's page
 	// rounding: that would grow the file at every publication.
 	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	pl := r.newPlan(p, version, &growth{from: int64(uintptr(f.values) - uintptr(f.base)), capacity: capacity})
+	pl := r.newPlan(p, version, &growth{from: f.os.ValuesOffset(), capacity: capacity})
 	defer putPlan(pl)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
@@ -209,7 +212,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 	err = f.replace(pl.size, pl.used, pl.offset[secValues], capacity, int(p.stride.at(live)), func(b []byte) {
 		r.encode(p, pl, b, gen, pid)
 		carry(p, pl, f.bytes(), b, live)
-	}, func(snap, final []byte) { merge(p, snap, final, live) })
+	}, func(snap, final []byte) { merge(p, snap, final, live) }, replaceHook())
 	if err != nil {
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
@@ -308,13 +311,22 @@ func merge(p *part, snap, final []byte, live int) {
 // alone set it; a growth step, never the hot path, reads it.
 var growthHook func(growthPoint)
 
+// replaceHook returns the hook file.replace calls at each osfile.Step:
+// growthHook's, when tests set it.
+func replaceHook() func(osfile.Step) {
+	if growthHook == nil {
+		return nil
+	}
+	return func(s osfile.Step) { growthHook(growthPoint(s)) }
+}
+
 // growthPoint is a point of a growth step where updates may race it.
 type growthPoint int
 
 const (
-	afterSnapshot  growthPoint = iota // the new file holds the values; updates still land in the old file
-	afterRemap                        // updates land in the new file; the old file's final values not read
-	beforeMergeCAS                    // merge loaded a word of the new file and is about to swap it
+	afterSnapshot  = growthPoint(osfile.Written)  // the new file holds the values; updates still land in the old file
+	afterRemap     = growthPoint(osfile.Remapped) // updates land in the new file; the old file's final values not read
+	beforeMergeCAS = afterRemap + 1               // merge loaded a word of the new file and is about to swap it
 )
 
 // atomicWord is atomic.Uint32 or atomic.Uint64.

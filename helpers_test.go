@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/osfile"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
@@ -36,13 +37,14 @@ const childEnv = "MMV_TEST_CHILD"
 func childRole() string { return os.Getenv(childEnv) }
 
 // childCmd returns a command running test in a copy of the test binary as
-// role, with env added. With cred, the child runs as that user, from a copy
-// of the binary it can read (the go tool's build directory is private).
-func childCmd(t *testing.T, test, role string, cred *syscall.Credential, env ...string) *exec.Cmd {
+// role, with env added. With attr (another user's credential), the child
+// runs as that user, from a copy of the binary it can read (the go tool's
+// build directory is private).
+func childCmd(t *testing.T, test, role string, attr *syscall.SysProcAttr, env ...string) *exec.Cmd {
 	t.Helper()
 	bin, err := os.Executable()
 	require.NoError(t, err)
-	if cred != nil {
+	if attr != nil {
 		dir := t.TempDir()
 		os.Chmod(filepath.Dir(dir), 0o755)
 		os.Chmod(dir, 0o755)
@@ -52,9 +54,7 @@ func childCmd(t *testing.T, test, role string, cred *syscall.Credential, env ...
 	}
 	cmd := exec.Command(bin, "-test.run=^"+test+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), append(env, childEnv+"="+role)...)
-	if cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	}
+	cmd.SysProcAttr = attr
 	return cmd
 }
 
@@ -249,7 +249,7 @@ func liveClusters(t *testing.T, dir string) map[uint32][]string {
 		if strings.HasPrefix(name, ".") || err != nil || f.Header.Cluster == 0 {
 			continue
 		}
-		if f.Header.Flags&mmv.Process != 0 && errors.Is(syscall.Kill(int(f.Header.PID), 0), syscall.ESRCH) {
+		if f.Header.Flags&mmv.Process != 0 && osfile.ProcessGone(int(f.Header.PID)) {
 			continue
 		}
 		live[f.Header.Cluster] = append(live[f.Header.Cluster], name)

@@ -501,13 +501,13 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	}
 	l, err := newBuckets(&opts, units)
 	if err != nil {
-		return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
+		return nil, errorf(ErrRange, subject("metric", name), "%v", err)
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}
 	if _, err := newWindow(opts.Window, opts.Interval, 0, time.Time{}); err != nil {
-		return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
+		return nil, errorf(ErrRange, subject("metric", name), "%v", err)
 	}
 	qs := opts.Quantiles
 	if qs == nil {
@@ -516,7 +516,7 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	qnames := make([]string, len(qs))
 	for i, q := range qs {
 		if qnames[i], err = quantileName(q); err != nil {
-			return nil, errorf(ErrRange, "metric "+quote(name), "%v", err)
+			return nil, errorf(ErrRange, subject("metric", name), "%v", err)
 		}
 	}
 	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: vec, quantiles: qs,
@@ -562,12 +562,12 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 			g.bucketIn.reserve, g.statIndom.reserve = n*len(g.bounds), n
 		}
 		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
-			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, true)
+			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, keepDeclared)
 		if err != nil {
 			return err
 		}
 		for _, s := range stats {
-			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)}, true)
+			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)}, keepDeclared)
 			if err != nil {
 				return err
 			}
@@ -607,10 +607,10 @@ func (g *histGroup) bucketNames(inst string) []string {
 // buckets, ids id*buckets and up, to the buckets' indom. Called with the
 // registry's lock held.
 func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
-	subject := "vector " + quote(g.name) + " instance " + quote(name)
+	subject := inside(subject("vector", g.name), "instance", name)
 	buckets := make([]Instance, len(g.bounds))
 	for i, b := range g.bucketNames(name) {
-		if err := checkInstanceName(subject+" bucket "+quote(b), b); err != nil {
+		if err := checkInstanceName(inside(subject, "bucket", b), b); err != nil {
 			return false, err
 		}
 		buckets[i] = Instance{ID: g.bucketID(id, i), Name: b}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package mmv_test
 
 import (
@@ -174,7 +176,7 @@ func TestHostileReadOnlyDirectory(t *testing.T) {
 		}
 	} else {
 		cmd := childCmd(t, "TestHostileReadOnlyDirectory", "readonly",
-			&syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true}, "MMV_TEST_DIRS="+strings.Join(dirs, ":"))
+			&syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true}}, "MMV_TEST_DIRS="+strings.Join(dirs, ":"))
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "the child as nobody: %s", out)
 		for _, l := range strings.Split(string(out), "\n") {

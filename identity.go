@@ -1,9 +1,15 @@
 package mmv
 
+import (
+	"fmt"
+
+	"github.com/gopcp/mmv/internal/osfile"
+)
+
 // The identities the registry chooses itself derive from the names they
-// stand for, as items and clusters do (parts.go), so that a restarted
-// program, or the same program on another host, publishes the same ones
-// whatever the order its declarations and label values arrive in: an
+// stand for, so that a restarted program, or the same program on another
+// host, publishes the same ones whatever the order its declarations and
+// label values arrive in: a metric's item and a file's cluster (below), an
 // instrument's indom serial from its metric's name, a vector's instance id
 // from the instance's name. A derived identity that is taken probes to the
 // next free one: the name that came first keeps its own, and the later one
@@ -108,5 +114,115 @@ func (v *Vec[T]) forgetIDLocked(name string, id int32) {
 // idsExhausted is the error of a vector that has given every id it may.
 func (v *Vec[T]) idsExhausted(name string) error {
 	space := v.kind.idSpace()
-	return errorf(ErrTooMany, v.what()+" instance "+quote(name), "the vector has counted all its ids, %d to %d, once it forgot more values than its limit: it refuses new values for the registry's life", space/2, space-1)
+	return errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector has counted all its ids, %d to %d, once it forgot more values than its limit: it refuses new values for the registry's life", space/2, space-1)
+}
+
+// takeItem returns the item name hashes to, or the next one not in used,
+// and marks it used.
+func takeItem(name string, used *[MaxItem + 1]bool) uint32 {
+	it := 1 + fnv32(name)%MaxItem
+	for used[it] {
+		it = 1 + it%MaxItem
+	}
+	used[it] = true
+	return it
+}
+
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// A part's cluster is claimed under the directory's lock (osfile.Dir.LockClaims),
+// held from the scan of the directory's files until the part's file is at
+// its name: so of registries starting at once, in one process or several,
+// each sees the files of those before it, and no two take one cluster.
+
+// claimCluster chooses the cluster of the file name (a registry's first,
+// or an overflow file) about to start in d, whose lock the caller holds,
+// in a registry whose first file has cluster c
+// (Options.Cluster for the first file itself); replaced reports the names
+// of the files the registry's own are about to replace (its parts' names
+// while they have no file), which do not count:
+//   - for the first file, c when given, refused with ErrClusterInUse when
+//     another live file of d has it; 0 for ReaderCluster, and PCP's reader
+//     then picks a cluster for every file; for 0, the first free cluster
+//     from one derived from the file's name (FNV-1a), so the same on every
+//     restart and every host while it is free;
+//   - for an overflow file, the first free cluster after c, or 0 when c
+//     is 0.
+//
+// A cluster searched for wraps within 1..2047, the clusters a file with
+// indoms may have; a free one is one no live file of d has (liveClusters).
+func claimCluster(name string, overflow bool, c uint32, d *osfile.Dir, replaced func(name string) bool) (uint32, error) {
+	if c == ReaderCluster || overflow && c == 0 {
+		return 0, nil
+	}
+	live := liveClusters(d, replaced)
+	if !overflow && c != 0 {
+		if h, taken := live[c]; taken {
+			return 0, errorf(ErrClusterInUse, subject("file", name), "cluster %d is that of file %s, %s: PCP would show one file's values under the other's names",
+				c, quote(h.name), h.writer())
+		}
+		return c, nil
+	}
+	from := c%maxIndomCluster + 1
+	if !overflow {
+		from = 1 + fnv32(name)%maxIndomCluster
+	}
+	for j := range uint32(maxIndomCluster) {
+		cand := (from-1+j)%maxIndomCluster + 1
+		if _, taken := live[cand]; !taken {
+			return cand, nil
+		}
+	}
+	return 0, errorf(ErrTooMany, subject("file", name), "no cluster left: every one of 1..%d is in use", maxIndomCluster)
+}
+
+// holder is a live file of the directory on a cluster.
+type holder struct {
+	name  string
+	pid   int
+	alive bool
+}
+
+// writer names the process that wrote the file.
+func (h holder) writer() string {
+	switch {
+	case h.pid <= 0:
+		return "whose header names no writer"
+	case h.alive:
+		return fmt.Sprintf("written by pid %d", h.pid)
+	}
+	return fmt.Sprintf("left by pid %d, no longer running (the file has no Process flag, so PCP goes on reading it: remove it if its program is gone for good)", h.pid)
+}
+
+// liveClusters returns the files of d that PCP's reader shows on a
+// cluster of their own, by cluster: every MMV file but those about to be
+// replaced, those whose names start with '.' (temporaries, which the
+// reader ignores), those on cluster 0 (the reader picks theirs) and
+// Process files whose writer is gone (the reader skips them). The files of
+// the registry's started parts count, so its parts never share a cluster.
+func liveClusters(d *osfile.Dir, replaced func(name string) bool) map[uint32]holder {
+	live := map[uint32]holder{}
+	for _, name := range d.List() {
+		if name[0] == '.' || replaced(name) {
+			continue
+		}
+		var h [headerSize]byte
+		if d.ReadHead(name, h[:]) != headerSize || string(h[:len(Magic)]) != Magic {
+			continue
+		}
+		c, pid := ne.Uint32(h[hdrClusterOff:]), int(int32(ne.Uint32(h[hdrPidOff:])))
+		alive := pid > 0 && !osfile.ProcessGone(pid)
+		if c == 0 || Flags(ne.Uint32(h[hdrFlagsOff:]))&Process != 0 && !alive {
+			continue
+		}
+		live[c] = holder{name: name, pid: pid, alive: alive}
+	}
+	return live
 }

@@ -139,7 +139,7 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	// has no value of its own, so nothing needs a growth step now.
 	first := r.parts[0]
 	first.indoms = append(first.indoms, in)
-	return r.changedLocked(false, step{kind: stepIndom, in: in}, first)
+	return r.changedLocked(undoDeclared, step{kind: stepIndom, in: in}, first)
 }
 
 // undeclareIndom undoes addIndomLocked of in, the last indom declared.
@@ -156,12 +156,12 @@ func (r *Registry) undeclareIndom(in *indom) {
 func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.addInstancesLocked(serial, []Instance{inst}, false)
+	return r.addInstancesLocked(serial, []Instance{inst}, undoDeclared)
 }
 
 // addInstancesLocked adds instances to a declared instance domain, all of
-// them or, when one is refused, none. keep is as for addMetricLocked.
-func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool) error {
+// them or, when one is refused, none. ifFailed is as for addMetricLocked.
+func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, ifFailed publishFailure) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, keep bool
 		}
 		p.newInstanceSlots(in, first, -1)
 	}
-	return r.changedLocked(keep, step{kind: stepInstances, in: in, at: first}, grown...)
+	return r.changedLocked(ifFailed, step{kind: stepInstances, in: in, at: first}, grown...)
 }
 
 // removeNewInstancesLocked undoes addInstancesLocked of the instances of
@@ -306,7 +306,7 @@ func (in *indom) index(id int32) (int, bool) {
 // instanceSubject names an instance in an error; made only on failure,
 // since it costs more than adding an instance.
 func (in *indom) instanceSubject(name string) string {
-	return "indom " + strconv.FormatUint(uint64(in.Serial), 10) + " instance " + quote(name)
+	return inside("indom "+strconv.FormatUint(uint64(in.Serial), 10), "instance", name)
 }
 
 // truncate forgets the instances from index n on.
@@ -349,7 +349,7 @@ func (r *Registry) removeInstanceLocked(in *indom, j int) {
 			grown = append(grown, p)
 		}
 	}
-	r.grewLocked(true, grown...) // nothing needs storage: no error
+	r.grewLocked(keepDeclared, grown...) // nothing needs storage: no error
 }
 
 // forgetRemovedLocked makes the indoms that keep many removed instances
@@ -372,7 +372,7 @@ func (r *Registry) forgetRemovedLocked() {
 
 // reviveInstanceLocked gives removed instance j of in its place back, with
 // values of its metrics starting from zero. A full disk is no refusal, as
-// for addInstancesLocked with keep.
+// for addInstancesLocked with keepDeclared.
 func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 	if !in.removed[j] {
 		return nil
@@ -394,7 +394,7 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 			grown = append(grown, p)
 		}
 	}
-	return r.changedLocked(true, step{kind: stepRevive, in: in, at: j}, grown...)
+	return r.changedLocked(keepDeclared, step{kind: stepRevive, in: in, at: j}, grown...)
 }
 
 // unreviveInstanceLocked undoes reviveInstanceLocked of instance j of in.

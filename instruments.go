@@ -1,55 +1,12 @@
 package mmv
 
-import (
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/gopcp/mmv/internal/pcpname"
-)
-
-// Default is the registry the package-level convenience uses: the New
-// functions declare on it when given a nil registry. Its file is named after
-// the program: the base name of os.Args[0], with every character PCP does
-// not accept in a file name turned into '_' (and "go_" put before a name
-// that does not start with a letter), so a program built as "my-server"
-// writes $PCP_TMP_DIR/mmv/my_server, read as mmv.my_server.* in PCP.
-// It has the Process flag, so PCP stops showing the metrics of a program
-// that has died, however it died, and the cluster derived from its name
-// (see Options.Cluster), so its PMIDs are the same on every restart and
-// every host and cluster labels work. Registry.Configure changes the name
-// or options before Start, instruments already declared included.
-// The program calls Default.Start once its instruments are declared, and
-// Default.Close on exit.
-var Default = NewRegistry(programName(os.Args), &Options{Flags: Process})
-
-// programName turns a program's path into a valid file name.
-func programName(args []string) string {
-	name := "go"
-	if len(args) > 0 && args[0] != "" {
-		name = filepath.Base(args[0])
-	}
-	name = pcpname.Part(strings.TrimSuffix(name, ".exe"), "go_")
-	return name[:min(len(name), 64)]
-}
+// What the instruments (counter.go, gauge.go, intgauge.go, timer.go,
+// histogram.go, funcs.go) share: their metrics' fields, the registry a nil
+// one means, and Declare and DeclareVec.
 
 func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint32) Metric {
 	short, long := splitHelp(help)
 	return Metric{Name: name, Type: t, Semantics: sem, Units: units, Indom: indom, ShortHelp: short, LongHelp: long}
-}
-
-// registry is r, or Default when r is nil.
-func registry(r *Registry) *Registry {
-	if r == nil {
-		return Default
-	}
-	return r
-}
-
-// splitHelp makes a help text the short help (first line) and long help.
-func splitHelp(help string) (short, long string) {
-	short, long, _ = strings.Cut(help, "\n")
-	return short, strings.TrimSpace(long)
 }
 
 // CellKind is the kinds of instrument that hold one value each, which
@@ -110,13 +67,13 @@ func newCell[T CellKind](name, help string, units Units) (*T, *cell, Metric) {
 	typ, sem := Uint64, SemCounter
 	switch i := any(t).(type) {
 	case *Counter:
-		c = &i.s
+		c = &i.cell
 	case *Gauge:
-		c, typ, sem = &i.s, Double, SemInstant
+		c, typ, sem = &i.cell, Double, SemInstant
 	case *IntGauge:
-		c, typ, sem = &i.s, Int64, SemInstant
+		c, typ, sem = &i.cell, Int64, SemInstant
 	case *Timer:
-		c = &i.s
+		c = &i.cell
 	}
 	c.init(typ)
 	return t, c, metricOf(name, help, typ, sem, units, 0)
@@ -126,7 +83,7 @@ func newCell[T CellKind](name, help string, units Units) (*T, *cell, Metric) {
 // nanoseconds, which it counts.
 func checkCellUnits(t any, m Metric) error {
 	if _, timer := t.(*Timer); timer && m.Units != Nanosecond {
-		return errorf(ErrRange, metricSubject(m.Name), "a Timer counts nanoseconds: its units must be Nanosecond")
+		return errorf(ErrRange, subject("metric", m.Name), "a Timer counts nanoseconds: its units must be Nanosecond")
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func TestCounterCarriesUpdatesMadeBeforeStart(t *testing.T) {
 	require.EqualValues(t, 50, v.Int(), "file")
 	// An update that raced with Start lands in the instrument's own memory;
 	// Close carries it.
-	c.s.mem[0] = 5
+	c.cell.mem[0] = 5
 	require.EqualValues(t, 55, c.Get(), "Get with a straggler")
 	r.mu.Lock()
 	unbindCells(r.cells)

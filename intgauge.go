@@ -4,7 +4,7 @@ package mmv
 // flight or a queue length: an Int64 metric with instant semantics. Its
 // methods are single atomic operations, safe from any goroutine; a nil
 // *IntGauge ignores them.
-type IntGauge struct{ s cell }
+type IntGauge struct{ cell cell }
 
 // NewIntGauge declares an integer gauge on r (Default when nil).
 // It panics if the registry refuses the declaration: an invalid or
@@ -18,14 +18,14 @@ func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
 // Set stores n.
 func (g *IntGauge) Set(n int64) {
 	if g != nil {
-		g.s.set(n)
+		g.cell.set(n)
 	}
 }
 
 // Add adds n, which may be negative.
 func (g *IntGauge) Add(n int64) {
 	if g != nil {
-		g.s.add(uint64(n))
+		g.cell.add(uint64(n))
 	}
 }
 
@@ -40,7 +40,7 @@ func (g *IntGauge) Get() int64 {
 	if g == nil {
 		return 0
 	}
-	return int64(g.s.load() + g.s.pending())
+	return int64(g.cell.load() + g.cell.pending())
 }
 
 // NewIntGaugeVec declares a vector of integer gauges on r (Default when nil), one per

@@ -50,7 +50,7 @@ const (
 // labelPayload returns the JSON object {"name":value} that PCP reads, with
 // no spaces, or an error naming the rule the label breaks.
 func labelPayload(subject string, l Label) ([]byte, error) {
-	subject += " label " + quote(l.Name)
+	subject = inside(subject, "label", l.Name)
 	if !validLabelName(l.Name) {
 		return nil, errorf(ErrName, subject, "a label name starts with a letter, then letters, digits and '_'")
 	}
@@ -169,7 +169,7 @@ func (r *Registry) AddLabel(l Label) error {
 
 // AddMetricLabel attaches a label to a declared metric.
 func (r *Registry) AddMetricLabel(metric string, l Label) error {
-	return r.addLabel(&label{Label: l, kind: labelItem}, "metric "+quote(metric), metric)
+	return r.addLabel(&label{Label: l, kind: labelItem}, subject("metric", metric), metric)
 }
 
 // AddIndomLabel attaches a label to a declared instance domain.
@@ -197,7 +197,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	}
 	switch l.kind {
 	case labelCluster:
-		if err := checkClusterLabel(subject+" label "+quote(l.Name), r.opts.Cluster); err != nil {
+		if err := checkClusterLabel(inside(subject, "label", l.Name), r.opts.Cluster); err != nil {
 			return err
 		}
 	case labelItem:
@@ -214,7 +214,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 		}
 	}
 	if r.opts.Version == Version2 {
-		return errorf(ErrRange, subject+" label "+quote(l.Name), "labels need version 3, and version 2 is forced")
+		return errorf(ErrRange, inside(subject, "label", l.Name), "labels need version 3, and version 2 is forced")
 	}
 	var grown []*part
 	for _, p := range r.parts {
@@ -222,7 +222,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 			continue
 		}
 		if len(r.labelsOf(p)) >= MaxLabels {
-			return errorf(ErrTooMany, subject+" label "+quote(l.Name), "a file holds at most %d labels", MaxLabels)
+			return errorf(ErrTooMany, inside(subject, "label", l.Name), "a file holds at most %d labels", MaxLabels)
 		}
 		grown = append(grown, p)
 	}
@@ -232,7 +232,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	}
 	l.payload = p
 	r.labels = append(r.labels, l)
-	return r.grewLocked(false, grown...)
+	return r.grewLocked(undoDeclared, grown...)
 }
 
 // labelRoomLocked returns how many more labels the files holding the indom

@@ -34,13 +34,13 @@ func (r *Registry) Start() error {
 	for _, p := range r.parts {
 		if err := r.startPartLocked(p, d); err != nil {
 			r.stopPartsLocked(true)
-			r.dir.close()
+			r.dir.Close()
 			r.dir = nil
 			return err
 		}
 	}
 	r.state = started
-	r.path = r.parts[0].file.path
+	r.path = r.parts[0].file.path()
 	r.bindLocked()
 	for _, f := range r.onStart {
 		f()
@@ -82,7 +82,7 @@ func (r *Registry) Close() error {
 	r.strs.closed = true
 	r.strs.mu.Unlock()
 	err = errors.Join(err, r.stopPartsLocked(r.opts.Flags&Process != 0))
-	r.dir.close()
+	r.dir.Close()
 	return err
 }
 
@@ -90,9 +90,9 @@ func (r *Registry) Close() error {
 func (r *Registry) declaringLocked() error {
 	switch r.state {
 	case closed:
-		return errorf(ErrClosed, "file "+quote(r.name), "")
+		return errorf(ErrClosed, subject("file", r.name), "")
 	case started:
-		return errorf(ErrStarted, "file "+quote(r.name), "")
+		return errorf(ErrStarted, subject("file", r.name), "")
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func (r *Registry) validateLocked() error {
 	if err := checkFileName(r.name, r.opts.Flags); err != nil {
 		return err
 	}
-	subject := "file " + quote(r.name)
+	subject := subject("file", r.name)
 	if r.opts.Cluster > MaxCluster && r.opts.Cluster != ReaderCluster {
 		return errorf(ErrRange, subject, "cluster %d is more than %d", r.opts.Cluster, MaxCluster)
 	}
@@ -145,9 +145,9 @@ func (r *Registry) Err() error {
 	defer r.mu.Unlock()
 	switch r.state {
 	case declaring:
-		return errorf(ErrNotStarted, "file "+quote(r.name), "its metrics are counted but in no file PCP reads")
+		return errorf(ErrNotStarted, subject("file", r.name), "its metrics are counted but in no file PCP reads")
 	case closed:
-		return errorf(ErrClosed, "file "+quote(r.name), "")
+		return errorf(ErrClosed, subject("file", r.name), "")
 	}
 	return r.pubErr
 }

@@ -136,31 +136,28 @@ func (m *metric) valueCount() int {
 func (r *Registry) AddMetric(m Metric) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, err := r.addMetricLocked(m, false)
+	_, err := r.addMetricLocked(m, undoDeclared)
 	return err
 }
 
 // addMetricLocked declares m. When its values need a growth step that
-// fails, keep decides: the declaration stays, to be published by a later
-// step, and the error is only the registry's publication error (for
-// instruments, which count in memory meanwhile); or it is undone and the
-// error returned.
-func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
+// fails, ifFailed decides (see publishFailure).
+func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, error) {
 	if err := r.declarableLocked(); err != nil {
 		return nil, err
 	}
 	// Checked with no subject first: quoting the name costs more than
 	// declaring the metric, so it is done only for the error.
 	if r.checkMetricLocked("", m) != nil {
-		return nil, r.checkMetricLocked(metricSubject(m.Name), m)
+		return nil, r.checkMetricLocked(subject("metric", m.Name), m)
 	}
 	var in *indom
 	if m.Indom != 0 {
 		if in = r.serials[m.Indom]; in == nil {
-			return nil, errorf(ErrUnknown, metricSubject(m.Name), "indom %d is not declared", m.Indom)
+			return nil, errorf(ErrUnknown, subject("metric", m.Name), "indom %d is not declared", m.Indom)
 		}
 	}
-	if err := r.checkMetricBudgetLocked(metricSubject(m.Name), in); err != nil {
+	if err := r.checkMetricBudgetLocked(subject("metric", m.Name), in); err != nil {
 		return nil, err
 	}
 	p, newPart, err := r.partWithRoomLocked(in)
@@ -169,11 +166,11 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 	}
 	if m.Item != 0 && p.used[m.Item] {
 		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == m.Item })]
-		err = errorf(ErrDuplicate, metricSubject(m.Name), "item %d already used by metric %q", m.Item, other.Name)
+		err = errorf(ErrDuplicate, subject("metric", m.Name), "item %d already used by metric %q", m.Item, other.Name)
 	} else if _, added := r.names.add(m.Name, len(r.metrics), r.metricName); !added {
 		// The name is checked free as it is taken: one probe of the
 		// index, where a lookup and then an addition took two.
-		err = errorf(ErrDuplicate, metricSubject(m.Name), "name already declared")
+		err = errorf(ErrDuplicate, subject("metric", m.Name), "name already declared")
 	}
 	if err != nil {
 		if newPart {
@@ -187,11 +184,11 @@ func (r *Registry) addMetricLocked(m Metric, keep bool) (*metric, error) {
 	r.declareMetric(p, mt, newIndom)
 	if r.state == started && p.file != nil {
 		if mt.auto {
-			p.takeItem(mt)
+			mt.item = takeItem(mt.Name, &p.used)
 		}
 		p.newMetricSlots(mt)
 	}
-	if err := r.changedLocked(keep, step{kind: stepMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
+	if err := r.changedLocked(ifFailed, step{kind: stepMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
 		return nil, err
 	}
 	return mt, nil
@@ -238,9 +235,6 @@ func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) 
 		r.parts = r.parts[:len(r.parts)-1]
 	}
 }
-
-// metricSubject names a metric in an error.
-func metricSubject(name string) string { return "metric " + quote(name) }
 
 // checkMetricLocked checks what a metric declaration says on its own and
 // against the namespace of the names declared; that the name is free is
@@ -290,17 +284,17 @@ func forPrefixes(name string, f func(prefix string)) {
 func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
 	m := r.named(metric)
 	if m == nil {
-		return nil, 0, errorf(ErrUnknown, metricSubject(metric), "")
+		return nil, 0, errorf(ErrUnknown, subject("metric", metric), "")
 	}
 	if m.indom == nil {
 		if instance != "" {
-			return nil, 0, errorf(ErrUnknown, metricSubject(metric), "a singular metric has no instance %q", instance)
+			return nil, 0, errorf(ErrUnknown, subject("metric", metric), "a singular metric has no instance %q", instance)
 		}
 		return m, 0, nil
 	}
 	i, ok := m.indom.lookup(instance)
 	if !ok {
-		return nil, 0, errorf(ErrUnknown, metricSubject(metric), "no instance %q in indom %d", instance, m.Indom)
+		return nil, 0, errorf(ErrUnknown, subject("metric", metric), "no instance %q in indom %d", instance, m.Indom)
 	}
 	return m, i, nil
 }
@@ -313,9 +307,9 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 	defer r.mu.Unlock()
 	switch r.state {
 	case declaring:
-		return nil, errorf(ErrNotStarted, metricSubject(metric), "")
+		return nil, errorf(ErrNotStarted, subject("metric", metric), "")
 	case closed:
-		return nil, errorf(ErrClosed, metricSubject(metric), "")
+		return nil, errorf(ErrClosed, subject("metric", metric), "")
 	}
 	m, i, err := r.valueOf(metric, instance)
 	if err != nil {

@@ -1,273 +1,75 @@
-//go:build linux
-
 package mmv
 
 import (
-	"errors"
-	"io"
-	"os"
-	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
-// file is a started registry's MMV file, mapped inside an address range
-// reserved for it. Value handles point at the values section, whose address
-// never changes: when the file grows, the new file is mapped over the old
-// one so that its values land at the same addresses (see replace). At
-// close the file's pages are replaced by anonymous memory, unmapped once
-// no handle on them is reachable (see retire).
+// The registry's side of its files: internal/osfile maps, locks, writes,
+// renames and unmaps them, on each system that has a port (Linux, macOS,
+// FreeBSD); mmv tells it the format (fileFormat) and turns its errors into
+// mmv's (fileError).
+
+// file is a part's MMV file, and the value slots it has room for. Every
+// handle on one of its values references it (Value.file), and so its
+// osfile.File: a closed file's range is unmapped only once no handle is
+// reachable (see osfile's retire).
 type file struct {
-	dir      *dir
-	name     string // in dir
-	path     string // absolute
-	fd       int
-	base     unsafe.Pointer // where the file's first byte is mapped
-	size     int64
+	os       *osfile.File
 	values   unsafe.Pointer // where the values section is mapped, for good
 	capacity int            // value slots the file has room for
-	resv     unsafe.Pointer // the reserved range
-	// named is the descriptor of the file at the name, whose flock holds
-	// the name (see acquire): fd, or the file replace could not rename
-	// the new one over; -1 before the first rename.
-	named int
 }
 
-// The reserved range: the file starts mapped in the middle, so that the
-// sections before the values can grow down and the values up, up to half
-// the range each. Reserving costs no memory.
-const (
-	reserveSize = 2 << 30
-	reserveHalf = reserveSize / 2
-)
+// fileFormat is what the file layer knows of MMV files: a file's writer is
+// the pid in its header, and a file is complete once gen2 equals gen1, so
+// gen2 is stored last (see encode).
+var fileFormat = osfile.Format{
+	HeadSize: headerSize,
+	Owner: func(h []byte) int {
+		if string(h[:len(Magic)]) != Magic {
+			return 0
+		}
+		return int(int32(ne.Uint32(h[hdrPidOff:])))
+	},
+	Seal: func(b []byte) {
+		gen1, gen2 := (*uint64)(unsafe.Pointer(&b[hdrGen1Off])), (*uint64)(unsafe.Pointer(&b[hdrGen2Off]))
+		atomic.StoreUint64(gen2, atomic.LoadUint64(gen1))
+	},
+}
 
-// createFile takes the name in d (see acquire), removes the temporaries
-// dead writers left of it, writes a new file of the given size under a
-// temporary name, maps it, and renames it to name; its values section is
-// at valuesOff with room for capacity slots. fill writes every byte but
-// gen2, which is copied from gen1 last so a reader never takes a
-// half-written file for a complete one.
-func createFile(d *dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
-	if size > reserveHalf {
-		return nil, errorf(ErrTooMany, "file "+quote(name), "%d bytes, more than the %d a file may hold", size, reserveHalf)
-	}
-	named, err := d.acquire(name)
+// claimWait bounds how long a registry waits for another to finish making
+// its file (see osfile.Dir.LockClaims): seconds for a file of millions of
+// values. Tests shorten it.
+var claimWait = 10 * time.Second
+
+// openDir opens the directory of a registry's files.
+func openDir(path string) (*osfile.Dir, error) { return osfile.OpenDir(path, fileFormat) }
+
+// createFile makes the file of a part at name in d, of size bytes, its
+// values section at valuesOff with room for capacity slots; fill writes
+// every byte but gen2 (see osfile.Create).
+func createFile(d *osfile.Dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
+	f, err := osfile.Create(d, name, size, valuesOff, fill)
 	if err != nil {
 		return nil, err
 	}
-	d.reclaim(name)
-	b := getScratch(size)
-	fd, tmp, err := writeTemp(d, name, size, b, fill)
-	putScratch(b)
-	if err != nil {
-		closeNamed(named)
-		return nil, err
-	}
-	f := &file{dir: d, name: name, path: d.join(name), fd: fd, size: size, capacity: capacity, named: named}
-	fail := func(err error) (*file, error) {
-		unix.Close(fd)
-		unix.Unlinkat(d.fd, tmp, 0)
-		closeNamed(f.named)
-		return nil, err
-	}
-	f.resv, err = unix.MmapPtr(-1, 0, nil, reserveSize, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
-	if err != nil {
-		return fail(&os.PathError{Op: "mmap", Path: d.join(tmp), Err: err})
-	}
-	f.base = unsafe.Add(f.resv, reserveHalf)
-	f.values = unsafe.Add(f.base, valuesOff)
-	if _, err := unix.MmapPtr(fd, 0, f.base, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
-		unix.MunmapPtr(f.resv, reserveSize)
-		return fail(&os.PathError{Op: "mmap", Path: d.join(tmp), Err: err})
-	}
-	if err := f.commit(tmp); err != nil {
-		unix.MunmapPtr(f.resv, reserveSize)
-		return fail(err)
-	}
-	return f, nil
+	return &file{os: f, values: f.Values(), capacity: capacity}, nil
 }
 
-// writeTemp writes a new file of size bytes under a temporary name of name
-// in d, locked (see createTemp): fill fills b, the file's first bytes,
-// zeroed, in memory, and one pwrite writes them; the rest reads as zeros,
-// its blocks allocated but never written. Writing through a mapping
-// instead would cost a page fault per page. It returns the descriptor and
-// the temporary's name.
-func writeTemp(d *dir, name string, size int64, b []byte, fill func(b []byte)) (int, string, error) {
-	fd, tmp, err := createTemp(d, name, size)
-	if err != nil {
-		return -1, "", err
-	}
-	fill(b)
-	if err := pwriteAll(fd, b); err != nil {
-		unix.Close(fd)
-		unix.Unlinkat(d.fd, tmp, 0)
-		return -1, "", &os.PathError{Op: "write", Path: d.join(tmp), Err: err}
-	}
-	return fd, tmp, nil
-}
-
-// scratch holds the buffer files are written from (see writeTemp), for
-// the next file written, so that a growth step allocates nothing in
-// proportion to the file: it costs as much memory as the largest file
-// written lately, until the garbage collector drops it, at the second
-// collection after its last use.
-var scratch sync.Pool
-
-// getScratch returns a zeroed buffer of n bytes, from scratch when it holds
-// one big enough.
-func getScratch(n int64) []byte {
-	if b, ok := scratch.Get().(*[]byte); ok && int64(cap(*b)) >= n {
-		s := (*b)[:n]
-		clear(s)
-		return s
-	}
-	return make([]byte, n)
-}
-
-// putScratch keeps b for the next file written.
-func putScratch(b []byte) { scratch.Put(&b) }
-
-// commit stores gen2 and renames the file at tmp, in the directory, into
-// place: over the file at the name, whose lock f.named holds, or, when
-// there was none, only where there is still none; a file another registry
-// put at the name meanwhile is acquired first (and refused when held). The
-// lock of the file replaced is then let go: the file's own holds the name.
-func (f *file) commit(tmp string) error {
-	atomic.StoreUint64((*uint64)(unsafe.Add(f.base, hdrGen2Off)), atomic.LoadUint64((*uint64)(unsafe.Add(f.base, hdrGen1Off))))
-	var err error = unix.EEXIST
-	for range lockAttempts {
-		if f.named >= 0 {
-			err = unix.Renameat(f.dir.fd, tmp, f.dir.fd, f.name)
-			break
-		}
-		if err = f.dir.renameNoReplace(tmp, f.name); !errors.Is(err, unix.EEXIST) {
-			break
-		}
-		var aerr error
-		if f.named, aerr = f.dir.acquire(f.name); aerr != nil {
-			return aerr
-		}
-	}
-	if err != nil {
-		return &os.PathError{Op: "rename", Path: f.path, Err: err}
-	}
-	if f.named != f.fd {
-		closeNamed(f.named)
-	}
-	f.named = f.fd
-	return nil
-}
-
-// closeNamed closes the descriptor of a file acquire locked, if any.
-func closeNamed(fd int) {
-	if fd >= 0 {
-		unix.Close(fd)
-	}
-}
-
-// replace swaps the file for a grown one of the given size whose values
-// section, at valuesOff, holds capacity slots. fill writes the new file's
-// first used bytes (into memory, written to the file at once; zeros
-// follow) but gen2; the new file is
-// then mapped so its values take the old ones' addresses, the old file's
-// last values are read back, and merge gets the first live bytes of both
-// values sections, as fill wrote the new one and as the old one ended, to
-// carry over updates made while fill ran. Only then is the new file renamed
-// into place.
-func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte)) error {
-	newBase := unsafe.Add(f.values, -valuesOff)
-	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||
-		uintptr(newBase) > uintptr(f.base) || uintptr(unsafe.Add(newBase, size)) < uintptr(unsafe.Add(f.base, f.size)) {
-		return errorf(ErrTooMany, "file "+quote(f.name), "%d bytes do not fit the address range reserved for it", size)
-	}
-	// The old file's final values after the new file's bytes, in one buffer.
-	buf := getScratch(used + int64(live))
-	defer putScratch(buf)
-	b, final := buf[:used], buf[used:]
-	fd, tmp, err := writeTemp(f.dir, f.name, size, b, fill)
-	if err != nil {
+// replace swaps the file for a grown one with room for capacity slots,
+// without losing an update (see osfile.File.Replace, which calls hook, if
+// any, at each osfile.Step).
+func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte), hook func(osfile.Step)) error {
+	if err := f.os.Replace(size, used, valuesOff, live, fill, merge, hook); err != nil {
 		return err
 	}
-	if growthHook != nil {
-		growthHook(afterSnapshot)
-	}
-	// The new mapping covers the old one whole, so from here on every
-	// update lands in the new file.
-	if _, err := unix.MmapPtr(fd, 0, newBase, uintptr(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
-		unix.Close(fd)
-		unix.Unlinkat(f.dir.fd, tmp, 0)
-		return &os.PathError{Op: "mmap", Path: f.dir.join(tmp), Err: err}
-	}
-	if growthHook != nil {
-		growthHook(afterRemap)
-	}
-	oldValuesOff := int64(uintptr(f.values) - uintptr(f.base))
-	if _, err := unix.Pread(f.fd, final, oldValuesOff); err != nil {
-		// The old file is ours and open: this does not happen. Its updates
-		// since fill are lost, but the new file is whole.
-		clear(final)
-	}
-	if f.fd != f.named {
-		unix.Close(f.fd) // a file whose rename failed: not at the name
-	}
-	f.fd, f.base, f.size, f.capacity = fd, newBase, size, capacity
-	merge(b[valuesOff:valuesOff+int64(live)], final)
-	if err := f.commit(tmp); err != nil {
-		// The old file stays at the name, and f.named keeps its lock.
-		unix.Unlinkat(f.dir.fd, tmp, 0)
-		return err
-	}
+	f.capacity = capacity
 	return nil
 }
 
-// pwriteAll writes b at the start of the file fd.
-func pwriteAll(fd int, b []byte) error {
-	for off := 0; off < len(b); {
-		n, err := unix.Pwrite(fd, b[off:], int64(off))
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return io.ErrShortWrite
-		}
-		off += n
-	}
-	return nil
-}
-
-func (f *file) bytes() []byte { return unsafe.Slice((*byte)(f.base), f.size) }
-
-// close swaps the file's pages for anonymous memory, so that updates still
-// in flight land harmlessly, however late (see retire), releases the rest
-// of the reserved range at once, removes the file if asked and if it is
-// still ours, and gives up the name: in that order, so that no one locks a
-// file about to lose its name.
-func (f *file) close(remove bool) error {
-	mapped := pageRound(f.size)
-	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
-	if err != nil {
-		// The file stays mapped, and takes the late updates, for good.
-		err = &os.PathError{Op: "mmap", Path: f.path, Err: err}
-	} else {
-		if lo := uintptr(f.base) - uintptr(f.resv); lo > 0 {
-			unix.MunmapPtr(f.resv, lo)
-		}
-		if hi := uintptr(f.resv) + reserveSize - uintptr(f.base) - uintptr(mapped); hi > 0 {
-			unix.MunmapPtr(unsafe.Add(f.base, mapped), hi)
-		}
-		retire(f, f.base, uintptr(mapped))
-	}
-	if remove && f.dir.sameFile(f.name, f.named) {
-		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
-			err = errors.Join(err, &os.PathError{Op: "remove", Path: f.path, Err: e})
-		}
-	}
-	if f.fd != f.named {
-		unix.Close(f.fd)
-	}
-	unix.Close(f.named)
-	return err
-}
+func (f *file) bytes() []byte           { return f.os.Bytes() }
+func (f *file) path() string            { return f.os.Path() }
+func (f *file) close(remove bool) error { return f.os.Close(remove) }

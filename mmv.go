@@ -3,10 +3,13 @@ package mmv
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/gopcp/mmv/internal/osfile"
 	"github.com/gopcp/mmv/internal/pcpconf"
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // Options are the file-wide settings of a registry.
@@ -91,7 +94,7 @@ type Registry struct {
 
 	pending *time.Timer        // the publication of declarations made after Start
 	pubErr  error              // why the last publication failed
-	dir     *dir               // where the files are, from Start to Close
+	dir     *osfile.Dir        // where the files are, from Start to Close
 	path    string             // the first file's, once started
 	waiting []waiter           // instruments waiting for storage (cell.go)
 	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
@@ -133,6 +136,39 @@ func NewRegistry(name string, opts *Options) *Registry {
 	return r
 }
 
+// Default is the registry the package-level convenience uses: the New
+// functions declare on it when given a nil registry. Its file is named after
+// the program: the base name of os.Args[0], with every character PCP does
+// not accept in a file name turned into '_' (and "go_" put before a name
+// that does not start with a letter), so a program built as "my-server"
+// writes $PCP_TMP_DIR/mmv/my_server, read as mmv.my_server.* in PCP.
+// It has the Process flag, so PCP stops showing the metrics of a program
+// that has died, however it died, and the cluster derived from its name
+// (see Options.Cluster), so its PMIDs are the same on every restart and
+// every host and cluster labels work. Registry.Configure changes the name
+// or options before Start, instruments already declared included.
+// The program calls Default.Start once its instruments are declared, and
+// Default.Close on exit.
+var Default = NewRegistry(programName(os.Args), &Options{Flags: Process})
+
+// registry is r, or Default when r is nil.
+func registry(r *Registry) *Registry {
+	if r == nil {
+		return Default
+	}
+	return r
+}
+
+// programName turns a program's path into a valid file name.
+func programName(args []string) string {
+	name := "go"
+	if len(args) > 0 && args[0] != "" {
+		name = filepath.Base(args[0])
+	}
+	name = pcpname.Part(strings.TrimSuffix(name, ".exe"), "go_")
+	return name[:min(len(name), 64)]
+}
+
 // Name returns the file name.
 func (r *Registry) Name() string {
 	r.mu.Lock() // Configure may change it
@@ -168,7 +204,7 @@ func dirFrom(getenv func(string) string, files []string) string {
 // declarableLocked refuses declarations on a closed registry.
 func (r *Registry) declarableLocked() error {
 	if r.state == closed {
-		return errorf(ErrClosed, "file "+quote(r.name), "")
+		return errorf(ErrClosed, subject("file", r.name), "")
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package mmv
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -82,9 +81,9 @@ func (p *part) reset() {
 }
 
 // assignItems gives every metric of the part declared without an item
-// one derived from its name. Names are taken in sorted order and
-// collisions probe to the next free item, so the same set of names gets
-// the same items whatever the order of declaration.
+// one derived from its name (takeItem). Names are taken in sorted order
+// and collisions probe to the next free item, so the same set of names
+// gets the same items whatever the order of declaration.
 func (p *part) assignItems() {
 	var auto []*metric
 	for _, m := range p.metrics {
@@ -94,116 +93,8 @@ func (p *part) assignItems() {
 	}
 	slices.SortFunc(auto, func(a, b *metric) int { return cmp.Compare(a.Name, b.Name) })
 	for _, m := range auto {
-		p.takeItem(m)
+		m.item = takeItem(m.Name, &p.used)
 	}
-}
-
-// takeItem gives m the item its name hashes to, or the next free one.
-func (p *part) takeItem(m *metric) {
-	it := 1 + fnv32(m.Name)%MaxItem
-	for p.used[it] {
-		it = 1 + it%MaxItem
-	}
-	p.used[it] = true
-	m.item = it
-}
-
-func fnv32(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
-}
-
-// A part's cluster is claimed under the directory's lock (dir.lockClaims),
-// held from the scan of the directory's files until the part's file is at
-// its name: so of registries starting at once, in one process or several,
-// each sees the files of those before it, and no two take one cluster.
-
-// claimCluster chooses the cluster of a part about to start in d, whose
-// lock the caller holds, in a registry whose first file has cluster c
-// (Options.Cluster for the first file itself); replaced reports the names
-// of the files the registry's own are about to replace (its parts' names
-// while they have no file), which do not count:
-//   - for the first file, c when given, refused with ErrClusterInUse when
-//     another live file of d has it; 0 for ReaderCluster, and PCP's reader
-//     then picks a cluster for every file; for 0, the first free cluster
-//     from one derived from the file's name (FNV-1a), so the same on every
-//     restart and every host while it is free;
-//   - for an overflow file, the first free cluster after c, or 0 when c
-//     is 0.
-//
-// A cluster searched for wraps within 1..2047, the clusters a file with
-// indoms may have; a free one is one no live file of d has (liveClusters).
-func (p *part) claimCluster(c uint32, d *dir, replaced func(name string) bool) (uint32, error) {
-	if c == ReaderCluster || p.index > 0 && c == 0 {
-		return 0, nil
-	}
-	live := liveClusters(d, replaced)
-	if p.index == 0 && c != 0 {
-		if h, taken := live[c]; taken {
-			return 0, errorf(ErrClusterInUse, "file "+quote(p.name), "cluster %d is that of file %s, %s: PCP would show one file's values under the other's names",
-				c, quote(h.name), h.writer())
-		}
-		return c, nil
-	}
-	from := c%maxIndomCluster + 1
-	if p.index == 0 {
-		from = 1 + fnv32(p.name)%maxIndomCluster
-	}
-	for j := range uint32(maxIndomCluster) {
-		cand := (from-1+j)%maxIndomCluster + 1
-		if _, taken := live[cand]; !taken {
-			return cand, nil
-		}
-	}
-	return 0, errorf(ErrTooMany, "file "+quote(p.name), "no cluster left: every one of 1..%d is in use", maxIndomCluster)
-}
-
-// holder is a live file of the directory on a cluster.
-type holder struct {
-	name  string
-	pid   int
-	alive bool
-}
-
-// writer names the process that wrote the file.
-func (h holder) writer() string {
-	switch {
-	case h.pid <= 0:
-		return "whose header names no writer"
-	case h.alive:
-		return fmt.Sprintf("written by pid %d", h.pid)
-	}
-	return fmt.Sprintf("left by pid %d, no longer running (the file has no Process flag, so PCP goes on reading it: remove it if its program is gone for good)", h.pid)
-}
-
-// liveClusters returns the files of d that PCP's reader shows on a
-// cluster of their own, by cluster: every MMV file but those about to be
-// replaced, those whose names start with '.' (temporaries, which the
-// reader ignores), those on cluster 0 (the reader picks theirs) and
-// Process files whose writer is gone (the reader skips them). The files of
-// the registry's started parts count, so its parts never share a cluster.
-func liveClusters(d *dir, replaced func(name string) bool) map[uint32]holder {
-	live := map[uint32]holder{}
-	for _, name := range d.list() {
-		if name[0] == '.' || replaced(name) {
-			continue
-		}
-		var h [headerSize]byte
-		if d.readHead(name, h[:]) != headerSize || string(h[:len(Magic)]) != Magic {
-			continue
-		}
-		c, pid := ne.Uint32(h[hdrClusterOff:]), int(int32(ne.Uint32(h[hdrPidOff:])))
-		alive := pid > 0 && !processGone(pid)
-		if c == 0 || Flags(ne.Uint32(h[hdrFlagsOff:]))&Process != 0 && !alive {
-			continue
-		}
-		live[c] = holder{name: name, pid: pid, alive: alive}
-	}
-	return live
 }
 
 // A part's values have slots: their indexes in the values section, which

@@ -31,7 +31,7 @@ func staleStores(t *testing.T) {
 	require.NoError(t, r.AddMetric(Metric{Name: "m", Type: Uint64, Semantics: SemCounter}))
 	c := NewCounter(r, "c", "", Count)
 	require.NoError(t, r.Start())
-	handles := map[string]*Value{"value": mustValue(t, r, "m", ""), "counter": c.s.v.Load()}
+	handles := map[string]*Value{"value": mustValue(t, r, "m", ""), "counter": c.cell.v.Load()}
 	words := map[string]*uint64{}
 	for via, h := range handles {
 		words[via] = h.u64() // the window opens
@@ -118,7 +118,7 @@ func TestRetiredRangeOutlivesNoRegistry(t *testing.T) {
 	update()
 	var ranges []unsafe.Pointer
 	for _, p := range r.parts {
-		ranges = append(ranges, p.file.base)
+		ranges = append(ranges, p.file.os.Base())
 	}
 	require.NoError(t, r.Close())
 	update()

@@ -15,7 +15,7 @@ import "time"
 // Elapsed value with libpcp's open intervals, use the Value layer
 // (Value.StartInterval). The counter wraps after 584 years of time spent,
 // that is after 584/c years of a program that spends c seconds per second.
-type Timer struct{ s cell }
+type Timer struct{ cell cell }
 
 // NewTimer declares a timer on r (Default when nil).
 // It panics if the registry refuses the declaration: an invalid or
@@ -31,7 +31,7 @@ func (t *Timer) Observe(d time.Duration) {
 	if t == nil || d <= 0 {
 		return
 	}
-	t.s.add(uint64(d))
+	t.cell.add(uint64(d))
 }
 
 // Time calls f and adds the time it took.
@@ -51,7 +51,7 @@ func (t *Timer) Get() time.Duration {
 	if t == nil {
 		return 0
 	}
-	return time.Duration(t.s.load() + t.s.pending())
+	return time.Duration(t.cell.load() + t.cell.pending())
 }
 
 // Timing is one piece of work being timed, from Timer.Start to Stop. It is

@@ -34,7 +34,7 @@ type Tx struct {
 // lock returns the transaction's registry, whose lock Transact holds.
 func (tx *Tx) lock() (*Registry, func(), error) {
 	if tx.over.Load() {
-		return nil, nil, errorf(ErrClosed, "file "+quote(tx.r.name), "a transaction used after Transact returned")
+		return nil, nil, errorf(ErrClosed, subject("file", tx.r.name), "a transaction used after Transact returned")
 	}
 	return tx.r, func() {}, nil
 }
@@ -49,7 +49,7 @@ func (tx *Tx) AddMetric(m Metric) error {
 		return err
 	}
 	defer unlock()
-	_, err = r.addMetricLocked(m, true)
+	_, err = r.addMetricLocked(m, keepDeclared)
 	return err
 }
 

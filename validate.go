@@ -26,7 +26,7 @@ const maxFileName = 255 - tempLen
 // letters, digits, '_' and '.', because it becomes part of every metric
 // name; nothing that could leave the directory or hide the file.
 func checkFileName(name string, flags Flags) error {
-	subject := "file " + quote(name)
+	subject := subject("file", name)
 	switch {
 	case name == "":
 		return errorf(ErrName, subject, "a file name cannot be empty")
@@ -110,4 +110,10 @@ func checkHelp(subject string, texts ...string) error {
 		}
 	}
 	return nil
+}
+
+// splitHelp makes a help text the short help (first line) and long help.
+func splitHelp(help string) (short, long string) {
+	short, long, _ = strings.Cut(help, "\n")
+	return short, strings.TrimSpace(long)
 }

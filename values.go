@@ -301,7 +301,7 @@ func (v *Value) stringRecord() []byte {
 		return nil
 	}
 	off := atomic.LoadInt64(v.extra())
-	return unsafe.Slice((*byte)(unsafe.Add(v.file.base, off)), stringSize)
+	return unsafe.Slice((*byte)(unsafe.Add(v.file.os.Base(), off)), stringSize)
 }
 
 // SetNoValue marks the value as missing, for a registry with the Sentinel

@@ -148,16 +148,16 @@ type vecKind[T any] interface {
 
 // checkVecLabels checks the label names of the vector of metric.
 func checkVecLabels(metric string, labels []string) error {
-	what := "vector " + quote(metric)
+	what := subject("vector", metric)
 	if len(labels) == 0 {
 		return errorf(ErrLabel, what, "a vector needs at least one label name")
 	}
 	for i, l := range labels {
 		if !validLabelName(l) {
-			return errorf(ErrName, what+" label "+quote(l), "a label name starts with a letter, then letters, digits and '_'")
+			return errorf(ErrName, inside(what, "label", l), "a label name starts with a letter, then letters, digits and '_'")
 		}
 		if slices.Contains(labels[:i], l) {
-			return errorf(ErrDuplicate, what+" label "+quote(l), "label name given twice")
+			return errorf(ErrDuplicate, inside(what, "label", l), "label name given twice")
 		}
 	}
 	return nil
@@ -176,7 +176,7 @@ func newVec[T any](r *Registry, metric string, labels []string, serial uint32, k
 	return v
 }
 
-func (v *Vec[T]) what() string { return "vector " + quote(v.metric) }
+func (v *Vec[T]) what() string { return subject("vector", v.metric) }
 
 // known returns the instrument of values already made, lock-free.
 func (v *Vec[T]) known(values []string) *T {
@@ -260,13 +260,13 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	name, ok := canon.Name(v.labels, values)
 	if !ok {
-		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, v.what()+" values "+quote(values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
+		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, inside(v.what(), "values", values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
 	}
 	if e := v.all[name]; e != nil { // made by another goroutine meanwhile
 		return e.t, nil
 	}
 	if limit := v.limit.Load(); int64(len(v.all)) >= limit {
-		return nil, v.refuseLocked(dropLimit, errorf(ErrTooMany, v.what()+" instance "+quote(name), "the vector holds its limit of %d instances (see SetLimit)", limit))
+		return nil, v.refuseLocked(dropLimit, errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector holds its limit of %d instances (see SetLimit)", limit))
 	}
 	id, seen := v.ids[name]
 	if !seen {
@@ -546,7 +546,7 @@ func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, er
 		}
 		return true, nil
 	}
-	err := r.addInstancesLocked(in.Serial, insts, true)
+	err := r.addInstancesLocked(in.Serial, insts, keepDeclared)
 	_, ok := in.index(insts[0].ID)
 	return ok, err
 }
@@ -593,7 +593,7 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 		}
 		m.Indom = in.Serial
 		in.reserve = vecReserveLimit(&r.opts, 1)
-		mt, err = r.addMetricLocked(m, true)
+		mt, err = r.addMetricLocked(m, keepDeclared)
 		return err
 	})
 	if err != nil {

@@ -106,7 +106,7 @@ func startDaemon(t *testing.T, dir, name string, env []string, path string, args
 	d.cmd.Dir = dir
 	d.cmd.Env = append(os.Environ(), env...)
 	d.cmd.Stdout, d.cmd.Stderr = out, out
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(d.cmd)
 	require.NoError(t, d.cmd.Start(), "starting %s", name)
 	go func() {
 		d.cmd.Wait()

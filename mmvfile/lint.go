@@ -13,11 +13,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // Rule names a hazard Lint reports. Parse accepts every file whose only
@@ -403,11 +401,6 @@ func indomID(cluster, serial uint32) uint32 { return (cluster<<11 | serial) & ma
 // ".NAME.PID.RANDOM", RANDOM 16 hex digits.
 var tempName = regexp.MustCompile(`^\.(.+)\.([0-9]+)\.[0-9a-f]{16}$`)
 
-// processGone reports whether no process has the id.
-func processGone(pid int32) bool {
-	return pid > 0 && errors.Is(unix.Kill(int(pid), 0), unix.ESRCH)
-}
-
 // LintDir returns the hazards of the MMV files at paths: each a file, or
 // a directory (such as $PCP_TMP_DIR/mmv) whose files are read in name
 // order (PCP's reader reads them in the directory's order, unsorted, so a
@@ -455,18 +448,18 @@ func LintDir(paths ...string) ([]Finding, error) {
 		}
 		if strings.HasPrefix(base, ".") {
 			if m := tempName.FindStringSubmatch(base); m != nil {
-				if pid, err := strconv.ParseInt(m[2], 10, 32); err == nil && processGone(int32(pid)) {
+				if pid, err := strconv.ParseInt(m[2], 10, 32); err == nil && pid > 0 && osfile.ProcessGone(int(pid)) {
 					l.add(path, "file", 0, RuleTemporary, "a temporary of %s left by process %d, which is gone", m[1], pid)
 				}
 			}
 			continue // PCP ignores dot files
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && pcpGID >= 0 && int(st.Gid) != pcpGID {
+		if gid, ok := groupOf(fi); ok && pcpGID >= 0 && gid != pcpGID {
 			what := "others may read it, so PCP does"
 			if fi.Mode().Perm()&0o004 == 0 {
 				what = "others may not read it: PCP's agent, running as pcp, cannot"
 			}
-			l.add(path, "file", 0, RuleGroup, "group id %d is not PCP's (%d); %s", st.Gid, pcpGID, what)
+			l.add(path, "file", 0, RuleGroup, "group id %d is not PCP's (%d); %s", gid, pcpGID, what)
 		}
 		f, err := Open(path)
 		switch {
@@ -479,7 +472,7 @@ func LintDir(paths ...string) ([]Finding, error) {
 			l.add(path, "file", 0, RuleRefused, "%v", err)
 			continue
 		}
-		if f.Header.Flags&mmv.Process != 0 && processGone(f.Header.PID) {
+		if f.Header.Flags&mmv.Process != 0 && f.Header.PID > 0 && osfile.ProcessGone(int(f.Header.PID)) {
 			l.add(path, "header", 0, RuleDeadProcess, "the Process flag is set and process %d is gone: PCP skips the file, which nobody will remove", f.Header.PID)
 			continue
 		}

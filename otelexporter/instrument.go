@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
 )
 
 // kind is what an instrument's metrics are, from the data of its first
@@ -43,11 +44,11 @@ type instrument struct {
 
 	factor float64 // how many counter units one recorded unit is (fine)
 
-	counters series[mmv.Counter] // sums; a histogram's count
-	ints     series[mmv.IntGauge]
-	gauges   series[mmv.Gauge]
-	sums     series[mmv.Counter] // a histogram's sum
-	min, max series[mmv.Gauge]   // a histogram's, when recorded
+	counters bridge.Metric[mmv.Counter] // sums; a histogram's count
+	ints     bridge.Metric[mmv.IntGauge]
+	gauges   bridge.Metric[mmv.Gauge]
+	sums     bridge.Metric[mmv.Counter] // a histogram's sum
+	min, max bridge.Metric[mmv.Gauge]   // a histogram's, when recorded
 	minmax   bool
 	buckets  *mmv.Vec[mmv.Counter]
 
@@ -100,15 +101,15 @@ func (in *instrument) declare(d mmv.Declarer, name string, m *metricdata.Metrics
 	h := helper{m: m, scope: scope, known: known}
 	switch in.kind {
 	case kindCounter:
-		in.counters, err = newSeries[mmv.Counter](d, name, h.text("", ""), u, labels, limit)
+		in.counters, err = bridge.Declare[mmv.Counter](d, name, h.text("", ""), u, labels, limit)
 	case kindFloatCounter:
 		fu, f := fine(u)
 		in.factor = f
-		in.counters, err = newSeries[mmv.Counter](d, name, h.text("", h.fineNote(fu)), fu, labels, limit)
+		in.counters, err = bridge.Declare[mmv.Counter](d, name, h.text("", h.fineNote(fu)), fu, labels, limit)
 	case kindIntGauge:
-		in.ints, err = newSeries[mmv.IntGauge](d, name, h.text("", ""), u, labels, limit)
+		in.ints, err = bridge.Declare[mmv.IntGauge](d, name, h.text("", ""), u, labels, limit)
 	case kindGauge:
-		in.gauges, err = newSeries[mmv.Gauge](d, name, h.text("", ""), u, labels, limit)
+		in.gauges, err = bridge.Declare[mmv.Gauge](d, name, h.text("", ""), u, labels, limit)
 	case kindHistogram, kindFloatHistogram:
 		su, note := u, ""
 		if in.kind == kindFloatHistogram {
@@ -122,17 +123,17 @@ func (in *instrument) declare(d mmv.Declarer, name string, m *metricdata.Metrics
 		}
 		in.buckets.SetInstanceLabels(false) // names say enough; the label budget goes to the other metrics
 		in.buckets.SetLimit(limit * max(sh.buckets, 1))
-		if in.counters, err = newSeries[mmv.Counter](d, name+".count", h.text("count", ""), mmv.Count, labels, limit); err != nil {
+		if in.counters, err = bridge.Declare[mmv.Counter](d, name+".count", h.text("count", ""), mmv.Count, labels, limit); err != nil {
 			return err
 		}
-		if in.sums, err = newSeries[mmv.Counter](d, name+".sum", h.text("sum", note), su, labels, limit); err != nil {
+		if in.sums, err = bridge.Declare[mmv.Counter](d, name+".sum", h.text("sum", note), su, labels, limit); err != nil {
 			return err
 		}
 		if sh.minmax {
-			if in.min, err = newSeries[mmv.Gauge](d, name+".min", h.text("min", ""), u, labels, limit); err != nil {
+			if in.min, err = bridge.Declare[mmv.Gauge](d, name+".min", h.text("min", ""), u, labels, limit); err != nil {
 				return err
 			}
-			in.max, err = newSeries[mmv.Gauge](d, name+".max", h.text("max", ""), u, labels, limit)
+			in.max, err = bridge.Declare[mmv.Gauge](d, name+".max", h.text("max", ""), u, labels, limit)
 		}
 	}
 	return err

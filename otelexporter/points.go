@@ -67,15 +67,15 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 				d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept()))
 				continue
 			}
-			c, cerr := in.counters.get(values)
+			c, cerr := in.counters.Get(values)
 			c.Set(n)
 			err = cerr
 		case kindIntGauge:
-			g, gerr := in.ints.get(values)
+			g, gerr := in.ints.Get(values)
 			g.Set(int64(p.Value))
 			err = gerr
 		case kindGauge:
-			g, gerr := in.gauges.get(values)
+			g, gerr := in.gauges.Get(values)
 			g.Set(float64(p.Value))
 			err = gerr
 		}
@@ -103,18 +103,18 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		}
 		var errs [5]error
 		var c *mmv.Counter
-		c, errs[0] = in.counters.get(values)
+		c, errs[0] = in.counters.Get(values)
 		c.Set(p.Count)
-		c, errs[1] = in.sums.get(values)
+		c, errs[1] = in.sums.Get(values)
 		c.Set(sum)
 		if in.minmax {
 			if v, ok := p.Min.Value(); ok {
-				g, err := in.min.get(values)
+				g, err := in.min.Get(values)
 				g.Set(float64(v))
 				errs[2] = err
 			}
 			if v, ok := p.Max.Value(); ok {
-				g, err := in.max.get(values)
+				g, err := in.max.Get(values)
 				g.Set(float64(v))
 				errs[3] = err
 			}
@@ -155,12 +155,12 @@ func (in *instrument) kept() string {
 // metric of in, so that a point dropped shows neither an old value nor a
 // part of itself; a singular metric stays, with its last value.
 func (in *instrument) remove(values []string) {
-	in.counters.remove(values)
-	in.ints.remove(values)
-	in.gauges.remove(values)
-	in.sums.remove(values)
-	in.min.remove(values)
-	in.max.remove(values)
+	in.counters.Remove(values)
+	in.ints.Remove(values)
+	in.gauges.Remove(values)
+	in.sums.Remove(values)
+	in.min.Remove(values)
+	in.max.Remove(values)
 	if in.buckets != nil {
 		bv := append(slices.Clone(values), "")
 		for _, le := range in.les {

@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
 	"github.com/gopcp/mmv/internal/pcpname"
 )
 
@@ -26,11 +27,11 @@ type family struct {
 	limit  int      // series in a vector
 	per    int      // the most buckets or quantiles of a series: the vector's limit is limit*per
 
-	value     instruments[mmv.Counter] // a counter's, a histogram's or summary's sum
-	gauge     instruments[mmv.Gauge]   // a gauge's or untyped's
-	count     instruments[mmv.Counter] // a histogram's or summary's
-	buckets   *mmv.Vec[mmv.Counter]    // a histogram's, labels and le
-	quantiles *mmv.Vec[mmv.Gauge]      // a summary's, labels and quantile
+	value     bridge.Metric[mmv.Counter] // a counter's, a histogram's or summary's sum
+	gauge     bridge.Metric[mmv.Gauge]   // a gauge's or untyped's
+	count     bridge.Metric[mmv.Counter] // a histogram's or summary's
+	buckets   *mmv.Vec[mmv.Counter]      // a histogram's, labels and le
+	quantiles *mmv.Vec[mmv.Gauge]        // a summary's, labels and quantile
 
 	series seriesTable
 }
@@ -61,9 +62,9 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 	f.scale, f.limit = scale, limit
 	switch f.typ {
 	case dto.MetricType_COUNTER:
-		f.value, err = newInstruments[mmv.Counter](d, f.name, help(text, ""), intUnits, labels, limit)
+		f.value, err = bridge.Declare[mmv.Counter](d, f.name, help(text, ""), intUnits, labels, limit)
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
-		f.gauge, err = newInstruments[mmv.Gauge](d, f.name, help(text, ""), units, labels, limit)
+		f.gauge, err = bridge.Declare[mmv.Gauge](d, f.name, help(text, ""), units, labels, limit)
 	case dto.MetricType_HISTOGRAM:
 		if f.buckets, err = mmv.DeclareVec[mmv.Counter](d, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...); err != nil {
 			return err
@@ -105,10 +106,10 @@ func bridged(t dto.MetricType) bool {
 
 // declareTotals declares the sum and count of a histogram or summary.
 func (f *family) declareTotals(d mmv.Declarer, text string, units mmv.Units, labels []string, limit int) (err error) {
-	if f.value, err = newInstruments[mmv.Counter](d, f.name+".sum", help(text, sumHelp), units, labels, limit); err != nil {
+	if f.value, err = bridge.Declare[mmv.Counter](d, f.name+".sum", help(text, sumHelp), units, labels, limit); err != nil {
 		return err
 	}
-	f.count, err = newInstruments[mmv.Counter](d, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
+	f.count, err = bridge.Declare[mmv.Counter](d, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)
 	return err
 }
 
@@ -138,7 +139,7 @@ func (f *family) update(s *series, m *dto.Metric) error {
 	case dto.MetricType_COUNTER:
 		if s.counter == nil {
 			var err error
-			if s.counter, err = f.value.get(s.values); err != nil {
+			if s.counter, err = f.value.Get(s.values); err != nil {
 				return err
 			}
 		}
@@ -146,7 +147,7 @@ func (f *family) update(s *series, m *dto.Metric) error {
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
 		if s.gauge == nil {
 			var err error
-			if s.gauge, err = f.gauge.get(s.values); err != nil {
+			if s.gauge, err = f.gauge.Get(s.values); err != nil {
 				return err
 			}
 		}
@@ -227,11 +228,11 @@ func (f *family) bindTotals(s *series) error {
 	if s.count != nil {
 		return nil
 	}
-	sum, err := f.value.get(s.values)
+	sum, err := f.value.Get(s.values)
 	if err != nil {
 		return err
 	}
-	count, err := f.count.get(s.values)
+	count, err := f.count.Get(s.values)
 	if err != nil {
 		return err
 	}
@@ -355,21 +356,21 @@ func formatBound(b float64) string {
 // the Sentinel flag: all ones in a counter, NaN in a gauge (PCP 6.0.3
 // shows it as nan).
 func (f *family) withdraw() {
-	for _, c := range []*mmv.Counter{f.value.one, f.count.one} {
+	for _, c := range []*mmv.Counter{f.value.Single(), f.count.Single()} {
 		if c != nil {
 			c.Set(math.MaxUint64)
 		}
 	}
-	if f.gauge.one != nil {
-		f.gauge.one.Set(math.NaN())
+	if g := f.gauge.Single(); g != nil {
+		g.Set(math.NaN())
 	}
 }
 
 // removeSeries takes s out of PCP, and reports whether it was in a vector.
 func (f *family) removeSeries(s *series) bool {
-	removed := f.value.remove(s.values)
-	removed = f.gauge.remove(s.values) || removed
-	removed = f.count.remove(s.values) || removed
+	removed := f.value.Remove(s.values)
+	removed = f.gauge.Remove(s.values) || removed
+	removed = f.count.Remove(s.values) || removed
 	vs := append(s.values[:len(s.values):len(s.values)], "")
 	for _, b := range s.bounds {
 		vs[len(s.values)] = formatBound(b)

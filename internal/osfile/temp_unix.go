@@ -1,4 +1,6 @@
-package mmv
+//go:build (linux || darwin || freebsd) && !mmv_noport
+
+package osfile
 
 import (
 	"crypto/rand"
@@ -22,7 +24,7 @@ import (
 // follow a link, so nothing planted in the directory can redirect the
 // write, gives it its mode and its blocks, and locks it, for the name it
 // will be renamed to (see acquire). It returns the temporary's name in d.
-func createTemp(d *dir, name string, size int64) (int, string, error) {
+func createTemp(d *Dir, name string, size int64) (int, string, error) {
 	for range 10 {
 		tmp := "." + name + "." + strconv.Itoa(os.Getpid()) + "." + tempSuffix()
 		fd, err := unix.Openat(d.fd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
@@ -30,7 +32,7 @@ func createTemp(d *dir, name string, size int64) (int, string, error) {
 			continue
 		}
 		if err != nil {
-			return -1, "", &os.PathError{Op: "create", Path: d.join(tmp), Err: err}
+			return -1, "", &os.PathError{Op: "create", Path: d.Join(tmp), Err: err}
 		}
 		op := "chmod"
 		// Mode 0644 whatever the umask, without changing the process's umask.
@@ -45,7 +47,7 @@ func createTemp(d *dir, name string, size int64) (int, string, error) {
 		if err != nil {
 			unix.Close(fd)
 			unix.Unlinkat(d.fd, tmp, 0)
-			return -1, "", &os.PathError{Op: op, Path: d.join(tmp), Err: err}
+			return -1, "", &os.PathError{Op: op, Path: d.Join(tmp), Err: err}
 		}
 		return fd, tmp, nil
 	}
@@ -63,13 +65,9 @@ var tempSuffix = func() string {
 // tempRandom is the length of a temporary name's random part.
 const tempRandom = 8
 
-// allocate reserves the file's blocks, writing zeros where the file system
-// has no fallocate.
-func allocate(fd int, size int64) error {
-	err := unix.Fallocate(fd, 0, 0, size)
-	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
-		return err
-	}
+// writeZeros gives the file its blocks by writing zeros over its first
+// size bytes.
+func writeZeros(fd int, size int64) error {
 	zeros := make([]byte, 64<<10)
 	for off := int64(0); off < size; off += int64(len(zeros)) {
 		n := min(int64(len(zeros)), size-off)
@@ -103,9 +101,9 @@ func tempWriter(name, entry string) (int, bool) {
 // reclaim removes the temporaries of name whose writer no longer exists,
 // never a live process's, so it needs no lock. It is best effort: what it
 // cannot list or remove stays, as it would without it.
-func (d *dir) reclaim(name string) {
-	for _, e := range d.list() {
-		if pid, ok := tempWriter(name, e); ok && processGone(pid) {
+func (d *Dir) reclaim(name string) {
+	for _, e := range d.List() {
+		if pid, ok := tempWriter(name, e); ok && ProcessGone(pid) {
 			unix.Unlinkat(d.fd, e, 0)
 		}
 	}

@@ -1,4 +1,6 @@
-package mmv
+//go:build (linux || darwin || freebsd) && !mmv_noport
+
+package osfile
 
 import (
 	"os"
@@ -7,20 +9,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dir is the directory of a started registry's files, resolved once: its
-// absolute path, for messages and Path, and a descriptor every create,
-// rename, unlink and stat goes through, so that neither a chdir nor the
-// directory swapped for another (or for a symlink) after Start moves the
-// files elsewhere.
-type dir struct {
-	path string
-	fd   int
+// Dir is the directory of a started registry's files, resolved once: its
+// absolute path, for messages, and a descriptor every create, rename,
+// unlink and stat goes through, so that neither a chdir nor the directory
+// swapped for another (or for a symlink) after OpenDir moves the files
+// elsewhere.
+type Dir struct {
+	path   string
+	fd     int
+	format Format
 }
 
-// openDir makes path absolute, creates it if missing, and opens it. A
-// symlink at path itself is followed, as libpcp and PCP's reader follow it:
-// only the directory's owner can point it elsewhere.
-func openDir(path string) (*dir, error) {
+// OpenDir makes path absolute, creates it if missing, and opens it for
+// files of the given format. A symlink at path itself is followed, as
+// libpcp and PCP's reader follow it: only the directory's owner can point
+// it elsewhere.
+func OpenDir(path string, format Format) (*Dir, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &os.PathError{Op: "resolve", Path: path, Err: err}
@@ -32,24 +36,27 @@ func openDir(path string) (*dir, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: abs, Err: err}
 	}
-	return &dir{path: abs, fd: fd}, nil
+	return &Dir{path: abs, fd: fd, format: format}, nil
 }
 
-// join returns the path of name in the directory, for messages.
-func (d *dir) join(name string) string { return filepath.Join(d.path, name) }
+// Path returns the directory's absolute path.
+func (d *Dir) Path() string { return d.path }
+
+// Join returns the path of name in the directory, for messages.
+func (d *Dir) Join(name string) string { return filepath.Join(d.path, name) }
 
 // sameFile tells whether name in the directory is, without following a
 // symlink, the file open as fd.
-func (d *dir) sameFile(name string, fd int) bool {
+func (d *Dir) sameFile(name string, fd int) bool {
 	var ours, now unix.Stat_t
 	return unix.Fstat(fd, &ours) == nil && unix.Fstatat(d.fd, name, &now, unix.AT_SYMLINK_NOFOLLOW) == nil &&
 		ours.Dev == now.Dev && ours.Ino == now.Ino
 }
 
-// list returns the names in the directory, or none when it cannot be
+// List returns the names in the directory, or none when it cannot be
 // read. It reads from a descriptor of its own, so that every listing
 // starts at the beginning.
-func (d *dir) list() []string {
+func (d *Dir) List() []string {
 	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
@@ -60,10 +67,10 @@ func (d *dir) list() []string {
 	return names
 }
 
-// readHead reads the start of the regular file name into b, without
+// ReadHead reads the start of the regular file name into b, without
 // following a link or blocking on a FIFO, and returns how many bytes it
 // read.
-func (d *dir) readHead(name string, b []byte) int {
+func (d *Dir) ReadHead(name string, b []byte) int {
 	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0
@@ -77,4 +84,5 @@ func (d *dir) readHead(name string, b []byte) int {
 	return max(n, 0)
 }
 
-func (d *dir) close() { unix.Close(d.fd) }
+// Close closes the directory's descriptor.
+func (d *Dir) Close() { unix.Close(d.fd) }

@@ -1,4 +1,6 @@
-package mmv
+//go:build (linux || darwin || freebsd) && !mmv_noport
+
+package osfile
 
 import (
 	"runtime"
@@ -8,16 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A closed file's pages are retired: Close points every handle away from
-// them and maps anonymous memory over them (file.close), but an update
+// A closed file's pages are retired: the registry points every handle
+// away from them and Close maps anonymous memory over them, but an update
 // that loaded its value's address just before may still store there, and
 // however late: Go may preempt a goroutine between the load and the store,
 // and its thread may then wait for a CPU for any time. No grace period is
 // long enough, so a retired range is unmapped only when its file is
 // unreachable. That proves no update is left in between: every handle on
-// a value of the file references the file (Value.file), and every update
+// a value of the file references the file (mmv's Value.file, which holds
+// the *File), and every update
 // keeps its handle live until its last access to the value
-// (runtime.KeepAlive in Value's and cell's methods: no atomic, lock or
+// (runtime.KeepAlive in mmv's Value's and cell's methods: no atomic, lock or
 // branch, at most a store of the handle to the stack), so a goroutine
 // stopped inside an update holds the handle in a register or a stack
 // slot, which the garbage collector scans (the frame an asynchronous
@@ -45,7 +48,7 @@ type retiredRange struct {
 }
 
 // retire unmaps [addr, addr+size), which f mapped, once f is unreachable.
-func retire(f *file, addr unsafe.Pointer, size uintptr) {
+func retire(f *File, addr unsafe.Pointer, size uintptr) {
 	runtime.AddCleanup(f, releaseRetired, retiredRange{addr, size})
 	n := retiredCount.Add(1)
 	if retiredLive.Add(1) >= retiredGCEvery {

@@ -1,11 +1,10 @@
-//go:build linux
+//go:build (linux || darwin || freebsd) && !mmv_noport
 
-package mmv
+package osfile
 
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,29 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tempOf is the temporary name of name this process writes with the
-// random suffix given.
-func tempOf(name, suffix string) string {
-	return "." + name + "." + strconv.Itoa(os.Getpid()) + "." + suffix
-}
-
-// plantSuffixes makes createTemp try the given random suffixes in order.
-func plantSuffixes(t *testing.T, suffixes ...string) {
-	old := tempSuffix
-	t.Cleanup(func() { tempSuffix = old })
-	i := 0
-	tempSuffix = func() string {
-		s := suffixes[i%len(suffixes)]
-		i++
-		return s
-	}
-}
-
 // TestCreateTempRefusesPlantedNames plants, at the temporary names the
 // writer will try, a link to a file outside the directory, a dangling link
 // to a path outside it, and a hard link to the outside file: createTemp
 // passes over each (exclusive, no-follow creation) and none of the outside
-// files changes; Start then publishes through the next free name.
+// files changes; Create then publishes through the next free name.
 func TestCreateTempRefusesPlantedNames(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	victim := filepath.Join(outside, "victim")
@@ -51,12 +32,9 @@ func TestCreateTempRefusesPlantedNames(t *testing.T) {
 	plant("c", func(at string) error { return os.Link(victim, at) })
 	plantSuffixes(t, "a", "b", "c", "d")
 
-	r := NewRegistry("app", &Options{Dir: dir})
-	require.NoError(t, r.AddMetric(Metric{Name: "m", Type: Uint64, Semantics: SemCounter}))
-	require.NoError(t, r.Start())
-	v, _ := r.Value("m", "")
-	v.Add(42)
-	defer r.Close()
+	f := create(t, openTestDir(t, dir), "app", 4096)
+	copy(f.Bytes(), "ours")
+	defer f.Close(true)
 
 	b, err := os.ReadFile(victim)
 	assert.False(t, err != nil || string(b) != "precious", "the file outside the directory changed: %q, %v", b, err)
@@ -82,12 +60,7 @@ func TestCreateTempAllNamesTaken(t *testing.T) {
 	os.WriteFile(victim, []byte("precious"), 0o600)
 	require.NoError(t, os.Symlink(victim, filepath.Join(dir, tempOf("app", "x"))))
 	plantSuffixes(t, "x")
-	d, err := openDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.close()
-	fd, tmp, err := createTemp(d, "app", 4096)
+	fd, tmp, err := createTemp(openTestDir(t, dir), "app", 4096)
 	if err == nil {
 		unix.Close(fd)
 	}
@@ -97,4 +70,29 @@ func TestCreateTempAllNamesTaken(t *testing.T) {
 	assert.Equal(t, "precious", string(b), "the outside file")
 	es, _ := os.ReadDir(dir)
 	assert.Len(t, es, 1, "what createTemp left")
+}
+
+// TestLinkRename: where the file system has no RENAME_NOREPLACE, a link
+// and an unlink take a free name, and leave a taken one and the temporary
+// as they were.
+func TestLinkRename(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDir(t, dir)
+	write := func(name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		return string(b)
+	}
+	write(".tmp", "ours")
+	require.NoError(t, d.linkRename(".tmp", "app"))
+	assert.Equal(t, "ours", read("app"))
+	assert.NoFileExists(t, filepath.Join(dir, ".tmp"))
+
+	write(".tmp", "second")
+	require.ErrorIs(t, d.linkRename(".tmp", "app"), unix.EEXIST)
+	assert.Equal(t, "ours", read("app"), "the taken name")
+	assert.Equal(t, "second", read(".tmp"), "the temporary")
 }

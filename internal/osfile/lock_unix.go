@@ -1,4 +1,6 @@
-package mmv
+//go:build (linux || darwin || freebsd) && !mmv_noport
+
+package osfile
 
 import (
 	"errors"
@@ -22,19 +24,14 @@ import (
 // of a dead writer's file renames its own over it at once, and a child the
 // holder forked keeps the lock (its descriptors are close-on-exec, not
 // closed at fork) until it execs, even after the holder's Close. So a held
-// lock is tried again for about lockAttempts milliseconds before ErrInUse.
+// lock is tried again for about lockAttempts milliseconds before an InUseError.
 const lockAttempts = 100
-
-// lockHeldHook, when not nil, is called each time acquire finds the lock
-// held, before it tries again: tests set it to free the lock at that
-// moment (TestRestartWhileAChildHoldsTheLock).
-var lockHeldHook func()
 
 // acquire locks the file at name in d for a new owner, who then renames its
 // own file over it (see file.commit). It returns the descriptor holding the
-// lock, or -1 when no file is at the name; it fails with ErrInUse, naming
+// lock, or -1 when no file is at the name; it fails with an *InUseError, naming
 // the holder's pid, when another registry holds the name.
-func (d *dir) acquire(name string) (int, error) {
+func (d *Dir) acquire(name string) (int, error) {
 	holder := 0
 	for range lockAttempts {
 		// Read-only, so a file made by another user can be locked too;
@@ -43,18 +40,18 @@ func (d *dir) acquire(name string) (int, error) {
 		switch {
 		case errors.Is(err, unix.ENOENT):
 			return -1, nil
-		case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENXIO): // a symlink, a socket
+		case notAFile(err): // a symlink, a socket
 			if err := d.clearName(name); err != nil {
 				return -1, err
 			}
 			continue
 		case err != nil:
-			return -1, &os.PathError{Op: "open", Path: d.join(name), Err: err}
+			return -1, &os.PathError{Op: "open", Path: d.Join(name), Err: err}
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			unix.Close(fd)
-			return -1, &os.PathError{Op: "stat", Path: d.join(name), Err: err}
+			return -1, &os.PathError{Op: "stat", Path: d.Join(name), Err: err}
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
 			unix.Close(fd)
@@ -76,44 +73,35 @@ func (d *dir) acquire(name string) (int, error) {
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			unix.Close(fd)
-			return -1, &os.PathError{Op: "lock", Path: d.join(name), Err: err}
+			return -1, &os.PathError{Op: "lock", Path: d.Join(name), Err: err}
 		}
-		holder = writerPid(fd)
+		holder = d.owner(fd)
 		unix.Close(fd)
-		if holder != 0 && processGone(holder) {
+		if holder != 0 && ProcessGone(holder) {
 			holder = 0 // a dead writer's file: the lock is its next owner's
 		}
-		if lockHeldHook != nil {
-			lockHeldHook()
+		if LockHeldHook != nil {
+			LockHeldHook()
 		}
 		time.Sleep(time.Millisecond)
 	}
-	subject := "file " + quote(d.join(name))
-	if holder == 0 {
-		return -1, errorf(ErrInUse, subject, "another registry holds it, in a process whose pid is not visible here")
-	}
-	return -1, errorf(ErrInUse, subject, "a registry in pid %d holds it", holder)
+	return -1, &InUseError{Path: d.Join(name), Pid: holder}
 }
 
-// processGone reports whether no process has that pid: for a Process
+// ProcessGone reports whether no process has that pid: for a Process
 // file's writer, what PCP's reader decides from /proc/<pid>.
-func processGone(pid int) bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
+func ProcessGone(pid int) bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
 
-// claimWait bounds how long lockClaims waits for another registry to
-// finish making its file: seconds for a file of millions of values. Tests
-// shorten it.
-var claimWait = 10 * time.Second
-
-// lockClaims takes the directory's lock, an exclusive flock on the
+// LockClaims takes the directory's lock, an exclusive flock on the
 // directory itself, which every registry holds while it makes a file:
 // from the scan of the directory's files that chooses the file's cluster
-// (claimCluster) until the file is at its name. Each registry opens the
-// directory for itself, so the lock keeps apart the registries of one
+// (mmv's claimCluster) until the file is at its name. Each registry opens
+// the directory for itself, so the lock keeps apart the registries of one
 // process as well as those of others. It returns the function that lets
-// the lock go; it fails with ErrInUse when another registry holds the lock
-// for longer than claimWait.
-func (d *dir) lockClaims() (unlock func(), err error) {
-	deadline := time.Now().Add(claimWait)
+// the lock go; it fails with an *InUseError when another registry holds
+// the lock for longer than wait.
+func (d *Dir) LockClaims(wait time.Duration) (unlock func(), err error) {
+	deadline := time.Now().Add(wait)
 	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
 		err := unix.Flock(d.fd, unix.LOCK_EX|unix.LOCK_NB)
 		switch {
@@ -122,20 +110,21 @@ func (d *dir) lockClaims() (unlock func(), err error) {
 		case !errors.Is(err, unix.EWOULDBLOCK):
 			return nil, &os.PathError{Op: "lock", Path: d.path, Err: err}
 		case time.Now().After(deadline):
-			return nil, errorf(ErrInUse, "directory "+quote(d.path), "another registry has held its lock for %v, making a file", claimWait)
+			return nil, &InUseError{Path: d.path, Dir: true, Waited: wait}
 		}
 		time.Sleep(wait)
 	}
 }
 
-// writerPid returns the pid in the MMV header of the file open as fd, 0
-// when it has none: the registry that wrote the file, which holds its lock.
-func writerPid(fd int) int {
-	var h [headerSize]byte
-	if n, _ := unix.Pread(fd, h[:], 0); n != headerSize || string(h[:len(Magic)]) != Magic {
+// owner returns the pid the head of the file open as fd names (see
+// Format.Owner), 0 when it names none: the registry that wrote the file,
+// which holds its lock.
+func (d *Dir) owner(fd int) int {
+	h := make([]byte, d.format.HeadSize)
+	if n, _ := unix.Pread(fd, h, 0); n != len(h) || d.format.Owner == nil {
 		return 0
 	}
-	return max(int(int32(ne.Uint32(h[hdrPidOff:]))), 0)
+	return max(d.format.Owner(h), 0)
 }
 
 // clearName removes what is at name in d when no registry can have put it
@@ -144,39 +133,29 @@ func writerPid(fd int) int {
 // (lockClaims), as every registry making a file does, so that of two
 // registries finding the same debris only one removes it: the other might
 // remove the first one's file, renamed into place since.
-func (d *dir) clearName(name string) error {
+func (d *Dir) clearName(name string) error {
 	var st unix.Stat_t
 	switch err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case errors.Is(err, unix.ENOENT):
 		return nil
 	case err != nil:
-		return &os.PathError{Op: "stat", Path: d.join(name), Err: err}
+		return &os.PathError{Op: "stat", Path: d.Join(name), Err: err}
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG: // a file renamed into place since: look again
 		return nil
 	case unix.S_IFDIR:
-		return &os.PathError{Op: "replace", Path: d.join(name), Err: unix.EISDIR}
+		return &os.PathError{Op: "replace", Path: d.Join(name), Err: unix.EISDIR}
 	}
 	if err := unix.Unlinkat(d.fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return &os.PathError{Op: "remove", Path: d.join(name), Err: err}
+		return &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
 	}
 	return nil
 }
 
-// renameNoReplace renames from to to in d unless to exists (EEXIST), with
-// linkRename where the file system has no RENAME_NOREPLACE.
-func (d *dir) renameNoReplace(from, to string) error {
-	err := unix.Renameat2(d.fd, from, d.fd, to, unix.RENAME_NOREPLACE)
-	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
-		return err
-	}
-	return d.linkRename(from, to)
-}
-
-// linkRename is renameNoReplace by a link, which fails with EEXIST when to
+// linkRename renames from to to in d unless to exists, by a link, which fails with EEXIST when to
 // exists, then the unlink of from.
-func (d *dir) linkRename(from, to string) error {
+func (d *Dir) linkRename(from, to string) error {
 	if err := unix.Linkat(d.fd, from, d.fd, to, 0); err != nil {
 		return err
 	}

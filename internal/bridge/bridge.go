@@ -1,0 +1,46 @@
+// Package bridge holds what both bridges (prombridge, otelexporter) use to
+// declare their metrics: a Metric is a single instrument when the metric
+// has no label, else a vector by label values.
+package bridge
+
+import "github.com/gopcp/mmv"
+
+// Metric is one metric's instruments: a single one, or a vector.
+type Metric[T any] struct {
+	one *T
+	vec *mmv.Vec[T]
+}
+
+// Declare declares the metric name on d with the label names labels: a single
+// instrument when there is none, else a vector holding at most limit
+// instances. It returns the registry's refusal, which declares nothing.
+func Declare[T mmv.CellKind](d mmv.Declarer, name, help string, u mmv.Units, labels []string, limit int) (Metric[T], error) {
+	if len(labels) == 0 {
+		one, err := mmv.Declare[T](d, name, help, u)
+		return Metric[T]{one: one}, err
+	}
+	v, err := mmv.DeclareVec[T](d, name, help, u, labels...)
+	if err != nil {
+		return Metric[T]{}, err
+	}
+	v.SetLimit(limit)
+	return Metric[T]{vec: v}, nil
+}
+
+// Single returns the single instrument, nil for a vector.
+func (s Metric[T]) Single() *T { return s.one }
+
+// Get returns the instrument of the label values, or why the vector
+// refuses them.
+func (s Metric[T]) Get(values []string) (*T, error) {
+	if s.vec == nil {
+		return s.one, nil
+	}
+	return s.vec.Get(values...)
+}
+
+// Remove takes the instance of the label values out of PCP, and reports
+// whether there was one; a single instrument stays.
+func (s Metric[T]) Remove(values []string) bool {
+	return s.vec != nil && s.vec.Delete(values...)
+}

@@ -1,0 +1,41 @@
+package bridge_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
+)
+
+// TestMetric: without labels one instrument, the same for any values, that
+// Remove leaves; with labels one per values, limited, removed by Remove.
+func TestMetric(t *testing.T) {
+	r := mmv.NewRegistry("series_test", &mmv.Options{Dir: t.TempDir()})
+	one, err := bridge.Declare[mmv.Counter](r, "one", "", mmv.Count, nil, 1)
+	require.NoError(t, err)
+	c, err := one.Get(nil)
+	require.NoError(t, err)
+	c.Inc()
+	again, err := one.Get([]string{"ignored"})
+	require.NoError(t, err)
+	assert.Same(t, c, again)
+	assert.False(t, one.Remove(nil))
+	assert.Same(t, c, one.Single())
+
+	vec, err := bridge.Declare[mmv.Gauge](r, "vec", "", mmv.Count, []string{"k"}, 1)
+	require.NoError(t, err)
+	assert.Nil(t, vec.Single())
+	a, err := vec.Get([]string{"a"})
+	require.NoError(t, err)
+	a.Set(1)
+	_, err = vec.Get([]string{"b"})
+	require.ErrorIs(t, err, mmv.ErrTooMany, "past the limit")
+	assert.True(t, vec.Remove([]string{"a"}))
+	assert.False(t, vec.Remove([]string{"a"}))
+
+	_, err = bridge.Declare[mmv.Counter](r, "one", "", mmv.Count, nil, 1)
+	require.ErrorIs(t, err, mmv.ErrDuplicate)
+}

@@ -1,0 +1,38 @@
+//go:build !(linux || darwin || freebsd) || mmv_noport
+
+package osfile
+
+import (
+	"time"
+	"unsafe"
+)
+
+// Dir and File exist on every system so that mmv builds everywhere;
+// OpenDir and Create fail with ErrUnsupported where there is no port.
+type Dir struct{ path string }
+
+type File struct{}
+
+func OpenDir(path string, format Format) (*Dir, error) { return nil, ErrUnsupported }
+
+func Create(d *Dir, name string, size, valuesOff int64, fill func(b []byte)) (*File, error) {
+	return nil, ErrUnsupported
+}
+
+func ProcessGone(pid int) bool                               { return false }
+func (d *Dir) Path() string                                  { return d.path }
+func (d *Dir) Join(name string) string                       { return d.path + "/" + name }
+func (d *Dir) List() []string                                { return nil }
+func (d *Dir) ReadHead(name string, b []byte) int            { return 0 }
+func (d *Dir) LockClaims(wait time.Duration) (func(), error) { return nil, ErrUnsupported }
+func (d *Dir) Close()                                        {}
+func (f *File) Bytes() []byte                                { return nil }
+func (f *File) Base() unsafe.Pointer                         { return nil }
+func (f *File) Values() unsafe.Pointer                       { return nil }
+func (f *File) ValuesOffset() int64                          { return 0 }
+func (f *File) Path() string                                 { return "" }
+func (f *File) Close(remove bool) error                      { return ErrUnsupported }
+
+func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte), merge func(written, final []byte), hook func(Step)) error {
+	return ErrUnsupported
+}
