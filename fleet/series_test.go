@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
@@ -173,7 +174,7 @@ func TestFleet(t *testing.T) {
 	const label = "checkout"
 
 	// Host A: recorded where pmproxy discovers archives.
-	a := startService(t, p.Dir, label, 1, 7, 1)
+	a := startService(t, p.Dir, label, mmv.Process, 1, 7, 1)
 	waitForPMCD(t, p, prefix+"late")
 	t.Run("prometheus", func(t *testing.T) { testPrometheus(t, px, a) })
 	require.NoError(t, os.Mkdir(filepath.Join(px.archive, "hosta"), 0o755))
@@ -182,7 +183,7 @@ func TestFleet(t *testing.T) {
 	a.close()
 
 	// Host B: another rate and gauge, its own host name.
-	b := startService(t, p.Dir, label, 3, 11, 2)
+	b := startService(t, p.Dir, label, mmv.Process, 3, 11, 2)
 	waitForPMCD(t, p, prefix+"late")
 	archB := filepath.Join(t.TempDir(), serviceName)
 	record(t, tl, archB, 2*time.Second, "mmv."+serviceName)

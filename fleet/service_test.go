@@ -3,6 +3,7 @@ package fleet
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -41,14 +42,18 @@ type service struct {
 // concurrent runs on one pmcd do not collide (mmv.ErrInUse).
 var serviceName = fmt.Sprintf("fleet%d", os.Getpid())
 
-// startService starts the service in dir (pmcd's MMV directory): requests
-// counts perMS every millisecond, workers and the hits are set once, and
-// late is declared after Start and set to lateValue.
-func startService(t *testing.T, dir, label string, perMS uint64, workers int64, lateValue int64) *service {
+// startService starts the service in dir (pmcd's MMV directory), its
+// registry with flags: requests counts perMS every millisecond, workers
+// and the hits are set once, and late is declared after Start and set to
+// lateValue. With the Process flag, pmcd drops the metrics, and Close
+// removes the file, when the process is gone; without it, the test
+// removes the file at its end: nothing is left in the system directory.
+func startService(t *testing.T, dir, label string, flags mmv.Flags, perMS uint64, workers int64, lateValue int64) *service {
 	t.Helper()
-	// Process: pmcd drops the metrics, and Close removes the file, when
-	// the process is gone; nothing is left in the system directory.
-	r := mmv.NewRegistry(serviceName, &mmv.Options{Cluster: cluster, Dir: dir, Flags: mmv.Process})
+	if flags&mmv.Process == 0 {
+		t.Cleanup(func() { os.Remove(filepath.Join(dir, serviceName)) })
+	}
+	r := mmv.NewRegistry(serviceName, &mmv.Options{Cluster: cluster, Dir: dir, Flags: flags})
 	s := &service{r: r, perMS: perMS, workersValue: float64(workers), lateValue: float64(lateValue), stop: make(chan struct{})}
 	s.requests = mmv.NewCounter(r, "requests", "Requests served", mmv.Count)
 	s.workers = mmv.NewIntGauge(r, "workers", "Worker goroutines", mmv.Count)
