@@ -163,14 +163,6 @@ func (r *Registry) checkBudgetsLocked() error {
 	return checkValuesCap(&r.opts, subject("file", r.name)+" as declared", r.valueCount(), 0)
 }
 
-// vecReserveLimit is the number of instances a vector reserves room for
-// in its file, of perInstance values each: its default limit, within the
-// per-indom cap and the file budget.
-func vecReserveLimit(o *Options, perInstance int) int {
-	c := min(capOf(o.MaxIndomInstances, DefaultMaxIndomInstances), fileBudget(o)) / perInstance
-	return min(c, DefaultVecLimit)
-}
-
 // placeLocked lays the metrics declared before Start out over the parts
 // again, in the order of their names, each in the first part with room
 // (partWithRoomLocked's rule), so that which file holds a metric, and so

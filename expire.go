@@ -1,9 +1,6 @@
 package mmv
 
-import (
-	"sync/atomic"
-	"time"
-)
+import "time"
 
 // Series that expire: a vector given an expiry (Vec.SetExpiry) deletes the
 // instances whose values have not changed for that long. A sweep, every
@@ -14,22 +11,6 @@ import (
 // mmv.<file>.mmv.expired, declared at the first expiry: instance "expired"
 // counts them, "late" those updated after their expiry, within a sweep,
 // through an instrument kept from before (see Vec.SetExpiry).
-
-// expiry is a vector's expiry and its sweeps' state, under the
-// registry's lock but for d.
-type expiry struct {
-	d       atomic.Int64 // nanoseconds; 0: no expiry
-	hooked  bool         // the sweeps are in the registry's start and close hooks
-	timer   *time.Timer  // the next sweep, nil when none is scheduled
-	expired []watched    // instruments expired at the last sweep, watched for late updates
-}
-
-// watched is an expired instrument's state, read, and as it was at its
-// expiry.
-type watched struct {
-	read  func() uint64
-	state uint64
-}
 
 // SetExpiry makes the vector delete the instances whose values have not
 // changed for d, as Delete does; d <= 0 (the default) keeps them. It may

@@ -235,13 +235,6 @@ func histHelp(countHelp string) string {
 	return countHelp
 }
 
-// gathered is what Gather needs that the model does not say: the
-// histograms, and the label names of the vectors, by indom.
-type gathered struct {
-	hists     []*histGroup
-	vecLabels map[*indom][]string
-}
-
 // vecLabelsLocked records the label names of the vector over indom serial.
 func (r *Registry) vecLabelsLocked(serial uint32, labels []string) {
 	if r.vecLabels == nil {

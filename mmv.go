@@ -208,3 +208,10 @@ func (r *Registry) declarableLocked() error {
 	}
 	return nil
 }
+
+// gathered is what Gather needs that the model does not say: the
+// histograms, and the label names of the vectors, by indom.
+type gathered struct {
+	hists     []*histGroup
+	vecLabels map[*indom][]string
+}

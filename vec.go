@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/gopcp/mmv/internal/canon"
 )
@@ -612,4 +613,28 @@ func keys(m map[string]string) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// expiry is a vector's expiry and its sweeps' state, under the
+// registry's lock but for d.
+type expiry struct {
+	d       atomic.Int64 // nanoseconds; 0: no expiry
+	hooked  bool         // the sweeps are in the registry's start and close hooks
+	timer   *time.Timer  // the next sweep, nil when none is scheduled
+	expired []watched    // instruments expired at the last sweep, watched for late updates
+}
+
+// watched is an expired instrument's state, read, and as it was at its
+// expiry.
+type watched struct {
+	read  func() uint64
+	state uint64
+}
+
+// vecReserveLimit is the number of instances a vector reserves room for
+// in its file, of perInstance values each: its default limit, within the
+// per-indom cap and the file budget.
+func vecReserveLimit(o *Options, perInstance int) int {
+	c := min(capOf(o.MaxIndomInstances, DefaultMaxIndomInstances), fileBudget(o)) / perInstance
+	return min(c, DefaultVecLimit)
 }
