@@ -218,10 +218,10 @@ func (f *Family) gatherHistograms(g *histGroup) {
 		s := f.sample(o.inst)
 		s.Buckets, buckets = buckets[:g.l.n:g.l.n], buckets[g.l.n:]
 		for i := range s.Buckets {
-			s.Buckets[i] = o.h.counts[i].Load()
+			s.Buckets[i] = o.h.count(i)
 			s.Count += s.Buckets[i]
 		}
-		s.Sum = math.Float64frombits(o.h.sum.Load())
+		s.Sum = o.h.sum()
 	}
 }
 
