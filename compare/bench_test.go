@@ -331,38 +331,6 @@ func BenchmarkVecCounter(b *testing.B) {
 	})
 }
 
-// BenchmarkVecTwoLabels is With on existing series of two labels, route
-// and status, against client_golang's WithLabelValues with the same two.
-func BenchmarkVecTwoLabels(b *testing.B) {
-	statuses := [2]string{"200", "500"}
-	b.Run("mmv_With.Inc", func(b *testing.B) {
-		r := mmvRegistry("vec_two")
-		v := mmv.NewCounterVec(r, "requests", "Requests served, by route and status", mmv.Count, "route", "status")
-		startMMV(b, r)
-		for j := range 16 {
-			v.With(routes[j&7], statuses[j>>3])
-		}
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			v.With(routes[i&7], statuses[i>>3&1]).Inc()
-			i++
-		}
-	})
-	b.Run("prometheus_WithLabelValues.Inc", func(b *testing.B) {
-		c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served, by route and status"}, []string{"route", "status"}))
-		for j := range 16 {
-			c.WithLabelValues(routes[j&7], statuses[j>>3])
-		}
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			c.WithLabelValues(routes[i&7], statuses[i>>3&1]).Inc()
-			i++
-		}
-	})
-}
-
 func BenchmarkVecCounterParallel(b *testing.B) {
 	b.Run("atomic", func(b *testing.B) {
 		var n [8]uint64
