@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gopcp/mmv/internal/canon"
 )
@@ -136,10 +137,25 @@ func (t *vecTable[T]) find(h uint64, values []string) *T {
 		if e == nil {
 			return nil
 		}
-		if s.h.Load() == h && !e.dead.Load() && slices.Equal(e.values, values) {
+		if s.h.Load() == h && !e.dead.Load() && sameValues(e.values, values) {
 			return e.t
 		}
 	}
+}
+
+// sameValues is slices.Equal of two lists of values, but a value whose
+// bytes are the very bytes of the other (a constant, a route pattern) is
+// equal without a call to compare them.
+func sameValues(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, x := range a {
+		if y := b[i]; len(x) != len(y) || unsafe.StringData(x) != unsafe.StringData(y) && x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // putLocked fills a free slot with e, which t has room for.
