@@ -42,7 +42,8 @@ func main() {
 	var build, start time.Duration
 	for range n {
 		t0 := time.Now()
-		r := mmv.NewRegistry("start", &mmv.Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1})
+		r := mmv.NewRegistry("start", &mmv.Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1,
+			MaxFileValues: -1, MaxValues: -1}) // one file, as libpcp_mmv writes
 		insts := make([]mmv.Instance, instances)
 		for j := range insts {
 			insts[j] = mmv.Instance{ID: int32(j), Name: name("inst", j)}
