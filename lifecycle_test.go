@@ -132,9 +132,10 @@ func TestLivePMIDThroughPMCD(t *testing.T) {
 		return err == nil && len(ms) == 1 && ms[0].Value == "777"
 	}, 10*time.Second, 50*time.Millisecond)
 
-	// pmval samples every 0.2 s (100 times, stopped long before); its lines come as it
-	// prints them (stdbuf: pmval's stdio buffers a pipe whole). Once it has shown a value (it has looked the name up),
-	// the metrics are declared and published, and it must go on showing
+	// pmval samples every 0.2 s (100 times, stopped long before); its
+	// lines come as it prints them (stdbuf: pmval's stdio buffers a pipe
+	// whole). Once it has shown a value (it has looked the name up), the
+	// metrics are declared and published, and it must go on showing
 	// zeta's value for five more samples, fetched by the PMID it holds.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
