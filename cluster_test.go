@@ -149,6 +149,7 @@ func TestClustersAcrossProcesses(t *testing.T) {
 		playClusterChild(t)
 		return
 	}
+	t.Parallel() // it waits on its children
 	tmp := t.TempDir()
 	names := clashingNames(4)
 	c := derivedCluster(names[0])

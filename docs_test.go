@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -279,11 +280,12 @@ func testFuncs(t *testing.T) map[string]bool {
 // (reached as the host's is, without -h: pcptest.PMCD.ClientEnv), on
 // registries that declare what the commands name: the quick start's
 // instruments, an HTTP server's counter vector and timer, a latency
-// histogram, the Go runtime bridge and docs/fleet.md's service. Each file name gets the test's pid
-// (mmv.quickstart is mmv.quickstart<pid>), and the paths are the test
-// pmcd's. pmval and pmrep, which sample until stopped, are stopped after
-// two seconds, once they have printed.
+// histogram, the Go runtime bridge and docs/fleet.md's service. Each
+// file name gets the test's pid (mmv.quickstart is mmv.quickstart<pid>),
+// and the paths are the test pmcd's. pmval and pmrep, which sample until
+// stopped, are stopped once they have printed a sample (runDocCommand).
 func TestDocCommandsThroughPMCD(t *testing.T) {
+	t.Parallel() // a pmcd of its own; pmval and pmrep wait on their samples
 	p := pcptest.StartPMCD(t)
 	pid := strconv.Itoa(os.Getpid())
 	opts := mmv.Options{Flags: mmv.Process}
@@ -328,7 +330,7 @@ func TestDocCommandsThroughPMCD(t *testing.T) {
 		}
 		cmdline := local.Replace(c)
 		t.Run(c, func(t *testing.T) {
-			t.Parallel() // pmval and pmrep sample for two seconds each
+			t.Parallel() // pmval and pmrep sample for a second or two
 			runDocCommand(t, p, cmdline, pid)
 		})
 		ran++
@@ -339,16 +341,17 @@ func TestDocCommandsThroughPMCD(t *testing.T) {
 // runDocCommand runs cmdline, a command of a page made local (paths and
 // file names), with sh, through p (reached as the host's is, without -h),
 // and checks it: it succeeds, PCP's tools print no error, and it shows the
-// metrics it names (mmv.NAME<pid>...); pmval and pmrep, which sample until
-// stopped, are stopped after two seconds and must have printed a sample.
-// It returns what the command printed.
+// metrics it names (mmv.NAME<pid>...). pmval and pmrep, which sample until
+// stopped, are stopped once they have printed a sample (their output line
+// by line: stdbuf for pmval's stdio, PYTHONUNBUFFERED for pmrep), and
+// must print one within 10 s. It returns what the command printed.
 func runDocCommand(t *testing.T, p *pcptest.PMCD, cmdline, pid string) string {
 	t.Helper()
 	samples := strings.HasPrefix(cmdline, "pmval") || strings.Contains(cmdline, "pmrep")
 	wait := pcptest.Timeout
 	switch {
 	case samples:
-		wait = 2 * time.Second
+		wait = 10 * time.Second
 	case strings.HasPrefix(cmdline, "go "):
 		wait = 5 * time.Minute // a build
 	}
@@ -356,26 +359,61 @@ func runDocCommand(t *testing.T, p *pcptest.PMCD, cmdline, pid string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
 	cmd.Env = append(os.Environ(), p.ClientEnv()...)
+	out := &sampleWriter{}
+	if samples {
+		cmd = exec.CommandContext(ctx, "stdbuf", "-oL", "sh", "-c", cmdline)
+		cmd.Env = append(os.Environ(), append(p.ClientEnv(), "PYTHONUNBUFFERED=1")...)
+		out.sampled = cancel
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	// Stopping sh alone would leave pmval holding the output.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	stopped := samples && ctx.Err() != nil
-	if !stopped {
-		require.NoError(t, err, "%s\n%s", cmdline, out)
+	err := cmd.Run()
+	printed := out.String()
+	if samples {
+		assert.True(t, out.sample, "%s printed no sample in %v:\n%s", cmdline, wait, printed)
+	} else {
+		require.NoError(t, err, "%s\n%s", cmdline, printed)
 	}
 	// PCP's tools report on lines of their own.
-	assert.NotRegexp(t, `(?m)^(Error|pm[a-z]+:|.*: Unknown )`, string(out), "%s", cmdline)
-	for _, m := range regexp.MustCompile(`mmv\.[a-z]+`+pid+`[.a-z_0-9]*`).FindAllString(cmdline, -1) {
-		if !samples {
-			assert.Contains(t, string(out), m, "%s shows %s", cmdline, m)
+	assert.NotRegexp(t, `(?m)^(Error|pm[a-z]+:|.*: Unknown )`, printed, "%s", cmdline)
+	if !samples {
+		for _, m := range regexp.MustCompile(`mmv\.[a-z]+`+pid+`[.a-z_0-9]*`).FindAllString(cmdline, -1) {
+			assert.Contains(t, printed, m, "%s shows %s", cmdline, m)
 		}
 	}
-	if stopped { // pmval, pmrep: at least one sample after the header
-		assert.Regexp(t, `(?m)^\s*[0-9:. ]+\s+[0-9.e+-]+\s*$`, string(out), "%s printed no sample:\n%s", cmdline, out)
+	return printed
+}
+
+// sampleRE is a sample line of pmval or pmrep: a time, then a number.
+var sampleRE = regexp.MustCompile(`(?m)^\s*[0-9:. ]+\s+[0-9.e+-]+\s*$`)
+
+// sampleWriter keeps a command's output and, once it holds a sample line,
+// calls sampled (when set) to stop the command.
+type sampleWriter struct {
+	mu      sync.Mutex
+	b       strings.Builder
+	sample  bool
+	sampled func()
+}
+
+func (w *sampleWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if !w.sample && w.sampled != nil && sampleRE.MatchString(w.b.String()) {
+		w.sample = true
+		w.sampled()
 	}
-	return string(out)
+	return len(p), nil
+}
+
+func (w *sampleWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
 
 // TestDaemonAgentChecks: the configuration line docs/production.md gives
@@ -386,6 +424,7 @@ func runDocCommand(t *testing.T, p *pcptest.PMCD, cmdline, pid string) string {
 // agent a process of its own, the services' files, and 0 for the mmv
 // agent's status.
 func TestDaemonAgentChecks(t *testing.T) {
+	t.Parallel() // a pmcd of its own
 	page, err := os.ReadFile("docs/production.md")
 	require.NoError(t, err)
 	line := "\t" + strings.TrimSuffix(pcptest.DaemonAgentLine("/var/lib/pcp/pmdas/mmv"), "\n") + "\n"

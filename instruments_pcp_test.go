@@ -99,6 +99,7 @@ func fmtF(f float64) string { return strconv.FormatFloat(f, 'g', 16, 64) }
 // number of goroutines inside the timed code, and pmrep prints it in
 // seconds per second when told -y sec.
 func TestTimerRateThroughPMCD(t *testing.T) {
+	t.Parallel() // it waits on pmval and pmrep
 	p := pcptest.MustHavePMCD(t)
 	name := fmt.Sprintf("timer%d", os.Getpid())
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})

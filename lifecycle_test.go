@@ -113,6 +113,7 @@ func TestIdentityOnRestart(t *testing.T) {
 // fetches by PMID, keeps showing the metric it was given while other
 // metrics, one colliding with it, are declared and published.
 func TestLivePMIDThroughPMCD(t *testing.T) {
+	t.Parallel() // it waits on pmval
 	p := pcptest.MustHavePMCD(t)
 	pmval, err := exec.LookPath("pmval")
 	require.NoError(t, err)

@@ -133,6 +133,7 @@ func TestLoadTotals(t *testing.T) {
 // 300 fetches, values seen from most lifetimes (200 took 5 s and added
 // only more of the same restarts).
 func TestSoakPMCD(t *testing.T) {
+	t.Parallel() // a pmcd of its own, fetching while the writer sleeps
 	p := pcptest.StartPMCD(t)
 	const lifetimes, updates = 80, 20
 	name := fmt.Sprintf("soak%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)

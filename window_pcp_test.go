@@ -22,7 +22,7 @@ import (
 func TestQuantileWindowThroughPCP(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
-	const window, interval = 500 * time.Millisecond, 50 * time.Millisecond
+	const window, interval = time.Second, 50 * time.Millisecond
 	r := mmv.NewRegistry("win", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
 	recent := mmv.NewHistogram(r, "recent", "Latency", mmv.Second, &mmv.HistogramOptions{Window: window, Interval: interval})
 	all := mmv.NewHistogram(r, "all", "Latency", mmv.Second, &mmv.HistogramOptions{Window: mmv.SinceStart, Interval: interval})
