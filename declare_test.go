@@ -241,6 +241,8 @@ func TestRefusedDeclarationDeclaresNothing(t *testing.T) {
 		for _, k := range instrumentKinds {
 			for _, started := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/started=%v", o.what, k.kind, started), func(t *testing.T) {
+					// A registry of its own: two at a time on two cores.
+					t.Parallel()
 					name := "i" // the longest registry name whose overflow file's name is too long
 					// One file (no values budget): an overflow file's name
 					// would pass the longest.

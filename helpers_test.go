@@ -53,9 +53,16 @@ func childCmd(t *testing.T, test, role string, attr *syscall.SysProcAttr, env ..
 		bin = copyTo
 	}
 	cmd := exec.Command(bin, "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), append(env, childEnv+"="+role)...)
+	cmd.Env = append(os.Environ(), append(env, childEnv+"="+role, noRaceExitSleep())...)
 	cmd.SysProcAttr = attr
 	return cmd
+}
+
+// noRaceExitSleep returns the GORACE setting that keeps a child built with
+// -race from sleeping a second before it exits (the race detector's
+// atexit_sleep_ms, 1000 by default), the caller's GORACE kept.
+func noRaceExitSleep() string {
+	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
 // startChild runs test as role in a child process with env added, and
