@@ -81,13 +81,17 @@ func nameOf(n int) string { return "a" + strings.Repeat("b", n-1) }
 func TestNamesUpToTheLimit(t *testing.T) {
 	for _, k := range instrumentKinds {
 		t.Run(k.kind, func(t *testing.T) {
+			// Registries of its own, two kinds at a time on two cores, in
+			// one directory: they never start, so never write there.
+			t.Parallel()
+			dir := t.TempDir()
 			for n := 1; n <= MaxStringLen+1; n++ {
 				name := nameOf(n)
 				valid := true
 				for _, m := range k.metrics(name) {
 					valid = valid && len(m) <= MaxStringLen
 				}
-				r := NewRegistry("names", &Options{Dir: t.TempDir()})
+				r := NewRegistry("names", &Options{Dir: dir})
 				err := refusal(func() { k.declare(r, name) })
 				if valid {
 					require.NoError(t, err, "a name of %d bytes", n)
