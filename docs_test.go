@@ -67,7 +67,8 @@ var docCommands = map[string]string{
 	"pmsignal -s HUP pmcd":                              "not run: it signals every pmcd of the machine, the host's among them, which other tests use",
 	"MMV_PCP_BUG=1 go test -run TestProcessRestartPMCD": "TestProcessRestartPMCD", // run by hand: the test says why CI does not
 	// docs/design.md
-	"MMV_REQUIRE_PCP=1 go test -run TestReaderCost -v -timeout 30m -readercost": "TestReaderCost", // CI: -readercost.quick
+	"MMV_REQUIRE_PCP=1 go test -run TestReaderCost -v -timeout 30m -readercost": "TestReaderCost",                                                         // CI: -readercost.quick
+	"MMV_REQUIRE_PCP=1 go test -race -count=1 -v .":                             `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`, // the tests' time: the root's suite, -v
 	// docs/pcp-mmv-crash.md: the report's reproduction script, for PCP.
 	scriptKey("docs/pcp-mmv-crash.md", "B=$(mktemp -d); mkdir -p $B/tmp/mmv $B/run $B/log"): "not run: the report's script for PCP's developers, libpcp_mmv only; TestProcessRestartPMCD (MMV_PCP_BUG=1) reproduces the same crash",
 	// docs/fleet.md, whose every command also says on the page what runs it.
