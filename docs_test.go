@@ -4,6 +4,7 @@ package mmv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -70,7 +71,7 @@ var docCommands = map[string]string{
 	"MMV_REQUIRE_PCP=1 go test -run TestReaderCost -v -timeout 30m -readercost": "TestReaderCost",                                                         // CI: -readercost.quick
 	"MMV_REQUIRE_PCP=1 go test -race -count=1 -v .":                             `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`, // the tests' time: the root's suite, -v
 	// docs/pcp-mmv-crash.md: the report's reproduction script, for PCP.
-	scriptKey("docs/pcp-mmv-crash.md", "B=$(mktemp -d); mkdir -p $B/tmp/mmv $B/run $B/log"): "not run: the report's script for PCP's developers, libpcp_mmv only; TestProcessRestartPMCD (MMV_PCP_BUG=1) reproduces the same crash",
+	scriptKey("docs/pcp-mmv-crash.md", "B=$(mktemp -d); mkdir -p $B/tmp/mmv $B/run $B/log"): "TestCrashReportScript", // MMV_PCP_BUG=1, as TestProcessRestartPMCD
 	// docs/fleet.md, whose every command also says on the page what runs it.
 	"cd fleet && MMV_REQUIRE_PCP=1 go test -race ./...":                                                                        `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`,
 	"ls -ld /var/lib/pcp/tmp/mmv":                                                                                              "not run: the directory's owner and mode are Debian's pcp package's (its postinst), not mmv's",
@@ -452,4 +453,45 @@ func TestDaemonAgentChecks(t *testing.T) {
 	assert.Regexp(t, fmt.Sprintf(`(?m)^%d .*pmdammv -d 70$`, agent), out["pgrep -a pmdammv"], "the agent, a process of its own")
 	assert.Regexp(t, `(?m)^\s+value [1-9]`, out["pminfo -f mmv.control.files"], "the agent reads the file")
 	assert.Regexp(t, `(?m)^\s+inst \[70 or "mmv"\] value 0$`, out["pminfo -f pmcd.agent.status"], "0 for an active agent")
+}
+
+// TestCrashReportScript runs the reproduction of docs/pcp-mmv-crash.md as
+// the page writes it: its writer.c, fetch.c and repro.sh, each the code
+// block after the line naming it, in a directory of their own, then sh
+// repro.sh, which starts a pmcd of its own on port 44399. On PCP 6.0.3
+// that pmcd dies of the crash: the script prints how many fetches it
+// took and "pmcd exit status 11". It runs only with MMV_PCP_BUG=1, as
+// TestProcessRestartPMCD (which says why CI does not), against the host's
+// PCP (the script's paths are Debian's), as root with gcc and libpcp_mmv.
+func TestCrashReportScript(t *testing.T) {
+	if os.Getenv("MMV_PCP_BUG") != "1" {
+		t.Skip("reproduces a pmcd crash of PCP 6.0.3 (docs/pcp-mmv-crash.md): set MMV_PCP_BUG=1 to run it against a pmcd of its own")
+	}
+	pcptest.MustHaveLibPCPMMV(t)
+	if os.Geteuid() != 0 {
+		pcptest.MustHave(t, errors.New("the script's pmcd runs as root"))
+	}
+	page, err := os.ReadFile("docs/pcp-mmv-crash.md")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, name := range []string{"writer.c", "fetch.c", "repro.sh"} {
+		// "`NAME`:", a blank line, then the fenced block.
+		re := regexp.MustCompile("(?s)\n`" + regexp.QuoteMeta(name) + "`:\n\n```[a-z]*\n(.*?)\n```\n")
+		m := re.FindSubmatch(page)
+		require.NotNil(t, m, "docs/pcp-mmv-crash.md shows no %s", name)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), append(m[1], '\n'), 0o644))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "repro.sh")
+	cmd.Dir = dir
+	// The script's pmcd and writer are its children: stopped with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("sh repro.sh:\n%s", out)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^pmcd lost after [0-9]+ fetches$`, string(out))
+	assert.Regexp(t, `(?m)^pmcd exit status 11$`, string(out))
 }
