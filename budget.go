@@ -221,3 +221,11 @@ func (r *Registry) placeLocked() error {
 	r.parts = parts
 	return nil
 }
+
+// vecReserveLimit is the number of instances a vector reserves room for
+// in its file, of perInstance values each: its default limit, within the
+// per-indom cap and the file budget.
+func vecReserveLimit(o *Options, perInstance int) int {
+	c := min(capOf(o.MaxIndomInstances, DefaultMaxIndomInstances), fileBudget(o)) / perInstance
+	return min(c, DefaultVecLimit)
+}

@@ -49,7 +49,7 @@ func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64
 // declareFunc declares m on r with its value in c, and has set store f's
 // result at Start, on every poll, and at Close, before c leaves the file;
 // or returns the registry's refusal.
-func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f func() T, set func(T)) error {
+func declareFunc[T uint64 | int64 | float64](r door, m Metric, c *cell, f func() T, set func(T)) error {
 	if f == nil {
 		return errorf(ErrType, subject("metric", m.Name), "a callback metric needs a function, not nil")
 	}

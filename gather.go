@@ -41,25 +41,28 @@ func (r *Registry) Gather(visit func(*Family)) {
 		return
 	}
 	cells := r.waitingCellsLocked()
-	var parts map[*metric]bool // the histograms' .count and .sum: in their Family
-	hists := map[*metric]*histGroup{}
-	for _, g := range r.hists {
-		hists[g.bucketM] = g
-		if parts == nil {
-			parts = map[*metric]bool{}
+	var hidden map[*metric]bool // shown in a reader's Family, as a histogram's .count and .sum
+	readers := map[*metric]valueReader{}
+	for _, g := range r.readers {
+		shown, hides := g.family()
+		readers[shown] = g
+		for _, m := range hides {
+			if hidden == nil {
+				hidden = map[*metric]bool{}
+			}
+			hidden[m] = true
 		}
-		parts[g.statM[0]], parts[g.statM[1]] = true, true
 	}
 	inst := r.instanceLabelsLocked(false)
 	f := &Family{}
 	for _, m := range r.metrics {
-		if parts[m] {
+		if hidden[m] {
 			continue
 		}
 		f.reset(m.Metric)
 		f.Labels = r.labelsAboveLocked(m, f.Labels)
-		if g := hists[m]; g != nil {
-			f.gatherHistograms(g)
+		if g := readers[m]; g != nil {
+			g.gather(f)
 		} else {
 			f.gatherValues(r, m, cells[m], inst)
 		}
@@ -67,6 +70,20 @@ func (r *Registry) Gather(visit func(*Family)) {
 			visit(f)
 		}
 	}
+}
+
+// A valueReader is an instrument whose values Gather and Snapshot read
+// from it, not from the file: a histogram, whose statistics are computed
+// off the hot path (door.readerLocked).
+type valueReader interface {
+	// snapshot hands put the values as the instrument would store them,
+	// by metric and instance id (0 when singular).
+	snapshot(put func(m *metric, id int32, v any))
+	// family is the metric Gather shows as the instrument's one Family,
+	// and those it then leaves out; gather fills that Family, reset for
+	// the metric shown.
+	family() (shown *metric, hidden []*metric)
+	gather(f *Family)
 }
 
 // Family is one metric as Gather reads it.
@@ -199,40 +216,6 @@ func (v *Value) missing() bool {
 		return v.String() == ""
 	}
 	return atomic.LoadUint64(v.u64()) == math.MaxUint64
-}
-
-func (f *Family) gatherHistograms(g *histGroup) {
-	f.Metric = Metric{Name: g.name, Type: Double, Semantics: SemCounter, Units: g.units,
-		ShortHelp: histHelp(g.statM[0].ShortHelp)}
-	f.Bounds = make([]float64, g.l.n)
-	for i := range f.Bounds {
-		_, f.Bounds[i] = g.l.bounds(i)
-	}
-	if g.vec {
-		f.LabelNames = g.r.vecLabels[g.statIndom]
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	buckets := make([]uint64, len(g.hs)*g.l.n)
-	for _, o := range g.hs {
-		s := f.sample(o.inst)
-		s.Buckets, buckets = buckets[:g.l.n:g.l.n], buckets[g.l.n:]
-		for i := range s.Buckets {
-			s.Buckets[i] = o.h.counts[i].Load()
-			s.Count += s.Buckets[i]
-		}
-		s.Sum = math.Float64frombits(o.h.sum.Load())
-	}
-}
-
-// histHelp is a histogram's help from its count's, "observations of " and
-// the histogram's help (declareHistograms).
-func histHelp(countHelp string) string {
-	const p = "observations of "
-	if len(countHelp) > len(p) && countHelp[:len(p)] == p {
-		return countHelp[len(p):]
-	}
-	return countHelp
 }
 
 // vecLabelsLocked records the label names of the vector over indom serial.

@@ -81,8 +81,8 @@ func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) (bound
 
 // sweepAt runs a sweep of v at now, as the timer does.
 func sweepAt[T any](v *Vec[T], now time.Time) {
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	v.sweepLocked(now)
 }
 

@@ -112,8 +112,9 @@ type Registry struct {
 	// with mu held (see hook).
 	onStart, onClose []func()
 	// onRead hooks run at each Snapshot, with mu held: callback metrics
-	// store their function's value, histograms hand over their values.
-	onRead []func(put func(m *metric, inst int, v any))
+	// store their function's value, histograms hand over their values,
+	// by instance id.
+	onRead []func(put func(m *metric, id int32, v any))
 }
 
 // state is where a registry is in its life.
@@ -212,6 +213,6 @@ func (r *Registry) declarableLocked() error {
 // gathered is what Gather needs that the model does not say: the
 // histograms, and the label names of the vectors, by indom.
 type gathered struct {
-	hists     []*histGroup
+	readers   []valueReader
 	vecLabels map[*indom][]string
 }

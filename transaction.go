@@ -5,20 +5,21 @@ import "sync/atomic"
 // A Declarer is where Declare and DeclareVec declare: a *Registry (nil
 // for Default), or a *Tx, a transaction on one.
 type Declarer interface {
-	// lock returns the registry to declare on, its lock held, and the
-	// function that releases it; or why nothing can be declared there.
-	lock() (r *Registry, unlock func(), err error)
+	// lock returns the door of the registry to declare on, its lock
+	// held, and the function that releases it; or why nothing can be
+	// declared there.
+	lock() (r door, unlock func(), err error)
 }
 
 // lock is d.lock, Default's for a nil d.
-func lock(d Declarer) (*Registry, func(), error) {
+func lock(d Declarer) (door, func(), error) {
 	if d == nil {
 		d = Default
 	}
 	return d.lock()
 }
 
-func (r *Registry) lock() (*Registry, func(), error) {
+func (r *Registry) lock() (door, func(), error) {
 	r = registry(r)
 	r.mu.Lock()
 	return r, r.mu.Unlock, nil
@@ -32,7 +33,7 @@ type Tx struct {
 }
 
 // lock returns the transaction's registry, whose lock Transact holds.
-func (tx *Tx) lock() (*Registry, func(), error) {
+func (tx *Tx) lock() (door, func(), error) {
 	if tx.over.Load() {
 		return nil, nil, errorf(ErrClosed, subject("file", tx.r.name), "a transaction used after Transact returned")
 	}
