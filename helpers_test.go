@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -143,7 +144,7 @@ func startReg(t *testing.T, name, dir string, opts mmv.Options, decl func(r *mmv
 	t.Helper()
 	r := newRegistry(t, name, dir, opts)
 	decl(r)
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	return r
 }
 
@@ -323,3 +324,37 @@ func waitGone[T any](t *testing.T, v *mmv.Vec[T], name string, busy func()) {
 		busy()
 	}
 }
+
+// startOrSkip starts r, or skips the test where the system has no file
+// layer (Start returns ErrUnsupported: systems without a port, and Linux
+// under -tags mmv_noport), so that the tests of what needs no file run
+// there.
+func startOrSkip(tb testing.TB, r *mmv.Registry) {
+	tb.Helper()
+	err := r.Start()
+	if errors.Is(err, mmv.ErrUnsupported) {
+		tb.Skipf("no file layer here: %v", err)
+	}
+	require.NoError(tb, err)
+}
+
+// needFileLayer skips a test of the files themselves where there is no
+// file layer (see startOrSkip), found once by starting a registry in a
+// directory of its own.
+func needFileLayer(tb testing.TB) {
+	tb.Helper()
+	if err := fileLayer(); errors.Is(err, mmv.ErrUnsupported) {
+		tb.Skipf("no file layer here: %v", err)
+	}
+}
+
+var fileLayer = sync.OnceValue(func() error {
+	dir, err := os.MkdirTemp("", "mmv-probe")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	r := mmv.NewRegistry("probe", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	defer r.Close()
+	return r.Start()
+})

@@ -54,14 +54,14 @@ func vecService(t *testing.T, decl []int, values []string, beforeStart int) map[
 	}
 	for i, v := range values {
 		if i == beforeStart {
-			require.NoError(t, r.Start())
+			startOrSkip(t, r)
 		}
 		hits.With(v, "200").Inc()
 		sizes.With(v).Add(10)
 		lat.With(v).Observe(1)
 	}
 	if len(values) <= beforeStart {
-		require.NoError(t, r.Start())
+		startOrSkip(t, r)
 	}
 	require.NoError(t, r.Flush())
 	return identities(t, tmp)
@@ -117,7 +117,7 @@ func TestVecIdentityRacing(t *testing.T) {
 	// No SetLimit: the default limit (682 with 3 buckets) holds the 300
 	// values, and a limit changes the room the vector reserves, so which
 	// file holds it, as vecService's has none.
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -172,7 +172,7 @@ func TestVecIDsRandomized(t *testing.T) {
 					require.Len(t, homes, c.pool, "values that collide: pick others")
 				}
 			}
-			require.NoError(t, r.Start())
+			startOrSkip(t, r)
 			named := map[string]map[int32]string{} // per indom: every id the file had, and its name
 			idOf := map[string]map[string]int32{}  // per indom: every name's id
 			check := func() {
