@@ -261,6 +261,43 @@ func (r *Registry) readerLocked(g valueReader) {
 	r.onRead = append(r.onRead, g.snapshot)
 }
 
+// cellKind is what an instrument of one value declares: its value's type
+// and semantics, and the rule it puts on its metric, if any (a Timer's
+// units).
+type cellKind struct {
+	typ   Type
+	sem   Semantics
+	check func(m Metric) error
+}
+
+// metric returns the metric of an instrument of kind k, or why the kind
+// refuses it.
+func (k cellKind) metric(name, help string, units Units) (Metric, error) {
+	m := metricOf(name, help, k.typ, k.sem, units, 0)
+	if k.check != nil {
+		if err := k.check(m); err != nil {
+			return Metric{}, err
+		}
+	}
+	return m, nil
+}
+
+// declareCell declares on d the instrument of kind k whose cell is c, or
+// returns the refusal.
+func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units) error {
+	c.init(k.typ)
+	m, err := k.metric(name, help, units)
+	if err != nil {
+		return err
+	}
+	r, unlock, err := lock(d)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return r.declareCellLocked(m, c)
+}
+
 // must returns t, or panics with err: the New functions' refusal.
 func must[T any](t T, err error) T {
 	if err != nil {

@@ -28,6 +28,13 @@ type Metric struct {
 	ShortHelp, LongHelp string
 }
 
+// metricOf is the metric of an instrument, its help split into short and
+// long (splitHelp).
+func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint32) Metric {
+	short, long := splitHelp(help)
+	return Metric{Name: name, Type: t, Semantics: sem, Units: units, Indom: indom, ShortHelp: short, LongHelp: long}
+}
+
 // Metric records: the name (inline in v1, the offset of a string record in
 // v2 and v3), then item, type, semantics, units, indom and the offsets of
 // the help texts, at these offsets from the end of the name.

@@ -539,6 +539,21 @@ func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.removeInstrumentLocked(k.in, id)
 }
 
+// declareCellVec declares on d a vector of instruments of kind k, whose
+// cells cellOf returns.
+func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Units, labels []string, cellOf func(*T) *cell) (*Vec[T], error) {
+	m, err := k.metric(name, help, units)
+	if err != nil {
+		return nil, err
+	}
+	return declareVec(d, m, labels, func() (*T, *cell) {
+		t := new(T)
+		c := cellOf(t)
+		c.init(k.typ)
+		return t, c
+	})
+}
+
 // declareVec declares on d metric m over an indom of its own, as one
 // transaction, and the vector of its instruments, made by mk, with label
 // names labels.
