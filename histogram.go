@@ -564,8 +564,8 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 				return err
 			}
 			g.statSerial = statIndom
-			g.limit = r.reserveLocked(g.bucketIn, len(g.bounds))
-			r.reserveLocked(g.statIndom, 1)
+			g.limit = r.reserveLocked(g.bucketIn, len(g.bounds), DefaultVecLimit)
+			r.reserveLocked(g.statIndom, 1, g.limit)
 		}
 		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: bucketIndom,
 			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, keepDeclared)

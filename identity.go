@@ -25,19 +25,19 @@ const (
 	firstDerivedSerial = MaxSerial + 1 - derivedSerials
 )
 
-// autoSerialLocked returns the serial an indom of the registry's own, for
-// the metric or metrics named key, takes: derived from key, 1024..2047,
-// probing up and wrapping to the next free one, else the highest free one
-// below 1024; 0 when none is free.
-func (r *Registry) autoSerialLocked(key string) uint32 {
+// autoSerial returns the serial an indom of the registry's own, for the
+// metric or metrics named key, takes among those not taken: derived from
+// key, 1024..2047, probing up and wrapping to the next free one, else the
+// highest free one below 1024; 0 when none is free.
+func autoSerial(key string, taken map[uint32]*indom) uint32 {
 	home := fnv32(key) % derivedSerials
 	for j := range uint32(derivedSerials) {
-		if s := firstDerivedSerial + (home+j)%derivedSerials; r.serials[s] == nil {
+		if s := firstDerivedSerial + (home+j)%derivedSerials; taken[s] == nil {
 			return s
 		}
 	}
 	for s := uint32(firstDerivedSerial - 1); s > 0; s-- {
-		if r.serials[s] == nil {
+		if taken[s] == nil {
 			return s
 		}
 	}

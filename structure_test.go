@@ -21,7 +21,7 @@ import (
 // metrics and indoms as tokens; the others are below both.
 var (
 	registryFiles = []string{
-		"mmv.go", "declare.go", "transaction.go", "lifecycle.go", "configure.go",
+		"mmv.go", "declare.go", "declarations.go", "transaction.go", "lifecycle.go", "configure.go",
 		"metrics.go", "instances.go", "labels.go", "parts.go", "budget.go",
 		"growth.go", "encode.go", "identity.go", "drops.go", "poll.go",
 		"gather.go", "snapshot.go",

@@ -561,7 +561,7 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 	if err := checkVecLabels(m.Name, labels); err != nil {
 		return nil, err
 	}
-	r, unlock, err := lock(d)
+	r, unlock, err := doorOf(d)
 	if err != nil {
 		return nil, err
 	}
@@ -572,7 +572,7 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 		if in, m.Indom, err = r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil); err != nil {
 			return err
 		}
-		r.reserveLocked(in, 1)
+		r.reserveLocked(in, 1, DefaultVecLimit)
 		mt, err = r.addMetricLocked(m, keepDeclared)
 		return err
 	})
