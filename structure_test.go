@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,6 +36,9 @@ var (
 // rootPackage type-checks the root package's files, tests left out.
 func rootPackage(t *testing.T) (*token.FileSet, *types.Package, *types.Info) {
 	t.Helper()
+	if _, err := os.Stat("declare.go"); err != nil {
+		t.Skip("not run from the package's directory")
+	}
 	fset := token.NewFileSet()
 	names, err := filepath.Glob("*.go")
 	require.NoError(t, err)
@@ -59,9 +63,6 @@ func rootPackage(t *testing.T) (*token.FileSet, *types.Package, *types.Info) {
 // registry, its metrics, indoms, parts or labels: what they ask of it
 // goes through the door (declare.go), which the compiler holds them to.
 func TestOneDoor(t *testing.T) {
-	if _, err := os.Stat("declare.go"); err != nil {
-		t.Skip("not run from the package's directory")
-	}
 	fset, pkg, info := rootPackage(t)
 	for _, f := range append(slices.Clone(registryFiles), instrumentFiles...) {
 		_, err := os.Stat(f)
@@ -90,5 +91,73 @@ func TestOneDoor(t *testing.T) {
 				t.Errorf("%s: %s.%s outside the registry's files", fset.Position(sel.Pos()), recv, sel.Sel.Name)
 			}
 		}
+	}
+}
+
+// TestFileLayers: at most three pairs of root files use each other, and
+// no set of files uses itself round a loop longer than a pair, as
+// docs/design.md's code map says (measured as ../shared/tools/filedeps
+// measures: references to another file's package-level declarations,
+// methods and fields).
+func TestFileLayers(t *testing.T) {
+	fset, pkg, info := rootPackage(t)
+	uses := map[string]map[string]bool{}
+	for id, obj := range info.Uses {
+		if obj == nil || obj.Pkg() != pkg || !obj.Pos().IsValid() {
+			continue
+		}
+		_, isFunc := obj.(*types.Func)
+		v, isVar := obj.(*types.Var)
+		if obj.Parent() != pkg.Scope() && !isFunc && !(isVar && v.IsField()) {
+			continue
+		}
+		from, to := filepath.Base(fset.Position(id.Pos()).Filename), filepath.Base(fset.Position(obj.Pos()).Filename)
+		if from != to {
+			if uses[from] == nil {
+				uses[from] = map[string]bool{}
+			}
+			uses[from][to] = true
+		}
+	}
+	var pairs []string
+	for a, bs := range uses {
+		for b := range bs {
+			if a < b && uses[b][a] {
+				pairs = append(pairs, a+"<->"+b)
+			}
+		}
+	}
+	slices.Sort(pairs)
+	assert.LessOrEqual(t, len(pairs), 3, "files that use each other: %v", pairs)
+	// Files that reach each other: a loop longer than a pair is a set of
+	// three or more files each reaching every other.
+	reach := func(from string) map[string]bool {
+		seen := map[string]bool{}
+		next := []string{from}
+		for len(next) > 0 {
+			f := next[len(next)-1]
+			next = next[:len(next)-1]
+			for g := range uses[f] {
+				if !seen[g] {
+					seen[g] = true
+					next = append(next, g)
+				}
+			}
+		}
+		return seen
+	}
+	reached := map[string]map[string]bool{}
+	for f := range uses {
+		reached[f] = reach(f)
+	}
+	for f := range uses {
+		var loop []string
+		for g := range reached[f] {
+			if reached[g][f] {
+				loop = append(loop, g)
+			}
+		}
+		slices.Sort(loop)
+		assert.LessOrEqual(t, len(loop), 2, "%s is on a loop through %v", f, loop)
 	}
 }
