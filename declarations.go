@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // The registry's declarations: AddIndom, AddInstance, AddMetric, the
@@ -523,19 +522,4 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom,
 		return nil, 0, err
 	}
 	return r.serials[serial], serial, nil
-}
-
-// fitHelp cuts a help text the registry makes up, such as an indom's
-// "Instances of " and a metric's name, to the 255 bytes a help text holds,
-// ending it with "..." when cut, so that a text made from a valid name
-// never makes the name invalid.
-func fitHelp(s string) string {
-	if len(s) <= MaxStringLen {
-		return s
-	}
-	cut := MaxStringLen - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut-- // not within a character
-	}
-	return s[:cut] + "..."
 }
