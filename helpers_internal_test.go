@@ -132,3 +132,9 @@ var fileLayer = sync.OnceValue(func() error {
 	defer r.Close()
 	return r.Start()
 })
+
+// StartOrSkip and NeedFileLayer are the external tests' (helpers_test.go).
+var (
+	StartOrSkip   = startOrSkip
+	NeedFileLayer = needFileLayer
+)

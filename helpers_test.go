@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -325,36 +324,9 @@ func waitGone[T any](t *testing.T, v *mmv.Vec[T], name string, busy func()) {
 	}
 }
 
-// startOrSkip starts r, or skips the test where the system has no file
-// layer (Start returns ErrUnsupported: systems without a port, and Linux
-// under -tags mmv_noport), so that the tests of what needs no file run
-// there.
-func startOrSkip(tb testing.TB, r *mmv.Registry) {
-	tb.Helper()
-	err := r.Start()
-	if errors.Is(err, mmv.ErrUnsupported) {
-		tb.Skipf("no file layer here: %v", err)
-	}
-	require.NoError(tb, err)
-}
-
-// needFileLayer skips a test of the files themselves where there is no
-// file layer (see startOrSkip), found once by starting a registry in a
-// directory of its own.
-func needFileLayer(tb testing.TB) {
-	tb.Helper()
-	if err := fileLayer(); errors.Is(err, mmv.ErrUnsupported) {
-		tb.Skipf("no file layer here: %v", err)
-	}
-}
-
-var fileLayer = sync.OnceValue(func() error {
-	dir, err := os.MkdirTemp("", "mmv-probe")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	r := mmv.NewRegistry("probe", &mmv.Options{Dir: dir, Flags: mmv.Process})
-	defer r.Close()
-	return r.Start()
-})
+// startOrSkip and needFileLayer skip what needs a file where there is no
+// file layer (helpers_internal_test.go).
+var (
+	startOrSkip   = mmv.StartOrSkip
+	needFileLayer = mmv.NeedFileLayer
+)
