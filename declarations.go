@@ -43,7 +43,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err := r.checkMetricBudgetLocked(subject("metric", m.Name), in); err != nil {
 		return nil, err
 	}
-	p, newPart, err := r.partWithRoomLocked(in)
+	p, newPart, err := r.partWithRoomLocked(in, m.Name)
 	if err != nil {
 		return nil, err
 	}
