@@ -104,7 +104,7 @@ func (r *Registry) unbindCellLocked(c *cell) {
 func (r *Registry) removeInstrumentLocked(in *indom, id int32) {
 	j, _ := in.index(id)
 	r.unwaitLocked(in, j)
-	r.removeInstanceLabelsLocked(in.Serial, in.Instances[j].ID)
+	r.removeInstanceLabelsLocked(in.Serial, id)
 	r.removeInstanceLocked(in, j)
 }
 
