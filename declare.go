@@ -8,82 +8,63 @@ import (
 
 // The door between instruments and the registry. The instruments
 // (instruments.go, counter.go, gauge.go, intgauge.go, timer.go,
-// histogram.go, funcs.go, vec.go, expire.go) hold their registry as a door
-// and ask it for nothing else: they never see its fields or its lock, and
-// hold its metrics and indoms only as tokens to hand back (a test,
-// TestOneDoor, checks it). Methods named ...Locked need the registry's
-// lock held: enter takes it, and with it the instruments' own state that
-// it guards (a vector's instances and expiry); leave releases it.
-type door interface {
-	enter()
-	leave()
-	startedLocked() bool
+// histogram.go, funcs.go, vec.go, expire.go) hold their registry as a
+// door and ask it for nothing but the door's methods, all in this file:
+// they never touch its fields or its lock, and hold its metrics and indoms
+// only as tokens to hand back. TestOneDoor fails when an instrument file
+// reaches past the door (door.r, or anything of Registry, metric, indom,
+// part or label). A struct, not an interface: through an interface the
+// compiler cannot see that what a first use of label values hands the
+// registry stays on the stack, and each cost three more allocations.
+// Methods named ...Locked need the registry's lock held: enter takes it,
+// and with it the instruments' own state that it guards (a vector's
+// instances and expiry); leave releases it.
+type door struct{ r *Registry }
 
-	// Declarations: a transaction of steps (declareLocked), and the
-	// steps an instrument takes.
-	declareLocked(steps func() error) error
-	declareCellLocked(m Metric, c *cell) error
-	declarePolledCell(m Metric, c *cell, read func()) error
-	addAutoIndomLocked(key, help string, names []string) (*indom, uint32, error)
-	addMetricLocked(m Metric, ifFailed publishFailure) (*metric, error)
+// The door's methods, by what they are for:
+//   - the lock: enter, leave, startedLocked;
+//   - declarations, one transaction of steps: declareLocked,
+//     declarePolledCell, addAutoIndomLocked, addMetricLocked;
+//   - a vector's instances, by id: declareInstancesLocked,
+//     removeInstrumentLocked, hasInstanceLocked;
+//   - values handed to instruments once they have storage:
+//     bindCellLocked, unbindCellLocked, bindValueLocked;
+//   - a vector's room in its file, labels and limits: reserveLocked,
+//     followLimitLocked, vecLabelsLocked, labelInstanceLocked,
+//     instanceCapLocked;
+//   - the registry's own counts: dropLocked, expiredLocked;
+//   - work at its events (Start and Close, a period, the reads of Gather
+//     and Snapshot): hookLocked, pollLocked, readerLocked.
+// Those that are the registry's own operations too forward to them.
 
-	// A vector's instances, by id: added or revived, removed, known.
-	declareInstancesLocked(in *indom, insts ...Instance) (bool, error)
-	removeInstrumentLocked(in *indom, id int32)
-	hasInstanceLocked(in *indom, id int32) bool
-
-	// Values handed to instruments once they have storage.
-	bindCellLocked(m *metric, id int32, c *cell)
-	unbindCellLocked(c *cell)
-	bindValueLocked(m *metric, id int32, bind func(*Value))
-
-	// A vector's room in its file, labels and limits.
-	reserveLocked(in *indom, per, limit int) int
-	followLimitLocked(in *indom, limit *atomic.Int64, per int)
-	vecLabelsLocked(serial uint32, labels []string)
-	labelInstanceLocked(subject string, serial uint32, id int32, names, values []string) bool
-	instanceCapLocked() int
-
-	// The registry's own counts of what vectors refused and expired.
-	dropLocked(reason dropReason)
-	expiredLocked(expired, late int)
-
-	// Work at the registry's events: Start and Close, a period, and the
-	// reads of Gather and Snapshot.
-	hookLocked(start, close func())
-	pollLocked(interval time.Duration, f func())
-	readerLocked(g valueReader)
+func (d door) declareLocked(steps func() error) error { return d.r.declareLocked(steps) }
+func (d door) addAutoIndomLocked(key, help string, names []string) (*indom, uint32, error) {
+	return d.r.addAutoIndomLocked(key, help, names)
 }
 
-var _ door = (*Registry)(nil)
+// addMetricLocked declares m; a full disk is no refusal (keepDeclared).
+func (d door) addMetricLocked(m Metric) (*metric, error)   { return d.r.addMetricLocked(m, keepDeclared) }
+func (d door) bindCellLocked(m *metric, id int32, c *cell) { d.r.bindCellLocked(m, id, c) }
+func (d door) unbindCellLocked(c *cell)                    { d.r.unbindCellLocked(c) }
+func (d door) vecLabelsLocked(serial uint32, labels []string) {
+	d.r.vecLabelsLocked(serial, labels)
+}
+func (d door) dropLocked(reason dropReason)                { d.r.dropLocked(reason) }
+func (d door) expiredLocked(expired, late int)             { d.r.expiredLocked(expired, late) }
+func (d door) pollLocked(interval time.Duration, f func()) { d.r.pollLocked(interval, f) }
 
-func (r *Registry) enter() { r.mu.Lock() }
-func (r *Registry) leave() { r.mu.Unlock() }
+func (d door) enter() { d.r.mu.Lock() }
+func (d door) leave() { d.r.mu.Unlock() }
 
 // startedLocked reports whether the registry is started.
-func (r *Registry) startedLocked() bool { return r.state == started }
-
-// indexOf is the index of m's value for instance id: 0 when singular.
-func indexOf(m *metric, id int32) int {
-	if m.indom == nil {
-		return 0
-	}
-	j, _ := m.indom.index(id)
-	return j
-}
+func (d door) startedLocked() bool { return d.r.state == started }
 
 // bindValueLocked hands bind the handle of m's value for instance id (0
 // when singular) as soon as the value has storage: at once when it has,
 // else after the Start or growth step that gives it.
-func (r *Registry) bindValueLocked(m *metric, id int32, bind func(*Value)) {
+func (d door) bindValueLocked(m *metric, id int32, bind func(*Value)) {
+	r := d.r
 	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: bind})
-}
-
-// bindCellLocked binds c to m's value for instance id (0 when singular)
-// as soon as it has storage, and unbinds it when the registry closes.
-func (r *Registry) bindCellLocked(m *metric, id int32, c *cell) {
-	r.cells[c] = struct{}{}
-	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: c.bind, c: c})
 }
 
 // unbindStepLocked undoes the binding of cell s.c to metric s.m.
@@ -92,16 +73,10 @@ func (r *Registry) unbindStepLocked(s step) {
 	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m == s.m })
 }
 
-// unbindCellLocked points c back at its own memory for good: its value
-// was removed.
-func (r *Registry) unbindCellLocked(c *cell) {
-	c.unbind()
-	delete(r.cells, c)
-}
-
 // removeInstrumentLocked removes instance id of in for an instrument: the
 // instance, its labels and the waiters for its values.
-func (r *Registry) removeInstrumentLocked(in *indom, id int32) {
+func (d door) removeInstrumentLocked(in *indom, id int32) {
+	r := d.r
 	j, _ := in.index(id)
 	r.unwaitLocked(in, j)
 	r.removeInstanceLabelsLocked(in.Serial, id)
@@ -127,7 +102,8 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 // declareCellLocked, and runs read at Start, every DefaultInterval while
 // started, and at Close, before c leaves the file: a callback metric's
 // way in. It takes the registry's lock.
-func (r *Registry) declarePolledCell(m Metric, c *cell, read func()) error {
+func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
+	r := d.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.declareCellLocked(m, c); err != nil {
@@ -144,7 +120,8 @@ func (r *Registry) declarePolledCell(m Metric, c *cell, read func()) error {
 // one is there already, reviving those removed, and reports whether it is
 // there. A full disk is no refusal: the instances wait for a later growth
 // step.
-func (r *Registry) declareInstancesLocked(in *indom, insts ...Instance) (bool, error) {
+func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error) {
+	r := d.r
 	if _, ok := in.index(insts[0].ID); ok {
 		for _, inst := range insts {
 			j, _ := in.index(inst.ID)
@@ -161,7 +138,7 @@ func (r *Registry) declareInstancesLocked(in *indom, insts ...Instance) (bool, e
 
 // hasInstanceLocked reports whether in still has instance id, live or
 // removed (see indom.forget).
-func (r *Registry) hasInstanceLocked(in *indom, id int32) bool {
+func (d door) hasInstanceLocked(in *indom, id int32) bool {
 	_, ok := in.index(id)
 	return ok
 }
@@ -169,15 +146,15 @@ func (r *Registry) hasInstanceLocked(in *indom, id int32) bool {
 // reserveLocked makes in, the indom of a vector of per values per
 // instance, reserve room in its files for the vector's default limit, at
 // most limit, and returns it (vecReserveLimit).
-func (r *Registry) reserveLocked(in *indom, per, limit int) int {
-	n := vecReserveLimit(&r.opts, per, limit)
+func (d door) reserveLocked(in *indom, per, limit int) int {
+	n := vecReserveLimit(&d.r.opts, per, limit)
 	in.reserve = n * per
 	return n
 }
 
 // followLimitLocked makes in's reservation follow the vector's limit
 // down (indom.followLimit).
-func (r *Registry) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
+func (d door) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
 	in.followLimit(limit, per)
 }
 
@@ -186,7 +163,8 @@ func (r *Registry) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
 // the indom keep labelReserve label records for the program's own; it
 // reports false, adding none, once they do not. A value too long for a
 // label record only loses its label.
-func (r *Registry) labelInstanceLocked(subject string, serial uint32, id int32, names, values []string) bool {
+func (d door) labelInstanceLocked(subject string, serial uint32, id int32, names, values []string) bool {
+	r := d.r
 	if r.labelRoomLocked(serial) < len(names)+labelReserve {
 		return false
 	}
@@ -201,13 +179,15 @@ func (r *Registry) labelInstanceLocked(subject string, serial uint32, id int32, 
 const labelReserve = 32
 
 // instanceCapLocked is the registry's cap on an indom's instances.
-func (r *Registry) instanceCapLocked() int {
+func (d door) instanceCapLocked() int {
+	r := d.r
 	return capOf(r.opts.MaxIndomInstances, DefaultMaxIndomInstances)
 }
 
 // hookLocked has the registry run start at Start (at once when it is
 // started already) and close at Close, with its lock held.
-func (r *Registry) hookLocked(start, close func()) {
+func (d door) hookLocked(start, close func()) {
+	r := d.r
 	r.onStart = append(r.onStart, start)
 	r.onClose = append(r.onClose, close)
 	if r.state == started {
@@ -216,7 +196,8 @@ func (r *Registry) hookLocked(start, close func()) {
 }
 
 // readerLocked has Gather and Snapshot read g's values from g.
-func (r *Registry) readerLocked(g valueReader) {
+func (d door) readerLocked(g valueReader) {
+	r := d.r
 	r.readers = append(r.readers, g)
 	r.onRead = append(r.onRead, g.snapshot)
 }
@@ -225,10 +206,7 @@ func (r *Registry) readerLocked(g valueReader) {
 // and the function that releases it; or why nothing can be declared there.
 func doorOf(d Declarer) (door, func(), error) {
 	r, unlock, err := lock(d)
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, unlock, nil
+	return door{r}, unlock, err
 }
 
 // cellKind is what an instrument of one value declares: its value's type
@@ -275,14 +253,3 @@ func must[T any](t T, err error) T {
 	}
 	return t
 }
-
-// dropReason is why a vector refused label values (drops.go).
-type dropReason int
-
-const (
-	dropLimit   dropReason = iota // the vector holds its limit
-	dropRefused                   // values the vector cannot name
-	dropCap                       // the registry's caps on instances
-	dropClosed                    // the registry is closed
-	numDrops
-)

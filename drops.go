@@ -7,6 +7,17 @@ package mmv
 // the reasons below; and the instances vectors expired in
 // mmv.<file>.mmv.expired (see Vec.SetExpiry).
 
+// dropReason is why a vector refused label values.
+type dropReason int
+
+const (
+	dropLimit   dropReason = iota // the vector holds its limit
+	dropRefused                   // values the vector cannot name
+	dropCap                       // the registry's caps on instances
+	dropClosed                    // the registry is closed
+	numDrops
+)
+
 var dropNames = [numDrops]string{"limit", "refused", "cap", "closed"}
 
 // dropLocked counts one refusal.

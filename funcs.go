@@ -16,7 +16,7 @@ package mmv
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {
 	c := new(Counter)
-	if err := declareFunc(registry(r), &c.cell, counterKind, name, help, units, f, c.Set); err != nil {
+	if err := declareFunc(door{registry(r)}, &c.cell, counterKind, name, help, units, f, c.Set); err != nil {
 		panic(err)
 	}
 }
@@ -28,7 +28,7 @@ func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64
 // declaration, as NewGauge does.
 func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64) {
 	g := new(Gauge)
-	if err := declareFunc(registry(r), &g.cell, gaugeKind, name, help, units, f, g.Set); err != nil {
+	if err := declareFunc(door{registry(r)}, &g.cell, gaugeKind, name, help, units, f, g.Set); err != nil {
 		panic(err)
 	}
 }
@@ -41,7 +41,7 @@ func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64)
 // declaration, as NewIntGauge does.
 func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64) {
 	g := new(IntGauge)
-	if err := declareFunc(registry(r), &g.cell, intGaugeKind, name, help, units, f, g.Set); err != nil {
+	if err := declareFunc(door{registry(r)}, &g.cell, intGaugeKind, name, help, units, f, g.Set); err != nil {
 		panic(err)
 	}
 }

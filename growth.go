@@ -438,3 +438,17 @@ func (r *Registry) forgetRemovedLocked() {
 		r.renumberWaitersLocked(in, to)
 	}
 }
+
+// bindCellLocked binds c to m's value for instance id (0 when singular)
+// as soon as it has storage, and unbinds it when the registry closes.
+func (r *Registry) bindCellLocked(m *metric, id int32, c *cell) {
+	r.cells[c] = struct{}{}
+	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: c.bind, c: c})
+}
+
+// unbindCellLocked points c back at its own memory for good: its value
+// was removed.
+func (r *Registry) unbindCellLocked(c *cell) {
+	c.unbind()
+	delete(r.cells, c)
+}

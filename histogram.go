@@ -499,7 +499,7 @@ type histOut struct {
 // vector's instances otherwise, whose histograms the group then makes (see
 // makeLocked). It returns the registry's refusal.
 func declareHistograms(reg *Registry, name, help string, units Units, o *HistogramOptions, vec bool) (*histGroup, error) {
-	var r door = registry(reg)
+	r := door{registry(reg)}
 	var opts HistogramOptions
 	if o != nil {
 		opts = *o
@@ -568,12 +568,12 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 			r.reserveLocked(g.statIndom, 1, g.limit)
 		}
 		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: bucketIndom,
-			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, keepDeclared)
+			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."})
 		if err != nil {
 			return err
 		}
 		for _, s := range stats {
-			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)}, keepDeclared)
+			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)})
 			if err != nil {
 				return err
 			}

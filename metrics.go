@@ -139,3 +139,12 @@ func forPrefixes(name string, f func(prefix string)) {
 		}
 	}
 }
+
+// indexOf is the index of m's value for instance id: 0 when singular.
+func indexOf(m *metric, id int32) int {
+	if m.indom == nil {
+		return 0
+	}
+	j, _ := m.indom.index(id)
+	return j
+}

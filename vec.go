@@ -573,7 +573,7 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 			return err
 		}
 		r.reserveLocked(in, 1, DefaultVecLimit)
-		mt, err = r.addMetricLocked(m, keepDeclared)
+		mt, err = r.addMetricLocked(m)
 		return err
 	})
 	if err != nil {
