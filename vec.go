@@ -92,8 +92,9 @@ type vecEntry[T any] struct {
 	next   *vecEntry[T] // another with the same hash
 	dead   atomic.Bool  // deleted: lookups pass it by
 
-	// Under the registry's lock, for expiry sweeps (expire.go): the state the last sweep
-	// saw, and when a sweep first saw it (Unix ns, 0 before any).
+	// Under the registry's lock, for expiry sweeps (expire.go): the
+	// state the last sweep saw, and when a sweep first saw it (Unix ns, 0
+	// before any).
 	state uint64
 	seen  int64
 }
@@ -304,9 +305,9 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 
 // pruneIDsLocked forgets the ids of deleted instances that no indom of
 // the vector has any more, once ids holds twice what it held after the
-// last pruning, and 64 (instanceIDs.forgetIDLocked). An id is kept while an indom has
-// it, so that an instance's values keep one id in every indom, and its
-// name no other.
+// last pruning, and 64 (instanceIDs.forgetIDLocked). An id is kept
+// while an indom has it, so that an instance's values keep one id in
+// every indom, and its name no other.
 func (v *Vec[T]) pruneIDsLocked() {
 	if len(v.ids) < max(v.pruneAt, 64) {
 		return
