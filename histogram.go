@@ -715,10 +715,9 @@ func (g *histGroup) snapshot(put func(m *metric, id int32, v any)) {
 			for i, c := range counts {
 				put(g.bucketM, g.bucketID(o.id, i), c)
 			}
-			stat := o.id
-			put(g.statM[0], stat, total)
+			put(g.statM[0], o.id, total)
 			for k, f := range stats {
-				put(g.statM[1+k], stat, f)
+				put(g.statM[1+k], o.id, f)
 			}
 		})
 	}
