@@ -74,6 +74,7 @@ func restartUnderFetches(t *testing.T, p *pcptest.PMCD, flags mmv.Flags, d time.
 // same 2 s fail every run (pmcd dies, or fetches find no value, within
 // 1.6 s in our runs). MMV_LONG=1 runs a minute instead.
 func TestRestartKeepsPMCD(t *testing.T) {
+	needFileLayer(t)
 	t.Parallel() // a pmcd of its own
 	p := pcptest.StartPMCD(t)
 	d := 2 * time.Second
