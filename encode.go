@@ -23,6 +23,7 @@ type plan struct {
 	valueStr   []int64   // per value slot: the string record of a String value
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
+	indomAt    map[*indom]int // index in the part's indoms
 }
 
 // plans keeps plans for the next ones, as scratch keeps buffers: a plan's
@@ -144,13 +145,22 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		}
 		pl.instOff[i] = offs
 	}
+	// By a map, not a search per metric: 1,000 vectors, each a metric
+	// over an indom of its own, made that a million compares.
+	if pl.indomAt == nil {
+		pl.indomAt = map[*indom]int{}
+	}
+	clear(pl.indomAt)
+	for i, in := range p.indoms {
+		pl.indomAt[in] = i
+	}
 	pl.metricOff = sized(pl.metricOff, len(p.metrics))
 	pl.metricInst = sized(pl.metricInst, len(p.metrics))
 	for i, m := range p.metrics {
 		pl.metricOff[i] = pl.record(secMetrics, i)
 		pl.metricInst[i] = nil
 		if m.indom != nil {
-			pl.metricInst[i] = pl.instOff[slices.Index(p.indoms, m.indom)]
+			pl.metricInst[i] = pl.instOff[pl.indomAt[m.indom]]
 		}
 	}
 	return pl
@@ -159,6 +169,7 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 // putPlan keeps pl for the next plan.
 func putPlan(pl *plan) {
 	pl.labels = nil
+	clear(pl.indomAt) // the indoms, for the garbage collector
 	plans.Put(pl)
 }
 

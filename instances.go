@@ -76,7 +76,13 @@ func putInstance(b []byte, version int, indomOff uint64, id int32, name string, 
 type indomTable struct {
 	indoms  []*indom
 	serials map[uint32]*indom
+	counts  liveCounts // over indoms, kept as they change: the caps are checked at every instance added
 }
+
+// liveCounts are the live instances of a registry's indoms, and the sum
+// over them of users*(live-1): the values of the metrics over them beyond
+// one each (valueCount).
+type liveCounts struct{ instances, values int }
 
 // indom is a declared instance domain.
 type indom struct {
@@ -93,6 +99,24 @@ type indom struct {
 	reserve int           // values a vector's metrics over it reserve room for in their file (budget.go)
 	limit   *atomic.Int64 // the vector's limit, which reserve follows down (followLimit)
 	per     int           // values per instance of the vector
+	counts  *liveCounts   // the registry's, once declared in it
+}
+
+// addLive changes live by d, and the registry's counts with it.
+func (in *indom) addLive(d int) {
+	in.live += d
+	if in.counts != nil {
+		in.counts.instances += d
+		in.counts.values += d * in.users
+	}
+}
+
+// addUsers changes users by d, and the registry's counts with it.
+func (in *indom) addUsers(d int) {
+	in.users += d
+	if in.counts != nil {
+		in.counts.values += d * (in.live - 1)
+	}
 }
 
 // AddIndom declares an instance domain and its instances.
@@ -135,6 +159,8 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	}
 	r.indoms = append(r.indoms, in)
 	r.serials[d.Serial] = in
+	in.counts = &r.counts
+	r.counts.instances += in.live
 	// The first file holds every indom, as libpcp_mmv's does; an indom
 	// has no value of its own, so nothing needs a growth step now.
 	first := r.parts[0]
@@ -144,6 +170,9 @@ func (r *Registry) addIndomLocked(d Indom) error {
 
 // undeclareIndom undoes addIndomLocked of in, the last indom declared.
 func (r *Registry) undeclareIndom(in *indom) {
+	r.counts.instances -= in.live
+	r.counts.values -= in.users * (in.live - 1)
+	in.counts = nil
 	r.indoms = r.indoms[:len(r.indoms)-1]
 	delete(r.serials, in.Serial)
 	first := r.parts[0]
@@ -232,7 +261,7 @@ func (in *indom) add(inst Instance) error {
 	in.track(i, inst.ID)
 	in.Instances = append(in.Instances, inst)
 	in.removed = append(in.removed, false)
-	in.live++
+	in.addLive(1)
 	return nil
 }
 
@@ -316,12 +345,13 @@ func (in *indom) truncate(n int) {
 		in.names.remove(nameKey(inst.Name), in.instanceKey)
 	}
 	in.Instances, in.removed = in.Instances[:n], in.removed[:n]
-	in.live = 0
+	live := 0
 	for _, r := range in.removed {
 		if !r {
-			in.live++
+			live++
 		}
 	}
+	in.addLive(live - in.live)
 }
 
 // lookup returns the index of the instance named exactly name, unless
@@ -341,7 +371,7 @@ func (r *Registry) removeInstanceLocked(in *indom, j int) {
 		return
 	}
 	in.removed[j] = true
-	in.live--
+	in.addLive(-1)
 	var grown []*part
 	for _, p := range r.parts {
 		if p.hasIndom(in) {
@@ -384,7 +414,7 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 		return err
 	}
 	in.removed[j] = false
-	in.live++
+	in.addLive(1)
 	var grown []*part
 	for _, p := range r.parts {
 		if p.hasIndom(in) {
@@ -409,7 +439,7 @@ func (r *Registry) unreviveInstanceLocked(in *indom, j int) {
 		}
 	}
 	in.removed[j] = true
-	in.live--
+	in.addLive(-1)
 }
 
 // Default caps on instances (see Options.MaxIndomInstances): a metric over
@@ -466,10 +496,4 @@ func capOf(c, def int) int {
 
 // instanceCount is the number of instances the registry's indoms hold,
 // removed ones not counted, each counted once whichever files hold it.
-func (r *Registry) instanceCount() int {
-	n := 0
-	for _, in := range r.indoms {
-		n += in.live
-	}
-	return n
-}
+func (r *Registry) instanceCount() int { return r.counts.instances }

@@ -221,7 +221,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 		if !r.labelIn(l, p) {
 			continue
 		}
-		if len(r.labelsOf(p)) >= MaxLabels {
+		if r.labelCount(p) >= MaxLabels {
 			return errorf(ErrTooMany, inside(subject, "label", l.Name), "a file holds at most %d labels", MaxLabels)
 		}
 		grown = append(grown, p)
@@ -241,10 +241,25 @@ func (r *Registry) labelRoomLocked(serial uint32) int {
 	room := MaxLabels
 	for _, p := range r.parts {
 		if p.hasIndom(r.serials[serial]) {
-			room = min(room, MaxLabels-len(r.labelsOf(p)))
+			room = min(room, MaxLabels-r.labelCount(p))
 		}
 	}
 	return room
+}
+
+// labelCount is len(r.labelsOf(p)), counted without making the list: a
+// vector asks at every instance it labels.
+func (r *Registry) labelCount(p *part) int {
+	if len(r.parts) == 1 {
+		return len(r.labels) // every label is in the only file
+	}
+	n := 0
+	for _, l := range r.labels {
+		if r.labelIn(l, p) {
+			n++
+		}
+	}
+	return n
 }
 
 // removeInstanceLabelsLocked removes the labels of instance id of the indom

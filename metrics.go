@@ -200,7 +200,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	mt.part, mt.index = p, len(p.metrics)
 	r.metrics = append(r.metrics, mt)
 	if mt.indom != nil {
-		mt.indom.users++
+		mt.indom.addUsers(1)
 	}
 	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
 	p.metrics = append(p.metrics, mt)
@@ -217,7 +217,7 @@ func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) 
 	r.names.remove(mt.Name, r.metricName)
 	r.metrics = r.metrics[:len(r.metrics)-1]
 	if mt.indom != nil {
-		mt.indom.users--
+		mt.indom.addUsers(-1)
 	}
 	forPrefixes(mt.Name, func(prefix string) {
 		if r.prefixes[prefix]--; r.prefixes[prefix] == 0 {
