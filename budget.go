@@ -91,6 +91,17 @@ func errFileBudget(subject string, values, budget int) error {
 	return errorf(ErrTooMany, subject, "%d values would pass the budget of %d values per file (Options.MaxFileValues): PCP's reader takes time quadratic in a file's values", values, budget)
 }
 
+// errFirstFileOnly is the error for a metric whose name fits only the
+// registry's first file (fitsOverflow) when that file has no room: full
+// of metrics, or values that would pass its budget.
+func errFirstFileOnly(metric, registry string, full bool, values, budget int) error {
+	room := fmt.Sprintf("%d values would pass its budget of %d values (Options.MaxFileValues)", values, budget)
+	if full {
+		room = fmt.Sprintf("it holds %d metrics, as many as a file holds", MaxMetrics)
+	}
+	return errorf(ErrTooLong, subject("metric", metric), "a name of %d bytes fits only the registry's first file (in an overflow file it carries %q, and a name there holds at most %d bytes), and %s", len(metric), registry+".", MaxStringLen-len(registry)-1, room)
+}
+
 // checkValuesCap returns an error wrapping ErrTooMany when n more values
 // would take a registry holding have past its cap under o.
 func checkValuesCap(o *Options, subject string, have, n int) error {
@@ -175,10 +186,22 @@ func (r *Registry) placeLocked() error {
 	for i, m := range r.metrics {
 		order[m] = i
 	}
+	// Names that fit only the first file go first (fitsOverflow); the
+	// declarations put them there, so they have room.
+	long := func(m *metric) bool { return !fitsOverflow(r.name, r.opts.Flags, m.Name) }
 	sorted := slices.Clone(r.metrics)
-	slices.SortStableFunc(sorted, func(a, b *metric) int { return cmp.Compare(a.Name, b.Name) })
-	first := r.parts[0]
-	first.metrics, first.used = nil, [MaxItem + 1]bool{}
+	slices.SortStableFunc(sorted, func(a, b *metric) int {
+		if la := long(a); la != long(b) {
+			if la {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	// Laid out on new parts, the first one's metrics on a stand-in, so that
+	// an error leaves the registry as it was.
+	first := &part{indoms: r.parts[0].indoms}
 	parts := []*part{first}
 	budget := fileBudget(&r.opts)
 	for _, m := range sorted {
@@ -192,6 +215,9 @@ func (r *Registry) placeLocked() error {
 			if len(p.metrics) < MaxMetrics && (m.auto || !p.used[m.item]) && p.chargeLocked(budget, nil, 0)+need <= budget {
 				to = p
 				break
+			}
+			if long(m) {
+				return errFirstFileOnly(m.Name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
 			}
 		}
 		if to == nil {
@@ -209,6 +235,8 @@ func (r *Registry) placeLocked() error {
 			to.indoms = append(to.indoms, m.indom)
 		}
 	}
+	parts[0] = r.parts[0]
+	parts[0].metrics, parts[0].used = first.metrics, first.used
 	for _, p := range parts {
 		slices.SortFunc(p.metrics, func(a, b *metric) int { return cmp.Compare(order[a], order[b]) })
 		for i, m := range p.metrics {

@@ -107,6 +107,14 @@ func reportWhole(b *testing.B, w pcptest.Whole) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// reportPMCD reports the processor time pmcd (with its DSO agent) spent
+// per value of the fetches since cpu0, fetches of values each: what PCP
+// pays, which the wall time of a whole fetch overstates with the client's
+// decoding of its result and the machine's other work.
+func reportPMCD(b *testing.B, p *pcptest.PMCD, cpu0 time.Duration, fetches, values int) {
+	b.ReportMetric(float64((p.CPU()-cpu0).Nanoseconds())/float64(fetches*values), "pmcd-ns/value")
+}
+
 // linearShapes are registries of 1,000 to 100,000 values of one shape,
 // metrics over an indom of 100 instances, whose fetch time per value the
 // budget keeps flat.
@@ -124,10 +132,13 @@ func BenchmarkFetchPerValue(b *testing.B) {
 			defer closeShape(b, rs)
 			p.FetchAll(b, "mmv.lin0", 1)
 			var w pcptest.Whole
+			cpu0, fetches := p.CPU(), 0
 			for b.Loop() {
 				w = p.FetchAll(b, "mmv.lin0", 3)
+				fetches += 3
 			}
 			reportWhole(b, w)
+			reportPMCD(b, p, cpu0, fetches, w.Values)
 		})
 	}
 }

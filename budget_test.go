@@ -5,6 +5,7 @@ import (
 
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/goruntime"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
 
@@ -243,4 +245,57 @@ func TestHistogramVecHugeLimit(t *testing.T) {
 	require.NotNil(t, c.With("x"))
 	require.NoError(t, r.Flush())
 	requireWithinBudget(t, dir, mmv.DefaultMaxFileValues)
+}
+
+// TestLongNamesKeepTheFirstFile: in an overflow file a metric's name
+// carries the registry's ("longov." here), so a name of more than
+// 255−len("longov.") bytes fits only the registry's first file. Such a
+// metric is placed there whatever the order of declaration, and refused,
+// naming the rule and the option, when the first file has no room; it is
+// never written cut short into an overflow file.
+func TestLongNamesKeepTheFirstFile(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	r := newRegistry(t, "longov", dir, mmv.Options{MaxFileValues: 4})
+	long := "l" + strings.Repeat("x", mmv.MaxStringLen-1) // 255 bytes
+	fits := "m" + strings.Repeat("x", mmv.MaxStringLen-len("longov.")-1)
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: long, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	for i := range 4 { // sorted before long: Start places by name
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprintf("a%d", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	}
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: fits, Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.Start())
+	first, err := mmvfile.Open(filepath.Join(dir, "longov"))
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(first.Metrics, func(m *mmvfile.Metric) bool { return m.Name == long }), "the long name is in the first file")
+
+	// Started, the first file full: refused, not cut.
+	err = r.AddMetric(mmv.Metric{Name: "k" + long[1:], Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	require.ErrorIs(t, err, mmv.ErrTooLong)
+	assert.Contains(t, err.Error(), `metric "kxx`)
+	assert.Contains(t, err.Error(), "Options.MaxFileValues")
+	assert.Contains(t, err.Error(), "at most 248 bytes")
+	// The longest name an overflow file holds goes there.
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n" + fits[1:], Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.Flush())
+	requireWithinBudget(t, dir, 4)
+
+	// Configure checks names against the name it gives: two metrics that
+	// fit overflow files of "c" fit only the first file of a longer name.
+	c := newRegistry(t, "c", dir, mmv.Options{MaxFileValues: 1})
+	for _, n := range []string{"p", "q"} {
+		require.NoError(t, c.AddMetric(mmv.Metric{Name: n + fits[1:], Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	}
+	err = c.Configure("longerx", mmv.Options{Dir: dir, MaxFileValues: 1})
+	require.ErrorIs(t, err, mmv.ErrTooLong)
+	assert.Contains(t, err.Error(), `metric "qxx`)
+	require.NoError(t, c.Configure("longov", mmv.Options{Dir: dir, MaxFileValues: 1}), "as long as longov")
+
+	if !pcptest.WantPCP(t) {
+		return
+	}
+	ms := pcptest.Info(t, tmp)
+	for _, name := range []string{long, fits, "n" + fits[1:], "a0", "a3"} {
+		assert.NotNil(t, pcptest.Find(ms, "mmv.longov."+name), "PCP shows %.20s... (%d bytes)", name, len(name))
+	}
 }

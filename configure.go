@@ -78,6 +78,10 @@ func (r *Registry) checkConfiguredLocked() error {
 	if err := r.checkBudgetsLocked(); err != nil {
 		return err
 	}
+	// A longer name can leave a metric's name room in the first file only.
+	if err := r.placeLocked(); err != nil {
+		return err
+	}
 	for _, l := range r.labels {
 		if l.kind == labelCluster {
 			if err := checkClusterLabel(subject("registry label", l.Name), r.opts.Cluster); err != nil {

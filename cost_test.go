@@ -94,6 +94,12 @@ func writeShape(t testing.TB, dir, prefix string, s costShape, opts mmv.Options)
 			}
 		}
 		require.NoError(t, r.Start())
+		t.Cleanup(func() { // also after a failure, above all in the host pmcd's directory
+			r.Close()
+			os.Remove(r.Path())
+			for i := 2; os.Remove(fmt.Sprintf("%s.%d", r.Path(), i)) == nil; i++ {
+			}
+		})
 		rs = append(rs, r)
 	}
 	return rs

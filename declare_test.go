@@ -86,6 +86,13 @@ func TestNamesUpToTheLimit(t *testing.T) {
 				valid := true
 				for _, m := range k.metrics(name) {
 					valid = valid && len(m) <= MaxStringLen
+					// At the default budget a histogram vector's buckets
+					// fill the first file and its statistics go to an
+					// overflow file, where names carry "names."
+					// (TestLongNamesKeepTheFirstFile).
+					if k.kind == "HistogramVec" && !strings.HasSuffix(m, ".bucket") {
+						valid = valid && len("names.")+len(m) <= MaxStringLen
+					}
 				}
 				r := NewRegistry("names", &Options{Dir: t.TempDir()})
 				err := refusal(func() { k.declare(r, name) })
@@ -111,7 +118,9 @@ func TestNamesAtTheLimitInPCP(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	// One file (no values budget): in an overflow file a metric's name
-	// carries the registry's, and the longest names would not fit.
+	// carries the registry's, so the longest names fit only the first file
+	// (TestLongNamesKeepTheFirstFile), and here they are too many for its
+	// default budget.
 	r := NewRegistry("longnames", &Options{Dir: filepath.Join(tmp, "mmv"), MaxFileValues: -1})
 	defer r.Close()
 	var want []string

@@ -38,7 +38,10 @@
 // help, each at most 255 bytes. A name holds up to 255 bytes for every
 // instrument, vectors included (a histogram's, with its parts: see
 // Histogram); the help texts the package makes up from a name, such as a
-// vector's indom's, are cut to fit, never refusing the name.
+// vector's indom's, are cut to fit, never refusing the name. A name
+// longer than 254 bytes less the file name's fits only the registry's
+// first file (an overflow file's names carry the file name): it is placed
+// there, and refused with ErrTooLong when the first file has no room.
 //
 // A vector's instances may expire ([Vec.SetExpiry]): those whose values
 // have not changed for a chosen duration are deleted, found by a sweep

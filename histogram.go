@@ -788,7 +788,10 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // (Options.MaxFileValues), whichever is less, over a histogram's buckets,
 // when that is less than DefaultVecLimit: 107 instances with the default
 // 19 buckets and cap of 2048, 8 with the log-linear layout's 242 by
-// default. SetLimit raises it, within the cap and the budget.
+// default. SetLimit raises it, within the cap and the budget. Its buckets
+// then fill a file and its statistics go to an overflow file, whose names
+// carry the registry's file name: a name too long for that is refused
+// (ErrTooLong) unless the first file has room for them.
 //
 // An instance's buckets take the ids from id*buckets on, which must fit
 // PCP's 31 bits: the vector's instance ids are below 2^31/buckets (113

@@ -160,7 +160,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err := r.checkMetricBudgetLocked(subject("metric", m.Name), in); err != nil {
 		return nil, err
 	}
-	p, newPart, err := r.partWithRoomLocked(in)
+	p, newPart, err := r.partWithRoomLocked(in, m.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -322,12 +322,14 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 	return v, nil
 }
 
-// partWithRoomLocked returns the first part with room for a metric over
-// in (nil when singular): fewer than MaxMetrics metrics, and values within
-// its budget with the metric's (budget.go); or a new overflow part when
-// none has. A new part's name is checked here, when the metric that needs
-// it is declared; the caller drops the part if the declaration fails.
-func (r *Registry) partWithRoomLocked(in *indom) (p *part, isNew bool, err error) {
+// partWithRoomLocked returns the first part with room for a metric of
+// that name over in (nil when singular): fewer than MaxMetrics metrics,
+// and values within its budget with the metric's (budget.go); or a new
+// overflow part when none has. A name that fits only the first file
+// (fitsOverflow) has the first file or an error. A new part's name is
+// checked here, when the metric that needs it is declared; the caller
+// drops the part if the declaration fails.
+func (r *Registry) partWithRoomLocked(in *indom, name string) (p *part, isNew bool, err error) {
 	budget, live := fileBudget(&r.opts), 1
 	if in != nil {
 		live = in.live
@@ -336,6 +338,9 @@ func (r *Registry) partWithRoomLocked(in *indom) (p *part, isNew bool, err error
 	for _, p := range r.parts {
 		if len(p.metrics) < MaxMetrics && p.chargeLocked(budget, nil, 0)+need <= budget {
 			return p, false, nil
+		}
+		if !fitsOverflow(r.name, r.opts.Flags, name) {
+			return nil, false, errFirstFileOnly(name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
 		}
 	}
 	p = newPart(len(r.parts), r.name, r.opts.Flags)

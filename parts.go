@@ -60,6 +60,14 @@ func (p *part) configure(name string, flags Flags) {
 	}
 }
 
+// fitsOverflow reports whether a metric of that name fits an overflow
+// file of a registry of that name and flags, where the metric's name
+// carries the registry's (configure): a longer one fits only the first
+// file, which is where it is placed (budget.go).
+func fitsOverflow(registry string, flags Flags, metric string) bool {
+	return flags&NoPrefix != 0 || len(registry)+1+len(metric) <= MaxStringLen
+}
+
 // metricName is the name a metric has in the part's file.
 func (p *part) metricName(m *metric) string { return p.prefix + m.Name }
 

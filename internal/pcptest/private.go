@@ -1,6 +1,7 @@
 package pcptest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	_ "embed"
@@ -150,6 +151,29 @@ func (p *PMCD) AgentPID() int {
 	}
 	return 0
 }
+
+// CPU returns the processor time a pmcd StartPMCD started has used, with
+// its DSO agents (user and system, in the kernel's ticks), 0 for the
+// host's: what a fetch costs PCP, unlike its wall time, which the client
+// and other work on the machine add to.
+func (p *PMCD) CPU() time.Duration {
+	if p.private == nil {
+		return 0
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.private.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields 14 and 15, utime and stime, counted after the command's ")".
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's times: 100 on
+// every Linux architecture Go runs on.
+const clockTicks = 100
 
 // freePort returns a TCP port nothing listens on now.
 func freePort() (int, error) {
