@@ -248,7 +248,9 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom,
 	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}); err != nil {
 		return nil, err
 	}
-	return r.serials[serial], nil
+	in := r.serials[serial]
+	in.shares = true
+	return in, nil
 }
 
 // fitHelp cuts a help text the registry makes up, such as an indom's

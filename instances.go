@@ -100,6 +100,7 @@ type indom struct {
 	limit   *atomic.Int64 // the vector's limit, which reserve follows down (followLimit)
 	per     int           // values per instance of the vector
 	counts  *liveCounts   // the registry's, once declared in it
+	shares  bool          // made by the registry for instruments: its instance names share string records (newPlan)
 }
 
 // addLive changes live by d, and the registry's counts with it.

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -54,6 +55,7 @@ func BenchmarkDeclare(b *testing.B) {
 		for _, when := range []string{"before", "before+start", "after"} {
 			b.Run(s.String()+"/mmv/"+when, func(b *testing.B) {
 				var flush time.Duration
+				var size int64
 				b.ReportAllocs()
 				for b.Loop() {
 					r := declRegistry("declare")
@@ -77,6 +79,9 @@ func BenchmarkDeclare(b *testing.B) {
 						check(b, r.Start())
 					}
 					b.StopTimer()
+					if when == "before+start" {
+						size = must(os.Stat(r.Path()))(b).Size()
+					}
 					if when == "after" {
 						t0 := time.Now()
 						check(b, r.Flush())
@@ -88,6 +93,9 @@ func BenchmarkDeclare(b *testing.B) {
 				per(b)
 				if when == "after" {
 					b.ReportMetric(float64(flush.Nanoseconds())/float64(b.N), "flush-ns/op")
+				}
+				if size > 0 {
+					b.ReportMetric(float64(size), "file-bytes")
 				}
 			})
 		}
