@@ -101,6 +101,7 @@ type indom struct {
 	per     int           // values per instance of the vector
 	counts  *liveCounts   // the registry's, once declared in it
 	shares  bool          // made by the registry for instruments: its instance names share string records (newPlan)
+	metrics []*metric     // over it, in order of declaration: a part's are found without a scan of its metrics
 }
 
 // addLive changes live by d, and the registry's counts with it.

@@ -201,6 +201,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	r.metrics = append(r.metrics, mt)
 	if mt.indom != nil {
 		mt.indom.addUsers(1)
+		mt.indom.metrics = append(mt.indom.metrics, mt)
 	}
 	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
 	p.metrics = append(p.metrics, mt)
@@ -218,6 +219,7 @@ func (r *Registry) undeclareMetric(p *part, mt *metric, newIndom, newPart bool) 
 	r.metrics = r.metrics[:len(r.metrics)-1]
 	if mt.indom != nil {
 		mt.indom.addUsers(-1)
+		mt.indom.metrics = mt.indom.metrics[:len(mt.indom.metrics)-1]
 	}
 	forPrefixes(mt.Name, func(prefix string) {
 		if r.prefixes[prefix]--; r.prefixes[prefix] == 0 {
