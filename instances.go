@@ -125,6 +125,7 @@ func (in *indom) addUsers(d int) {
 func (r *Registry) AddIndom(d Indom) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked()
 	return r.addIndomLocked(d)
 }
 
@@ -187,6 +188,7 @@ func (r *Registry) undeclareIndom(in *indom) {
 func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked() // its values are live at once, or it is not added
 	return r.addInstancesLocked(serial, []Instance{inst}, undoDeclared)
 }
 

@@ -232,7 +232,9 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	}
 	l.payload = p
 	r.labels = append(r.labels, l)
-	return r.grewLocked(undoDeclared, grown...)
+	// A label needs no storage: published with the next file, which is
+	// retried until it is written.
+	return r.grewLocked(keepDeclared, grown...)
 }
 
 // labelRoomLocked returns how many more labels the files holding the indom

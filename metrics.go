@@ -136,6 +136,7 @@ func (m *metric) valueCount() int {
 func (r *Registry) AddMetric(m Metric) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked() // its values are live at once, or it is not declared
 	_, err := r.addMetricLocked(m, undoDeclared)
 	return err
 }
@@ -307,6 +308,7 @@ func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
 func (r *Registry) Value(metric, instance string) (*Value, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked()
 	switch r.state {
 	case declaring:
 		return nil, errorf(ErrNotStarted, subject("metric", metric), "")
@@ -318,6 +320,15 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 		return nil, err
 	}
 	v := r.handleLocked(m, i)
+	if v == nil && r.unpublishedLocked() {
+		// Declared by an instrument, whose first use does not wait for
+		// the publication that gives it storage: this call does.
+		r.publishLocked()
+		if m, i, err = r.valueOf(metric, instance); err != nil {
+			return nil, err
+		}
+		v = r.handleLocked(m, i)
+	}
 	if v == nil {
 		return nil, fmt.Errorf("mmv: metric %q: not in the file yet: %w", metric, r.pubErr)
 	}

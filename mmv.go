@@ -92,12 +92,16 @@ type Registry struct {
 	// the registry, the others hold metrics beyond MaxMetrics (parts.go).
 	parts []*part
 
-	pending *time.Timer        // the publication of declarations made after Start
-	pubErr  error              // why the last publication failed
-	dir     *osfile.Dir        // where the files are, from Start to Close
-	path    string             // the first file's, once started
-	waiting []waiter           // instruments waiting for storage (cell.go)
-	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
+	pending *time.Timer // the publication of declarations made after Start
+	urgent  bool        // instruments' values wait for storage: publish without PublishDelay
+	// inFlight, while a publication runs without the lock (growth.go,
+	// publishPartUnlocking), is closed when it is done.
+	inFlight chan struct{}
+	pubErr   error              // why the last publication failed
+	dir      *osfile.Dir        // where the files are, from Start to Close
+	path     string             // the first file's, once started
+	waiting  []waiter           // instruments waiting for storage (cell.go)
+	cells    map[*cell]struct{} // every instrument's cell, unbound at Close
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
