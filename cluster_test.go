@@ -144,6 +144,7 @@ func TestExplicitClusterTaken(t *testing.T) {
 // refused with ErrClusterInUse, and PCP shows each registry's values under
 // its own names. Three rounds, each in a fresh directory.
 func TestClustersAcrossProcesses(t *testing.T) {
+	needFileLayer(t)
 	if childRole() == "cluster" {
 		playClusterChild(t)
 		return

@@ -13,8 +13,7 @@ import (
 // TestLiveCountsExact: the registry's counts of live instances and values,
 // kept as indoms and metrics change rather than summed at every instance
 // added (which cost 1,000 vectors' declarations most of their time), equal
-// the sums over the indoms, and each indom's list of its metrics the
-// registry's metrics over it, after every kind of change: indoms and metrics
+// the sums over the indoms after every kind of change: indoms and metrics
 // declared, instances added, removed, revived and forgotten, transactions
 // refused and undone, histograms, before and after Start, in overflow
 // files.
@@ -33,14 +32,11 @@ func TestLiveCountsExact(t *testing.T) {
 					live++
 				}
 			}
-			var over []*metric
 			for _, m := range r.metrics {
 				if m.indom == in {
 					users++
-					over = append(over, m)
 				}
 			}
-			require.Equal(t, over, in.metrics, "indom %d's metrics after %s", in.Serial, after)
 			require.Equal(t, live, in.live, "indom %d's live after %s", in.Serial, after)
 			require.Equal(t, users, in.users, "indom %d's users after %s", in.Serial, after)
 			want.instances += live

@@ -299,3 +299,18 @@ func (r *Registry) version(p *part) (int, error) {
 		return v, nil
 	}
 }
+
+// target returns the identity and internal instance of a label's record
+// in part p: the cluster, the metric's item, or the indom serial and
+// instance.
+func (l *label) target(p *part) (identity uint32, instance int32) {
+	switch l.kind {
+	case labelCluster:
+		return p.cluster, labelNoInstance
+	case labelItem:
+		return l.metric.item, labelNoInstance
+	case labelIndom:
+		return l.serial, labelNoInstance
+	}
+	return l.serial, l.instance
+}

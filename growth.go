@@ -391,6 +391,92 @@ func generation(t time.Time) uint64 {
 	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
 }
 
+// waitLocked hands w its value at once when it has storage, else keeps it
+// waiting.
+func (r *Registry) waitLocked(w waiter) {
+	if v := r.handleLocked(w.m, w.inst); v != nil {
+		w.bind(v)
+		return
+	}
+	r.waiting = append(r.waiting, w)
+}
+
+// handleLocked returns the handle of m's value for instance index inst (0
+// when singular), nil until the value has storage in a started file.
+func (r *Registry) handleLocked(m *metric, inst int) *Value {
+	if r.state != started {
+		return nil
+	}
+	return m.part.handleOf(m, inst, &r.strs)
+}
+
+// renumberWaitersLocked gives the waiters for values of in the new
+// indexes of their instances (see part.renumber). None waits for a removed
+// instance (removeInstrumentLocked unwaits them); one would be dropped.
+func (r *Registry) renumberWaitersLocked(in *indom, to []int) {
+	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && to[w.inst] < 0 })
+	for i := range r.waiting {
+		if w := &r.waiting[i]; w.m.indom == in {
+			w.inst = to[w.inst]
+		}
+	}
+}
+
+// unwaitLocked forgets the waiters for the values of instance j of in,
+// which was removed.
+func (r *Registry) unwaitLocked(in *indom, j int) {
+	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && w.inst == j })
+}
+
+// wakeLocked hands the values that now have storage to their waiters.
+func (r *Registry) wakeLocked() {
+	if r.state != started {
+		return
+	}
+	kept := r.waiting[:0]
+	for _, w := range r.waiting {
+		if v := r.handleLocked(w.m, w.inst); v != nil {
+			w.bind(v)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(r.waiting[len(kept):])
+	r.waiting = kept
+}
+
+// forgetRemovedLocked makes the indoms that keep many removed instances
+// forget them (indom.forget), moving the values of the others to their
+// new indexes.
+func (r *Registry) forgetRemovedLocked() {
+	for _, in := range r.indoms {
+		if !in.forgetsRemoved() {
+			continue
+		}
+		to := in.forget()
+		for _, p := range r.parts {
+			if p.hasIndom(in) {
+				p.renumber(in, to)
+			}
+		}
+		r.renumberWaitersLocked(in, to)
+	}
+}
+
+// bindCellLocked binds c to m's value for instance id (0 when singular)
+// as soon as it has storage, and unbinds it when the registry closes.
+func (r *Registry) bindCellLocked(m *metric, id int32, c *cell) {
+	r.cells[c] = struct{}{}
+	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: c.bind, c: c})
+}
+
+// unbindCellLocked points c back at its own memory for good: its value
+// was removed.
+func (r *Registry) unbindCellLocked(c *cell) {
+	c.unbind()
+	delete(r.cells, c)
+}
+
 // awaitPublicationLocked returns once no publication is in progress
 // without the lock: publishing again, closing, or declaring what must
 // have storage at once (the low-level API) waits for it. It lets the lock

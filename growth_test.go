@@ -46,7 +46,7 @@ func testGrowthLosesNoUpdate(t *testing.T, pad bool) {
 	for _, m := range old {
 		require.NoError(t, r.AddMetric(m))
 	}
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	handles := make([]*mmv.Value, len(old))
 	for i, m := range old {
 		inst := ""
@@ -182,7 +182,7 @@ func testGrowthKeepsEveryType(t *testing.T, pad bool) {
 	for _, typ := range types {
 		require.NoError(t, r.AddMetric(mmv.Metric{Name: "t" + strconv.Itoa(int(typ)), Type: typ, Semantics: mmv.SemInstant}))
 	}
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	vals := map[mmv.Type]*mmv.Value{}
 	for _, typ := range types {
 		v, err := r.Value("t"+strconv.Itoa(int(typ)), "")
@@ -234,7 +234,7 @@ func testRepublishKeepsSize(t *testing.T, pad bool) {
 	defer r.Close()
 	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
 	v.With("kept")
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	churn := func(i int) {
 		v.With(fmt.Sprint(i)).Inc()
 		require.NoError(t, r.Flush())
@@ -264,7 +264,7 @@ func testGrowthAfterRemoval(t *testing.T, pad bool) {
 	r := newRegistry(t, "shrink", t.TempDir(), mmv.Options{PadValues: pad})
 	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
 	kept := v.With("kept")
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	kept.Inc()
 	long := func(i int) string { return fmt.Sprintf("%064d", i) } // a string record each
 	for i := range 40 {

@@ -1,7 +1,10 @@
 package mmv
 
 import (
+	"errors"
+	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,8 +84,8 @@ func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) (bound
 
 // sweepAt runs a sweep of v at now, as the timer does.
 func sweepAt[T any](v *Vec[T], now time.Time) {
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	v.sweepLocked(now)
 }
 
@@ -95,3 +98,43 @@ func expiredCount(r *Registry) (expired, late uint64) {
 	}
 	return r.expired[0].state(), r.expired[1].state()
 }
+
+// startOrSkip starts r, or skips the test where the system has no file
+// layer (Start returns ErrUnsupported: systems without a port, and Linux
+// under -tags mmv_noport), so that the tests of what needs no file run
+// there.
+func startOrSkip(tb testing.TB, r *Registry) {
+	tb.Helper()
+	err := r.Start()
+	if errors.Is(err, ErrUnsupported) {
+		tb.Skipf("no file layer here: %v", err)
+	}
+	require.NoError(tb, err)
+}
+
+// needFileLayer skips a test of the files themselves where there is no
+// file layer (see startOrSkip), found once by starting a registry in a
+// directory of its own.
+func needFileLayer(tb testing.TB) {
+	tb.Helper()
+	if err := fileLayer(); errors.Is(err, ErrUnsupported) {
+		tb.Skipf("no file layer here: %v", err)
+	}
+}
+
+var fileLayer = sync.OnceValue(func() error {
+	dir, err := os.MkdirTemp("", "mmv-probe")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	r := NewRegistry("probe", &Options{Dir: dir, Flags: Process})
+	defer r.Close()
+	return r.Start()
+})
+
+// StartOrSkip and NeedFileLayer are the external tests' (helpers_test.go).
+var (
+	StartOrSkip   = startOrSkip
+	NeedFileLayer = needFileLayer
+)

@@ -36,7 +36,7 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 		hv.With(route)
 	}
 	c.Add(5) // before Start
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	defer r.Close()
 	c.Inc()
 	g.Set(0.25)
@@ -103,7 +103,7 @@ func TestTimerRateThroughPMCD(t *testing.T) {
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
 	defer r.Close()
 	tm := mmv.NewTimer(r, "work", "Time spent working")
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	metric := "mmv." + name + ".work"
 	require.Eventually(t, func() bool {
 		ms, err := p.Fetch(context.Background(), metric)

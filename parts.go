@@ -209,8 +209,8 @@ func (p *part) release(m *metric, j int) {
 // remove takes the slots of instance j of the part's metrics over in, to
 // be published dead.
 func (p *part) remove(in *indom, j int) {
-	for _, m := range in.metrics {
-		if m.part == p {
+	for _, m := range p.metrics {
+		if m.indom == in {
 			if s := p.unslot(m, j); s >= 0 {
 				p.dying = append(p.dying, s)
 			}
@@ -227,8 +227,8 @@ func (p *part) published() {
 // instance revived if not negative, a slot for each metric of the part
 // over in.
 func (p *part) newInstanceSlots(in *indom, first, revived int) {
-	for _, m := range in.metrics {
-		if m.part != p {
+	for _, m := range p.metrics {
+		if m.indom != in {
 			continue
 		}
 		if revived >= 0 {

@@ -72,6 +72,7 @@ func restartUnderFetches(t *testing.T, p *pcptest.PMCD, flags mmv.Flags, d time.
 // PCP 6.0.3's pmcd within seconds (TestProcessRestartPMCD). MMV_LONG=1
 // runs a minute instead of 5 s.
 func TestRestartKeepsPMCD(t *testing.T) {
+	needFileLayer(t)
 	p := pcptest.StartPMCD(t)
 	d := 5 * time.Second
 	if os.Getenv("MMV_LONG") == "1" {
