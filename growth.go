@@ -213,20 +213,12 @@ func (r *Registry) publishPartLocked(p *part) error {
 	if !p.dirty {
 		return nil
 	}
-	version, err := r.version(p)
+	pl, live, capacity, err := r.growthPlanLocked(p)
 	if err != nil {
 		return err
 	}
-	f := p.file
-	live := min(len(p.slots), f.capacity)
-	// Room to double, and to cover the old file's records whole (those
-	// after the values too, in a first file laid out as libpcp_mmv's):
-	// the new file, its values at the same address in the same place of a
-	// page, then covers the old mapping. Not the old mapping's page
-	// rounding: that would grow the file at every publication.
-	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	pl := r.newPlan(p, version, &growth{from: f.os.ValuesOffset(), capacity: capacity})
 	defer putPlan(pl)
+	f := p.file
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
 	r.strs.mu.Lock()
@@ -502,15 +494,12 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	if !p.dirty {
 		return nil
 	}
-	version, err := r.version(p)
+	pl, live, capacity, err := r.growthPlanLocked(p)
 	if err != nil {
 		return err
 	}
-	f := p.file
-	live := min(len(p.slots), f.capacity)
-	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	pl := r.newPlan(p, version, &growth{from: f.os.ValuesOffset(), capacity: capacity})
 	defer putPlan(pl)
+	f := p.file
 	sp, dying, free := p.snapshotLocked(), len(p.dying), p.free
 	p.free, p.dirty = nil, false
 	done := make(chan struct{})
@@ -540,6 +529,23 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	p.free = append(p.free, p.dying[:dying]...)
 	p.dying = slices.Delete(p.dying, 0, dying)
 	return nil
+}
+
+// growthPlanLocked lays out the grown file of part p, which has a file:
+// its plan, the slots of the old file that are live, and the new file's
+// room. Room to double, and to cover the old file's records whole (those
+// after the values too, in a first file laid out as libpcp_mmv's): the
+// new file, its values at the same address in the same place of a page,
+// then covers the old mapping. Not the old mapping's page rounding: that
+// would grow the file at every publication.
+func (r *Registry) growthPlanLocked(p *part) (pl *plan, live, capacity int, err error) {
+	version, err := r.version(p)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	live = min(len(p.slots), p.file.capacity)
+	capacity = max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
+	return r.newPlan(p, version, &growth{from: p.file.os.ValuesOffset(), capacity: capacity}), live, capacity, nil
 }
 
 // snapshotLocked returns a copy of what the part's file describes, for a
