@@ -183,6 +183,13 @@ func (r *Registry) publishLocked() error { return r.publishPartsLocked(false) }
 func (r *Registry) publishPartsLocked(unlock bool) error {
 	r.awaitPublicationLocked()
 	r.urgent = false
+	for _, cs := range r.rebound {
+		for _, c := range cs {
+			c.carry()
+		}
+	}
+	clear(r.rebound[1])
+	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
 	r.forgetRemovedLocked()
 	var errs []error
 	for _, p := range r.parts {
@@ -429,6 +436,9 @@ func (r *Registry) wakeLocked() {
 	for _, w := range r.waiting {
 		if v := r.handleLocked(w.m, w.inst); v != nil {
 			w.bind(v)
+			if w.c != nil {
+				r.rebound[0] = append(r.rebound[0], w.c)
+			}
 		} else {
 			kept = append(kept, w)
 		}

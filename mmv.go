@@ -97,11 +97,16 @@ type Registry struct {
 	// inFlight, while a publication runs without the lock (growth.go,
 	// publishPartUnlocking), is closed when it is done.
 	inFlight chan struct{}
-	pubErr   error              // why the last publication failed
-	dir      *osfile.Dir        // where the files are, from Start to Close
-	path     string             // the first file's, once started
-	waiting  []waiter           // instruments waiting for storage (growth.go)
-	cells    map[*cell]struct{} // every instrument's cell, unbound at Close
+	// rebound are the cells bound to storage after their instruments were
+	// handed out, at the last publication and the one before: an update
+	// racing the binding may land in the cell's own memory, and the next
+	// two publications carry it (publishPartsLocked).
+	rebound [2][]*cell
+	pubErr  error              // why the last publication failed
+	dir     *osfile.Dir        // where the files are, from Start to Close
+	path    string             // the first file's, once started
+	waiting []waiter           // instruments waiting for storage (growth.go)
+	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
