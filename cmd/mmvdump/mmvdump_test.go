@@ -171,6 +171,7 @@ func padded(grow bool) func(t *testing.T, r *mmv.Registry) {
 // startWriter runs a writer scenario and returns the path of its file.
 func startWriter(t *testing.T, i int) string {
 	t.Helper()
+	pcptest.NeedFileLayer(t)
 	s := writerScenarios[i]
 	opts := s.opts
 	opts.Dir = t.TempDir()
@@ -416,6 +417,7 @@ func TestPCPFlag(t *testing.T) {
 // with exit status 1, nothing and status 0 when there are none, and
 // status 2 for a path it cannot read.
 func TestLint(t *testing.T) {
+	pcptest.NeedFileLayer(t)
 	dir := t.TempDir()
 	r := mmv.NewRegistry("app", &mmv.Options{Dir: dir, Cluster: 5})
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "x", Type: mmv.Uint64, Semantics: mmv.SemCounter}))

@@ -304,9 +304,12 @@ func DumpExit(t testing.TB, file string) (stdout, stderr string, status int) {
 // RunExample runs an example program's run function for d, with
 // PCP_TMP_DIR set to a temporary directory, checks that what it printed
 // says where its file is and how to read it with pminfo, and returns what
-// PCP's reader shows of the directory. It needs PCP, as MustHavePCP.
+// PCP's reader shows of the directory. It needs PCP, as MustHavePCP, and
+// the file layer, as NeedFileLayer (RunWithoutFiles is the test of the
+// rest).
 func RunExample(t *testing.T, run func(context.Context, io.Writer, time.Duration) error, d time.Duration, file string) []Metric {
 	t.Helper()
+	NeedFileLayer(t)
 	MustHavePCP(t)
 	tmp := t.TempDir()
 	t.Setenv("PCP_TMP_DIR", tmp)
