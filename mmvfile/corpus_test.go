@@ -96,6 +96,7 @@ func runCmd(t *testing.T, cmd *exec.Cmd) []string {
 
 // writeMMV writes the files of package mmv's writer.
 func writeMMV(t *testing.T, dir string) []string {
+	pcptest.NeedFileLayer(t)
 	var names []string
 	write := func(name string, opts mmv.Options, build func(r *mmv.Registry)) {
 		opts.Dir = dir

@@ -32,6 +32,7 @@ func pcpView(t *testing.T, name string, b []byte) []pcptest.Metric {
 // patch, into dir under name, and returns its path.
 func writeFile(t *testing.T, dir, name string, opts mmv.Options, build func(r *mmv.Registry), patch func(b []byte, f *mmvfile.File)) string {
 	t.Helper()
+	pcptest.NeedFileLayer(t)
 	opts.Dir = t.TempDir()
 	r := mmv.NewRegistry(name, &opts)
 	build(r)
