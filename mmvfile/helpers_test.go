@@ -50,6 +50,24 @@ func writeFile(t *testing.T, dir, name string, opts mmv.Options, build func(r *m
 	return path
 }
 
+// checkStored checks that b, a file a writer has just written, holds what
+// the file stored at path holds (summary: layout and generations aside),
+// or with -update stores b there.
+func checkStored(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "%s: run with -update to store it", path)
+	wf, err := mmvfile.Parse(want)
+	require.NoError(t, err)
+	gf, err := mmvfile.Parse(b)
+	require.NoError(t, err)
+	assert.Equal(t, summary(wf), summary(gf), "%s is not what the writer writes now: run with -update to store it", path)
+}
+
 // counterOver declares a counter over an indom of n instances.
 func counterOver(name string, serial uint32, n int) func(r *mmv.Registry) {
 	return func(r *mmv.Registry) {

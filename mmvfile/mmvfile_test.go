@@ -60,17 +60,7 @@ func sample(t testing.TB, version int) []byte {
 	b, err := os.ReadFile(r.Path())
 	require.NoError(t, err)
 	require.Equal(t, version, int(ne.Uint32(b[4:])), "sample version")
-	if *update {
-		require.NoError(t, os.WriteFile(stored, b, 0o644))
-		return b
-	}
-	want, err := os.ReadFile(stored)
-	require.NoError(t, err, "%s: run with -update to store it", stored)
-	wf, err := mmvfile.Parse(want)
-	require.NoError(t, err)
-	gf, err := mmvfile.Parse(b)
-	require.NoError(t, err)
-	require.Equal(t, summary(wf), summary(gf), "%s is not what the writer writes: run with -update to store it", stored)
+	checkStored(t, stored, b)
 	return b
 }
 
