@@ -7,7 +7,9 @@
 // the test when it is, or fail it when the environment sets
 // MMV_REQUIRE_PCP=1 (as CI does), so the tests pass on a machine with only
 // Go and can never be skipped silently in CI. MustHave does the same for
-// any other need.
+// any other need. NeedFileLayer skips, and never fails, a test that needs
+// mmv's files where the build has no port (HasFileLayer): that is the
+// build's fact, not the environment's.
 //
 // Every helper that runs PCP (Info, Pminfo, Dump, DumpExit, RunExample,
 // MustHavePMCD, StartPMCD, FetchLoop) asks for what it needs itself, as
