@@ -58,9 +58,11 @@ func TestGrowthStepAllocations(t *testing.T) {
 				require.NoError(t, r.Flush())
 			})
 			t.Logf("%v allocations", allocs)
-			// The layout, the temporary's name, errors joined: none per
-			// instance or value (the buffer and the plan are recycled).
-			assert.LessOrEqual(t, allocs, 30.0, "a growth step of %d instances", n)
+			// The layout, the temporary's name, errors joined, the
+			// publication's snapshot: none per instance or value (the
+			// buffer and the plan are recycled; 22 here, up to 31 under
+			// -race, where sync.Pool drops a quarter of what it is given).
+			assert.LessOrEqual(t, allocs, 40.0, "a growth step of %d instances", n)
 		})
 	}
 }

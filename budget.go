@@ -81,13 +81,7 @@ func (p *part) chargeLocked(budget int, grown *indom, n int) int {
 
 // valueCount is the number of live values the registry holds, every file
 // together.
-func (r *Registry) valueCount() int {
-	n := len(r.metrics)
-	for _, in := range r.indoms {
-		n += in.users * (in.live - 1)
-	}
-	return n
-}
+func (r *Registry) valueCount() int { return len(r.metrics) + r.counts.values }
 
 // budgetSubject names a file in an error.
 func budgetSubject(p *part) string { return subject("file", p.name) }
@@ -143,6 +137,9 @@ func (r *Registry) checkGrowthLocked(in *indom, n int) error {
 		return err
 	}
 	budget := fileBudget(&r.opts)
+	if in.live+n <= min(in.reserved(), budget) {
+		return nil // within the room its indom reserves: no file's charge changes
+	}
 	for _, p := range r.parts {
 		if !p.hasIndom(in) {
 			continue

@@ -19,6 +19,7 @@ import (
 func (r *Registry) AddMetric(m Metric) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked() // its values are live at once, or it is not declared
 	_, err := r.addMetricLocked(m, undoDeclared)
 	return err
 }
@@ -83,7 +84,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	mt.part, mt.index = p, len(p.metrics)
 	r.metrics = append(r.metrics, mt)
 	if mt.indom != nil {
-		mt.indom.users++
+		mt.indom.addUsers(1)
 	}
 	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
 	p.metrics = append(p.metrics, mt)
@@ -103,7 +104,7 @@ func (r *Registry) undeclareMetric(s step) {
 	r.names.remove(mt.Name, r.metricName)
 	r.metrics = r.metrics[:len(r.metrics)-1]
 	if mt.indom != nil {
-		mt.indom.users--
+		mt.indom.addUsers(-1)
 	}
 	forPrefixes(mt.Name, func(prefix string) {
 		if r.prefixes[prefix]--; r.prefixes[prefix] == 0 {
@@ -182,6 +183,7 @@ func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
 func (r *Registry) Value(metric, instance string) (*Value, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked()
 	switch r.state {
 	case declaring:
 		return nil, errorf(ErrNotStarted, subject("metric", metric), "")
@@ -193,6 +195,15 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 		return nil, err
 	}
 	v := r.handleLocked(m, i)
+	if v == nil && r.unpublishedLocked() {
+		// Declared by an instrument, whose first use does not wait for
+		// the publication that gives it storage: this call does.
+		r.publishLocked()
+		if m, i, err = r.valueOf(metric, instance); err != nil {
+			return nil, err
+		}
+		v = r.handleLocked(m, i)
+	}
 	if v == nil {
 		return nil, fmt.Errorf("mmv: metric %q: not in the file yet: %w", metric, r.pubErr)
 	}
@@ -203,6 +214,7 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 func (r *Registry) AddIndom(d Indom) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked()
 	return r.addIndomLocked(d)
 }
 
@@ -239,6 +251,8 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	}
 	r.indoms = append(r.indoms, in)
 	r.serials[d.Serial] = in
+	in.counts = &r.counts
+	r.counts.instances += in.live
 	// The first file holds every indom, as libpcp_mmv's does; an indom
 	// has no value of its own, so nothing needs a growth step now.
 	first := r.parts[0]
@@ -249,6 +263,9 @@ func (r *Registry) addIndomLocked(d Indom) error {
 // undeclareIndom undoes addIndomLocked of s.in, the last indom declared.
 func (r *Registry) undeclareIndom(s step) {
 	in := s.in
+	r.counts.instances -= in.live
+	r.counts.values -= in.users * (in.live - 1)
+	in.counts = nil
 	r.indoms = r.indoms[:len(r.indoms)-1]
 	delete(r.serials, in.Serial)
 	first := r.parts[0]
@@ -261,6 +278,7 @@ func (r *Registry) undeclareIndom(s step) {
 func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked() // its values are live at once, or it is not added
 	return r.addInstancesLocked(serial, []Instance{inst}, undoDeclared)
 }
 
@@ -330,7 +348,7 @@ func (r *Registry) removeInstanceLocked(in *indom, j int) {
 		return
 	}
 	in.removed[j] = true
-	in.live--
+	in.addLive(-1)
 	var grown []*part
 	for _, p := range r.parts {
 		if p.hasIndom(in) {
@@ -355,7 +373,7 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 		return err
 	}
 	in.removed[j] = false
-	in.live++
+	in.addLive(1)
 	var grown []*part
 	for _, p := range r.parts {
 		if p.hasIndom(in) {
@@ -382,18 +400,12 @@ func (r *Registry) unreviveInstanceLocked(s step) {
 		}
 	}
 	in.removed[j] = true
-	in.live--
+	in.addLive(-1)
 }
 
 // instanceCount is the number of instances the registry's indoms hold,
 // removed ones not counted, each counted once whichever files hold it.
-func (r *Registry) instanceCount() int {
-	n := 0
-	for _, in := range r.indoms {
-		n += in.live
-	}
-	return n
-}
+func (r *Registry) instanceCount() int { return r.counts.instances }
 
 // AddLabel attaches a label to every metric of the registry (a cluster
 // label). It is refused on ReaderCluster.
@@ -455,7 +467,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 		if !r.labelIn(l, p) {
 			continue
 		}
-		if len(r.labelsOf(p)) >= MaxLabels {
+		if r.labelCount(p) >= MaxLabels {
 			return errorf(ErrTooMany, inside(subject, "label", l.Name), "a file holds at most %d labels", MaxLabels)
 		}
 		grown = append(grown, p)
@@ -466,7 +478,9 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	}
 	l.payload = p
 	r.labels = append(r.labels, l)
-	return r.grewLocked(undoDeclared, grown...)
+	// A label needs no storage: published with the next file, which is
+	// retried until it is written.
+	return r.grewLocked(keepDeclared, grown...)
 }
 
 // labelRoomLocked returns how many more labels the files holding the indom
@@ -475,10 +489,25 @@ func (r *Registry) labelRoomLocked(serial uint32) int {
 	room := MaxLabels
 	for _, p := range r.parts {
 		if p.hasIndom(r.serials[serial]) {
-			room = min(room, MaxLabels-len(r.labelsOf(p)))
+			room = min(room, MaxLabels-r.labelCount(p))
 		}
 	}
 	return room
+}
+
+// labelCount is len(r.labelsOf(p)), counted without making the list: a
+// vector asks at every instance it labels.
+func (r *Registry) labelCount(p *part) int {
+	if len(r.parts) == 1 {
+		return len(r.labels) // every label is in the only file
+	}
+	n := 0
+	for _, l := range r.labels {
+		if r.labelIn(l, p) {
+			n++
+		}
+	}
+	return n
 }
 
 // removeInstanceLabelsLocked removes the labels of instance id of the indom
@@ -521,5 +550,7 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom,
 	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}); err != nil {
 		return nil, 0, err
 	}
-	return r.serials[serial], serial, nil
+	in := r.serials[serial]
+	in.shares = true
+	return in, serial, nil
 }

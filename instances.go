@@ -74,7 +74,13 @@ func putInstance(b []byte, version int, indomOff uint64, id int32, name string, 
 type indomTable struct {
 	indoms  []*indom
 	serials map[uint32]*indom
+	counts  liveCounts // over indoms, kept as they change: the caps are checked at every instance added
 }
+
+// liveCounts are the live instances of a registry's indoms, and the sum
+// over them of users*(live-1): the values of the metrics over them beyond
+// one each (valueCount).
+type liveCounts struct{ instances, values int }
 
 // indom is a declared instance domain.
 type indom struct {
@@ -91,6 +97,25 @@ type indom struct {
 	reserve int           // values a vector's metrics over it reserve room for in their file (budget.go)
 	limit   *atomic.Int64 // the vector's limit, which reserve follows down (followLimit)
 	per     int           // values per instance of the vector
+	counts  *liveCounts   // the registry's, once declared in it
+	shares  bool          // made by the registry for instruments: its instance names share string records (newPlan)
+}
+
+// addLive changes live by d, and the registry's counts with it.
+func (in *indom) addLive(d int) {
+	in.live += d
+	if in.counts != nil {
+		in.counts.instances += d
+		in.counts.values += d * in.users
+	}
+}
+
+// addUsers changes users by d, and the registry's counts with it.
+func (in *indom) addUsers(d int) {
+	in.users += d
+	if in.counts != nil {
+		in.counts.values += d * (in.live - 1)
+	}
 }
 
 // add adds an instance, or says why PCP could not tell it apart.
@@ -111,7 +136,7 @@ func (in *indom) add(inst Instance) error {
 	in.track(i, inst.ID)
 	in.Instances = append(in.Instances, inst)
 	in.removed = append(in.removed, false)
-	in.live++
+	in.addLive(1)
 	return nil
 }
 
@@ -195,12 +220,13 @@ func (in *indom) truncate(n int) {
 		in.names.remove(nameKey(inst.Name), in.instanceKey)
 	}
 	in.Instances, in.removed = in.Instances[:n], in.removed[:n]
-	in.live = 0
+	live := 0
 	for _, r := range in.removed {
 		if !r {
-			in.live++
+			live++
 		}
 	}
+	in.addLive(live - in.live)
 }
 
 // lookup returns the index of the instance named exactly name, unless

@@ -92,7 +92,16 @@ type Registry struct {
 	// the registry, the others hold metrics beyond MaxMetrics (parts.go).
 	parts []*part
 
-	pending *time.Timer        // the publication of declarations made after Start
+	pending *time.Timer // the publication of declarations made after Start
+	urgent  bool        // instruments' values wait for storage: publish without PublishDelay
+	// inFlight, while a publication runs without the lock (growth.go,
+	// publishPartUnlocking), is closed when it is done.
+	inFlight chan struct{}
+	// rebound are the cells bound to storage after their instruments were
+	// handed out, at the last publication and the one before: an update
+	// racing the binding may land in the cell's own memory, and the next
+	// two publications carry it (publishPartsLocked).
+	rebound [2][]*cell
 	pubErr  error              // why the last publication failed
 	dir     *osfile.Dir        // where the files are, from Start to Close
 	path    string             // the first file's, once started

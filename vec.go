@@ -67,10 +67,11 @@ type Vec[T any] struct {
 	err    atomic.Pointer[error] // why the last instance was refused
 
 	// Lock-free reads: fast is rebuilt as instances are added, recent
-	// holds those added since, replaced whole at each addition. A deleted
-	// instance's entries stay in them, dead, until a rebuild.
-	fast, recent atomic.Pointer[vecMap[T]]
-	dead         int // instances deleted since the last rebuild, under the registry's lock
+	// holds those added since (vecrecent.go). A deleted instance's entries
+	// stay in them, dead, until a rebuild.
+	fast   atomic.Pointer[vecMap[T]]
+	recent atomic.Pointer[recentTable[T]]
+	dead   int // instances deleted since the last rebuild, under the registry's lock
 
 	// Under the registry's lock (door.enter):
 	all   map[string]*vecEntry[T] // by instance name
@@ -89,7 +90,8 @@ type vecMap[T any] map[uint64]*vecEntry[T]
 type vecEntry[T any] struct {
 	values []string
 	t      *T
-	next   *vecEntry[T] // another with the same hash
+	h      uint64       // the hash of values
+	next   *vecEntry[T] // another with the same hash in fast, in the same bucket in recent
 	dead   atomic.Bool  // deleted: lookups pass it by
 
 	// Under the registry's lock, for expiry sweeps (expire.go): the
@@ -107,17 +109,6 @@ func (m vecMap[T]) find(h uint64, values []string) *T {
 		}
 	}
 	return nil
-}
-
-// with returns a copy of m with e added.
-func (m vecMap[T]) with(h uint64, e *vecEntry[T]) vecMap[T] {
-	c := make(vecMap[T], len(m)+1)
-	for k, v := range m {
-		c[k] = v
-	}
-	e.next = c[h]
-	c[h] = e
-	return c
 }
 
 // vecKind is what a vector of one kind of instrument does, with the
@@ -171,7 +162,7 @@ func newVec[T any](r door, metric string, labels []string, serial uint32, kind v
 	r.vecLabelsLocked(serial, v.labels)
 	empty := vecMap[T]{}
 	v.fast.Store(&empty)
-	v.recent.Store(&empty)
+	v.recent.Store(newRecentTable[T](0))
 	return v
 }
 
@@ -321,15 +312,15 @@ func (v *Vec[T]) pruneIDsLocked() {
 	v.pruneAt = 2 * len(v.ids)
 }
 
-// insertLocked makes e visible to lock-free readers: in recent, a copy
-// with e added, or, once recent holds about the square root of fast's
-// entries, in a rebuilt fast map. An addition thus copies O(√n) entries
-// amortised, and a lookup reads at most two maps.
+// insertLocked makes e visible to lock-free readers: in recent, or, once
+// recent is full, in a rebuilt fast map, with a recent table as large as
+// fast for the next ones. A rebuild of n entries thus comes after about n
+// additions: an addition costs O(1) amortised, and a lookup reads at most
+// fast and recent.
 func (v *Vec[T]) insertLocked(h uint64, e *vecEntry[T]) {
-	recent := *v.recent.Load()
-	if !v.rebuildDueLocked(len(recent)) {
-		r := recent.with(h, e)
-		v.recent.Store(&r)
+	e.h = h
+	if recent := v.recent.Load(); !recent.full() {
+		recent.add(h, e)
 		return
 	}
 	v.rebuildLocked()
@@ -347,16 +338,15 @@ func (v *Vec[T]) rebuildDueLocked(k int) bool { return k*k >= max(64, len(*v.fas
 func (v *Vec[T]) rebuildLocked() {
 	all := make(vecMap[T], len(v.all))
 	for _, e := range v.all {
-		h := canon.Hash(e.values)
+		h := e.h
 		if e.next == nil && all[h] == nil {
-			all[h] = e // alone under its hash here as where it is: shared as is
+			all[h] = e // alone in its chain here as where it is: shared as is
 			continue
 		}
-		all[h] = &vecEntry[T]{values: e.values, t: e.t, next: all[h]}
+		all[h] = &vecEntry[T]{values: e.values, t: e.t, h: h, next: all[h]}
 	}
 	v.fast.Store(&all)
-	empty := vecMap[T]{}
-	v.recent.Store(&empty)
+	v.recent.Store(newRecentTable[T](len(all)))
 	v.dead = 0
 }
 
@@ -366,13 +356,12 @@ func (v *Vec[T]) rebuildLocked() {
 // not a copy of every entry.
 func (v *Vec[T]) buryLocked(values []string) {
 	h := canon.Hash(values)
-	for _, m := range [2]*vecMap[T]{v.fast.Load(), v.recent.Load()} {
-		for e := (*m)[h]; e != nil; e = e.next {
-			if slices.Equal(e.values, values) {
-				e.dead.Store(true)
-			}
+	for e := (*v.fast.Load())[h]; e != nil; e = e.next {
+		if slices.Equal(e.values, values) {
+			e.dead.Store(true)
 		}
 	}
+	v.recent.Load().bury(h, values)
 	v.dead++
 	if v.rebuildDueLocked(v.dead) {
 		v.rebuildLocked()

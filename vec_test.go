@@ -372,8 +372,9 @@ func BenchmarkVecWith(b *testing.B) {
 	for _, in := range names {
 		plain[in] = v.With(in)
 	}
-	// 100 instances made after Start: the last few are among the recent
-	// ones (about √n), the others in the rebuilt map.
+	// 100 instances made after Start: the last ones are among the recent
+	// ones (those since the last rebuild, at 64), the others in the
+	// rebuilt map.
 	for _, c := range []struct{ name, inst string }{{"rebuilt", names[10]}, {"recent", names[n-5]}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
