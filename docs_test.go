@@ -45,6 +45,7 @@ var docCommands = map[string]string{
 	"cd otelexporter && go run ./example/shop -for 1m":                 `.ci/run: (cd otelexporter && PCP_TMP_DIR="$work/examples" go run ./example/shop -for 2s)`,
 	"cd prombridge && go run ./example/web -for 1m":                    `.ci/run: (cd prombridge && PCP_TMP_DIR="$work/examples" go run ./example/web -for 2s)`,
 	"MMV_REQUIRE_PCP=1 go test -race":                                  `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`,
+	"go test -tags mmv_noport ./...":                                   `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 timeout 300 go test -tags mmv_noport -count=1 ./...)`,
 	".ci/pcp7-chroot /var/cache/mmv-pcp7":                              `.ci/run: as_root "$PWD/.ci/pcp7-chroot" "$pcp7root"`,
 	"MMV_REQUIRE_PCP=1 MMV_PCP_ROOT=/var/cache/mmv-pcp7 go test ./...": `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 MMV_PCP_ROOT="$pcp7root" go test -count=1 -run "$pattern" "$pkg")`, // the suites that take PCP as their oracle
 	// docs/reader.md: PCP's reader loaded in pminfo, as pcptest.Info loads it.
