@@ -15,6 +15,7 @@ import (
 // (compare/BenchmarkGrowthStep, compare/BenchmarkStart).
 
 func TestStartAllocations(t *testing.T) {
+	needFileLayer(t)
 	for _, c := range []struct{ metrics, instances int }{{1000, 10}, {1, 10000}, {10, 10}} {
 		t.Run(strconv.Itoa(c.metrics)+"x"+strconv.Itoa(c.instances), func(t *testing.T) {
 			const runs = 5
@@ -44,7 +45,7 @@ func TestGrowthStepAllocations(t *testing.T) {
 	for _, n := range []int{100, 10000} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			r := allocRegistry(t, t.TempDir(), 4, 0)
-			require.NoError(t, r.Start())
+			startOrSkip(t, r)
 			defer r.Close()
 			for i := range n {
 				require.NoError(t, r.AddInstance(1, Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)}))
@@ -57,9 +58,11 @@ func TestGrowthStepAllocations(t *testing.T) {
 				require.NoError(t, r.Flush())
 			})
 			t.Logf("%v allocations", allocs)
-			// The layout, the temporary's name, errors joined: none per
-			// instance or value (the buffer and the plan are recycled).
-			assert.LessOrEqual(t, allocs, 30.0, "a growth step of %d instances", n)
+			// The layout, the temporary's name, errors joined, the
+			// publication's snapshot: none per instance or value (the
+			// buffer and the plan are recycled; 22 here, up to 31 under
+			// -race, where sync.Pool drops a quarter of what it is given).
+			assert.LessOrEqual(t, allocs, 40.0, "a growth step of %d instances", n)
 		})
 	}
 }
@@ -71,7 +74,7 @@ func TestVecChurnAllocations(t *testing.T) {
 			t.Cleanup(func() { r.Close() })
 			v := NewCounterVec(r, "hits", "", Count, "k")
 			v.SetLimit(n + 1)
-			require.NoError(t, r.Start())
+			startOrSkip(t, r)
 			key := func(i int) string { return "k" + strconv.Itoa(i) }
 			for i := range n {
 				v.With(key(i)).Inc()

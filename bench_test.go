@@ -18,7 +18,7 @@ func benchValue(b *testing.B, t Type) *Value {
 		sem = SemCounter
 	}
 	require.NoError(b, r.AddMetric(Metric{Name: "m", Item: 1, Type: t, Semantics: sem}))
-	require.NoError(b, r.Start())
+	startOrSkip(b, r)
 	b.Cleanup(func() { r.Close() })
 	v, err := r.Value("m", "")
 	require.NoError(b, err)

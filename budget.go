@@ -3,6 +3,7 @@ package mmv
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -80,13 +81,7 @@ func (p *part) chargeLocked(budget int, grown *indom, n int) int {
 
 // valueCount is the number of live values the registry holds, every file
 // together.
-func (r *Registry) valueCount() int {
-	n := len(r.metrics)
-	for _, in := range r.indoms {
-		n += in.users * (in.live - 1)
-	}
-	return n
-}
+func (r *Registry) valueCount() int { return len(r.metrics) + r.counts.values }
 
 // budgetSubject names a file in an error.
 func budgetSubject(p *part) string { return subject("file", p.name) }
@@ -142,6 +137,9 @@ func (r *Registry) checkGrowthLocked(in *indom, n int) error {
 		return err
 	}
 	budget := fileBudget(&r.opts)
+	if in.live+n <= min(in.reserved(), budget) {
+		return nil // within the room its indom reserves: no file's charge changes
+	}
 	for _, p := range r.parts {
 		if !p.hasIndom(in) {
 			continue
@@ -248,4 +246,83 @@ func (r *Registry) placeLocked() error {
 	}
 	r.parts = parts
 	return nil
+}
+
+// vecReserveLimit is the number of instances a vector reserves room for
+// in its file, of perInstance values each: its default limit, within the
+// per-indom cap and the file budget.
+func vecReserveLimit(o *Options, perInstance, limit int) int {
+	c := min(capOf(o.MaxIndomInstances, DefaultMaxIndomInstances), fileBudget(o)) / perInstance
+	return min(c, limit)
+}
+
+// Default caps on instances (see Options.MaxIndomInstances): a metric over
+// an indom at its cap fills a file's values budget (DefaultMaxFileValues),
+// and a registry at its cap, spread over indoms at theirs, costs PCP's
+// reader a few hundredths of a second a fetch.
+const (
+	DefaultMaxIndomInstances = DefaultMaxFileValues
+	DefaultMaxInstances      = 16384
+)
+
+// checkInstanceCaps returns an error wrapping ErrTooMany when adding n
+// instances to the indom of serial (help: its short help, to name it),
+// which holds inIndom, in a registry holding inRegistry, would pass a cap
+// of o.
+func checkInstanceCaps(o *Options, serial uint32, help string, inIndom, inRegistry, n int) error {
+	// Named only on failure: on the path of every instance added.
+	subject := func() string {
+		s := "indom " + strconv.FormatUint(uint64(serial), 10)
+		if help != "" {
+			s += " (" + quote(help) + ")"
+		}
+		return s
+	}
+	if c := capOf(o.MaxIndomInstances, DefaultMaxIndomInstances); inIndom+n > c {
+		return errorf(ErrTooMany, subject(), "%d instances would pass the cap of %d per indom (Options.MaxIndomInstances): PCP's reader takes time quadratic in an indom's instances", inIndom+n, c)
+	}
+	if c := capOf(o.MaxInstances, DefaultMaxInstances); inRegistry+n > c {
+		return errorf(ErrTooMany, subject(), "%d instances in the registry would pass its cap of %d (Options.MaxInstances)", inRegistry+n, c)
+	}
+	return nil
+}
+
+// capOf is a cap as Options gives it: def when zero, none when negative.
+func capOf(c, def int) int {
+	switch {
+	case c == 0:
+		return def
+	case c < 0:
+		return math.MaxInt
+	}
+	return c
+}
+
+// partWithRoomLocked returns the first part with room for a metric of
+// that name over in (nil when singular): fewer than MaxMetrics metrics,
+// and values within its budget with the metric's; or a new overflow part
+// when none has. A name that fits only the first file (fitsOverflow) has
+// the first file or an error. A new part's name is checked here, when the
+// metric that needs it is declared; the caller drops the part if the
+// declaration fails.
+func (r *Registry) partWithRoomLocked(in *indom, name string) (p *part, isNew bool, err error) {
+	budget, live := fileBudget(&r.opts), 1
+	if in != nil {
+		live = in.live
+	}
+	need := chargeOf(in, live, budget)
+	for _, p := range r.parts {
+		if len(p.metrics) < MaxMetrics && p.chargeLocked(budget, nil, 0)+need <= budget {
+			return p, false, nil
+		}
+		if !fitsOverflow(r.name, r.opts.Flags, name) {
+			return nil, false, errFirstFileOnly(name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
+		}
+	}
+	p = newPart(len(r.parts), r.name, r.opts.Flags)
+	if err := checkFileName(p.name, NoPrefix); err != nil {
+		return nil, false, fmt.Errorf("mmv: file %q: more metrics than a file holds (%d, or %d values) need an overflow file: %w", r.name, MaxMetrics, budget, err)
+	}
+	r.parts = append(r.parts, p)
+	return p, true, nil
 }

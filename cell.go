@@ -101,14 +101,6 @@ func (c *cell) pending() uint64 {
 	return atomic.LoadUint64(&c.mem[0])
 }
 
-// waiter is an instrument waiting for a value to have storage.
-type waiter struct {
-	m    *metric
-	inst int
-	bind func(*Value)
-	c    *cell // the instrument's own memory, nil for a histogram's values (gather.go)
-}
-
 // unbindCells points every instrument back at its own memory, before the
 // files close.
 func unbindCells(cells map[*cell]struct{}) {

@@ -6,6 +6,9 @@ package mmv
 // allocation-free; a nil *Counter ignores them.
 type Counter struct{ cell cell }
 
+// counterKind is a Counter's metric: a Uint64 counter.
+var counterKind = cellKind{typ: Uint64, sem: SemCounter}
+
 // NewCounter declares a counter on r (Default when nil). units are usually
 // Count or Byte.
 // It panics if the registry refuses the declaration: an invalid or
@@ -13,7 +16,8 @@ type Counter struct{ cell cell }
 // such as ErrName). A full disk is no refusal (see the package doc).
 // Declare[Counter] returns the refusal instead.
 func NewCounter(r *Registry, name, help string, units Units) *Counter {
-	return must(Declare[Counter](r, name, help, units))
+	c := new(Counter)
+	return must(c, declareCell(r, &c.cell, counterKind, name, help, units))
 }
 
 // Inc adds one.
@@ -53,5 +57,5 @@ func (c *Counter) Get() uint64 {
 // wraps the sentinel, such as ErrName). DeclareVec[Counter] returns it
 // instead.
 func NewCounterVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Counter] {
-	return must(DeclareVec[Counter](r, name, help, units, labels...))
+	return must(declareCellVec(r, counterKind, name, help, units, labels, func(c *Counter) *cell { return &c.cell }))
 }

@@ -21,6 +21,7 @@ import (
 // on answering, starts the agent again, and a registry's metrics are
 // fetched again. In a pmcd of the test's own.
 func TestDaemonAgentContainsCrash(t *testing.T) {
+	t.Parallel() // a pmcd of its own
 	p := pcptest.StartDaemonPMCD(t)
 	agent := p.AgentPID()
 	require.NotZero(t, agent, "pmdammv runs")
@@ -106,7 +107,7 @@ func BenchmarkAgentFetch(b *testing.B) {
 			p := start(b)
 			one := mmv.NewRegistry("one", &mmv.Options{Dir: p.Dir})
 			require.NoError(b, one.AddMetric(mmv.Metric{Name: "count", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-			require.NoError(b, one.Start())
+			startOrSkip(b, one)
 			defer one.Close()
 			worst := writeDefault(b, p.Dir, "worst", worstDefaultShape())
 			defer worst.Close()

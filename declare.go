@@ -2,77 +2,85 @@ package mmv
 
 import (
 	"slices"
-	"unicode/utf8"
+	"sync/atomic"
+	"time"
 )
 
-// The door between instruments and the registry. Instruments declare and
-// bind through these methods only; those named ...Locked expect the
-// registry's lock held, the others take it.
+// The door between instruments and the registry. The instruments
+// (instruments.go, counter.go, gauge.go, intgauge.go, timer.go,
+// histogram.go, funcs.go, vec.go, expire.go) hold their registry as a
+// door and ask it for nothing but the door's methods, all in this file:
+// they never touch its fields or its lock, and hold its metrics and indoms
+// only as tokens to hand back. TestOneDoor fails when an instrument file
+// reaches past the door (door.r, or anything of Registry, metric, indom,
+// part or label). A struct, not an interface: through an interface the
+// compiler cannot see that what a first use of label values hands the
+// registry stays on the stack, and each cost three more allocations.
+// Methods named ...Locked need the registry's lock held: enter takes it,
+// and with it the instruments' own state that it guards (a vector's
+// instances and expiry); leave releases it.
+type door struct{ r *Registry }
 
-// bindValueLocked hands bind the handle of m's value for instance index
-// inst (0 when singular) as soon as the value has storage: at once when it
-// has, else after the Start or growth step that gives it.
-func (r *Registry) bindValueLocked(m *metric, inst int, bind func(*Value)) {
-	r.waitLocked(waiter{m: m, inst: inst, bind: bind})
+// The door's methods, by what they are for:
+//   - the lock: enter, leave, startedLocked;
+//   - declarations, one transaction of steps: declareLocked,
+//     declarePolledCell, addAutoIndomLocked, addMetricLocked;
+//   - a vector's instances, by id: declareInstancesLocked,
+//     removeInstrumentLocked, hasInstanceLocked;
+//   - values handed to instruments once they have storage:
+//     bindCellLocked, unbindCellLocked, bindValueLocked;
+//   - a vector's room in its file, labels and limits: reserveLocked,
+//     followLimitLocked, vecLabelsLocked, labelInstanceLocked,
+//     instanceCapLocked;
+//   - the registry's own counts: dropLocked, expiredLocked;
+//   - work at its events (Start and Close, a period, the reads of Gather
+//     and Snapshot): hookLocked, pollLocked, readerLocked.
+// Those that are the registry's own operations too forward to them.
+
+func (d door) declareLocked(steps func() error) error { return d.r.declareLocked(steps) }
+func (d door) addAutoIndomLocked(key, help string, names []string) (*indom, uint32, error) {
+	return d.r.addAutoIndomLocked(key, help, names)
 }
 
-// waitLocked hands w its value at once when it has storage, else keeps it
-// waiting.
-func (r *Registry) waitLocked(w waiter) {
-	if v := r.handleLocked(w.m, w.inst); v != nil {
-		w.bind(v)
-		return
-	}
-	r.waiting = append(r.waiting, w)
+// addMetricLocked declares m; a full disk is no refusal (keepDeclared).
+func (d door) addMetricLocked(m Metric) (*metric, error)   { return d.r.addMetricLocked(m, keepDeclared) }
+func (d door) bindCellLocked(m *metric, id int32, c *cell) { d.r.bindCellLocked(m, id, c) }
+func (d door) unbindCellLocked(c *cell)                    { d.r.unbindCellLocked(c) }
+func (d door) vecLabelsLocked(serial uint32, labels []string) {
+	d.r.vecLabelsLocked(serial, labels)
+}
+func (d door) dropLocked(reason dropReason)                { d.r.dropLocked(reason) }
+func (d door) expiredLocked(expired, late int)             { d.r.expiredLocked(expired, late) }
+func (d door) pollLocked(interval time.Duration, f func()) { d.r.pollLocked(interval, f) }
+
+func (d door) enter() { d.r.mu.Lock() }
+func (d door) leave() { d.r.mu.Unlock() }
+
+// startedLocked reports whether the registry is started.
+func (d door) startedLocked() bool { return d.r.state == started }
+
+// bindValueLocked hands bind the handle of m's value for instance id (0
+// when singular) as soon as the value has storage: at once when it has,
+// else after the Start or growth step that gives it.
+func (d door) bindValueLocked(m *metric, id int32, bind func(*Value)) {
+	r := d.r
+	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: bind})
 }
 
-// handleLocked returns the handle of m's value for instance index inst (0
-// when singular), nil until the value has storage in a started file.
-func (r *Registry) handleLocked(m *metric, inst int) *Value {
-	if r.state != started {
-		return nil
-	}
-	return m.part.handleOf(m, inst, &r.strs)
+// unbindStepLocked undoes the binding of cell s.c to metric s.m.
+func (r *Registry) unbindStepLocked(s step) {
+	r.unbindCellLocked(s.c)
+	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m == s.m })
 }
 
-// bindCellLocked binds c to m's value for instance index inst as soon as
-// it has storage, and unbinds it when the registry closes.
-func (r *Registry) bindCellLocked(m *metric, inst int, c *cell) {
-	r.cells[c] = struct{}{}
-	r.waitLocked(waiter{m: m, inst: inst, bind: c.bind, c: c})
-}
-
-// unbindCellLocked points c back at its own memory for good: its value
-// was removed.
-func (r *Registry) unbindCellLocked(c *cell) {
-	c.unbind()
-	delete(r.cells, c)
-}
-
-// removeInstrumentLocked removes instance j of in for an instrument: the
+// removeInstrumentLocked removes instance id of in for an instrument: the
 // instance, its labels and the waiters for its values.
-func (r *Registry) removeInstrumentLocked(in *indom, j int) {
+func (d door) removeInstrumentLocked(in *indom, id int32) {
+	r := d.r
+	j, _ := in.index(id)
 	r.unwaitLocked(in, j)
-	r.removeInstanceLabelsLocked(in.Serial, in.Instances[j].ID)
+	r.removeInstanceLabelsLocked(in.Serial, id)
 	r.removeInstanceLocked(in, j)
-}
-
-// renumberWaitersLocked gives the waiters for values of in the new
-// indexes of their instances (see part.renumber). None waits for a removed
-// instance (removeInstrumentLocked unwaits them); one would be dropped.
-func (r *Registry) renumberWaitersLocked(in *indom, to []int) {
-	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && to[w.inst] < 0 })
-	for i := range r.waiting {
-		if w := &r.waiting[i]; w.m.indom == in {
-			w.inst = to[w.inst]
-		}
-	}
-}
-
-// unwaitLocked forgets the waiters for the values of instance j of in,
-// which was removed.
-func (r *Registry) unwaitLocked(in *indom, j int) {
-	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && w.inst == j })
 }
 
 // declareCellLocked declares m and binds c to its value, or returns the
@@ -85,7 +93,7 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 	}
 	r.bindCellLocked(mt, 0, c)
 	if j := &r.journal; j.open {
-		j.undo = append(j.undo, step{kind: stepCell, m: mt, c: c})
+		j.undo = append(j.undo, step{undo: (*Registry).unbindStepLocked, m: mt, c: c})
 	}
 	return nil
 }
@@ -94,7 +102,8 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 // declareCellLocked, and runs read at Start, every DefaultInterval while
 // started, and at Close, before c leaves the file: a callback metric's
 // way in. It takes the registry's lock.
-func (r *Registry) declarePolledCell(m Metric, c *cell, read func()) error {
+func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
+	r := d.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.declareCellLocked(m, c); err != nil {
@@ -102,9 +111,139 @@ func (r *Registry) declarePolledCell(m Metric, c *cell, read func()) error {
 	}
 	r.onStart = append(r.onStart, read)
 	r.onClose = append(r.onClose, read)
-	r.onRead = append(r.onRead, func(func(*metric, int, any)) { read() })
+	r.onRead = append(r.onRead, func(func(*metric, int32, any)) { read() })
 	r.pollLocked(DefaultInterval, read)
 	return nil
+}
+
+// declareInstancesLocked adds the instances to the indom, unless the first
+// one is there already, reviving those removed, and reports whether it is
+// there. A full disk is no refusal: the instances wait for a later growth
+// step.
+func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error) {
+	r := d.r
+	if _, ok := in.index(insts[0].ID); ok {
+		for _, inst := range insts {
+			j, _ := in.index(inst.ID)
+			if err := r.reviveInstanceLocked(in, j); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	}
+	err := r.addInstancesLocked(in.Serial, insts, keepDeclared)
+	_, ok := in.index(insts[0].ID)
+	return ok, err
+}
+
+// hasInstanceLocked reports whether in still has instance id, live or
+// removed (see indom.forget).
+func (d door) hasInstanceLocked(in *indom, id int32) bool {
+	_, ok := in.index(id)
+	return ok
+}
+
+// reserveLocked makes in, the indom of a vector of per values per
+// instance, reserve room in its files for the vector's default limit, at
+// most limit, and returns it (vecReserveLimit).
+func (d door) reserveLocked(in *indom, per, limit int) int {
+	n := vecReserveLimit(&d.r.opts, per, limit)
+	in.reserve = n * per
+	return n
+}
+
+// followLimitLocked makes in's reservation follow the vector's limit
+// down (indom.followLimit).
+func (d door) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
+	in.followLimit(limit, per)
+}
+
+// labelInstanceLocked gives instance id of the indom serial the label
+// values as PCP instance labels, one per name, while the files holding
+// the indom keep labelReserve label records for the program's own; it
+// reports false, adding none, once they do not. A value too long for a
+// label record only loses its label.
+func (d door) labelInstanceLocked(subject string, serial uint32, id int32, names, values []string) bool {
+	r := d.r
+	if r.labelRoomLocked(serial) < len(names)+labelReserve {
+		return false
+	}
+	for i, l := range names {
+		_ = r.addLabelLocked(&label{Label: Label{Name: l, Value: values[i]}, kind: labelInstances, serial: serial, instance: id}, subject, "")
+	}
+	return true
+}
+
+// labelReserve is how many label records of a file vectors leave to the
+// program's own labels.
+const labelReserve = 32
+
+// instanceCapLocked is the registry's cap on an indom's instances.
+func (d door) instanceCapLocked() int {
+	r := d.r
+	return capOf(r.opts.MaxIndomInstances, DefaultMaxIndomInstances)
+}
+
+// hookLocked has the registry run start at Start (at once when it is
+// started already) and close at Close, with its lock held.
+func (d door) hookLocked(start, close func()) {
+	r := d.r
+	r.onStart = append(r.onStart, start)
+	r.onClose = append(r.onClose, close)
+	if r.state == started {
+		start()
+	}
+}
+
+// readerLocked has Gather and Snapshot read g's values from g.
+func (d door) readerLocked(g valueReader) {
+	r := d.r
+	r.readers = append(r.readers, g)
+	r.onRead = append(r.onRead, g.snapshot)
+}
+
+// doorOf returns the door of d's registry (see Declarer), its lock held,
+// and the function that releases it; or why nothing can be declared there.
+func doorOf(d Declarer) (door, func(), error) {
+	r, unlock, err := lock(d)
+	return door{r}, unlock, err
+}
+
+// cellKind is what an instrument of one value declares: its value's type
+// and semantics, and the rule it puts on its metric, if any (a Timer's
+// units).
+type cellKind struct {
+	typ   Type
+	sem   Semantics
+	check func(m Metric) error
+}
+
+// metric returns the metric of an instrument of kind k, or why the kind
+// refuses it.
+func (k cellKind) metric(name, help string, units Units) (Metric, error) {
+	m := metricOf(name, help, k.typ, k.sem, units, 0)
+	if k.check != nil {
+		if err := k.check(m); err != nil {
+			return Metric{}, err
+		}
+	}
+	return m, nil
+}
+
+// declareCell declares on d the instrument of kind k whose cell is c, or
+// returns the refusal.
+func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units) error {
+	c.init(k.typ)
+	m, err := k.metric(name, help, units)
+	if err != nil {
+		return err
+	}
+	r, unlock, err := lock(d)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return r.declareCellLocked(m, c)
 }
 
 // must returns t, or panics with err: the New functions' refusal.
@@ -113,172 +252,4 @@ func must[T any](t T, err error) T {
 		panic(err)
 	}
 	return t
-}
-
-// A declaration of several steps, such as a vector's indom and then its
-// metric, is one transaction, and so are the declarations of a
-// Registry.Transact: each step changes what the registry declares and
-// leaves its undo in the journal (changedLocked), the files grow once
-// every step is taken, and a step that fails undoes those taken before it.
-// A refused declaration thus leaves the registry, and its files byte for
-// byte, as they were.
-
-// journal is the transaction in progress, when open; its slices are kept
-// from one transaction to the next.
-type journal struct {
-	open  bool
-	undo  []step  // the steps taken, in order
-	grown []*part // the parts they changed
-}
-
-// step is a declaration step to undo.
-type step struct {
-	kind              stepKind
-	p                 *part
-	m                 *metric
-	c                 *cell
-	in                *indom
-	at                int  // stepInstances: the first instance added; stepRevive: the one revived
-	newIndom, newPart bool // stepMetric: p took m's indom with it; p is new
-}
-
-type stepKind int
-
-const (
-	stepCell      stepKind = iota // cell c bound to metric m
-	stepMetric                    // metric m declared in part p
-	stepIndom                     // indom in declared
-	stepInstances                 // instances of in added from index at on
-	stepRevive                    // removed instance at of in revived
-)
-
-// declareLocked runs the steps of one declaration as one transaction:
-// when a step fails (or panics), every step it took is undone and its
-// error returned; else the parts the steps changed grow, once the
-// outermost transaction is done. Within another transaction, such as a
-// Registry.Transact, a declaration that fails undoes its own steps only.
-// A full disk is no refusal: the new values wait for a later growth step
-// (keepDeclared).
-func (r *Registry) declareLocked(steps func() error) error {
-	j := &r.journal
-	outer := !j.open
-	j.open = true
-	undo, grown := len(j.undo), len(j.grown)
-	failed := true
-	defer func() {
-		if failed {
-			for len(j.undo) > undo {
-				s := j.undo[len(j.undo)-1]
-				j.undo = j.undo[:len(j.undo)-1]
-				r.undoLocked(s)
-			}
-			j.grown = j.grown[:grown]
-		}
-		if outer {
-			clear(j.undo[:cap(j.undo)]) // undone steps too, for the garbage collector
-			clear(j.grown[:cap(j.grown)])
-			*j = journal{undo: j.undo[:0], grown: j.grown[:0]}
-		}
-	}()
-	if err := steps(); err != nil {
-		return err
-	}
-	failed = false
-	if outer && len(j.grown) > 0 {
-		r.grewLocked(keepDeclared, j.grown...) // no error
-	}
-	return nil
-}
-
-// changedLocked ends step s, which changed the parts ps: within a
-// transaction (declareLocked), it leaves the step to undo
-// should a later one fail, and the parts to grow when all are taken;
-// alone, the parts grow now (grewLocked, ifFailed as for addMetricLocked), and
-// the step is undone when that fails.
-func (r *Registry) changedLocked(ifFailed publishFailure, s step, ps ...*part) error {
-	if j := &r.journal; j.open {
-		j.undo = append(j.undo, s)
-		for _, p := range ps {
-			if !slices.Contains(j.grown, p) {
-				j.grown = append(j.grown, p)
-			}
-		}
-		return nil
-	}
-	if err := r.grewLocked(ifFailed, ps...); err != nil {
-		r.undoLocked(s)
-		return err
-	}
-	return nil
-}
-
-// undoLocked undoes step s, the last one taken that is not undone.
-func (r *Registry) undoLocked(s step) {
-	switch s.kind {
-	case stepCell:
-		r.unbindCellLocked(s.c)
-		r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m == s.m })
-	case stepMetric:
-		s.p.releaseMetricSlots(s.m)
-		r.undeclareMetric(s.p, s.m, s.newIndom, s.newPart)
-	case stepIndom:
-		r.undeclareIndom(s.in)
-	case stepInstances:
-		r.removeNewInstancesLocked(s.in, s.at)
-	case stepRevive:
-		r.unreviveInstanceLocked(s.in, s.at)
-	}
-}
-
-// addAutoIndomLocked declares an indom of the given instances (ids 0, 1,
-// ... in order) for the metrics named key, under the serial derived from
-// key (autoSerialLocked). Its help is made up by the registry, and cut to
-// fit (fitHelp).
-func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom, error) {
-	insts := make([]Instance, len(names))
-	for i, n := range names {
-		insts[i] = Instance{ID: int32(i), Name: n}
-	}
-	serial := r.autoSerialLocked(key)
-	if serial == 0 {
-		return nil, errorf(ErrTooMany, subject("file", r.name), "no indom serial left")
-	}
-	short, long := splitHelp(help)
-	short, long = fitHelp(short), fitHelp(long)
-	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}); err != nil {
-		return nil, err
-	}
-	return r.serials[serial], nil
-}
-
-// fitHelp cuts a help text the registry makes up, such as an indom's
-// "Instances of " and a metric's name, to the 255 bytes a help text holds,
-// ending it with "..." when cut, so that a text made from a valid name
-// never makes the name invalid.
-func fitHelp(s string) string {
-	if len(s) <= MaxStringLen {
-		return s
-	}
-	cut := MaxStringLen - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut-- // not within a character
-	}
-	return s[:cut] + "..."
-}
-
-// wakeLocked hands the values that now have storage to their waiters.
-func (r *Registry) wakeLocked() {
-	if r.state != started {
-		return
-	}
-	kept := r.waiting[:0]
-	for _, w := range r.waiting {
-		if v := r.handleLocked(w.m, w.inst); v != nil {
-			w.bind(v)
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	clear(r.waiting[len(kept):])
-	r.waiting = kept
 }

@@ -1,10 +1,11 @@
 package mmv
 
-// Nothing a vector refuses is silent: the registry counts every refused
-// instance in a counter of its own, mmv.<file>.mmv.dropped, over the
-// reasons below, declared at the first refusal (so that a file with none
-// stays libpcp_mmv's), in a part of the namespace no program metric may
-// take.
+// The registry's own metrics, in a part of the namespace no program
+// metric may take, each declared at its first count (so that a file with
+// none stays libpcp_mmv's). Nothing a vector refuses is silent: the
+// registry counts every refused instance in mmv.<file>.mmv.dropped, over
+// the reasons below; and the instances vectors expired in
+// mmv.<file>.mmv.expired (see Vec.SetExpiry).
 
 // dropReason is why a vector refused label values.
 type dropReason int
@@ -27,6 +28,20 @@ func (r *Registry) dropLocked(reason dropReason) {
 	r.drops[reason].add(1)
 }
 
+// expiredLocked counts instances expired, and expired ones updated late
+// (see Vec.SetExpiry).
+func (r *Registry) expiredLocked(expired, late int) {
+	if r.expired == nil {
+		r.expired = r.declareOwnLocked("expired", "Vectors' instances expired", "instances vectors expired, and expired ones updated late",
+			"expired: instances unchanged for their vector's expiry (Vec.SetExpiry), deleted; late: of those, the ones updated within a sweep after their expiry, through an instrument kept from before, whose updates PCP does not show.",
+			expiredNames)
+	}
+	r.expired[0].add(uint64(expired))
+	r.expired[1].add(uint64(late))
+}
+
+var expiredNames = []string{"expired", "late"}
+
 // declareDropsLocked declares mmv.dropped and binds its cells.
 func (r *Registry) declareDropsLocked() {
 	r.drops = r.declareOwnLocked("dropped", "Reasons a vector refused label values", "label values vectors refused, by reason",
@@ -44,12 +59,12 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 	}
 	var m *metric
 	err := r.declareLocked(func() error {
-		in, err := r.addAutoIndomLocked(ownPrefix+"."+name, indomHelp, names)
+		_, serial, err := r.addAutoIndomLocked(ownPrefix+"."+name, indomHelp, names)
 		if err != nil {
 			return err
 		}
 		r.declaringOwn = true
-		m, err = r.addMetricLocked(Metric{Name: ownPrefix + "." + name, Type: Uint64, Semantics: SemCounter, Units: Count, Indom: in.Serial,
+		m, err = r.addMetricLocked(Metric{Name: ownPrefix + "." + name, Type: Uint64, Semantics: SemCounter, Units: Count, Indom: serial,
 			ShortHelp: short, LongHelp: long}, keepDeclared)
 		r.declaringOwn = false
 		return err
@@ -58,7 +73,7 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 		return cells
 	}
 	for i := range cells {
-		r.bindCellLocked(m, i, &cells[i])
+		r.bindCellLocked(m, int32(i), &cells[i])
 	}
 	return cells
 }

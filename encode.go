@@ -23,6 +23,8 @@ type plan struct {
 	valueStr   []int64   // per value slot: the string record of a String value
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
+	indomAt    map[*indom]int   // index in the part's indoms
+	nameStr    map[string]int64 // the string record of an instance name that indoms share (indom.shares)
 }
 
 // plans keeps plans for the next ones, as scratch keeps buffers: a plan's
@@ -65,14 +67,36 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		return strs - 1
 	}
 	v2 := version != Version1
+	// The instances of the indoms the registry made for instruments share
+	// one string record per name: 1,000 vectors of the same 10 label
+	// values need 10 records, not 10,000 (docs/design.md, "What a file
+	// holds"). So do the help texts of the metrics over them. Indoms and
+	// metrics the program declares keep a record per text, as libpcp_mmv
+	// writes them.
+	if pl.nameStr == nil {
+		pl.nameStr = map[string]int64{}
+	}
+	shared := func(text string) int64 {
+		n, ok := pl.nameStr[text]
+		if !ok {
+			n = str(true)
+			pl.nameStr[text] = n
+		}
+		return n
+	}
 	pl.instName = sized(pl.instName, len(p.indoms))
 	for i, in := range p.indoms {
 		names := sized(pl.instName[i], len(in.Instances))
 		for j := range names {
 			names[j] = -1
-			if v2 && !in.removed[j] {
-				names[j] = str(true)
+			if !v2 || in.removed[j] {
+				continue
 			}
+			if !in.shares {
+				names[j] = str(true)
+				continue
+			}
+			names[j] = shared(in.Instances[j].Name)
 		}
 		pl.instName[i] = names
 	}
@@ -92,7 +116,18 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	}
 	pl.metricHelp = sized(pl.metricHelp, len(p.metrics))
 	for i, m := range p.metrics {
-		pl.metricHelp[i] = [2]int64{str(m.ShortHelp != ""), str(m.LongHelp != "")}
+		if m.indom == nil || !m.indom.shares {
+			pl.metricHelp[i] = [2]int64{str(m.ShortHelp != ""), str(m.LongHelp != "")}
+			continue
+		}
+		// An instrument's: its help shares a record with the same text of
+		// another's, as instance names do.
+		for k, text := range [2]string{m.ShortHelp, m.LongHelp} {
+			pl.metricHelp[i][k] = -1
+			if text != "" {
+				pl.metricHelp[i][k] = shared(text)
+			}
+		}
 	}
 	pl.indomHelp = sized(pl.indomHelp, len(p.indoms))
 	for i, in := range p.indoms {
@@ -144,13 +179,22 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		}
 		pl.instOff[i] = offs
 	}
+	// By a map, not a search per metric: 1,000 vectors, each a metric
+	// over an indom of its own, made that a million compares.
+	if pl.indomAt == nil {
+		pl.indomAt = map[*indom]int{}
+	}
+	clear(pl.indomAt)
+	for i, in := range p.indoms {
+		pl.indomAt[in] = i
+	}
 	pl.metricOff = sized(pl.metricOff, len(p.metrics))
 	pl.metricInst = sized(pl.metricInst, len(p.metrics))
 	for i, m := range p.metrics {
 		pl.metricOff[i] = pl.record(secMetrics, i)
 		pl.metricInst[i] = nil
 		if m.indom != nil {
-			pl.metricInst[i] = pl.instOff[slices.Index(p.indoms, m.indom)]
+			pl.metricInst[i] = pl.instOff[pl.indomAt[m.indom]]
 		}
 	}
 	return pl
@@ -159,6 +203,8 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 // putPlan keeps pl for the next plan.
 func putPlan(pl *plan) {
 	pl.labels = nil
+	clear(pl.indomAt) // the indoms and names, for the garbage collector
+	clear(pl.nameStr)
 	plans.Put(pl)
 }
 
@@ -252,4 +298,19 @@ func (r *Registry) version(p *part) (int, error) {
 	default:
 		return v, nil
 	}
+}
+
+// target returns the identity and internal instance of a label's record
+// in part p: the cluster, the metric's item, or the indom serial and
+// instance.
+func (l *label) target(p *part) (identity uint32, instance int32) {
+	switch l.kind {
+	case labelCluster:
+		return p.cluster, labelNoInstance
+	case labelItem:
+		return l.metric.item, labelNoInstance
+	case labelIndom:
+		return l.serial, labelNoInstance
+	}
+	return l.serial, l.instance
 }

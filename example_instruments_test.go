@@ -1,12 +1,20 @@
+//go:build (linux || darwin || freebsd) && !mmv_noport
+
+// The examples start their registries: they run where files are written
+// (the other tests skip elsewhere; an example cannot).
+
 package mmv_test
 
 import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // Example_quickStart is the README's quick start, on a registry of its own
@@ -319,4 +327,55 @@ func ExampleRegistry_Transact() {
 	// Output:
 	// true
 	// true
+}
+
+// A vector of series by client forgets the clients that went quiet: their
+// instances leave PCP, and come back with their ids if the client does.
+func ExampleVec_SetExpiry() {
+	r, done := exampleRegistry("clients", nil)
+	defer done()
+	bytes := mmv.NewCounterVec(r, "bytes", "Bytes sent, by client", mmv.Byte, "client")
+	bytes.SetExpiry(100 * time.Millisecond) // unchanged this long: forgotten
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+	bytes.With("10.0.0.1").Add(512)
+	bytes.With("10.0.0.2").Add(128)
+	for deadline := time.Now().Add(10 * time.Second); len(bytes.Instances()) > 1 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		bytes.With("10.0.0.1").Add(512) // still sending
+	}
+	fmt.Println(bytes.Instances())
+	// Output:
+	// [client=10.0.0.1]
+}
+
+// Callback metrics publish values kept elsewhere, such as a pool's open
+// connections or a cache's hit ratio: the registry reads them at Start,
+// every mmv.DefaultInterval, and at Close.
+func ExampleNewIntGaugeFunc() {
+	r, done := exampleRegistry("pool", nil)
+	defer done()
+	var open atomic.Int64 // kept by a connection pool
+	open.Store(3)
+	var hits, lookups atomic.Uint64 // kept by a cache
+	hits.Store(3)
+	lookups.Store(4)
+	mmv.NewIntGaugeFunc(r, "connections", "Open connections", mmv.Count, open.Load)
+	mmv.NewCounterFunc(r, "cache.lookups", "Cache lookups", mmv.Count, lookups.Load)
+	mmv.NewGaugeFunc(r, "cache.hit_ratio", "Cache hits per lookup", mmv.NoUnits, func() float64 {
+		return float64(hits.Load()) / math.Max(1, float64(lookups.Load()))
+	})
+	if err := r.Start(); err != nil {
+		log.Fatal(err)
+	}
+
+	f, _ := mmvfile.Open(r.Path())
+	for _, v := range f.Values {
+		fmt.Println(v.Metric.Name, v.Int, v.Uint, v.Float)
+	}
+	// Output:
+	// connections 3 0 0
+	// cache.lookups 0 4 0
+	// cache.hit_ratio 0 0 0.75
 }

@@ -47,16 +47,13 @@ func (v *Vec[T]) SetExpiry(d time.Duration) {
 	if v == nil {
 		return
 	}
-	r := v.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	v.expiry.d.Store(int64(max(d, 0)))
 	if !v.expiry.hooked {
 		v.expiry.hooked = true
-		r.onStart = append(r.onStart, v.scheduleSweepLocked)
-		r.onClose = append(r.onClose, v.stopSweepsLocked)
-	}
-	if r.state == started {
+		v.r.hookLocked(v.scheduleSweepLocked, v.stopSweepsLocked)
+	} else if v.r.startedLocked() {
 		v.scheduleSweepLocked()
 	}
 }
@@ -84,11 +81,10 @@ func (v *Vec[T]) stopSweepsLocked() {
 // sweep expires the instances unchanged for the vector's expiry, and
 // counts the instruments expired at the last sweep and updated since.
 func (v *Vec[T]) sweep() {
-	r := v.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	v.expiry.timer = nil
-	if r.state != started {
+	if !v.r.startedLocked() {
 		return
 	}
 	v.sweepLocked(time.Now())
@@ -123,18 +119,9 @@ func (v *Vec[T]) sweepLocked(now time.Time) {
 		}
 	}
 	if n := len(v.expiry.expired); n > 0 || late > 0 {
-		r := v.r
-		if r.expired == nil {
-			r.expired = r.declareOwnLocked("expired", "Vectors' instances expired", "instances vectors expired, and expired ones updated late",
-				"expired: instances unchanged for their vector's expiry (Vec.SetExpiry), deleted; late: of those, the ones updated within a sweep after their expiry, through an instrument kept from before, whose updates PCP does not show.",
-				expiredNames)
-		}
-		r.expired[0].add(uint64(n))
-		r.expired[1].add(uint64(late))
+		v.r.expiredLocked(n, late)
 	}
 }
-
-var expiredNames = []string{"expired", "late"}
 
 // state is what a sweep compares of a cell: its value, with what waits
 // to be carried into the file.

@@ -15,8 +15,8 @@ package mmv
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {
-	c, s, m := newCell[Counter](name, help, units)
-	if err := declareFunc(registry(r), m, s, f, c.Set); err != nil {
+	c := new(Counter)
+	if err := declareFunc(door{registry(r)}, &c.cell, counterKind, name, help, units, f, c.Set); err != nil {
 		panic(err)
 	}
 }
@@ -27,8 +27,8 @@ func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewGauge does.
 func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64) {
-	g, s, m := newCell[Gauge](name, help, units)
-	if err := declareFunc(registry(r), m, s, f, g.Set); err != nil {
+	g := new(Gauge)
+	if err := declareFunc(door{registry(r)}, &g.cell, gaugeKind, name, help, units, f, g.Set); err != nil {
 		panic(err)
 	}
 }
@@ -40,16 +40,21 @@ func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64)
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewIntGauge does.
 func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64) {
-	g, s, m := newCell[IntGauge](name, help, units)
-	if err := declareFunc(registry(r), m, s, f, g.Set); err != nil {
+	g := new(IntGauge)
+	if err := declareFunc(door{registry(r)}, &g.cell, intGaugeKind, name, help, units, f, g.Set); err != nil {
 		panic(err)
 	}
 }
 
-// declareFunc declares m on r with its value in c, and has set store f's
-// result at Start, on every poll, and at Close, before c leaves the file;
-// or returns the registry's refusal.
-func declareFunc[T uint64 | int64 | float64](r *Registry, m Metric, c *cell, f func() T, set func(T)) error {
+// declareFunc declares on r the instrument of kind k whose cell is c, and
+// has set store f's result at Start, on every poll, and at Close, before c
+// leaves the file; or returns the registry's refusal.
+func declareFunc[T uint64 | int64 | float64](r door, c *cell, k cellKind, name, help string, units Units, f func() T, set func(T)) error {
+	c.init(k.typ)
+	m, err := k.metric(name, help, units)
+	if err != nil {
+		return err
+	}
 	if f == nil {
 		return errorf(ErrType, subject("metric", m.Name), "a callback metric needs a function, not nil")
 	}

@@ -1,9 +1,6 @@
 package mmv_test
 
 import (
-	"fmt"
-	"log"
-	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +18,7 @@ import (
 // their types, semantics and units; one declared after Start shows once
 // published.
 func TestFuncsThroughPCP(t *testing.T) {
+	t.Parallel() // it waits for the functions' refresh, every DefaultInterval
 	tmp, dir := pcpDir(t)
 	r := newRegistry(t, "funcs", dir, mmv.Options{})
 	var total atomic.Uint64
@@ -31,7 +29,7 @@ func TestFuncsThroughPCP(t *testing.T) {
 	mmv.NewCounterFunc(r, "total", "A total kept elsewhere", mmv.Byte, total.Load)
 	mmv.NewGaugeFunc(r, "ratio", "A ratio kept elsewhere", mmv.NoUnits, func() float64 { return float64(level.Load()) / 2 })
 	mmv.NewIntGaugeFunc(r, "level", "A level kept elsewhere", mmv.Count, ilevel.Load)
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	f, err := mmvfile.Open(r.Path()) // at once: Start itself read the functions
 	require.NoError(t, err)
 	assert.Equal(t, []float64{10, 2.5, -3}, []float64{float64(f.Values[0].Uint), f.Values[1].Float, float64(f.Values[2].Int)}, "in the file when Start returns")
@@ -88,38 +86,8 @@ func TestFuncNilPanics(t *testing.T) {
 		err, _ := v.(error)
 		assert.ErrorIs(t, err, mmv.ErrType, "%s: the panic value %v", name, v)
 	}
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	f, err := mmvfile.Open(r.Path())
 	require.NoError(t, err)
 	assert.Empty(t, f.Metrics, "metrics declared by the refused declarations")
-}
-
-// Callback metrics publish values kept elsewhere, such as a pool's open
-// connections or a cache's hit ratio: the registry reads them at Start,
-// every mmv.DefaultInterval, and at Close.
-func ExampleNewIntGaugeFunc() {
-	r, done := exampleRegistry("pool", nil)
-	defer done()
-	var open atomic.Int64 // kept by a connection pool
-	open.Store(3)
-	var hits, lookups atomic.Uint64 // kept by a cache
-	hits.Store(3)
-	lookups.Store(4)
-	mmv.NewIntGaugeFunc(r, "connections", "Open connections", mmv.Count, open.Load)
-	mmv.NewCounterFunc(r, "cache.lookups", "Cache lookups", mmv.Count, lookups.Load)
-	mmv.NewGaugeFunc(r, "cache.hit_ratio", "Cache hits per lookup", mmv.NoUnits, func() float64 {
-		return float64(hits.Load()) / math.Max(1, float64(lookups.Load()))
-	})
-	if err := r.Start(); err != nil {
-		log.Fatal(err)
-	}
-
-	f, _ := mmvfile.Open(r.Path())
-	for _, v := range f.Values {
-		fmt.Println(v.Metric.Name, v.Int, v.Uint, v.Float)
-	}
-	// Output:
-	// connections 3 0 0
-	// cache.lookups 0 4 0
-	// cache.hit_ratio 0 0 0.75
 }

@@ -3,8 +3,6 @@ package mmv
 import (
 	"math"
 	"sync/atomic"
-
-	"github.com/gopcp/mmv/internal/canon"
 )
 
 // Gather reads every metric of the registry and its current values, for
@@ -41,25 +39,28 @@ func (r *Registry) Gather(visit func(*Family)) {
 		return
 	}
 	cells := r.waitingCellsLocked()
-	var parts map[*metric]bool // the histograms' .count and .sum: in their Family
-	hists := map[*metric]*histGroup{}
-	for _, g := range r.hists {
-		hists[g.bucketM] = g
-		if parts == nil {
-			parts = map[*metric]bool{}
+	var hidden map[*metric]bool // shown in a reader's Family, as a histogram's .count and .sum
+	readers := map[*metric]valueReader{}
+	for _, g := range r.readers {
+		shown, hides := g.family()
+		readers[shown] = g
+		for _, m := range hides {
+			if hidden == nil {
+				hidden = map[*metric]bool{}
+			}
+			hidden[m] = true
 		}
-		parts[g.statM[0]], parts[g.statM[1]] = true, true
 	}
 	inst := r.instanceLabelsLocked(false)
 	f := &Family{}
 	for _, m := range r.metrics {
-		if parts[m] {
+		if hidden[m] {
 			continue
 		}
 		f.reset(m.Metric)
 		f.Labels = r.labelsAboveLocked(m, f.Labels)
-		if g := hists[m]; g != nil {
-			f.gatherHistograms(g)
+		if g := readers[m]; g != nil {
+			g.gather(f)
 		} else {
 			f.gatherValues(r, m, cells[m], inst)
 		}
@@ -67,68 +68,6 @@ func (r *Registry) Gather(visit func(*Family)) {
 			visit(f)
 		}
 	}
-}
-
-// Family is one metric as Gather reads it.
-type Family struct {
-	// Metric is the declaration; a histogram's is its name, units and
-	// help, with Type Double and Semantics SemCounter.
-	Metric
-	// Labels are the PCP labels of every value of the metric: the
-	// registry's, the metric's and its indom's, in that order.
-	Labels []Label
-	// LabelNames are a vector's label names, which each Sample's Values
-	// are the values of; nil for other metrics.
-	LabelNames []string
-	// Bounds are a histogram's buckets' upper bounds, +Inf last; nil for
-	// other metrics.
-	Bounds []float64
-	// Samples are the values, one per instance (one for a singular
-	// metric), in the order of the instances.
-	Samples []Sample
-
-	values []string // backing of the Samples' Values
-}
-
-// Sample is one value of a Family.
-type Sample struct {
-	// Instance is the instance's name, "" for a singular metric.
-	Instance string
-	// Values are a vector's label values, as Family.LabelNames.
-	Values []string
-	// Labels are the instance's own PCP labels (Registry.AddInstanceLabel),
-	// a vector's excluded: its Values say them.
-	Labels []Label
-	// Value reads the value (Int, Float, String): the handle the updates
-	// use, for reading only; nil for a histogram.
-	Value *Value
-	// Buckets, Count and Sum are a histogram's: the count of each bucket
-	// (per bucket, not cumulative), of all, and the observations' sum.
-	Buckets []uint64
-	Count   uint64
-	Sum     float64
-}
-
-func (f *Family) reset(m Metric) {
-	f.Metric, f.LabelNames, f.Bounds = m, nil, nil
-	f.Labels, f.Samples, f.values = f.Labels[:0], f.Samples[:0], f.values[:0]
-}
-
-// sample appends a sample for instance name, with its vector values when
-// the family is a vector's.
-func (f *Family) sample(name string) *Sample {
-	f.Samples = append(f.Samples, Sample{Instance: name})
-	s := &f.Samples[len(f.Samples)-1]
-	if f.LabelNames != nil {
-		n := len(f.values)
-		var ok bool
-		if f.values, ok = canon.Values(f.values, name, f.LabelNames); ok {
-			s.Values = f.values[n:len(f.values):len(f.values)]
-		} else {
-			f.values = f.values[:n]
-		}
-	}
-	return s
 }
 
 func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[instanceKey][]Label) {
@@ -199,40 +138,6 @@ func (v *Value) missing() bool {
 		return v.String() == ""
 	}
 	return atomic.LoadUint64(v.u64()) == math.MaxUint64
-}
-
-func (f *Family) gatherHistograms(g *histGroup) {
-	f.Metric = Metric{Name: g.name, Type: Double, Semantics: SemCounter, Units: g.units,
-		ShortHelp: histHelp(g.statM[0].ShortHelp)}
-	f.Bounds = make([]float64, g.l.n)
-	for i := range f.Bounds {
-		_, f.Bounds[i] = g.l.bounds(i)
-	}
-	if g.vec {
-		f.LabelNames = g.r.vecLabels[g.statIndom]
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	buckets := make([]uint64, len(g.hs)*g.l.n)
-	for _, o := range g.hs {
-		s := f.sample(o.inst)
-		s.Buckets, buckets = buckets[:g.l.n:g.l.n], buckets[g.l.n:]
-		for i := range s.Buckets {
-			s.Buckets[i] = o.h.count(i)
-			s.Count += s.Buckets[i]
-		}
-		s.Sum = o.h.sum()
-	}
-}
-
-// histHelp is a histogram's help from its count's, "observations of " and
-// the histogram's help (declareHistograms).
-func histHelp(countHelp string) string {
-	const p = "observations of "
-	if len(countHelp) > len(p) && countHelp[:len(p)] == p {
-		return countHelp[len(p):]
-	}
-	return countHelp
 }
 
 // vecLabelsLocked records the label names of the vector over indom serial.

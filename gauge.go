@@ -8,13 +8,17 @@ import "math"
 // compare-and-swap loop. A nil *Gauge ignores them.
 type Gauge struct{ cell cell }
 
+// gaugeKind is a Gauge's metric: an instant Double.
+var gaugeKind = cellKind{typ: Double, sem: SemInstant}
+
 // NewGauge declares a float64 gauge on r (Default when nil).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 // Declare[Gauge] returns the refusal instead.
 func NewGauge(r *Registry, name, help string, units Units) *Gauge {
-	return must(Declare[Gauge](r, name, help, units))
+	g := new(Gauge)
+	return must(g, declareCell(r, &g.cell, gaugeKind, name, help, units))
 }
 
 // Set stores f.
@@ -52,5 +56,5 @@ func (g *Gauge) Get() float64 {
 // wraps the sentinel, such as ErrName). DeclareVec[Gauge] returns it
 // instead.
 func NewGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Gauge] {
-	return must(DeclareVec[Gauge](r, name, help, units, labels...))
+	return must(declareCellVec(r, gaugeKind, name, help, units, labels, func(g *Gauge) *cell { return &g.cell }))
 }

@@ -36,7 +36,11 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 			now = now || p.typeOf(s) == String
 		}
 	}
-	if !now {
+	if !now || ifFailed == keepDeclared || r.inFlight != nil {
+		// An instrument's new values count in its own memory until a
+		// publication gives them storage: it runs now on the timer's
+		// goroutine, so that a first use never waits for a growth step.
+		r.urgent = r.urgent || now
 		r.bindLocked()
 		r.scheduleLocked()
 		return nil
@@ -75,11 +79,17 @@ func (r *Registry) scheduleLocked() {
 		return
 	}
 	if r.pending != nil {
+		if r.urgent {
+			r.pending.Reset(0) // its function finds it pending still, or returns
+		}
 		return
 	}
 	delay := r.opts.PublishDelay
 	if delay <= 0 {
 		delay = 50 * time.Millisecond
+	}
+	if r.urgent {
+		delay = 0
 	}
 	var t *time.Timer
 	t = time.AfterFunc(delay, func() {
@@ -89,7 +99,7 @@ func (r *Registry) scheduleLocked() {
 			return // stopped, or replaced, since it fired
 		}
 		r.pending = nil
-		r.publishLocked() // which arms the next try if this one fails
+		r.publishPartsLocked(true) // which arms the next try if this one fails
 	})
 	r.pending = t
 }
@@ -160,14 +170,33 @@ func (r *Registry) Flush() error {
 	if r.state != started {
 		return nil
 	}
-	return r.publishLocked()
+	return r.publishPartsLocked(true)
 }
 
-// publishLocked publishes every part that needs it.
-func (r *Registry) publishLocked() error {
+// publishLocked publishes every part that needs it, holding the lock.
+func (r *Registry) publishLocked() error { return r.publishPartsLocked(false) }
+
+// publishPartsLocked publishes every part that needs it, once the
+// publication in progress, if any, is done; with unlock, a part that has
+// a file is written without the lock (publishPartUnlocking), so that no
+// declaration waits for it.
+func (r *Registry) publishPartsLocked(unlock bool) error {
+	r.awaitPublicationLocked()
+	r.urgent = false
+	for _, cs := range r.rebound {
+		for _, c := range cs {
+			c.carry()
+		}
+	}
+	clear(r.rebound[1])
+	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
 	r.forgetRemovedLocked()
 	var errs []error
 	for _, p := range r.parts {
+		if unlock && p.file != nil {
+			errs = append(errs, r.publishPartUnlocking(p))
+			continue
+		}
 		errs = append(errs, r.publishPartLocked(p))
 	}
 	r.bindLocked()
@@ -191,20 +220,12 @@ func (r *Registry) publishPartLocked(p *part) error {
 	if !p.dirty {
 		return nil
 	}
-	version, err := r.version(p)
+	pl, live, capacity, err := r.growthPlanLocked(p)
 	if err != nil {
 		return err
 	}
-	f := p.file
-	live := min(len(p.slots), f.capacity)
-	// Room to double, and to cover the old file's records whole (those
-	// after the values too, in a first file laid out as libpcp_mmv's):
-	// the new file, its values at the same address in the same place of a
-	// page, then covers the old mapping. Not the old mapping's page
-	// rounding: that would grow the file at every publication.
-	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	pl := r.newPlan(p, version, &growth{from: f.os.ValuesOffset(), capacity: capacity})
 	defer putPlan(pl)
+	f := p.file
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 
 	r.strs.mu.Lock()
@@ -229,7 +250,9 @@ func (r *Registry) publishPartLocked(p *part) error {
 // instruments waiting for them.
 func (r *Registry) bindLocked() {
 	for _, p := range r.parts {
-		if p.file != nil {
+		// Not while a publication is in progress: the values it did not
+		// copy would be lost with the file it replaces.
+		if p.file != nil && r.inFlight == nil {
 			p.bound = min(len(p.slots), p.file.capacity)
 		}
 	}
@@ -365,4 +388,193 @@ func mergeWord[T uint32 | uint64](w atomicWord[T], was, now T, setDriven bool, a
 // the high 32 bits, microseconds in the low.
 func generation(t time.Time) uint64 {
 	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
+}
+
+// waitLocked hands w its value at once when it has storage, else keeps it
+// waiting.
+func (r *Registry) waitLocked(w waiter) {
+	if v := r.handleLocked(w.m, w.inst); v != nil {
+		w.bind(v)
+		return
+	}
+	r.waiting = append(r.waiting, w)
+}
+
+// handleLocked returns the handle of m's value for instance index inst (0
+// when singular), nil until the value has storage in a started file.
+func (r *Registry) handleLocked(m *metric, inst int) *Value {
+	if r.state != started {
+		return nil
+	}
+	return m.part.handleOf(m, inst, &r.strs)
+}
+
+// renumberWaitersLocked gives the waiters for values of in the new
+// indexes of their instances (see part.renumber). None waits for a removed
+// instance (removeInstrumentLocked unwaits them); one would be dropped.
+func (r *Registry) renumberWaitersLocked(in *indom, to []int) {
+	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && to[w.inst] < 0 })
+	for i := range r.waiting {
+		if w := &r.waiting[i]; w.m.indom == in {
+			w.inst = to[w.inst]
+		}
+	}
+}
+
+// unwaitLocked forgets the waiters for the values of instance j of in,
+// which was removed.
+func (r *Registry) unwaitLocked(in *indom, j int) {
+	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && w.inst == j })
+}
+
+// wakeLocked hands the values that now have storage to their waiters.
+func (r *Registry) wakeLocked() {
+	if r.state != started {
+		return
+	}
+	kept := r.waiting[:0]
+	for _, w := range r.waiting {
+		if v := r.handleLocked(w.m, w.inst); v != nil {
+			w.bind(v)
+			if w.c != nil {
+				r.rebound[0] = append(r.rebound[0], w.c)
+			}
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(r.waiting[len(kept):])
+	r.waiting = kept
+}
+
+// forgetRemovedLocked makes the indoms that keep many removed instances
+// forget them (indom.forget), moving the values of the others to their
+// new indexes.
+func (r *Registry) forgetRemovedLocked() {
+	for _, in := range r.indoms {
+		if !in.forgetsRemoved() {
+			continue
+		}
+		to := in.forget()
+		for _, p := range r.parts {
+			if p.hasIndom(in) {
+				p.renumber(in, to)
+			}
+		}
+		r.renumberWaitersLocked(in, to)
+	}
+}
+
+// bindCellLocked binds c to m's value for instance id (0 when singular)
+// as soon as it has storage, and unbinds it when the registry closes.
+func (r *Registry) bindCellLocked(m *metric, id int32, c *cell) {
+	r.cells[c] = struct{}{}
+	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: c.bind, c: c})
+}
+
+// unbindCellLocked points c back at its own memory for good: its value
+// was removed.
+func (r *Registry) unbindCellLocked(c *cell) {
+	c.unbind()
+	delete(r.cells, c)
+}
+
+// awaitPublicationLocked returns once no publication is in progress
+// without the lock: publishing again, closing, or declaring what must
+// have storage at once (the low-level API) waits for it. It lets the lock
+// go meanwhile, so the caller must hold nothing half done.
+func (r *Registry) awaitPublicationLocked() {
+	for r.inFlight != nil {
+		done := r.inFlight
+		r.mu.Unlock()
+		<-done
+		r.mu.Lock()
+	}
+}
+
+// publishPartUnlocking publishes part p, which has a file, as
+// publishPartLocked does, but lets the lock go while it encodes the file,
+// writes it, maps it over the old one and merges the values: from a copy
+// of what the file describes (snapshotLocked), taken with the lock held.
+// Meanwhile declarations go on: their values wait for storage (bindLocked
+// binds none), take no freed slot (whose old record this step would merge
+// as the dead value's), and stay to publish (dirty), as do the values
+// removed meanwhile, whose slots stay dying.
+func (r *Registry) publishPartUnlocking(p *part) error {
+	if !p.dirty {
+		return nil
+	}
+	pl, live, capacity, err := r.growthPlanLocked(p)
+	if err != nil {
+		return err
+	}
+	defer putPlan(pl)
+	f := p.file
+	sp, dying, free := p.snapshotLocked(), len(p.dying), p.free
+	p.free, p.dirty = nil, false
+	done := make(chan struct{})
+	r.inFlight = done
+	gen, pid := generation(time.Now()), int32(os.Getpid())
+
+	r.mu.Unlock()
+	r.strs.mu.Lock()
+	err = f.os.Replace(pl.size, pl.used, pl.offset[secValues], int(p.stride.at(live)), func(b []byte) {
+		r.encode(sp, pl, b, gen, pid)
+		carry(sp, pl, f.bytes(), b, live)
+	}, func(snap, final []byte) { merge(sp, snap, final, live) }, replaceHook())
+	r.strs.mu.Unlock()
+	r.mu.Lock()
+
+	r.inFlight = nil
+	close(done)
+	p.free = append(free, p.free...)
+	if err != nil {
+		p.dirty = true
+		err = fileError(p.name, "cannot grow", err)
+		r.pubErr = err
+		return err
+	}
+	f.capacity = capacity
+	p.valuesEnd = pl.end - pl.offset[secValues]
+	p.free = append(p.free, p.dying[:dying]...)
+	p.dying = slices.Delete(p.dying, 0, dying)
+	return nil
+}
+
+// growthPlanLocked lays out the grown file of part p, which has a file:
+// its plan, the slots of the old file that are live, and the new file's
+// room. Room to double, and to cover the old file's records whole (those
+// after the values too, in a first file laid out as libpcp_mmv's): the
+// new file, its values at the same address in the same place of a page,
+// then covers the old mapping. Not the old mapping's page rounding: that
+// would grow the file at every publication.
+func (r *Registry) growthPlanLocked(p *part) (pl *plan, live, capacity int, err error) {
+	version, err := r.version(p)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	live = min(len(p.slots), p.file.capacity)
+	capacity = max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
+	return r.newPlan(p, version, &growth{from: p.file.os.ValuesOffset(), capacity: capacity}), live, capacity, nil
+}
+
+// snapshotLocked returns a copy of what the part's file describes, for a
+// publication without the lock: its indoms' instances, its metrics and
+// their handles, its slots. Metrics' names, types and helps never change.
+func (p *part) snapshotLocked() *part {
+	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
+		slots: slices.Clone(p.slots), file: p.file, stride: p.stride}
+	sp.indoms = make([]*indom, len(p.indoms))
+	for i, in := range p.indoms {
+		sp.indoms[i] = &indom{Indom: Indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, Instances: slices.Clone(in.Instances)},
+			removed: slices.Clone(in.removed), live: in.live}
+	}
+	ms := make([]metric, len(p.metrics))
+	sp.metrics = make([]*metric, len(p.metrics))
+	for i, m := range p.metrics {
+		ms[i] = *m
+		ms[i].values = slices.Clone(m.values)
+		sp.metrics[i] = &ms[i]
+	}
+	return sp
 }

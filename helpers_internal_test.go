@@ -1,12 +1,15 @@
 package mmv
 
 import (
+	"errors"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // The helpers of the package's internal tests; those of the external ones
@@ -81,8 +84,8 @@ func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) (bound
 
 // sweepAt runs a sweep of v at now, as the timer does.
 func sweepAt[T any](v *Vec[T], now time.Time) {
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	v.sweepLocked(now)
 }
 
@@ -95,3 +98,26 @@ func expiredCount(r *Registry) (expired, late uint64) {
 	}
 	return r.expired[0].state(), r.expired[1].state()
 }
+
+// startOrSkip starts r, or skips the test where the system has no file
+// layer (Start returns ErrUnsupported: systems without a port, and Linux
+// under -tags mmv_noport), so that the tests of what needs no file run
+// there.
+func startOrSkip(tb testing.TB, r *Registry) {
+	tb.Helper()
+	err := r.Start()
+	if errors.Is(err, ErrUnsupported) {
+		tb.Skipf("no file layer here: %v", err)
+	}
+	require.NoError(tb, err)
+}
+
+// needFileLayer skips a test of the files themselves where there is no
+// file layer (see startOrSkip).
+var needFileLayer = pcptest.NeedFileLayer
+
+// StartOrSkip and NeedFileLayer are the external tests' (helpers_test.go).
+var (
+	StartOrSkip   = startOrSkip
+	NeedFileLayer = needFileLayer
+)

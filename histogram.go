@@ -465,17 +465,21 @@ func quantileName(q float64) (string, error) {
 // made after it; refresh runs off the hot path, in Start, every interval
 // and in Close.
 type histGroup struct {
-	r         *Registry
-	name      string
-	units     Units
-	l         *buckets
-	bounds    []string // the buckets' names
-	stats     []string // the statistics' metric parts, in histOut.stats order
-	vec       bool
-	bucketIn  *indom    // the buckets' indom
-	statIndom *indom    // the vector's instances; nil for a single histogram
-	bucketM   *metric   // name.bucket
-	statM     []*metric // in stats order
+	r          door
+	name       string
+	help       string // the Family's (gather), from its count's
+	units      Units
+	l          *buckets
+	bounds     []string // the buckets' names
+	stats      []string // the statistics' metric parts, in histOut.stats order
+	vec        bool
+	labels     []string  // the vector's label names
+	limit      int       // the vector's default limit (NewHistogramVec)
+	bucketIn   *indom    // the buckets' indom
+	statIndom  *indom    // the vector's instances; nil for a single histogram
+	statSerial uint32    // its serial
+	bucketM    *metric   // name.bucket
+	statM      []*metric // in stats order
 
 	window, interval time.Duration // of each histogram's window
 
@@ -490,6 +494,7 @@ type histGroup struct {
 type histOut struct {
 	h      *Histogram
 	inst   string   // instance in the statistics' indom, "" when single
+	id     int32    // its id, 0 when single
 	bucket []*Value // per bucket
 	stats  []*Value // count, sum, min, max, mean, then the quantiles
 }
@@ -498,8 +503,8 @@ type histOut struct {
 // transaction: over no indom for a single one (instances nil), over the
 // vector's instances otherwise, whose histograms the group then makes (see
 // makeLocked). It returns the registry's refusal.
-func declareHistograms(r *Registry, name, help string, units Units, o *HistogramOptions, vec bool) (*histGroup, error) {
-	r = registry(r)
+func declareHistograms(reg *Registry, name, help string, units Units, o *HistogramOptions, vec bool) (*histGroup, error) {
+	r := door{registry(reg)}
 	var opts HistogramOptions
 	if o != nil {
 		opts = *o
@@ -542,37 +547,38 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 		{"max", Double, SemInstant, units, "largest observation of " + short},
 		{"mean", Double, SemInstant, units, "mean of " + short},
 	}
+	g.help = histHelp(fitHelp(stats[0].help))
 	for i := range qs {
 		stats = append(stats, stat{qnames[i], Double, SemInstant, units,
 			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short)})
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.enter()
+	defer r.leave()
 	err = r.declareLocked(func() error {
 		var bucketInsts []string
 		if !g.vec {
 			bucketInsts = g.bounds
 		}
 		var err error
-		if g.bucketIn, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts); err != nil {
+		var bucketIndom, statIndom uint32
+		if g.bucketIn, bucketIndom, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts); err != nil {
 			return err
 		}
-		statIndom := uint32(0)
 		if g.vec {
-			if g.statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil); err != nil {
+			if g.statIndom, statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil); err != nil {
 				return err
 			}
-			statIndom = g.statIndom.Serial
-			n := vecReserveLimit(&r.opts, len(g.bounds))
-			g.bucketIn.reserve, g.statIndom.reserve = n*len(g.bounds), n
+			g.statSerial = statIndom
+			g.limit = r.reserveLocked(g.bucketIn, len(g.bounds), DefaultVecLimit)
+			r.reserveLocked(g.statIndom, 1, g.limit)
 		}
-		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: g.bucketIn.Serial,
-			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."}, keepDeclared)
+		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: bucketIndom,
+			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."})
 		if err != nil {
 			return err
 		}
 		for _, s := range stats {
-			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)}, keepDeclared)
+			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)})
 			if err != nil {
 				return err
 			}
@@ -587,13 +593,8 @@ func declareHistograms(r *Registry, name, help string, units Units, o *Histogram
 	if !g.vec {
 		g.makeLocked("", 0)
 	}
-	r.hists = append(r.hists, g)
-	r.onStart = append(r.onStart, g.refresh)
-	r.onClose = append(r.onClose, g.refresh, g.forget)
-	r.onRead = append(r.onRead, g.snapshot)
-	if r.state == started {
-		g.refresh()
-	}
+	r.readerLocked(g)
+	r.hookLocked(g.refresh, func() { g.refresh(); g.forget() })
 	r.pollLocked(opts.Interval, g.refresh)
 	return g, nil
 }
@@ -620,11 +621,11 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 		}
 		buckets[i] = Instance{ID: g.bucketID(id, i), Name: b}
 	}
-	added, err := declareInstancesLocked(g.r, g.statIndom, Instance{ID: id, Name: name})
+	added, err := g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name})
 	if err != nil {
 		return added, err
 	}
-	_, err = declareInstancesLocked(g.r, g.bucketIn, buckets...)
+	_, err = g.r.declareInstancesLocked(g.bucketIn, buckets...)
 	return true, err
 }
 
@@ -639,9 +640,7 @@ func (g *histGroup) idSpace() int64 { return vecIDSpace / int64(len(g.bounds)) }
 // knowsLocked reports whether the statistics' or the buckets' indom still
 // has a vector's instance id.
 func (g *histGroup) knowsLocked(id int32) bool {
-	_, stat := g.statIndom.index(id)
-	_, bucket := g.bucketIn.index(g.bucketID(id, 0))
-	return stat || bucket
+	return g.r.hasInstanceLocked(g.statIndom, id) || g.r.hasInstanceLocked(g.bucketIn, g.bucketID(id, 0))
 }
 
 // removeLocked removes a vector's instance id, its statistics and its
@@ -650,11 +649,9 @@ func (g *histGroup) removeLocked(name string, id int32) {
 	g.mu.Lock()
 	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.inst == name })
 	g.mu.Unlock()
-	stat, _ := g.statIndom.index(id)
-	g.r.removeInstrumentLocked(g.statIndom, stat)
+	g.r.removeInstrumentLocked(g.statIndom, id)
 	for i := range g.bounds {
-		bucket, _ := g.bucketIn.index(g.bucketID(id, i))
-		g.r.removeInstrumentLocked(g.bucketIn, bucket)
+		g.r.removeInstrumentLocked(g.bucketIn, g.bucketID(id, i))
 	}
 }
 
@@ -662,12 +659,7 @@ func (g *histGroup) removeLocked(name string, id int32) {
 // soon as they have storage. Called with the registry's lock held.
 func (g *histGroup) makeLocked(name string, id int32) *Histogram {
 	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
-	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
-	stat, firstBucket := 0, 0
-	if g.vec {
-		stat, _ = g.statIndom.index(id)
-		firstBucket, _ = g.bucketIn.index(g.bucketID(id, 0))
-	}
+	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, id: id, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
 	bind := func(to *[]*Value, i int) func(*Value) {
 		return func(v *Value) {
 			g.mu.Lock()
@@ -676,10 +668,10 @@ func (g *histGroup) makeLocked(name string, id int32) *Histogram {
 		}
 	}
 	for i := range o.bucket {
-		g.r.bindValueLocked(g.bucketM, firstBucket+i, bind(&o.bucket, i))
+		g.r.bindValueLocked(g.bucketM, g.bucketID(id, i), bind(&o.bucket, i))
 	}
 	for i, m := range g.statM {
-		g.r.bindValueLocked(m, stat, bind(&o.stats, i))
+		g.r.bindValueLocked(m, id, bind(&o.stats, i))
 	}
 	g.mu.Lock()
 	g.hs = append(g.hs, o)
@@ -719,35 +711,61 @@ func (g *histGroup) refresh() {
 
 // snapshot hands put the histograms' values as refresh would store them,
 // for Registry.Snapshot, whether they have storage or not.
-func (g *histGroup) snapshot(put func(m *metric, inst int, v any)) {
+func (g *histGroup) snapshot(put func(m *metric, id int32, v any)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := time.Now()
 	for _, o := range g.hs {
-		stat, buckets := 0, g.bounds
-		if g.vec {
-			var ok bool
-			if stat, ok = g.statIndom.lookup(o.inst); !ok {
-				continue // not in the indom: nothing to show
-			}
-			buckets = g.bucketNames(o.inst)
-		}
 		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
 			for i, c := range counts {
-				j, ok := i, true
-				if g.vec {
-					j, ok = g.bucketIn.lookup(buckets[i])
-				}
-				if ok {
-					put(g.bucketM, j, c)
-				}
+				put(g.bucketM, g.bucketID(o.id, i), c)
 			}
-			put(g.statM[0], stat, total)
+			put(g.statM[0], o.id, total)
 			for k, f := range stats {
-				put(g.statM[1+k], stat, f)
+				put(g.statM[1+k], o.id, f)
 			}
 		})
 	}
+}
+
+// family is the buckets' metric, which Gather shows as the histograms'
+// Family, in place of their count's and sum's.
+func (g *histGroup) family() (*metric, []*metric) {
+	return g.bucketM, g.statM[:2]
+}
+
+// gather fills f, which Gather reset for the buckets' metric, with the
+// histograms: their Bounds, and per Sample their Buckets, Count and Sum,
+// read from the histograms themselves.
+func (g *histGroup) gather(f *Family) {
+	f.Metric = Metric{Name: g.name, Type: Double, Semantics: SemCounter, Units: g.units, ShortHelp: g.help}
+	f.Bounds = make([]float64, g.l.n)
+	for i := range f.Bounds {
+		_, f.Bounds[i] = g.l.bounds(i)
+	}
+	f.LabelNames = g.labels
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	buckets := make([]uint64, len(g.hs)*g.l.n)
+	for _, o := range g.hs {
+		s := f.sample(o.inst)
+		s.Buckets, buckets = buckets[:g.l.n:g.l.n], buckets[g.l.n:]
+		for i := range s.Buckets {
+			s.Buckets[i] = o.h.count(i)
+			s.Count += s.Buckets[i]
+		}
+		s.Sum = o.h.sum()
+	}
+}
+
+// histHelp is a histogram's help from its count's, "observations of " and
+// the histogram's help, cut to fit.
+func histHelp(countHelp string) string {
+	const p = "observations of "
+	if len(countHelp) > len(p) && countHelp[:len(p)] == p {
+		return countHelp[len(p):]
+	}
+	return countHelp
 }
 
 // readLocked hands f the values of o as published: the count of each
@@ -812,14 +830,15 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	if err := checkVecLabels(name, labels); err != nil {
 		panic(err)
 	}
-	g := must(declareHistograms(registry(r), name, help, units, o, true))
-	g.r.mu.Lock()
-	defer g.r.mu.Unlock()
-	v := newVec(g.r, name, labels, g.statIndom.Serial, vecKind[Histogram](g))
+	g := must(declareHistograms(r, name, help, units, o, true))
+	g.r.enter()
+	defer g.r.leave()
+	g.labels = slices.Clone(labels)
+	v := newVec(g.r, name, labels, g.statSerial, vecKind[Histogram](g))
 	// The default limit keeps the buckets' indom within the registry's cap
 	// and a file's values budget: the room the vector reserves.
-	v.limit.Store(int64(vecReserveLimit(&g.r.opts, len(g.bounds))))
-	g.statIndom.followLimit(&v.limit, 1)
-	g.bucketIn.followLimit(&v.limit, len(g.bounds))
+	v.limit.Store(int64(g.limit))
+	g.r.followLimitLocked(g.statIndom, &v.limit, 1)
+	g.r.followLimitLocked(g.bucketIn, &v.limit, len(g.bounds))
 	return v
 }

@@ -65,6 +65,7 @@ func publishedIntact(t *testing.T, dir string) {
 // outside files are never written, and Close (Process flag) removes only
 // its own file.
 func TestHostileLinkAtTarget(t *testing.T) {
+	needFileLayer(t)
 	for _, c := range []struct {
 		name  string
 		plant func(target, at string) error
@@ -111,6 +112,7 @@ func TestHostileDirectoryAtTarget(t *testing.T) {
 // TestHostileReplacedBeforeClose: another file renamed over ours after
 // Start is not removed by Close, even with the Process flag.
 func TestHostileReplacedBeforeClose(t *testing.T) {
+	needFileLayer(t)
 	dir := t.TempDir()
 	r, err := hostileRegistry(t, dir, mmv.Process)
 	require.NoError(t, err)
@@ -129,6 +131,7 @@ func TestHostileReplacedBeforeClose(t *testing.T) {
 // directory, not what is planted in it. PCP's reader, given the link, reads
 // the file.
 func TestHostileDirectoryIsSymlink(t *testing.T) {
+	needFileLayer(t)
 	tmp, elsewhere := t.TempDir(), t.TempDir()
 	require.NoError(t, os.Symlink(elsewhere, filepath.Join(tmp, "mmv")))
 	r, err := hostileRegistry(t, filepath.Join(tmp, "mmv"), 0)
@@ -150,6 +153,7 @@ func TestHostileDirectoryIsSymlink(t *testing.T) {
 // PCP_TMP_DIR). Root can write anywhere, so as root the test runs its
 // checks in a child process as the user nobody.
 func TestHostileReadOnlyDirectory(t *testing.T) {
+	needFileLayer(t)
 	if childRole() == "readonly" {
 		for _, dir := range strings.Split(os.Getenv("MMV_TEST_DIRS"), ":") {
 			_, err := hostileRegistry(t, dir, 0)
@@ -157,6 +161,7 @@ func TestHostileReadOnlyDirectory(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel() // as root, it waits on its child
 	base := t.TempDir()
 	ro := filepath.Join(base, "ro")
 	require.NoError(t, os.Mkdir(ro, 0o755))

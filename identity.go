@@ -14,7 +14,7 @@ import (
 // from the instance's name. A derived identity that is taken probes to the
 // next free one: the name that came first keeps its own, and the later one
 // moves. An identity once given never moves and never names another name
-// while the registry lives (see Vec.idLocked for how a vector keeps that
+// while the registry lives (see instanceIDs.idLocked for how a vector keeps that
 // with bounded memory).
 
 // Indom serials derived from names are in the upper half of the serials,
@@ -25,19 +25,19 @@ const (
 	firstDerivedSerial = MaxSerial + 1 - derivedSerials
 )
 
-// autoSerialLocked returns the serial an indom of the registry's own, for
-// the metric or metrics named key, takes: derived from key, 1024..2047,
-// probing up and wrapping to the next free one, else the highest free one
-// below 1024; 0 when none is free.
-func (r *Registry) autoSerialLocked(key string) uint32 {
+// autoSerial returns the serial an indom of the registry's own, for the
+// metric or metrics named key, takes among those not taken: derived from
+// key, 1024..2047, probing up and wrapping to the next free one, else the
+// highest free one below 1024; 0 when none is free.
+func autoSerial(key string, taken map[uint32]*indom) uint32 {
 	home := fnv32(key) % derivedSerials
 	for j := range uint32(derivedSerials) {
-		if s := firstDerivedSerial + (home+j)%derivedSerials; r.serials[s] == nil {
+		if s := firstDerivedSerial + (home+j)%derivedSerials; taken[s] == nil {
 			return s
 		}
 	}
 	for s := uint32(firstDerivedSerial - 1); s > 0; s-- {
-		if r.serials[s] == nil {
+		if taken[s] == nil {
 			return s
 		}
 	}
@@ -48,73 +48,84 @@ func (r *Registry) autoSerialLocked(key string) uint32 {
 // PCP's instance ids are 31 bits.
 const vecIDSpace = 1 << 31
 
+// instanceIDs are the ids a vector gave the names of its instances.
+type instanceIDs struct {
+	ids      map[string]int32 // instance names given an id that an indom still has (Vec.pruneIDsLocked)
+	given    map[int32]string // the names of ids given, forgotten ones too while deriving (idLocked)
+	counting bool             // ids of new names are counted, no longer derived
+	counted  int64            // ids counted
+}
+
+func newInstanceIDs() instanceIDs {
+	return instanceIDs{ids: map[string]int32{}, given: map[int32]string{}}
+}
+
 // idLocked returns the id a new instance of the vector, name, takes, or
-// false when the vector has given every id it may.
+// false when the vector has given every id it may: ids are 0 to space-1
+// (vecKind.idSpace).
 //
-// Derived: FNV-1a of the name in the lower half of the kind's ids, probing
-// up and wrapping within that half to the first id that no other name was
-// given in the registry's life. Ids given are kept in v.given, those of
-// names the vector has forgotten (pruneIDsLocked) too, so that none names
-// another name later; the forgotten name itself, used again, finds its id
-// there. To keep that memory bounded, a vector that has forgotten more
-// names than it may hold, and 64, stops deriving (forgetIDLocked): from
-// then on names new to it are counted in the upper half, in order, and
-// none of its derived ids is given again.
-func (v *Vec[T]) idLocked(name string) (int32, bool) {
-	space := v.kind.idSpace()
+// Derived: FNV-1a of the name in the lower half of the ids, probing up
+// and wrapping within that half to the first id that no other name was
+// given in the registry's life. Ids given are kept in given, those of
+// names the vector has forgotten (Vec.pruneIDsLocked) too, so that none
+// names another name later; the forgotten name itself, used again, finds
+// its id there. To keep that memory bounded, a vector that has forgotten
+// more names than it may hold, and 64, stops deriving (forgetIDLocked):
+// from then on names new to it are counted in the upper half, in order,
+// and none of its derived ids is given again.
+func (s *instanceIDs) idLocked(name string, space int64) (int32, bool) {
 	half := space / 2
-	if !v.counting {
+	if !s.counting {
 		home := int64(fnv32(name)) % half
 		for j := range half {
 			id := int32((home + j) % half)
-			if o, ok := v.given[id]; !ok || o == name {
+			if o, ok := s.given[id]; !ok || o == name {
 				return id, true
 			}
 		}
 	}
-	if half+v.counted >= space {
+	if half+s.counted >= space {
 		return 0, false
 	}
-	return int32(half + v.counted), true
+	return int32(half + s.counted), true
 }
 
-// gaveLocked records that name took id.
-func (v *Vec[T]) gaveLocked(name string, id int32) {
-	v.ids[name] = id
-	v.given[id] = name
-	if int64(id) >= v.kind.idSpace()/2 {
-		v.counted++
+// gaveLocked records that name took id, of space ids.
+func (s *instanceIDs) gaveLocked(name string, id int32, space int64) {
+	s.ids[name] = id
+	s.given[id] = name
+	if int64(id) >= space/2 {
+		s.counted++
 	}
 }
 
 // forgetIDLocked forgets the id of a name that no indom of the vector has
 // any more. While the vector derives ids it keeps the id in given, so that
 // no other name takes it, until given keeps more ids of forgotten names
-// than the vector may hold instances (its limit, within the registry's cap
-// per indom), and 64: it then stops deriving (see idLocked), and given
-// keeps only the ids of the names it remembers.
-func (v *Vec[T]) forgetIDLocked(name string, id int32) {
-	delete(v.ids, name)
-	if v.counting {
-		delete(v.given, id)
+// than the vector may hold instances (holds: its limit, within the
+// registry's cap per indom), and 64: it then stops deriving (see
+// idLocked), and given keeps only the ids of the names it remembers.
+func (s *instanceIDs) forgetIDLocked(name string, id int32, holds int) {
+	delete(s.ids, name)
+	if s.counting {
+		delete(s.given, id)
 		return
 	}
-	holds := min(int(v.limit.Load()), capOf(v.r.opts.MaxIndomInstances, DefaultMaxIndomInstances))
-	if len(v.given)-len(v.ids) <= max(holds, 64) {
+	if len(s.given)-len(s.ids) <= max(holds, 64) {
 		return
 	}
-	v.counting = true
-	for id, name := range v.given {
-		if _, ok := v.ids[name]; !ok {
-			delete(v.given, id)
+	s.counting = true
+	for id, name := range s.given {
+		if _, ok := s.ids[name]; !ok {
+			delete(s.given, id)
 		}
 	}
 }
 
-// idsExhausted is the error of a vector that has given every id it may.
-func (v *Vec[T]) idsExhausted(name string) error {
-	space := v.kind.idSpace()
-	return errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector has counted all its ids, %d to %d, once it forgot more values than its limit: it refuses new values for the registry's life", space/2, space-1)
+// idsExhausted is the error of a vector (subject) that has given every
+// id of space it may to name.
+func idsExhausted(subject, name string, space int64) error {
+	return errorf(ErrTooMany, inside(subject, "instance", name), "the vector has counted all its ids, %d to %d, once it forgot more values than its limit: it refuses new values for the registry's life", space/2, space-1)
 }
 
 // takeItem returns the item name hashes to, or the next one not in used,

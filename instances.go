@@ -1,8 +1,6 @@
 package mmv
 
 import (
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -76,7 +74,13 @@ func putInstance(b []byte, version int, indomOff uint64, id int32, name string, 
 type indomTable struct {
 	indoms  []*indom
 	serials map[uint32]*indom
+	counts  liveCounts // over indoms, kept as they change: the caps are checked at every instance added
 }
+
+// liveCounts are the live instances of a registry's indoms, and the sum
+// over them of users*(live-1): the values of the metrics over them beyond
+// one each (valueCount).
+type liveCounts struct{ instances, values int }
 
 // indom is a declared instance domain.
 type indom struct {
@@ -93,125 +97,25 @@ type indom struct {
 	reserve int           // values a vector's metrics over it reserve room for in their file (budget.go)
 	limit   *atomic.Int64 // the vector's limit, which reserve follows down (followLimit)
 	per     int           // values per instance of the vector
+	counts  *liveCounts   // the registry's, once declared in it
+	shares  bool          // made by the registry for instruments: its instance names share string records (newPlan)
 }
 
-// AddIndom declares an instance domain and its instances.
-func (r *Registry) AddIndom(d Indom) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.addIndomLocked(d)
+// addLive changes live by d, and the registry's counts with it.
+func (in *indom) addLive(d int) {
+	in.live += d
+	if in.counts != nil {
+		in.counts.instances += d
+		in.counts.values += d * in.users
+	}
 }
 
-func (r *Registry) addIndomLocked(d Indom) error {
-	if err := r.declarableLocked(); err != nil {
-		return err
+// addUsers changes users by d, and the registry's counts with it.
+func (in *indom) addUsers(d int) {
+	in.users += d
+	if in.counts != nil {
+		in.counts.values += d * (in.live - 1)
 	}
-	subject := "indom " + strconv.FormatUint(uint64(d.Serial), 10)
-	if d.Serial == 0 || d.Serial > MaxSerial {
-		return errorf(ErrRange, subject, "serial must be 1..%d", MaxSerial)
-	}
-	if r.serials[d.Serial] != nil {
-		return errorf(ErrDuplicate, subject, "serial already declared")
-	}
-	if err := checkIndomCluster(subject, r.opts.Cluster); err != nil {
-		return err
-	}
-	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
-		return err
-	}
-	if err := checkInstanceCaps(&r.opts, d.Serial, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
-		return err
-	}
-	if err := checkIndomBudget(&r.opts, subject, len(d.Instances)); err != nil {
-		return err
-	}
-	in := &indom{Indom: d}
-	in.names.reserve(len(d.Instances))
-	in.Instances, in.removed = make([]Instance, 0, len(d.Instances)), make([]bool, 0, len(d.Instances))
-	for _, inst := range d.Instances {
-		if err := in.add(inst); err != nil {
-			return err
-		}
-	}
-	r.indoms = append(r.indoms, in)
-	r.serials[d.Serial] = in
-	// The first file holds every indom, as libpcp_mmv's does; an indom
-	// has no value of its own, so nothing needs a growth step now.
-	first := r.parts[0]
-	first.indoms = append(first.indoms, in)
-	return r.changedLocked(undoDeclared, step{kind: stepIndom, in: in}, first)
-}
-
-// undeclareIndom undoes addIndomLocked of in, the last indom declared.
-func (r *Registry) undeclareIndom(in *indom) {
-	r.indoms = r.indoms[:len(r.indoms)-1]
-	delete(r.serials, in.Serial)
-	first := r.parts[0]
-	first.indoms = first.indoms[:len(first.indoms)-1]
-}
-
-// AddInstance adds an instance to a declared instance domain. After Start
-// the values of the metrics over it are live at once; an instance that
-// needs the file to grow and cannot have it is not added.
-func (r *Registry) AddInstance(serial uint32, inst Instance) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.addInstancesLocked(serial, []Instance{inst}, undoDeclared)
-}
-
-// addInstancesLocked adds instances to a declared instance domain, all of
-// them or, when one is refused, none. ifFailed is as for addMetricLocked.
-func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, ifFailed publishFailure) error {
-	if err := r.declarableLocked(); err != nil {
-		return err
-	}
-	in, err := r.indomLocked(serial)
-	if err != nil {
-		return err
-	}
-	first := len(in.Instances)
-	if err := checkInstanceCaps(&r.opts, serial, in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
-		return err
-	}
-	if err := r.checkGrowthLocked(in, len(insts)); err != nil {
-		return err
-	}
-	for _, inst := range insts {
-		if err := in.add(inst); err != nil {
-			in.truncate(first)
-			return err
-		}
-	}
-	var grown []*part
-	for _, p := range r.parts {
-		if !p.hasIndom(in) {
-			continue
-		}
-		grown = append(grown, p)
-		if p.file == nil {
-			continue
-		}
-		p.newInstanceSlots(in, first, -1)
-	}
-	return r.changedLocked(ifFailed, step{kind: stepInstances, in: in, at: first}, grown...)
-}
-
-// removeNewInstancesLocked undoes addInstancesLocked of the instances of
-// in from index first on, the last added.
-func (r *Registry) removeNewInstancesLocked(in *indom, first int) {
-	for _, p := range r.parts {
-		if p.hasIndom(in) && p.file != nil {
-			p.releaseInstanceSlots(in, first)
-		}
-	}
-	in.truncate(first)
-}
-
-func (r *Registry) indomLocked(serial uint32) (*indom, error) {
-	if in := r.serials[serial]; in != nil {
-		return in, nil
-	}
-	return nil, errorf(ErrUnknown, "indom "+strconv.FormatUint(uint64(serial), 10), "")
 }
 
 // add adds an instance, or says why PCP could not tell it apart.
@@ -232,7 +136,7 @@ func (in *indom) add(inst Instance) error {
 	in.track(i, inst.ID)
 	in.Instances = append(in.Instances, inst)
 	in.removed = append(in.removed, false)
-	in.live++
+	in.addLive(1)
 	return nil
 }
 
@@ -316,12 +220,13 @@ func (in *indom) truncate(n int) {
 		in.names.remove(nameKey(inst.Name), in.instanceKey)
 	}
 	in.Instances, in.removed = in.Instances[:n], in.removed[:n]
-	in.live = 0
+	live := 0
 	for _, r := range in.removed {
 		if !r {
-			in.live++
+			live++
 		}
 	}
+	in.addLive(live - in.live)
 }
 
 // lookup returns the index of the instance named exactly name, unless
@@ -329,118 +234,6 @@ func (in *indom) truncate(n int) {
 func (in *indom) lookup(name string) (int, bool) {
 	i, ok := in.names.find(nameKey(name), in.instanceKey)
 	return i, ok && in.Instances[i].Name == name && !in.removed[i]
-}
-
-// removeInstanceLocked removes instance j of in: PCP no longer shows it
-// from the next publication on, and its values' slots serve others after
-// that. Its id and name stay its own, for reviveInstanceLocked, until the
-// indom forgets its removed instances (forgetRemovedLocked). Its labels
-// are the caller's to remove (removeInstanceLabelsLocked).
-func (r *Registry) removeInstanceLocked(in *indom, j int) {
-	if in.removed[j] {
-		return
-	}
-	in.removed[j] = true
-	in.live--
-	var grown []*part
-	for _, p := range r.parts {
-		if p.hasIndom(in) {
-			p.remove(in, j)
-			grown = append(grown, p)
-		}
-	}
-	r.grewLocked(keepDeclared, grown...) // nothing needs storage: no error
-}
-
-// forgetRemovedLocked makes the indoms that keep many removed instances
-// forget them (indom.forget), moving the values of the others to their
-// new indexes.
-func (r *Registry) forgetRemovedLocked() {
-	for _, in := range r.indoms {
-		if !in.forgetsRemoved() {
-			continue
-		}
-		to := in.forget()
-		for _, p := range r.parts {
-			if p.hasIndom(in) {
-				p.renumber(in, to)
-			}
-		}
-		r.renumberWaitersLocked(in, to)
-	}
-}
-
-// reviveInstanceLocked gives removed instance j of in its place back, with
-// values of its metrics starting from zero. A full disk is no refusal, as
-// for addInstancesLocked with keepDeclared.
-func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
-	if !in.removed[j] {
-		return nil
-	}
-	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), 1); err != nil {
-		return err
-	}
-	if err := r.checkGrowthLocked(in, 1); err != nil {
-		return err
-	}
-	in.removed[j] = false
-	in.live++
-	var grown []*part
-	for _, p := range r.parts {
-		if p.hasIndom(in) {
-			if p.file != nil {
-				p.newInstanceSlots(in, len(in.Instances), j)
-			}
-			grown = append(grown, p)
-		}
-	}
-	return r.changedLocked(keepDeclared, step{kind: stepRevive, in: in, at: j}, grown...)
-}
-
-// unreviveInstanceLocked undoes reviveInstanceLocked of instance j of in.
-func (r *Registry) unreviveInstanceLocked(in *indom, j int) {
-	for _, p := range r.parts {
-		if p.hasIndom(in) && p.file != nil {
-			for _, m := range slices.Backward(p.metrics) { // newest slot first
-				if m.indom == in {
-					p.release(m, j)
-				}
-			}
-		}
-	}
-	in.removed[j] = true
-	in.live--
-}
-
-// Default caps on instances (see Options.MaxIndomInstances): a metric over
-// an indom at its cap fills a file's values budget (DefaultMaxFileValues),
-// and a registry at its cap, spread over indoms at theirs, costs PCP's
-// reader a few hundredths of a second a fetch.
-const (
-	DefaultMaxIndomInstances = DefaultMaxFileValues
-	DefaultMaxInstances      = 16384
-)
-
-// checkInstanceCaps returns an error wrapping ErrTooMany when adding n
-// instances to the indom of serial (help: its short help, to name it),
-// which holds inIndom, in a registry holding inRegistry, would pass a cap
-// of o.
-func checkInstanceCaps(o *Options, serial uint32, help string, inIndom, inRegistry, n int) error {
-	// Named only on failure: on the path of every instance added.
-	subject := func() string {
-		s := "indom " + strconv.FormatUint(uint64(serial), 10)
-		if help != "" {
-			s += " (" + quote(help) + ")"
-		}
-		return s
-	}
-	if c := capOf(o.MaxIndomInstances, DefaultMaxIndomInstances); inIndom+n > c {
-		return errorf(ErrTooMany, subject(), "%d instances would pass the cap of %d per indom (Options.MaxIndomInstances): PCP's reader takes time quadratic in an indom's instances", inIndom+n, c)
-	}
-	if c := capOf(o.MaxInstances, DefaultMaxInstances); inRegistry+n > c {
-		return errorf(ErrTooMany, subject(), "%d instances in the registry would pass its cap of %d (Options.MaxInstances)", inRegistry+n, c)
-	}
-	return nil
 }
 
 // checkIndomCluster refuses an indom in a file on cluster c when PCP would
@@ -451,25 +244,4 @@ func checkIndomCluster(subject string, c uint32) error {
 			c, maxIndomCluster, indomIDBits, c&maxIndomCluster)
 	}
 	return nil
-}
-
-// capOf is a cap as Options gives it: def when zero, none when negative.
-func capOf(c, def int) int {
-	switch {
-	case c == 0:
-		return def
-	case c < 0:
-		return math.MaxInt
-	}
-	return c
-}
-
-// instanceCount is the number of instances the registry's indoms hold,
-// removed ones not counted, each counted once whichever files hold it.
-func (r *Registry) instanceCount() int {
-	n := 0
-	for _, in := range r.indoms {
-		n += in.live
-	}
-	return n
 }

@@ -1,13 +1,8 @@
 package mmv
 
-// What the instruments (counter.go, gauge.go, intgauge.go, timer.go,
-// histogram.go, funcs.go) share: their metrics' fields, the registry a nil
-// one means, and Declare and DeclareVec.
-
-func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint32) Metric {
-	short, long := splitHelp(help)
-	return Metric{Name: name, Type: t, Semantics: sem, Units: units, Indom: indom, ShortHelp: short, LongHelp: long}
-}
+// Declare and DeclareVec declare any of the instruments that hold one
+// value each (counter.go, gauge.go, intgauge.go, timer.go), whose files
+// each give their type's cellKind.
 
 // CellKind is the kinds of instrument that hold one value each, which
 // Declare and DeclareVec declare.
@@ -28,16 +23,8 @@ type CellKind interface {
 // and the name stays free. A full disk is no refusal (see the package
 // doc).
 func Declare[T CellKind](d Declarer, name, help string, units Units) (*T, error) {
-	t, c, m := newCell[T](name, help, units)
-	if err := checkCellUnits(t, m); err != nil {
-		return nil, err
-	}
-	r, unlock, err := lock(d)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := r.declareCellLocked(m, c); err != nil {
+	t := new(T)
+	if err := declareCell(d, cellOf(t), kindOf[T](), name, help, units); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -49,41 +36,33 @@ func Declare[T CellKind](d Declarer, name, help string, units Units) (*T, error)
 // does: a refused vector declares nothing, neither its metric nor its
 // indom.
 func DeclareVec[T CellKind](d Declarer, name, help string, units Units, labels ...string) (*Vec[T], error) {
-	t, _, m := newCell[T](name, help, units)
-	if err := checkCellUnits(t, m); err != nil {
-		return nil, err
-	}
-	return declareVec(d, m, labels, func() (*T, *cell) {
-		t, c, _ := newCell[T](name, help, units)
-		return t, c
-	})
+	return declareCellVec(d, kindOf[T](), name, help, units, labels, cellOf[T])
 }
 
-// newCell returns a new instrument of kind T, its cell, and the metric
-// declaring it.
-func newCell[T CellKind](name, help string, units Units) (*T, *cell, Metric) {
-	t := new(T)
-	var c *cell
-	typ, sem := Uint64, SemCounter
+// cellOf returns the cell of t.
+func cellOf[T CellKind](t *T) *cell {
 	switch i := any(t).(type) {
 	case *Counter:
-		c = &i.cell
+		return &i.cell
 	case *Gauge:
-		c, typ, sem = &i.cell, Double, SemInstant
+		return &i.cell
 	case *IntGauge:
-		c, typ, sem = &i.cell, Int64, SemInstant
+		return &i.cell
 	case *Timer:
-		c = &i.cell
+		return &i.cell
 	}
-	c.init(typ)
-	return t, c, metricOf(name, help, typ, sem, units, 0)
+	panic("unreachable")
 }
 
-// checkCellUnits refuses a Timer's metric m in other units than
-// nanoseconds, which it counts.
-func checkCellUnits(t any, m Metric) error {
-	if _, timer := t.(*Timer); timer && m.Units != Nanosecond {
-		return errorf(ErrRange, subject("metric", m.Name), "a Timer counts nanoseconds: its units must be Nanosecond")
+// kindOf returns the cellKind of T.
+func kindOf[T CellKind]() cellKind {
+	switch any((*T)(nil)).(type) {
+	case *Counter:
+		return counterKind
+	case *Gauge:
+		return gaugeKind
+	case *IntGauge:
+		return intGaugeKind
 	}
-	return nil
+	return timerKind
 }

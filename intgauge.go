@@ -6,13 +6,17 @@ package mmv
 // *IntGauge ignores them.
 type IntGauge struct{ cell cell }
 
+// intGaugeKind is an IntGauge's metric: an instant Int64.
+var intGaugeKind = cellKind{typ: Int64, sem: SemInstant}
+
 // NewIntGauge declares an integer gauge on r (Default when nil).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 // Declare[IntGauge] returns the refusal instead.
 func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
-	return must(Declare[IntGauge](r, name, help, units))
+	i := new(IntGauge)
+	return must(i, declareCell(r, &i.cell, intGaugeKind, name, help, units))
 }
 
 // Set stores n.
@@ -50,5 +54,5 @@ func (g *IntGauge) Get() int64 {
 // wraps the sentinel, such as ErrName). DeclareVec[IntGauge] returns it
 // instead.
 func NewIntGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[IntGauge] {
-	return must(DeclareVec[IntGauge](r, name, help, units, labels...))
+	return must(declareCellVec(r, intGaugeKind, name, help, units, labels, func(i *IntGauge) *cell { return &i.cell }))
 }

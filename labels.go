@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/gopcp/mmv/internal/pcpname"
 )
@@ -161,112 +160,6 @@ type label struct {
 	payload  []byte
 }
 
-// AddLabel attaches a label to every metric of the registry (a cluster
-// label). It is refused on ReaderCluster.
-func (r *Registry) AddLabel(l Label) error {
-	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
-}
-
-// AddMetricLabel attaches a label to a declared metric.
-func (r *Registry) AddMetricLabel(metric string, l Label) error {
-	return r.addLabel(&label{Label: l, kind: labelItem}, subject("metric", metric), metric)
-}
-
-// AddIndomLabel attaches a label to a declared instance domain.
-func (r *Registry) AddIndomLabel(serial uint32, l Label) error {
-	return r.addLabel(&label{Label: l, kind: labelIndom, serial: serial}, "indom "+strconv.FormatUint(uint64(serial), 10), "")
-}
-
-// AddInstanceLabel attaches a label to one instance of a declared domain.
-func (r *Registry) AddInstanceLabel(serial uint32, id int32, l Label) error {
-	return r.addLabel(&label{Label: l, kind: labelInstances, serial: serial, instance: id},
-		"indom "+strconv.FormatUint(uint64(serial), 10)+" instance "+strconv.Itoa(int(id)), "")
-}
-
-func (r *Registry) addLabel(l *label, subject, metric string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.addLabelLocked(l, subject, metric)
-}
-
-// addLabelLocked attaches l, said to be on subject, to what its kind says:
-// the metric named metric for an item label.
-func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
-	if err := r.declarableLocked(); err != nil {
-		return err
-	}
-	switch l.kind {
-	case labelCluster:
-		if err := checkClusterLabel(inside(subject, "label", l.Name), r.opts.Cluster); err != nil {
-			return err
-		}
-	case labelItem:
-		if l.metric = r.named(metric); l.metric == nil {
-			return errorf(ErrUnknown, subject, "label %q on a metric not declared", l.Name)
-		}
-	case labelIndom, labelInstances:
-		in, err := r.indomLocked(l.serial)
-		if err != nil {
-			return err
-		}
-		if _, ok := in.index(l.instance); l.kind == labelInstances && !ok {
-			return errorf(ErrUnknown, subject, "label %q on an instance not declared", l.Name)
-		}
-	}
-	if r.opts.Version == Version2 {
-		return errorf(ErrRange, inside(subject, "label", l.Name), "labels need version 3, and version 2 is forced")
-	}
-	var grown []*part
-	for _, p := range r.parts {
-		if !r.labelIn(l, p) {
-			continue
-		}
-		if len(r.labelsOf(p)) >= MaxLabels {
-			return errorf(ErrTooMany, inside(subject, "label", l.Name), "a file holds at most %d labels", MaxLabels)
-		}
-		grown = append(grown, p)
-	}
-	p, err := labelPayload(subject, l.Label)
-	if err != nil {
-		return err
-	}
-	l.payload = p
-	r.labels = append(r.labels, l)
-	return r.grewLocked(undoDeclared, grown...)
-}
-
-// labelRoomLocked returns how many more labels the files holding the indom
-// serial can all take.
-func (r *Registry) labelRoomLocked(serial uint32) int {
-	room := MaxLabels
-	for _, p := range r.parts {
-		if p.hasIndom(r.serials[serial]) {
-			room = min(room, MaxLabels-len(r.labelsOf(p)))
-		}
-	}
-	return room
-}
-
-// removeInstanceLabelsLocked removes the labels of instance id of the indom
-// serial, which was removed.
-func (r *Registry) removeInstanceLabelsLocked(serial uint32, id int32) {
-	r.labels = slices.DeleteFunc(r.labels, func(l *label) bool {
-		return l.kind == labelInstances && l.serial == serial && l.instance == id
-	})
-}
-
-// labelIn reports whether a label goes in the file of part p: cluster
-// labels go in every file, others in the file of what they label.
-func (r *Registry) labelIn(l *label, p *part) bool {
-	switch l.kind {
-	case labelItem:
-		return l.metric.part == p
-	case labelIndom, labelInstances:
-		return p.hasIndom(r.serials[l.serial])
-	}
-	return true
-}
-
 // checkClusterLabel refuses a cluster label in a file on cluster c when
 // PCP would never match it.
 func checkClusterLabel(subject string, c uint32) error {
@@ -274,30 +167,4 @@ func checkClusterLabel(subject string, c uint32) error {
 		return errorf(ErrLabel, subject, "a cluster label needs a cluster of the file's own: PCP never matches it on the cluster its reader picks (ReaderCluster)")
 	}
 	return nil
-}
-
-// labelsOf returns the labels of part p's file, in declaration order.
-func (r *Registry) labelsOf(p *part) []*label {
-	var ls []*label
-	for _, l := range r.labels {
-		if r.labelIn(l, p) {
-			ls = append(ls, l)
-		}
-	}
-	return ls
-}
-
-// target returns the identity and internal instance of a label's record
-// in part p: the cluster, the metric's item, or the indom serial and
-// instance.
-func (l *label) target(p *part) (identity uint32, instance int32) {
-	switch l.kind {
-	case labelCluster:
-		return p.cluster, labelNoInstance
-	case labelItem:
-		return l.metric.item, labelNoInstance
-	case labelIndom:
-		return l.serial, labelNoInstance
-	}
-	return l.serial, l.instance
 }

@@ -60,6 +60,7 @@ func (r *Registry) Start() error {
 func (r *Registry) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked()
 	if r.state == closed {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 // one held past claimWait fails Start with ErrInUse naming the directory,
 // and leaves nothing behind.
 func TestClaimsWaitForTheDirectoryLock(t *testing.T) {
+	needFileLayer(t)
 	dir := filepath.Join(t.TempDir(), "mmv")
 	holder, err := openDir(dir)
 	require.NoError(t, err)

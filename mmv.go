@@ -92,28 +92,38 @@ type Registry struct {
 	// the registry, the others hold metrics beyond MaxMetrics (parts.go).
 	parts []*part
 
-	pending *time.Timer        // the publication of declarations made after Start
+	pending *time.Timer // the publication of declarations made after Start
+	urgent  bool        // instruments' values wait for storage: publish without PublishDelay
+	// inFlight, while a publication runs without the lock (growth.go,
+	// publishPartUnlocking), is closed when it is done.
+	inFlight chan struct{}
+	// rebound are the cells bound to storage after their instruments were
+	// handed out, at the last publication and the one before: an update
+	// racing the binding may land in the cell's own memory, and the next
+	// two publications carry it (publishPartsLocked).
+	rebound [2][]*cell
 	pubErr  error              // why the last publication failed
 	dir     *osfile.Dir        // where the files are, from Start to Close
 	path    string             // the first file's, once started
-	waiting []waiter           // instruments waiting for storage (cell.go)
+	waiting []waiter           // instruments waiting for storage (growth.go)
 	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
 	declaringOwn bool   // the registry declares a metric of its own
 
-	journal  journal // the transaction in progress, when open (declare.go)
+	journal  journal // the transaction in progress, when open (transaction.go)
 	gathered         // what Gather needs beyond the model (gather.go)
 
 	strs stringLock // String values' writers
 
 	// Hooks run, in order, at the end of Start and at the start of Close,
-	// with mu held (see hook).
+	// with mu held (door.hookLocked).
 	onStart, onClose []func()
 	// onRead hooks run at each Snapshot, with mu held: callback metrics
-	// store their function's value, histograms hand over their values.
-	onRead []func(put func(m *metric, inst int, v any))
+	// store their function's value, histograms hand over their values,
+	// by instance id.
+	onRead []func(put func(m *metric, id int32, v any))
 }
 
 // state is where a registry is in its life.
@@ -209,9 +219,57 @@ func (r *Registry) declarableLocked() error {
 	return nil
 }
 
+// The types of the registry's state below are its own: they live here,
+// with the Registry, so that the files that act on them (growth.go,
+// transaction.go, gather.go) use this one and this one none of them.
+
 // gathered is what Gather needs that the model does not say: the
-// histograms, and the label names of the vectors, by indom.
+// instruments it reads itself (histograms), and the label names of the
+// vectors, by indom.
 type gathered struct {
-	hists     []*histGroup
+	readers   []valueReader
 	vecLabels map[*indom][]string
+}
+
+// waiter is an instrument waiting for a value to have storage.
+type waiter struct {
+	m    *metric
+	inst int
+	bind func(*Value)
+	c    *cell // the instrument's own memory, nil for a histogram's values (histogram.go)
+}
+
+// journal is the transaction in progress, when open; its slices are kept
+// from one transaction to the next.
+type journal struct {
+	open  bool
+	undo  []step  // the steps taken, in order
+	grown []*part // the parts they changed
+}
+
+// step is a declaration step to undo, by undo: a method expression of
+// the file that takes the step (declarations.go, declare.go), so that
+// the transaction (transaction.go) needs to know none of them.
+type step struct {
+	undo              func(r *Registry, s step)
+	p                 *part
+	m                 *metric
+	c                 *cell // a cell bound to m
+	in                *indom
+	at                int  // instances added to in from at on, or instance at revived
+	newIndom, newPart bool // m declared in p, which took m's indom with it; p is new
+}
+
+// A valueReader is an instrument whose values Gather and Snapshot read
+// from it, not from the file: a histogram, whose statistics are computed
+// off the hot path (door.readerLocked).
+type valueReader interface {
+	// snapshot hands put the values as the instrument would store them,
+	// by metric and instance id (0 when singular).
+	snapshot(put func(m *metric, id int32, v any))
+	// family is the metric Gather shows as the instrument's one Family,
+	// and those it then leaves out; gather fills that Family, reset for
+	// the metric shown.
+	family() (shown *metric, hidden []*metric)
+	gather(f *Family)
 }

@@ -14,3 +14,26 @@ func newModel() model {
 		metricTable: metricTable{prefixes: map[string]int{}},
 	}
 }
+
+// labelIn reports whether a label goes in the file of part p: cluster
+// labels go in every file, others in the file of what they label.
+func (m *model) labelIn(l *label, p *part) bool {
+	switch l.kind {
+	case labelItem:
+		return l.metric.part == p
+	case labelIndom, labelInstances:
+		return p.hasIndom(m.serials[l.serial])
+	}
+	return true
+}
+
+// labelsOf returns the labels of part p's file, in declaration order.
+func (m *model) labelsOf(p *part) []*label {
+	var ls []*label
+	for _, l := range m.labels {
+		if m.labelIn(l, p) {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}

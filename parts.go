@@ -72,7 +72,11 @@ func fitsOverflow(registry string, flags Flags, metric string) bool {
 func (p *part) metricName(m *metric) string { return p.prefix + m.Name }
 
 // hasIndom reports whether the part's file holds the indom.
-func (p *part) hasIndom(in *indom) bool { return slices.Contains(p.indoms, in) }
+// The first file holds every indom declared: no search, which cost every
+// instance added a scan of the registry's indoms.
+func (p *part) hasIndom(in *indom) bool {
+	return p.index == 0 && in != nil && in.counts != nil || slices.Contains(p.indoms, in)
+}
 
 // reset forgets what Start gave the part: its file, slots, derived items
 // and cluster.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func staleStores(t *testing.T) {
 	r := NewRegistry("stale", &Options{Dir: t.TempDir(), Flags: Process})
 	require.NoError(t, r.AddMetric(Metric{Name: "m", Type: Uint64, Semantics: SemCounter}))
 	c := NewCounter(r, "c", "", Count)
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	handles := map[string]*Value{"value": mustValue(t, r, "m", ""), "counter": c.cell.v.Load()}
 	words := map[string]*uint64{}
 	for via, h := range handles {
@@ -54,14 +55,18 @@ func staleStores(t *testing.T) {
 // private memory, and the process lives (a store into an unmapped page
 // would kill it with SIGSEGV, so the stores run in a child process).
 func TestStaleStoreAfterClose(t *testing.T) {
+	needFileLayer(t)
 	if os.Getenv(staleChildEnv) != "" {
 		staleStores(t)
 		return
 	}
+	t.Parallel() // it waits on its child, which waits 1.5 s
 	bin, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(bin, "-test.run=^TestStaleStoreAfterClose$", "-test.count=1")
-	cmd.Env = append(os.Environ(), staleChildEnv+"=1")
+	// A child built with -race sleeps a second before it exits unless
+	// told not to (GORACE's atexit_sleep_ms).
+	cmd.Env = append(os.Environ(), staleChildEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "the child died:\n%.2000s", out)
 	assert.Contains(t, string(out), "stored through value\n")
@@ -74,7 +79,7 @@ func TestStaleStoreAfterClose(t *testing.T) {
 func TestRetiredRangeLivesWithItsHandles(t *testing.T) {
 	r := NewRegistry("retired", &Options{Dir: t.TempDir(), Flags: Process})
 	require.NoError(t, r.AddMetric(Metric{Name: "m", Type: Uint64, Semantics: SemCounter}))
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	v := mustValue(t, r, "m", "")
 	p := unsafe.Pointer(v.u64())
 	require.NoError(t, r.Close())
@@ -114,7 +119,7 @@ func TestRetiredRangeOutlivesNoRegistry(t *testing.T) {
 		hv.With("a").Observe(1)
 	}
 	update()
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	update()
 	var ranges []unsafe.Pointer
 	for _, p := range r.parts {

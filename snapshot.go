@@ -74,7 +74,15 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	}
 	read := map[slot]any{}
 	for _, f := range r.onRead {
-		f(func(m *metric, j int, v any) { read[slot{m, j}] = v })
+		f(func(m *metric, id int32, v any) {
+			j, ok := 0, true
+			if m.indom != nil {
+				j, ok = m.indom.index(id)
+			}
+			if ok {
+				read[slot{m, j}] = v
+			}
+		})
 	}
 	cells := r.waitingCellsLocked()
 	inst := r.instanceLabelsLocked(true)

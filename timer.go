@@ -17,13 +17,22 @@ import "time"
 // that is after 584/c years of a program that spends c seconds per second.
 type Timer struct{ cell cell }
 
+// timerKind is a Timer's metric: a Uint64 counter of nanoseconds.
+var timerKind = cellKind{typ: Uint64, sem: SemCounter, check: func(m Metric) error {
+	if m.Units != Nanosecond {
+		return errorf(ErrRange, subject("metric", m.Name), "a Timer counts nanoseconds: its units must be Nanosecond")
+	}
+	return nil
+}}
+
 // NewTimer declares a timer on r (Default when nil).
 // It panics if the registry refuses the declaration: an invalid or
 // duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 // Declare[Timer] returns the refusal instead.
 func NewTimer(r *Registry, name, help string) *Timer {
-	return must(Declare[Timer](r, name, help, Nanosecond))
+	t := new(Timer)
+	return must(t, declareCell(r, &t.cell, timerKind, name, help, Nanosecond))
 }
 
 // Observe adds d; a negative d is ignored.
@@ -75,5 +84,5 @@ func (w Timing) Stop() time.Duration {
 // wraps the sentinel, such as ErrName). DeclareVec[Timer] returns it
 // instead.
 func NewTimerVec(r *Registry, name, help string, labels ...string) *Vec[Timer] {
-	return must(DeclareVec[Timer](r, name, help, Nanosecond, labels...))
+	return must(declareCellVec(r, timerKind, name, help, Nanosecond, labels, func(t *Timer) *cell { return &t.cell }))
 }

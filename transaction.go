@@ -1,6 +1,9 @@
 package mmv
 
-import "sync/atomic"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // A Declarer is where Declare and DeclareVec declare: a *Registry (nil
 // for Default), or a *Tx, a transaction on one.
@@ -39,20 +42,6 @@ func (tx *Tx) lock() (*Registry, func(), error) {
 	return tx.r, func() {}, nil
 }
 
-// AddMetric declares a metric in the transaction, as Registry.AddMetric
-// does, but a full disk is no refusal: the metric's values get storage
-// from a later growth step, retried after Options.PublishDelay, as an
-// instrument's do.
-func (tx *Tx) AddMetric(m Metric) error {
-	r, unlock, err := tx.lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	_, err = r.addMetricLocked(m, keepDeclared)
-	return err
-}
-
 // Transact makes the declarations f makes on tx, with Declare, DeclareVec
 // and tx.AddMetric, one transaction on r (Default when nil): all of them
 // are declared, or none. When f returns an error, or panics, every
@@ -76,3 +65,74 @@ func (r *Registry) Transact(f func(tx *Tx) error) error {
 	defer tx.over.Store(true)
 	return r.declareLocked(func() error { return f(tx) })
 }
+
+// A declaration of several steps, such as a vector's indom and then its
+// metric, is one transaction, and so are the declarations of a
+// Registry.Transact: each step changes what the registry declares and
+// leaves its undo in the journal (changedLocked), the files grow once
+// every step is taken, and a step that fails undoes those taken before it.
+// A refused declaration thus leaves the registry, and its files byte for
+// byte, as they were.
+
+// declareLocked runs the steps of one declaration as one transaction:
+// when a step fails (or panics), every step it took is undone and its
+// error returned; else the parts the steps changed grow, once the
+// outermost transaction is done. Within another transaction, such as a
+// Registry.Transact, a declaration that fails undoes its own steps only.
+// A full disk is no refusal: the new values wait for a later growth step
+// (keepDeclared).
+func (r *Registry) declareLocked(steps func() error) error {
+	j := &r.journal
+	outer := !j.open
+	j.open = true
+	undo, grown := len(j.undo), len(j.grown)
+	failed := true
+	defer func() {
+		if failed {
+			for len(j.undo) > undo {
+				s := j.undo[len(j.undo)-1]
+				j.undo = j.undo[:len(j.undo)-1]
+				r.undoLocked(s)
+			}
+			j.grown = j.grown[:grown]
+		}
+		if outer {
+			clear(j.undo[:cap(j.undo)]) // undone steps too, for the garbage collector
+			clear(j.grown[:cap(j.grown)])
+			*j = journal{undo: j.undo[:0], grown: j.grown[:0]}
+		}
+	}()
+	if err := steps(); err != nil {
+		return err
+	}
+	failed = false
+	if outer && len(j.grown) > 0 {
+		r.grewLocked(keepDeclared, j.grown...) // no error
+	}
+	return nil
+}
+
+// changedLocked ends step s, which changed the parts ps: within a
+// transaction (declareLocked), it leaves the step to undo
+// should a later one fail, and the parts to grow when all are taken;
+// alone, the parts grow now (grewLocked, ifFailed as for addMetricLocked), and
+// the step is undone when that fails.
+func (r *Registry) changedLocked(ifFailed publishFailure, s step, ps ...*part) error {
+	if j := &r.journal; j.open {
+		j.undo = append(j.undo, s)
+		for _, p := range ps {
+			if !slices.Contains(j.grown, p) {
+				j.grown = append(j.grown, p)
+			}
+		}
+		return nil
+	}
+	if err := r.grewLocked(ifFailed, ps...); err != nil {
+		r.undoLocked(s)
+		return err
+	}
+	return nil
+}
+
+// undoLocked undoes step s, the last one taken that is not undone.
+func (r *Registry) undoLocked(s step) { s.undo(r, s) }

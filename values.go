@@ -399,3 +399,20 @@ func cstring(b []byte) string {
 	}
 	return string(b)
 }
+
+// valueStride is the distance between the value records of two
+// consecutive slots: valueSize, packed as libpcp_mmv packs them, or
+// paddedStride with Options.PadValues, the records between being fillers.
+type valueStride int64
+
+// paddedStride keeps every value alone on two 64-byte cache lines: the pair
+// some processors fetch together (Intel's adjacent-line prefetch), so that
+// neighbouring values updated from different cores do not share one.
+const paddedStride valueStride = 128
+
+// at is the offset of slot s's record from the values section's start: the
+// one place a slot becomes a place in the file or the mapping.
+func (st valueStride) at(s int) int64 { return int64(s) * int64(st) }
+
+// covering is the least number of slots whose records span n bytes.
+func (st valueStride) covering(n int64) int { return int((n + int64(st) - 1) / int64(st)) }

@@ -18,6 +18,7 @@ import (
 // in its slot, with its length in the value itself as libpcp keeps it;
 // longer strings and other types are refused.
 func TestSetString(t *testing.T) {
+	needFileLayer(t)
 	r := newRegistry(t, "strings", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
 	require.NoError(t, errors.Join(
 		r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}),

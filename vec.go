@@ -53,13 +53,13 @@ const DefaultVecLimit = 1000
 // SetExpiry makes a vector forget the instances whose values stopped
 // changing, at no cost to updates (see SetExpiry).
 //
-// With on an existing instance is a hash of the values and a probe of an
-// open-addressing table, lock-free and allocation-free; keep the
-// instrument it returns on hot paths all the same. Adding an instance
-// takes the registry's lock; goroutines asking for the same new values at
-// once all get the one instrument.
+// With on an existing instance is a hash of the values and a map lookup,
+// lock-free and allocation-free; keep the instrument it returns on hot
+// paths all the same. Adding an instance takes the registry's lock;
+// goroutines asking for the same new values at once all get the one
+// instrument.
 type Vec[T any] struct {
-	r      *Registry
+	r      door
 	metric string   // the metric's name, or the histogram's
 	labels []string // the label names
 	serial uint32   // the instances' indom
@@ -68,36 +68,35 @@ type Vec[T any] struct {
 	err    atomic.Pointer[error] // why the last instance was refused
 
 	// Lock-free reads: the instances by the hash of their values (see
-	// vecTable), filled in place under r.mu and replaced whole when full.
+	// vecTable), filled in place under the registry's lock and replaced
+	// whole when full.
 	table atomic.Pointer[vecTable[T]]
 
-	// Under r.mu:
-	all        map[string]*vecEntry[T] // by instance name
-	order      []orderEntry[T]         // instances in order of first use, and deleted ones until they are half (deleteLocked)
-	ids        map[string]int32        // instance names given an id that an indom still has (pruneIDsLocked)
-	given      map[int32]string        // the names of ids given, forgotten ones too while deriving (idLocked)
-	counting   bool                    // ids of new names are counted, no longer derived
-	counted    int64                   // ids counted
-	pruneAt    int                     // len(ids) at which pruneIDsLocked runs
-	labelled   bool                    // instances still get PCP labels
-	unlabelled atomic.Bool             // SetInstanceLabels(false)
-	expiry     expiry                  // SetExpiry (expire.go)
+	// Under the registry's lock (door.enter):
+	all   map[string]*vecEntry[T] // by instance name
+	order []orderEntry[T]         // instances in order of first use, and deleted ones until they are half (deleteLocked)
+	instanceIDs
+	pruneAt    int         // len(ids) at which pruneIDsLocked runs
+	labelled   bool        // instances still get PCP labels
+	unlabelled atomic.Bool // SetInstanceLabels(false)
+	expiry     expiry      // SetExpiry (expire.go)
 }
 
 // vecTable finds a vector's entries by the hash of their values, for
 // readers without a lock: open addressing, probing linearly over a power
 // of two of slots, at most half of them filled. A slot is filled once, its
 // hash before its entry, and never emptied: a deleted instance's entry
-// stays in its slot, dead, and lookups pass it by. Writers, holding r.mu,
-// fill free slots in place, and replace the table whole, with its live
-// entries only, once half its slots are filled or half its entries dead; a
-// reader still on the old table misses only the entries added since, and
-// finds them under the lock (Vec.add). An addition or a deletion thus
-// costs O(1) amortised, and a lookup one hash and, mostly, one slot.
+// stays in its slot, dead, and lookups pass it by. Writers, holding the
+// registry's lock, fill free slots in place, and replace the table whole,
+// with its live entries only, once half its slots are filled or half its
+// entries dead; a reader still on the old table misses only the entries
+// added since, and finds them under the lock (Vec.add). An addition or a
+// deletion thus costs O(1) amortised, and a lookup one hash and, mostly,
+// one slot.
 type vecTable[T any] struct {
 	slots      []vecSlot[T]
 	mask       uint64
-	used, dead int // slots filled, and their entries since deleted; under r.mu
+	used, dead int // slots filled, and their entries since deleted; under the registry's lock
 }
 
 type vecSlot[T any] struct {
@@ -113,8 +112,9 @@ type vecEntry[T any] struct {
 	dead   atomic.Bool // deleted: lookups pass it by
 	inline [3]string
 
-	// Under r.mu, for expiry sweeps (expire.go): the state the last sweep
-	// saw, and when a sweep first saw it (Unix ns, 0 before any).
+	// Under the registry's lock, for expiry sweeps (expire.go): the
+	// state the last sweep saw, and when a sweep first saw it (Unix ns, 0
+	// before any).
 	state uint64
 	seen  int64
 }
@@ -185,7 +185,7 @@ type vecKind[T any] interface {
 	// instance id, live or removed (see indom.forget).
 	knowsLocked(id int32) bool
 	// idSpace is the number of ids the vector's instances may have, from
-	// 0 (see idLocked).
+	// 0 (see instanceIDs.idLocked).
 	idSpace() int64
 	// stateLocked is what an expiry sweep compares of the instrument t of
 	// instance id; watchLocked reads it, still after t's removal
@@ -213,9 +213,9 @@ func checkVecLabels(metric string, labels []string) error {
 
 // newVec returns the vector of metric over the indom serial, with label
 // names labels, checked by checkVecLabels.
-func newVec[T any](r *Registry, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
+func newVec[T any](r door, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
-		all: map[string]*vecEntry[T]{}, ids: map[string]int32{}, given: map[int32]string{}, labelled: true}
+		all: map[string]*vecEntry[T]{}, instanceIDs: newInstanceIDs(), labelled: true}
 	v.limit.Store(DefaultVecLimit)
 	r.vecLabelsLocked(serial, v.labels)
 	v.table.Store(newVecTable[T](0))
@@ -295,8 +295,8 @@ func (v *Vec[T]) Err() error {
 // add makes the instrument of new label values.
 func (v *Vec[T]) add(values []string) (*T, error) {
 	r := v.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.enter()
+	defer r.leave()
 	if len(values) != len(v.labels) {
 		return nil, v.refuseLocked(dropRefused, errorf(ErrLabel, v.what(), "%d values for the labels %q", len(values), v.labels))
 	}
@@ -312,8 +312,8 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	id, seen := v.ids[name]
 	if !seen {
-		if id, ok = v.idLocked(name); !ok {
-			return nil, v.refuseLocked(dropCap, v.idsExhausted(name))
+		if id, ok = v.idLocked(name, v.kind.idSpace()); !ok {
+			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
 		}
 	}
 	// One transaction: values refused declare nothing, though the kind
@@ -325,7 +325,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	})
 	added = added && err == nil
 	if added && !seen {
-		v.gaveLocked(name, id)
+		v.gaveLocked(name, id, v.kind.idSpace())
 		v.pruneIDsLocked()
 	}
 	if err != nil {
@@ -349,16 +349,17 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 
 // pruneIDsLocked forgets the ids of deleted instances that no indom of
 // the vector has any more, once ids holds twice what it held after the
-// last pruning, and 64 (forgetIDLocked). An id is kept while an indom has
-// it, so that an instance's values keep one id in every indom, and its
-// name no other.
+// last pruning, and 64 (instanceIDs.forgetIDLocked). An id is kept
+// while an indom has it, so that an instance's values keep one id in
+// every indom, and its name no other.
 func (v *Vec[T]) pruneIDsLocked() {
 	if len(v.ids) < max(v.pruneAt, 64) {
 		return
 	}
+	holds := min(int(v.limit.Load()), v.r.instanceCapLocked())
 	for name, id := range v.ids {
 		if v.all[name] == nil && !v.kind.knowsLocked(id) {
-			v.forgetIDLocked(name, id)
+			v.forgetIDLocked(name, id, holds)
 		}
 	}
 	v.pruneAt = 2 * len(v.ids)
@@ -408,24 +409,14 @@ func (v *Vec[T]) buryLocked(values []string) {
 }
 
 // labelLocked gives instance id its values as PCP instance labels, while
-// the file's label budget keeps labelReserve records for the program.
+// the file's label budget keeps room for the program's own
+// (door.labelInstanceLocked).
 func (v *Vec[T]) labelLocked(id int32, values []string) {
 	if !v.labelled || v.unlabelled.Load() {
 		return
 	}
-	if v.r.labelRoomLocked(v.serial) < len(v.labels)+labelReserve {
-		v.labelled = false
-		return
-	}
-	for i, l := range v.labels {
-		// A value too long for a label record only loses its label.
-		_ = v.r.addLabelLocked(&label{Label: Label{Name: l, Value: values[i]}, kind: labelInstances, serial: v.serial, instance: id}, v.what(), "")
-	}
+	v.labelled = v.r.labelInstanceLocked(v.what(), v.serial, id, v.labels, values)
 }
-
-// labelReserve is how many label records of a file vectors leave to the
-// program's own labels.
-const labelReserve = 32
 
 // refuseLocked records why values were refused and counts the refusal.
 func (v *Vec[T]) refuseLocked(reason dropReason, err error) error {
@@ -436,8 +427,8 @@ func (v *Vec[T]) refuseLocked(reason dropReason, err error) error {
 
 // refuse is refuseLocked for a caller without the registry's lock.
 func (v *Vec[T]) refuse(reason dropReason, err error) {
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	v.refuseLocked(reason, err)
 }
 
@@ -462,8 +453,8 @@ func (v *Vec[T]) Delete(values ...string) bool {
 	if !ok {
 		return false
 	}
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	e := v.all[name]
 	if e == nil {
 		return false
@@ -478,8 +469,8 @@ func (v *Vec[T]) Reset() {
 	if v == nil {
 		return
 	}
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	for name := range v.all {
 		v.deleteLocked(name)
 	}
@@ -516,8 +507,8 @@ func (v *Vec[T]) Limit() int { return int(v.limit.Load()) }
 
 // Instances returns the instance names, in the order they were first used.
 func (v *Vec[T]) Instances() []string {
-	v.r.mu.Lock()
-	defer v.r.mu.Unlock()
+	v.r.enter()
+	defer v.r.leave()
 	names := make([]string, 0, len(v.all))
 	for _, o := range v.order {
 		if v.all[o.name] == o.e {
@@ -550,55 +541,47 @@ func (v *Vec[T]) Labels() []string { return slices.Clone(v.labels) }
 // cellVec is the vecKind of the instruments with one value each:
 // counters, gauges and timers.
 type cellVec[T any] struct {
-	r     *Registry
+	r     door
 	m     *metric
+	in    *indom // m's
 	mk    func() (*T, *cell)
 	cells map[int32]*cell // by instance id
 }
 
 func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
-	return declareInstancesLocked(k.r, k.m.indom, Instance{ID: id, Name: name})
-}
-
-// declareInstancesLocked adds the instances to the indom, unless the first
-// one is there already, reviving those removed, and reports whether it is
-// there. A full disk is no refusal: the instances wait for a later growth
-// step.
-func declareInstancesLocked(r *Registry, in *indom, insts ...Instance) (bool, error) {
-	if _, ok := in.index(insts[0].ID); ok {
-		for _, inst := range insts {
-			j, _ := in.index(inst.ID)
-			if err := r.reviveInstanceLocked(in, j); err != nil {
-				return true, err
-			}
-		}
-		return true, nil
-	}
-	err := r.addInstancesLocked(in.Serial, insts, keepDeclared)
-	_, ok := in.index(insts[0].ID)
-	return ok, err
+	return k.r.declareInstancesLocked(k.in, Instance{ID: id, Name: name})
 }
 
 func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
 	t, c := k.mk()
 	k.cells[id] = c
-	j, _ := k.m.indom.index(id)
-	k.r.bindCellLocked(k.m, j, c)
+	k.r.bindCellLocked(k.m, id, c)
 	return t
 }
 
-func (k *cellVec[T]) knowsLocked(id int32) bool {
-	_, ok := k.m.indom.index(id)
-	return ok
-}
+func (k *cellVec[T]) knowsLocked(id int32) bool { return k.r.hasInstanceLocked(k.in, id) }
 
 func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
 func (k *cellVec[T]) removeLocked(_ string, id int32) {
 	k.r.unbindCellLocked(k.cells[id])
 	delete(k.cells, id)
-	j, _ := k.m.indom.index(id)
-	k.r.removeInstrumentLocked(k.m.indom, j)
+	k.r.removeInstrumentLocked(k.in, id)
+}
+
+// declareCellVec declares on d a vector of instruments of kind k, whose
+// cells cellOf returns.
+func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Units, labels []string, cellOf func(*T) *cell) (*Vec[T], error) {
+	m, err := k.metric(name, help, units)
+	if err != nil {
+		return nil, err
+	}
+	return declareVec(d, m, labels, func() (*T, *cell) {
+		t := new(T)
+		c := cellOf(t)
+		c.init(k.typ)
+		return t, c
+	})
 }
 
 // declareVec declares on d metric m over an indom of its own, as one
@@ -608,27 +591,26 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 	if err := checkVecLabels(m.Name, labels); err != nil {
 		return nil, err
 	}
-	r, unlock, err := lock(d)
+	r, unlock, err := doorOf(d)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	var mt *metric
-	err = r.declareLocked(func() error {
-		in, err := r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil)
-		if err != nil {
+	var in *indom
+	err = r.declareLocked(func() (err error) {
+		if in, m.Indom, err = r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil); err != nil {
 			return err
 		}
-		m.Indom = in.Serial
-		in.reserve = vecReserveLimit(&r.opts, 1)
-		mt, err = r.addMetricLocked(m, keepDeclared)
+		r.reserveLocked(in, 1, DefaultVecLimit)
+		mt, err = r.addMetricLocked(m)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, mk: mk, cells: map[int32]*cell{}}))
-	mt.indom.followLimit(&v.limit, 1)
+	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, in: in, mk: mk, cells: map[int32]*cell{}}))
+	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
 
@@ -656,12 +638,4 @@ type expiry struct {
 type watched struct {
 	read  func() uint64
 	state uint64
-}
-
-// vecReserveLimit is the number of instances a vector reserves room for
-// in its file, of perInstance values each: its default limit, within the
-// per-indom cap and the file budget.
-func vecReserveLimit(o *Options, perInstance int) int {
-	c := min(capOf(o.MaxIndomInstances, DefaultMaxIndomInstances), fileBudget(o)) / perInstance
-	return min(c, DefaultVecLimit)
 }

@@ -107,6 +107,7 @@ func speedItemCollision(t *testing.T, pattern string, wantFirst, wantLast int) {
 	t.Logf("Speed's Start: no error; mmvfile's Lint: %s", found[0])
 
 	// mmv, given the same names and no items, numbers them apart.
+	pcptest.NeedFileLayer(t)
 	r := mmv.NewRegistry("collide", &mmv.Options{Dir: t.TempDir()})
 	for i := range n {
 		if err := r.AddMetric(mmv.Metric{Name: name(i), Type: mmv.Uint64, Semantics: mmv.SemCounter}); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/expose"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -60,6 +61,7 @@ func scrapeHandlers(tb testing.TB) map[string]http.Handler {
 			}
 		}
 	}
+	pcptest.NeedFileLayer(tb)
 	check(tb, started.Start())
 	tb.Cleanup(func() { started.Close() })
 	return map[string]http.Handler{

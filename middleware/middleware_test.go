@@ -20,6 +20,7 @@ import (
 // with PCP's reader: by route pattern and status, the latency's count, the
 // bytes, nothing left in flight, the route and status as instance labels.
 func TestMiddlewareThroughPCP(t *testing.T) {
+	pcptest.NeedFileLayer(t)
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 90})

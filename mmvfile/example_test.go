@@ -1,3 +1,8 @@
+//go:build (linux || darwin || freebsd) && !mmv_noport
+
+// The examples start their registries: they run where files are written
+// (the other tests skip elsewhere; an example cannot).
+
 package mmvfile_test
 
 import (

@@ -32,6 +32,7 @@ func pcpView(t *testing.T, name string, b []byte) []pcptest.Metric {
 // patch, into dir under name, and returns its path.
 func writeFile(t *testing.T, dir, name string, opts mmv.Options, build func(r *mmv.Registry), patch func(b []byte, f *mmvfile.File)) string {
 	t.Helper()
+	pcptest.NeedFileLayer(t)
 	opts.Dir = t.TempDir()
 	r := mmv.NewRegistry(name, &opts)
 	build(r)
@@ -47,6 +48,24 @@ func writeFile(t *testing.T, dir, name string, opts mmv.Options, build func(r *m
 	path := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(path, b, 0o644))
 	return path
+}
+
+// checkStored checks that b, a file a writer has just written, holds what
+// the file stored at path holds (summary: layout and generations aside),
+// or with -update stores b there.
+func checkStored(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "%s: run with -update to store it", path)
+	wf, err := mmvfile.Parse(want)
+	require.NoError(t, err)
+	gf, err := mmvfile.Parse(b)
+	require.NoError(t, err)
+	assert.Equal(t, summary(wf), summary(gf), "%s is not what the writer writes now: run with -update to store it", path)
 }
 
 // counterOver declares a counter over an indom of n instances.

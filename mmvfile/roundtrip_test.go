@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
 
@@ -22,6 +23,7 @@ import (
 // for random registries the writer accepts, the file read back holds what
 // was declared and the values the handles set.
 func TestRoundTrip(t *testing.T) {
+	pcptest.NeedFileLayer(t)
 	rng := rand.New(rand.NewPCG(3, 1))
 	for i := range 300 {
 		reg := randomRegistry(rng, fmt.Sprintf("rt%d", i))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvtest"
 )
 
@@ -47,6 +48,9 @@ func TestReadsWhetherStartedOrNot(t *testing.T) {
 	for _, when := range []string{"never", "before", "after"} {
 		t.Run(when, func(t *testing.T) {
 			r := mmvtest.NewRegistry(t, nil)
+			if when != "never" {
+				pcptest.NeedFileLayer(t)
+			}
 			s := newService(r)
 			if when == "before" {
 				require.NoError(t, r.Start())
@@ -152,12 +156,30 @@ func TestLookupErrors(t *testing.T) {
 // TestRegistryLifecycle: NewRegistry's file is in the test's directory,
 // named after the test, and gone with the registry closed at cleanup.
 func TestRegistryLifecycle(t *testing.T) {
+	pcptest.NeedFileLayer(t)
 	var r *mmv.Registry
 	t.Run("inner/with spaces", func(t *testing.T) {
 		r = mmvtest.Started(t, &mmv.Options{Flags: mmv.Process})
 		assert.Contains(t, r.Path(), "/mmv/t_TestRegistryLifecycle_inner_with_")
 	})
 	assert.ErrorIs(t, r.Err(), mmv.ErrClosed, "closed at the subtest's cleanup")
+}
+
+// TestStartedSkipsWithoutFiles: where mmv writes no files, Started skips
+// the test instead of failing it.
+func TestStartedSkipsWithoutFiles(t *testing.T) {
+	if pcptest.HasFileLayer() == nil {
+		t.Skip("mmv writes files here")
+	}
+	var sub *testing.T
+	reached := false
+	t.Run("started", func(t *testing.T) {
+		sub = t
+		mmvtest.Started(t, nil)
+		reached = true
+	})
+	assert.True(t, sub.Skipped(), "Started did not skip")
+	assert.False(t, reached, "the test went on past Started")
 }
 
 // TestDelta: Delta reads the change since Mark, from zero for an instance

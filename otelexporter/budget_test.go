@@ -11,12 +11,14 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // TestValuesCapRefuses: points past the registry's cap on values
 // (mmv.Options.MaxValues) are refused, and Err says so with an error
 // wrapping mmv.ErrTooMany that names the option.
 func TestValuesCapRefuses(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv"), MaxValues: 5}})
 	defer exp.Shutdown(context.Background())
 	var pts []metricdata.DataPoint[int64]

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // TestRefusedInstrumentDeclaresNothing: a histogram that mmv refuses at
@@ -22,6 +23,7 @@ func TestRefusedInstrumentDeclaresNothing(t *testing.T) {
 			r := mmv.NewRegistry("oteltx", &mmv.Options{Dir: t.TempDir()})
 			mmv.NewGauge(r, "lat.max", "taken", mmv.NoUnits)
 			if started {
+				pcptest.NeedFileLayer(t)
 				require.NoError(t, r.Start())
 			}
 			m := &metricdata.Metrics{Name: "lat", Unit: "s"}

@@ -30,6 +30,7 @@ func point(v int64, kvs ...attribute.KeyValue) metricdata.DataPoint[int64] {
 // otelexporter.dropped by reason, at each export, and Err says why; points
 // past an instrument's Limit are counted by the registry in mmv.dropped.
 func TestDropsCounted(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	exp := New(&Options{Limit: 2, Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
@@ -84,6 +85,7 @@ func TestDropsCounted(t *testing.T) {
 // TestExportCopies: the values are in the file when Export returns; the
 // SDK's data, changed afterwards as the SDK reuses it, changes nothing.
 func TestExportCopies(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
@@ -107,6 +109,7 @@ func TestExportCopies(t *testing.T) {
 // whose value turns into one a counter cannot hold takes its old value out
 // of PCP. Both are counted and Err names the instrument.
 func TestPointWholeOrNot(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})

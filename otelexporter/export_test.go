@@ -115,6 +115,7 @@ func record(t *testing.T, m metric.Meter) {
 // is what PCP's reader shows: metric, instance, value, semantics, units
 // and labels.
 func TestEveryPointThroughPCP(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
 	p := newProvider(t, Options{})
 	record(t, p.Meter("example.com/shop/cart"))

@@ -25,6 +25,7 @@ import (
 // after the first export appear in PCP at the next one, with the values
 // recorded, beside the old ones.
 func TestGrowthThroughPCP(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
 	p := newProvider(t, Options{})
 	ctx := context.Background()
@@ -59,6 +60,7 @@ func TestGrowthThroughPCP(t *testing.T) {
 // flag the file stays with them, with it the file is removed; Export
 // after Shutdown is refused.
 func TestShutdown(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
 	for _, flags := range []mmv.Flags{0, mmv.Process} {
 		p := newProvider(t, Options{Registry: mmv.Options{Flags: flags}})
@@ -97,6 +99,7 @@ func TestShutdown(t *testing.T) {
 // Options.Registry that a live file holds fails the export with
 // mmv.ErrClusterInUse.
 func TestServicesShareNoCluster(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "mmv")
 	services := clashingServices()

@@ -37,6 +37,7 @@ import (
 // values a counter cannot hold, histograms with and without bounds and
 // min and max, attribute sets past the limit, and restarts.
 func TestAccountingProperty(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
 	n, _ := strconv.Atoi(os.Getenv("OTELEXPORTER_SEEDS"))
 	for seed := range uint64(max(n, 3)) {

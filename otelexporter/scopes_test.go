@@ -23,6 +23,7 @@ import (
 // order the SDK hands the scopes in, and every point of the others is
 // counted as a conflict at every export and named by Err.
 func TestScopeConflicts(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
 	cum := metricdata.CumulativeTemporality
 	scopes := []instrumentation.Scope{

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/prombridge"
 )
 
@@ -28,6 +29,7 @@ func BenchmarkRefresh(b *testing.B) {
 			r, _ := newRegistry(b)
 			br, err := prombridge.Register(r, pr, nil)
 			require.NoError(b, err)
+			pcptest.NeedFileLayer(b)
 			require.NoError(b, r.Start())
 			require.NoError(b, br.Refresh())
 			require.Equal(b, n, br.Stats().Series)

@@ -42,6 +42,7 @@ func TestApplicationMetrics(t *testing.T) {
 	r, tmp := newRegistry(t)
 	b, err := prombridge.Register(r, pr, nil)
 	require.NoError(t, err)
+	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
 	require.NoError(t, b.Refresh())
 	ms := read(t, r, tmp)

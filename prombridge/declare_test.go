@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/prombridge"
 )
 
@@ -27,6 +28,7 @@ func TestRefusedFamilyDeclaresNothing(t *testing.T) {
 		mmv.NewGauge(r, "lat.count", "the program's own", mmv.NoUnits)
 		mmv.NewGauge(r, "size.count", "the program's own", mmv.NoUnits)
 		if started {
+			pcptest.NeedFileLayer(t)
 			require.NoError(t, r.Start())
 		}
 		b, err := prombridge.Register(r, pr, nil)

@@ -64,6 +64,7 @@ func started(t *testing.T, r *mmv.Registry, g prometheus.Gatherer, o *prombridge
 	t.Helper()
 	b, err := prombridge.Register(r, g, o)
 	require.NoError(t, err)
+	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
 	// The refresh of the poll Start begins, so that the test's own are the
 	// only ones while Options.Interval has not passed.

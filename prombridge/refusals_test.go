@@ -44,6 +44,7 @@ func TestNameRefusals(t *testing.T) {
 	mmv.NewGauge(r, "program", "the program's own", mmv.NoUnits)
 	b, err := prombridge.Register(r, pr, nil)
 	require.NoError(t, err)
+	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
 	err = b.Refresh()
 	require.Error(t, err)

@@ -29,6 +29,7 @@ func TestSeriesDisappear(t *testing.T) {
 	r, tmp := newRegistry(t)
 	b, err := prombridge.Register(r, pr, &prombridge.Options{Grace: time.Nanosecond})
 	require.NoError(t, err)
+	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
 	require.NoError(t, b.Refresh())
 	ms := read(t, r, tmp)
@@ -70,6 +71,7 @@ func TestLimit(t *testing.T) {
 	// Before Start: Start begins the polls, whose first refresh, which
 	// retries nothing, may have replaced it by the time Err is read.
 	err = b.Err() // of the refresh in Register
+	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
 	// The refresh of the poll Start begins: none other runs in the test.
 	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 2 }, 10*time.Second, time.Millisecond)

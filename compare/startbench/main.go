@@ -42,8 +42,7 @@ func main() {
 	var build, start time.Duration
 	for range n {
 		t0 := time.Now()
-		r := mmv.NewRegistry("start", &mmv.Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1,
-			MaxFileValues: -1, MaxValues: -1}) // one file, as libpcp_mmv writes
+		r := mmv.NewRegistry("start", &mmv.Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 		insts := make([]mmv.Instance, instances)
 		for j := range insts {
 			insts[j] = mmv.Instance{ID: int32(j), Name: name("inst", j)}
@@ -66,13 +65,9 @@ func main() {
 	fmt.Println(int64(build)/int64(n), int64(start)/int64(n), peakRSS())
 }
 
-// name formats prefix and j into a buffer and copies it into a string
-// once, as start.c's snprintf and strdup do; "inst" + strconv.Itoa(j)
-// allocates twice, which cost nearly as much as declaring the instances.
-func name(prefix string, j int) string {
-	var buf [32]byte
-	return string(strconv.AppendInt(append(buf[:0], prefix...), int64(j), 10))
-}
+// name formats prefix and j as a program would, with fmt.Sprintf, as
+// start.c does with snprintf and strdup.
+func name(prefix string, j int) string { return fmt.Sprintf("%s%d", prefix, j) }
 
 // peakRSS is VmHWM, in KiB: unlike getrusage's Maxrss, which a process
 // started by os/exec inherits from its parent across exec, it is this

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
@@ -35,6 +37,7 @@ func TestMain(m *testing.M) {
 // TestRun runs the service and reads every one of its metrics with PCP's
 // reader while it serves, labels included; when it ends its file is gone.
 func TestRun(t *testing.T) {
+	pcptest.NeedFileLayer(t)
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	t.Setenv("PCP_TMP_DIR", tmp)
@@ -50,6 +53,12 @@ func TestRun(t *testing.T) {
 	// lists: read until one shows every instance with its value.
 	var ms []pcptest.Metric
 	require.Eventually(t, func() bool {
+		select {
+		case err := <-done: // a failed run ends the wait: put back for below
+			done <- err
+			return true
+		default:
+		}
 		ms = pcptest.Info(t, tmp)
 		m := pcptest.Find(ms, prefix+"http.requests")
 		if m == nil || len(m.Instances) != len(seen) || pcptest.Find(ms, prefix+"http.latency.count") == nil {
@@ -115,21 +124,42 @@ func TestRun(t *testing.T) {
 // TestKilled: a service killed with SIGKILL vanishes from PCP, though its
 // file stays: PCP's reader drops a Process file whose writer is gone.
 func TestKilled(t *testing.T) {
+	pcptest.NeedFileLayer(t)
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "PCP_TMP_DIR="+tmp)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	require.Eventually(t, func() bool {
+		select {
+		case <-exited: // a child that died ends the wait
+			return true
+		default:
+		}
 		return pcptest.Find(pcptest.Info(t, tmp), prefix+"http.requests") != nil
 	}, 20*time.Second, 200*time.Millisecond, "the child's metrics in PCP")
+	select {
+	case <-exited:
+		require.FailNow(t, "the child exited before it was killed", "%s\n%s", cmd.ProcessState, stderr.String())
+	default:
+	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	cmd.Wait()
+	<-exited
 	assert.FileExists(t, filepath.Join(tmp, "mmv", "httpserver"), "SIGKILL left the file")
 	for _, m := range pcptest.Info(t, tmp) {
 		assert.NotContains(t, m.Name, prefix, "PCP still shows the killed service")
 	}
+}
+
+// TestWithoutFiles: where mmv writes no files, the example stops at once
+// with the error Start returned.
+func TestWithoutFiles(t *testing.T) {
+	require.ErrorIs(t, pcptest.RunWithoutFiles(t, run), mmv.ErrUnsupported)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
@@ -19,6 +20,7 @@ import (
 // its file is and how to read it; once it returns PCP shows none of them
 // (mmv.Default has the Process flag).
 func TestRun(t *testing.T) {
+	pcptest.NeedFileLayer(t)
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	t.Setenv("PCP_TMP_DIR", tmp)
@@ -38,6 +40,11 @@ func TestRun(t *testing.T) {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "PCP shows no request counted in a minute: %v", shown)
+		select {
+		case err := <-done:
+			require.FailNow(t, "the example returned before PCP showed a request", "%v", err)
+		default:
+		}
 	}
 	for _, name := range []string{"http.in_flight", "http.latency.count", "http.latency.p99", "http.latency.bucket"} {
 		assert.Contains(t, shown, name)
@@ -49,4 +56,10 @@ func TestRun(t *testing.T) {
 	for _, m := range pcptest.Info(t, tmp) {
 		assert.False(t, strings.HasPrefix(m.Name, prefix), "PCP still shows %s after the example returned", m.Name)
 	}
+}
+
+// TestWithoutFiles: where mmv writes no files, the example stops at once
+// with the error Start returned.
+func TestWithoutFiles(t *testing.T) {
+	require.ErrorIs(t, pcptest.RunWithoutFiles(t, run), mmv.ErrUnsupported)
 }

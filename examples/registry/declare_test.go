@@ -8,12 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvtest"
 )
 
 // TestDeclaredAndUpdated: the registry-level declarations and Values, as
 // a unit test reads them with mmvtest: no PCP needed.
 func TestDeclaredAndUpdated(t *testing.T) {
+	pcptest.NeedFileLayer(t) // its Values are the file's
 	r, err := declare(&mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
 	require.NoError(t, err)
 	t.Cleanup(func() { r.Close() })

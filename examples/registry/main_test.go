@@ -21,6 +21,7 @@ import (
 // start declares and starts the example's registry in tmp/mmv.
 func start(t *testing.T, tmp string) *mmv.Registry {
 	t.Helper()
+	pcptest.NeedFileLayer(t)
 	r, err := declare(&mmv.Options{Cluster: 42, Flags: mmv.Process, Dir: filepath.Join(tmp, "mmv")})
 	if err == nil {
 		err = r.Start()
@@ -113,4 +114,10 @@ func TestRun(t *testing.T) {
 	for _, m := range pcptest.RunExample(t, run, 300*time.Millisecond, "registry") {
 		assert.False(t, strings.HasPrefix(m.Name, "mmv.registry."), "PCP still shows %s after the example returned", m.Name)
 	}
+}
+
+// TestWithoutFiles: where mmv writes no files, the example stops at once
+// with the error Start returned.
+func TestWithoutFiles(t *testing.T) {
+	require.ErrorIs(t, pcptest.RunWithoutFiles(t, run), mmv.ErrUnsupported)
 }

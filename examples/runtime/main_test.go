@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
@@ -21,4 +22,10 @@ func TestRun(t *testing.T) {
 	}
 	h := pcptest.Find(ms, "mmv.goruntime.sched.latencies_seconds.bucket")
 	require.False(t, h == nil || len(h.Instances) < 10, "scheduler latency buckets through PCP: %+v", h)
+}
+
+// TestWithoutFiles: where mmv writes no files, the example stops at once
+// with the error Start returned.
+func TestWithoutFiles(t *testing.T) {
+	require.ErrorIs(t, pcptest.RunWithoutFiles(t, run), mmv.ErrUnsupported)
 }

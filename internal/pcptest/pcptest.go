@@ -7,7 +7,9 @@
 // the test when it is, or fail it when the environment sets
 // MMV_REQUIRE_PCP=1 (as CI does), so the tests pass on a machine with only
 // Go and can never be skipped silently in CI. MustHave does the same for
-// any other need.
+// any other need. NeedFileLayer skips, and never fails, a test that needs
+// mmv's files where the build has no port (HasFileLayer): that is the
+// build's fact, not the environment's.
 //
 // Every helper that runs PCP (Info, Pminfo, Dump, DumpExit, RunExample,
 // MustHavePMCD, StartPMCD, FetchLoop) asks for what it needs itself, as
@@ -304,9 +306,12 @@ func DumpExit(t testing.TB, file string) (stdout, stderr string, status int) {
 // RunExample runs an example program's run function for d, with
 // PCP_TMP_DIR set to a temporary directory, checks that what it printed
 // says where its file is and how to read it with pminfo, and returns what
-// PCP's reader shows of the directory. It needs PCP, as MustHavePCP.
+// PCP's reader shows of the directory. It needs PCP, as MustHavePCP, and
+// the file layer, as NeedFileLayer (RunWithoutFiles is the test of the
+// rest).
 func RunExample(t *testing.T, run func(context.Context, io.Writer, time.Duration) error, d time.Duration, file string) []Metric {
 	t.Helper()
+	NeedFileLayer(t)
 	MustHavePCP(t)
 	tmp := t.TempDir()
 	t.Setenv("PCP_TMP_DIR", tmp)

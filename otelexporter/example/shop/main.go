@@ -54,7 +54,14 @@ func run(ctx context.Context, out io.Writer, d time.Duration) (err error) {
 	res := resource.NewSchemaless(attribute.String("service.name", "shop"), attribute.String("service.version", "1.0.0"))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
 		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(time.Second))))
-	defer func() { err = errors.Join(err, mp.Shutdown(context.Background())) }()
+	defer func() {
+		// Shutdown exports once more: after a failed export (Start's
+		// ErrUnsupported where mmv writes no files) it fails alike, so
+		// the first error is the one told.
+		if serr := mp.Shutdown(context.Background()); err == nil {
+			err = serr
+		}
+	}()
 	otel.SetMeterProvider(mp)
 
 	s, err := newShop()

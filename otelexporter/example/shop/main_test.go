@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
@@ -35,4 +36,10 @@ func TestRun(t *testing.T) {
 	r := pcptest.Find(ms, "mmv.shop.shop.orders")
 	v, _ := r.Instances[0].Label("service_name")
 	assert.Equal(t, `"shop"`, v)
+}
+
+// TestWithoutFiles: where mmv writes no files, the example stops at once
+// with the error Start returned.
+func TestWithoutFiles(t *testing.T) {
+	require.ErrorIs(t, pcptest.RunWithoutFiles(t, run), mmv.ErrUnsupported)
 }

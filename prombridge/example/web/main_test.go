@@ -10,12 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // TestRun runs the service and reads its client_golang metrics, and the Go
 // and process collectors', with PCP's reader while it serves.
 func TestRun(t *testing.T) {
+	pcptest.NeedFileLayer(t)
 	pcptest.MustHavePCP(t)
 	tmp := t.TempDir()
 	t.Setenv("PCP_TMP_DIR", tmp)
@@ -30,10 +32,22 @@ func TestRun(t *testing.T) {
 	want := []string{"code=200,method=GET", "code=500,method=GET"}
 	var ms []pcptest.Metric
 	require.Eventually(t, func() bool {
+		select {
+		case err := <-done: // a failed run ends the wait: put back for the deferred check
+			done <- err
+			return true
+		default:
+		}
 		ms = pcptest.Info(t, tmp)
 		m := pcptest.Find(ms, "mmv.web.http_requests")
 		return m != nil && len(m.Instances) == len(want) && pcptest.Find(ms, "mmv.web.http_request_duration_seconds.bucket") != nil
 	}, 20*time.Second, 200*time.Millisecond, "the service's requests in PCP")
+	select {
+	case err := <-done:
+		done <- err
+		require.FailNow(t, "the service stopped before PCP showed its requests", "%v", err)
+	default:
+	}
 
 	requests := pcptest.Find(ms, "mmv.web.http_requests")
 	assert.Equal(t, "counter", requests.Semantics)
@@ -52,4 +66,10 @@ func TestRun(t *testing.T) {
 	for _, name := range []string{"mmv.web.go_goroutines", "mmv.web.process_resident_memory_bytes"} {
 		assert.NotNil(t, pcptest.Find(ms, name), "%s: the default registry's collectors", name)
 	}
+}
+
+// TestWithoutFiles: where mmv writes no files, the example stops at once
+// with the error Start returned.
+func TestWithoutFiles(t *testing.T) {
+	require.ErrorIs(t, pcptest.RunWithoutFiles(t, run), mmv.ErrUnsupported)
 }

@@ -1,0 +1,203 @@
+package compare
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/gopcp/mmv"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Declaring and first using label values: a program declares vectors of
+// counters, then uses each of their label values once. Every library does
+// it with its idiomatic API, the label values built as a program builds
+// them (strconv), and the cost is reported per value: mmv's
+// NewCounterVec and With(...).Inc, client_golang's NewCounterVec,
+// Register and WithLabelValues(...).Inc, VictoriaMetrics' GetOrCreateCounter
+// on a Set with the series' name built with fmt.Sprintf (it takes no label
+// values, only whole names).
+//
+// The shapes: 1 vector of 10 values, 1,000 vectors of 10 values, 1 vector
+// of 10,000 values. mmv's cases: "before" declares and uses every value
+// before Start; "before+start" the same, then Start; "after" declares the
+// vectors, starts (not timed), then uses the values, which are live at
+// once: the Flush that then publishes them, as the registry's timer would
+// after PublishDelay, is reported apart (flush-ns/op).
+
+// declShape is a number of vectors of a number of values each.
+type declShape struct{ vecs, values int }
+
+func (s declShape) String() string { return strconv.Itoa(s.vecs) + "x" + strconv.Itoa(s.values) }
+
+var declShapes = []declShape{{1, 10}, {1000, 10}, {1, 10000}}
+
+// vecName and routeValue name vector i and value j as a program would.
+func vecName(i int) string    { return "requests_" + strconv.Itoa(i) }
+func routeValue(j int) string { return "/api/item/" + strconv.Itoa(j) }
+
+// declRegistry is a registry whose caps take the shape.
+func declRegistry(name string) *mmv.Registry {
+	return mmv.NewRegistry(name, &mmv.Options{Dir: filepath.Join(tmpDir, "mmv"), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+}
+
+func BenchmarkDeclare(b *testing.B) {
+	for _, s := range declShapes {
+		per := func(b *testing.B) {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(s.vecs*s.values), "ns/value")
+		}
+		for _, when := range []string{"before", "before+start", "after"} {
+			b.Run(s.String()+"/mmv/"+when, func(b *testing.B) {
+				var flush time.Duration
+				var size int64
+				b.ReportAllocs()
+				for b.Loop() {
+					r := declRegistry("declare")
+					vs := make([]*mmv.Vec[mmv.Counter], s.vecs)
+					for i := range vs {
+						vs[i] = mmv.NewCounterVec(r, vecName(i), "Requests served", mmv.Count, "route")
+						vs[i].SetLimit(s.values)
+					}
+					if when == "after" {
+						b.StopTimer() // Start is the "before+start" case's
+						check(b, r.Start())
+						b.StartTimer()
+					}
+					for j := range s.values {
+						route := routeValue(j)
+						for _, v := range vs {
+							v.With(route).Inc()
+						}
+					}
+					if when == "before+start" {
+						check(b, r.Start())
+					}
+					b.StopTimer()
+					if when == "before+start" {
+						size = must(os.Stat(r.Path()))(b).Size()
+					}
+					if when == "after" {
+						t0 := time.Now()
+						check(b, r.Flush())
+						flush += time.Since(t0)
+					}
+					check(b, r.Close())
+					b.StartTimer()
+				}
+				per(b)
+				if when == "after" {
+					b.ReportMetric(float64(flush.Nanoseconds())/float64(b.N), "flush-ns/op")
+				}
+				if size > 0 {
+					b.ReportMetric(float64(size), "file-bytes")
+				}
+			})
+		}
+		b.Run(s.String()+"/prometheus", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				reg := prometheus.NewRegistry()
+				vs := make([]*prometheus.CounterVec, s.vecs)
+				for i := range vs {
+					vs[i] = prometheus.NewCounterVec(prometheus.CounterOpts{Name: vecName(i), Help: "Requests served"}, []string{"route"})
+					reg.MustRegister(vs[i])
+				}
+				for j := range s.values {
+					route := routeValue(j)
+					for _, v := range vs {
+						v.WithLabelValues(route).Inc()
+					}
+				}
+			}
+			per(b)
+		})
+		b.Run(s.String()+"/victoriametrics", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				set := vm.NewSet()
+				names := make([]string, s.vecs)
+				for i := range names {
+					names[i] = vecName(i)
+				}
+				for j := range s.values {
+					route := routeValue(j)
+					for _, n := range names {
+						set.GetOrCreateCounter(fmt.Sprintf("%s{route=%q}", n, route)).Inc()
+					}
+				}
+			}
+			per(b)
+		})
+	}
+}
+
+// BenchmarkFirstUseLatency is the latency of With on new label values of
+// one vector after Start, while the file grows under them: each value's
+// first With, timed alone, at the default caps (the vector's default limit
+// of 1,000 values) and raised (100,000 values), with the default
+// PublishDelay, so that publications run as they do in a program. It
+// reports the median, the 99th percentile and the largest, over every
+// value and over the last tenth of them, whose first uses met the largest
+// files: flat latency means those stay where the first ones are.
+func BenchmarkFirstUseLatency(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		values int
+		opts   mmv.Options
+	}{
+		{"default", mmv.DefaultVecLimit, mmv.Options{}},
+		{"raised", 100000, mmv.Options{MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, c.values)
+			routes := make([]string, c.values)
+			for j := range routes {
+				routes[j] = routeValue(j)
+			}
+			for b.Loop() {
+				b.StopTimer()
+				o := c.opts
+				o.Dir = filepath.Join(tmpDir, "mmv")
+				r := mmv.NewRegistry("firstuse", &o)
+				v := mmv.NewCounterVec(r, "requests", "Requests served", mmv.Count, "route")
+				v.SetLimit(c.values)
+				check(b, r.Start())
+				lat = lat[:0]
+				b.StartTimer()
+				for _, route := range routes {
+					t0 := time.Now()
+					v.With(route).Inc()
+					lat = append(lat, time.Since(t0))
+				}
+				b.StopTimer()
+				check(b, r.Close())
+				b.StartTimer()
+			}
+			report := func(lat []time.Duration, suffix string) {
+				s := slices.Clone(lat)
+				slices.Sort(s)
+				b.ReportMetric(float64(s[len(s)/2].Nanoseconds()), "p50-ns"+suffix)
+				b.ReportMetric(float64(s[len(s)*99/100].Nanoseconds()), "p99-ns"+suffix)
+				b.ReportMetric(float64(s[len(s)-1].Nanoseconds()), "max-ns"+suffix)
+			}
+			report(lat, "")
+			report(lat[len(lat)*9/10:], "-last10%")
+			var first, last time.Duration
+			for i, d := range lat {
+				if i < len(lat)/10 {
+					first += d
+				} else if i >= len(lat)*9/10 {
+					last += d
+				}
+			}
+			b.ReportMetric(float64(first.Nanoseconds())/float64(len(lat)/10), "mean-ns-first10%")
+			b.ReportMetric(float64(last.Nanoseconds())/float64(len(lat)/10), "mean-ns-last10%")
+		})
+	}
+}

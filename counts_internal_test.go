@@ -1,0 +1,90 @@
+package mmv
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLiveCountsExact: the registry's counts of live instances and values,
+// kept as indoms and metrics change rather than summed at every instance
+// added (which cost 1,000 vectors' declarations most of their time), equal
+// the sums over the indoms after every kind of change: indoms and metrics
+// declared, instances added, removed, revived and forgotten, transactions
+// refused and undone, histograms, before and after Start, in overflow
+// files.
+func TestLiveCountsExact(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("counts", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxFileValues: 64})
+	t.Cleanup(func() { r.Close() })
+	check := func(after string) {
+		t.Helper()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var want liveCounts
+		for _, in := range r.indoms {
+			live, users := 0, 0
+			for _, removed := range in.removed {
+				if !removed {
+					live++
+				}
+			}
+			for _, m := range r.metrics {
+				if m.indom == in {
+					users++
+				}
+			}
+			require.Equal(t, live, in.live, "indom %d's live after %s", in.Serial, after)
+			require.Equal(t, users, in.users, "indom %d's users after %s", in.Serial, after)
+			want.instances += live
+			want.values += users * (live - 1)
+		}
+		require.Equal(t, want, r.counts, "after %s", after)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var vecs []*Vec[Counter]
+	var hists []*Vec[Histogram]
+	refused := errors.New("refused")
+	for i := range 600 {
+		if i == 300 {
+			require.NoError(t, r.Start())
+			check("Start")
+		}
+		op := rng.IntN(9)
+		switch {
+		case op == 0 || len(vecs) == 0:
+			v := NewCounterVec(r, "v"+strconv.Itoa(i), "", Count, "k")
+			v.SetLimit(20)
+			vecs = append(vecs, v)
+		case op == 1:
+			hists = append(hists, NewHistogramVec(r, "h"+strconv.Itoa(i), "", Second, &HistogramOptions{Buckets: []float64{1, 2}}, "k"))
+		case op == 2: // a refused transaction: its indom, metric and instances undone
+			err := r.Transact(func(tx *Tx) error {
+				v, err := DeclareVec[Counter](tx, "t"+strconv.Itoa(i), "", Count, "k")
+				if err != nil {
+					return err
+				}
+				_ = v
+				return refused
+			})
+			require.ErrorIs(t, err, refused)
+		case op == 6: // a histogram refused once its buckets' indom, with instances, is declared
+			NewCounter(r, "c"+strconv.Itoa(i)+".count", "", Count)
+			require.Panics(t, func() { NewHistogram(r, "c"+strconv.Itoa(i), "", Second, nil) })
+		case op == 3 && len(hists) > 0:
+			hists[rng.IntN(len(hists))].With(strconv.Itoa(rng.IntN(5))).Observe(1.5)
+		case op == 4:
+			vecs[rng.IntN(len(vecs))].Delete(strconv.Itoa(rng.IntN(30)))
+		case op == 5 && r.state == started:
+			require.NoError(t, r.Flush()) // forgets removed instances
+		default: // new values, revived ones, and refusals at the limit or the budget
+			vecs[rng.IntN(len(vecs))].With(strconv.Itoa(rng.IntN(30))).Inc()
+		}
+		check("operation " + strconv.Itoa(i))
+	}
+	require.Greater(t, len(r.parts), 1, "the budget should have made overflow files")
+}

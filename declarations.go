@@ -1,0 +1,556 @@
+package mmv
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The registry's declarations: AddIndom, AddInstance, AddMetric, the
+// Add*Label methods and the steps instruments take through the door
+// (declare.go), on the model's objects (instances.go, metrics.go,
+// labels.go). Each is a step of a transaction (transaction.go) that
+// leaves its undo, and grows the files once all are taken (growth.go).
+
+// AddMetric declares a metric. Its indom, if any, must be declared first.
+// After Start the metric's values are live at once; a metric that needs
+// the file to grow and cannot have it is not declared.
+func (r *Registry) AddMetric(m Metric) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.awaitPublicationLocked() // its values are live at once, or it is not declared
+	_, err := r.addMetricLocked(m, undoDeclared)
+	return err
+}
+
+// addMetricLocked declares m. When its values need a growth step that
+// fails, ifFailed decides (see publishFailure).
+func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, error) {
+	if err := r.declarableLocked(); err != nil {
+		return nil, err
+	}
+	// Checked with no subject first: quoting the name costs more than
+	// declaring the metric, so it is done only for the error.
+	if r.checkMetricLocked("", m) != nil {
+		return nil, r.checkMetricLocked(subject("metric", m.Name), m)
+	}
+	var in *indom
+	if m.Indom != 0 {
+		if in = r.serials[m.Indom]; in == nil {
+			return nil, errorf(ErrUnknown, subject("metric", m.Name), "indom %d is not declared", m.Indom)
+		}
+	}
+	if err := r.checkMetricBudgetLocked(subject("metric", m.Name), in); err != nil {
+		return nil, err
+	}
+	p, newPart, err := r.partWithRoomLocked(in, m.Name)
+	if err != nil {
+		return nil, err
+	}
+	if m.Item != 0 && p.used[m.Item] {
+		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == m.Item })]
+		err = errorf(ErrDuplicate, subject("metric", m.Name), "item %d already used by metric %q", m.Item, other.Name)
+	} else if _, added := r.names.add(m.Name, len(r.metrics), r.metricName); !added {
+		// The name is checked free as it is taken: one probe of the
+		// index, where a lookup and then an addition took two.
+		err = errorf(ErrDuplicate, subject("metric", m.Name), "name already declared")
+	}
+	if err != nil {
+		if newPart {
+			r.parts = r.parts[:len(r.parts)-1]
+		}
+		return nil, err
+	}
+	mt := r.newMetric()
+	*mt = metric{Metric: m, item: m.Item, auto: m.Item == 0, indom: in}
+	newIndom := mt.indom != nil && !p.hasIndom(mt.indom)
+	r.declareMetric(p, mt, newIndom)
+	if r.state == started && p.file != nil {
+		if mt.auto {
+			mt.item = takeItem(mt.Name, &p.used)
+		}
+		p.newMetricSlots(mt)
+	}
+	if err := r.changedLocked(ifFailed, step{undo: (*Registry).undeclareMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
+		return nil, err
+	}
+	return mt, nil
+}
+
+// declareMetric records mt, whose name the index holds already, in the
+// registry and in part p, with its indom when the part does not have it.
+func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
+	mt.part, mt.index = p, len(p.metrics)
+	r.metrics = append(r.metrics, mt)
+	if mt.indom != nil {
+		mt.indom.addUsers(1)
+	}
+	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
+	p.metrics = append(p.metrics, mt)
+	if !mt.auto {
+		p.used[mt.item] = true
+	}
+	if newIndom {
+		p.indoms = append(p.indoms, mt.indom)
+	}
+}
+
+// undeclareMetric undoes the step of addMetricLocked that declared s.m in
+// s.p: its slots, declareMetric, and the taking of an item.
+func (r *Registry) undeclareMetric(s step) {
+	p, mt, newIndom, newPart := s.p, s.m, s.newIndom, s.newPart
+	p.releaseMetricSlots(mt)
+	r.names.remove(mt.Name, r.metricName)
+	r.metrics = r.metrics[:len(r.metrics)-1]
+	if mt.indom != nil {
+		mt.indom.addUsers(-1)
+	}
+	forPrefixes(mt.Name, func(prefix string) {
+		if r.prefixes[prefix]--; r.prefixes[prefix] == 0 {
+			delete(r.prefixes, prefix)
+		}
+	})
+	p.metrics = p.metrics[:len(p.metrics)-1]
+	if mt.item != 0 {
+		p.used[mt.item] = false
+	}
+	if newIndom {
+		p.indoms = p.indoms[:len(p.indoms)-1]
+	}
+	if newPart {
+		r.parts = r.parts[:len(r.parts)-1]
+	}
+}
+
+// checkMetricLocked checks what a metric declaration says on its own and
+// against the namespace of the names declared; that the name is free is
+// checked as it is taken (addMetricLocked).
+func (r *Registry) checkMetricLocked(subject string, m Metric) error {
+	if err := checkMetricName(subject, m.Name, r.opts.Flags); err != nil {
+		return err
+	}
+	if !r.declaringOwn && (m.Name == ownPrefix || strings.HasPrefix(m.Name, ownPrefix+".")) {
+		return errorf(ErrNamespace, subject, "%s.* below a file is the registry's own", ownPrefix)
+	}
+	if r.prefixes[m.Name] > 0 {
+		other := r.metrics[slices.IndexFunc(r.metrics, func(o *metric) bool { return strings.HasPrefix(o.Name, m.Name+".") })]
+		return errorf(ErrNamespace, subject, "it is also a prefix of metric %q, which makes PCP drop every MMV metric on the host", other.Name)
+	}
+	for i := range len(m.Name) {
+		if m.Name[i] == '.' && r.named(m.Name[:i]) != nil {
+			return errorf(ErrNamespace, subject, "metric %q is a prefix of it, which makes PCP drop every MMV metric on the host", m.Name[:i])
+		}
+	}
+	if m.Item > MaxItem {
+		return errorf(ErrRange, subject, "item %d is more than %d", m.Item, MaxItem)
+	}
+	if !m.Type.valid() {
+		return errorf(ErrRange, subject, "unknown type %d", m.Type)
+	}
+	if !m.Semantics.valid() {
+		return errorf(ErrRange, subject, "unknown semantics %d", m.Semantics)
+	}
+	if !m.Units.valid() {
+		return errorf(ErrRange, subject, "units %#x: a dimension or scale is out of range", uint32(m.Units))
+	}
+	return checkHelp(subject, m.ShortHelp, m.LongHelp)
+}
+
+// valueOf finds a value by name: the metric's only value when instance is
+// "", else the named instance's, as its metric and index in the indom.
+func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
+	m := r.named(metric)
+	if m == nil {
+		return nil, 0, errorf(ErrUnknown, subject("metric", metric), "")
+	}
+	if m.indom == nil {
+		if instance != "" {
+			return nil, 0, errorf(ErrUnknown, subject("metric", metric), "a singular metric has no instance %q", instance)
+		}
+		return m, 0, nil
+	}
+	i, ok := m.indom.lookup(instance)
+	if !ok {
+		return nil, 0, errorf(ErrUnknown, subject("metric", metric), "no instance %q in indom %d", instance, m.Indom)
+	}
+	return m, i, nil
+}
+
+// Value returns the handle on a value: the metric's only value when
+// instance is "", else the value of the named instance. Look it up once and
+// keep it; the lookup itself is a map access.
+func (r *Registry) Value(metric, instance string) (*Value, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.awaitPublicationLocked()
+	switch r.state {
+	case declaring:
+		return nil, errorf(ErrNotStarted, subject("metric", metric), "")
+	case closed:
+		return nil, errorf(ErrClosed, subject("metric", metric), "")
+	}
+	m, i, err := r.valueOf(metric, instance)
+	if err != nil {
+		return nil, err
+	}
+	v := r.handleLocked(m, i)
+	if v == nil && r.unpublishedLocked() {
+		// Declared by an instrument, whose first use does not wait for
+		// the publication that gives it storage: this call does.
+		r.publishLocked()
+		if m, i, err = r.valueOf(metric, instance); err != nil {
+			return nil, err
+		}
+		v = r.handleLocked(m, i)
+	}
+	if v == nil {
+		return nil, fmt.Errorf("mmv: metric %q: not in the file yet: %w", metric, r.pubErr)
+	}
+	return v, nil
+}
+
+// AddIndom declares an instance domain and its instances.
+func (r *Registry) AddIndom(d Indom) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.awaitPublicationLocked()
+	return r.addIndomLocked(d)
+}
+
+func (r *Registry) addIndomLocked(d Indom) error {
+	if err := r.declarableLocked(); err != nil {
+		return err
+	}
+	subject := "indom " + strconv.FormatUint(uint64(d.Serial), 10)
+	if d.Serial == 0 || d.Serial > MaxSerial {
+		return errorf(ErrRange, subject, "serial must be 1..%d", MaxSerial)
+	}
+	if r.serials[d.Serial] != nil {
+		return errorf(ErrDuplicate, subject, "serial already declared")
+	}
+	if err := checkIndomCluster(subject, r.opts.Cluster); err != nil {
+		return err
+	}
+	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
+		return err
+	}
+	if err := checkInstanceCaps(&r.opts, d.Serial, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
+		return err
+	}
+	if err := checkIndomBudget(&r.opts, subject, len(d.Instances)); err != nil {
+		return err
+	}
+	in := &indom{Indom: d}
+	in.names.reserve(len(d.Instances))
+	in.Instances, in.removed = make([]Instance, 0, len(d.Instances)), make([]bool, 0, len(d.Instances))
+	for _, inst := range d.Instances {
+		if err := in.add(inst); err != nil {
+			return err
+		}
+	}
+	r.indoms = append(r.indoms, in)
+	r.serials[d.Serial] = in
+	in.counts = &r.counts
+	r.counts.instances += in.live
+	// The first file holds every indom, as libpcp_mmv's does; an indom
+	// has no value of its own, so nothing needs a growth step now.
+	first := r.parts[0]
+	first.indoms = append(first.indoms, in)
+	return r.changedLocked(undoDeclared, step{undo: (*Registry).undeclareIndom, in: in}, first)
+}
+
+// undeclareIndom undoes addIndomLocked of s.in, the last indom declared.
+func (r *Registry) undeclareIndom(s step) {
+	in := s.in
+	r.counts.instances -= in.live
+	r.counts.values -= in.users * (in.live - 1)
+	in.counts = nil
+	r.indoms = r.indoms[:len(r.indoms)-1]
+	delete(r.serials, in.Serial)
+	first := r.parts[0]
+	first.indoms = first.indoms[:len(first.indoms)-1]
+}
+
+// AddInstance adds an instance to a declared instance domain. After Start
+// the values of the metrics over it are live at once; an instance that
+// needs the file to grow and cannot have it is not added.
+func (r *Registry) AddInstance(serial uint32, inst Instance) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.awaitPublicationLocked() // its values are live at once, or it is not added
+	return r.addInstancesLocked(serial, []Instance{inst}, undoDeclared)
+}
+
+// addInstancesLocked adds instances to a declared instance domain, all of
+// them or, when one is refused, none. ifFailed is as for addMetricLocked.
+func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, ifFailed publishFailure) error {
+	if err := r.declarableLocked(); err != nil {
+		return err
+	}
+	in, err := r.indomLocked(serial)
+	if err != nil {
+		return err
+	}
+	first := len(in.Instances)
+	if err := checkInstanceCaps(&r.opts, serial, in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
+		return err
+	}
+	if err := r.checkGrowthLocked(in, len(insts)); err != nil {
+		return err
+	}
+	for _, inst := range insts {
+		if err := in.add(inst); err != nil {
+			in.truncate(first)
+			return err
+		}
+	}
+	var grown []*part
+	for _, p := range r.parts {
+		if !p.hasIndom(in) {
+			continue
+		}
+		grown = append(grown, p)
+		if p.file == nil {
+			continue
+		}
+		p.newInstanceSlots(in, first, -1)
+	}
+	return r.changedLocked(ifFailed, step{undo: (*Registry).removeNewInstancesLocked, in: in, at: first}, grown...)
+}
+
+// removeNewInstancesLocked undoes addInstancesLocked of the instances of
+// s.in from index s.at on, the last added.
+func (r *Registry) removeNewInstancesLocked(s step) {
+	in, first := s.in, s.at
+	for _, p := range r.parts {
+		if p.hasIndom(in) && p.file != nil {
+			p.releaseInstanceSlots(in, first)
+		}
+	}
+	in.truncate(first)
+}
+
+func (r *Registry) indomLocked(serial uint32) (*indom, error) {
+	if in := r.serials[serial]; in != nil {
+		return in, nil
+	}
+	return nil, errorf(ErrUnknown, "indom "+strconv.FormatUint(uint64(serial), 10), "")
+}
+
+// removeInstanceLocked removes instance j of in: PCP no longer shows it
+// from the next publication on, and its values' slots serve others after
+// that. Its id and name stay its own, for reviveInstanceLocked, until the
+// indom forgets its removed instances (forgetRemovedLocked). Its labels
+// are the caller's to remove (removeInstanceLabelsLocked).
+func (r *Registry) removeInstanceLocked(in *indom, j int) {
+	if in.removed[j] {
+		return
+	}
+	in.removed[j] = true
+	in.addLive(-1)
+	var grown []*part
+	for _, p := range r.parts {
+		if p.hasIndom(in) {
+			p.remove(in, j)
+			grown = append(grown, p)
+		}
+	}
+	r.grewLocked(keepDeclared, grown...) // nothing needs storage: no error
+}
+
+// reviveInstanceLocked gives removed instance j of in its place back, with
+// values of its metrics starting from zero. A full disk is no refusal, as
+// for addInstancesLocked with keepDeclared.
+func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
+	if !in.removed[j] {
+		return nil
+	}
+	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), 1); err != nil {
+		return err
+	}
+	if err := r.checkGrowthLocked(in, 1); err != nil {
+		return err
+	}
+	in.removed[j] = false
+	in.addLive(1)
+	var grown []*part
+	for _, p := range r.parts {
+		if p.hasIndom(in) {
+			if p.file != nil {
+				p.newInstanceSlots(in, len(in.Instances), j)
+			}
+			grown = append(grown, p)
+		}
+	}
+	return r.changedLocked(keepDeclared, step{undo: (*Registry).unreviveInstanceLocked, in: in, at: j}, grown...)
+}
+
+// unreviveInstanceLocked undoes reviveInstanceLocked of instance s.at of
+// s.in.
+func (r *Registry) unreviveInstanceLocked(s step) {
+	in, j := s.in, s.at
+	for _, p := range r.parts {
+		if p.hasIndom(in) && p.file != nil {
+			for _, m := range slices.Backward(p.metrics) { // newest slot first
+				if m.indom == in {
+					p.release(m, j)
+				}
+			}
+		}
+	}
+	in.removed[j] = true
+	in.addLive(-1)
+}
+
+// instanceCount is the number of instances the registry's indoms hold,
+// removed ones not counted, each counted once whichever files hold it.
+func (r *Registry) instanceCount() int { return r.counts.instances }
+
+// AddLabel attaches a label to every metric of the registry (a cluster
+// label). It is refused on ReaderCluster.
+func (r *Registry) AddLabel(l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
+}
+
+// AddMetricLabel attaches a label to a declared metric.
+func (r *Registry) AddMetricLabel(metric string, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelItem}, subject("metric", metric), metric)
+}
+
+// AddIndomLabel attaches a label to a declared instance domain.
+func (r *Registry) AddIndomLabel(serial uint32, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelIndom, serial: serial}, "indom "+strconv.FormatUint(uint64(serial), 10), "")
+}
+
+// AddInstanceLabel attaches a label to one instance of a declared domain.
+func (r *Registry) AddInstanceLabel(serial uint32, id int32, l Label) error {
+	return r.addLabel(&label{Label: l, kind: labelInstances, serial: serial, instance: id},
+		"indom "+strconv.FormatUint(uint64(serial), 10)+" instance "+strconv.Itoa(int(id)), "")
+}
+
+func (r *Registry) addLabel(l *label, subject, metric string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.addLabelLocked(l, subject, metric)
+}
+
+// addLabelLocked attaches l, said to be on subject, to what its kind says:
+// the metric named metric for an item label.
+func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
+	if err := r.declarableLocked(); err != nil {
+		return err
+	}
+	switch l.kind {
+	case labelCluster:
+		if err := checkClusterLabel(inside(subject, "label", l.Name), r.opts.Cluster); err != nil {
+			return err
+		}
+	case labelItem:
+		if l.metric = r.named(metric); l.metric == nil {
+			return errorf(ErrUnknown, subject, "label %q on a metric not declared", l.Name)
+		}
+	case labelIndom, labelInstances:
+		in, err := r.indomLocked(l.serial)
+		if err != nil {
+			return err
+		}
+		if _, ok := in.index(l.instance); l.kind == labelInstances && !ok {
+			return errorf(ErrUnknown, subject, "label %q on an instance not declared", l.Name)
+		}
+	}
+	if r.opts.Version == Version2 {
+		return errorf(ErrRange, inside(subject, "label", l.Name), "labels need version 3, and version 2 is forced")
+	}
+	var grown []*part
+	for _, p := range r.parts {
+		if !r.labelIn(l, p) {
+			continue
+		}
+		if r.labelCount(p) >= MaxLabels {
+			return errorf(ErrTooMany, inside(subject, "label", l.Name), "a file holds at most %d labels", MaxLabels)
+		}
+		grown = append(grown, p)
+	}
+	p, err := labelPayload(subject, l.Label)
+	if err != nil {
+		return err
+	}
+	l.payload = p
+	r.labels = append(r.labels, l)
+	// A label needs no storage: published with the next file, which is
+	// retried until it is written.
+	return r.grewLocked(keepDeclared, grown...)
+}
+
+// labelRoomLocked returns how many more labels the files holding the indom
+// serial can all take.
+func (r *Registry) labelRoomLocked(serial uint32) int {
+	room := MaxLabels
+	for _, p := range r.parts {
+		if p.hasIndom(r.serials[serial]) {
+			room = min(room, MaxLabels-r.labelCount(p))
+		}
+	}
+	return room
+}
+
+// labelCount is len(r.labelsOf(p)), counted without making the list: a
+// vector asks at every instance it labels.
+func (r *Registry) labelCount(p *part) int {
+	if len(r.parts) == 1 {
+		return len(r.labels) // every label is in the only file
+	}
+	n := 0
+	for _, l := range r.labels {
+		if r.labelIn(l, p) {
+			n++
+		}
+	}
+	return n
+}
+
+// removeInstanceLabelsLocked removes the labels of instance id of the indom
+// serial, which was removed.
+func (r *Registry) removeInstanceLabelsLocked(serial uint32, id int32) {
+	r.labels = slices.DeleteFunc(r.labels, func(l *label) bool {
+		return l.kind == labelInstances && l.serial == serial && l.instance == id
+	})
+}
+
+// AddMetric declares a metric in the transaction, as Registry.AddMetric
+// does, but a full disk is no refusal: the metric's values get storage
+// from a later growth step, retried after Options.PublishDelay, as an
+// instrument's do.
+func (tx *Tx) AddMetric(m Metric) error {
+	r, unlock, err := tx.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = r.addMetricLocked(m, keepDeclared)
+	return err
+}
+
+// addAutoIndomLocked declares an indom of the given instances (ids 0, 1,
+// ... in order) for the metrics named key, under the serial derived from
+// key (autoSerial), and returns it and its serial. Its help is made
+// up by the registry, and cut to fit (fitHelp).
+func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom, uint32, error) {
+	insts := make([]Instance, len(names))
+	for i, n := range names {
+		insts[i] = Instance{ID: int32(i), Name: n}
+	}
+	serial := autoSerial(key, r.serials)
+	if serial == 0 {
+		return nil, 0, errorf(ErrTooMany, subject("file", r.name), "no indom serial left")
+	}
+	short, long := splitHelp(help)
+	short, long = fitHelp(short), fitHelp(long)
+	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}); err != nil {
+		return nil, 0, err
+	}
+	in := r.serials[serial]
+	in.shares = true
+	return in, serial, nil
+}

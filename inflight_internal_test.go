@@ -1,0 +1,124 @@
+package mmv
+
+import (
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFirstUseDuringPublication: a publication in progress, held at the
+// point where its new file is written and the old one still takes the
+// updates, keeps no first use of new label values waiting: they are made,
+// counted, more of them than the file has room for, and values are
+// deleted, while it is held (they waited for the registry's lock, the
+// whole step, before). Close, Flush and the low-level declarations wait
+// for it. Once it is done every count is exact, those made during it
+// published by the next step.
+func TestFirstUseDuringPublication(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("inflight", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	g := NewGaugeVec(r, "temp", "", NoUnits, "sensor")
+	require.NoError(t, r.Start())
+	for i := range 10 {
+		v.With(strconv.Itoa(i)).Add(1)
+	}
+	g.With("a").Set(1.5)
+	require.NoError(t, r.Flush())
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var held sync.Once
+	growthHook = func(p growthPoint) {
+		if p == afterSnapshot {
+			held.Do(func() {
+				entered <- struct{}{}
+				<-release
+			})
+		}
+	}
+	defer func() {
+		r.Close() // no publication runs after
+		growthHook = nil
+	}()
+	v.With("0").Add(1)
+	v.With("x").Add(1) // something to publish
+	flushed := make(chan error, 1)
+	go func() { flushed <- r.Flush() }()
+	<-entered
+
+	used := make(chan struct{})
+	go func() {
+		defer close(used)
+		for i := range 100 { // past the file's room: 10 values, twice that and 16 spare
+			v.With(strconv.Itoa(i)).Add(2)
+		}
+		g.With("a").Set(2.5)
+		g.With("b").Set(3.5)
+		v.Delete("9")
+	}()
+	select {
+	case <-used:
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("first uses waited for the publication in progress")
+	}
+	closed := make(chan error, 1)
+	go func() {
+		closed <- r.AddMetric(Metric{Name: "low", Type: Uint64, Semantics: SemCounter})
+		closed <- r.Flush()
+	}()
+	select {
+	case err := <-closed:
+		t.Fatalf("AddMetric returned (%v) while a publication was in progress", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-flushed)
+	require.NoError(t, <-closed)
+	require.NoError(t, <-closed)
+
+	for i := range 100 {
+		want := 2
+		if i < 10 {
+			want = 3 // 1 before, 2 during
+		}
+		if i == 0 {
+			want = 4 // and 1 just before
+		}
+		if i == 9 {
+			continue // deleted
+		}
+		assert.EqualValues(t, want, mustValue(t, r, "requests", "route="+strconv.Itoa(i)).Int(), "route %d", i)
+	}
+	_, err := r.Value("requests", "route=9")
+	assert.ErrorIs(t, err, ErrUnknown, "route 9 was deleted")
+	assert.Equal(t, 2.5, mustValue(t, r, "temp", "sensor=a").Float())
+	assert.Equal(t, 3.5, mustValue(t, r, "temp", "sensor=b").Float())
+}
+
+// TestUpdateRacingBindCarried: an update that loaded its instrument's own
+// memory just before the value got storage, and adds into it just after
+// (a goroutine preempted between the two), is carried into the file by
+// the next publication, as at Start. First uses after Start now wait for
+// storage, so their instruments are bound while others update them: 2 of
+// 1,600 were lost in TestVecConcurrentFirstUseAfterStart before.
+func TestUpdateRacingBindCarried(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("racingbind", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	defer r.Close()
+	v := NewCounterVec(r, "c", "", Count, "k")
+	c := v.With("a")
+	stale := c.cell.v.Load() // an update's load, before Start binds the cell
+	require.Same(t, &c.cell.heap, stale)
+	require.NoError(t, r.Start())
+	atomic.AddUint64(stale.u64(), 2) // and its add, after
+	c.Inc()
+	require.NoError(t, r.Flush())
+	assert.EqualValues(t, 3, mustValue(t, r, "c", "k=a").Int())
+}
