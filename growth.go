@@ -182,6 +182,11 @@ func (r *Registry) publishLocked() error { return r.publishPartsLocked(false) }
 // declaration waits for it.
 func (r *Registry) publishPartsLocked(unlock bool) error {
 	r.awaitPublicationLocked()
+	if r.state != started {
+		// Closed while this waited without the lock: its files are gone
+		// or another's to take, and publishing would make them again.
+		return nil
+	}
 	r.urgent = false
 	for _, cs := range r.rebound {
 		for _, c := range cs {
@@ -350,6 +355,7 @@ const (
 	afterSnapshot  = growthPoint(osfile.Written)  // the new file holds the values; updates still land in the old file
 	afterRemap     = growthPoint(osfile.Remapped) // updates land in the new file; the old file's final values not read
 	beforeMergeCAS = afterRemap + 1               // merge loaded a word of the new file and is about to swap it
+	awaiting       = beforeMergeCAS + 1           // a caller lets the lock go to wait for the publication in progress
 )
 
 // atomicWord is atomic.Uint32 or atomic.Uint64.
@@ -482,9 +488,13 @@ func (r *Registry) unbindCellLocked(c *cell) {
 // awaitPublicationLocked returns once no publication is in progress
 // without the lock: publishing again, closing, or declaring what must
 // have storage at once (the low-level API) waits for it. It lets the lock
-// go meanwhile, so the caller must hold nothing half done.
+// go meanwhile, so the caller must hold nothing half done, and check the
+// registry's state after it: Close may have run.
 func (r *Registry) awaitPublicationLocked() {
 	for r.inFlight != nil {
+		if growthHook != nil {
+			growthHook(awaiting)
+		}
 		done := r.inFlight
 		r.mu.Unlock()
 		<-done

@@ -122,3 +122,58 @@ func TestUpdateRacingBindCarried(t *testing.T) {
 	require.NoError(t, r.Flush())
 	assert.EqualValues(t, 3, mustValue(t, r, "c", "k=a").Int())
 }
+
+// TestNoPublicationAfterClose: a publisher (Flush, the timer) that waits
+// for the publication in progress lets the registry's lock go, and Close
+// may take it first and close the registry: the publisher must then
+// publish nothing. It made the closed registry's files again, each
+// holding its name's lock: the next Start of the name in the process
+// failed with ErrInUse, and a directory removed after Close was found
+// not empty. Which of the two takes the lock first is the scheduler's
+// choice: 50 rounds make the losing order all but certain.
+func TestNoPublicationAfterClose(t *testing.T) {
+	needFileLayer(t)
+	defer func() { growthHook = nil }()
+	for round := range 50 {
+		dir := filepath.Join(t.TempDir(), "mmv")
+		r := NewRegistry("late", &Options{Dir: dir, PublishDelay: time.Hour})
+		v := NewCounterVec(r, "requests", "", Count, "route")
+		require.NoError(t, r.Start())
+		v.With("a").Inc()
+		require.NoError(t, r.Flush())
+
+		entered, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{}, 2)
+		var held sync.Once
+		growthHook = func(p growthPoint) {
+			switch p {
+			case awaiting:
+				waiting <- struct{}{}
+			case afterSnapshot:
+				held.Do(func() {
+					entered <- struct{}{}
+					<-release
+				})
+			}
+		}
+		v.With("b").Inc() // something to publish
+		flushed := make(chan error, 1)
+		go func() { flushed <- r.Flush() }()
+		<-entered
+		second := make(chan error, 1)
+		go func() { second <- r.Flush() }()
+		<-waiting
+		closed := make(chan error, 1)
+		go func() { closed <- r.Close() }()
+		<-waiting
+		close(release)
+		require.NoError(t, <-flushed)
+		require.NoError(t, <-closed)
+		require.NoError(t, <-second)
+		growthHook = nil
+
+		again := NewRegistry("late", &Options{Dir: dir})
+		NewCounter(again, "c", "", Count)
+		require.NoError(t, again.Start(), "round %d: the name is free once its registry is closed", round)
+		require.NoError(t, again.Close())
+	}
+}
