@@ -62,19 +62,42 @@ func (in *indom) reserved() int {
 	return in.reserve
 }
 
+// indomCharge is the number of a part's metrics over an indom: they all
+// charge the part's budget what the indom's instances do (chargeOf), so a
+// part sums its charge by indom, not by metric, and a metric declared
+// costs no scan of the part's metrics.
+type indomCharge struct {
+	in      *indom
+	metrics int
+}
+
+// chargeMetric counts m among the part's metrics that charge its budget
+// (d 1), or no more (d -1), as m joins or leaves p.metrics.
+func (p *part) chargeMetric(m *metric, d int) {
+	if m.indom == nil {
+		p.singular += d
+		return
+	}
+	i := slices.IndexFunc(p.charges, func(c indomCharge) bool { return c.in == m.indom })
+	if i < 0 {
+		i = len(p.charges)
+		p.charges = append(p.charges, indomCharge{in: m.indom})
+	}
+	if p.charges[i].metrics += d; p.charges[i].metrics == 0 {
+		p.charges = slices.Delete(p.charges, i, i+1)
+	}
+}
+
 // chargeLocked is what the part's metrics charge its budget, with n more
 // live instances in grown (nil for none).
 func (p *part) chargeLocked(budget int, grown *indom, n int) int {
-	c := 0
-	for _, m := range p.metrics {
-		live := 1
-		if m.indom != nil {
-			live = m.indom.live
-			if m.indom == grown {
-				live += n
-			}
+	c := p.singular
+	for _, ic := range p.charges {
+		live := ic.in.live
+		if ic.in == grown {
+			live += n
 		}
-		c += chargeOf(m.indom, live, budget)
+		c += ic.metrics * chargeOf(ic.in, live, budget)
 	}
 	return c
 }
@@ -112,20 +135,25 @@ func checkValuesCap(o *Options, subject string, have, n int) error {
 	return nil
 }
 
-// checkMetricBudgetLocked checks that a metric over in (nil when
-// singular) fits a file and the registry's cap.
-func (r *Registry) checkMetricBudgetLocked(subject string, in *indom) error {
+// checkMetricBudgetLocked checks that the metric of that name over in
+// (nil when singular) fits a file and the registry's cap.
+func (r *Registry) checkMetricBudgetLocked(name string, in *indom) error {
 	live, budget := 1, fileBudget(&r.opts)
 	if in != nil {
 		live = in.live
 	}
 	if c := chargeOf(in, live, budget); c > budget {
-		return errFileBudget(subject, c, budget)
+		return errFileBudget(subject("metric", name), c, budget)
 	}
 	if r.declaringOwn {
 		return nil // mmv.dropped: a few values, which say what the cap refused
 	}
-	return checkValuesCap(&r.opts, subject, r.valueCount(), live)
+	// Checked with no subject first: quoting the name costs more than
+	// the rest of the check, so it is done only for the error.
+	if checkValuesCap(&r.opts, "", r.valueCount(), live) != nil {
+		return checkValuesCap(&r.opts, subject("metric", name), r.valueCount(), live)
+	}
+	return nil
 }
 
 // checkGrowthLocked checks that n more live instances of in keep the
@@ -229,6 +257,7 @@ func (r *Registry) placeLocked() error {
 			parts = append(parts, to)
 		}
 		to.metrics = append(to.metrics, m)
+		to.chargeMetric(m, 1)
 		if !m.auto {
 			to.used[m.item] = true
 		}
@@ -238,6 +267,7 @@ func (r *Registry) placeLocked() error {
 	}
 	parts[0] = r.parts[0]
 	parts[0].metrics, parts[0].used = first.metrics, first.used
+	parts[0].singular, parts[0].charges = first.singular, first.charges
 	for _, p := range parts {
 		slices.SortFunc(p.metrics, func(a, b *metric) int { return cmp.Compare(order[a], order[b]) })
 		for i, m := range p.metrics {

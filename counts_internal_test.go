@@ -43,6 +43,25 @@ func TestLiveCountsExact(t *testing.T) {
 			want.values += users * (live - 1)
 		}
 		require.Equal(t, want, r.counts, "after %s", after)
+		// Each part's charges, kept by indom as metrics join and leave it
+		// (chargeMetric), count its metrics.
+		for _, p := range r.parts {
+			singular, byIndom := 0, map[*indom]int{}
+			for _, m := range p.metrics {
+				if m.indom == nil {
+					singular++
+				} else {
+					byIndom[m.indom]++
+				}
+			}
+			kept := map[*indom]int{}
+			for _, c := range p.charges {
+				require.NotContains(t, kept, c.in, "%s's charges list indom %d twice after %s", p.name, c.in.Serial, after)
+				kept[c.in] = c.metrics
+			}
+			require.Equal(t, singular, p.singular, "%s's singular metrics after %s", p.name, after)
+			require.Equal(t, byIndom, kept, "%s's metrics by indom after %s", p.name, after)
+		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var vecs []*Vec[Counter]
@@ -78,6 +97,17 @@ func TestLiveCountsExact(t *testing.T) {
 			hists[rng.IntN(len(hists))].With(strconv.Itoa(rng.IntN(5))).Observe(1.5)
 		case op == 4:
 			vecs[rng.IntN(len(vecs))].Delete(strconv.Itoa(rng.IntN(30)))
+		case op == 7: // metrics of the low-level API sharing an indom
+			serial := uint32(1000 + i)
+			r.mu.Lock()
+			for r.serials[serial] != nil { // taken by an instrument's indom
+				serial++
+			}
+			r.mu.Unlock()
+			require.NoError(t, r.AddIndom(Indom{Serial: serial, Instances: []Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
+			for _, name := range []string{"l" + strconv.Itoa(i), "m" + strconv.Itoa(i)} {
+				require.NoError(t, r.AddMetric(Metric{Name: name, Type: Uint64, Semantics: SemCounter, Indom: serial}))
+			}
 		case op == 5 && r.state == started:
 			require.NoError(t, r.Flush()) // forgets removed instances
 		default: // new values, revived ones, and refusals at the limit or the budget

@@ -25,6 +25,10 @@ type part struct {
 	flags   Flags  // the header's
 	cluster uint32 // the header's, once started
 	metrics []*metric
+	// singular and charges count the metrics by what they charge the
+	// part's budget: one value each, or their indom's (chargeMetric).
+	singular int
+	charges  []indomCharge
 	// indoms are the part's instance domains: every one for the first
 	// file, as libpcp_mmv writes them, those its metrics use for others.
 	indoms []*indom
