@@ -148,6 +148,7 @@ func TestStrayUpdatesAcrossCollections(t *testing.T) {
 		strayUpdates(t)
 		return
 	}
+	t.Parallel() // it waits on its child
 	cmd := childCmd(t, "TestStrayUpdatesAcrossCollections", "stray", nil, "GOMAXPROCS=2", "GOGC=1")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "the child died:\n%.2000s", out)

@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,6 +150,7 @@ func TestClustersAcrossProcesses(t *testing.T) {
 		playClusterChild(t)
 		return
 	}
+	t.Parallel() // it waits on its children
 	tmp := t.TempDir()
 	names := clashingNames(4)
 	c := derivedCluster(names[0])
@@ -165,17 +167,31 @@ func TestClustersAcrossProcesses(t *testing.T) {
 	for round := range 3 {
 		sub := fmt.Sprintf("round%d", round)
 		dir := filepath.Join(tmp, sub, "mmv")
-		at := time.Now().Add(3 * time.Second)
 		type child struct {
 			cmd   *exec.Cmd
+			start io.WriteCloser
 			ready <-chan string
 		}
 		children := make([]child, len(specs))
 		for i, s := range specs {
-			cmd, ready := launchChild(t, "TestClustersAcrossProcesses", "cluster",
-				"MMV_TEST_DIR="+dir, "MMV_TEST_SPEC="+fmt.Sprintf("%s,%d,%d,%d", s.name, s.cluster, s.metrics, 1000*(i+1)),
-				"MMV_TEST_AT="+strconv.FormatInt(at.UnixNano(), 10))
-			children[i] = child{cmd, ready}
+			cmd, in, ready := launchChild(t, "TestClustersAcrossProcesses", "cluster",
+				"MMV_TEST_DIR="+dir, "MMV_TEST_SPEC="+fmt.Sprintf("%s,%d,%d,%d", s.name, s.cluster, s.metrics, 1000*(i+1)))
+			children[i] = child{cmd, in, ready}
+		}
+		// Every child declares, says it is armed, and waits for the time
+		// to call Start, the same for all: they contend at once however
+		// long the launches took.
+		for i, ch := range children {
+			select {
+			case x, ok := <-ch.ready:
+				require.True(t, ok && x == "armed", "%s: child %s ended before it was armed", sub, specs[i].name)
+			case <-time.After(time.Minute):
+				t.Fatalf("%s: child %s was not armed in a minute", sub, specs[i].name)
+			}
+		}
+		at := time.Now().Add(50 * time.Millisecond)
+		for _, ch := range children {
+			fmt.Fprintln(ch.start, at.UnixNano())
 		}
 		// Until every child has reported, the directory is looked at
 		// again and again: no two live files may share a cluster at any
@@ -235,8 +251,9 @@ func TestClustersAcrossProcesses(t *testing.T) {
 	}
 }
 
-// playClusterChild starts the registry MMV_TEST_SPEC describes (name,
-// cluster, extra metrics, id) in MMV_TEST_DIR at the time MMV_TEST_AT,
+// playClusterChild declares the registry MMV_TEST_SPEC describes (name,
+// cluster, extra metrics, id) in MMV_TEST_DIR, prints "ready armed",
+// starts it at the time (Unix nanoseconds) its standard input gives,
 // prints "ready ok" or "ready " and the error, and holds its file until
 // killed.
 func playClusterChild(t *testing.T) {
@@ -244,11 +261,16 @@ func playClusterChild(t *testing.T) {
 	cluster, _ := strconv.Atoi(f[1])
 	metrics, _ := strconv.Atoi(f[2])
 	id, _ := strconv.Atoi(f[3])
-	at, _ := strconv.ParseInt(os.Getenv("MMV_TEST_AT"), 10, 64)
 	r := mmv.NewRegistry(f[0], &mmv.Options{Dir: os.Getenv("MMV_TEST_DIR"), Cluster: uint32(cluster), Flags: mmv.Process})
 	mmv.NewCounter(r, "id", "", mmv.Count).Add(uint64(id))
 	for i := range metrics {
 		mmv.NewCounter(r, fmt.Sprintf("m%d", i), "", mmv.Count).Add(uint64(id + i))
+	}
+	fmt.Println("ready armed")
+	var at int64
+	if _, err := fmt.Scan(&at); err != nil {
+		fmt.Println("ready no start time:", err)
+		return
 	}
 	time.Sleep(time.Until(time.Unix(0, at)))
 	if err := r.Start(); err != nil {

@@ -18,6 +18,7 @@ import (
 // refused and undone, histograms, before and after Start, in overflow
 // files.
 func TestLiveCountsExact(t *testing.T) {
+	needFileLayer(t)
 	r := NewRegistry("counts", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxFileValues: 64})
 	t.Cleanup(func() { r.Close() })
 	check := func(after string) {

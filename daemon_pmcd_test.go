@@ -21,6 +21,7 @@ import (
 // on answering, starts the agent again, and a registry's metrics are
 // fetched again. In a pmcd of the test's own.
 func TestDaemonAgentContainsCrash(t *testing.T) {
+	t.Parallel() // a pmcd of its own
 	p := pcptest.StartDaemonPMCD(t)
 	agent := p.AgentPID()
 	require.NotZero(t, agent, "pmdammv runs")

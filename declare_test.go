@@ -81,6 +81,10 @@ func nameOf(n int) string { return "a" + strings.Repeat("b", n-1) }
 func TestNamesUpToTheLimit(t *testing.T) {
 	for _, k := range instrumentKinds {
 		t.Run(k.kind, func(t *testing.T) {
+			// Registries of its own, two kinds at a time on two cores, in
+			// one directory: they never start, so never write there.
+			t.Parallel()
+			dir := t.TempDir()
 			for n := 1; n <= MaxStringLen+1; n++ {
 				name := nameOf(n)
 				valid := true
@@ -94,7 +98,7 @@ func TestNamesUpToTheLimit(t *testing.T) {
 						valid = valid && len("names.")+len(m) <= MaxStringLen
 					}
 				}
-				r := NewRegistry("names", &Options{Dir: t.TempDir()})
+				r := NewRegistry("names", &Options{Dir: dir})
 				err := refusal(func() { k.declare(r, name) })
 				if valid {
 					require.NoError(t, err, "a name of %d bytes", n)
@@ -250,6 +254,8 @@ func TestRefusedDeclarationDeclaresNothing(t *testing.T) {
 		for _, k := range instrumentKinds {
 			for _, started := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/started=%v", o.what, k.kind, started), func(t *testing.T) {
+					// A registry of its own: two at a time on two cores.
+					t.Parallel()
 					name := "i" // the longest registry name whose overflow file's name is too long
 					// One file (no values budget): an overflow file's name
 					// would pass the longest.

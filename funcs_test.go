@@ -18,6 +18,7 @@ import (
 // their types, semantics and units; one declared after Start shows once
 // published.
 func TestFuncsThroughPCP(t *testing.T) {
+	t.Parallel() // it waits for the functions' refresh, every DefaultInterval
 	tmp, dir := pcpDir(t)
 	r := newRegistry(t, "funcs", dir, mmv.Options{})
 	var total atomic.Uint64

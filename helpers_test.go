@@ -53,9 +53,16 @@ func childCmd(t *testing.T, test, role string, attr *syscall.SysProcAttr, env ..
 		bin = copyTo
 	}
 	cmd := exec.Command(bin, "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), append(env, childEnv+"="+role)...)
+	cmd.Env = append(os.Environ(), append(env, childEnv+"="+role, noRaceExitSleep())...)
 	cmd.SysProcAttr = attr
 	return cmd
+}
+
+// noRaceExitSleep returns the GORACE setting that keeps a child built with
+// -race from sleeping a second before it exits (the race detector's
+// atexit_sleep_ms, 1000 by default), the caller's GORACE kept.
+func noRaceExitSleep() string {
+	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
 // startChild runs test as role in a child process with env added, and
@@ -63,7 +70,7 @@ func childCmd(t *testing.T, test, role string, attr *syscall.SysProcAttr, env ..
 // returns. The child is killed at the end of the test.
 func startChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd, ready := launchChild(t, test, role, env...)
+	cmd, _, ready := launchChild(t, test, role, env...)
 	select {
 	case x, ok := <-ready:
 		require.True(t, ok, "the child ended before it was ready")
@@ -75,31 +82,33 @@ func startChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, stri
 }
 
 // launchChild runs test as role in a child process with env added, killed
-// at the end of the test, and returns it with the channel that gets what
-// follows "ready" on the line where it prints it, closed when the child
-// ends without one.
-func launchChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, <-chan string) {
+// at the end of the test, and returns it with its standard input and the
+// channel that gets what follows "ready" on each line where it prints it
+// (a child may report in steps), closed when the child ends.
+func launchChild(t *testing.T, test, role string, env ...string) (*exec.Cmd, io.WriteCloser, <-chan string) {
 	t.Helper()
 	cmd := childCmd(t, test, role, nil, env...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ready := make(chan string, 1)
+	ready := make(chan string, 8)
 	go func() {
+		defer close(ready)
 		s := bufio.NewScanner(out)
 		for s.Scan() {
 			if x, ok := strings.CutPrefix(s.Text(), "ready"); ok {
-				ready <- strings.TrimSpace(x)
-				break
+				select {
+				case ready <- strings.TrimSpace(x):
+				default: // a report nobody reads
+				}
 			}
 		}
-		close(ready)
-		for s.Scan() {
-		}
 	}()
-	return cmd, ready
+	return cmd, in, ready
 }
 
 func copyFile(from, to string) error {

@@ -161,6 +161,7 @@ func TestHostileReadOnlyDirectory(t *testing.T) {
 		}
 		return
 	}
+	t.Parallel() // as root, it waits on its child
 	base := t.TempDir()
 	ro := filepath.Join(base, "ro")
 	require.NoError(t, os.Mkdir(ro, 0o755))

@@ -21,6 +21,7 @@ import (
 // for it. Once it is done every count is exact, those made during it
 // published by the next step.
 func TestFirstUseDuringPublication(t *testing.T) {
+	needFileLayer(t)
 	r := NewRegistry("inflight", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
 	v := NewCounterVec(r, "requests", "", Count, "route")
 	g := NewGaugeVec(r, "temp", "", NoUnits, "sensor")
@@ -108,6 +109,7 @@ func TestFirstUseDuringPublication(t *testing.T) {
 // storage, so their instruments are bound while others update them: 2 of
 // 1,600 were lost in TestVecConcurrentFirstUseAfterStart before.
 func TestUpdateRacingBindCarried(t *testing.T) {
+	needFileLayer(t)
 	r := NewRegistry("racingbind", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
 	defer r.Close()
 	v := NewCounterVec(r, "c", "", Count, "k")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,6 +99,7 @@ func fmtF(f float64) string { return strconv.FormatFloat(f, 'g', 16, 64) }
 // number of goroutines inside the timed code, and pmrep prints it in
 // seconds per second when told -y sec.
 func TestTimerRateThroughPMCD(t *testing.T) {
+	t.Parallel() // it waits on pmval and pmrep
 	p := pcptest.MustHavePMCD(t)
 	name := fmt.Sprintf("timer%d", os.Getpid())
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
@@ -130,7 +132,7 @@ func TestTimerRateThroughPMCD(t *testing.T) {
 		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s: %s", name, out)
+		assert.NoError(t, err, "%s: %s", name, out) // not require: pmrep runs in a goroutine of its own
 		return string(out)
 	}
 	// The samples: the last field of each line after the header's last
@@ -150,17 +152,27 @@ func TestTimerRateThroughPMCD(t *testing.T) {
 		}
 		return xs
 	}
+	// pmval and pmrep sample the same two seconds, side by side.
+	_, err := exec.LookPath("/usr/bin/pmrep")
+	hasPmrep := err == nil
+	var pmrep string
+	var wg sync.WaitGroup
+	if hasPmrep {
+		wg.Go(func() {
+			pmrep = run([]string{"PCP_TMP_DIR=", "PATH=/usr/bin:" + os.Getenv("PATH")}, "/usr/bin/pmrep", "-t", "0.5", "-s", "4", "-y", "sec", metric)
+		})
+	}
 	pmval := run([]string{"PCP_TMP_DIR="}, "pmval", "-t", "0.5", "-s", "4", metric)
+	wg.Wait()
 	assert.Contains(t, pmval, "units:     nanosec (converting to time utilization)")
 	xs := rates(pmval, "interval:")
 	require.NotEmpty(t, xs, "pmval printed no sample:\n%s", pmval)
 	for _, x := range xs {
 		assert.InDelta(t, 2, x, 0.5, "pmval's utilization:\n%s", pmval)
 	}
-	if _, err := exec.LookPath("/usr/bin/pmrep"); err != nil {
+	if !hasPmrep {
 		return
 	}
-	pmrep := run([]string{"PCP_TMP_DIR=", "PATH=/usr/bin:" + os.Getenv("PATH")}, "/usr/bin/pmrep", "-t", "0.5", "-s", "4", "-y", "sec", metric)
 	xs = rates(pmrep, "s/s")
 	require.NotEmpty(t, xs, "pmrep printed no sample:\n%s", pmrep)
 	for _, x := range xs {

@@ -109,59 +109,94 @@ func TestInUseAfterGrowth(t *testing.T) {
 	startOrSkip(t, r)
 	defer r.Close()
 	// 20 growth steps, each a new file renamed over the name, one of
-	// them past the first file's spare room: each ErrInUse waits out the
-	// retries for a held lock (100 ms), which is what the test costs.
-	for i := range 20 {
+	// them past the first file's spare room. After each, the file at the
+	// name is locked (a lock tried as another registry tries it); a
+	// registry's Start, which waits out the retries for a held lock
+	// (100 ms) before its ErrInUse, is tried after the first and the last.
+	const steps = 20
+	for i := range steps {
 		require.NoError(t, r.AddInstance(1, mmv.Instance{ID: int32(i), Name: "i" + strconv.Itoa(i)}))
 		require.NoError(t, r.Flush())
-		other := appRegistry(t, dir, 0)
-		err := other.Start()
-		require.ErrorIs(t, err, mmv.ErrInUse, "after growth step %d", i)
-		assert.Contains(t, err.Error(), "pid "+strconv.Itoa(os.Getpid()))
+		assert.True(t, lockHeld(t, filepath.Join(dir, "app")), "after growth step %d, the file at the name is not locked", i)
+		if i == 0 || i == steps-1 {
+			other := appRegistry(t, dir, 0)
+			err := other.Start()
+			require.ErrorIs(t, err, mmv.ErrInUse, "after growth step %d", i)
+			assert.Contains(t, err.Error(), "pid "+strconv.Itoa(os.Getpid()))
+		}
 	}
 	assert.Equal(t, []string{"app"}, entries(t, dir))
+}
+
+// lockHeld reports whether another open file holds the flock of the file
+// at path, as a registry finds it before it gives up with ErrInUse.
+func lockHeld(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		return false
+	}
+	require.ErrorIs(t, err, syscall.EWOULDBLOCK)
+	return true
 }
 
 // TestOneOwnerUnderContention starts registries of one name at once, over
 // and over, with no file at the name and with a file left by a closed
 // one: exactly one starts each round, the others fail with ErrInUse, and
-// the file at the name is the winner's.
+// the file at the name is the winner's. The rounds run at once, each in a
+// directory of its own: every loser waits out the retries (100 ms), which
+// rounds one after another would add up.
 func TestOneOwnerUnderContention(t *testing.T) {
 	needFileLayer(t)
-	dir := t.TempDir()
-	for round := range 20 { // every loser waits out the retries (100 ms)
+	const rounds, n = 20, 4
+	var all sync.WaitGroup
+	for round := range rounds {
+		dir := t.TempDir()
 		var flags mmv.Flags
 		if round%2 == 0 {
-			flags = mmv.Process // Close removes the file: the next round finds none
+			flags = mmv.Process // a closed one's Close removed the file: none at the name
+		} else { // a file left at the name by a closed registry
+			left := appRegistry(t, dir, 0)
+			require.NoError(t, left.Start())
+			require.NoError(t, left.Close())
+			require.Equal(t, []string{"app"}, entries(t, dir))
 		}
-		const n = 4
-		rs := make([]*mmv.Registry, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range rs {
-			rs[i] = appRegistry(t, dir, flags)
-			wg.Go(func() { errs[i] = rs[i].Start() })
-		}
-		wg.Wait()
-		winners := 0
-		for i, err := range errs {
-			if err == nil {
-				winners++
-				v, err := rs[i].Value("m", "")
-				require.NoError(t, err)
-				v.Set(int64(round))
-				f, err := mmvfile.Open(filepath.Join(dir, "app"))
-				require.NoError(t, err)
-				assert.Equal(t, uint64(round), f.Values[0].Uint, "the file at the name is not the winner's")
-				continue
+		all.Go(func() {
+			rs := make([]*mmv.Registry, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range rs {
+				rs[i] = appRegistry(t, dir, flags)
+				wg.Go(func() { errs[i] = rs[i].Start() })
 			}
-			require.ErrorIs(t, err, mmv.ErrInUse, "round %d", round)
-		}
-		require.Equal(t, 1, winners, "round %d: registries started", round)
-		for _, r := range rs {
-			require.NoError(t, r.Close())
-		}
+			wg.Wait()
+			winners := 0
+			for i, err := range errs {
+				if err == nil {
+					winners++
+					v, err := rs[i].Value("m", "")
+					if !assert.NoError(t, err) {
+						continue
+					}
+					v.Set(int64(round))
+					f, err := mmvfile.Open(filepath.Join(dir, "app"))
+					if assert.NoError(t, err) {
+						assert.Equal(t, uint64(round), f.Values[0].Uint, "round %d: the file at the name is not the winner's", round)
+					}
+					continue
+				}
+				assert.ErrorIs(t, err, mmv.ErrInUse, "round %d", round)
+			}
+			assert.Equal(t, 1, winners, "round %d: registries started", round)
+			for _, r := range rs {
+				assert.NoError(t, r.Close())
+			}
+		})
 	}
+	all.Wait()
 }
 
 // TestRestartWhileAChildHoldsTheLock: a child the owner forked holds the

@@ -11,13 +11,17 @@ import (
 
 // TestNameIndex runs random additions and removals against a map: every
 // name is found at its position, or not at all, after each of them, through
-// growth and the clusters a small table probes through.
+// growth and the clusters a small table probes through. Five seeds of
+// 3,000 operations (each run also hashes with a seed of its own): an
+// off-by-one in remove's backward shift fails within the first seed's
+// first 130 operations in every run we tried; 20 seeds took 3.8 s under
+// -race and found nothing more.
 func TestNameIndex(t *testing.T) {
 	names := make([]string, 300)
 	for i := range names {
 		names[i] = "n" + strconv.Itoa(i)
 	}
-	for seed := range uint64(20) {
+	for seed := range uint64(5) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		var x nameIndex
 		var byPos []string // position to name; "" once removed

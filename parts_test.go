@@ -21,6 +21,7 @@ import (
 func TestMoreThanAFile(t *testing.T) {
 	for _, flags := range []mmv.Flags{0, mmv.NoPrefix} {
 		t.Run(flags.String(), func(t *testing.T) {
+			t.Parallel() // a directory of its own
 			tmp := t.TempDir()
 			dir := filepath.Join(tmp, "mmv")
 			r := mmv.NewRegistry("big", &mmv.Options{Dir: dir, Cluster: 2047, Flags: flags})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,10 +60,13 @@ func TestStaleStoreAfterClose(t *testing.T) {
 		staleStores(t)
 		return
 	}
+	t.Parallel() // it waits on its child, which waits 1.5 s
 	bin, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(bin, "-test.run=^TestStaleStoreAfterClose$", "-test.count=1")
-	cmd.Env = append(os.Environ(), staleChildEnv+"=1")
+	// A child built with -race sleeps a second before it exits unless
+	// told not to (GORACE's atexit_sleep_ms).
+	cmd.Env = append(os.Environ(), staleChildEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "the child died:\n%.2000s", out)
 	assert.Contains(t, string(out), "stored through value\n")

@@ -20,6 +20,7 @@ import (
 // instance, as libpcp_mmv writes it; PCP's reader and its mmvdump read
 // every name and value (with MMV_PCP_ROOT, PCP 7.2's too).
 func TestInstanceNamesShared(t *testing.T) {
+	needFileLayer(t)
 	tmp, dir := pcpDir(t)
 	// One file: at the default budget each vector, reserving room for its
 	// default limit, would take a file of its own.

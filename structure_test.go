@@ -1,15 +1,19 @@
 package mmv_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,29 +37,81 @@ var (
 	}
 )
 
-// rootPackage type-checks the root package's files, tests left out.
+// rootPackage type-checks the root package's files, tests left out: once
+// for the tests that read it (from source, imports included, it takes
+// seconds under -race).
 func rootPackage(t *testing.T) (*token.FileSet, *types.Package, *types.Info) {
 	t.Helper()
 	if _, err := os.Stat("declare.go"); err != nil {
 		t.Skip("not run from the package's directory")
 	}
-	fset := token.NewFileSet()
+	c := checkedRoot()
+	require.NoError(t, c.err)
+	return c.fset, c.pkg, c.info
+}
+
+type checked struct {
+	fset *token.FileSet
+	pkg  *types.Package
+	info *types.Info
+	err  error
+}
+
+var checkedRoot = sync.OnceValue(func() (c checked) {
+	c.fset = token.NewFileSet()
 	names, err := filepath.Glob("*.go")
-	require.NoError(t, err)
+	if err != nil {
+		return checked{err: err}
+	}
 	var files []*ast.File
 	for _, n := range names {
 		if strings.HasSuffix(n, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, n, nil, 0)
-		require.NoError(t, err)
+		f, err := parser.ParseFile(c.fset, n, nil, 0)
+		if err != nil {
+			return checked{err: err}
+		}
 		files = append(files, f)
 	}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
-	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
-	pkg, err := conf.Check("github.com/gopcp/mmv", fset, files, info)
-	require.NoError(t, err)
-	return fset, pkg, info
+	conf := types.Config{Importer: importer.ForCompiler(c.fset, "source", nil)}
+	// The imports' export data, as the go command builds it (cached), when
+	// it is at hand: from source, go/types checks every import again,
+	// seconds under -race.
+	if exports, err := exportData(); err == nil {
+		conf.Importer = importer.ForCompiler(c.fset, "gc", func(path string) (io.ReadCloser, error) {
+			f, ok := exports[path]
+			if !ok {
+				return nil, fmt.Errorf("no export data for %s", path)
+			}
+			return os.Open(f)
+		})
+	}
+	c.info = &types.Info{Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	c.pkg, c.err = conf.Check("github.com/gopcp/mmv", c.fset, files, c.info)
+	return c
+})
+
+// exportData returns the files of export data of the root package's
+// imports, by import path, from go list -export (of the imports alone: the
+// root package itself need not be built again).
+func exportData() (map[string]string, error) {
+	imports, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", ".").Output()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, strings.Fields(string(imports))...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		return nil, err
+	}
+	exports := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		if path, file, ok := strings.Cut(strings.TrimSpace(line), "\t"); ok && file != "" {
+			exports[path] = file
+		}
+	}
+	return exports, nil
 }
 
 // TestOneDoor: nothing outside the registry's files takes the registry's

@@ -72,6 +72,7 @@ func TestKilledGrowersReclaimed(t *testing.T) {
 			require.NoError(t, r.Flush())
 		}
 	}
+	t.Parallel() // it waits on its children
 	dir := t.TempDir()
 	left := 0
 	for range 10 {
