@@ -62,32 +62,6 @@ func (in *indom) reserved() int {
 	return in.reserve
 }
 
-// indomCharge is the number of a part's metrics over an indom: they all
-// charge the part's budget what the indom's instances do (chargeOf), so a
-// part sums its charge by indom, not by metric, and a metric declared
-// costs no scan of the part's metrics.
-type indomCharge struct {
-	in      *indom
-	metrics int
-}
-
-// chargeMetric counts m among the part's metrics that charge its budget
-// (d 1), or no more (d -1), as m joins or leaves p.metrics.
-func (p *part) chargeMetric(m *metric, d int) {
-	if m.indom == nil {
-		p.singular += d
-		return
-	}
-	i := slices.IndexFunc(p.charges, func(c indomCharge) bool { return c.in == m.indom })
-	if i < 0 {
-		i = len(p.charges)
-		p.charges = append(p.charges, indomCharge{in: m.indom})
-	}
-	if p.charges[i].metrics += d; p.charges[i].metrics == 0 {
-		p.charges = slices.Delete(p.charges, i, i+1)
-	}
-}
-
 // chargeLocked is what the part's metrics charge its budget, with n more
 // live instances in grown (nil for none).
 func (p *part) chargeLocked(budget int, grown *indom, n int) int {
