@@ -66,12 +66,12 @@ func (in *indom) reserved() int {
 // live instances in grown (nil for none).
 func (p *part) chargeLocked(budget int, grown *indom, n int) int {
 	c := p.singular
-	for _, ic := range p.charges {
-		live := ic.in.live
-		if ic.in == grown {
+	for _, over := range p.byIndom {
+		live := over.in.live
+		if over.in == grown {
 			live += n
 		}
-		c += ic.metrics * chargeOf(ic.in, live, budget)
+		c += len(over.metrics) * chargeOf(over.in, live, budget)
 	}
 	return c
 }
@@ -231,7 +231,7 @@ func (r *Registry) placeLocked() error {
 			parts = append(parts, to)
 		}
 		to.metrics = append(to.metrics, m)
-		to.chargeMetric(m, 1)
+		to.joinMetric(m, 1)
 		if !m.auto {
 			to.used[m.item] = true
 		}
@@ -241,12 +241,12 @@ func (r *Registry) placeLocked() error {
 	}
 	parts[0] = r.parts[0]
 	parts[0].metrics, parts[0].used = first.metrics, first.used
-	parts[0].singular, parts[0].charges = first.singular, first.charges
 	for _, p := range parts {
 		slices.SortFunc(p.metrics, func(a, b *metric) int { return cmp.Compare(order[a], order[b]) })
 		for i, m := range p.metrics {
 			m.part, m.index = p, i
 		}
+		p.joinMetrics() // in the order of declaration again
 	}
 	r.parts = parts
 	return nil

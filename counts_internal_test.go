@@ -44,22 +44,24 @@ func TestLiveCountsExact(t *testing.T) {
 			want.values += users * (live - 1)
 		}
 		require.Equal(t, want, r.counts, "after %s", after)
-		// Each part's charges, kept by indom as metrics join and leave it
-		// (chargeMetric), count its metrics.
+		// Each part's metrics by indom, kept as metrics join and leave it
+		// (joinMetric), are its metrics, in their order.
 		for _, p := range r.parts {
-			singular, byIndom := 0, map[*indom]int{}
+			singular, byIndom := 0, map[*indom][]*metric{}
 			for _, m := range p.metrics {
 				if m.indom == nil {
 					singular++
 				} else {
-					byIndom[m.indom]++
+					byIndom[m.indom] = append(byIndom[m.indom], m)
 				}
 			}
-			kept := map[*indom]int{}
-			for _, c := range p.charges {
-				require.NotContains(t, kept, c.in, "%s's charges list indom %d twice after %s", p.name, c.in.Serial, after)
-				kept[c.in] = c.metrics
+			kept := map[*indom][]*metric{}
+			for i, over := range p.byIndom {
+				require.NotContains(t, kept, over.in, "%s lists indom %d twice after %s", p.name, over.in.Serial, after)
+				require.Equal(t, i, p.overAt[over.in], "%s's index of indom %d after %s", p.name, over.in.Serial, after)
+				kept[over.in] = over.metrics
 			}
+			require.Len(t, p.overAt, len(p.byIndom), "%s's index after %s", p.name, after)
 			require.Equal(t, singular, p.singular, "%s's singular metrics after %s", p.name, after)
 			require.Equal(t, byIndom, kept, "%s's metrics by indom after %s", p.name, after)
 		}
