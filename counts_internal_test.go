@@ -44,6 +44,11 @@ func TestLiveCountsExact(t *testing.T) {
 			want.values += users * (live - 1)
 		}
 		require.Equal(t, want, r.counts, "after %s", after)
+		// No value waits that has storage: wakeLocked skips the waiters
+		// unless a part gave a value storage (bindable).
+		for _, w := range r.waiting {
+			require.Nil(t, r.handleLocked(w.m, w.inst), "metric %q instance %d waits with storage after %s", w.m.Name, w.inst, after)
+		}
 		// Each part's metrics by indom, kept as metrics join and leave it
 		// (joinMetric), are its metrics, in their order.
 		for _, p := range r.parts {

@@ -253,7 +253,9 @@ func (r *Registry) bindLocked() {
 		// Not while a publication is in progress: the values it did not
 		// copy would be lost with the file it replaces.
 		if p.file != nil && r.inFlight == nil {
-			p.bound = min(len(p.slots), p.file.capacity)
+			b := min(len(p.slots), p.file.capacity)
+			p.bindable = p.bindable || b > p.bound
+			p.bound = b
 		}
 	}
 	r.wakeLocked()
@@ -428,8 +430,19 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 }
 
 // wakeLocked hands the values that now have storage to their waiters.
+// Only a part that gave a value storage (bindable) can have any: every
+// first use after Start adds a waiter until the next publication, and a
+// scan of them all at each cost that first use time in the number waiting.
 func (r *Registry) wakeLocked() {
 	if r.state != started {
+		return
+	}
+	woken := false
+	for _, p := range r.parts {
+		woken = woken || p.bindable
+		p.bindable = false
+	}
+	if !woken {
 		return
 	}
 	kept := r.waiting[:0]

@@ -41,6 +41,7 @@ type part struct {
 	// slot fixes its address while it lives (below).
 	slots       []slotOwner
 	bound       int   // slots[:bound] have storage in the file, and handles on demand (handleOf)
+	bindable    bool  // a value got storage since the waiters were woken (wakeLocked)
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
 	file        *file
 	stride      valueStride // between the value records of two slots, fixed at Start
@@ -229,6 +230,7 @@ func (p *part) takeSlot(m *metric, j int) int {
 	p.slots[s] = ownedBy(m, j)
 	if s < p.bound {
 		p.zero(s)
+		p.bindable = true
 	}
 	return s
 }
