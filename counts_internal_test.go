@@ -52,8 +52,11 @@ func TestLiveCountsExact(t *testing.T) {
 		// Each part's metrics by indom, kept as metrics join and leave it
 		// (joinMetric), are its metrics, in their order.
 		for _, p := range r.parts {
-			singular, byIndom := 0, map[*indom][]*metric{}
+			singular, strs, byIndom := 0, 0, map[*indom][]*metric{}
 			for _, m := range p.metrics {
+				if m.Type == String {
+					strs++
+				}
 				if m.indom == nil {
 					singular++
 				} else {
@@ -68,6 +71,7 @@ func TestLiveCountsExact(t *testing.T) {
 			}
 			require.Len(t, p.overAt, len(p.byIndom), "%s's index after %s", p.name, after)
 			require.Equal(t, singular, p.singular, "%s's singular metrics after %s", p.name, after)
+			require.Equal(t, strs, p.strings, "%s's String metrics after %s", p.name, after)
 			require.Equal(t, byIndom, kept, "%s's metrics by indom after %s", p.name, after)
 		}
 	}
@@ -105,7 +109,7 @@ func TestLiveCountsExact(t *testing.T) {
 			hists[rng.IntN(len(hists))].With(strconv.Itoa(rng.IntN(5))).Observe(1.5)
 		case op == 4:
 			vecs[rng.IntN(len(vecs))].Delete(strconv.Itoa(rng.IntN(30)))
-		case op == 7: // metrics of the low-level API sharing an indom
+		case op == 7: // metrics of the low-level API sharing an indom, one of them String
 			serial := uint32(1000 + i)
 			r.mu.Lock()
 			for r.serials[serial] != nil { // taken by an instrument's indom
@@ -113,9 +117,8 @@ func TestLiveCountsExact(t *testing.T) {
 			}
 			r.mu.Unlock()
 			require.NoError(t, r.AddIndom(Indom{Serial: serial, Instances: []Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
-			for _, name := range []string{"l" + strconv.Itoa(i), "m" + strconv.Itoa(i)} {
-				require.NoError(t, r.AddMetric(Metric{Name: name, Type: Uint64, Semantics: SemCounter, Indom: serial}))
-			}
+			require.NoError(t, r.AddMetric(Metric{Name: "l" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter, Indom: serial}))
+			require.NoError(t, r.AddMetric(Metric{Name: "m" + strconv.Itoa(i), Type: String, Semantics: SemDiscrete, Indom: serial}))
 		case op == 5 && r.state == started:
 			require.NoError(t, r.Flush()) // forgets removed instances
 		default: // new values, revived ones, and refusals at the limit or the budget

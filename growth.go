@@ -32,7 +32,9 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	for _, p := range ps {
 		p.dirty = true
 		now = now || p.file == nil || len(p.slots) > p.file.capacity
-		for s := p.bound; s < len(p.slots); s++ {
+		// A part without String metrics has no String value: no scan
+		// of the values waiting for storage, at every first use.
+		for s := p.bound; s < len(p.slots) && p.strings > 0; s++ {
 			now = now || p.typeOf(s) == String
 		}
 	}

@@ -31,6 +31,7 @@ type part struct {
 	// summed by indom, and the instances added to an indom find its
 	// metrics, without a scan of the part's metrics.
 	singular int
+	strings  int // metrics of type String (joinMetric)
 	byIndom  []indomMetrics
 	overAt   map[*indom]int
 	// indoms are the part's instance domains: every one for the first
@@ -57,9 +58,12 @@ type indomMetrics struct {
 	metrics []*metric
 }
 
-// joinMetric records m, newly last of p.metrics, by its indom (d 1), or
-// forgets it as it leaves, last of p.metrics (d -1).
+// joinMetric records m, newly last of p.metrics, by its indom and type
+// (d 1), or forgets it as it leaves, last of p.metrics (d -1).
 func (p *part) joinMetric(m *metric, d int) {
+	if m.Type == String {
+		p.strings += d
+	}
 	if m.indom == nil {
 		p.singular += d
 		return
@@ -89,7 +93,7 @@ func (p *part) joinMetric(m *metric, d int) {
 
 // joinMetrics records p.metrics by indom afresh (joinMetric).
 func (p *part) joinMetrics() {
-	p.singular, p.byIndom, p.overAt = 0, nil, nil
+	p.singular, p.strings, p.byIndom, p.overAt = 0, 0, nil, nil
 	for _, m := range p.metrics {
 		p.joinMetric(m, 1)
 	}
