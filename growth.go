@@ -394,11 +394,20 @@ func generation(t time.Time) uint64 {
 	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
 }
 
+// give hands w its value's handle: to its cell, else to its bind.
+func (w *waiter) give(v *Value) {
+	if w.c != nil {
+		w.c.bind(v)
+		return
+	}
+	w.bind(v)
+}
+
 // waitLocked hands w its value at once when it has storage, else keeps it
 // waiting.
 func (r *Registry) waitLocked(w waiter) {
 	if v := r.handleLocked(w.m, w.inst); v != nil {
-		w.bind(v)
+		w.give(v)
 		return
 	}
 	r.waiting = append(r.waiting, w)
@@ -450,7 +459,7 @@ func (r *Registry) wakeLocked() {
 	kept := r.waiting[:0]
 	for _, w := range r.waiting {
 		if v := r.handleLocked(w.m, w.inst); v != nil {
-			w.bind(v)
+			w.give(v)
 			if w.c != nil {
 				r.rebound[0] = append(r.rebound[0], w.c)
 			}
@@ -484,7 +493,7 @@ func (r *Registry) forgetRemovedLocked() {
 // as soon as it has storage, and unbinds it when the registry closes.
 func (r *Registry) bindCellLocked(m *metric, id int32, c *cell) {
 	r.cells[c] = struct{}{}
-	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: c.bind, c: c})
+	r.waitLocked(waiter{m: m, inst: indexOf(m, id), c: c})
 }
 
 // unbindCellLocked points c back at its own memory for good: its value
