@@ -138,8 +138,8 @@ func TestVecDeleteRacing(t *testing.T) {
 }
 
 // TestVecDeleteIsNotLinear: deleting an instance of a large vector marks
-// its entries dead instead of copying every entry (a rebuild every √n
-// deletions), and lookups stay right: the remaining instances keep their
+// its entry dead instead of copying every entry (a rebuild once half the
+// table's entries are dead), and lookups stay right: the remaining instances keep their
 // instruments, a deleted one comes back as a new instrument.
 func TestVecDeleteIsNotLinear(t *testing.T) {
 	const n = 10000

@@ -131,8 +131,8 @@ func (c *cell) state() uint64 { return c.load() + c.pending() }
 // compares.
 func (h *Histogram) observations() uint64 {
 	var n uint64
-	for i := range h.counts {
-		n += h.counts[i].Load()
+	for i := range h.l.n {
+		n += h.count(i)
 	}
 	return n
 }

@@ -2,14 +2,14 @@ package mmv
 
 import (
 	"errors"
-	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // The helpers of the package's internal tests; those of the external ones
@@ -113,25 +113,8 @@ func startOrSkip(tb testing.TB, r *Registry) {
 }
 
 // needFileLayer skips a test of the files themselves where there is no
-// file layer (see startOrSkip), found once by starting a registry in a
-// directory of its own.
-func needFileLayer(tb testing.TB) {
-	tb.Helper()
-	if err := fileLayer(); errors.Is(err, ErrUnsupported) {
-		tb.Skipf("no file layer here: %v", err)
-	}
-}
-
-var fileLayer = sync.OnceValue(func() error {
-	dir, err := os.MkdirTemp("", "mmv-probe")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	r := NewRegistry("probe", &Options{Dir: dir, Flags: Process})
-	defer r.Close()
-	return r.Start()
-})
+// file layer (see startOrSkip).
+var needFileLayer = pcptest.NeedFileLayer
 
 // StartOrSkip and NeedFileLayer are the external tests' (helpers_test.go).
 var (

@@ -3,6 +3,7 @@ package mmv
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,7 +83,11 @@ import (
 //
 // Observe is lock-free and allocation-free: an atomic add on the bucket,
 // a compare-and-swap on the sum, and two loads for min and max; the window
-// costs it nothing. A nil *Histogram ignores observations.
+// costs it nothing. Goroutines observing at once on different cores do not
+// share those words: a histogram keeps them in stripes, twice as many as
+// GOMAXPROCS when it was made (at most 8), each goroutine writing the
+// stripe its stack picks, and the statistics add the stripes up, so the
+// counts stay exact. A nil *Histogram ignores observations.
 type Histogram struct {
 	tally
 	l     *buckets
@@ -330,9 +335,8 @@ func perNs(units Units) float64 {
 }
 
 func newHistogram(l *buckets, units Units, w *window) *Histogram {
-	h := &Histogram{tally: tally{counts: make([]atomic.Uint64, l.n)}, l: l, perNs: perNs(units), w: w}
-	h.min.Store(math.Float64bits(math.Inf(1)))
-	h.max.Store(math.Float64bits(math.Inf(-1)))
+	h := &Histogram{l: l, perNs: perNs(units), w: w}
+	h.tally.init(l.n, stripesFor(runtime.GOMAXPROCS(0)))
 	return h
 }
 
@@ -341,24 +345,25 @@ func (h *Histogram) Observe(x float64) {
 	if h == nil || x != x {
 		return
 	}
+	s := h.stripe()
 	// No bounds check: index is within the buckets by construction (the
 	// last one takes everything above the range, and NaN returned above).
-	(*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(h.counts)), uintptr(h.l.index(x))*8)).Add(1)
+	(*atomic.Uint64)(unsafe.Add(s, uintptr(tallyCounts+h.l.index(x))*8)).Add(1)
+	sum := (*atomic.Uint64)(unsafe.Add(s, tallySum*8))
+	for old := sum.Load(); !sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)); old = sum.Load() {
+		h.collided()
+	}
+	lo := (*atomic.Uint64)(unsafe.Add(s, tallyMin*8))
 	for {
-		old := h.sum.Load()
-		if h.sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
+		old := lo.Load()
+		if x >= math.Float64frombits(old) || lo.CompareAndSwap(old, math.Float64bits(x)) {
 			break
 		}
 	}
+	hi := (*atomic.Uint64)(unsafe.Add(s, tallyMax*8))
 	for {
-		old := h.min.Load()
-		if x >= math.Float64frombits(old) || h.min.CompareAndSwap(old, math.Float64bits(x)) {
-			break
-		}
-	}
-	for {
-		old := h.max.Load()
-		if x <= math.Float64frombits(old) || h.max.CompareAndSwap(old, math.Float64bits(x)) {
+		old := hi.Load()
+		if x <= math.Float64frombits(old) || hi.CompareAndSwap(old, math.Float64bits(x)) {
 			break
 		}
 	}
@@ -746,10 +751,10 @@ func (g *histGroup) gather(f *Family) {
 		s := f.sample(o.inst)
 		s.Buckets, buckets = buckets[:g.l.n:g.l.n], buckets[g.l.n:]
 		for i := range s.Buckets {
-			s.Buckets[i] = o.h.counts[i].Load()
+			s.Buckets[i] = o.h.count(i)
 			s.Count += s.Buckets[i]
 		}
-		s.Sum = math.Float64frombits(o.h.sum.Load())
+		s.Sum = o.h.sum()
 	}
 }
 

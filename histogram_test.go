@@ -1,14 +1,17 @@
 package mmv
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -251,6 +254,31 @@ func BenchmarkHistogramObserveParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkHistogramStripes is Observe from RunParallel's goroutines on
+// a histogram of the default buckets in one stripe, as every histogram
+// was before stripes, and in as many as it gets on this machine
+// (stripesFor): ns/op is the wall time of one observation, all goroutines
+// running at once.
+//
+//	go test -run '^$' -bench HistogramStripes -count 5
+func BenchmarkHistogramStripes(b *testing.B) {
+	l, err := newBuckets(&HistogramOptions{}, Second)
+	require.NoError(b, err)
+	xs := benchInputs()
+	for _, stripes := range []int{1, stripesFor(runtime.GOMAXPROCS(0))} {
+		b.Run(fmt.Sprint(stripes), func(b *testing.B) {
+			h := &Histogram{l: l, w: sinceStart(l)}
+			h.tally.init(l.n, stripes)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					h.Observe(xs[i&1023])
+				}
+			})
+		})
+	}
+}
+
 var sinkF float64
 
 func atomicAdd(p *uint64) { atomic.AddUint64(p, 1) }
@@ -263,4 +291,33 @@ func benchInputs() []float64 {
 		xs[i] = math.Exp(rng.NormFloat64()*1.5) / 1000
 	}
 	return xs
+}
+
+// TestTallyStripesAddUp: what each stripe holds adds up, whichever stripe
+// goroutines wrote: counts and sums add, min and max are over every
+// stripe, and a new window step resets every stripe's.
+func TestTallyStripesAddUp(t *testing.T) {
+	var ta tally
+	ta.init(3, 4)
+	require.Len(t, ta.words, 4*8, "4 stripes of 3+3 words, each padded to a cache line")
+	require.Zero(t, uintptr(unsafe.Pointer(&ta.words[0]))%64, "stripes start on a cache line")
+	k := 0
+	ta.stripes(func(w []atomic.Uint64) {
+		w[tallyCounts+k%3].Add(uint64(k + 1))
+		w[tallySum].Store(math.Float64bits(float64(10 * (k + 1))))
+		w[tallyMin].Store(math.Float64bits(float64(k - 5)))
+		w[tallyMax].Store(math.Float64bits(float64(k + 5)))
+		k++
+	})
+	assert.Equal(t, 4, k)
+	assert.Equal(t, []uint64{1 + 4, 2, 3}, []uint64{ta.count(0), ta.count(1), ta.count(2)})
+	assert.Equal(t, 100.0, ta.sum())
+	lo, hi := ta.minMax(true)
+	assert.Equal(t, [2]float64{-5, 8}, [2]float64{lo, hi})
+	lo, hi = ta.minMax(false)
+	assert.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "reset for a new step")
+	assert.Equal(t, 1, stripesFor(1))
+	assert.Equal(t, 4, stripesFor(2))
+	assert.Equal(t, 8, stripesFor(3))
+	assert.Equal(t, maxStripes, stripesFor(64))
 }

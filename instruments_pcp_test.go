@@ -179,3 +179,72 @@ func TestTimerRateThroughPMCD(t *testing.T) {
 		assert.InDelta(t, 2, x, 0.5, "pmrep -y sec:\n%s", pmrep)
 	}
 }
+
+// TestHistogramContendedExactThroughPCP: goroutines observing one
+// histogram and one of a vector's at once, more of them than cores, while
+// the statistics are refreshed every few milliseconds, each goroutine on
+// the stripe its stack picks (histogram.go): PCP's reader then shows a
+// count equal to the sum of the buckets and to the observations made, each
+// bucket's count exact, and the exact sum (integers, so no rounding).
+func TestHistogramContendedExactThroughPCP(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	r := mmv.NewRegistry("stripes", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
+	opts := &mmv.HistogramOptions{Buckets: []float64{10, 20, 30, 40}, Interval: 2 * time.Millisecond}
+	h := mmv.NewHistogram(r, "latency", "Latency", mmv.Millisecond, opts)
+	hv := mmv.NewHistogramVec(r, "size", "Sizes", mmv.Byte, opts, "route")
+	startOrSkip(t, r)
+	defer r.Close()
+	const goroutines, each = 8, 20000
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			v := hv.With("/a")
+			for i := range each {
+				x := float64((g*each+i)%50 + 1) // 1..50, ten to a bucket
+				h.Observe(x)
+				v.Observe(x)
+			}
+		})
+	}
+	wg.Wait()
+	r.Close() // refreshes the histograms a last time; the file stays
+
+	ms := pcptest.Info(t, tmp)
+	const n = goroutines * each
+	want := map[string]string{"count": strconv.Itoa(n), "sum": strconv.Itoa(n / 50 * (50 * 51 / 2))}
+	for _, le := range []string{"10", "20", "30", "40", "+Inf"} {
+		want["bucket/"+le] = strconv.Itoa(n / 5)
+	}
+	for prefix, inst := range map[string]string{"latency": "", "size": "route=/a"} {
+		var buckets int
+		for what, w := range want {
+			name, i := prefix+"."+what, inst
+			if b, ok := strings.CutPrefix(what, "bucket/"); ok {
+				name, i = prefix+".bucket", b
+				if inst != "" {
+					i = inst + ",le=" + b
+				}
+			}
+			m := pcptest.Find(ms, "mmv.stripes."+name)
+			if !assert.NotNil(t, m, "PCP does not show mmv.stripes.%s", name) {
+				continue
+			}
+			v := m.Value
+			if i != "" {
+				in := m.Instance(i)
+				if !assert.NotNil(t, in, "mmv.stripes.%s has no instance %q", name, i) {
+					continue
+				}
+				v = in.Value
+			}
+			assert.Equal(t, w, v, "mmv.stripes.%s[%s]", name, i)
+			if name == prefix+".bucket" {
+				c, err := strconv.Atoi(v)
+				require.NoError(t, err)
+				buckets += c
+			}
+		}
+		assert.Equal(t, n, buckets, "%s: the buckets add up to the count", prefix)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/gopcp/mmv/internal/canon"
 )
@@ -66,12 +67,10 @@ type Vec[T any] struct {
 	limit  atomic.Int64
 	err    atomic.Pointer[error] // why the last instance was refused
 
-	// Lock-free reads: fast is rebuilt as instances are added, recent
-	// holds those added since (vecrecent.go). A deleted instance's entries
-	// stay in them, dead, until a rebuild.
-	fast   atomic.Pointer[vecMap[T]]
-	recent atomic.Pointer[recentTable[T]]
-	dead   int // instances deleted since the last rebuild, under the registry's lock
+	// Lock-free reads: the instances by the hash of their values (see
+	// vecTable), filled in place under the registry's lock and replaced
+	// whole when full.
+	table atomic.Pointer[vecTable[T]]
 
 	// Under the registry's lock (door.enter):
 	all   map[string]*vecEntry[T] // by instance name
@@ -83,16 +82,35 @@ type Vec[T any] struct {
 	expiry     expiry      // SetExpiry (expire.go)
 }
 
-// vecMap finds entries by the hash of their values.
-type vecMap[T any] map[uint64]*vecEntry[T]
+// vecTable finds a vector's entries by the hash of their values, for
+// readers without a lock: open addressing, probing linearly over a power
+// of two of slots, at most half of them filled. A slot is filled once, its
+// hash before its entry, and never emptied: a deleted instance's entry
+// stays in its slot, dead, and lookups pass it by. Writers, holding the
+// registry's lock, fill free slots in place, and replace the table whole,
+// with its live entries only, once half its slots are filled or half its
+// entries dead; a reader still on the old table misses only the entries
+// added since, and finds them under the lock (Vec.add). An addition or a
+// deletion thus costs O(1) amortised, and a lookup one hash and, mostly,
+// one slot.
+type vecTable[T any] struct {
+	slots      []vecSlot[T]
+	mask       uint64
+	used, dead int // slots filled, and their entries since deleted; under the registry's lock
+}
+
+type vecSlot[T any] struct {
+	h atomic.Uint64
+	e atomic.Pointer[vecEntry[T]]
+}
 
 // vecEntry is one instance of a vector.
 type vecEntry[T any] struct {
-	values []string
+	values []string // in inline when they fit, in the entry's memory
+	h      uint64   // canon.Hash(values)
 	t      *T
-	h      uint64       // the hash of values
-	next   *vecEntry[T] // another with the same hash in fast, in the same bucket in recent
-	dead   atomic.Bool  // deleted: lookups pass it by
+	dead   atomic.Bool // deleted: lookups pass it by
+	inline [3]string
 
 	// Under the registry's lock, for expiry sweeps (expire.go): the
 	// state the last sweep saw, and when a sweep first saw it (Unix ns, 0
@@ -101,14 +119,54 @@ type vecEntry[T any] struct {
 	seen  int64
 }
 
-// find returns the instrument of values, nil when m has none.
-func (m vecMap[T]) find(h uint64, values []string) *T {
-	for e := m[h]; e != nil; e = e.next {
-		if !e.dead.Load() && slices.Equal(e.values, values) {
+// newVecTable returns an empty table with room for n entries.
+func newVecTable[T any](n int) *vecTable[T] {
+	size := 8
+	for size < 2*n {
+		size *= 2
+	}
+	return &vecTable[T]{slots: make([]vecSlot[T], size), mask: uint64(size - 1)}
+}
+
+// find returns the instrument of values, whose hash is h, nil when t has
+// none.
+func (t *vecTable[T]) find(h uint64, values []string) *T {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		s := &t.slots[i]
+		e := s.e.Load()
+		if e == nil {
+			return nil
+		}
+		if s.h.Load() == h && !e.dead.Load() && sameValues(e.values, values) {
 			return e.t
 		}
 	}
-	return nil
+}
+
+// sameValues is slices.Equal of two lists of values, but a value whose
+// bytes are the very bytes of the other (a constant, a route pattern) is
+// equal without a call to compare them.
+func sameValues(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, x := range a {
+		if y := b[i]; len(x) != len(y) || unsafe.StringData(x) != unsafe.StringData(y) && x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// putLocked fills a free slot with e, which t has room for.
+func (t *vecTable[T]) putLocked(e *vecEntry[T]) {
+	i := e.h & t.mask
+	for t.slots[i].e.Load() != nil {
+		i = (i + 1) & t.mask
+	}
+	t.slots[i].h.Store(e.h)
+	t.slots[i].e.Store(e)
+	t.used++
 }
 
 // vecKind is what a vector of one kind of instrument does, with the
@@ -160,9 +218,7 @@ func newVec[T any](r door, metric string, labels []string, serial uint32, kind v
 		all: map[string]*vecEntry[T]{}, instanceIDs: newInstanceIDs(), labelled: true}
 	v.limit.Store(DefaultVecLimit)
 	r.vecLabelsLocked(serial, v.labels)
-	empty := vecMap[T]{}
-	v.fast.Store(&empty)
-	v.recent.Store(newRecentTable[T](0))
+	v.table.Store(newVecTable[T](0))
 	return v
 }
 
@@ -170,11 +226,7 @@ func (v *Vec[T]) what() string { return subject("vector", v.metric) }
 
 // known returns the instrument of values already made, lock-free.
 func (v *Vec[T]) known(values []string) *T {
-	h := canon.Hash(values)
-	if t := v.fast.Load().find(h, values); t != nil {
-		return t
-	}
-	return v.recent.Load().find(h, values)
+	return v.table.Load().find(canon.Hash(values), values)
 }
 
 // With returns the instrument of the label values, one per label name in
@@ -286,11 +338,12 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 		}
 		return nil, v.refuseLocked(reason, err)
 	}
-	e := &vecEntry[T]{values: slices.Clone(values), t: v.kind.makeLocked(name, id)}
+	e := &vecEntry[T]{h: canon.Hash(values), t: v.kind.makeLocked(name, id)}
+	e.values = append(e.inline[:0:min(len(values), len(e.inline))], values...) // a lookup then reads one object
 	v.all[name] = e
 	v.order = append(v.order, orderEntry[T]{name, e})
 	v.labelLocked(id, e.values)
-	v.insertLocked(canon.Hash(e.values), e)
+	v.insertLocked(e)
 	return e.t, nil
 }
 
@@ -312,58 +365,45 @@ func (v *Vec[T]) pruneIDsLocked() {
 	v.pruneAt = 2 * len(v.ids)
 }
 
-// insertLocked makes e visible to lock-free readers: in recent, or, once
-// recent is full, in a rebuilt fast map, with a recent table as large as
-// fast for the next ones. A rebuild of n entries thus comes after about n
-// additions: an addition costs O(1) amortised, and a lookup reads at most
-// fast and recent.
-func (v *Vec[T]) insertLocked(h uint64, e *vecEntry[T]) {
-	e.h = h
-	if recent := v.recent.Load(); !recent.full() {
-		recent.add(h, e)
+// insertLocked makes e, in v.all, visible to lock-free readers: in a free
+// slot of the table, or in a table rebuilt with room for it.
+func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
+	t := v.table.Load()
+	if 2*(t.used+1) > len(t.slots) {
+		v.rebuildLocked()
 		return
 	}
-	v.rebuildLocked()
+	t.putLocked(e)
 }
 
-// rebuildDueLocked reports whether k entries kept beside the rebuilt map,
-// added since or dead, call for a rebuild: about the square root of its
-// entries, so that an addition or a deletion costs O(√n) amortised.
-func (v *Vec[T]) rebuildDueLocked(k int) bool { return k*k >= max(64, len(*v.fast.Load())) }
-
-// rebuildLocked makes fast hold every instance, and recent none. An entry
-// alone under its hash is shared with the old maps, the others copied, so
-// that a reader of the old maps goes on safely: of an entry only its dead
-// flag ever changes, and its next is set before any map holds it.
+// rebuildLocked replaces the table with one of the live entries, v.all,
+// with as many free slots again.
 func (v *Vec[T]) rebuildLocked() {
-	all := make(vecMap[T], len(v.all))
+	t := newVecTable[T](2 * len(v.all))
 	for _, e := range v.all {
-		h := e.h
-		if e.next == nil && all[h] == nil {
-			all[h] = e // alone in its chain here as where it is: shared as is
-			continue
-		}
-		all[h] = &vecEntry[T]{values: e.values, t: e.t, h: h, next: all[h]}
+		t.putLocked(e)
 	}
-	v.fast.Store(&all)
-	v.recent.Store(newRecentTable[T](len(all)))
-	v.dead = 0
+	v.table.Store(t)
 }
 
-// buryLocked marks the entries of deleted values dead in the lock-free
-// maps, which lookups then pass by, and rebuilds them once about the
-// square root of their entries are dead: a deletion costs O(√n) amortised,
-// not a copy of every entry.
+// buryLocked marks the entry of deleted values dead in the table, which
+// lookups then pass by, and rebuilds the table once half its entries are
+// dead: a deletion costs O(1) amortised.
 func (v *Vec[T]) buryLocked(values []string) {
+	t := v.table.Load()
 	h := canon.Hash(values)
-	for e := (*v.fast.Load())[h]; e != nil; e = e.next {
-		if slices.Equal(e.values, values) {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := t.slots[i].e.Load()
+		if e == nil {
+			break
+		}
+		if e.h == h && !e.dead.Load() && slices.Equal(e.values, values) {
 			e.dead.Store(true)
+			t.dead++
+			break
 		}
 	}
-	v.recent.Load().bury(h, values)
-	v.dead++
-	if v.rebuildDueLocked(v.dead) {
+	if 2*t.dead >= t.used {
 		v.rebuildLocked()
 	}
 }

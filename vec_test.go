@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -354,6 +355,66 @@ func TestVecWithDoesNotAllocate(t *testing.T) {
 	for _, in := range []string{"a", "n0", "n19"} {
 		assert.EqualValues(t, 0, testing.AllocsPerRun(1000, func() { v.With(in).Inc() }), "With(%q) allocates", in)
 	}
+}
+
+// TestVecLookupsRacingRebuilds: lock-free lookups of existing values,
+// from two goroutines, always find their instrument while others add
+// thousands of values (the table filled in place and replaced, larger,
+// again and again) and churn (deleted entries left dead in their slots,
+// then the table rebuilt without them), and a deleted value used again
+// gets a new instrument that lookups find from then on.
+func TestVecLookupsRacingRebuilds(t *testing.T) {
+	r := newRegistry(t, "rebuilds", t.TempDir(), mmv.Options{MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1, PublishDelay: time.Millisecond})
+	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "route", "code")
+	v.SetLimit(10000)
+	startOrSkip(t, r)
+	steady := make([]*mmv.Counter, 8)
+	for i := range steady {
+		steady[i] = v.With(fmt.Sprint("/steady/", i), "200")
+	}
+	var stop atomic.Bool
+	var wrong atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for !stop.Load() {
+				for i, c := range steady {
+					if v.With(fmt.Sprint("/steady/", i), "200") != c {
+						wrong.Add(1)
+					}
+				}
+			}
+		})
+	}
+	var writers sync.WaitGroup
+	writers.Go(func() {
+		for i := range 3000 {
+			v.With(fmt.Sprint("/new/", i), "200").Inc()
+		}
+	})
+	writers.Go(func() {
+		for i := range 2000 {
+			k := fmt.Sprint("/churn/", i%50)
+			v.With(k, "500").Inc()
+			assert.True(t, v.Delete(k, "500"))
+		}
+	})
+	writers.Wait()
+	stop.Store(true)
+	wg.Wait()
+	assert.Zero(t, wrong.Load(), "lookups of existing values that missed their instrument")
+	for i, c := range steady {
+		assert.Same(t, c, v.With(fmt.Sprint("/steady/", i), "200"))
+	}
+	for i := range 3000 {
+		c := v.With(fmt.Sprint("/new/", i), "200")
+		require.NotNil(t, c)
+		assert.EqualValues(t, 1, c.Get(), "/new/%d", i)
+	}
+	again := v.With("/churn/0", "500")
+	assert.Zero(t, again.Get(), "a deleted value comes back new")
+	assert.Same(t, again, v.With("/churn/0", "500"))
+	assert.Len(t, v.Instances(), len(steady)+3000+1)
 }
 
 // BenchmarkVecWith is With on an existing instance and Inc, against a

@@ -3,9 +3,11 @@ package mmv
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // DefaultWindow is the span a histogram's quantiles, min, max and mean
@@ -20,11 +22,110 @@ const SinceStart time.Duration = -1
 // between 5/6 of its span (less one Interval) and its span.
 const windowSteps = 6
 
-// tally is what a histogram counts, lock-free, for its window to read.
+// tally is what a histogram counts, lock-free, for its window to read, in
+// stripes of memory, each on cache lines of its own: Observe adds to the
+// stripe its goroutine picks (stripe), so that goroutines observing at
+// once on different cores each write their own lines, and the readers add
+// the stripes up. A stripe holds the sum, min and max (float64 bits), then
+// the count of each bucket; counts and sum are cumulative, min and max of
+// the window's current step.
 type tally struct {
-	counts   []atomic.Uint64 // per bucket, cumulative
-	sum      atomic.Uint64   // float64 bits, cumulative
-	min, max atomic.Uint64   // float64 bits, of the window's current step
+	words  []atomic.Uint64 // stripes of stride words each, from a 64-byte boundary
+	stride uintptr         // bytes
+	shift  uint            // 64 - log2(stripes)
+	mult   atomic.Uint64   // odd; changed when goroutines collide in a stripe, so that they pick again
+}
+
+// The words of a stripe.
+const (
+	tallySum, tallyMin, tallyMax, tallyCounts = 0, 1, 2, 3
+)
+
+// maxStripes bounds a histogram's stripes: beyond, goroutines share them.
+const maxStripes = 8
+
+// init makes t the tally of n buckets in the given number of stripes, a
+// power of two (see stripesFor).
+func (t *tally) init(n, stripes int) {
+	stride := (tallyCounts + n + 7) &^ 7 // whole cache lines of 8 words
+	words := make([]atomic.Uint64, stripes*stride+7)
+	skip := int(-uintptr(unsafe.Pointer(&words[0])) / 8 & 7) // to the first 64-byte boundary
+	t.words, t.stride, t.shift = words[skip:skip+stripes*stride], uintptr(stride)*8, uint(64-bits.Len(uint(stripes-1)))
+	t.mult.Store(0x9e3779b97f4a7c15)
+	for k := range stripes {
+		t.words[k*stride+tallyMin].Store(math.Float64bits(math.Inf(1)))
+		t.words[k*stride+tallyMax].Store(math.Float64bits(math.Inf(-1)))
+	}
+}
+
+// stripesFor is the number of stripes of a histogram when procs
+// goroutines can run at once: twice as many, at most maxStripes, for
+// goroutines pick a stripe by chance, and with as many free as taken a
+// collision is soon undone (see collided); one when only one goroutine
+// runs at a time.
+func stripesFor(procs int) int {
+	stripes := 1
+	for procs > 1 && stripes < min(2*procs, maxStripes) {
+		stripes *= 2
+	}
+	return stripes
+}
+
+// stripe returns the first word of the stripe of the calling goroutine:
+// picked by the address of its stack, in units of the smallest stack (2
+// KiB), which no other goroutine's stack shares, times mult, whose high
+// bits, over the stripes, spread neighbouring stacks apart (Fibonacci
+// hashing).
+func (t *tally) stripe() unsafe.Pointer {
+	var anchor byte
+	k := uint64(uintptr(unsafe.Pointer(&anchor))>>11) * t.mult.Load() >> t.shift
+	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.words)), uintptr(k)*t.stride)
+}
+
+// collided changes the multiplier after a goroutine found its stripe's
+// sum changed by another between its load and its compare-and-swap: every
+// goroutine picks its stripe again, until none share one. A new
+// multiplier, not a key changed alike for all (added or xored), for two
+// keys a distance apart would keep that distance, and mostly their stripes.
+func (t *tally) collided() {
+	m := t.mult.Load()
+	t.mult.CompareAndSwap(m, m*0xbf58476d1ce4e5b9|1)
+}
+
+// stripes calls f with the words of each stripe.
+func (t *tally) stripes(f func(w []atomic.Uint64)) {
+	n := int(t.stride / 8)
+	for k := 0; k < len(t.words); k += n {
+		f(t.words[k : k+n])
+	}
+}
+
+// count returns the count of bucket i, over the stripes.
+func (t *tally) count(i int) uint64 {
+	var c uint64
+	t.stripes(func(w []atomic.Uint64) { c += w[tallyCounts+i].Load() })
+	return c
+}
+
+// sum returns the sum of the observations, over the stripes.
+func (t *tally) sum() float64 {
+	var sum float64
+	t.stripes(func(w []atomic.Uint64) { sum += math.Float64frombits(w[tallySum].Load()) })
+	return sum
+}
+
+// minMax returns the min and max of the current step, over the stripes;
+// with reset, it starts a new step.
+func (t *tally) minMax(reset bool) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	t.stripes(func(w []atomic.Uint64) {
+		a, b := w[tallyMin].Load(), w[tallyMax].Load()
+		if reset {
+			a, b = w[tallyMin].Swap(math.Float64bits(math.Inf(1))), w[tallyMax].Swap(math.Float64bits(math.Inf(-1)))
+		}
+		lo, hi = math.Min(lo, math.Float64frombits(a)), math.Max(hi, math.Float64frombits(b))
+	})
+	return lo, hi
 }
 
 // window gives a histogram's statistics over its last span without a cost
@@ -89,11 +190,16 @@ func newWindow(span, interval time.Duration, n int, now time.Time) (*window, err
 // has passed. The slices are w's scratch, valid until w.mu is released.
 func (w *window) state(h *tally, now time.Time) windowState {
 	s := windowState{counts: w.live, in: w.diff}
-	for i := range h.counts {
-		s.counts[i] = h.counts[i].Load()
-		s.total += s.counts[i]
+	clear(s.counts)
+	h.stripes(func(st []atomic.Uint64) {
+		for i := range s.counts {
+			s.counts[i] += st[tallyCounts+i].Load()
+		}
+	})
+	for _, c := range s.counts {
+		s.total += c
 	}
-	s.sum = math.Float64frombits(h.sum.Load())
+	s.sum = h.sum()
 	last := &w.marks[len(w.marks)-1]
 	if w.span > 0 && now.Sub(last.at) >= w.step {
 		if len(w.marks) == cap(w.marks) { // drop the oldest, reusing its counts
@@ -106,15 +212,14 @@ func (w *window) state(h *tally, now time.Time) windowState {
 		m := &w.marks[len(w.marks)-1]
 		m.at, m.total, m.sum = now, s.total, s.sum
 		copy(m.counts, s.counts)
-		m.min = math.Float64frombits(h.min.Swap(math.Float64bits(math.Inf(1))))
-		m.max = math.Float64frombits(h.max.Swap(math.Float64bits(math.Inf(-1))))
+		m.min, m.max = h.minMax(true)
 	}
 	base := len(w.marks) - 1 // the oldest mark within the span
 	for base > 0 && now.Sub(w.marks[base-1].at) <= w.span {
 		base--
 	}
 	b := &w.marks[base]
-	s.min, s.max = math.Float64frombits(h.min.Load()), math.Float64frombits(h.max.Load())
+	s.min, s.max = h.minMax(false)
 	for _, m := range w.marks[base+1:] {
 		s.min, s.max = math.Min(s.min, m.min), math.Max(s.max, m.max)
 	}

@@ -1,20 +1,26 @@
 package compare
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/floor"
 	"github.com/gopcp/mmv/mmvfile"
 	"github.com/performancecopilot/speed/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	otelmetric "go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 )
 
 // The benchmarks come in families, one per kind of update, each run
@@ -58,6 +64,20 @@ func check(tb testing.TB, err error) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// vmSet is a VictoriaMetrics set of metrics of its own, as a program
+// that does not use the default set would have.
+func vmSet() *metrics.Set { return metrics.NewSet() }
+
+// otelMeter is a meter of an OpenTelemetry SDK MeterProvider of its own,
+// read by a manual reader, with no cardinality limit (the SDK's default of
+// 2,000 would send the 4,096 values of the With table to its overflow
+// series).
+func otelMeter(tb testing.TB) otelmetric.Meter {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()), sdkmetric.WithCardinalityLimit(0))
+	tb.Cleanup(func() { mp.Shutdown(context.Background()) })
+	return mp.Meter("compare")
 }
 
 // promRegister registers c on a registry of its own, as a program would.
@@ -105,6 +125,21 @@ func BenchmarkCounter(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			c.Inc()
+		}
+	})
+	b.Run("victoriametrics_Counter.Inc", func(b *testing.B) {
+		c := vmSet().NewCounter("requests_total")
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Inc()
+		}
+	})
+	b.Run("otel_Int64Counter.Add", func(b *testing.B) {
+		c := must(otelMeter(b).Int64Counter("requests"))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Add(ctx, 1)
 		}
 	})
 }
@@ -155,6 +190,25 @@ func BenchmarkCounterParallel(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				c.Inc()
+			}
+		})
+	})
+	b.Run("victoriametrics_Counter.Inc", func(b *testing.B) {
+		c := vmSet().NewCounter("requests_total")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.Inc()
+			}
+		})
+	})
+	b.Run("otel_Int64Counter.Add", func(b *testing.B) {
+		c := must(otelMeter(b).Int64Counter("requests"))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.Add(ctx, 1)
 			}
 		})
 	})
@@ -254,35 +308,24 @@ func BenchmarkVecCounter(b *testing.B) {
 			i++
 		}
 	})
-}
-
-// BenchmarkVecTwoLabels is With on existing series of two labels, route
-// and status, against client_golang's WithLabelValues with the same two.
-func BenchmarkVecTwoLabels(b *testing.B) {
-	statuses := [2]string{"200", "500"}
-	b.Run("mmv_With.Inc", func(b *testing.B) {
-		r := mmvRegistry("vec_two")
-		v := mmv.NewCounterVec(r, "requests", "Requests served, by route and status", mmv.Count, "route", "status")
-		startMMV(b, r)
-		for j := range 16 {
-			v.With(routes[j&7], statuses[j>>3])
-		}
+	b.Run("victoriametrics_GetOrCreateCounter.Inc", func(b *testing.B) {
+		set := vmSet()
+		names := vmCounters(set, []string{"route"}, oneLabel(routes))
 		i := 0
 		b.ReportAllocs()
 		for b.Loop() {
-			v.With(routes[i&7], statuses[i>>3&1]).Inc()
+			set.GetOrCreateCounter(names[i&7]).Inc()
 			i++
 		}
 	})
-	b.Run("prometheus_WithLabelValues.Inc", func(b *testing.B) {
-		c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served, by route and status"}, []string{"route", "status"}))
-		for j := range 16 {
-			c.WithLabelValues(routes[j&7], statuses[j>>3])
-		}
+	b.Run("otel_Int64Counter.Add", func(b *testing.B) {
+		c := must(otelMeter(b).Int64Counter("requests"))(b)
+		ctx := context.Background()
+		opts := otelSeries(ctx, c, []string{"route"}, oneLabel(routes))
 		i := 0
 		b.ReportAllocs()
 		for b.Loop() {
-			c.WithLabelValues(routes[i&7], statuses[i>>3&1]).Inc()
+			c.Add(ctx, 1, opts[i&7]...)
 			i++
 		}
 	})
@@ -356,6 +399,27 @@ func BenchmarkVecCounterParallel(b *testing.B) {
 			}
 		})
 	})
+	b.Run("victoriametrics_GetOrCreateCounter.Inc", func(b *testing.B) {
+		set := vmSet()
+		names := vmCounters(set, []string{"route"}, oneLabel(routes))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				set.GetOrCreateCounter(names[i&7]).Inc()
+			}
+		})
+	})
+	b.Run("otel_Int64Counter.Add", func(b *testing.B) {
+		c := must(otelMeter(b).Int64Counter("requests"))(b)
+		ctx := context.Background()
+		opts := otelSeries(ctx, c, []string{"route"}, oneLabel(routes))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.Add(ctx, 1, opts[i&7]...)
+			}
+		})
+	})
 }
 
 // Family 3: a latency histogram. Each operation records latencies[i%1024],
@@ -424,6 +488,34 @@ func BenchmarkHistogram(b *testing.B) {
 			i++
 		}
 	})
+	b.Run("victoriametrics_Histogram.Update", func(b *testing.B) {
+		h := vmSet().NewHistogram("latency_seconds")
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Update(latencySeconds[i&1023])
+			i++
+		}
+	})
+	b.Run("victoriametrics_PrometheusHistogram.Update", func(b *testing.B) {
+		h := vmSet().NewPrometheusHistogram("latency_seconds")
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Update(latencySeconds[i&1023])
+			i++
+		}
+	})
+	b.Run("otel_Float64Histogram.Record", func(b *testing.B) {
+		h := must(otelMeter(b).Float64Histogram("latency", otelmetric.WithUnit("s")))(b)
+		ctx := context.Background()
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Record(ctx, latencySeconds[i&1023])
+			i++
+		}
+	})
 }
 
 func BenchmarkHistogramParallel(b *testing.B) {
@@ -457,6 +549,123 @@ func BenchmarkHistogramParallel(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
 				h.Observe(latencySeconds[i&1023])
+			}
+		})
+	})
+	b.Run("victoriametrics_Histogram.Update", func(b *testing.B) {
+		h := vmSet().NewHistogram("latency_seconds")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				h.Update(latencySeconds[i&1023])
+			}
+		})
+	})
+	b.Run("victoriametrics_PrometheusHistogram.Update", func(b *testing.B) {
+		h := vmSet().NewPrometheusHistogram("latency_seconds")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				h.Update(latencySeconds[i&1023])
+			}
+		})
+	})
+	b.Run("otel_Float64Histogram.Record", func(b *testing.B) {
+		h := must(otelMeter(b).Float64Histogram("latency", otelmetric.WithUnit("s")))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				h.Record(ctx, latencySeconds[i&1023])
+			}
+		})
+	})
+}
+
+// Family 3b: the time since a start, taken once before the loop (so the
+// latencies grow through the run), as a handler's deferred timing records
+// it: mmv's Since, VictoriaMetrics' UpdateDuration, the others' Observe or
+// Record of time.Since in seconds.
+
+func BenchmarkHistogramSince(b *testing.B) {
+	b.Run("mmv_Histogram.Since", func(b *testing.B) {
+		r := mmvRegistry("histogram_since")
+		h := mmv.NewHistogram(r, "latency", "Request latency", mmv.Second, nil)
+		startMMV(b, r)
+		start := time.Now()
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Since(start)
+		}
+	})
+	b.Run("prometheus_Histogram.Observe", func(b *testing.B) {
+		h := promRegister(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "latency_seconds", Help: "Request latency"}))
+		start := time.Now()
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Observe(time.Since(start).Seconds())
+		}
+	})
+	b.Run("victoriametrics_Histogram.UpdateDuration", func(b *testing.B) {
+		h := vmSet().NewHistogram("latency_seconds")
+		start := time.Now()
+		b.ReportAllocs()
+		for b.Loop() {
+			h.UpdateDuration(start)
+		}
+	})
+	b.Run("otel_Float64Histogram.Record", func(b *testing.B) {
+		h := must(otelMeter(b).Float64Histogram("latency", otelmetric.WithUnit("s")))(b)
+		ctx := context.Background()
+		start := time.Now()
+		b.ReportAllocs()
+		for b.Loop() {
+			h.Record(ctx, time.Since(start).Seconds())
+		}
+	})
+}
+
+func BenchmarkHistogramSinceParallel(b *testing.B) {
+	b.Run("mmv_Histogram.Since", func(b *testing.B) {
+		r := mmvRegistry("histogram_since_par")
+		h := mmv.NewHistogram(r, "latency", "Request latency", mmv.Second, nil)
+		startMMV(b, r)
+		start := time.Now()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				h.Since(start)
+			}
+		})
+	})
+	b.Run("prometheus_Histogram.Observe", func(b *testing.B) {
+		h := promRegister(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "latency_seconds", Help: "Request latency"}))
+		start := time.Now()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				h.Observe(time.Since(start).Seconds())
+			}
+		})
+	})
+	b.Run("victoriametrics_Histogram.UpdateDuration", func(b *testing.B) {
+		h := vmSet().NewHistogram("latency_seconds")
+		start := time.Now()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				h.UpdateDuration(start)
+			}
+		})
+	})
+	b.Run("otel_Float64Histogram.Record", func(b *testing.B) {
+		h := must(otelMeter(b).Float64Histogram("latency", otelmetric.WithUnit("s")))(b)
+		ctx := context.Background()
+		start := time.Now()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				h.Record(ctx, time.Since(start).Seconds())
 			}
 		})
 	})
@@ -516,6 +725,25 @@ func BenchmarkGauge(b *testing.B) {
 			i++
 		}
 	})
+	b.Run("victoriametrics_Gauge.Set", func(b *testing.B) {
+		g := vmSet().NewGauge("load", nil)
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Set(float64(i))
+			i++
+		}
+	})
+	b.Run("otel_Float64Gauge.Record", func(b *testing.B) {
+		g := must(otelMeter(b).Float64Gauge("load"))(b)
+		ctx := context.Background()
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Record(ctx, float64(i))
+			i++
+		}
+	})
 }
 
 func BenchmarkGaugeParallel(b *testing.B) {
@@ -566,6 +794,25 @@ func BenchmarkGaugeParallel(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
 				g.Set(float64(i))
+			}
+		})
+	})
+	b.Run("victoriametrics_Gauge.Set", func(b *testing.B) {
+		g := vmSet().NewGauge("load", nil)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				g.Set(float64(i))
+			}
+		})
+	})
+	b.Run("otel_Float64Gauge.Record", func(b *testing.B) {
+		g := must(otelMeter(b).Float64Gauge("load"))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				g.Record(ctx, float64(i))
 			}
 		})
 	})
@@ -620,6 +867,25 @@ func BenchmarkSet(b *testing.B) {
 			g.Set(i)
 		}
 	})
+	b.Run("victoriametrics_Counter.Set", func(b *testing.B) {
+		c := vmSet().NewCounter("total")
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Set(uint64(i))
+			i++
+		}
+	})
+	b.Run("otel_Int64Gauge.Record", func(b *testing.B) {
+		g := must(otelMeter(b).Int64Gauge("queue"))(b)
+		ctx := context.Background()
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Record(ctx, int64(i))
+			i++
+		}
+	})
 }
 
 func BenchmarkSetParallel(b *testing.B) {
@@ -660,6 +926,25 @@ func BenchmarkSetParallel(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for i := int64(0); pb.Next(); i++ {
 				g.Set(i)
+			}
+		})
+	})
+	b.Run("victoriametrics_Counter.Set", func(b *testing.B) {
+		c := vmSet().NewCounter("total")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.Set(uint64(i))
+			}
+		})
+	})
+	b.Run("otel_Int64Gauge.Record", func(b *testing.B) {
+		g := must(otelMeter(b).Int64Gauge("queue"))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				g.Record(ctx, int64(i))
 			}
 		})
 	})
@@ -722,6 +1007,21 @@ func BenchmarkGaugeAdd(b *testing.B) {
 			g.Add(0.5)
 		}
 	})
+	b.Run("victoriametrics_Gauge.Add", func(b *testing.B) {
+		g := vmSet().NewGauge("load", nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Add(0.5)
+		}
+	})
+	b.Run("otel_Float64UpDownCounter.Add", func(b *testing.B) {
+		g := must(otelMeter(b).Float64UpDownCounter("load"))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			g.Add(ctx, 0.5)
+		}
+	})
 }
 
 func BenchmarkGaugeAddParallel(b *testing.B) {
@@ -763,6 +1063,25 @@ func BenchmarkGaugeAddParallel(b *testing.B) {
 			}
 		})
 	})
+	b.Run("victoriametrics_Gauge.Add", func(b *testing.B) {
+		g := vmSet().NewGauge("load", nil)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				g.Add(0.5)
+			}
+		})
+	})
+	b.Run("otel_Float64UpDownCounter.Add", func(b *testing.B) {
+		g := must(otelMeter(b).Float64UpDownCounter("load"))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				g.Add(ctx, 0.5)
+			}
+		})
+	})
 }
 
 // Family 7: time spent, 1.5µs each time. A client_golang program counts
@@ -794,6 +1113,21 @@ func BenchmarkTimer(b *testing.B) {
 			c.Add(timed.Seconds())
 		}
 	})
+	b.Run("victoriametrics_FloatCounter.Add", func(b *testing.B) {
+		c := vmSet().NewFloatCounter("work_seconds_total")
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Add(timed.Seconds())
+		}
+	})
+	b.Run("otel_Float64Counter.Add", func(b *testing.B) {
+		c := must(otelMeter(b).Float64Counter("work", otelmetric.WithUnit("s")))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Add(ctx, timed.Seconds())
+		}
+	})
 }
 
 func BenchmarkTimerParallel(b *testing.B) {
@@ -823,6 +1157,25 @@ func BenchmarkTimerParallel(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				c.Add(timed.Seconds())
+			}
+		})
+	})
+	b.Run("victoriametrics_FloatCounter.Add", func(b *testing.B) {
+		c := vmSet().NewFloatCounter("work_seconds_total")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.Add(timed.Seconds())
+			}
+		})
+	})
+	b.Run("otel_Float64Counter.Add", func(b *testing.B) {
+		c := must(otelMeter(b).Float64Counter("work", otelmetric.WithUnit("s")))(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.Add(ctx, timed.Seconds())
 			}
 		})
 	})
@@ -894,6 +1247,27 @@ func BenchmarkVecWith(b *testing.B) {
 			c.WithLabelValues(manyRoutes[i&1023]).Inc()
 		}
 	})
+	b.Run("victoriametrics_GetOrCreateCounter", func(b *testing.B) {
+		set := vmSet()
+		names := vmCounters(set, []string{"route"}, oneLabel(manyRoutes))
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			set.GetOrCreateCounter(names[i&1023]).Inc()
+			i++
+		}
+	})
+	b.Run("otel_Int64Counter.Add", func(b *testing.B) {
+		c := must(otelMeter(b).Int64Counter("requests"))(b)
+		ctx := context.Background()
+		opts := otelSeries(ctx, c, []string{"route"}, oneLabel(manyRoutes))
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Add(ctx, 1, opts[i&1023]...)
+			i++
+		}
+	})
 }
 
 func BenchmarkVecWithParallel(b *testing.B) {
@@ -915,6 +1289,27 @@ func BenchmarkVecWithParallel(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			for i := 0; pb.Next(); i++ {
 				c.WithLabelValues(manyRoutes[i&1023]).Inc()
+			}
+		})
+	})
+	b.Run("victoriametrics_GetOrCreateCounter", func(b *testing.B) {
+		set := vmSet()
+		names := vmCounters(set, []string{"route"}, oneLabel(manyRoutes))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				set.GetOrCreateCounter(names[i&1023]).Inc()
+			}
+		})
+	})
+	b.Run("otel_Int64Counter.Add", func(b *testing.B) {
+		c := must(otelMeter(b).Int64Counter("requests"))(b)
+		ctx := context.Background()
+		opts := otelSeries(ctx, c, []string{"route"}, oneLabel(manyRoutes))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				c.Add(ctx, 1, opts[i&1023]...)
 			}
 		})
 	})
@@ -995,4 +1390,193 @@ func BenchmarkNeighboursParallel(b *testing.B) {
 		}
 		wg.Wait()
 	})
+}
+
+// Family 10: With on existing values, then add 1, at 8, 1,024 and 4,096
+// values of one label (route) and of three (route, method, status), each
+// operation the values i%n. mmv's values are first used after Start (so
+// published by growth steps); client_golang's WithLabelValues;
+// VictoriaMetrics' GetOrCreateCounter on the series' names, built once
+// before the loop, as its metrics are named (`requests_total{route="/"}`);
+// OpenTelemetry's Add with the option of an attribute set built once, as
+// its documentation recommends for hot paths. Every series exists before
+// the loop.
+
+var withCases = []struct {
+	name   string
+	labels []string
+	n      int
+}{
+	{"1label/8", []string{"route"}, 8},
+	{"1label/1024", []string{"route"}, 1024},
+	{"1label/4096", []string{"route"}, 4096},
+	{"3labels/8", []string{"route", "method", "status"}, 8},
+	{"3labels/1024", []string{"route", "method", "status"}, 1024},
+	{"3labels/4096", []string{"route", "method", "status"}, 4096},
+}
+
+// withValues are n distinct lists of values of labels, one or three.
+func withValues(labels []string, n int) [][]string {
+	vs := make([][]string, n)
+	for i := range vs {
+		if len(labels) == 1 {
+			vs[i] = []string{"/api/v1/item/" + strconv.Itoa(i)}
+			continue
+		}
+		vs[i] = []string{"/api/v1/item/" + strconv.Itoa(i>>2), [2]string{"GET", "POST"}[i&1], [2]string{"200", "500"}[i>>1&1]}
+	}
+	return vs
+}
+
+// oneLabel is values as lists of one value each.
+func oneLabel(values []string) [][]string {
+	vs := make([][]string, len(values))
+	for i, v := range values {
+		vs[i] = []string{v}
+	}
+	return vs
+}
+
+// mmvWithVec returns a started counter vector holding every list of
+// values, first used after Start and published.
+func mmvWithVec(b *testing.B, name string, labels []string, values [][]string) *mmv.Vec[mmv.Counter] {
+	b.Helper()
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: filepath.Join(tmpDir, "mmv"), PublishDelay: time.Hour,
+		MaxIndomInstances: 2 * len(values), MaxFileValues: -1})
+	v := mmv.NewCounterVec(r, "requests", "Requests served", mmv.Count, labels...)
+	v.SetLimit(len(values))
+	startMMV(b, r)
+	for _, vs := range values {
+		if v.With(vs...) == nil {
+			b.Fatal(v.Err())
+		}
+	}
+	check(b, r.Flush())
+	return v
+}
+
+func promWithVec(labels []string, values [][]string) *prometheus.CounterVec {
+	c := promRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "Requests served"}, labels))
+	for _, vs := range values {
+		c.WithLabelValues(vs...)
+	}
+	return c
+}
+
+// vmCounters makes the counters of values in set and returns their names.
+func vmCounters(set *metrics.Set, labels []string, values [][]string) []string {
+	names := make([]string, len(values))
+	for i, vs := range values {
+		var b strings.Builder
+		b.WriteString("requests_total{")
+		for j, l := range labels {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(l + "=" + strconv.Quote(vs[j]))
+		}
+		b.WriteByte('}')
+		names[i] = b.String()
+		set.NewCounter(names[i])
+	}
+	return names
+}
+
+// otelSeries adds 0 to c for every list of values, so that each series
+// exists, and returns the options that name them.
+func otelSeries(ctx context.Context, c otelmetric.Int64Counter, labels []string, values [][]string) [][]otelmetric.AddOption {
+	opts := make([][]otelmetric.AddOption, len(values))
+	for i, vs := range values {
+		kvs := make([]attribute.KeyValue, len(labels))
+		for j, l := range labels {
+			kvs[j] = attribute.String(l, vs[j])
+		}
+		opts[i] = []otelmetric.AddOption{otelmetric.WithAttributeSet(attribute.NewSet(kvs...))}
+		c.Add(ctx, 0, opts[i]...)
+	}
+	return opts
+}
+
+func BenchmarkWith(b *testing.B) {
+	for _, c := range withCases {
+		values := withValues(c.labels, c.n)
+		mask := c.n - 1
+		b.Run(c.name+"/mmv_With.Inc", func(b *testing.B) {
+			v := mmvWithVec(b, "with_"+strings.ReplaceAll(c.name, "/", "_"), c.labels, values)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				v.With(values[i&mask]...).Inc()
+			}
+		})
+		b.Run(c.name+"/prometheus_WithLabelValues.Inc", func(b *testing.B) {
+			p := promWithVec(c.labels, values)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				p.WithLabelValues(values[i&mask]...).Inc()
+			}
+		})
+		b.Run(c.name+"/victoriametrics_GetOrCreateCounter.Inc", func(b *testing.B) {
+			set := vmSet()
+			names := vmCounters(set, c.labels, values)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				set.GetOrCreateCounter(names[i&mask]).Inc()
+			}
+		})
+		b.Run(c.name+"/otel_Int64Counter.Add", func(b *testing.B) {
+			o := must(otelMeter(b).Int64Counter("requests"))(b)
+			ctx := context.Background()
+			opts := otelSeries(ctx, o, c.labels, values)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				o.Add(ctx, 1, opts[i&mask]...)
+			}
+		})
+	}
+}
+
+func BenchmarkWithParallel(b *testing.B) {
+	for _, c := range withCases {
+		values := withValues(c.labels, c.n)
+		mask := c.n - 1
+		b.Run(c.name+"/mmv_With.Inc", func(b *testing.B) {
+			v := mmvWithVec(b, "with_par_"+strings.ReplaceAll(c.name, "/", "_"), c.labels, values)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					v.With(values[i&mask]...).Inc()
+				}
+			})
+		})
+		b.Run(c.name+"/prometheus_WithLabelValues.Inc", func(b *testing.B) {
+			p := promWithVec(c.labels, values)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					p.WithLabelValues(values[i&mask]...).Inc()
+				}
+			})
+		})
+		b.Run(c.name+"/victoriametrics_GetOrCreateCounter.Inc", func(b *testing.B) {
+			set := vmSet()
+			names := vmCounters(set, c.labels, values)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					set.GetOrCreateCounter(names[i&mask]).Inc()
+				}
+			})
+		})
+		b.Run(c.name+"/otel_Int64Counter.Add", func(b *testing.B) {
+			o := must(otelMeter(b).Int64Counter("requests"))(b)
+			ctx := context.Background()
+			opts := otelSeries(ctx, o, c.labels, values)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					o.Add(ctx, 1, opts[i&mask]...)
+				}
+			})
+		})
+	}
 }

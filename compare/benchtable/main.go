@@ -74,7 +74,7 @@ func tablesOf(bench string) (map[string]string, error) {
 	}
 	tables := map[string]string{}
 	for name, mk := range map[string]func(*results) (string, error){
-		"updates": updates, "start": start, "growth": growth, "summary": summary,
+		"updates": updates, "with": with, "start": start, "growth": growth, "summary": summary,
 	} {
 		if tables[name], err = mk(rs); err != nil {
 			return nil, fmt.Errorf("%s: table %s: %w", bench, name, err)
@@ -164,9 +164,9 @@ var families = []family{
 	{"Gauge", "set a float", "Gauge/atomic"},
 	{"GaugeAdd", "add 0.5 to a float", "GaugeAdd/atomic"},
 	{"Histogram", "record one of 1,024 latencies (ratio to an atomic add)", "Counter/atomic"},
+	{"HistogramSince", "record the time since a start (ratio to an atomic add)", "Counter/atomic"},
 	{"VecCounter", "add 1 to one of 8 routes' counters", "VecCounter/atomic"},
 	{"VecWith", "With on one of 1,024 routes, then add 1 (ratio to routes declared before Start)", "VecWith/mmv_declared"},
-	{"VecTwoLabels", "With on one of 16 pairs of two labels, then add 1 (ratio to client_golang)", "VecTwoLabels/prometheus_WithLabelValues.Inc"},
 	{"NeighboursParallel", "two goroutines, each adding 1 to its own one of two neighbouring series", "NeighboursParallel/atomic"},
 }
 
@@ -256,6 +256,46 @@ func ratio(x, base float64, isBase bool) string {
 	}
 }
 
+// with is the table of BenchmarkWith and its Parallel twin: With on
+// existing values, each library's time and mmv's ratio to the fastest
+// other.
+func with(rs *results) (string, error) {
+	libs := []struct{ sub, name string }{
+		{"mmv_With.Inc", "mmv"}, {"prometheus_WithLabelValues.Inc", "client_golang"},
+		{"victoriametrics_GetOrCreateCounter.Inc", "VictoriaMetrics"}, {"otel_Int64Counter.Add", "OTel"},
+	}
+	var b strings.Builder
+	b.WriteString("| labels | values | goroutines |")
+	for _, l := range libs {
+		b.WriteString(" " + l.name + " |")
+	}
+	b.WriteString(" mmv ÷ the fastest other |\n|---|---:|---:|")
+	b.WriteString(strings.Repeat("---:|", len(libs)+1) + "\n")
+	for _, family := range []string{"With", "WithParallel"} {
+		goroutines := map[string]string{"With": "1", "WithParallel": "2"}[family]
+		for _, c := range []struct{ labels, values string }{
+			{"1label", "8"}, {"1label", "1024"}, {"1label", "4096"}, {"3labels", "8"}, {"3labels", "1024"}, {"3labels", "4096"},
+		} {
+			fmt.Fprintf(&b, "| %s | %s | %s |", strings.TrimSuffix(strings.TrimSuffix(c.labels, "s"), "label"), addCommas(c.values), goroutines)
+			var mmv, best float64
+			for i, l := range libs {
+				ns, err := rs.median(family+"/"+c.labels+"/"+c.values+"/"+l.sub, "ns/op")
+				if err != nil {
+					return "", err
+				}
+				if i == 0 {
+					mmv = ns
+				} else if best == 0 || ns < best {
+					best = ns
+				}
+				fmt.Fprintf(&b, " %s |", nanos(ns))
+			}
+			fmt.Fprintf(&b, " %s |\n", ratio(mmv, best, false))
+		}
+	}
+	return b.String(), nil
+}
+
 // start is the table of BenchmarkStart: mmv against libpcp_mmv.
 func start(rs *results) (string, error) {
 	var b strings.Builder
@@ -312,6 +352,9 @@ func growth(rs *results) (string, error) {
 // author weighs, against what it is compared with.
 func summary(rs *results) (string, error) {
 	rows := []struct{ what, name, against, vs string }{
+		{"`With`, 1 label, 8 values", "With/1label/8/mmv_With.Inc", "With/1label/8/", ""},
+		{"`With`, 3 labels, 4,096 values, 2 goroutines", "WithParallel/3labels/4096/mmv_With.Inc", "WithParallel/3labels/4096/", ""},
+		{"`Histogram.Observe`, 2 goroutines", "HistogramParallel/mmv_Histogram.Observe", "HistogramParallel/", ""},
 		{"`Counter.Inc`", "Counter/mmv_Counter.Inc", "Counter/atomic", "an atomic add"},
 		{"`Counter.Inc`, 2 goroutines", "CounterParallel/mmv_Counter.Inc", "CounterParallel/atomic", "an atomic add"},
 		{"`Timer.Observe`, 2 goroutines", "TimerParallel/mmv_Timer.Observe", "TimerParallel/atomic", "an atomic add"},
@@ -319,7 +362,6 @@ func summary(rs *results) (string, error) {
 		{"`Gauge.Set`, 2 goroutines", "GaugeParallel/mmv_Gauge.Set", "GaugeParallel/atomic", "an atomic store"},
 		{"`Histogram.Observe`", "Histogram/mmv_Histogram.Observe", "Histogram/prometheus_Histogram.Observe", "client_golang's"},
 		{"neighbouring instances, 2 goroutines", "NeighboursParallel/mmv_cached.Inc", "NeighboursParallel/mmv_padded_cached.Inc", "the same, `PadValues`"},
-		{"`With` on two labels", "VecTwoLabels/mmv_With.Inc", "VecTwoLabels/prometheus_WithLabelValues.Inc", "client_golang's"},
 		{"build and Start, 1,000 metrics × 10", "Start/metrics/mmv", "Start/metrics/libpcp_mmv", "libpcp_mmv (C)"},
 		{"build and Start, 10,000 instances", "Start/instances/mmv", "Start/instances/libpcp_mmv", "libpcp_mmv (C)"},
 		{"a growth step, 10,000 instances", "GrowthStep/10000/mmv", "GrowthStep/10000/floor", "writing a file as large"},
@@ -328,6 +370,12 @@ func summary(rs *results) (string, error) {
 	b.WriteString("| operation | mmv | compared with | its time | ratio |\n")
 	b.WriteString("|---|---:|---|---:|---:|\n")
 	for _, r := range rows {
+		if strings.HasSuffix(r.against, "/") { // the fastest other library of the family
+			var err error
+			if r.against, r.vs, err = rs.fastestOther(r.against); err != nil {
+				return "", err
+			}
+		}
 		x, err := rs.median(r.name, "ns/op")
 		if err != nil {
 			return "", err
@@ -339,6 +387,29 @@ func summary(rs *results) (string, error) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.what, withUnit(x), r.vs, withUnit(y), ratio(x, y, false))
 	}
 	return b.String(), nil
+}
+
+// fastestOther is the sub-benchmark under prefix of the library other
+// than mmv (and not the floor) with the least median, and what it is.
+func (rs *results) fastestOther(prefix string) (name, what string, err error) {
+	var best float64
+	for _, n := range rs.order {
+		sub, ok := strings.CutPrefix(n, prefix)
+		if !ok || strings.Contains(sub, "/") || sub == "atomic" || strings.HasPrefix(sub, "mmv_") {
+			continue
+		}
+		ns, err := rs.median(n, "ns/op")
+		if err != nil {
+			return "", "", err
+		}
+		if name == "" || ns < best {
+			name, best = n, ns
+		}
+	}
+	if name == "" {
+		return "", "", fmt.Errorf("no other library's results under %s", prefix)
+	}
+	return name, "the fastest other, " + implementation(strings.TrimPrefix(name, prefix)), nil
 }
 
 func withUnit(ns float64) string {

@@ -76,3 +76,20 @@ func TestFormats(t *testing.T) {
 	assert.Equal(t, "mmv `Counter.Inc`", implementation("mmv_Counter.Inc"))
 	assert.Equal(t, "atomic (the floor)", implementation("atomic"))
 }
+
+func TestFastestOther(t *testing.T) {
+	rs, err := parse(strings.NewReader(`BenchmarkF/atomic-2 	100	  1.0 ns/op
+BenchmarkF/mmv_Observe-2 	100	  2.0 ns/op
+BenchmarkF/prometheus_Observe-2 	100	  9.0 ns/op
+BenchmarkF/victoriametrics_Update-2 	100	  4.0 ns/op
+BenchmarkF/otel_Record-2 	100	  40 ns/op
+BenchmarkF/x/victoriametrics_Update-2 	100	  0.5 ns/op
+`))
+	require.NoError(t, err)
+	name, what, err := rs.fastestOther("F/")
+	require.NoError(t, err)
+	assert.Equal(t, "F/victoriametrics_Update", name, "not the floor, not mmv, not a deeper level")
+	assert.Equal(t, "the fastest other, victoriametrics `Update`", what)
+	_, _, err = rs.fastestOther("G/")
+	assert.ErrorContains(t, err, "no other library's results under G/")
+}

@@ -12,7 +12,12 @@
 // not have.
 package canon
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
+	"unsafe"
+)
 
 // MaxLen is the longest instance name PCP keeps.
 const MaxLen = 255
@@ -129,17 +134,42 @@ func escaped(c byte) bool {
 	return c <= ' ' || c == 0x7f || c == ',' || c == '=' || c == '%'
 }
 
-// seed keys Hash, for this process.
-var seed = maphash.MakeSeed()
+// seed keys Hash, for this process, so that no list of values collides
+// with another on every run.
+var seed = rand.Uint64()
 
 // Hash returns a hash of values, for lookups within this process that must
-// not build the name: the runtime's string hash of each value, combined in
-// order. Equal lists have equal hashes; unequal ones rarely do, and a
-// lookup compares the values anyway.
+// not build the name: each value's bytes, 8 at a time, and its length,
+// folded into the hash by a 64x64-bit multiplication (the low and high
+// halves of the product xored), in order. Equal lists have equal hashes;
+// unequal ones rarely do, and a lookup compares the values anyway. It is
+// inlined arithmetic, no call: a value of up to 8 bytes costs one
+// multiplication, where the runtime's string hash cost a call and its
+// setup for each value, three times as much for three short values.
 func Hash(values []string) uint64 {
-	var h uint64
+	h := seed
 	for _, v := range values {
-		h = h*0x9e3779b97f4a7c15 ^ maphash.String(seed, v)
+		b := unsafe.Slice(unsafe.StringData(v), len(v))
+		for len(b) > 8 {
+			h = mix(h^binary.LittleEndian.Uint64(b), 0xe7037ed1a0b428db)
+			b = b[8:]
+		}
+		var tail uint64
+		switch n := len(b); {
+		case n == 8:
+			tail = binary.LittleEndian.Uint64(b)
+		case n >= 4:
+			tail = uint64(binary.LittleEndian.Uint32(b))<<32 | uint64(binary.LittleEndian.Uint32(b[n-4:]))
+		case n > 0:
+			tail = uint64(b[0])<<16 | uint64(b[n>>1])<<8 | uint64(b[n-1])
+		}
+		h = mix(h^tail, 0xa0761d6478bd642f+uint64(len(v)))
 	}
 	return h
+}
+
+// mix folds a into b: the halves of their 128-bit product, xored.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
 }

@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,6 +59,29 @@ func TestNameTooLong(t *testing.T) {
 	assert.False(t, ok, "256 bytes do not")
 	_, ok = Name([]string{"a"}, []string{strings.Repeat(" ", 100)})
 	assert.False(t, ok, "escapes count")
+}
+
+// TestHashSpreads: the low bits of the hashes of similar lists, which
+// pick a vector's table slot, spread as a uniform hash's would. 4,096
+// lists put in 8,192 slots by a uniform hash fill 3,223 of them on
+// average, give or take 25; routes differing in a few digits, triples
+// differing in a value of each length up to 16 bytes, and values of every
+// length up to 60 must fill at least 3,100.
+func TestHashSpreads(t *testing.T) {
+	lists := map[string]func(i int) []string{
+		"routes": func(i int) []string { return []string{"/api/v1/item/" + strconv.Itoa(i)} },
+		"triples": func(i int) []string {
+			return []string{strings.Repeat("r", 1+i%16), strconv.Itoa(i / 16), [2]string{"GET", "POST"}[i&1]}
+		},
+		"lengths": func(i int) []string { return []string{strings.Repeat("x", i%61), strconv.Itoa(i / 61)} },
+	}
+	for name, list := range lists {
+		slots := map[uint64]bool{}
+		for i := range 4096 {
+			slots[Hash(list(i))&8191] = true
+		}
+		assert.Greater(t, len(slots), 3100, "%s: %d slots of 8,192 filled", name, len(slots))
+	}
 }
 
 func BenchmarkHash(b *testing.B) {
