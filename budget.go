@@ -65,16 +65,13 @@ func (in *indom) reserved() int {
 // chargeLocked is what the part's metrics charge its budget, with n more
 // live instances in grown (nil for none).
 func (p *part) chargeLocked(budget int, grown *indom, n int) int {
-	c := 0
-	for _, m := range p.metrics {
-		live := 1
-		if m.indom != nil {
-			live = m.indom.live
-			if m.indom == grown {
-				live += n
-			}
+	c := p.singular
+	for _, over := range p.byIndom {
+		live := over.in.live
+		if over.in == grown {
+			live += n
 		}
-		c += chargeOf(m.indom, live, budget)
+		c += len(over.metrics) * chargeOf(over.in, live, budget)
 	}
 	return c
 }
@@ -112,20 +109,25 @@ func checkValuesCap(o *Options, subject string, have, n int) error {
 	return nil
 }
 
-// checkMetricBudgetLocked checks that a metric over in (nil when
-// singular) fits a file and the registry's cap.
-func (r *Registry) checkMetricBudgetLocked(subject string, in *indom) error {
+// checkMetricBudgetLocked checks that the metric of that name over in
+// (nil when singular) fits a file and the registry's cap.
+func (r *Registry) checkMetricBudgetLocked(name string, in *indom) error {
 	live, budget := 1, fileBudget(&r.opts)
 	if in != nil {
 		live = in.live
 	}
 	if c := chargeOf(in, live, budget); c > budget {
-		return errFileBudget(subject, c, budget)
+		return errFileBudget(subject("metric", name), c, budget)
 	}
 	if r.declaringOwn {
 		return nil // mmv.dropped: a few values, which say what the cap refused
 	}
-	return checkValuesCap(&r.opts, subject, r.valueCount(), live)
+	// Checked with no subject first: quoting the name costs more than
+	// the rest of the check, so it is done only for the error.
+	if checkValuesCap(&r.opts, "", r.valueCount(), live) != nil {
+		return checkValuesCap(&r.opts, subject("metric", name), r.valueCount(), live)
+	}
+	return nil
 }
 
 // checkGrowthLocked checks that n more live instances of in keep the
@@ -229,6 +231,7 @@ func (r *Registry) placeLocked() error {
 			parts = append(parts, to)
 		}
 		to.metrics = append(to.metrics, m)
+		to.joinMetric(m, 1)
 		if !m.auto {
 			to.used[m.item] = true
 		}
@@ -243,6 +246,7 @@ func (r *Registry) placeLocked() error {
 		for i, m := range p.metrics {
 			m.part, m.index = p, i
 		}
+		p.joinMetrics() // in the order of declaration again
 	}
 	r.parts = parts
 	return nil

@@ -44,6 +44,36 @@ func TestLiveCountsExact(t *testing.T) {
 			want.values += users * (live - 1)
 		}
 		require.Equal(t, want, r.counts, "after %s", after)
+		// No value waits that has storage: wakeLocked skips the waiters
+		// unless a part gave a value storage (bindable).
+		for _, w := range r.waiting {
+			require.Nil(t, r.handleLocked(w.m, w.inst), "metric %q instance %d waits with storage after %s", w.m.Name, w.inst, after)
+		}
+		// Each part's metrics by indom, kept as metrics join and leave it
+		// (joinMetric), are its metrics, in their order.
+		for _, p := range r.parts {
+			singular, strs, byIndom := 0, 0, map[*indom][]*metric{}
+			for _, m := range p.metrics {
+				if m.Type == String {
+					strs++
+				}
+				if m.indom == nil {
+					singular++
+				} else {
+					byIndom[m.indom] = append(byIndom[m.indom], m)
+				}
+			}
+			kept := map[*indom][]*metric{}
+			for i, over := range p.byIndom {
+				require.NotContains(t, kept, over.in, "%s lists indom %d twice after %s", p.name, over.in.Serial, after)
+				require.Equal(t, i, p.overAt[over.in], "%s's index of indom %d after %s", p.name, over.in.Serial, after)
+				kept[over.in] = over.metrics
+			}
+			require.Len(t, p.overAt, len(p.byIndom), "%s's index after %s", p.name, after)
+			require.Equal(t, singular, p.singular, "%s's singular metrics after %s", p.name, after)
+			require.Equal(t, strs, p.strings, "%s's String metrics after %s", p.name, after)
+			require.Equal(t, byIndom, kept, "%s's metrics by indom after %s", p.name, after)
+		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var vecs []*Vec[Counter]
@@ -79,6 +109,16 @@ func TestLiveCountsExact(t *testing.T) {
 			hists[rng.IntN(len(hists))].With(strconv.Itoa(rng.IntN(5))).Observe(1.5)
 		case op == 4:
 			vecs[rng.IntN(len(vecs))].Delete(strconv.Itoa(rng.IntN(30)))
+		case op == 7: // metrics of the low-level API sharing an indom, one of them String
+			serial := uint32(1000 + i)
+			r.mu.Lock()
+			for r.serials[serial] != nil { // taken by an instrument's indom
+				serial++
+			}
+			r.mu.Unlock()
+			require.NoError(t, r.AddIndom(Indom{Serial: serial, Instances: []Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
+			require.NoError(t, r.AddMetric(Metric{Name: "l" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter, Indom: serial}))
+			require.NoError(t, r.AddMetric(Metric{Name: "m" + strconv.Itoa(i), Type: String, Semantics: SemDiscrete, Indom: serial}))
 		case op == 5 && r.state == started:
 			require.NoError(t, r.Flush()) // forgets removed instances
 		default: // new values, revived ones, and refusals at the limit or the budget

@@ -41,7 +41,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 			return nil, errorf(ErrUnknown, subject("metric", m.Name), "indom %d is not declared", m.Indom)
 		}
 	}
-	if err := r.checkMetricBudgetLocked(subject("metric", m.Name), in); err != nil {
+	if err := r.checkMetricBudgetLocked(m.Name, in); err != nil {
 		return nil, err
 	}
 	p, newPart, err := r.partWithRoomLocked(in, m.Name)
@@ -88,6 +88,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	}
 	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
 	p.metrics = append(p.metrics, mt)
+	p.joinMetric(mt, 1)
 	if !mt.auto {
 		p.used[mt.item] = true
 	}
@@ -112,6 +113,7 @@ func (r *Registry) undeclareMetric(s step) {
 		}
 	})
 	p.metrics = p.metrics[:len(p.metrics)-1]
+	p.joinMetric(mt, -1)
 	if mt.item != 0 {
 		p.used[mt.item] = false
 	}
@@ -392,10 +394,8 @@ func (r *Registry) unreviveInstanceLocked(s step) {
 	in, j := s.in, s.at
 	for _, p := range r.parts {
 		if p.hasIndom(in) && p.file != nil {
-			for _, m := range slices.Backward(p.metrics) { // newest slot first
-				if m.indom == in {
-					p.release(m, j)
-				}
+			for _, m := range slices.Backward(p.metricsOver(in)) { // newest slot first
+				p.release(m, j)
 			}
 		}
 	}

@@ -32,7 +32,9 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	for _, p := range ps {
 		p.dirty = true
 		now = now || p.file == nil || len(p.slots) > p.file.capacity
-		for s := p.bound; s < len(p.slots); s++ {
+		// A part without String metrics has no String value: no scan
+		// of the values waiting for storage, at every first use.
+		for s := p.bound; s < len(p.slots) && p.strings > 0; s++ {
 			now = now || p.typeOf(s) == String
 		}
 	}
@@ -258,7 +260,9 @@ func (r *Registry) bindLocked() {
 		// Not while a publication is in progress: the values it did not
 		// copy would be lost with the file it replaces.
 		if p.file != nil && r.inFlight == nil {
-			p.bound = min(len(p.slots), p.file.capacity)
+			b := min(len(p.slots), p.file.capacity)
+			p.bindable = p.bindable || b > p.bound
+			p.bound = b
 		}
 	}
 	r.wakeLocked()
@@ -396,11 +400,20 @@ func generation(t time.Time) uint64 {
 	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
 }
 
+// give hands w its value's handle: to its cell, else to its bind.
+func (w *waiter) give(v *Value) {
+	if w.c != nil {
+		w.c.bind(v)
+		return
+	}
+	w.bind(v)
+}
+
 // waitLocked hands w its value at once when it has storage, else keeps it
 // waiting.
 func (r *Registry) waitLocked(w waiter) {
 	if v := r.handleLocked(w.m, w.inst); v != nil {
-		w.bind(v)
+		w.give(v)
 		return
 	}
 	r.waiting = append(r.waiting, w)
@@ -434,14 +447,25 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 }
 
 // wakeLocked hands the values that now have storage to their waiters.
+// Only a part that gave a value storage (bindable) can have any: every
+// first use after Start adds a waiter until the next publication, and a
+// scan of them all at each cost that first use time in the number waiting.
 func (r *Registry) wakeLocked() {
 	if r.state != started {
+		return
+	}
+	woken := false
+	for _, p := range r.parts {
+		woken = woken || p.bindable
+		p.bindable = false
+	}
+	if !woken {
 		return
 	}
 	kept := r.waiting[:0]
 	for _, w := range r.waiting {
 		if v := r.handleLocked(w.m, w.inst); v != nil {
-			w.bind(v)
+			w.give(v)
 			if w.c != nil {
 				r.rebound[0] = append(r.rebound[0], w.c)
 			}
@@ -475,7 +499,7 @@ func (r *Registry) forgetRemovedLocked() {
 // as soon as it has storage, and unbinds it when the registry closes.
 func (r *Registry) bindCellLocked(m *metric, id int32, c *cell) {
 	r.cells[c] = struct{}{}
-	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: c.bind, c: c})
+	r.waitLocked(waiter{m: m, inst: indexOf(m, id), c: c})
 }
 
 // unbindCellLocked points c back at its own memory for good: its value

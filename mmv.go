@@ -235,8 +235,8 @@ type gathered struct {
 type waiter struct {
 	m    *metric
 	inst int
-	bind func(*Value)
-	c    *cell // the instrument's own memory, nil for a histogram's values (histogram.go)
+	bind func(*Value) // for a histogram's values (histogram.go); nil for a cell's
+	c    *cell        // the instrument's own memory, bound by give: c.bind as a func cost an allocation a value
 }
 
 // journal is the transaction in progress, when open; its slices are kept

@@ -25,6 +25,15 @@ type part struct {
 	flags   Flags  // the header's
 	cluster uint32 // the header's, once started
 	metrics []*metric
+	// singular counts the metrics of no indom; byIndom lists the others
+	// by indom, each list in the order of metrics, and overAt finds an
+	// indom's list (joinMetric). What the part's budget is charged is
+	// summed by indom, and the instances added to an indom find its
+	// metrics, without a scan of the part's metrics.
+	singular int
+	strings  int // metrics of type String (joinMetric)
+	byIndom  []indomMetrics
+	overAt   map[*indom]int
 	// indoms are the part's instance domains: every one for the first
 	// file, as libpcp_mmv writes them, those its metrics use for others.
 	indoms []*indom
@@ -33,11 +42,70 @@ type part struct {
 	// slot fixes its address while it lives (below).
 	slots       []slotOwner
 	bound       int   // slots[:bound] have storage in the file, and handles on demand (handleOf)
+	bindable    bool  // a value got storage since the waiters were woken (wakeLocked)
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
 	file        *file
 	stride      valueStride // between the value records of two slots, fixed at Start
 	valuesEnd   int64       // past the file's values and the records after them, from its values
 	dirty       bool        // declarations not yet in the file
+}
+
+// indomMetrics are a part's metrics over an indom, in the order of its
+// metrics: they all charge its budget what the indom's instances do
+// (chargeOf), and get a slot for each instance added.
+type indomMetrics struct {
+	in      *indom
+	metrics []*metric
+}
+
+// joinMetric records m, newly last of p.metrics, by its indom and type
+// (d 1), or forgets it as it leaves, last of p.metrics (d -1).
+func (p *part) joinMetric(m *metric, d int) {
+	if m.Type == String {
+		p.strings += d
+	}
+	if m.indom == nil {
+		p.singular += d
+		return
+	}
+	i, ok := p.overAt[m.indom]
+	if !ok {
+		if p.overAt == nil {
+			p.overAt = make(map[*indom]int)
+		}
+		i = len(p.byIndom)
+		p.overAt[m.indom] = i
+		p.byIndom = append(p.byIndom, indomMetrics{in: m.indom})
+	}
+	over := &p.byIndom[i]
+	if d > 0 {
+		over.metrics = append(over.metrics, m)
+		return
+	}
+	if over.metrics = over.metrics[:len(over.metrics)-1]; len(over.metrics) == 0 {
+		// Metrics leave in the reverse order of joining: a list m's
+		// leaving empties was made for m, after every other, the last.
+		p.byIndom[i] = indomMetrics{}
+		p.byIndom = p.byIndom[:i]
+		delete(p.overAt, m.indom)
+	}
+}
+
+// joinMetrics records p.metrics by indom afresh (joinMetric).
+func (p *part) joinMetrics() {
+	p.singular, p.strings, p.byIndom, p.overAt = 0, 0, nil, nil
+	for _, m := range p.metrics {
+		p.joinMetric(m, 1)
+	}
+}
+
+// metricsOver returns the part's metrics over in, in the order of its
+// metrics.
+func (p *part) metricsOver(in *indom) []*metric {
+	if i, ok := p.overAt[in]; ok {
+		return p.byIndom[i].metrics
+	}
+	return nil
 }
 
 // newPart returns part index (0 for the first file) of a registry of
@@ -166,6 +234,7 @@ func (p *part) takeSlot(m *metric, j int) int {
 	p.slots[s] = ownedBy(m, j)
 	if s < p.bound {
 		p.zero(s)
+		p.bindable = true
 	}
 	return s
 }
@@ -209,11 +278,9 @@ func (p *part) release(m *metric, j int) {
 // remove takes the slots of instance j of the part's metrics over in, to
 // be published dead.
 func (p *part) remove(in *indom, j int) {
-	for _, m := range p.metrics {
-		if m.indom == in {
-			if s := p.unslot(m, j); s >= 0 {
-				p.dying = append(p.dying, s)
-			}
+	for _, m := range p.metricsOver(in) {
+		if s := p.unslot(m, j); s >= 0 {
+			p.dying = append(p.dying, s)
 		}
 	}
 }
@@ -227,10 +294,7 @@ func (p *part) published() {
 // instance revived if not negative, a slot for each metric of the part
 // over in.
 func (p *part) newInstanceSlots(in *indom, first, revived int) {
-	for _, m := range p.metrics {
-		if m.indom != in {
-			continue
-		}
+	for _, m := range p.metricsOver(in) {
 		if revived >= 0 {
 			p.newSlot(m, revived)
 		}
@@ -242,10 +306,7 @@ func (p *part) newInstanceSlots(in *indom, first, revived int) {
 
 // releaseInstanceSlots undoes newInstanceSlots(in, first, -1).
 func (p *part) releaseInstanceSlots(in *indom, first int) {
-	for _, m := range slices.Backward(p.metrics) {
-		if m.indom != in {
-			continue
-		}
+	for _, m := range slices.Backward(p.metricsOver(in)) {
 		for j := len(m.slots) - 1; j >= first; j-- {
 			p.release(m, j)
 		}
@@ -260,8 +321,8 @@ func (p *part) releaseInstanceSlots(in *indom, first int) {
 // of its instances, to: old index to new, -1 for a removed instance
 // forgotten, which has no slot.
 func (p *part) renumber(in *indom, to []int) {
-	for _, m := range p.metrics {
-		if m.indom != in || m.slots == nil {
+	for _, m := range p.metricsOver(in) {
+		if m.slots == nil {
 			continue
 		}
 		kept := 0
