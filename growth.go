@@ -359,8 +359,12 @@ const (
 	afterSnapshot  = growthPoint(osfile.Written)  // the new file holds the values; updates still land in the old file
 	afterRemap     = growthPoint(osfile.Remapped) // updates land in the new file; the old file's final values not read
 	beforeMergeCAS = afterRemap + 1               // merge loaded a word of the new file and is about to swap it
-	awaiting       = beforeMergeCAS + 1           // a caller lets the lock go to wait for the publication in progress
 )
+
+// awaitHook, when a test sets it, is called where a caller lets the lock
+// go to wait for the publication in progress (TestNoPublicationAfterClose).
+// Atomic: the timer's goroutines read it while tests run.
+var awaitHook atomic.Pointer[func()]
 
 // atomicWord is atomic.Uint32 or atomic.Uint64.
 type atomicWord[T uint32 | uint64] interface {
@@ -516,8 +520,8 @@ func (r *Registry) unbindCellLocked(c *cell) {
 // registry's state after it: Close may have run.
 func (r *Registry) awaitPublicationLocked() {
 	for r.inFlight != nil {
-		if growthHook != nil {
-			growthHook(awaiting)
+		if h := awaitHook.Load(); h != nil {
+			(*h)()
 		}
 		done := r.inFlight
 		r.mu.Unlock()

@@ -133,7 +133,7 @@ func TestUpdateRacingBindCarried(t *testing.T) {
 // choice: 50 rounds make the losing order all but certain.
 func TestNoPublicationAfterClose(t *testing.T) {
 	needFileLayer(t)
-	defer func() { growthHook = nil }()
+	defer func() { growthHook = nil; awaitHook.Store(nil) }()
 	for round := range 50 {
 		dir := filepath.Join(t.TempDir(), "mmv")
 		r := NewRegistry("late", &Options{Dir: dir, PublishDelay: time.Hour})
@@ -145,16 +145,15 @@ func TestNoPublicationAfterClose(t *testing.T) {
 		entered, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{}, 2)
 		var held sync.Once
 		growthHook = func(p growthPoint) {
-			switch p {
-			case awaiting:
-				waiting <- struct{}{}
-			case afterSnapshot:
+			if p == afterSnapshot {
 				held.Do(func() {
 					entered <- struct{}{}
 					<-release
 				})
 			}
 		}
+		wait := func() { waiting <- struct{}{} }
+		awaitHook.Store(&wait)
 		v.With("b").Inc() // something to publish
 		flushed := make(chan error, 1)
 		go func() { flushed <- r.Flush() }()
@@ -170,6 +169,7 @@ func TestNoPublicationAfterClose(t *testing.T) {
 		require.NoError(t, <-closed)
 		require.NoError(t, <-second)
 		growthHook = nil
+		awaitHook.Store(nil)
 
 		again := NewRegistry("late", &Options{Dir: dir})
 		NewCounter(again, "c", "", Count)
