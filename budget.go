@@ -135,8 +135,8 @@ func (r *Registry) checkMetricBudgetLocked(name string, in *indom) error {
 // its budget.
 func (r *Registry) checkGrowthLocked(in *indom, n int) error {
 	subject := func() string { return "indom " + strconv.FormatUint(uint64(in.Serial), 10) }
-	if err := checkValuesCap(&r.opts, subject(), r.valueCount(), n*in.users); err != nil {
-		return err
+	if checkValuesCap(&r.opts, "", r.valueCount(), n*in.users) != nil { // named only when refused: a new value formats nothing
+		return checkValuesCap(&r.opts, subject(), r.valueCount(), n*in.users)
 	}
 	budget := fileBudget(&r.opts)
 	if in.live+n <= min(in.reserved(), budget) {

@@ -137,8 +137,8 @@ func (h *Histogram) observations() uint64 {
 	return n
 }
 
-func (k *cellVec[T]) stateLocked(id int32, _ *T) uint64        { return k.cells[id].state() }
-func (k *cellVec[T]) watchLocked(id int32, _ *T) func() uint64 { return k.cells[id].state }
+func (k *cellVec[T]) stateLocked(_ int32, t *T) uint64        { return k.cellOf(t).state() }
+func (k *cellVec[T]) watchLocked(_ int32, t *T) func() uint64 { return k.cellOf(t).state }
 
 func (g *histGroup) stateLocked(_ int32, h *Histogram) uint64        { return h.observations() }
 func (g *histGroup) watchLocked(_ int32, h *Histogram) func() uint64 { return h.observations }

@@ -645,7 +645,7 @@ func (g *histGroup) knowsLocked(id int32) bool {
 
 // removeLocked removes a vector's instance id, its statistics and its
 // buckets; its histogram is refreshed no more.
-func (g *histGroup) removeLocked(name string, id int32) {
+func (g *histGroup) removeLocked(name string, id int32, _ *Histogram) {
 	g.mu.Lock()
 	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.inst == name })
 	g.mu.Unlock()

@@ -49,44 +49,56 @@ const (
 // labelPayload returns the JSON object {"name":value} that PCP reads, with
 // no spaces, or an error naming the rule the label breaks.
 func labelPayload(subject string, l Label) ([]byte, error) {
-	subject = inside(subject, "label", l.Name)
+	what := func() string { return inside(subject, "label", l.Name) } // named only on failure: a vector labels its new values
 	if !validLabelName(l.Name) {
-		return nil, errorf(ErrName, subject, "a label name starts with a letter, then letters, digits and '_'")
+		return nil, errorf(ErrName, what(), "a label name starts with a letter, then letters, digits and '_'")
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(l.Value); err != nil {
-		return nil, errorf(ErrLabel, subject, "value is not JSON: %v", err)
+		return nil, errorf(ErrLabel, what(), "value is not JSON: %v", err)
 	}
 	value := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if _, ok := l.Value.(string); !ok { // a string encodes as one JSON string, flat and compact
+		var err error
+		if value, err = checkLabelValue(what, value); err != nil {
+			return nil, err
+		}
+	}
+	p := make([]byte, 0, len(l.Name)+len(value)+5)
+	p = append(p, `{"`...)
+	p = append(p, l.Name...)
+	p = append(p, `":`...)
+	p = append(p, value...)
+	p = append(p, '}')
+	if len(p) >= labelPayloadSize {
+		return nil, errorf(ErrTooLong, what(), "payload %s is %d bytes, more than %d", p, len(p), labelPayloadSize-1)
+	}
+	return p, nil
+}
+
+// checkLabelValue returns the JSON value of a label, compact, or an error
+// when PCP would garble its shape.
+func checkLabelValue(what func() string, value []byte) ([]byte, error) {
 	var shape any
 	if err := json.Unmarshal(value, &shape); err != nil || !flatLabel(shape, 0) {
-		return nil, errorf(ErrLabel, subject, "PCP garbles %s: a value is a scalar, an array of scalars, or a map of those", value)
+		return nil, errorf(ErrLabel, what(), "PCP garbles %s: a value is a scalar, an array of scalars, or a map of those", value)
 	}
 	// PCP flattens a map into name.key labels, and silently drops the
 	// whole label when a key is not a label name.
 	if m, ok := shape.(map[string]any); ok {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if !validLabelName(k) {
-				return nil, errorf(ErrLabel, subject, "map key %s: a key starts with a letter, then letters, digits and '_'", quote(k))
+				return nil, errorf(ErrLabel, what(), "map key %s: a key starts with a letter, then letters, digits and '_'", quote(k))
 			}
 		}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, value); err != nil {
-		return nil, errorf(ErrLabel, subject, "value is not JSON: %v", err)
+		return nil, errorf(ErrLabel, what(), "value is not JSON: %v", err)
 	}
-	p := make([]byte, 0, len(l.Name)+compact.Len()+5)
-	p = append(p, `{"`...)
-	p = append(p, l.Name...)
-	p = append(p, `":`...)
-	p = append(p, compact.Bytes()...)
-	p = append(p, '}')
-	if len(p) >= labelPayloadSize {
-		return nil, errorf(ErrTooLong, subject, "payload %s is %d bytes, more than %d", p, len(p), labelPayloadSize-1)
-	}
-	return p, nil
+	return compact.Bytes(), nil
 }
 
 // flatLabel reports whether a decoded label value has a shape PCP's label

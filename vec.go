@@ -179,8 +179,8 @@ type vecKind[T any] interface {
 	// makeLocked makes the instrument of a declared instance, bound to
 	// its values as soon as they have storage.
 	makeLocked(name string, id int32) *T
-	// removeLocked removes instance id and unbinds its instrument.
-	removeLocked(name string, id int32)
+	// removeLocked removes instance id and unbinds its instrument t.
+	removeLocked(name string, id int32, t *T)
 	// knowsLocked reports whether an indom of the vector still has
 	// instance id, live or removed (see indom.forget).
 	knowsLocked(id int32) bool
@@ -478,7 +478,7 @@ func (v *Vec[T]) Reset() {
 }
 
 func (v *Vec[T]) deleteLocked(name string) {
-	v.kind.removeLocked(name, v.ids[name])
+	v.kind.removeLocked(name, v.ids[name], v.all[name].t)
 	delete(v.all, name)
 	if len(v.order) > 2*len(v.all)+64 {
 		v.order = slices.DeleteFunc(v.order, func(o orderEntry[T]) bool { return v.all[o.name] != o.e })
@@ -541,11 +541,11 @@ func (v *Vec[T]) Labels() []string { return slices.Clone(v.labels) }
 // cellVec is the vecKind of the instruments with one value each:
 // counters, gauges and timers.
 type cellVec[T any] struct {
-	r     door
-	m     *metric
-	in    *indom // m's
-	mk    func() (*T, *cell)
-	cells map[int32]*cell // by instance id
+	r      door
+	m      *metric
+	in     *indom // m's
+	typ    Type
+	cellOf func(*T) *cell // the instrument's cell: no map by id to keep per instance
 }
 
 func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
@@ -553,8 +553,9 @@ func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
 }
 
 func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
-	t, c := k.mk()
-	k.cells[id] = c
+	t := new(T)
+	c := k.cellOf(t)
+	c.init(k.typ)
 	k.r.bindCellLocked(k.m, id, c)
 	return t
 }
@@ -563,31 +564,19 @@ func (k *cellVec[T]) knowsLocked(id int32) bool { return k.r.hasInstanceLocked(k
 
 func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
-func (k *cellVec[T]) removeLocked(_ string, id int32) {
-	k.r.unbindCellLocked(k.cells[id])
-	delete(k.cells, id)
+func (k *cellVec[T]) removeLocked(_ string, id int32, t *T) {
+	k.r.unbindCellLocked(k.cellOf(t))
 	k.r.removeInstrumentLocked(k.in, id)
 }
 
-// declareCellVec declares on d a vector of instruments of kind k, whose
-// cells cellOf returns.
+// declareCellVec declares on d, as one transaction, metric name over an
+// indom of its own and the vector of its instruments of kind k, whose
+// cells cellOf returns, with label names labels.
 func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Units, labels []string, cellOf func(*T) *cell) (*Vec[T], error) {
 	m, err := k.metric(name, help, units)
 	if err != nil {
 		return nil, err
 	}
-	return declareVec(d, m, labels, func() (*T, *cell) {
-		t := new(T)
-		c := cellOf(t)
-		c.init(k.typ)
-		return t, c
-	})
-}
-
-// declareVec declares on d metric m over an indom of its own, as one
-// transaction, and the vector of its instruments, made by mk, with label
-// names labels.
-func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *cell)) (*Vec[T], error) {
 	if err := checkVecLabels(m.Name, labels); err != nil {
 		return nil, err
 	}
@@ -609,7 +598,7 @@ func declareVec[T any](d Declarer, m Metric, labels []string, mk func() (*T, *ce
 	if err != nil {
 		return nil, err
 	}
-	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, in: in, mk: mk, cells: map[int32]*cell{}}))
+	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, in: in, typ: k.typ, cellOf: cellOf}))
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
