@@ -26,7 +26,7 @@ type door struct{ r *Registry }
 //   - declarations, one transaction of steps: declareLocked,
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstancesLocked,
-//     removeInstrumentLocked, hasInstanceLocked;
+//     removeInstrumentLocked, hasInstanceLocked, instanceIDLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, bindValueLocked, and for a
 //     vector's cells groupLocked, waitGroupLocked, valueLocked;
@@ -151,6 +151,16 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error)
 func (d door) hasInstanceLocked(in *indom, id int32) bool {
 	_, ok := in.index(id)
 	return ok
+}
+
+// instanceIDLocked returns the id of in's instance named name, live or
+// removed, if in has one.
+func (d door) instanceIDLocked(in *indom, name string) (int32, bool) {
+	i, ok := in.names.find(nameKey(name), in.instanceKey)
+	if !ok || in.Instances[i].Name != name {
+		return 0, false
+	}
+	return in.Instances[i].ID, true
 }
 
 // reserveLocked makes in, the indom of a vector of per values per

@@ -637,6 +637,12 @@ func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.boun
 // they would wrap onto other instances' buckets.
 func (g *histGroup) idSpace() int64 { return vecIDSpace / int64(len(g.bounds)) }
 
+// idOfLocked is the id of a vector's instance name in the statistics'
+// indom, whose instances are named as the vector's.
+func (g *histGroup) idOfLocked(name string) (int32, bool) {
+	return g.r.instanceIDLocked(g.statIndom, name)
+}
+
 // knowsLocked reports whether the statistics' or the buckets' indom still
 // has a vector's instance id.
 func (g *histGroup) knowsLocked(id int32) bool {

@@ -78,7 +78,6 @@ type Vec[T any] struct {
 	order []*vecEntry[T]
 	live  int
 	instanceIDs
-	pruneAt    int         // len(ids) at which pruneIDsLocked runs
 	labelled   bool        // instances still get PCP labels
 	unlabelled atomic.Bool // SetInstanceLabels(false)
 	expiry     expiry      // SetExpiry (expire.go)
@@ -187,8 +186,10 @@ type vecKind[T any] interface {
 	// removeLocked removes instance id and unbinds its instrument t.
 	removeLocked(name string, id int32, t *T)
 	// knowsLocked reports whether an indom of the vector still has
-	// instance id, live or removed (see indom.forget).
+	// instance id, live or removed (see indom.forget); idOfLocked returns
+	// the id of the instance named name there, if any.
 	knowsLocked(id int32) bool
+	idOfLocked(name string) (int32, bool)
 	// idSpace is the number of ids the vector's instances may have, from
 	// 0 (see instanceIDs.idLocked).
 	idSpace() int64
@@ -319,7 +320,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	if limit := v.limit.Load(); int64(v.live) >= limit {
 		return nil, v.refuseLocked(dropLimit, errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector holds its limit of %d instances (see SetLimit)", limit))
 	}
-	id, seen := v.ids[name]
+	id, seen := v.kind.idOfLocked(name)
 	if !seen {
 		if id, ok = v.idLocked(name, v.kind.idSpace()); !ok {
 			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
@@ -358,21 +359,16 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 }
 
 // pruneIDsLocked forgets the ids of deleted instances that no indom of
-// the vector has any more, once ids holds twice what it held after the
-// last pruning, and 64 (instanceIDs.forgetIDLocked). An id is kept
+// the vector has any more, once given holds twice what it held after the
+// last pruning, and 64 (instanceIDs.forgetIDsLocked). An id is kept
 // while an indom has it, so that an instance's values keep one id in
 // every indom, and its name no other.
 func (v *Vec[T]) pruneIDsLocked() {
-	if len(v.ids) < max(v.pruneAt, 64) {
+	if len(v.given) < max(v.pruneAt, 64) || len(v.given) == v.live { // every id given is a live value's
 		return
 	}
-	holds := min(int(v.limit.Load()), v.r.instanceCapLocked())
-	for name, id := range v.ids {
-		if !v.kind.knowsLocked(id) { // an instance no indom has is not live
-			v.forgetIDLocked(name, id, holds)
-		}
-	}
-	v.pruneAt = 2 * len(v.ids)
+	v.forgetIDsLocked(v.kind.knowsLocked, min(int(v.limit.Load()), v.r.instanceCapLocked()))
+	v.pruneAt = 2 * len(v.given)
 }
 
 // insertLocked makes e, new in v.order, visible to lock-free readers: in
@@ -616,6 +612,8 @@ func (k *cellVec[T]) unbindLocked() {
 }
 
 func (k *cellVec[T]) knowsLocked(id int32) bool { return k.r.hasInstanceLocked(k.in, id) }
+
+func (k *cellVec[T]) idOfLocked(name string) (int32, bool) { return k.r.instanceIDLocked(k.in, name) }
 
 func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
