@@ -637,16 +637,15 @@ func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.boun
 // they would wrap onto other instances' buckets.
 func (g *histGroup) idSpace() int64 { return vecIDSpace / int64(len(g.bounds)) }
 
-// idOfLocked is the id of a vector's instance name in the statistics'
-// indom, whose instances are named as the vector's.
+// idOfLocked and nameOfLocked are of the statistics' indom, whose
+// instances are the vector's: the buckets' indom forgets its removed
+// instances no later than it (indom.forgetsRemoved), since it has as many
+// per instance or more.
 func (g *histGroup) idOfLocked(name string) (int32, bool) {
 	return g.r.instanceIDLocked(g.statIndom, name)
 }
-
-// knowsLocked reports whether the statistics' or the buckets' indom still
-// has a vector's instance id.
-func (g *histGroup) knowsLocked(id int32) bool {
-	return g.r.hasInstanceLocked(g.statIndom, id) || g.r.hasInstanceLocked(g.bucketIn, g.bucketID(id, 0))
+func (g *histGroup) nameOfLocked(id int32) (string, bool) {
+	return g.r.instanceNameLocked(g.statIndom, id)
 }
 
 // removeLocked removes a vector's instance id, its statistics and its
@@ -852,5 +851,6 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	v.limit.Store(int64(g.limit))
 	g.r.followLimitLocked(g.statIndom, &v.limit, 1)
 	g.r.followLimitLocked(g.bucketIn, &v.limit, len(g.bounds))
+	g.r.forgetsLocked(g.statIndom, v.forgotLocked)
 	return v
 }

@@ -185,11 +185,11 @@ type vecKind[T any] interface {
 	makeLocked(name string, id int32) *vecEntry[T]
 	// removeLocked removes instance id and unbinds its instrument t.
 	removeLocked(name string, id int32, t *T)
-	// knowsLocked reports whether an indom of the vector still has
-	// instance id, live or removed (see indom.forget); idOfLocked returns
-	// the id of the instance named name there, if any.
-	knowsLocked(id int32) bool
+	// idOfLocked and nameOfLocked return the id of the instance named
+	// name, and the name of instance id, in the vector's indom (a
+	// histogram's statistics'), live or removed, if it has them.
 	idOfLocked(name string) (int32, bool)
+	nameOfLocked(id int32) (string, bool)
 	// idSpace is the number of ids the vector's instances may have, from
 	// 0 (see instanceIDs.idLocked).
 	idSpace() int64
@@ -221,7 +221,7 @@ func checkVecLabels(metric string, labels []string) error {
 // names labels, checked by checkVecLabels.
 func newVec[T any](r door, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
-		instanceIDs: newInstanceIDs(), labelled: true}
+		labelled: true}
 	v.limit.Store(DefaultVecLimit)
 	r.vecLabelsLocked(serial, v.labels)
 	v.table.Store(newVecTable[T](0))
@@ -322,7 +322,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	id, seen := v.kind.idOfLocked(name)
 	if !seen {
-		if id, ok = v.idLocked(name, v.kind.idSpace()); !ok {
+		if id, ok = v.idLocked(name, v.kind.idSpace(), v.kind.nameOfLocked); !ok {
 			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
 		}
 	}
@@ -335,8 +335,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	})
 	added = added && err == nil
 	if added && !seen {
-		v.gaveLocked(name, id, v.kind.idSpace())
-		v.pruneIDsLocked()
+		v.gaveLocked(id, v.kind.idSpace())
 	}
 	if err != nil {
 		reason := dropRefused
@@ -358,17 +357,10 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	return e.t, nil
 }
 
-// pruneIDsLocked forgets the ids of deleted instances that no indom of
-// the vector has any more, once given holds twice what it held after the
-// last pruning, and 64 (instanceIDs.forgetIDsLocked). An id is kept
-// while an indom has it, so that an instance's values keep one id in
-// every indom, and its name no other.
-func (v *Vec[T]) pruneIDsLocked() {
-	if len(v.given) < max(v.pruneAt, 64) || len(v.given) == v.live { // every id given is a live value's
-		return
-	}
-	v.forgetIDsLocked(v.kind.knowsLocked, min(int(v.limit.Load()), v.r.instanceCapLocked()))
-	v.pruneAt = 2 * len(v.given)
+// forgotLocked records that the vector's indom forgot inst (see
+// instanceIDs.forgotLocked).
+func (v *Vec[T]) forgotLocked(inst Instance) {
+	v.instanceIDs.forgotLocked(inst, min(int(v.limit.Load()), v.r.instanceCapLocked()))
 }
 
 // insertLocked makes e, new in v.order, visible to lock-free readers: in
@@ -611,9 +603,8 @@ func (k *cellVec[T]) unbindLocked() {
 	}
 }
 
-func (k *cellVec[T]) knowsLocked(id int32) bool { return k.r.hasInstanceLocked(k.in, id) }
-
 func (k *cellVec[T]) idOfLocked(name string) (int32, bool) { return k.r.instanceIDLocked(k.in, name) }
+func (k *cellVec[T]) nameOfLocked(id int32) (string, bool) { return k.r.instanceNameLocked(k.in, id) }
 
 func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
@@ -655,6 +646,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](cv))
 	cv.v = v
 	r.groupLocked(cv)
+	r.forgetsLocked(in, v.forgotLocked)
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
