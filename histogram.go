@@ -650,9 +650,9 @@ func (g *histGroup) nameOfLocked(id int32) (string, bool) {
 
 // removeLocked removes a vector's instance id, its statistics and its
 // buckets; its histogram is refreshed no more.
-func (g *histGroup) removeLocked(name string, id int32, _ *Histogram) {
+func (g *histGroup) removeLocked(id int32, h *Histogram) {
 	g.mu.Lock()
-	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.inst == name })
+	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.h == h })
 	g.mu.Unlock()
 	g.r.removeInstrumentLocked(g.statIndom, id)
 	for i := range g.bounds {
@@ -663,7 +663,7 @@ func (g *histGroup) removeLocked(name string, id int32, _ *Histogram) {
 // makeLocked makes the histogram of an instance, whose values are bound as
 // soon as they have storage. Called with the registry's lock held.
 func (g *histGroup) makeLocked(name string, id int32) *vecEntry[Histogram] {
-	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id), name: name, id: id}
+	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id), id: id}
 }
 
 // makeOneLocked is makeLocked's histogram, or the one of a histogram

@@ -110,16 +110,9 @@ type vecEntry[T any] struct {
 	values []string // in inline when they fit, in the entry's memory
 	h      uint64   // canon.Hash(values)
 	t      *T
-	name   string      // the instance's
-	id     int32       // the instance's
+	id     int32       // the instance's, whose name is its indom's (vecKind.nameOfLocked)
 	dead   atomic.Bool // deleted: lookups pass it by
 	inline [3]string
-
-	// Under the registry's lock, for expiry sweeps (expire.go): the
-	// state the last sweep saw, and when a sweep first saw it (Unix ns, 0
-	// before any).
-	state uint64
-	seen  int64
 }
 
 // newVecTable returns an empty table with room for n entries.
@@ -179,12 +172,12 @@ type vecKind[T any] interface {
 	// what a previous call added; added reports whether the instance is
 	// now in the vector's instance domain, even when err is not nil.
 	declareLocked(name string, id int32) (added bool, err error)
-	// makeLocked returns the entry of a declared instance, its name, id
-	// and instrument set, the instrument bound to its values as soon as
-	// they have storage.
+	// makeLocked returns the entry of a declared instance, its id and
+	// instrument set, the instrument bound to its values as soon as they
+	// have storage.
 	makeLocked(name string, id int32) *vecEntry[T]
 	// removeLocked removes instance id and unbinds its instrument t.
-	removeLocked(name string, id int32, t *T)
+	removeLocked(id int32, t *T)
 	// idOfLocked and nameOfLocked return the id of the instance named
 	// name, and the name of instance id, in the vector's indom (a
 	// histogram's statistics'), live or removed, if it has them.
@@ -457,7 +450,8 @@ func (v *Vec[T]) Reset() {
 // pass it by, in the table until it is rebuilt, in v.order until it is
 // compacted (tidyLocked).
 func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
-	v.kind.removeLocked(e.name, e.id, e.t)
+	v.kind.removeLocked(e.id, e.t)
+	delete(v.expiry.seen, e.id)
 	e.dead.Store(true)
 	v.live--
 	v.table.Load().dead++ // every live entry is in the table
@@ -504,7 +498,8 @@ func (v *Vec[T]) Instances() []string {
 	names := make([]string, 0, v.live)
 	for _, e := range v.order {
 		if !e.dead.Load() {
-			names = append(names, e.name)
+			name, _ := v.kind.nameOfLocked(e.id)
+			names = append(names, name)
 		}
 	}
 	return names
@@ -549,9 +544,9 @@ func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
 	return k.r.declareInstancesLocked(k.in, Instance{ID: id, Name: name})
 }
 
-func (k *cellVec[T]) makeLocked(name string, id int32) *vecEntry[T] {
+func (k *cellVec[T]) makeLocked(_ string, id int32) *vecEntry[T] {
 	o := new(cellEntry[T])
-	o.vecEntry = vecEntry[T]{t: &o.own, name: name, id: id}
+	o.vecEntry = vecEntry[T]{t: &o.own, id: id}
 	c := k.cellOf(o.t)
 	c.init(k.typ)
 	if v := k.r.valueLocked(k.m, id); v != nil {
@@ -608,7 +603,7 @@ func (k *cellVec[T]) nameOfLocked(id int32) (string, bool) { return k.r.instance
 
 func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
-func (k *cellVec[T]) removeLocked(_ string, id int32, t *T) {
+func (k *cellVec[T]) removeLocked(id int32, t *T) {
 	k.cellOf(t).unbind()
 	k.r.removeInstrumentLocked(k.in, id)
 }
@@ -668,6 +663,14 @@ type expiry struct {
 	hooked  bool         // the sweeps are in the registry's start and close hooks
 	timer   *time.Timer  // the next sweep, nil when none is scheduled
 	expired []watched    // instruments expired at the last sweep, watched for late updates
+	// seen is, by live instance id, the state the last sweep saw and
+	// when a sweep first saw it (Unix ns): kept only while sweeps run.
+	seen map[int32]swept
+}
+
+type swept struct {
+	state uint64
+	at    int64
 }
 
 // watched is an expired instrument's state, read, and as it was at its
