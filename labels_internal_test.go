@@ -10,7 +10,7 @@ import (
 )
 
 // A string label value skips the shape check and compaction, which a
-// JSON string needs neither, and a plain one the encoder (labelJSON): its
+// JSON string needs neither, and a plain one the encoder (plainJSON): its
 // payload is the one the checked path makes, and encoding/json's, for
 // every byte it escapes or replaces and every printable one.
 func TestLabelPayloadStringAsChecked(t *testing.T) {

@@ -342,7 +342,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	e := v.kind.makeLocked(name, id)
 	e.h = h
 	e.values = append(e.inline[:0:min(len(values), len(e.inline))], values...) // a lookup then reads one object
-	v.order = append(v.order, e)
+	v.order = appendGrown(v.order, e)
 	v.live++
 	v.labelLocked(id, e.values)
 	v.insertLocked(e)
@@ -554,7 +554,7 @@ func (k *cellVec[T]) makeLocked(_ string, id int32) *vecEntry[T] {
 		if len(k.waiting) == 0 {
 			k.r.waitGroupLocked(k)
 		}
-		k.waiting = append(k.waiting, &o.vecEntry)
+		k.waiting = appendGrown(k.waiting, &o.vecEntry)
 	}
 	return &o.vecEntry
 }
@@ -643,6 +643,17 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	r.forgetsLocked(in, v.forgotLocked)
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
+}
+
+// appendGrown appends x to s, growing s to twice its length, and at least
+// 8, when full: append grows a short slice one size at a time and a long
+// one by a quarter, so a vector's lists, grown one value at a time, would
+// be allocated many times over.
+func appendGrown[E any](s []E, x E) []E {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 8))
+	}
+	return append(s, x)
 }
 
 // keys returns the keys of m, sorted.
