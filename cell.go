@@ -13,8 +13,16 @@ import (
 type cell struct {
 	v    atomic.Pointer[Value]
 	heap Value
-	mem  [valueMetricOff / 8]uint64 // the value and its extra word: all a Value reads of its record
+	mem  [1]uint64 // the value word: all a Value of a cell's types (numbers, not String nor Elapsed) reads of its record
+	// moves counts the moves of what mem holds into the file (carryMem,
+	// unbind): done in the high 32 bits, in progress in the low. A read
+	// of both places (read) during one would find the value in neither,
+	// or in both: it retries.
+	moves atomic.Uint64
 }
+
+// moveDone ends a move begun by moves.Add(1).
+const moveDone = 1<<32 - 1
 
 func (c *cell) init(t Type) {
 	c.heap = Value{p: unsafe.Pointer(&c.mem[0]), typ: t, word64: t == Uint64 || t == Int64}
@@ -44,24 +52,34 @@ func (c *cell) carryMem() {
 	if v == &c.heap {
 		return
 	}
+	c.moves.Add(1)
 	bits := atomic.SwapUint64(&c.mem[0], 0)
-	if bits == 0 {
-		return
+	if moveHook != nil {
+		moveHook()
 	}
-	if c.heap.typ == Double {
+	switch {
+	case bits == 0:
+	case c.heap.typ == Double:
 		v.AddFloat(math.Float64frombits(bits))
-	} else {
+	default:
 		v.Add(int64(bits))
 	}
+	c.moves.Add(moveDone)
 }
+
+// moveHook, when tests set it, is called in the middle of a move
+// (carryMem), what the memory held taken and not yet in the file.
+var moveHook func()
 
 // unbind points the cell back at its own memory, holding the value's last
 // state, for a registry closing: updates from now on stay in memory.
 func (c *cell) unbind() {
 	c.carryMem()
 	if v := c.v.Load(); v != &c.heap {
+		c.moves.Add(1)
 		atomic.StoreUint64(&c.mem[0], atomic.LoadUint64(v.u64()))
 		c.v.Store(&c.heap)
+		c.moves.Add(moveDone)
 	}
 }
 
@@ -76,8 +94,8 @@ func (c *cell) set(n int64) {
 
 func (c *cell) value() *Value { return c.v.Load() }
 
-// add adds n to the value's word and load reads it: the fast paths of the
-// integer instruments, which keep the value live as its methods do (see
+// add adds n to the value's word: the fast path of the integer
+// instruments, which keeps the value live as its methods do (see
 // Value.ptr).
 func (c *cell) add(n uint64) {
 	v := c.v.Load()
@@ -85,20 +103,32 @@ func (c *cell) add(n uint64) {
 	runtime.KeepAlive(v)
 }
 
-func (c *cell) load() uint64 {
-	v := c.v.Load()
-	n := atomic.LoadUint64(v.u64())
-	runtime.KeepAlive(v)
-	return n
+// total is read's sum, an integer instrument's value.
+func (c *cell) total() uint64 {
+	w, p := c.read()
+	return w + p
 }
 
-// pending is what the cell's own memory holds once bound: updates not yet
-// carried into the file.
-func (c *cell) pending() uint64 {
-	if c.v.Load() == &c.heap {
-		return 0
+// read returns the value's word and what the cell's own memory holds
+// once bound, updates not yet carried into the file: together, the
+// instrument's value, read with no move between them.
+func (c *cell) read() (word, pending uint64) {
+	for {
+		m := c.moves.Load()
+		if uint32(m) == 0 {
+			v := c.v.Load()
+			word = atomic.LoadUint64(v.u64())
+			runtime.KeepAlive(v)
+			pending = 0
+			if v != &c.heap {
+				pending = atomic.LoadUint64(&c.mem[0])
+			}
+			if c.moves.Load() == m {
+				return word, pending
+			}
+		}
+		runtime.Gosched()
 	}
-	return atomic.LoadUint64(&c.mem[0])
 }
 
 // unbindCells points every instrument back at its own memory, before the

@@ -47,7 +47,7 @@ func (c *Counter) Get() uint64 {
 	if c == nil {
 		return 0
 	}
-	return c.cell.load() + c.cell.pending()
+	return c.cell.total()
 }
 
 // NewCounterVec declares a vector of counters on r (Default when nil), one per

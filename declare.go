@@ -27,10 +27,10 @@ type door struct{ r *Registry }
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstancesLocked,
 //     removeInstrumentLocked, instanceIDLocked,
-//     instanceNameLocked, forgetsLocked;
+//     instanceNameLocked, linkVecLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, bindValueLocked, and for a
-//     vector's cells groupLocked, waitGroupLocked, valueLocked;
+//     vector's cells waitGroupLocked, valueLocked;
 //   - a vector's room in its file, labels and limits: reserveLocked,
 //     followLimitLocked, vecLabelsLocked, labelInstanceLocked,
 //     instanceCapLocked;
@@ -48,10 +48,8 @@ func (d door) addAutoIndomLocked(key, help string, names []string) (*indom, uint
 func (d door) addMetricLocked(m Metric) (*metric, error)   { return d.r.addMetricLocked(m, keepDeclared) }
 func (d door) bindCellLocked(m *metric, id int32, c *cell) { d.r.bindCellLocked(m, id, c) }
 
-// groupLocked makes g's cells unbound at Close; waitGroupLocked wakes g
-// (cellGroup.wakeLocked) at Start and after each publication until none
-// of its cells waits.
-func (d door) groupLocked(g cellGroup)     { d.r.groups = append(d.r.groups, g) }
+// waitGroupLocked wakes g (cellGroup.wakeLocked) at Start and after each
+// publication until none of its cells waits.
 func (d door) waitGroupLocked(g cellGroup) { d.r.waitingGroups = append(d.r.waitingGroups, g) }
 
 // valueLocked returns the handle of m's value for instance id (0 when
@@ -163,13 +161,29 @@ func (d door) instanceNameLocked(in *indom, id int32) (string, bool) {
 	return "", false
 }
 
-// forgetsLocked calls forgot with each removed instance of in that in
-// forgets (forgetRemovedLocked), as it forgets it.
-func (d door) forgetsLocked(in *indom, forgot func(Instance)) {
-	if d.r.forgets == nil {
-		d.r.forgets = map[*indom]func(Instance){}
+// linkVecLocked links the registry to the vector over in, declared
+// within the transaction in progress, if any, and unlinked should it be
+// undone: forgot is called with each removed instance of in that in
+// forgets (forgetRemovedLocked), as it forgets it; g, unless nil, is the
+// vector's cells, unbound at Close.
+func (d door) linkVecLocked(in *indom, g cellGroup, forgot func(Instance)) {
+	r := d.r
+	if r.forgets == nil {
+		r.forgets, r.groups = map[*indom]func(Instance){}, map[*indom]cellGroup{}
 	}
-	d.r.forgets[in] = forgot
+	r.forgets[in] = forgot
+	if g != nil {
+		r.groups[in] = g
+	}
+	if j := &r.journal; j.open {
+		j.undo = append(j.undo, step{undo: (*Registry).unlinkVecLocked, in: in})
+	}
+}
+
+// unlinkVecLocked undoes linkVecLocked of the vector over s.in.
+func (r *Registry) unlinkVecLocked(s step) {
+	delete(r.forgets, s.in)
+	delete(r.groups, s.in)
 }
 
 // reserveLocked makes in, the indom of a vector of per values per

@@ -61,7 +61,7 @@ func TestDropReasons(t *testing.T) {
 					if reason == c.reason {
 						want = 1
 					}
-					assert.Equal(t, want, r.drops[reason].load(), "drops counted as %q", dropNames[reason])
+					assert.Equal(t, want, r.drops[reason].total(), "drops counted as %q", dropNames[reason])
 				}
 			})
 		}

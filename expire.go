@@ -132,7 +132,7 @@ func (v *Vec[T]) sweepLocked(now time.Time) {
 
 // state is what a sweep compares of a cell: its value, with what waits
 // to be carried into the file.
-func (c *cell) state() uint64 { return c.load() + c.pending() }
+func (c *cell) state() uint64 { return c.total() }
 
 // observations is the histogram's count of observations, which a sweep
 // compares.

@@ -38,6 +38,7 @@ func (r *Registry) Gather(visit func(*Family)) {
 	if r.state == closed {
 		return
 	}
+	r.carryReboundLocked()
 	cells := r.waitingCellsLocked()
 	var hidden map[*metric]bool // shown in a reader's Family, as a histogram's .count and .sum
 	readers := map[*metric]valueReader{}

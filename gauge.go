@@ -46,7 +46,8 @@ func (g *Gauge) Get() float64 {
 	if g == nil {
 		return 0
 	}
-	return g.cell.value().Float() + math.Float64frombits(g.cell.pending())
+	w, p := g.cell.read()
+	return math.Float64frombits(w) + math.Float64frombits(p)
 }
 
 // NewGaugeVec declares a vector of float64 gauges on r (Default when nil), one per

@@ -107,9 +107,21 @@ func (r *Registry) scheduleLocked() {
 }
 
 // unpublishedLocked reports whether a part has declarations its file does
-// not show yet, or no file.
+// not show yet, or no file, or cells bound lately may hold updates the
+// file lacks (rebound): the timer's publications carry those, twice, even
+// when nothing else is declared.
 func (r *Registry) unpublishedLocked() bool {
-	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.dirty || p.file == nil })
+	return len(r.rebound[0])+len(r.rebound[1]) > 0 || slices.ContainsFunc(r.parts, func(p *part) bool { return p.dirty || p.file == nil })
+}
+
+// carryReboundLocked carries into the file what updates racing the
+// binding of their cells left in the cells' own memory (rebound).
+func (r *Registry) carryReboundLocked() {
+	for _, cs := range r.rebound {
+		for _, c := range cs {
+			c.carry()
+		}
+	}
 }
 
 // startPartLocked gives the part's metrics their items and values their
@@ -190,11 +202,7 @@ func (r *Registry) publishPartsLocked(unlock bool) error {
 		return nil
 	}
 	r.urgent = false
-	for _, cs := range r.rebound {
-		for _, c := range cs {
-			c.carry()
-		}
-	}
+	r.carryReboundLocked()
 	clear(r.rebound[1])
 	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
 	r.forgetRemovedLocked()

@@ -123,6 +123,65 @@ func TestUpdateRacingBindCarried(t *testing.T) {
 	assert.EqualValues(t, 3, mustValue(t, r, "c", "k=a").Int())
 }
 
+// TestUpdateRacingBindReachesPCP: an update racing its cell's binding,
+// left in the cell's own memory, reaches the file, where PCP reads it,
+// within a few PublishDelays though nothing is declared or published
+// after (it waited for the next publication, which might never come), and
+// Snapshot shows it at once.
+func TestUpdateRacingBindReachesPCP(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("racingbind", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: 10 * time.Millisecond})
+	defer r.Close()
+	v := NewCounterVec(r, "c", "", Count, "k")
+	c := v.With("a")
+	stale := c.cell.v.Load() // an update's load, before Start binds the cell
+	require.NoError(t, r.Start())
+	atomic.AddUint64(stale.u64(), 2) // and its add, after
+	c.Inc()
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	for _, m := range snap {
+		if m.Name == "c" {
+			assert.EqualValues(t, uint64(3), m.Values[0].Value, "Snapshot")
+		}
+	}
+	file := mustValue(t, r, "c", "k=a")
+	require.Eventually(t, func() bool { return file.Int() == 3 }, 5*time.Second, time.Millisecond, "the file's value: %d", file.Int())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	assert.Nil(t, r.pending, "the timer stops once the cells are carried")
+}
+
+// TestCellReadAcrossMove: a read of a cell (Get) while what its memory
+// holds moves into the file finds it in one of the two places, never in
+// neither: the move takes it from the memory before it adds it to the
+// file.
+func TestCellReadAcrossMove(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("cellmove", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	defer r.Close()
+	c := NewCounter(r, "c", "", Count)
+	stale := c.cell.v.Load()
+	require.NoError(t, r.Start())
+	c.Inc()
+	atomic.AddUint64(stale.u64(), 2) // pending in the cell's memory
+	require.EqualValues(t, 3, c.Get())
+	entered, release := make(chan struct{}), make(chan struct{})
+	moveHook = func() { close(entered); <-release }
+	defer func() { moveHook = nil }()
+	go c.cell.carry()
+	<-entered
+	got := make(chan uint64)
+	go func() { got <- c.Get() }()
+	select {
+	case n := <-got:
+		t.Fatalf("Get returned %d in the middle of a move", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	assert.EqualValues(t, 3, <-got)
+}
+
 // TestNoPublicationAfterClose: a publisher (Flush, the timer) that waits
 // for the publication in progress lets the registry's lock go, and Close
 // may take it first and close the registry: the publisher must then

@@ -44,7 +44,7 @@ func (g *IntGauge) Get() int64 {
 	if g == nil {
 		return 0
 	}
-	return int64(g.cell.load() + g.cell.pending())
+	return int64(g.cell.total())
 }
 
 // NewIntGaugeVec declares a vector of integer gauges on r (Default when nil), one per

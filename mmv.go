@@ -107,12 +107,13 @@ type Registry struct {
 	path    string             // the first file's, once started
 	waiting []waiter           // instruments waiting for storage (growth.go)
 	cells   map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
-	// groups are the vectors' cells, each group unbound at Close, and
-	// waitingGroups those with cells waiting for storage (growth.go).
-	groups, waitingGroups []cellGroup
-	// forgets tells the vectors which instances their indoms forget
-	// (door.forgetsLocked).
-	forgets map[*indom]func(Instance)
+	// groups are the vectors' cells, by indom, each group unbound at
+	// Close, and waitingGroups those with cells waiting for storage
+	// (growth.go); forgets tells the vectors which instances their indoms
+	// forget (door.linkVecLocked).
+	groups        map[*indom]cellGroup
+	waitingGroups []cellGroup
+	forgets       map[*indom]func(Instance)
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)

@@ -84,6 +84,7 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 			}
 		})
 	}
+	r.carryReboundLocked()
 	cells := r.waitingCellsLocked()
 	inst := r.instanceLabelsLocked(true)
 	out := make([]MetricSnapshot, 0, len(r.metrics))

@@ -60,7 +60,7 @@ func (t *Timer) Get() time.Duration {
 	if t == nil {
 		return 0
 	}
-	return time.Duration(t.cell.load() + t.cell.pending())
+	return time.Duration(t.cell.total())
 }
 
 // Timing is one piece of work being timed, from Timer.Start to Stop. It is

@@ -639,8 +639,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	cv := &cellVec[T]{r: r, m: mt, in: in, typ: k.typ, cellOf: cellOf}
 	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](cv))
 	cv.v = v
-	r.groupLocked(cv)
-	r.forgetsLocked(in, v.forgotLocked)
+	r.linkVecLocked(in, cv, v.forgotLocked)
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
