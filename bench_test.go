@@ -1,6 +1,9 @@
 package mmv
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -122,5 +125,49 @@ func BenchmarkValue(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkBuildStart builds and starts the registries of
+// compare/BenchmarkStart in process, so that -cpuprofile and -memprofile
+// show where the low-level API's time goes: 1,000 metrics over an indom of
+// 10 instances, and one metric over 10,000. Names are made with
+// fmt.Sprintf in the loop, as a program (and compare/startbench) makes
+// them. "build" is NewRegistry and the declarations; "start" adds Start
+// and Close. Errors are checked without require, whose t.Helper walks the
+// stack at every call and would be a tenth of the profile.
+func BenchmarkBuildStart(b *testing.B) {
+	for _, s := range []struct {
+		name               string
+		metrics, instances int
+	}{{"metrics", 1000, 10}, {"instances", 1, 10000}} {
+		for _, phase := range []string{"build", "start"} {
+			b.Run(s.name+"/"+phase, func(b *testing.B) {
+				dir := b.TempDir()
+				opts := &Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1}
+				b.ReportAllocs()
+				for b.Loop() {
+					r := NewRegistry("start", opts)
+					insts := make([]Instance, s.instances)
+					for j := range insts {
+						insts[j] = Instance{ID: int32(j), Name: fmt.Sprintf("inst%d", j)}
+					}
+					err := r.AddIndom(Indom{Serial: 1, ShortHelp: "Instances", Instances: insts})
+					for j := 0; j < s.metrics && err == nil; j++ {
+						err = r.AddMetric(Metric{Name: fmt.Sprintf("metric%d", j), Item: uint32(j + 1), Type: Uint64,
+							Semantics: SemCounter, Units: Count, Indom: 1, ShortHelp: "A metric"})
+					}
+					if phase == "start" && err == nil {
+						startOrSkip(b, r)
+						if err = r.Close(); err == nil {
+							err = os.Remove(filepath.Join(dir, "start"))
+						}
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
