@@ -18,9 +18,9 @@ type plan struct {
 	instOff    [][]int64 // per indom, per instance
 	metricOff  []int64   // per metric
 	metricInst [][]int64 // per metric: its indom's instOff, nil when singular
-	instName   [][]int64 // v2/v3: per indom, per instance
+	instName   [][]int64 // v2/v3: per indom, per instance; nil in v1, whose names are inline
 	metricName []int64   // v2/v3: per metric
-	valueStr   []int64   // per value slot: the string record of a String value
+	valueStr   []int64   // per value slot: the string record of a String value; empty without String metrics
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
 	indomAt    map[*indom]int   // index in the part's indoms
@@ -86,10 +86,14 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	}
 	pl.instName = sized(pl.instName, len(p.indoms))
 	for i, in := range p.indoms {
+		if !v2 {
+			pl.instName[i] = nil
+			continue
+		}
 		names := sized(pl.instName[i], len(in.Instances))
 		for j := range names {
 			names[j] = -1
-			if !v2 || in.removed[j] {
+			if in.removed[j] {
 				continue
 			}
 			if !in.shares {
@@ -104,14 +108,11 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	for i := range p.metrics {
 		pl.metricName[i] = str(v2)
 	}
-	pl.valueStr = sized(pl.valueStr, len(p.slots))
-	if slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String }) {
+	pl.valueStr = pl.valueStr[:0]
+	if p.strings > 0 {
+		pl.valueStr = sized(pl.valueStr, len(p.slots))
 		for i := range p.slots {
 			pl.valueStr[i] = str(p.typeOf(i) == String)
-		}
-	} else {
-		for i := range pl.valueStr {
-			pl.valueStr[i] = -1
 		}
 	}
 	pl.metricHelp = sized(pl.metricHelp, len(p.metrics))
@@ -162,19 +163,19 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		at(&pl.indomHelp[i][0])
 		at(&pl.indomHelp[i][1])
 	}
-	inst := 0
+	next, size := pl.record(secInstances, 0), int64(recordSize(secInstances, version))
 	pl.indomOff = sized(pl.indomOff, len(p.indoms))
 	pl.firstInst = sized(pl.firstInst, len(p.indoms))
 	pl.instOff = sized(pl.instOff, len(p.indoms))
 	for i, in := range p.indoms {
 		pl.indomOff[i] = pl.record(secIndoms, i)
-		pl.firstInst[i] = pl.record(secInstances, inst)
+		pl.firstInst[i] = next
 		offs := sized(pl.instOff[i], len(in.Instances))
 		for j := range offs {
 			offs[j] = 0
 			if !in.removed[j] {
-				offs[j] = pl.record(secInstances, inst)
-				inst++
+				offs[j] = next
+				next += size
 			}
 		}
 		pl.instOff[i] = offs
@@ -218,12 +219,17 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putIndom(at(pl.indomOff[i]), in.Serial, uint32(in.live), uint64(pl.firstInst[i]),
 			uint64(pl.indomHelp[i][0]), uint64(pl.indomHelp[i][1]))
 		putStrings(b, pl.indomHelp[i][:], in.ShortHelp, in.LongHelp)
+		offs, names, indomOff := pl.instOff[i], pl.instName[i], uint64(pl.indomOff[i])
 		for j, inst := range in.Instances {
 			if in.removed[j] {
 				continue
 			}
-			putInstance(at(pl.instOff[i][j]), pl.version, uint64(pl.indomOff[i]), inst.ID, inst.Name, uint64(pl.instName[i][j]))
-			putStrings(b, pl.instName[i][j:j+1], inst.Name)
+			if names == nil { // v1: the name inline
+				putInstance(at(offs[j]), pl.version, indomOff, inst.ID, inst.Name, 0)
+				continue
+			}
+			putInstance(at(offs[j]), pl.version, indomOff, inst.ID, inst.Name, uint64(names[j]))
+			putStrings(b, names[j:j+1], inst.Name)
 		}
 	}
 	for i, m := range p.metrics {
@@ -251,7 +257,11 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		if insts := pl.metricInst[m]; insts != nil {
 			instOff = insts[o.inst]
 		}
-		putValue(rec, uint64(pl.metricOff[m]), uint64(instOff), uint64(pl.valueStr[s]))
+		var str int64
+		if len(pl.valueStr) > 0 {
+			str = pl.valueStr[s]
+		}
+		putValue(rec, uint64(pl.metricOff[m]), uint64(instOff), uint64(str))
 	}
 	for i, l := range pl.labels {
 		identity, instance := l.target(p)
