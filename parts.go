@@ -68,7 +68,11 @@ func (p *part) joinMetric(m *metric, d int) {
 		p.singular += d
 		return
 	}
-	i, ok := p.overAt[m.indom]
+	i, ok := len(p.byIndom)-1, len(p.byIndom) > 0 && p.byIndom[len(p.byIndom)-1].in == m.indom
+	if !ok {
+		// Not the last list's: metrics over one indom mostly come in a row.
+		i, ok = p.overAt[m.indom]
+	}
 	if !ok {
 		if p.overAt == nil {
 			p.overAt = make(map[*indom]int)
