@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -137,10 +138,7 @@ func BenchmarkValue(b *testing.B) {
 // and Close. Errors are checked without require, whose t.Helper walks the
 // stack at every call and would be a tenth of the profile.
 func BenchmarkBuildStart(b *testing.B) {
-	for _, s := range []struct {
-		name               string
-		metrics, instances int
-	}{{"metrics", 1000, 10}, {"instances", 1, 10000}} {
+	for _, s := range startScenarios {
 		for _, phase := range []string{"build", "start"} {
 			b.Run(s.name+"/"+phase, func(b *testing.B) {
 				dir := b.TempDir()
@@ -169,5 +167,38 @@ func BenchmarkBuildStart(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// startScenarios are compare/BenchmarkStart's registries.
+var startScenarios = []struct {
+	name               string
+	metrics, instances int
+}{{"metrics", 1000, 10}, {"instances", 1, 10000}}
+
+// BenchmarkStartEncode is what Start does in memory, without the file:
+// the slots, the plan and the encoding of BenchmarkBuildStart's
+// registries into a zeroed buffer, as the file layer gives one.
+func BenchmarkStartEncode(b *testing.B) {
+	for _, s := range startScenarios {
+		b.Run(s.name, func(b *testing.B) {
+			r := allocRegistry(b, b.TempDir(), s.metrics, s.instances)
+			p := r.parts[0]
+			version, err := r.version(p)
+			require.NoError(b, err)
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				p.assignItems()
+				p.makeSlots()
+				p.stride = valueSize
+				pl := r.newPlan(p, version, nil)
+				buf = slices.Grow(buf[:0], int(pl.size))[:pl.size]
+				clear(buf)
+				r.encode(p, pl, buf, 1, 1)
+				putPlan(pl)
+				p.reset()
+			}
+		})
 	}
 }
