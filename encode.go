@@ -209,7 +209,7 @@ func putPlan(pl *plan) {
 	plans.Put(pl)
 }
 
-// encode writes the whole file of part p into b except gen2, which the
+// encode writes the whole file of part p into b, zeroed, except gen2, which the
 // caller stores last, and the values themselves, which stay zero.
 func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	putHeader(b, pl.version, len(pl.order), p.flags, pid, p.cluster, gen)
@@ -269,11 +269,13 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	}
 }
 
-// putStrings fills the string records at offs (zero: none) with texts.
+// putStrings fills the string records at offs (zero: none) with texts. b
+// is zeroed, as encode's is: the texts are copied, the zeros after them
+// left as they are (putString clears them in a live file).
 func putStrings(b []byte, offs []int64, texts ...string) {
 	for i, off := range offs {
 		if off != 0 {
-			putString(b[off:], texts[i])
+			copy(b[off:off+MaxStringLen], texts[i])
 		}
 	}
 }
