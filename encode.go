@@ -2,7 +2,8 @@ package mmv
 
 import (
 	"slices"
-	"sync"
+
+	"github.com/gopcp/mmv/internal/reuse"
 )
 
 // The encoder: a part of a registry laid out as a file (a plan, placed by
@@ -27,10 +28,11 @@ type plan struct {
 	nameStr    map[string]int64 // the string record of an instance name that indoms share (indom.shares)
 }
 
-// plans keeps plans for the next ones, as scratch keeps buffers: a plan's
-// arrays are as long as the part's instances and values, and a growth step
-// that made them anew would allocate in proportion to the file.
-var plans sync.Pool
+// plans keeps a plan for the next one, as the file layer keeps its
+// buffer (reuse.Slot, one for the process): a plan's arrays are as long as
+// the part's instances and values, and a growth step that made them anew
+// would allocate in proportion to the file.
+var plans reuse.Slot[*plan]
 
 // sized returns s with n elements, reusing its array when it is big
 // enough, else growing it as append does (the instances of an indom come
@@ -43,7 +45,7 @@ func sized[T any](s []T, n int) []T { return slices.Grow(s[:0], n)[:n] }
 // names, string values, metric help and indom help, in that order. The
 // plan is the caller's to give back with putPlan once the file is written.
 func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
-	pl, _ := plans.Get().(*plan)
+	pl, _ := plans.Get()
 	if pl == nil {
 		pl = new(plan)
 	}
