@@ -49,6 +49,11 @@ func TestLiveCountsExact(t *testing.T) {
 		for _, w := range r.waiting {
 			require.Nil(t, r.handleLocked(w.m, w.inst), "metric %q instance %d waits with storage after %s", w.m.Name, w.inst, after)
 		}
+		for _, g := range r.waitingGroups {
+			g.waitingLocked(func(m *metric, id int32, _ *cell) {
+				require.Nil(t, r.valueLocked(m, id), "metric %q instance %d waits with storage after %s", m.Name, id, after)
+			})
+		}
 		// Each part's metrics by indom, kept as metrics join and leave it
 		// (joinMetric), are its metrics, in their order.
 		for _, p := range r.parts {

@@ -26,9 +26,10 @@ type door struct{ r *Registry }
 //   - declarations, one transaction of steps: declareLocked,
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstancesLocked,
-//     removeInstrumentLocked, hasInstanceLocked;
+//     removeInstrumentLocked, hasInstanceLocked, instanceIDLocked;
 //   - values handed to instruments once they have storage:
-//     bindCellLocked, unbindCellLocked, bindValueLocked;
+//     bindCellLocked, bindValueLocked, and for a
+//     vector's cells groupLocked, waitGroupLocked, valueLocked;
 //   - a vector's room in its file, labels and limits: reserveLocked,
 //     followLimitLocked, vecLabelsLocked, labelInstanceLocked,
 //     instanceCapLocked;
@@ -45,7 +46,16 @@ func (d door) addAutoIndomLocked(key, help string, names []string) (*indom, uint
 // addMetricLocked declares m; a full disk is no refusal (keepDeclared).
 func (d door) addMetricLocked(m Metric) (*metric, error)   { return d.r.addMetricLocked(m, keepDeclared) }
 func (d door) bindCellLocked(m *metric, id int32, c *cell) { d.r.bindCellLocked(m, id, c) }
-func (d door) unbindCellLocked(c *cell)                    { d.r.unbindCellLocked(c) }
+
+// groupLocked makes g's cells unbound at Close; waitGroupLocked wakes g
+// (cellGroup.wakeLocked) at Start and after each publication until none
+// of its cells waits.
+func (d door) groupLocked(g cellGroup)     { d.r.groups = append(d.r.groups, g) }
+func (d door) waitGroupLocked(g cellGroup) { d.r.waitingGroups = append(d.r.waitingGroups, g) }
+
+// valueLocked returns the handle of m's value for instance id (0 when
+// singular), nil until it has storage.
+func (d door) valueLocked(m *metric, id int32) *Value { return d.r.valueLocked(m, id) }
 func (d door) vecLabelsLocked(serial uint32, labels []string) {
 	d.r.vecLabelsLocked(serial, labels)
 }
@@ -141,6 +151,16 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error)
 func (d door) hasInstanceLocked(in *indom, id int32) bool {
 	_, ok := in.index(id)
 	return ok
+}
+
+// instanceIDLocked returns the id of in's instance named name, live or
+// removed, if in has one.
+func (d door) instanceIDLocked(in *indom, name string) (int32, bool) {
+	i, ok := in.names.find(nameKey(name), in.instanceKey)
+	if !ok || in.Instances[i].Name != name {
+		return 0, false
+	}
+	return in.Instances[i].ID, true
 }
 
 // reserveLocked makes in, the indom of a vector of per values per

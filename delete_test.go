@@ -82,6 +82,28 @@ func TestVecDelete(t *testing.T) {
 	assert.Empty(t, v.Instances())
 }
 
+// TestVecDeleteWhileWaiting: an instrument deleted while its value waits
+// for storage (before Start) is never bound to it: the same values made
+// again count alone in the file, whatever the deleted one counts after.
+func TestVecDeleteWhileWaiting(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vec", dir, mmv.Options{Cluster: 304})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	old := v.With("w")
+	old.Add(1)
+	require.True(t, v.Delete("w"))
+	again := v.With("w")
+	require.NotSame(t, old, again)
+	again.Add(5)
+	startOrSkip(t, r)
+	old.Add(100)
+	require.NoError(t, r.Flush())
+	assert.Equal(t, map[string]string{"k=w": "5"}, values(instances(t, tmp, "hits")))
+	assert.EqualValues(t, 101, old.Get(), "the deleted one counts in its own memory")
+	require.NoError(t, r.Close())
+	assert.EqualValues(t, 5, again.Get(), "unbound at Close with its last value")
+}
+
 // values maps instance names to their values.
 func values(in map[string]pcptest.Instance) map[string]string {
 	m := map[string]string{}

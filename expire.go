@@ -103,8 +103,11 @@ func (v *Vec[T]) sweepLocked(now time.Time) {
 	v.expiry.expired = v.expiry.expired[:0]
 	d := v.expiry.d.Load()
 	if d > 0 {
-		for name, e := range v.all {
-			id := v.ids[name]
+		for _, e := range v.order {
+			if e.dead.Load() {
+				continue
+			}
+			id := e.id
 			s := v.kind.stateLocked(id, e.t)
 			if e.seen == 0 || s != e.state {
 				e.state, e.seen = s, now.UnixNano()
@@ -114,9 +117,9 @@ func (v *Vec[T]) sweepLocked(now time.Time) {
 				continue
 			}
 			v.expiry.expired = append(v.expiry.expired, watched{v.kind.watchLocked(id, e.t), s})
-			v.deleteLocked(name)
-			v.buryLocked(e.values)
+			v.deleteLocked(e)
 		}
+		v.tidyLocked()
 	}
 	if n := len(v.expiry.expired); n > 0 || late > 0 {
 		v.r.expiredLocked(n, late)

@@ -32,7 +32,7 @@ func TestExpirySweep(t *testing.T) {
 	h.With("idle").Observe(1)
 	g.With("same").Set(3)
 	r.mu.Lock()
-	idleID := c.ids["k=idle"]
+	idleID := vecIDLocked(c, "k=idle")
 	r.mu.Unlock()
 
 	t0 := time.Unix(1e6, 0)
@@ -65,7 +65,7 @@ func TestExpirySweep(t *testing.T) {
 	assert.NotSame(t, idle, back)
 	assert.Zero(t, back.Get(), "a new instrument, from zero")
 	r.mu.Lock()
-	assert.Equal(t, idleID, c.ids["k=idle"], "its id of before")
+	assert.Equal(t, idleID, vecIDLocked(c, "k=idle"), "its id of before")
 	r.mu.Unlock()
 	sweepAll(t0.Add(3 * d))
 	assert.Equal(t, []string{"k=idle"}, c.Instances(), "busy expired now; idle's state is new to the sweep")
@@ -102,7 +102,7 @@ func TestExpiryChurn(t *testing.T) {
 	defer r.mu.Unlock()
 	live := 3 * every
 	bound := assertChurnBoundedLocked(t, r, live, every)
-	assert.LessOrEqual(t, len(v.ids), 2*bound(1), "ids the counter vector remembers")
+	assert.LessOrEqual(t, len(v.given), 2*(bound(1)+max(v.Limit(), 64)), "ids the counter vector keeps")
 	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
 	assert.Greater(t, r.expired[0].state(), uint64(1800))
 }

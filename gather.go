@@ -96,20 +96,26 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 // storage, by metric and instance index; nil when none waits.
 func (r *Registry) waitingCellsLocked() map[*metric][]*cell {
 	var cells map[*metric][]*cell
+	add := func(m *metric, inst int, c *cell) {
+		if cells == nil {
+			cells = map[*metric][]*cell{}
+		}
+		cs := cells[m]
+		if cs == nil {
+			cs = make([]*cell, m.valueCount())
+			cells[m] = cs
+		}
+		if inst < len(cs) {
+			cs[inst] = c
+		}
+	}
 	for _, w := range r.waiting {
 		if w.c != nil {
-			if cells == nil {
-				cells = map[*metric][]*cell{}
-			}
-			cs := cells[w.m]
-			if cs == nil {
-				cs = make([]*cell, w.m.valueCount())
-				cells[w.m] = cs
-			}
-			if w.inst < len(cs) {
-				cs[w.inst] = w.c
-			}
+			add(w.m, w.inst, w.c)
 		}
+	}
+	for _, g := range r.waitingGroups {
+		g.waitingLocked(func(m *metric, id int32, c *cell) { add(m, indexOf(m, id), c) })
 	}
 	return cells
 }

@@ -423,6 +423,14 @@ func (r *Registry) waitLocked(w waiter) {
 	r.waiting = append(r.waiting, w)
 }
 
+// valueLocked is handleLocked of m's value for instance id.
+func (r *Registry) valueLocked(m *metric, id int32) *Value {
+	if r.state != started {
+		return nil
+	}
+	return r.handleLocked(m, indexOf(m, id))
+}
+
 // handleLocked returns the handle of m's value for instance index inst (0
 // when singular), nil until the value has storage in a started file.
 func (r *Registry) handleLocked(m *metric, inst int) *Value {
@@ -479,6 +487,14 @@ func (r *Registry) wakeLocked() {
 	}
 	clear(r.waiting[len(kept):])
 	r.waiting = kept
+	groups := r.waitingGroups[:0]
+	for _, g := range r.waitingGroups {
+		if g.wakeLocked(r.valueLocked, &r.rebound[0]) {
+			groups = append(groups, g)
+		}
+	}
+	clear(r.waitingGroups[len(groups):])
+	r.waitingGroups = groups
 }
 
 // forgetRemovedLocked makes the indoms that keep many removed instances

@@ -83,6 +83,15 @@ func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) (bound
 }
 
 // sweepAt runs a sweep of v at now, as the timer does.
+// vecIDLocked is the id of v's instance name, which an indom of v has.
+func vecIDLocked[T any](v *Vec[T], name string) int32 {
+	id, ok := v.kind.idOfLocked(name)
+	if !ok {
+		panic("no instance " + name)
+	}
+	return id
+}
+
 func sweepAt[T any](v *Vec[T], now time.Time) {
 	v.r.enter()
 	defer v.r.leave()

@@ -591,7 +591,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		return nil, err
 	}
 	if !g.vec {
-		g.makeLocked("", 0)
+		g.makeOneLocked("", 0)
 	}
 	r.readerLocked(g)
 	r.hookLocked(g.refresh, func() { g.refresh(); g.forget() })
@@ -637,6 +637,12 @@ func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.boun
 // they would wrap onto other instances' buckets.
 func (g *histGroup) idSpace() int64 { return vecIDSpace / int64(len(g.bounds)) }
 
+// idOfLocked is the id of a vector's instance name in the statistics'
+// indom, whose instances are named as the vector's.
+func (g *histGroup) idOfLocked(name string) (int32, bool) {
+	return g.r.instanceIDLocked(g.statIndom, name)
+}
+
 // knowsLocked reports whether the statistics' or the buckets' indom still
 // has a vector's instance id.
 func (g *histGroup) knowsLocked(id int32) bool {
@@ -657,7 +663,13 @@ func (g *histGroup) removeLocked(name string, id int32, _ *Histogram) {
 
 // makeLocked makes the histogram of an instance, whose values are bound as
 // soon as they have storage. Called with the registry's lock held.
-func (g *histGroup) makeLocked(name string, id int32) *Histogram {
+func (g *histGroup) makeLocked(name string, id int32) *vecEntry[Histogram] {
+	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id), name: name, id: id}
+}
+
+// makeOneLocked is makeLocked's histogram, or the one of a histogram
+// alone (name "", id 0).
+func (g *histGroup) makeOneLocked(name string, id int32) *Histogram {
 	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
 	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, id: id, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
 	bind := func(to *[]*Value, i int) func(*Value) {

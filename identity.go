@@ -48,16 +48,18 @@ func autoSerial(key string, taken map[uint32]*indom) uint32 {
 // PCP's instance ids are 31 bits.
 const vecIDSpace = 1 << 31
 
-// instanceIDs are the ids a vector gave the names of its instances.
+// instanceIDs are the ids a vector gave the names of its instances. The
+// id of a name that an indom of the vector still has, live or removed, is
+// the indom's (vecKind.idOfLocked): the vector keeps no map by name.
 type instanceIDs struct {
-	ids      map[string]int32 // instance names given an id that an indom still has (Vec.pruneIDsLocked)
-	given    map[int32]string // the names of ids given, forgotten ones too while deriving (idLocked)
+	given    map[int32]string // the names of ids given that an indom still has, and of forgotten ones while deriving (idLocked)
 	counting bool             // ids of new names are counted, no longer derived
 	counted  int64            // ids counted
+	pruneAt  int              // len(given) at which forgetIDsLocked runs next (Vec.pruneIDsLocked)
 }
 
 func newInstanceIDs() instanceIDs {
-	return instanceIDs{ids: map[string]int32{}, given: map[int32]string{}}
+	return instanceIDs{given: map[int32]string{}}
 }
 
 // idLocked returns the id a new instance of the vector, name, takes, or
@@ -70,7 +72,7 @@ func newInstanceIDs() instanceIDs {
 // names the vector has forgotten (Vec.pruneIDsLocked) too, so that none
 // names another name later; the forgotten name itself, used again, finds
 // its id there. To keep that memory bounded, a vector that has forgotten
-// more names than it may hold, and 64, stops deriving (forgetIDLocked):
+// more names than it may hold, and 64, stops deriving (forgetIDsLocked):
 // from then on names new to it are counted in the upper half, in order,
 // and none of its derived ids is given again.
 func (s *instanceIDs) idLocked(name string, space int64) (int32, bool) {
@@ -92,31 +94,33 @@ func (s *instanceIDs) idLocked(name string, space int64) (int32, bool) {
 
 // gaveLocked records that name took id, of space ids.
 func (s *instanceIDs) gaveLocked(name string, id int32, space int64) {
-	s.ids[name] = id
 	s.given[id] = name
 	if int64(id) >= space/2 {
 		s.counted++
 	}
 }
 
-// forgetIDLocked forgets the id of a name that no indom of the vector has
-// any more. While the vector derives ids it keeps the id in given, so that
-// no other name takes it, until given keeps more ids of forgotten names
-// than the vector may hold instances (holds: its limit, within the
-// registry's cap per indom), and 64: it then stops deriving (see
-// idLocked), and given keeps only the ids of the names it remembers.
-func (s *instanceIDs) forgetIDLocked(name string, id int32, holds int) {
-	delete(s.ids, name)
-	if s.counting {
-		delete(s.given, id)
-		return
+// forgetIDsLocked forgets the ids that no indom of the vector has any
+// more (knows reports those it has). While the vector derives ids it keeps
+// them, so that no other name takes one, until they are more than the
+// vector may hold instances (holds: its limit, within the registry's cap
+// per indom), and 64: it then stops deriving (see idLocked), and given
+// keeps only the ids an indom has.
+func (s *instanceIDs) forgetIDsLocked(knows func(int32) bool, holds int) {
+	if !s.counting {
+		forgotten := 0
+		for id := range s.given {
+			if !knows(id) {
+				forgotten++
+			}
+		}
+		if forgotten <= max(holds, 64) {
+			return
+		}
+		s.counting = true
 	}
-	if len(s.given)-len(s.ids) <= max(holds, 64) {
-		return
-	}
-	s.counting = true
-	for id, name := range s.given {
-		if _, ok := s.ids[name]; !ok {
+	for id := range s.given {
+		if !knows(id) {
 			delete(s.given, id)
 		}
 	}

@@ -79,6 +79,9 @@ func (r *Registry) Close() error {
 		f()
 	}
 	unbindCells(r.cells)
+	for _, g := range r.groups {
+		g.unbindLocked()
+	}
 	r.strs.mu.Lock()
 	r.strs.closed = true
 	r.strs.mu.Unlock()

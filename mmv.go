@@ -106,7 +106,10 @@ type Registry struct {
 	dir     *osfile.Dir        // where the files are, from Start to Close
 	path    string             // the first file's, once started
 	waiting []waiter           // instruments waiting for storage (growth.go)
-	cells   map[*cell]struct{} // every instrument's cell, unbound at Close
+	cells   map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
+	// groups are the vectors' cells, each group unbound at Close, and
+	// waitingGroups those with cells waiting for storage (growth.go).
+	groups, waitingGroups []cellGroup
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
@@ -237,6 +240,21 @@ type waiter struct {
 	inst int
 	bind func(*Value) // for a histogram's values (histogram.go); nil for a cell's
 	c    *cell        // the instrument's own memory, bound by give: c.bind as a func cost an allocation a value
+}
+
+// cellGroup is the cells of a vector's instruments, which the registry
+// binds, shows while they wait for storage, and unbinds, as one: a first
+// use of label values then costs the registry nothing of its own per
+// value (cellVec).
+type cellGroup interface {
+	// wakeLocked binds the waiting cells whose values value now gives,
+	// appends them to rebound, and reports whether any still waits.
+	wakeLocked(value func(*metric, int32) *Value, rebound *[]*cell) bool
+	// waitingLocked calls f with each waiting cell, its metric and
+	// instance id.
+	waitingLocked(f func(*metric, int32, *cell))
+	// unbindLocked unbinds every cell of the group, at Close.
+	unbindLocked()
 }
 
 // journal is the transaction in progress, when open; its slices are kept

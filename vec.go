@@ -72,11 +72,12 @@ type Vec[T any] struct {
 	// whole when full.
 	table atomic.Pointer[vecTable[T]]
 
-	// Under the registry's lock (door.enter):
-	all   map[string]*vecEntry[T] // by instance name
-	order []orderEntry[T]         // instances in order of first use, and deleted ones until they are half (deleteLocked)
+	// Under the registry's lock (door.enter): the instances in order of
+	// first use, and deleted ones until they are most (tidyLocked); how
+	// many are live. The table finds them by their values.
+	order []*vecEntry[T]
+	live  int
 	instanceIDs
-	pruneAt    int         // len(ids) at which pruneIDsLocked runs
 	labelled   bool        // instances still get PCP labels
 	unlabelled atomic.Bool // SetInstanceLabels(false)
 	expiry     expiry      // SetExpiry (expire.go)
@@ -109,6 +110,8 @@ type vecEntry[T any] struct {
 	values []string // in inline when they fit, in the entry's memory
 	h      uint64   // canon.Hash(values)
 	t      *T
+	name   string      // the instance's
+	id     int32       // the instance's
 	dead   atomic.Bool // deleted: lookups pass it by
 	inline [3]string
 
@@ -128,9 +131,9 @@ func newVecTable[T any](n int) *vecTable[T] {
 	return &vecTable[T]{slots: make([]vecSlot[T], size), mask: uint64(size - 1)}
 }
 
-// find returns the instrument of values, whose hash is h, nil when t has
+// find returns the live entry of values, whose hash is h, nil when t has
 // none.
-func (t *vecTable[T]) find(h uint64, values []string) *T {
+func (t *vecTable[T]) find(h uint64, values []string) *vecEntry[T] {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		e := s.e.Load()
@@ -138,7 +141,7 @@ func (t *vecTable[T]) find(h uint64, values []string) *T {
 			return nil
 		}
 		if s.h.Load() == h && !e.dead.Load() && sameValues(e.values, values) {
-			return e.t
+			return e
 		}
 	}
 }
@@ -176,14 +179,17 @@ type vecKind[T any] interface {
 	// what a previous call added; added reports whether the instance is
 	// now in the vector's instance domain, even when err is not nil.
 	declareLocked(name string, id int32) (added bool, err error)
-	// makeLocked makes the instrument of a declared instance, bound to
-	// its values as soon as they have storage.
-	makeLocked(name string, id int32) *T
+	// makeLocked returns the entry of a declared instance, its name, id
+	// and instrument set, the instrument bound to its values as soon as
+	// they have storage.
+	makeLocked(name string, id int32) *vecEntry[T]
 	// removeLocked removes instance id and unbinds its instrument t.
 	removeLocked(name string, id int32, t *T)
 	// knowsLocked reports whether an indom of the vector still has
-	// instance id, live or removed (see indom.forget).
+	// instance id, live or removed (see indom.forget); idOfLocked returns
+	// the id of the instance named name there, if any.
 	knowsLocked(id int32) bool
+	idOfLocked(name string) (int32, bool)
 	// idSpace is the number of ids the vector's instances may have, from
 	// 0 (see instanceIDs.idLocked).
 	idSpace() int64
@@ -215,7 +221,7 @@ func checkVecLabels(metric string, labels []string) error {
 // names labels, checked by checkVecLabels.
 func newVec[T any](r door, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
-		all: map[string]*vecEntry[T]{}, instanceIDs: newInstanceIDs(), labelled: true}
+		instanceIDs: newInstanceIDs(), labelled: true}
 	v.limit.Store(DefaultVecLimit)
 	r.vecLabelsLocked(serial, v.labels)
 	v.table.Store(newVecTable[T](0))
@@ -226,7 +232,10 @@ func (v *Vec[T]) what() string { return subject("vector", v.metric) }
 
 // known returns the instrument of values already made, lock-free.
 func (v *Vec[T]) known(values []string) *T {
-	return v.table.Load().find(canon.Hash(values), values)
+	if e := v.table.Load().find(canon.Hash(values), values); e != nil {
+		return e.t
+	}
+	return nil
 }
 
 // With returns the instrument of the label values, one per label name in
@@ -304,13 +313,14 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	if !ok {
 		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, inside(v.what(), "values", values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
 	}
-	if e := v.all[name]; e != nil { // made by another goroutine meanwhile
+	h := canon.Hash(values)
+	if e := v.table.Load().find(h, values); e != nil { // made by another goroutine meanwhile
 		return e.t, nil
 	}
-	if limit := v.limit.Load(); int64(len(v.all)) >= limit {
+	if limit := v.limit.Load(); int64(v.live) >= limit {
 		return nil, v.refuseLocked(dropLimit, errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector holds its limit of %d instances (see SetLimit)", limit))
 	}
-	id, seen := v.ids[name]
+	id, seen := v.kind.idOfLocked(name)
 	if !seen {
 		if id, ok = v.idLocked(name, v.kind.idSpace()); !ok {
 			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
@@ -338,35 +348,31 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 		}
 		return nil, v.refuseLocked(reason, err)
 	}
-	e := &vecEntry[T]{h: canon.Hash(values), t: v.kind.makeLocked(name, id)}
+	e := v.kind.makeLocked(name, id)
+	e.h = h
 	e.values = append(e.inline[:0:min(len(values), len(e.inline))], values...) // a lookup then reads one object
-	v.all[name] = e
-	v.order = append(v.order, orderEntry[T]{name, e})
+	v.order = append(v.order, e)
+	v.live++
 	v.labelLocked(id, e.values)
 	v.insertLocked(e)
 	return e.t, nil
 }
 
 // pruneIDsLocked forgets the ids of deleted instances that no indom of
-// the vector has any more, once ids holds twice what it held after the
-// last pruning, and 64 (instanceIDs.forgetIDLocked). An id is kept
+// the vector has any more, once given holds twice what it held after the
+// last pruning, and 64 (instanceIDs.forgetIDsLocked). An id is kept
 // while an indom has it, so that an instance's values keep one id in
 // every indom, and its name no other.
 func (v *Vec[T]) pruneIDsLocked() {
-	if len(v.ids) < max(v.pruneAt, 64) {
+	if len(v.given) < max(v.pruneAt, 64) || len(v.given) == v.live { // every id given is a live value's
 		return
 	}
-	holds := min(int(v.limit.Load()), v.r.instanceCapLocked())
-	for name, id := range v.ids {
-		if v.all[name] == nil && !v.kind.knowsLocked(id) {
-			v.forgetIDLocked(name, id, holds)
-		}
-	}
-	v.pruneAt = 2 * len(v.ids)
+	v.forgetIDsLocked(v.kind.knowsLocked, min(int(v.limit.Load()), v.r.instanceCapLocked()))
+	v.pruneAt = 2 * len(v.given)
 }
 
-// insertLocked makes e, in v.all, visible to lock-free readers: in a free
-// slot of the table, or in a table rebuilt with room for it.
+// insertLocked makes e, new in v.order, visible to lock-free readers: in
+// a free slot of the table, or in a table rebuilt with room for it.
 func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 	t := v.table.Load()
 	if 2*(t.used+1) > len(t.slots) {
@@ -376,36 +382,16 @@ func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 	t.putLocked(e)
 }
 
-// rebuildLocked replaces the table with one of the live entries, v.all,
-// with as many free slots again.
+// rebuildLocked replaces the table with one of the live entries, with as
+// many free slots again.
 func (v *Vec[T]) rebuildLocked() {
-	t := newVecTable[T](2 * len(v.all))
-	for _, e := range v.all {
-		t.putLocked(e)
+	t := newVecTable[T](2 * v.live)
+	for _, e := range v.order {
+		if !e.dead.Load() {
+			t.putLocked(e)
+		}
 	}
 	v.table.Store(t)
-}
-
-// buryLocked marks the entry of deleted values dead in the table, which
-// lookups then pass by, and rebuilds the table once half its entries are
-// dead: a deletion costs O(1) amortised.
-func (v *Vec[T]) buryLocked(values []string) {
-	t := v.table.Load()
-	h := canon.Hash(values)
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		e := t.slots[i].e.Load()
-		if e == nil {
-			break
-		}
-		if e.h == h && !e.dead.Load() && slices.Equal(e.values, values) {
-			e.dead.Store(true)
-			t.dead++
-			break
-		}
-	}
-	if 2*t.dead >= t.used {
-		v.rebuildLocked()
-	}
 }
 
 // labelLocked gives instance id its values as PCP instance labels, while
@@ -449,18 +435,14 @@ func (v *Vec[T]) Delete(values ...string) bool {
 	if v == nil || len(values) != len(v.labels) {
 		return false
 	}
-	name, ok := canon.Name(v.labels, values)
-	if !ok {
-		return false
-	}
 	v.r.enter()
 	defer v.r.leave()
-	e := v.all[name]
+	e := v.table.Load().find(canon.Hash(values), values)
 	if e == nil {
 		return false
 	}
-	v.deleteLocked(name)
-	v.buryLocked(e.values)
+	v.deleteLocked(e)
+	v.tidyLocked()
 	return true
 }
 
@@ -471,19 +453,37 @@ func (v *Vec[T]) Reset() {
 	}
 	v.r.enter()
 	defer v.r.leave()
-	for name := range v.all {
-		v.deleteLocked(name)
+	for _, e := range v.order {
+		if !e.dead.Load() {
+			v.deleteLocked(e)
+		}
 	}
-	v.rebuildLocked()
+	v.tidyLocked()
 }
 
-func (v *Vec[T]) deleteLocked(name string) {
-	v.kind.removeLocked(name, v.ids[name], v.all[name].t)
-	delete(v.all, name)
-	if len(v.order) > 2*len(v.all)+64 {
-		v.order = slices.DeleteFunc(v.order, func(o orderEntry[T]) bool { return v.all[o.name] != o.e })
+// deleteLocked removes the instance of e, live, and marks e dead: lookups
+// pass it by, in the table until it is rebuilt, in v.order until it is
+// compacted (tidyLocked).
+func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
+	v.kind.removeLocked(e.name, e.id, e.t)
+	e.dead.Store(true)
+	v.live--
+	v.table.Load().dead++ // every live entry is in the table
+}
+
+// tidyLocked drops the dead entries after deletions: from v.order once
+// they are most of it, and 64, from the table once they are half its
+// entries, so that a deletion costs O(1) amortised.
+func (v *Vec[T]) tidyLocked() {
+	if len(v.order) > 2*v.live+64 {
+		v.order = slices.DeleteFunc(v.order, (*vecEntry[T]).deleted)
+	}
+	if t := v.table.Load(); 2*t.dead >= t.used {
+		v.rebuildLocked()
 	}
 }
+
+func (e *vecEntry[T]) deleted() bool { return e.dead.Load() }
 
 // SetInstanceLabels says whether instances made from now on carry their
 // values as PCP instance labels: by default they do, while the file's
@@ -509,21 +509,13 @@ func (v *Vec[T]) Limit() int { return int(v.limit.Load()) }
 func (v *Vec[T]) Instances() []string {
 	v.r.enter()
 	defer v.r.leave()
-	names := make([]string, 0, len(v.all))
-	for _, o := range v.order {
-		if v.all[o.name] == o.e {
-			names = append(names, o.name)
+	names := make([]string, 0, v.live)
+	for _, e := range v.order {
+		if !e.dead.Load() {
+			names = append(names, e.name)
 		}
 	}
 	return names
-}
-
-// orderEntry is an instance in Vec.order: deleted once the vector holds
-// another entry, or none, under its name. Deleting from order at once cost
-// a Delete O(n).
-type orderEntry[T any] struct {
-	name string
-	e    *vecEntry[T]
 }
 
 // Metric returns the vector's metric name below mmv.<file> (for a
@@ -539,33 +531,94 @@ func (v *Vec[T]) Indom() uint32 { return v.serial }
 func (v *Vec[T]) Labels() []string { return slices.Clone(v.labels) }
 
 // cellVec is the vecKind of the instruments with one value each:
-// counters, gauges and timers.
+// counters, gauges and timers. It is its instruments' cellGroup: the
+// registry binds, shows and unbinds their cells through it, and keeps
+// nothing per instrument.
 type cellVec[T any] struct {
 	r      door
 	m      *metric
 	in     *indom // m's
 	typ    Type
 	cellOf func(*T) *cell // the instrument's cell: no map by id to keep per instance
+	v      *Vec[T]        // whose entries these are
+	// waiting are the entries made whose values have no storage yet
+	// (dead ones are dropped at the next wake); the registry wakes the
+	// group while it has any.
+	waiting []*vecEntry[T]
+}
+
+// cellEntry is an entry and its instrument, in one allocation.
+type cellEntry[T any] struct {
+	vecEntry[T]
+	own T
 }
 
 func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
 	return k.r.declareInstancesLocked(k.in, Instance{ID: id, Name: name})
 }
 
-func (k *cellVec[T]) makeLocked(_ string, id int32) *T {
-	t := new(T)
-	c := k.cellOf(t)
+func (k *cellVec[T]) makeLocked(name string, id int32) *vecEntry[T] {
+	o := new(cellEntry[T])
+	o.vecEntry = vecEntry[T]{t: &o.own, name: name, id: id}
+	c := k.cellOf(o.t)
 	c.init(k.typ)
-	k.r.bindCellLocked(k.m, id, c)
-	return t
+	if v := k.r.valueLocked(k.m, id); v != nil {
+		c.bind(v)
+	} else {
+		if len(k.waiting) == 0 {
+			k.r.waitGroupLocked(k)
+		}
+		k.waiting = append(k.waiting, &o.vecEntry)
+	}
+	return &o.vecEntry
+}
+
+func (k *cellVec[T]) wakeLocked(value func(*metric, int32) *Value, rebound *[]*cell) bool {
+	kept := k.waiting[:0]
+	for _, e := range k.waiting {
+		if e.dead.Load() {
+			continue
+		}
+		if v := value(k.m, e.id); v != nil {
+			c := k.cellOf(e.t)
+			c.bind(v)
+			*rebound = append(*rebound, c)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	clear(k.waiting[len(kept):])
+	k.waiting = kept
+	if len(kept) == 0 {
+		k.waiting = nil // a Start's worth of entries is not kept for later
+	}
+	return len(kept) > 0
+}
+
+func (k *cellVec[T]) waitingLocked(f func(*metric, int32, *cell)) {
+	for _, e := range k.waiting {
+		if !e.dead.Load() {
+			f(k.m, e.id, k.cellOf(e.t))
+		}
+	}
+}
+
+func (k *cellVec[T]) unbindLocked() {
+	for _, e := range k.v.order {
+		if !e.dead.Load() {
+			k.cellOf(e.t).unbind()
+		}
+	}
 }
 
 func (k *cellVec[T]) knowsLocked(id int32) bool { return k.r.hasInstanceLocked(k.in, id) }
 
+func (k *cellVec[T]) idOfLocked(name string) (int32, bool) { return k.r.instanceIDLocked(k.in, name) }
+
 func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
 func (k *cellVec[T]) removeLocked(_ string, id int32, t *T) {
-	k.r.unbindCellLocked(k.cellOf(t))
+	k.cellOf(t).unbind()
 	k.r.removeInstrumentLocked(k.in, id)
 }
 
@@ -598,7 +651,10 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	if err != nil {
 		return nil, err
 	}
-	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](&cellVec[T]{r: r, m: mt, in: in, typ: k.typ, cellOf: cellOf}))
+	cv := &cellVec[T]{r: r, m: mt, in: in, typ: k.typ, cellOf: cellOf}
+	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](cv))
+	cv.v = v
+	r.groupLocked(cv)
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
