@@ -226,12 +226,12 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 			if in.removed[j] {
 				continue
 			}
-			if names == nil { // v1: the name inline
-				putInstance(at(offs[j]), pl.version, indomOff, inst.ID, inst.Name, 0)
-				continue
+			var nameOff int64 // none in v1: the name inline
+			if names != nil {
+				nameOff = names[j]
+				putStrings(b, names[j:j+1], inst.Name)
 			}
-			putInstance(at(offs[j]), pl.version, indomOff, inst.ID, inst.Name, uint64(names[j]))
-			putStrings(b, names[j:j+1], inst.Name)
+			putInstance(at(offs[j]), pl.version, indomOff, inst.ID, inst.Name, uint64(nameOff))
 		}
 	}
 	for i, m := range p.metrics {
