@@ -13,7 +13,7 @@ import (
 type cell struct {
 	v    atomic.Pointer[Value]
 	heap Value
-	mem  [valueSize / 8]uint64
+	mem  [valueMetricOff / 8]uint64 // the value and its extra word: all a Value reads of its record
 }
 
 func (c *cell) init(t Type) {

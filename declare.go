@@ -26,7 +26,8 @@ type door struct{ r *Registry }
 //   - declarations, one transaction of steps: declareLocked,
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstancesLocked,
-//     removeInstrumentLocked, hasInstanceLocked, instanceIDLocked;
+//     removeInstrumentLocked, instanceIDLocked,
+//     instanceNameLocked, forgetsLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, bindValueLocked, and for a
 //     vector's cells groupLocked, waitGroupLocked, valueLocked;
@@ -146,21 +147,29 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error)
 	return ok, err
 }
 
-// hasInstanceLocked reports whether in still has instance id, live or
-// removed (see indom.forget).
-func (d door) hasInstanceLocked(in *indom, id int32) bool {
-	_, ok := in.index(id)
-	return ok
-}
-
 // instanceIDLocked returns the id of in's instance named name, live or
-// removed, if in has one.
+// removed, if in has one; instanceNameLocked the name of instance id.
 func (d door) instanceIDLocked(in *indom, name string) (int32, bool) {
 	i, ok := in.names.find(nameKey(name), in.instanceKey)
 	if !ok || in.Instances[i].Name != name {
 		return 0, false
 	}
 	return in.Instances[i].ID, true
+}
+func (d door) instanceNameLocked(in *indom, id int32) (string, bool) {
+	if i, ok := in.index(id); ok {
+		return in.Instances[i].Name, true
+	}
+	return "", false
+}
+
+// forgetsLocked calls forgot with each removed instance of in that in
+// forgets (forgetRemovedLocked), as it forgets it.
+func (d door) forgetsLocked(in *indom, forgot func(Instance)) {
+	if d.r.forgets == nil {
+		d.r.forgets = map[*indom]func(Instance){}
+	}
+	d.r.forgets[in] = forgot
 }
 
 // reserveLocked makes in, the indom of a vector of per values per

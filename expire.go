@@ -109,17 +109,21 @@ func (v *Vec[T]) sweepLocked(now time.Time) {
 			}
 			id := e.id
 			s := v.kind.stateLocked(id, e.t)
-			if e.seen == 0 || s != e.state {
-				e.state, e.seen = s, now.UnixNano()
+			if w, ok := v.expiry.seen[id]; !ok || s != w.state {
+				if v.expiry.seen == nil {
+					v.expiry.seen = map[int32]swept{}
+				}
+				v.expiry.seen[id] = swept{s, now.UnixNano()}
 				continue
-			}
-			if now.UnixNano()-e.seen < d {
+			} else if now.UnixNano()-w.at < d {
 				continue
 			}
 			v.expiry.expired = append(v.expiry.expired, watched{v.kind.watchLocked(id, e.t), s})
 			v.deleteLocked(e)
 		}
 		v.tidyLocked()
+	} else {
+		v.expiry.seen = nil
 	}
 	if n := len(v.expiry.expired); n > 0 || late > 0 {
 		v.r.expiredLocked(n, late)

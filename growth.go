@@ -505,6 +505,13 @@ func (r *Registry) forgetRemovedLocked() {
 		if !in.forgetsRemoved() {
 			continue
 		}
+		if forgot := r.forgets[in]; forgot != nil {
+			for j, inst := range in.Instances {
+				if in.removed[j] {
+					forgot(inst)
+				}
+			}
+		}
 		to := in.forget()
 		for _, p := range r.parts {
 			if p.hasIndom(in) {

@@ -66,11 +66,10 @@ func vecIDColliders() (a, b string) {
 // assertChurnBoundedLocked checks that what r keeps of its vectors' churn
 // follows the instances they hold, live of them per vector, and what was
 // deleted since the last publication, every: its indoms' instances and
-// names, its metrics' slots. It returns the bound for perInstance
-// instances per value.
-func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) (bound func(perInstance int) int) {
+// names, its metrics' slots.
+func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) {
 	t.Helper()
-	bound = func(perInstance int) int { return perInstance * (2*live + 64 + every) }
+	bound := func(perInstance int) int { return perInstance * (2*live + 64 + every) }
 	for _, in := range r.indoms {
 		perInstance := max(1, in.live/live)
 		assert.LessOrEqual(t, len(in.Instances), bound(perInstance), "instances of indom %d (%s)", in.Serial, in.ShortHelp)
@@ -79,10 +78,8 @@ func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) (bound
 	for _, m := range r.metrics {
 		assert.LessOrEqual(t, len(m.slots), bound(3), "slots of %s", m.Name)
 	}
-	return bound
 }
 
-// sweepAt runs a sweep of v at now, as the timer does.
 // vecIDLocked is the id of v's instance name, which an indom of v has.
 func vecIDLocked[T any](v *Vec[T], name string) int32 {
 	id, ok := v.kind.idOfLocked(name)
@@ -92,6 +89,7 @@ func vecIDLocked[T any](v *Vec[T], name string) int32 {
 	return id
 }
 
+// sweepAt runs a sweep of v at now, as the timer does.
 func sweepAt[T any](v *Vec[T], now time.Time) {
 	v.r.enter()
 	defer v.r.leave()

@@ -637,23 +637,22 @@ func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.boun
 // they would wrap onto other instances' buckets.
 func (g *histGroup) idSpace() int64 { return vecIDSpace / int64(len(g.bounds)) }
 
-// idOfLocked is the id of a vector's instance name in the statistics'
-// indom, whose instances are named as the vector's.
+// idOfLocked and nameOfLocked are of the statistics' indom, whose
+// instances are the vector's: the buckets' indom forgets its removed
+// instances no later than it (indom.forgetsRemoved), since it has as many
+// per instance or more.
 func (g *histGroup) idOfLocked(name string) (int32, bool) {
 	return g.r.instanceIDLocked(g.statIndom, name)
 }
-
-// knowsLocked reports whether the statistics' or the buckets' indom still
-// has a vector's instance id.
-func (g *histGroup) knowsLocked(id int32) bool {
-	return g.r.hasInstanceLocked(g.statIndom, id) || g.r.hasInstanceLocked(g.bucketIn, g.bucketID(id, 0))
+func (g *histGroup) nameOfLocked(id int32) (string, bool) {
+	return g.r.instanceNameLocked(g.statIndom, id)
 }
 
 // removeLocked removes a vector's instance id, its statistics and its
 // buckets; its histogram is refreshed no more.
-func (g *histGroup) removeLocked(name string, id int32, _ *Histogram) {
+func (g *histGroup) removeLocked(id int32, h *Histogram) {
 	g.mu.Lock()
-	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.inst == name })
+	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.h == h })
 	g.mu.Unlock()
 	g.r.removeInstrumentLocked(g.statIndom, id)
 	for i := range g.bounds {
@@ -664,7 +663,7 @@ func (g *histGroup) removeLocked(name string, id int32, _ *Histogram) {
 // makeLocked makes the histogram of an instance, whose values are bound as
 // soon as they have storage. Called with the registry's lock held.
 func (g *histGroup) makeLocked(name string, id int32) *vecEntry[Histogram] {
-	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id), name: name, id: id}
+	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id), id: id}
 }
 
 // makeOneLocked is makeLocked's histogram, or the one of a histogram
@@ -852,5 +851,6 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	v.limit.Store(int64(g.limit))
 	g.r.followLimitLocked(g.statIndom, &v.limit, 1)
 	g.r.followLimitLocked(g.bucketIn, &v.limit, len(g.bounds))
+	g.r.forgetsLocked(g.statIndom, v.forgotLocked)
 	return v
 }

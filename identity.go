@@ -49,39 +49,39 @@ func autoSerial(key string, taken map[uint32]*indom) uint32 {
 const vecIDSpace = 1 << 31
 
 // instanceIDs are the ids a vector gave the names of its instances. The
-// id of a name that an indom of the vector still has, live or removed, is
-// the indom's (vecKind.idOfLocked): the vector keeps no map by name.
+// id of a name that its indom still has, live or removed, and the name of
+// an id, are the indom's (vecKind.idOfLocked, nameOfLocked): the vector
+// keeps nothing per instance of its own, only the ids of the names its
+// indom forgot, while it derives ids.
 type instanceIDs struct {
-	given    map[int32]string // the names of ids given that an indom still has, and of forgotten ones while deriving (idLocked)
-	counting bool             // ids of new names are counted, no longer derived
-	counted  int64            // ids counted
-	pruneAt  int              // len(given) at which forgetIDsLocked runs next (Vec.pruneIDsLocked)
-}
-
-func newInstanceIDs() instanceIDs {
-	return instanceIDs{given: map[int32]string{}}
+	forgotten map[int32]string // the ids of names the indom forgot, while deriving (idLocked)
+	counting  bool             // ids of new names are counted, no longer derived
+	counted   int64            // ids counted
 }
 
 // idLocked returns the id a new instance of the vector, name, takes, or
 // false when the vector has given every id it may: ids are 0 to space-1
-// (vecKind.idSpace).
+// (vecKind.idSpace). nameOf returns the name of an id the indom has.
 //
 // Derived: FNV-1a of the name in the lower half of the ids, probing up
 // and wrapping within that half to the first id that no other name was
-// given in the registry's life. Ids given are kept in given, those of
-// names the vector has forgotten (Vec.pruneIDsLocked) too, so that none
-// names another name later; the forgotten name itself, used again, finds
-// its id there. To keep that memory bounded, a vector that has forgotten
-// more names than it may hold, and 64, stops deriving (forgetIDsLocked):
-// from then on names new to it are counted in the upper half, in order,
-// and none of its derived ids is given again.
-func (s *instanceIDs) idLocked(name string, space int64) (int32, bool) {
+// given in the registry's life: one the indom has, or one of a name it
+// forgot (forgotLocked), so that none names another name later; the
+// forgotten name itself, used again, finds its id there. To keep that
+// memory bounded, a vector whose indom forgot more names than it may
+// hold, and 64, stops deriving: from then on names new to it are counted
+// in the upper half, in order, and none of its derived ids is given again.
+func (s *instanceIDs) idLocked(name string, space int64, nameOf func(int32) (string, bool)) (int32, bool) {
 	half := space / 2
 	if !s.counting {
 		home := int64(fnv32(name)) % half
 		for j := range half {
 			id := int32((home + j) % half)
-			if o, ok := s.given[id]; !ok || o == name {
+			o, ok := s.forgotten[id]
+			if !ok {
+				o, ok = nameOf(id)
+			}
+			if !ok || o == name {
 				return id, true
 			}
 		}
@@ -92,37 +92,28 @@ func (s *instanceIDs) idLocked(name string, space int64) (int32, bool) {
 	return int32(half + s.counted), true
 }
 
-// gaveLocked records that name took id, of space ids.
-func (s *instanceIDs) gaveLocked(name string, id int32, space int64) {
-	s.given[id] = name
+// gaveLocked records that a new name took id, of space ids.
+func (s *instanceIDs) gaveLocked(id int32, space int64) {
 	if int64(id) >= space/2 {
 		s.counted++
 	}
 }
 
-// forgetIDsLocked forgets the ids that no indom of the vector has any
-// more (knows reports those it has). While the vector derives ids it keeps
-// them, so that no other name takes one, until they are more than the
-// vector may hold instances (holds: its limit, within the registry's cap
-// per indom), and 64: it then stops deriving (see idLocked), and given
-// keeps only the ids an indom has.
-func (s *instanceIDs) forgetIDsLocked(knows func(int32) bool, holds int) {
-	if !s.counting {
-		forgotten := 0
-		for id := range s.given {
-			if !knows(id) {
-				forgotten++
-			}
-		}
-		if forgotten <= max(holds, 64) {
-			return
-		}
-		s.counting = true
+// forgotLocked records that the indom forgot the instance inst, of a
+// vector that may hold holds instances (its limit, within the registry's
+// cap per indom): while the vector derives ids it keeps the id, so that
+// no other name takes it, until it keeps more than holds, and 64; it then
+// stops deriving (see idLocked) and keeps none.
+func (s *instanceIDs) forgotLocked(inst Instance, holds int) {
+	if s.counting {
+		return
 	}
-	for id := range s.given {
-		if !knows(id) {
-			delete(s.given, id)
-		}
+	if s.forgotten == nil {
+		s.forgotten = map[int32]string{}
+	}
+	s.forgotten[inst.ID] = inst.Name
+	if len(s.forgotten) > max(holds, 64) {
+		s.counting, s.forgotten = true, nil
 	}
 }
 

@@ -110,6 +110,9 @@ type Registry struct {
 	// groups are the vectors' cells, each group unbound at Close, and
 	// waitingGroups those with cells waiting for storage (growth.go).
 	groups, waitingGroups []cellGroup
+	// forgets tells the vectors which instances their indoms forget
+	// (door.forgetsLocked).
+	forgets map[*indom]func(Instance)
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)

@@ -110,16 +110,9 @@ type vecEntry[T any] struct {
 	values []string // in inline when they fit, in the entry's memory
 	h      uint64   // canon.Hash(values)
 	t      *T
-	name   string      // the instance's
-	id     int32       // the instance's
+	id     int32       // the instance's, whose name is its indom's (vecKind.nameOfLocked)
 	dead   atomic.Bool // deleted: lookups pass it by
 	inline [3]string
-
-	// Under the registry's lock, for expiry sweeps (expire.go): the
-	// state the last sweep saw, and when a sweep first saw it (Unix ns, 0
-	// before any).
-	state uint64
-	seen  int64
 }
 
 // newVecTable returns an empty table with room for n entries.
@@ -179,17 +172,17 @@ type vecKind[T any] interface {
 	// what a previous call added; added reports whether the instance is
 	// now in the vector's instance domain, even when err is not nil.
 	declareLocked(name string, id int32) (added bool, err error)
-	// makeLocked returns the entry of a declared instance, its name, id
-	// and instrument set, the instrument bound to its values as soon as
-	// they have storage.
+	// makeLocked returns the entry of a declared instance, its id and
+	// instrument set, the instrument bound to its values as soon as they
+	// have storage.
 	makeLocked(name string, id int32) *vecEntry[T]
 	// removeLocked removes instance id and unbinds its instrument t.
-	removeLocked(name string, id int32, t *T)
-	// knowsLocked reports whether an indom of the vector still has
-	// instance id, live or removed (see indom.forget); idOfLocked returns
-	// the id of the instance named name there, if any.
-	knowsLocked(id int32) bool
+	removeLocked(id int32, t *T)
+	// idOfLocked and nameOfLocked return the id of the instance named
+	// name, and the name of instance id, in the vector's indom (a
+	// histogram's statistics'), live or removed, if it has them.
 	idOfLocked(name string) (int32, bool)
+	nameOfLocked(id int32) (string, bool)
 	// idSpace is the number of ids the vector's instances may have, from
 	// 0 (see instanceIDs.idLocked).
 	idSpace() int64
@@ -221,7 +214,7 @@ func checkVecLabels(metric string, labels []string) error {
 // names labels, checked by checkVecLabels.
 func newVec[T any](r door, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
-		instanceIDs: newInstanceIDs(), labelled: true}
+		labelled: true}
 	v.limit.Store(DefaultVecLimit)
 	r.vecLabelsLocked(serial, v.labels)
 	v.table.Store(newVecTable[T](0))
@@ -322,7 +315,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	}
 	id, seen := v.kind.idOfLocked(name)
 	if !seen {
-		if id, ok = v.idLocked(name, v.kind.idSpace()); !ok {
+		if id, ok = v.idLocked(name, v.kind.idSpace(), v.kind.nameOfLocked); !ok {
 			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
 		}
 	}
@@ -335,8 +328,7 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	})
 	added = added && err == nil
 	if added && !seen {
-		v.gaveLocked(name, id, v.kind.idSpace())
-		v.pruneIDsLocked()
+		v.gaveLocked(id, v.kind.idSpace())
 	}
 	if err != nil {
 		reason := dropRefused
@@ -358,17 +350,10 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	return e.t, nil
 }
 
-// pruneIDsLocked forgets the ids of deleted instances that no indom of
-// the vector has any more, once given holds twice what it held after the
-// last pruning, and 64 (instanceIDs.forgetIDsLocked). An id is kept
-// while an indom has it, so that an instance's values keep one id in
-// every indom, and its name no other.
-func (v *Vec[T]) pruneIDsLocked() {
-	if len(v.given) < max(v.pruneAt, 64) || len(v.given) == v.live { // every id given is a live value's
-		return
-	}
-	v.forgetIDsLocked(v.kind.knowsLocked, min(int(v.limit.Load()), v.r.instanceCapLocked()))
-	v.pruneAt = 2 * len(v.given)
+// forgotLocked records that the vector's indom forgot inst (see
+// instanceIDs.forgotLocked).
+func (v *Vec[T]) forgotLocked(inst Instance) {
+	v.instanceIDs.forgotLocked(inst, min(int(v.limit.Load()), v.r.instanceCapLocked()))
 }
 
 // insertLocked makes e, new in v.order, visible to lock-free readers: in
@@ -465,7 +450,8 @@ func (v *Vec[T]) Reset() {
 // pass it by, in the table until it is rebuilt, in v.order until it is
 // compacted (tidyLocked).
 func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
-	v.kind.removeLocked(e.name, e.id, e.t)
+	v.kind.removeLocked(e.id, e.t)
+	delete(v.expiry.seen, e.id)
 	e.dead.Store(true)
 	v.live--
 	v.table.Load().dead++ // every live entry is in the table
@@ -512,7 +498,8 @@ func (v *Vec[T]) Instances() []string {
 	names := make([]string, 0, v.live)
 	for _, e := range v.order {
 		if !e.dead.Load() {
-			names = append(names, e.name)
+			name, _ := v.kind.nameOfLocked(e.id)
+			names = append(names, name)
 		}
 	}
 	return names
@@ -557,9 +544,9 @@ func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
 	return k.r.declareInstancesLocked(k.in, Instance{ID: id, Name: name})
 }
 
-func (k *cellVec[T]) makeLocked(name string, id int32) *vecEntry[T] {
+func (k *cellVec[T]) makeLocked(_ string, id int32) *vecEntry[T] {
 	o := new(cellEntry[T])
-	o.vecEntry = vecEntry[T]{t: &o.own, name: name, id: id}
+	o.vecEntry = vecEntry[T]{t: &o.own, id: id}
 	c := k.cellOf(o.t)
 	c.init(k.typ)
 	if v := k.r.valueLocked(k.m, id); v != nil {
@@ -611,13 +598,12 @@ func (k *cellVec[T]) unbindLocked() {
 	}
 }
 
-func (k *cellVec[T]) knowsLocked(id int32) bool { return k.r.hasInstanceLocked(k.in, id) }
-
 func (k *cellVec[T]) idOfLocked(name string) (int32, bool) { return k.r.instanceIDLocked(k.in, name) }
+func (k *cellVec[T]) nameOfLocked(id int32) (string, bool) { return k.r.instanceNameLocked(k.in, id) }
 
 func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
-func (k *cellVec[T]) removeLocked(_ string, id int32, t *T) {
+func (k *cellVec[T]) removeLocked(id int32, t *T) {
 	k.cellOf(t).unbind()
 	k.r.removeInstrumentLocked(k.in, id)
 }
@@ -655,6 +641,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](cv))
 	cv.v = v
 	r.groupLocked(cv)
+	r.forgetsLocked(in, v.forgotLocked)
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
@@ -676,6 +663,14 @@ type expiry struct {
 	hooked  bool         // the sweeps are in the registry's start and close hooks
 	timer   *time.Timer  // the next sweep, nil when none is scheduled
 	expired []watched    // instruments expired at the last sweep, watched for late updates
+	// seen is, by live instance id, the state the last sweep saw and
+	// when a sweep first saw it (Unix ns): kept only while sweeps run.
+	seen map[int32]swept
+}
+
+type swept struct {
+	state uint64
+	at    int64
 }
 
 // watched is an expired instrument's state, read, and as it was at its
