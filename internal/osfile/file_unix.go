@@ -116,7 +116,8 @@ func writeTemp(d *Dir, name string, size int64, b []byte, fill func(b []byte)) (
 // proportion to the file: it costs as much memory as the largest file
 // written lately, until it is let go, at the second collection after its
 // last use. One for the process (reuse.Slot), not one per processor as a
-// sync.Pool's: Start, on two cores, made one anew one time in ten.
+// sync.Pool's, with which 29 of 300 Starts in a row on two cores made one
+// anew.
 var scratch reuse.Slot[[]byte]
 
 // getScratch returns a zeroed buffer of n bytes, from scratch when it holds

@@ -1,9 +1,9 @@
 // Package reuse keeps one large object for the next use, for the whole
 // process: the buffer a file is written from, a file's plan. A sync.Pool
 // keeps one per processor, so that a file written from another processor
-// than the last (one Start in ten on two cores, more under load) found
-// none and made it anew, in proportion to the file, with the page faults
-// and the collector's work that follow. A Slot lets its object go at the
+// than the last found none and made it anew, in proportion to the file,
+// with the page faults and the collector's work that follow (29 of 300
+// Starts of 10,000 instances in a row, on two cores). A Slot lets its object go at the
 // second collection after its last use, as a Pool does: a program that
 // stops writing files does not keep their memory.
 package reuse
