@@ -1,6 +1,10 @@
 package mmv
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -121,6 +125,93 @@ func BenchmarkValue(b *testing.B) {
 					o.op(v)
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkBuildStart builds and starts the registries of
+// compare/BenchmarkStart in process, so that -cpuprofile and -memprofile
+// show where the low-level API's time goes: 1,000 metrics over an indom of
+// 10 instances, and one metric over 10,000. "build" makes the names with
+// fmt.Sprintf, as a program (and compare/startbench) makes them, then
+// calls NewRegistry and declares; "declare" does the same with names made
+// once, before the loop: the library's part of the build alone; "start"
+// adds Start and Close to "build". Errors are checked without require,
+// whose t.Helper walks the stack at every call and would be a tenth of the
+// profile.
+func BenchmarkBuildStart(b *testing.B) {
+	for _, s := range startScenarios {
+		names := func() ([]Instance, []string) {
+			insts := make([]Instance, s.instances)
+			for j := range insts {
+				insts[j] = Instance{ID: int32(j), Name: fmt.Sprintf("inst%d", j)}
+			}
+			metrics := make([]string, s.metrics)
+			for j := range metrics {
+				metrics[j] = fmt.Sprintf("metric%d", j)
+			}
+			return insts, metrics
+		}
+		for _, phase := range []string{"declare", "build", "start"} {
+			b.Run(s.name+"/"+phase, func(b *testing.B) {
+				dir := b.TempDir()
+				opts := &Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1}
+				insts, metrics := names()
+				b.ReportAllocs()
+				for b.Loop() {
+					if phase != "declare" {
+						insts, metrics = names()
+					}
+					r := NewRegistry("start", opts)
+					err := r.AddIndom(Indom{Serial: 1, ShortHelp: "Instances", Instances: insts})
+					for j := 0; j < len(metrics) && err == nil; j++ {
+						err = r.AddMetric(Metric{Name: metrics[j], Item: uint32(j + 1), Type: Uint64,
+							Semantics: SemCounter, Units: Count, Indom: 1, ShortHelp: "A metric"})
+					}
+					if phase == "start" && err == nil {
+						startOrSkip(b, r)
+						if err = r.Close(); err == nil {
+							err = os.Remove(filepath.Join(dir, "start"))
+						}
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// startScenarios are compare/BenchmarkStart's registries.
+var startScenarios = []struct {
+	name               string
+	metrics, instances int
+}{{"metrics", 1000, 10}, {"instances", 1, 10000}}
+
+// BenchmarkStartEncode is what Start does in memory, without the file:
+// the slots, the plan and the encoding of BenchmarkBuildStart's
+// registries into a zeroed buffer, as the file layer gives one.
+func BenchmarkStartEncode(b *testing.B) {
+	for _, s := range startScenarios {
+		b.Run(s.name, func(b *testing.B) {
+			r := allocRegistry(b, b.TempDir(), s.metrics, s.instances)
+			p := r.parts[0]
+			version, err := r.version(p)
+			require.NoError(b, err)
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				p.assignItems()
+				p.makeSlots()
+				p.stride = valueSize
+				pl := r.newPlan(p, version, nil)
+				buf = slices.Grow(buf[:0], int(pl.size))[:pl.size]
+				clear(buf)
+				r.encode(p, pl, buf, 1, 1)
+				putPlan(pl)
+				p.reset()
+			}
 		})
 	}
 }

@@ -2,7 +2,8 @@ package mmv
 
 import (
 	"slices"
-	"sync"
+
+	"github.com/gopcp/mmv/internal/reuse"
 )
 
 // The encoder: a part of a registry laid out as a file (a plan, placed by
@@ -18,19 +19,20 @@ type plan struct {
 	instOff    [][]int64 // per indom, per instance
 	metricOff  []int64   // per metric
 	metricInst [][]int64 // per metric: its indom's instOff, nil when singular
-	instName   [][]int64 // v2/v3: per indom, per instance
+	instName   [][]int64 // v2/v3: per indom, per instance; nil in v1, whose names are inline
 	metricName []int64   // v2/v3: per metric
-	valueStr   []int64   // per value slot: the string record of a String value
+	valueStr   []int64   // per value slot: the string record of a String value; empty without String metrics
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
 	indomAt    map[*indom]int   // index in the part's indoms
 	nameStr    map[string]int64 // the string record of an instance name that indoms share (indom.shares)
 }
 
-// plans keeps plans for the next ones, as scratch keeps buffers: a plan's
-// arrays are as long as the part's instances and values, and a growth step
-// that made them anew would allocate in proportion to the file.
-var plans sync.Pool
+// plans keeps a plan for the next one, as the file layer keeps its
+// buffer (reuse.Slot, one for the process): a plan's arrays are as long as
+// the part's instances and values, and a growth step that made them anew
+// would allocate in proportion to the file.
+var plans reuse.Slot[*plan]
 
 // sized returns s with n elements, reusing its array when it is big
 // enough, else growing it as append does (the instances of an indom come
@@ -43,7 +45,7 @@ func sized[T any](s []T, n int) []T { return slices.Grow(s[:0], n)[:n] }
 // names, string values, metric help and indom help, in that order. The
 // plan is the caller's to give back with putPlan once the file is written.
 func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
-	pl, _ := plans.Get().(*plan)
+	pl, _ := plans.Get()
 	if pl == nil {
 		pl = new(plan)
 	}
@@ -86,10 +88,14 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	}
 	pl.instName = sized(pl.instName, len(p.indoms))
 	for i, in := range p.indoms {
+		if !v2 {
+			pl.instName[i] = nil
+			continue
+		}
 		names := sized(pl.instName[i], len(in.Instances))
 		for j := range names {
 			names[j] = -1
-			if !v2 || in.removed[j] {
+			if in.removed[j] {
 				continue
 			}
 			if !in.shares {
@@ -104,14 +110,11 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 	for i := range p.metrics {
 		pl.metricName[i] = str(v2)
 	}
-	pl.valueStr = sized(pl.valueStr, len(p.slots))
-	if slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String }) {
+	pl.valueStr = pl.valueStr[:0]
+	if p.strings > 0 {
+		pl.valueStr = sized(pl.valueStr, len(p.slots))
 		for i := range p.slots {
 			pl.valueStr[i] = str(p.typeOf(i) == String)
-		}
-	} else {
-		for i := range pl.valueStr {
-			pl.valueStr[i] = -1
 		}
 	}
 	pl.metricHelp = sized(pl.metricHelp, len(p.metrics))
@@ -162,19 +165,19 @@ func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
 		at(&pl.indomHelp[i][0])
 		at(&pl.indomHelp[i][1])
 	}
-	inst := 0
+	next, size := pl.record(secInstances, 0), int64(recordSize(secInstances, version))
 	pl.indomOff = sized(pl.indomOff, len(p.indoms))
 	pl.firstInst = sized(pl.firstInst, len(p.indoms))
 	pl.instOff = sized(pl.instOff, len(p.indoms))
 	for i, in := range p.indoms {
 		pl.indomOff[i] = pl.record(secIndoms, i)
-		pl.firstInst[i] = pl.record(secInstances, inst)
+		pl.firstInst[i] = next
 		offs := sized(pl.instOff[i], len(in.Instances))
 		for j := range offs {
 			offs[j] = 0
 			if !in.removed[j] {
-				offs[j] = pl.record(secInstances, inst)
-				inst++
+				offs[j] = next
+				next += size
 			}
 		}
 		pl.instOff[i] = offs
@@ -208,7 +211,7 @@ func putPlan(pl *plan) {
 	plans.Put(pl)
 }
 
-// encode writes the whole file of part p into b except gen2, which the
+// encode writes the whole file of part p into b, zeroed, except gen2, which the
 // caller stores last, and the values themselves, which stay zero.
 func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	putHeader(b, pl.version, len(pl.order), p.flags, pid, p.cluster, gen)
@@ -218,12 +221,17 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putIndom(at(pl.indomOff[i]), in.Serial, uint32(in.live), uint64(pl.firstInst[i]),
 			uint64(pl.indomHelp[i][0]), uint64(pl.indomHelp[i][1]))
 		putStrings(b, pl.indomHelp[i][:], in.ShortHelp, in.LongHelp)
+		offs, names, indomOff := pl.instOff[i], pl.instName[i], uint64(pl.indomOff[i])
 		for j, inst := range in.Instances {
 			if in.removed[j] {
 				continue
 			}
-			putInstance(at(pl.instOff[i][j]), pl.version, uint64(pl.indomOff[i]), inst.ID, inst.Name, uint64(pl.instName[i][j]))
-			putStrings(b, pl.instName[i][j:j+1], inst.Name)
+			var nameOff int64 // none in v1: the name inline
+			if names != nil {
+				nameOff = names[j]
+				putStrings(b, names[j:j+1], inst.Name)
+			}
+			putInstance(at(offs[j]), pl.version, indomOff, inst.ID, inst.Name, uint64(nameOff))
 		}
 	}
 	for i, m := range p.metrics {
@@ -251,7 +259,11 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		if insts := pl.metricInst[m]; insts != nil {
 			instOff = insts[o.inst]
 		}
-		putValue(rec, uint64(pl.metricOff[m]), uint64(instOff), uint64(pl.valueStr[s]))
+		var str int64
+		if len(pl.valueStr) > 0 {
+			str = pl.valueStr[s]
+		}
+		putValue(rec, uint64(pl.metricOff[m]), uint64(instOff), uint64(str))
 	}
 	for i, l := range pl.labels {
 		identity, instance := l.target(p)
@@ -259,11 +271,13 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	}
 }
 
-// putStrings fills the string records at offs (zero: none) with texts.
+// putStrings fills the string records at offs (zero: none) with texts. b
+// is zeroed, as encode's is: the texts are copied, the zeros after them
+// left as they are (putString clears them in a live file).
 func putStrings(b []byte, offs []int64, texts ...string) {
 	for i, off := range offs {
 		if off != 0 {
-			putString(b[off:], texts[i])
+			copy(b[off:off+MaxStringLen], texts[i])
 		}
 	}
 }

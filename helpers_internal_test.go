@@ -34,7 +34,7 @@ func mustValue(t testing.TB, r *Registry, metric, instance string) *Value {
 
 // allocRegistry returns a registry in dir of metrics metrics over an indom
 // of instances instances, declared as compare/startbench declares them.
-func allocRegistry(t *testing.T, dir string, metrics, instances int) *Registry {
+func allocRegistry(t testing.TB, dir string, metrics, instances int) *Registry {
 	t.Helper()
 	r := NewRegistry("allocs", &Options{Cluster: 42, Dir: dir, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 	insts := make([]Instance, instances)

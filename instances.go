@@ -120,17 +120,18 @@ func (in *indom) addUsers(d int) {
 
 // add adds an instance, or says why PCP could not tell it apart.
 func (in *indom) add(inst Instance) error {
+	key, ok := instanceNameKey(inst.Name)
 	if inst.ID < 0 {
 		return errorf(ErrRange, in.instanceSubject(inst.Name), "id %d is negative", inst.ID)
 	}
-	if checkInstanceName("", inst.Name) != nil {
+	if !ok {
 		return checkInstanceName(in.instanceSubject(inst.Name), inst.Name)
 	}
 	if _, dup := in.index(inst.ID); dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
 	}
 	i := len(in.Instances)
-	if j, added := in.names.add(nameKey(inst.Name), i, in.instanceKey); !added {
+	if j, added := in.names.add(key, i, in.instanceKey); !added {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[j].Name)
 	}
 	in.track(i, inst.ID)

@@ -68,7 +68,11 @@ func (p *part) joinMetric(m *metric, d int) {
 		p.singular += d
 		return
 	}
-	i, ok := p.overAt[m.indom]
+	i, ok := len(p.byIndom)-1, len(p.byIndom) > 0 && p.byIndom[len(p.byIndom)-1].in == m.indom
+	if !ok {
+		// Not the last list's: metrics over one indom mostly come in a row.
+		i, ok = p.overAt[m.indom]
+	}
 	if !ok {
 		if p.overAt == nil {
 			p.overAt = make(map[*indom]int)
@@ -347,20 +351,36 @@ func (p *part) renumber(in *indom, to []int) {
 	}
 }
 
-// makeSlots gives every value of the part's metrics a slot, as Start does:
-// metric by metric, their slots in one array, sized once.
+// makeSlots gives every value of the part's metrics a slot, as Start does
+// to a part that has none: metric by metric, instance by instance, in two
+// arrays sized once, the values of removed instances left out. It is
+// slotMetric's loop for each metric, without a call per value.
 func (p *part) makeSlots() {
 	n := 0
 	for _, m := range p.metrics {
 		n += m.valueCount()
 	}
-	p.slots = slices.Grow(p.slots, n)
-	slots := make([]int32, n)
+	all := make([]int32, n)
+	owners := make([]slotOwner, 0, n)
 	for _, m := range p.metrics {
 		k := m.valueCount()
-		p.slotMetric(m, slots[:k:k])
-		slots = slots[k:]
+		slots := all[:k:k]
+		all = all[k:]
+		m.slots, m.values = slots, nil
+		var removed []bool
+		if m.indom != nil && m.indom.live < k {
+			removed = m.indom.removed
+		}
+		for j := range slots {
+			if removed != nil && removed[j] {
+				slots[j] = -1
+				continue
+			}
+			slots[j] = int32(len(owners))
+			owners = append(owners, ownedBy(m, j))
+		}
 	}
+	p.slots = owners
 }
 
 // newMetricSlots gives every value of m, declared after Start, a slot.

@@ -283,3 +283,30 @@ func assignItems(ms []*metric) []uint32 {
 	}
 	return items
 }
+
+// TestInstanceNameKeyAsChecked: the one pass that adds an instance
+// (instanceNameKey) accepts exactly the names checkInstanceName does, and
+// keys them as nameKey does, over the edges (ASCII and Unicode spaces at
+// either end, NUL, lengths around the limit) and random names of bytes
+// drawn from them.
+func TestInstanceNameKeyAsChecked(t *testing.T) {
+	names := []string{"", "a", "a b", " a", "a ", "\ta", "a\n", "a\x00", "\x00", "a\u00a0", "\u0085a", "\u3000", "a\u2000b",
+		"\xff", "a\xc2", "é b", strings.Repeat("x", MaxStringLen), strings.Repeat("x", MaxStringLen+1), strings.Repeat("x ", 40) + "x"}
+	alphabet := []string{"a", "b", " ", "\t", "\x00", "\u00a0", "\u0085", "\u2028", "é", "\xc2", "\xa0", "\xff", strings.Repeat("y", 30)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		names = append(names, b.String())
+	}
+	for _, name := range names {
+		key, ok := instanceNameKey(name)
+		want := checkInstanceName("", name) == nil
+		require.Equal(t, want, ok, "%q: accepted", name)
+		if ok {
+			require.Equal(t, nameKey(name), key, "%q: key", name)
+		}
+	}
+}

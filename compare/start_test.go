@@ -17,8 +17,9 @@ import (
 // reports (startbench/main.go, testdata/start.c): 1,000 metrics over an
 // indom of 10 instances, and one metric over 10,000 instances. ns/op is
 // build + start; peak-RSS-KiB is that of a process that builds and starts
-// once. Both write byte-identical files (checked here) into the same
-// directory.
+// once. names-ns/op is the part of the build that makes the names
+// (fmt.Sprintf; snprintf and strdup), the program's, not the library's.
+// Both write byte-identical files (checked here) into the same directory.
 func BenchmarkStart(b *testing.B) {
 	pcptest.MustHaveLibPCPMMV(b)
 	bin := b.TempDir()
@@ -39,17 +40,18 @@ func BenchmarkStart(b *testing.B) {
 		for _, lib := range []string{"libpcp_mmv", "mmv"} {
 			b.Run(scenario+"/"+lib, func(b *testing.B) {
 				prog := filepath.Join(bin, lib)
-				_, _, rss := runStart(b, prog, scenario, 1, true)
+				_, _, rss, _ := runStart(b, prog, scenario, 1, true)
 				f, err := os.ReadFile(filepath.Join(tmpDir, "mmv", "start"))
 				if err != nil {
 					b.Fatal(err)
 				}
 				files[lib] = f
 				os.Remove(filepath.Join(tmpDir, "mmv", "start"))
-				build, start, _ := runStart(b, prog, scenario, b.N, false)
+				build, start, _, names := runStart(b, prog, scenario, b.N, false)
 				b.ReportMetric(build+start, "ns/op")
 				b.ReportMetric(build, "build-ns/op")
 				b.ReportMetric(start, "start-ns/op")
+				b.ReportMetric(names, "names-ns/op")
 				b.ReportMetric(rss, "peak-RSS-KiB")
 			})
 		}
@@ -60,8 +62,9 @@ func BenchmarkStart(b *testing.B) {
 }
 
 // runStart runs a start program for n iterations and returns what it
-// reports: the mean nanoseconds of build and of start, and its peak RSS.
-func runStart(b *testing.B, prog, scenario string, n int, keep bool) (build, start, rss float64) {
+// reports: the mean nanoseconds of build and of start, its peak RSS, and
+// the mean nanoseconds of making the names.
+func runStart(b *testing.B, prog, scenario string, n int, keep bool) (build, start, rss, names float64) {
 	b.Helper()
 	args := []string{scenario, strconv.Itoa(n)}
 	if keep {
@@ -73,15 +76,15 @@ func runStart(b *testing.B, prog, scenario string, n int, keep bool) (build, sta
 	if err != nil {
 		b.Fatalf("%s %s: %v", prog, strings.Join(args, " "), err)
 	}
-	var v [3]float64
+	var v [4]float64
 	f := strings.Fields(string(out))
-	if len(f) != 3 {
-		b.Fatalf("%s: report %q: want build, start and RSS", prog, out)
+	if len(f) != len(v) {
+		b.Fatalf("%s: report %q: want build, start, RSS and names", prog, out)
 	}
 	for i := range v {
 		if v[i], err = strconv.ParseFloat(f[i], 64); err != nil {
 			b.Fatalf("%s: report %q: %v", prog, out, err)
 		}
 	}
-	return v[0], v[1], v[2]
+	return v[0], v[1], v[2], v[3]
 }
