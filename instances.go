@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -135,10 +136,21 @@ func (in *indom) add(inst Instance) error {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[j].Name)
 	}
 	in.track(i, inst.ID)
-	in.Instances = append(in.Instances, inst)
-	in.removed = append(in.removed, false)
+	in.Instances = appendGrown(in.Instances, inst)
+	in.removed = appendGrown(in.removed, false)
 	in.addLive(1)
 	return nil
+}
+
+// appendGrown appends x to s, growing s to twice its length, and at least
+// 8, when full: append grows a short slice one size at a time and a long
+// one by a quarter, so an indom's instances and a vector's lists, grown
+// one value at a time, would be allocated many times over.
+func appendGrown[E any](s []E, x E) []E {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 8))
+	}
+	return append(s, x)
 }
 
 // track makes instance i found by its id.

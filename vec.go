@@ -644,17 +644,6 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	return v, nil
 }
 
-// appendGrown appends x to s, growing s to twice its length, and at least
-// 8, when full: append grows a short slice one size at a time and a long
-// one by a quarter, so a vector's lists, grown one value at a time, would
-// be allocated many times over.
-func appendGrown[E any](s []E, x E) []E {
-	if len(s) == cap(s) {
-		s = slices.Grow(s, max(len(s), 8))
-	}
-	return append(s, x)
-}
-
 // keys returns the keys of m, sorted.
 func keys(m map[string]string) []string {
 	ks := make([]string, 0, len(m))
