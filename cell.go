@@ -130,11 +130,3 @@ func (c *cell) read() (word, pending uint64) {
 		runtime.Gosched()
 	}
 }
-
-// unbindCells points every instrument back at its own memory, before the
-// files close.
-func unbindCells(cells map[*cell]struct{}) {
-	for c := range cells {
-		c.unbind()
-	}
-}

@@ -477,7 +477,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 		return err
 	}
 	l.payload = p
-	r.labels = append(r.labels, l)
+	r.labels = appendGrown(r.labels, l)
 	// A label needs no storage: published with the next file, which is
 	// retried until it is written.
 	return r.grewLocked(keepDeclared, grown...)

@@ -537,6 +537,17 @@ func (r *Registry) bindCellLocked(m *metric, id int32, c *cell) {
 	r.waitLocked(waiter{m: m, inst: indexOf(m, id), c: c})
 }
 
+// unbindCellsLocked points every instrument back at its own memory, with
+// what it counted, before the files close.
+func (r *Registry) unbindCellsLocked() {
+	for c := range r.cells {
+		c.unbind()
+	}
+	for _, g := range r.groups {
+		g.unbindLocked()
+	}
+}
+
 // unbindCellLocked points c back at its own memory for good: its value
 // was removed.
 func (r *Registry) unbindCellLocked(c *cell) {

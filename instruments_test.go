@@ -31,7 +31,7 @@ func TestCounterCarriesUpdatesMadeBeforeStart(t *testing.T) {
 	c.cell.mem[0] = 5
 	require.EqualValues(t, 55, c.Get(), "Get with a straggler")
 	r.mu.Lock()
-	unbindCells(r.cells)
+	r.unbindCellsLocked()
 	r.mu.Unlock()
 	require.EqualValues(t, 55, v.Int(), "file after carry")
 }
@@ -167,7 +167,7 @@ func TestConcurrentCounting(t *testing.T) {
 	startOrSkip(t, r)
 	wg.Wait()
 	r.mu.Lock()
-	unbindCells(r.cells) // what Close does before it closes the file
+	r.unbindCellsLocked() // what Close does before it closes the file
 	r.mu.Unlock()
 	assert.EqualValues(t, 80000, mustValue(t, r, "c", "").Int(), "counter")
 	for _, in := range []string{"a", "b"} {

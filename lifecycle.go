@@ -78,10 +78,7 @@ func (r *Registry) Close() error {
 	for _, f := range r.onClose {
 		f()
 	}
-	unbindCells(r.cells)
-	for _, g := range r.groups {
-		g.unbindLocked()
-	}
+	r.unbindCellsLocked()
 	r.strs.mu.Lock()
 	r.strs.closed = true
 	r.strs.mu.Unlock()
