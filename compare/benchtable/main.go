@@ -74,7 +74,7 @@ func tablesOf(bench string) (map[string]string, error) {
 	}
 	tables := map[string]string{}
 	for name, mk := range map[string]func(*results) (string, error){
-		"updates": updates, "with": with, "start": start, "growth": growth, "summary": summary,
+		"updates": updates, "with": with, "declare": declare, "start": start, "growth": growth, "summary": summary,
 	} {
 		if tables[name], err = mk(rs); err != nil {
 			return nil, fmt.Errorf("%s: table %s: %w", bench, name, err)
@@ -292,6 +292,30 @@ func with(rs *results) (string, error) {
 			}
 			fmt.Fprintf(&b, " %s |\n", ratio(mmv, best, false))
 		}
+	}
+	return b.String(), nil
+}
+
+// declare is the table of BenchmarkDeclare: declaring and first using
+// label values, ns per value, mmv before Start, with Start and after it,
+// against the others on new values, and mmv's ratios to the fastest.
+func declare(rs *results) (string, error) {
+	var b strings.Builder
+	b.WriteString("| vectors × values | mmv before Start | mmv with Start | mmv after Start | client_golang | VictoriaMetrics | before ÷ the fastest other | after ÷ the fastest other |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, shape := range []string{"1x10", "1000x10", "1x10000"} {
+		var v [5]float64
+		for i, sub := range []string{"mmv/before", "mmv/before+start", "mmv/after", "prometheus", "victoriametrics"} {
+			x, err := rs.median("Declare/"+shape+"/"+sub, "ns/value")
+			if err != nil {
+				return "", err
+			}
+			v[i] = x
+		}
+		vecs, values, _ := strings.Cut(shape, "x")
+		best := min(v[3], v[4])
+		fmt.Fprintf(&b, "| %s × %s | %s | %s | %s | %s | %s | %s | %s |\n", addCommas(vecs), addCommas(values),
+			nanos(v[0]), nanos(v[1]), nanos(v[2]), nanos(v[3]), nanos(v[4]), ratio(v[0], best, false), ratio(v[2], best, false))
 	}
 	return b.String(), nil
 }
