@@ -472,7 +472,7 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 		}
 		grown = append(grown, p)
 	}
-	p, err := labelPayload(subject, l.Label)
+	p, err := labelPayload(subject, l)
 	if err != nil {
 		return err
 	}

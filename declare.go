@@ -212,7 +212,14 @@ func (d door) labelInstanceLocked(subject string, serial uint32, id int32, names
 		return false
 	}
 	for i, l := range names {
-		_ = r.addLabelLocked(&label{Label: Label{Name: l, Value: values[i]}, kind: labelInstances, serial: serial, instance: id}, subject, "")
+		// Taken from an array allocated for the next ones, as metrics are.
+		if len(r.spareLabels) == 0 {
+			r.spareLabels = make([]label, 32)
+		}
+		lb := &r.spareLabels[0]
+		r.spareLabels = r.spareLabels[1:]
+		*lb = label{Label: Label{Name: l}, text: values[i], isText: true, kind: labelInstances, serial: serial, instance: id}
+		_ = r.addLabelLocked(lb, subject, "")
 	}
 	return true
 }

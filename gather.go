@@ -172,7 +172,7 @@ func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 			ls = map[instanceKey][]Label{}
 		}
 		k := instanceKey{l.serial, l.instance}
-		ls[k] = append(ls[k], l.Label)
+		ls[k] = append(ls[k], l.public())
 	}
 	return ls
 }
@@ -185,7 +185,7 @@ func (r *Registry) labelsAboveLocked(m *metric, ls []Label) []Label {
 			if l.kind == kind && (kind == labelCluster ||
 				kind == labelItem && l.metric == m ||
 				kind == labelIndom && m.indom != nil && l.serial == m.indom.Serial) {
-				ls = append(ls, l.Label)
+				ls = append(ls, l.public())
 			}
 		}
 	}

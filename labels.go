@@ -48,13 +48,17 @@ const (
 
 // labelPayload returns the JSON object {"name":value} that PCP reads, with
 // no spaces, or an error naming the rule the label breaks.
-func labelPayload(subject string, l Label) ([]byte, error) {
+func labelPayload(subject string, l *label) ([]byte, error) {
 	what := func() string { return inside(subject, "label", l.Name) } // named only on failure: a vector labels its new values
 	if !validLabelName(l.Name) {
 		return nil, errorf(ErrName, what(), "a label name starts with a letter, then letters, digits and '_'")
 	}
 	var p []byte
-	if s, ok := l.Value.(string); ok && plainJSON(s) {
+	s, ok := l.text, l.isText
+	if !ok {
+		s, ok = l.Value.(string)
+	}
+	if ok && plainJSON(s) {
 		// Its own JSON between quotes: a vector labels every new value
 		// up to the file's budget, and an encoder costs more than the rest.
 		p = make([]byte, 0, len(l.Name)+len(s)+7)
@@ -64,7 +68,7 @@ func labelPayload(subject string, l Label) ([]byte, error) {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(l.Value); err != nil {
+		if err := enc.Encode(l.value()); err != nil {
 			return nil, errorf(ErrLabel, what(), "value is not JSON: %v", err)
 		}
 		value := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
@@ -187,7 +191,23 @@ type label struct {
 	serial   uint32  // for labelIndom and labelInstances
 	instance int32   // for labelInstances
 	payload  []byte
+	// A vector's instance label keeps its value, a string, in text, not
+	// boxed in Value until read (value): it labels every new value up
+	// to the file's budget.
+	text   string
+	isText bool
 }
+
+// value is l's Value.
+func (l *label) value() any {
+	if l.isText {
+		return l.text
+	}
+	return l.Value
+}
+
+// public is l as Gather and Snapshot show it.
+func (l *label) public() Label { return Label{Name: l.Name, Value: l.value()} }
 
 // checkClusterLabel refuses a cluster label in a file on cluster c when
 // PCP would never match it.

@@ -19,8 +19,11 @@ func TestLabelPayloadStringAsChecked(t *testing.T) {
 		printable = append(printable, c)
 	}
 	for _, s := range []string{"", "/api", `a "b" \c`, "tab\tnl\n\x00\x1f", "<&>", "é\u2028\u2029", "bad\xffutf8", "a b,c=d%", string(printable), "\x7f", "\b\f"} {
-		got, err := labelPayload("vector", Label{Name: "route", Value: s})
+		got, err := labelPayload("vector", &label{Label: Label{Name: "route", Value: s}})
 		require.NoError(t, err, "%q", s)
+		text, err := labelPayload("vector", &label{Label: Label{Name: "route"}, text: s, isText: true})
+		require.NoError(t, err, "%q", s)
+		require.Equal(t, string(got), string(text), "a vector's label, its value kept as text: %q", s)
 		value, err := checkLabelValue(func() string { return "vector" }, got[len(`{"route":`):len(got)-1])
 		require.NoError(t, err, "%q", s)
 		require.Equal(t, `{"route":`+string(value)+`}`, string(got), "%q", s)

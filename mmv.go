@@ -102,11 +102,14 @@ type Registry struct {
 	// racing the binding may land in the cell's own memory, and the next
 	// two publications carry it (publishPartsLocked).
 	rebound [2][]*cell
-	pubErr  error              // why the last publication failed
-	dir     *osfile.Dir        // where the files are, from Start to Close
-	path    string             // the first file's, once started
-	waiting []waiter           // instruments waiting for storage (growth.go)
-	cells   map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
+	pubErr  error       // why the last publication failed
+	dir     *osfile.Dir // where the files are, from Start to Close
+	path    string      // the first file's, once started
+	waiting []waiter    // instruments waiting for storage (growth.go)
+	// spareLabels are allocated for the next instance labels of vectors
+	// (door.labelInstanceLocked).
+	spareLabels []label
+	cells       map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
 	// groups are the vectors' cells, by indom, each group unbound at
 	// Close, and waitingGroups those with cells waiting for storage
 	// (growth.go); forgets tells the vectors which instances their indoms
