@@ -99,8 +99,10 @@ type Registry struct {
 	inFlight chan struct{}
 	// rebound are the cells bound to storage after their instruments were
 	// handed out, at the last publication and the one before: an update
-	// racing the binding may land in the cell's own memory, and the next
-	// two publications carry it (publishPartsLocked).
+	// racing the binding may land in the cell's own memory: they keep the
+	// timer armed, whose next two publications carry it even when nothing
+	// else is declared, as Snapshot and Gather do before they read
+	// (carryReboundLocked).
 	rebound [2][]*cell
 	pubErr  error       // why the last publication failed
 	dir     *osfile.Dir // where the files are, from Start to Close
