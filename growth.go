@@ -222,8 +222,8 @@ func (r *Registry) publishPartsLocked(unlock bool) error {
 }
 
 // publishPartLocked makes the part's file if it has none, or rewrites it
-// with every declaration, values kept (see file.replace for how no update
-// is lost).
+// with every declaration, values kept (see osfile.File.Replace for how no
+// update is lost).
 func (r *Registry) publishPartLocked(p *part) error {
 	if p.file == nil {
 		err := r.startPartLocked(p, r.dir)
@@ -240,20 +240,12 @@ func (r *Registry) publishPartLocked(p *part) error {
 		return err
 	}
 	defer putPlan(pl)
-	f := p.file
-	gen, pid := generation(time.Now()), int32(os.Getpid())
-
-	r.strs.mu.Lock()
-	defer r.strs.mu.Unlock()
-	err = f.replace(pl.size, pl.used, pl.offset[secValues], capacity, int(p.stride.at(live)), func(b []byte) {
-		r.encode(p, pl, b, gen, pid)
-		carry(p, pl, f.bytes(), b, live)
-	}, func(snap, final []byte) { merge(p, snap, final, live) }, replaceHook())
-	if err != nil {
+	if err := r.writeGrowth(p, p.file, pl, live); err != nil {
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
 		return err
 	}
+	p.file.capacity = capacity
 	p.dirty = false
 	p.valuesEnd = pl.end - pl.offset[secValues]
 	p.published()
@@ -351,7 +343,7 @@ func merge(p *part, snap, final []byte, live int) {
 // alone set it; a growth step, never the hot path, reads it.
 var growthHook func(growthPoint)
 
-// replaceHook returns the hook file.replace calls at each osfile.Step:
+// replaceHook returns the hook osfile.File.Replace calls at each Step:
 // growthHook's, when tests set it.
 func replaceHook() func(osfile.Step) {
 	if growthHook == nil {
@@ -594,15 +586,9 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	p.free, p.dirty = nil, false
 	done := make(chan struct{})
 	r.inFlight = done
-	gen, pid := generation(time.Now()), int32(os.Getpid())
 
 	r.mu.Unlock()
-	r.strs.mu.Lock()
-	err = f.os.Replace(pl.size, pl.used, pl.offset[secValues], int(p.stride.at(live)), func(b []byte) {
-		r.encode(sp, pl, b, gen, pid)
-		carry(sp, pl, f.bytes(), b, live)
-	}, func(snap, final []byte) { merge(sp, snap, final, live) }, replaceHook())
-	r.strs.mu.Unlock()
+	err = r.writeGrowth(sp, f, pl, live)
 	r.mu.Lock()
 
 	r.inFlight = nil
@@ -619,6 +605,20 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	p.free = append(p.free, p.dying[:dying]...)
 	p.dying = slices.Delete(p.dying, 0, dying)
 	return nil
+}
+
+// writeGrowth writes f's grown file, laid out by pl, from what part p
+// (the part, or its snapshot) describes, the first live values carried
+// and merged (osfile.File.Replace, which calls the hook at each step, loses no update); writers of strings are held
+// off meanwhile. The caller sets f's capacity once it succeeds.
+func (r *Registry) writeGrowth(p *part, f *file, pl *plan, live int) error {
+	gen, pid := generation(time.Now()), int32(os.Getpid())
+	r.strs.mu.Lock()
+	defer r.strs.mu.Unlock()
+	return f.os.Replace(pl.size, pl.used, pl.offset[secValues], int(p.stride.at(live)), func(b []byte) {
+		r.encode(p, pl, b, gen, pid)
+		carry(p, pl, f.bytes(), b, live)
+	}, func(snap, final []byte) { merge(p, snap, final, live) }, replaceHook())
 }
 
 // growthPlanLocked lays out the grown file of part p, which has a file:

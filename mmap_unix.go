@@ -59,17 +59,6 @@ func createFile(d *osfile.Dir, name string, size, valuesOff int64, capacity int,
 	return &file{os: f, values: f.Values(), capacity: capacity}, nil
 }
 
-// replace swaps the file for a grown one with room for capacity slots,
-// without losing an update (see osfile.File.Replace, which calls hook, if
-// any, at each osfile.Step).
-func (f *file) replace(size, used, valuesOff int64, capacity, live int, fill func(b []byte), merge func(written, final []byte), hook func(osfile.Step)) error {
-	if err := f.os.Replace(size, used, valuesOff, live, fill, merge, hook); err != nil {
-		return err
-	}
-	f.capacity = capacity
-	return nil
-}
-
 func (f *file) bytes() []byte           { return f.os.Bytes() }
 func (f *file) path() string            { return f.os.Path() }
 func (f *file) close(remove bool) error { return f.os.Close(remove) }
