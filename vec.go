@@ -217,7 +217,6 @@ func newVec[T any](r door, metric string, labels []string, serial uint32, kind v
 	v := &Vec[T]{r: r, metric: metric, what: subject("vector", metric), labels: slices.Clone(labels), serial: serial, kind: kind,
 		labelled: true}
 	v.limit.Store(DefaultVecLimit)
-	r.vecLabelsLocked(serial, v.labels)
 	v.table.Store(newVecTable[T](0))
 	return v
 }
@@ -639,7 +638,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	cv := &cellVec[T]{r: r, m: mt, in: in, typ: k.typ, cellOf: cellOf}
 	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](cv))
 	cv.v = v
-	r.linkVecLocked(in, cv, v.forgotLocked)
+	r.linkVecLocked(in, vecLink{labels: v.labels, group: cv, forgot: v.forgotLocked})
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
