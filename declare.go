@@ -194,8 +194,8 @@ func (d door) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
 // values as PCP instance labels, one per name, while the files holding
 // the indom keep labelReserve label records for the program's own; it
 // reports false, adding none, once they do not. A value too long for a
-// label record only loses its label.
-func (d door) labelInstanceLocked(subject string, serial uint32, id int32, names, values []string) bool {
+// label record only loses its label: no error is kept, nor a subject made.
+func (d door) labelInstanceLocked(serial uint32, id int32, names, values []string) bool {
 	r := d.r
 	if r.labelRoomLocked(serial) < len(names)+labelReserve {
 		return false
@@ -209,7 +209,7 @@ func (d door) labelInstanceLocked(subject string, serial uint32, id int32, names
 		lb := &r.spareLabels[0]
 		r.spareLabels = r.spareLabels[1:]
 		*lb = label{Label: Label{Name: l}, text: values[i], isText: true, kind: labelInstances, serial: serial, instance: id}
-		_ = r.addLabelLocked(lb, subject, "")
+		_ = r.addLabelLocked(lb, "", "")
 	}
 	return true
 }
