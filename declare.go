@@ -180,7 +180,7 @@ func (r *Registry) unlinkVecLocked(s step) { delete(r.vecs, s.in) }
 // most limit, and returns it (vecReserveLimit).
 func (d door) reserveLocked(in *indom, per, limit int) int {
 	n := vecReserveLimit(&d.r.opts, per, limit)
-	in.reserve = n * per
+	in.reserve = n * per // before a metric is over in: a part's chargeBound counts it as the metric joins
 	return n
 }
 

@@ -34,6 +34,7 @@ type part struct {
 	strings  int // metrics of type String (joinMetric)
 	byIndom  []indomMetrics
 	overAt   map[*indom]int
+	charges  chargeBound // on what they charge (budget.go)
 	// indoms are the part's instance domains: every one for the first
 	// file, as libpcp_mmv writes them, those its metrics use for others.
 	indoms []*indom
@@ -63,6 +64,9 @@ type indomMetrics struct {
 func (p *part) joinMetric(m *metric, d int) {
 	if m.Type == String {
 		p.strings += d
+	}
+	if d > 0 {
+		p.charges.charge += m.chargeMost()
 	}
 	if m.indom == nil {
 		p.singular += d
@@ -97,7 +101,7 @@ func (p *part) joinMetric(m *metric, d int) {
 
 // joinMetrics records p.metrics by indom afresh (joinMetric).
 func (p *part) joinMetrics() {
-	p.singular, p.strings, p.byIndom, p.overAt = 0, 0, nil, nil
+	p.singular, p.strings, p.byIndom, p.overAt, p.charges = 0, 0, nil, nil, chargeBound{}
 	for _, m := range p.metrics {
 		p.joinMetric(m, 1)
 	}
