@@ -31,15 +31,6 @@ const (
 // fileBudget is the values budget of each file under o.
 func fileBudget(o *Options) int { return capOf(o.MaxFileValues, DefaultMaxFileValues) }
 
-// chargeMost is the most m can charge its file's budget, whatever the
-// budget: chargeOf's but for the budget's cap and a limit lowered since.
-func (m *metric) chargeMost() int {
-	if m.indom == nil {
-		return 1
-	}
-	return max(m.indom.live, m.indom.reserve)
-}
-
 // chargeOf is what a metric over in (nil when singular) with live values
 // charges its file's budget: its values, or the room its indom reserves
 // for a vector's instances (indom.reserved), within the budget itself.
@@ -69,20 +60,6 @@ func (in *indom) reserved() int {
 		}
 	}
 	return in.reserve
-}
-
-// chargeBound is a bound from above on what a part's metrics charge its
-// budget (chargeLocked), so that a metric finds a part with room without
-// summing the part's indoms each time: declaring n vectors, each over an
-// indom of its own, cost n² (a tenth of declaring 1,000 vectors of 10
-// values). Taken exactly (charge, when the registry had added added), it
-// is raised by what every metric joining the part may charge (joinMetric)
-// and by every instance added since, times the metrics over it
-// (liveCounts.added); what lowers a charge (a removal, a limit lowered)
-// leaves it high, until the exact sum is taken again.
-type chargeBound struct {
-	charge, added, budget int
-	ok                    bool // charge holds for budget
 }
 
 // hasRoomLocked reports whether the part's metrics, with need more, charge
