@@ -101,6 +101,7 @@ func testMergeInterleavings(t *testing.T, pad bool) {
 // removed instances, labels, the low-level API's indoms and String
 // values, histograms, and an overflow file.
 func TestSnapshotLaysOutAsPart(t *testing.T) {
+	needFileLayer(t)
 	r := NewRegistry("snaplayout", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), MaxFileValues: 64})
 	defer r.Close()
 	require.NoError(t, r.AddIndom(Indom{Serial: 7, Instances: []Instance{{ID: 3, Name: "three"}, {ID: 9, Name: "nine"}}}))
