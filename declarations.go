@@ -48,7 +48,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err != nil {
 		return nil, err
 	}
-	if m.Item != 0 && p.used[m.Item] {
+	if m.Item != 0 && p.used.has(m.Item) {
 		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == m.Item })]
 		err = errorf(ErrDuplicate, subject("metric", m.Name), "item %d already used by metric %q", m.Item, other.Name)
 	} else if _, added := r.names.add(m.Name, len(r.metrics), r.metricName); !added {
@@ -90,7 +90,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	p.metrics = append(p.metrics, mt)
 	p.joinMetric(mt, 1)
 	if !mt.auto {
-		p.used[mt.item] = true
+		p.used.add(mt.item)
 	}
 	if newIndom {
 		p.indoms = append(p.indoms, mt.indom)
@@ -115,7 +115,7 @@ func (r *Registry) undeclareMetric(s step) {
 	p.metrics = p.metrics[:len(p.metrics)-1]
 	p.joinMetric(mt, -1)
 	if mt.item != 0 {
-		p.used[mt.item] = false
+		p.used.remove(mt.item)
 	}
 	if newIndom {
 		p.indoms = p.indoms[:len(p.indoms)-1]

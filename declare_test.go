@@ -184,9 +184,9 @@ func declared(t *testing.T, r *Registry) string {
 	fmt.Fprintf(&b, "serials %d prefixes %v labels %d\n", len(r.serials), r.prefixes, len(r.labels))
 	for _, p := range r.parts {
 		var items []int
-		for it, used := range p.used {
-			if used {
-				items = append(items, it)
+		for it := range uint32(MaxItem + 1) {
+			if p.used.has(it) {
+				items = append(items, int(it))
 			}
 		}
 		fmt.Fprintf(&b, "part %s metrics %d indoms %d items %v slots %v free %v dirty %v\n", p.name, len(p.metrics), len(p.indoms), items, p.slots, p.free, p.dirty)
