@@ -86,7 +86,12 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	if mt.indom != nil {
 		mt.indom.addUsers(1)
 	}
-	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
+	forPrefixes(mt.Name, func(prefix string) {
+		if r.prefixes == nil {
+			r.prefixes = map[string]int{} // at the first dotted name: most registries have none
+		}
+		r.prefixes[prefix]++
+	})
 	p.metrics = append(p.metrics, mt)
 	p.joinMetric(mt, 1)
 	if !mt.auto {
@@ -252,6 +257,9 @@ func (r *Registry) addIndomLocked(d Indom) error {
 		}
 	}
 	r.indoms = append(r.indoms, in)
+	if r.serials == nil {
+		r.serials = map[uint32]*indom{} // at the first indom: many registries have none
+	}
 	r.serials[d.Serial] = in
 	in.counts = &r.counts
 	r.counts.instances += in.live

@@ -84,7 +84,7 @@ const ownPrefix = "mmv"
 type metricTable struct {
 	metrics  []*metric
 	names    nameIndex      // positions in metrics
-	prefixes map[string]int // how many metric names have each dot-prefix
+	prefixes map[string]int // how many metric names have each dot-prefix; nil until one has a dot
 	spare    []metric       // allocated for the next declarations (newMetric)
 }
 
