@@ -32,8 +32,8 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	}
 	// Checked with no subject first: quoting the name costs more than
 	// declaring the metric, so it is done only for the error.
-	if r.checkMetricLocked("", m) != nil {
-		return nil, r.checkMetricLocked(subject("metric", m.Name), m)
+	if r.checkMetricLocked("", &m) != nil {
+		return nil, r.checkMetricLocked(subject("metric", m.Name), &m)
 	}
 	var in *indom
 	if m.Indom != 0 {
@@ -63,7 +63,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 		return nil, err
 	}
 	mt := r.newMetric()
-	*mt = metric{Metric: m, item: m.Item, auto: m.Item == 0, indom: in}
+	mt.Metric, mt.item, mt.auto, mt.indom = m, m.Item, m.Item == 0, in // a zeroed metric
 	newIndom := mt.indom != nil && !p.hasIndom(mt.indom)
 	r.declareMetric(p, mt, newIndom)
 	if r.state == started && p.file != nil {
@@ -133,7 +133,7 @@ func (r *Registry) undeclareMetric(s step) {
 // checkMetricLocked checks what a metric declaration says on its own and
 // against the namespace of the names declared; that the name is free is
 // checked as it is taken (addMetricLocked).
-func (r *Registry) checkMetricLocked(subject string, m Metric) error {
+func (r *Registry) checkMetricLocked(subject string, m *Metric) error {
 	if err := checkMetricName(subject, m.Name, r.opts.Flags); err != nil {
 		return err
 	}
