@@ -82,7 +82,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 // registry and in part p, with its indom when the part does not have it.
 func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	mt.part, mt.index = p, len(p.metrics)
-	r.metrics = append(r.metrics, mt)
+	r.metrics = appendGrown(r.metrics, mt)
 	if mt.indom != nil {
 		mt.indom.addUsers(1)
 	}
@@ -92,7 +92,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 		}
 		r.prefixes[prefix]++
 	})
-	p.metrics = append(p.metrics, mt)
+	p.metrics = appendGrown(p.metrics, mt)
 	p.joinMetric(mt, 1)
 	if !mt.auto {
 		p.used.add(mt.item)

@@ -83,7 +83,7 @@ func (p *part) joinMetric(m *metric, d int) {
 	}
 	over := &p.byIndom[i]
 	if d > 0 {
-		over.metrics = append(over.metrics, m)
+		over.metrics = appendGrown(over.metrics, m)
 		return
 	}
 	if over.metrics = over.metrics[:len(over.metrics)-1]; len(over.metrics) == 0 {
