@@ -62,6 +62,19 @@ func (in *indom) reserved() int {
 	return in.reserve
 }
 
+// hasRoomLocked reports whether the part's metrics, with need more, charge
+// no more than budget, added being the registry's liveCounts.added: from
+// the bound when that says so, else from the exact sum, which then
+// becomes the bound.
+func (p *part) hasRoomLocked(budget, need, added int) bool {
+	if b := p.charges; b.ok && b.budget == budget && b.charge <= budget-need-(added-b.added) {
+		return true
+	}
+	c := p.chargeLocked(budget, nil, 0)
+	p.charges = chargeBound{charge: c, added: added, budget: budget, ok: true}
+	return c+need <= budget
+}
+
 // chargeLocked is what the part's metrics charge its budget, with n more
 // live instances in grown (nil for none).
 func (p *part) chargeLocked(budget int, grown *indom, n int) int {
@@ -215,7 +228,7 @@ func (r *Registry) placeLocked() error {
 		need := chargeOf(m.indom, live, budget)
 		var to *part
 		for _, p := range parts {
-			if len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.chargeLocked(budget, nil, 0)+need <= budget {
+			if len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need, r.counts.added) {
 				to = p
 				break
 			}
@@ -316,7 +329,7 @@ func (r *Registry) partWithRoomLocked(in *indom, name string) (p *part, isNew bo
 	}
 	need := chargeOf(in, live, budget)
 	for _, p := range r.parts {
-		if len(p.metrics) < MaxMetrics && p.chargeLocked(budget, nil, 0)+need <= budget {
+		if len(p.metrics) < MaxMetrics && p.hasRoomLocked(budget, need, r.counts.added) {
 			return p, false, nil
 		}
 		if !fitsOverflow(r.name, r.opts.Flags, name) {

@@ -16,7 +16,7 @@ import (
 // the sums over the indoms after every kind of change: indoms and metrics
 // declared, instances added, removed, revived and forgotten, transactions
 // refused and undone, histograms, before and after Start, in overflow
-// files.
+// files; and the bound on each part's charge holds it (chargeBound).
 func TestLiveCountsExact(t *testing.T) {
 	needFileLayer(t)
 	r := NewRegistry("counts", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxFileValues: 64})
@@ -43,6 +43,7 @@ func TestLiveCountsExact(t *testing.T) {
 			want.instances += live
 			want.values += users * (live - 1)
 		}
+		want.added = r.counts.added // a sum over time, not over indoms
 		require.Equal(t, want, r.counts, "after %s", after)
 		// No value waits that has storage: wakeLocked skips the waiters
 		// unless a part gave a value storage (bindable).
@@ -78,11 +79,17 @@ func TestLiveCountsExact(t *testing.T) {
 			require.Equal(t, singular, p.singular, "%s's singular metrics after %s", p.name, after)
 			require.Equal(t, strs, p.strings, "%s's String metrics after %s", p.name, after)
 			require.Equal(t, byIndom, kept, "%s's metrics by indom after %s", p.name, after)
+			// The bound on the part's charge holds it (chargeBound).
+			budget := fileBudget(&r.opts)
+			if b := p.charges; b.ok && b.budget == budget {
+				require.GreaterOrEqual(t, b.charge+r.counts.added-b.added, p.chargeLocked(budget, nil, 0), "%s's bound on its charge after %s", p.name, after)
+			}
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var vecs []*Vec[Counter]
 	var hists []*Vec[Histogram]
+	var serials []uint32 // the low-level API's indoms
 	refused := errors.New("refused")
 	for i := range 600 {
 		if i == 300 {
@@ -124,6 +131,9 @@ func TestLiveCountsExact(t *testing.T) {
 			require.NoError(t, r.AddIndom(Indom{Serial: serial, Instances: []Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}}))
 			require.NoError(t, r.AddMetric(Metric{Name: "l" + strconv.Itoa(i), Type: Uint64, Semantics: SemCounter, Indom: serial}))
 			require.NoError(t, r.AddMetric(Metric{Name: "m" + strconv.Itoa(i), Type: String, Semantics: SemDiscrete, Indom: serial}))
+			serials = append(serials, serial)
+		case op == 8 && len(serials) > 0: // instances beyond any room reserved, or refused by the budget
+			_ = r.AddInstance(serials[rng.IntN(len(serials))], Instance{ID: int32(10 + i), Name: "i" + strconv.Itoa(i)})
 		case op == 5 && r.state == started:
 			require.NoError(t, r.Flush()) // forgets removed instances
 		default: // new values, revived ones, and refusals at the limit or the budget

@@ -480,11 +480,9 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 		}
 		grown = append(grown, p)
 	}
-	p, err := labelPayload(subject, l)
-	if err != nil {
+	if err := checkPayload(subject, l); err != nil {
 		return err
 	}
-	l.payload = p
 	r.labels = appendGrown(r.labels, l)
 	// A label needs no storage: published with the next file, which is
 	// retried until it is written.

@@ -32,7 +32,7 @@ type door struct{ r *Registry }
 //     bindCellLocked, bindValueLocked, and for a
 //     vector's cells waitGroupLocked, valueLocked;
 //   - a vector's room in its file, labels and limits: reserveLocked,
-//     followLimitLocked, vecLabelsLocked, labelInstanceLocked,
+//     followLimitLocked, labelInstanceLocked,
 //     instanceCapLocked;
 //   - the registry's own counts: dropLocked, expiredLocked;
 //   - work at its events (Start and Close, a period, the reads of Gather
@@ -54,10 +54,7 @@ func (d door) waitGroupLocked(g cellGroup) { d.r.waitingGroups = append(d.r.wait
 
 // valueLocked returns the handle of m's value for instance id (0 when
 // singular), nil until it has storage.
-func (d door) valueLocked(m *metric, id int32) *Value { return d.r.valueLocked(m, id) }
-func (d door) vecLabelsLocked(serial uint32, labels []string) {
-	d.r.vecLabelsLocked(serial, labels)
-}
+func (d door) valueLocked(m *metric, id int32) *Value      { return d.r.valueLocked(m, id) }
 func (d door) dropLocked(reason dropReason)                { d.r.dropLocked(reason) }
 func (d door) expiredLocked(expired, late int)             { d.r.expiredLocked(expired, late) }
 func (d door) pollLocked(interval time.Duration, f func()) { d.r.pollLocked(interval, f) }
@@ -163,35 +160,27 @@ func (d door) instanceNameLocked(in *indom, id int32) (string, bool) {
 
 // linkVecLocked links the registry to the vector over in, declared
 // within the transaction in progress, if any, and unlinked should it be
-// undone: forgot is called with each removed instance of in that in
-// forgets (forgetRemovedLocked), as it forgets it; g, unless nil, is the
-// vector's cells, unbound at Close.
-func (d door) linkVecLocked(in *indom, g cellGroup, forgot func(Instance)) {
+// undone (vecLink).
+func (d door) linkVecLocked(in *indom, l vecLink) {
 	r := d.r
-	if r.forgets == nil {
-		r.forgets, r.groups = map[*indom]func(Instance){}, map[*indom]cellGroup{}
+	if r.vecs == nil {
+		r.vecs = map[*indom]vecLink{}
 	}
-	r.forgets[in] = forgot
-	if g != nil {
-		r.groups[in] = g
-	}
+	r.vecs[in] = l
 	if j := &r.journal; j.open {
 		j.undo = append(j.undo, step{undo: (*Registry).unlinkVecLocked, in: in})
 	}
 }
 
 // unlinkVecLocked undoes linkVecLocked of the vector over s.in.
-func (r *Registry) unlinkVecLocked(s step) {
-	delete(r.forgets, s.in)
-	delete(r.groups, s.in)
-}
+func (r *Registry) unlinkVecLocked(s step) { delete(r.vecs, s.in) }
 
 // reserveLocked makes in, the indom of a vector of per values per
 // instance, reserve room in its files for the vector's default limit, at
 // most limit, and returns it (vecReserveLimit).
 func (d door) reserveLocked(in *indom, per, limit int) int {
 	n := vecReserveLimit(&d.r.opts, per, limit)
-	in.reserve = n * per
+	in.reserve = n * per // before a metric is over in: a part's chargeBound counts it as the metric joins
 	return n
 }
 
@@ -205,21 +194,22 @@ func (d door) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
 // values as PCP instance labels, one per name, while the files holding
 // the indom keep labelReserve label records for the program's own; it
 // reports false, adding none, once they do not. A value too long for a
-// label record only loses its label.
-func (d door) labelInstanceLocked(subject string, serial uint32, id int32, names, values []string) bool {
+// label record only loses its label: no error is kept, nor a subject made.
+func (d door) labelInstanceLocked(serial uint32, id int32, names, values []string) bool {
 	r := d.r
 	if r.labelRoomLocked(serial) < len(names)+labelReserve {
 		return false
 	}
 	for i, l := range names {
-		// Taken from an array allocated for the next ones, as metrics are.
+		// Taken from an array allocated for the next ones, as metrics
+		// are: as many as there are labels, 4 to 64.
 		if len(r.spareLabels) == 0 {
-			r.spareLabels = make([]label, 32)
+			r.spareLabels = make([]label, min(max(len(r.labels), 4), 64))
 		}
 		lb := &r.spareLabels[0]
 		r.spareLabels = r.spareLabels[1:]
 		*lb = label{Label: Label{Name: l}, text: values[i], isText: true, kind: labelInstances, serial: serial, instance: id}
-		_ = r.addLabelLocked(lb, subject, "")
+		_ = r.addLabelLocked(lb, "", "")
 	}
 	return true
 }

@@ -211,8 +211,8 @@ func declared(t *testing.T, r *Registry) string {
 	// The timer, but while it carries the cells bound lately, as each
 	// Flush moves them on (rebound).
 	carrying := len(r.rebound[0])+len(r.rebound[1]) > 0
-	fmt.Fprintf(&b, "hooks %d, %d waiting %d cells %d groups %d, %d waiting, %d forgetting pending %v\n", len(r.onStart), len(r.onClose), len(r.waiting), len(r.cells),
-		len(r.groups), len(r.waitingGroups), len(r.forgets), r.pending != nil && !carrying)
+	fmt.Fprintf(&b, "hooks %d, %d waiting %d cells %d vectors %d, %d waiting pending %v\n", len(r.onStart), len(r.onClose), len(r.waiting), len(r.cells),
+		len(r.vecs), len(r.waitingGroups), r.pending != nil && !carrying)
 	return b.String()
 }
 

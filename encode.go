@@ -267,7 +267,7 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	}
 	for i, l := range pl.labels {
 		identity, instance := l.target(p)
-		putLabel(at(pl.record(secLabels, i)), l.kind, l.Optional, identity, instance, l.payload)
+		putLabel(at(pl.record(secLabels, i)), identity, instance, l)
 	}
 }
 

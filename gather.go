@@ -78,7 +78,7 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 		}
 		return
 	}
-	f.LabelNames = r.vecLabels[m.indom]
+	f.LabelNames = r.vecs[m.indom].labels
 	for j, in := range m.indom.Instances {
 		if m.indom.removed[j] {
 			continue
@@ -147,14 +147,6 @@ func (v *Value) missing() bool {
 	return atomic.LoadUint64(v.u64()) == math.MaxUint64
 }
 
-// vecLabelsLocked records the label names of the vector over indom serial.
-func (r *Registry) vecLabelsLocked(serial uint32, labels []string) {
-	if r.vecLabels == nil {
-		r.vecLabels = map[*indom][]string{}
-	}
-	r.vecLabels[r.serials[serial]] = labels
-}
-
 type instanceKey struct {
 	serial uint32
 	id     int32
@@ -165,7 +157,7 @@ type instanceKey struct {
 func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 	var ls map[instanceKey][]Label
 	for _, l := range r.labels {
-		if l.kind != labelInstances || !vectors && r.vecLabels[r.serials[l.serial]] != nil {
+		if _, isVec := r.vecs[r.serials[l.serial]]; l.kind != labelInstances || !vectors && isVec {
 			continue
 		}
 		if ls == nil {

@@ -505,7 +505,7 @@ func (r *Registry) forgetRemovedLocked() {
 		if !in.forgetsRemoved() {
 			continue
 		}
-		if forgot := r.forgets[in]; forgot != nil {
+		if forgot := r.vecs[in].forgot; forgot != nil {
 			for j, inst := range in.Instances {
 				if in.removed[j] {
 					forgot(inst)
@@ -535,8 +535,10 @@ func (r *Registry) unbindCellsLocked() {
 	for c := range r.cells {
 		c.unbind()
 	}
-	for _, g := range r.groups {
-		g.unbindLocked()
+	for _, v := range r.vecs {
+		if v.group != nil {
+			v.group.unbindLocked()
+		}
 	}
 }
 

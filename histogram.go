@@ -851,6 +851,6 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	v.limit.Store(int64(g.limit))
 	g.r.followLimitLocked(g.statIndom, &v.limit, 1)
 	g.r.followLimitLocked(g.bucketIn, &v.limit, len(g.bounds))
-	g.r.linkVecLocked(g.statIndom, nil, v.forgotLocked)
+	g.r.linkVecLocked(g.statIndom, vecLink{labels: v.labels, forgot: v.forgotLocked})
 	return v
 }

@@ -80,8 +80,9 @@ type indomTable struct {
 
 // liveCounts are the live instances of a registry's indoms, and the sum
 // over them of users*(live-1): the values of the metrics over them beyond
-// one each (valueCount).
-type liveCounts struct{ instances, values int }
+// one each (valueCount); added only grows, by users*n for n instances
+// added (chargeBound).
+type liveCounts struct{ instances, values, added int }
 
 // indom is a declared instance domain.
 type indom struct {
@@ -108,6 +109,7 @@ func (in *indom) addLive(d int) {
 	if in.counts != nil {
 		in.counts.instances += d
 		in.counts.values += d * in.users
+		in.counts.added += max(d, 0) * in.users
 	}
 }
 

@@ -46,46 +46,72 @@ const (
 	labelOptional  uint32    = 0x80
 )
 
-// labelPayload returns the JSON object {"name":value} that PCP reads, with
-// no spaces, or an error naming the rule the label breaks.
-func labelPayload(subject string, l *label) ([]byte, error) {
+// checkPayload checks l's name and value, and makes l.payload, the JSON
+// object {"name":value} that PCP reads, with no spaces, or returns an
+// error naming the rule the label breaks. A vector's label whose value,
+// text, is plain (plainJSON) keeps no payload: putLabel writes it into
+// the file from the name and text, since a vector labels every new value
+// up to the file's budget, and most are never encoded twice.
+func checkPayload(subject string, l *label) error {
 	what := func() string { return inside(subject, "label", l.Name) } // named only on failure: a vector labels its new values
 	if !validLabelName(l.Name) {
-		return nil, errorf(ErrName, what(), "a label name starts with a letter, then letters, digits and '_'")
+		return errorf(ErrName, what(), "a label name starts with a letter, then letters, digits and '_'")
 	}
-	var p []byte
+	var n int
 	s, ok := l.text, l.isText
 	if !ok {
 		s, ok = l.Value.(string)
 	}
-	if ok && plainJSON(s) {
-		// Its own JSON between quotes: a vector labels every new value
-		// up to the file's budget, and an encoder costs more than the rest.
-		p = make([]byte, 0, len(l.Name)+len(s)+7)
-		p = append(append(append(append(p, `{"`...), l.Name...), `":"`...), s...)
-		p = append(p, `"}`...)
-	} else {
+	switch {
+	case l.isText && plainJSON(s):
+		n = plainPayloadLen(l.Name, s)
+	case ok && plainJSON(s):
+		// Its own JSON between quotes: an encoder costs more than the rest.
+		l.payload = appendPlainPayload(make([]byte, 0, plainPayloadLen(l.Name, s)), l.Name, s)
+	default:
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(l.value()); err != nil {
-			return nil, errorf(ErrLabel, what(), "value is not JSON: %v", err)
+			return errorf(ErrLabel, what(), "value is not JSON: %v", err)
 		}
 		value := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 		if !ok { // a string encodes as one JSON string, flat and compact
 			var err error
 			if value, err = checkLabelValue(what, value); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		p = make([]byte, 0, len(l.Name)+len(value)+5)
+		p := make([]byte, 0, len(l.Name)+len(value)+5)
 		p = append(append(append(append(p, `{"`...), l.Name...), `":`...), value...)
-		p = append(p, '}')
+		l.payload = append(p, '}')
 	}
-	if len(p) >= labelPayloadSize {
-		return nil, errorf(ErrTooLong, what(), "payload %s is %d bytes, more than %d", p, len(p), labelPayloadSize-1)
+	if l.payload != nil {
+		n = len(l.payload)
 	}
-	return p, nil
+	if n >= labelPayloadSize {
+		return errorf(ErrTooLong, what(), "payload %s is %d bytes, more than %d", l.appendPayload(nil), n, labelPayloadSize-1)
+	}
+	return nil
+}
+
+// plainPayloadLen is the length of the payload of a label of that name
+// and plain string value: {"name":"value"}.
+func plainPayloadLen(name, value string) int { return len(name) + len(value) + 7 }
+
+// appendPlainPayload appends the payload of a label of that name and plain
+// string value to b.
+func appendPlainPayload(b []byte, name, value string) []byte {
+	b = append(append(append(append(b, `{"`...), name...), `":"`...), value...)
+	return append(b, `"}`...)
+}
+
+// appendPayload appends l's payload to b.
+func (l *label) appendPayload(b []byte) []byte {
+	if l.payload == nil && l.isText {
+		return appendPlainPayload(b, l.Name, l.text)
+	}
+	return append(b, l.payload...)
 }
 
 // plainJSON reports whether s is printable ASCII but '"' and '\\', which
@@ -167,15 +193,18 @@ func validLabelName(s string) bool {
 	return true
 }
 
-func putLabel(b []byte, kind labelKind, optional bool, identity uint32, instance int32, payload []byte) {
-	flags := uint32(kind)
-	if optional {
+// putLabel fills the record of label l, attached to identity and
+// instance. Its payload is appended in place, in the record's room, which
+// checkPayload made sure it fits.
+func putLabel(b []byte, identity uint32, instance int32, l *label) {
+	flags := uint32(l.kind)
+	if l.Optional {
 		flags |= labelOptional
 	}
 	ne.PutUint32(b[labelFlagsOff:], flags)
 	ne.PutUint32(b[labelIdentityOff:], identity)
 	ne.PutUint32(b[labelInstanceOff:], uint32(instance))
-	copy(b[labelPayloadOff:labelPayloadOff+labelPayloadSize-1], payload)
+	l.appendPayload(b[labelPayloadOff : labelPayloadOff : labelPayloadOff+labelPayloadSize-1])
 }
 
 // labelTable is the registry's labels.

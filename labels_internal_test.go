@@ -19,14 +19,17 @@ func TestLabelPayloadStringAsChecked(t *testing.T) {
 		printable = append(printable, c)
 	}
 	for _, s := range []string{"", "/api", `a "b" \c`, "tab\tnl\n\x00\x1f", "<&>", "é\u2028\u2029", "bad\xffutf8", "a b,c=d%", string(printable), "\x7f", "\b\f"} {
-		got, err := labelPayload("vector", &label{Label: Label{Name: "route", Value: s}})
+		value, text := &label{Label: Label{Name: "route", Value: s}}, &label{Label: Label{Name: "route"}, text: s, isText: true}
+		require.NoError(t, checkPayload("vector", value), "%q", s)
+		require.NoError(t, checkPayload("vector", text), "%q", s)
+		got := value.appendPayload(nil)
+		require.Equal(t, string(got), string(text.appendPayload(nil)), "a vector's label, its value kept as text: %q", s)
+		var rec [labelSize]byte
+		putLabel(rec[:], 0, 0, text)
+		require.Equal(t, string(got)+"\x00", string(rec[labelPayloadOff:labelPayloadOff+len(got)+1]), "the record of a vector's label: %q", s)
+		checked, err := checkLabelValue(func() string { return "vector" }, got[len(`{"route":`):len(got)-1])
 		require.NoError(t, err, "%q", s)
-		text, err := labelPayload("vector", &label{Label: Label{Name: "route"}, text: s, isText: true})
-		require.NoError(t, err, "%q", s)
-		require.Equal(t, string(got), string(text), "a vector's label, its value kept as text: %q", s)
-		value, err := checkLabelValue(func() string { return "vector" }, got[len(`{"route":`):len(got)-1])
-		require.NoError(t, err, "%q", s)
-		require.Equal(t, `{"route":`+string(value)+`}`, string(got), "%q", s)
+		require.Equal(t, `{"route":`+string(checked)+`}`, string(got), "%q", s)
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)

@@ -112,13 +112,10 @@ type Registry struct {
 	// (door.labelInstanceLocked).
 	spareLabels []label
 	cells       map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
-	// groups are the vectors' cells, by indom, each group unbound at
-	// Close, and waitingGroups those with cells waiting for storage
-	// (growth.go); forgets tells the vectors which instances their indoms
-	// forget (door.linkVecLocked).
-	groups        map[*indom]cellGroup
+	// vecs are the vectors, by indom (door.linkVecLocked), and
+	// waitingGroups the groups of cells waiting for storage (growth.go).
+	vecs          map[*indom]vecLink
 	waitingGroups []cellGroup
-	forgets       map[*indom]func(Instance)
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
@@ -236,11 +233,16 @@ func (r *Registry) declarableLocked() error {
 // transaction.go, gather.go) use this one and this one none of them.
 
 // gathered is what Gather needs that the model does not say: the
-// instruments it reads itself (histograms), and the label names of the
-// vectors, by indom.
+// instruments it reads itself (histograms).
 type gathered struct {
-	readers   []valueReader
-	vecLabels map[*indom][]string
+	readers []valueReader
+}
+
+// vecLink is what the registry knows of a vector (door.linkVecLocked).
+type vecLink struct {
+	labels []string       // its label names, which Gather and Snapshot show
+	group  cellGroup      // its cells, unbound at Close; nil for a histogram's
+	forgot func(Instance) // called with each instance its indom forgets, as it forgets it
 }
 
 // waiter is an instrument waiting for a value to have storage.

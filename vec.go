@@ -61,7 +61,6 @@ const DefaultVecLimit = 1000
 type Vec[T any] struct {
 	r      door
 	metric string   // the metric's name, or the histogram's
-	what   string   // the vector, named in errors (subject)
 	labels []string // the label names
 	serial uint32   // the instances' indom
 	kind   vecKind[T]
@@ -196,28 +195,30 @@ type vecKind[T any] interface {
 
 // checkVecLabels checks the label names of the vector of metric.
 func checkVecLabels(metric string, labels []string) error {
-	what := subject("vector", metric)
+	what := func() string { return subject("vector", metric) } // made only on failure
 	if len(labels) == 0 {
-		return errorf(ErrLabel, what, "a vector needs at least one label name")
+		return errorf(ErrLabel, what(), "a vector needs at least one label name")
 	}
 	for i, l := range labels {
 		if !validLabelName(l) {
-			return errorf(ErrName, inside(what, "label", l), "a label name starts with a letter, then letters, digits and '_'")
+			return errorf(ErrName, inside(what(), "label", l), "a label name starts with a letter, then letters, digits and '_'")
 		}
 		if slices.Contains(labels[:i], l) {
-			return errorf(ErrDuplicate, inside(what, "label", l), "label name given twice")
+			return errorf(ErrDuplicate, inside(what(), "label", l), "label name given twice")
 		}
 	}
 	return nil
 }
 
+// what names the vector in errors.
+func (v *Vec[T]) what() string { return subject("vector", v.metric) }
+
 // newVec returns the vector of metric over the indom serial, with label
 // names labels, checked by checkVecLabels.
 func newVec[T any](r door, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
-	v := &Vec[T]{r: r, metric: metric, what: subject("vector", metric), labels: slices.Clone(labels), serial: serial, kind: kind,
+	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
 		labelled: true}
 	v.limit.Store(DefaultVecLimit)
-	r.vecLabelsLocked(serial, v.labels)
 	v.table.Store(newVecTable[T](0))
 	return v
 }
@@ -261,7 +262,7 @@ func (v *Vec[T]) WithLabels(labels map[string]string) *T {
 		values = append(values, val)
 	}
 	if values == nil || len(labels) != len(v.labels) {
-		v.refuse(dropRefused, errorf(ErrLabel, v.what, "labels %q: need exactly %q", keys(labels), v.labels))
+		v.refuse(dropRefused, errorf(ErrLabel, v.what(), "labels %q: need exactly %q", keys(labels), v.labels))
 		return nil
 	}
 	return v.With(values...)
@@ -299,23 +300,23 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	r.enter()
 	defer r.leave()
 	if len(values) != len(v.labels) {
-		return nil, v.refuseLocked(dropRefused, errorf(ErrLabel, v.what, "%d values for the labels %q", len(values), v.labels))
+		return nil, v.refuseLocked(dropRefused, errorf(ErrLabel, v.what(), "%d values for the labels %q", len(values), v.labels))
 	}
 	name, ok := canon.Name(v.labels, values)
 	if !ok {
-		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, inside(v.what, "values", values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
+		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, inside(v.what(), "values", values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
 	}
 	h := canon.Hash(values)
 	if e := v.table.Load().find(h, values); e != nil { // made by another goroutine meanwhile
 		return e.t, nil
 	}
 	if limit := v.limit.Load(); int64(v.live) >= limit {
-		return nil, v.refuseLocked(dropLimit, errorf(ErrTooMany, inside(v.what, "instance", name), "the vector holds its limit of %d instances (see SetLimit)", limit))
+		return nil, v.refuseLocked(dropLimit, errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector holds its limit of %d instances (see SetLimit)", limit))
 	}
 	id, seen := v.kind.idOfLocked(name)
 	if !seen {
 		if id, ok = v.idLocked(name, v.kind.idSpace(), v.kind.nameOfLocked); !ok {
-			return nil, v.refuseLocked(dropCap, idsExhausted(v.what, name, v.kind.idSpace()))
+			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
 		}
 	}
 	// One transaction: values refused declare nothing, though the kind
@@ -385,7 +386,7 @@ func (v *Vec[T]) labelLocked(id int32, values []string) {
 	if !v.labelled || v.unlabelled.Load() {
 		return
 	}
-	v.labelled = v.r.labelInstanceLocked(v.what, v.serial, id, v.labels, values)
+	v.labelled = v.r.labelInstanceLocked(v.serial, id, v.labels, values)
 }
 
 // refuseLocked records why values were refused and counts the refusal.
@@ -639,7 +640,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	cv := &cellVec[T]{r: r, m: mt, in: in, typ: k.typ, cellOf: cellOf}
 	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](cv))
 	cv.v = v
-	r.linkVecLocked(in, cv, v.forgotLocked)
+	r.linkVecLocked(in, vecLink{labels: v.labels, group: cv, forgot: v.forgotLocked})
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
