@@ -197,7 +197,8 @@ func BenchmarkStartEncode(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			r := allocRegistry(b, b.TempDir(), s.metrics, s.instances)
 			p := r.parts[0]
-			version, err := r.version(p)
+			labels := r.labelsOf(p)
+			version, err := r.versionWith(p, labels)
 			require.NoError(b, err)
 			var buf []byte
 			b.ReportAllocs()
@@ -205,7 +206,7 @@ func BenchmarkStartEncode(b *testing.B) {
 				p.assignItems()
 				p.makeSlots()
 				p.stride = valueSize
-				pl := r.newPlan(p, version, nil)
+				pl := newPlan(p, labels, version, nil)
 				buf = slices.Grow(buf[:0], int(pl.size))[:pl.size]
 				clear(buf)
 				r.encode(p, pl, buf, 1, 1)

@@ -42,14 +42,16 @@ func sized[T any](s []T, n int) []T { return slices.Grow(s[:0], n)[:n] }
 // newPlan lays part p out as libpcp_mmv does (see the package's format
 // notes), or as a grown file when g is not nil: records in declaration
 // order, values in slot order, and string records for instance names, metric
-// names, string values, metric help and indom help, in that order. The
+// names, string values, metric help and indom help, in that order; labels
+// are the file's (model.labelsOf). It reads only p: a publication lays out
+// its snapshot without the registry's lock (publishPartUnlocking). The
 // plan is the caller's to give back with putPlan once the file is written.
-func (r *Registry) newPlan(p *part, version int, g *growth) *plan {
+func newPlan(p *part, labels []*label, version int, g *growth) *plan {
 	pl, _ := plans.Get()
 	if pl == nil {
 		pl = new(plan)
 	}
-	pl.labels = r.labelsOf(p)
+	pl.labels = labels
 	var count [numSections]int
 	count[secIndoms] = len(p.indoms)
 	for _, in := range p.indoms {
@@ -284,22 +286,25 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 
 // version chooses the format version of a file as libpcp_mmv does, or
 // checks the forced one.
-func (r *Registry) version(p *part) (int, error) {
+func (r *Registry) version(p *part) (int, error) { return r.versionWith(p, r.labelsOf(p)) }
+
+// versionWith is version, labels being the labels of p's file.
+func (r *Registry) versionWith(p *part, labels []*label) (int, error) {
 	need := Version1
+	if len(labels) > 0 {
+		need = Version3 // whatever the names: a publication asks with the lock held
+	}
 	for _, m := range p.metrics {
-		if len(p.prefix)+len(m.Name) > maxV1Name {
+		if need == Version1 && len(p.prefix)+len(m.Name) > maxV1Name {
 			need = Version2
 		}
 	}
 	for _, in := range p.indoms {
-		for j, inst := range in.Instances {
-			if len(inst.Name) > maxV1Name && !in.removed[j] {
+		for j := 0; j < len(in.Instances) && need == Version1; j++ {
+			if len(in.Instances[j].Name) > maxV1Name && !in.removed[j] {
 				need = Version2
 			}
 		}
-	}
-	if len(r.labelsOf(p)) > 0 {
-		need = Version3
 	}
 	subject := subject("file", p.name)
 	switch v := r.opts.Version; {

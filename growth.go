@@ -127,7 +127,8 @@ func (r *Registry) carryReboundLocked() {
 // startPartLocked gives the part's metrics their items and values their
 // slots, and makes its file in d. On failure the part is as it was.
 func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
-	version, err := r.version(p)
+	labels := r.labelsOf(p)
+	version, err := r.versionWith(p, labels)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 	if r.opts.PadValues {
 		p.stride = paddedStride
 	}
-	plan := r.newPlan(p, version, nil)
+	plan := newPlan(p, labels, version, nil)
 	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
@@ -235,10 +236,11 @@ func (r *Registry) publishPartLocked(p *part) error {
 	if !p.dirty {
 		return nil
 	}
-	pl, live, capacity, err := r.growthPlanLocked(p)
+	gr, err := r.growthLocked(p)
 	if err != nil {
 		return err
 	}
+	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.capacity
 	defer putPlan(pl)
 	if err := r.writeGrowth(p, p.file, pl, live); err != nil {
 		err = fileError(p.name, "cannot grow", err)
@@ -578,19 +580,21 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	if !p.dirty {
 		return nil
 	}
-	pl, live, capacity, err := r.growthPlanLocked(p)
+	gr, err := r.growthLocked(p)
 	if err != nil {
 		return err
 	}
-	defer putPlan(pl)
-	f := p.file
+	f, live, capacity := p.file, gr.live, gr.capacity
 	sp, dying, free := p.snapshotLocked(), len(p.dying), p.free
 	p.free, p.dirty = nil, false
 	done := make(chan struct{})
 	r.inFlight = done
 
 	r.mu.Unlock()
+	pl := newPlan(sp, gr.labels, gr.version, &gr.g)
+	end := pl.end - pl.offset[secValues]
 	err = r.writeGrowth(sp, f, pl, live)
+	putPlan(pl)
 	r.mu.Lock()
 
 	r.inFlight = nil
@@ -603,7 +607,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return err
 	}
 	f.capacity = capacity
-	p.valuesEnd = pl.end - pl.offset[secValues]
+	p.valuesEnd = end
 	p.free = append(p.free, p.dying[:dying]...)
 	p.dying = slices.Delete(p.dying, 0, dying)
 	return nil
@@ -623,39 +627,72 @@ func (r *Registry) writeGrowth(p *part, f *file, pl *plan, live int) error {
 	}, func(snap, final []byte) { merge(p, snap, final, live) }, replaceHook())
 }
 
-// growthPlanLocked lays out the grown file of part p, which has a file:
-// its plan, the slots of the old file that are live, and the new file's
-// room. Room to double, and to cover the old file's records whole (those
-// after the values too, in a first file laid out as libpcp_mmv's): the
-// new file, its values at the same address in the same place of a page,
-// then covers the old mapping. Not the old mapping's page rounding: that
-// would grow the file at every publication.
-func (r *Registry) growthPlanLocked(p *part) (pl *plan, live, capacity int, err error) {
-	version, err := r.version(p)
+// grown is what a grown file of a part is laid out by (newPlan), but the
+// part itself: its version and labels, the slots of the old file that are
+// live, and the new file's room.
+type grown struct {
+	version        int
+	labels         []*label
+	live, capacity int
+	g              growth
+}
+
+// growthLocked says how the grown file of part p, which has a file, is
+// laid out. Room to double, and to cover the old file's records whole
+// (those after the values too, in a first file laid out as libpcp_mmv's):
+// the new file, its values at the same address in the same place of a
+// page, then covers the old mapping. Not the old mapping's page rounding:
+// that would grow the file at every publication.
+func (r *Registry) growthLocked(p *part) (grown, error) {
+	labels := r.labelsOf(p)
+	version, err := r.versionWith(p, labels)
 	if err != nil {
-		return nil, 0, 0, err
+		return grown{}, err
 	}
-	live = min(len(p.slots), p.file.capacity)
-	capacity = max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	return r.newPlan(p, version, &growth{from: p.file.os.ValuesOffset(), capacity: capacity}), live, capacity, nil
+	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
+	return grown{version: version, labels: labels, live: min(len(p.slots), p.file.capacity), capacity: capacity,
+		g: growth{from: p.file.os.ValuesOffset(), capacity: capacity}}, nil
 }
 
 // snapshotLocked returns a copy of what the part's file describes, for a
-// publication without the lock: its indoms' instances, its metrics and
-// their handles, its slots. Metrics' names, types and helps never change.
+// publication without the lock, which lays it out (newPlan) and writes
+// it: its indoms' instances, its metrics, over the copies of their indoms,
+// and their handles, its slots. Metrics' names, types and helps never
+// change. The copies are made in a few arrays, not an object each: the
+// lock is held meanwhile, and 1,000 vectors' indoms and metrics made it
+// thousands of allocations.
 func (p *part) snapshotLocked() *part {
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: slices.Clone(p.slots), file: p.file, stride: p.stride}
+		slots: slices.Clone(p.slots), file: p.file, stride: p.stride, strings: p.strings}
+	n, values := 0, 0
+	for _, in := range p.indoms {
+		n += len(in.Instances)
+	}
+	for _, m := range p.metrics {
+		values += len(m.values)
+	}
+	insts, removed, handles := make([]Instance, 0, n), make([]bool, 0, n), make([]*Value, 0, values)
+	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))
+	copyOf := make(map[*indom]*indom, len(p.indoms))
 	for i, in := range p.indoms {
-		sp.indoms[i] = &indom{Indom: Indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, Instances: slices.Clone(in.Instances)},
-			removed: slices.Clone(in.removed), live: in.live}
+		insts, removed = append(insts, in.Instances...), append(removed, in.removed...)
+		k := len(insts) - len(in.Instances)
+		ins[i] = indom{Indom: Indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, Instances: insts[k:len(insts):len(insts)]},
+			removed: removed[k:len(removed):len(removed)], live: in.live, shares: in.shares}
+		sp.indoms[i], copyOf[in] = &ins[i], &ins[i]
 	}
 	ms := make([]metric, len(p.metrics))
 	sp.metrics = make([]*metric, len(p.metrics))
 	for i, m := range p.metrics {
 		ms[i] = *m
-		ms[i].values = slices.Clone(m.values)
+		if m.values != nil { // nil until a handle is made (part.handleOf)
+			handles = append(handles, m.values...)
+			ms[i].values = handles[len(handles)-len(m.values) : len(handles) : len(handles)]
+		}
+		if m.indom != nil {
+			ms[i].indom = copyOf[m.indom]
+		}
 		sp.metrics[i] = &ms[i]
 	}
 	return sp

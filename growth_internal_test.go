@@ -94,3 +94,45 @@ func testMergeInterleavings(t *testing.T, pad bool) {
 		}
 	}
 }
+
+// TestSnapshotLaysOutAsPart: a publication lays out and encodes its
+// snapshot of a part without the lock (publishPartUnlocking); the file is
+// the one the part itself gives, byte for byte: vectors' shared names,
+// removed instances, labels, the low-level API's indoms and String
+// values, histograms, and an overflow file.
+func TestSnapshotLaysOutAsPart(t *testing.T) {
+	r := NewRegistry("snaplayout", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), MaxFileValues: 64})
+	defer r.Close()
+	require.NoError(t, r.AddIndom(Indom{Serial: 7, Instances: []Instance{{ID: 3, Name: "three"}, {ID: 9, Name: "nine"}}}))
+	require.NoError(t, r.AddMetric(Metric{Name: "low", Type: Uint64, Semantics: SemCounter, Indom: 7}))
+	require.NoError(t, r.AddMetric(Metric{Name: "text", Type: String, Semantics: SemDiscrete, Indom: 7}))
+	require.NoError(t, r.AddInstanceLabel(7, 9, Label{Name: "kind", Value: map[string]any{"odd": true}}))
+	require.NoError(t, r.Start())
+	a := NewCounterVec(r, "a", "", Count, "route")
+	b := NewCounterVec(r, "b", "", Count, "route")
+	h := NewHistogramVec(r, "h", "", Second, &HistogramOptions{Buckets: []float64{1, 2}}, "op")
+	for i := range 40 {
+		a.With(fmt.Sprint("/", i)).Inc()
+		b.With(fmt.Sprint("/", i%7)).Inc()
+		h.With(fmt.Sprint("op", i%3)).Observe(1.5)
+	}
+	for i := range 10 {
+		a.Delete(fmt.Sprint("/", 3*i))
+	}
+	require.NoError(t, r.AddInstance(7, Instance{ID: 11, Name: "eleven"}))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Greater(t, len(r.parts), 1, "the budget should have made an overflow file")
+	for _, p := range r.parts {
+		gr, err := r.growthLocked(p)
+		require.NoError(t, err)
+		file := func(p *part) []byte {
+			pl := newPlan(p, gr.labels, gr.version, &gr.g)
+			defer putPlan(pl)
+			b := make([]byte, pl.size)
+			r.encode(p, pl, b, 1, 1)
+			return b
+		}
+		require.Equal(t, file(p), file(p.snapshotLocked()), "file %s from its snapshot", p.name)
+	}
+}

@@ -223,12 +223,14 @@ func newVec[T any](r door, metric string, labels []string, serial uint32, kind v
 	return v
 }
 
-// known returns the instrument of values already made, lock-free.
-func (v *Vec[T]) known(values []string) *T {
-	if e := v.table.Load().find(canon.Hash(values), values); e != nil {
-		return e.t
+// known returns the instrument of values already made, lock-free, and
+// the hash of the values, which add takes.
+func (v *Vec[T]) known(values []string) (*T, uint64) {
+	h := canon.Hash(values)
+	if e := v.table.Load().find(h, values); e != nil {
+		return e.t, h
 	}
-	return nil
+	return nil, h
 }
 
 // With returns the instrument of the label values, one per label name in
@@ -238,10 +240,10 @@ func (v *Vec[T]) With(values ...string) *T {
 	if v == nil {
 		return nil
 	}
-	if t := v.known(values); t != nil {
-		return t
+	t, h := v.known(values)
+	if t == nil {
+		t, _ = v.add(values, h)
 	}
-	t, _ := v.add(values)
 	return t
 }
 
@@ -276,10 +278,11 @@ func (v *Vec[T]) Get(values ...string) (*T, error) {
 	if v == nil {
 		return nil, errorf(ErrUnknown, "vector", "nil vector")
 	}
-	if t := v.known(values); t != nil {
+	t, h := v.known(values)
+	if t != nil {
 		return t, nil
 	}
-	return v.add(values)
+	return v.add(values, h)
 }
 
 // Err returns why the vector last refused label values, nil if it never
@@ -294,8 +297,8 @@ func (v *Vec[T]) Err() error {
 	return nil
 }
 
-// add makes the instrument of new label values.
-func (v *Vec[T]) add(values []string) (*T, error) {
+// add makes the instrument of new label values, whose hash is h.
+func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	r := v.r
 	r.enter()
 	defer r.leave()
@@ -306,7 +309,6 @@ func (v *Vec[T]) add(values []string) (*T, error) {
 	if !ok {
 		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, inside(v.what(), "values", values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
 	}
-	h := canon.Hash(values)
 	if e := v.table.Load().find(h, values); e != nil { // made by another goroutine meanwhile
 		return e.t, nil
 	}
