@@ -228,7 +228,7 @@ func (r *Registry) placeLocked() error {
 		need := chargeOf(m.indom, live, budget)
 		var to *part
 		for _, p := range parts {
-			if len(p.metrics) < MaxMetrics && (m.auto || !p.used[m.item]) && p.hasRoomLocked(budget, need, r.counts.added) {
+			if len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need, r.counts.added) {
 				to = p
 				break
 			}
@@ -246,7 +246,7 @@ func (r *Registry) placeLocked() error {
 		to.metrics = append(to.metrics, m)
 		to.joinMetric(m, 1)
 		if !m.auto {
-			to.used[m.item] = true
+			to.used.add(m.item)
 		}
 		if m.indom != nil && !to.hasIndom(m.indom) {
 			to.indoms = append(to.indoms, m.indom)

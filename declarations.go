@@ -32,8 +32,8 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	}
 	// Checked with no subject first: quoting the name costs more than
 	// declaring the metric, so it is done only for the error.
-	if r.checkMetricLocked("", m) != nil {
-		return nil, r.checkMetricLocked(subject("metric", m.Name), m)
+	if r.checkMetricLocked("", &m) != nil {
+		return nil, r.checkMetricLocked(subject("metric", m.Name), &m)
 	}
 	var in *indom
 	if m.Indom != 0 {
@@ -48,7 +48,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err != nil {
 		return nil, err
 	}
-	if m.Item != 0 && p.used[m.Item] {
+	if m.Item != 0 && p.used.has(m.Item) {
 		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == m.Item })]
 		err = errorf(ErrDuplicate, subject("metric", m.Name), "item %d already used by metric %q", m.Item, other.Name)
 	} else if _, added := r.names.add(m.Name, len(r.metrics), r.metricName); !added {
@@ -63,7 +63,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 		return nil, err
 	}
 	mt := r.newMetric()
-	*mt = metric{Metric: m, item: m.Item, auto: m.Item == 0, indom: in}
+	mt.Metric, mt.item, mt.auto, mt.indom = m, m.Item, m.Item == 0, in // a zeroed metric
 	newIndom := mt.indom != nil && !p.hasIndom(mt.indom)
 	r.declareMetric(p, mt, newIndom)
 	if r.state == started && p.file != nil {
@@ -82,15 +82,20 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 // registry and in part p, with its indom when the part does not have it.
 func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	mt.part, mt.index = p, len(p.metrics)
-	r.metrics = append(r.metrics, mt)
+	r.metrics = appendGrown(r.metrics, mt)
 	if mt.indom != nil {
 		mt.indom.addUsers(1)
 	}
-	forPrefixes(mt.Name, func(prefix string) { r.prefixes[prefix]++ })
-	p.metrics = append(p.metrics, mt)
+	forPrefixes(mt.Name, func(prefix string) {
+		if r.prefixes == nil {
+			r.prefixes = map[string]int{} // at the first dotted name: most registries have none
+		}
+		r.prefixes[prefix]++
+	})
+	p.metrics = appendGrown(p.metrics, mt)
 	p.joinMetric(mt, 1)
 	if !mt.auto {
-		p.used[mt.item] = true
+		p.used.add(mt.item)
 	}
 	if newIndom {
 		p.indoms = append(p.indoms, mt.indom)
@@ -115,7 +120,7 @@ func (r *Registry) undeclareMetric(s step) {
 	p.metrics = p.metrics[:len(p.metrics)-1]
 	p.joinMetric(mt, -1)
 	if mt.item != 0 {
-		p.used[mt.item] = false
+		p.used.remove(mt.item)
 	}
 	if newIndom {
 		p.indoms = p.indoms[:len(p.indoms)-1]
@@ -128,7 +133,7 @@ func (r *Registry) undeclareMetric(s step) {
 // checkMetricLocked checks what a metric declaration says on its own and
 // against the namespace of the names declared; that the name is free is
 // checked as it is taken (addMetricLocked).
-func (r *Registry) checkMetricLocked(subject string, m Metric) error {
+func (r *Registry) checkMetricLocked(subject string, m *Metric) error {
 	if err := checkMetricName(subject, m.Name, r.opts.Flags); err != nil {
 		return err
 	}
@@ -252,6 +257,9 @@ func (r *Registry) addIndomLocked(d Indom) error {
 		}
 	}
 	r.indoms = append(r.indoms, in)
+	if r.serials == nil {
+		r.serials = map[uint32]*indom{} // at the first indom: many registries have none
+	}
 	r.serials[d.Serial] = in
 	in.counts = &r.counts
 	r.counts.instances += in.live

@@ -184,9 +184,9 @@ func declared(t *testing.T, r *Registry) string {
 	fmt.Fprintf(&b, "serials %d prefixes %v labels %d\n", len(r.serials), r.prefixes, len(r.labels))
 	for _, p := range r.parts {
 		var items []int
-		for it, used := range p.used {
-			if used {
-				items = append(items, it)
+		for it := range uint32(MaxItem + 1) {
+			if p.used.has(it) {
+				items = append(items, int(it))
 			}
 		}
 		fmt.Fprintf(&b, "part %s metrics %d indoms %d items %v slots %v free %v dirty %v\n", p.name, len(p.metrics), len(p.indoms), items, p.slots, p.free, p.dirty)
@@ -593,4 +593,74 @@ func TestHistogramVecValuesUpToTheLimit(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTooLong)
 	_, err = c.Get(strings.Repeat("v", MaxStringLen-len("k=")))
 	assert.NoError(t, err)
+}
+
+// TestLazyMapsAsEager: a new registry makes its map of indoms by serial
+// and its count of names by dot-prefix at the first indom and the first
+// dotted name, not before; the same declarations, refusals and undone
+// transactions among them, give the same errors and leave the same
+// declarations as on a registry whose maps were made at once, before and
+// after Start.
+func TestLazyMapsAsEager(t *testing.T) {
+	lazy, eager := newTestRegistry(t, "lazymaps"), newTestRegistry(t, "lazymaps")
+	eager.serials, eager.prefixes = map[uint32]*indom{}, map[string]int{}
+	require.Nil(t, lazy.serials)
+	require.Nil(t, lazy.prefixes)
+	steps := []func(r *Registry) error{
+		func(r *Registry) error {
+			return r.AddMetric(Metric{Name: "plain", Type: Uint64, Semantics: SemCounter, Indom: 3})
+		},
+		func(r *Registry) error {
+			return r.AddMetric(Metric{Name: "plain", Type: Uint64, Semantics: SemCounter})
+		},
+		func(r *Registry) error {
+			return r.Transact(func(tx *Tx) error {
+				require.NoError(t, tx.AddMetric(Metric{Name: "undone.one", Type: Uint64, Semantics: SemCounter}))
+				return errors.New("undo it")
+			})
+		},
+		func(r *Registry) error {
+			return r.AddMetric(Metric{Name: "undone", Type: Uint64, Semantics: SemCounter})
+		},
+		func(r *Registry) error {
+			return r.AddIndom(Indom{Serial: 3, Instances: []Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}}})
+		},
+		func(r *Registry) error { return r.AddIndom(Indom{Serial: 3}) },
+		func(r *Registry) error {
+			return r.AddMetric(Metric{Name: "net.in", Type: Uint64, Semantics: SemCounter, Indom: 3})
+		},
+		func(r *Registry) error { return r.AddMetric(Metric{Name: "net", Type: Uint64, Semantics: SemCounter}) },
+		func(r *Registry) error {
+			return r.AddMetric(Metric{Name: "net.in.bytes", Type: Uint64, Semantics: SemCounter})
+		},
+		func(r *Registry) error { return r.Start() },
+		func(r *Registry) error {
+			return r.AddMetric(Metric{Name: "net.out", Type: Uint64, Semantics: SemCounter, Indom: 3})
+		},
+		func(r *Registry) error {
+			return r.AddIndom(Indom{Serial: 4, Instances: []Instance{{ID: 7, Name: "c"}}})
+		},
+		func(r *Registry) error {
+			return r.AddMetric(Metric{Name: "net", Type: Uint64, Semantics: SemCounter, Indom: 4})
+		},
+	}
+	for i, step := range steps {
+		errLazy, errEager := step(lazy), step(eager)
+		if errEager == nil {
+			require.NoError(t, errLazy, "step %d", i)
+		} else {
+			require.EqualError(t, errLazy, errEager.Error(), "step %d", i)
+		}
+		// The files differ in their headers' generation, when started.
+		require.Equal(t, withoutFiles(declared(t, eager)), withoutFiles(declared(t, lazy)), "step %d", i)
+		if eager.path != "" {
+			want, err := os.ReadFile(eager.path)
+			require.NoError(t, err)
+			got, err := os.ReadFile(lazy.path)
+			require.NoError(t, err)
+			require.Equal(t, want[headerSize:], got[headerSize:], "step %d: the files past their headers", i)
+		}
+	}
+	require.NotNil(t, lazy.serials)
+	require.NotNil(t, lazy.prefixes)
 }

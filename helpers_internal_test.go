@@ -3,6 +3,7 @@ package mmv
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,3 +129,14 @@ var (
 	StartOrSkip   = startOrSkip
 	NeedFileLayer = needFileLayer
 )
+
+// withoutFiles is a description by declared without its files' lines.
+func withoutFiles(declared string) string {
+	var b strings.Builder
+	for line := range strings.Lines(declared) {
+		if !strings.HasPrefix(line, "file ") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}

@@ -123,14 +123,22 @@ func idsExhausted(subject, name string, space int64) error {
 	return errorf(ErrTooMany, inside(subject, "instance", name), "the vector has counted all its ids, %d to %d, once it forgot more values than its limit: it refuses new values for the registry's life", space/2, space-1)
 }
 
+// itemSet is a set of items, 0..MaxItem, a bit each: a part holds one,
+// and a bool each made every part, and so every registry, 1 KB larger.
+type itemSet [(MaxItem + 64) / 64]uint64
+
+func (s *itemSet) has(it uint32) bool { return s[it/64]&(1<<(it%64)) != 0 }
+func (s *itemSet) add(it uint32)      { s[it/64] |= 1 << (it % 64) }
+func (s *itemSet) remove(it uint32)   { s[it/64] &^= 1 << (it % 64) }
+
 // takeItem returns the item name hashes to, or the next one not in used,
 // and marks it used.
-func takeItem(name string, used *[MaxItem + 1]bool) uint32 {
+func takeItem(name string, used *itemSet) uint32 {
 	it := 1 + fnv32(name)%MaxItem
-	for used[it] {
+	for used.has(it) {
 		it = 1 + it%MaxItem
 	}
-	used[it] = true
+	used.add(it)
 	return it
 }
 

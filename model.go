@@ -8,13 +8,6 @@ type model struct {
 	labelTable
 }
 
-func newModel() model {
-	return model{
-		indomTable:  indomTable{serials: map[uint32]*indom{}},
-		metricTable: metricTable{prefixes: map[string]int{}},
-	}
-}
-
 // labelIn reports whether a label goes in the file of part p: cluster
 // labels go in every file, others in the file of what they label.
 func (m *model) labelIn(l *label, p *part) bool {

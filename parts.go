@@ -38,7 +38,7 @@ type part struct {
 	// indoms are the part's instance domains: every one for the first
 	// file, as libpcp_mmv writes them, those its metrics use for others.
 	indoms []*indom
-	used   [MaxItem + 1]bool // items taken
+	used   itemSet // items taken
 	// slots lists the values in the order of their records: a value's
 	// slot fixes its address while it lives (below).
 	slots       []slotOwner
@@ -110,7 +110,7 @@ func (p *part) joinMetric(m *metric, d int) {
 	}
 	over := &p.byIndom[i]
 	if d > 0 {
-		over.metrics = append(over.metrics, m)
+		over.metrics = appendGrown(over.metrics, m)
 		return
 	}
 	if over.metrics = over.metrics[:len(over.metrics)-1]; len(over.metrics) == 0 {
@@ -184,7 +184,7 @@ func (p *part) reset() {
 	p.file, p.bound, p.dirty = nil, 0, false
 	for _, m := range p.metrics {
 		if m.auto {
-			p.used[m.item] = false
+			p.used.remove(m.item)
 			m.item = 0
 		}
 	}

@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -56,4 +57,44 @@ func TestMakeSlotsAsSlotMetric(t *testing.T) {
 		require.Nil(t, m.values, "metric %s: handles are made at their first use", m.Name)
 	}
 	require.Contains(t, wantSlots["m0"], int32(-1), "a removed instance has no slot")
+}
+
+// TestItemSetAsBools: a part's set of items taken (itemSet, a bit each)
+// answers as the array of bools it replaced, over every item from 0 to
+// MaxItem through random additions and removals, and takeItem gives from
+// it the items it gave from the bools, collisions probing past the
+// taken ones and wrapping from MaxItem to 1.
+func TestItemSetAsBools(t *testing.T) {
+	var set itemSet
+	var bools [MaxItem + 1]bool
+	rng := rand.New(rand.NewPCG(26, 2))
+	for i := range 20000 {
+		it := rng.Uint32N(MaxItem + 1)
+		if i%3 == 0 {
+			set.remove(it)
+			bools[it] = false
+		} else {
+			set.add(it)
+			bools[it] = true
+		}
+		for it := range uint32(MaxItem + 1) {
+			if set.has(it) != bools[it] {
+				require.Failf(t, "item set differs", "after %d changes, item %d: set has %v, bools %v", i+1, it, set.has(it), bools[it])
+			}
+		}
+	}
+
+	set, bools = itemSet{}, [MaxItem + 1]bool{}
+	for j := range MaxItem {
+		name := "metric" + strconv.Itoa(j%97) + "_" + strconv.Itoa(j)
+		want := 1 + fnv32(name)%MaxItem
+		for bools[want] {
+			want = 1 + want%MaxItem
+		}
+		bools[want] = true
+		require.Equal(t, want, takeItem(name, &set), "item of %s, the %dth taken", name, j+1)
+	}
+	for it := range uint32(MaxItem + 1) {
+		require.Equal(t, bools[it], set.has(it), "item %d once every item is taken", it)
+	}
 }

@@ -273,7 +273,9 @@ func assignItems(ms []*metric) []uint32 {
 	p := newPart(0, "items", 0)
 	for _, m := range ms {
 		m.item, m.auto = m.Item, m.Item == 0
-		p.used[m.item] = !m.auto
+		if !m.auto {
+			p.used.add(m.item)
+		}
 		p.metrics = append(p.metrics, m)
 	}
 	p.assignItems()
