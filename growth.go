@@ -527,6 +527,9 @@ func (r *Registry) forgetRemovedLocked() {
 // bindCellLocked binds c to m's value for instance id (0 when singular)
 // as soon as it has storage, and unbinds it when the registry closes.
 func (r *Registry) bindCellLocked(m *metric, id int32, c *cell) {
+	if r.cells == nil { // a registry of vectors alone needs none
+		r.cells = map[*cell]struct{}{}
+	}
 	r.cells[c] = struct{}{}
 	r.waitLocked(waiter{m: m, inst: indexOf(m, id), c: c})
 }

@@ -147,7 +147,7 @@ const (
 // NewRegistry returns a registry for the file name, with the given options
 // (nil for the defaults). The name is checked by Start.
 func NewRegistry(name string, opts *Options) *Registry {
-	r := &Registry{name: name, cells: map[*cell]struct{}{}}
+	r := &Registry{name: name}
 	if opts != nil {
 		r.opts = *opts
 	}
