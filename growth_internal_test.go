@@ -121,6 +121,8 @@ func TestSnapshotLaysOutAsPart(t *testing.T) {
 		a.Delete(fmt.Sprint("/", 3*i))
 	}
 	require.NoError(t, r.AddInstance(7, Instance{ID: 11, Name: "eleven"}))
+	require.NoError(t, r.Flush()) // every part has its file, the overflow files made after Start too
+	require.NoError(t, r.AddInstance(7, Instance{ID: 12, Name: "twelve"}))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	require.Greater(t, len(r.parts), 1, "the budget should have made an overflow file")
