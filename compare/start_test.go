@@ -19,11 +19,14 @@ import (
 // build + start; peak-RSS-KiB is that of a process that builds and starts
 // once. names-ns/op is the part of the build that makes the names
 // (fmt.Sprintf; snprintf and strdup), the program's, not the library's.
-// Both write byte-identical files (checked here) into the same directory.
+// Both write byte-identical files (checked here) into the same directory,
+// one of their own: a Start of mmv reads the head of every MMV file of its
+// directory to claim a cluster no live file has (identity.go), and would
+// count in the files the other benchmarks of the run leave in tmpDir.
 func BenchmarkStart(b *testing.B) {
 	pcptest.MustHaveLibPCPMMV(b)
-	bin := b.TempDir()
-	if err := os.MkdirAll(filepath.Join(tmpDir, "mmv"), 0o755); err != nil {
+	bin, dir := b.TempDir(), b.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "mmv"), 0o755); err != nil {
 		b.Fatal(err)
 	}
 	progs := map[string][]string{
@@ -40,14 +43,14 @@ func BenchmarkStart(b *testing.B) {
 		for _, lib := range []string{"libpcp_mmv", "mmv"} {
 			b.Run(scenario+"/"+lib, func(b *testing.B) {
 				prog := filepath.Join(bin, lib)
-				_, _, rss, _ := runStart(b, prog, scenario, 1, true)
-				f, err := os.ReadFile(filepath.Join(tmpDir, "mmv", "start"))
+				_, _, rss, _ := runStart(b, dir, prog, scenario, 1, true)
+				f, err := os.ReadFile(filepath.Join(dir, "mmv", "start"))
 				if err != nil {
 					b.Fatal(err)
 				}
 				files[lib] = f
-				os.Remove(filepath.Join(tmpDir, "mmv", "start"))
-				build, start, _, names := runStart(b, prog, scenario, b.N, false)
+				os.Remove(filepath.Join(dir, "mmv", "start"))
+				build, start, _, names := runStart(b, dir, prog, scenario, b.N, false)
 				b.ReportMetric(build+start, "ns/op")
 				b.ReportMetric(build, "build-ns/op")
 				b.ReportMetric(start, "start-ns/op")
@@ -61,17 +64,18 @@ func BenchmarkStart(b *testing.B) {
 	}
 }
 
-// runStart runs a start program for n iterations and returns what it
+// runStart runs a start program for n iterations, with PCP_TMP_DIR dir,
+// and returns what it
 // reports: the mean nanoseconds of build and of start, its peak RSS, and
 // the mean nanoseconds of making the names.
-func runStart(b *testing.B, prog, scenario string, n int, keep bool) (build, start, rss, names float64) {
+func runStart(b *testing.B, dir, prog, scenario string, n int, keep bool) (build, start, rss, names float64) {
 	b.Helper()
 	args := []string{scenario, strconv.Itoa(n)}
 	if keep {
 		args = append(args, "keep")
 	}
 	cmd := exec.Command(prog, args...)
-	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+tmpDir)
+	cmd.Env = append(os.Environ(), "PCP_TMP_DIR="+dir)
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("%s %s: %v", prog, strings.Join(args, " "), err)
