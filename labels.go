@@ -48,27 +48,25 @@ const (
 
 // checkPayload checks l's name and value, and makes l.payload, the JSON
 // object {"name":value} that PCP reads, with no spaces, or returns an
-// error naming the rule the label breaks. A vector's label whose value,
-// text, is plain (plainJSON) keeps no payload: putLabel writes it into
-// the file from the name and text, since a vector labels every new value
-// up to the file's budget, and most are never encoded twice.
+// error naming the rule the label breaks. A label whose value is a plain
+// string (plainJSON) keeps it in text and no payload: putLabel writes it
+// into the file from the name and text, without an encoder, since a
+// vector labels every new value up to the file's budget, and most are
+// never encoded twice.
 func checkPayload(subject string, l *label) error {
 	what := func() string { return inside(subject, "label", l.Name) } // named only on failure: a vector labels its new values
 	if !validLabelName(l.Name) {
 		return errorf(ErrName, what(), "a label name starts with a letter, then letters, digits and '_'")
 	}
-	var n int
 	s, ok := l.text, l.isText
 	if !ok {
 		s, ok = l.Value.(string)
 	}
-	switch {
-	case l.isText && plainJSON(s):
+	var n int
+	if ok && plainJSON(s) {
+		l.text, l.isText = s, true
 		n = plainPayloadLen(l.Name, s)
-	case ok && plainJSON(s):
-		// Its own JSON between quotes: an encoder costs more than the rest.
-		l.payload = appendPlainPayload(make([]byte, 0, plainPayloadLen(l.Name, s)), l.Name, s)
-	default:
+	} else {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -85,8 +83,6 @@ func checkPayload(subject string, l *label) error {
 		p := make([]byte, 0, len(l.Name)+len(value)+5)
 		p = append(append(append(append(p, `{"`...), l.Name...), `":`...), value...)
 		l.payload = append(p, '}')
-	}
-	if l.payload != nil {
 		n = len(l.payload)
 	}
 	if n >= labelPayloadSize {
@@ -220,9 +216,9 @@ type label struct {
 	serial   uint32  // for labelIndom and labelInstances
 	instance int32   // for labelInstances
 	payload  []byte
-	// A vector's instance label keeps its value, a string, in text, not
-	// boxed in Value until read (value): it labels every new value up
-	// to the file's budget.
+	// A label whose value is a string keeps it in text (a vector's, not
+	// boxed in Value until read, value: it labels every new value up to
+	// the file's budget), and a plain one no payload (checkPayload).
 	text   string
 	isText bool
 }
@@ -235,8 +231,13 @@ func (l *label) value() any {
 	return l.Value
 }
 
-// public is l as Gather and Snapshot show it.
-func (l *label) public() Label { return Label{Name: l.Name, Value: l.value()} }
+// public is l as Gather and Snapshot show it: the declared Label whole,
+// its value unboxed (a Label made field by field lost Optional).
+func (l *label) public() Label {
+	pl := l.Label
+	pl.Value = l.value()
+	return pl
+}
 
 // checkClusterLabel refuses a cluster label in a file on cluster c when
 // PCP would never match it.

@@ -88,3 +88,39 @@ func BenchmarkSnapshot(b *testing.B) {
 		}
 	}
 }
+
+// TestReadLabelsAsDeclared: Snapshot and Gather show every label as it was
+// declared, Optional included, whatever form the registry keeps its value
+// in (a plain string is kept unboxed, others as given).
+func TestReadLabelsAsDeclared(t *testing.T) {
+	needFileLayer(t)
+	r := mmv.NewRegistry("readlabels", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	mmv.NewCounter(r, "hits", "", mmv.Count)
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 3, Instances: []mmv.Instance{{ID: 1, Name: "one"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 3}))
+	declared := []mmv.Label{{Name: "env", Value: "prod", Optional: true}, {Name: "tier", Value: "web"}, {Name: "shards", Value: 4.0, Optional: true}}
+	for _, l := range declared {
+		require.NoError(t, r.AddLabel(l))
+	}
+	require.NoError(t, r.AddInstanceLabel(3, 1, mmv.Label{Name: "rack", Value: "r1", Optional: true}))
+	require.NoError(t, r.Start()) // the low-level API's values have storage, and Gather shows them
+	rack := []mmv.Label{{Name: "rack", Value: "r1", Optional: true}}
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	for _, m := range snap {
+		assert.Equal(t, declared, m.Labels, "Snapshot of %s", m.Name)
+		if m.Name == "per" {
+			assert.Equal(t, rack, m.Values[0].Labels, "Snapshot of per's instance")
+		}
+	}
+	gathered := 0
+	r.Gather(func(f *mmv.Family) {
+		gathered++
+		assert.Equal(t, declared, f.Labels, "Gather of %s", f.Name)
+		if f.Name == "per" {
+			assert.Equal(t, rack, f.Samples[0].Labels, "Gather of per's instance")
+		}
+	})
+	assert.Equal(t, 2, gathered)
+}
