@@ -240,7 +240,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 	if err != nil {
 		return err
 	}
-	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.capacity
+	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
 	defer putPlan(pl)
 	if err := r.writeGrowth(p, p.file, pl, live); err != nil {
 		err = fileError(p.name, "cannot grow", err)
@@ -587,7 +587,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	if err != nil {
 		return err
 	}
-	f, live, capacity := p.file, gr.live, gr.capacity
+	f, live, capacity := p.file, gr.live, gr.g.capacity
 	sp, dying, free := p.snapshotLocked(), len(p.dying), p.free
 	p.free, p.dirty = nil, false
 	done := make(chan struct{})
@@ -618,8 +618,9 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 
 // writeGrowth writes f's grown file, laid out by pl, from what part p
 // (the part, or its snapshot) describes, the first live values carried
-// and merged (osfile.File.Replace, which calls the hook at each step, loses no update); writers of strings are held
-// off meanwhile. The caller sets f's capacity once it succeeds.
+// and merged (osfile.File.Replace, which calls the hook at each step,
+// loses no update); writers of strings are held off meanwhile. The caller
+// sets f's capacity once it succeeds.
 func (r *Registry) writeGrowth(p *part, f *file, pl *plan, live int) error {
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	r.strs.mu.Lock()
@@ -632,12 +633,12 @@ func (r *Registry) writeGrowth(p *part, f *file, pl *plan, live int) error {
 
 // grown is what a grown file of a part is laid out by (newPlan), but the
 // part itself: its version and labels, the slots of the old file that are
-// live, and the new file's room.
+// live, and where its values go and their room (g).
 type grown struct {
-	version        int
-	labels         []*label
-	live, capacity int
-	g              growth
+	version int
+	labels  []*label
+	live    int
+	g       growth
 }
 
 // growthLocked says how the grown file of part p, which has a file, is
@@ -653,7 +654,7 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 		return grown{}, err
 	}
 	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	return grown{version: version, labels: labels, live: min(len(p.slots), p.file.capacity), capacity: capacity,
+	return grown{version: version, labels: labels, live: min(len(p.slots), p.file.capacity),
 		g: growth{from: p.file.os.ValuesOffset(), capacity: capacity}}, nil
 }
 
