@@ -81,8 +81,15 @@ func (r *Registry) scheduleLocked() {
 		return
 	}
 	if r.pending != nil {
-		if r.urgent {
-			r.pending.Reset(0) // its function finds it pending still, or returns
+		// Made due at once only if it has not fired: a timer that fired
+		// publishes whatever is declared when its function gets the
+		// lock, and resetting it would run that function again, a
+		// goroutine more waiting for the lock at every first use.
+		if r.urgent && !r.pendingNow {
+			if r.pending.Stop() {
+				r.pending.Reset(0)
+			}
+			r.pendingNow = true
 		}
 		return
 	}
@@ -103,7 +110,7 @@ func (r *Registry) scheduleLocked() {
 		r.pending = nil
 		r.publishPartsLocked(true) // which arms the next try if this one fails
 	})
-	r.pending = t
+	r.pending, r.pendingNow = t, delay == 0
 }
 
 // unpublishedLocked reports whether a part has declarations its file does
