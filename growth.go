@@ -18,12 +18,12 @@ import (
 
 // grewLocked records a declaration made after Start that changed the
 // parts ps: their new values get storage in the files' spare room, and the
-// files are rewritten after PublishDelay; or at once when a part has no
-// file yet, its spare room is short, or a new value is a String (its text
-// lives outside the values section). When that immediate step fails,
-// ifFailed decides: the declaration stays, to be published by the retry
-// (keepDeclared); or the error is returned for the caller to undo it
-// (undoDeclared).
+// files are rewritten after PublishDelay. A declaration whose values must
+// be live at once (undoDeclared: the low-level API's) publishes now when
+// a part has no file yet, its spare room is short, or a new value is a
+// String (its text lives outside the values section), and returns the
+// error for the caller to undo it when that fails; the others
+// (keepDeclared) wait for the timer, which retries until it succeeds.
 func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	if r.state != started {
 		return nil
@@ -40,9 +40,10 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	}
 	if !now || ifFailed == keepDeclared || r.inFlight != nil {
 		// An instrument's new values count in its own memory until a
-		// publication gives them storage: it runs now on the timer's
-		// goroutine, so that a first use never waits for a growth step.
-		r.urgent = r.urgent || now
+		// publication gives them storage, which waits PublishDelay as
+		// every declaration's does: a first use never waits for a growth
+		// step, and a burst of them grows the file once, not at every
+		// doubling of its room (PCP's agent reloads every new file).
 		r.bindLocked()
 		r.scheduleLocked()
 		return nil
@@ -81,24 +82,11 @@ func (r *Registry) scheduleLocked() {
 		return
 	}
 	if r.pending != nil {
-		// Made due at once only if it has not fired: a timer that fired
-		// publishes whatever is declared when its function gets the
-		// lock, and resetting it would run that function again, a
-		// goroutine more waiting for the lock at every first use.
-		if r.urgent && !r.pendingNow {
-			if r.pending.Stop() {
-				r.pending.Reset(0)
-			}
-			r.pendingNow = true
-		}
 		return
 	}
 	delay := r.opts.PublishDelay
 	if delay <= 0 {
 		delay = 50 * time.Millisecond
-	}
-	if r.urgent {
-		delay = 0
 	}
 	var t *time.Timer
 	t = time.AfterFunc(delay, func() {
@@ -110,7 +98,7 @@ func (r *Registry) scheduleLocked() {
 		r.pending = nil
 		r.publishPartsLocked(true) // which arms the next try if this one fails
 	})
-	r.pending, r.pendingNow = t, delay == 0
+	r.pending = t
 }
 
 // unpublishedLocked reports whether a part has declarations its file does
@@ -209,7 +197,6 @@ func (r *Registry) publishPartsLocked(unlock bool) error {
 		// or another's to take, and publishing would make them again.
 		return nil
 	}
-	r.urgent = false
 	r.carryReboundLocked()
 	clear(r.rebound[1])
 	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -289,4 +290,46 @@ func testGrowthAfterRemoval(t *testing.T, pad bool) {
 	require.NoError(t, err)
 	require.Len(t, f.Values, 1)
 	assert.Equal(t, uint64(2), f.Values[0].Uint)
+}
+
+// TestFirstUsesPublishOnce: first uses of new label values after Start,
+// far past the room of the file (none: the first file is libpcp_mmv's),
+// count at once and wait for PublishDelay, to be published together in
+// one new file. Before, each doubling of the room published a file of
+// its own at once: 1,000 values rewrote the file 6 times, each a file
+// PCP's agent reloads, each a copy of every value so far.
+func TestFirstUsesPublishOnce(t *testing.T) {
+	needFileLayer(t)
+	r := mmv.NewRegistry("burst", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	require.NoError(t, r.Start())
+	defer r.Close()
+	started, err := os.Stat(r.Path())
+	require.NoError(t, err)
+	const n = 1000
+	for i := range n {
+		v.With(strconv.Itoa(i)).Add(uint64(i))
+	}
+	time.Sleep(100 * time.Millisecond) // what a publication at once would take, many times
+	now, err := os.Stat(r.Path())
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(started, now), "the file was replaced before PublishDelay")
+	for i := range n {
+		require.Equal(t, uint64(i), v.With(strconv.Itoa(i)).Get(), "value %d before it is published", i)
+	}
+
+	require.NoError(t, r.Flush())
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	got := map[string]uint64{}
+	for _, val := range f.Values {
+		if val.Instance != nil {
+			got[val.Instance.Name] = val.Uint
+		}
+	}
+	want := map[string]uint64{}
+	for i := range n {
+		want["route="+strconv.Itoa(i)] = uint64(i)
+	}
+	assert.Equal(t, want, got, "the published file's values")
 }

@@ -2,7 +2,6 @@ package mmv
 
 import (
 	"path/filepath"
-	"runtime/metrics"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -236,42 +235,4 @@ func TestNoPublicationAfterClose(t *testing.T) {
 		require.NoError(t, again.Start(), "round %d: the name is free once its registry is closed", round)
 		require.NoError(t, again.Close())
 	}
-}
-
-// TestUrgentTimerRunsOnce: first uses that keep finding no room while the
-// publication's timer has fired, its function waiting for the lock, start
-// no other run of it. They reset the fired timer to fire again, a
-// goroutine more waiting for the lock at every first use: 2,300 of them
-// for 100 registries of 10,000 values, where a publication a growth step
-// is 700.
-func TestUrgentTimerRunsOnce(t *testing.T) {
-	needFileLayer(t)
-	r := NewRegistry("urgent", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
-	v := NewCounterVec(r, "requests", "", Count, "route")
-	require.NoError(t, r.Start())
-	defer r.Close()
-
-	created := func() uint64 {
-		s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
-		metrics.Read(s)
-		return s[0].Value.Uint64()
-	}
-	r.mu.Lock()
-	before := created()
-	r.mu.Unlock()
-	v.With("0").Inc() // the first file has no spare room: urgent
-	r.mu.Lock()
-	require.True(t, r.urgent, "a first use after Start needs a publication at once")
-	require.Eventually(t, func() bool { return created() > before }, time.Second, time.Millisecond,
-		"the timer's function runs, and waits for the lock held here")
-	fired := created()
-	for range 20 {
-		r.scheduleLocked() // what every first use without room does
-		time.Sleep(5 * time.Millisecond)
-	}
-	again := created() - fired
-	r.mu.Unlock()
-	assert.Zero(t, again, "runs of the timer's function started after it fired")
-	require.NoError(t, r.Flush())
-	assert.Equal(t, uint64(1), v.With("0").Get())
 }

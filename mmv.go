@@ -93,9 +93,6 @@ type Registry struct {
 	parts []*part
 
 	pending *time.Timer // the publication of declarations made after Start
-	urgent  bool        // instruments' values wait for storage: publish without PublishDelay
-	// pendingNow: the timer is due at once, or has fired.
-	pendingNow bool
 	// inFlight, while a publication runs without the lock (growth.go,
 	// publishPartUnlocking), is closed when it is done.
 	inFlight chan struct{}
