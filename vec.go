@@ -88,16 +88,25 @@ type Vec[T any] struct {
 // of two of slots, at most half of them filled. A slot is filled once, its
 // hash before its entry, and never emptied: a deleted instance's entry
 // stays in its slot, dead, and lookups pass it by. Writers, holding the
-// registry's lock, fill free slots in place, and replace the table whole,
-// with its live entries only, once half its slots are filled or half its
-// entries dead; a reader still on the old table misses only the entries
-// added since, and finds them under the lock (Vec.add). An addition or a
-// deletion thus costs O(1) amortised, and a lookup one hash and, mostly,
-// one slot.
+// registry's lock, fill free slots in place. Once half its slots are
+// filled a table is replaced by one twice as large, which takes the old
+// one's live entries a few at every insert (moveLocked), not all at once:
+// moving 65,536 entries, a cache miss or two each, made one first use
+// wait 10 ms. Meanwhile a lookup that misses the new table looks in the
+// old one (old). A table is rebuilt whole, with its live entries only,
+// once half its entries are dead. A reader still on a replaced table
+// misses only the entries added since, and finds them under the lock
+// (Vec.add). An addition or a deletion thus costs O(1), and a lookup one
+// hash and, mostly, one slot.
 type vecTable[T any] struct {
 	slots      []vecSlot[T]
 	mask       uint64
 	used, dead int // slots filled, and their entries since deleted; under the registry's lock
+
+	// old is the table this one replaces, while it holds live entries
+	// not moved here yet: from its slot moved on (under the lock).
+	old   atomic.Pointer[vecTable[T]]
+	moved int
 }
 
 type vecSlot[T any] struct {
@@ -125,8 +134,19 @@ func newVecTable[T any](n int) *vecTable[T] {
 }
 
 // find returns the live entry of values, whose hash is h, nil when t has
-// none.
+// none, nor the table it replaces.
 func (t *vecTable[T]) find(h uint64, values []string) *vecEntry[T] {
+	if e := t.findHere(h, values); e != nil {
+		return e
+	}
+	if o := t.old.Load(); o != nil {
+		return o.findHere(h, values)
+	}
+	return nil
+}
+
+// findHere is find in t's own slots.
+func (t *vecTable[T]) findHere(h uint64, values []string) *vecEntry[T] {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		e := s.e.Load()
@@ -136,6 +156,35 @@ func (t *vecTable[T]) find(h uint64, values []string) *vecEntry[T] {
 		if s.h.Load() == h && !e.dead.Load() && sameValues(e.values, values) {
 			return e
 		}
+	}
+}
+
+// holds reports whether e is in t's own slots.
+func (t *vecTable[T]) holds(e *vecEntry[T]) bool {
+	for i := e.h & t.mask; ; i = (i + 1) & t.mask {
+		switch t.slots[i].e.Load() {
+		case e:
+			return true
+		case nil:
+			return false
+		}
+	}
+}
+
+// moveLocked moves the live entries of n more of the old table's slots
+// into t, and lets the old table go once they are all moved.
+func (t *vecTable[T]) moveLocked(n int) {
+	o := t.old.Load()
+	if o == nil {
+		return
+	}
+	for end := min(t.moved+n, len(o.slots)); t.moved < end; t.moved++ {
+		if e := o.slots[t.moved].e.Load(); e != nil && !e.dead.Load() {
+			t.putLocked(e)
+		}
+	}
+	if t.moved == len(o.slots) {
+		t.old.Store(nil)
 	}
 }
 
@@ -224,10 +273,12 @@ func newVec[T any](r door, metric string, labels []string, serial uint32, kind v
 }
 
 // known returns the instrument of values already made, lock-free, and
-// the hash of the values, which add takes.
+// the hash of the values, which add takes. It looks in the table's own
+// slots only: add looks in the table it replaces, if any, off the path of
+// the values that are found.
 func (v *Vec[T]) known(values []string) (*T, uint64) {
 	h := canon.Hash(values)
-	if e := v.table.Load().find(h, values); e != nil {
+	if e := v.table.Load().findHere(h, values); e != nil {
 		return e.t, h
 	}
 	return nil, h
@@ -299,6 +350,9 @@ func (v *Vec[T]) Err() error {
 
 // add makes the instrument of new label values, whose hash is h.
 func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
+	if e := v.table.Load().find(h, values); e != nil { // not moved yet from the old table
+		return e.t, nil
+	}
 	r := v.r
 	r.enter()
 	defer r.leave()
@@ -359,14 +413,21 @@ func (v *Vec[T]) forgotLocked(inst Instance) {
 }
 
 // insertLocked makes e, new in v.order, visible to lock-free readers: in
-// a free slot of the table, or in a table rebuilt with room for it.
+// a free slot of the table, or of the table that replaces it when full.
 func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 	t := v.table.Load()
 	if 2*(t.used+1) > len(t.slots) {
-		v.rebuildLocked()
-		return
+		// Room for twice the live entries: the old table's are moved
+		// at 4 slots an insert, all of them before half of this one's
+		// slots are filled.
+		t.moveLocked(len(t.slots)) // what is left of the last growth
+		n := newVecTable[T](2 * v.live)
+		n.old.Store(t)
+		v.table.Store(n)
+		t = n
 	}
 	t.putLocked(e)
+	t.moveLocked(4)
 }
 
 // rebuildLocked replaces the table with one of the live entries, with as
@@ -456,7 +517,10 @@ func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
 	delete(v.expiry.seen, e.id)
 	e.dead.Store(true)
 	v.live--
-	v.table.Load().dead++ // every live entry is in the table
+	// One not moved yet from the old table stays there, and is not moved.
+	if t := v.table.Load(); t.old.Load() == nil || t.holds(e) {
+		t.dead++
+	}
 }
 
 // tidyLocked drops the dead entries after deletions: from v.order once
