@@ -350,8 +350,10 @@ func (v *Vec[T]) Err() error {
 
 // add makes the instrument of new label values, whose hash is h.
 func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
-	if e := v.table.Load().find(h, values); e != nil { // not moved yet from the old table
-		return e.t, nil
+	if o := v.table.Load().old.Load(); o != nil { // not moved yet from the old table (known looked in the new one)
+		if e := o.findHere(h, values); e != nil {
+			return e.t, nil
+		}
 	}
 	r := v.r
 	r.enter()
