@@ -28,17 +28,10 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	if r.state != started {
 		return nil
 	}
-	now := false
 	for _, p := range ps {
 		p.dirty = true
-		now = now || p.file == nil || len(p.slots) > p.file.capacity
-		// A part without String metrics has no String value: no scan
-		// of the values waiting for storage, at every first use.
-		for s := p.bound; s < len(p.slots) && p.strings > 0; s++ {
-			now = now || p.typeOf(s) == String
-		}
 	}
-	if !now || ifFailed == keepDeclared || r.inFlight != nil {
+	if ifFailed == keepDeclared || r.inFlight != nil || !needStorageNow(ps) {
 		// An instrument's new values count in its own memory until a
 		// publication gives them storage, which waits PublishDelay as
 		// every declaration's does: a first use never waits for a growth
@@ -59,6 +52,27 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 		return nil
 	}
 	return err
+}
+
+// needStorageNow reports whether a part has no file yet, spare room short
+// of its values, or a String value without storage (its text lives
+// outside the values section): what a declaration whose values must be
+// live at once publishes for. Only such a declaration asks: the scan of
+// the values waiting for storage, at every first use of an instrument,
+// would cost it time in the number waiting.
+func needStorageNow(ps []*part) bool {
+	for _, p := range ps {
+		if p.file == nil || len(p.slots) > p.file.capacity {
+			return true
+		}
+		// A part without String metrics has no String value: no scan.
+		for s := p.bound; s < len(p.slots) && p.strings > 0; s++ {
+			if p.typeOf(s) == String {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // The publication schedule has one owner, scheduleLocked: every path that
