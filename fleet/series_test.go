@@ -193,8 +193,9 @@ func TestFleet(t *testing.T) {
 	t.Run("prometheus", func(t *testing.T) { testPrometheus(t, px, a) })
 	// pmproxy's discovery may read a new archive's records before its
 	// metadata, and then drops the values of every metric it has no
-	// descriptor for yet, for good (PCP issue #796: it depends on the
-	// order of the file events; CI lost workers' series of host A so).
+	// descriptor for yet, for good (the order of metadata and data at
+	// discovery, which PCP issue #796 says depends on the order of the
+	// file events; CI lost workers' series of host A so).
 	// pmlogger therefore starts outside the directory pmproxy watches,
 	// and the archive moves in once its first record is written, every
 	// metric's descriptor before it: pmproxy then log-tails an archive
