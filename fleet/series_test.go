@@ -91,20 +91,6 @@ func (c seriesClient) query(expr string) map[string][]sample {
 	return s
 }
 
-// await returns the series of a query once it finds one, or what it
-// finds after 10 s: pmproxy writes a discovered archive's series to redis
-// asynchronously, one metric's after another's, so that one metric's
-// samples are all there does not say another's series is yet.
-func (c seriesClient) await(expr string) map[string][]sample {
-	c.t.Helper()
-	var got map[string][]sample
-	waitFor(10*time.Second, func() bool {
-		got = c.query(expr)
-		return len(got) > 0
-	})
-	return got
-}
-
 // ids returns the series ids of a query, sorted.
 func (c seriesClient) ids(expr string) []string {
 	c.t.Helper()
@@ -279,12 +265,7 @@ func TestFleet(t *testing.T) {
 	}{{hostA, a, a.workersValue, a.lateValue, loaded[hostA]}, {hostB, b, b.workersValue, b.lateValue, loaded[hostB]}} {
 		q := func(metric string) []sample {
 			t.Helper()
-			got := ps.await(fmt.Sprintf(`%s%s{service:%q,hostname:%q}[count:1000]`, prefix, metric, label, h.host))
-			if len(got) != 1 {
-				for id := range ps.query(fmt.Sprintf(`%s%s{hostname:%q}`, prefix, metric, h.host)) {
-					t.Logf("%s on %s without the service label: series %s, labels %s", metric, h.host, id, ps.run("-l", id))
-				}
-			}
+			got := ps.query(fmt.Sprintf(`%s%s{service:%q,hostname:%q}[count:1000]`, prefix, metric, label, h.host))
 			require.Len(t, got, 1, "%s on %s: one series", metric, h.host)
 			for _, s := range got {
 				return s
@@ -319,7 +300,7 @@ func TestFleet(t *testing.T) {
 		// only: a metric with instances is found by host here.
 		assert.Empty(t, ps.query(fmt.Sprintf(`%shits{service:%q}`, prefix, label)),
 			"pmseries 6.0.3 finds no metric with instances by a cluster label; docs/fleet.md says so: revisit it if this fails")
-		hits := ps.await(fmt.Sprintf(`%shits{hostname:%q}[count:1000]`, prefix, h.host))
+		hits := ps.query(fmt.Sprintf(`%shits{hostname:%q}[count:1000]`, prefix, h.host))
 		require.Len(t, hits, 1, "hits on %s: one series", h.host)
 		for id, ss := range hits {
 			body, err := px.get("/series/instances?series=" + id)
