@@ -30,29 +30,49 @@ func (c *cell) init(t Type) {
 }
 
 // bind points the cell at its value in the file and carries what was
-// counted before into it.
+// counted before into it, in one move.
 func (c *cell) bind(v *Value) {
+	c.beginMove()
 	c.v.Store(v)
-	c.carryMem()
+	c.addMemMoving(v)
+	c.endMove()
 }
 
 // carry moves what the cell's own memory holds into the file: updates made
 // before the value had storage, or racing with its binding. Numbers add,
 // so nothing is counted twice.
 func (c *cell) carry() {
-	// A load first: on the path of every Set, it leaves the word shared in
-	// every core's cache while there is nothing to carry.
+	// A load first: it leaves the word shared in every core's cache while
+	// there is nothing to carry.
 	if atomic.LoadUint64(&c.mem[0]) != 0 {
 		c.carryMem()
 	}
 }
 
 func (c *cell) carryMem() {
-	v := c.v.Load()
-	if v == &c.heap {
-		return
+	c.beginMove()
+	if v := c.v.Load(); v != &c.heap {
+		c.addMemMoving(v)
 	}
-	c.moves.Add(1)
+	c.endMove()
+}
+
+// beginMove begins a move, of what the cell's memory holds into the file
+// or back: the cell's moves are one at a time, and reads (read) and Sets
+// (set) wait for the one in progress.
+func (c *cell) beginMove() {
+	for {
+		if m := c.moves.Load(); uint32(m) == 0 && c.moves.CompareAndSwap(m, m+1) {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+func (c *cell) endMove() { c.moves.Add(moveDone) }
+
+// addMemMoving adds what the cell's memory holds to v, in a move.
+func (c *cell) addMemMoving(v *Value) {
 	bits := atomic.SwapUint64(&c.mem[0], 0)
 	if moveHook != nil {
 		moveHook()
@@ -64,32 +84,56 @@ func (c *cell) carryMem() {
 	default:
 		v.Add(int64(bits))
 	}
-	c.moves.Add(moveDone)
 }
 
 // moveHook, when tests set it, is called in the middle of a move
-// (carryMem), what the memory held taken and not yet in the file.
+// (addMemMoving), what the memory held taken and not yet in the file.
 var moveHook func()
 
 // unbind points the cell back at its own memory, holding the value's last
 // state, for a registry closing: updates from now on stay in memory.
 func (c *cell) unbind() {
-	c.carryMem()
+	c.beginMove()
 	if v := c.v.Load(); v != &c.heap {
-		c.moves.Add(1)
+		c.addMemMoving(v)
 		atomic.StoreUint64(&c.mem[0], atomic.LoadUint64(v.u64()))
 		c.v.Store(&c.heap)
-		c.moves.Add(moveDone)
 	}
+	c.endMove()
 }
 
-// set carries what the cell's memory holds, then stores n: Set of Counter
-// and IntGauge, one call with no other on its fast path.
-func (c *cell) set(n int64) {
-	c.carry()
-	if v := c.v.Load(); !v.store64(uint64(n)) {
-		v.setInt(n)
+// set makes bits, the value's word (an integer's, or a Double's bits), the
+// cell's value: Set of Counter and IntGauge (state set64) and of Gauge
+// (setDouble). What the cell's memory holds once bound (updates racing
+// the binding) goes, as every update before a Set does. A move adds what
+// it took to the file after taking it, and a store in between would be
+// added to: set stores into the file alone only when it finds no move,
+// nothing in the memory and a value marked set, and no move begun after
+// its store; else it does its work in a move of its own.
+func (c *cell) set(bits uint64, state uint32) {
+	m := c.moves.Load()
+	if uint32(m) == 0 && atomic.LoadUint64(&c.mem[0]) == 0 && c.v.Load().storeWord(bits, state) && c.moves.Load() == m {
+		return
 	}
+	c.setMoving(bits, state)
+}
+
+// setMoving is set in a move. The cell's own Value is never marked set
+// (its memory is stored here, not through it), so that storeWord fails on
+// it and set comes here while the cell is not bound.
+func (c *cell) setMoving(bits uint64, state uint32) {
+	c.beginMove()
+	switch v := c.v.Load(); {
+	case v == &c.heap:
+		atomic.StoreUint64(&c.mem[0], bits)
+	case state == setDouble:
+		atomic.StoreUint64(&c.mem[0], 0)
+		v.SetFloat(math.Float64frombits(bits))
+	default:
+		atomic.StoreUint64(&c.mem[0], 0)
+		v.Set(int64(bits))
+	}
+	c.endMove()
 }
 
 func (c *cell) value() *Value { return c.v.Load() }

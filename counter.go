@@ -38,7 +38,7 @@ func (c *Counter) Add(n uint64) {
 // package does); a counter PCP sees go down reads as a wrap.
 func (c *Counter) Set(n uint64) {
 	if c != nil {
-		c.cell.set(int64(n))
+		c.cell.set(n, set64)
 	}
 }
 

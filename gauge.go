@@ -24,7 +24,7 @@ func NewGauge(r *Registry, name, help string, units Units) *Gauge {
 // Set stores f.
 func (g *Gauge) Set(f float64) {
 	if g != nil {
-		g.cell.value().SetFloat(f)
+		g.cell.set(math.Float64bits(f), setDouble)
 	}
 }
 

@@ -236,3 +236,50 @@ func TestNoPublicationAfterClose(t *testing.T) {
 		require.NoError(t, again.Close())
 	}
 }
+
+// TestCellSetAcrossMove: a Set while what the cell's memory held before
+// its binding moves into the file is the value, not the sum of the two:
+// the move adds what it took to the file, so a Set landing between the
+// take and the add was added to (Gauge.Set published 5+7 for 7, and kept
+// it). A Set waits for a move in progress.
+func TestCellSetAcrossMove(t *testing.T) {
+	needFileLayer(t)
+	for _, kind := range []string{"gauge", "intgauge", "counter"} {
+		t.Run(kind, func(t *testing.T) {
+			r := NewRegistry("cellset", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+			defer r.Close()
+			var set func(int64)
+			var get func() int64
+			switch kind {
+			case "gauge":
+				g := NewGauge(r, "v", "", Count)
+				set, get = func(n int64) { g.Set(float64(n)) }, func() int64 { return int64(g.Get()) }
+			case "intgauge":
+				g := NewIntGauge(r, "v", "", Count)
+				set, get = g.Set, g.Get
+			case "counter":
+				c := NewCounter(r, "v", "", Count)
+				set, get = func(n int64) { c.Set(uint64(n)) }, func() int64 { return int64(c.Get()) }
+			}
+			set(5) // in the cell's memory until Start binds it
+			done := make(chan struct{})
+			var once sync.Once
+			moveHook = func() {
+				once.Do(func() {
+					go func() { set(7); close(done) }()
+					select { // the Set lands now, or waits for the move
+					case <-done:
+					case <-time.After(50 * time.Millisecond):
+					}
+				})
+			}
+			defer func() { moveHook = nil }()
+			require.NoError(t, r.Start())
+			<-done
+			moveHook = nil
+			assert.EqualValues(t, 7, get(), "Get")
+			require.NoError(t, r.Flush())
+			assert.EqualValues(t, 7, mustValue(t, r, "v", "").Float(), "the file's value")
+		})
+	}
+}

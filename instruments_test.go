@@ -175,6 +175,43 @@ func TestConcurrentCounting(t *testing.T) {
 	}
 }
 
+// TestConcurrentSetting: Sets racing Start's binding leave a value some
+// Set stored, in the instrument and in the file, never a sum of two.
+func TestConcurrentSetting(t *testing.T) {
+	for round := range 20 {
+		r := newTestRegistry(t, fmt.Sprint("set", round))
+		g := NewGauge(r, "g", "", NoUnits)
+		ig := NewIntGauge(r, "ig", "", Count)
+		c := NewCounter(r, "c", "", Count)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				n := i%2 + 1
+				for range 2000 {
+					g.Set(float64(n))
+					ig.Set(int64(n))
+					c.Set(uint64(n))
+				}
+			}()
+		}
+		close(start)
+		startOrSkip(t, r)
+		wg.Wait()
+		require.NoError(t, r.Flush())
+		assert.Contains(t, []float64{1, 2}, g.Get(), "gauge, round %d", round)
+		assert.Contains(t, []int64{1, 2}, ig.Get(), "int gauge, round %d", round)
+		assert.Contains(t, []uint64{1, 2}, c.Get(), "counter, round %d", round)
+		assert.Equal(t, g.Get(), mustValue(t, r, "g", "").Float(), "gauge in the file, round %d", round)
+		assert.Equal(t, ig.Get(), mustValue(t, r, "ig", "").Int(), "int gauge in the file, round %d", round)
+		assert.EqualValues(t, c.Get(), mustValue(t, r, "c", "").Int(), "counter in the file, round %d", round)
+		require.NoError(t, r.Close())
+	}
+}
+
 func TestVec(t *testing.T) {
 	r := newTestRegistry(t, "inst")
 	cv := NewCounterVec(r, "requests", "by route", Count, "route")

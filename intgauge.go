@@ -2,8 +2,8 @@ package mmv
 
 // IntGauge is an integer level that goes up and down, such as requests in
 // flight or a queue length: an Int64 metric with instant semantics. Its
-// methods are single atomic operations, safe from any goroutine; a nil
-// *IntGauge ignores them.
+// methods are safe from any goroutine and allocation-free; Add, Inc and
+// Dec are single atomic operations. A nil *IntGauge ignores them.
 type IntGauge struct{ cell cell }
 
 // intGaugeKind is an IntGauge's metric: an instant Int64.
@@ -22,7 +22,7 @@ func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
 // Set stores n.
 func (g *IntGauge) Set(n int64) {
 	if g != nil {
-		g.cell.set(n)
+		g.cell.set(uint64(n), set64)
 	}
 }
 

@@ -136,18 +136,19 @@ func (v *Value) Inc() { v.Add(1) }
 // Set stores n. For a Uint64 value the bits of n are stored, so
 // Set(int64(u)) stores any uint64 u.
 func (v *Value) Set(n int64) {
-	if v == nil || !v.store64(uint64(n)) {
+	if v == nil || !v.storeWord(uint64(n), set64) {
 		v.setInt(n)
 	}
 }
 
-// store64 is Set's fast path, inlined: one atomic store when the value is
-// a 64-bit integer already marked set, else false and nothing stored.
-func (v *Value) store64(n uint64) bool {
-	if v.set.Load() != set64 {
+// storeWord is the fast path of Set and SetFloat, inlined: one atomic
+// store of the value's word when the value is already marked set as state
+// (set64, setDouble) says, else false and nothing stored.
+func (v *Value) storeWord(bits uint64, state uint32) bool {
+	if v.set.Load() != state {
 		return false
 	}
-	atomic.StoreUint64(v.u64(), n)
+	atomic.StoreUint64(v.u64(), bits)
 	runtime.KeepAlive(v)
 	return true
 }
@@ -186,20 +187,9 @@ var firstHalfShift = func() uint {
 
 // SetFloat stores f; integer values store f converted to an integer.
 func (v *Value) SetFloat(f float64) {
-	if v == nil || !v.storeDouble(f) {
+	if v == nil || !v.storeWord(math.Float64bits(f), setDouble) {
 		v.setFloat(f)
 	}
-}
-
-// storeDouble is SetFloat's fast path, inlined: one atomic store when the
-// value is a Double already marked set, else false and nothing stored.
-func (v *Value) storeDouble(f float64) bool {
-	if v.set.Load() != setDouble {
-		return false
-	}
-	atomic.StoreUint64(v.u64(), math.Float64bits(f))
-	runtime.KeepAlive(v)
-	return true
 }
 
 // setFloat is SetFloat for the first call and the types that are not
