@@ -108,32 +108,38 @@ func (c *cell) unbind() {
 // the binding) goes, as every update before a Set does. A move adds what
 // it took to the file after taking it, and a store in between would be
 // added to: set stores into the file alone only when it finds no move,
-// nothing in the memory and a value marked set, and no move begun after
-// its store; else it does its work in a move of its own.
+// nothing in the memory and a value marked set (and its Sets not held),
+// and no move begun by the end of its store; else it does its work in a
+// move of its own.
 func (c *cell) set(bits uint64, state uint32) {
 	m := c.moves.Load()
 	if uint32(m) == 0 && atomic.LoadUint64(&c.mem[0]) == 0 && c.v.Load().storeWord(bits, state) && c.moves.Load() == m {
 		return
 	}
-	c.setMoving(bits, state)
+	c.setMoving(bits)
 }
 
 // setMoving is set in a move. The cell's own Value is never marked set
 // (its memory is stored here, not through it), so that storeWord fails on
-// it and set comes here while the cell is not bound.
-func (c *cell) setMoving(bits uint64, state uint32) {
-	c.beginMove()
-	switch v := c.v.Load(); {
-	case v == &c.heap:
-		atomic.StoreUint64(&c.mem[0], bits)
-	case state == setDouble:
-		atomic.StoreUint64(&c.mem[0], 0)
-		v.SetFloat(math.Float64frombits(bits))
-	default:
-		atomic.StoreUint64(&c.mem[0], 0)
-		v.Set(int64(bits))
+// it and set comes here while the cell is not bound. A growth step holding
+// the value's Sets is waited for out of the move, which reads and the
+// registry's moves would wait for in turn.
+func (c *cell) setMoving(bits uint64) {
+	for {
+		c.beginMove()
+		v, stored := c.v.Load(), true
+		if v == &c.heap {
+			atomic.StoreUint64(&c.mem[0], bits)
+		} else {
+			atomic.StoreUint64(&c.mem[0], 0)
+			stored = v.tryPut(bits)
+		}
+		c.endMove()
+		if stored {
+			return
+		}
+		v.awaitSets()
 	}
-	c.endMove()
 }
 
 func (c *cell) value() *Value { return c.v.Load() }

@@ -35,7 +35,8 @@ func (c *Counter) Add(n uint64) {
 }
 
 // Set stores n, for mirroring a total counted elsewhere (as the goruntime
-// package does); a counter PCP sees go down reads as a wrap.
+// package does); a counter PCP sees go down reads as a wrap. It may wait
+// for a publication rewriting the file (see Value).
 func (c *Counter) Set(n uint64) {
 	if c != nil {
 		c.cell.set(n, set64)

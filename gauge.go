@@ -21,7 +21,8 @@ func NewGauge(r *Registry, name, help string, units Units) *Gauge {
 	return must(g, declareCell(r, &g.cell, gaugeKind, name, help, units))
 }
 
-// Set stores f.
+// Set stores f. It may wait for a publication rewriting the file (see
+// Value).
 func (g *Gauge) Set(f float64) {
 	if g != nil {
 		g.cell.set(math.Float64bits(f), setDouble)

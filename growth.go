@@ -250,7 +250,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 	}
 	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
 	defer putPlan(pl)
-	if err := r.writeGrowth(p, p.file, pl, live); err != nil {
+	if err := r.writeGrowth(p, &p.hold, p.file, pl, live); err != nil {
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
 		return err
@@ -310,9 +310,9 @@ func carry(p *part, pl *plan, old, b []byte, live int) {
 // (snap, its values section as written) and the old file's final state,
 // so that no update made during a growth step is lost. A value written in
 // the new file since (it no longer holds the snapshot) takes the old
-// file's change as a delta when it is only ever added to, counters and
-// in-flight gauges, so that it stays exact; a value that is set keeps its
-// newer write.
+// file's change as a delta: the step holds Sets (setHold), so the
+// new file's changes are adds, made after the old file's, and the sum is
+// exact whatever the old file's were.
 func merge(p *part, snap, final []byte, live int) {
 	for s := range live {
 		was, now := snap[p.stride.at(s):], final[p.stride.at(s):]
@@ -321,25 +321,21 @@ func merge(p *part, snap, final []byte, live int) {
 			continue
 		}
 		at := p.record(s)
-		setDriven := false
-		if v := p.handle(s); v != nil {
-			setDriven = v.setDriven()
-		}
 		switch p.typeOf(s) {
 		case Int32, Uint32:
-			mergeWord((*atomic.Uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 { return cur + now - was })
+			mergeWord((*atomic.Uint32)(at), ne.Uint32(was), ne.Uint32(now), func(cur, was, now uint32) uint32 { return cur + now - was })
 		case Float:
-			mergeWord((*atomic.Uint32)(at), ne.Uint32(was), ne.Uint32(now), setDriven, func(cur, was, now uint32) uint32 {
+			mergeWord((*atomic.Uint32)(at), ne.Uint32(was), ne.Uint32(now), func(cur, was, now uint32) uint32 {
 				f := math.Float32frombits
 				return math.Float32bits(float32(float64(f(cur)) + float64(f(now)) - float64(f(was))))
 			})
 		case Int64, Uint64:
-			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), setDriven, func(cur, was, now uint64) uint64 { return cur + now - was })
+			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), func(cur, was, now uint64) uint64 { return cur + now - was })
 		case Elapsed:
-			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), false, func(cur, was, now uint64) uint64 { return cur + now - was })
+			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), func(cur, was, now uint64) uint64 { return cur + now - was })
 			atomic.AddUint64((*uint64)(unsafe.Add(at, valueExtraOff)), ne.Uint64(now[valueExtraOff:])-ne.Uint64(was[valueExtraOff:]))
 		case Double:
-			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), setDriven, func(cur, was, now uint64) uint64 {
+			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), func(cur, was, now uint64) uint64 {
 				f := math.Float64frombits
 				return math.Float64bits(f(cur) + f(now) - f(was))
 			})
@@ -384,9 +380,9 @@ type atomicWord[T uint32 | uint64] interface {
 
 // mergeWord moves the live word w, which held was when the old file's word
 // was snapshotted, to account for the old word's final value now: to now if
-// nothing was written since, else by add unless setDriven. 32-bit types
-// are in the first half of the value's word.
-func mergeWord[T uint32 | uint64](w atomicWord[T], was, now T, setDriven bool, add func(cur, was, now T) T) {
+// nothing was written since, else by add. 32-bit types are in the first
+// half of the value's word.
+func mergeWord[T uint32 | uint64](w atomicWord[T], was, now T, add func(cur, was, now T) T) {
 	if was == now {
 		return
 	}
@@ -394,9 +390,6 @@ func mergeWord[T uint32 | uint64](w atomicWord[T], was, now T, setDriven bool, a
 		cur := w.Load()
 		next := now
 		if cur != was {
-			if setDriven {
-				return
-			}
 			next = add(cur, was, now)
 		}
 		if growthHook != nil {
@@ -600,11 +593,12 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	p.free, p.dirty = nil, false
 	done := make(chan struct{})
 	r.inFlight = done
+	p.hold.track() // the handles made without the lock, which sp lacks
 
 	r.mu.Unlock()
 	pl := newPlan(sp, gr.labels, gr.version, &gr.g)
 	end := pl.end - pl.offset[secValues]
-	err = r.writeGrowth(sp, f, pl, live)
+	err = r.writeGrowth(sp, &p.hold, f, pl, live)
 	putPlan(pl)
 	r.mu.Lock()
 
@@ -627,16 +621,22 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 // writeGrowth writes f's grown file, laid out by pl, from what part p
 // (the part, or its snapshot) describes, the first live values carried
 // and merged (osfile.File.Replace, which calls the hook at each step,
-// loses no update); writers of strings are held off meanwhile. The caller
-// sets f's capacity once it succeeds.
-func (r *Registry) writeGrowth(p *part, f *file, pl *plan, live int) error {
+// loses no update); writers of strings are held off meanwhile, and Sets
+// of the values carried from their carry to their merge (hold, the
+// part's). The caller sets f's capacity once it succeeds.
+func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live int) error {
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	r.strs.mu.Lock()
 	defer r.strs.mu.Unlock()
+	defer hold.end(p.handles(live)) // when Replace fails before its merge
 	return f.os.Replace(pl.size, pl.used, pl.offset[secValues], int(p.stride.at(live)), func(b []byte) {
 		r.encode(p, pl, b, gen, pid)
+		hold.begin(p.handles(live))
 		carry(p, pl, f.bytes(), b, live)
-	}, func(snap, final []byte) { merge(p, snap, final, live) }, replaceHook())
+	}, func(snap, final []byte) {
+		merge(p, snap, final, live)
+		hold.end(p.handles(live))
+	}, replaceHook())
 }
 
 // grown is what a grown file of a part is laid out by (newPlan), but the

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,9 @@ import (
 // ends on the sum of its adds, a value set on its last Set, whether the
 // update landed in the old file after the snapshot, in the new file
 // before the merge, or between the merge's load of the word and its
-// compare-and-swap (where a plain store would lose it).
+// compare-and-swap (where a plain store would lose it). A Set waits for
+// the step's end: it is made from another goroutine, in order, and lands
+// after the step.
 func TestMergeInterleavings(t *testing.T) {
 	for _, pad := range []bool{false, true} {
 		t.Run(fmt.Sprint("padded=", pad), func(t *testing.T) { testMergeInterleavings(t, pad) })
@@ -67,24 +70,42 @@ func testMergeInterleavings(t *testing.T, pad bool) {
 			{afterSnapshot, beforeMergeCAS},
 			{afterSnapshot, afterRemap, beforeMergeCAS},
 		} {
-			// A set value written in the new file keeps its write: merge
-			// has nothing to swap.
-			if in.set && len(racing) == 3 {
+			// Sets wait: merge has nothing to swap.
+			if in.set && slices.Contains(racing, beforeMergeCAS) {
 				continue
 			}
 			reached := map[growthPoint]int{}
+			landed := make(chan struct{})
+			close(landed)
 			growthHook = func(p growthPoint) {
 				reached[p]++
 				// Once per point: at the compare-and-swap, the retry
 				// must then succeed.
-				if reached[p] == 1 && slices.Contains(racing, p) {
+				if reached[p] != 1 || !slices.Contains(racing, p) {
+					return
+				}
+				if !in.set {
 					update(in)
+					return
+				}
+				n++
+				k, before, done := n, landed, make(chan struct{})
+				in.want, landed = float64(k), done
+				go func() {
+					<-before
+					in.update(k)
+					close(done)
+				}()
+				select { // it lands now, or waits for the step's end
+				case <-done:
+				case <-time.After(20 * time.Millisecond):
 				}
 			}
 			step++
 			NewCounter(r, fmt.Sprint("grow", step), "", Count) // a declaration to publish
 			require.NoError(t, r.Flush())
 			growthHook = nil
+			<-landed
 			for _, p := range racing {
 				require.NotZero(t, reached[p], "%s: point %d of the growth step not reached", in.name, p)
 			}
@@ -138,4 +159,108 @@ func TestSnapshotLaysOutAsPart(t *testing.T) {
 		}
 		require.Equal(t, file(p), file(p.snapshotLocked()), "file %s from its snapshot", p.name)
 	}
+}
+
+// TestMergeSetAndAdded: a value both set and added to (an in-flight gauge
+// set once, then Inc and Dec) loses no add to a growth step. merge kept
+// the new file's word of a value ever set, so an Inc in the old file and
+// a Dec in the new one left it one lower for good. A Set during a step
+// now waits for its end, so merge adds both files' changes, and the Set
+// lands last.
+func TestMergeSetAndAdded(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("mixed", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	defer r.Close()
+	g := NewIntGauge(r, "inflight", "", Count)
+	f := NewGauge(r, "level", "", Count)
+	require.NoError(t, r.Start())
+	g.Set(10)
+	f.Set(10)
+	defer func() { growthHook = nil }()
+	step := 0
+	grow := func(hook func(growthPoint)) {
+		growthHook = hook
+		step++
+		NewCounter(r, fmt.Sprint("grow", step), "", Count) // a declaration to publish
+		require.NoError(t, r.Flush())
+		growthHook = nil
+	}
+	check := func(want int64, when string) {
+		assert.EqualValues(t, want, g.Get(), "IntGauge %s", when)
+		assert.EqualValues(t, want, f.Get(), "Gauge %s", when)
+		assert.EqualValues(t, want, mustValue(t, r, "inflight", "").Int(), "IntGauge's file value %s", when)
+		assert.EqualValues(t, want, mustValue(t, r, "level", "").Float(), "Gauge's file value %s", when)
+	}
+	grow(func(p growthPoint) {
+		switch p {
+		case afterSnapshot: // in the old file
+			g.Inc()
+			f.Add(1)
+		case afterRemap: // in the new one
+			g.Dec()
+			f.Add(-1)
+		}
+	})
+	check(10, "after an add in each file")
+	done := make(chan struct{})
+	grow(func(p growthPoint) {
+		switch p {
+		case afterSnapshot:
+			g.Inc()
+			f.Add(1)
+		case afterRemap:
+			go func() { g.Set(3); f.Set(3); close(done) }()
+			select { // it lands now, or waits for the step's end
+			case <-done:
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+	<-done
+	check(3, "after a Set during the step")
+}
+
+// TestHandleMadeDuringGrowthHeld: a handle made during a publication
+// (handleOf needs the registry's lock, which the publication lets go) has
+// its Sets held as those made before, from the step's copy of the values
+// to its end, whether made before that copy or after; else a Set into the
+// new file would take the old file's adds as well.
+func TestHandleMadeDuringGrowthHeld(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("late", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	defer r.Close()
+	for _, name := range []string{"early", "later"} {
+		require.NoError(t, r.AddMetric(Metric{Name: name, Type: Int64, Semantics: SemInstant}))
+	}
+	require.NoError(t, r.Start())
+	handle := func(name string) *Value {
+		m, i, err := r.valueOf(name, "")
+		require.NoError(t, err)
+		return r.handleLocked(m, i)
+	}
+	r.mu.Lock()
+	p := r.parts[0]
+	live := len(p.slots)
+	p.hold.track() // as a publication does before it lets the lock go
+	early := handle("early")
+	p.hold.begin(p.handles(0)) // the copy of the values: of the snapshot's handles, here none
+	later := handle("later")
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		early.Set(5)
+		later.Set(6)
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("Sets on handles made during a growth step did not wait for its end")
+	case <-time.After(20 * time.Millisecond):
+	}
+	p.hold.end(p.handles(live))
+	<-done
+	assert.EqualValues(t, 5, early.Int())
+	assert.EqualValues(t, 6, later.Int())
+	early.Set(7) // not held any more
+	assert.EqualValues(t, 7, early.Int())
 }

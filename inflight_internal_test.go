@@ -18,7 +18,7 @@ import (
 // counted, more of them than the file has room for, and values are
 // deleted, while it is held (they waited for the registry's lock, the
 // whole step, before). Close, Flush and the low-level declarations wait
-// for it. Once it is done every count is exact, those made during it
+// for it, and so does a Set of a value it carries (see setHold). Once it is done every count is exact, those made during it
 // published by the next step.
 func TestFirstUseDuringPublication(t *testing.T) {
 	needFileLayer(t)
@@ -52,13 +52,16 @@ func TestFirstUseDuringPublication(t *testing.T) {
 	go func() { flushed <- r.Flush() }()
 	<-entered
 
-	used := make(chan struct{})
+	used, setA := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(used)
 		for i := range 100 { // past the file's room: 10 values, twice that and 16 spare
 			v.With(strconv.Itoa(i)).Add(2)
 		}
-		g.With("a").Set(2.5)
+		go func() { // a Set of a value the step carries waits for its end
+			g.With("a").Set(2.5)
+			close(setA)
+		}()
 		g.With("b").Set(3.5)
 		v.Delete("9")
 	}()
@@ -76,9 +79,12 @@ func TestFirstUseDuringPublication(t *testing.T) {
 	select {
 	case err := <-closed:
 		t.Fatalf("AddMetric returned (%v) while a publication was in progress", err)
+	case <-setA:
+		t.Fatal("a Set of a value the publication carries did not wait for it")
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
+	<-setA
 	require.NoError(t, <-flushed)
 	require.NoError(t, <-closed)
 	require.NoError(t, <-closed)

@@ -19,7 +19,8 @@ func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
 	return must(i, declareCell(r, &i.cell, intGaugeKind, name, help, units))
 }
 
-// Set stores n.
+// Set stores n. It may wait for a publication rewriting the file (see
+// Value).
 func (g *IntGauge) Set(n int64) {
 	if g != nil {
 		g.cell.set(uint64(n), set64)

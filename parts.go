@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -46,6 +47,7 @@ type part struct {
 	bindable    bool  // a value got storage since the waiters were woken (wakeLocked)
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
 	file        *file
+	hold        setHold     // of its values' Sets while its file grows
 	stride      valueStride // between the value records of two slots, fixed at Start
 	valuesEnd   int64       // past the file's values and the records after them, from its values
 	dirty       bool        // declarations not yet in the file
@@ -463,6 +465,17 @@ func (p *part) handle(s int) *Value {
 	return nil
 }
 
+// handles yields the handles made on the first live slots.
+func (p *part) handles(live int) iter.Seq[*Value] {
+	return func(yield func(*Value) bool) {
+		for s := range live {
+			if v := p.handle(s); v != nil && !yield(v) {
+				return
+			}
+		}
+	}
+}
+
 // handleOf returns the handle of instance j of m (0 when singular), made
 // at its first use, so that Start makes none for values nobody asks for;
 // nil while the value has no storage in the file.
@@ -478,6 +491,7 @@ func (p *part) handleOf(m *metric, j int, strs *stringLock) *Value {
 		v = new(Value)
 		v.init(p.record(int(m.slots[j])), m.Type, strs, p.file)
 		m.values[j] = v
+		p.hold.add(v)
 	}
 	return v
 }

@@ -29,7 +29,11 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // Value is a handle on one value of a started registry: a singular metric,
 // or one instance of a metric. Get it once with Registry.Value and keep it:
 // its numeric updates are single atomic operations on the mapped file,
-// safe from any goroutine, with no lock and no allocation.
+// safe from any goroutine, with no lock and no allocation. One exception
+// keeps values exact: while a publication of declarations made after Start
+// rewrites the value's file, from its copy of the values to the merge of
+// the updates made meanwhile, a Set waits for it (adds never do), since
+// the merge adds what changed in the old file to what changed in the new.
 //
 // Numeric methods convert to the metric's type: integers wrap as Go's
 // integer conversions do, floats round to the nearest value. Methods that do
@@ -42,9 +46,9 @@ type Value struct {
 	typ    Type
 	word64 bool // a 64-bit integer: Add is one atomic add, inlined
 	// set records that the value was ever set, not only added to, as
-	// the store Set or SetFloat then does inline (a setKind): a growth
-	// step keeps a set value's newest write (see merge). One word, so the
-	// inlined check is one load.
+	// the store Set or SetFloat then does inline (a setKind), and a
+	// growth step's hold of its Sets (setHeld). One word, so the inlined
+	// check is one load.
 	set  atomic.Uint32
 	strs *stringLock // a String value's writers' lock
 	file *file       // whose mapping holds a String value's text
@@ -85,8 +89,15 @@ const (
 	setOther
 )
 
+// setHeld, or'd into Value.set, holds the value's Sets while a growth
+// step carries the values into a new file (setHold): merge then
+// adds each file's change, which is exact only when both are adds, and a
+// Set waits for the step's end (awaitSets). Adds are never held.
+const setHeld = 1 << 31
+
 // markSet marks the value as set rather than added to; a load first, so a
-// value set often stays in every core's cache.
+// value set often stays in every core's cache. A compare-and-swap, so as
+// never to clear a hold.
 func (v *Value) markSet() {
 	if v.set.Load() == setNever {
 		k := uint32(setOther)
@@ -96,12 +107,37 @@ func (v *Value) markSet() {
 		case v.typ == Double:
 			k = setDouble
 		}
-		v.set.Store(k)
+		v.set.CompareAndSwap(setNever, k)
 	}
 }
 
-// setDriven reports whether the value was ever set.
-func (v *Value) setDriven() bool { return v.set.Load() != setNever }
+// put stores word, the value's whole word as a Set makes it, and marks the
+// value set, once no growth step holds its Sets.
+func (v *Value) put(word uint64) {
+	for !v.tryPut(word) {
+		v.awaitSets()
+	}
+}
+
+// tryPut is put when no growth step holds the value's Sets; false when
+// one does, before the store or once it is done (the store may then have
+// landed in either file, and must be made again after the step).
+func (v *Value) tryPut(word uint64) bool {
+	if v.set.Load()&setHeld != 0 {
+		return false
+	}
+	v.markSet()
+	atomic.StoreUint64(v.u64(), word)
+	runtime.KeepAlive(v)
+	return v.set.Load()&setHeld == 0
+}
+
+// awaitSets waits for the growth step that holds the value's Sets.
+func (v *Value) awaitSets() {
+	for v.set.Load()&setHeld != 0 {
+		runtime.Gosched()
+	}
+}
 
 // Type returns the type of the value's metric.
 func (v *Value) Type() Type { return v.typ }
@@ -143,36 +179,35 @@ func (v *Value) Set(n int64) {
 
 // storeWord is the fast path of Set and SetFloat, inlined: one atomic
 // store of the value's word when the value is already marked set as state
-// (set64, setDouble) says, else false and nothing stored.
+// (set64, setDouble) says and no growth step holds its Sets, else false
+// (after the store when a hold began meanwhile: see tryPut).
 func (v *Value) storeWord(bits uint64, state uint32) bool {
 	if v.set.Load() != state {
 		return false
 	}
 	atomic.StoreUint64(v.u64(), bits)
 	runtime.KeepAlive(v)
-	return true
+	return v.set.Load() == state
 }
 
-// setInt is Set for the first call and the types that are not 64-bit
-// integers.
+// setInt is Set for the first call, the types that are not 64-bit
+// integers, and a Set that a growth step holds.
 func (v *Value) setInt(n int64) {
 	if v == nil {
 		return
 	}
-	v.markSet()
 	switch v.typ {
 	case Uint64, Int64, Elapsed:
-		atomic.StoreUint64(v.u64(), uint64(n))
+		v.put(uint64(n))
 	case Uint32, Int32:
 		// The whole 8-byte word, its second half zero: PCP's sentinel test
 		// compares all 8 bytes with all ones, so the second half of a
 		// value once marked missing must not stay all ones, or Set(-1)
 		// would still read as no value.
-		atomic.StoreUint64(v.u64(), uint64(uint32(n))<<firstHalfShift)
+		v.put(uint64(uint32(n)) << firstHalfShift)
 	case Double, Float:
 		v.SetFloat(float64(n))
 	}
-	runtime.KeepAlive(v)
 }
 
 // firstHalfShift places a 32-bit value in the first 4 bytes of a uint64
@@ -192,23 +227,21 @@ func (v *Value) SetFloat(f float64) {
 	}
 }
 
-// setFloat is SetFloat for the first call and the types that are not
-// Double.
+// setFloat is SetFloat for the first call, the types that are not
+// Double, and a Set that a growth step holds.
 func (v *Value) setFloat(f float64) {
 	if v == nil {
 		return
 	}
-	v.markSet()
 	switch v.typ {
 	case Double:
-		atomic.StoreUint64(v.u64(), math.Float64bits(f))
+		v.put(math.Float64bits(f))
 	case Float:
-		atomic.StoreUint32(v.word32(), math.Float32bits(float32(f)))
+		v.put(uint64(math.Float32bits(float32(f))) << firstHalfShift) // the second half zero, as setInt's
 	case String:
 	default:
 		v.Set(int64(f))
 	}
-	runtime.KeepAlive(v)
 }
 
 // AddFloat adds f; integer values add f converted to an integer.
@@ -315,9 +348,8 @@ func (v *Value) SetNoValue() {
 	case String:
 		v.SetString("")
 	default:
-		atomic.StoreUint64(v.u64(), math.MaxUint64)
+		v.put(math.MaxUint64)
 	}
-	runtime.KeepAlive(v)
 }
 
 // Int returns the value as an integer: floats are truncated, strings are 0.
