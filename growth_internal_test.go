@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,4 +264,53 @@ func TestHandleMadeDuringGrowthHeld(t *testing.T) {
 	assert.EqualValues(t, 6, later.Int())
 	early.Set(7) // not held any more
 	assert.EqualValues(t, 7, early.Int())
+}
+
+// TestIntervalAcrossGrowth: an Elapsed value's interval opened in the old
+// file and closed in the new one during a growth step stays closed. The
+// close found the new file's copy of the value, made before the open,
+// with no interval, and merge then added the open to it: PCP's reader
+// counted an interval the program had closed as open for good, and not
+// its time. Opening an interval stores into the record as a Set does, and
+// waits for the step as a Set does; a close is then exact in either file.
+func TestIntervalAcrossGrowth(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("interval", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	defer r.Close()
+	require.NoError(t, r.AddMetric(Metric{Name: "busy", Type: Elapsed, Semantics: SemCounter, Units: Microsecond}))
+	require.NoError(t, r.Start())
+	v := mustValue(t, r, "busy", "")
+	defer func() { growthHook = nil }()
+	landed := make(chan struct{})
+	close(landed)
+	op := func(f func()) { // in order, from another goroutine: it may wait for the step
+		before, done := landed, make(chan struct{})
+		landed = done
+		go func() {
+			<-before
+			f()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	growthHook = func(p growthPoint) {
+		switch p {
+		case afterSnapshot:
+			op(v.StartInterval)
+		case afterRemap:
+			op(func() {
+				time.Sleep(time.Millisecond)
+				v.EndInterval()
+			})
+		}
+	}
+	NewCounter(r, "grow", "", Count)
+	require.NoError(t, r.Flush())
+	growthHook = nil
+	<-landed
+	assert.Zero(t, atomic.LoadInt64(v.extra()), "the interval is closed")
+	assert.Positive(t, v.Int(), "the interval's time is counted")
 }

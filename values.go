@@ -32,8 +32,9 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // safe from any goroutine, with no lock and no allocation. One exception
 // keeps values exact: while a publication of declarations made after Start
 // rewrites the value's file, from its copy of the values to the merge of
-// the updates made meanwhile, a Set waits for it (adds never do), since
-// the merge adds what changed in the old file to what changed in the new.
+// the updates made meanwhile, a Set (and StartInterval) waits for it
+// (adds never do), since the merge adds what changed in the old file to
+// what changed in the new.
 //
 // Numeric methods convert to the metric's type: integers wrap as Go's
 // integer conversions do, floats round to the nearest value. Methods that do
@@ -280,8 +281,18 @@ func (v *Value) StartInterval() {
 	if v == nil || v.typ != Elapsed {
 		return
 	}
-	atomic.StoreInt64(v.extra(), -time.Now().UnixMicro())
-	runtime.KeepAlive(v)
+	// A store into the record, as a Set's, that a growth step holds (see
+	// put): merged as a delta, an open made in the new file before the
+	// merge would not be one.
+	start := -time.Now().UnixMicro()
+	for {
+		v.awaitSets()
+		atomic.StoreInt64(v.extra(), start)
+		runtime.KeepAlive(v)
+		if v.set.Load()&setHeld == 0 {
+			return
+		}
+	}
 }
 
 // EndInterval closes the interval StartInterval opened, adding its length
