@@ -278,7 +278,8 @@ func TestOverflowClustersDoNotCollide(t *testing.T) {
 
 // TestGaugesExactUnderGrowth: gauges set and added while the file grows
 // end on what was written: a set gauge on its last Set, an added one on
-// the sum of its adds. Timing decides which interleavings this one meets;
+// the sum of its adds, one set once and then added to on that and the sum
+// (growth steps lost its adds before). Timing decides which interleavings this one meets;
 // TestMergeInterleavings makes each one a growth step can meet happen
 // every run.
 func TestGaugesExactUnderGrowth(t *testing.T) { eachLayout(t, testGaugesExactUnderGrowth) }
@@ -290,12 +291,19 @@ func testGaugesExactUnderGrowth(t *testing.T, pad bool) {
 	set := make([]*mmv.Gauge, gauges)
 	iset := make([]*mmv.IntGauge, gauges)
 	added := make([]*mmv.IntGauge, gauges)
+	mixed, fmixed := make([]*mmv.IntGauge, gauges), make([]*mmv.Gauge, gauges)
 	for i := range gauges {
 		set[i] = mmv.NewGauge(r, fmt.Sprintf("set%d", i), "set", mmv.Count)
 		iset[i] = mmv.NewIntGauge(r, fmt.Sprintf("iset%d", i), "iset", mmv.Count)
 		added[i] = mmv.NewIntGauge(r, fmt.Sprintf("added%d", i), "added", mmv.Count)
+		mixed[i] = mmv.NewIntGauge(r, fmt.Sprintf("mixed%d", i), "set once, then added to", mmv.Count)
+		fmixed[i] = mmv.NewGauge(r, fmt.Sprintf("fmixed%d", i), "set once, then added to", mmv.Count)
 	}
 	startOrSkip(t, r)
+	for i := range gauges {
+		mixed[i].Set(5)
+		fmixed[i].Set(5)
+	}
 	// Each gauge's last update comes at another time, so some race a
 	// growth step whatever its timing.
 	last := func(i int) int { return rounds/2 + i*rounds/2/gauges }
@@ -315,6 +323,12 @@ func testGaugesExactUnderGrowth(t *testing.T, pad bool) {
 					added[i].Inc()
 					added[i].Add(2)
 					added[i].Dec()
+					mixed[i].Inc()
+					mixed[i].Dec()
+					mixed[i].Add(2)
+					fmixed[i].Inc()
+					fmixed[i].Dec()
+					fmixed[i].Add(2)
 				}
 			}
 		}()
@@ -341,6 +355,8 @@ func testGaugesExactUnderGrowth(t *testing.T, pad bool) {
 		assert.Equal(t, float64(last(i)*1000), set[i].Get(), "gauge set%d", i)
 		assert.Equal(t, int64(last(i)*1000), iset[i].Get(), "gauge iset%d", i)
 		assert.Equal(t, int64(2*last(i)), added[i].Get(), "gauge added%d", i)
+		assert.Equal(t, int64(5+2*last(i)), mixed[i].Get(), "gauge mixed%d", i)
+		assert.Equal(t, float64(5+2*last(i)), fmixed[i].Get(), "gauge fmixed%d", i)
 	}
 }
 
