@@ -329,11 +329,11 @@ func merge(p *part, snap, final []byte, live int) {
 				f := math.Float32frombits
 				return math.Float32bits(float32(float64(f(cur)) + float64(f(now)) - float64(f(was))))
 			})
-		case Int64, Uint64:
+		case Int64, Uint64, Elapsed:
 			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), func(cur, was, now uint64) uint64 { return cur + now - was })
-		case Elapsed:
-			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), func(cur, was, now uint64) uint64 { return cur + now - was })
-			atomic.AddUint64((*uint64)(unsafe.Add(at, valueExtraOff)), ne.Uint64(now[valueExtraOff:])-ne.Uint64(was[valueExtraOff:]))
+			if p.typeOf(s) == Elapsed { // and its open interval's start
+				atomic.AddUint64((*uint64)(unsafe.Add(at, valueExtraOff)), ne.Uint64(now[valueExtraOff:])-ne.Uint64(was[valueExtraOff:]))
+			}
 		case Double:
 			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), func(cur, was, now uint64) uint64 {
 				f := math.Float64frombits
@@ -628,14 +628,14 @@ func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live i
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	r.strs.mu.Lock()
 	defer r.strs.mu.Unlock()
-	defer hold.end(p.handles(live)) // when Replace fails before its merge
+	defer hold.end() // when Replace fails before its merge
 	return f.os.Replace(pl.size, pl.used, pl.offset[secValues], int(p.stride.at(live)), func(b []byte) {
 		r.encode(p, pl, b, gen, pid)
 		hold.begin(p.handles(live))
 		carry(p, pl, f.bytes(), b, live)
 	}, func(snap, final []byte) {
 		merge(p, snap, final, live)
-		hold.end(p.handles(live))
+		hold.end()
 	}, replaceHook())
 }
 

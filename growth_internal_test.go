@@ -241,7 +241,6 @@ func TestHandleMadeDuringGrowthHeld(t *testing.T) {
 	}
 	r.mu.Lock()
 	p := r.parts[0]
-	live := len(p.slots)
 	p.hold.track() // as a publication does before it lets the lock go
 	early := handle("early")
 	p.hold.begin(p.handles(0)) // the copy of the values: of the snapshot's handles, here none
@@ -258,7 +257,7 @@ func TestHandleMadeDuringGrowthHeld(t *testing.T) {
 		t.Fatal("Sets on handles made during a growth step did not wait for its end")
 	case <-time.After(20 * time.Millisecond):
 	}
-	p.hold.end(p.handles(live))
+	p.hold.end()
 	<-done
 	assert.EqualValues(t, 5, early.Int())
 	assert.EqualValues(t, 6, later.Int())

@@ -3,6 +3,7 @@ package mmv
 import (
 	"iter"
 	"sync"
+	"sync/atomic"
 )
 
 // setHold is a part's hold of its values' Sets while a growth step
@@ -14,8 +15,8 @@ import (
 // tracked (add) and held as well.
 type setHold struct {
 	mu       sync.Mutex
-	tracking bool // from track (or begin) to end
-	holding  bool // from begin to end
+	tracking bool             // from track (or begin) to end
+	held     iter.Seq[*Value] // from begin to end: the handles begin held
 	late     []*Value
 }
 
@@ -34,7 +35,7 @@ func (h *setHold) add(v *Value) {
 	defer h.mu.Unlock()
 	if h.tracking {
 		h.late = append(h.late, v)
-		if h.holding {
+		if h.held != nil {
 			v.set.Or(setHeld)
 		}
 	}
@@ -44,27 +45,27 @@ func (h *setHold) add(v *Value) {
 func (h *setHold) begin(handles iter.Seq[*Value]) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.tracking, h.holding = true, true
-	for v := range handles {
-		v.set.Or(setHeld)
-	}
-	for _, v := range h.late {
-		v.set.Or(setHeld)
-	}
+	h.tracking, h.held = true, handles
+	h.mark(func(w *atomic.Uint32) { w.Or(setHeld) })
 }
 
 // end releases what begin held, once; the Sets waiting go on, into the
 // new file.
-func (h *setHold) end(handles iter.Seq[*Value]) {
+func (h *setHold) end() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.holding {
-		for v := range handles {
-			v.set.And(^uint32(setHeld))
-		}
-		for _, v := range h.late {
-			v.set.And(^uint32(setHeld))
-		}
+	if h.held != nil {
+		h.mark(func(w *atomic.Uint32) { w.And(^uint32(setHeld)) })
 	}
-	h.tracking, h.holding, h.late = false, false, nil
+	h.tracking, h.held, h.late = false, nil, nil
+}
+
+// mark applies op to the set word of every handle held and tracked.
+func (h *setHold) mark(op func(*atomic.Uint32)) {
+	for v := range h.held {
+		op(&v.set)
+	}
+	for _, v := range h.late {
+		op(&v.set)
+	}
 }
