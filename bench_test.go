@@ -216,3 +216,26 @@ func BenchmarkStartEncode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPublicationSnapshot is what a publication does with the
+// registry's lock held before it writes the grown file without it
+// (publishPartUnlocking): the snapshot of a part of one vector of 100,000
+// instances. Every first use of a new label value meanwhile waits for it.
+func BenchmarkPublicationSnapshot(b *testing.B) {
+	r := NewRegistry("snapshot", &Options{Dir: b.TempDir(), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	v.SetLimit(100000)
+	startOrSkip(b, r)
+	b.Cleanup(func() { r.Close() })
+	for i := range 100000 {
+		v.With(fmt.Sprint("/api/item/", i)).Inc()
+	}
+	require.NoError(b, r.Flush())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b.ReportAllocs()
+	for b.Loop() {
+		r.parts[0].snapshotLocked()
+	}
+}

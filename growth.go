@@ -673,6 +673,12 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // change. The copies are made in a few arrays, not an object each: the
 // lock is held meanwhile, and 1,000 vectors' indoms and metrics made it
 // thousands of allocations.
+//
+// The instances are not copied but shared: an indom's instances below
+// its length never change (names and ids are for life; appends, and the
+// undos of a transaction's, go past it, since none runs across a
+// snapshot; forget makes a new array). Copying them held the lock 7-17 ms
+// at 100,000 instances, and every first use meanwhile waited.
 func (p *part) snapshotLocked() *part {
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
 		slots: slices.Clone(p.slots), file: p.file, stride: p.stride, strings: p.strings}
@@ -683,14 +689,14 @@ func (p *part) snapshotLocked() *part {
 	for _, m := range p.metrics {
 		values += len(m.values)
 	}
-	insts, removed, handles := make([]Instance, 0, n), make([]bool, 0, n), make([]*Value, 0, values)
+	removed, handles := make([]bool, 0, n), make([]*Value, 0, values)
 	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))
 	copyOf := make(map[*indom]*indom, len(p.indoms))
 	for i, in := range p.indoms {
-		insts, removed = append(insts, in.Instances...), append(removed, in.removed...)
-		k := len(insts) - len(in.Instances)
-		ins[i] = indom{Indom: Indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, Instances: insts[k:len(insts):len(insts)]},
+		removed = append(removed, in.removed...)
+		k := len(removed) - len(in.removed)
+		ins[i] = indom{Indom: Indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, Instances: slices.Clip(in.Instances)},
 			removed: removed[k:len(removed):len(removed)], live: in.live, shares: in.shares}
 		sp.indoms[i], copyOf[in] = &ins[i], &ins[i]
 	}

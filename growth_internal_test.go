@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -160,6 +161,55 @@ func TestSnapshotLaysOutAsPart(t *testing.T) {
 		}
 		require.Equal(t, file(p), file(p.snapshotLocked()), "file %s from its snapshot", p.name)
 	}
+}
+
+// TestSnapshotKeepsItsInstances: a publication's snapshot shares its
+// indoms' instances rather than copying them (7-17 ms under the lock at
+// 100,000 instances), so nothing done to the part after it is taken may
+// change the instances it holds: new instances, a refused transaction's
+// declarations undone, and instances removed and forgotten, which forget
+// no longer compacts in place.
+func TestSnapshotKeepsItsInstances(t *testing.T) {
+	needFileLayer(t)
+	r := newTestRegistry(t, "snapkeep")
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	for i := range 200 {
+		v.With(fmt.Sprint("/", i)).Inc()
+	}
+	require.NoError(t, r.Start())
+	r.mu.Lock()
+	p := r.parts[0]
+	gr, err := r.growthLocked(p)
+	require.NoError(t, err)
+	sp := p.snapshotLocked()
+	file := func() []byte {
+		pl := newPlan(sp, gr.labels, gr.version, &gr.g)
+		defer putPlan(pl)
+		b := make([]byte, pl.size)
+		r.encode(sp, pl, b, 1, 1)
+		return b
+	}
+	before := file()
+	r.mu.Unlock()
+
+	for i := 200; i < 210; i++ {
+		v.With(fmt.Sprint("/", i)).Inc()
+	}
+	require.Error(t, r.Transact(func(tx *Tx) error {
+		_, err := DeclareVec[Counter](tx, "more", "", Count, "route")
+		require.NoError(t, err)
+		return errors.New("refused")
+	}))
+	for i := range 180 {
+		v.Delete(fmt.Sprint("/", i))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in := r.serials[v.Indom()]
+	require.True(t, in.forgetsRemoved())
+	r.forgetRemovedLocked()
+	require.Len(t, in.Instances, 30, "the removed instances forgotten")
+	require.Equal(t, before, file(), "the snapshot's file after the part changed")
 }
 
 // TestMergeSetAndAdded: a value both set and added to (an in-flight gauge

@@ -180,22 +180,22 @@ func (in *indom) forgetsRemoved() bool { return len(in.Instances)-in.live > max(
 // Without it an indom would keep every instance it ever had, and every
 // growth step would plan them all: a vector churning label values grew
 // without bound, in memory and in the time of a step.
+//
+// The kept instances go to a new array, so that no publication sharing the
+// old one (part.snapshotLocked) sees it change.
 func (in *indom) forget() []int {
 	to := make([]int, len(in.Instances))
-	kept := 0
+	kept := make([]Instance, 0, in.live)
 	for j, inst := range in.Instances {
 		to[j] = -1
 		if !in.removed[j] {
-			to[j] = kept
-			in.Instances[kept] = inst
-			kept++
+			to[j] = len(kept)
+			kept = append(kept, inst)
 		}
 	}
-	clear(in.Instances[kept:]) // the names, for the garbage collector
-	in.Instances, in.removed = in.Instances[:kept], in.removed[:kept]
-	clear(in.removed)
+	in.Instances, in.removed = kept, make([]bool, len(kept))
 	in.ids, in.names = nil, nameIndex{}
-	in.names.reserve(kept)
+	in.names.reserve(len(kept))
 	for j, inst := range in.Instances {
 		in.track(j, inst.ID)
 		in.names.add(nameKey(inst.Name), j, in.instanceKey)
