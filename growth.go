@@ -601,6 +601,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	err = r.writeGrowth(sp, &p.hold, f, pl, live)
 	putPlan(pl)
 	r.mu.Lock()
+	p.snap.done()
 
 	r.inFlight = nil
 	close(done)
@@ -670,9 +671,9 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // publication without the lock, which lays it out (newPlan) and writes
 // it: its indoms' instances, its metrics, over the copies of their indoms,
 // and their handles, its slots. Metrics' names, types and helps never
-// change. The copies are made in a few arrays, not an object each: the
-// lock is held meanwhile, and 1,000 vectors' indoms and metrics made it
-// thousands of allocations.
+// change. The copies are made in a few arrays, not an object each, those
+// of the last snapshot (snap): the lock is held meanwhile, and 1,000
+// vectors' indoms and metrics made it thousands of allocations.
 //
 // The instances are not copied but shared: an indom's instances below
 // its length never change (names and ids are for life; appends, and the
@@ -681,7 +682,7 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // at 100,000 instances, and every first use meanwhile waited.
 func (p *part) snapshotLocked() *part {
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: slices.Clone(p.slots), file: p.file, stride: p.stride, strings: p.strings}
+		slots: append(p.snap.slots[:0], p.slots...), file: p.file, stride: p.stride, strings: p.strings}
 	n, values := 0, 0
 	for _, in := range p.indoms {
 		n += len(in.Instances)
@@ -689,7 +690,7 @@ func (p *part) snapshotLocked() *part {
 	for _, m := range p.metrics {
 		values += len(m.values)
 	}
-	removed, handles := make([]bool, 0, n), make([]*Value, 0, values)
+	removed, handles := slices.Grow(p.snap.removed[:0], n), slices.Grow(p.snap.handles[:0], values)
 	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))
 	copyOf := make(map[*indom]*indom, len(p.indoms))
@@ -713,5 +714,6 @@ func (p *part) snapshotLocked() *part {
 		}
 		sp.metrics[i] = &ms[i]
 	}
+	p.snap = snapArrays{sp.slots, removed, handles}
 	return sp
 }

@@ -160,6 +160,39 @@ func TestSnapshotLaysOutAsPart(t *testing.T) {
 			return b
 		}
 		require.Equal(t, file(p), file(p.snapshotLocked()), "file %s from its snapshot", p.name)
+		p.snap.done()
+		require.Equal(t, file(p), file(p.snapshotLocked()), "file %s from a snapshot in the last one's arrays", p.name)
+	}
+}
+
+// TestSnapshotLetsHandlesGo: a publication without the lock keeps its
+// snapshot's arrays for the next, but not the handles in them, which
+// would keep the files of removed values mapped.
+func TestSnapshotLetsHandlesGo(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("snaphandles", &Options{Dir: t.TempDir(), PublishDelay: time.Millisecond})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	require.NoError(t, r.Start())
+	published := func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return !r.parts[0].dirty && r.inFlight == nil
+	}
+	// The second publication's snapshot holds the handles the values of
+	// the first got when they were bound.
+	for round := range 2 {
+		for i := range 100 {
+			v.With(fmt.Sprint("/", round, "/", i)).Inc()
+		}
+		require.Eventually(t, published, 5*time.Second, time.Millisecond, "no publication by the timer")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	handles := r.parts[0].snap.handles
+	require.NotEmpty(t, handles, "the snapshot had no handles")
+	for i, h := range handles {
+		require.Nil(t, h, "handle %d kept after the publication", i)
 	}
 }
 
