@@ -245,6 +245,44 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 	require.Equal(t, before, file(), "the snapshot's file after the part changed")
 }
 
+// TestWakeInChunks: the values first used while the file had no room for
+// them are bound a chunk at a time once a publication gives them
+// storage: a wake binds wakeChunk of them and says more wait, the timer
+// stays armed for the rest, and the timer's publication binds them all,
+// the lock let go between chunks, every count then in the file.
+func TestWakeInChunks(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("chunks", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	n := 3*wakeChunk + 10
+	v.SetLimit(n)
+	require.NoError(t, r.Start())
+	for i := range n {
+		v.With(fmt.Sprint("/", i)).Add(uint64(i))
+	}
+	cv := v.kind.(*cellVec[Counter])
+	r.mu.Lock()
+	require.Len(t, cv.waiting, n, "first uses past the room wait for storage")
+	for _, p := range r.parts {
+		require.NoError(t, r.publishPartLocked(p)) // storage, nothing bound yet
+	}
+	require.True(t, r.bindLocked(wakeChunk), "a chunk binds them all")
+	require.Len(t, cv.waiting, n-wakeChunk, "a chunk binds more or less than wakeChunk")
+	require.True(t, r.unpublishedLocked(), "the rest would wait for good")
+	require.NoError(t, r.publishPartsLocked(true))
+	require.Empty(t, cv.waiting)
+	require.False(t, r.wakeRest)
+	r.mu.Unlock()
+	for i, e := range v.order {
+		c := &e.t.cell
+		fv := c.v.Load()
+		require.NotSame(t, &c.heap, fv, "value %d not bound", i)
+		require.Equal(t, uint64(i), atomic.LoadUint64(fv.u64()), "value %d in the file", i)
+	}
+}
+
 // TestMergeSetAndAdded: a value both set and added to (an in-flight gauge
 // set once, then Inc and Dec) loses no add to a growth step. merge kept
 // the new file's word of a value ever set, so an Inc in the old file and

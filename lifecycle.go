@@ -41,7 +41,7 @@ func (r *Registry) Start() error {
 	}
 	r.state = started
 	r.path = r.parts[0].file.path()
-	r.bindLocked()
+	r.bindLocked(0)
 	for _, f := range r.onStart {
 		f()
 	}

@@ -115,6 +115,7 @@ type Registry struct {
 	// waitingGroups the groups of cells waiting for storage (growth.go).
 	vecs          map[*indom]vecLink
 	waitingGroups []cellGroup
+	wakeRest      bool // a wake stopped at its chunk, the rest to bind (wakeLocked)
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
@@ -258,8 +259,10 @@ type waiter struct {
 // value (cellVec).
 type cellGroup interface {
 	// wakeLocked binds the waiting cells whose values value now gives,
-	// appends them to rebound, and reports whether any still waits.
-	wakeLocked(value func(*metric, int32) *Value, rebound *[]*cell) bool
+	// as many as budget says, which it counts down (a negative one never
+	// reaches 0), appends them to rebound, and reports whether any still
+	// waits.
+	wakeLocked(value func(*metric, int32) *Value, rebound *[]*cell, budget *int) bool
 	// waitingLocked calls f with each waiting cell, its metric and
 	// instance id.
 	waitingLocked(f func(*metric, int32, *cell))

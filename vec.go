@@ -628,9 +628,13 @@ func (k *cellVec[T]) makeLocked(_ string, id int32) *vecEntry[T] {
 	return &o.vecEntry
 }
 
-func (k *cellVec[T]) wakeLocked(value func(*metric, int32) *Value, rebound *[]*cell) bool {
-	kept := k.waiting[:0]
-	for _, e := range k.waiting {
+func (k *cellVec[T]) wakeLocked(value func(*metric, int32) *Value, rebound *[]*cell, budget *int) bool {
+	kept, rest := k.waiting[:0], len(k.waiting)
+	for i, e := range k.waiting {
+		if *budget == 0 {
+			rest = i
+			break
+		}
 		if e.dead.Load() {
 			continue
 		}
@@ -638,10 +642,19 @@ func (k *cellVec[T]) wakeLocked(value func(*metric, int32) *Value, rebound *[]*c
 			c := k.cellOf(e.t)
 			c.bind(v)
 			*rebound = append(*rebound, c)
+			*budget--
 		} else {
 			kept = append(kept, e)
 		}
 	}
+	if len(kept) == 0 && rest < len(k.waiting) {
+		// Stopped at the budget with every entry before bound: the rest
+		// stays where it is, not copied at every chunk.
+		clear(k.waiting[:rest])
+		k.waiting = k.waiting[rest:]
+		return true
+	}
+	kept = append(kept, k.waiting[rest:]...)
 	clear(k.waiting[len(kept):])
 	k.waiting = kept
 	if len(kept) == 0 {
