@@ -492,9 +492,10 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 // first use after Start adds a waiter until the next publication, and a
 // scan of them all at each cost that first use time in the number waiting.
 //
-// most bounds the vectors' instruments bound, 0 for none: one that stops
-// there leaves the rest to the next (wakeRest), and reports it, and the
-// timer stays armed until one binds them (unpublishedLocked).
+// most bounds how many of the vectors' instruments it binds, 0 for no
+// bound: a wake that stops there leaves the rest to the next (wakeRest)
+// and reports it, and the timer stays armed until one binds them
+// (unpublishedLocked).
 func (r *Registry) wakeLocked(most int) bool {
 	if r.state != started {
 		return false
