@@ -12,9 +12,18 @@ import "github.com/gopcp/mmv/internal/canon"
 //
 // The zero nameIndex is empty and ready. Positions must stay put while
 // their name is held: the owners only append and drop their last.
+//
+// A full table is replaced by one twice as large that takes the old one's
+// entries a few slots at every add (grow), as a vector's table does:
+// rehashing them all at once made the 98,304th value of a vector wait
+// 1-9 ms. Meanwhile a name the new table lacks is looked for in the old
+// one, and a removal first moves what is left (removals are rare: an
+// undone declaration's).
 type nameIndex struct {
 	slots []uint64 // 0 when empty, else the name's hash << 32 | its position+1
-	n     int      // names held
+	n     int      // names held, in either table
+	old   []uint64 // the table slots replaces, while old[moved:] has entries to move
+	moved int
 }
 
 // hash is the hash of name, a table index before it is masked: canon's,
@@ -30,19 +39,29 @@ func (x *nameIndex) find(name string, key func(pos int) string) (int, bool) {
 	if x.n == 0 {
 		return 0, false
 	}
-	i, ok := x.slot(name, x.hash(name), key)
-	if !ok {
-		return 0, false
-	}
-	return int(uint32(x.slots[i])) - 1, true
+	return x.held(name, x.hash(name), key)
 }
 
-// slot returns the slot holding name, of hash h, and true; or the empty
-// slot ending its probe, and false.
-func (x *nameIndex) slot(name string, h uint32, key func(pos int) string) (int, bool) {
-	mask := len(x.slots) - 1
+// held returns the position of name, of hash h, in either table, and
+// whether it is held.
+func (x *nameIndex) held(name string, h uint32, key func(pos int) string) (int, bool) {
+	if i, ok := slot(x.slots, name, h, key); ok {
+		return int(uint32(x.slots[i])) - 1, true
+	}
+	if x.old != nil {
+		if i, ok := slot(x.old, name, h, key); ok {
+			return int(uint32(x.old[i])) - 1, true
+		}
+	}
+	return 0, false
+}
+
+// slot returns the slot of table t holding name, of hash h, and true; or
+// the empty slot ending its probe, and false.
+func slot(t []uint64, name string, h uint32, key func(pos int) string) (int, bool) {
+	mask := len(t) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
-		e := x.slots[i]
+		e := t[i]
 		if e == 0 {
 			return i, false
 		}
@@ -57,13 +76,42 @@ func (x *nameIndex) slot(name string, h uint32, key func(pos int) string) (int, 
 func (x *nameIndex) add(name string, pos int, key func(pos int) string) (int, bool) {
 	x.reserve(1)
 	h := x.hash(name)
-	i, held := x.slot(name, h, key)
-	if held {
-		return int(uint32(x.slots[i])) - 1, false
+	if at, held := x.held(name, h, key); held {
+		return at, false
 	}
-	x.slots[i] = uint64(h)<<32 | uint64(pos+1)
+	put(x.slots, uint64(h)<<32|uint64(pos+1))
 	x.n++
+	x.move(4)
 	return pos, true
+}
+
+// put puts entry e in the first empty slot of its probe in table t.
+func put(t []uint64, e uint64) {
+	mask := len(t) - 1
+	i := int(e>>32) & mask
+	for t[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t[i] = e
+}
+
+// move moves the entries of the next n slots of the old table, if any,
+// into the new one, and drops the old table once every entry is moved.
+// An entry stays in the old table too, which lookups read only for names
+// the new one lacks.
+func (x *nameIndex) move(n int) {
+	if x.old == nil {
+		return
+	}
+	end := min(x.moved+n, len(x.old))
+	for _, e := range x.old[x.moved:end] {
+		if e != 0 {
+			put(x.slots, e)
+		}
+	}
+	if x.moved = end; end == len(x.old) {
+		x.old, x.moved = nil, 0
+	}
 }
 
 // remove forgets name, if held: the entries after it in its probe move
@@ -72,7 +120,8 @@ func (x *nameIndex) remove(name string, key func(pos int) string) {
 	if x.n == 0 {
 		return
 	}
-	i, held := x.slot(name, x.hash(name), key)
+	x.move(len(x.old)) // so that the shift below moves nothing out of the old table's reach
+	i, held := slot(x.slots, name, x.hash(name), key)
 	if !held {
 		return
 	}
@@ -89,26 +138,23 @@ func (x *nameIndex) remove(name string, key func(pos int) string) {
 	x.n--
 }
 
-// reserve makes room for n more names, keeping the table at most 3/4 full.
+// reserve makes room for n more names, keeping the table at most 3/4
+// full. A table replaced by one twice as large is moved by the next adds
+// (move), 4 slots each, all of it before the new table is half full; a
+// larger reserve, or one while a move is not done, moves everything at
+// once.
 func (x *nameIndex) reserve(n int) {
 	if (x.n+n)*4 <= len(x.slots)*3 {
 		return
 	}
+	x.move(len(x.old))
 	size := max(16, len(x.slots))
 	for (x.n+n)*4 > size*3 {
 		size *= 2
 	}
-	old := x.slots
+	x.old, x.moved = x.slots, 0
 	x.slots = make([]uint64, size)
-	mask := size - 1
-	for _, e := range old {
-		if e == 0 {
-			continue
-		}
-		i := int(e>>32) & mask
-		for x.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		x.slots[i] = e
+	if n > 1 || size > 2*len(x.old) {
+		x.move(len(x.old))
 	}
 }

@@ -56,6 +56,43 @@ func TestNameIndex(t *testing.T) {
 	}
 }
 
+// TestNameIndexGrowsByParts: a full table is replaced by one that takes
+// its entries 4 slots at every add, not all at once, every name found
+// meanwhile through either table; the old table is gone before the new
+// one is half full. It fails when reserve rehashes at once.
+func TestNameIndexGrowsByParts(t *testing.T) {
+	var x nameIndex
+	var byPos []string
+	key := func(pos int) string { return byPos[pos] }
+	grown := 0
+	for i := range 5000 {
+		size := len(x.slots)
+		name := "n" + strconv.Itoa(i)
+		_, added := x.add(name, len(byPos), key)
+		require.True(t, added, name)
+		byPos = append(byPos, name)
+		if len(x.slots) > size && size > 0 {
+			grown++
+			require.NotNil(t, x.old, "add %d: the old table moved at once", i)
+			require.Equal(t, 4, x.moved, "add %d: slots moved by the add that grew", i)
+		}
+		if x.old != nil {
+			require.Less(t, x.n*2, len(x.slots), "add %d: a move outlived half the new table", i)
+		}
+		if i%97 == 0 || x.old != nil && i%7 == 0 {
+			for j, n := range byPos {
+				pos, ok := x.find(n, key)
+				require.True(t, ok && pos == j, "add %d: %s found at %d, %v", i, n, pos, ok)
+			}
+		}
+	}
+	require.Greater(t, grown, 5)
+	x.remove("n0", key)
+	require.Nil(t, x.old, "a removal moves what is left first")
+	_, ok := x.find("n0", key)
+	require.False(t, ok)
+}
+
 // TestNameIndexEmpty: the zero index finds nothing and removes nothing.
 func TestNameIndexEmpty(t *testing.T) {
 	var x nameIndex
