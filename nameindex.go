@@ -14,7 +14,7 @@ import "github.com/gopcp/mmv/internal/canon"
 // their name is held: the owners only append and drop their last.
 //
 // A full table is replaced by one twice as large that takes the old one's
-// entries a few slots at every add (grow), as a vector's table does:
+// entries a few slots at every add (move), as a vector's table does:
 // rehashing them all at once made the 98,304th value of a vector wait
 // 1-9 ms. Meanwhile a name the new table lacks is looked for in the old
 // one, and a removal first moves what is left (removals are rare: an
@@ -120,7 +120,7 @@ func (x *nameIndex) remove(name string, key func(pos int) string) {
 	if x.n == 0 {
 		return
 	}
-	x.move(len(x.old)) // so that the shift below moves nothing out of the old table's reach
+	x.move(len(x.old)) // first: a name left in the old table would stay found there
 	i, held := slot(x.slots, name, x.hash(name), key)
 	if !held {
 		return
