@@ -197,6 +197,10 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 	case closed:
 		return nil, errorf(ErrClosed, subject("metric", metric), "")
 	}
+	// An instrument whose value has storage is bound before its handle is
+	// given: updates through both then land in one place, which Gather
+	// and Snapshot read (the timer's publication binds them in chunks).
+	r.bindLocked(0)
 	m, i, err := r.valueOf(metric, instance)
 	if err != nil {
 		return nil, err

@@ -248,8 +248,9 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 // TestWakeInChunks: the values first used while the file had no room for
 // them are bound a chunk at a time once a publication gives them
 // storage: a wake binds wakeChunk of them and says more wait, the timer
-// stays armed for the rest, and the timer's publication binds them all,
-// the lock let go between chunks, every count then in the file.
+// stays armed for the rest, Registry.Value binds them before it gives a
+// handle, and the timer's publication binds them all, the lock let go
+// between chunks, every count then in the file.
 func TestWakeInChunks(t *testing.T) {
 	needFileLayer(t)
 	r := NewRegistry("chunks", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
@@ -271,6 +272,15 @@ func TestWakeInChunks(t *testing.T) {
 	require.True(t, r.bindLocked(wakeChunk), "a chunk binds them all")
 	require.Len(t, cv.waiting, n-wakeChunk, "a chunk binds more or less than wakeChunk")
 	require.True(t, r.unpublishedLocked(), "the rest would wait for good")
+	last := cv.waiting[len(cv.waiting)-1]
+	r.mu.Unlock()
+	// A handle on a value whose instrument still waits: the instrument is
+	// bound first, so that the two count in one place.
+	name, _ := cv.nameOfLocked(last.id)
+	h, err := r.Value("requests", name)
+	require.NoError(t, err)
+	require.Same(t, h, last.t.cell.v.Load(), "the instrument of %s not bound to its handle", name)
+	r.mu.Lock()
 	require.NoError(t, r.publishPartsLocked(true))
 	require.Empty(t, cv.waiting)
 	require.False(t, r.wakeRest)
