@@ -226,12 +226,14 @@ func (r *Registry) publishPartsLocked(unlock bool) error {
 	}
 	err := errors.Join(errs...)
 	r.pubErr = err
-	if !unlock {
-		r.bindLocked(0)
+	// The timer's publication binds a chunk at a time, the lock let go
+	// between them, so that a first use waits for one at most; the
+	// others bind all at once (bindLocked(0) reports nothing left).
+	most := 0
+	if unlock {
+		most = wakeChunk
 	}
-	for unlock && r.bindLocked(wakeChunk) {
-		// A chunk at a time, the lock let go between them, so that a
-		// first use waits for one chunk at most.
+	for r.bindLocked(most) {
 		r.mu.Unlock()
 		runtime.Gosched()
 		r.mu.Lock()
@@ -346,8 +348,8 @@ func merge(p *part, snap, final []byte, live int) {
 		if ne.Uint64(was) == ne.Uint64(now) && ne.Uint64(was[valueExtraOff:]) == ne.Uint64(now[valueExtraOff:]) {
 			continue
 		}
-		at := p.record(s)
-		switch p.typeOf(s) {
+		at, typ := p.record(s), p.typeOf(s)
+		switch typ {
 		case Int32, Uint32:
 			mergeWord((*atomic.Uint32)(at), ne.Uint32(was), ne.Uint32(now), func(cur, was, now uint32) uint32 { return cur + now - was })
 		case Float:
@@ -357,7 +359,7 @@ func merge(p *part, snap, final []byte, live int) {
 			})
 		case Int64, Uint64, Elapsed:
 			mergeWord((*atomic.Uint64)(at), ne.Uint64(was), ne.Uint64(now), func(cur, was, now uint64) uint64 { return cur + now - was })
-			if p.typeOf(s) == Elapsed { // and its open interval's start
+			if typ == Elapsed { // and its open interval's start
 				atomic.AddUint64((*uint64)(unsafe.Add(at, valueExtraOff)), ne.Uint64(now[valueExtraOff:])-ne.Uint64(was[valueExtraOff:]))
 			}
 		case Double:

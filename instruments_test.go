@@ -151,16 +151,14 @@ func TestConcurrentCounting(t *testing.T) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-start
 			inst := v.With([]string{"a", "b"}[i%2])
 			for range 20000 {
 				c.Inc()
 				inst.Add(2)
 			}
-		}()
+		})
 	}
 	close(start)
 	// Start while the goroutines count: nothing is lost or counted twice.
@@ -186,9 +184,7 @@ func TestConcurrentSetting(t *testing.T) {
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i := range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				<-start
 				n := i%2 + 1
 				for range 2000 {
@@ -196,7 +192,7 @@ func TestConcurrentSetting(t *testing.T) {
 					ig.Set(int64(n))
 					c.Set(uint64(n))
 				}
-			}()
+			})
 		}
 		close(start)
 		startOrSkip(t, r)
