@@ -87,11 +87,12 @@ type liveCounts struct{ instances, values, added int }
 // indom is a declared instance domain.
 type indom struct {
 	Indom
-	// ids maps instance ids to indexes (see index); nil while every id is
-	// its instance's index, as ids numbered from 0 in order are (the
+	// ids finds instances by id (see index) once sparse: until then every
+	// id is its instance's index, as ids numbered from 0 in order are (the
 	// buckets of a single histogram, mmv.dropped's reasons), which then
-	// need no map.
-	ids     map[int32]int
+	// need no index.
+	ids     idIndex
+	sparse  bool
 	names   nameIndex     // indexes by nameKey
 	removed []bool        // per instance: removed, its id and name kept until forget
 	live    int           // instances not removed
@@ -137,8 +138,8 @@ func (in *indom) add(inst Instance) error {
 	if j, added := in.names.add(key, i, in.instanceKey); !added {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[j].Name)
 	}
-	in.track(i, inst.ID)
 	in.Instances = appendGrown(in.Instances, inst)
+	in.track(i)
 	in.removed = appendGrown(in.removed, false)
 	in.addLive(1)
 	return nil
@@ -156,16 +157,18 @@ func appendGrown[E any](s []E, x E) []E {
 }
 
 // track makes instance i found by its id.
-func (in *indom) track(i int, id int32) {
-	if in.ids == nil && int(id) != i {
-		// The first id that is not its index: a map from now on.
-		in.ids = make(map[int32]int, cap(in.Instances))
+func (in *indom) track(i int) {
+	id := in.Instances[i].ID
+	if !in.sparse && int(id) != i {
+		// The first id that is not its index: indexed from now on.
+		in.sparse = true
+		in.ids.reserve(max(i+1, cap(in.Instances)))
 		for j := range i {
-			in.ids[int32(j)] = j
+			in.ids.add(int32(j), j, in.instanceID)
 		}
 	}
-	if in.ids != nil {
-		in.ids[id] = i
+	if in.sparse {
+		in.ids.add(id, i, in.instanceID)
 	}
 }
 
@@ -194,10 +197,10 @@ func (in *indom) forget() []int {
 		}
 	}
 	in.Instances, in.removed = kept, make([]bool, len(kept))
-	in.ids, in.names = nil, nameIndex{}
+	in.ids, in.sparse, in.names = idIndex{}, false, nameIndex{}
 	in.names.reserve(len(kept))
 	for j, inst := range in.Instances {
-		in.track(j, inst.ID)
+		in.track(j)
 		in.names.add(nameKey(inst.Name), j, in.instanceKey)
 	}
 	return to
@@ -210,16 +213,16 @@ func nameKey(name string) string {
 	return key
 }
 
-// instanceKey is the nameKey of instance i.
+// instanceKey is the nameKey of instance i, instanceID its id.
 func (in *indom) instanceKey(i int) string { return nameKey(in.Instances[i].Name) }
+func (in *indom) instanceID(i int) int32   { return in.Instances[i].ID }
 
 // index returns the index of the instance of id, and whether there is one.
 func (in *indom) index(id int32) (int, bool) {
-	if in.ids == nil {
+	if !in.sparse {
 		return int(id), id >= 0 && int(id) < len(in.Instances)
 	}
-	i, ok := in.ids[id]
-	return i, ok
+	return in.ids.find(id, in.instanceID)
 }
 
 // instanceSubject names an instance in an error; made only on failure,
@@ -231,7 +234,7 @@ func (in *indom) instanceSubject(name string) string {
 // truncate forgets the instances from index n on.
 func (in *indom) truncate(n int) {
 	for _, inst := range in.Instances[n:] {
-		delete(in.ids, inst.ID)
+		in.ids.remove(inst.ID, in.instanceID)
 		in.names.remove(nameKey(inst.Name), in.instanceKey)
 	}
 	in.Instances, in.removed = in.Instances[:n], in.removed[:n]

@@ -2,81 +2,94 @@ package mmv
 
 import "github.com/gopcp/mmv/internal/canon"
 
-// nameIndex finds declared things by name: it maps a name to a position
-// in a slice its owner keeps (the registry's metrics, an indom's
-// instances), whose names it reads through the owner's key function. It
-// holds no name itself: a table of 32-bit hashes and positions, probed
-// linearly. Growing it rehashes no string and it has no pointer for the
-// garbage collector to scan; a map from names was about 40% of the cost
-// of declaring 1,000 metrics.
+// keyIndex finds declared things by key: it maps a key to a position in a
+// slice its owner keeps (the registry's metrics and an indom's instances
+// by name, an indom's instances by id), whose keys it reads through the
+// owner's key function. It holds no key itself: a table of 32-bit hashes
+// and positions, probed linearly. Growing it rehashes no string and it
+// has no pointer for the garbage collector to scan; a map from names was
+// about 40% of the cost of declaring 1,000 metrics; a map from ids held
+// 33 bytes more per vector value, and 4 allocations more per vector
+// (docs/design.md, "What a new value costs").
 //
-// The zero nameIndex is empty and ready. Positions must stay put while
-// their name is held: the owners only append and drop their last.
+// The zero keyIndex is empty and ready. Positions must stay put while
+// their key is held: the owners only append and drop their last.
 //
 // A full table is replaced by one twice as large that takes the old one's
 // entries a few slots at every add (move), as a vector's table does:
 // rehashing them all at once made the 98,304th value of a vector wait
-// 1-9 ms. Meanwhile a name the new table lacks is looked for in the old
+// 1-9 ms. Meanwhile a key the new table lacks is looked for in the old
 // one, and a removal first moves what is left (removals are rare: an
 // undone declaration's).
-type nameIndex struct {
-	slots []uint64 // 0 when empty, else the name's hash << 32 | its position+1
-	n     int      // names held, in either table
+type keyIndex[K string | int32] struct {
+	slots []uint64 // 0 when empty, else the key's hash << 32 | its position+1
+	n     int      // keys held, in either table
 	old   []uint64 // the table slots replaces, while old[moved:] has entries to move
 	moved int
 }
 
-// hash is the hash of name, a table index before it is masked: canon's,
-// keyed for the process, inlined arithmetic where maphash's call and
-// setup cost a quarter of adding an instance.
-func (x *nameIndex) hash(name string) uint32 {
-	h := canon.Hash([]string{name})
-	return uint32(h>>32 ^ h)
+// nameIndex and idIndex index by name and by instance id.
+type (
+	nameIndex = keyIndex[string]
+	idIndex   = keyIndex[int32]
+)
+
+// hash is the hash of k, a table index before it is masked. A name's is
+// canon's, keyed for the process, inlined arithmetic where maphash's call
+// and setup cost a quarter of adding an instance; an id's the high half
+// of its product by an odd constant (Fibonacci hashing), so that ids a
+// power of two apart do not share their low bits' slots.
+func (x *keyIndex[K]) hash(k K) uint32 {
+	if name, ok := any(k).(string); ok {
+		h := canon.Hash([]string{name})
+		return uint32(h>>32 ^ h)
+	}
+	return uint32(uint64(uint32(any(k).(int32))) * 0x9e3779b97f4a7c15 >> 32)
 }
 
-// find returns the position of name, and whether it is held.
-func (x *nameIndex) find(name string, key func(pos int) string) (int, bool) {
+// find returns the position of k, and whether it is held.
+func (x *keyIndex[K]) find(k K, key func(pos int) K) (int, bool) {
 	if x.n == 0 {
 		return 0, false
 	}
-	return x.held(name, x.hash(name), key)
+	return x.held(k, x.hash(k), key)
 }
 
-// held returns the position of name, of hash h, in either table, and
+// held returns the position of k, of hash h, in either table, and
 // whether it is held.
-func (x *nameIndex) held(name string, h uint32, key func(pos int) string) (int, bool) {
-	if i, ok := slot(x.slots, name, h, key); ok {
+func (x *keyIndex[K]) held(k K, h uint32, key func(pos int) K) (int, bool) {
+	if i, ok := slot(x.slots, k, h, key); ok {
 		return int(uint32(x.slots[i])) - 1, true
 	}
 	if x.old != nil {
-		if i, ok := slot(x.old, name, h, key); ok {
+		if i, ok := slot(x.old, k, h, key); ok {
 			return int(uint32(x.old[i])) - 1, true
 		}
 	}
 	return 0, false
 }
 
-// slot returns the slot of table t holding name, of hash h, and true; or
+// slot returns the slot of table t holding k, of hash h, and true; or
 // the empty slot ending its probe, and false.
-func slot(t []uint64, name string, h uint32, key func(pos int) string) (int, bool) {
+func slot[K string | int32](t []uint64, k K, h uint32, key func(pos int) K) (int, bool) {
 	mask := len(t) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		e := t[i]
 		if e == 0 {
 			return i, false
 		}
-		if uint32(e>>32) == h && key(int(uint32(e))-1) == name {
+		if uint32(e>>32) == h && key(int(uint32(e))-1) == k {
 			return i, true
 		}
 	}
 }
 
-// add holds name at pos unless it holds it already: it returns the
-// position holding name, and whether that is pos, newly added.
-func (x *nameIndex) add(name string, pos int, key func(pos int) string) (int, bool) {
+// add holds k at pos unless it holds it already: it returns the position
+// holding k, and whether that is pos, newly added.
+func (x *keyIndex[K]) add(k K, pos int, key func(pos int) K) (int, bool) {
 	x.reserve(1)
-	h := x.hash(name)
-	if at, held := x.held(name, h, key); held {
+	h := x.hash(k)
+	if at, held := x.held(k, h, key); held {
 		return at, false
 	}
 	put(x.slots, uint64(h)<<32|uint64(pos+1))
@@ -97,9 +110,9 @@ func put(t []uint64, e uint64) {
 
 // move moves the entries of the next n slots of the old table, if any,
 // into the new one, and drops the old table once every entry is moved.
-// An entry stays in the old table too, which lookups read only for names
+// An entry stays in the old table too, which lookups read only for keys
 // the new one lacks.
-func (x *nameIndex) move(n int) {
+func (x *keyIndex[K]) move(n int) {
 	if x.old == nil {
 		return
 	}
@@ -114,14 +127,14 @@ func (x *nameIndex) move(n int) {
 	}
 }
 
-// remove forgets name, if held: the entries after it in its probe move
-// back, so that no probe meets a hole before its name.
-func (x *nameIndex) remove(name string, key func(pos int) string) {
+// remove forgets k, if held: the entries after it in its probe move
+// back, so that no probe meets a hole before its key.
+func (x *keyIndex[K]) remove(k K, key func(pos int) K) {
 	if x.n == 0 {
 		return
 	}
-	x.move(len(x.old)) // first: a name left in the old table would stay found there
-	i, held := slot(x.slots, name, x.hash(name), key)
+	x.move(len(x.old)) // first: a key left in the old table would stay found there
+	i, held := slot(x.slots, k, x.hash(k), key)
 	if !held {
 		return
 	}
@@ -138,12 +151,12 @@ func (x *nameIndex) remove(name string, key func(pos int) string) {
 	x.n--
 }
 
-// reserve makes room for n more names, keeping the table at most 3/4
+// reserve makes room for n more keys, keeping the table at most 3/4
 // full. A table replaced by one twice as large is moved by the next adds
 // (move), 4 slots each, all of it before the new table is half full; a
 // larger reserve, or one while a move is not done, moves everything at
 // once.
-func (x *nameIndex) reserve(n int) {
+func (x *keyIndex[K]) reserve(n int) {
 	if (x.n+n)*4 <= len(x.slots)*3 {
 		return
 	}
