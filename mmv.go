@@ -35,7 +35,11 @@ type Options struct {
 	Dir string
 	// PublishDelay is how long declarations made after Start may wait to
 	// be published together in a new file; zero means 50ms. Their values
-	// can be updated at once; Flush publishes without waiting.
+	// can be updated at once, and count exactly in their instruments'
+	// memory until the file has them. The timer's publication moves
+	// them into the file 256 at a time, letting other goroutines in
+	// between, so that no first use waits for all of them.
+	// Flush publishes and binds everything without waiting.
 	PublishDelay time.Duration
 	// MaxIndomInstances caps the instances of one indom, and MaxInstances
 	// those of the registry (overflow files included once): PCP's reader
