@@ -389,22 +389,26 @@ func growth(rs *results) (string, error) {
 }
 
 // summary is the top-level README's: a line for each thing a service
-// author weighs, against what it is compared with.
+// author weighs, against what it is compared with, where mmv is behind
+// as where it is ahead. A row whose against ends in "/" compares with the
+// fastest other library of that family; ns/op unless unit says.
 func summary(rs *results) (string, error) {
-	rows := []struct{ what, name, against, vs string }{
-		{"`With`, 1 label, 8 values", "With/1label/8/mmv_With.Inc", "With/1label/8/", ""},
-		{"`With`, 3 labels, 4,096 values, 2 goroutines", "WithParallel/3labels/4096/mmv_With.Inc", "WithParallel/3labels/4096/", ""},
-		{"`Histogram.Observe`, 2 goroutines", "HistogramParallel/mmv_Histogram.Observe", "HistogramParallel/", ""},
-		{"`Counter.Inc`", "Counter/mmv_Counter.Inc", "Counter/atomic", "an atomic add"},
-		{"`Counter.Inc`, 2 goroutines", "CounterParallel/mmv_Counter.Inc", "CounterParallel/atomic", "an atomic add"},
-		{"`Timer.Observe`, 2 goroutines", "TimerParallel/mmv_Timer.Observe", "TimerParallel/atomic", "an atomic add"},
-		{"`IntGauge.Set`, 2 goroutines", "SetParallel/mmv_IntGauge.Set", "SetParallel/atomic", "an atomic store"},
-		{"`Gauge.Set`, 2 goroutines", "GaugeParallel/mmv_Gauge.Set", "GaugeParallel/atomic", "an atomic store"},
-		{"`Histogram.Observe`", "Histogram/mmv_Histogram.Observe", "Histogram/prometheus_Histogram.Observe", "client_golang's"},
-		{"neighbouring instances, 2 goroutines", "NeighboursParallel/mmv_cached.Inc", "NeighboursParallel/mmv_padded_cached.Inc", "the same, `PadValues`"},
-		{"build and Start, 1,000 metrics × 10", "Start/metrics/mmv", "Start/metrics/libpcp_mmv", "libpcp_mmv (C)"},
-		{"build and Start, 10,000 instances", "Start/instances/mmv", "Start/instances/libpcp_mmv", "libpcp_mmv (C)"},
-		{"a growth step, 10,000 instances", "GrowthStep/10000/mmv", "GrowthStep/10000/floor", "writing a file as large"},
+	rows := []struct{ what, name, against, vs, unit string }{
+		{"`With`, 1 label, 8 values", "With/1label/8/mmv_With.Inc", "With/1label/8/", "", ""},
+		{"`With`, 3 labels, 4,096 values, 2 goroutines", "WithParallel/3labels/4096/mmv_With.Inc", "WithParallel/3labels/4096/", "", ""},
+		{"`Histogram.Observe`, 2 goroutines", "HistogramParallel/mmv_Histogram.Observe", "HistogramParallel/", "", ""},
+		{"`Counter.Inc`", "Counter/mmv_Counter.Inc", "Counter/atomic", "an atomic add", ""},
+		{"`Counter.Inc`, 2 goroutines", "CounterParallel/mmv_Counter.Inc", "CounterParallel/atomic", "an atomic add", ""},
+		{"`Timer.Observe`, 2 goroutines", "TimerParallel/mmv_Timer.Observe", "TimerParallel/atomic", "an atomic add", ""},
+		{"`IntGauge.Set`, 2 goroutines", "SetParallel/mmv_IntGauge.Set", "SetParallel/atomic", "an atomic store", ""},
+		{"`Gauge.Set`, 2 goroutines", "GaugeParallel/mmv_Gauge.Set", "GaugeParallel/atomic", "an atomic store", ""},
+		{"`Histogram.Observe`", "Histogram/mmv_Histogram.Observe", "Histogram/", "", ""},
+		{"a new label value, 1,000 vectors × 10, before Start", "Declare/1000x10/mmv/before", "Declare/1000x10/", "", "ns/value"},
+		{"a new label value, 1 vector × 10,000, before Start", "Declare/1x10000/mmv/before", "Declare/1x10000/", "", "ns/value"},
+		{"neighbouring instances, 2 goroutines", "NeighboursParallel/mmv_cached.Inc", "NeighboursParallel/mmv_padded_cached.Inc", "the same, `PadValues`", ""},
+		{"build and Start, 1,000 metrics × 10", "Start/metrics/mmv", "Start/metrics/libpcp_mmv", "libpcp_mmv (C)", ""},
+		{"build and Start, 10,000 instances", "Start/instances/mmv", "Start/instances/libpcp_mmv", "libpcp_mmv (C)", ""},
+		{"a growth step, 10,000 instances", "GrowthStep/10000/mmv", "GrowthStep/10000/floor", "writing a file as large", ""},
 	}
 	var b strings.Builder
 	b.WriteString("| operation | mmv | compared with | its time | ratio |\n")
@@ -416,11 +420,14 @@ func summary(rs *results) (string, error) {
 				return "", err
 			}
 		}
-		x, err := rs.median(r.name, "ns/op")
+		if r.unit == "" {
+			r.unit = "ns/op"
+		}
+		x, err := rs.median(r.name, r.unit)
 		if err != nil {
 			return "", err
 		}
-		y, err := rs.median(r.against, "ns/op")
+		y, err := rs.median(r.against, r.unit)
 		if err != nil {
 			return "", err
 		}
