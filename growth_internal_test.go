@@ -152,16 +152,9 @@ func TestSnapshotLaysOutAsPart(t *testing.T) {
 	for _, p := range r.parts {
 		gr, err := r.growthLocked(p)
 		require.NoError(t, err)
-		file := func(p *part) []byte {
-			pl := newPlan(p, gr.labels, gr.version, &gr.g)
-			defer putPlan(pl)
-			b := make([]byte, pl.size)
-			r.encode(p, pl, b, 1, 1)
-			return b
-		}
-		require.Equal(t, file(p), file(p.snapshotLocked()), "file %s from its snapshot", p.name)
+		require.Equal(t, encodedLocked(r, p, gr), encodedLocked(r, p.snapshotLocked(), gr), "file %s from its snapshot", p.name)
 		p.snap.done()
-		require.Equal(t, file(p), file(p.snapshotLocked()), "file %s from a snapshot in the last one's arrays", p.name)
+		require.Equal(t, encodedLocked(r, p, gr), encodedLocked(r, p.snapshotLocked(), gr), "file %s from a snapshot in the last one's arrays", p.name)
 	}
 }
 
@@ -215,14 +208,7 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 	gr, err := r.growthLocked(p)
 	require.NoError(t, err)
 	sp := p.snapshotLocked()
-	file := func() []byte {
-		pl := newPlan(sp, gr.labels, gr.version, &gr.g)
-		defer putPlan(pl)
-		b := make([]byte, pl.size)
-		r.encode(sp, pl, b, 1, 1)
-		return b
-	}
-	before := file()
+	before := encodedLocked(r, sp, gr)
 	r.mu.Unlock()
 
 	for i := 200; i < 210; i++ {
@@ -242,7 +228,7 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 	require.True(t, in.forgetsRemoved())
 	r.forgetRemovedLocked()
 	require.Len(t, in.Instances, 30, "the removed instances forgotten")
-	require.Equal(t, before, file(), "the snapshot's file after the part changed")
+	require.Equal(t, before, encodedLocked(r, sp, gr), "the snapshot's file after the part changed")
 }
 
 // TestWakeInChunks: the values first used while the file had no room for

@@ -140,3 +140,13 @@ func withoutFiles(declared string) string {
 	}
 	return b.String()
 }
+
+// encodedLocked is the file part p, or a snapshot of it, encodes to when
+// laid out as gr says (growthLocked); the registry's lock is held.
+func encodedLocked(r *Registry, p *part, gr grown) []byte {
+	pl := newPlan(p, gr.labels, gr.version, &gr.g)
+	defer putPlan(pl)
+	b := make([]byte, pl.size)
+	r.encode(p, pl, b, 1, 1)
+	return b
+}
