@@ -509,12 +509,17 @@ func (r *Registry) labelRoomLocked(serial uint32) int {
 // vector asks at every instance it labels.
 func (r *Registry) labelCount(p *part) int {
 	if len(r.parts) == 1 {
-		return len(r.labels) // every label is in the only file
+		return len(r.labels) + r.vecRecords // every label is in the only file
 	}
 	n := 0
 	for _, l := range r.labels {
 		if r.labelIn(l, p) {
 			n++
+		}
+	}
+	for _, vl := range r.vecLabels {
+		if p.hasIndom(r.serials[vl.serial()]) {
+			n += vl.records
 		}
 	}
 	return n

@@ -32,7 +32,7 @@ type door struct{ r *Registry }
 //     bindCellLocked, bindValueLocked, and for a
 //     vector's cells waitGroupLocked, valueLocked;
 //   - a vector's room in its file, labels and limits: reserveLocked,
-//     followLimitLocked, labelInstanceLocked,
+//     followLimitLocked, labelInstanceLocked, unlabelInstanceLocked,
 //     instanceCapLocked;
 //   - the registry's own counts: dropLocked, expiredLocked;
 //   - work at its events (Start and Close, a period, the reads of Gather
@@ -190,28 +190,39 @@ func (d door) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
 	in.followLimit(limit, per)
 }
 
-// labelInstanceLocked gives instance id of the indom serial the label
-// values as PCP instance labels, one per name, while the files holding
-// the indom keep labelReserve label records for the program's own; it
-// reports false, adding none, once they do not. A value too long for a
-// label record only loses its label: no error is kept, nor a subject made.
-func (d door) labelInstanceLocked(serial uint32, id int32, names, values []string) bool {
+// labelInstanceLocked counts the label records of a new instance of v,
+// whose label values are values, one per name, in *vl, made at v's first
+// instance labelled, while the files holding its indom keep labelReserve
+// label records for the program's own; it returns how many, or false once
+// they do not keep them, or the file's version has no labels. A value too
+// long for a label record only loses its label: no error is kept, nor a
+// subject made. The records are derived from v when read (vecLabels); the
+// instance's addition already marked its files to publish.
+func (d door) labelInstanceLocked(vl **vecLabels, v labelledVec, values []string) (records uint8, ok bool) {
 	r := d.r
-	if r.labelRoomLocked(serial) < len(names)+labelReserve {
-		return false
+	serial, names := v.labelNames()
+	if r.opts.Version == Version2 || r.labelRoomLocked(serial) < len(names)+labelReserve {
+		return 0, false
 	}
-	for i, l := range names {
-		// Taken from an array allocated for the next ones, as metrics
-		// are: as many as there are labels, 4 to 64.
-		if len(r.spareLabels) == 0 {
-			r.spareLabels = make([]label, min(max(len(r.labels), 4), 64))
+	for i, name := range names {
+		if labelFits(name, values[i]) {
+			records++
 		}
-		lb := &r.spareLabels[0]
-		r.spareLabels = r.spareLabels[1:]
-		*lb = label{Label: Label{Name: l}, text: values[i], isText: true, kind: labelInstances, serial: serial, instance: id}
-		_ = r.addLabelLocked(lb, "", "")
 	}
-	return true
+	if *vl == nil {
+		*vl = &vecLabels{of: v}
+		r.vecLabels = append(r.vecLabels, *vl)
+	}
+	(*vl).records += int(records)
+	r.vecRecords += int(records)
+	return records, true
+}
+
+// unlabelInstanceLocked uncounts the label records of an instance of the
+// vector of vl, removed.
+func (d door) unlabelInstanceLocked(vl *vecLabels, records uint8) {
+	vl.records -= int(records)
+	d.r.vecRecords -= int(records)
 }
 
 // labelReserve is how many label records of a file vectors leave to the

@@ -104,7 +104,7 @@ func (v *Vec[T]) sweepLocked(now time.Time) {
 	d := v.expiry.d.Load()
 	if d > 0 {
 		for _, e := range v.order {
-			if e.dead.Load() {
+			if e.deleted() {
 				continue
 			}
 			id := e.id

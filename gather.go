@@ -166,6 +166,18 @@ func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 		k := instanceKey{l.serial, l.instance}
 		ls[k] = append(ls[k], l.public())
 	}
+	if !vectors {
+		return ls
+	}
+	for _, vl := range r.vecLabels {
+		vl.eachLocked(func(l *label) {
+			if ls == nil {
+				ls = map[instanceKey][]Label{}
+			}
+			k := instanceKey{l.serial, l.instance}
+			ls[k] = append(ls[k], l.public())
+		})
+	}
 	return ls
 }
 

@@ -352,3 +352,61 @@ var (
 	startOrSkip   = mmv.StartOrSkip
 	needFileLayer = mmv.NeedFileLayer
 )
+
+// instanceAt is an instance of the indom serial, by id.
+type instanceAt struct {
+	serial uint32
+	id     int32
+}
+
+// fileInstanceLabels returns the payloads of the instance labels in r's
+// first file, by instance, and how many label records the file has.
+func fileInstanceLabels(t *testing.T, r *mmv.Registry) (map[instanceAt][]string, int) {
+	t.Helper()
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	ls := map[instanceAt][]string{}
+	for _, l := range f.Labels {
+		if l.Flags&^mmvfile.LabelOptional == mmvfile.LabelInstances {
+			k := instanceAt{l.Identity, l.Internal}
+			ls[k] = append(ls[k], l.Payload)
+		}
+	}
+	return ls, len(f.Labels)
+}
+
+// snapshotInstanceLabels returns the instance labels Snapshot shows, by
+// instance, as the payloads of plain string values.
+func snapshotInstanceLabels(t *testing.T, r *mmv.Registry) map[instanceAt][]string {
+	t.Helper()
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	ls := map[instanceAt][]string{}
+	for _, m := range snap {
+		for _, v := range m.Values {
+			var payloads []string
+			for _, l := range v.Labels {
+				payloads = append(payloads, fmt.Sprintf(`{"%s":"%s"}`, l.Name, l.Value))
+			}
+			if payloads != nil {
+				ls[instanceAt{m.Indom, v.ID}] = payloads
+			}
+		}
+	}
+	return ls
+}
+
+// firstInstanceID returns the id of metric's first live instance.
+func firstInstanceID(t *testing.T, r *mmv.Registry, metric string) int32 {
+	t.Helper()
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	for _, m := range snap {
+		if m.Name == metric {
+			require.NotEmpty(t, m.Values, metric)
+			return m.Values[0].ID
+		}
+	}
+	t.Fatalf("no metric %s", metric)
+	return 0
+}

@@ -203,9 +203,66 @@ func putLabel(b []byte, identity uint32, instance int32, l *label) {
 	l.appendPayload(b[labelPayloadOff : labelPayloadOff : labelPayloadOff+labelPayloadSize-1])
 }
 
-// labelTable is the registry's labels.
+// labelTable is the registry's labels: those declared, one record each,
+// and the vectors' instance labels, derived from their instances (vecLabels).
 type labelTable struct {
-	labels []*label
+	labels     []*label
+	vecLabels  []*vecLabels // in order of their first instance labelled
+	vecRecords int          // the label records of vecLabels
+}
+
+// vecLabels is a vector's instance labels: each of its first instances,
+// while the file's label budget allowed, carries its values as PCP
+// instance labels, one record per label name. They are derived from the
+// vector's instances when a file is laid out or a snapshot taken, not kept
+// as records: a first use then makes no record of its own (a fifth of the
+// cost of a vector's first ten values, and of their memory, did).
+type vecLabels struct {
+	of      labelledVec
+	records int // of the live instances labelled
+}
+
+// labelledVec is a vector whose instances carry labels.
+type labelledVec interface {
+	// labelNames returns the vector's indom and label names.
+	labelNames() (serial uint32, names []string)
+	// eachLabelledLocked calls f with the id and values of each live
+	// instance labelled, in order of first use.
+	eachLabelledLocked(f func(id int32, values []string))
+}
+
+// eachLocked calls f with each label of vl's instances, made anew.
+func (vl *vecLabels) eachLocked(f func(l *label)) {
+	serial, names := vl.of.labelNames()
+	vl.of.eachLabelledLocked(func(id int32, values []string) {
+		for i, name := range names {
+			if labelFits(name, values[i]) {
+				f(vecLabel(serial, id, name, values[i]))
+			}
+		}
+	})
+}
+
+// serial is the indom of vl's vector.
+func (vl *vecLabels) serial() uint32 {
+	serial, _ := vl.of.labelNames()
+	return serial
+}
+
+// vecLabel is the label name=value of instance id of the indom serial.
+func vecLabel(serial uint32, id int32, name, value string) *label {
+	l := &label{Label: Label{Name: name}, text: value, isText: true, kind: labelInstances, serial: serial, instance: id}
+	_ = checkPayload("", l) // fits (labelFits); a value not plain JSON gets its payload
+	return l
+}
+
+// labelFits reports whether the label name=value, a valid name and a
+// string value, fits a label record.
+func labelFits(name, value string) bool {
+	if plainJSON(value) {
+		return plainPayloadLen(name, value) < labelPayloadSize
+	}
+	return checkPayload("", &label{Label: Label{Name: name}, text: value, isText: true}) == nil
 }
 
 // label is a declared label and what it is attached to.

@@ -107,14 +107,11 @@ type Registry struct {
 	// else is declared, as Snapshot and Gather do before they read
 	// (carryReboundLocked).
 	rebound [2][]*cell
-	pubErr  error       // why the last publication failed
-	dir     *osfile.Dir // where the files are, from Start to Close
-	path    string      // the first file's, once started
-	waiting []waiter    // instruments waiting for storage (growth.go)
-	// spareLabels are allocated for the next instance labels of vectors
-	// (door.labelInstanceLocked).
-	spareLabels []label
-	cells       map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
+	pubErr  error              // why the last publication failed
+	dir     *osfile.Dir        // where the files are, from Start to Close
+	path    string             // the first file's, once started
+	waiting []waiter           // instruments waiting for storage (growth.go)
+	cells   map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
 	// vecs are the vectors, by indom (door.linkVecLocked), and
 	// waitingGroups the groups of cells waiting for storage (growth.go).
 	vecs          map[*indom]vecLink

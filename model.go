@@ -20,12 +20,18 @@ func (m *model) labelIn(l *label, p *part) bool {
 	return true
 }
 
-// labelsOf returns the labels of part p's file, in declaration order.
+// labelsOf returns the labels of part p's file: those declared, in
+// declaration order, then the vectors' instance labels.
 func (m *model) labelsOf(p *part) []*label {
 	var ls []*label
 	for _, l := range m.labels {
 		if m.labelIn(l, p) {
 			ls = append(ls, l)
+		}
+	}
+	for _, vl := range m.vecLabels {
+		if vl.records > 0 && p.hasIndom(m.serials[vl.serial()]) {
+			vl.eachLocked(func(l *label) { ls = append(ls, l) })
 		}
 	}
 	return ls

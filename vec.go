@@ -80,6 +80,7 @@ type Vec[T any] struct {
 	instanceIDs
 	labelled   bool        // instances still get PCP labels
 	unlabelled atomic.Bool // SetInstanceLabels(false)
+	lab        *vecLabels  // the labels they carry, from the first
 	expiry     expiry      // SetExpiry (expire.go)
 }
 
@@ -119,8 +120,11 @@ type vecEntry[T any] struct {
 	values []string // in inline when they fit, in the entry's memory
 	h      uint64   // canon.Hash(values)
 	t      *T
-	id     int32       // the instance's, whose name is its indom's (vecKind.nameOfLocked)
-	dead   atomic.Bool // deleted: lookups pass it by
+	id     int32 // the instance's, whose name is its indom's (vecKind.nameOfLocked)
+	// state is whether it was deleted (bit 0), which lookups pass by, and
+	// how many label records its values make (vecLabels), in one word: a
+	// field more made a counter's entry a size class larger.
+	state  atomic.Uint32
 	inline [3]string
 }
 
@@ -153,7 +157,7 @@ func (t *vecTable[T]) findHere(h uint64, values []string) *vecEntry[T] {
 		if e == nil {
 			return nil
 		}
-		if s.h.Load() == h && !e.dead.Load() && sameValues(e.values, values) {
+		if s.h.Load() == h && !e.deleted() && sameValues(e.values, values) {
 			return e
 		}
 	}
@@ -179,7 +183,7 @@ func (t *vecTable[T]) moveLocked(n int) {
 		return
 	}
 	for end := min(t.moved+n, len(o.slots)); t.moved < end; t.moved++ {
-		if e := o.slots[t.moved].e.Load(); e != nil && !e.dead.Load() {
+		if e := o.slots[t.moved].e.Load(); e != nil && !e.deleted() {
 			t.putLocked(e)
 		}
 	}
@@ -403,7 +407,7 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	e.values = append(e.inline[:0:min(len(values), len(e.inline))], values...) // a lookup then reads one object
 	v.order = appendGrown(v.order, e)
 	v.live++
-	v.labelLocked(id, e.values)
+	v.labelLocked(e)
 	v.insertLocked(e)
 	return e.t, nil
 }
@@ -437,21 +441,33 @@ func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 func (v *Vec[T]) rebuildLocked() {
 	t := newVecTable[T](2 * v.live)
 	for _, e := range v.order {
-		if !e.dead.Load() {
+		if !e.deleted() {
 			t.putLocked(e)
 		}
 	}
 	v.table.Store(t)
 }
 
-// labelLocked gives instance id its values as PCP instance labels, while
-// the file's label budget keeps room for the program's own
+// labelLocked gives the instance of e, new, its values as PCP instance
+// labels, while the file's label budget keeps room for the program's own
 // (door.labelInstanceLocked).
-func (v *Vec[T]) labelLocked(id int32, values []string) {
+func (v *Vec[T]) labelLocked(e *vecEntry[T]) {
 	if !v.labelled || v.unlabelled.Load() {
 		return
 	}
-	v.labelled = v.r.labelInstanceLocked(v.serial, id, v.labels, values)
+	var records uint8
+	records, v.labelled = v.r.labelInstanceLocked(&v.lab, v, e.values)
+	e.state.Store(uint32(records) << 1)
+}
+
+func (v *Vec[T]) labelNames() (uint32, []string) { return v.serial, v.labels }
+
+func (v *Vec[T]) eachLabelledLocked(f func(id int32, values []string)) {
+	for _, e := range v.order {
+		if e.labelRecords() > 0 && !e.deleted() {
+			f(e.id, e.values)
+		}
+	}
 }
 
 // refuseLocked records why values were refused and counts the refusal.
@@ -504,7 +520,7 @@ func (v *Vec[T]) Reset() {
 	v.r.enter()
 	defer v.r.leave()
 	for _, e := range v.order {
-		if !e.dead.Load() {
+		if !e.deleted() {
 			v.deleteLocked(e)
 		}
 	}
@@ -517,7 +533,10 @@ func (v *Vec[T]) Reset() {
 func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
 	v.kind.removeLocked(e.id, e.t)
 	delete(v.expiry.seen, e.id)
-	e.dead.Store(true)
+	if n := e.labelRecords(); n > 0 {
+		v.r.unlabelInstanceLocked(v.lab, n)
+	}
+	e.state.Or(1)
 	v.live--
 	// One not moved yet from the old table stays there, and is not moved.
 	if t := v.table.Load(); t.old.Load() == nil || t.holds(e) {
@@ -537,7 +556,10 @@ func (v *Vec[T]) tidyLocked() {
 	}
 }
 
-func (e *vecEntry[T]) deleted() bool { return e.dead.Load() }
+func (e *vecEntry[T]) deleted() bool { return e.state.Load()&1 != 0 }
+
+// labelRecords is how many label records the values of e make.
+func (e *vecEntry[T]) labelRecords() uint8 { return uint8(e.state.Load() >> 1) }
 
 // SetInstanceLabels says whether instances made from now on carry their
 // values as PCP instance labels: by default they do, while the file's
@@ -565,7 +587,7 @@ func (v *Vec[T]) Instances() []string {
 	defer v.r.leave()
 	names := make([]string, 0, v.live)
 	for _, e := range v.order {
-		if !e.dead.Load() {
+		if !e.deleted() {
 			name, _ := v.kind.nameOfLocked(e.id)
 			names = append(names, name)
 		}
@@ -635,7 +657,7 @@ func (k *cellVec[T]) wakeLocked(value func(*metric, int32) *Value, rebound *[]*c
 			rest = i
 			break
 		}
-		if e.dead.Load() {
+		if e.deleted() {
 			continue
 		}
 		if v := value(k.m, e.id); v != nil {
@@ -665,7 +687,7 @@ func (k *cellVec[T]) wakeLocked(value func(*metric, int32) *Value, rebound *[]*c
 
 func (k *cellVec[T]) waitingLocked(f func(*metric, int32, *cell)) {
 	for _, e := range k.waiting {
-		if !e.dead.Load() {
+		if !e.deleted() {
 			f(k.m, e.id, k.cellOf(e.t))
 		}
 	}
@@ -673,7 +695,7 @@ func (k *cellVec[T]) waitingLocked(f func(*metric, int32, *cell)) {
 
 func (k *cellVec[T]) unbindLocked() {
 	for _, e := range k.v.order {
-		if !e.dead.Load() {
+		if !e.deleted() {
 			k.cellOf(e.t).unbind()
 		}
 	}

@@ -38,7 +38,7 @@ func TestVecTableGrowsByParts(t *testing.T) {
 		tb := v.table.Load()
 		var dead int
 		for i := range tb.slots {
-			if e := tb.slots[i].e.Load(); e != nil && e.dead.Load() {
+			if e := tb.slots[i].e.Load(); e != nil && e.deleted() {
 				dead++
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -511,4 +512,44 @@ func TestVecInPCPTerms(t *testing.T) {
 	}
 	team, _ := pcptest.Find(ms, "mmv.vec.reqs").Label("team")
 	assert.Equal(t, `"web"`, team, "the label on the vector's indom")
+}
+
+// TestVecLabelBudget: a vector's instances carry their values as PCP
+// instance labels while the file keeps 32 label records for the program's
+// own, each instance those of its labels that fit a record; a deleted
+// instance gives its records back, to the next vector that labels; the
+// file holds exactly the labels Snapshot shows.
+func TestVecLabelBudget(t *testing.T) {
+	r := mmv.NewRegistry("vec_label_budget", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	a := mmv.NewCounterVec(r, "a", "", mmv.Count, "route", "code")
+	a.SetLimit(mmv.MaxLabels)
+	a.With(strings.Repeat("x", 240), "200").Inc() // route's label is too long: code's only
+	for i := range 100 {
+		a.With(strconv.Itoa(i), "200").Inc()
+	}
+	startOrSkip(t, r)
+	for i := 100; i < 200; i++ {
+		a.With(strconv.Itoa(i), "200").Inc()
+	}
+	require.NoError(t, r.Flush())
+	inFile, records := fileInstanceLabels(t, r)
+	assert.Equal(t, snapshotInstanceLabels(t, r), inFile)
+	const reserve, names = 32, 2
+	assert.Greater(t, records, mmv.MaxLabels-reserve-names, "labelled while the budget allowed")
+	assert.LessOrEqual(t, records, mmv.MaxLabels-reserve, "the program's records kept")
+	assert.Len(t, inFile, records/2+1, "the first instance carries one label")
+	assert.Equal(t, []string{`{"code":"200"}`}, inFile[instanceAt{a.Indom(), firstInstanceID(t, r, "a")}])
+
+	for i := range 50 {
+		require.True(t, a.Delete(strconv.Itoa(i), "200"))
+	}
+	a.With("new", "200").Inc() // the vector labels no more once it stopped
+	b := mmv.NewCounterVec(r, "b", "", mmv.Count, "k")
+	b.With("x").Inc()
+	require.NoError(t, r.Flush())
+	inFile, after := fileInstanceLabels(t, r)
+	assert.Equal(t, snapshotInstanceLabels(t, r), inFile)
+	assert.Equal(t, records-2*50+1, after, "the deleted instances' records given back, one to b")
+	assert.Equal(t, []string{`{"k":"x"}`}, inFile[instanceAt{b.Indom(), firstInstanceID(t, r, "b")}])
 }
