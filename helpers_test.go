@@ -359,11 +359,11 @@ type instanceAt struct {
 	id     int32
 }
 
-// fileInstanceLabels returns the payloads of the instance labels in r's
-// first file, by instance, and how many label records the file has.
-func fileInstanceLabels(t *testing.T, r *mmv.Registry) (map[instanceAt][]string, int) {
+// fileInstanceLabels returns the payloads of the instance labels in the
+// file at path, by instance, and how many label records the file has.
+func fileInstanceLabels(t *testing.T, path string) (map[instanceAt][]string, int) {
 	t.Helper()
-	f, err := mmvfile.Open(r.Path())
+	f, err := mmvfile.Open(path)
 	require.NoError(t, err)
 	ls := map[instanceAt][]string{}
 	for _, l := range f.Labels {

@@ -114,3 +114,42 @@ func TestOverflowRefusals(t *testing.T) {
 		assert.ErrorIs(t, r.AddMetric(tc.m), tc.want, "%+v", tc.m)
 	}
 }
+
+// TestVecLabelBudgetPerFile: every file of a registry holds the instance
+// labels of its indoms, exactly those Snapshot shows, within its budget.
+// The first file holds every indom (as libpcp_mmv's does), so its budget
+// bounds every vector's: a vector whose metric is in a later file labels
+// its instances in both files, or in neither.
+func TestVecLabelBudgetPerFile(t *testing.T) {
+	r := mmv.NewRegistry("labelparts", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
+	defer r.Close()
+	const n, reserve = 300, 32
+	vs := make([]*mmv.Vec[mmv.Counter], n)
+	for i := range vs {
+		vs[i] = mmv.NewCounterVec(r, "v"+strconv.Itoa(i), "", mmv.Count, "k")
+	}
+	startOrSkip(t, r)
+	for _, v := range vs {
+		v.With("x").Inc()
+	}
+	require.NoError(t, r.Flush())
+	snap := snapshotInstanceLabels(t, r)
+	paths, err := filepath.Glob(r.Path() + "*")
+	require.NoError(t, err)
+	require.Greater(t, len(paths), 2, "the vectors' reservations spread them over files")
+	for _, path := range paths {
+		inFile, records := fileInstanceLabels(t, path)
+		f, err := mmvfile.Open(path)
+		require.NoError(t, err)
+		want := map[instanceAt][]string{}
+		for k, ls := range snap {
+			if f.Indom(k.serial) != nil {
+				want[k] = ls
+			}
+		}
+		assert.Equal(t, want, inFile, path)
+		assert.LessOrEqual(t, records, mmv.MaxLabels-reserve, path)
+	}
+	_, records := fileInstanceLabels(t, r.Path())
+	assert.Equal(t, mmv.MaxLabels-reserve, records, "the first file's budget spent")
+}

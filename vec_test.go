@@ -533,7 +533,7 @@ func TestVecLabelBudget(t *testing.T) {
 		a.With(strconv.Itoa(i), "200").Inc()
 	}
 	require.NoError(t, r.Flush())
-	inFile, records := fileInstanceLabels(t, r)
+	inFile, records := fileInstanceLabels(t, r.Path())
 	assert.Equal(t, snapshotInstanceLabels(t, r), inFile)
 	const reserve, names = 32, 2
 	assert.Greater(t, records, mmv.MaxLabels-reserve-names, "labelled while the budget allowed")
@@ -548,7 +548,7 @@ func TestVecLabelBudget(t *testing.T) {
 	b := mmv.NewCounterVec(r, "b", "", mmv.Count, "k")
 	b.With("x").Inc()
 	require.NoError(t, r.Flush())
-	inFile, after := fileInstanceLabels(t, r)
+	inFile, after := fileInstanceLabels(t, r.Path())
 	assert.Equal(t, snapshotInstanceLabels(t, r), inFile)
 	assert.Equal(t, records-2*50+1, after, "the deleted instances' records given back, one to b")
 	assert.Equal(t, []string{`{"k":"x"}`}, inFile[instanceAt{b.Indom(), firstInstanceID(t, r, "b")}])
