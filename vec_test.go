@@ -553,3 +553,26 @@ func TestVecLabelBudget(t *testing.T) {
 	assert.Equal(t, records-2*50+1, after, "the deleted instances' records given back, one to b")
 	assert.Equal(t, []string{`{"k":"x"}`}, inFile[instanceAt{b.Indom(), firstInstanceID(t, r, "b")}])
 }
+
+// TestHistogramVecLabels: a histogram vector's instances carry their
+// values as labels as a counter vector's do, in the file as in Snapshot,
+// and a deleted one's records go with it.
+func TestHistogramVecLabels(t *testing.T) {
+	r := mmv.NewRegistry("histvec_labels", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	h := mmv.NewHistogramVec(r, "latency", "", mmv.Second, nil, "route", "method")
+	h.With("/a", "GET").Observe(1)
+	startOrSkip(t, r)
+	h.With("/b", "PUT").Observe(2)
+	require.NoError(t, r.Flush())
+	inFile, records := fileInstanceLabels(t, r.Path())
+	assert.Equal(t, snapshotInstanceLabels(t, r), inFile)
+	assert.Equal(t, 4, records, "two label records for each of two instances")
+	assert.Contains(t, inFile, instanceAt{h.Indom(), firstInstanceID(t, r, "latency.count")})
+
+	require.True(t, h.Delete("/a", "GET"))
+	require.NoError(t, r.Flush())
+	inFile, records = fileInstanceLabels(t, r.Path())
+	assert.Equal(t, snapshotInstanceLabels(t, r), inFile)
+	assert.Equal(t, 2, records)
+}
