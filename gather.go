@@ -156,27 +156,22 @@ type instanceKey struct {
 // indom with vectors, else of the indoms that are not vectors'.
 func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 	var ls map[instanceKey][]Label
-	for _, l := range r.labels {
-		if _, isVec := r.vecs[r.serials[l.serial]]; l.kind != labelInstances || !vectors && isVec {
-			continue
-		}
+	add := func(l *label) {
 		if ls == nil {
 			ls = map[instanceKey][]Label{}
 		}
 		k := instanceKey{l.serial, l.instance}
 		ls[k] = append(ls[k], l.public())
 	}
-	if !vectors {
-		return ls
+	for _, l := range r.labels {
+		if _, isVec := r.vecs[r.serials[l.serial]]; l.kind == labelInstances && (vectors || !isVec) {
+			add(l)
+		}
 	}
-	for _, vl := range r.vecLabels {
-		vl.eachLocked(func(l *label) {
-			if ls == nil {
-				ls = map[instanceKey][]Label{}
-			}
-			k := instanceKey{l.serial, l.instance}
-			ls[k] = append(ls[k], l.public())
-		})
+	if vectors {
+		for _, vl := range r.vecLabels {
+			vl.eachLocked(add)
+		}
 	}
 	return ls
 }

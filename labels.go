@@ -231,13 +231,15 @@ type labelledVec interface {
 	eachLabelledLocked(f func(id int32, values []string))
 }
 
-// eachLocked calls f with each label of vl's instances, made anew.
+// eachLocked calls f with each label of vl's instances, made anew, but
+// those too long for a record (labelFits).
 func (vl *vecLabels) eachLocked(f func(l *label)) {
 	serial, names := vl.of.labelNames()
 	vl.of.eachLabelledLocked(func(id int32, values []string) {
 		for i, name := range names {
-			if labelFits(name, values[i]) {
-				f(vecLabel(serial, id, name, values[i]))
+			l := &label{Label: Label{Name: name}, text: values[i], isText: true, kind: labelInstances, serial: serial, instance: id}
+			if checkPayload("", l) == nil { // which makes the payload of a value not plain JSON
+				f(l)
 			}
 		}
 	})
@@ -249,15 +251,9 @@ func (vl *vecLabels) serial() uint32 {
 	return serial
 }
 
-// vecLabel is the label name=value of instance id of the indom serial.
-func vecLabel(serial uint32, id int32, name, value string) *label {
-	l := &label{Label: Label{Name: name}, text: value, isText: true, kind: labelInstances, serial: serial, instance: id}
-	_ = checkPayload("", l) // fits (labelFits); a value not plain JSON gets its payload
-	return l
-}
-
 // labelFits reports whether the label name=value, a valid name and a
-// string value, fits a label record.
+// string value, fits a label record: checkPayload's answer, without a
+// label made for a plain value, as a vector asks at each first use.
 func labelFits(name, value string) bool {
 	if plainJSON(value) {
 		return plainPayloadLen(name, value) < labelPayloadSize
