@@ -39,7 +39,7 @@ func TestChurnIsBounded(t *testing.T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	assertChurnBoundedLocked(t, r, live, every)
-	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
+	assert.LessOrEqual(t, v.order.len(), 2*live+64+1, "the counter vector's order of first use")
 	// The ids of forgotten values kept from others (idLocked).
 	assert.LessOrEqual(t, len(v.forgotten), max(v.Limit(), 64), "ids the counter vector keeps")
 	assert.LessOrEqual(t, len(h.forgotten), max(h.Limit(), 64), "ids the histogram vector keeps")
@@ -81,7 +81,7 @@ func TestHistogramVecIDsRunOut(t *testing.T) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, inst := range h.kind.(*histGroup).bucketIn.Instances {
+	for _, inst := range h.kind.(*histGroup).bucketIn.insts.all() {
 		assert.GreaterOrEqual(t, inst.ID, int32(0), "bucket %s", inst.Name)
 	}
 }

@@ -252,9 +252,9 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	if err := checkIndomBudget(&r.opts, subject, len(d.Instances)); err != nil {
 		return err
 	}
-	in := &indom{Indom: d}
+	in := &indom{Serial: d.Serial, ShortHelp: d.ShortHelp, LongHelp: d.LongHelp}
 	in.names.reserve(len(d.Instances))
-	in.Instances, in.removed = make([]Instance, 0, len(d.Instances)), make([]bool, 0, len(d.Instances))
+	in.removed = make([]bool, 0, len(d.Instances))
 	for _, inst := range d.Instances {
 		if err := in.add(inst); err != nil {
 			return err
@@ -306,7 +306,7 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, ifFailed 
 	if err != nil {
 		return err
 	}
-	first := len(in.Instances)
+	first := in.count()
 	if err := checkInstanceCaps(&r.opts, serial, in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
 		return err
 	}
@@ -358,7 +358,7 @@ func (r *Registry) indomLocked(serial uint32) (*indom, error) {
 // indom forgets its removed instances (forgetRemovedLocked). Its labels
 // are the caller's to remove (removeInstanceLabelsLocked).
 func (r *Registry) removeInstanceLocked(in *indom, j int) {
-	if in.removed[j] {
+	if in.isRemoved(j) {
 		return
 	}
 	in.removed[j] = true
@@ -377,7 +377,7 @@ func (r *Registry) removeInstanceLocked(in *indom, j int) {
 // values of its metrics starting from zero. A full disk is no refusal, as
 // for addInstancesLocked with keepDeclared.
 func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
-	if !in.removed[j] {
+	if !in.isRemoved(j) {
 		return nil
 	}
 	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), 1); err != nil {
@@ -392,7 +392,7 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 	for _, p := range r.parts {
 		if p.hasIndom(in) {
 			if p.file != nil {
-				p.newInstanceSlots(in, len(in.Instances), j)
+				p.newInstanceSlots(in, in.count(), j)
 			}
 			grown = append(grown, p)
 		}

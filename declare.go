@@ -146,14 +146,14 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error)
 // removed, if in has one; instanceNameLocked the name of instance id.
 func (d door) instanceIDLocked(in *indom, name string) (int32, bool) {
 	i, ok := in.names.find(nameKey(name), in.instanceKey)
-	if !ok || in.Instances[i].Name != name {
+	if !ok || in.instance(i).Name != name {
 		return 0, false
 	}
-	return in.Instances[i].ID, true
+	return in.instance(i).ID, true
 }
 func (d door) instanceNameLocked(in *indom, id int32) (string, bool) {
 	if i, ok := in.index(id); ok {
-		return in.Instances[i].Name, true
+		return in.instance(i).Name, true
 	}
 	return "", false
 }

@@ -179,7 +179,7 @@ func declared(t *testing.T, r *Registry) string {
 		}
 	}
 	for _, in := range r.indoms {
-		fmt.Fprintf(&b, "indom %d %q %v %v\n", in.Serial, in.ShortHelp, in.Instances, in.removed)
+		fmt.Fprintf(&b, "indom %d %q %v %v\n", in.Serial, in.ShortHelp, in.insts.appendTo(nil), in.removed)
 	}
 	fmt.Fprintf(&b, "serials %d prefixes %v labels %d\n", len(r.serials), r.prefixes, len(r.labels))
 	for _, p := range r.parts {
@@ -198,7 +198,7 @@ func declared(t *testing.T, r *Registry) string {
 			values := p.file.os.ValuesOffset()
 			for _, m := range p.metrics {
 				if m.Name == ownPrefix+".dropped" {
-					for _, s := range m.slots {
+					for _, s := range m.slots.all() {
 						if at := values + p.stride.at(int(s)); s >= 0 && at < int64(len(data)) {
 							clear(data[at : at+valueSize])
 						}

@@ -58,7 +58,7 @@ func newPlan(p *part, labels []*label, version int, g *growth) *plan {
 		count[secInstances] += in.live
 	}
 	count[secMetrics] = len(p.metrics)
-	count[secValues] = len(p.slots)
+	count[secValues] = p.slots.len()
 	count[secLabels] = len(pl.labels)
 
 	// String records are counted by handing out their numbers; -1 is none.
@@ -94,17 +94,17 @@ func newPlan(p *part, labels []*label, version int, g *growth) *plan {
 			pl.instName[i] = nil
 			continue
 		}
-		names := sized(pl.instName[i], len(in.Instances))
-		for j := range names {
+		names := sized(pl.instName[i], in.count())
+		for j, inst := range in.insts.all() {
 			names[j] = -1
-			if in.removed[j] {
+			if in.isRemoved(j) {
 				continue
 			}
 			if !in.shares {
 				names[j] = str(true)
 				continue
 			}
-			names[j] = shared(in.Instances[j].Name)
+			names[j] = shared(inst.Name)
 		}
 		pl.instName[i] = names
 	}
@@ -114,8 +114,8 @@ func newPlan(p *part, labels []*label, version int, g *growth) *plan {
 	}
 	pl.valueStr = pl.valueStr[:0]
 	if p.strings > 0 {
-		pl.valueStr = sized(pl.valueStr, len(p.slots))
-		for i := range p.slots {
+		pl.valueStr = sized(pl.valueStr, p.slots.len())
+		for i := range p.slots.len() {
 			pl.valueStr[i] = str(p.typeOf(i) == String)
 		}
 	}
@@ -174,10 +174,10 @@ func newPlan(p *part, labels []*label, version int, g *growth) *plan {
 	for i, in := range p.indoms {
 		pl.indomOff[i] = pl.record(secIndoms, i)
 		pl.firstInst[i] = next
-		offs := sized(pl.instOff[i], len(in.Instances))
+		offs := sized(pl.instOff[i], in.count())
 		for j := range offs {
 			offs[j] = 0
-			if !in.removed[j] {
+			if !in.isRemoved(j) {
 				offs[j] = next
 				next += size
 			}
@@ -224,8 +224,8 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 			uint64(pl.indomHelp[i][0]), uint64(pl.indomHelp[i][1]))
 		putStrings(b, pl.indomHelp[i][:], in.ShortHelp, in.LongHelp)
 		offs, names, indomOff := pl.instOff[i], pl.instName[i], uint64(pl.indomOff[i])
-		for j, inst := range in.Instances {
-			if in.removed[j] {
+		for j, inst := range in.insts.all() {
+			if in.isRemoved(j) {
 				continue
 			}
 			var nameOff int64 // none in v1: the name inline
@@ -250,7 +250,7 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
 	}
 	values := b[pl.offset[secValues]:]
-	for s, o := range p.slots {
+	for s, o := range p.slots.all() {
 		rec := values[p.stride.at(s):][:valueSize]
 		if o.m == 0 { // a removed value's record: no metric, no instance
 			putValue(rec, 0, 0, 0)
@@ -300,8 +300,8 @@ func (r *Registry) versionWith(p *part, labels []*label) (int, error) {
 		}
 	}
 	for _, in := range p.indoms {
-		for j := 0; j < len(in.Instances) && need == Version1; j++ {
-			if len(in.Instances[j].Name) > maxV1Name && !in.removed[j] {
+		for j := 0; j < in.count() && need == Version1; j++ {
+			if len(in.instance(j).Name) > maxV1Name && !in.isRemoved(j) {
 				need = Version2
 			}
 		}

@@ -103,7 +103,7 @@ func (v *Vec[T]) sweepLocked(now time.Time) {
 	v.expiry.expired = v.expiry.expired[:0]
 	d := v.expiry.d.Load()
 	if d > 0 {
-		for _, e := range v.order {
+		for _, e := range v.order.all() {
 			if e.deleted() {
 				continue
 			}

@@ -103,7 +103,7 @@ func TestExpiryChurn(t *testing.T) {
 	live := 3 * every
 	assertChurnBoundedLocked(t, r, live, every)
 	assert.LessOrEqual(t, len(v.forgotten), max(v.Limit(), 64), "ids the counter vector keeps")
-	assert.LessOrEqual(t, len(v.order), 2*live+64+1, "the counter vector's order of first use")
+	assert.LessOrEqual(t, v.order.len(), 2*live+64+1, "the counter vector's order of first use")
 	assert.Greater(t, r.expired[0].state(), uint64(1800))
 }
 

@@ -79,8 +79,8 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 		return
 	}
 	f.LabelNames = r.vecs[m.indom].labels
-	for j, in := range m.indom.Instances {
-		if m.indom.removed[j] {
+	for j, in := range m.indom.insts.all() {
+		if m.indom.isRemoved(j) {
 			continue
 		}
 		if v := valueAt(r, m, j, cells); v != nil {

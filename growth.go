@@ -63,11 +63,11 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 // would cost it time in the number waiting.
 func needStorageNow(ps []*part) bool {
 	for _, p := range ps {
-		if p.file == nil || len(p.slots) > p.file.capacity {
+		if p.file == nil || p.slots.len() > p.file.capacity {
 			return true
 		}
 		// A part without String metrics has no String value: no scan.
-		for s := p.bound; s < len(p.slots) && p.strings > 0; s++ {
+		for s := p.bound; s < p.slots.len() && p.strings > 0; s++ {
 			if p.typeOf(s) == String {
 				return true
 			}
@@ -164,7 +164,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 	plan := newPlan(p, labels, version, nil)
 	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
-	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], len(p.slots), func(b []byte) { r.encode(p, plan, b, gen, pid) })
+	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], p.slots.len(), func(b []byte) { r.encode(p, plan, b, gen, pid) })
 	if err != nil {
 		p.reset()
 		return fileError(p.name, "cannot start", err)
@@ -287,7 +287,7 @@ func (r *Registry) bindLocked(most int) bool {
 		// Not while a publication is in progress: the values it did not
 		// copy would be lost with the file it replaces.
 		if p.file != nil && r.inFlight == nil {
-			b := min(len(p.slots), p.file.capacity)
+			b := min(p.slots.len(), p.file.capacity)
 			p.bindable = p.bindable || b > p.bound
 			p.bound = b
 		}
@@ -548,8 +548,8 @@ func (r *Registry) forgetRemovedLocked() {
 			continue
 		}
 		if forgot := r.vecs[in].forgot; forgot != nil {
-			for j, inst := range in.Instances {
-				if in.removed[j] {
+			for j, inst := range in.insts.all() {
+				if in.isRemoved(j) {
 					forgot(inst)
 				}
 			}
@@ -701,8 +701,8 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 	if err != nil {
 		return grown{}, err
 	}
-	capacity := max(2*len(p.slots)+16, p.stride.covering(p.valuesEnd))
-	return grown{version: version, labels: labels, live: min(len(p.slots), p.file.capacity),
+	capacity := max(2*p.slots.len()+16, p.stride.covering(p.valuesEnd))
+	return grown{version: version, labels: labels, live: min(p.slots.len(), p.file.capacity),
 		g: growth{from: p.file.os.ValuesOffset(), capacity: capacity}}, nil
 }
 
@@ -720,14 +720,15 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // snapshot; forget makes a new array). Copying them held the lock 7-17 ms
 // at 100,000 instances, and every first use meanwhile waited.
 func (p *part) snapshotLocked() *part {
+	slots := p.slots.appendTo(p.snap.slots[:0])
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: append(p.snap.slots[:0], p.slots...), file: p.file, stride: p.stride, strings: p.strings}
+		slots: segListOf(slots), file: p.file, stride: p.stride, strings: p.strings}
 	n, values := 0, 0
 	for _, in := range p.indoms {
-		n += len(in.Instances)
+		n += in.count()
 	}
 	for _, m := range p.metrics {
-		values += len(m.values)
+		values += m.values.len()
 	}
 	removed, handles := slices.Grow(p.snap.removed[:0], n), slices.Grow(p.snap.handles[:0], values)
 	ins := make([]indom, len(p.indoms))
@@ -736,7 +737,7 @@ func (p *part) snapshotLocked() *part {
 	for i, in := range p.indoms {
 		removed = append(removed, in.removed...)
 		k := len(removed) - len(in.removed)
-		ins[i] = indom{Indom: Indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, Instances: slices.Clip(in.Instances)},
+		ins[i] = indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, insts: in.insts,
 			removed: removed[k:len(removed):len(removed)], live: in.live, shares: in.shares}
 		sp.indoms[i], copyOf[in] = &ins[i], &ins[i]
 	}
@@ -744,15 +745,16 @@ func (p *part) snapshotLocked() *part {
 	sp.metrics = make([]*metric, len(p.metrics))
 	for i, m := range p.metrics {
 		ms[i] = *m
-		if m.values != nil { // nil until a handle is made (part.handleOf)
-			handles = append(handles, m.values...)
-			ms[i].values = handles[len(handles)-len(m.values) : len(handles) : len(handles)]
+		if m.values.len() > 0 { // empty until a handle is made (part.handleOf)
+			k := len(handles)
+			handles = m.values.appendTo(handles)
+			ms[i].values = segListOf(handles[k:len(handles):len(handles)])
 		}
 		if m.indom != nil {
 			ms[i].indom = copyOf[m.indom]
 		}
 		sp.metrics[i] = &ms[i]
 	}
-	p.snap = snapArrays{sp.slots, removed, handles}
+	p.snap = snapArrays{slots, removed, handles}
 	return sp
 }

@@ -227,7 +227,7 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 	in := r.serials[v.Indom()]
 	require.True(t, in.forgetsRemoved())
 	r.forgetRemovedLocked()
-	require.Len(t, in.Instances, 30, "the removed instances forgotten")
+	require.Equal(t, 30, in.count(), "the removed instances forgotten")
 	require.Equal(t, before, encodedLocked(r, sp, gr), "the snapshot's file after the part changed")
 }
 
@@ -271,7 +271,7 @@ func TestWakeInChunks(t *testing.T) {
 	require.Empty(t, cv.waiting)
 	require.False(t, r.wakeRest)
 	r.mu.Unlock()
-	for i, e := range v.order {
+	for i, e := range v.order.all() {
 		c := &e.t.cell
 		fv := c.v.Load()
 		require.NotSame(t, &c.heap, fv, "value %d not bound", i)

@@ -73,11 +73,11 @@ func assertChurnBoundedLocked(t *testing.T, r *Registry, live, every int) {
 	bound := func(perInstance int) int { return perInstance * (2*live + 64 + every) }
 	for _, in := range r.indoms {
 		perInstance := max(1, in.live/live)
-		assert.LessOrEqual(t, len(in.Instances), bound(perInstance), "instances of indom %d (%s)", in.Serial, in.ShortHelp)
+		assert.LessOrEqual(t, in.count(), bound(perInstance), "instances of indom %d (%s)", in.Serial, in.ShortHelp)
 		assert.LessOrEqual(t, in.names.n, bound(perInstance), "names of indom %d", in.Serial)
 	}
 	for _, m := range r.metrics {
-		assert.LessOrEqual(t, len(m.slots), bound(3), "slots of %s", m.Name)
+		assert.LessOrEqual(t, m.slots.len(), bound(3), "slots of %s", m.Name)
 	}
 }
 

@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -86,7 +85,14 @@ type liveCounts struct{ instances, values, added int }
 
 // indom is a declared instance domain.
 type indom struct {
-	Indom
+	Serial              uint32
+	ShortHelp, LongHelp string
+	// insts are the instances, in the order they are laid out; removed
+	// says of each whether it was removed, its id and name kept until
+	// forget (a byte each: grown as a slice, it copies 24 times less than
+	// the instances).
+	insts   segList[Instance]
+	removed []bool
 	// ids finds instances by id (see index) once sparse: until then every
 	// id is its instance's index, as ids numbered from 0 in order are (the
 	// buckets of a single histogram, mmv.dropped's reasons), which then
@@ -94,7 +100,6 @@ type indom struct {
 	ids     idIndex
 	sparse  bool
 	names   nameIndex     // indexes by nameKey
-	removed []bool        // per instance: removed, its id and name kept until forget
 	live    int           // instances not removed
 	users   int           // metrics over it
 	reserve int           // values a vector's metrics over it reserve room for in their file (budget.go)
@@ -134,35 +139,24 @@ func (in *indom) add(inst Instance) error {
 	if _, dup := in.index(inst.ID); dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
 	}
-	i := len(in.Instances)
+	i := in.count()
 	if j, added := in.names.add(key, i, in.instanceKey); !added {
-		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.Instances[j].Name)
+		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.instance(j).Name)
 	}
-	in.Instances = appendGrown(in.Instances, inst)
+	in.insts.push(inst)
 	in.track(i)
 	in.removed = appendGrown(in.removed, false)
 	in.addLive(1)
 	return nil
 }
 
-// appendGrown appends x to s, growing s to twice its length, and at least
-// 8, when full: append grows a short slice one size at a time and a long
-// one by a quarter, so an indom's instances and a vector's lists, grown
-// one value at a time, would be allocated many times over.
-func appendGrown[E any](s []E, x E) []E {
-	if len(s) == cap(s) {
-		s = slices.Grow(s, max(len(s), 8))
-	}
-	return append(s, x)
-}
-
 // track makes instance i found by its id.
 func (in *indom) track(i int) {
-	id := in.Instances[i].ID
+	id := in.instance(i).ID
 	if !in.sparse && int(id) != i {
 		// The first id that is not its index: indexed from now on.
 		in.sparse = true
-		in.ids.reserve(max(i+1, cap(in.Instances)))
+		in.ids.reserve(i + 1)
 		for j := range i {
 			in.ids.add(int32(j), j, in.instanceID)
 		}
@@ -174,7 +168,7 @@ func (in *indom) track(i int) {
 
 // forgetsRemoved reports whether in keeps enough removed instances to
 // forget them (forget): more than it has live ones, and 64.
-func (in *indom) forgetsRemoved() bool { return len(in.Instances)-in.live > max(in.live, 64) }
+func (in *indom) forgetsRemoved() bool { return in.count()-in.live > max(in.live, 64) }
 
 // forget drops the removed instances: their ids and names are free again,
 // and a later instance of either is new, its values from zero, as a
@@ -187,19 +181,19 @@ func (in *indom) forgetsRemoved() bool { return len(in.Instances)-in.live > max(
 // The kept instances go to a new array, so that no publication sharing the
 // old one (part.snapshotLocked) sees it change.
 func (in *indom) forget() []int {
-	to := make([]int, len(in.Instances))
-	kept := make([]Instance, 0, in.live)
-	for j, inst := range in.Instances {
+	to := make([]int, in.count())
+	var kept segList[Instance]
+	for j, inst := range in.insts.all() {
 		to[j] = -1
-		if !in.removed[j] {
-			to[j] = len(kept)
-			kept = append(kept, inst)
+		if !in.isRemoved(j) {
+			to[j] = kept.len()
+			kept.push(inst)
 		}
 	}
-	in.Instances, in.removed = kept, make([]bool, len(kept))
+	in.insts, in.removed = kept, make([]bool, kept.len())
 	in.ids, in.sparse, in.names = idIndex{}, false, nameIndex{}
-	in.names.reserve(len(kept))
-	for j, inst := range in.Instances {
+	in.names.reserve(kept.len())
+	for j, inst := range in.insts.all() {
 		in.track(j)
 		in.names.add(nameKey(inst.Name), j, in.instanceKey)
 	}
@@ -214,13 +208,19 @@ func nameKey(name string) string {
 }
 
 // instanceKey is the nameKey of instance i, instanceID its id.
-func (in *indom) instanceKey(i int) string { return nameKey(in.Instances[i].Name) }
-func (in *indom) instanceID(i int) int32   { return in.Instances[i].ID }
+func (in *indom) instanceKey(i int) string { return nameKey(in.instance(i).Name) }
+func (in *indom) instanceID(i int) int32   { return in.instance(i).ID }
+
+// count is the number of instances, removed ones included; instance and
+// isRemoved return instance i, and whether it was removed.
+func (in *indom) count() int              { return in.insts.len() }
+func (in *indom) instance(i int) Instance { return *in.insts.at(i) }
+func (in *indom) isRemoved(i int) bool    { return in.removed[i] }
 
 // index returns the index of the instance of id, and whether there is one.
 func (in *indom) index(id int32) (int, bool) {
 	if !in.sparse {
-		return int(id), id >= 0 && int(id) < len(in.Instances)
+		return int(id), id >= 0 && int(id) < in.count()
 	}
 	return in.ids.find(id, in.instanceID)
 }
@@ -233,11 +233,13 @@ func (in *indom) instanceSubject(name string) string {
 
 // truncate forgets the instances from index n on.
 func (in *indom) truncate(n int) {
-	for _, inst := range in.Instances[n:] {
+	for j := n; j < in.count(); j++ {
+		inst := in.instance(j)
 		in.ids.remove(inst.ID, in.instanceID)
 		in.names.remove(nameKey(inst.Name), in.instanceKey)
 	}
-	in.Instances, in.removed = in.Instances[:n], in.removed[:n]
+	in.insts.truncate(n)
+	in.removed = in.removed[:n]
 	live := 0
 	for _, r := range in.removed {
 		if !r {
@@ -251,7 +253,7 @@ func (in *indom) truncate(n int) {
 // removed.
 func (in *indom) lookup(name string) (int, bool) {
 	i, ok := in.names.find(nameKey(name), in.instanceKey)
-	return i, ok && in.Instances[i].Name == name && !in.removed[i]
+	return i, ok && in.instance(i).Name == name && !in.isRemoved(i)
 }
 
 // checkIndomCluster refuses an indom in a file on cluster c when PCP would

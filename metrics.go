@@ -117,12 +117,12 @@ func (t *metricTable) newMetric() *metric {
 type metric struct {
 	Metric
 	part   *part
-	index  int      // position in its part
-	item   uint32   // the item in the file; 0 until assigned
-	auto   bool     // the item is derived from the name
-	indom  *indom   // nil when singular
-	slots  []int32  // per instance, or one: the value's slot in its part, -1 for none
-	values []*Value // nil, or as slots: the handles, made at their first use (part.handleOf)
+	index  int             // position in its part
+	item   uint32          // the item in the file; 0 until assigned
+	auto   bool            // the item is derived from the name
+	indom  *indom          // nil when singular
+	slots  segList[int32]  // per instance, or one: the value's slot in its part, -1 for none
+	values segList[*Value] // empty, or as slots: the handles, made at their first use (part.handleOf)
 }
 
 // valueCount is the number of values of a metric: one per instance, or one.
@@ -130,7 +130,7 @@ func (m *metric) valueCount() int {
 	if m.indom == nil {
 		return 1
 	}
-	return len(m.indom.Instances)
+	return m.indom.count()
 }
 
 // forPrefixes calls f with every dot-prefix of a metric name.

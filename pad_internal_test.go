@@ -27,7 +27,7 @@ func TestPaddedAddresses(t *testing.T) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		for _, m := range r.metrics {
-			for j := range m.slots {
+			for j := range m.slots.len() {
 				v := r.handleLocked(m, j)
 				if v == nil {
 					continue

@@ -42,7 +42,7 @@ type part struct {
 	used   itemSet // items taken
 	// slots lists the values in the order of their records: a value's
 	// slot fixes its address while it lives (below).
-	slots       []slotOwner
+	slots       segList[slotOwner]
 	bound       int   // slots[:bound] have storage in the file, and handles on demand (handleOf)
 	bindable    bool  // a value got storage since the waiters were woken (wakeLocked)
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
@@ -256,14 +256,14 @@ func (p *part) owner(o slotOwner) *metric {
 // newSlot gives instance j of m (0 when singular) a slot (see takeSlot),
 // and returns it.
 func (p *part) newSlot(m *metric, j int) int {
-	for len(m.slots) <= j {
-		m.slots = append(m.slots, -1)
-		if m.values != nil {
-			m.values = append(m.values, nil)
+	for m.slots.len() <= j {
+		m.slots.push(-1)
+		if m.values.len() > 0 {
+			m.values.push(nil)
 		}
 	}
 	s := p.takeSlot(m, j)
-	m.slots[j] = int32(s)
+	*m.slots.at(j) = int32(s)
 	return s
 }
 
@@ -275,12 +275,12 @@ func (p *part) record(s int) unsafe.Pointer { return unsafe.Add(p.file.values, p
 func (p *part) takeSlot(m *metric, j int) int {
 	n := len(p.free)
 	if n == 0 {
-		p.slots = append(p.slots, ownedBy(m, j))
-		return len(p.slots) - 1
+		p.slots.push(ownedBy(m, j))
+		return p.slots.len() - 1
 	}
 	s := p.free[n-1]
 	p.free = p.free[:n-1]
-	p.slots[s] = ownedBy(m, j)
+	*p.slots.at(s) = ownedBy(m, j)
 	if s < p.bound {
 		p.zero(s)
 		p.bindable = true
@@ -298,16 +298,17 @@ func (p *part) zero(s int) {
 // unslot takes instance j of m's slot away, detaching its handle, and
 // returns the slot, or -1 when it had none.
 func (p *part) unslot(m *metric, j int) int {
-	if j >= len(m.slots) || m.slots[j] < 0 {
+	if j >= m.slots.len() || *m.slots.at(j) < 0 {
 		return -1
 	}
-	s := int(m.slots[j])
-	if m.values != nil {
-		m.values[j].detach()
-		m.values[j] = nil
+	s := int(*m.slots.at(j))
+	if m.values.len() > 0 {
+		v := m.values.at(j)
+		(*v).detach()
+		*v = nil
 	}
-	m.slots[j] = -1
-	p.slots[s] = slotOwner{}
+	*m.slots.at(j) = -1
+	*p.slots.at(s) = slotOwner{}
 	return s
 }
 
@@ -316,8 +317,8 @@ func (p *part) unslot(m *metric, j int) int {
 func (p *part) release(m *metric, j int) {
 	switch s := p.unslot(m, j); {
 	case s < 0:
-	case s == len(p.slots)-1:
-		p.slots = p.slots[:s]
+	case s == p.slots.len()-1:
+		p.slots.truncate(s)
 		p.bound = min(p.bound, s)
 	default:
 		p.free = append(p.free, s)
@@ -347,7 +348,7 @@ func (p *part) newInstanceSlots(in *indom, first, revived int) {
 		if revived >= 0 {
 			p.newSlot(m, revived)
 		}
-		for j := first; j < len(in.Instances); j++ {
+		for j := first; j < in.count(); j++ {
 			p.newSlot(m, j)
 		}
 	}
@@ -356,12 +357,12 @@ func (p *part) newInstanceSlots(in *indom, first, revived int) {
 // releaseInstanceSlots undoes newInstanceSlots(in, first, -1).
 func (p *part) releaseInstanceSlots(in *indom, first int) {
 	for _, m := range slices.Backward(p.metricsOver(in)) {
-		for j := len(m.slots) - 1; j >= first; j-- {
+		for j := m.slots.len() - 1; j >= first; j-- {
 			p.release(m, j)
 		}
-		m.slots = m.slots[:first]
-		if m.values != nil {
-			m.values = m.values[:first]
+		m.slots.truncate(first)
+		if m.values.len() > 0 {
+			m.values.truncate(first)
 		}
 	}
 }
@@ -371,27 +372,24 @@ func (p *part) releaseInstanceSlots(in *indom, first int) {
 // forgotten, which has no slot.
 func (p *part) renumber(in *indom, to []int) {
 	for _, m := range p.metricsOver(in) {
-		if m.slots == nil {
-			continue
-		}
+		made := m.values.len() > 0
 		kept := 0
-		for j, s := range m.slots {
+		for j, s := range m.slots.all() {
 			if to[j] < 0 {
 				continue
 			}
 			kept = to[j] + 1
-			m.slots[to[j]] = s
-			if m.values != nil {
-				m.values[to[j]] = m.values[j]
+			*m.slots.at(to[j]) = s
+			if made {
+				*m.values.at(to[j]) = *m.values.at(j)
 			}
 			if s >= 0 {
-				p.slots[s].inst = int32(to[j])
+				p.slots.at(int(s)).inst = int32(to[j])
 			}
 		}
-		m.slots = m.slots[:kept]
-		if m.values != nil {
-			clear(m.values[kept:])
-			m.values = m.values[:kept]
+		m.slots.truncate(kept)
+		if made {
+			m.values.truncate(kept)
 		}
 	}
 }
@@ -411,7 +409,7 @@ func (p *part) makeSlots() {
 		k := m.valueCount()
 		slots := all[:k:k]
 		all = all[k:]
-		m.slots, m.values = slots, nil
+		m.slots, m.values = segListOf(slots), segList[*Value]{}
 		var removed []bool
 		if m.indom != nil && m.indom.live < k {
 			removed = m.indom.removed
@@ -425,21 +423,19 @@ func (p *part) makeSlots() {
 			owners = append(owners, ownedBy(m, j))
 		}
 	}
-	p.slots = owners
+	p.slots = segListOf(owners)
 }
 
 // newMetricSlots gives every value of m, declared after Start, a slot.
 func (p *part) newMetricSlots(m *metric) {
-	k := m.valueCount()
-	p.slots = slices.Grow(p.slots, k)
-	p.slotMetric(m, make([]int32, k))
+	p.slotMetric(m, make([]int32, m.valueCount()))
 }
 
 // slotMetric gives every value of m a slot, instance by instance, kept in
 // slots, of m's value count; removed instances have none. The handles are
 // made at their first use (handleOf).
 func (p *part) slotMetric(m *metric, slots []int32) {
-	m.slots, m.values = slots, nil
+	m.slots, m.values = segListOf(slots), segList[*Value]{}
 	for j := range slots {
 		slots[j] = -1
 		if m.indom == nil || !m.indom.removed[j] {
@@ -450,23 +446,23 @@ func (p *part) slotMetric(m *metric, slots []int32) {
 
 // releaseMetricSlots undoes newMetricSlots.
 func (p *part) releaseMetricSlots(m *metric) {
-	for j := len(m.slots) - 1; j >= 0; j-- {
+	for j := m.slots.len() - 1; j >= 0; j-- {
 		p.release(m, j)
 	}
-	m.slots, m.values = nil, nil
+	m.slots, m.values = segList[int32]{}, segList[*Value]{}
 }
 
 // clearSlots forgets every slot, as before Start.
 func (p *part) clearSlots() {
 	for _, m := range p.metrics {
-		m.slots, m.values = nil, nil
+		m.slots, m.values = segList[int32]{}, segList[*Value]{}
 	}
-	p.slots, p.dying, p.free = nil, nil, nil
+	p.slots, p.dying, p.free = segList[slotOwner]{}, nil, nil
 }
 
 // typeOf is the type of the value in slot s; a dead record's is any.
 func (p *part) typeOf(s int) Type {
-	if m := p.owner(p.slots[s]); m != nil {
+	if m := p.owner(*p.slots.at(s)); m != nil {
 		return m.Type
 	}
 	return Uint64
@@ -474,9 +470,9 @@ func (p *part) typeOf(s int) Type {
 
 // handle is the handle of the value in slot s, nil until bound or dead.
 func (p *part) handle(s int) *Value {
-	o := p.slots[s]
-	if m := p.owner(o); m != nil && m.values != nil {
-		return m.values[o.inst]
+	o := *p.slots.at(s)
+	if m := p.owner(o); m != nil && m.values.len() > 0 {
+		return *m.values.at(int(o.inst))
 	}
 	return nil
 }
@@ -496,26 +492,29 @@ func (p *part) handles(live int) iter.Seq[*Value] {
 // at its first use, so that Start makes none for values nobody asks for;
 // nil while the value has no storage in the file.
 func (p *part) handleOf(m *metric, j int, strs *stringLock) *Value {
-	if j >= len(m.slots) || m.slots[j] < 0 || int(m.slots[j]) >= p.bound {
+	if j >= m.slots.len() {
 		return nil
 	}
-	if m.values == nil {
-		m.values = make([]*Value, len(m.slots))
+	s := int(*m.slots.at(j))
+	if s < 0 || s >= p.bound {
+		return nil
 	}
-	v := m.values[j]
-	if v == nil {
-		v = new(Value)
-		v.init(p.record(int(m.slots[j])), m.Type, strs, p.file)
-		m.values[j] = v
-		p.hold.add(v)
+	if m.values.len() == 0 {
+		m.values = segListOf(make([]*Value, m.slots.len()))
 	}
-	return v
+	v := m.values.at(j)
+	if *v == nil {
+		*v = new(Value)
+		(*v).init(p.record(s), m.Type, strs, p.file)
+		p.hold.add(*v)
+	}
+	return *v
 }
 
 // detach points every handle of the part away from its file.
 func (p *part) detach() {
 	for _, m := range p.metrics {
-		for _, v := range m.values {
+		for _, v := range m.values.all() {
 			v.detach()
 		}
 	}

@@ -44,17 +44,17 @@ func TestMakeSlotsAsSlotMetric(t *testing.T) {
 	for _, m := range p.metrics {
 		p.slotMetric(m, make([]int32, m.valueCount()))
 	}
-	wantOwners := p.slots
+	wantOwners := p.slots.appendTo(nil)
 	wantSlots := map[string][]int32{}
 	for _, m := range p.metrics {
-		wantSlots[m.Name] = m.slots
+		wantSlots[m.Name] = m.slots.appendTo(nil)
 	}
 	p.clearSlots()
 	p.makeSlots()
-	require.Equal(t, wantOwners, p.slots)
+	require.Equal(t, wantOwners, p.slots.appendTo(nil))
 	for _, m := range p.metrics {
-		require.Equal(t, wantSlots[m.Name], m.slots, "metric %s", m.Name)
-		require.Nil(t, m.values, "metric %s: handles are made at their first use", m.Name)
+		require.Equal(t, wantSlots[m.Name], m.slots.appendTo(nil), "metric %s", m.Name)
+		require.Zero(t, m.values.len(), "metric %s: handles are made at their first use", m.Name)
 	}
 	require.Contains(t, wantSlots["m0"], int32(-1), "a removed instance has no slot")
 }

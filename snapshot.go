@@ -96,10 +96,10 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 		for j := range m.valueCount() {
 			iv := InstanceValue{}
 			if m.indom != nil {
-				if m.indom.removed[j] {
+				if m.indom.isRemoved(j) {
 					continue
 				}
-				in := m.indom.Instances[j]
+				in := m.indom.instance(j)
 				iv.Instance, iv.ID, iv.Labels = in.Name, in.ID, inst[instanceKey{m.indom.Serial, in.ID}]
 				if ms.LabelNames != nil {
 					iv.Values, _ = canon.Values(nil, in.Name, ms.LabelNames)

@@ -75,7 +75,7 @@ type Vec[T any] struct {
 	// Under the registry's lock (door.enter): the instances in order of
 	// first use, and deleted ones until they are most (tidyLocked); how
 	// many are live. The table finds them by their values.
-	order []*vecEntry[T]
+	order segList[*vecEntry[T]]
 	live  int
 	instanceIDs
 	labelled   bool        // instances still get PCP labels
@@ -405,7 +405,7 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	e := v.kind.makeLocked(name, id)
 	e.h = h
 	e.values = append(e.inline[:0:min(len(values), len(e.inline))], values...) // a lookup then reads one object
-	v.order = appendGrown(v.order, e)
+	v.order.push(e)
 	v.live++
 	v.labelLocked(e)
 	v.insertLocked(e)
@@ -440,7 +440,7 @@ func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 // many free slots again.
 func (v *Vec[T]) rebuildLocked() {
 	t := newVecTable[T](2 * v.live)
-	for _, e := range v.order {
+	for _, e := range v.order.all() {
 		if !e.deleted() {
 			t.putLocked(e)
 		}
@@ -463,7 +463,7 @@ func (v *Vec[T]) labelLocked(e *vecEntry[T]) {
 func (v *Vec[T]) labelNames() (uint32, []string) { return v.serial, v.labels }
 
 func (v *Vec[T]) eachLabelledLocked(f func(id int32, values []string)) {
-	for _, e := range v.order {
+	for _, e := range v.order.all() {
 		if e.labelRecords() > 0 && !e.deleted() {
 			f(e.id, e.values)
 		}
@@ -519,7 +519,7 @@ func (v *Vec[T]) Reset() {
 	}
 	v.r.enter()
 	defer v.r.leave()
-	for _, e := range v.order {
+	for _, e := range v.order.all() {
 		if !e.deleted() {
 			v.deleteLocked(e)
 		}
@@ -548,8 +548,14 @@ func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
 // they are most of it, and 64, from the table once they are half its
 // entries, so that a deletion costs O(1) amortised.
 func (v *Vec[T]) tidyLocked() {
-	if len(v.order) > 2*v.live+64 {
-		v.order = slices.DeleteFunc(v.order, (*vecEntry[T]).deleted)
+	if v.order.len() > 2*v.live+64 {
+		var kept segList[*vecEntry[T]]
+		for _, e := range v.order.all() {
+			if !e.deleted() {
+				kept.push(e)
+			}
+		}
+		v.order = kept
 	}
 	if t := v.table.Load(); 2*t.dead >= t.used {
 		v.rebuildLocked()
@@ -586,7 +592,7 @@ func (v *Vec[T]) Instances() []string {
 	v.r.enter()
 	defer v.r.leave()
 	names := make([]string, 0, v.live)
-	for _, e := range v.order {
+	for _, e := range v.order.all() {
 		if !e.deleted() {
 			name, _ := v.kind.nameOfLocked(e.id)
 			names = append(names, name)
@@ -694,7 +700,7 @@ func (k *cellVec[T]) waitingLocked(f func(*metric, int32, *cell)) {
 }
 
 func (k *cellVec[T]) unbindLocked() {
-	for _, e := range k.v.order {
+	for _, e := range k.v.order.all() {
 		if !e.deleted() {
 			k.cellOf(e.t).unbind()
 		}

@@ -1,0 +1,141 @@
+package mmv
+
+import (
+	"iter"
+	"slices"
+)
+
+// segShift and segLen size a segList's segments.
+const (
+	segShift = 10
+	segLen   = 1 << segShift
+)
+
+// segList is a list grown one element at a time that never copies what it
+// holds past its first segLen elements: those are a slice grown as
+// appendGrown grows one, the next are in arrays of segLen each, allocated
+// as the list reaches them. The lists that a first use of a label value
+// appends to (an indom's instances, a part's and a metric's slots, a
+// vector's entries) were slices: at 65,536 instances one append copied
+// each whole into an array twice as large, and the allocation, its page
+// faults and the garbage collector's assist for it made that first use
+// wait 1-20 ms. A segment costs every segLen-th element the same small
+// allocation.
+//
+// A copy of a segList is a snapshot of it: it shares the elements and
+// keeps its own length, so it sees those below that length as long as
+// the list only grows (truncate and writes through at go below it).
+type segList[E any] struct {
+	head []E   // elements 0..segLen-1
+	tail [][]E // then segLen each: every one segLen long, the last filled up to n
+	n    int   // the length
+}
+
+// segListOf returns the list of the elements of s, sharing them (its last
+// segment may be shorter than segLen, until push copies it into a full
+// one).
+func segListOf[E any](s []E) segList[E] {
+	l := segList[E]{head: s[:min(len(s), segLen):min(len(s), segLen)], n: len(s)}
+	if len(s) > segLen {
+		l.tail = make([][]E, 0, (len(s)-1)>>segShift)
+		for i := segLen; i < len(s); i += segLen {
+			l.tail = append(l.tail, s[i:min(i+segLen, len(s)):min(i+segLen, len(s))])
+		}
+	}
+	return l
+}
+
+// len returns the number of elements.
+func (l *segList[E]) len() int { return l.n }
+
+// at returns a pointer to element i, which panics unless 0 <= i < len.
+func (l *segList[E]) at(i int) *E {
+	if i < segLen {
+		return &l.head[i]
+	}
+	if i >= l.n {
+		panic("mmv: segList index out of range")
+	}
+	return &l.tail[i>>segShift-1][i&(segLen-1)]
+}
+
+// push appends x.
+func (l *segList[E]) push(x E) {
+	i := l.n
+	l.n++
+	if i < segLen {
+		l.head = appendGrown(l.head, x)
+		return
+	}
+	k := i>>segShift - 1
+	switch {
+	case k == len(l.tail):
+		l.tail = append(l.tail, make([]E, segLen))
+	case len(l.tail[k]) < segLen: // segListOf's last
+		l.tail[k] = append(make([]E, 0, segLen), l.tail[k]...)[:segLen]
+	}
+	l.tail[k][i&(segLen-1)] = x
+}
+
+// truncate drops the elements from n on, clearing them, 0 <= n <= len.
+func (l *segList[E]) truncate(n int) {
+	for s, i := range l.segments() {
+		if i+len(s) > n {
+			clear(s[max(n-i, 0):])
+		}
+	}
+	keep := max(n-1, segLen-1) >> segShift // tail arrays holding elements below n
+	clear(l.tail[keep:])
+	l.tail = l.tail[:keep]
+	l.head = l.head[:min(n, len(l.head))]
+	l.n = n
+}
+
+// segments yields the elements in runs, each with the index of its
+// first; the caller may write the elements, not append to the runs.
+func (l *segList[E]) segments() iter.Seq2[[]E, int] {
+	return func(yield func([]E, int) bool) {
+		if len(l.head) > 0 && !yield(l.head, 0) {
+			return
+		}
+		for k, a := range l.tail {
+			i := (k + 1) << segShift
+			if !yield(a[:min(segLen, l.n-i)], i) {
+				return
+			}
+		}
+	}
+}
+
+// all yields the elements with their indexes, in order.
+func (l *segList[E]) all() iter.Seq2[int, E] {
+	return func(yield func(int, E) bool) {
+		for s, i := range l.segments() {
+			for j, x := range s {
+				if !yield(i+j, x) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// appendTo appends the elements to dst and returns it.
+func (l *segList[E]) appendTo(dst []E) []E {
+	dst = slices.Grow(dst, l.n)
+	for s := range l.segments() {
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+// appendGrown appends x to s, growing s to twice its length, and at least
+// 8, when full: append grows a short slice one size at a time and a long
+// one by a quarter, so a list grown one element at a time would be
+// allocated many times over.
+func appendGrown[E any](s []E, x E) []E {
+	if len(s) == cap(s) {
+		s = slices.Grow(s, max(len(s), 8))
+	}
+	return append(s, x)
+}

@@ -1,0 +1,124 @@
+package mmv
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// segLengths are lengths on either side of a segList's segment bounds.
+var segLengths = []int{0, 1, segLen - 1, segLen, segLen + 1, 2 * segLen, 3*segLen + 7}
+
+// requireSegList requires l to hold exactly want, through each way of
+// reading it.
+func requireSegList(t *testing.T, want []int, l *segList[int], msg string) {
+	t.Helper()
+	require.Equal(t, len(want), l.len(), msg)
+	require.Equal(t, append([]int{}, want...), l.appendTo([]int{}), msg)
+	for i, x := range l.all() {
+		require.Equal(t, want[i], x, "%s: element %d", msg, i)
+		require.Equal(t, want[i], *l.at(i), "%s: at(%d)", msg, i)
+	}
+}
+
+// TestSegList: a segList holds what was pushed, in order, across its
+// segments' bounds, and truncates to any length, clearing what it drops,
+// then grows again.
+func TestSegList(t *testing.T) {
+	for _, n := range segLengths {
+		var l segList[int]
+		var want []int
+		for i := range n {
+			l.push(i + 1)
+			want = append(want, i+1)
+		}
+		requireSegList(t, want, &l, "pushed")
+		for _, k := range segLengths {
+			if k > n {
+				continue
+			}
+			c := segList[int]{head: append([]int(nil), l.head...), n: l.n}
+			for _, s := range l.tail {
+				c.tail = append(c.tail, append([]int(nil), s...))
+			}
+			c.truncate(k)
+			requireSegList(t, want[:k], &c, "truncated")
+			for _, s := range c.tail {
+				assert.Len(t, s, segLen, "a kept segment keeps its array")
+			}
+			assert.Len(t, c.tail, max(k-1, segLen-1)>>segShift, "segments kept after truncate(%d) of %d", k, n)
+			if k < len(l.head) {
+				assert.Zero(t, c.head[k:len(l.head)][0], "head cleared past %d", k)
+			}
+			if k >= segLen && k < n && k&(segLen-1) != 0 {
+				last := c.tail[len(c.tail)-1]
+				assert.Zero(t, last[k&(segLen-1)], "segment cleared past %d", k)
+			}
+			grown := append(append([]int(nil), want[:k]...), -1, -2)
+			c.push(-1)
+			c.push(-2)
+			requireSegList(t, grown, &c, "grown again")
+		}
+	}
+	assert.Panics(t, func() {
+		var l segList[int]
+		for i := range segLen + 2 {
+			l.push(i)
+		}
+		l.at(segLen + 2)
+	}, "an index past the length, inside the last segment's array")
+}
+
+// TestSegListGrowsInPlace: once its first segment is full, a segList never
+// moves an element: a pointer to one stays the element's, and segLen more
+// elements cost one allocation of a segment (and at times the list of
+// segments), where a slice's append copies the whole into an array twice
+// as large.
+func TestSegListGrowsInPlace(t *testing.T) {
+	var l segList[int]
+	for i := range 64 * segLen {
+		l.push(i)
+	}
+	first, last := l.at(segLen-1), l.at(l.len()-1)
+	allocs := testing.AllocsPerRun(10, func() {
+		for i := range segLen {
+			l.push(i)
+		}
+	})
+	assert.LessOrEqual(t, allocs, 2.0, "allocations for %d more elements", segLen)
+	assert.Same(t, first, l.at(segLen-1), "the first segment's last element stayed")
+	assert.Same(t, last, l.at(64*segLen-1), "a tail element stayed")
+}
+
+// TestSegListCopies: a copy of a segList keeps its length and elements
+// while the list grows past it, and a list of a slice's elements shares
+// them, its last segment copied whole before it grows.
+func TestSegListCopies(t *testing.T) {
+	var l segList[int]
+	var want []int
+	for i := range 2*segLen + 3 {
+		l.push(i)
+		want = append(want, i)
+	}
+	snap := l
+	for i := range 3 * segLen {
+		l.push(-i)
+	}
+	l.truncate(len(want) + 1)
+	requireSegList(t, want, &snap, "the copy after the list grew")
+
+	s := make([]int, 2*segLen+5, 3*segLen)
+	for i := range s {
+		s[i] = i
+	}
+	v := segListOf(s)
+	requireSegList(t, s, &v, "of a slice")
+	*v.at(segLen + 1) = -7
+	assert.Equal(t, -7, s[segLen+1], "the slice's element written")
+	v.push(99)
+	assert.Equal(t, 0, s[:len(s)+1][len(s)], "the slice's memory past its length untouched")
+	assert.Equal(t, 99, *v.at(len(s)))
+	*v.at(2*segLen + 1) = -8
+	assert.Equal(t, 2*segLen+1, s[2*segLen+1], "the last segment was copied before growing")
+}
