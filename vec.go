@@ -77,6 +77,11 @@ type Vec[T any] struct {
 	// many are live. The table finds them by their values.
 	order segList[*vecEntry[T]]
 	live  int
+	// labelledEnd is past the last entry of order with labels: a vector
+	// labels its first instances only, while the file's label budget
+	// allows, and a publication derives their labels with the lock held,
+	// in a walk that went through every instance (1 ms at 100,000).
+	labelledEnd int
 	instanceIDs
 	labelled   bool        // instances still get PCP labels
 	unlabelled atomic.Bool // SetInstanceLabels(false)
@@ -458,13 +463,16 @@ func (v *Vec[T]) labelLocked(e *vecEntry[T]) {
 	var records uint8
 	records, v.labelled = v.r.labelInstanceLocked(&v.lab, v, e.values)
 	e.state.Store(uint32(records) << 1)
+	if records > 0 {
+		v.labelledEnd = v.order.len()
+	}
 }
 
 func (v *Vec[T]) labelNames() (uint32, []string) { return v.serial, v.labels }
 
 func (v *Vec[T]) eachLabelledLocked(f func(id int32, values []string)) {
-	for _, e := range v.order.all() {
-		if e.labelRecords() > 0 && !e.deleted() {
+	for i := range v.labelledEnd {
+		if e := *v.order.at(i); e.labelRecords() > 0 && !e.deleted() {
 			f(e.id, e.values)
 		}
 	}
@@ -550,12 +558,16 @@ func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
 func (v *Vec[T]) tidyLocked() {
 	if v.order.len() > 2*v.live+64 {
 		var kept segList[*vecEntry[T]]
-		for _, e := range v.order.all() {
+		end := 0
+		for i, e := range v.order.all() {
 			if !e.deleted() {
 				kept.push(e)
 			}
+			if i < v.labelledEnd {
+				end = kept.len()
+			}
 		}
-		v.order = kept
+		v.order, v.labelledEnd = kept, end
 	}
 	if t := v.table.Load(); 2*t.dead >= t.used {
 		v.rebuildLocked()

@@ -75,3 +75,64 @@ func TestVecTableGrowsByParts(t *testing.T) {
 	}
 	check(len(live))
 }
+
+// TestVecLabelledEnd: a publication walks a vector's entries only up to
+// the last one labelled (labelledEnd), and finds every live entry with
+// labels there: with labels turned off and on again between first uses,
+// past the file's label budget, and after deletions that tidy the entries
+// away and move the others down.
+func TestVecLabelledEnd(t *testing.T) {
+	r := NewRegistry("labelledend", &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	defer r.Close()
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	v.SetLimit(2000)
+	route := func(i int) string { return "/r/" + strconv.Itoa(i) }
+	check := func(when string) {
+		t.Helper()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var want, got []int32
+		for _, e := range v.order.all() { // every entry
+			if e.labelRecords() > 0 && !e.deleted() {
+				want = append(want, e.id)
+			}
+		}
+		v.eachLabelledLocked(func(id int32, _ []string) { got = append(got, id) })
+		require.NotEmpty(t, want, when)
+		require.Equal(t, want, got, when)
+		assert.Less(t, v.labelledEnd, v.order.len(), "%s: the walk stops short of the unlabelled entries", when)
+	}
+	for i := range 40 {
+		v.With(route(i)).Inc()
+	}
+	v.SetInstanceLabels(false)
+	for i := 40; i < 80; i++ {
+		v.With(route(i)).Inc()
+	}
+	v.SetInstanceLabels(true)
+	for i := 80; i < 120; i++ {
+		v.With(route(i)).Inc()
+	}
+	v.SetInstanceLabels(false)
+	for i := 120; i < 160; i++ {
+		v.With(route(i)).Inc()
+	}
+	check("labels off and on")
+	v.SetInstanceLabels(true)
+	for i := 160; i < 1000; i++ {
+		v.With(route(i)).Inc()
+	}
+	check("past the label budget")
+	require.NoError(t, r.Start())
+	for i := 0; i < 1000; i += 3 {
+		require.True(t, v.Delete(route(i)))
+	}
+	for i := 1; i < 1000; i += 3 {
+		require.True(t, v.Delete(route(i)))
+	}
+	r.mu.Lock()
+	tidied := v.order.len() < 1000
+	r.mu.Unlock()
+	require.True(t, tidied, "deletions tidied the entries")
+	check("after deletions")
+}
