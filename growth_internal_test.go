@@ -173,9 +173,10 @@ func TestSnapshotLetsHandlesGo(t *testing.T) {
 		return !r.parts[0].dirty && r.inFlight == nil
 	}
 	// The second publication's snapshot holds the handles the values of
-	// the first got when they were bound.
-	for round := range 2 {
-		for i := range 100 {
+	// the first got when they were bound, the third's, in the arrays the
+	// second left it, those of the first two.
+	for round, n := range []int{100, 100, 1} {
+		for i := range n {
 			v.With(fmt.Sprint("/", round, "/", i)).Inc()
 		}
 		require.Eventually(t, published, 5*time.Second, time.Millisecond, "no publication by the timer")
