@@ -15,8 +15,9 @@ import "github.com/gopcp/mmv/internal/canon"
 // The zero keyIndex is empty and ready. Positions must stay put while
 // their key is held: the owners only append and drop their last.
 //
-// A full table is replaced by one twice as large that takes the old one's
-// entries a few slots at every add (move), as a vector's table does:
+// A full table is replaced by one twice as large, made ahead (spare), that
+// takes the old one's entries a few slots at every add (move), as a
+// vector's table does:
 // rehashing them all at once made the 98,304th value of a vector wait
 // 1-9 ms. Meanwhile a key the new table lacks is looked for in the old
 // one, and a removal first moves what is left (removals are rare: an
@@ -26,6 +27,7 @@ type keyIndex[K string | int32] struct {
 	n     int      // keys held, in either table
 	old   []uint64 // the table slots replaces, while old[moved:] has entries to move
 	moved int
+	next  spare[uint64] // the table to replace slots, made ahead once it is half full
 }
 
 // nameIndex and idIndex index by name and by instance id.
@@ -158,6 +160,9 @@ func (x *keyIndex[K]) remove(k K, key func(pos int) K) {
 // once.
 func (x *keyIndex[K]) reserve(n int) {
 	if (x.n+n)*4 <= len(x.slots)*3 {
+		if (x.n+n)*2 > len(x.slots) {
+			x.next.ask(2 * len(x.slots))
+		}
 		return
 	}
 	x.move(len(x.old))
@@ -166,7 +171,7 @@ func (x *keyIndex[K]) reserve(n int) {
 		size *= 2
 	}
 	x.old, x.moved = x.slots, 0
-	x.slots = make([]uint64, size)
+	x.slots = x.next.take(size)
 	if n > 1 || size > 2*len(x.old) {
 		x.move(len(x.old))
 	}

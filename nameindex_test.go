@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,6 +109,44 @@ func TestNameIndexGrowsByParts(t *testing.T) {
 	require.Nil(t, x.old, "a removal moves what is left first")
 	_, ok := x.find("n0", key)
 	require.False(t, ok)
+}
+
+// TestIndexMadeAhead: an index half full, from spareMin slots, has the
+// table to replace it made by a goroutine (spare), and takes it when
+// three quarters full, not one allocated by the add that fills it.
+func TestIndexMadeAhead(t *testing.T) {
+	var x idIndex
+	key := func(pos int) int32 { return int32(pos) * 7 }
+	n := 0
+	add := func() {
+		_, added := x.add(key(n), n, key)
+		require.True(t, added)
+		n++
+	}
+	for len(x.slots) < spareMin {
+		add()
+	}
+	for range 3 { // growths
+		size := len(x.slots)
+		for 2*x.n <= size {
+			add()
+		}
+		var made []uint64
+		require.Eventually(t, func() bool {
+			if a := x.next.asked; a != nil && a.made.Load() != nil {
+				made = *a.made.Load()
+			}
+			return made != nil
+		}, 10*time.Second, time.Millisecond, "no table made ahead at %d ids", n)
+		for len(x.slots) == size {
+			add()
+		}
+		require.Same(t, &made[0], &x.slots[0], "the table at %d ids is not the one made ahead", n)
+	}
+	for i := range n {
+		pos, ok := x.find(key(i), key)
+		require.True(t, ok && pos == i, "id %d", key(i))
+	}
 }
 
 // TestNameIndexEmpty: the zero index finds nothing and removes nothing.

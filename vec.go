@@ -71,6 +71,7 @@ type Vec[T any] struct {
 	// vecTable), filled in place under the registry's lock and replaced
 	// whole when full.
 	table atomic.Pointer[vecTable[T]]
+	next  spare[vecSlot[T]] // the slots of the table to replace it (under the registry's lock)
 
 	// Under the registry's lock (door.enter): the instances in order of
 	// first use, and deleted ones until they are most (tidyLocked); how
@@ -135,11 +136,17 @@ type vecEntry[T any] struct {
 
 // newVecTable returns an empty table with room for n entries.
 func newVecTable[T any](n int) *vecTable[T] {
+	size := vecTableSize(n)
+	return &vecTable[T]{slots: make([]vecSlot[T], size), mask: uint64(size - 1)}
+}
+
+// vecTableSize is the number of slots of a table with room for n entries.
+func vecTableSize(n int) int {
 	size := 8
 	for size < 2*n {
 		size *= 2
 	}
-	return &vecTable[T]{slots: make([]vecSlot[T], size), mask: uint64(size - 1)}
+	return size
 }
 
 // find returns the live entry of values, whose hash is h, nil when t has
@@ -427,12 +434,18 @@ func (v *Vec[T]) forgotLocked(inst Instance) {
 // a free slot of the table, or of the table that replaces it when full.
 func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 	t := v.table.Load()
+	if 8*(t.used+1) > 3*len(t.slots) {
+		// The size below when no entry is deleted meanwhile: v.live
+		// is then used+1, and used half the slots.
+		v.next.ask(vecTableSize(2 * (len(t.slots)/2 + 1)))
+	}
 	if 2*(t.used+1) > len(t.slots) {
 		// Room for twice the live entries: the old table's are moved
 		// at 4 slots an insert, all of them before half of this one's
 		// slots are filled.
 		t.moveLocked(len(t.slots)) // what is left of the last growth
-		n := newVecTable[T](2 * v.live)
+		size := vecTableSize(2 * v.live)
+		n := &vecTable[T]{slots: v.next.take(size), mask: uint64(size - 1)}
 		n.old.Store(t)
 		v.table.Store(n)
 		t = n

@@ -3,6 +3,7 @@ package mmv
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,7 +124,6 @@ func TestVecLabelledEnd(t *testing.T) {
 		v.With(route(i)).Inc()
 	}
 	check("past the label budget")
-	require.NoError(t, r.Start())
 	for i := 0; i < 1000; i += 3 {
 		require.True(t, v.Delete(route(i)))
 	}
@@ -135,4 +135,40 @@ func TestVecLabelledEnd(t *testing.T) {
 	r.mu.Unlock()
 	require.True(t, tidied, "deletions tidied the entries")
 	check("after deletions")
+}
+
+// TestVecTableMadeAhead: a vector's table, three eighths full, has the
+// array of the table to replace it made by a goroutine (spare), and takes
+// that array when it is full, not one allocated by the first use that
+// fills it.
+func TestVecTableMadeAhead(t *testing.T) {
+	r := NewRegistry("vecahead", &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	defer r.Close()
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	v.SetLimit(1 << 20)
+	i := 0
+	add := func() {
+		v.With("/r/" + strconv.Itoa(i)).Inc()
+		i++
+	}
+	for len(v.table.Load().slots) < spareMin {
+		add()
+	}
+	for range 3 { // growths
+		tb := v.table.Load()
+		for 8*tb.used <= 3*len(tb.slots) {
+			add()
+		}
+		var made []vecSlot[Counter]
+		require.Eventually(t, func() bool {
+			if a := v.next.asked; a != nil && a.made.Load() != nil {
+				made = *a.made.Load()
+			}
+			return made != nil
+		}, 10*time.Second, time.Millisecond, "no table made ahead at %d entries", i)
+		for v.table.Load() == tb {
+			add()
+		}
+		require.Same(t, &made[0], &v.table.Load().slots[0], "the table at %d entries is not the one made ahead", i)
+	}
 }

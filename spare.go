@@ -1,0 +1,58 @@
+package mmv
+
+import "sync/atomic"
+
+// spareMin is the length from which a doubling table's next array is made
+// by a spare: a shorter one costs its maker less than a goroutine.
+const spareMin = 4096
+
+// spare is the next array of a hash table that doubles when full (a
+// vector's table, the name and id indexes), made ahead of its need by a
+// goroutine of its own: the table asks for it on its way to full (ask),
+// a quarter of the way before, and takes it when full (take). The table's old entries already move into
+// the new array a few at every insert; what was left on the insert that
+// filled it was the array's allocation, zeroed memory of up to 8 MB at
+// 65,536 values, its page faults and the garbage collector's assist for
+// it: 0.3-10 ms of one first use.
+//
+// Its owner calls ask and take with its lock held. The goroutine writes
+// only to the request it was started for, never to the owner's memory,
+// which may be replaced meanwhile (an indom's indexes are when it forgets
+// its removed instances); an array made too late is dropped with its
+// request.
+type spare[E any] struct {
+	asked *spareArray[E] // nil once taken
+}
+
+// spareArray is an array of n elements asked for, made is set once made.
+type spareArray[E any] struct {
+	n    int
+	made atomic.Pointer[[]E]
+}
+
+// ask starts making an array of n elements, unless it is asked for
+// already or n is short (spareMin).
+func (s *spare[E]) ask(n int) {
+	if n < spareMin || s.asked != nil && s.asked.n == n {
+		return
+	}
+	a := &spareArray[E]{n: n}
+	s.asked = a
+	go func() {
+		b := make([]E, n)
+		a.made.Store(&b)
+	}()
+}
+
+// take returns an empty array of n elements: the one asked for if it is
+// made and that long, else a new one.
+func (s *spare[E]) take(n int) []E {
+	a := s.asked
+	s.asked = nil
+	if a != nil && a.n == n {
+		if b := a.made.Load(); b != nil {
+			return *b
+		}
+	}
+	return make([]E, n)
+}
