@@ -41,7 +41,7 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 		// new values that have room in the file take it at once; those
 		// that waited are the timer's to hand over, a chunk at a time
 		// (publishPartsLocked): a first use that bound a chunk of them
-		// waited 0.3-2.7 ms, and the first uses after a publication of
+		// waited 0.3-26 ms, and the first uses after a publication of
 		// 50,000 values each did.
 		r.boundLocked()
 		r.scheduleLocked()
