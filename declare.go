@@ -59,7 +59,11 @@ func (d door) dropLocked(reason dropReason)                { d.r.dropLocked(reas
 func (d door) expiredLocked(expired, late int)             { d.r.expiredLocked(expired, late) }
 func (d door) pollLocked(interval time.Duration, f func()) { d.r.pollLocked(interval, f) }
 
-func (d door) enter() { d.r.mu.Lock() }
+func (d door) enter() {
+	d.r.entering.Add(1)
+	d.r.mu.Lock()
+	d.r.entering.Add(-1)
+}
 func (d door) leave() { d.r.mu.Unlock() }
 
 // startedLocked reports whether the registry is started.

@@ -311,6 +311,26 @@ func TestFirstUseHandsNoneOver(t *testing.T) {
 	require.True(t, r.unpublishedLocked(), "the waiting values would wait for good")
 }
 
+// TestEnteringCounted: an instrument waiting for the registry's lock is
+// counted (entering) until it has it, so that the timer binding chunks
+// lets it in between two.
+func TestEnteringCounted(t *testing.T) {
+	r := NewRegistry("entering", &Options{Dir: t.TempDir()})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	r.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		v.With("/a").Inc()
+		close(done)
+	}()
+	require.Eventually(t, func() bool { return r.entering.Load() == 1 }, 5*time.Second, time.Millisecond,
+		"a first use waiting for the lock not counted")
+	r.mu.Unlock()
+	<-done
+	require.Zero(t, r.entering.Load(), "a first use that had the lock still counted")
+}
+
 // TestMergeSetAndAdded: a value both set and added to (an in-flight gauge
 // set once, then Inc and Dec) loses no add to a growth step. merge kept
 // the new file's word of a value ever set, so an Inc in the old file and

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopcp/mmv/internal/osfile"
@@ -117,6 +118,9 @@ type Registry struct {
 	vecs          map[*indom]vecLink
 	waitingGroups []cellGroup
 	wakeRest      bool // a wake stopped at its chunk, the rest to bind (wakeLocked)
+	// entering counts the instruments waiting for the lock (door.enter),
+	// whom the timer lets in between the chunks it binds.
+	entering atomic.Int32
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
