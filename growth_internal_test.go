@@ -239,23 +239,10 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 // handle, and the timer's publication binds them all, the lock let go
 // between chunks, every count then in the file.
 func TestWakeInChunks(t *testing.T) {
-	needFileLayer(t)
-	r := NewRegistry("chunks", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
-		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	t.Cleanup(func() { r.Close() })
-	v := NewCounterVec(r, "requests", "", Count, "route")
 	n := 3*wakeChunk + 10
-	v.SetLimit(n)
-	require.NoError(t, r.Start())
-	for i := range n {
-		v.With(fmt.Sprint("/", i)).Add(uint64(i))
-	}
+	r, v := waitingVec(t, "chunks", n, n)
 	cv := v.kind.(*cellVec[Counter])
 	r.mu.Lock()
-	require.Len(t, cv.waiting, n, "first uses past the room wait for storage")
-	for _, p := range r.parts {
-		require.NoError(t, r.publishPartLocked(p)) // storage, nothing bound yet
-	}
 	require.True(t, r.bindLocked(wakeChunk), "a chunk binds them all")
 	require.Len(t, cv.waiting, n-wakeChunk, "a chunk binds more or less than wakeChunk")
 	require.True(t, r.unpublishedLocked(), "the rest would wait for good")
@@ -285,24 +272,9 @@ func TestWakeInChunks(t *testing.T) {
 // the timer: binding a chunk of them made each first use after a
 // publication wait 0.3-26 ms.
 func TestFirstUseHandsNoneOver(t *testing.T) {
-	needFileLayer(t)
-	r := NewRegistry("nonehanded", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
-		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	t.Cleanup(func() { r.Close() })
-	v := NewCounterVec(r, "requests", "", Count, "route")
 	n := 3 * wakeChunk
-	v.SetLimit(2 * n)
-	require.NoError(t, r.Start())
-	for i := range n {
-		v.With(fmt.Sprint("/", i)).Inc()
-	}
+	r, v := waitingVec(t, "nonehanded", n, 2*n)
 	cv := v.kind.(*cellVec[Counter])
-	r.mu.Lock()
-	require.Len(t, cv.waiting, n, "first uses past the room wait for storage")
-	for _, p := range r.parts {
-		require.NoError(t, r.publishPartLocked(p)) // storage, nothing bound yet
-	}
-	r.mu.Unlock()
 	c := v.With("/new")
 	r.mu.Lock()
 	defer r.mu.Unlock()

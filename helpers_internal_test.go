@@ -150,3 +150,29 @@ func encodedLocked(r *Registry, p *part, gr grown) []byte {
 	r.encode(p, pl, b, 1, 1)
 	return b
 }
+
+// waitingVec returns a started registry, publishing only when asked, and
+// its counter vector "requests" of limit values, whose first n, value i
+// added i, were first used past the file's room and then given storage
+// by a publication, none bound yet: all waiting for the timer to hand
+// them over.
+func waitingVec(t *testing.T, name string, n, limit int) (*Registry, *Vec[Counter]) {
+	t.Helper()
+	needFileLayer(t)
+	r := NewRegistry(name, &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	v.SetLimit(limit)
+	require.NoError(t, r.Start())
+	for i := range n {
+		v.With("/" + strconv.Itoa(i)).Add(uint64(i))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Len(t, v.kind.(*cellVec[Counter]).waiting, n, "first uses past the room wait for storage")
+	for _, p := range r.parts {
+		require.NoError(t, r.publishPartLocked(p)) // storage, nothing bound yet
+	}
+	return r, v
+}
