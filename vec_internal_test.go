@@ -172,3 +172,27 @@ func TestVecTableMadeAhead(t *testing.T) {
 		require.Same(t, &made[0], &v.table.Load().slots[0], "the table at %d entries is not the one made ahead", i)
 	}
 }
+
+// TestVecTableDoubles: from spareMin slots a vector's full table is
+// replaced by one twice as large, at most four slots a live entry, not
+// four times as large (its 65,537th value made it 8 MB, one eighth full).
+func TestVecTableDoubles(t *testing.T) {
+	r := NewRegistry("vecdoubles", &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	defer r.Close()
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	v.SetLimit(1 << 20)
+	grown := 0
+	last := len(v.table.Load().slots)
+	for i := range 40000 {
+		v.With("/r/" + strconv.Itoa(i)).Inc()
+		if n := len(v.table.Load().slots); n != last {
+			if last >= spareMin {
+				grown++
+				assert.Equal(t, 2*last, n, "the table of %d slots replaced at %d values", last, i+1)
+				assert.LessOrEqual(t, n, 4*(i+1), "slots at %d values", i+1)
+			}
+			last = n
+		}
+	}
+	assert.GreaterOrEqual(t, grown, 2, "growths checked")
+}
