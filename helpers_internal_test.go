@@ -176,3 +176,15 @@ func waitingVec(t *testing.T, name string, n, limit int) (*Registry, *Vec[Counte
 	}
 	return r, v
 }
+
+// uncappedVec returns a registry with no caps on instances or values,
+// closed when the test ends, and its counter vector "requests" by
+// "route", of the given limit.
+func uncappedVec(t *testing.T, name string, limit int) (*Registry, *Vec[Counter]) {
+	t.Helper()
+	r := NewRegistry(name, &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	v.SetLimit(limit)
+	return r, v
+}

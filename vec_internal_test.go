@@ -19,11 +19,8 @@ import (
 // moved before its deletion or not; a deletion counts against the table
 // that holds it only.
 func TestVecTableGrowsByParts(t *testing.T) {
-	r := NewRegistry("vectable", &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	defer r.Close()
-	v := NewCounterVec(r, "requests", "", Count, "route")
 	const n = 5000
-	v.SetLimit(2 * n)
+	_, v := uncappedVec(t, "vectable", 2*n)
 	live := map[string]bool{}
 	check := func(at int) {
 		t.Helper()
@@ -83,10 +80,7 @@ func TestVecTableGrowsByParts(t *testing.T) {
 // past the file's label budget, and after deletions that tidy the entries
 // away and move the others down.
 func TestVecLabelledEnd(t *testing.T) {
-	r := NewRegistry("labelledend", &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	defer r.Close()
-	v := NewCounterVec(r, "requests", "", Count, "route")
-	v.SetLimit(2000)
+	r, v := uncappedVec(t, "labelledend", 2000)
 	route := func(i int) string { return "/r/" + strconv.Itoa(i) }
 	check := func(when string) {
 		t.Helper()
@@ -142,10 +136,7 @@ func TestVecLabelledEnd(t *testing.T) {
 // that array when it is full, not one allocated by the first use that
 // fills it.
 func TestVecTableMadeAhead(t *testing.T) {
-	r := NewRegistry("vecahead", &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	defer r.Close()
-	v := NewCounterVec(r, "requests", "", Count, "route")
-	v.SetLimit(1 << 20)
+	_, v := uncappedVec(t, "vecahead", 1<<20)
 	i := 0
 	add := func() {
 		v.With("/r/" + strconv.Itoa(i)).Inc()
@@ -177,10 +168,7 @@ func TestVecTableMadeAhead(t *testing.T) {
 // replaced by one twice as large, at most four slots a live entry, not
 // four times as large (its 65,537th value made it 8 MB, one eighth full).
 func TestVecTableDoubles(t *testing.T) {
-	r := NewRegistry("vecdoubles", &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	defer r.Close()
-	v := NewCounterVec(r, "requests", "", Count, "route")
-	v.SetLimit(1 << 20)
+	_, v := uncappedVec(t, "vecdoubles", 1<<20)
 	grown := 0
 	last := len(v.table.Load().slots)
 	for i := range 40000 {
