@@ -233,24 +233,10 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
-	subject := "indom " + strconv.FormatUint(uint64(d.Serial), 10)
-	if d.Serial == 0 || d.Serial > MaxSerial {
-		return errorf(ErrRange, subject, "serial must be 1..%d", MaxSerial)
-	}
-	if r.serials[d.Serial] != nil {
-		return errorf(ErrDuplicate, subject, "serial already declared")
-	}
-	if err := checkIndomCluster(subject, r.opts.Cluster); err != nil {
-		return err
-	}
-	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
-		return err
-	}
-	if err := checkInstanceCaps(&r.opts, d.Serial, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
-		return err
-	}
-	if err := checkIndomBudget(&r.opts, subject, len(d.Instances)); err != nil {
-		return err
+	// Checked with no subject first, as metrics are (addMetricLocked):
+	// naming the indom is done only for an error.
+	if r.checkIndomLocked("", &d) != nil {
+		return r.checkIndomLocked("indom "+strconv.FormatUint(uint64(d.Serial), 10), &d)
 	}
 	in := &indom{Serial: d.Serial, ShortHelp: d.ShortHelp, LongHelp: d.LongHelp}
 	in.names.reserve(len(d.Instances))
@@ -274,6 +260,27 @@ func (r *Registry) addIndomLocked(d Indom) error {
 	return r.changedLocked(undoDeclared, step{undo: (*Registry).undeclareIndom, in: in}, first)
 }
 
+// checkIndomLocked checks an indom declaration, d, against the
+// registry's, its options and caps.
+func (r *Registry) checkIndomLocked(subject string, d *Indom) error {
+	if d.Serial == 0 || d.Serial > MaxSerial {
+		return errorf(ErrRange, subject, "serial must be 1..%d", MaxSerial)
+	}
+	if r.serials[d.Serial] != nil {
+		return errorf(ErrDuplicate, subject, "serial already declared")
+	}
+	if err := checkIndomCluster(subject, r.opts.Cluster); err != nil {
+		return err
+	}
+	if err := checkHelp(subject, d.ShortHelp, d.LongHelp); err != nil {
+		return err
+	}
+	if err := checkInstanceCaps(&r.opts, d.Serial, d.ShortHelp, 0, r.instanceCount(), len(d.Instances)); err != nil {
+		return err
+	}
+	return checkIndomBudget(&r.opts, subject, len(d.Instances))
+}
+
 // undeclareIndom undoes addIndomLocked of s.in, the last indom declared.
 func (r *Registry) undeclareIndom(s step) {
 	in := s.in
@@ -293,12 +300,6 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked() // its values are live at once, or it is not added
-	return r.addInstancesLocked(serial, []Instance{inst}, undoDeclared)
-}
-
-// addInstancesLocked adds instances to a declared instance domain, all of
-// them or, when one is refused, none. ifFailed is as for addMetricLocked.
-func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, ifFailed publishFailure) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
@@ -306,8 +307,17 @@ func (r *Registry) addInstancesLocked(serial uint32, insts []Instance, ifFailed 
 	if err != nil {
 		return err
 	}
+	return r.addInstancesLocked(in, []Instance{inst}, undoDeclared)
+}
+
+// addInstancesLocked adds instances to in, declared, all of them or,
+// when one is refused, none. ifFailed is as for addMetricLocked.
+func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publishFailure) error {
+	if err := r.declarableLocked(); err != nil {
+		return err
+	}
 	first := in.count()
-	if err := checkInstanceCaps(&r.opts, serial, in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
+	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
 		return err
 	}
 	if err := r.checkGrowthLocked(in, len(insts)); err != nil {
@@ -538,11 +548,11 @@ func (r *Registry) removeInstanceLabelsLocked(serial uint32, id int32) {
 // from a later growth step, retried after Options.PublishDelay, as an
 // instrument's do.
 func (tx *Tx) AddMetric(m Metric) error {
-	r, unlock, err := tx.lock()
+	r, h, err := tx.lock()
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer h.release()
 	_, err = r.addMetricLocked(m, keepDeclared)
 	return err
 }

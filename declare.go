@@ -141,7 +141,7 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error)
 		}
 		return true, nil
 	}
-	err := r.addInstancesLocked(in.Serial, insts, keepDeclared)
+	err := r.addInstancesLocked(in, insts, keepDeclared)
 	_, ok := in.index(insts[0].ID)
 	return ok, err
 }
@@ -167,17 +167,14 @@ func (d door) instanceNameLocked(in *indom, id int32) (string, bool) {
 // undone (vecLink).
 func (d door) linkVecLocked(in *indom, l vecLink) {
 	r := d.r
-	if r.vecs == nil {
-		r.vecs = map[*indom]vecLink{}
-	}
-	r.vecs[in] = l
+	in.vec = l
 	if j := &r.journal; j.open {
 		j.undo = append(j.undo, step{undo: (*Registry).unlinkVecLocked, in: in})
 	}
 }
 
 // unlinkVecLocked undoes linkVecLocked of the vector over s.in.
-func (r *Registry) unlinkVecLocked(s step) { delete(r.vecs, s.in) }
+func (r *Registry) unlinkVecLocked(s step) { s.in.vec = vecLink{} }
 
 // reserveLocked makes in, the indom of a vector of per values per
 // instance, reserve room in its files for the vector's default limit, at
@@ -258,10 +255,10 @@ func (d door) readerLocked(g valueReader) {
 }
 
 // doorOf returns the door of d's registry (see Declarer), its lock held,
-// and the function that releases it; or why nothing can be declared there.
-func doorOf(d Declarer) (door, func(), error) {
-	r, unlock, err := lock(d)
-	return door{r}, unlock, err
+// and the lock to release; or why nothing can be declared there.
+func doorOf(d Declarer) (door, held, error) {
+	r, h, err := lock(d)
+	return door{r}, h, err
 }
 
 // cellKind is what an instrument of one value declares: its value's type
@@ -293,11 +290,11 @@ func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units
 	if err != nil {
 		return err
 	}
-	r, unlock, err := lock(d)
+	r, h, err := lock(d)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer h.release()
 	return r.declareCellLocked(m, c)
 }
 

@@ -78,7 +78,7 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 		}
 		return
 	}
-	f.LabelNames = r.vecs[m.indom].labels
+	f.LabelNames = m.indom.vec.labels
 	for j, in := range m.indom.insts.all() {
 		if m.indom.isRemoved(j) {
 			continue
@@ -164,7 +164,7 @@ func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 		ls[k] = append(ls[k], l.public())
 	}
 	for _, l := range r.labels {
-		if _, isVec := r.vecs[r.serials[l.serial]]; l.kind == labelInstances && (vectors || !isVec) {
+		if l.kind == labelInstances && (vectors || r.serials[l.serial].vec.labels == nil) {
 			add(l)
 		}
 	}

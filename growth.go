@@ -564,10 +564,10 @@ func (r *Registry) forgetRemovedLocked() {
 		if !in.forgetsRemoved() {
 			continue
 		}
-		if forgot := r.vecs[in].forgot; forgot != nil {
+		if forgot := in.vec.forgot; forgot != nil {
 			for j, inst := range in.insts.all() {
 				if in.isRemoved(j) {
-					forgot(inst)
+					forgot.forgotLocked(inst)
 				}
 			}
 		}
@@ -597,9 +597,9 @@ func (r *Registry) unbindCellsLocked() {
 	for c := range r.cells {
 		c.unbind()
 	}
-	for _, v := range r.vecs {
-		if v.group != nil {
-			v.group.unbindLocked()
+	for _, in := range r.indoms {
+		if g := in.vec.group; g != nil {
+			g.unbindLocked()
 		}
 	}
 }

@@ -188,3 +188,14 @@ func uncappedVec(t *testing.T, name string, limit int) (*Registry, *Vec[Counter]
 	v.SetLimit(limit)
 	return r, v
 }
+
+// vecCount is the number of vectors linked to r's indoms.
+func vecCount(r *Registry) int {
+	n := 0
+	for _, in := range r.indoms {
+		if in.vec.labels != nil {
+			n++
+		}
+	}
+	return n
+}

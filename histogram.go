@@ -610,9 +610,10 @@ func (g *histGroup) bucketNames(inst string) []string {
 }
 
 // declareLocked adds a vector's instance id: to the statistics' indom, and its
-// buckets, ids id*buckets and up, to the buckets' indom. Called with the
+// buckets, ids id*buckets and up, to the buckets' indom, in one
+// transaction: buckets refused undo the statistics. Called with the
 // registry's lock held.
-func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
+func (g *histGroup) declareLocked(name string, id int32) (added bool, err error) {
 	subject := inside(subject("vector", g.name), "instance", name)
 	buckets := make([]Instance, len(g.bounds))
 	for i, b := range g.bucketNames(name) {
@@ -621,12 +622,14 @@ func (g *histGroup) declareLocked(name string, id int32) (bool, error) {
 		}
 		buckets[i] = Instance{ID: g.bucketID(id, i), Name: b}
 	}
-	added, err := g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name})
-	if err != nil {
-		return added, err
-	}
-	_, err = g.r.declareInstancesLocked(g.bucketIn, buckets...)
-	return true, err
+	err = g.r.declareLocked(func() error {
+		if added, err = g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); err != nil {
+			return err
+		}
+		_, err = g.r.declareInstancesLocked(g.bucketIn, buckets...)
+		return err
+	})
+	return added && err == nil, err
 }
 
 // bucketID is the id of bucket i of a vector's instance id in the buckets'
@@ -851,6 +854,6 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	v.limit.Store(int64(g.limit))
 	g.r.followLimitLocked(g.statIndom, &v.limit, 1)
 	g.r.followLimitLocked(g.bucketIn, &v.limit, len(g.bounds))
-	g.r.linkVecLocked(g.statIndom, vecLink{labels: v.labels, forgot: v.forgotLocked})
+	g.r.linkVecLocked(g.statIndom, vecLink{labels: v.labels, forgot: v})
 	return v
 }

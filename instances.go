@@ -83,6 +83,15 @@ type indomTable struct {
 // added (chargeBound).
 type liveCounts struct{ instances, values, added int }
 
+// vecLink is what the registry knows of the vector over an indom
+// (door.linkVecLocked). Its interfaces are what the registry calls: the
+// method value v.forgotLocked cost a vector's declaration an allocation.
+type vecLink struct {
+	labels []string                            // its label names, which Gather and Snapshot show
+	group  interface{ unbindLocked() }         // its cells (cellGroup), unbound at Close; nil for a histogram's
+	forgot interface{ forgotLocked(Instance) } // told each instance its indom forgets, as it forgets it
+}
+
 // indom is a declared instance domain.
 type indom struct {
 	Serial              uint32
@@ -106,6 +115,7 @@ type indom struct {
 	limit   *atomic.Int64 // the vector's limit, which reserve follows down (followLimit)
 	per     int           // values per instance of the vector
 	counts  *liveCounts   // the registry's, once declared in it
+	vec     vecLink       // the vector over it, if any (door.linkVecLocked): a map by indom cost a vector's declaration a twentieth
 	shares  bool          // made by the registry for instruments: its instance names share string records (newPlan)
 }
 

@@ -107,17 +107,14 @@ type Registry struct {
 	// timer armed, whose next two publications carry it even when nothing
 	// else is declared, as Snapshot and Gather do before they read
 	// (carryReboundLocked).
-	rebound [2][]*cell
-	pubErr  error              // why the last publication failed
-	dir     *osfile.Dir        // where the files are, from Start to Close
-	path    string             // the first file's, once started
-	waiting []waiter           // instruments waiting for storage (growth.go)
-	cells   map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
-	// vecs are the vectors, by indom (door.linkVecLocked), and
-	// waitingGroups the groups of cells waiting for storage (growth.go).
-	vecs          map[*indom]vecLink
-	waitingGroups []cellGroup
-	wakeRest      bool // a wake stopped at its chunk, the rest to bind (wakeLocked)
+	rebound       [2][]*cell
+	pubErr        error              // why the last publication failed
+	dir           *osfile.Dir        // where the files are, from Start to Close
+	path          string             // the first file's, once started
+	waiting       []waiter           // instruments waiting for storage (growth.go)
+	cells         map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
+	waitingGroups []cellGroup        // the groups of cells waiting for storage (growth.go)
+	wakeRest      bool               // a wake stopped at its chunk, the rest to bind (wakeLocked)
 	// entering counts the instruments waiting for the lock (door.enter),
 	// whom the timer lets in between the chunks it binds.
 	entering atomic.Int32
@@ -241,13 +238,6 @@ func (r *Registry) declarableLocked() error {
 // instruments it reads itself (histograms).
 type gathered struct {
 	readers []valueReader
-}
-
-// vecLink is what the registry knows of a vector (door.linkVecLocked).
-type vecLink struct {
-	labels []string       // its label names, which Gather and Snapshot show
-	group  cellGroup      // its cells, unbound at Close; nil for a histogram's
-	forgot func(Instance) // called with each instance its indom forgets, as it forgets it
 }
 
 // waiter is an instrument waiting for a value to have storage.

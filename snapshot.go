@@ -91,7 +91,7 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	for _, m := range r.metrics {
 		ms := MetricSnapshot{Metric: m.Metric, Labels: r.labelsAboveLocked(m, nil), Values: make([]InstanceValue, 0, m.valueCount())}
 		if m.indom != nil {
-			ms.LabelNames = r.vecs[m.indom].labels
+			ms.LabelNames = m.indom.vec.labels
 		}
 		for j := range m.valueCount() {
 			iv := InstanceValue{}

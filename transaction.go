@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -9,22 +10,34 @@ import (
 // for Default), or a *Tx, a transaction on one.
 type Declarer interface {
 	// lock returns the registry to declare on, its lock held, and the
-	// function that releases it; or why nothing can be declared there.
-	lock() (r *Registry, unlock func(), err error)
+	// lock to release; or why nothing can be declared there.
+	lock() (r *Registry, h held, err error)
+}
+
+// held is the lock a Declarer's lock took, which release releases: a
+// registry's, or none for a transaction's, whose lock Transact holds. A
+// value, not a func: the method value r.mu.Unlock cost every
+// declaration an allocation.
+type held struct{ mu *sync.Mutex }
+
+func (h held) release() {
+	if h.mu != nil {
+		h.mu.Unlock()
+	}
 }
 
 // lock is d.lock, Default's for a nil d.
-func lock(d Declarer) (*Registry, func(), error) {
+func lock(d Declarer) (*Registry, held, error) {
 	if d == nil {
 		d = Default
 	}
 	return d.lock()
 }
 
-func (r *Registry) lock() (*Registry, func(), error) {
+func (r *Registry) lock() (*Registry, held, error) {
 	r = registry(r)
 	r.mu.Lock()
-	return r, r.mu.Unlock, nil
+	return r, held{&r.mu}, nil
 }
 
 // Tx is a transaction of declarations on a registry: see Registry.Transact.
@@ -35,11 +48,11 @@ type Tx struct {
 }
 
 // lock returns the transaction's registry, whose lock Transact holds.
-func (tx *Tx) lock() (*Registry, func(), error) {
+func (tx *Tx) lock() (*Registry, held, error) {
 	if tx.over.Load() {
-		return nil, nil, errorf(ErrClosed, subject("file", tx.r.name), "a transaction used after Transact returned")
+		return nil, held{}, errorf(ErrClosed, subject("file", tx.r.name), "a transaction used after Transact returned")
 	}
-	return tx.r, func() {}, nil
+	return tx.r, held{}, nil
 }
 
 // Transact makes the declarations f makes on tx, with Declare, DeclareVec

@@ -72,6 +72,11 @@ type Vec[T any] struct {
 	// whole when full.
 	table atomic.Pointer[vecTable[T]]
 	next  spare[vecSlot[T]] // the slots of the table to replace it (under the registry's lock)
+	// first is the table of a vector with no instance yet, of one slot,
+	// which the first replaces: in the vector's memory, since a table of
+	// its own made declaring a vector two allocations more.
+	first     vecTable[T]
+	firstSlot [1]vecSlot[T]
 
 	// Under the registry's lock (door.enter): the instances in order of
 	// first use, and deleted ones until they are most (tidyLocked); how
@@ -234,8 +239,9 @@ func (t *vecTable[T]) putLocked(e *vecEntry[T]) {
 // registry's lock held.
 type vecKind[T any] interface {
 	// declareLocked adds what instance id needs to the registry, skipping
-	// what a previous call added; added reports whether the instance is
-	// now in the vector's instance domain, even when err is not nil.
+	// what a previous call added, in one transaction: values refused
+	// declare nothing. added reports whether the instance is now in the
+	// vector's instance domain, even when err is not nil.
 	declareLocked(name string, id int32) (added bool, err error)
 	// makeLocked returns the entry of a declared instance, its id and
 	// instrument set, the instrument bound to its values as soon as they
@@ -284,7 +290,8 @@ func newVec[T any](r door, metric string, labels []string, serial uint32, kind v
 	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
 		labelled: true}
 	v.limit.Store(DefaultVecLimit)
-	v.table.Store(newVecTable[T](0))
+	v.first.slots = v.firstSlot[:]
+	v.table.Store(&v.first)
 	return v
 }
 
@@ -393,15 +400,8 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
 		}
 	}
-	// One transaction: values refused declare nothing, though the kind
-	// took some steps (a histogram's statistics before its buckets).
-	var added bool
-	err := r.declareLocked(func() (err error) {
-		added, err = v.kind.declareLocked(name, id)
-		return err
-	})
-	added = added && err == nil
-	if added && !seen {
+	added, err := v.kind.declareLocked(name, id)
+	if added && err == nil && !seen {
 		v.gaveLocked(id, v.kind.idSpace())
 	}
 	if err != nil {
@@ -445,7 +445,9 @@ func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 		t.moveLocked(len(t.slots)) // what is left of the last growth
 		size := grownTableSize(len(t.slots), v.live)
 		n := &vecTable[T]{slots: v.next.take(size), mask: uint64(size - 1)}
-		n.old.Store(t)
+		if t.used > 0 {
+			n.old.Store(t)
+		}
 		v.table.Store(n)
 		t = n
 	}
@@ -673,6 +675,7 @@ type cellEntry[T any] struct {
 	own T
 }
 
+// declareLocked is one step, one transaction.
 func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
 	return k.r.declareInstancesLocked(k.in, Instance{ID: id, Name: name})
 }
@@ -765,11 +768,11 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	if err := checkVecLabels(m.Name, labels); err != nil {
 		return nil, err
 	}
-	r, unlock, err := doorOf(d)
+	r, h, err := doorOf(d)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer h.release()
 	var mt *metric
 	var in *indom
 	err = r.declareLocked(func() (err error) {
@@ -786,7 +789,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	cv := &cellVec[T]{r: r, m: mt, in: in, typ: k.typ, cellOf: cellOf}
 	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](cv))
 	cv.v = v
-	r.linkVecLocked(in, vecLink{labels: v.labels, group: cv, forgot: v.forgotLocked})
+	r.linkVecLocked(in, vecLink{labels: v.labels, group: cv, forgot: v})
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
