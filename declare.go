@@ -142,6 +142,9 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error)
 		return true, nil
 	}
 	err := r.addInstancesLocked(in, insts, keepDeclared)
+	if err == nil {
+		return true, nil
+	}
 	_, ok := in.index(insts[0].ID)
 	return ok, err
 }
