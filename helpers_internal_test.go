@@ -159,11 +159,7 @@ func encodedLocked(r *Registry, p *part, gr grown) []byte {
 func waitingVec(t *testing.T, name string, n, limit int) (*Registry, *Vec[Counter]) {
 	t.Helper()
 	needFileLayer(t)
-	r := NewRegistry(name, &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
-		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	t.Cleanup(func() { r.Close() })
-	v := NewCounterVec(r, "requests", "", Count, "route")
-	v.SetLimit(limit)
+	r, v := uncappedVec(t, name, limit)
 	require.NoError(t, r.Start())
 	for i := range n {
 		v.With("/" + strconv.Itoa(i)).Add(uint64(i))
@@ -178,11 +174,12 @@ func waitingVec(t *testing.T, name string, n, limit int) (*Registry, *Vec[Counte
 }
 
 // uncappedVec returns a registry with no caps on instances or values,
-// closed when the test ends, and its counter vector "requests" by
-// "route", of the given limit.
+// publishing only when asked once started, closed when the test ends,
+// and its counter vector "requests" by "route", of the given limit.
 func uncappedVec(t *testing.T, name string, limit int) (*Registry, *Vec[Counter]) {
 	t.Helper()
-	r := NewRegistry(name, &Options{Dir: t.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	r := NewRegistry(name, &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 	t.Cleanup(func() { r.Close() })
 	v := NewCounterVec(r, "requests", "", Count, "route")
 	v.SetLimit(limit)

@@ -623,11 +623,12 @@ func (g *histGroup) declareLocked(name string, id int32) (added bool, err error)
 		buckets[i] = Instance{ID: g.bucketID(id, i), Name: b}
 	}
 	err = g.r.declareLocked(func() error {
-		if added, err = g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); err != nil {
-			return err
+		var stepErr error
+		if added, stepErr = g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); stepErr != nil {
+			return stepErr
 		}
-		_, err = g.r.declareInstancesLocked(g.bucketIn, buckets...)
-		return err
+		_, stepErr = g.r.declareInstancesLocked(g.bucketIn, buckets...)
+		return stepErr
 	})
 	return added && err == nil, err
 }

@@ -445,9 +445,7 @@ func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 		t.moveLocked(len(t.slots)) // what is left of the last growth
 		size := grownTableSize(len(t.slots), v.live)
 		n := &vecTable[T]{slots: v.next.take(size), mask: uint64(size - 1)}
-		if t.used > 0 {
-			n.old.Store(t)
-		}
+		n.old.Store(t)
 		v.table.Store(n)
 		t = n
 	}
