@@ -29,14 +29,22 @@ func (c *cell) init(t Type) {
 	c.v.Store(&c.heap)
 }
 
-// bind points the cell at its value in the file and carries what was
-// counted before into it, in one move.
+// bind points the cell at its value in the file and moves what was
+// counted before into it, in one move. The file holds 0 there, or what
+// the memory held when the file was written (showWaiting): the memory's
+// value replaces it, and what updates added to the memory while the
+// handle swapped is then added.
 func (c *cell) bind(v *Value) {
 	c.beginMove()
+	atomic.StoreUint64(v.u64(), atomic.SwapUint64(&c.mem[0], 0))
 	c.v.Store(v)
 	c.addMemMoving(v)
 	c.endMove()
 }
+
+// memory is what the cell's own memory holds: the value's word while
+// the cell waits for storage.
+func (c *cell) memory() uint64 { return atomic.LoadUint64(&c.mem[0]) }
 
 // carry moves what the cell's own memory holds into the file: updates made
 // before the value had storage, or racing with its binding. Numbers add,

@@ -110,14 +110,7 @@ func (r *Registry) waitingCellsLocked() map[*metric][]*cell {
 			cs[inst] = c
 		}
 	}
-	for _, w := range r.waiting {
-		if w.c != nil {
-			add(w.m, w.inst, w.c)
-		}
-	}
-	for _, g := range r.waitingGroups {
-		g.waitingLocked(func(m *metric, id int32, c *cell) { add(m, indexOf(m, id), c) })
-	}
+	r.eachWaitingCellLocked(add)
 	return cells
 }
 

@@ -169,7 +169,11 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 	plan := newPlan(p, labels, version, nil)
 	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
-	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], p.slots.len(), func(b []byte) { r.encode(p, plan, b, gen, pid) })
+	ws := r.waitingSlotsLocked(p, 0, nil)
+	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], p.slots.len(), func(b []byte) {
+		r.encode(p, plan, b, gen, pid)
+		showWaiting(p, plan, b, ws)
+	})
 	if err != nil {
 		p.reset()
 		return fileError(p.name, "cannot start", err)
@@ -275,7 +279,10 @@ func (r *Registry) publishPartLocked(p *part) error {
 	}
 	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
 	defer putPlan(pl)
-	if err := r.writeGrowth(p, &p.hold, p.file, pl, live); err != nil {
+	ws := r.waitingSlotsLocked(p, live, p.snap.waiting[:0])
+	p.snap.waiting = ws
+	defer clear(ws)
+	if err := r.writeGrowth(p, &p.hold, p.file, pl, live, ws); err != nil {
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
 		return err
@@ -556,6 +563,51 @@ func (r *Registry) wakeLocked(most int) bool {
 	return r.wakeRest
 }
 
+// A file shows the value of each instrument waiting for storage in it as
+// the instrument's memory holds it when the file is written, and the
+// binding stores the memory's value over that copy (cell.bind): PCP read
+// 0 for a counter already counted from the file's rename until the timer
+// bound its chunk, or Start its cells. The slots the file carries from
+// the one it replaces hold such a copy from an earlier file, or the bound
+// value: those are not shown again, which merge would take for updates
+// (see carry).
+
+// eachWaitingCellLocked calls f with each cell waiting for storage, its
+// metric and instance index (0 when singular).
+func (r *Registry) eachWaitingCellLocked(f func(m *metric, inst int, c *cell)) {
+	for _, w := range r.waiting {
+		if w.c != nil {
+			f(w.m, w.inst, w.c)
+		}
+	}
+	for _, g := range r.waitingGroups {
+		g.waitingLocked(func(m *metric, id int32, c *cell) { f(m, indexOf(m, id), c) })
+	}
+}
+
+// waitingSlotsLocked appends to ws the cells waiting for storage in part
+// p at slot from or after.
+func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingCell) []waitingCell {
+	r.eachWaitingCellLocked(func(m *metric, inst int, c *cell) {
+		if m.part != p {
+			return // another part's: its slots may not be made yet
+		}
+		if s := int(*m.slots.at(inst)); s >= from {
+			ws = append(ws, waitingCell{slot: s, c: c})
+		}
+	})
+	return ws
+}
+
+// showWaiting writes into b, a file of part p laid out by pl, the value
+// of each waiting cell of ws as its memory holds it.
+func showWaiting(p *part, pl *plan, b []byte, ws []waitingCell) {
+	section := b[pl.offset[secValues]:]
+	for _, w := range ws {
+		ne.PutUint64(section[p.stride.at(w.slot):], w.c.memory())
+	}
+}
+
 // forgetRemovedLocked makes the indoms that keep many removed instances
 // forget them (indom.forget), moving the values of the others to their
 // new indexes.
@@ -646,6 +698,8 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	}
 	f, live, capacity := p.file, gr.live, gr.g.capacity
 	sp, dying, free := p.snapshotLocked(), len(p.dying), p.free
+	ws := r.waitingSlotsLocked(p, live, p.snap.waiting[:0])
+	p.snap.waiting = ws
 	p.free, p.dirty = nil, false
 	done := make(chan struct{})
 	r.inFlight = done
@@ -654,7 +708,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	r.mu.Unlock()
 	pl := newPlan(sp, gr.labels, gr.version, &gr.g)
 	end := pl.end - pl.offset[secValues]
-	err = r.writeGrowth(sp, &p.hold, f, pl, live)
+	err = r.writeGrowth(sp, &p.hold, f, pl, live, ws)
 	putPlan(pl)
 	p.snap.reserve(capacity) // the next snapshot's, this publication's until it ends
 	r.mu.Lock()
@@ -679,10 +733,11 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 // writeGrowth writes f's grown file, laid out by pl, from what part p
 // (the part, or its snapshot) describes, the first live values carried
 // and merged (osfile.File.Replace, which calls the hook at each step,
-// loses no update); writers of strings are held off meanwhile, and Sets
+// loses no update), and the values of the cells ws waiting for the slots
+// after them shown; writers of strings are held off meanwhile, and Sets
 // of the values carried from their carry to their merge (hold, the
 // part's). The caller sets f's capacity once it succeeds.
-func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live int) error {
+func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live int, ws []waitingCell) error {
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	r.strs.mu.Lock()
 	defer r.strs.mu.Unlock()
@@ -691,6 +746,7 @@ func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live i
 		r.encode(p, pl, b, gen, pid)
 		hold.begin(p.handles(live))
 		carry(p, pl, f.bytes(), b, live)
+		showWaiting(p, pl, b, ws)
 	}, func(snap, final []byte) {
 		merge(p, snap, final, live)
 		hold.end()
@@ -773,6 +829,6 @@ func (p *part) snapshotLocked() *part {
 		}
 		sp.metrics[i] = &ms[i]
 	}
-	p.snap = snapArrays{slots, removed, handles}
+	p.snap.slots, p.snap.removed, p.snap.handles = slots, removed, handles
 	return sp
 }

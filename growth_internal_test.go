@@ -3,14 +3,18 @@ package mmv
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // TestMergeInterleavings: the updates that race a growth step at each of
@@ -240,7 +244,7 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 // between chunks, every count then in the file.
 func TestWakeInChunks(t *testing.T) {
 	n := 3*wakeChunk + 10
-	r, v := waitingVec(t, "chunks", n, n)
+	r, v := waitingVec(t, "chunks", n, n, false)
 	cv := v.kind.(*cellVec[Counter])
 	r.mu.Lock()
 	require.True(t, r.bindLocked(wakeChunk), "a chunk binds them all")
@@ -267,13 +271,81 @@ func TestWakeInChunks(t *testing.T) {
 	}
 }
 
+// TestFileShowsWaitingValues: a file shows the values of the instruments
+// waiting for their storage in it as their own memory held them when it
+// was written, not 0 until the timer hands them over: PCP read 0 for a
+// counter already counted after each publication, until its chunk was
+// bound (the httpserver example's test saw it).
+func TestFileShowsWaitingValues(t *testing.T) {
+	for _, unlocked := range []bool{false, true} {
+		t.Run(fmt.Sprint("unlocked=", unlocked), func(t *testing.T) {
+			n := 3*wakeChunk + 10
+			r, v := waitingVec(t, "shown", n, n, unlocked)
+			cv := v.kind.(*cellVec[Counter])
+			r.mu.Lock()
+			words := make([]uint64, 0, n)
+			for _, e := range v.order.all() {
+				words = append(words, fileWordLocked(cv.m, e.id))
+			}
+			r.mu.Unlock()
+			for i, w := range words {
+				require.Equal(t, uint64(i), w, "value %d in the file", i)
+			}
+			if !pcptest.WantPCP(t) {
+				return
+			}
+			m := pcptest.Find(pcptest.Info(t, filepath.Dir(r.opts.Dir)), "mmv.shown.requests")
+			require.NotNil(t, m, "PCP's reader shows no mmv.shown.requests")
+			require.Len(t, m.Instances, n)
+			for _, in := range m.Instances {
+				assert.Equal(t, strings.TrimPrefix(in.Name, "route=/"), in.Value, "PCP reads %s", in.Name)
+			}
+		})
+	}
+}
+
+// TestStartShowsCounted: Start's files show what the instruments counted
+// before it, while it binds them: PCP read 0 until their binding.
+func TestStartShowsCounted(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("counted", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	t.Cleanup(func() { r.Close() })
+	c, g, ig := NewCounter(r, "c", "", Count), NewGauge(r, "g", "", Count), NewIntGauge(r, "ig", "", Count)
+	cv := NewCounterVec(r, "cv", "", Count, "k")
+	c.Add(3)
+	g.Set(2.5)
+	ig.Set(-4)
+	cv.With("a").Add(7)
+	var words map[string]uint64
+	moveHook = func() { // the first binding, the lock held: the files are made
+		if words != nil {
+			return
+		}
+		words = map[string]uint64{}
+		for _, m := range r.parts[0].metrics {
+			if !slices.Contains([]string{"c", "g", "ig", "cv"}, m.Name) {
+				continue // mmv's own
+			}
+			id := int32(0)
+			if m.indom != nil {
+				id = m.indom.insts.at(0).ID
+			}
+			words[m.Name] = fileWordLocked(m, id)
+		}
+	}
+	t.Cleanup(func() { moveHook = nil })
+	require.NoError(t, r.Start())
+	moveHook = nil
+	assert.Equal(t, map[string]uint64{"c": 3, "g": math.Float64bits(2.5), "ig": uint64(1<<64 - 4), "cv": 7}, words)
+}
+
 // TestFirstUseHandsNoneOver: a first use after Start takes the file's
 // room for its own value, and leaves the values waiting for storage to
 // the timer: binding a chunk of them made each first use after a
 // publication wait 0.3-26 ms.
 func TestFirstUseHandsNoneOver(t *testing.T) {
 	n := 3 * wakeChunk
-	r, v := waitingVec(t, "nonehanded", n, 2*n)
+	r, v := waitingVec(t, "nonehanded", n, 2*n, false)
 	cv := v.kind.(*cellVec[Counter])
 	c := v.With("/new")
 	r.mu.Lock()

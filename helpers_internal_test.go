@@ -2,8 +2,10 @@ package mmv
 
 import (
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,8 +157,9 @@ func encodedLocked(r *Registry, p *part, gr grown) []byte {
 // its counter vector "requests" of limit values, whose first n, value i
 // added i, were first used past the file's room and then given storage
 // by a publication, none bound yet: all waiting for the timer to hand
-// them over.
-func waitingVec(t *testing.T, name string, n, limit int) (*Registry, *Vec[Counter]) {
+// them over. The publication is the timer's, without the lock
+// (publishPartUnlocking), when unlocked.
+func waitingVec(t *testing.T, name string, n, limit int, unlocked bool) (*Registry, *Vec[Counter]) {
 	t.Helper()
 	needFileLayer(t)
 	r, v := uncappedVec(t, name, limit)
@@ -167,8 +170,12 @@ func waitingVec(t *testing.T, name string, n, limit int) (*Registry, *Vec[Counte
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	require.Len(t, v.kind.(*cellVec[Counter]).waiting, n, "first uses past the room wait for storage")
-	for _, p := range r.parts {
-		require.NoError(t, r.publishPartLocked(p)) // storage, nothing bound yet
+	for _, p := range r.parts { // storage, nothing bound yet
+		if unlocked {
+			require.NoError(t, r.publishPartUnlocking(p))
+		} else {
+			require.NoError(t, r.publishPartLocked(p))
+		}
 	}
 	return r, v
 }
@@ -178,12 +185,19 @@ func waitingVec(t *testing.T, name string, n, limit int) (*Registry, *Vec[Counte
 // and its counter vector "requests" by "route", of the given limit.
 func uncappedVec(t *testing.T, name string, limit int) (*Registry, *Vec[Counter]) {
 	t.Helper()
-	r := NewRegistry(name, &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
+	r := NewRegistry(name, &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
 		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 	t.Cleanup(func() { r.Close() })
 	v := NewCounterVec(r, "requests", "", Count, "route")
 	v.SetLimit(limit)
 	return r, v
+}
+
+// fileWordLocked is the word of m's value for instance id (0 when
+// singular) in its file, as PCP reads it, whoever holds the count.
+func fileWordLocked(m *metric, id int32) uint64 {
+	s := int(*m.slots.at(indexOf(m, id)))
+	return atomic.LoadUint64((*uint64)(m.part.record(s)))
 }
 
 // vecCount is the number of vectors linked to r's indoms.

@@ -64,10 +64,20 @@ type snapArrays struct {
 	slots   []slotOwner
 	removed []bool
 	handles []*Value
+	waiting []waitingCell // the cells the publication shows (showWaiting)
 }
 
-// done clears the handles of the snapshot the arrays hold.
-func (a *snapArrays) done() { clear(a.handles) }
+// waitingCell is a cell waiting for the storage of a part's slot.
+type waitingCell struct {
+	slot int
+	c    *cell
+}
+
+// done clears the handles and cells of the snapshot the arrays hold.
+func (a *snapArrays) done() {
+	clear(a.handles)
+	clear(a.waiting)
+}
 
 // reserve gives the arrays room for a snapshot of n values, unless they
 // have three quarters of it, made and their pages written while the
