@@ -564,13 +564,15 @@ func (r *Registry) wakeLocked(most int) bool {
 }
 
 // A file shows the value of each instrument waiting for storage in it as
-// the instrument's memory holds it when the file is written, and the
-// binding stores the memory's value over that copy (cell.bind): PCP read
-// 0 for a counter already counted from the file's rename until the timer
-// bound its chunk, or Start its cells. The slots the file carries from
-// the one it replaces hold such a copy from an earlier file, or the bound
-// value: those are not shown again, which merge would take for updates
-// (see carry).
+// the instrument holds it when the file is written: a cell's memory, a
+// histogram's values as its refresh would store them. A cell's binding
+// stores its memory over that copy (cell.bind), a histogram's refreshes
+// overwrite it. PCP read 0 for a counter already counted from the file's
+// rename until the timer bound its chunk, or Start its cells, and for a
+// histogram until its next refresh, an Interval later. The slots the file
+// carries from the one it replaces hold such a copy from an earlier file,
+// or the bound value: those are not shown again, which merge would take
+// for updates (see carry).
 
 // eachWaitingCellLocked calls f with each cell waiting for storage, its
 // metric and instance index (0 when singular).
@@ -585,26 +587,53 @@ func (r *Registry) eachWaitingCellLocked(f func(m *metric, inst int, c *cell)) {
 	}
 }
 
-// waitingSlotsLocked appends to ws the cells waiting for storage in part
+// waitingSlotsLocked appends to ws the values waiting for storage in part
 // p at slot from or after.
-func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingCell) []waitingCell {
-	r.eachWaitingCellLocked(func(m *metric, inst int, c *cell) {
+func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue) []waitingValue {
+	slot := func(m *metric, inst int) int {
 		if m.part != p {
-			return // another part's: its slots may not be made yet
+			return -1 // another part's: its slots may not be made yet
 		}
-		if s := int(*m.slots.at(inst)); s >= from {
-			ws = append(ws, waitingCell{slot: s, c: c})
+		return int(*m.slots.at(inst))
+	}
+	r.eachWaitingCellLocked(func(m *metric, inst int, c *cell) {
+		if s := slot(m, inst); s >= from {
+			ws = append(ws, waitingValue{slot: s, c: c})
 		}
 	})
+	for _, g := range r.readers {
+		g.waitingLocked(func(m *metric, id int32, v any) {
+			j, ok := 0, true
+			if m.indom != nil {
+				j, ok = m.indom.index(id)
+			}
+			if s := slot(m, j); ok && s >= from {
+				ws = append(ws, waitingValue{slot: s, word: wordOf(v)})
+			}
+		})
+	}
 	return ws
 }
 
-// showWaiting writes into b, a file of part p laid out by pl, the value
-// of each waiting cell of ws as its memory holds it.
-func showWaiting(p *part, pl *plan, b []byte, ws []waitingCell) {
+// wordOf is the value word of v, a value as a valueReader hands it: a
+// count, or a Double.
+func wordOf(v any) uint64 {
+	if f, ok := v.(float64); ok {
+		return math.Float64bits(f)
+	}
+	return v.(uint64)
+}
+
+// showWaiting writes into b, a file of part p laid out by pl, the waiting
+// values ws.
+func showWaiting(p *part, pl *plan, b []byte, ws []waitingValue) {
 	section := b[pl.offset[secValues]:]
 	for _, w := range ws {
-		ne.PutUint64(section[p.stride.at(w.slot):], w.c.memory())
+		word := w.word
+		if w.c != nil {
+			word = w.c.memory()
+		}
+		ne.PutUint64(section[p.stride.at(w.slot):], word)
 	}
 }
 
@@ -737,7 +766,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 // after them shown; writers of strings are held off meanwhile, and Sets
 // of the values carried from their carry to their merge (hold, the
 // part's). The caller sets f's capacity once it succeeds.
-func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live int, ws []waitingCell) error {
+func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live int, ws []waitingValue) error {
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	r.strs.mu.Lock()
 	defer r.strs.mu.Unlock()

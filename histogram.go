@@ -731,16 +731,34 @@ func (g *histGroup) snapshot(put func(m *metric, id int32, v any)) {
 	defer g.mu.Unlock()
 	now := time.Now()
 	for _, o := range g.hs {
-		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
-			for i, c := range counts {
-				put(g.bucketM, g.bucketID(o.id, i), c)
-			}
-			put(g.statM[0], o.id, total)
-			for k, f := range stats {
-				put(g.statM[1+k], o.id, f)
-			}
-		})
+		g.putLocked(o, now, put)
 	}
+}
+
+// waitingLocked is snapshot of the histograms some of whose values are
+// not bound yet.
+func (g *histGroup) waitingLocked(put func(m *metric, id int32, v any)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Now()
+	for _, o := range g.hs {
+		if slices.Contains(o.bucket, nil) || slices.Contains(o.stats, nil) {
+			g.putLocked(o, now, put)
+		}
+	}
+}
+
+// putLocked hands put the values of o as refresh would store them.
+func (g *histGroup) putLocked(o *histOut, now time.Time, put func(m *metric, id int32, v any)) {
+	g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
+		for i, c := range counts {
+			put(g.bucketM, g.bucketID(o.id, i), c)
+		}
+		put(g.statM[0], o.id, total)
+		for k, f := range stats {
+			put(g.statM[1+k], o.id, f)
+		}
+	})
 }
 
 // family is the buckets' metric, which Gather shows as the histograms'

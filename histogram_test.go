@@ -151,6 +151,25 @@ func TestHistogramObserveDuration(t *testing.T) {
 	}
 }
 
+// TestHistogramShownAtPublication: a histogram first used after Start
+// shows its values in the file that publishes it, as Start's files show
+// those observed before it, not 0 until its next refresh (an Interval
+// later): PCP read a count of 0 for a histogram that had counted.
+func TestHistogramShownAtPublication(t *testing.T) {
+	r := newTestRegistry(t, "histshown")
+	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Min: 1, Max: 1 << 20, Interval: time.Hour}, "route")
+	hv.With("/a").Observe(10)
+	startOrSkip(t, r)
+	require.EqualValues(t, 1, mustValue(t, r, "size.count", "route=/a").Int(), "Start's file")
+	hv.With("/b").Observe(100)
+	hv.With("/b").Observe(300)
+	require.NoError(t, r.Flush())
+	assert.EqualValues(t, 2, mustValue(t, r, "size.count", "route=/b").Int(), "size.count[/b]")
+	assert.Equal(t, 300.0, mustValue(t, r, "size.max", "route=/b").Float(), "size.max[/b]")
+	assert.Equal(t, 400.0, mustValue(t, r, "size.sum", "route=/b").Float(), "size.sum[/b]")
+	assert.EqualValues(t, 1, mustValue(t, r, "size.bucket", "route=/b,le=104").Int(), "size.bucket[/b:104]")
+}
+
 func TestHistogramPublishes(t *testing.T) {
 	r := newTestRegistry(t, "hist")
 	h := NewHistogram(r, "latency", "Request latency", Millisecond,

@@ -293,6 +293,10 @@ type valueReader interface {
 	// snapshot hands put the values as the instrument would store them,
 	// by metric and instance id (0 when singular).
 	snapshot(put func(m *metric, id int32, v any))
+	// waitingLocked is snapshot of the instruments some of whose values
+	// have no storage yet, for the file that gives it to show them
+	// (showWaiting); the registry's lock is held.
+	waitingLocked(put func(m *metric, id int32, v any))
 	// family is the metric Gather shows as the instrument's one Family,
 	// and those it then leaves out; gather fills that Family, reset for
 	// the metric shown.

@@ -64,13 +64,15 @@ type snapArrays struct {
 	slots   []slotOwner
 	removed []bool
 	handles []*Value
-	waiting []waitingCell // the cells the publication shows (showWaiting)
+	waiting []waitingValue // the values the publication shows (showWaiting)
 }
 
-// waitingCell is a cell waiting for the storage of a part's slot.
-type waitingCell struct {
+// waitingValue is a value waiting for the storage of a part's slot: a
+// cell's, read when shown, or another instrument's word.
+type waitingValue struct {
 	slot int
 	c    *cell
+	word uint64
 }
 
 // done clears the handles and cells of the snapshot the arrays hold.
