@@ -51,8 +51,8 @@ func TestLiveCountsExact(t *testing.T) {
 			require.Nil(t, r.handleLocked(w.m, w.inst), "metric %q instance %d waits with storage after %s", w.m.Name, w.inst, after)
 		}
 		for _, g := range r.waitingGroups {
-			g.waitingLocked(func(m *metric, id int32, _ *cell) {
-				require.Nil(t, r.valueLocked(m, id), "metric %q instance %d waits with storage after %s", m.Name, id, after)
+			g.waitingLocked(func(m *metric, j int, _ *cell) {
+				require.Nil(t, r.handleLocked(m, j), "metric %q instance %d waits with storage after %s", m.Name, j, after)
 			})
 		}
 		// Each part's metrics by indom, kept as metrics join and leave it

@@ -553,7 +553,7 @@ func (r *Registry) wakeLocked(most int) bool {
 	}
 	groups := r.waitingGroups[:0]
 	for _, g := range r.waitingGroups {
-		if g.wakeLocked(r.valueLocked, &r.rebound[0], &budget) {
+		if g.wakeLocked(r.handleLocked, &r.rebound[0], &budget) {
 			groups = append(groups, g)
 		}
 	}
@@ -583,7 +583,7 @@ func (r *Registry) eachWaitingCellLocked(f func(m *metric, inst int, c *cell)) {
 		}
 	}
 	for _, g := range r.waitingGroups {
-		g.waitingLocked(func(m *metric, id int32, c *cell) { f(m, indexOf(m, id), c) })
+		g.waitingLocked(f)
 	}
 }
 
@@ -659,6 +659,9 @@ func (r *Registry) forgetRemovedLocked() {
 			}
 		}
 		r.renumberWaitersLocked(in, to)
+		for _, g := range r.waitingGroups {
+			g.renumberLocked(in, to)
+		}
 	}
 }
 
@@ -740,6 +743,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	err = r.writeGrowth(sp, &p.hold, f, pl, live, ws)
 	putPlan(pl)
 	p.snap.reserve(capacity) // the next snapshot's, this publication's until it ends
+	p.snap.reserveWaiting(2 * len(ws))
 	r.mu.Lock()
 	p.snap.done()
 

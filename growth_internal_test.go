@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -254,10 +255,10 @@ func TestWakeInChunks(t *testing.T) {
 	r.mu.Unlock()
 	// A handle on a value whose instrument still waits: the instrument is
 	// bound first, so that the two count in one place.
-	name, _ := cv.nameOfLocked(last.id)
+	name, _ := cv.nameOfLocked(last.o.id)
 	h, err := r.Value("requests", name)
 	require.NoError(t, err)
-	require.Same(t, h, last.t.cell.v.Load(), "the instrument of %s not bound to its handle", name)
+	require.Same(t, h, last.o.own.cell.v.Load(), "the instrument of %s not bound to its handle", name)
 	r.mu.Lock()
 	require.NoError(t, r.publishPartsLocked(true))
 	require.Empty(t, cv.waiting)
@@ -302,6 +303,51 @@ func TestFileShowsWaitingValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWaitingAcrossForget: the instruments waiting for storage when their
+// indom forgets its removed instances, which renumbers the live ones, are
+// shown and bound at their instances' new indexes: each live value then
+// holds its own count, in the file and as PCP reads it.
+func TestWaitingAcrossForget(t *testing.T) {
+	r, v := uncappedVec(t, "forgetwait", 1000)
+	startOrSkip(t, r)
+	n, kept := 100, map[string]uint64{}
+	for i := range n {
+		v.With("/" + strconv.Itoa(i)).Add(uint64(i + 1))
+	}
+	for i := range n {
+		if i%10 != 7 {
+			require.True(t, v.Delete("/"+strconv.Itoa(i)))
+		} else {
+			kept["route=/"+strconv.Itoa(i)] = uint64(i + 1)
+		}
+	}
+	cv := v.kind.(*cellVec[Counter])
+	r.mu.Lock()
+	require.True(t, cv.in.forgetsRemoved(), "the indom would not forget")
+	waiting := len(cv.waiting)
+	r.mu.Unlock()
+	require.NotZero(t, waiting, "no value waits")
+	require.NoError(t, r.Flush())
+	r.mu.Lock()
+	got := map[string]uint64{}
+	for j, inst := range cv.in.insts.all() {
+		got[inst.Name] = fileWordLocked(cv.m, inst.ID)
+		require.False(t, cv.in.isRemoved(j), "%s not forgotten", inst.Name)
+	}
+	r.mu.Unlock()
+	assert.Equal(t, kept, got, "the file's values")
+	if !pcptest.WantPCP(t) {
+		return
+	}
+	m := pcptest.Find(pcptest.Info(t, filepath.Dir(r.opts.Dir)), "mmv.forgetwait.requests")
+	require.NotNil(t, m, "PCP's reader shows no mmv.forgetwait.requests")
+	read := map[string]uint64{}
+	for _, in := range m.Instances {
+		read[in.Name], _ = strconv.ParseUint(in.Value, 10, 64)
+	}
+	assert.Equal(t, kept, read, "PCP reads")
 }
 
 // TestStartShowsCounted: Start's files show what the instruments counted

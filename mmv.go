@@ -257,10 +257,13 @@ type cellGroup interface {
 	// as many as budget says, which it counts down (a negative one never
 	// reaches 0), appends them to rebound, and reports whether any still
 	// waits.
-	wakeLocked(value func(*metric, int32) *Value, rebound *[]*cell, budget *int) bool
+	wakeLocked(value func(*metric, int) *Value, rebound *[]*cell, budget *int) bool
 	// waitingLocked calls f with each waiting cell, its metric and
-	// instance id.
-	waitingLocked(f func(*metric, int32, *cell))
+	// instance index.
+	waitingLocked(f func(*metric, int, *cell))
+	// renumberLocked gives the waiting cells of instances of in their
+	// new indexes (see part.renumber), and drops those of the forgotten.
+	renumberLocked(in *indom, to []int)
 	// unbindLocked unbinds every cell of the group, at Close.
 	unbindLocked()
 }

