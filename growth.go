@@ -341,6 +341,7 @@ func carry(p *part, pl *plan, old, b []byte, live int) {
 	// Without String or Elapsed values, only value words: no type per slot.
 	words := !slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String || m.Type == Elapsed })
 	for s := range live {
+		pause(s)
 		from := p.record(s)
 		to := section[p.stride.at(s):][:valueSize]
 		ne.PutUint64(to, atomic.LoadUint64((*uint64)(from)))
@@ -367,6 +368,7 @@ func carry(p *part, pl *plan, old, b []byte, live int) {
 // exact whatever the old file's were.
 func merge(p *part, snap, final []byte, live int) {
 	for s := range live {
+		pause(s)
 		was, now := snap[p.stride.at(s):], final[p.stride.at(s):]
 		// Most values did not change during the step: two compares each.
 		if ne.Uint64(was) == ne.Uint64(now) && ne.Uint64(was[valueExtraOff:]) == ne.Uint64(now[valueExtraOff:]) {
@@ -590,24 +592,36 @@ func (r *Registry) eachWaitingCellLocked(f func(m *metric, inst int, c *cell)) {
 // waitingSlotsLocked appends to ws the values waiting for storage in part
 // p at slot from or after.
 func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue) []waitingValue {
-	slot := func(m *metric, inst int) int {
+	slot := func(m *metric, inst int) int { // -1: not shown
 		if m.part != p {
 			return -1 // another part's: its slots may not be made yet
 		}
-		return int(*m.slots.at(inst))
-	}
-	r.eachWaitingCellLocked(func(m *metric, inst int, c *cell) {
-		if s := slot(m, inst); s >= from {
-			ws = append(ws, waitingValue{slot: s, c: c})
+		if s := int(*m.slots.at(inst)); s >= from {
+			return s
 		}
-	})
+		return -1
+	}
+	for _, w := range r.waiting {
+		if w.c == nil {
+			continue // a histogram's: its reader shows it
+		}
+		if s := slot(w.m, w.inst); s >= 0 {
+			ws = append(ws, waitingValue{slot: s, c: w.c})
+		}
+	}
+	for _, g := range r.waitingGroups {
+		ws = g.shownLocked(slot, ws)
+	}
 	for _, g := range r.readers {
 		g.waitingLocked(func(m *metric, id int32, v any) {
 			j, ok := 0, true
 			if m.indom != nil {
 				j, ok = m.indom.index(id)
 			}
-			if s := slot(m, j); ok && s >= from {
+			if !ok {
+				return
+			}
+			if s := slot(m, j); s >= 0 {
 				ws = append(ws, waitingValue{slot: s, word: wordOf(v)})
 			}
 		})

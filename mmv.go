@@ -261,6 +261,11 @@ type cellGroup interface {
 	// waitingLocked calls f with each waiting cell, its metric and
 	// instance index.
 	waitingLocked(f func(*metric, int, *cell))
+	// shownLocked appends to ws the waiting cells whose slot says they
+	// are shown (not negative), for the file that gives them storage
+	// (showWaiting): the list of 50,000 took 1.2-1.6 ms through
+	// waitingLocked, and 11 ms grown a cell at a time.
+	shownLocked(slot func(*metric, int) int, ws []waitingValue) []waitingValue
 	// renumberLocked gives the waiting cells of instances of in their
 	// new indexes (see part.renumber), and drops those of the forgotten.
 	renumberLocked(in *indom, to []int)

@@ -746,6 +746,16 @@ func (k *cellVec[T]) waitingLocked(f func(*metric, int, *cell)) {
 	}
 }
 
+func (k *cellVec[T]) shownLocked(slot func(*metric, int) int, ws []waitingValue) []waitingValue {
+	ws = slices.Grow(ws, len(k.waiting))
+	for _, w := range k.waiting {
+		if s := slot(k.m, w.j); s >= 0 {
+			ws = append(ws, waitingValue{slot: s, c: k.cellOf(&w.o.own)})
+		}
+	}
+	return ws
+}
+
 func (k *cellVec[T]) renumberLocked(in *indom, to []int) {
 	if in != k.in {
 		return
