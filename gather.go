@@ -110,7 +110,14 @@ func (r *Registry) waitingCellsLocked() map[*metric][]*cell {
 			cs[inst] = c
 		}
 	}
-	r.eachWaitingCellLocked(add)
+	for _, w := range r.waiting {
+		if w.c != nil {
+			add(w.m, w.inst, w.c)
+		}
+	}
+	for _, g := range r.waitingGroups {
+		g.waitingLocked(add)
+	}
 	return cells
 }
 

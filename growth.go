@@ -576,19 +576,6 @@ func (r *Registry) wakeLocked(most int) bool {
 // or the bound value: those are not shown again, which merge would take
 // for updates (see carry).
 
-// eachWaitingCellLocked calls f with each cell waiting for storage, its
-// metric and instance index (0 when singular).
-func (r *Registry) eachWaitingCellLocked(f func(m *metric, inst int, c *cell)) {
-	for _, w := range r.waiting {
-		if w.c != nil {
-			f(w.m, w.inst, w.c)
-		}
-	}
-	for _, g := range r.waitingGroups {
-		g.waitingLocked(f)
-	}
-}
-
 // waitingSlotsLocked appends to ws the values waiting for storage in part
 // p at slot from or after.
 func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue) []waitingValue {
