@@ -251,6 +251,7 @@ func (r *Registry) publishPartsLocked(unlock bool) error {
 			runtime.Gosched()
 		}
 		r.mu.Lock()
+		r.awaitPublicationLocked() // another's, begun meanwhile: see wakeLocked
 		if r.state != started {
 			break
 		}
@@ -527,6 +528,14 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 func (r *Registry) wakeLocked(most int) bool {
 	if r.state != started {
 		return false
+	}
+	if r.inFlight != nil {
+		// A publication's step carries the values, which hold the copies
+		// an earlier file showed (showWaiting): a binding's store into
+		// one after its snapshot would be merged as an update, a gauge
+		// shown at 1e17 and set to 1 then ending at 0. The bindings wait
+		// for the step's end (publishPartsLocked).
+		return r.wakeRest || slices.ContainsFunc(r.parts, func(p *part) bool { return p.bindable })
 	}
 	woken := r.wakeRest
 	for _, p := range r.parts {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -348,6 +349,71 @@ func TestWaitingAcrossForget(t *testing.T) {
 		read[in.Name], _ = strconv.ParseUint(in.Value, 10, 64)
 	}
 	assert.Equal(t, kept, read, "PCP reads")
+}
+
+// TestNoBindingDuringStep: no waiting cell is bound while a publication's
+// step carries its value, which holds the copy an earlier file showed: the
+// binding's store into the old file after the step's snapshot was merged
+// as an update, against an Add in the new file since, a gauge shown at
+// 1e17, set to 1 and added 0.5 ending at ((1e17 + 0.5) + 1) - 1e17 = 0,
+// or 1. A binding waits for the step's end.
+func TestNoBindingDuringStep(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("bindstep", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	t.Cleanup(func() { r.Close() })
+	v := NewGaugeVec(r, "g", "", Count, "k")
+	startOrSkip(t, r)
+	n := 64
+	for i := range n {
+		v.With(strconv.Itoa(i)).Set(1e17)
+	}
+	r.mu.Lock()
+	p := r.parts[0]
+	require.NoError(t, r.publishPartLocked(p)) // storage, 1e17 shown, none bound
+	r.boundLocked()
+	r.mu.Unlock()
+	for i := range n {
+		v.With(strconv.Itoa(i)).Set(1) // in the memory still
+	}
+	v.With("new").Set(1) // something to publish
+	defer func() { growthHook = nil }()
+	var once sync.Once
+	var added sync.Once
+	growthHook = func(at growthPoint) {
+		switch at {
+		case afterSnapshot:
+			once.Do(func() {
+				r.mu.Lock()
+				r.bindLocked(0)
+				r.mu.Unlock()
+			})
+		case afterRemap:
+			added.Do(func() {
+				for i := range n {
+					v.With(strconv.Itoa(i)).Add(0.5)
+				}
+			})
+		}
+	}
+	r.mu.Lock()
+	require.NoError(t, r.publishPartUnlocking(p))
+	growthHook = nil
+	r.bindLocked(0)
+	cv := v.kind.(*cellVec[Gauge])
+	got := map[string]float64{}
+	for _, e := range v.order.all() {
+		name, _ := cv.nameOfLocked(e.id)
+		got[name] = math.Float64frombits(fileWordLocked(cv.m, e.id))
+	}
+	r.mu.Unlock()
+	for name, g := range got {
+		want := 1.5
+		if name == "k=new" {
+			want = 1
+		}
+		assert.Equal(t, want, g, "%s in the file", name)
+	}
 }
 
 // TestStartShowsCounted: Start's files show what the instruments counted

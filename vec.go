@@ -664,8 +664,9 @@ type cellVec[T any] struct {
 	// waiting are the entries made whose values have no storage yet
 	// (dead ones are dropped at the next wake), with their instances'
 	// indexes in the indom (renumberLocked keeps them): a publication
-	// finds their slots with no lookup by id, which held the lock 25 ms
-	// for 50,000 of them. The registry wakes the group while it has any.
+	// finds their slots (shownLocked), and the timer their storage, with
+	// no lookup by id each. The registry wakes the group while it has
+	// any.
 	waiting []waitingEntry[T]
 }
 
