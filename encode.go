@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"runtime"
 	"slices"
 
 	"github.com/gopcp/mmv/internal/reuse"
@@ -97,7 +96,6 @@ func newPlan(p *part, labels []*label, version int, g *growth) *plan {
 		}
 		names := sized(pl.instName[i], in.count())
 		for j, inst := range in.insts.all() {
-			pause(j)
 			names[j] = -1
 			if in.isRemoved(j) {
 				continue
@@ -227,7 +225,6 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putStrings(b, pl.indomHelp[i][:], in.ShortHelp, in.LongHelp)
 		offs, names, indomOff := pl.instOff[i], pl.instName[i], uint64(pl.indomOff[i])
 		for j, inst := range in.insts.all() {
-			pause(j)
 			if in.isRemoved(j) {
 				continue
 			}
@@ -254,7 +251,6 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	}
 	values := b[pl.offset[secValues]:]
 	for s, o := range p.slots.all() {
-		pause(s)
 		rec := values[p.stride.at(s):][:valueSize]
 		if o.m == 0 { // a removed value's record: no metric, no instance
 			putValue(rec, 0, 0, 0)
@@ -336,17 +332,4 @@ func (l *label) target(p *part) (identity uint32, instance int32) {
 		return l.serial, labelNoInstance
 	}
 	return l.serial, l.instance
-}
-
-// pause lets the other goroutines run every 1,024 steps of a loop over a
-// file's instances or values, which a publication runs without the
-// registry's lock while first uses go on. Go's scheduler lets a goroutine
-// run 10 ms before the others waiting for its processor: a runtime trace
-// showed a first use runnable for 16 ms, both processors taken by the
-// encoding and the collector; the largest first use of 100,000 fell from
-// 6.0 to 4.1 ms (BenchmarkFirstUseLatency, ten alternating rounds).
-func pause(i int) {
-	if i&1023 == 1023 {
-		runtime.Gosched()
-	}
 }

@@ -342,7 +342,6 @@ func carry(p *part, pl *plan, old, b []byte, live int) {
 	// Without String or Elapsed values, only value words: no type per slot.
 	words := !slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String || m.Type == Elapsed })
 	for s := range live {
-		pause(s)
 		from := p.record(s)
 		to := section[p.stride.at(s):][:valueSize]
 		ne.PutUint64(to, atomic.LoadUint64((*uint64)(from)))
@@ -369,7 +368,6 @@ func carry(p *part, pl *plan, old, b []byte, live int) {
 // exact whatever the old file's were.
 func merge(p *part, snap, final []byte, live int) {
 	for s := range live {
-		pause(s)
 		was, now := snap[p.stride.at(s):], final[p.stride.at(s):]
 		// Most values did not change during the step: two compares each.
 		if ne.Uint64(was) == ne.Uint64(now) && ne.Uint64(was[valueExtraOff:]) == ne.Uint64(now[valueExtraOff:]) {
