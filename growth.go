@@ -280,8 +280,7 @@ func (r *Registry) publishPartLocked(p *part) error {
 	}
 	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
 	defer putPlan(pl)
-	ws := r.waitingSlotsLocked(p, live, p.snap.waiting[:0])
-	p.snap.waiting = ws
+	ws := r.shownLocked(p, live)
 	defer clear(ws)
 	if err := r.writeGrowth(p, &p.hold, p.file, pl, live, ws); err != nil {
 		err = fileError(p.name, "cannot grow", err)
@@ -608,10 +607,7 @@ func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue) []wa
 	}
 	for _, g := range r.readers {
 		g.waitingLocked(func(m *metric, id int32, v any) {
-			j, ok := 0, true
-			if m.indom != nil {
-				j, ok = m.indom.index(id)
-			}
+			j, ok := valueIndex(m, id)
 			if !ok {
 				return
 			}
@@ -621,6 +617,13 @@ func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue) []wa
 		})
 	}
 	return ws
+}
+
+// shownLocked lists the values a grown file of part p shows past its
+// first live slots, in the part's reused array (snapArrays.waiting).
+func (r *Registry) shownLocked(p *part, live int) []waitingValue {
+	p.snap.waiting = r.waitingSlotsLocked(p, live, p.snap.waiting[:0])
+	return p.snap.waiting
 }
 
 // wordOf is the value word of v, a value as a valueReader hands it: a
@@ -738,8 +741,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	}
 	f, live, capacity := p.file, gr.live, gr.g.capacity
 	sp, dying, free := p.snapshotLocked(), len(p.dying), p.free
-	ws := r.waitingSlotsLocked(p, live, p.snap.waiting[:0])
-	p.snap.waiting = ws
+	ws := r.shownLocked(p, live)
 	p.free, p.dirty = nil, false
 	done := make(chan struct{})
 	r.inFlight = done

@@ -144,9 +144,15 @@ func forPrefixes(name string, f func(prefix string)) {
 
 // indexOf is the index of m's value for instance id: 0 when singular.
 func indexOf(m *metric, id int32) int {
-	if m.indom == nil {
-		return 0
-	}
-	j, _ := m.indom.index(id)
+	j, _ := valueIndex(m, id)
 	return j
+}
+
+// valueIndex is indexOf, and whether m has instance id (always when
+// singular).
+func valueIndex(m *metric, id int32) (int, bool) {
+	if m.indom == nil {
+		return 0, true
+	}
+	return m.indom.index(id)
 }

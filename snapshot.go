@@ -75,11 +75,7 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	read := map[slot]any{}
 	for _, f := range r.onRead {
 		f(func(m *metric, id int32, v any) {
-			j, ok := 0, true
-			if m.indom != nil {
-				j, ok = m.indom.index(id)
-			}
-			if ok {
+			if j, ok := valueIndex(m, id); ok {
 				read[slot{m, j}] = v
 			}
 		})
