@@ -27,7 +27,7 @@ type keyIndex[K string | int32] struct {
 	n     int      // keys held, in either table
 	old   []uint64 // the table slots replaces, while old[moved:] has entries to move
 	moved int
-	next  spare[uint64] // the table to replace slots, made ahead once it is half full
+	next  spare[uint64] // the table to replace slots, made ahead near its growth (nearGrowth)
 }
 
 // nameIndex and idIndex index by name and by instance id.
@@ -160,7 +160,7 @@ func (x *keyIndex[K]) remove(k K, key func(pos int) K) {
 // once.
 func (x *keyIndex[K]) reserve(n int) {
 	if (x.n+n)*4 <= len(x.slots)*3 {
-		if (x.n+n)*2 > len(x.slots) {
+		if nearGrowth(len(x.slots)*3/4-(x.n+n), len(x.slots)) {
 			x.next.ask(2 * len(x.slots))
 		}
 		return

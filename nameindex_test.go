@@ -111,9 +111,10 @@ func TestNameIndexGrowsByParts(t *testing.T) {
 	require.False(t, ok)
 }
 
-// TestIndexMadeAhead: an index half full, from spareMin slots, has the
-// table to replace it made by a goroutine (spare), and takes it when
-// three quarters full, not one allocated by the add that fills it.
+// TestIndexMadeAhead: an index near its growth (nearGrowth), from
+// spareMin slots, has the table to replace it made by a goroutine
+// (spare), and takes it when three quarters full, not one allocated by
+// the add that fills it.
 func TestIndexMadeAhead(t *testing.T) {
 	var x idIndex
 	key := func(pos int) int32 { return int32(pos) * 7 }
@@ -128,7 +129,7 @@ func TestIndexMadeAhead(t *testing.T) {
 	}
 	for range 3 { // growths
 		size := len(x.slots)
-		for 2*x.n <= size {
+		for !nearGrowth(size*3/4-x.n, size) {
 			add()
 		}
 		var made []uint64
@@ -175,4 +176,20 @@ func TestRefusedNameKeepsTheFirst(t *testing.T) {
 	v, err := r.Value("a", "sda one")
 	require.NoError(t, err)
 	assert.Equal(t, Double, v.Type(), "the first declaration of a")
+}
+
+// TestIndexSpareOnlyNearGrowth: an index stopped short of the last
+// sixteenth of its slots before it grows holds no table made ahead. An
+// index asked for one half full and grew three quarters full, so that one
+// of 10,000 ids (16,384 slots, 61% full) kept 256 kB no growth took.
+func TestIndexSpareOnlyNearGrowth(t *testing.T) {
+	var x idIndex
+	key := func(pos int) int32 { return int32(pos) * 7 }
+	for n := 0; len(x.slots) < 4*spareMin || 16*(3*len(x.slots)/4-x.n) > len(x.slots); n++ {
+		if len(x.slots) >= spareMin && 16*(3*len(x.slots)/4-x.n) > len(x.slots) {
+			require.Nil(t, x.next.asked, "a table made ahead at %d ids of %d slots", x.n, len(x.slots))
+		}
+		_, added := x.add(key(n), n, key)
+		require.True(t, added)
+	}
 }

@@ -434,7 +434,7 @@ func (v *Vec[T]) forgotLocked(inst Instance) {
 // a free slot of the table, or of the table that replaces it when full.
 func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 	t := v.table.Load()
-	if 8*(t.used+1) > 3*len(t.slots) {
+	if nearGrowth(len(t.slots)/2-(t.used+1), len(t.slots)) {
 		// The size below when no entry is deleted meanwhile: v.live
 		// is then used+1, and used half the slots.
 		v.next.ask(grownTableSize(len(t.slots), len(t.slots)/2+1))
