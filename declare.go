@@ -30,7 +30,7 @@ type door struct{ r *Registry }
 //     instanceNameLocked, linkVecLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, bindValueLocked, and for a
-//     vector's cells waitGroupLocked, valueLocked;
+//     vector's cells waitGroupLocked, handleLocked;
 //   - a vector's room in its file, labels and limits: reserveLocked,
 //     followLimitLocked, labelInstanceLocked, unlabelInstanceLocked,
 //     instanceCapLocked;
@@ -52,9 +52,9 @@ func (d door) bindCellLocked(m *metric, id int32, c *cell) { d.r.bindCellLocked(
 // publication until none of its cells waits.
 func (d door) waitGroupLocked(g cellGroup) { d.r.waitingGroups = append(d.r.waitingGroups, g) }
 
-// valueLocked returns the handle of m's value for instance id (0 when
-// singular), nil until it has storage.
-func (d door) valueLocked(m *metric, id int32) *Value      { return d.r.valueLocked(m, id) }
+// handleLocked returns the handle of m's value for instance index j,
+// nil until it has storage.
+func (d door) handleLocked(m *metric, j int) *Value        { return d.r.handleLocked(m, j) }
 func (d door) dropLocked(reason dropReason)                { d.r.dropLocked(reason) }
 func (d door) expiredLocked(expired, late int)             { d.r.expiredLocked(expired, late) }
 func (d door) pollLocked(interval time.Duration, f func()) { d.r.pollLocked(interval, f) }
@@ -128,25 +128,27 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 
 // declareInstancesLocked adds the instances to the indom, unless the first
 // one is there already, reviving those removed, and reports whether it is
-// there. A full disk is no refusal: the instances wait for a later growth
-// step.
-func (d door) declareInstancesLocked(in *indom, insts ...Instance) (bool, error) {
+// there, and its index j in the indom, which stays until the indom
+// forgets removed instances (a publication's, never a declaration's). A
+// full disk is no refusal: the instances wait for a later growth step.
+func (d door) declareInstancesLocked(in *indom, insts ...Instance) (j int, there bool, err error) {
 	r := d.r
-	if _, ok := in.index(insts[0].ID); ok {
+	if first, ok := in.index(insts[0].ID); ok {
 		for _, inst := range insts {
-			j, _ := in.index(inst.ID)
-			if err := r.reviveInstanceLocked(in, j); err != nil {
-				return true, err
+			i, _ := in.index(inst.ID)
+			if err := r.reviveInstanceLocked(in, i); err != nil {
+				return first, true, err
 			}
 		}
-		return true, nil
+		return first, true, nil
 	}
-	err := r.addInstancesLocked(in, insts, keepDeclared)
+	first := in.count() // where addInstancesLocked puts it
+	err = r.addInstancesLocked(in, insts, keepDeclared)
 	if err == nil {
-		return true, nil
+		return first, true, nil
 	}
-	_, ok := in.index(insts[0].ID)
-	return ok, err
+	j, there = in.index(insts[0].ID)
+	return j, there, err
 }
 
 // instanceIDLocked returns the id of in's instance named name, live or

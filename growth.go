@@ -478,14 +478,6 @@ func (r *Registry) waitLocked(w waiter) {
 	r.waiting = append(r.waiting, w)
 }
 
-// valueLocked is handleLocked of m's value for instance id.
-func (r *Registry) valueLocked(m *metric, id int32) *Value {
-	if r.state != started {
-		return nil
-	}
-	return r.handleLocked(m, indexOf(m, id))
-}
-
 // handleLocked returns the handle of m's value for instance index inst (0
 // when singular), nil until the value has storage in a started file.
 func (r *Registry) handleLocked(m *metric, inst int) *Value {

@@ -613,24 +613,24 @@ func (g *histGroup) bucketNames(inst string) []string {
 // buckets, ids id*buckets and up, to the buckets' indom, in one
 // transaction: buckets refused undo the statistics. Called with the
 // registry's lock held.
-func (g *histGroup) declareLocked(name string, id int32) (added bool, err error) {
+func (g *histGroup) declareLocked(name string, id int32) (j int, added bool, err error) {
 	subject := inside(subject("vector", g.name), "instance", name)
 	buckets := make([]Instance, len(g.bounds))
 	for i, b := range g.bucketNames(name) {
 		if err := checkInstanceName(inside(subject, "bucket", b), b); err != nil {
-			return false, err
+			return 0, false, err
 		}
 		buckets[i] = Instance{ID: g.bucketID(id, i), Name: b}
 	}
 	err = g.r.declareLocked(func() error {
 		var stepErr error
-		if added, stepErr = g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); stepErr != nil {
+		if j, added, stepErr = g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); stepErr != nil {
 			return stepErr
 		}
-		_, stepErr = g.r.declareInstancesLocked(g.bucketIn, buckets...)
+		_, _, stepErr = g.r.declareInstancesLocked(g.bucketIn, buckets...)
 		return stepErr
 	})
-	return added && err == nil, err
+	return j, added && err == nil, err
 }
 
 // bucketID is the id of bucket i of a vector's instance id in the buckets'
@@ -666,7 +666,7 @@ func (g *histGroup) removeLocked(id int32, h *Histogram) {
 
 // makeLocked makes the histogram of an instance, whose values are bound as
 // soon as they have storage. Called with the registry's lock held.
-func (g *histGroup) makeLocked(name string, id int32) *vecEntry[Histogram] {
+func (g *histGroup) makeLocked(name string, id int32, _ int) *vecEntry[Histogram] {
 	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id), id: id}
 }
 

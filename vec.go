@@ -241,12 +241,14 @@ type vecKind[T any] interface {
 	// declareLocked adds what instance id needs to the registry, skipping
 	// what a previous call added, in one transaction: values refused
 	// declare nothing. added reports whether the instance is now in the
-	// vector's instance domain, even when err is not nil.
-	declareLocked(name string, id int32) (added bool, err error)
-	// makeLocked returns the entry of a declared instance, its id and
-	// instrument set, the instrument bound to its values as soon as they
-	// have storage.
-	makeLocked(name string, id int32) *vecEntry[T]
+	// vector's instance domain, even when err is not nil, and j its index
+	// there (a histogram's statistics') when err is nil.
+	declareLocked(name string, id int32) (j int, added bool, err error)
+	// makeLocked returns the entry of the instance declareLocked just
+	// declared, its id and instrument set, the instrument bound to its
+	// values as soon as they have storage; j is the index declareLocked
+	// reported.
+	makeLocked(name string, id int32, j int) *vecEntry[T]
 	// removeLocked removes instance id and unbinds its instrument t.
 	removeLocked(id int32, t *T)
 	// idOfLocked and nameOfLocked return the id of the instance named
@@ -400,7 +402,7 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
 		}
 	}
-	added, err := v.kind.declareLocked(name, id)
+	j, added, err := v.kind.declareLocked(name, id)
 	if added && err == nil && !seen {
 		v.gaveLocked(id, v.kind.idSpace())
 	}
@@ -414,7 +416,7 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 		}
 		return nil, v.refuseLocked(reason, err)
 	}
-	e := v.kind.makeLocked(name, id)
+	e := v.kind.makeLocked(name, id, j)
 	e.h = h
 	e.values = append(e.inline[:0:min(len(values), len(e.inline))], values...) // a lookup then reads one object
 	v.order.push(e)
@@ -684,22 +686,22 @@ type cellEntry[T any] struct {
 }
 
 // declareLocked is one step, one transaction.
-func (k *cellVec[T]) declareLocked(name string, id int32) (bool, error) {
+func (k *cellVec[T]) declareLocked(name string, id int32) (int, bool, error) {
 	return k.r.declareInstancesLocked(k.in, Instance{ID: id, Name: name})
 }
 
-func (k *cellVec[T]) makeLocked(_ string, id int32) *vecEntry[T] {
+func (k *cellVec[T]) makeLocked(_ string, id int32, j int) *vecEntry[T] {
 	o := new(cellEntry[T])
 	o.vecEntry = vecEntry[T]{t: &o.own, id: id}
 	c := k.cellOf(o.t)
 	c.init(k.typ)
-	if v := k.r.valueLocked(k.m, id); v != nil {
+	if v := k.r.handleLocked(k.m, j); v != nil {
 		c.bind(v)
 	} else {
 		if len(k.waiting) == 0 {
 			k.r.waitGroupLocked(k)
 		}
-		k.waiting = appendGrown(k.waiting, waitingEntry[T]{o, indexOf(k.m, id)})
+		k.waiting = appendGrown(k.waiting, waitingEntry[T]{o, j})
 	}
 	return &o.vecEntry
 }
