@@ -256,10 +256,10 @@ func TestWakeInChunks(t *testing.T) {
 	r.mu.Unlock()
 	// A handle on a value whose instrument still waits: the instrument is
 	// bound first, so that the two count in one place.
-	name, _ := cv.nameOfLocked(last.o.id)
+	name, _ := cv.nameOfLocked(last.id)
 	h, err := r.Value("requests", name)
 	require.NoError(t, err)
-	require.Same(t, h, last.o.own.cell.v.Load(), "the instrument of %s not bound to its handle", name)
+	require.Same(t, h, last.own.cell.v.Load(), "the instrument of %s not bound to its handle", name)
 	r.mu.Lock()
 	require.NoError(t, r.publishPartsLocked(true))
 	require.Empty(t, cv.waiting)

@@ -129,9 +129,14 @@ type vecSlot[T any] struct {
 // vecEntry is one instance of a vector.
 type vecEntry[T any] struct {
 	values []string // in inline when they fit, in the entry's memory
-	h      uint64   // canon.Hash(values)
 	t      *T
 	id     int32 // the instance's, whose name is its indom's (vecKind.nameOfLocked)
+	// j is the instance's index in the indom while its instrument waits
+	// for storage (cellVec, which renumbers it): kept here, where the
+	// hash of the values was, a list of the waiting entries holds
+	// pointers alone, and the entry stays in its size class. The tables'
+	// slots hold the hash.
+	j int32
 	// state is whether it was deleted (bit 0), which lookups pass by, and
 	// how many label records its values make (vecLabels), in one word: a
 	// field more made a counter's entry a size class larger.
@@ -180,9 +185,9 @@ func (t *vecTable[T]) findHere(h uint64, values []string) *vecEntry[T] {
 	}
 }
 
-// holds reports whether e is in t's own slots.
-func (t *vecTable[T]) holds(e *vecEntry[T]) bool {
-	for i := e.h & t.mask; ; i = (i + 1) & t.mask {
+// holds reports whether e, whose values' hash is h, is in t's own slots.
+func (t *vecTable[T]) holds(e *vecEntry[T], h uint64) bool {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		switch t.slots[i].e.Load() {
 		case e:
 			return true
@@ -200,8 +205,9 @@ func (t *vecTable[T]) moveLocked(n int) {
 		return
 	}
 	for end := min(t.moved+n, len(o.slots)); t.moved < end; t.moved++ {
-		if e := o.slots[t.moved].e.Load(); e != nil && !e.deleted() {
-			t.putLocked(e)
+		s := &o.slots[t.moved]
+		if e := s.e.Load(); e != nil && !e.deleted() {
+			t.putLocked(e, s.h.Load())
 		}
 	}
 	if t.moved == len(o.slots) {
@@ -224,13 +230,14 @@ func sameValues(a, b []string) bool {
 	return true
 }
 
-// putLocked fills a free slot with e, which t has room for.
-func (t *vecTable[T]) putLocked(e *vecEntry[T]) {
-	i := e.h & t.mask
+// putLocked fills a free slot with e, whose values' hash is h, which t
+// has room for.
+func (t *vecTable[T]) putLocked(e *vecEntry[T], h uint64) {
+	i := h & t.mask
 	for t.slots[i].e.Load() != nil {
 		i = (i + 1) & t.mask
 	}
-	t.slots[i].h.Store(e.h)
+	t.slots[i].h.Store(h)
 	t.slots[i].e.Store(e)
 	t.used++
 }
@@ -417,12 +424,11 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 		return nil, v.refuseLocked(reason, err)
 	}
 	e := v.kind.makeLocked(name, id, j)
-	e.h = h
 	e.values = append(e.inline[:0:min(len(values), len(e.inline))], values...) // a lookup then reads one object
 	v.order.push(e)
 	v.live++
 	v.labelLocked(e)
-	v.insertLocked(e)
+	v.insertLocked(e, h)
 	return e.t, nil
 }
 
@@ -432,9 +438,10 @@ func (v *Vec[T]) forgotLocked(inst Instance) {
 	v.instanceIDs.forgotLocked(inst, min(int(v.limit.Load()), v.r.instanceCapLocked()))
 }
 
-// insertLocked makes e, new in v.order, visible to lock-free readers: in
-// a free slot of the table, or of the table that replaces it when full.
-func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
+// insertLocked makes e, new in v.order, its values' hash h, visible to
+// lock-free readers: in a free slot of the table, or of the table that
+// replaces it when full.
+func (v *Vec[T]) insertLocked(e *vecEntry[T], h uint64) {
 	t := v.table.Load()
 	if nearGrowth(len(t.slots)/2-(t.used+1), len(t.slots)) {
 		// The size below when no entry is deleted meanwhile: v.live
@@ -451,7 +458,7 @@ func (v *Vec[T]) insertLocked(e *vecEntry[T]) {
 		v.table.Store(n)
 		t = n
 	}
-	t.putLocked(e)
+	t.putLocked(e, h)
 	t.moveLocked(4)
 }
 
@@ -474,7 +481,7 @@ func (v *Vec[T]) rebuildLocked() {
 	t := newVecTable[T](2 * v.live)
 	for _, e := range v.order.all() {
 		if !e.deleted() {
-			t.putLocked(e)
+			t.putLocked(e, canon.Hash(e.values)) // rare: after many deletions
 		}
 	}
 	v.table.Store(t)
@@ -574,7 +581,7 @@ func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
 	e.state.Or(1)
 	v.live--
 	// One not moved yet from the old table stays there, and is not moved.
-	if t := v.table.Load(); t.old.Load() == nil || t.holds(e) {
+	if t := v.table.Load(); t.old.Load() == nil || t.holds(e, canon.Hash(e.values)) {
 		t.dead++
 	}
 }
@@ -664,19 +671,12 @@ type cellVec[T any] struct {
 	cellOf func(*T) *cell // the instrument's cell: no map by id to keep per instance
 	v      *Vec[T]        // whose entries these are
 	// waiting are the entries made whose values have no storage yet
-	// (dead ones are dropped at the next wake), with their instances'
-	// indexes in the indom (renumberLocked keeps them): a publication
-	// finds their slots (shownLocked), and the timer their storage, with
-	// no lookup by id each. The registry wakes the group while it has
-	// any.
-	waiting []waitingEntry[T]
-}
-
-// waitingEntry is an entry waiting for storage, and its instance's index
-// in the indom.
-type waitingEntry[T any] struct {
-	o *cellEntry[T]
-	j int
+	// (dead ones are dropped at the next wake), each with its instance's
+	// index in the indom (vecEntry.j, which renumberLocked keeps): a
+	// publication finds their slots (shownLocked), and the timer their
+	// storage, with no lookup by id each. The registry wakes the group
+	// while it has any.
+	waiting []*cellEntry[T]
 }
 
 // cellEntry is an entry and its instrument, in one allocation.
@@ -692,7 +692,7 @@ func (k *cellVec[T]) declareLocked(name string, id int32) (int, bool, error) {
 
 func (k *cellVec[T]) makeLocked(_ string, id int32, j int) *vecEntry[T] {
 	o := new(cellEntry[T])
-	o.vecEntry = vecEntry[T]{t: &o.own, id: id}
+	o.vecEntry = vecEntry[T]{t: &o.own, id: id, j: int32(j)}
 	c := k.cellOf(o.t)
 	c.init(k.typ)
 	if v := k.r.handleLocked(k.m, j); v != nil {
@@ -701,28 +701,28 @@ func (k *cellVec[T]) makeLocked(_ string, id int32, j int) *vecEntry[T] {
 		if len(k.waiting) == 0 {
 			k.r.waitGroupLocked(k)
 		}
-		k.waiting = appendGrown(k.waiting, waitingEntry[T]{o, j})
+		k.waiting = appendGrown(k.waiting, o)
 	}
 	return &o.vecEntry
 }
 
 func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cell, budget *int) bool {
 	kept, rest := k.waiting[:0], len(k.waiting)
-	for i, w := range k.waiting {
+	for i, o := range k.waiting {
 		if *budget == 0 {
 			rest = i
 			break
 		}
-		if w.o.deleted() {
+		if o.deleted() {
 			continue
 		}
-		if v := value(k.m, w.j); v != nil {
-			c := k.cellOf(&w.o.own)
+		if v := value(k.m, int(o.j)); v != nil {
+			c := k.cellOf(&o.own)
 			c.bind(v)
 			*rebound = append(*rebound, c)
 			*budget--
 		} else {
-			kept = append(kept, w)
+			kept = append(kept, o)
 		}
 	}
 	if len(kept) == 0 && rest < len(k.waiting) {
@@ -742,18 +742,18 @@ func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cel
 }
 
 func (k *cellVec[T]) waitingLocked(f func(*metric, int, *cell)) {
-	for _, w := range k.waiting {
-		if !w.o.deleted() {
-			f(k.m, w.j, k.cellOf(&w.o.own))
+	for _, o := range k.waiting {
+		if !o.deleted() {
+			f(k.m, int(o.j), k.cellOf(&o.own))
 		}
 	}
 }
 
 func (k *cellVec[T]) shownLocked(slot func(*metric, int) int, ws []waitingValue) []waitingValue {
 	ws = slices.Grow(ws, len(k.waiting))
-	for _, w := range k.waiting {
-		if s := slot(k.m, w.j); s >= 0 {
-			ws = append(ws, waitingValue{slot: s, c: k.cellOf(&w.o.own)})
+	for _, o := range k.waiting {
+		if s := slot(k.m, int(o.j)); s >= 0 {
+			ws = append(ws, waitingValue{slot: s, c: k.cellOf(&o.own)})
 		}
 	}
 	return ws
@@ -763,9 +763,9 @@ func (k *cellVec[T]) renumberLocked(in *indom, to []int) {
 	if in != k.in {
 		return
 	}
-	k.waiting = slices.DeleteFunc(k.waiting, func(w waitingEntry[T]) bool { return to[w.j] < 0 })
-	for i := range k.waiting {
-		k.waiting[i].j = to[k.waiting[i].j]
+	k.waiting = slices.DeleteFunc(k.waiting, func(o *cellEntry[T]) bool { return to[o.j] < 0 })
+	for _, o := range k.waiting {
+		o.j = int32(to[o.j])
 	}
 }
 
