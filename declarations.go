@@ -295,7 +295,9 @@ func (r *Registry) undeclareIndom(s step) {
 
 // AddInstance adds an instance to a declared instance domain. After Start
 // the values of the metrics over it are live at once; an instance that
-// needs the file to grow and cannot have it is not added.
+// needs the file to grow and cannot have it is not added. A vector's
+// indom (Vec.Indom) is refused with ErrInUse: its instances are the
+// vector's label values, which With adds.
 func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -307,12 +309,15 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	if err != nil {
 		return err
 	}
-	return r.addInstancesLocked(in, []Instance{inst}, undoDeclared)
+	if in.vec.forgot != nil {
+		return errorf(ErrInUse, in.instanceSubject(inst.Name), "the indom is a vector's, whose instances are its label values, added by its With")
+	}
+	return r.addInstancesLocked(in, []Instance{inst}, undoDeclared, (*indom).add)
 }
 
-// addInstancesLocked adds instances to in, declared, all of them or,
-// when one is refused, none. ifFailed is as for addMetricLocked.
-func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publishFailure) error {
+// addInstancesLocked adds instances to in, declared, each by add, all of
+// them or, when one is refused, none. ifFailed is as for addMetricLocked.
+func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publishFailure, add func(*indom, Instance) error) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
@@ -324,7 +329,7 @@ func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publ
 		return err
 	}
 	for _, inst := range insts {
-		if err := in.add(inst); err != nil {
+		if err := add(in, inst); err != nil {
 			in.truncate(first)
 			return err
 		}

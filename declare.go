@@ -26,7 +26,7 @@ type door struct{ r *Registry }
 //   - declarations, one transaction of steps: declareLocked,
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstancesLocked,
-//     removeInstrumentLocked, instanceIDLocked,
+//     addFreshInstanceLocked, removeInstrumentLocked, instanceIDLocked,
 //     instanceNameLocked, linkVecLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, bindValueLocked, and for a
@@ -142,8 +142,20 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (j int, there
 		}
 		return first, true, nil
 	}
-	first := in.count() // where addInstancesLocked puts it
-	err = r.addInstancesLocked(in, insts, keepDeclared)
+	return d.addNewLocked(in, insts, (*indom).add)
+}
+
+// addFreshInstanceLocked is declareInstancesLocked of a vector's instance
+// whose name and id the indom has none of (instanceIDs.idLocked): added
+// with no lookup, by name or by id (indom.addFresh).
+func (d door) addFreshInstanceLocked(in *indom, inst Instance) (j int, there bool, err error) {
+	return d.addNewLocked(in, []Instance{inst}, (*indom).addFresh)
+}
+
+// addNewLocked adds the instances, new to in, each by add.
+func (d door) addNewLocked(in *indom, insts []Instance, add func(*indom, Instance) error) (j int, there bool, err error) {
+	first := in.count() // where addInstancesLocked puts them
+	err = d.r.addInstancesLocked(in, insts, keepDeclared, add)
 	if err == nil {
 		return first, true, nil
 	}
@@ -154,11 +166,10 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (j int, there
 // instanceIDLocked returns the id of in's instance named name, live or
 // removed, if in has one; instanceNameLocked the name of instance id.
 func (d door) instanceIDLocked(in *indom, name string) (int32, bool) {
-	i, ok := in.names.find(nameKey(name), in.instanceKey)
-	if !ok || in.instance(i).Name != name {
-		return 0, false
+	if i, ok := in.byName(name); ok {
+		return in.instance(i).ID, true
 	}
-	return in.instance(i).ID, true
+	return 0, false
 }
 func (d door) instanceNameLocked(in *indom, id int32) (string, bool) {
 	if i, ok := in.index(id); ok {

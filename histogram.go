@@ -613,7 +613,7 @@ func (g *histGroup) bucketNames(inst string) []string {
 // buckets, ids id*buckets and up, to the buckets' indom, in one
 // transaction: buckets refused undo the statistics. Called with the
 // registry's lock held.
-func (g *histGroup) declareLocked(name string, id int32) (j int, added bool, err error) {
+func (g *histGroup) declareLocked(name string, id int32, _ bool) (j int, added bool, err error) {
 	subject := inside(subject("vector", g.name), "instance", name)
 	buckets := make([]Instance, len(g.bounds))
 	for i, b := range g.bucketNames(name) {

@@ -59,9 +59,14 @@ type instanceIDs struct {
 	counted   int64            // ids counted
 }
 
-// idLocked returns the id a new instance of the vector, name, takes, or
-// false when the vector has given every id it may: ids are 0 to space-1
-// (vecKind.idSpace). nameOf returns the name of an id the indom has.
+// idLocked returns the id the instance name of the vector takes, and
+// whether the indom has that instance (seen), or false when the vector has
+// given every id it may: ids are 0 to space-1 (vecKind.idSpace). nameOf
+// returns the name of an id the indom has. While the vector derives ids,
+// a name the indom has is found on its probe, and one not found there is
+// new to the indom (no other adds to a vector's indom: see
+// Registry.AddInstance); once it counts, it finds the ids of names by name
+// first (Vec.add).
 //
 // Derived: FNV-1a of the name in the lower half of the ids, probing up
 // and wrapping within that half to the first id that no other name was
@@ -71,25 +76,27 @@ type instanceIDs struct {
 // memory bounded, a vector whose indom forgot more names than it may
 // hold, and 64, stops deriving: from then on names new to it are counted
 // in the upper half, in order, and none of its derived ids is given again.
-func (s *instanceIDs) idLocked(name string, space int64, nameOf func(int32) (string, bool)) (int32, bool) {
+func (s *instanceIDs) idLocked(name string, space int64, nameOf func(int32) (string, bool)) (id int32, seen, ok bool) {
 	half := space / 2
 	if !s.counting {
 		home := int64(fnv32(name)) % half
 		for j := range half {
 			id := int32((home + j) % half)
-			o, ok := s.forgotten[id]
-			if !ok {
-				o, ok = nameOf(id)
+			if o, has := nameOf(id); has {
+				if o == name {
+					return id, true, true
+				}
+				continue
 			}
-			if !ok || o == name {
-				return id, true
+			if o, forgot := s.forgotten[id]; !forgot || o == name {
+				return id, false, true
 			}
 		}
 	}
 	if half+s.counted >= space {
-		return 0, false
+		return 0, false, false
 	}
-	return int32(half + s.counted), true
+	return int32(half + s.counted), false, true
 }
 
 // gaveLocked records that a new name took id, of space ids.

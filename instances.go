@@ -106,9 +106,13 @@ type indom struct {
 	// id is its instance's index, as ids numbered from 0 in order are (the
 	// buckets of a single histogram, mmv.dropped's reasons), which then
 	// need no index.
-	ids     idIndex
-	sparse  bool
-	names   nameIndex     // indexes by nameKey
+	ids    idIndex
+	sparse bool
+	// names indexes by nameKey the first named instances, and the others
+	// once a lookup by name needs them (indexNames): a vector's, which it
+	// tells apart by their values, are added unindexed (addFresh).
+	names   nameIndex
+	named   int
 	live    int           // instances not removed
 	users   int           // metrics over it
 	reserve int           // values a vector's metrics over it reserve room for in their file (budget.go)
@@ -139,25 +143,68 @@ func (in *indom) addUsers(d int) {
 
 // add adds an instance, or says why PCP could not tell it apart.
 func (in *indom) add(inst Instance) error {
-	key, ok := instanceNameKey(inst.Name)
-	if inst.ID < 0 {
-		return errorf(ErrRange, in.instanceSubject(inst.Name), "id %d is negative", inst.ID)
-	}
-	if !ok {
-		return checkInstanceName(in.instanceSubject(inst.Name), inst.Name)
+	key, err := in.checkInstance(inst)
+	if err != nil {
+		return err
 	}
 	if _, dup := in.index(inst.ID); dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
 	}
+	in.indexNames()
 	i := in.count()
 	if j, added := in.names.add(key, i, in.instanceKey); !added {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.instance(j).Name)
 	}
+	in.named = i + 1
+	in.push(inst)
+	return nil
+}
+
+// addFresh adds inst, whose name and id in has none of, as a vector
+// knows of its new values (instanceIDs.idLocked): with no lookup of
+// either, and its name not indexed until one by name needs it. The first
+// use of a vector's value probed the name index, a cache miss each at
+// 10,000 values, for a name the vector's table had told apart.
+func (in *indom) addFresh(inst Instance) error {
+	if _, err := in.checkInstance(inst); err != nil {
+		return err
+	}
+	in.push(inst)
+	return nil
+}
+
+// checkInstance checks inst's id and name, and returns its name's key.
+func (in *indom) checkInstance(inst Instance) (string, error) {
+	key, ok := instanceNameKey(inst.Name)
+	if inst.ID < 0 {
+		return "", errorf(ErrRange, in.instanceSubject(inst.Name), "id %d is negative", inst.ID)
+	}
+	if !ok {
+		return "", checkInstanceName(in.instanceSubject(inst.Name), inst.Name)
+	}
+	return key, nil
+}
+
+// push appends inst, checked.
+func (in *indom) push(inst Instance) {
+	i := in.count()
 	in.insts.push(inst)
 	in.track(i)
 	in.removed = appendGrown(in.removed, false)
 	in.addLive(1)
-	return nil
+}
+
+// indexNames indexes the names of the instances added unindexed
+// (addFresh), for a lookup by name. Their names are distinct, as their
+// vector's values are.
+func (in *indom) indexNames() {
+	if in.named == in.count() {
+		return
+	}
+	in.names.reserve(in.count() - in.named)
+	for ; in.named < in.count(); in.named++ {
+		in.names.add(in.instanceKey(in.named), in.named, in.instanceKey)
+	}
 }
 
 // track makes instance i found by its id.
@@ -201,11 +248,9 @@ func (in *indom) forget() []int {
 		}
 	}
 	in.insts, in.removed = kept, make([]bool, kept.len())
-	in.ids, in.sparse, in.names = idIndex{}, false, nameIndex{}
-	in.names.reserve(kept.len())
-	for j, inst := range in.insts.all() {
+	in.ids, in.sparse, in.names, in.named = idIndex{}, false, nameIndex{}, 0 // names indexed again when looked up
+	for j := range kept.len() {
 		in.track(j)
-		in.names.add(nameKey(inst.Name), j, in.instanceKey)
 	}
 	return to
 }
@@ -246,8 +291,11 @@ func (in *indom) truncate(n int) {
 	for j := n; j < in.count(); j++ {
 		inst := in.instance(j)
 		in.ids.remove(inst.ID, in.instanceID)
-		in.names.remove(nameKey(inst.Name), in.instanceKey)
+		if j < in.named {
+			in.names.remove(nameKey(inst.Name), in.instanceKey)
+		}
 	}
+	in.named = min(in.named, n)
 	in.insts.truncate(n)
 	in.removed = in.removed[:n]
 	live := 0
@@ -262,8 +310,16 @@ func (in *indom) truncate(n int) {
 // lookup returns the index of the instance named exactly name, unless
 // removed.
 func (in *indom) lookup(name string) (int, bool) {
+	i, ok := in.byName(name)
+	return i, ok && !in.isRemoved(i)
+}
+
+// byName returns the index of the instance named exactly name, removed
+// or not.
+func (in *indom) byName(name string) (int, bool) {
+	in.indexNames()
 	i, ok := in.names.find(nameKey(name), in.instanceKey)
-	return i, ok && in.instance(i).Name == name && !in.isRemoved(i)
+	return i, ok && in.instance(i).Name == name
 }
 
 // checkIndomCluster refuses an indom in a file on cluster c when PCP would

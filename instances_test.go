@@ -40,7 +40,7 @@ func TestInstanceIndex(t *testing.T) {
 	check(3, 0, false)
 	require.ErrorIs(t, r.AddInstance(1, Instance{ID: 2, Name: "e"}), ErrDuplicate)
 	r.mu.Lock()
-	err := r.addInstancesLocked(r.serials[1], []Instance{{ID: 8, Name: "e"}, {ID: 8, Name: "f"}}, undoDeclared)
+	err := r.addInstancesLocked(r.serials[1], []Instance{{ID: 8, Name: "e"}, {ID: 8, Name: "f"}}, undoDeclared, (*indom).add)
 	r.mu.Unlock()
 	require.ErrorIs(t, err, ErrDuplicate)
 	check(8, 0, false) // the refused instances are truncated away

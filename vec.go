@@ -249,8 +249,9 @@ type vecKind[T any] interface {
 	// what a previous call added, in one transaction: values refused
 	// declare nothing. added reports whether the instance is now in the
 	// vector's instance domain, even when err is not nil, and j its index
-	// there (a histogram's statistics') when err is nil.
-	declareLocked(name string, id int32) (j int, added bool, err error)
+	// there (a histogram's statistics') when err is nil. fresh says the
+	// indom has no instance of the name nor of the id (idLocked).
+	declareLocked(name string, id int32, fresh bool) (j int, added bool, err error)
 	// makeLocked returns the entry of the instance declareLocked just
 	// declared, its id and instrument set, the instrument bound to its
 	// values as soon as they have storage; j is the index declareLocked
@@ -403,13 +404,17 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	if limit := v.limit.Load(); int64(v.live) >= limit {
 		return nil, v.refuseLocked(dropLimit, errorf(ErrTooMany, inside(v.what(), "instance", name), "the vector holds its limit of %d instances (see SetLimit)", limit))
 	}
-	id, seen := v.kind.idOfLocked(name)
+	var id int32
+	seen := false
+	if v.counting { // a counted id is found by name only (idLocked)
+		id, seen = v.kind.idOfLocked(name)
+	}
 	if !seen {
-		if id, ok = v.idLocked(name, v.kind.idSpace(), v.kind.nameOfLocked); !ok {
+		if id, seen, ok = v.idLocked(name, v.kind.idSpace(), v.kind.nameOfLocked); !ok {
 			return nil, v.refuseLocked(dropCap, idsExhausted(v.what(), name, v.kind.idSpace()))
 		}
 	}
-	j, added, err := v.kind.declareLocked(name, id)
+	j, added, err := v.kind.declareLocked(name, id, !seen)
 	if added && err == nil && !seen {
 		v.gaveLocked(id, v.kind.idSpace())
 	}
@@ -686,7 +691,10 @@ type cellEntry[T any] struct {
 }
 
 // declareLocked is one step, one transaction.
-func (k *cellVec[T]) declareLocked(name string, id int32) (int, bool, error) {
+func (k *cellVec[T]) declareLocked(name string, id int32, fresh bool) (int, bool, error) {
+	if fresh {
+		return k.r.addFreshInstanceLocked(k.in, Instance{ID: id, Name: name})
+	}
 	return k.r.declareInstancesLocked(k.in, Instance{ID: id, Name: name})
 }
 

@@ -216,3 +216,58 @@ func TestEntrySizeClass(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(cellEntry[Timer]{}), uintptr(160))
 	assert.LessOrEqual(t, unsafe.Sizeof(cellEntry[IntGauge]{}), uintptr(160))
 }
+
+// TestVecNamesIndexedOnDemand: a vector's new values add their instances
+// unindexed by name (indom.addFresh); a lookup by name indexes them then,
+// and finds each, and values used again after deletion and after their
+// indom forgot them keep one id each, no name added twice.
+func TestVecNamesIndexedOnDemand(t *testing.T) {
+	r, v := uncappedVec(t, "ondemand", 1<<20)
+	require.NoError(t, r.Start())
+	for i := range 1000 {
+		v.With("/r/" + strconv.Itoa(i)).Inc()
+	}
+	in := r.serials[v.Indom()]
+	r.mu.Lock()
+	named, count := in.named, in.count()
+	r.mu.Unlock()
+	require.Zero(t, named, "names indexed by first uses")
+	require.Equal(t, 1000, count)
+	_, err := r.Value("requests", "route=/r/999")
+	require.NoError(t, err)
+	checkNames := func() {
+		t.Helper()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		ids := map[int32]bool{}
+		names := map[string]bool{}
+		for j := range in.count() {
+			inst := in.instance(j)
+			i, ok := in.byName(inst.Name)
+			assert.True(t, ok && i == j, "instance %d, %s, found at %d", j, inst.Name, i)
+			assert.False(t, ids[inst.ID] || names[inst.Name], "instance %d, %s, id %d, added twice", j, inst.Name, inst.ID)
+			ids[inst.ID], names[inst.Name] = true, true
+		}
+		assert.Equal(t, in.count(), in.named)
+	}
+	checkNames()
+	for i := range 1000 {
+		v.Delete("/r/" + strconv.Itoa(i))
+	}
+	for i := range 1200 { // revived, then new
+		v.With("/r/" + strconv.Itoa(i)).Inc()
+	}
+	checkNames()
+	for i := range 1200 {
+		v.Delete("/r/" + strconv.Itoa(i))
+	}
+	require.NoError(t, r.Flush()) // forgets them
+	r.mu.Lock()
+	forgot := in.count() == 0
+	r.mu.Unlock()
+	require.True(t, forgot, "the deleted values forgotten")
+	for i := range 1200 {
+		v.With("/r/" + strconv.Itoa(i)).Inc()
+	}
+	checkNames()
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -575,4 +576,28 @@ func TestHistogramVecLabels(t *testing.T) {
 	inFile, records = fileInstanceLabels(t, r.Path())
 	assert.Equal(t, snapshotInstanceLabels(t, r), inFile)
 	assert.Equal(t, 2, records)
+}
+
+// TestAddInstanceToVectorIndom: the instances of a vector's indom (a
+// histogram vector's statistics') are its label values, added by With
+// alone: AddInstance refuses one, which its vector would not know of and
+// would add again under another id.
+func TestAddInstanceToVectorIndom(t *testing.T) {
+	r := newRegistry(t, "vecindom", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	h := mmv.NewHistogramVec(r, "latency", "", mmv.Second, nil, "route")
+	for _, serial := range []uint32{v.Indom(), h.Indom()} {
+		err := r.AddInstance(serial, mmv.Instance{ID: 7, Name: "route=/a"})
+		require.ErrorIs(t, err, mmv.ErrInUse)
+		assert.ErrorContains(t, err, "a vector's, whose instances are its label values")
+	}
+	v.With("/a").Inc()
+	h.With("/a").Observe(1)
+	require.NoError(t, r.Start())
+	snaps, err := r.Snapshot()
+	require.NoError(t, err)
+	i := slices.IndexFunc(snaps, func(m mmv.MetricSnapshot) bool { return m.Name == "requests" })
+	require.GreaterOrEqual(t, i, 0, "requests in the snapshot")
+	require.Len(t, snaps[i].Values, 1)
+	assert.Equal(t, "route=/a", snaps[i].Values[0].Instance)
 }
