@@ -593,7 +593,7 @@ func TestAddInstanceToVectorIndom(t *testing.T) {
 	}
 	v.With("/a").Inc()
 	h.With("/a").Observe(1)
-	require.NoError(t, r.Start())
+	startOrSkip(t, r)
 	snaps, err := r.Snapshot()
 	require.NoError(t, err)
 	i := slices.IndexFunc(snaps, func(m mmv.MetricSnapshot) bool { return m.Name == "requests" })
