@@ -88,7 +88,7 @@ func (a *snapArrays) done() {
 // instead, at 50,000 values, they held the lock 3-6 ms, and every first
 // use meanwhile waited.
 func (a *snapArrays) reserve(n int) {
-	if 4*cap(a.slots) >= 3*n {
+	if 4*min(cap(a.slots), cap(a.removed), cap(a.handles)) >= 3*n {
 		return
 	}
 	a.slots = make([]slotOwner, n)[:0]
@@ -97,6 +97,12 @@ func (a *snapArrays) reserve(n int) {
 	clear(a.slots[:n])
 	clear(a.removed[:n])
 	clear(a.handles[:n])
+}
+
+// fits reports whether the arrays take a snapshot of n values, slots and
+// instances, and w waiting values, without growing.
+func (a *snapArrays) fits(n, w int) bool {
+	return cap(a.slots) >= n && cap(a.removed) >= n && cap(a.handles) >= n && cap(a.waiting) >= w
 }
 
 // reserveWaiting gives the arrays room for n waiting values, as reserve
