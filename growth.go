@@ -422,6 +422,7 @@ const (
 	afterSnapshot  = growthPoint(osfile.Written)  // the new file holds the values; updates still land in the old file
 	afterRemap     = growthPoint(osfile.Remapped) // updates land in the new file; the old file's final values not read
 	beforeMergeCAS = afterRemap + 1               // merge loaded a word of the new file and is about to swap it
+	reserving      = afterRemap + 2               // a publication makes its snapshot's arrays, the lock let go
 )
 
 // awaitHook, when a test sets it, is called where a caller lets the lock
@@ -751,6 +752,9 @@ func (r *Registry) reserveSnapshotUnlocking(p *part) {
 		done := make(chan struct{})
 		r.inFlight = done
 		r.unlockLettingIn()
+		if growthHook != nil {
+			growthHook(reserving)
+		}
 		p.snap.reserve(2 * n)
 		p.snap.reserveWaiting(2 * shown)
 		r.mu.Lock()

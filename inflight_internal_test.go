@@ -108,6 +108,83 @@ func TestFirstUseDuringPublication(t *testing.T) {
 	assert.Equal(t, 3.5, mustValue(t, r, "temp", "sensor=b").Float())
 }
 
+// TestFirstUseDuringReservation: a publication making its snapshot's
+// arrays, the lock let go (reserveSnapshotUnlocking), is in progress as
+// its write is: first uses go on, past the file's room, and values are
+// deleted, while Flush and the low-level declarations wait for it; once
+// it is done every count is exact in the file.
+func TestFirstUseDuringReservation(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("reserving", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	require.NoError(t, r.Start())
+	for i := range 100 { // past the first file's room: a first publication, whose arrays are none
+		v.With(strconv.Itoa(i)).Add(1)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var held sync.Once
+	growthHook = func(p growthPoint) {
+		if p == reserving {
+			held.Do(func() {
+				entered <- struct{}{}
+				<-release
+			})
+		}
+	}
+	defer func() {
+		r.Close()
+		growthHook = nil
+	}()
+	flushed := make(chan error, 1)
+	go func() { flushed <- r.Flush() }()
+	select {
+	case <-entered:
+	case err := <-flushed:
+		t.Fatalf("Flush returned (%v) with no reservation", err)
+	}
+
+	used := make(chan struct{})
+	go func() {
+		defer close(used)
+		for i := range 200 {
+			v.With(strconv.Itoa(i)).Add(2)
+		}
+		v.Delete("7")
+	}()
+	select {
+	case <-used:
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("first uses waited for the reservation")
+	}
+	waited := make(chan error, 2)
+	go func() {
+		waited <- r.AddMetric(Metric{Name: "low", Type: Uint64, Semantics: SemCounter})
+		waited <- r.Flush()
+	}()
+	select {
+	case err := <-waited:
+		t.Fatalf("AddMetric returned (%v) while a publication was reserving", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-flushed)
+	require.NoError(t, <-waited)
+	require.NoError(t, <-waited)
+	for i := range 200 {
+		want := 2
+		if i < 100 {
+			want = 3 // 1 before, 2 during
+		}
+		if i == 7 {
+			continue // deleted
+		}
+		assert.EqualValues(t, want, mustValue(t, r, "requests", "route="+strconv.Itoa(i)).Int(), "route %d", i)
+	}
+	_, err := r.Value("requests", "route=7")
+	assert.ErrorIs(t, err, ErrUnknown, "route 7 was deleted")
+}
+
 // TestUpdateRacingBindCarried: an update that loaded its instrument's own
 // memory just before the value got storage, and adds into it just after
 // (a goroutine preempted between the two), is carried into the file by
