@@ -230,6 +230,45 @@ func TestSnapshotReservedUnlocked(t *testing.T) {
 	assert.Equal(t, n-live, shown, "values shown")
 }
 
+// TestShownListFitsItsReservation: the values a publication lists as
+// shown are those past the file's live slots, as many as its reservation
+// made room for, whatever else waits: a vector listing its waiting values
+// grew the list by all of them, with the lock held, those still waiting
+// to be bound a chunk at a time after the last publication included
+// (5-7 ms at 100,000 values).
+func TestShownListFitsItsReservation(t *testing.T) {
+	r, v := uncappedVec(t, "shownfits", 1<<20)
+	startOrSkip(t, r)
+	use := func(from, to int) {
+		for i := from; i < to; i++ {
+			v.With("/r/" + strconv.Itoa(i)).Inc()
+		}
+	}
+	const n = 20000
+	use(0, n)
+	r.mu.Lock()
+	p := r.parts[0]
+	err := r.publishPartUnlocking(p) // the file grows; its values wait to be bound
+	room := p.file.capacity
+	r.mu.Unlock()
+	require.NoError(t, err)
+	// More values than wait, past the file's room, to be shown: fewer
+	// than the list has room for, but not with those waiting.
+	use(n, room+n*5/4)
+	r.mu.Lock()
+	waiting := len(v.kind.(*cellVec[Counter]).waiting)
+	live := min(p.slots.len(), p.file.capacity)
+	r.reserveSnapshotUnlocking(p)
+	reserved := cap(p.snap.waiting)
+	shown := len(r.shownLocked(p, live))
+	listed := cap(p.snap.waiting)
+	p.snap.done()
+	r.mu.Unlock()
+	require.Greater(t, waiting, reserved, "the list has room for every value waiting: nothing to show")
+	assert.Equal(t, n*5/4, shown, "values shown past the live slots")
+	assert.Equal(t, reserved, listed, "the list grew past its reservation with the lock held")
+}
+
 // TestSnapshotKeepsItsInstances: a publication's snapshot shares its
 // indoms' instances rather than copying them (7-17 ms under the lock at
 // 100,000 instances), so nothing done to the part after it is taken may
