@@ -757,10 +757,6 @@ func (k *cellVec[T]) waitingLocked(f func(*metric, int, *cell)) {
 	}
 }
 
-// shownLocked appends to ws, which the publication made room for
-// (reserveSnapshotUnlocking), the values shown: those past the live
-// slots, fewer than wait. Grown by every waiting value, ws was made again
-// with the lock held after each publication that left values to bind.
 func (k *cellVec[T]) shownLocked(slot func(*metric, int) int, ws []waitingValue) []waitingValue {
 	for _, o := range k.waiting {
 		if s := slot(k.m, int(o.j)); s >= 0 {
