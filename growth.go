@@ -95,30 +95,34 @@ func needStorageNow(ps []*part) bool {
 // started.
 func (r *Registry) scheduleLocked() {
 	if r.state != started || !r.unpublishedLocked() {
-		if r.pending != nil {
-			r.pending.Stop()
-			r.pending = nil
+		if r.armed {
+			r.timer.Stop()
+			r.armed = false
 		}
 		return
 	}
-	if r.pending != nil {
+	if r.armed {
 		return
 	}
 	delay := r.opts.PublishDelay
 	if delay <= 0 {
 		delay = 50 * time.Millisecond
 	}
-	var t *time.Timer
-	t = time.AfterFunc(delay, func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.pending != t {
-			return // stopped, or replaced, since it fired
-		}
-		r.pending = nil
-		r.publishPartsLocked(true) // which arms the next try if this one fails
-	})
-	r.pending = t
+	r.armed, r.due = true, time.Now().Add(delay)
+	r.timer.Reset(delay)
+}
+
+// publishDue is the timer's function. A run whose arming was stopped, or
+// replaced by a later one, since it fired finds the timer unarmed or not
+// yet due, and leaves the publication to the arming in force.
+func (r *Registry) publishDue() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.armed || time.Now().Before(r.due) {
+		return
+	}
+	r.armed = false
+	r.publishPartsLocked(true) // which arms the next try if this one fails
 }
 
 // unpublishedLocked reports whether a part has declarations its file does

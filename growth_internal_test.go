@@ -719,3 +719,43 @@ func TestIntervalAcrossGrowth(t *testing.T) {
 	assert.Zero(t, atomic.LoadInt64(v.extra()), "the interval is closed")
 	assert.Positive(t, v.Int(), "the interval's time is counted")
 }
+
+// TestTimerRunOfAnEarlierArming: the registry has one timer, armed again
+// for each burst of declarations after Start. A run of it that fired for
+// an arming since stopped or replaced (it waited for the lock meanwhile)
+// publishes nothing before the arming in force is due, and the run that
+// is due publishes.
+func TestTimerRunOfAnEarlierArming(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("stalerun", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	defer r.Close()
+	v := NewCounterVec(r, "c", "", Count, "k")
+	v.With("a").Inc()
+	require.NoError(t, r.Start())
+	timer := r.timer
+	for _, k := range []string{"b", "c"} { // two bursts, a Flush between
+		v.With(k).Inc()
+		r.mu.Lock()
+		armed, due := r.armed, r.due
+		r.mu.Unlock()
+		require.True(t, armed, "a new value after Start arms the timer")
+		assert.Same(t, timer, r.timer, "the same timer at every burst")
+
+		r.publishDue() // an earlier arming's run
+		r.mu.Lock()
+		assert.True(t, r.armed, "a run before the arming is due leaves it armed")
+		dirty := r.parts[0].dirty
+		now := time.Now()
+		r.due = now // as if an hour had passed
+		r.mu.Unlock()
+		assert.True(t, dirty, "a run before the arming is due publishes nothing")
+
+		r.publishDue()
+		r.mu.Lock()
+		assert.False(t, r.parts[0].dirty, "the run that is due publishes")
+		assert.True(t, !r.armed || r.due.After(now), "the run that is due disarms, or arms anew to carry what it bound")
+		r.mu.Unlock()
+		assert.True(t, due.After(time.Now().Add(50*time.Minute)), "due after PublishDelay")
+	}
+	assert.EqualValues(t, 1, mustValue(t, r, "c", "k=c").Int())
+}

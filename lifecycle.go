@@ -1,6 +1,9 @@
 package mmv
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // The lifecycle of a registry: declaring until Start, started until
 // Close, then closed (docs/design.md, "One registry, one lifecycle").
@@ -40,6 +43,8 @@ func (r *Registry) Start() error {
 		}
 	}
 	r.state = started
+	r.timer = time.AfterFunc(time.Hour, r.publishDue) // made with the file, armed by scheduleLocked
+	r.timer.Stop()
 	r.path = r.parts[0].file.path()
 	r.bindLocked(0)
 	for _, f := range r.onStart {
