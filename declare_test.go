@@ -212,7 +212,7 @@ func declared(t *testing.T, r *Registry) string {
 	// Flush moves them on (rebound).
 	carrying := len(r.rebound[0])+len(r.rebound[1]) > 0
 	fmt.Fprintf(&b, "hooks %d, %d waiting %d cells %d vectors %d, %d waiting pending %v\n", len(r.onStart), len(r.onClose), len(r.waiting), len(r.cells),
-		vecCount(r), len(r.waitingGroups), r.armed && !carrying)
+		vecCount(r), len(r.waitingGroups), r.timer != nil && r.timer.armed && !carrying)
 	return b.String()
 }
 

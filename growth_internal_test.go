@@ -736,24 +736,24 @@ func TestTimerRunOfAnEarlierArming(t *testing.T) {
 	for _, k := range []string{"b", "c"} { // two bursts, a Flush between
 		v.With(k).Inc()
 		r.mu.Lock()
-		armed, due := r.armed, r.due
+		armed, due := r.timer.armed, r.timer.due
 		r.mu.Unlock()
 		require.True(t, armed, "a new value after Start arms the timer")
 		assert.Same(t, timer, r.timer, "the same timer at every burst")
 
 		r.publishDue() // an earlier arming's run
 		r.mu.Lock()
-		assert.True(t, r.armed, "a run before the arming is due leaves it armed")
+		assert.True(t, r.timer.armed, "a run before the arming is due leaves it armed")
 		dirty := r.parts[0].dirty
 		now := time.Now()
-		r.due = now // as if an hour had passed
+		r.timer.due = now // as if an hour had passed
 		r.mu.Unlock()
 		assert.True(t, dirty, "a run before the arming is due publishes nothing")
 
 		r.publishDue()
 		r.mu.Lock()
 		assert.False(t, r.parts[0].dirty, "the run that is due publishes")
-		assert.True(t, !r.armed || r.due.After(now), "the run that is due disarms, or arms anew to carry what it bound")
+		assert.True(t, !r.timer.armed || r.timer.due.After(now), "the run that is due disarms, or arms anew to carry what it bound")
 		r.mu.Unlock()
 		assert.True(t, due.After(time.Now().Add(50*time.Minute)), "due after PublishDelay")
 	}

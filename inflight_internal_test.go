@@ -232,7 +232,7 @@ func TestUpdateRacingBindReachesPCP(t *testing.T) {
 	require.Eventually(t, func() bool { return file.Int() == 3 }, 5*time.Second, time.Millisecond, "the file's value: %d", file.Int())
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	assert.False(t, r.armed, "the timer stops once the cells are carried")
+	assert.False(t, r.timer.armed, "the timer stops once the cells are carried")
 }
 
 // TestCellReadAcrossMove: a read of a cell (Get) while what its memory

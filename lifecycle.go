@@ -1,9 +1,6 @@
 package mmv
 
-import (
-	"errors"
-	"time"
-)
+import "errors"
 
 // The lifecycle of a registry: declaring until Start, started until
 // Close, then closed (docs/design.md, "One registry, one lifecycle").
@@ -43,8 +40,7 @@ func (r *Registry) Start() error {
 		}
 	}
 	r.state = started
-	r.timer = time.AfterFunc(time.Hour, r.publishDue) // made with the file, armed by scheduleLocked
-	r.timer.Stop()
+	r.timer = newPublishTimer(r)
 	r.path = r.parts[0].file.path()
 	r.bindLocked(0)
 	for _, f := range r.onStart {

@@ -97,12 +97,7 @@ type Registry struct {
 	// the registry, the others hold metrics beyond MaxMetrics (parts.go).
 	parts []*part
 
-	// timer publishes declarations made after Start (publishDue): made
-	// at Start, armed by scheduleLocked until due, a Reset for each burst
-	// of them rather than a new timer.
-	timer *time.Timer
-	armed bool
-	due   time.Time
+	timer *publishTimer // made at Start (growth.go)
 	// inFlight, while a publication runs without the lock (growth.go,
 	// publishPartUnlocking), is closed when it is done.
 	inFlight chan struct{}
