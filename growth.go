@@ -113,16 +113,6 @@ func (r *Registry) scheduleLocked() {
 	t.Reset(delay)
 }
 
-// publishTimer is a registry's timer of the publications scheduleLocked
-// arms: one from Start on, armed again with Reset for each burst of
-// declarations (a new timer each time cost a first use after Start 12%
-// more), its state the registry's, under its lock.
-type publishTimer struct {
-	*time.Timer
-	armed bool
-	due   time.Time // of the arming in force
-}
-
 func newPublishTimer(r *Registry) *publishTimer {
 	t := &publishTimer{}
 	t.Timer = time.AfterFunc(time.Hour, r.publishDue)
