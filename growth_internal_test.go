@@ -264,7 +264,7 @@ func TestShownListFitsItsReservation(t *testing.T) {
 	// than the list has room for, but not with those waiting.
 	use(n, room+n*5/4)
 	r.mu.Lock()
-	waiting := len(v.kind.(*cellVec[Counter]).waiting)
+	waiting := v.kind.(*cellVec[Counter]).waiting.len()
 	live := min(p.slots.len(), p.file.capacity)
 	r.reserveSnapshotUnlocking(p)
 	reserved := cap(p.snap.waiting)
@@ -331,9 +331,9 @@ func TestWakeInChunks(t *testing.T) {
 	cv := v.kind.(*cellVec[Counter])
 	r.mu.Lock()
 	require.True(t, r.bindLocked(wakeChunk), "a chunk binds them all")
-	require.Len(t, cv.waiting, n-wakeChunk, "a chunk binds more or less than wakeChunk")
+	require.Equal(t, n-wakeChunk, cv.waiting.len(), "a chunk binds more or less than wakeChunk")
 	require.True(t, r.unpublishedLocked(), "the rest would wait for good")
-	last := cv.waiting[len(cv.waiting)-1]
+	last := *cv.waiting.at(cv.waiting.len() - 1)
 	r.mu.Unlock()
 	// A handle on a value whose instrument still waits: the instrument is
 	// bound first, so that the two count in one place.
@@ -343,7 +343,7 @@ func TestWakeInChunks(t *testing.T) {
 	require.Same(t, h, last.own.cell.v.Load(), "the instrument of %s not bound to its handle", name)
 	r.mu.Lock()
 	require.NoError(t, r.publishPartsLocked(true))
-	require.Empty(t, cv.waiting)
+	require.Zero(t, cv.waiting.len())
 	require.False(t, r.wakeRest)
 	r.mu.Unlock()
 	for i, e := range v.order.all() {
@@ -408,7 +408,7 @@ func TestWaitingAcrossForget(t *testing.T) {
 	cv := v.kind.(*cellVec[Counter])
 	r.mu.Lock()
 	require.True(t, cv.in.forgetsRemoved(), "the indom would not forget")
-	waiting := len(cv.waiting)
+	waiting := cv.waiting.len()
 	r.mu.Unlock()
 	require.NotZero(t, waiting, "no value waits")
 	require.NoError(t, r.Flush())
@@ -543,7 +543,7 @@ func TestFirstUseHandsNoneOver(t *testing.T) {
 	c := v.With("/new")
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	require.Len(t, cv.waiting, n, "a first use handed waiting values over")
+	require.Equal(t, n, cv.waiting.len(), "a first use handed waiting values over")
 	require.NotSame(t, &c.cell.heap, c.cell.v.Load(), "the first use's own value has no storage")
 	require.True(t, r.unpublishedLocked(), "the waiting values would wait for good")
 }

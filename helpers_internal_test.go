@@ -169,7 +169,7 @@ func waitingVec(t *testing.T, name string, n, limit int, unlocked bool) (*Regist
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	require.Len(t, v.kind.(*cellVec[Counter]).waiting, n, "first uses past the room wait for storage")
+	require.Equal(t, n, v.kind.(*cellVec[Counter]).waiting.len(), "first uses past the room wait for storage")
 	for _, p := range r.parts { // storage, nothing bound yet
 		if unlocked {
 			require.NoError(t, r.publishPartUnlocking(p))

@@ -92,7 +92,8 @@ func (l *segList[E]) truncate(n int) {
 }
 
 // segments yields the elements in runs, each with the index of its
-// first; the caller may write the elements, not append to the runs.
+// first; the caller may write the elements, not append to the runs. The
+// arrays a segQueue let go (nil) have none.
 func (l *segList[E]) segments() iter.Seq2[[]E, int] {
 	return func(yield func([]E, int) bool) {
 		if len(l.head) > 0 && !yield(l.head, 0) {
@@ -100,7 +101,7 @@ func (l *segList[E]) segments() iter.Seq2[[]E, int] {
 		}
 		for k, a := range l.tail {
 			i := (k + 1) << segShift
-			if !yield(a[:min(segLen, l.n-i)], i) {
+			if a != nil && !yield(a[:min(segLen, l.n-i)], i) {
 				return
 			}
 		}
@@ -138,4 +139,64 @@ func appendGrown[E any](s []E, x E) []E {
 		s = slices.Grow(s, max(len(s), 8))
 	}
 	return append(s, x)
+}
+
+// segQueue is a segList taken from its front too: a vector's values
+// waiting for storage, appended by first uses and bound from the front, a
+// chunk at a time, by publications. As a slice it grew by copying into an
+// array twice as large, in a first use: 1 MB at 100,000 values waiting,
+// and the collector's assist for it.
+type segQueue[E any] struct {
+	l    segList[E]
+	from int // elements taken from the front, cleared, their arrays let go
+}
+
+// len returns the number of elements.
+func (q *segQueue[E]) len() int { return q.l.n - q.from }
+
+// at returns a pointer to element i, 0 <= i < len.
+func (q *segQueue[E]) at(i int) *E { return q.l.at(q.from + i) }
+
+// push appends x.
+func (q *segQueue[E]) push(x E) { q.l.push(x) }
+
+// all yields the elements, in order.
+func (q *segQueue[E]) all() iter.Seq[E] {
+	return func(yield func(E) bool) {
+		for s, i := range q.l.segments() {
+			for _, x := range s[max(q.from-i, 0):] {
+				if !yield(x) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// drop takes the first n elements away, 0 <= n <= len.
+func (q *segQueue[E]) drop(n int) {
+	if n == q.len() {
+		*q = segQueue[E]{}
+		return
+	}
+	for s, i := range q.l.segments() {
+		if i >= q.from+n {
+			break
+		}
+		clear(s[max(q.from-i, 0):min(q.from+n-i, len(s))])
+	}
+	q.from += n
+	if q.from >= segLen {
+		q.l.head = nil
+	}
+	clear(q.l.tail[:max(q.from>>segShift-1, 0)]) // the arrays wholly taken
+}
+
+// truncate drops the elements from n on, 0 <= n <= len.
+func (q *segQueue[E]) truncate(n int) {
+	if n == 0 {
+		*q = segQueue[E]{}
+		return
+	}
+	q.l.truncate(q.from + n)
 }

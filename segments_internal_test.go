@@ -1,6 +1,8 @@
 package mmv
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,4 +123,62 @@ func TestSegListCopies(t *testing.T) {
 	assert.Equal(t, 99, *v.at(len(s)))
 	*v.at(2*segLen + 1) = -8
 	assert.Equal(t, 2*segLen+1, s[2*segLen+1], "the last segment was copied before growing")
+}
+
+// TestSegQueue: a segQueue pushed, dropped from its front and truncated
+// in any order holds what a slice would, lets go of the arrays wholly
+// dropped, and holds none once empty.
+func TestSegQueue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 100 {
+		var q segQueue[*int]
+		var want []*int
+		next := 0
+		for step := range 60 {
+			switch op := rng.IntN(10); {
+			case op < 6: // pushes, up to a few segments at once
+				for range rng.IntN(3 * segLen) {
+					next++
+					x := next
+					q.push(&x)
+					want = append(want, &x)
+				}
+			case op < 9:
+				n := rng.IntN(len(want) + 1)
+				q.drop(n)
+				want = want[n:]
+			default:
+				n := rng.IntN(len(want) + 1)
+				q.truncate(n)
+				want = want[:n]
+			}
+			msg := fmt.Sprintf("round %d, step %d", round, step)
+			require.Equal(t, len(want), q.len(), msg)
+			i := 0
+			for x := range q.all() {
+				if x != want[i] || *q.at(i) != want[i] {
+					require.Failf(t, "element differs", "%s: element %d", msg, i)
+				}
+				i++
+			}
+			require.Equal(t, len(want), i, "%s: elements yielded", msg)
+			if len(want) == 0 {
+				require.Equal(t, segQueue[*int]{}, q, "%s: an empty queue holds no array", msg)
+				continue
+			}
+			for k, a := range q.l.tail {
+				if (k+2)<<segShift <= q.from {
+					require.Nil(t, a, "%s: array %d wholly dropped", msg, k)
+				}
+			}
+			if q.from >= segLen {
+				require.Nil(t, q.l.head, msg)
+			}
+			for s, i := range q.l.segments() { // what is dropped is cleared
+				for j, x := range s[:max(min(q.from-i, len(s)), 0)] {
+					require.Nil(t, x, "%s: element %d dropped", msg, i+j)
+				}
+			}
+		}
+	}
 }

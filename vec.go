@@ -681,7 +681,7 @@ type cellVec[T any] struct {
 	// publication finds their slots (shownLocked), and the timer their
 	// storage, with no lookup by id each. The registry wakes the group
 	// while it has any.
-	waiting []*cellEntry[T]
+	waiting segQueue[*cellEntry[T]]
 }
 
 // cellEntry is an entry and its instrument, in one allocation.
@@ -706,21 +706,24 @@ func (k *cellVec[T]) makeLocked(_ string, id int32, j int) *vecEntry[T] {
 	if v := k.r.handleLocked(k.m, j); v != nil {
 		c.bind(v)
 	} else {
-		if len(k.waiting) == 0 {
+		if k.waiting.len() == 0 {
 			k.r.waitGroupLocked(k)
 		}
-		k.waiting = appendGrown(k.waiting, o)
+		k.waiting.push(o)
 	}
 	return &o.vecEntry
 }
 
 func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cell, budget *int) bool {
-	kept, rest := k.waiting[:0], len(k.waiting)
-	for i, o := range k.waiting {
+	q := &k.waiting
+	n := q.len()
+	kept, rest := 0, n
+	for i := range n {
 		if *budget == 0 {
 			rest = i
 			break
 		}
+		o := *q.at(i)
 		if o.deleted() {
 			continue
 		}
@@ -730,27 +733,25 @@ func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cel
 			*rebound = append(*rebound, c)
 			*budget--
 		} else {
-			kept = append(kept, o)
+			*q.at(kept) = o
+			kept++
 		}
 	}
-	if len(kept) == 0 && rest < len(k.waiting) {
-		// Stopped at the budget with every entry before bound: the rest
-		// stays where it is, not copied at every chunk.
-		clear(k.waiting[:rest])
-		k.waiting = k.waiting[rest:]
-		return true
+	if kept == 0 {
+		// Every entry before the budget's stop is bound: the rest stays
+		// where it is, not copied at every chunk (nothing, once all are).
+		q.drop(rest)
+		return q.len() > 0
 	}
-	kept = append(kept, k.waiting[rest:]...)
-	clear(k.waiting[len(kept):])
-	k.waiting = kept
-	if len(kept) == 0 {
-		k.waiting = nil // a Start's worth of entries is not kept for later
+	for i := rest; i < n; i++ {
+		*q.at(kept + i - rest) = *q.at(i)
 	}
-	return len(kept) > 0
+	q.truncate(kept + n - rest)
+	return true
 }
 
 func (k *cellVec[T]) waitingLocked(f func(*metric, int, *cell)) {
-	for _, o := range k.waiting {
+	for o := range k.waiting.all() {
 		if !o.deleted() {
 			f(k.m, int(o.j), k.cellOf(&o.own))
 		}
@@ -758,7 +759,7 @@ func (k *cellVec[T]) waitingLocked(f func(*metric, int, *cell)) {
 }
 
 func (k *cellVec[T]) shownLocked(slot func(*metric, int) int, ws []waitingValue) []waitingValue {
-	for _, o := range k.waiting {
+	for o := range k.waiting.all() {
 		if s := slot(k.m, int(o.j)); s >= 0 {
 			ws = append(ws, waitingValue{slot: s, c: k.cellOf(&o.own)})
 		}
@@ -770,10 +771,16 @@ func (k *cellVec[T]) renumberLocked(in *indom, to []int) {
 	if in != k.in {
 		return
 	}
-	k.waiting = slices.DeleteFunc(k.waiting, func(o *cellEntry[T]) bool { return to[o.j] < 0 })
-	for _, o := range k.waiting {
-		o.j = int32(to[o.j])
+	q := &k.waiting
+	kept := 0
+	for i := range q.len() {
+		if o := *q.at(i); to[o.j] >= 0 {
+			o.j = int32(to[o.j])
+			*q.at(kept) = o
+			kept++
+		}
 	}
+	q.truncate(kept)
 }
 
 func (k *cellVec[T]) unbindLocked() {
