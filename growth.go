@@ -113,6 +113,7 @@ func (r *Registry) scheduleLocked() {
 	t.Reset(delay)
 }
 
+// newPublishTimer makes r's timer, stopped (AfterFunc makes none so).
 func newPublishTimer(r *Registry) *publishTimer {
 	t := &publishTimer{}
 	t.Timer = time.AfterFunc(time.Hour, r.publishDue)
@@ -126,10 +127,11 @@ func newPublishTimer(r *Registry) *publishTimer {
 func (r *Registry) publishDue() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if t := r.timer; !t.armed || time.Now().Before(t.due) {
+	t := r.timer
+	if !t.armed || time.Now().Before(t.due) {
 		return
 	}
-	r.timer.armed = false
+	t.armed = false
 	r.publishPartsLocked(true) // which arms the next try if this one fails
 }
 

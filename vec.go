@@ -738,8 +738,8 @@ func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cel
 		}
 	}
 	if kept == 0 {
-		// Every entry before the budget's stop is bound: the rest stays
-		// where it is, not copied at every chunk (nothing, once all are).
+		// Every entry before the budget's stop is bound, or dead: they
+		// go, and the rest stays where it is, not copied at every chunk.
 		q.drop(rest)
 		return q.len() > 0
 	}
