@@ -192,6 +192,35 @@ func (q *segQueue[E]) drop(n int) {
 	clear(q.l.tail[:max(q.from>>segShift-1, 0)]) // the arrays wholly taken
 }
 
+// retain keeps, in order, the elements keep reports to keep, from the
+// front up to the one where it reports stop: that one and those after it
+// stay, and are not moved when none before them was kept, so that binding
+// a chunk at the front does not copy the rest.
+func (q *segQueue[E]) retain(keep func(E) (keep, stop bool)) {
+	n := q.len()
+	kept, rest := 0, n
+	for i := range n {
+		x := *q.at(i)
+		k, stop := keep(x)
+		if stop {
+			rest = i
+			break
+		}
+		if k {
+			*q.at(kept) = x
+			kept++
+		}
+	}
+	if kept == 0 {
+		q.drop(rest)
+		return
+	}
+	for i := rest; i < n; i++ {
+		*q.at(kept + i - rest) = *q.at(i)
+	}
+	q.truncate(kept + n - rest)
+}
+
 // truncate drops the elements from n on, 0 <= n <= len.
 func (q *segQueue[E]) truncate(n int) {
 	if n == 0 {

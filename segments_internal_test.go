@@ -125,9 +125,9 @@ func TestSegListCopies(t *testing.T) {
 	assert.Equal(t, 2*segLen+1, s[2*segLen+1], "the last segment was copied before growing")
 }
 
-// TestSegQueue: a segQueue pushed, dropped from its front and truncated
-// in any order holds what a slice would, lets go of the arrays wholly
-// dropped, and holds none once empty.
+// TestSegQueue: a segQueue pushed, dropped from its front, filtered and
+// truncated in any order holds what a slice would, lets go of the arrays
+// wholly dropped, and holds none once empty.
 func TestSegQueue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 100 {
@@ -143,10 +143,31 @@ func TestSegQueue(t *testing.T) {
 					q.push(&x)
 					want = append(want, &x)
 				}
-			case op < 9:
+			case op < 7:
 				n := rng.IntN(len(want) + 1)
 				q.drop(n)
 				want = want[n:]
+			case op < 9: // keeps the odd ones, or none, up to a stop
+				stopAt, odd := rng.IntN(len(want)+1), rng.IntN(2) == 0
+				var at *(*int)
+				if stopAt < len(want) {
+					at = q.at(stopAt)
+				}
+				i := 0
+				q.retain(func(x *int) (keep, stop bool) {
+					i++
+					return odd && *x%2 == 1, i > stopAt
+				})
+				var kept []*int
+				for _, x := range want[:stopAt] {
+					if odd && *x%2 == 1 {
+						kept = append(kept, x)
+					}
+				}
+				want = append(kept, want[stopAt:]...)
+				if len(kept) == 0 && at != nil {
+					require.Same(t, at, q.at(0), "the rest moved, none kept before it")
+				}
 			default:
 				n := rng.IntN(len(want) + 1)
 				q.truncate(n)

@@ -715,39 +715,24 @@ func (k *cellVec[T]) makeLocked(_ string, id int32, j int) *vecEntry[T] {
 }
 
 func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cell, budget *int) bool {
-	q := &k.waiting
-	n := q.len()
-	kept, rest := 0, n
-	for i := range n {
+	k.waiting.retain(func(o *cellEntry[T]) (keep, stop bool) {
 		if *budget == 0 {
-			rest = i
-			break
+			return true, true
 		}
-		o := *q.at(i)
 		if o.deleted() {
-			continue
+			return false, false
 		}
-		if v := value(k.m, int(o.j)); v != nil {
-			c := k.cellOf(&o.own)
-			c.bind(v)
-			*rebound = append(*rebound, c)
-			*budget--
-		} else {
-			*q.at(kept) = o
-			kept++
+		v := value(k.m, int(o.j))
+		if v == nil {
+			return true, false
 		}
-	}
-	if kept == 0 {
-		// Every entry before the budget's stop is bound, or dead: they
-		// go, and the rest stays where it is, not copied at every chunk.
-		q.drop(rest)
-		return q.len() > 0
-	}
-	for i := rest; i < n; i++ {
-		*q.at(kept + i - rest) = *q.at(i)
-	}
-	q.truncate(kept + n - rest)
-	return true
+		c := k.cellOf(&o.own)
+		c.bind(v)
+		*rebound = append(*rebound, c)
+		*budget--
+		return false, false
+	})
+	return k.waiting.len() > 0
 }
 
 func (k *cellVec[T]) waitingLocked(f func(*metric, int, *cell)) {
@@ -771,16 +756,13 @@ func (k *cellVec[T]) renumberLocked(in *indom, to []int) {
 	if in != k.in {
 		return
 	}
-	q := &k.waiting
-	kept := 0
-	for i := range q.len() {
-		if o := *q.at(i); to[o.j] >= 0 {
-			o.j = int32(to[o.j])
-			*q.at(kept) = o
-			kept++
+	k.waiting.retain(func(o *cellEntry[T]) (keep, stop bool) {
+		if to[o.j] < 0 {
+			return false, false
 		}
-	}
-	q.truncate(kept)
+		o.j = int32(to[o.j])
+		return true, false
+	})
 }
 
 func (k *cellVec[T]) unbindLocked() {
