@@ -91,6 +91,23 @@ func BenchmarkHash(b *testing.B) {
 	}
 }
 
+// BenchmarkName names the values of one short label, and of three, a
+// route, a method and a status, whose name is longer than the 32 bytes
+// the compiler keeps on the stack.
+func BenchmarkName(b *testing.B) {
+	for _, c := range []struct{ names, values []string }{
+		{[]string{"route"}, []string{"/api/item/7"}},
+		{[]string{"route", "method", "status"}, []string{"/api/v1/users/profile", "POST", "200"}},
+	} {
+		b.Run(strconv.Itoa(len(c.names)), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Name(c.names, c.values)
+			}
+		})
+	}
+}
+
 func TestValuesUndoName(t *testing.T) {
 	names := []string{"route", "code"}
 	for _, values := range [][]string{
