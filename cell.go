@@ -25,7 +25,7 @@ type cell struct {
 const moveDone = 1<<32 - 1
 
 func (c *cell) init(t Type) {
-	c.heap = Value{p: unsafe.Pointer(&c.mem[0]), typ: t, word64: t == Uint64 || t == Int64}
+	c.heap.init(unsafe.Pointer(&c.mem[0]), t, nil)
 	c.v.Store(&c.heap)
 }
 
@@ -87,7 +87,7 @@ func (c *cell) addMemMoving(v *Value) {
 	}
 	switch {
 	case bits == 0:
-	case c.heap.typ == Double:
+	case c.heap.Type() == Double:
 		v.AddFloat(math.Float64frombits(bits))
 	default:
 		v.Add(int64(bits))

@@ -138,7 +138,7 @@ func valueAt(r *Registry, m *metric, j int, cells []*cell) *Value {
 // missing reports whether v holds the reserved value that PCP's reader
 // shows as no value in a file with the Sentinel flag (SetNoValue).
 func (v *Value) missing() bool {
-	switch v.typ {
+	switch v.Type() {
 	case Double, Float:
 		return math.IsNaN(v.Float())
 	case String:

@@ -184,7 +184,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	ws := r.waitingSlotsLocked(p, 0, nil)
-	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], p.slots.len(), func(b []byte) {
+	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], p.slots.len(), &r.strs, func(b []byte) {
 		r.encode(p, plan, b, gen, pid)
 		showWaiting(p, plan, b, ws)
 	})
@@ -504,7 +504,7 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 	if r.state != started {
 		return nil
 	}
-	return m.part.handleOf(m, inst, &r.strs)
+	return m.part.handleOf(m, inst)
 }
 
 // renumberWaitersLocked gives the waiters for values of in the new

@@ -21,6 +21,7 @@ type file struct {
 	os       *osfile.File
 	values   unsafe.Pointer // where the values section is mapped, for good
 	capacity int            // value slots the file has room for
+	strs     *stringLock    // its registry's, which its String values' handles take (Value.file)
 }
 
 // fileFormat is what the file layer knows of MMV files: a file's writer is
@@ -49,14 +50,14 @@ var claimWait = 10 * time.Second
 func openDir(path string) (*osfile.Dir, error) { return osfile.OpenDir(path, fileFormat) }
 
 // createFile makes the file of a part at name in d, of size bytes, its
-// values section at valuesOff with room for capacity slots; fill writes
-// every byte but gen2 (see osfile.Create).
-func createFile(d *osfile.Dir, name string, size, valuesOff int64, capacity int, fill func(b []byte)) (*file, error) {
+// values section at valuesOff with room for capacity slots, String values
+// written under strs; fill writes every byte but gen2 (see osfile.Create).
+func createFile(d *osfile.Dir, name string, size, valuesOff int64, capacity int, strs *stringLock, fill func(b []byte)) (*file, error) {
 	f, err := osfile.Create(d, name, size, valuesOff, fill)
 	if err != nil {
 		return nil, err
 	}
-	return &file{os: f, values: f.Values(), capacity: capacity}, nil
+	return &file{os: f, values: f.Values(), capacity: capacity, strs: strs}, nil
 }
 
 func (f *file) bytes() []byte           { return f.os.Bytes() }

@@ -537,7 +537,7 @@ func (p *part) handles(live int) iter.Seq[*Value] {
 // handleOf returns the handle of instance j of m (0 when singular), made
 // at its first use, so that Start makes none for values nobody asks for;
 // nil while the value has no storage in the file.
-func (p *part) handleOf(m *metric, j int, strs *stringLock) *Value {
+func (p *part) handleOf(m *metric, j int) *Value {
 	if j >= m.slots.len() {
 		return nil
 	}
@@ -551,7 +551,7 @@ func (p *part) handleOf(m *metric, j int, strs *stringLock) *Value {
 	v := m.values.at(j)
 	if *v == nil {
 		*v = new(Value)
-		(*v).init(p.record(s), m.Type, strs, p.file)
+		(*v).init(p.record(s), m.Type, p.file)
 		p.hold.add(*v)
 	}
 	return *v

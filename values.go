@@ -43,21 +43,20 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // one mapping of the process (no memory) until it is unreachable (see
 // Registry.Close). A nil *Value ignores every update.
 type Value struct {
-	p      unsafe.Pointer // the value record in the mapping; read atomically, since Close moves it
-	typ    Type
-	word64 bool // a 64-bit integer: Add is one atomic add, inlined
+	p unsafe.Pointer // the value record in the mapping; read atomically, since Close moves it
 	// set records that the value was ever set, not only added to, as
 	// the store Set or SetFloat then does inline (a setKind), and a
 	// growth step's hold of its Sets (setHeld). One word, so the inlined
 	// check is one load.
-	set  atomic.Uint32
-	strs *stringLock // a String value's writers' lock
-	file *file       // whose mapping holds a String value's text
+	set    atomic.Uint32
+	typ    uint8 // the Type: a byte, so that a Value is 24 bytes (a cell 48, and a counter's vector entry 128)
+	word64 bool  // a 64-bit integer: Add is one atomic add, inlined
+	file   *file // whose mapping holds a String value's text, and its writers' lock
 }
 
 // init makes v the handle on the value record at p.
-func (v *Value) init(p unsafe.Pointer, t Type, strs *stringLock, f *file) {
-	v.p, v.typ, v.word64, v.strs, v.file = p, t, t == Uint64 || t == Int64 || t == Elapsed, strs, f
+func (v *Value) init(p unsafe.Pointer, t Type, f *file) {
+	v.p, v.typ, v.word64, v.file = p, uint8(t), t == Uint64 || t == Int64 || t == Elapsed, f
 }
 
 // detached is where the handles of a closed registry point: updates made
@@ -105,7 +104,7 @@ func (v *Value) markSet() {
 		switch {
 		case v.word64:
 			k = set64
-		case v.typ == Double:
+		case v.Type() == Double:
 			k = setDouble
 		}
 		v.set.CompareAndSwap(setNever, k)
@@ -141,7 +140,7 @@ func (v *Value) awaitSets() {
 }
 
 // Type returns the type of the value's metric.
-func (v *Value) Type() Type { return v.typ }
+func (v *Value) Type() Type { return Type(v.typ) }
 
 // Add adds n to the value.
 func (v *Value) Add(n int64) {
@@ -158,7 +157,7 @@ func (v *Value) add(n int64) {
 	if v == nil {
 		return
 	}
-	switch v.typ {
+	switch v.Type() {
 	case Uint32, Int32:
 		atomic.AddUint32(v.word32(), uint32(n))
 	case Double, Float:
@@ -197,7 +196,7 @@ func (v *Value) setInt(n int64) {
 	if v == nil {
 		return
 	}
-	switch v.typ {
+	switch v.Type() {
 	case Uint64, Int64, Elapsed:
 		v.put(uint64(n))
 	case Uint32, Int32:
@@ -234,7 +233,7 @@ func (v *Value) setFloat(f float64) {
 	if v == nil {
 		return
 	}
-	switch v.typ {
+	switch v.Type() {
 	case Double:
 		v.put(math.Float64bits(f))
 	case Float:
@@ -250,7 +249,7 @@ func (v *Value) AddFloat(f float64) {
 	if v == nil {
 		return
 	}
-	switch v.typ {
+	switch v.Type() {
 	case Double:
 		p := v.u64()
 		for old := atomic.LoadUint64(p); !atomic.CompareAndSwapUint64(p, old, math.Float64bits(math.Float64frombits(old)+f)); {
@@ -278,7 +277,7 @@ func (v *Value) AddDuration(d time.Duration) { v.Add(d.Microseconds()) }
 // interval at a time, so StartInterval and EndInterval are for a single
 // owner; use AddDuration from many goroutines.
 func (v *Value) StartInterval() {
-	if v == nil || v.typ != Elapsed {
+	if v == nil || v.Type() != Elapsed {
 		return
 	}
 	// A store into the record, as a Set's, that a growth step holds (see
@@ -298,7 +297,7 @@ func (v *Value) StartInterval() {
 // EndInterval closes the interval StartInterval opened, adding its length
 // to the value.
 func (v *Value) EndInterval() {
-	if v == nil || v.typ != Elapsed {
+	if v == nil || v.Type() != Elapsed {
 		return
 	}
 	if start := atomic.SwapInt64(v.extra(), 0); start < 0 {
@@ -311,14 +310,14 @@ func (v *Value) EndInterval() {
 // ErrTooLong beyond 255 bytes (libpcp silently drops such a string) and
 // ErrType for other types. Concurrent callers are serialised.
 func (v *Value) SetString(s string) error {
-	if v == nil || v.typ != String {
+	if v == nil || v.Type() != String {
 		return errorf(ErrType, "", "SetString on a value that is not a String")
 	}
 	if len(s) > MaxStringLen {
 		return errorf(ErrTooLong, "", "string value of %d bytes; at most %d fit", len(s), MaxStringLen)
 	}
-	v.strs.mu.Lock()
-	defer v.strs.mu.Unlock()
+	v.file.strs.mu.Lock()
+	defer v.file.strs.mu.Unlock()
 	if rec := v.stringRecord(); rec != nil {
 		putString(rec, s)
 		// libpcp keeps the length in the value itself; so do we, for
@@ -329,9 +328,9 @@ func (v *Value) SetString(s string) error {
 }
 
 // stringRecord is the slot a String value's extra word points at, nil once
-// the registry is closed. Callers hold strs.mu.
+// the registry is closed. Callers hold file.strs.mu.
 func (v *Value) stringRecord() []byte {
-	if v.strs.closed {
+	if v.file.strs.closed {
 		return nil
 	}
 	off := atomic.LoadInt64(v.extra())
@@ -353,7 +352,7 @@ func (v *Value) SetNoValue() {
 	if v == nil {
 		return
 	}
-	switch v.typ {
+	switch v.Type() {
 	case Double, Float:
 		v.SetFloat(math.NaN())
 	case String:
@@ -369,7 +368,7 @@ func (v *Value) Int() int64 {
 		return 0
 	}
 	var n int64
-	switch v.typ {
+	switch v.Type() {
 	case Int32:
 		n = int64(int32(atomic.LoadUint32(v.word32())))
 	case Uint32:
@@ -389,7 +388,7 @@ func (v *Value) Float() float64 {
 		return 0
 	}
 	var f float64
-	switch v.typ {
+	switch v.Type() {
 	case Double:
 		f = math.Float64frombits(atomic.LoadUint64(v.u64()))
 	case Float:
@@ -409,10 +408,10 @@ func (v *Value) String() string {
 	if v == nil {
 		return ""
 	}
-	switch v.typ {
+	switch v.Type() {
 	case String:
-		v.strs.mu.Lock()
-		defer v.strs.mu.Unlock()
+		v.file.strs.mu.Lock()
+		defer v.file.strs.mu.Unlock()
 		return cstring(v.stringRecord())
 	case Float, Double:
 		return strconv.FormatFloat(v.Float(), 'g', -1, 64)

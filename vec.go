@@ -128,9 +128,8 @@ type vecSlot[T any] struct {
 
 // vecEntry is one instance of a vector.
 type vecEntry[T any] struct {
-	values []string // in inline when they fit, in the entry's memory
-	t      *T
-	id     int32 // the instance's, whose name is its indom's (vecKind.nameOfLocked)
+	t  *T
+	id int32 // the instance's, whose name is its indom's (vecKind.nameOfLocked)
 	// j is the instance's index in the indom while its instrument waits
 	// for storage (cellVec, which renumbers it): kept here, where the
 	// hash of the values was, a list of the waiting entries holds
@@ -140,8 +139,31 @@ type vecEntry[T any] struct {
 	// state is whether it was deleted (bit 0), which lookups pass by, and
 	// how many label records its values make (vecLabels), in one word: a
 	// field more made a counter's entry a size class larger.
-	state  atomic.Uint32
+	state atomic.Uint32
+	// inline holds the values of up to three labels, in the entry's
+	// memory, so that a lookup reads one object; many is the first of more
+	// than three, in an array of their own. How many there are is the
+	// vector's (valuesOf): a slice of them here made a counter's entry a
+	// size class larger (160 bytes, 128 now).
 	inline [3]string
+	many   *string
+}
+
+// valuesOf returns e's values, n of them: its vector's number of labels.
+func (e *vecEntry[T]) valuesOf(n int) []string {
+	if n <= len(e.inline) {
+		return e.inline[:n]
+	}
+	return unsafe.Slice(e.many, n)
+}
+
+// setValues keeps values, a copy of them, in e.
+func (e *vecEntry[T]) setValues(values []string) {
+	if len(values) <= len(e.inline) {
+		copy(e.inline[:], values)
+		return
+	}
+	e.many = unsafe.SliceData(slices.Clone(values))
 }
 
 // newVecTable returns an empty table with room for n entries.
@@ -171,7 +193,8 @@ func (t *vecTable[T]) find(h uint64, values []string) *vecEntry[T] {
 	return nil
 }
 
-// findHere is find in t's own slots.
+// findHere is find in t's own slots. values are as many as the vector's
+// labels: so are every entry's (valuesOf).
 func (t *vecTable[T]) findHere(h uint64, values []string) *vecEntry[T] {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
@@ -179,7 +202,7 @@ func (t *vecTable[T]) findHere(h uint64, values []string) *vecEntry[T] {
 		if e == nil {
 			return nil
 		}
-		if s.h.Load() == h && !e.deleted() && sameValues(e.values, values) {
+		if s.h.Load() == h && !e.deleted() && sameValues(e.valuesOf(len(values)), values) {
 			return e
 		}
 	}
@@ -311,6 +334,9 @@ func newVec[T any](r door, metric string, labels []string, serial uint32, kind v
 // the values that are found.
 func (v *Vec[T]) known(values []string) (*T, uint64) {
 	h := canon.Hash(values)
+	if len(values) != len(v.labels) {
+		return nil, h // refused by add
+	}
 	if e := v.table.Load().findHere(h, values); e != nil {
 		return e.t, h
 	}
@@ -383,7 +409,7 @@ func (v *Vec[T]) Err() error {
 
 // add makes the instrument of new label values, whose hash is h.
 func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
-	if o := v.table.Load().old.Load(); o != nil { // not moved yet from the old table (known looked in the new one)
+	if o := v.table.Load().old.Load(); o != nil && len(values) == len(v.labels) { // not moved yet from the old table (known looked in the new one)
 		if e := o.findHere(h, values); e != nil {
 			return e.t, nil
 		}
@@ -429,7 +455,7 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 		return nil, v.refuseLocked(reason, err)
 	}
 	e := v.kind.makeLocked(name, id, j)
-	e.values = append(e.inline[:0:min(len(values), len(e.inline))], values...) // a lookup then reads one object
+	e.setValues(values)
 	v.order.push(e)
 	v.live++
 	v.labelLocked(e)
@@ -486,7 +512,7 @@ func (v *Vec[T]) rebuildLocked() {
 	t := newVecTable[T](2 * v.live)
 	for _, e := range v.order.all() {
 		if !e.deleted() {
-			t.putLocked(e, canon.Hash(e.values)) // rare: after many deletions
+			t.putLocked(e, canon.Hash(e.valuesOf(len(v.labels)))) // rare: after many deletions
 		}
 	}
 	v.table.Store(t)
@@ -500,7 +526,7 @@ func (v *Vec[T]) labelLocked(e *vecEntry[T]) {
 		return
 	}
 	var records uint8
-	records, v.labelled = v.r.labelInstanceLocked(&v.lab, v, e.values)
+	records, v.labelled = v.r.labelInstanceLocked(&v.lab, v, e.valuesOf(len(v.labels)))
 	e.state.Store(uint32(records) << 1)
 	if records > 0 {
 		v.labelledEnd = v.order.len()
@@ -512,7 +538,7 @@ func (v *Vec[T]) labelNames() (uint32, []string) { return v.serial, v.labels }
 func (v *Vec[T]) eachLabelledLocked(f func(id int32, values []string)) {
 	for i := range v.labelledEnd {
 		if e := *v.order.at(i); e.labelRecords() > 0 && !e.deleted() {
-			f(e.id, e.values)
+			f(e.id, e.valuesOf(len(v.labels)))
 		}
 	}
 }
@@ -586,7 +612,7 @@ func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
 	e.state.Or(1)
 	v.live--
 	// One not moved yet from the old table stays there, and is not moved.
-	if t := v.table.Load(); t.old.Load() == nil || t.holds(e, canon.Hash(e.values)) {
+	if t := v.table.Load(); t.old.Load() == nil || t.holds(e, canon.Hash(e.valuesOf(len(v.labels)))) {
 		t.dead++
 	}
 }

@@ -344,6 +344,55 @@ func TestVecRefusals(t *testing.T) {
 	assert.NotNil(t, v.With("POST"), "existing instruments stay, their updates dropped")
 }
 
+// TestVecValuesOfManyLabels: an entry keeps up to three values in its own
+// memory and more in an array of their own, their number the vector's:
+// vectors of 1, 3, 4 and 6 labels find each instrument again after their
+// tables grew and after most were deleted (the table rebuilt from the
+// values kept), name their instances from all the values, and refuse one
+// value fewer or more.
+func TestVecValuesOfManyLabels(t *testing.T) {
+	r := newRegistry(t, "many", t.TempDir(), mmv.Options{})
+	for _, n := range []int{1, 3, 4, 6} {
+		labels := make([]string, n)
+		for i := range labels {
+			labels[i] = "l" + strconv.Itoa(i)
+		}
+		v := mmv.NewCounterVec(r, "c"+strconv.Itoa(n), "", mmv.Count, labels...)
+		values := func(k int) []string {
+			vs := make([]string, n)
+			for i := range vs {
+				vs[i] = fmt.Sprint("v", k, "_", i)
+			}
+			return vs
+		}
+		made := make([]*mmv.Counter, 300)
+		for k := range made {
+			made[k] = v.With(values(k)...)
+			require.NotNil(t, made[k], "%d labels, values %d", n, k)
+		}
+		for k := range made {
+			assert.Same(t, made[k], v.With(values(k)...), "%d labels, values %d again", n, k)
+		}
+		for k := range 250 {
+			require.True(t, v.Delete(values(k)...), "%d labels, values %d deleted", n, k)
+		}
+		for k := 250; k < len(made); k++ {
+			assert.Same(t, made[k], v.With(values(k)...), "%d labels, values %d after deletions", n, k)
+		}
+		names := v.Instances()
+		require.Len(t, names, 50)
+		want := make([]string, n)
+		for i, x := range values(299) {
+			want[i] = labels[i] + "=" + x
+		}
+		assert.Equal(t, strings.Join(want, ","), names[49], "%d labels", n)
+		for _, vs := range [][]string{values(299)[:n-1], append(values(299), "more")} {
+			_, err := v.Get(vs...)
+			assert.ErrorIs(t, err, mmv.ErrLabel, "%d labels, %d values", n, len(vs))
+		}
+	}
+}
+
 // TestVecWithDoesNotAllocate: With on an existing instance, whether in the
 // rebuilt map or among those added since.
 func TestVecWithDoesNotAllocate(t *testing.T) {
