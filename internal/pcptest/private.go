@@ -329,6 +329,18 @@ type Fetches struct {
 // libpcp, and skips or fails the test as MustHave otherwise.
 func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 	t.Helper()
+	f, err := p.TryFetchLoop(t, name, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TryFetchLoop is FetchLoop returning, not failing the test for, a name
+// not found within d or a loop that did not run: while an agent is down,
+// pmcd knows none of its names.
+func (p *PMCD) TryFetchLoop(t testing.TB, name string, d time.Duration) (Fetches, error) {
+	t.Helper()
 	bin, err := fetchLoop()
 	MustHave(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), d+Timeout)
@@ -340,9 +352,9 @@ func (p *PMCD) FetchLoop(t testing.TB, name string, d time.Duration) Fetches {
 		if e := (*exec.ExitError)(nil); errors.As(err, &e) {
 			stderr = string(e.Stderr)
 		}
-		t.Fatalf("fetchloop %s: %v %v: %s%s", name, err, serr, out, stderr)
+		return f, fmt.Errorf("fetchloop %s: %v %v: %s%s", name, err, serr, out, stderr)
 	}
-	return f
+	return f, nil
 }
 
 // Whole is what FetchAll saw: the metrics and values of one whole fetch,
