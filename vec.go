@@ -157,6 +157,9 @@ func (e *vecEntry[T]) valuesOf(n int) []string {
 	return unsafe.Slice(e.many, n)
 }
 
+// valuesOf returns the values of e, one of v's entries.
+func (v *Vec[T]) valuesOf(e *vecEntry[T]) []string { return e.valuesOf(len(v.labels)) }
+
 // setValues keeps values, a copy of them, in e.
 func (e *vecEntry[T]) setValues(values []string) {
 	if len(values) <= len(e.inline) {
@@ -512,7 +515,7 @@ func (v *Vec[T]) rebuildLocked() {
 	t := newVecTable[T](2 * v.live)
 	for _, e := range v.order.all() {
 		if !e.deleted() {
-			t.putLocked(e, canon.Hash(e.valuesOf(len(v.labels)))) // rare: after many deletions
+			t.putLocked(e, canon.Hash(v.valuesOf(e))) // rare: after many deletions
 		}
 	}
 	v.table.Store(t)
@@ -526,7 +529,7 @@ func (v *Vec[T]) labelLocked(e *vecEntry[T]) {
 		return
 	}
 	var records uint8
-	records, v.labelled = v.r.labelInstanceLocked(&v.lab, v, e.valuesOf(len(v.labels)))
+	records, v.labelled = v.r.labelInstanceLocked(&v.lab, v, v.valuesOf(e))
 	e.state.Store(uint32(records) << 1)
 	if records > 0 {
 		v.labelledEnd = v.order.len()
@@ -538,7 +541,7 @@ func (v *Vec[T]) labelNames() (uint32, []string) { return v.serial, v.labels }
 func (v *Vec[T]) eachLabelledLocked(f func(id int32, values []string)) {
 	for i := range v.labelledEnd {
 		if e := *v.order.at(i); e.labelRecords() > 0 && !e.deleted() {
-			f(e.id, e.valuesOf(len(v.labels)))
+			f(e.id, v.valuesOf(e))
 		}
 	}
 }
@@ -612,7 +615,7 @@ func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
 	e.state.Or(1)
 	v.live--
 	// One not moved yet from the old table stays there, and is not moved.
-	if t := v.table.Load(); t.old.Load() == nil || t.holds(e, canon.Hash(e.valuesOf(len(v.labels)))) {
+	if t := v.table.Load(); t.old.Load() == nil || t.holds(e, canon.Hash(v.valuesOf(e))) {
 		t.dead++
 	}
 }
