@@ -241,3 +241,40 @@ func BenchmarkPublicationSnapshot(b *testing.B) {
 		p.snap.done() // as the publication does once its file is written
 	}
 }
+
+// BenchmarkManyVectors declares n counter vectors in a registry of the
+// default options, then uses one value of each, before Start, and
+// reports each step's time per vector: flat in n when neither step scans
+// the registry's vectors or files. At the default budget a file holds two
+// vectors' reservations, so 2,000 vectors make 1,000 files: a declaration
+// summed every full file again to find one with room (7 µs a vector at
+// 1,000, 22 at 2,000), took an indom serial by a probe of a map a serial
+// (9 µs at 2,000), and a first use counted the label records of every
+// vector for each file holding its own (18 µs at 1,000, 31 at 2,000).
+func BenchmarkManyVectors(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 2000} {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("requests_%d", i)
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var declare, use time.Duration
+			for b.Loop() {
+				r := NewRegistry("many", &Options{PublishDelay: time.Hour})
+				vs := make([]*Vec[Counter], n)
+				t0 := time.Now()
+				for i, name := range names {
+					vs[i] = NewCounterVec(r, name, "Requests served", Count, "route")
+				}
+				t1 := time.Now()
+				for _, v := range vs {
+					v.With("/").Inc()
+				}
+				declare, use = declare+t1.Sub(t0), use+time.Since(t1)
+				r.Close()
+			}
+			b.ReportMetric(float64(declare.Nanoseconds())/float64(b.N*n), "declare-ns/vector")
+			b.ReportMetric(float64(use.Nanoseconds())/float64(b.N*n), "use-ns/vector")
+		})
+	}
+}

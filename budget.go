@@ -63,16 +63,28 @@ func (in *indom) reserved() int {
 }
 
 // hasRoomLocked reports whether the part's metrics, with need more, charge
-// no more than budget, added being the registry's liveCounts.added: from
-// the bound when that says so, else from the exact sum, which then
-// becomes the bound.
-func (p *part) hasRoomLocked(budget, need, added int) bool {
-	if b := p.charges; b.ok && b.budget == budget && b.charge <= budget-need-(added-b.added) {
-		return true
+// no more than budget, added and lowered being the registry's
+// liveCounts.added and loweredLocked: from the bounds when they say so,
+// else from the exact sum, which then becomes both.
+func (p *part) hasRoomLocked(budget, need, added int, lowered uint64) bool {
+	if b := p.charges; b.ok && b.budget == budget {
+		if b.charge <= budget-need-(added-b.added) {
+			return true
+		}
+		if b.lowered == lowered && b.least > budget-need {
+			return false
+		}
 	}
 	c := p.chargeLocked(budget, nil, 0)
-	p.charges = chargeBound{charge: c, added: added, budget: budget, ok: true}
+	p.charges = chargeBound{charge: c, least: c, added: added, lowered: lowered, budget: budget, ok: true}
 	return c+need <= budget
+}
+
+// loweredLocked counts what may have lowered a charge since the registry
+// was made (chargeBound): removals and metrics leaving, under the lock,
+// and limits set (Vec.SetLimit), without it.
+func (r *Registry) loweredLocked() uint64 {
+	return uint64(r.counts.lowered) + r.limitsSet.Load()
 }
 
 // chargeLocked is what the part's metrics charge its budget, with n more
@@ -219,7 +231,7 @@ func (r *Registry) placeLocked() error {
 	// an error leaves the registry as it was.
 	first := &part{indoms: r.parts[0].indoms}
 	parts := []*part{first}
-	budget := fileBudget(&r.opts)
+	budget, lowered := fileBudget(&r.opts), r.loweredLocked()
 	for _, m := range sorted {
 		live := 1
 		if m.indom != nil {
@@ -228,7 +240,7 @@ func (r *Registry) placeLocked() error {
 		need := chargeOf(m.indom, live, budget)
 		var to *part
 		for _, p := range parts {
-			if len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need, r.counts.added) {
+			if len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need, r.counts.added, lowered) {
 				to = p
 				break
 			}
@@ -327,9 +339,9 @@ func (r *Registry) partWithRoomLocked(in *indom, name string) (p *part, isNew bo
 	if in != nil {
 		live = in.live
 	}
-	need := chargeOf(in, live, budget)
+	need, lowered := chargeOf(in, live, budget), r.loweredLocked()
 	for _, p := range r.parts {
-		if len(p.metrics) < MaxMetrics && p.hasRoomLocked(budget, need, r.counts.added) {
+		if len(p.metrics) < MaxMetrics && p.hasRoomLocked(budget, need, r.counts.added, lowered) {
 			return p, false, nil
 		}
 		if !fitsOverflow(r.name, r.opts.Flags, name) {

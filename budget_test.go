@@ -299,3 +299,52 @@ func TestLongNamesKeepTheFirstFile(t *testing.T) {
 		assert.NotNil(t, pcptest.Find(ms, "mmv.longov."+name), "PCP shows %.20s... (%d bytes)", name, len(name))
 	}
 }
+
+// A file found full whose room was freed since takes the metrics declared
+// after, as one never found full does: freed by a limit lowered
+// (SetLimit) or by instances removed. A file passed as full is not summed
+// again until something lowered a charge (chargeBound), so each of these
+// must say so. Declared after Start, where a metric's file is its own for
+// life (Start lays out the metrics declared before it anew).
+func TestRoomFreedAfterFileFoundFull(t *testing.T) {
+	t.Run("limit lowered", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "mmv")
+		r := newRegistry(t, "freed", dir, mmv.Options{MaxFileValues: 100})
+		a := mmv.NewCounterVec(r, "a", "", mmv.Count, "k") // reserves the whole file
+		startOrSkip(t, r)
+		over := mmv.NewCounter(r, "over", "", mmv.Count) // found full: another file
+		a.SetLimit(10)
+		late := mmv.NewCounter(r, "late", "", mmv.Count) // in the room a no longer reserves
+		for i := range 10 {
+			a.With(fmt.Sprint(i)).Inc()
+		}
+		over.Inc()
+		late.Inc()
+		require.NoError(t, r.Flush())
+		assert.Equal(t, map[string]int{"freed": 11, "freed.2": 1}, fileValues(t, dir))
+	})
+	t.Run("instances removed", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "mmv")
+		r := newRegistry(t, "removed", dir, mmv.Options{MaxFileValues: 100})
+		a := mmv.NewCounterVec(r, "a", "", mmv.Count, "k")
+		a.SetLimit(10)
+		mmv.NewCounter(r, "s", "", mmv.Count) // a's file summed: a reserves 10, for good
+		a.SetLimit(60)                        // its instances past 10 charge as they come
+		startOrSkip(t, r)
+		for i := range 60 {
+			require.NotNil(t, a.With(fmt.Sprint(i)), "instance %d", i)
+		}
+		for m := range 39 { // the file's last room
+			mmv.NewCounter(r, fmt.Sprintf("s%d", m), "", mmv.Count)
+		}
+		over := mmv.NewCounter(r, "over", "", mmv.Count) // found full: another file
+		for i := range 20 {
+			require.True(t, a.Delete(fmt.Sprint(i)), "instance %d", i)
+		}
+		late := mmv.NewCounter(r, "late", "", mmv.Count) // in the room the instances left
+		over.Inc()
+		late.Inc()
+		require.NoError(t, r.Flush())
+		assert.Equal(t, map[string]int{"removed": 81, "removed.2": 1}, fileValues(t, dir))
+	})
+}

@@ -43,7 +43,7 @@ func TestLiveCountsExact(t *testing.T) {
 			want.instances += live
 			want.values += users * (live - 1)
 		}
-		want.added = r.counts.added // a sum over time, not over indoms
+		want.added, want.lowered = r.counts.added, r.counts.lowered // sums over time, not over indoms
 		require.Equal(t, want, r.counts, "after %s", after)
 		// No value waits that has storage: wakeLocked skips the waiters
 		// unless a part gave a value storage (bindable).

@@ -251,6 +251,7 @@ func (r *Registry) addIndomLocked(d Indom) error {
 		r.serials = map[uint32]*indom{} // at the first indom: many registries have none
 	}
 	r.serials[d.Serial] = in
+	r.taken.add(d.Serial)
 	in.counts = &r.counts
 	r.counts.instances += in.live
 	// The first file holds every indom, as libpcp_mmv's does; an indom
@@ -289,6 +290,7 @@ func (r *Registry) undeclareIndom(s step) {
 	in.counts = nil
 	r.indoms = r.indoms[:len(r.indoms)-1]
 	delete(r.serials, in.Serial)
+	r.taken.remove(in.Serial)
 	first := r.parts[0]
 	first.indoms = first.indoms[:len(first.indoms)-1]
 }
@@ -508,12 +510,12 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	return r.grewLocked(keepDeclared, grown...)
 }
 
-// labelRoomLocked returns how many more labels the files holding the indom
-// serial can all take.
-func (r *Registry) labelRoomLocked(serial uint32) int {
+// labelRoomLocked returns how many more labels the files holding in can
+// all take.
+func (r *Registry) labelRoomLocked(in *indom) int {
 	room := MaxLabels
 	for _, p := range r.parts {
-		if p.hasIndom(r.serials[serial]) {
+		if p.hasIndom(in) {
 			room = min(room, MaxLabels-r.labelCount(p))
 		}
 	}
@@ -521,7 +523,10 @@ func (r *Registry) labelRoomLocked(serial uint32) int {
 }
 
 // labelCount is len(r.labelsOf(p)), counted without making the list: a
-// vector asks at every instance it labels.
+// vector asks at every instance it labels. The vectors' records are
+// summed over the part's own indoms (indom.labels), not looked for among
+// every vector's: at the default budget, where a file holds two vectors,
+// the first use of a value cost 29 µs with 1,000 vectors declared.
 func (r *Registry) labelCount(p *part) int {
 	if len(r.parts) == 1 {
 		return len(r.labels) + r.vecRecords // every label is in the only file
@@ -532,10 +537,11 @@ func (r *Registry) labelCount(p *part) int {
 			n++
 		}
 	}
-	for _, vl := range r.vecLabels {
-		if p.hasIndom(r.serials[vl.serial()]) {
-			n += vl.records
-		}
+	if p.index == 0 {
+		return n + r.vecRecords // the first file holds every indom
+	}
+	for _, in := range p.indoms {
+		n += in.labels
 	}
 	return n
 }
@@ -571,7 +577,7 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom,
 	for i, n := range names {
 		insts[i] = Instance{ID: int32(i), Name: n}
 	}
-	serial := autoSerial(key, r.serials)
+	serial := autoSerial(key, &r.taken)
 	if serial == 0 {
 		return nil, 0, errorf(ErrTooMany, subject("file", r.name), "no indom serial left")
 	}

@@ -32,8 +32,8 @@ type door struct{ r *Registry }
 //     bindCellLocked, bindValueLocked, and for a
 //     vector's cells waitGroupLocked, handleLocked;
 //   - a vector's room in its file, labels and limits: reserveLocked,
-//     followLimitLocked, labelInstanceLocked, unlabelInstanceLocked,
-//     instanceCapLocked;
+//     followLimitLocked, limitSet, labelInstanceLocked,
+//     unlabelInstanceLocked, instanceCapLocked;
 //   - the registry's own counts: dropLocked, expiredLocked;
 //   - work at its events (Start and Close, a period, the reads of Gather
 //     and Snapshot): hookLocked, pollLocked, readerLocked.
@@ -201,6 +201,11 @@ func (d door) reserveLocked(in *indom, per, limit int) int {
 	return n
 }
 
+// limitSet tells that a vector's limit was set, which may lower what its
+// indoms reserve (indom.reserved): without the lock, which a transaction
+// may hold.
+func (d door) limitSet() { d.r.limitsSet.Add(1) }
+
 // followLimitLocked makes in's reservation follow the vector's limit
 // down (indom.followLimit).
 func (d door) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
@@ -218,7 +223,8 @@ func (d door) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
 func (d door) labelInstanceLocked(vl **vecLabels, v labelledVec, values []string) (records uint8, ok bool) {
 	r := d.r
 	serial, names := v.labelNames()
-	if r.opts.Version == Version2 || r.labelRoomLocked(serial) < len(names)+labelReserve {
+	in := r.serials[serial]
+	if r.opts.Version == Version2 || r.labelRoomLocked(in) < len(names)+labelReserve {
 		return 0, false
 	}
 	for i, name := range names {
@@ -227,10 +233,10 @@ func (d door) labelInstanceLocked(vl **vecLabels, v labelledVec, values []string
 		}
 	}
 	if *vl == nil {
-		*vl = &vecLabels{of: v}
+		*vl = &vecLabels{of: v, in: in}
 		r.vecLabels = append(r.vecLabels, *vl)
 	}
-	(*vl).records += int(records)
+	in.labels += int(records)
 	r.vecRecords += int(records)
 	return records, true
 }
@@ -238,7 +244,7 @@ func (d door) labelInstanceLocked(vl **vecLabels, v labelledVec, values []string
 // unlabelInstanceLocked uncounts the label records of an instance of the
 // vector of vl, removed.
 func (d door) unlabelInstanceLocked(vl *vecLabels, records uint8) {
-	vl.records -= int(records)
+	vl.in.labels -= int(records)
 	d.r.vecRecords -= int(records)
 }
 

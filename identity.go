@@ -29,20 +29,29 @@ const (
 // metric or metrics named key, takes among those not taken: derived from
 // key, 1024..2047, probing up and wrapping to the next free one, else the
 // highest free one below 1024; 0 when none is free.
-func autoSerial(key string, taken map[uint32]*indom) uint32 {
+func autoSerial(key string, taken *serialSet) uint32 {
 	home := fnv32(key) % derivedSerials
 	for j := range uint32(derivedSerials) {
-		if s := firstDerivedSerial + (home+j)%derivedSerials; taken[s] == nil {
+		if s := firstDerivedSerial + (home+j)%derivedSerials; !taken.has(s) {
 			return s
 		}
 	}
 	for s := uint32(firstDerivedSerial - 1); s > 0; s-- {
-		if taken[s] == nil {
+		if !taken.has(s) {
 			return s
 		}
 	}
 	return 0
 }
+
+// serialSet is a set of indom serials, 0..MaxSerial, a bit each: autoSerial
+// probes it, where a probe of the map by serial cost a vector's
+// declaration 9 µs once the derived half was taken (2,000 vectors).
+type serialSet [(MaxSerial + 64) / 64]uint64
+
+func (s *serialSet) has(n uint32) bool { return s[n/64]&(1<<(n%64)) != 0 }
+func (s *serialSet) add(n uint32)      { s[n/64] |= 1 << (n % 64) }
+func (s *serialSet) remove(n uint32)   { s[n/64] &^= 1 << (n % 64) }
 
 // vecIDSpace is the number of ids a vector's instances may have, 0 up:
 // PCP's instance ids are 31 bits.

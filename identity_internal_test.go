@@ -118,3 +118,39 @@ func TestVecIDNeverReused(t *testing.T) {
 	assert.Equal(t, late+1, idOf(a), "a, forgotten, is new")
 	assert.Equal(t, idA+1, idOf(b), "b, never deleted, keeps its id")
 }
+
+// autoSerial's order: the serial derived from the key, else the next free
+// one up the upper half, wrapping, else the highest free one below it,
+// else none. A refused declaration frees the serial it took.
+func TestAutoSerialOrder(t *testing.T) {
+	var taken serialSet
+	home := firstDerivedSerial + fnv32("k")%derivedSerials
+	require.Equal(t, home, autoSerial("k", &taken))
+	taken.add(home)
+	require.Equal(t, home+1, autoSerial("k", &taken), "the next one up")
+	for s := home; s <= MaxSerial; s++ {
+		taken.add(s)
+	}
+	require.Equal(t, uint32(firstDerivedSerial), autoSerial("k", &taken), "wrapped to the half's first")
+	for s := uint32(firstDerivedSerial); s < home; s++ {
+		taken.add(s)
+	}
+	require.Equal(t, uint32(firstDerivedSerial-1), autoSerial("k", &taken), "the upper half full: the highest below")
+	taken.add(firstDerivedSerial - 1)
+	require.Equal(t, uint32(firstDerivedSerial-2), autoSerial("k", &taken))
+	for s := uint32(1); s < firstDerivedSerial; s++ {
+		taken.add(s)
+	}
+	require.Zero(t, autoSerial("k", &taken), "none left")
+	taken.remove(7)
+	require.Equal(t, uint32(7), autoSerial("k", &taken))
+
+	r := newTestRegistry(t, "serials")
+	NewCounterVec(r, "a", "", Count, "x")
+	_, err := DeclareVec[Counter](r, "a", "", Count, "x") // refused: its indom undone
+	require.ErrorIs(t, err, ErrDuplicate)
+	require.Len(t, r.serials, 1)
+	for s := range uint32(MaxSerial + 1) {
+		assert.Equal(t, r.serials[s] != nil, r.taken.has(s), "serial %d", s)
+	}
+}

@@ -74,14 +74,15 @@ func putInstance(b []byte, version int, indomOff uint64, id int32, name string, 
 type indomTable struct {
 	indoms  []*indom
 	serials map[uint32]*indom
+	taken   serialSet  // the serials of indoms, which autoSerial probes
 	counts  liveCounts // over indoms, kept as they change: the caps are checked at every instance added
 }
 
 // liveCounts are the live instances of a registry's indoms, and the sum
 // over them of users*(live-1): the values of the metrics over them beyond
 // one each (valueCount); added only grows, by users*n for n instances
-// added (chargeBound).
-type liveCounts struct{ instances, values, added int }
+// added, and lowered by one at each removal of instances (chargeBound).
+type liveCounts struct{ instances, values, added, lowered int }
 
 // vecLink is what the registry knows of the vector over an indom
 // (door.linkVecLocked). Its interfaces are what the registry calls: the
@@ -120,6 +121,7 @@ type indom struct {
 	per     int           // values per instance of the vector
 	counts  *liveCounts   // the registry's, once declared in it
 	vec     vecLink       // the vector over it, if any (door.linkVecLocked): a map by indom cost a vector's declaration a twentieth
+	labels  int           // the label records of its vector's live instances (door.labelInstanceLocked)
 	shares  bool          // made by the registry for instruments: its instance names share string records (newPlan)
 }
 
@@ -130,6 +132,9 @@ func (in *indom) addLive(d int) {
 		in.counts.instances += d
 		in.counts.values += d * in.users
 		in.counts.added += max(d, 0) * in.users
+		if d < 0 {
+			in.counts.lowered++
+		}
 	}
 }
 

@@ -218,8 +218,8 @@ type labelTable struct {
 // as records: a first use then makes no record of its own (a fifth of the
 // cost of a vector's first ten values, and of their memory, did).
 type vecLabels struct {
-	of      labelledVec
-	records int // of the live instances labelled
+	of labelledVec
+	in *indom // the vector's, which counts its records (indom.labels)
 }
 
 // labelledVec is a vector whose instances carry labels.
@@ -243,12 +243,6 @@ func (vl *vecLabels) eachLocked(f func(l *label)) {
 			}
 		}
 	})
-}
-
-// serial is the indom of vl's vector.
-func (vl *vecLabels) serial() uint32 {
-	serial, _ := vl.of.labelNames()
-	return serial
 }
 
 // labelFits reports whether the label name=value, a valid name and a

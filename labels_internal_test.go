@@ -3,6 +3,7 @@ package mmv
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -36,4 +37,48 @@ func TestLabelPayloadStringAsChecked(t *testing.T) {
 		require.NoError(t, enc.Encode(s))
 		require.Equal(t, `{"route":`+strings.TrimSuffix(buf.String(), "\n")+`}`, string(got), "%q", s)
 	}
+}
+
+// labelCount is what each file's labels are (labelsOf), with the vectors'
+// records summed over each file's own indoms: vectors in several files,
+// labels of every kind, instances labelled and deleted, before and after
+// Start.
+func TestLabelCountIsLabelsOf(t *testing.T) {
+	r := NewRegistry("counted", &Options{Dir: t.TempDir(), MaxFileValues: 64})
+	t.Cleanup(func() { r.Close() })
+	check := func(after string) {
+		t.Helper()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		require.Greater(t, len(r.parts), 2, "files")
+		for _, p := range r.parts {
+			require.Equal(t, len(r.labelsOf(p)), r.labelCount(p), "file %d after %s", p.index, after)
+		}
+	}
+	vs := make([]*Vec[Counter], 6)
+	for i := range vs {
+		vs[i] = NewCounterVec(r, fmt.Sprintf("v%d", i), "", Count, "k", "j")
+		vs[i].SetLimit(40) // a file each
+	}
+	require.NoError(t, r.AddLabel(Label{Name: "cluster", Value: `"c"`}))
+	require.NoError(t, r.AddMetricLabel("v4", Label{Name: "metric", Value: `"m"`}))
+	require.NoError(t, r.AddIndomLabel(vs[5].Indom(), Label{Name: "indom", Value: `"i"`}))
+	for i, v := range vs {
+		for j := range 3 + i {
+			v.With(fmt.Sprint(j), "x")
+		}
+	}
+	check("declaring")
+	vs[4].Delete("0", "x")
+	check("a deletion")
+	startOrSkip(t, r)
+	for i, v := range vs {
+		for j := range 10 {
+			v.With(fmt.Sprint(j+i), "y")
+		}
+		v.Delete("1", "x")
+	}
+	check("Start")
+	require.NoError(t, r.Flush())
+	check("a publication")
 }

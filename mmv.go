@@ -118,6 +118,9 @@ type Registry struct {
 	// entering counts the instruments waiting for the lock (door.enter),
 	// whom the timer lets in between the chunks it binds.
 	entering atomic.Int32
+	// limitsSet counts the vectors' limits set (door.limitSet), which a
+	// file found full is summed again after (chargeBound).
+	limitsSet atomic.Uint64
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)

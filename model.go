@@ -30,7 +30,7 @@ func (m *model) labelsOf(p *part) []*label {
 		}
 	}
 	for _, vl := range m.vecLabels {
-		if vl.records > 0 && p.hasIndom(m.serials[vl.serial()]) {
+		if vl.in.labels > 0 && p.hasIndom(vl.in) {
 			vl.eachLocked(func(l *label) { ls = append(ls, l) })
 		}
 	}

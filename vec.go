@@ -662,6 +662,7 @@ func (v *Vec[T]) SetInstanceLabels(on bool) { v.unlabelled.Store(!on) }
 // for the file's budget.
 func (v *Vec[T]) SetLimit(n int) {
 	v.limit.Store(int64(n))
+	v.r.limitSet()
 }
 
 // Limit returns the number of instances the vector may hold.
