@@ -167,10 +167,7 @@ func (r *Registry) checkGrowthLocked(in *indom, n int) error {
 	if in.live+n <= min(in.reserved(), budget) {
 		return nil // within the room its indom reserves: no file's charge changes
 	}
-	for _, p := range r.parts {
-		if !p.hasIndom(in) {
-			continue
-		}
+	for p := range partsHolding(r.parts, in) {
 		if c := p.chargeLocked(budget, in, n); c > budget && c > p.chargeLocked(budget, nil, 0) {
 			return errFileBudget(subject()+" in "+budgetSubject(p), c, budget)
 		}
@@ -274,6 +271,7 @@ func (r *Registry) placeLocked() error {
 		p.joinMetrics() // in the order of declaration again
 	}
 	r.parts = parts
+	holdIndoms(r.indoms, parts)
 	return nil
 }
 

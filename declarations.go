@@ -98,7 +98,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 		p.used.add(mt.item)
 	}
 	if newIndom {
-		p.indoms = append(p.indoms, mt.indom)
+		p.holdIndom(mt.indom)
 	}
 }
 
@@ -123,7 +123,7 @@ func (r *Registry) undeclareMetric(s step) {
 		p.used.remove(mt.item)
 	}
 	if newIndom {
-		p.indoms = p.indoms[:len(p.indoms)-1]
+		p.unholdIndom(mt.indom)
 	}
 	if newPart {
 		r.parts = r.parts[:len(r.parts)-1]
@@ -337,10 +337,7 @@ func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publ
 		}
 	}
 	var grown []*part
-	for _, p := range r.parts {
-		if !p.hasIndom(in) {
-			continue
-		}
+	for p := range partsHolding(r.parts, in) {
 		grown = append(grown, p)
 		if p.file == nil {
 			continue
@@ -354,8 +351,8 @@ func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publ
 // s.in from index s.at on, the last added.
 func (r *Registry) removeNewInstancesLocked(s step) {
 	in, first := s.in, s.at
-	for _, p := range r.parts {
-		if p.hasIndom(in) && p.file != nil {
+	for p := range partsHolding(r.parts, in) {
+		if p.file != nil {
 			p.releaseInstanceSlots(in, first)
 		}
 	}
@@ -381,11 +378,9 @@ func (r *Registry) removeInstanceLocked(in *indom, j int) {
 	in.removed[j] = true
 	in.addLive(-1)
 	var grown []*part
-	for _, p := range r.parts {
-		if p.hasIndom(in) {
-			p.remove(in, j)
-			grown = append(grown, p)
-		}
+	for p := range partsHolding(r.parts, in) {
+		p.remove(in, j)
+		grown = append(grown, p)
 	}
 	r.grewLocked(keepDeclared, grown...) // nothing needs storage: no error
 }
@@ -406,13 +401,11 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 	in.removed[j] = false
 	in.addLive(1)
 	var grown []*part
-	for _, p := range r.parts {
-		if p.hasIndom(in) {
-			if p.file != nil {
-				p.newInstanceSlots(in, in.count(), j)
-			}
-			grown = append(grown, p)
+	for p := range partsHolding(r.parts, in) {
+		if p.file != nil {
+			p.newInstanceSlots(in, in.count(), j)
 		}
+		grown = append(grown, p)
 	}
 	return r.changedLocked(keepDeclared, step{undo: (*Registry).unreviveInstanceLocked, in: in, at: j}, grown...)
 }
@@ -421,8 +414,8 @@ func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 // s.in.
 func (r *Registry) unreviveInstanceLocked(s step) {
 	in, j := s.in, s.at
-	for _, p := range r.parts {
-		if p.hasIndom(in) && p.file != nil {
+	for p := range partsHolding(r.parts, in) {
+		if p.file != nil {
 			for _, m := range slices.Backward(p.metricsOver(in)) { // newest slot first
 				p.release(m, j)
 			}
@@ -514,10 +507,8 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 // all take.
 func (r *Registry) labelRoomLocked(in *indom) int {
 	room := MaxLabels
-	for _, p := range r.parts {
-		if p.hasIndom(in) {
-			room = min(room, MaxLabels-r.labelCount(p))
-		}
+	for p := range partsHolding(r.parts, in) {
+		room = min(room, MaxLabels-r.labelCount(p))
 	}
 	return room
 }

@@ -676,10 +676,8 @@ func (r *Registry) forgetRemovedLocked() {
 			}
 		}
 		to := in.forget()
-		for _, p := range r.parts {
-			if p.hasIndom(in) {
-				p.renumber(in, to)
-			}
+		for p := range partsHolding(r.parts, in) {
+			p.renumber(in, to)
 		}
 		r.renumberWaitersLocked(in, to)
 		for _, g := range r.waitingGroups {

@@ -122,6 +122,7 @@ type indom struct {
 	counts  *liveCounts   // the registry's, once declared in it
 	vec     vecLink       // the vector over it, if any (door.linkVecLocked): a map by indom cost a vector's declaration a twentieth
 	labels  int           // the label records of its vector's live instances (door.labelInstanceLocked)
+	over    []int         // the overflow parts holding it, by index, ascending (part.holdIndom)
 	shares  bool          // made by the registry for instruments: its instance names share string records (newPlan)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,9 +41,10 @@ func TestLabelPayloadStringAsChecked(t *testing.T) {
 }
 
 // labelCount is what each file's labels are (labelsOf), with the vectors'
-// records summed over each file's own indoms: vectors in several files,
-// labels of every kind, instances labelled and deleted, before and after
-// Start.
+// records summed over each file's own indoms, and partsHolding the parts
+// that hold each indom (hasIndom): vectors in several files, labels of
+// every kind, instances labelled and deleted, a refused declaration
+// undone, before and after Start.
 func TestLabelCountIsLabelsOf(t *testing.T) {
 	r := NewRegistry("counted", &Options{Dir: t.TempDir(), MaxFileValues: 64})
 	t.Cleanup(func() { r.Close() })
@@ -54,11 +56,22 @@ func TestLabelCountIsLabelsOf(t *testing.T) {
 		for _, p := range r.parts {
 			require.Equal(t, len(r.labelsOf(p)), r.labelCount(p), "file %d after %s", p.index, after)
 		}
+		for _, in := range r.indoms {
+			var want []*part
+			for _, p := range r.parts {
+				if p.hasIndom(in) {
+					want = append(want, p)
+				}
+			}
+			require.Equal(t, want, slices.Collect(partsHolding(r.parts, in)), "the parts holding indom %d after %s", in.Serial, after)
+		}
 	}
 	vs := make([]*Vec[Counter], 6)
 	for i := range vs {
-		vs[i] = NewCounterVec(r, fmt.Sprintf("v%d", i), "", Count, "k", "j")
-		vs[i].SetLimit(40) // a file each
+		// Named against their order, which Start lays them out in again;
+		// a file each.
+		vs[i] = NewCounterVec(r, fmt.Sprintf("v%d", len(vs)-i), "", Count, "k", "j")
+		vs[i].SetLimit(40)
 	}
 	require.NoError(t, r.AddLabel(Label{Name: "cluster", Value: `"c"`}))
 	require.NoError(t, r.AddMetricLabel("v4", Label{Name: "metric", Value: `"m"`}))
@@ -71,7 +84,27 @@ func TestLabelCountIsLabelsOf(t *testing.T) {
 	check("declaring")
 	vs[4].Delete("0", "x")
 	check("a deletion")
+	NewCounter(r, "h.count", "", Count)
+	_, err := declareHistograms(r, "h", "", Second, nil, true) // its bucket metric declared, then refused: undone
+	require.ErrorIs(t, err, ErrDuplicate)
+	check("a refusal")
+	insts := make([]Instance, 30)
+	for i := range insts {
+		insts[i] = Instance{ID: int32(i), Name: fmt.Sprint(i)}
+	}
+	require.NoError(t, r.AddIndom(Indom{Serial: 7, Instances: insts}))
+	require.Error(t, r.Transact(func(tx *Tx) error {
+		// In a file of its own, over an indom that stays: undone alone.
+		if err := tx.AddMetric(Metric{Name: "low", Type: Uint64, Semantics: SemCounter, Indom: 7}); err != nil {
+			return err
+		}
+		return tx.AddMetric(Metric{Name: "h.count", Type: Uint64, Semantics: SemCounter})
+	}))
+	check("a refused transaction")
 	startOrSkip(t, r)
+	_, err = declareHistograms(r, "h", "", Second, nil, true)
+	require.ErrorIs(t, err, ErrDuplicate)
+	check("a refusal after Start")
 	for i, v := range vs {
 		for j := range 10 {
 			v.With(fmt.Sprint(j+i), "y")

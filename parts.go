@@ -250,6 +250,53 @@ func (p *part) hasIndom(in *indom) bool {
 	return p.index == 0 && in != nil && in.counts != nil || slices.Contains(p.indoms, in)
 }
 
+// holdIndom makes p, an overflow part, hold in, which it did not: in
+// p.indoms, and p's index in in.over, ascending.
+func (p *part) holdIndom(in *indom) {
+	p.indoms = append(p.indoms, in)
+	i, _ := slices.BinarySearch(in.over, p.index)
+	in.over = slices.Insert(in.over, i, p.index)
+}
+
+// unholdIndom undoes holdIndom of in, the last indom p took.
+func (p *part) unholdIndom(in *indom) {
+	p.indoms = p.indoms[:len(p.indoms)-1]
+	if i, ok := slices.BinarySearch(in.over, p.index); ok {
+		in.over = slices.Delete(in.over, i, i+1)
+	}
+}
+
+// holdIndoms sets every indom's in.over from parts, laid out anew
+// (Registry.placeLocked).
+func holdIndoms(indoms []*indom, parts []*part) {
+	for _, in := range indoms {
+		in.over = in.over[:0]
+	}
+	for _, p := range parts[1:] {
+		for _, in := range p.indoms {
+			in.over = append(in.over, p.index)
+		}
+	}
+}
+
+// partsHolding yields the parts, of a registry's parts, whose files hold
+// in, in order: the first, which holds every indom declared, then the
+// overflow parts holding metrics over it (indom.over). Looking at every
+// part instead cost a vector's first use 8 µs at 2,000 vectors of the
+// default budget, in 1,000 files.
+func partsHolding(parts []*part, in *indom) iter.Seq[*part] {
+	return func(yield func(*part) bool) {
+		if in.counts != nil && !yield(parts[0]) {
+			return
+		}
+		for _, i := range in.over {
+			if !yield(parts[i]) {
+				return
+			}
+		}
+	}
+}
+
 // reset forgets what Start gave the part: its file, slots, derived items
 // and cluster.
 func (p *part) reset() {
