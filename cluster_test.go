@@ -89,6 +89,31 @@ func TestOverflowPartAfterStart(t *testing.T) {
 	assert.Equal(t, map[uint32][]string{19: {"grows"}, 20: {"given"}, 21: {"grows.2"}}, liveClusters(t, dir))
 }
 
+// TestPartsOnClustersOfTheirOwn: the files one Start makes, and those one
+// publication adds, each take a cluster no other file of the directory
+// has: they are claimed under one scan of the directory, each part's
+// cluster counted as its file is made. The files of another registry
+// before them, on the clusters after "given"'s, push them further.
+func TestPartsOnClustersOfTheirOwn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	startReg(t, "given", dir, mmv.Options{Cluster: 30}, func(r *mmv.Registry) { mmv.NewCounter(r, "c", "", mmv.Count) })
+	startReg(t, "next", dir, mmv.Options{Cluster: 32}, func(r *mmv.Registry) { mmv.NewCounter(r, "c", "", mmv.Count) })
+	opts := mmv.Options{Cluster: 29, MaxFileValues: 10}
+	r := startReg(t, "many", dir, opts, func(r *mmv.Registry) {
+		for i := range 4 {
+			mmv.NewCounterVec(r, fmt.Sprintf("v%d", i), "", mmv.Count, "k") // a file each
+		}
+	})
+	for i := range 3 { // one publication, three files more
+		mmv.NewCounterVec(r, fmt.Sprintf("w%d", i), "", mmv.Count, "k")
+	}
+	require.NoError(t, r.Flush())
+	assert.Equal(t, map[uint32][]string{
+		29: {"many"}, 30: {"given"}, 31: {"many.2"}, 32: {"next"}, 33: {"many.3"}, 34: {"many.4"}, 35: {"many.5"},
+		36: {"many.6"}, 37: {"many.7"},
+	}, liveClusters(t, dir))
+}
+
 // TestExplicitClusterTaken: an explicit cluster is refused when any live
 // file of the directory has it: a started registry's, given explicitly or
 // derived, and the file a registry closed without the Process flag left,

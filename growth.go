@@ -48,9 +48,11 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 		return nil
 	}
 	var errs []error
+	var cl *claims
 	for _, p := range ps {
-		errs = append(errs, r.publishPartLocked(p))
+		errs = append(errs, r.publishPartLocked(p, &cl))
 	}
+	cl.release()
 	r.bindLocked(0)
 	r.scheduleLocked()
 	err := errors.Join(errs...)
@@ -153,9 +155,31 @@ func (r *Registry) carryReboundLocked() {
 	}
 }
 
+// claimsLocked takes the claim lock of the registry's directory d and
+// scans its live clusters, for the parts about to be made
+// (startPartLocked); the caller calls unlock once they are. A failure
+// names the part that would have been made first.
+func (r *Registry) claimsLocked(d *osfile.Dir, first *part) (*claims, error) {
+	unlock, err := d.LockClaims(claimWait)
+	if err != nil {
+		return nil, fileError(first.name, "cannot start", err)
+	}
+	// The files at the names of parts with no file yet, a previous run's,
+	// are those its own replace (or, when a live registry holds one,
+	// osfile.Create refuses it).
+	replaced := map[string]bool{}
+	for _, p := range r.parts {
+		if p.file == nil {
+			replaced[p.name] = true
+		}
+	}
+	return &claims{live: liveClusters(d, func(name string) bool { return replaced[name] }), unlock: unlock}, nil
+}
+
 // startPartLocked gives the part's metrics their items and values their
-// slots, and makes its file in d. On failure the part is as it was.
-func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
+// slots, and makes its file in d, claiming its cluster in cl
+// (claimsLocked). On failure the part is as it was.
+func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	labels := r.labelsOf(p)
 	version, err := r.versionWith(p, labels)
 	if err != nil {
@@ -165,12 +189,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
-	unlock, err := d.LockClaims(claimWait)
-	if err != nil {
-		return fileError(p.name, "cannot start", err)
-	}
-	defer unlock()
-	p.cluster, err = claimCluster(p.name, p.index > 0, c, d, r.replacedLocked)
+	p.cluster, err = cl.claim(p.name, p.index > 0, c)
 	if err != nil {
 		return err
 	}
@@ -194,15 +213,8 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir) error {
 	}
 	p.file, p.dirty, p.bound = f, false, 0
 	p.valuesEnd = plan.end - plan.offset[secValues]
+	cl.took(p.name, p.cluster)
 	return nil
-}
-
-// replacedLocked reports whether a file name is that of one of the
-// registry's parts with no file yet: the file at the name, a previous
-// run's, is the one its own replaces (or, when a live registry holds it,
-// osfile.Create refuses it).
-func (r *Registry) replacedLocked(name string) bool {
-	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == name && p.file == nil })
 }
 
 // Flush publishes the declarations made since Start, or since the last
@@ -240,13 +252,15 @@ func (r *Registry) publishPartsLocked(unlock bool) error {
 	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
 	r.forgetRemovedLocked()
 	var errs []error
+	var cl *claims
 	for _, p := range r.parts {
 		if unlock && p.file != nil {
 			errs = append(errs, r.publishPartUnlocking(p))
 			continue
 		}
-		errs = append(errs, r.publishPartLocked(p))
+		errs = append(errs, r.publishPartLocked(p, &cl))
 	}
+	cl.release()
 	err := errors.Join(errs...)
 	r.pubErr = err
 	// The timer's publication binds a chunk at a time, the lock let go
@@ -279,12 +293,20 @@ func (r *Registry) unlockLettingIn() {
 	}
 }
 
-// publishPartLocked makes the part's file if it has none, or rewrites it
-// with every declaration, values kept (see osfile.File.Replace for how no
-// update is lost).
-func (r *Registry) publishPartLocked(p *part) error {
+// publishPartLocked makes the part's file if it has none, claiming its
+// cluster in *cl, made at the publication's first new file (claimsLocked)
+// and released by the caller once the publication is done; or rewrites
+// it with every declaration, values kept (see osfile.File.Replace for how
+// no update is lost).
+func (r *Registry) publishPartLocked(p *part, cl **claims) error {
 	if p.file == nil {
-		err := r.startPartLocked(p, r.dir)
+		var err error
+		if *cl == nil {
+			*cl, err = r.claimsLocked(r.dir, p)
+		}
+		if err == nil {
+			err = r.startPartLocked(p, r.dir, *cl)
+		}
 		if err != nil {
 			r.pubErr = err
 		}

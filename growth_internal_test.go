@@ -451,7 +451,7 @@ func TestNoBindingDuringStep(t *testing.T) {
 	}
 	r.mu.Lock()
 	p := r.parts[0]
-	require.NoError(t, r.publishPartLocked(p)) // storage, 1e17 shown, none bound
+	require.NoError(t, r.publishPartLocked(p, new(*claims))) // storage, 1e17 shown, none bound (p has its file: no claim)
 	r.boundLocked()
 	r.mu.Unlock()
 	for i := range n {

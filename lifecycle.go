@@ -31,13 +31,20 @@ func (r *Registry) Start() error {
 		return fileError(r.name, "cannot start", err)
 	}
 	r.dir = d
-	for _, p := range r.parts {
-		if err := r.startPartLocked(p, d); err != nil {
-			r.stopPartsLocked(true)
-			r.dir.Close()
-			r.dir = nil
-			return err
+	cl, err := r.claimsLocked(d, r.parts[0])
+	if err == nil {
+		for _, p := range r.parts {
+			if err = r.startPartLocked(p, d, cl); err != nil {
+				break
+			}
 		}
+		cl.release()
+	}
+	if err != nil {
+		r.stopPartsLocked(true)
+		r.dir.Close()
+		r.dir = nil
+		return err
 	}
 	r.state = started
 	r.timer = newPublishTimer(r)
