@@ -208,3 +208,43 @@ func BenchmarkBudgetVersusOneFile(b *testing.B) {
 	b.ReportMetric(float64(one.Median())/float64(ours.Median()), "x-faster")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkManyVectorsFetch is what PCP pays for many small vectors at
+// the default options, where each vector's reservation (its default
+// limit) leaves room for two in a file: 1,000 vectors of one value each,
+// in 500 files, fetched whole through a pmcd of its own, against the same
+// vectors in one file (MaxFileValues raised). The ratio of the two is what
+// the number of files costs the host: ns/fetch, and pmcd-ns/value; and
+// one-metric-ns/fetch, fetches of one metric by its PMID back to back for
+// a second, as a client watching one metric (pmval, a dashboard's panel)
+// makes them.
+func BenchmarkManyVectorsFetch(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		budget int
+	}{{"default", 0}, {"one-file", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := pcptest.StartPMCD(b)
+			r := mmv.NewRegistry("many", &mmv.Options{Dir: p.Dir, MaxFileValues: c.budget})
+			for i := range 1000 {
+				mmv.NewCounterVec(r, fmt.Sprintf("requests_%d", i), "", mmv.Count, "route").With("/").Inc()
+			}
+			startOrSkip(b, r)
+			defer r.Close()
+			p.FetchAll(b, "mmv.many", 1) // loads the files
+			cpu0, fetches := p.CPU(), 0
+			var w pcptest.Whole
+			for b.Loop() {
+				w = p.FetchAll(b, "mmv.many", 3)
+				fetches += 3
+			}
+			reportWhole(b, w)
+			reportPMCD(b, p, cpu0, fetches, w.Values)
+			one := p.FetchLoop(b, "mmv.many.requests_500", time.Second)
+			b.ReportMetric(float64(time.Second.Nanoseconds())/float64(one.N), "one-metric-ns/fetch")
+			des, err := os.ReadDir(p.Dir)
+			require.NoError(b, err)
+			b.ReportMetric(float64(len(des)), "files")
+		})
+	}
+}
