@@ -80,9 +80,10 @@ func (p *part) hasRoomLocked(budget, need, added int, lowered uint64) bool {
 	return c+need <= budget
 }
 
-// loweredLocked counts what may have lowered a charge since the registry
-// was made (chargeBound): removals and metrics leaving, under the lock,
-// and limits set (Vec.SetLimit), without it.
+// loweredLocked counts what may have lowered a charge anywhere since the
+// registry was made (chargeBound): instances removed, under the lock, and
+// limits set (Vec.SetLimit), without it. A metric leaving a part lowers
+// that part's alone, whose bound it drops (joinMetric).
 func (r *Registry) loweredLocked() uint64 {
 	return uint64(r.counts.lowered) + r.limitsSet.Load()
 }

@@ -189,7 +189,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
-	p.cluster, err = cl.claim(p.name, p.index > 0, c)
+	p.cluster, err = claimCluster(p.name, p.index > 0, c, cl.live)
 	if err != nil {
 		return err
 	}

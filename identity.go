@@ -178,17 +178,11 @@ func fnv32(s string) uint32 {
 // files of 2,000 vectors at the default budget.
 
 // claims are the live clusters of a directory whose claim lock is held,
-// scanned once (liveClusters), and the clusters of the parts made since
-// under the same hold (took).
+// scanned once (liveClusters), which claimCluster chooses among, and the
+// clusters of the parts made since under the same hold (took).
 type claims struct {
 	live   map[uint32]holder
 	unlock func()
-}
-
-// claim chooses the cluster of the file name (claimCluster), which took
-// then records once the file is at its name.
-func (cl *claims) claim(name string, overflow bool, c uint32) (uint32, error) {
-	return claimCluster(name, overflow, c, cl.live)
 }
 
 // release lets the directory's claim lock go, if cl holds it.

@@ -135,8 +135,8 @@ type indomMetrics struct {
 // it is raised by what every metric joining the part may charge
 // (joinMetric) and by every instance added since, times the metrics over
 // it (liveCounts.added). From below: the exact sum (least) holds while
-// nothing lowered a charge anywhere in the registry (lowered, the count of
-// removals, metrics leaving and limits set: Registry.loweredLocked).
+// nothing lowered a charge (lowered, Registry.loweredLocked's count of
+// removals and limits set; a metric leaving drops the bound).
 type chargeBound struct {
 	charge, added, budget int
 	least                 int
