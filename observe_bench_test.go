@@ -6,8 +6,12 @@ import (
 	"github.com/gopcp/mmv/internal/floor"
 )
 
-// Observe's budget is 3x a raw atomic add on a word in its own cache line:
-// compare BenchmarkHistogramObserveDefault and BenchmarkHistogramObserve
+// Observe is two atomic operations (the bucket's add, the sum's
+// compare-and-swap) and the bucket's index, which on one goroutine waits
+// for the last observation's atomics: 2.6x a raw atomic add on a word in
+// its own cache line on a processor where that add took 6 ns, 4-5x on
+// one where it takes 2.4 ns (compare/README.md). Compare
+// BenchmarkHistogramObserveDefault and BenchmarkHistogramObserve
 // (log-linear) with BenchmarkAtomicAddOwnLine in one run:
 //
 //	go test -run '^$' -bench 'HistogramObserve(Default)?$|AtomicAddOwnLine' -count 5
