@@ -452,7 +452,7 @@ func TestNoBindingDuringStep(t *testing.T) {
 	r.mu.Lock()
 	p := r.parts[0]
 	require.NoError(t, r.publishPartLocked(p, new(*claims))) // storage, 1e17 shown, none bound (p has its file: no claim)
-	r.boundLocked()
+	r.boundLocked(r.parts)
 	r.mu.Unlock()
 	for i := range n {
 		v.With(strconv.Itoa(i)).Set(1) // in the memory still
@@ -546,6 +546,31 @@ func TestFirstUseHandsNoneOver(t *testing.T) {
 	require.Equal(t, n, cv.waiting.len(), "a first use handed waiting values over")
 	require.NotSame(t, &c.cell.heap, c.cell.v.Load(), "the first use's own value has no storage")
 	require.True(t, r.unpublishedLocked(), "the waiting values would wait for good")
+}
+
+// TestFirstUseBoundInEveryFile: a first use after Start takes its file's
+// room for its value at once in whichever file holds its vector, the
+// first or an overflow one: the first use marks bound the files it grew,
+// not every file of the registry (boundLocked).
+func TestFirstUseBoundInEveryFile(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("boundeach", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	t.Cleanup(func() { r.Close() })
+	vs := make([]*Vec[Counter], 5) // two default vectors' reservations a file: three files
+	for i := range vs {
+		vs[i] = NewCounterVec(r, "requests"+strconv.Itoa(i), "", Count, "route")
+	}
+	startOrSkip(t, r)
+	require.Len(t, r.parts, 3)
+	for _, v := range vs {
+		v.With("/").Inc() // a growth step for each file, which leaves room in it
+	}
+	require.NoError(t, r.Flush())
+	for i, v := range vs {
+		c := v.With("/after")
+		require.NotNil(t, c)
+		require.NotSame(t, &c.cell.heap, c.cell.v.Load(), "vector %d: a first use after Start waits for storage its file has", i)
+	}
 }
 
 // TestEnteringCounted: an instrument waiting for the registry's lock is
