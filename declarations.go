@@ -239,12 +239,8 @@ func (r *Registry) addIndomLocked(d Indom) error {
 		return r.checkIndomLocked("indom "+strconv.FormatUint(uint64(d.Serial), 10), &d)
 	}
 	in := &indom{Serial: d.Serial, ShortHelp: d.ShortHelp, LongHelp: d.LongHelp}
-	in.names.reserve(len(d.Instances))
-	in.removed = make([]bool, 0, len(d.Instances))
-	for _, inst := range d.Instances {
-		if err := in.add(inst); err != nil {
-			return err
-		}
+	if err := in.addAll(d.Instances); err != nil {
+		return err
 	}
 	r.indoms = append(r.indoms, in)
 	if r.serials == nil {

@@ -45,3 +45,58 @@ func TestInstanceIndex(t *testing.T) {
 	require.ErrorIs(t, err, ErrDuplicate)
 	check(8, 0, false) // the refused instances are truncated away
 }
+
+// TestAddIndomAsAddInstance: AddIndom, which copies its instances in at
+// once (indom.addAll), refuses what adding them one at a time refuses,
+// with the same error, and finds what it adds by id and by name alike.
+func TestAddIndomAsAddInstance(t *testing.T) {
+	for name, insts := range map[string][]Instance{
+		"dense":                 {{0, "a"}, {1, "b"}, {2, "c"}},
+		"sparse":                {{10, "a"}, {3, "b"}, {7, "c d"}},
+		"sparse later":          {{0, "a"}, {1, "b"}, {9, "c"}, {3, "d"}},
+		"dense duplicate id":    {{0, "a"}, {1, "b"}, {1, "c"}},
+		"duplicate below dense": {{0, "a"}, {5, "b"}, {0, "c"}},
+		"sparse duplicate id":   {{5, "a"}, {9, "b"}, {5, "c"}},
+		"duplicate name":        {{0, "a x"}, {1, "b"}, {2, "a y"}},
+		"duplicate first name":  {{4, "a"}, {4, "a"}},
+		"empty name":            {{0, "a"}, {1, "b"}, {2, ""}},
+		"negative id":           {{0, "a"}, {-1, "b"}},
+		"space around":          {{0, "a"}, {1, " b"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			all, each := newTestRegistry(t, "all"), newTestRegistry(t, "each")
+			errAll := all.AddIndom(Indom{Serial: 1, Instances: insts})
+			require.NoError(t, each.AddIndom(Indom{Serial: 1}))
+			var errEach error
+			for _, inst := range insts {
+				if errEach = each.AddInstance(1, inst); errEach != nil {
+					break
+				}
+			}
+			if errEach != nil {
+				require.Error(t, errAll)
+				assert.Equal(t, errEach.Error(), errAll.Error())
+				assert.Nil(t, all.serials[1], "a refused indom is not declared")
+				return
+			}
+			require.NoError(t, errAll)
+			a, e := all.serials[1], each.serials[1]
+			assert.Equal(t, e.sparse, a.sparse)
+			assert.Equal(t, e.live, a.live)
+			assert.Equal(t, e.count(), a.count())
+			for i, inst := range insts {
+				j, ok := a.index(inst.ID)
+				assert.True(t, ok, "id %d", inst.ID)
+				assert.Equal(t, i, j, "index of id %d", inst.ID)
+				j, ok = a.names.find(nameKey(inst.Name), a.instanceKey)
+				assert.True(t, ok, "name %q", inst.Name)
+				assert.Equal(t, i, j, "index of name %q", inst.Name)
+				assert.Equal(t, inst, a.instance(i))
+			}
+			_, ok := a.index(100)
+			assert.False(t, ok)
+			require.ErrorIs(t, all.AddInstance(1, insts[0]), ErrDuplicate, "then AddInstance sees them")
+			require.NoError(t, all.AddInstance(1, Instance{ID: 100, Name: "new"}))
+		})
+	}
+}

@@ -54,21 +54,24 @@ func (x *keyIndex[K]) find(k K, key func(pos int) K) (int, bool) {
 	if x.n == 0 {
 		return 0, false
 	}
-	return x.held(k, x.hash(k), key)
+	pos, _, ok := x.held(k, x.hash(k), key)
+	return pos, ok
 }
 
 // held returns the position of k, of hash h, in either table, and
-// whether it is held.
-func (x *keyIndex[K]) held(k K, h uint32, key func(pos int) K) (int, bool) {
-	if i, ok := slot(x.slots, k, h, key); ok {
-		return int(uint32(x.slots[i])) - 1, true
+// whether it is held; when it is not, at is the empty slot of the new
+// table where its probe ended, for add to fill.
+func (x *keyIndex[K]) held(k K, h uint32, key func(pos int) K) (pos, at int, ok bool) {
+	at, ok = slot(x.slots, k, h, key)
+	if ok {
+		return int(uint32(x.slots[at])) - 1, at, true
 	}
 	if x.old != nil {
 		if i, ok := slot(x.old, k, h, key); ok {
-			return int(uint32(x.old[i])) - 1, true
+			return int(uint32(x.old[i])) - 1, at, true
 		}
 	}
-	return 0, false
+	return 0, at, false
 }
 
 // slot returns the slot of table t holding k, of hash h, and true; or
@@ -91,10 +94,11 @@ func slot[K string | int32](t []uint64, k K, h uint32, key func(pos int) K) (int
 func (x *keyIndex[K]) add(k K, pos int, key func(pos int) K) (int, bool) {
 	x.reserve(1)
 	h := x.hash(k)
-	if at, held := x.held(k, h, key); held {
-		return at, false
+	holder, empty, held := x.held(k, h, key)
+	if held {
+		return holder, false
 	}
-	put(x.slots, uint64(h)<<32|uint64(pos+1))
+	x.slots[empty] = uint64(h)<<32 | uint64(pos+1)
 	x.n++
 	x.move(4)
 	return pos, true
