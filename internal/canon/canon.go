@@ -25,17 +25,16 @@ const MaxLen = 255
 // Name returns the instance name of values under names, which have the
 // same length; ok is false when the name would be longer than MaxLen.
 func Name(names, values []string) (name string, ok bool) {
-	n := 0
+	n, escapes := 0, 0
 	for i, v := range values {
-		n += len(names[i]) + 2 // '=' and ','
+		n += len(names[i]) + 2 + len(v) // '=' and ','
 		for j := 0; j < len(v); j++ {
-			n++
 			if escaped(v[j]) {
-				n += 2
+				escapes++
 			}
 		}
 	}
-	if n-1 > MaxLen {
+	if n += 2 * escapes; n-1 > MaxLen {
 		return "", false
 	}
 	b := make([]byte, 0, n-1)
@@ -45,6 +44,10 @@ func Name(names, values []string) (name string, ok bool) {
 		}
 		b = append(b, names[i]...)
 		b = append(b, '=')
+		if escapes == 0 { // the common case: the value as it is, in one copy
+			b = append(b, v...)
+			continue
+		}
 		for j := 0; j < len(v); j++ {
 			if c := v[j]; escaped(c) {
 				b = append(b, '%', hex[c>>4], hex[c&15])

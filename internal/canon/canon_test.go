@@ -23,6 +23,8 @@ func TestName(t *testing.T) {
 		{[]string{"city"}, []string{"Zürich"}, "city=Zürich"},
 		{[]string{"a", "b"}, []string{"", ""}, "a=,b="},
 		{[]string{"a"}, []string{" lead"}, "a=%20lead"},
+		{[]string{"a", "b", "c"}, []string{"plain", "x y", "/z"}, "a=plain,b=x%20y,c=/z"},
+		{[]string{"a", "b"}, []string{"50%", "ok"}, "a=50%25,b=ok"},
 	} {
 		got, ok := Name(c.names, c.values)
 		require.True(t, ok, "%q", c.values)
