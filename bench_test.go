@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -295,4 +296,32 @@ func BenchmarkManyVectors(b *testing.B) {
 			b.ReportMetric(float64(after.Nanoseconds())/float64(b.N*n), "after-ns/vector")
 		})
 	}
+}
+
+// BenchmarkVecFirstUses is 50,000 first uses of one vector's label values
+// before Start, caps raised, per value: the vector's table grows
+// by doubling under them, moving the old table's entries 4 slots an
+// insert. Reading whether each moved entry was deleted, where none had
+// been, missed the cache: 1.33 µs a value against 1.08 without the read
+// (ten alternating rounds, p = 0.029).
+func BenchmarkVecFirstUses(b *testing.B) {
+	const n = 50000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "/api/item/" + strconv.Itoa(i)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		r := NewRegistry("firstuses", &Options{Dir: b.TempDir(), MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+		v := NewCounterVec(r, "requests", "", Count, "route")
+		v.SetLimit(n)
+		b.StartTimer()
+		for _, name := range names {
+			v.With(name).Inc()
+		}
+		b.StopTimer()
+		r.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/value")
 }

@@ -77,6 +77,46 @@ func TestVecTableGrowsByParts(t *testing.T) {
 	check(len(live))
 }
 
+// TestVecTableFirstDeletionUnmoved: the first deletion of a vector, of
+// an entry its old table still holds, unmoved, keeps that entry out of the
+// table that replaces it, as deletions after others do: moveLocked reads
+// whether an entry was deleted only when one of the old table's was.
+func TestVecTableFirstDeletionUnmoved(t *testing.T) {
+	_, v := uncappedVec(t, "firstdeletion", 10000)
+	var names []string
+	insert := func() {
+		t.Helper()
+		name := strconv.Itoa(len(names))
+		require.NotNil(t, v.With(name))
+		names = append(names, name)
+	}
+	for insert(); v.table.Load().old.Load() == nil || len(names) < 100; insert() {
+	}
+	tb := v.table.Load()
+	gone := ""
+	for _, name := range names {
+		h := canon.Hash([]string{name})
+		if e := tb.old.Load().findHere(h, []string{name}); e != nil && !tb.holds(e, h) {
+			gone = name
+			break
+		}
+	}
+	require.NotEmpty(t, gone, "an entry the old table holds, not moved yet")
+	require.True(t, v.Delete(gone))
+	for v.table.Load() == tb && tb.old.Load() != nil {
+		insert()
+	}
+	require.Nil(t, tb.old.Load(), "the old table's entries all moved")
+	dead := 0
+	for i := range tb.slots {
+		if e := tb.slots[i].e.Load(); e != nil && e.deleted() {
+			dead++
+		}
+	}
+	assert.Zero(t, dead, "the deleted entry was not moved")
+	assert.Nil(t, tb.find(canon.Hash([]string{gone}), []string{gone}))
+}
+
 // TestVecLabelledEnd: a publication walks a vector's entries only up to
 // the last one labelled (labelledEnd), and finds every live entry with
 // labels there: with labels turned off and on again between first uses,
