@@ -113,7 +113,7 @@ type Vec[T any] struct {
 type vecTable[T any] struct {
 	slots      []vecSlot[T]
 	mask       uint64
-	used, dead int // slots filled, and their entries since deleted (moved or not); under the registry's lock
+	used, dead int // slots filled, and how many of their entries were deleted since, replaced or not (deleteLocked); under the registry's lock
 
 	// old is the table this one replaces, while it holds live entries
 	// not moved here yet: from its slot moved on (under the lock).

@@ -27,14 +27,14 @@ const MaxLen = 255
 func Name(names, values []string) (name string, ok bool) {
 	n, escapes := 0, 0
 	for i, v := range values {
-		n += len(names[i]) + 2 + len(v) // '=' and ','
+		n += len(names[i]) + 2 + len(v) // the label, '=' and ',', the value
 		for j := 0; j < len(v); j++ {
 			if escaped(v[j]) {
 				escapes++
 			}
 		}
 	}
-	if n += 2 * escapes; n-1 > MaxLen {
+	if n += 2 * escapes; n-1 > MaxLen { // an escaped byte takes 3, and no ',' ends the last
 		return "", false
 	}
 	b := make([]byte, 0, n-1)
