@@ -245,24 +245,14 @@ func TestSnapshotReservedUnlocked(t *testing.T) {
 // to be bound a chunk at a time after the last publication included
 // (5-7 ms at 100,000 values).
 func TestShownListFitsItsReservation(t *testing.T) {
-	r, v := uncappedVec(t, "shownfits", 1<<20)
-	startOrSkip(t, r)
-	use := func(from, to int) {
-		for i := from; i < to; i++ {
-			v.With("/r/" + strconv.Itoa(i)).Inc()
-		}
-	}
 	const n = 20000
-	use(0, n)
+	r, v, p := grownWithWaiting(t, "shownfits", n)
 	r.mu.Lock()
-	p := r.parts[0]
-	err := r.publishPartUnlocking(p) // the file grows; its values wait to be bound
 	room := p.file.capacity
 	r.mu.Unlock()
-	require.NoError(t, err)
 	// More values than wait, past the file's room, to be shown: fewer
 	// than the list has room for, but not with those waiting.
-	use(n, room+n*5/4)
+	useRoutes(v, n, room+n*5/4)
 	r.mu.Lock()
 	waiting := v.kind.(*cellVec[Counter]).waiting.len()
 	live := min(p.slots.len(), p.file.capacity)
@@ -275,6 +265,48 @@ func TestShownListFitsItsReservation(t *testing.T) {
 	require.Greater(t, waiting, reserved, "the list has room for every value waiting: nothing to show")
 	assert.Equal(t, n*5/4, shown, "values shown past the live slots")
 	assert.Equal(t, reserved, listed, "the list grew past its reservation with the lock held")
+}
+
+// TestShownWalksNothingWithRoom: a publication whose file has room for
+// every slot shows no waiting value past its live ones, and lists none
+// without a walk of the values waiting: most publications of new label
+// values are such, and the walk held the lock 1 ms at 50,000 values
+// waiting, every first use meanwhile waiting for it.
+func TestShownWalksNothingWithRoom(t *testing.T) {
+	const n = 2000
+	r, v, p := grownWithWaiting(t, "shownroom", n)
+	useRoutes(v, n, n+100) // within the room, bound at once: the part is dirty, nothing is past the live slots
+	walked := 0
+	listed := func(live int) int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		groups := r.waitingGroups
+		defer func() { r.waitingGroups = groups }()
+		r.waitingGroups = nil
+		for _, g := range groups {
+			r.waitingGroups = append(r.waitingGroups, walkedGroup{g, &walked})
+		}
+		return len(r.shownLocked(p, live))
+	}
+	r.mu.Lock()
+	live, waiting := min(p.slots.len(), p.file.capacity), v.kind.(*cellVec[Counter]).waiting.len()
+	r.mu.Unlock()
+	require.Greater(t, waiting, 0, "no value waits")
+	assert.Equal(t, 0, listed(live), "values shown with room for every slot")
+	assert.Zero(t, walked, "the waiting values walked with room for every slot")
+	assert.Equal(t, 100, listed(n-100), "waiting values shown past a lower live slot")
+	assert.NotZero(t, walked, "the waiting values were not walked for those past the live slots")
+}
+
+// walkedGroup counts the walks of a cellGroup's waiting values.
+type walkedGroup struct {
+	cellGroup
+	walked *int
+}
+
+func (g walkedGroup) shownLocked(slot func(*metric, int) int, ws []waitingValue) []waitingValue {
+	*g.walked++
+	return g.cellGroup.shownLocked(slot, ws)
 }
 
 // TestSnapshotKeepsItsInstances: a publication's snapshot shares its

@@ -193,6 +193,30 @@ func uncappedVec(t *testing.T, name string, limit int) (*Registry, *Vec[Counter]
 	return r, v
 }
 
+// useRoutes uses the label values "/r/<i>" of v, from i = from to to.
+func useRoutes(v *Vec[Counter], from, to int) {
+	for i := from; i < to; i++ {
+		v.With("/r/" + strconv.Itoa(i)).Inc()
+	}
+}
+
+// grownWithWaiting is an uncapped vector's started registry whose file
+// grew, without the lock, under the first n label values: the file has
+// room for them, and they wait for the timer to bind them a chunk at a
+// time. It returns the part.
+func grownWithWaiting(t *testing.T, name string, n int) (*Registry, *Vec[Counter], *part) {
+	t.Helper()
+	r, v := uncappedVec(t, name, 1<<20)
+	startOrSkip(t, r)
+	useRoutes(v, 0, n)
+	r.mu.Lock()
+	p := r.parts[0]
+	err := r.publishPartUnlocking(p)
+	r.mu.Unlock()
+	require.NoError(t, err)
+	return r, v, p
+}
+
 // fileWordLocked is the word of m's value for instance id (0 when
 // singular) in its file, as PCP reads it, whoever holds the count.
 func fileWordLocked(m *metric, id int32) uint64 {
