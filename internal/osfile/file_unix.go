@@ -181,8 +181,9 @@ func closeNamed(fd int) {
 // addresses, the old file's last values are read back, and merge gets the
 // first live bytes of both values sections, as fill wrote the new one and
 // as the old one ended, to carry over updates made while fill ran. Only
-// then is the new file renamed into place. hook, when not nil, is called
-// at each Step.
+// then is the new file renamed into place, and the pages of its values
+// in use mapped writable at once where the system can (populate). hook, when not nil,
+// is called at each Step.
 func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte), merge func(written, final []byte), hook func(Step)) error {
 	newBase := unsafe.Add(f.values, -valuesOff)
 	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||
@@ -226,6 +227,14 @@ func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte
 		unix.Unlinkat(f.dir.fd, tmp, 0)
 		return err
 	}
+	// The new mapping has no page mapped: each one's first write, by the
+	// registry binding values a chunk at a time with its lock held, faulted
+	// (most of a chunk's 0.1-1.5 ms at 100,000 values). The values' pages
+	// in use are mapped now, by the caller that holds no lock; those of the
+	// room after them stay unwritten until a value takes them, and those
+	// before them, written once, are PCP's to read.
+	from := valuesOff / pageSize * pageSize
+	populate(unsafe.Slice((*byte)(unsafe.Add(newBase, from)), used-from))
 	return nil
 }
 

@@ -26,3 +26,7 @@ func (d *Dir) renameNoReplace(from, to string) error { return d.linkRename(from,
 // allocate gives the file its blocks by writing zeros (golang.org/x/sys
 // offers no posix_fallocate on FreeBSD).
 func allocate(fd int, size int64) error { return writeZeros(fd, size) }
+
+// populate does nothing here: the pages of a mapping fault at their first
+// write (Linux maps them at once, see sys_linux.go).
+func populate([]byte) {}
