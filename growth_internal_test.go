@@ -269,9 +269,9 @@ func TestShownListFitsItsReservation(t *testing.T) {
 
 // TestShownWalksNothingWithRoom: a publication whose file has room for
 // every slot shows no waiting value past its live ones, and lists none
-// without a walk of the values waiting: most publications of new label
-// values are such, and the walk held the lock 1 ms at 50,000 values
-// waiting, every first use meanwhile waiting for it.
+// without a walk of the values waiting: such are the publications of new
+// label values the last growth made room for, and the walk held the lock
+// 1 ms at 50,000 values waiting, every first use meanwhile waiting for it.
 func TestShownWalksNothingWithRoom(t *testing.T) {
 	const n = 2000
 	r, v, p := grownWithWaiting(t, "shownroom", n)

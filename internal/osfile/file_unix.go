@@ -182,8 +182,8 @@ func closeNamed(fd int) {
 // first live bytes of both values sections, as fill wrote the new one and
 // as the old one ended, to carry over updates made while fill ran. Only
 // then is the new file renamed into place, and the pages of its values
-// in use mapped writable at once where the system can (populate). hook, when not nil,
-// is called at each Step.
+// in use mapped writable at once where the system can (populate). hook,
+// when not nil, is called at each Step.
 func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte), merge func(written, final []byte), hook func(Step)) error {
 	newBase := unsafe.Add(f.values, -valuesOff)
 	if uintptr(newBase) < uintptr(f.resv) || uintptr(unsafe.Add(newBase, size)) > uintptr(f.resv)+reserveSize ||

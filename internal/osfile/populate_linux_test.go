@@ -19,10 +19,11 @@ import (
 // sections before the values, are not. A kernel older than
 // MADV_POPULATE_WRITE (5.14) maps none, and the test skips.
 func TestReplaceMapsItsUsedPages(t *testing.T) {
-	const page, values, used, size = 4096, 8 * 4096, 40 * 4096, 64 * 4096
+	page := int(pageSize)
+	values, used, size := 8*page, 40*page, 64*page
 	f := create(t, openTestDir(t, t.TempDir()), "app", 8192)
 	defer f.Close(true)
-	require.NoError(t, f.Replace(size, used, values, 0, fillHead, func(_, _ []byte) {}, nil))
+	require.NoError(t, f.Replace(int64(size), int64(used), int64(values), 0, fillHead, func(_, _ []byte) {}, nil))
 	pagemap, err := os.Open("/proc/self/pagemap")
 	if err != nil {
 		t.Skipf("no pagemap: %v", err)
@@ -31,7 +32,7 @@ func TestReplaceMapsItsUsedPages(t *testing.T) {
 	present := func(off int) bool {
 		var e [8]byte
 		addr := uintptr(f.Base()) + uintptr(off)
-		_, err := pagemap.ReadAt(e[:], int64(addr/page)*8)
+		_, err := pagemap.ReadAt(e[:], int64(addr/uintptr(page))*8)
 		require.NoError(t, err)
 		return binary.LittleEndian.Uint64(e[:])>>63 == 1
 	}
