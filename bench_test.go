@@ -243,6 +243,34 @@ func BenchmarkPublicationSnapshot(b *testing.B) {
 	}
 }
 
+// BenchmarkPublicationListing is the other step a publication takes before
+// its write: listing the values the grown file shows (shownLocked), here
+// 100,000 first used after Start, all past the file's room. With the lock
+// held ("locked"), it copies the vectors' queues of cells waiting; the
+// listing of those ("all") runs without it.
+func BenchmarkPublicationListing(b *testing.B) {
+	const n = 100000
+	r, v := uncappedVec(b, "listing", n)
+	startOrSkip(b, r)
+	useRoutes(v, 0, n)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.parts[0]
+	live := min(p.slots.len(), p.file.capacity)
+	r.reserveSnapshotUnlocking(p)
+	require.Len(b, listed(r.shownLocked(p, live)), n-live)
+	b.Run("locked", func(b *testing.B) {
+		for b.Loop() {
+			r.shownLocked(p, live)
+		}
+	})
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			listed(r.shownLocked(p, live))
+		}
+	})
+}
+
 // BenchmarkManyVectors declares n counter vectors in a registry of the
 // default options, uses one value of each, then starts it, in a directory
 // its earlier runs left their files in, as a restarted program finds its

@@ -30,7 +30,7 @@ type door struct{ r *Registry }
 //     instanceNameLocked, linkVecLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, bindValueLocked, and for a
-//     vector's cells waitGroupLocked, handleLocked;
+//     vector's cells waitGroupLocked, handleLocked, slotLocked;
 //   - a vector's room in its file, labels and limits: reserveLocked,
 //     followLimitLocked, limitSet, labelInstanceLocked,
 //     unlabelInstanceLocked, instanceCapLocked;
@@ -54,7 +54,16 @@ func (d door) waitGroupLocked(g cellGroup) { d.r.waitingGroups = append(d.r.wait
 
 // handleLocked returns the handle of m's value for instance index j,
 // nil until it has storage.
-func (d door) handleLocked(m *metric, j int) *Value        { return d.r.handleLocked(m, j) }
+func (d door) handleLocked(m *metric, j int) *Value { return d.r.handleLocked(m, j) }
+
+// slotLocked returns the slot of m's value for instance index j, -1
+// while its part has no file (before Start, or a part new since).
+func (d door) slotLocked(m *metric, j int) int32 {
+	if m.part.file == nil {
+		return -1
+	}
+	return *m.slots.at(j)
+}
 func (d door) dropLocked(reason dropReason)                { d.r.dropLocked(reason) }
 func (d door) expiredLocked(expired, late int)             { d.r.expiredLocked(expired, late) }
 func (d door) pollLocked(interval time.Duration, f func()) { d.r.pollLocked(interval, f) }

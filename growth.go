@@ -206,6 +206,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	}
 	p.assignItems()
 	p.makeSlots()
+	r.reslotLocked(p)
 	p.stride = valueSize
 	if r.opts.PadValues {
 		p.stride = paddedStride
@@ -213,7 +214,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	plan := newPlan(p, labels, version, nil)
 	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
-	ws := r.waitingSlotsLocked(p, 0, nil)
+	ws := listed(r.waitingSlotsLocked(p, 0, nil, nil))
 	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], p.slots.len(), &r.strs, func(b []byte) {
 		r.encode(p, plan, b, gen, pid)
 		showWaiting(p, plan, b, ws)
@@ -332,7 +333,8 @@ func (r *Registry) publishPartLocked(p *part, cl **claims) error {
 	}
 	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
 	defer putPlan(pl)
-	ws := r.shownLocked(p, live)
+	ws := listed(r.shownLocked(p, live))
+	p.snap.waiting = ws
 	defer clear(ws)
 	if err := r.writeGrowth(p, &p.hold, p.file, pl, live, ws); err != nil {
 		err = fileError(p.name, "cannot grow", err)
@@ -631,14 +633,16 @@ func (r *Registry) wakeLocked(most int) bool {
 // or the bound value: those are not shown again, which merge would take
 // for updates (see carry).
 
-// waitingSlotsLocked appends to ws the values waiting for storage in part
-// p at slot from or after. Every slot is below p.slots.len(): from there
-// on none is, and the values waiting are not walked (1 ms at 50,000,
-// with the lock held, in the publications of new label values the last
-// growth made room for).
-func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue) []waitingValue {
+// waitingSlotsLocked lists the values waiting for storage in part p at
+// slot from or after: it appends to ws those of singular instruments and
+// readers, and to lists the listings of the vectors' cells
+// (cellGroup.shownLocked), which a publication runs without the lock.
+// Every slot is below p.slots.len(): from there on none is, and the
+// values waiting are not walked (1 ms at 50,000, with the lock held, in
+// the publications of new label values the last growth made room for).
+func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue, lists []shownList) ([]waitingValue, []shownList) {
 	if from >= p.slots.len() {
-		return ws
+		return ws, lists
 	}
 	slot := func(m *metric, inst int) int { // -1: not shown
 		if m.part != p {
@@ -657,8 +661,16 @@ func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue) []wa
 			ws = append(ws, waitingValue{slot: s, c: w.c})
 		}
 	}
+	past := func(m *metric) int32 {
+		if m.part != p {
+			return math.MaxInt32
+		}
+		return int32(from)
+	}
 	for _, g := range r.waitingGroups {
-		ws = g.shownLocked(slot, ws)
+		if l := g.shownLocked(past); l != nil {
+			lists = append(lists, l)
+		}
 	}
 	for _, g := range r.readers {
 		g.waitingLocked(func(m *metric, id int32, v any) {
@@ -671,14 +683,40 @@ func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue) []wa
 			}
 		})
 	}
+	return ws, lists
+}
+
+// listed runs lists on ws, and returns it. It lets the lists go: each
+// holds a copy of its vector's queue.
+func listed(ws []waitingValue, lists []shownList) []waitingValue {
+	for _, l := range lists {
+		ws = l(ws)
+	}
+	clear(lists)
 	return ws
 }
 
 // shownLocked lists the values a grown file of part p shows past its
-// first live slots, in the part's reused array (snapArrays.waiting).
-func (r *Registry) shownLocked(p *part, live int) []waitingValue {
-	p.snap.waiting = r.waitingSlotsLocked(p, live, p.snap.waiting[:0])
-	return p.snap.waiting
+// first live slots, in the part's reused array (snapArrays.waiting), but
+// for those lists give, which the caller runs (listed) before it writes
+// the file, with the lock or without it while its publication is in
+// progress.
+func (r *Registry) shownLocked(p *part, live int) ([]waitingValue, []shownList) {
+	return r.waitingSlotsLocked(p, live, p.snap.waiting[:0], p.snap.lists[:0])
+}
+
+// reslotLocked gives the vectors' waiting cells of part p's metrics the
+// slots p.makeSlots made.
+func (r *Registry) reslotLocked(p *part) {
+	slot := func(m *metric, j int) (int32, bool) {
+		if m.part != p {
+			return 0, false
+		}
+		return *m.slots.at(j), true
+	}
+	for _, g := range r.waitingGroups {
+		g.reslotLocked(slot)
+	}
 }
 
 // wordOf is the value word of v, a value as a valueReader hands it: a
@@ -837,13 +875,15 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	}
 	f, live, capacity := p.file, gr.live, gr.g.capacity
 	sp, dying, free := p.snapshotLocked(), len(p.dying), p.free
-	ws := r.shownLocked(p, live)
+	ws, lists := r.shownLocked(p, live)
 	p.free, p.dirty = nil, false
 	done := make(chan struct{})
 	r.inFlight = done
 	p.hold.track() // the handles made without the lock, which sp lacks
 
 	r.mu.Unlock()
+	ws = listed(ws, lists)
+	p.snap.waiting, p.snap.lists = ws, lists
 	pl := newPlan(sp, gr.labels, gr.version, &gr.g)
 	end := pl.end - pl.offset[secValues]
 	err = r.writeGrowth(sp, &p.hold, f, pl, live, ws)

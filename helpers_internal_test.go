@@ -183,7 +183,7 @@ func waitingVec(t *testing.T, name string, n, limit int, unlocked bool) (*Regist
 // uncappedVec returns a registry with no caps on instances or values,
 // publishing only when asked once started, closed when the test ends,
 // and its counter vector "requests" by "route", of the given limit.
-func uncappedVec(t *testing.T, name string, limit int) (*Registry, *Vec[Counter]) {
+func uncappedVec(t testing.TB, name string, limit int) (*Registry, *Vec[Counter]) {
 	t.Helper()
 	r := NewRegistry(name, &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
 		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})

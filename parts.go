@@ -65,6 +65,7 @@ type snapArrays struct {
 	removed []bool
 	handles []*Value
 	waiting []waitingValue // the values the publication shows (showWaiting)
+	lists   []shownList    // the listings of the vectors' cells it shows, cleared once run (listed)
 }
 
 // waitingValue is a value waiting for the storage of a part's slot: a
@@ -74,6 +75,10 @@ type waitingValue struct {
 	c    *cell
 	word uint64
 }
+
+// shownList appends to a list of values shown some of the cells of a
+// vector waiting for storage (cellGroup.shownLocked).
+type shownList func([]waitingValue) []waitingValue
 
 // done clears the handles and cells of the snapshot the arrays hold.
 func (a *snapArrays) done() {

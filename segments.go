@@ -163,11 +163,22 @@ func (q *segQueue[E]) push(x E) { q.l.push(x) }
 // all yields the elements, in order.
 func (q *segQueue[E]) all() iter.Seq[E] {
 	return func(yield func(E) bool) {
-		for s, i := range q.l.segments() {
-			for _, x := range s[max(q.from-i, 0):] {
+		for run := range q.runs() {
+			for _, x := range run {
 				if !yield(x) {
 					return
 				}
+			}
+		}
+	}
+}
+
+// runs yields the elements in runs, in order.
+func (q *segQueue[E]) runs() iter.Seq[[]E] {
+	return func(yield func([]E) bool) {
+		for s, i := range q.l.segments() {
+			if !yield(s[max(q.from-i, 0):]) {
+				return
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -715,11 +716,26 @@ type cellVec[T any] struct {
 	v      *Vec[T]        // whose entries these are
 	// waiting are the entries made whose values have no storage yet
 	// (dead ones are dropped at the next wake), each with its instance's
-	// index in the indom (vecEntry.j, which renumberLocked keeps): a
-	// publication finds their slots (shownLocked), and the timer their
-	// storage, with no lookup by id each. The registry wakes the group
-	// while it has any.
-	waiting segQueue[*cellEntry[T]]
+	// index in the indom (vecEntry.j, which renumberLocked keeps), for
+	// the timer to find their storage with no lookup by id, and its
+	// value's slot, for a publication to list those its file shows
+	// (shownLocked). The registry wakes the group while it has any.
+	waiting segQueue[waitingEntry[T]]
+}
+
+// waitingEntry is an entry whose value waits for storage, and the value's
+// slot (-1 while its part has no file; reslotLocked gives it once the
+// part's slots are made): what a publication compares to list the values
+// it shows, without reading the entries (shownLocked). A value keeps its
+// slot while its entry lives: a slot changes hands only through a
+// publication that writes it dead, after which the files have room for
+// it, and a listing shows only the slots no file had room for
+// (waitingSlotsLocked), but at Start, whose slots are all new. So a
+// deleted entry's slot is its own still, and the dead record there,
+// which PCP skips, the only one it shows into.
+type waitingEntry[T any] struct {
+	o    *cellEntry[T]
+	slot int32
 }
 
 // cellEntry is an entry and its instrument, in one allocation.
@@ -747,16 +763,17 @@ func (k *cellVec[T]) makeLocked(_ string, id int32, j int) *vecEntry[T] {
 		if k.waiting.len() == 0 {
 			k.r.waitGroupLocked(k)
 		}
-		k.waiting.push(o)
+		k.waiting.push(waitingEntry[T]{o, k.r.slotLocked(k.m, j)})
 	}
 	return &o.vecEntry
 }
 
 func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cell, budget *int) bool {
-	k.waiting.retain(func(o *cellEntry[T]) (keep, stop bool) {
+	k.waiting.retain(func(w waitingEntry[T]) (keep, stop bool) {
 		if *budget == 0 {
 			return true, true
 		}
+		o := w.o
 		if o.deleted() {
 			return false, false
 		}
@@ -774,27 +791,47 @@ func (k *cellVec[T]) wakeLocked(value func(*metric, int) *Value, rebound *[]*cel
 }
 
 func (k *cellVec[T]) waitingLocked(f func(*metric, int, *cell)) {
-	for o := range k.waiting.all() {
-		if !o.deleted() {
-			f(k.m, int(o.j), k.cellOf(&o.own))
+	for w := range k.waiting.all() {
+		if !w.o.deleted() {
+			f(k.m, int(w.o.j), k.cellOf(&w.o.own))
 		}
 	}
 }
 
-func (k *cellVec[T]) shownLocked(slot func(*metric, int) int, ws []waitingValue) []waitingValue {
-	for o := range k.waiting.all() {
-		if s := slot(k.m, int(o.j)); s >= 0 {
-			ws = append(ws, waitingValue{slot: s, c: k.cellOf(&o.own)})
-		}
+func (k *cellVec[T]) shownLocked(past func(*metric) int32) shownList {
+	from, q, cellOf := past(k.m), k.waiting, k.cellOf // q: a copy, which pushes leave as it is (see segList)
+	if from == math.MaxInt32 {
+		return nil
 	}
-	return ws
+	return func(ws []waitingValue) []waitingValue {
+		for run := range q.runs() {
+			for _, w := range run {
+				if w.slot >= from {
+					ws = append(ws, waitingValue{slot: int(w.slot), c: cellOf(&w.o.own)})
+				}
+			}
+		}
+		return ws
+	}
+}
+
+func (k *cellVec[T]) reslotLocked(slot func(*metric, int) (int32, bool)) {
+	for i := range k.waiting.len() {
+		w := k.waiting.at(i)
+		s, ok := slot(k.m, int(w.o.j))
+		if !ok {
+			return
+		}
+		w.slot = s
+	}
 }
 
 func (k *cellVec[T]) renumberLocked(in *indom, to []int) {
 	if in != k.in {
 		return
 	}
-	k.waiting.retain(func(o *cellEntry[T]) (keep, stop bool) {
+	k.waiting.retain(func(w waitingEntry[T]) (keep, stop bool) {
+		o := w.o
 		if to[o.j] < 0 {
 			return false, false
 		}
