@@ -281,12 +281,7 @@ func TestShownWalksNothingWithRoom(t *testing.T) {
 	listed := func(live int) int {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		groups := r.waitingGroups
-		defer func() { r.waitingGroups = groups }()
-		r.waitingGroups = nil
-		for _, g := range groups {
-			r.waitingGroups = append(r.waitingGroups, walkedGroup{g, &walked})
-		}
+		defer duringListingsLocked(r, func() { walked++ })()
 		return len(listed(r.shownLocked(p, live)))
 	}
 	r.mu.Lock()
@@ -312,21 +307,18 @@ func TestShownListedWithoutTheLock(t *testing.T) {
 	useRoutes(v, 0, n) // past the file's room: the next file shows them
 	var listings, locked int
 	r.mu.Lock()
-	p, groups := r.parts[0], r.waitingGroups
-	r.waitingGroups = nil
-	for _, g := range groups {
-		r.waitingGroups = append(r.waitingGroups, duringListing{g, func() {
-			listings++
-			if !r.mu.TryLock() {
-				locked++
-				return
-			}
-			r.mu.Unlock()
-			useRoutes(v, n, n+100)
-		}})
-	}
+	p := r.parts[0]
+	restore := duringListingsLocked(r, func() {
+		listings++
+		if !r.mu.TryLock() {
+			locked++
+			return
+		}
+		r.mu.Unlock()
+		useRoutes(v, n, n+100)
+	})
 	err := r.publishPartUnlocking(p)
-	r.waitingGroups = groups
+	restore()
 	cv := v.kind.(*cellVec[Counter])
 	waiting := cv.waiting.len()
 	var words []uint64
@@ -346,40 +338,6 @@ func TestShownListedWithoutTheLock(t *testing.T) {
 	defer r.mu.Unlock()
 	for _, e := range v.order.all() {
 		require.Equal(t, uint64(1), fileWordLocked(cv.m, e.id), "value %d in the file", e.j)
-	}
-}
-
-// duringListing runs during each listing of a cellGroup's shown cells.
-type duringListing struct {
-	cellGroup
-	during func()
-}
-
-func (g duringListing) shownLocked(past func(*metric) int32) shownList {
-	l := g.cellGroup.shownLocked(past)
-	if l == nil {
-		return nil
-	}
-	return func(ws []waitingValue) []waitingValue {
-		g.during()
-		return l(ws)
-	}
-}
-
-// walkedGroup counts the walks of a cellGroup's waiting values.
-type walkedGroup struct {
-	cellGroup
-	walked *int
-}
-
-func (g walkedGroup) shownLocked(past func(*metric) int32) shownList {
-	l := g.cellGroup.shownLocked(past)
-	if l == nil {
-		return nil
-	}
-	return func(ws []waitingValue) []waitingValue {
-		*g.walked++
-		return l(ws)
 	}
 }
 

@@ -217,6 +217,35 @@ func grownWithWaiting(t *testing.T, name string, n int) (*Registry, *Vec[Counter
 	return r, v, p
 }
 
+// duringListingsLocked makes during run at each listing of the cells a
+// vector of r shows (cellGroup.shownLocked), until the func it returns
+// puts r's groups back.
+func duringListingsLocked(r *Registry, during func()) (restore func()) {
+	groups := r.waitingGroups
+	r.waitingGroups = nil
+	for _, g := range groups {
+		r.waitingGroups = append(r.waitingGroups, duringListing{g, during})
+	}
+	return func() { r.waitingGroups = groups }
+}
+
+// duringListing is a cellGroup whose listings call during first.
+type duringListing struct {
+	cellGroup
+	during func()
+}
+
+func (g duringListing) shownLocked(past func(*metric) int32) shownList {
+	l := g.cellGroup.shownLocked(past)
+	if l == nil {
+		return nil
+	}
+	return func(ws []waitingValue) []waitingValue {
+		g.during()
+		return l(ws)
+	}
+}
+
 // fileWordLocked is the word of m's value for instance id (0 when
 // singular) in its file, as PCP reads it, whoever holds the count.
 func fileWordLocked(m *metric, id int32) uint64 {
