@@ -124,17 +124,7 @@ func TestExpositionThroughPMCD(t *testing.T) {
 		require.Eventually(t, func() bool {
 			var err error
 			ms, err = p.Fetch(context.Background(), "mmv."+name)
-			if err != nil || len(ms) == 0 {
-				return false
-			}
-			for _, m := range ms {
-				for _, in := range m.Instances {
-					if in.Value == "" {
-						return false
-					}
-				}
-			}
-			return true
+			return err == nil && len(ms) > 0 && pcptest.Valued(ms)
 		}, 10*time.Second, 50*time.Millisecond, "pmcd shows mmv.%s", name)
 		return ms
 	})

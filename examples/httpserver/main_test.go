@@ -64,14 +64,7 @@ func TestRun(t *testing.T) {
 		if m == nil || len(m.Instances) != len(seen) || pcptest.Find(ms, prefix+"http.latency.count") == nil {
 			return false
 		}
-		for _, m := range ms {
-			for _, in := range m.Instances {
-				if in.Value == "" {
-					return false
-				}
-			}
-		}
-		return true
+		return pcptest.Valued(ms)
 	}, 20*time.Second, 200*time.Millisecond, "the service's requests in PCP")
 	cancel()
 	require.NoError(t, <-done)

@@ -72,6 +72,20 @@ func (m *Metric) Instance(name string) *Instance {
 	return nil
 }
 
+// Valued reports whether every instance of ms has a value: a fetch racing
+// a file's growth step can list an instance and miss its value, so tests
+// read again until one shows them all.
+func Valued(ms []Metric) bool {
+	for _, m := range ms {
+		for _, in := range m.Instances {
+			if in.Value == "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Find returns the metric of the given full name, or nil.
 func Find(ms []Metric, name string) *Metric {
 	for i := range ms {
