@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -35,10 +34,7 @@ var fileFormat = osfile.Format{
 		}
 		return int(int32(ne.Uint32(h[hdrPidOff:])))
 	},
-	Seal: func(b []byte) {
-		gen1, gen2 := (*uint64)(unsafe.Pointer(&b[hdrGen1Off])), (*uint64)(unsafe.Pointer(&b[hdrGen2Off]))
-		atomic.StoreUint64(gen2, atomic.LoadUint64(gen1))
-	},
+	Seal: func(h []byte) { ne.PutUint64(h[hdrGen2Off:], ne.Uint64(h[hdrGen1Off:])) },
 }
 
 // claimWait bounds how long a registry waits for another to finish making

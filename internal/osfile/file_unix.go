@@ -61,8 +61,8 @@ func Create(d *Dir, name string, size, valuesOff int64, fill func(b []byte)) (*F
 	}
 	d.reclaim(name)
 	b := getScratch(size)
+	defer putScratch(b) // its head is sealed in commit
 	fd, tmp, err := writeTemp(d, name, size, b, fill)
-	putScratch(b)
 	if err != nil {
 		closeNamed(named)
 		return nil, err
@@ -84,7 +84,7 @@ func Create(d *Dir, name string, size, valuesOff int64, fill func(b []byte)) (*F
 		unix.MunmapPtr(f.resv, reserveSize)
 		return fail(&os.PathError{Op: "mmap", Path: d.Join(tmp), Err: err})
 	}
-	if err := f.commit(tmp); err != nil {
+	if err := f.commit(tmp, b); err != nil {
 		unix.MunmapPtr(f.resv, reserveSize)
 		return fail(err)
 	}
@@ -134,14 +134,21 @@ func getScratch(n int64) []byte {
 // putScratch keeps b for the next file written.
 func putScratch(b []byte) { scratch.Put(b) }
 
-// commit seals the file and renames the file at tmp, in the directory, into
-// place: over the file at the name, whose lock f.named holds, or, when
+// commit seals the file at tmp, whose first bytes fill wrote as b, and
+// renames it, in the directory, into place: over the file at the name, whose lock f.named holds, or, when
 // there was none, only where there is still none; a file another registry
 // put at the name meanwhile is acquired first (and refused when held). The
 // lock of the file replaced is then let go: the file's own holds the name.
-func (f *File) commit(tmp string) error {
-	if f.dir.format.Seal != nil {
-		f.dir.format.Seal(f.Bytes())
+func (f *File) commit(tmp string, b []byte) error {
+	if seal := f.dir.format.Seal; seal != nil {
+		head := b[:f.dir.format.HeadSize]
+		seal(head)
+		// Written, not stored through the mapping: the first store into a
+		// page of a new shared mapping is a write fault, 15 µs on ext4
+		// here against 2 for this pwrite (two thirds of commit's time).
+		if err := pwriteAll(f.fd, head); err != nil {
+			return &os.PathError{Op: "write", Path: f.dir.Join(tmp), Err: err}
+		}
 	}
 	var err error = unix.EEXIST
 	for range lockAttempts {
@@ -222,7 +229,7 @@ func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte
 	}
 	f.fd, f.base, f.size = fd, newBase, size
 	merge(b[valuesOff:valuesOff+int64(live)], final)
-	if err := f.commit(tmp); err != nil {
+	if err := f.commit(tmp, b); err != nil {
 		// The old file stays at the name, and f.named keeps its lock.
 		unix.Unlinkat(f.dir.fd, tmp, 0)
 		return err

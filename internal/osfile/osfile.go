@@ -67,9 +67,10 @@ type Format struct {
 	// names none (not a file of this format): the holder of its lock, for
 	// InUseError.
 	Owner func(head []byte) int
-	// Seal completes a file mapped as b, every other byte of which is
-	// written, just before it is renamed into place.
-	Seal func(b []byte)
+	// Seal completes a file's head, its first HeadSize bytes as fill
+	// wrote them, once every other byte of the file is written; the file
+	// layer writes the head back, then renames the file into place.
+	Seal func(head []byte)
 }
 
 // Step is a point of File.Replace at which its hook is called, for tests
