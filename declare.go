@@ -78,12 +78,12 @@ func (d door) leave() { d.r.mu.Unlock() }
 // startedLocked reports whether the registry is started.
 func (d door) startedLocked() bool { return d.r.state == started }
 
-// bindValueLocked hands bind the handle of m's value for instance id (0
-// when singular) as soon as the value has storage: at once when it has,
-// else after the Start or growth step that gives it.
-func (d door) bindValueLocked(m *metric, id int32, bind func(*Value)) {
+// bindValueLocked stores into to the handle of m's value for instance id
+// (0 when singular) as soon as the value has storage: at once when it
+// has, else after the Start or growth step that gives it.
+func (d door) bindValueLocked(m *metric, id int32, to *atomic.Pointer[Value]) {
 	r := d.r
-	r.waitLocked(waiter{m: m, inst: indexOf(m, id), bind: bind})
+	r.waitLocked(waiter{m: m, inst: indexOf(m, id), to: to})
 }
 
 // unbindStepLocked undoes the binding of cell s.c to metric s.m.

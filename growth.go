@@ -518,13 +518,13 @@ func generation(t time.Time) uint64 {
 	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
 }
 
-// give hands w its value's handle: to its cell, else to its bind.
+// give hands w its value's handle: to its cell, else to its pointer.
 func (w *waiter) give(v *Value) {
 	if w.c != nil {
 		w.c.bind(v)
 		return
 	}
-	w.bind(v)
+	w.to.Store(v)
 }
 
 // waitLocked hands w its value at once when it has storage, else keeps it

@@ -483,20 +483,23 @@ type histGroup struct {
 
 	window, interval time.Duration // of each histogram's window
 
-	mu        sync.Mutex // serialises refresh and guards hs
+	mu        sync.Mutex // serialises refresh and guards hs and waiting
 	quantiles []float64
 	hs        []*histOut
-	buf       []float64 // readLocked's statistics
+	waiting   []*histOut // those of hs some of whose values were not bound when last seen (waitingLocked)
+	buf       []float64  // readLocked's statistics
 }
 
 // histOut is one histogram and its values in the file, each nil until
 // bound (a nil *Value ignores updates).
 type histOut struct {
-	h      *Histogram
-	inst   string   // instance in the statistics' indom, "" when single
-	id     int32    // its id, 0 when single
-	bucket []*Value // per bucket
-	stats  []*Value // count, sum, min, max, mean, then the quantiles
+	h    *Histogram
+	inst string // instance in the statistics' indom, "" when single
+	id   int32  // its id, 0 when single
+	// bucket (per bucket) and stats (count, sum, min, max, mean, then the
+	// quantiles) are bound under the registry's lock (door.bindValueLocked)
+	// and read by refresh under the group's alone.
+	bucket, stats []atomic.Pointer[Value]
 }
 
 // declareHistograms declares the metrics of histograms named name, as one
@@ -599,28 +602,33 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 	return g, nil
 }
 
-// bucketNames are the bucket instances of a vector's instance: its name
-// with one more label, le, the bucket's upper bound, as Prometheus names it.
-func (g *histGroup) bucketNames(inst string) []string {
-	names := make([]string, len(g.bounds))
-	for i, b := range g.bounds {
-		names[i] = inst + ",le=" + b
-	}
-	return names
-}
-
 // declareLocked adds a vector's instance id: to the statistics' indom, and its
 // buckets, ids id*buckets and up, to the buckets' indom, in one
 // transaction: buckets refused undo the statistics. Called with the
 // registry's lock held.
 func (g *histGroup) declareLocked(name string, id int32, _ bool) (j int, added bool, err error) {
-	subject := inside(subject("vector", g.name), "instance", name)
+	// The buckets' names, as Prometheus names them (one more label, le,
+	// the bucket's upper bound), in one string they share.
+	size := len(g.bounds) * (len(name) + len(",le="))
+	for _, b := range g.bounds {
+		size += len(b)
+	}
+	var all strings.Builder
+	all.Grow(size)
+	for _, b := range g.bounds {
+		all.WriteString(name)
+		all.WriteString(",le=")
+		all.WriteString(b)
+	}
+	names := all.String()
 	buckets := make([]Instance, len(g.bounds))
-	for i, b := range g.bucketNames(name) {
-		if err := checkInstanceName(inside(subject, "bucket", b), b); err != nil {
-			return 0, false, err
+	for i, b := range g.bounds {
+		bn := names[:len(name)+len(",le=")+len(b)]
+		names = names[len(bn):]
+		if _, ok := instanceNameKey(bn); !ok { // the subject made only on failure
+			return 0, false, checkInstanceName(inside(inside(subject("vector", g.name), "instance", name), "bucket", bn), bn)
 		}
-		buckets[i] = Instance{ID: g.bucketID(id, i), Name: b}
+		buckets[i] = Instance{ID: g.bucketID(id, i), Name: bn}
 	}
 	err = g.r.declareLocked(func() error {
 		var stepErr error
@@ -657,6 +665,7 @@ func (g *histGroup) nameOfLocked(id int32) (string, bool) {
 func (g *histGroup) removeLocked(id int32, h *Histogram) {
 	g.mu.Lock()
 	g.hs = slices.DeleteFunc(g.hs, func(o *histOut) bool { return o.h == h })
+	g.waiting = slices.DeleteFunc(g.waiting, func(o *histOut) bool { return o.h == h })
 	g.mu.Unlock()
 	g.r.removeInstrumentLocked(g.statIndom, id)
 	for i := range g.bounds {
@@ -674,22 +683,19 @@ func (g *histGroup) makeLocked(name string, id int32, _ int) *vecEntry[Histogram
 // alone (name "", id 0).
 func (g *histGroup) makeOneLocked(name string, id int32) *Histogram {
 	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
-	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, id: id, bucket: make([]*Value, len(g.bounds)), stats: make([]*Value, len(g.stats))}
-	bind := func(to *[]*Value, i int) func(*Value) {
-		return func(v *Value) {
-			g.mu.Lock()
-			(*to)[i] = v
-			g.mu.Unlock()
-		}
-	}
+	vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.stats))
+	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):]}
 	for i := range o.bucket {
-		g.r.bindValueLocked(g.bucketM, g.bucketID(id, i), bind(&o.bucket, i))
+		g.r.bindValueLocked(g.bucketM, g.bucketID(id, i), &o.bucket[i])
 	}
 	for i, m := range g.statM {
-		g.r.bindValueLocked(m, id, bind(&o.stats, i))
+		g.r.bindValueLocked(m, id, &o.stats[i])
 	}
 	g.mu.Lock()
 	g.hs = append(g.hs, o)
+	if o.unbound() {
+		g.waiting = append(g.waiting, o)
+	}
 	g.mu.Unlock()
 	return o.h
 }
@@ -701,8 +707,12 @@ func (g *histGroup) forget() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, o := range g.hs {
-		clear(o.bucket)
-		clear(o.stats)
+		for i := range o.bucket {
+			o.bucket[i].Store(nil)
+		}
+		for i := range o.stats {
+			o.stats[i].Store(nil)
+		}
 	}
 }
 
@@ -714,11 +724,11 @@ func (g *histGroup) refresh() {
 	for _, o := range g.hs {
 		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
 			for j, c := range counts {
-				o.bucket[j].Set(int64(c))
+				o.bucket[j].Load().Set(int64(c))
 			}
-			o.stats[0].Set(int64(total))
+			o.stats[0].Load().Set(int64(total))
 			for k, f := range stats {
-				o.stats[1+k].SetFloat(f)
+				o.stats[1+k].Load().SetFloat(f)
 			}
 		})
 	}
@@ -736,16 +746,36 @@ func (g *histGroup) snapshot(put func(m *metric, id int32, v any)) {
 }
 
 // waitingLocked is snapshot of the histograms some of whose values are
-// not bound yet.
+// not bound yet, those of g.waiting, which it drops once bound: a
+// publication pays for the histograms made since the last, not for all.
 func (g *histGroup) waitingLocked(put func(m *metric, id int32, v any)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := time.Now()
-	for _, o := range g.hs {
-		if slices.Contains(o.bucket, nil) || slices.Contains(o.stats, nil) {
+	kept := g.waiting[:0]
+	for _, o := range g.waiting {
+		if o.unbound() {
 			g.putLocked(o, now, put)
+			kept = append(kept, o)
 		}
 	}
+	clear(g.waiting[len(kept):])
+	g.waiting = kept
+}
+
+// unbound reports whether some value of o is not bound yet.
+func (o *histOut) unbound() bool {
+	for i := range o.bucket {
+		if o.bucket[i].Load() == nil {
+			return true
+		}
+	}
+	for i := range o.stats {
+		if o.stats[i].Load() == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // putLocked hands put the values of o as refresh would store them.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -156,7 +157,8 @@ func TestHistogramObserveDuration(t *testing.T) {
 // those observed before it, not 0 until its next refresh (an Interval
 // later): PCP read a count of 0 for a histogram that had counted.
 func TestHistogramShownAtPublication(t *testing.T) {
-	r := newTestRegistry(t, "histshown")
+	r := NewRegistry("histshown", &Options{Dir: t.TempDir(), PublishDelay: time.Hour}) // published by Flush alone
+	t.Cleanup(func() { r.Close() })
 	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Min: 1, Max: 1 << 20, Interval: time.Hour}, "route")
 	hv.With("/a").Observe(10)
 	startOrSkip(t, r)
@@ -168,6 +170,27 @@ func TestHistogramShownAtPublication(t *testing.T) {
 	assert.Equal(t, 300.0, mustValue(t, r, "size.max", "route=/b").Float(), "size.max[/b]")
 	assert.Equal(t, 400.0, mustValue(t, r, "size.sum", "route=/b").Float(), "size.sum[/b]")
 	assert.EqualValues(t, 1, mustValue(t, r, "size.bucket", "route=/b,le=104").Int(), "size.bucket[/b:104]")
+	// The next growth shows those made since that wait for it, past the
+	// room the last left (those in the room are bound at once, and
+	// refreshed as the others): /b's, bound, is no longer walked
+	// (histGroup.waiting).
+	for i := range 10 { // 170 values each: the default caps take 11 more
+		hv.With("/c" + strconv.Itoa(i)).Observe(100)
+	}
+	g := hv.kind.(*histGroup)
+	var waiting []string
+	g.mu.Lock()
+	for _, o := range g.hs {
+		if o.stats[0].Load() == nil { // its count waits
+			waiting = append(waiting, o.inst)
+		}
+	}
+	g.mu.Unlock()
+	require.NotEmpty(t, waiting, "histograms waiting for the growth")
+	require.NoError(t, r.Flush())
+	for _, inst := range waiting {
+		assert.EqualValues(t, 1, mustValue(t, r, "size.count", inst).Int(), "size.count[%s]", inst)
+	}
 }
 
 func TestHistogramPublishes(t *testing.T) {

@@ -257,8 +257,8 @@ type gathered struct {
 type waiter struct {
 	m    *metric
 	inst int
-	bind func(*Value) // for a histogram's values (histogram.go); nil for a cell's
-	c    *cell        // the instrument's own memory, bound by give: c.bind as a func cost an allocation a value
+	to   *atomic.Pointer[Value] // a histogram's value (histogram.go); nil for a cell's
+	c    *cell                  // the instrument's own memory, bound by give: c.bind as a func cost an allocation a value
 }
 
 // cellGroup is the cells of a vector's instruments, which the registry

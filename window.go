@@ -173,14 +173,18 @@ func newWindow(span, interval time.Duration, n int, now time.Time) (*window, err
 	case span < 2*interval:
 		return nil, fmt.Errorf("histogram window %v: need SinceStart or at least twice the interval (%v)", span, interval)
 	}
-	w := &window{span: span, step: max(span/windowSteps, interval), live: make([]uint64, n), diff: make([]uint64, n)}
 	marks := 1
 	if span > 0 {
 		marks = windowSteps + 2
 	}
+	// Every count of the window in one allocation: a vector's first use
+	// makes a window (a dozen allocations when each had its own).
+	counts := make([]uint64, (marks+2)*n)
+	part := func(i int) []uint64 { return counts[i*n : (i+1)*n : (i+1)*n] }
+	w := &window{span: span, step: max(span/windowSteps, interval), live: part(marks), diff: part(marks + 1)}
 	w.marks = make([]mark, 1, marks)
-	for i := range cap(w.marks) {
-		w.marks[:cap(w.marks)][i].counts = make([]uint64, n)
+	for i := range marks {
+		w.marks[:marks][i].counts = part(i)
 	}
 	w.marks[0].at, w.marks[0].min, w.marks[0].max = now, math.Inf(1), math.Inf(-1)
 	return w, nil
