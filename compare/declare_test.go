@@ -263,3 +263,75 @@ func firstUseMetrics(lat []time.Duration) map[string]float64 {
 	m["over-0.3ms"] = float64(slow)
 	return m
 }
+
+// BenchmarkDeclareHistogram is BenchmarkDeclare for one histogram vector
+// of 1,000 label values, each first used by one observation, reported per
+// value: mmv's NewHistogramVec and With(...).Observe, before Start (the
+// registry closed within the time) and after (Start, Flush and Close not
+// timed); client_golang's NewHistogramVec, Register and
+// WithLabelValues(...).Observe; VictoriaMetrics'
+// GetOrCreatePrometheusHistogram on a Set, with the series' name built
+// with fmt.Sprintf. Each library's default buckets: mmv's 19 (and its
+// statistics: count, sum, min, max, mean and four quantiles over a
+// window, 28 values a histogram in PCP), client_golang's 11,
+// VictoriaMetrics' 11.
+func BenchmarkDeclareHistogram(b *testing.B) {
+	const n = 1000
+	routes := make([]string, n)
+	for j := range routes {
+		routes[j] = routeValue(j)
+	}
+	per := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/value")
+	}
+	for _, when := range []string{"before", "after"} {
+		b.Run("mmv/"+when, func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "mmv") // its own: see declShapes
+			b.ReportAllocs()
+			for b.Loop() {
+				r := declRegistry(dir, "histograms")
+				v := mmv.NewHistogramVec(r, "latency", "Request latency", mmv.Second, nil, "route")
+				v.SetLimit(n)
+				if when == "after" {
+					b.StopTimer()
+					check(b, r.Start())
+					b.StartTimer()
+				}
+				for _, route := range routes {
+					v.With(route).Observe(0.01)
+				}
+				if when == "after" {
+					b.StopTimer()
+					check(b, r.Flush())
+					check(b, r.Close())
+					b.StartTimer()
+					continue
+				}
+				check(b, r.Close())
+			}
+			per(b)
+		})
+	}
+	b.Run("prometheus", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			reg := prometheus.NewRegistry()
+			v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "latency_seconds", Help: "Request latency"}, []string{"route"})
+			reg.MustRegister(v)
+			for _, route := range routes {
+				v.WithLabelValues(route).Observe(0.01)
+			}
+		}
+		per(b)
+	})
+	b.Run("victoriametrics", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			set := vm.NewSet()
+			for _, route := range routes {
+				set.GetOrCreatePrometheusHistogram(fmt.Sprintf("latency_seconds{route=%q}", route)).Update(0.01)
+			}
+		}
+		per(b)
+	})
+}
