@@ -405,6 +405,8 @@ func summary(rs *results) (string, error) {
 		{"`Histogram.Observe`", "Histogram/mmv_Histogram.Observe", "Histogram/", "", ""},
 		{"a new label value, 1,000 vectors × 10, before Start", "Declare/1000x10/mmv/before", "Declare/1000x10/", "", "ns/value"},
 		{"a new label value, 1 vector × 10,000, before Start", "Declare/1x10000/mmv/before", "Declare/1x10000/", "", "ns/value"},
+		{"a new label value of a histogram vector, 1,000 values, before Start", "DeclareHistogram/mmv/before", "DeclareHistogram/", "", "ns/value"},
+		{"a new label value of a histogram vector, 1,000 values, after Start", "DeclareHistogram/mmv/after", "DeclareHistogram/", "", "ns/value"},
 		{"neighbouring instances, 2 goroutines", "NeighboursParallel/mmv_cached.Inc", "NeighboursParallel/mmv_padded_cached.Inc", "the same, `PadValues`", ""},
 		{"build and Start, 1,000 metrics × 10", "Start/metrics/mmv", "Start/metrics/libpcp_mmv", "libpcp_mmv (C)", ""},
 		{"build and Start, 10,000 instances", "Start/instances/mmv", "Start/instances/libpcp_mmv", "libpcp_mmv (C)", ""},
