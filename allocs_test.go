@@ -133,6 +133,6 @@ func TestHistogramVecFirstUseAllocations(t *testing.T) {
 	// The histogram, its window and tally, its values' handles, its entry
 	// and instance, its 19 buckets' names (one string) and instances, and
 	// the label value: a dozen, where error subjects made on success, a
-	// closure per value bound and an array per window mark made 147.
+	// closure per value waiting and an array per window mark made 147.
 	assert.LessOrEqual(t, allocs, 16.0, "a histogram vector's first use of label values")
 }

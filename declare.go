@@ -78,13 +78,9 @@ func (d door) leave() { d.r.mu.Unlock() }
 // startedLocked reports whether the registry is started.
 func (d door) startedLocked() bool { return d.r.state == started }
 
-// bindValueLocked stores into to the handle of m's value for instance id
-// (0 when singular) as soon as the value has storage: at once when it
-// has, else after the Start or growth step that gives it.
-func (d door) bindValueLocked(m *metric, id int32, to *atomic.Pointer[Value]) {
-	r := d.r
-	r.waitLocked(waiter{m: m, inst: indexOf(m, id), to: to})
-}
+// handleOfLocked returns the handle of m's value for instance id (0 when
+// singular), nil until it has storage in a started file.
+func (d door) handleOfLocked(m *metric, id int32) *Value { return d.r.handleOfLocked(m, id) }
 
 // unbindStepLocked undoes the binding of cell s.c to metric s.m.
 func (r *Registry) unbindStepLocked(s step) {

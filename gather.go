@@ -111,9 +111,7 @@ func (r *Registry) waitingCellsLocked() map[*metric][]*cell {
 		}
 	}
 	for _, w := range r.waiting {
-		if w.c != nil {
-			add(w.m, w.inst, w.c)
-		}
+		add(w.m, w.inst, w.c)
 	}
 	for _, g := range r.waitingGroups {
 		g.waitingLocked(add)

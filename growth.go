@@ -518,20 +518,11 @@ func generation(t time.Time) uint64 {
 	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
 }
 
-// give hands w its value's handle: to its cell, else to its pointer.
-func (w *waiter) give(v *Value) {
-	if w.c != nil {
-		w.c.bind(v)
-		return
-	}
-	w.to.Store(v)
-}
-
 // waitLocked hands w its value at once when it has storage, else keeps it
 // waiting.
 func (r *Registry) waitLocked(w waiter) {
 	if v := r.handleLocked(w.m, w.inst); v != nil {
-		w.give(v)
+		w.c.bind(v)
 		return
 	}
 	r.waiting = append(r.waiting, w)
@@ -544,6 +535,12 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 		return nil
 	}
 	return m.part.handleOf(m, inst)
+}
+
+// handleOfLocked is handleLocked of m's value for instance id (0 when
+// singular).
+func (r *Registry) handleOfLocked(m *metric, id int32) *Value {
+	return r.handleLocked(m, indexOf(m, id))
 }
 
 // renumberWaitersLocked gives the waiters for values of in the new
@@ -596,16 +593,17 @@ func (r *Registry) wakeLocked(most int) bool {
 	kept := r.waiting[:0]
 	for _, w := range r.waiting {
 		if v := r.handleLocked(w.m, w.inst); v != nil {
-			w.give(v)
-			if w.c != nil {
-				r.rebound[0] = append(r.rebound[0], w.c)
-			}
+			w.c.bind(v)
+			r.rebound[0] = append(r.rebound[0], w.c)
 		} else {
 			kept = append(kept, w)
 		}
 	}
 	clear(r.waiting[len(kept):])
 	r.waiting = kept
+	for _, g := range r.readers {
+		g.bindLocked(r.handleOfLocked)
+	}
 	budget := most
 	if most <= 0 {
 		budget = -1 // never down to 0
@@ -654,9 +652,6 @@ func (r *Registry) waitingSlotsLocked(p *part, from int, ws []waitingValue, list
 		return -1
 	}
 	for _, w := range r.waiting {
-		if w.c == nil {
-			continue // a histogram's: its reader shows it
-		}
 		if s := slot(w.m, w.inst); s >= 0 {
 			ws = append(ws, waitingValue{slot: s, c: w.c})
 		}

@@ -496,6 +496,50 @@ func TestWaitingAcrossForget(t *testing.T) {
 	assert.Equal(t, kept, read, "PCP reads")
 }
 
+// TestHistogramsWaitingAcrossForget is TestWaitingAcrossForget for a
+// histogram vector, whose values wait in its group and are bound by
+// instance id (histGroup.bindLocked): once refreshed, each live
+// histogram's count and buckets in the file are its own.
+func TestHistogramsWaitingAcrossForget(t *testing.T) {
+	r := NewRegistry("histforget", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	t.Cleanup(func() { r.Close() })
+	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Buckets: []float64{10}, Interval: time.Hour}, "route")
+	hv.SetLimit(1000)
+	startOrSkip(t, r)
+	n, kept := 100, map[string]int64{}
+	for i := range n {
+		h := hv.With("/" + strconv.Itoa(i))
+		for range i + 1 {
+			h.Observe(5)
+		}
+	}
+	for i := range n {
+		if i%10 != 7 {
+			require.True(t, hv.Delete("/"+strconv.Itoa(i)))
+		} else {
+			kept["route=/"+strconv.Itoa(i)] = int64(i + 1)
+		}
+	}
+	g := hv.kind.(*histGroup)
+	r.mu.Lock()
+	require.True(t, g.statIndom.forgetsRemoved(), "the indom would not forget")
+	r.mu.Unlock()
+	g.mu.Lock()
+	waiting := len(g.waiting)
+	g.mu.Unlock()
+	require.NotZero(t, waiting, "no histogram waits")
+	require.NoError(t, r.Flush())
+	g.refresh()
+	counts, buckets := map[string]int64{}, map[string]int64{}
+	for name := range kept {
+		counts[name] = mustValue(t, r, "size.count", name).Int()
+		buckets[name] = mustValue(t, r, "size.bucket", name+",le=10").Int()
+	}
+	assert.Equal(t, kept, counts, "the file's counts")
+	assert.Equal(t, kept, buckets, "the file's first buckets")
+}
+
 // TestNoBindingDuringStep: no waiting cell is bound while a publication's
 // step carries its value, which holds the copy an earlier file showed: the
 // binding's store into the old file after the step's snapshot was merged

@@ -497,8 +497,8 @@ type histOut struct {
 	inst string // instance in the statistics' indom, "" when single
 	id   int32  // its id, 0 when single
 	// bucket (per bucket) and stats (count, sum, min, max, mean, then the
-	// quantiles) are bound under the registry's lock (door.bindValueLocked)
-	// and read by refresh under the group's alone.
+	// quantiles) are bound under the registry's lock (bindOutLocked) and
+	// read by refresh under the group's alone.
 	bucket, stats []atomic.Pointer[Value]
 }
 
@@ -685,15 +685,9 @@ func (g *histGroup) makeOneLocked(name string, id int32) *Histogram {
 	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
 	vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.stats))
 	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):]}
-	for i := range o.bucket {
-		g.r.bindValueLocked(g.bucketM, g.bucketID(id, i), &o.bucket[i])
-	}
-	for i, m := range g.statM {
-		g.r.bindValueLocked(m, id, &o.stats[i])
-	}
 	g.mu.Lock()
 	g.hs = append(g.hs, o)
-	if o.unbound() {
+	if g.bindOutLocked(o, g.r.handleOfLocked) {
 		g.waiting = append(g.waiting, o)
 	}
 	g.mu.Unlock()
@@ -746,16 +740,28 @@ func (g *histGroup) snapshot(put func(m *metric, id int32, v any)) {
 }
 
 // waitingLocked is snapshot of the histograms some of whose values are
-// not bound yet, those of g.waiting, which it drops once bound: a
-// publication pays for the histograms made since the last, not for all.
+// not bound yet, g.waiting: a publication pays for the histograms made
+// since the last, not for all.
 func (g *histGroup) waitingLocked(put func(m *metric, id int32, v any)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := time.Now()
+	for _, o := range g.waiting {
+		g.putLocked(o, now, put)
+	}
+}
+
+// bindLocked binds the values of the waiting histograms that now have
+// storage, and keeps those some of whose values still have none: the
+// group's histograms wait in it, as a vector's cells do in theirs, not
+// one waiter a value in the registry's list (28 a histogram with the
+// default buckets, a fifth of a first use's time in appends to it).
+func (g *histGroup) bindLocked(handle func(m *metric, id int32) *Value) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	kept := g.waiting[:0]
 	for _, o := range g.waiting {
-		if o.unbound() {
-			g.putLocked(o, now, put)
+		if g.bindOutLocked(o, handle) {
 			kept = append(kept, o)
 		}
 	}
@@ -763,19 +769,26 @@ func (g *histGroup) waitingLocked(put func(m *metric, id int32, v any)) {
 	g.waiting = kept
 }
 
-// unbound reports whether some value of o is not bound yet.
-func (o *histOut) unbound() bool {
+// bindOutLocked binds the values of o that have storage (handle, by
+// metric and instance id), and reports whether some have none yet.
+func (g *histGroup) bindOutLocked(o *histOut, handle func(m *metric, id int32) *Value) (waiting bool) {
+	bind := func(p *atomic.Pointer[Value], m *metric, id int32) {
+		if p.Load() != nil {
+			return
+		}
+		if v := handle(m, id); v != nil {
+			p.Store(v)
+		} else {
+			waiting = true
+		}
+	}
 	for i := range o.bucket {
-		if o.bucket[i].Load() == nil {
-			return true
-		}
+		bind(&o.bucket[i], g.bucketM, g.bucketID(o.id, i))
 	}
-	for i := range o.stats {
-		if o.stats[i].Load() == nil {
-			return true
-		}
+	for i, m := range g.statM {
+		bind(&o.stats[i], m, o.id)
 	}
-	return false
+	return waiting
 }
 
 // putLocked hands put the values of o as refresh would store them.

@@ -253,12 +253,12 @@ type gathered struct {
 	readers []valueReader
 }
 
-// waiter is an instrument waiting for a value to have storage.
+// waiter is an instrument's cell waiting for its value to have storage
+// (a histogram's values wait in its group: histGroup.bindLocked).
 type waiter struct {
 	m    *metric
 	inst int
-	to   *atomic.Pointer[Value] // a histogram's value (histogram.go); nil for a cell's
-	c    *cell                  // the instrument's own memory, bound by give: c.bind as a func cost an allocation a value
+	c    *cell // the instrument's own memory, bound by c.bind: as a func it cost an allocation a value
 }
 
 // cellGroup is the cells of a vector's instruments, which the registry
@@ -330,6 +330,10 @@ type valueReader interface {
 	// have no storage yet, for the file that gives it to show them
 	// (showWaiting); the registry's lock is held.
 	waitingLocked(put func(m *metric, id int32, v any))
+	// bindLocked hands the instruments the handles of their values that
+	// now have storage, given by handle by metric and instance id (nil
+	// while none), at each wake (wakeLocked); the registry's lock is held.
+	bindLocked(handle func(m *metric, id int32) *Value)
 	// family is the metric Gather shows as the instrument's one Family,
 	// and those it then leaves out; gather fills that Family, reset for
 	// the metric shown.
