@@ -29,7 +29,7 @@ type door struct{ r *Registry }
 //     addFreshInstanceLocked, removeInstrumentLocked, instanceIDLocked,
 //     instanceNameLocked, linkVecLocked;
 //   - values handed to instruments once they have storage:
-//     bindCellLocked, bindValueLocked, and for a
+//     bindCellLocked, handleOfLocked, and for a
 //     vector's cells waitGroupLocked, handleLocked, slotLocked;
 //   - a vector's room in its file, labels and limits: reserveLocked,
 //     followLimitLocked, limitSet, labelInstanceLocked,

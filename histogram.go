@@ -486,7 +486,7 @@ type histGroup struct {
 	mu        sync.Mutex // serialises refresh and guards hs and waiting
 	quantiles []float64
 	hs        []*histOut
-	waiting   []*histOut // those of hs some of whose values were not bound when last seen (waitingLocked)
+	waiting   []*histOut // those of hs some of whose values have no storage yet (bindLocked)
 	buf       []float64  // readLocked's statistics
 }
 

@@ -171,9 +171,8 @@ func TestHistogramShownAtPublication(t *testing.T) {
 	assert.Equal(t, 400.0, mustValue(t, r, "size.sum", "route=/b").Float(), "size.sum[/b]")
 	assert.EqualValues(t, 1, mustValue(t, r, "size.bucket", "route=/b,le=104").Int(), "size.bucket[/b:104]")
 	// The next growth shows those made since that wait for it, past the
-	// room the last left (those in the room are bound at once, and
-	// refreshed as the others): /b's, bound, is no longer walked
-	// (histGroup.waiting).
+	// room the last left (histGroup.waiting); those in the room are bound
+	// at once, and refreshed as the others.
 	for i := range 10 { // 170 values each: the default caps take 11 more
 		hv.With("/c" + strconv.Itoa(i)).Observe(100)
 	}
