@@ -295,7 +295,9 @@ func (r *Registry) undeclareIndom(s step) {
 // the values of the metrics over it are live at once; an instance that
 // needs the file to grow and cannot have it is not added. A vector's
 // indom (Vec.Indom) is refused with ErrInUse: its instances are the
-// vector's label values, which With adds.
+// vector's label values, which With adds; so is every other indom the
+// registry made for an instrument (a histogram's buckets, mmv.dropped's
+// reasons), whose instances the instrument adds.
 func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -309,6 +311,9 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	}
 	if in.vec.forgot != nil {
 		return errorf(ErrInUse, in.instanceSubject(inst.Name), "the indom is a vector's, whose instances are its label values, added by its With")
+	}
+	if in.auto {
+		return errorf(ErrInUse, in.instanceSubject(inst.Name), "the indom was made by the registry for an instrument (a histogram's buckets, the reasons of its own counters), which adds its instances itself")
 	}
 	return r.addInstancesLocked(in, []Instance{inst}, undoDeclared, (*indom).add)
 }
@@ -574,6 +579,6 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom,
 		return nil, 0, err
 	}
 	in := r.serials[serial]
-	in.shares = true
+	in.auto = true
 	return in, serial, nil
 }

@@ -25,7 +25,7 @@ type plan struct {
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
 	indomAt    map[*indom]int   // index in the part's indoms
-	nameStr    map[string]int64 // the string record of an instance name that indoms share (indom.shares)
+	nameStr    map[string]int64 // the string record of an instance name that indoms share (indom.auto)
 }
 
 // plans keeps a plan for the next one, as the file layer keeps its
@@ -100,7 +100,7 @@ func newPlan(p *part, labels []*label, version int, g *growth) *plan {
 			if in.isRemoved(j) {
 				continue
 			}
-			if !in.shares {
+			if !in.auto {
 				names[j] = str(true)
 				continue
 			}
@@ -121,7 +121,7 @@ func newPlan(p *part, labels []*label, version int, g *growth) *plan {
 	}
 	pl.metricHelp = sized(pl.metricHelp, len(p.metrics))
 	for i, m := range p.metrics {
-		if m.indom == nil || !m.indom.shares {
+		if m.indom == nil || !m.indom.auto {
 			pl.metricHelp[i] = [2]int64{str(m.ShortHelp != ""), str(m.LongHelp != "")}
 			continue
 		}

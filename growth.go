@@ -741,24 +741,32 @@ func showWaiting(p *part, pl *plan, b []byte, ws []waitingValue) {
 // new indexes.
 func (r *Registry) forgetRemovedLocked() {
 	for _, in := range r.indoms {
-		if !in.forgetsRemoved() {
+		if in.vec.follows || !in.forgetsRemoved() {
 			continue
 		}
-		if forgot := in.vec.forgot; forgot != nil {
-			for j, inst := range in.insts.all() {
-				if in.isRemoved(j) {
-					forgot.forgotLocked(inst)
-				}
+		r.forgetLocked(in)
+		if b := in.vec.buckets; b != nil {
+			r.forgetLocked(b)
+		}
+	}
+}
+
+// forgetLocked makes in forget its removed instances.
+func (r *Registry) forgetLocked(in *indom) {
+	if forgot := in.vec.forgot; forgot != nil {
+		for j, inst := range in.insts.all() {
+			if in.isRemoved(j) {
+				forgot.forgotLocked(inst)
 			}
 		}
-		to := in.forget()
-		for p := range partsHolding(r.parts, in) {
-			p.renumber(in, to)
-		}
-		r.renumberWaitersLocked(in, to)
-		for _, g := range r.waitingGroups {
-			g.renumberLocked(in, to)
-		}
+	}
+	to := in.forget()
+	for p := range partsHolding(r.parts, in) {
+		p.renumber(in, to)
+	}
+	r.renumberWaitersLocked(in, to)
+	for _, g := range r.waitingGroups {
+		g.renumberLocked(in, to)
 	}
 }
 
@@ -980,7 +988,7 @@ func (p *part) snapshotLocked() *part {
 		removed = append(removed, in.removed...)
 		k := len(removed) - len(in.removed)
 		ins[i] = indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, insts: in.insts,
-			removed: removed[k:len(removed):len(removed)], live: in.live, shares: in.shares}
+			removed: removed[k:len(removed):len(removed)], live: in.live, auto: in.auto}
 		sp.indoms[i], copyOf[in] = &ins[i], &ins[i]
 	}
 	ms := make([]metric, len(p.metrics))

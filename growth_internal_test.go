@@ -540,6 +540,71 @@ func TestHistogramsWaitingAcrossForget(t *testing.T) {
 	assert.Equal(t, kept, buckets, "the file's first buckets")
 }
 
+// TestHistogramBucketsForgetWithStatistics: a histogram vector's buckets'
+// indom forgets its removed instances when its statistics' does, and only
+// then. On its own it forgot them at a publication where the statistics'
+// did not (twice as many removed instances here: 126 against 124 live,
+// where the statistics keep 63 against 62), and so kept, at a later one
+// where the statistics' forgot theirs, the buckets of values the
+// statistics no longer had. Once the vector counts ids, such a value used
+// again takes a new id, and its buckets' names were those kept: the
+// vector refused it (ErrDuplicate, "same name up to the first space").
+func TestHistogramBucketsForgetWithStatistics(t *testing.T) {
+	r := NewRegistry("histforgetwith", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	t.Cleanup(func() { r.Close() })
+	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Buckets: []float64{10}, Interval: time.Hour}, "route")
+	hv.SetLimit(200)
+	startOrSkip(t, r)
+	g := hv.kind.(*histGroup)
+	inLockstep := func(stats int) {
+		t.Helper()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		require.Equal(t, stats, g.statIndom.count(), "the statistics' instances")
+		require.Equal(t, 2*stats, g.bucketIn.count(), "the buckets' instances")
+	}
+	route := func(i int) string { return "/" + strconv.Itoa(i) }
+	n := 0 // routes used
+	use := func(k int) {
+		for range k {
+			hv.With(route(n)).Observe(5)
+			n++
+		}
+		require.NoError(t, r.Flush())
+	}
+	for range 2 { // 260 values forgotten: the vector counts ids from then on
+		use(130)
+		for i := n - 130; i < n; i++ {
+			require.True(t, hv.Delete(route(i)))
+		}
+		require.NoError(t, r.Flush())
+		inLockstep(0)
+	}
+	require.True(t, hv.counting, "the vector counts ids")
+	first := n
+	use(125)
+	for i := first; i < first+63; i++ {
+		require.True(t, hv.Delete(route(i)))
+	}
+	require.NoError(t, r.Flush())
+	inLockstep(125)
+	for i := first + 63; i < first+65; i++ {
+		require.True(t, hv.Delete(route(i)))
+	}
+	require.NoError(t, r.Flush())
+	inLockstep(60)
+
+	again := route(first + 64)
+	hv.With(again).Observe(5)
+	require.NoError(t, hv.Err())
+	require.NoError(t, r.Flush())
+	g.refresh()
+	inLockstep(61)
+	assert.EqualValues(t, 1, mustValue(t, r, "size.bucket", "route="+again+",le=10").Int())
+	assert.EqualValues(t, 1, mustValue(t, r, "size.count", "route="+again).Int())
+}
+
 // TestNoBindingDuringStep: no waiting cell is bound while a publication's
 // step carries its value, which holds the copy an earlier file showed: the
 // binding's store into the old file after the step's snapshot was merged

@@ -650,9 +650,10 @@ func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.boun
 func (g *histGroup) idSpace() int64 { return vecIDSpace / int64(len(g.bounds)) }
 
 // idOfLocked and nameOfLocked are of the statistics' indom, whose
-// instances are the vector's: the buckets' indom forgets its removed
-// instances no later than it (indom.forgetsRemoved), since it has as many
-// per instance or more.
+// instances are the vector's. The buckets' indom has the buckets of
+// those, live or removed, and no other: they are added, removed and
+// revived in one transaction, forgotten together (vecLink.buckets), and
+// AddInstance refuses the registry's indoms (indom.auto).
 func (g *histGroup) idOfLocked(name string) (int32, bool) {
 	return g.r.instanceIDLocked(g.statIndom, name)
 }
@@ -916,6 +917,7 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	v.limit.Store(int64(g.limit))
 	g.r.followLimitLocked(g.statIndom, &v.limit, 1)
 	g.r.followLimitLocked(g.bucketIn, &v.limit, len(g.bounds))
-	g.r.linkVecLocked(g.statIndom, vecLink{labels: v.labels, forgot: v})
+	g.r.linkVecLocked(g.statIndom, vecLink{labels: v.labels, forgot: v, buckets: g.bucketIn})
+	g.r.linkVecLocked(g.bucketIn, vecLink{follows: true})
 	return v
 }

@@ -92,6 +92,14 @@ type vecLink struct {
 	labels []string                            // its label names, which Gather and Snapshot show
 	group  interface{ unbindLocked() }         // its cells (cellGroup), unbound at Close; nil for a histogram's
 	forgot interface{ forgotLocked(Instance) } // told each instance its indom forgets, as it forgets it
+	// A histogram vector's buckets' indom forgets its removed instances
+	// when its statistics' does, and only then (forgetRemovedLocked):
+	// buckets is it, in the statistics' link; follows is set in its own.
+	// On its own, with more instances each, it forgot at publications
+	// where the statistics' did not, and then kept the buckets of values
+	// the statistics' forgot, whose names their values took again.
+	buckets *indom
+	follows bool
 }
 
 // indom is a declared instance domain.
@@ -124,7 +132,10 @@ type indom struct {
 	vec     vecLink       // the vector over it, if any (door.linkVecLocked): a map by indom cost a vector's declaration a twentieth
 	labels  int           // the label records of its vector's live instances (door.labelInstanceLocked)
 	over    []int         // the overflow parts holding it, by index, ascending (part.holdIndom)
-	shares  bool          // made by the registry for instruments: its instance names share string records (newPlan)
+	// auto says the registry made it for an instrument (addAutoIndomLocked):
+	// its instances are the instrument's, which AddInstance refuses to add
+	// to, and their names share string records (newPlan).
+	auto bool
 }
 
 // addLive changes live by d, and the registry's counts with it.

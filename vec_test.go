@@ -650,3 +650,23 @@ func TestAddInstanceToVectorIndom(t *testing.T) {
 	require.Len(t, snaps[i].Values, 1)
 	assert.Equal(t, "route=/a", snaps[i].Values[0].Instance)
 }
+
+// TestAddInstanceToInstrumentIndom: AddInstance refuses every indom the
+// registry made for an instrument, not only a vector's: a histogram's
+// buckets' (a vector's, whose ids its With derives, where an instance
+// added under one of them made a later label value's buckets clash with
+// it; a single one's, whose buckets are its bounds).
+func TestAddInstanceToInstrumentIndom(t *testing.T) {
+	r := newRegistry(t, "instrindom", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	mmv.NewHistogramVec(r, "latency", "", mmv.Second, nil, "route")
+	mmv.NewHistogram(r, "size", "", mmv.Byte, nil)
+	snaps, err := r.Snapshot()
+	require.NoError(t, err)
+	for _, name := range []string{"latency.bucket", "size.bucket"} {
+		i := slices.IndexFunc(snaps, func(m mmv.MetricSnapshot) bool { return m.Name == name })
+		require.GreaterOrEqual(t, i, 0, "%s in the snapshot", name)
+		err := r.AddInstance(snaps[i].Indom, mmv.Instance{ID: 1 << 20, Name: "x"})
+		require.ErrorIs(t, err, mmv.ErrInUse, name)
+		assert.ErrorContains(t, err, "made by the registry for an instrument", name)
+	}
+}
