@@ -26,8 +26,8 @@ type door struct{ r *Registry }
 //   - declarations, one transaction of steps: declareLocked,
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstancesLocked,
-//     addFreshInstanceLocked, removeInstrumentLocked, instanceIDLocked,
-//     instanceNameLocked, linkVecLocked;
+//     addFreshInstancesLocked, removeInstrumentLocked, instanceIDLocked,
+//     instanceNameLocked, instanceIndexLocked, linkVecLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, handleOfLocked, and for a
 //     vector's cells waitGroupLocked, handleLocked, slotLocked;
@@ -79,8 +79,19 @@ func (d door) leave() { d.r.mu.Unlock() }
 func (d door) startedLocked() bool { return d.r.state == started }
 
 // handleOfLocked returns the handle of m's value for instance id (0 when
-// singular), nil until it has storage in a started file.
-func (d door) handleOfLocked(m *metric, id int32) *Value { return d.r.handleOfLocked(m, id) }
+// singular), nil until it has storage in a started file; at is where the
+// instance likely is in m's indom, its index when declared, which saves
+// a lookup by id while it still is.
+func (d door) handleOfLocked(m *metric, id int32, at int) *Value {
+	return d.r.handleOfLocked(m, id, at)
+}
+
+// instanceIndexLocked returns the index of in's instance id, 0 when it
+// has none.
+func (d door) instanceIndexLocked(in *indom, id int32) int {
+	j, _ := in.index(id)
+	return j
+}
 
 // unbindStepLocked undoes the binding of cell s.c to metric s.m.
 func (r *Registry) unbindStepLocked(s step) {
@@ -150,11 +161,12 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (j int, there
 	return d.addNewLocked(in, insts, (*indom).add)
 }
 
-// addFreshInstanceLocked is declareInstancesLocked of a vector's instance
-// whose name and id the indom has none of (instanceIDs.idLocked): added
-// with no lookup, by name or by id (indom.addFresh).
-func (d door) addFreshInstanceLocked(in *indom, inst Instance) (j int, there bool, err error) {
-	return d.addNewLocked(in, []Instance{inst}, (*indom).addFresh)
+// addFreshInstancesLocked is declareInstancesLocked of instances whose
+// names and ids the indom has none of, as a vector knows of its new
+// values (instanceIDs.idLocked): added with no lookup, by name or by id
+// (indom.addFresh).
+func (d door) addFreshInstancesLocked(in *indom, insts ...Instance) (j int, there bool, err error) {
+	return d.addNewLocked(in, insts, (*indom).addFresh)
 }
 
 // addNewLocked adds the instances, new to in, each by add.

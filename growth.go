@@ -538,9 +538,15 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 }
 
 // handleOfLocked is handleLocked of m's value for instance id (0 when
-// singular).
-func (r *Registry) handleOfLocked(m *metric, id int32) *Value {
-	return r.handleLocked(m, indexOf(m, id))
+// singular), whose index is likely at: looked up by id only when it is
+// not there (ids are distinct in an indom).
+func (r *Registry) handleOfLocked(m *metric, id int32, at int) *Value {
+	if in := m.indom; in == nil {
+		at = 0
+	} else if at < 0 || at >= in.count() || in.insts.at(at).ID != id {
+		at = indexOf(m, id)
+	}
+	return r.handleLocked(m, at)
 }
 
 // renumberWaitersLocked gives the waiters for values of in the new

@@ -498,8 +498,10 @@ func TestWaitingAcrossForget(t *testing.T) {
 
 // TestHistogramsWaitingAcrossForget is TestWaitingAcrossForget for a
 // histogram vector, whose values wait in its group and are bound by
-// instance id (histGroup.bindLocked): once refreshed, each live
-// histogram's count and buckets in the file are its own.
+// instance id (histGroup.bindLocked), the indexes they were made at
+// (histOut.at) no longer theirs after the forget: once refreshed, each
+// live histogram's count and buckets in the file are its own, observed
+// after the publication too (which only refresh then shows).
 func TestHistogramsWaitingAcrossForget(t *testing.T) {
 	r := NewRegistry("histforget", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
 		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
@@ -530,6 +532,10 @@ func TestHistogramsWaitingAcrossForget(t *testing.T) {
 	g.mu.Unlock()
 	require.NotZero(t, waiting, "no histogram waits")
 	require.NoError(t, r.Flush())
+	for i := 7; i < n; i += 10 { // counts in the file from now on only by refresh
+		hv.With("/" + strconv.Itoa(i)).Observe(5)
+		kept["route=/"+strconv.Itoa(i)]++
+	}
 	g.refresh()
 	counts, buckets := map[string]int64{}, map[string]int64{}
 	for name := range kept {

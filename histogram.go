@@ -496,6 +496,11 @@ type histOut struct {
 	h    *Histogram
 	inst string // instance in the statistics' indom, "" when single
 	id   int32  // its id, 0 when single
+	// at and bucketAt are the indexes of the instance and of its first
+	// bucket when declared, where bindOutLocked looks for them first:
+	// the buckets of an instance are consecutive in their indom, added,
+	// removed and revived together, and forgotten in order.
+	at, bucketAt int
 	// bucket (per bucket) and stats (count, sum, min, max, mean, then the
 	// quantiles) are bound under the registry's lock (bindOutLocked) and
 	// read by refresh under the group's alone.
@@ -594,7 +599,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		return nil, err
 	}
 	if !g.vec {
-		g.makeOneLocked("", 0)
+		g.makeOneLocked("", 0, 0)
 	}
 	r.readerLocked(g)
 	r.hookLocked(g.refresh, func() { g.refresh(); g.forget() })
@@ -606,7 +611,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 // buckets, ids id*buckets and up, to the buckets' indom, in one
 // transaction: buckets refused undo the statistics. Called with the
 // registry's lock held.
-func (g *histGroup) declareLocked(name string, id int32, _ bool) (j int, added bool, err error) {
+func (g *histGroup) declareLocked(name string, id int32, fresh bool) (j int, added bool, err error) {
 	// The buckets' names, as Prometheus names them (one more label, le,
 	// the bucket's upper bound), in one string they share.
 	size := len(g.bounds) * (len(name) + len(",le="))
@@ -621,21 +626,29 @@ func (g *histGroup) declareLocked(name string, id int32, _ bool) (j int, added b
 		all.WriteString(b)
 	}
 	names := all.String()
-	buckets := make([]Instance, len(g.bounds))
+	bs := make([]Instance, len(g.bounds))
 	for i, b := range g.bounds {
 		bn := names[:len(name)+len(",le=")+len(b)]
 		names = names[len(bn):]
 		if _, ok := instanceNameKey(bn); !ok { // the subject made only on failure
 			return 0, false, checkInstanceName(inside(inside(subject("vector", g.name), "instance", name), "bucket", bn), bn)
 		}
-		buckets[i] = Instance{ID: g.bucketID(id, i), Name: bn}
+		bs[i] = Instance{ID: g.bucketID(id, i), Name: bn}
 	}
+	// The buckets' indom has the buckets of the instances the statistics'
+	// has, live or removed, and no other (idOfLocked): a fresh instance's
+	// are fresh too, added with no lookup of each.
 	err = g.r.declareLocked(func() error {
 		var stepErr error
-		if j, added, stepErr = g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); stepErr != nil {
+		if fresh {
+			if j, added, stepErr = g.r.addFreshInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); stepErr == nil {
+				_, _, stepErr = g.r.addFreshInstancesLocked(g.bucketIn, bs...)
+			}
 			return stepErr
 		}
-		_, _, stepErr = g.r.declareInstancesLocked(g.bucketIn, buckets...)
+		if j, added, stepErr = g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); stepErr == nil {
+			_, _, stepErr = g.r.declareInstancesLocked(g.bucketIn, bs...)
+		}
 		return stepErr
 	})
 	return j, added && err == nil, err
@@ -676,16 +689,17 @@ func (g *histGroup) removeLocked(id int32, h *Histogram) {
 
 // makeLocked makes the histogram of an instance, whose values are bound as
 // soon as they have storage. Called with the registry's lock held.
-func (g *histGroup) makeLocked(name string, id int32, _ int) *vecEntry[Histogram] {
-	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id), id: id}
+func (g *histGroup) makeLocked(name string, id int32, j int) *vecEntry[Histogram] {
+	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id, j), id: id}
 }
 
-// makeOneLocked is makeLocked's histogram, or the one of a histogram
-// alone (name "", id 0).
-func (g *histGroup) makeOneLocked(name string, id int32) *Histogram {
+// makeOneLocked is makeLocked's histogram, of instance id at index j of
+// the statistics' indom, or the one of a histogram alone (name "", id 0).
+func (g *histGroup) makeOneLocked(name string, id int32, j int) *Histogram {
 	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
 	vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.stats))
-	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):]}
+	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
+		at: j, bucketAt: g.r.instanceIndexLocked(g.bucketIn, g.bucketID(id, 0))}
 	g.mu.Lock()
 	g.hs = append(g.hs, o)
 	if g.bindOutLocked(o, g.r.handleOfLocked) {
@@ -757,7 +771,7 @@ func (g *histGroup) waitingLocked(put func(m *metric, id int32, v any)) {
 // group's histograms wait in it, as a vector's cells do in theirs, not
 // one waiter a value in the registry's list (28 a histogram with the
 // default buckets, a fifth of a first use's time in appends to it).
-func (g *histGroup) bindLocked(handle func(m *metric, id int32) *Value) {
+func (g *histGroup) bindLocked(handle func(m *metric, id int32, at int) *Value) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	kept := g.waiting[:0]
@@ -771,23 +785,24 @@ func (g *histGroup) bindLocked(handle func(m *metric, id int32) *Value) {
 }
 
 // bindOutLocked binds the values of o that have storage (handle, by
-// metric and instance id), and reports whether some have none yet.
-func (g *histGroup) bindOutLocked(o *histOut, handle func(m *metric, id int32) *Value) (waiting bool) {
-	bind := func(p *atomic.Pointer[Value], m *metric, id int32) {
+// metric, instance id and likely index), and reports whether some have
+// none yet.
+func (g *histGroup) bindOutLocked(o *histOut, handle func(m *metric, id int32, at int) *Value) (waiting bool) {
+	bind := func(p *atomic.Pointer[Value], m *metric, id int32, at int) {
 		if p.Load() != nil {
 			return
 		}
-		if v := handle(m, id); v != nil {
+		if v := handle(m, id, at); v != nil {
 			p.Store(v)
 		} else {
 			waiting = true
 		}
 	}
 	for i := range o.bucket {
-		bind(&o.bucket[i], g.bucketM, g.bucketID(o.id, i))
+		bind(&o.bucket[i], g.bucketM, g.bucketID(o.id, i), o.bucketAt+i)
 	}
 	for i, m := range g.statM {
-		bind(&o.stats[i], m, o.id)
+		bind(&o.stats[i], m, o.id, o.at)
 	}
 	return waiting
 }

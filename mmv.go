@@ -331,9 +331,10 @@ type valueReader interface {
 	// (showWaiting); the registry's lock is held.
 	waitingLocked(put func(m *metric, id int32, v any))
 	// bindLocked hands the instruments the handles of their values that
-	// now have storage, given by handle by metric and instance id (nil
-	// while none), at each wake (wakeLocked); the registry's lock is held.
-	bindLocked(handle func(m *metric, id int32) *Value)
+	// now have storage, given by handle by metric and instance id, and
+	// the index where the instance likely is (nil while none), at each
+	// wake (wakeLocked); the registry's lock is held.
+	bindLocked(handle func(m *metric, id int32, at int) *Value)
 	// family is the metric Gather shows as the instrument's one Family,
 	// and those it then leaves out; gather fills that Family, reset for
 	// the metric shown.

@@ -747,7 +747,7 @@ type cellEntry[T any] struct {
 // declareLocked is one step, one transaction.
 func (k *cellVec[T]) declareLocked(name string, id int32, fresh bool) (int, bool, error) {
 	if fresh {
-		return k.r.addFreshInstanceLocked(k.in, Instance{ID: id, Name: name})
+		return k.r.addFreshInstancesLocked(k.in, Instance{ID: id, Name: name})
 	}
 	return k.r.declareInstancesLocked(k.in, Instance{ID: id, Name: name})
 }
