@@ -139,12 +139,13 @@ type window struct {
 	span, step time.Duration // span 0: since the start, one mark
 	marks      []mark        // oldest first, at most windowSteps+2
 	live, diff []uint64      // scratch: the counts now, and in the window
+	n          int           // buckets
 }
 
 // mark is a histogram's state at a step's end.
 type mark struct {
 	at       time.Time
-	counts   []uint64 // cumulative
+	counts   []uint64 // cumulative; nil for zeros (the first mark's, until reused)
 	total    uint64
 	sum      float64
 	min, max float64 // of the step that ended at at
@@ -177,22 +178,32 @@ func newWindow(span, interval time.Duration, n int, now time.Time) (*window, err
 	if span > 0 {
 		marks = windowSteps + 2
 	}
-	// Every count of the window in one allocation: a vector's first use
-	// makes a window (a dozen allocations when each had its own).
-	counts := make([]uint64, (marks+2)*n)
-	part := func(i int) []uint64 { return counts[i*n : (i+1)*n : (i+1)*n] }
-	w := &window{span: span, step: max(span/windowSteps, interval), live: part(marks), diff: part(marks + 1)}
+	w := &window{span: span, step: max(span/windowSteps, interval), n: n}
 	w.marks = make([]mark, 1, marks)
-	for i := range marks {
-		w.marks[:marks][i].counts = part(i)
-	}
 	w.marks[0].at, w.marks[0].min, w.marks[0].max = now, math.Inf(1), math.Inf(-1)
 	return w, nil
+}
+
+// makeCounts makes the scratch and the counts of the marks after the
+// first, in one allocation, at the first state: a histogram vector's
+// first use of a label value made them, 1.5 KiB with the default
+// buckets, for a refresh an interval later to use.
+func (w *window) makeCounts() {
+	n, marks := w.n, cap(w.marks)
+	counts := make([]uint64, (marks+1)*n)
+	part := func(i int) []uint64 { return counts[i*n : (i+1)*n : (i+1)*n] }
+	w.live, w.diff = part(0), part(1)
+	for i := 1; i < marks; i++ {
+		w.marks[:marks][i].counts = part(i + 1)
+	}
 }
 
 // state reads the tally h at now, with w.mu held: marks a step's end first when one
 // has passed. The slices are w's scratch, valid until w.mu is released.
 func (w *window) state(h *tally, now time.Time) windowState {
+	if w.live == nil {
+		w.makeCounts()
+	}
 	s := windowState{counts: w.live, in: w.diff}
 	clear(s.counts)
 	h.stripes(func(st []atomic.Uint64) {
@@ -214,6 +225,9 @@ func (w *window) state(h *tally, now time.Time) windowState {
 			w.marks = w.marks[:len(w.marks)+1]
 		}
 		m := &w.marks[len(w.marks)-1]
+		if m.counts == nil { // the first mark's, reused
+			m.counts = make([]uint64, w.n)
+		}
 		m.at, m.total, m.sum = now, s.total, s.sum
 		copy(m.counts, s.counts)
 		m.min, m.max = h.minMax(true)
@@ -228,7 +242,10 @@ func (w *window) state(h *tally, now time.Time) windowState {
 		s.min, s.max = math.Min(s.min, m.min), math.Max(s.max, m.max)
 	}
 	for i, c := range s.counts {
-		s.in[i] = c - min(c, b.counts[i]) // a count read before the mark's, at worst
+		s.in[i] = c
+		if b.counts != nil {
+			s.in[i] -= min(c, b.counts[i]) // a count read before the mark's, at worst
+		}
 		s.n += s.in[i]
 	}
 	s.inSum = s.sum - b.sum
