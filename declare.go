@@ -27,7 +27,7 @@ type door struct{ r *Registry }
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstancesLocked,
 //     addFreshInstancesLocked, removeInstrumentLocked, instanceIDLocked,
-//     instanceNameLocked, instanceIndexLocked, linkVecLocked;
+//     instanceNameLocked, instanceIndexLocked, linkVecLocked, runsLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, handleOfLocked, and for a
 //     vector's cells waitGroupLocked, handleLocked, slotLocked;
@@ -85,6 +85,10 @@ func (d door) startedLocked() bool { return d.r.state == started }
 func (d door) handleOfLocked(m *metric, id int32, at int) *Value {
 	return d.r.handleOfLocked(m, id, at)
 }
+
+// runsLocked makes in, new and empty, an indom whose instances come in
+// runs of n (see indom.runs).
+func (d door) runsLocked(in *indom, n int) { in.runs = int32(n) }
 
 // instanceIndexLocked returns the index of in's instance id, 0 when it
 // has none.

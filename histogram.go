@@ -577,6 +577,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 				return err
 			}
 			g.statSerial = statIndom
+			r.runsLocked(g.bucketIn, len(g.bounds))
 			g.limit = r.reserveLocked(g.bucketIn, len(g.bounds), DefaultVecLimit)
 			r.reserveLocked(g.statIndom, 1, g.limit)
 		}

@@ -118,6 +118,13 @@ type indom struct {
 	// need no index.
 	ids    idIndex
 	sparse bool
+	// runs, when more than 1, says the instances come in runs of that
+	// many consecutive ids from a multiple of it, at consecutive indexes,
+	// added, removed, revived and forgotten together (a histogram
+	// vector's buckets, door.runsLocked): ids indexes only each run's
+	// first, where a vector of 10,000 label values and 19 buckets
+	// indexed 190,000 ids, 17% of a first use's time.
+	runs int32
 	// names indexes by nameKey the first named instances, and the others
 	// once a lookup by name needs them (indexNames): a vector's, which it
 	// tells apart by their values, are added unindexed (addFresh).
@@ -259,13 +266,19 @@ func (in *indom) track(id int32, i int) {
 		in.sparse = true
 		in.ids.reserve(i + 1)
 		for j := range i {
-			in.ids.add(int32(j), j, in.instanceID)
+			if in.heads(int32(j)) {
+				in.ids.add(int32(j), j, in.instanceID)
+			}
 		}
 	}
-	if in.sparse {
+	if in.sparse && in.heads(id) {
 		in.ids.add(id, i, in.instanceID)
 	}
 }
+
+// heads reports whether id is the first of its run (runs), the ids
+// indexes.
+func (in *indom) heads(id int32) bool { return in.runs <= 1 || id%in.runs == 0 }
 
 // forgetsRemoved reports whether in keeps enough removed instances to
 // forget them (forget): more than it has live ones, and 64.
@@ -325,7 +338,18 @@ func (in *indom) indexBelow(id int32, n int) (int, bool) {
 	if !in.sparse {
 		return int(id), id >= 0 && int(id) < n
 	}
-	return in.ids.find(id, in.instanceID)
+	if in.runs <= 1 {
+		return in.ids.find(id, in.instanceID)
+	}
+	if id < 0 {
+		return 0, false
+	}
+	k := id % in.runs
+	j, ok := in.ids.find(id-k, in.instanceID)
+	if j += int(k); !ok || j >= n { // in a run being added
+		return 0, false
+	}
+	return j, true
 }
 
 // instanceSubject names an instance in an error; made only on failure,
@@ -338,7 +362,9 @@ func (in *indom) instanceSubject(name string) string {
 func (in *indom) truncate(n int) {
 	for j := n; j < in.count(); j++ {
 		inst := in.instance(j)
-		in.ids.remove(inst.ID, in.instanceID)
+		if in.heads(inst.ID) {
+			in.ids.remove(inst.ID, in.instanceID)
+		}
 		if j < in.named {
 			in.names.remove(nameKey(inst.Name), in.instanceKey)
 		}

@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,6 +45,60 @@ func TestInstanceIndex(t *testing.T) {
 	r.mu.Unlock()
 	require.ErrorIs(t, err, ErrDuplicate)
 	check(8, 0, false) // the refused instances are truncated away
+}
+
+// TestInstanceRuns: an indom whose instances come in runs (indom.runs, a
+// histogram vector's buckets') indexes each run's first id alone, and
+// finds every id of a run, and no other, through it: before and after
+// the first run whose ids are not their indexes, after a truncation of
+// the last run, and after its removed runs are forgotten.
+func TestInstanceRuns(t *testing.T) {
+	const runs = 3
+	in := &indom{runs: runs}
+	var want map[int32]int
+	add := func(head int32) {
+		t.Helper()
+		for k := range int32(runs) {
+			id := head*runs + k
+			require.NoError(t, in.add(Instance{ID: id, Name: "i" + strconv.Itoa(int(id))}))
+		}
+	}
+	check := func() {
+		t.Helper()
+		want = map[int32]int{}
+		for j, inst := range in.insts.all() {
+			want[inst.ID] = j
+		}
+		for id := int32(-1); id < 40*runs; id++ {
+			j, ok := in.index(id)
+			wantJ, wantOK := want[id]
+			require.Equal(t, wantOK, ok, "id %d found", id)
+			if ok {
+				require.Equal(t, wantJ, j, "index of id %d", id)
+			}
+		}
+		if in.sparse {
+			assert.Equal(t, in.count()/runs, in.ids.n, "one id indexed a run")
+		}
+	}
+	add(0)
+	add(1)
+	check()
+	require.False(t, in.sparse, "ids that are their indexes")
+	add(7)
+	add(3)
+	require.True(t, in.sparse)
+	check()
+	require.Error(t, in.add(Instance{ID: 3*runs + 1, Name: "again"}), "an id of a run held")
+	in.truncate(3 * runs)
+	check()
+	for j := range runs {
+		in.removed[j], in.removed[2*runs+j] = true, true
+	}
+	in.forget()
+	check()
+	add(12)
+	check()
 }
 
 // TestAddIndomAsAddInstance: AddIndom, which copies its instances in at
