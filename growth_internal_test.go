@@ -15,8 +15,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // TestMergeInterleavings: the updates that race a growth step at each of
@@ -438,14 +436,11 @@ func TestFileShowsWaitingValues(t *testing.T) {
 			for i, w := range words {
 				require.Equal(t, uint64(i), w, "value %d in the file", i)
 			}
-			if !pcptest.WantPCP(t) {
-				return
-			}
-			m := pcptest.Find(pcptest.Info(t, filepath.Dir(r.opts.Dir)), "mmv.shown.requests")
-			require.NotNil(t, m, "PCP's reader shows no mmv.shown.requests")
-			require.Len(t, m.Instances, n)
-			for _, in := range m.Instances {
-				assert.Equal(t, strings.TrimPrefix(in.Name, "route=/"), in.Value, "PCP reads %s", in.Name)
+			if read, ok := pcpValues(t, r, "requests"); ok {
+				require.Len(t, read, n)
+				for name, value := range read {
+					assert.Equal(t, strings.TrimPrefix(name, "route=/"), strconv.FormatInt(value, 10), "PCP reads %s", name)
+				}
 			}
 		})
 	}
@@ -458,7 +453,7 @@ func TestFileShowsWaitingValues(t *testing.T) {
 func TestWaitingAcrossForget(t *testing.T) {
 	r, v := uncappedVec(t, "forgetwait", 1000)
 	startOrSkip(t, r)
-	n, kept := 100, map[string]uint64{}
+	n, kept := 100, map[string]int64{}
 	for i := range n {
 		v.With("/" + strconv.Itoa(i)).Add(uint64(i + 1))
 	}
@@ -466,7 +461,7 @@ func TestWaitingAcrossForget(t *testing.T) {
 		if i%10 != 7 {
 			require.True(t, v.Delete("/"+strconv.Itoa(i)))
 		} else {
-			kept["route=/"+strconv.Itoa(i)] = uint64(i + 1)
+			kept["route=/"+strconv.Itoa(i)] = int64(i + 1)
 		}
 	}
 	cv := v.kind.(*cellVec[Counter])
@@ -477,23 +472,16 @@ func TestWaitingAcrossForget(t *testing.T) {
 	require.NotZero(t, waiting, "no value waits")
 	require.NoError(t, r.Flush())
 	r.mu.Lock()
-	got := map[string]uint64{}
+	got := map[string]int64{}
 	for j, inst := range cv.in.insts.all() {
-		got[inst.Name] = fileWordLocked(cv.m, inst.ID)
+		got[inst.Name] = int64(fileWordLocked(cv.m, inst.ID))
 		require.False(t, cv.in.isRemoved(j), "%s not forgotten", inst.Name)
 	}
 	r.mu.Unlock()
 	assert.Equal(t, kept, got, "the file's values")
-	if !pcptest.WantPCP(t) {
-		return
+	if read, ok := pcpValues(t, r, "requests"); ok {
+		assert.Equal(t, kept, read, "PCP reads")
 	}
-	m := pcptest.Find(pcptest.Info(t, filepath.Dir(r.opts.Dir)), "mmv.forgetwait.requests")
-	require.NotNil(t, m, "PCP's reader shows no mmv.forgetwait.requests")
-	read := map[string]uint64{}
-	for _, in := range m.Instances {
-		read[in.Name], _ = strconv.ParseUint(in.Value, 10, 64)
-	}
-	assert.Equal(t, kept, read, "PCP reads")
 }
 
 // TestHistogramsWaitingAcrossForget is TestWaitingAcrossForget for a
@@ -503,7 +491,7 @@ func TestWaitingAcrossForget(t *testing.T) {
 // live histogram's count and buckets in the file are its own, observed
 // after the publication too (which only refresh then shows).
 func TestHistogramsWaitingAcrossForget(t *testing.T) {
-	r := NewRegistry("histforget", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
+	r := NewRegistry("histforget", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
 		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 	t.Cleanup(func() { r.Close() })
 	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Buckets: []float64{10}, Interval: time.Hour}, "route")
@@ -544,6 +532,14 @@ func TestHistogramsWaitingAcrossForget(t *testing.T) {
 	}
 	assert.Equal(t, kept, counts, "the file's counts")
 	assert.Equal(t, kept, buckets, "the file's first buckets")
+	if read, ok := pcpValues(t, r, "size.count"); ok {
+		assert.Equal(t, kept, read, "the counts PCP reads")
+		read, _ = pcpValues(t, r, "size.bucket")
+		for name, n := range kept {
+			assert.Equal(t, n, read[name+",le=10"], "the first bucket PCP reads of %s", name)
+		}
+		assert.Len(t, read, 2*len(kept), "the buckets PCP shows")
+	}
 }
 
 // TestHistogramBucketsForgetWithStatistics: a histogram vector's buckets'
@@ -556,7 +552,7 @@ func TestHistogramsWaitingAcrossForget(t *testing.T) {
 // again takes a new id, and its buckets' names were those kept: the
 // vector refused it (ErrDuplicate, "same name up to the first space").
 func TestHistogramBucketsForgetWithStatistics(t *testing.T) {
-	r := NewRegistry("histforgetwith", &Options{Dir: t.TempDir(), PublishDelay: time.Hour,
+	r := NewRegistry("histforgetwith", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
 		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 	t.Cleanup(func() { r.Close() })
 	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Buckets: []float64{10}, Interval: time.Hour}, "route")
@@ -609,6 +605,13 @@ func TestHistogramBucketsForgetWithStatistics(t *testing.T) {
 	inLockstep(61)
 	assert.EqualValues(t, 1, mustValue(t, r, "size.bucket", "route="+again+",le=10").Int())
 	assert.EqualValues(t, 1, mustValue(t, r, "size.count", "route="+again).Int())
+	if read, ok := pcpValues(t, r, "size.count"); ok {
+		assert.Len(t, read, 61, "the counts PCP shows")
+		assert.EqualValues(t, 1, read["route="+again], "the count PCP reads")
+		read, _ = pcpValues(t, r, "size.bucket")
+		assert.Len(t, read, 2*61, "the buckets PCP shows")
+		assert.EqualValues(t, 1, read["route="+again+",le=10"], "the bucket PCP reads")
+	}
 }
 
 // TestNoBindingDuringStep: no waiting cell is bound while a publication's

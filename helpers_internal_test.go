@@ -193,6 +193,26 @@ func uncappedVec(t testing.TB, name string, limit int) (*Registry, *Vec[Counter]
 	return r, v
 }
 
+// pcpValues returns the values PCP's reader shows of r's metric, by
+// instance name (r's Dir is a PCP_TMP_DIR's mmv); ok is false, and the
+// test goes on, without PCP (pcptest.WantPCP).
+func pcpValues(t *testing.T, r *Registry, metric string) (values map[string]int64, ok bool) {
+	t.Helper()
+	if !pcptest.WantPCP(t) {
+		return nil, false
+	}
+	name := "mmv." + r.Name() + "." + metric
+	m := pcptest.Find(pcptest.Info(t, filepath.Dir(r.opts.Dir)), name)
+	require.NotNil(t, m, "PCP's reader shows no %s", name)
+	values = map[string]int64{}
+	for _, in := range m.Instances {
+		v, err := strconv.ParseInt(in.Value, 10, 64)
+		require.NoError(t, err, "%s[%s]", name, in.Name)
+		values[in.Name] = v
+	}
+	return values, true
+}
+
 // useRoutes uses the label values "/r/<i>" of v, from i = from to to.
 func useRoutes(v *Vec[Counter], from, to int) {
 	for i := from; i < to; i++ {
