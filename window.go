@@ -137,9 +137,10 @@ func (t *tally) minMax(reset bool) (lo, hi float64) {
 type window struct {
 	mu         sync.Mutex
 	span, step time.Duration // span 0: since the start, one mark
-	marks      []mark        // oldest first, at most windowSteps+2
-	live, diff []uint64      // scratch: the counts now, and in the window
-	n          int           // buckets
+	marks      []mark        // oldest first, markCap at most; first's alone until the first state
+	first      [1]mark
+	live, diff []uint64 // scratch: the counts now, and in the window
+	n          int      // buckets
 }
 
 // mark is a histogram's state at a step's end.
@@ -174,25 +175,31 @@ func newWindow(span, interval time.Duration, n int, now time.Time) (*window, err
 	case span < 2*interval:
 		return nil, fmt.Errorf("histogram window %v: need SinceStart or at least twice the interval (%v)", span, interval)
 	}
-	marks := 1
-	if span > 0 {
-		marks = windowSteps + 2
-	}
 	w := &window{span: span, step: max(span/windowSteps, interval), n: n}
-	w.marks = make([]mark, 1, marks)
+	w.marks = w.first[:]
 	w.marks[0].at, w.marks[0].min, w.marks[0].max = now, math.Inf(1), math.Inf(-1)
 	return w, nil
 }
 
-// makeCounts makes the scratch and the counts of the marks after the
-// first, in one allocation, at the first state: a histogram vector's
-// first use of a label value made them, 1.5 KiB with the default
-// buckets, for a refresh an interval later to use.
+// markCap is how many marks w keeps: the start's alone, or the ends of the
+// steps of a span and two more.
+func (w *window) markCap() int {
+	if w.span > 0 {
+		return windowSteps + 2
+	}
+	return 1
+}
+
+// makeCounts makes the scratch, the marks and the counts of those after
+// the first, at the first state: a histogram vector's first use of a
+// label value made them, 2 KiB with the default buckets, for a refresh
+// an interval later to use.
 func (w *window) makeCounts() {
-	n, marks := w.n, cap(w.marks)
+	n, marks := w.n, w.markCap()
 	counts := make([]uint64, (marks+1)*n)
 	part := func(i int) []uint64 { return counts[i*n : (i+1)*n : (i+1)*n] }
 	w.live, w.diff = part(0), part(1)
+	w.marks = append(make([]mark, 0, marks), w.marks...)
 	for i := 1; i < marks; i++ {
 		w.marks[:marks][i].counts = part(i + 1)
 	}
