@@ -137,10 +137,10 @@ func (t *tally) minMax(reset bool) (lo, hi float64) {
 type window struct {
 	mu         sync.Mutex
 	span, step time.Duration // span 0: since the start, one mark
-	marks      []mark        // oldest first, markCap at most; first's alone until the first state
-	first      [1]mark
-	live, diff []uint64 // scratch: the counts now, and in the window
-	n          int      // buckets
+	marks      []mark        // oldest first, markCap at most
+	first      [1]mark       // marks' array until the first state makes theirs (makeCounts)
+	live, diff []uint64      // scratch: the counts now, and in the window
+	n          int           // buckets
 }
 
 // mark is a histogram's state at a step's end.
