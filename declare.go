@@ -26,7 +26,7 @@ type door struct{ r *Registry }
 //   - declarations, one transaction of steps: declareLocked,
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstancesLocked,
-//     addFreshInstancesLocked, removeInstrumentLocked, instanceIDLocked,
+//     removeInstrumentLocked, instanceIDLocked,
 //     instanceNameLocked, instanceIndexLocked, linkVecLocked, runsLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, handleOfLocked, and for a
@@ -151,7 +151,13 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 // there, and its index j in the indom, which stays until the indom
 // forgets removed instances (a publication's, never a declaration's). A
 // full disk is no refusal: the instances wait for a later growth step.
-func (d door) declareInstancesLocked(in *indom, insts ...Instance) (j int, there bool, err error) {
+// fresh says the indom has none of their names and ids, as a vector knows
+// of its new values (instanceIDs.idLocked): they are added with no
+// lookup, by name or by id (indom.addFresh).
+func (d door) declareInstancesLocked(in *indom, fresh bool, insts ...Instance) (j int, there bool, err error) {
+	if fresh {
+		return d.addNewLocked(in, insts, (*indom).addFresh)
+	}
 	r := d.r
 	if first, ok := in.index(insts[0].ID); ok {
 		for _, inst := range insts {
@@ -163,14 +169,6 @@ func (d door) declareInstancesLocked(in *indom, insts ...Instance) (j int, there
 		return first, true, nil
 	}
 	return d.addNewLocked(in, insts, (*indom).add)
-}
-
-// addFreshInstancesLocked is declareInstancesLocked of instances whose
-// names and ids the indom has none of, as a vector knows of its new
-// values (instanceIDs.idLocked): added with no lookup, by name or by id
-// (indom.addFresh).
-func (d door) addFreshInstancesLocked(in *indom, insts ...Instance) (j int, there bool, err error) {
-	return d.addNewLocked(in, insts, (*indom).addFresh)
 }
 
 // addNewLocked adds the instances, new to in, each by add.

@@ -491,12 +491,7 @@ func TestWaitingAcrossForget(t *testing.T) {
 // live histogram's count and buckets in the file are its own, observed
 // after the publication too (which only refresh then shows).
 func TestHistogramsWaitingAcrossForget(t *testing.T) {
-	r := NewRegistry("histforget", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
-		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	t.Cleanup(func() { r.Close() })
-	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Buckets: []float64{10}, Interval: time.Hour}, "route")
-	hv.SetLimit(1000)
-	startOrSkip(t, r)
+	r, hv, g := uncappedHistVec(t, "histforget", 1000)
 	n, kept := 100, map[string]int64{}
 	for i := range n {
 		h := hv.With("/" + strconv.Itoa(i))
@@ -511,7 +506,6 @@ func TestHistogramsWaitingAcrossForget(t *testing.T) {
 			kept["route=/"+strconv.Itoa(i)] = int64(i + 1)
 		}
 	}
-	g := hv.kind.(*histGroup)
 	r.mu.Lock()
 	require.True(t, g.statIndom.forgetsRemoved(), "the indom would not forget")
 	r.mu.Unlock()
@@ -552,13 +546,7 @@ func TestHistogramsWaitingAcrossForget(t *testing.T) {
 // again takes a new id, and its buckets' names were those kept: the
 // vector refused it (ErrDuplicate, "same name up to the first space").
 func TestHistogramBucketsForgetWithStatistics(t *testing.T) {
-	r := NewRegistry("histforgetwith", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
-		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	t.Cleanup(func() { r.Close() })
-	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Buckets: []float64{10}, Interval: time.Hour}, "route")
-	hv.SetLimit(200)
-	startOrSkip(t, r)
-	g := hv.kind.(*histGroup)
+	r, hv, g := uncappedHistVec(t, "histforgetwith", 200)
 	inLockstep := func(stats int) {
 		t.Helper()
 		r.mu.Lock()

@@ -193,6 +193,20 @@ func uncappedVec(t testing.TB, name string, limit int) (*Registry, *Vec[Counter]
 	return r, v
 }
 
+// uncappedHistVec is uncappedVec's histogram vector, "size", of one
+// bucket under 10 and the one above, refreshed hourly, started (or the
+// test skipped), and its group.
+func uncappedHistVec(t *testing.T, name string, limit int) (*Registry, *Vec[Histogram], *histGroup) {
+	t.Helper()
+	r := NewRegistry(name, &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
+		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
+	t.Cleanup(func() { r.Close() })
+	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Buckets: []float64{10}, Interval: time.Hour}, "route")
+	hv.SetLimit(limit)
+	startOrSkip(t, r)
+	return r, hv, hv.kind.(*histGroup)
+}
+
 // pcpValues returns the values PCP's reader shows of r's metric, by
 // instance name (r's Dir is a PCP_TMP_DIR's mmv); ok is false, and the
 // test goes on, without PCP (pcptest.WantPCP).

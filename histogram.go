@@ -641,15 +641,10 @@ func (g *histGroup) declareLocked(name string, id int32, fresh bool) (j int, add
 	// are fresh too, added with no lookup of each.
 	err = g.r.declareLocked(func() error {
 		var stepErr error
-		if fresh {
-			if j, added, stepErr = g.r.addFreshInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); stepErr == nil {
-				_, _, stepErr = g.r.addFreshInstancesLocked(g.bucketIn, bs...)
-			}
+		if j, added, stepErr = g.r.declareInstancesLocked(g.statIndom, fresh, Instance{ID: id, Name: name}); stepErr != nil {
 			return stepErr
 		}
-		if j, added, stepErr = g.r.declareInstancesLocked(g.statIndom, Instance{ID: id, Name: name}); stepErr == nil {
-			_, _, stepErr = g.r.declareInstancesLocked(g.bucketIn, bs...)
-		}
+		_, _, stepErr = g.r.declareInstancesLocked(g.bucketIn, fresh, bs...)
 		return stepErr
 	})
 	return j, added && err == nil, err
