@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -296,20 +295,24 @@ func BenchmarkHistogramObserveParallel(b *testing.B) {
 }
 
 // BenchmarkHistogramStripes is Observe from RunParallel's goroutines on
-// a histogram of the default buckets in one stripe, as every histogram
-// was before stripes, and in as many as it gets on this machine
-// (stripesFor): ns/op is the wall time of one observation, all goroutines
-// running at once.
+// a histogram of the default buckets kept in one stripe, as every
+// histogram was before stripes, and as a histogram is made, in one stripe
+// until goroutines collide in it, then in as many as it gets on this
+// machine (stripesFor): ns/op is the wall time of one observation, all
+// goroutines running at once.
 //
 //	go test -run '^$' -bench HistogramStripes -count 5
 func BenchmarkHistogramStripes(b *testing.B) {
 	l, err := newBuckets(&HistogramOptions{}, Second)
 	require.NoError(b, err)
 	xs := benchInputs()
-	for _, stripes := range []int{1, stripesFor(runtime.GOMAXPROCS(0))} {
-		b.Run(fmt.Sprint(stripes), func(b *testing.B) {
+	for _, name := range []string{"one", "spread"} {
+		b.Run(name, func(b *testing.B) {
 			h := &Histogram{l: l, w: sinceStart(l)}
-			h.tally.init(l.n, stripes)
+			h.tally.init(l.n)
+			if name == "one" {
+				h.tally.spread(1) // a set of one stripe: collisions change its multiplier alone
+			}
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
@@ -334,14 +337,19 @@ func benchInputs() []float64 {
 	return xs
 }
 
-// TestTallyStripesAddUp: what each stripe holds adds up, whichever stripe
-// goroutines wrote: counts and sums add, min and max are over every
-// stripe, and a new window step resets every stripe's.
+// TestTallyStripesAddUp: what each stripe holds adds up, the first's with
+// the others' once spread, whichever stripe goroutines wrote: counts and
+// sums add, min and max are over every stripe, and a new window step
+// resets every stripe's.
 func TestTallyStripesAddUp(t *testing.T) {
 	var ta tally
-	ta.init(3, 4)
-	require.Len(t, ta.words, 4*8, "4 stripes of 3+3 words, each padded to a cache line")
-	require.Zero(t, uintptr(unsafe.Pointer(&ta.words[0]))%64, "stripes start on a cache line")
+	ta.init(3)
+	require.Len(t, ta.one, 8, "one stripe of 3+3 words, padded to a cache line")
+	require.Zero(t, uintptr(unsafe.Pointer(&ta.one[0]))%64, "the stripe starts on a cache line")
+	require.Nil(t, ta.many.Load(), "no more stripes until goroutines collide")
+	ta.spread(4)
+	require.Len(t, ta.many.Load().words, 4*8, "4 stripes more, each padded to a cache line")
+	require.Zero(t, uintptr(unsafe.Pointer(&ta.many.Load().words[0]))%64, "stripes start on a cache line")
 	k := 0
 	ta.stripes(func(w []atomic.Uint64) {
 		w[tallyCounts+k%3].Add(uint64(k + 1))
@@ -350,15 +358,72 @@ func TestTallyStripesAddUp(t *testing.T) {
 		w[tallyMax].Store(math.Float64bits(float64(k + 5)))
 		k++
 	})
-	assert.Equal(t, 4, k)
-	assert.Equal(t, []uint64{1 + 4, 2, 3}, []uint64{ta.count(0), ta.count(1), ta.count(2)})
-	assert.Equal(t, 100.0, ta.sum())
+	assert.Equal(t, 5, k, "the first stripe and 4")
+	assert.Equal(t, []uint64{1 + 4, 2 + 5, 3}, []uint64{ta.count(0), ta.count(1), ta.count(2)})
+	assert.Equal(t, 150.0, ta.sum())
 	lo, hi := ta.minMax(true)
-	assert.Equal(t, [2]float64{-5, 8}, [2]float64{lo, hi})
+	assert.Equal(t, [2]float64{-5, 9}, [2]float64{lo, hi})
 	lo, hi = ta.minMax(false)
 	assert.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "reset for a new step")
 	assert.Equal(t, 1, stripesFor(1))
 	assert.Equal(t, 4, stripesFor(2))
 	assert.Equal(t, 8, stripesFor(3))
 	assert.Equal(t, maxStripes, stripesFor(64))
+}
+
+// TestTallySpreadsOnCollision: a tally stays in one stripe until a
+// collision, spreads then to as many stripes as GOMAXPROCS asks for (none
+// when it is 1), and later collisions change the multiplier of the same
+// stripes.
+func TestTallySpreadsOnCollision(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var ta tally
+	ta.init(19)
+	ta.collided()
+	assert.Nil(t, ta.many.Load(), "GOMAXPROCS 1: one stripe is enough")
+	runtime.GOMAXPROCS(2)
+	ta.collided()
+	set := ta.many.Load()
+	require.NotNil(t, set, "spread at the first collision")
+	assert.Len(t, set.words, stripesFor(2)*int(ta.stride/8))
+	m := set.mult.Load()
+	ta.collided()
+	assert.Same(t, set, ta.many.Load(), "spread once")
+	assert.NotEqual(t, m, set.mult.Load(), "then every goroutine picks again")
+}
+
+// TestHistogramSpreadsUnderContention: goroutines observing one histogram
+// at once spread it, and every observation counts, in the first stripe or
+// the others; one goroutine alone never spreads it.
+func TestHistogramSpreadsUnderContention(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two goroutines running at once")
+	}
+	l, err := newBuckets(&HistogramOptions{Buckets: []float64{1, 2}}, Second)
+	require.NoError(t, err)
+	h := newHistogram(l, Second, sinceStart(l))
+	for range 100000 {
+		h.Observe(1)
+	}
+	require.Nil(t, h.many.Load(), "one goroutine never collides")
+	var n atomic.Int64
+	n.Store(100000)
+	deadline := time.Now().Add(10 * time.Second)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for h.many.Load() == nil && time.Now().Before(deadline) {
+				for range 1000 {
+					h.Observe(2)
+				}
+				n.Add(1000)
+			}
+		})
+	}
+	wg.Wait()
+	require.NotNil(t, h.many.Load(), "two goroutines observing for 10 s never collided")
+	s := h.Stats()
+	assert.Equal(t, uint64(n.Load()), s.Count)
+	assert.Equal(t, []uint64{100000, uint64(n.Load() - 100000), 0}, []uint64{h.count(0), h.count(1), h.count(2)})
+	assert.Equal(t, float64(100000+2*(n.Load()-100000)), s.Sum)
 }
