@@ -480,6 +480,7 @@ type histGroup struct {
 	statSerial uint32    // its serial
 	bucketM    *metric   // name.bucket
 	statM      []*metric // in stats order
+	scratch    []Instance // declareLocked's buckets, under the registry's lock
 
 	window, interval time.Duration // of each histogram's window
 
@@ -627,15 +628,16 @@ func (g *histGroup) declareLocked(name string, id int32, fresh bool) (j int, add
 		all.WriteString(b)
 	}
 	names := all.String()
-	bs := make([]Instance, len(g.bounds))
+	bs := g.scratch[:0]
 	for i, b := range g.bounds {
 		bn := names[:len(name)+len(",le=")+len(b)]
 		names = names[len(bn):]
 		if _, ok := instanceNameKey(bn); !ok { // the subject made only on failure
 			return 0, false, checkInstanceName(inside(inside(subject("vector", g.name), "instance", name), "bucket", bn), bn)
 		}
-		bs[i] = Instance{ID: g.bucketID(id, i), Name: bn}
+		bs = append(bs, Instance{ID: g.bucketID(id, i), Name: bn})
 	}
+	g.scratch = bs
 	// The buckets' indom has the buckets of the instances the statistics'
 	// has, live or removed, and no other (idOfLocked): a fresh instance's
 	// are fresh too, added with no lookup of each.
