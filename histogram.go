@@ -473,13 +473,13 @@ type histGroup struct {
 	bounds     []string // the buckets' names
 	stats      []string // the statistics' metric parts, in histOut.stats order
 	vec        bool
-	labels     []string  // the vector's label names
-	limit      int       // the vector's default limit (NewHistogramVec)
-	bucketIn   *indom    // the buckets' indom
-	statIndom  *indom    // the vector's instances; nil for a single histogram
-	statSerial uint32    // its serial
-	bucketM    *metric   // name.bucket
-	statM      []*metric // in stats order
+	labels     []string   // the vector's label names
+	limit      int        // the vector's default limit (NewHistogramVec)
+	bucketIn   *indom     // the buckets' indom
+	statIndom  *indom     // the vector's instances; nil for a single histogram
+	statSerial uint32     // its serial
+	bucketM    *metric    // name.bucket
+	statM      []*metric  // in stats order
 	scratch    []Instance // declareLocked's buckets, under the registry's lock
 
 	window, interval time.Duration // of each histogram's window
