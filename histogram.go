@@ -3,6 +3,7 @@ package mmv
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,11 +84,11 @@ import (
 // Observe is lock-free and allocation-free: an atomic add on the bucket,
 // a compare-and-swap on the sum, and two loads for min and max; the window
 // costs it nothing. Goroutines observing at once on different cores do not
-// share those words for long: once two collide in them, a histogram keeps
-// them in stripes, twice as many as GOMAXPROCS then (at most 8), each
-// goroutine writing the stripe its stack picks, and the statistics add the
-// stripes up, so the counts stay exact. A nil *Histogram ignores
-// observations.
+// share those words for long: a histogram keeps them in stripes, twice as
+// many as GOMAXPROCS when it was made (at most 8), each goroutine writing
+// the first until two collide in it, then the stripe its stack picks, and
+// the statistics add the stripes up, so the counts stay exact. A nil
+// *Histogram ignores observations.
 type Histogram struct {
 	tally
 	l     *buckets
@@ -336,7 +337,7 @@ func perNs(units Units) float64 {
 
 func newHistogram(l *buckets, units Units, w *window) *Histogram {
 	h := &Histogram{l: l, perNs: perNs(units), w: w}
-	h.tally.init(l.n)
+	h.tally.init(l.n, stripesFor(runtime.GOMAXPROCS(0)))
 	return h
 }
 

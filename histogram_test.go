@@ -295,24 +295,20 @@ func BenchmarkHistogramObserveParallel(b *testing.B) {
 }
 
 // BenchmarkHistogramStripes is Observe from RunParallel's goroutines on
-// a histogram of the default buckets kept in one stripe, as every
-// histogram was before stripes, and as a histogram is made, in one stripe
-// until goroutines collide in it, then in as many as it gets on this
-// machine (stripesFor): ns/op is the wall time of one observation, all
-// goroutines running at once.
+// a histogram of the default buckets in one stripe, as every histogram
+// was before stripes, and in as many as it gets on this machine
+// (stripesFor), used from the first collision: ns/op is the wall time of
+// one observation, all goroutines running at once.
 //
 //	go test -run '^$' -bench HistogramStripes -count 5
 func BenchmarkHistogramStripes(b *testing.B) {
 	l, err := newBuckets(&HistogramOptions{}, Second)
 	require.NoError(b, err)
 	xs := benchInputs()
-	for _, name := range []string{"one", "spread"} {
-		b.Run(name, func(b *testing.B) {
+	for _, stripes := range []int{1, stripesFor(runtime.GOMAXPROCS(0))} {
+		b.Run(strconv.Itoa(stripes), func(b *testing.B) {
 			h := &Histogram{l: l, w: sinceStart(l)}
-			h.tally.init(l.n)
-			if name == "one" {
-				h.tally.spread(1) // a set of one stripe: collisions change its multiplier alone
-			}
+			h.tally.init(l.n, stripes)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
@@ -337,19 +333,14 @@ func benchInputs() []float64 {
 	return xs
 }
 
-// TestTallyStripesAddUp: what each stripe holds adds up, the first's with
-// the others' once spread, whichever stripe goroutines wrote: counts and
-// sums add, min and max are over every stripe, and a new window step
-// resets every stripe's.
+// TestTallyStripesAddUp: what each stripe holds adds up, whichever stripe
+// goroutines wrote: counts and sums add, min and max are over every
+// stripe, and a new window step resets every stripe's.
 func TestTallyStripesAddUp(t *testing.T) {
 	var ta tally
-	ta.init(3)
-	require.Len(t, ta.one, 8, "one stripe of 3+3 words, padded to a cache line")
-	require.Zero(t, uintptr(unsafe.Pointer(&ta.one[0]))%64, "the stripe starts on a cache line")
-	require.Nil(t, ta.many.Load(), "no more stripes until goroutines collide")
-	ta.spread(4)
-	require.Len(t, ta.many.Load().words, 4*8, "4 stripes more, each padded to a cache line")
-	require.Zero(t, uintptr(unsafe.Pointer(&ta.many.Load().words[0]))%64, "stripes start on a cache line")
+	ta.init(3, 4)
+	require.Len(t, ta.words, 4*8, "4 stripes of 3+3 words, each padded to a cache line")
+	require.Zero(t, uintptr(unsafe.Pointer(&ta.words[0]))%64, "stripes start on a cache line")
 	k := 0
 	ta.stripes(func(w []atomic.Uint64) {
 		w[tallyCounts+k%3].Add(uint64(k + 1))
@@ -358,11 +349,11 @@ func TestTallyStripesAddUp(t *testing.T) {
 		w[tallyMax].Store(math.Float64bits(float64(k + 5)))
 		k++
 	})
-	assert.Equal(t, 5, k, "the first stripe and 4")
-	assert.Equal(t, []uint64{1 + 4, 2 + 5, 3}, []uint64{ta.count(0), ta.count(1), ta.count(2)})
-	assert.Equal(t, 150.0, ta.sum())
+	assert.Equal(t, 4, k)
+	assert.Equal(t, []uint64{1 + 4, 2, 3}, []uint64{ta.count(0), ta.count(1), ta.count(2)})
+	assert.Equal(t, 100.0, ta.sum())
 	lo, hi := ta.minMax(true)
-	assert.Equal(t, [2]float64{-5, 9}, [2]float64{lo, hi})
+	assert.Equal(t, [2]float64{-5, 8}, [2]float64{lo, hi})
 	lo, hi = ta.minMax(false)
 	assert.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "reset for a new step")
 	assert.Equal(t, 1, stripesFor(1))
@@ -371,30 +362,38 @@ func TestTallyStripesAddUp(t *testing.T) {
 	assert.Equal(t, maxStripes, stripesFor(64))
 }
 
-// TestTallySpreadsOnCollision: a tally stays in one stripe until a
-// collision, spreads then to as many stripes as GOMAXPROCS asks for (none
-// when it is 1), and later collisions change the multiplier of the same
-// stripes.
+// TestTallySpreadsOnCollision: every goroutine writes a tally's first
+// stripe until a collision, which starts the picking, and later
+// collisions change the multiplier; Observe's collision allocates
+// nothing.
 func TestTallySpreadsOnCollision(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var ta tally
-	ta.init(19)
+	ta.init(19, 4)
+	first := unsafe.Pointer(&ta.words[0])
+	assert.Equal(t, first, ta.stripe(), "no collision: the first stripe")
+	assert.Zero(t, testing.AllocsPerRun(10, ta.collided))
+	m := ta.mult.Load()
+	assert.NotZero(t, m, "picking")
 	ta.collided()
-	assert.Nil(t, ta.many.Load(), "GOMAXPROCS 1: one stripe is enough")
-	runtime.GOMAXPROCS(2)
-	ta.collided()
-	set := ta.many.Load()
-	require.NotNil(t, set, "spread at the first collision")
-	assert.Len(t, set.words, stripesFor(2)*int(ta.stride/8))
-	m := set.mult.Load()
-	ta.collided()
-	assert.Same(t, set, ta.many.Load(), "spread once")
-	assert.NotEqual(t, m, set.mult.Load(), "then every goroutine picks again")
+	assert.NotEqual(t, m, ta.mult.Load(), "every goroutine picks again")
+	picks := map[unsafe.Pointer]bool{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range 64 {
+		wg.Go(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			picks[ta.stripe()] = true
+		})
+	}
+	wg.Wait()
+	assert.Greater(t, len(picks), 1, "64 goroutines' stacks pick more than one stripe")
 }
 
 // TestHistogramSpreadsUnderContention: goroutines observing one histogram
-// at once spread it, and every observation counts, in the first stripe or
-// the others; one goroutine alone never spreads it.
+// at once start the picking, and every observation counts, in the first
+// stripe or the others, made before, during or after; one goroutine alone
+// never starts it.
 func TestHistogramSpreadsUnderContention(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs two goroutines running at once")
@@ -405,14 +404,14 @@ func TestHistogramSpreadsUnderContention(t *testing.T) {
 	for range 100000 {
 		h.Observe(1)
 	}
-	require.Nil(t, h.many.Load(), "one goroutine never collides")
+	require.Zero(t, h.mult.Load(), "one goroutine never collides")
 	var n atomic.Int64
 	n.Store(100000)
 	deadline := time.Now().Add(10 * time.Second)
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
-			for h.many.Load() == nil && time.Now().Before(deadline) {
+			for k := 0; k < 100 || h.mult.Load() == 0 && time.Now().Before(deadline); k++ {
 				for range 1000 {
 					h.Observe(2)
 				}
@@ -421,7 +420,7 @@ func TestHistogramSpreadsUnderContention(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	require.NotNil(t, h.many.Load(), "two goroutines observing for 10 s never collided")
+	require.NotZero(t, h.mult.Load(), "two goroutines observing for 10 s never collided")
 	s := h.Stats()
 	assert.Equal(t, uint64(n.Load()), s.Count)
 	assert.Equal(t, []uint64{100000, uint64(n.Load() - 100000), 0}, []uint64{h.count(0), h.count(1), h.count(2)})

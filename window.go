@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,25 +22,21 @@ const SinceStart time.Duration = -1
 // between 5/6 of its span (less one Interval) and its span.
 const windowSteps = 6
 
-// tally is what a histogram counts, lock-free, for its window to read: the
-// sum, min and max (float64 bits), then the count of each bucket, in one
-// stripe of memory on cache lines of its own, and in more once goroutines
-// collide in it (spread): Observe then adds to the stripe its goroutine
-// picks (stripe), so that goroutines observing at once on different cores
-// each write their own lines, and the readers add the stripes up, the
-// first one's with the others'. Counts and sum are cumulative, min and max
-// of the window's current step.
+// tally is what a histogram counts, lock-free, for its window to read, in
+// stripes of memory, each on cache lines of its own: every goroutine adds
+// to the first stripe until two collide in it, then Observe adds to the
+// stripe its goroutine picks (stripe), so that goroutines observing at
+// once on different cores each write their own lines, and the readers add
+// the stripes up. A stripe holds the sum, min and max (float64 bits), then
+// the count of each bucket; counts and sum are cumulative, min and max of
+// the window's current step.
 type tally struct {
-	one    []atomic.Uint64 // the first stripe, every goroutine's until spread
-	many   atomic.Pointer[stripeSet]
-	stride uintptr // bytes a stripe
-}
-
-// stripeSet is a tally's stripes once goroutines collided in its first.
-type stripeSet struct {
-	words []atomic.Uint64 // stripes of stride words each
-	shift uint            // 64 - log2(stripes)
-	mult  atomic.Uint64   // odd; changed when goroutines collide in a stripe, so that they pick again
+	words  []atomic.Uint64 // stripes of stride words each, from a 64-byte boundary
+	stride uintptr         // bytes
+	shift  uint            // 64 - log2(stripes)
+	// mult is 0 until goroutines collide in the first stripe, then odd,
+	// and changed at each collision, so that they pick again.
+	mult atomic.Uint64
 }
 
 // The words of a stripe.
@@ -52,34 +47,20 @@ const (
 // maxStripes bounds a histogram's stripes: beyond, goroutines share them.
 const maxStripes = 8
 
-// init makes t the tally of n buckets, in one stripe.
-func (t *tally) init(n int) {
-	t.stride = uintptr((tallyCounts+n+7)&^7) * 8 // whole cache lines of 8 words
-	t.one = t.stripeWords(1)
-}
-
-// stripeWords returns k empty stripes, from a 64-byte boundary.
-func (t *tally) stripeWords(k int) []atomic.Uint64 {
-	stride := int(t.stride / 8)
-	words := make([]atomic.Uint64, k*stride+7)
+// init makes t the tally of n buckets in the given number of stripes, a
+// power of two (see stripesFor).
+func (t *tally) init(n, stripes int) {
+	stride := (tallyCounts + n + 7) &^ 7 // whole cache lines of 8 words
+	words := make([]atomic.Uint64, stripes*stride+7)
 	skip := int(-uintptr(unsafe.Pointer(&words[0])) / 8 & 7) // to the first 64-byte boundary
-	words = words[skip : skip+k*stride : skip+k*stride]
-	for i := 0; i < len(words); i += stride {
-		words[i+tallyMin].Store(math.Float64bits(math.Inf(1)))
-		words[i+tallyMax].Store(math.Float64bits(math.Inf(-1)))
+	t.words, t.stride, t.shift = words[skip:skip+stripes*stride], uintptr(stride)*8, uint(64-bits.Len(uint(stripes-1)))
+	for k := range stripes {
+		t.words[k*stride+tallyMin].Store(math.Float64bits(math.Inf(1)))
+		t.words[k*stride+tallyMax].Store(math.Float64bits(math.Inf(-1)))
 	}
-	return words
 }
 
-// spread gives t k stripes (a power of two) beside its first, unless
-// another goroutine did: what the first holds stays in it, read with them.
-func (t *tally) spread(k int) {
-	set := &stripeSet{words: t.stripeWords(k), shift: uint(64 - bits.Len(uint(k-1)))}
-	set.mult.Store(0x9e3779b97f4a7c15)
-	t.many.CompareAndSwap(nil, set)
-}
-
-// stripesFor is the number of stripes a tally spreads to when procs
+// stripesFor is the number of stripes of a histogram when procs
 // goroutines can run at once: twice as many, at most maxStripes, for
 // goroutines pick a stripe by chance, and with as many free as taken a
 // collision is soon undone (see collided); one when only one goroutine
@@ -93,48 +74,41 @@ func stripesFor(procs int) int {
 }
 
 // stripe returns the first word of the stripe of the calling goroutine:
-// the first stripe until spread, then one picked by the address of its
-// stack, in units of the smallest stack (2 KiB), which no other
-// goroutine's stack shares, times mult, whose high bits, over the
+// the first stripe until goroutines collide in it, then one picked by the
+// address of its stack, in units of the smallest stack (2 KiB), which no
+// other goroutine's stack shares, times mult, whose high bits, over the
 // stripes, spread neighbouring stacks apart (Fibonacci hashing).
 func (t *tally) stripe() unsafe.Pointer {
-	set := t.many.Load()
-	if set == nil {
-		return unsafe.Pointer(unsafe.SliceData(t.one))
+	first := unsafe.Pointer(unsafe.SliceData(t.words))
+	m := t.mult.Load()
+	if m == 0 { // one goroutine at a time so far: no pick
+		return first
 	}
 	var anchor byte
-	k := uint64(uintptr(unsafe.Pointer(&anchor))>>11) * set.mult.Load() >> set.shift
-	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(set.words)), uintptr(k)*t.stride)
+	k := uint64(uintptr(unsafe.Pointer(&anchor))>>11) * m >> t.shift
+	return unsafe.Add(first, uintptr(k)*t.stride)
 }
 
-// collided is called after a goroutine found its stripe's sum changed by
-// another between its load and its compare-and-swap. In the first stripe,
-// it spreads the tally, to as many stripes as GOMAXPROCS asks for now (a
-// histogram observed from one goroutine at a time never pays for them).
-// Then it changes the multiplier: every goroutine picks its stripe again,
-// until none share one. A new multiplier, not a key changed alike for all
-// (added or xored), for two keys a distance apart would keep that
+// collided changes the multiplier after a goroutine found its stripe's
+// sum changed by another between its load and its compare-and-swap: every
+// goroutine picks its stripe again, until none share one; the first
+// collision starts the picking. A new multiplier, not a key changed alike
+// for all (added or xored), for two keys a distance apart would keep that
 // distance, and mostly their stripes.
 func (t *tally) collided() {
-	set := t.many.Load()
-	if set == nil {
-		if k := stripesFor(runtime.GOMAXPROCS(0)); k > 1 {
-			t.spread(k)
-		}
-		return
+	m := t.mult.Load()
+	next := m*0xbf58476d1ce4e5b9 | 1
+	if m == 0 {
+		next = 0x9e3779b97f4a7c15
 	}
-	m := set.mult.Load()
-	set.mult.CompareAndSwap(m, m*0xbf58476d1ce4e5b9|1)
+	t.mult.CompareAndSwap(m, next)
 }
 
 // stripes calls f with the words of each stripe.
 func (t *tally) stripes(f func(w []atomic.Uint64)) {
-	f(t.one)
-	if set := t.many.Load(); set != nil {
-		n := int(t.stride / 8)
-		for k := 0; k < len(set.words); k += n {
-			f(set.words[k : k+n])
-		}
+	n := int(t.stride / 8)
+	for k := 0; k < len(t.words); k += n {
+		f(t.words[k : k+n])
 	}
 }
 
@@ -243,8 +217,9 @@ func (w *window) makeCounts() {
 	}
 }
 
-// state reads the tally h at now, with w.mu held: marks a step's end first when one
-// has passed. The slices are w's scratch, valid until w.mu is released.
+// state reads the tally h at now, with w.mu held: marks a step's end
+// first when one has passed. The slices are w's scratch, valid until w.mu
+// is released.
 func (w *window) state(h *tally, now time.Time) windowState {
 	if w.live == nil {
 		w.makeCounts()
