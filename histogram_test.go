@@ -376,18 +376,24 @@ func TestTallySpreadsOnCollision(t *testing.T) {
 	assert.NotZero(t, m, "picking")
 	ta.collided()
 	assert.NotEqual(t, m, ta.mult.Load(), "every goroutine picks again")
-	picks := map[unsafe.Pointer]bool{}
+	// 64 goroutines alive at once, so on 64 stacks: one that ended could
+	// leave its stack to the next.
+	picks := make(chan unsafe.Pointer, 64)
+	release := make(chan struct{})
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for range 64 {
 		wg.Go(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			picks[ta.stripe()] = true
+			picks <- ta.stripe()
+			<-release
 		})
 	}
+	seen := map[unsafe.Pointer]bool{}
+	for range 64 {
+		seen[<-picks] = true
+	}
+	close(release)
 	wg.Wait()
-	assert.Greater(t, len(picks), 1, "64 goroutines' stacks pick more than one stripe")
+	assert.Greater(t, len(seen), 1, "64 goroutines' stacks pick more than one stripe")
 }
 
 // TestHistogramSpreadsUnderContention: goroutines observing one histogram
