@@ -180,27 +180,33 @@ func waitingVec(t *testing.T, name string, n, limit int, unlocked bool) (*Regist
 	return r, v
 }
 
-// uncappedVec returns a registry with no caps on instances or values,
-// publishing only when asked once started, closed when the test ends,
-// and its counter vector "requests" by "route", of the given limit.
-func uncappedVec(t testing.TB, name string, limit int) (*Registry, *Vec[Counter]) {
+// uncappedRegistry returns a registry with no caps on instances or
+// values, publishing only when asked once started, closed when the test
+// ends.
+func uncappedRegistry(t testing.TB, name string) *Registry {
 	t.Helper()
 	r := NewRegistry(name, &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
 		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
 	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// uncappedVec returns an uncappedRegistry and its counter vector
+// "requests" by "route", of the given limit.
+func uncappedVec(t testing.TB, name string, limit int) (*Registry, *Vec[Counter]) {
+	t.Helper()
+	r := uncappedRegistry(t, name)
 	v := NewCounterVec(r, "requests", "", Count, "route")
 	v.SetLimit(limit)
 	return r, v
 }
 
-// uncappedHistVec is uncappedVec's histogram vector, "size", of one
-// bucket under 10 and the one above, refreshed hourly, started (or the
-// test skipped), and its group.
+// uncappedHistVec returns an uncappedRegistry, started (or the test
+// skipped), its histogram vector "size" by "route", of one bucket under
+// 10 and the one above, refreshed hourly, and the vector's group.
 func uncappedHistVec(t *testing.T, name string, limit int) (*Registry, *Vec[Histogram], *histGroup) {
 	t.Helper()
-	r := NewRegistry(name, &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour,
-		MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1})
-	t.Cleanup(func() { r.Close() })
+	r := uncappedRegistry(t, name)
 	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Buckets: []float64{10}, Interval: time.Hour}, "route")
 	hv.SetLimit(limit)
 	startOrSkip(t, r)
