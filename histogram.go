@@ -357,14 +357,14 @@ func (h *Histogram) Observe(x float64) {
 	lo := (*atomic.Uint64)(unsafe.Add(s, tallyMin*8))
 	for {
 		old := lo.Load()
-		if x >= math.Float64frombits(old) || lo.CompareAndSwap(old, math.Float64bits(x)) {
+		if x >= math.Float64frombits(old^minBias) || lo.CompareAndSwap(old, math.Float64bits(x)^minBias) {
 			break
 		}
 	}
 	hi := (*atomic.Uint64)(unsafe.Add(s, tallyMax*8))
 	for {
 		old := hi.Load()
-		if x <= math.Float64frombits(old) || hi.CompareAndSwap(old, math.Float64bits(x)) {
+		if x <= math.Float64frombits(old^maxBias) || hi.CompareAndSwap(old, math.Float64bits(x)^maxBias) {
 			break
 		}
 	}
@@ -633,7 +633,9 @@ func (g *histGroup) declareLocked(name string, id int32, fresh bool) (j int, add
 	for i, b := range g.bounds {
 		bn := names[:len(name)+len(",le=")+len(b)]
 		names = names[len(bn):]
-		if _, ok := instanceNameKey(bn); !ok { // the subject made only on failure
+		// name is a valid instance name (canon.Name), as is bn unless too
+		// long: the indom checks bn again, but would not name the vector.
+		if len(bn) > MaxStringLen {
 			return 0, false, checkInstanceName(inside(inside(subject("vector", g.name), "instance", name), "bucket", bn), bn)
 		}
 		bs = append(bs, Instance{ID: g.bucketID(id, i), Name: bn})

@@ -341,18 +341,20 @@ func TestTallyStripesAddUp(t *testing.T) {
 	ta.init(3, 4)
 	require.Len(t, ta.words, 4*8, "4 stripes of 3+3 words, each padded to a cache line")
 	require.Zero(t, uintptr(unsafe.Pointer(&ta.words[0]))%64, "stripes start on a cache line")
+	lo, hi := ta.minMax(false)
+	require.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "a new tally's, its words as allocated")
 	k := 0
 	ta.stripes(func(w []atomic.Uint64) {
 		w[tallyCounts+k%3].Add(uint64(k + 1))
 		w[tallySum].Store(math.Float64bits(float64(10 * (k + 1))))
-		w[tallyMin].Store(math.Float64bits(float64(k - 5)))
-		w[tallyMax].Store(math.Float64bits(float64(k + 5)))
+		w[tallyMin].Store(math.Float64bits(float64(k-5)) ^ minBias)
+		w[tallyMax].Store(math.Float64bits(float64(k+5)) ^ maxBias)
 		k++
 	})
 	assert.Equal(t, 4, k)
 	assert.Equal(t, []uint64{1 + 4, 2, 3}, []uint64{ta.count(0), ta.count(1), ta.count(2)})
 	assert.Equal(t, 100.0, ta.sum())
-	lo, hi := ta.minMax(true)
+	lo, hi = ta.minMax(true)
 	assert.Equal(t, [2]float64{-5, 8}, [2]float64{lo, hi})
 	lo, hi = ta.minMax(false)
 	assert.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "reset for a new step")

@@ -320,6 +320,8 @@ func TestVecRefusals(t *testing.T) {
 	assert.Nil(t, v.WithLabels(map[string]string{"path": "/"}), "a label not the vector's")
 	_, err := hv.Get(strings.Repeat("y", 246)) // fits, but with ",le=+Inf" does not
 	assert.ErrorIs(t, err, mmv.ErrTooLong)
+	assert.ErrorContains(t, err, `vector "lat" instance "route=yyy`, "names the vector, the value and the bucket")
+	assert.ErrorContains(t, err, `bucket "route=yyy`)
 	// None counted: two fit under the limit of 2, not a third.
 	assert.NotNil(t, v.With("POST"))
 	assert.NotNil(t, v.WithLabels(map[string]string{"route": "PUT"}))

@@ -44,6 +44,16 @@ const (
 	tallySum, tallyMin, tallyMax, tallyCounts = 0, 1, 2, 3
 )
 
+// minBias and maxBias are xored into the bits of a stripe's min and max,
+// so that the zero word is +Inf and -Inf, the min and max of nothing: a
+// new histogram's stripes, as allocated, need no store (the 8 stores of
+// 4 stripes were a twentieth of a vector's new label value), and a new
+// step resets them to 0.
+const (
+	minBias = 0x7FF0000000000000 // math.Inf(1)'s bits
+	maxBias = 0xFFF0000000000000 // math.Inf(-1)'s
+)
+
 // maxStripes bounds a histogram's stripes: beyond, goroutines share them.
 const maxStripes = 8
 
@@ -54,10 +64,6 @@ func (t *tally) init(n, stripes int) {
 	words := make([]atomic.Uint64, stripes*stride+7)
 	skip := int(-uintptr(unsafe.Pointer(&words[0])) / 8 & 7) // to the first 64-byte boundary
 	t.words, t.stride, t.shift = words[skip:skip+stripes*stride], uintptr(stride)*8, uint(64-bits.Len(uint(stripes-1)))
-	for k := range stripes {
-		t.words[k*stride+tallyMin].Store(math.Float64bits(math.Inf(1)))
-		t.words[k*stride+tallyMax].Store(math.Float64bits(math.Inf(-1)))
-	}
 }
 
 // stripesFor is the number of stripes of a histogram when procs
@@ -133,9 +139,9 @@ func (t *tally) minMax(reset bool) (lo, hi float64) {
 	t.stripes(func(w []atomic.Uint64) {
 		a, b := w[tallyMin].Load(), w[tallyMax].Load()
 		if reset {
-			a, b = w[tallyMin].Swap(math.Float64bits(math.Inf(1))), w[tallyMax].Swap(math.Float64bits(math.Inf(-1)))
+			a, b = w[tallyMin].Swap(0), w[tallyMax].Swap(0)
 		}
-		lo, hi = math.Min(lo, math.Float64frombits(a)), math.Max(hi, math.Float64frombits(b))
+		lo, hi = math.Min(lo, math.Float64frombits(a^minBias)), math.Max(hi, math.Float64frombits(b^maxBias))
 	})
 	return lo, hi
 }
