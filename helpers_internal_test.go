@@ -2,12 +2,16 @@ package mmv
 
 import (
 	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -302,4 +306,24 @@ func vecCount(r *Registry) int {
 		}
 	}
 	return n
+}
+
+// picks returns the stripes 64 goroutines, alive at once, pick in ta.
+func picks(ta *tally) []unsafe.Pointer {
+	ch := make(chan unsafe.Pointer, 64)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			ch <- ta.stripe()
+			<-release
+		})
+	}
+	seen := map[unsafe.Pointer]bool{}
+	for range 64 {
+		seen[<-ch] = true
+	}
+	close(release)
+	wg.Wait()
+	return slices.Collect(maps.Keys(seen))
 }

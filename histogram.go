@@ -335,9 +335,17 @@ func perNs(units Units) float64 {
 	return 1e-9
 }
 
-func newHistogram(l *buckets, units Units, w *window) *Histogram {
+// newHistogram returns a histogram with its stripes, or with the first
+// and the others taken from spares at its first collision.
+func newHistogram(l *buckets, units Units, w *window, spares *spareStripes) *Histogram {
 	h := &Histogram{l: l, perNs: perNs(units), w: w}
-	h.tally.init(l.n, stripesFor(runtime.GOMAXPROCS(0)))
+	var stripes int
+	if spares != nil {
+		stripes = spares.stripes
+	} else {
+		stripes = stripesFor(runtime.GOMAXPROCS(0))
+	}
+	h.tally.init(l.n, stripes, spares)
 	return h
 }
 
@@ -474,14 +482,15 @@ type histGroup struct {
 	bounds     []string // the buckets' names
 	stats      []string // the statistics' metric parts, in histOut.stats order
 	vec        bool
-	labels     []string   // the vector's label names
-	limit      int        // the vector's default limit (NewHistogramVec)
-	bucketIn   *indom     // the buckets' indom
-	statIndom  *indom     // the vector's instances; nil for a single histogram
-	statSerial uint32     // its serial
-	bucketM    *metric    // name.bucket
-	statM      []*metric  // in stats order
-	scratch    []Instance // declareLocked's buckets, under the registry's lock
+	labels     []string      // the vector's label names
+	limit      int           // the vector's default limit (NewHistogramVec)
+	bucketIn   *indom        // the buckets' indom
+	statIndom  *indom        // the vector's instances; nil for a single histogram
+	statSerial uint32        // its serial
+	bucketM    *metric       // name.bucket
+	statM      []*metric     // in stats order
+	scratch    []Instance    // declareLocked's buckets, under the registry's lock
+	spares     *spareStripes // its histograms' stripes after the first; nil for a single histogram
 
 	window, interval time.Duration // of each histogram's window
 
@@ -541,6 +550,9 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 	}
 	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: vec, quantiles: qs,
 		window: opts.Window, interval: opts.Interval}
+	if vec {
+		g.spares = newSpareStripes(l.n, stripesFor(runtime.GOMAXPROCS(0)))
+	}
 
 	short, _ := splitHelp(help)
 	type stat struct {
@@ -699,9 +711,10 @@ func (g *histGroup) makeLocked(name string, id int32, j int) *vecEntry[Histogram
 func (g *histGroup) makeOneLocked(name string, id int32, j int) *Histogram {
 	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
 	vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.stats))
-	o := &histOut{h: newHistogram(g.l, g.units, w), inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
+	o := &histOut{h: newHistogram(g.l, g.units, w, g.spares), inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
 		at: j, bucketAt: g.r.instanceIndexLocked(g.bucketIn, g.bucketID(id, 0))}
 	g.mu.Lock()
+	g.spares.refill()
 	g.hs = append(g.hs, o)
 	if g.bindOutLocked(o, g.r.handleOfLocked) {
 		g.waiting = append(g.waiting, o)
@@ -730,6 +743,7 @@ func (g *histGroup) forget() {
 func (g *histGroup) refresh() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.spares.refill()
 	now := time.Now()
 	for _, o := range g.hs {
 		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {

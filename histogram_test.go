@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -115,7 +116,7 @@ func TestQuantileAccuracy(t *testing.T) {
 			gen := dists[name]
 			l, err := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e7, SubBuckets: sub}, NoUnits)
 			require.NoError(t, err)
-			h := newHistogram(l, NoUnits, sinceStart(l))
+			h := newHistogram(l, NoUnits, sinceStart(l), nil)
 			n := 1 + rng.IntN(100000)
 			xs := make([]float64, n)
 			for i := range xs {
@@ -145,7 +146,7 @@ func TestQuantileAccuracy(t *testing.T) {
 func TestHistogramObserveDuration(t *testing.T) {
 	for units, want := range map[Units]float64{Second: 1.5, Millisecond: 1500, Microsecond: 1.5e6, Nanosecond: 1.5e9, Count: 1.5, Minute: 0.025} {
 		l, _ := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e10}, NoUnits)
-		h := newHistogram(l, units, sinceStart(l))
+		h := newHistogram(l, units, sinceStart(l), nil)
 		h.ObserveDuration(1500 * time.Millisecond)
 		assert.InDelta(t, want, h.Stats().Sum, 1e-9*want, "units %v", units)
 	}
@@ -240,7 +241,7 @@ func TestHistogramPublishes(t *testing.T) {
 
 func TestHistogramConcurrentObserve(t *testing.T) {
 	l, _ := newBuckets(&HistogramOptions{}, NoUnits)
-	h := newHistogram(l, NoUnits, sinceStart(l))
+	h := newHistogram(l, NoUnits, sinceStart(l), nil)
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -297,18 +298,29 @@ func BenchmarkHistogramObserveParallel(b *testing.B) {
 // BenchmarkHistogramStripes is Observe from RunParallel's goroutines on
 // a histogram of the default buckets in one stripe, as every histogram
 // was before stripes, and in as many as it gets on this machine
-// (stripesFor), used from the first collision: ns/op is the wall time of
-// one observation, all goroutines running at once.
+// (stripesFor), used from the first collision, made with it or, as a
+// vector's, taken from spares then: ns/op is the wall time of one
+// observation, all goroutines running at once.
 //
 //	go test -run '^$' -bench HistogramStripes -count 5
 func BenchmarkHistogramStripes(b *testing.B) {
 	l, err := newBuckets(&HistogramOptions{}, Second)
 	require.NoError(b, err)
 	xs := benchInputs()
-	for _, stripes := range []int{1, stripesFor(runtime.GOMAXPROCS(0))} {
-		b.Run(strconv.Itoa(stripes), func(b *testing.B) {
+	stripes := stripesFor(runtime.GOMAXPROCS(0))
+	for _, c := range []struct {
+		name    string
+		stripes int
+		spares  *spareStripes
+	}{
+		{"1", 1, nil},
+		{strconv.Itoa(stripes), stripes, nil},
+		{strconv.Itoa(stripes) + "-spares", stripes, newSpareStripes(l.n, stripes)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			c.spares.refill() // as a vector's new value does
 			h := &Histogram{l: l, w: sinceStart(l)}
-			h.tally.init(l.n, stripes)
+			h.tally.init(l.n, c.stripes, c.spares)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
@@ -338,9 +350,11 @@ func benchInputs() []float64 {
 // stripe, and a new window step resets every stripe's.
 func TestTallyStripesAddUp(t *testing.T) {
 	var ta tally
-	ta.init(3, 4)
-	require.Len(t, ta.words, 4*8, "4 stripes of 3+3 words, each padded to a cache line")
-	require.Zero(t, uintptr(unsafe.Pointer(&ta.words[0]))%64, "stripes start on a cache line")
+	ta.init(3, 4, nil)
+	ta.stripes(func(w []atomic.Uint64) {
+		require.Len(t, w, 8, "3+3 words, padded to a cache line")
+		require.Zero(t, uintptr(unsafe.Pointer(&w[0]))%64, "a stripe starts on a cache line")
+	})
 	lo, hi := ta.minMax(false)
 	require.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "a new tally's, its words as allocated")
 	k := 0
@@ -370,8 +384,8 @@ func TestTallyStripesAddUp(t *testing.T) {
 // nothing.
 func TestTallySpreadsOnCollision(t *testing.T) {
 	var ta tally
-	ta.init(19, 4)
-	first := unsafe.Pointer(&ta.words[0])
+	ta.init(19, 4, nil)
+	first := unsafe.Pointer(&ta.first[0])
 	assert.Equal(t, first, ta.stripe(), "no collision: the first stripe")
 	assert.Zero(t, testing.AllocsPerRun(10, ta.collided))
 	m := ta.mult.Load()
@@ -380,57 +394,91 @@ func TestTallySpreadsOnCollision(t *testing.T) {
 	assert.NotEqual(t, m, ta.mult.Load(), "every goroutine picks again")
 	// 64 goroutines alive at once, so on 64 stacks: one that ended could
 	// leave its stack to the next.
-	picks := make(chan unsafe.Pointer, 64)
-	release := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 64 {
-		wg.Go(func() {
-			picks <- ta.stripe()
-			<-release
-		})
+	assert.Greater(t, len(picks(&ta)), 1, "64 goroutines' stacks pick more than one stripe")
+}
+
+// TestTallyTakesSpareStripes: a vector's histogram has its first stripe
+// alone until its first collision, which takes the others from the
+// group's spares without allocating; with none left, every goroutine
+// writes the first until a refill, after which the next collision takes
+// them. No two tallies share spares.
+func TestTallyTakesSpareStripes(t *testing.T) {
+	spares := newSpareStripes(19, 4)
+	ts := make([]tally, firstSpareBatch+1)
+	for i := range ts {
+		ts[i].init(19, 4, spares)
+		require.Nil(t, ts[i].rest.Load(), "no spares before a collision")
 	}
-	seen := map[unsafe.Pointer]bool{}
-	for range 64 {
-		seen[<-picks] = true
+	i := 0
+	assert.Zero(t, testing.AllocsPerRun(firstSpareBatch-1, func() { ts[i].collided(); i++ }), "a collision takes spares without allocating")
+	taken := map[*atomic.Uint64]bool{}
+	for i := range ts[:firstSpareBatch] {
+		p := ts[i].rest.Load()
+		require.NotNil(t, p, "spares taken at the first collision")
+		taken[p] = true
+		assert.Zero(t, uintptr(unsafe.Pointer(p))%64, "spares start on a cache line")
 	}
-	close(release)
-	wg.Wait()
-	assert.Greater(t, len(seen), 1, "64 goroutines' stacks pick more than one stripe")
+	assert.Len(t, taken, firstSpareBatch, "each its own")
+
+	last := &ts[firstSpareBatch]
+	last.collided()
+	assert.Nil(t, last.rest.Load(), "none left")
+	assert.Equal(t, []unsafe.Pointer{unsafe.Pointer(&last.first[0])}, picks(last), "every pick the first stripe")
+	spares.refill()
+	last.collided()
+	require.NotNil(t, last.rest.Load(), "taken after the refill")
+	assert.Greater(t, len(picks(last)), 1, "picks spread once taken")
+	sets := func() int { return len(spares.batch.Load().words) / spares.words }
+	require.Equal(t, 2*firstSpareBatch, sets(), "a batch taken up is followed by one twice as large")
+	spares.refill()
+	assert.Equal(t, 2*firstSpareBatch, sets(), "none made while some are left")
+	for range sets() {
+		spares.take()
+	}
+	spares.refill()
+	assert.Equal(t, 4*firstSpareBatch, sets())
+	assert.Equal(t, int64(0), spares.batch.Load().next.Load())
 }
 
 // TestHistogramSpreadsUnderContention: goroutines observing one histogram
 // at once start the picking, and every observation counts, in the first
 // stripe or the others, made before, during or after; one goroutine alone
-// never starts it.
+// never starts it. So for a vector's histogram, whose others are taken
+// from spares at that collision.
 func TestHistogramSpreadsUnderContention(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs two goroutines running at once")
 	}
 	l, err := newBuckets(&HistogramOptions{Buckets: []float64{1, 2}}, Second)
 	require.NoError(t, err)
-	h := newHistogram(l, Second, sinceStart(l))
-	for range 100000 {
-		h.Observe(1)
-	}
-	require.Zero(t, h.mult.Load(), "one goroutine never collides")
-	var n atomic.Int64
-	n.Store(100000)
-	deadline := time.Now().Add(10 * time.Second)
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			for k := 0; k < 100 || h.mult.Load() == 0 && time.Now().Before(deadline); k++ {
-				for range 1000 {
-					h.Observe(2)
-				}
-				n.Add(1000)
+	for _, spares := range []*spareStripes{nil, newSpareStripes(l.n, 4)} {
+		t.Run(fmt.Sprintf("spares=%t", spares != nil), func(t *testing.T) {
+			h := newHistogram(l, Second, sinceStart(l), spares)
+			for range 100000 {
+				h.Observe(1)
 			}
+			require.Zero(t, h.mult.Load(), "one goroutine never collides")
+			var n atomic.Int64
+			n.Store(100000)
+			deadline := time.Now().Add(10 * time.Second)
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(func() {
+					for k := 0; k < 100 || h.mult.Load() == 0 && time.Now().Before(deadline); k++ {
+						for range 1000 {
+							h.Observe(2)
+						}
+						n.Add(1000)
+					}
+				})
+			}
+			wg.Wait()
+			require.NotZero(t, h.mult.Load(), "two goroutines observing for 10 s never collided")
+			require.NotNil(t, h.rest.Load(), "the stripes after the first, made or taken")
+			s := h.Stats()
+			assert.Equal(t, uint64(n.Load()), s.Count)
+			assert.Equal(t, []uint64{100000, uint64(n.Load() - 100000), 0}, []uint64{h.count(0), h.count(1), h.count(2)})
+			assert.Equal(t, float64(100000+2*(n.Load()-100000)), s.Sum)
 		})
 	}
-	wg.Wait()
-	require.NotZero(t, h.mult.Load(), "two goroutines observing for 10 s never collided")
-	s := h.Stats()
-	assert.Equal(t, uint64(n.Load()), s.Count)
-	assert.Equal(t, []uint64{100000, uint64(n.Load() - 100000), 0}, []uint64{h.count(0), h.count(1), h.count(2)})
-	assert.Equal(t, float64(100000+2*(n.Load()-100000)), s.Sum)
 }

@@ -27,7 +27,7 @@ func TestWindowForgets(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	w, err := newWindow(0, time.Second, l.n, t0)
 	require.NoError(t, err)
-	h := newHistogram(l, Second, w)
+	h := newHistogram(l, Second, w, nil)
 	for range 1_000_000 {
 		h.Observe(0.002)
 	}
@@ -65,7 +65,7 @@ func TestWindowSpan(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	w, err := newWindow(time.Minute, time.Second, l.n, t0)
 	require.NoError(t, err)
-	h := newHistogram(l, Second, w)
+	h := newHistogram(l, Second, w, nil)
 	for s := 1; s <= 300; s++ {
 		h.Observe(1)
 		n, _, _, _, _ := windowAt(h, t0.Add(time.Duration(s)*time.Second))
@@ -82,7 +82,7 @@ func TestWindowOptions(t *testing.T) {
 	l, err := newBuckets(&HistogramOptions{}, Second)
 	require.NoError(t, err)
 	t0 := time.Unix(1000, 0)
-	h := newHistogram(l, Second, sinceStart(l))
+	h := newHistogram(l, Second, sinceStart(l), nil)
 	h.Observe(0.002)
 	n, _, lo, _, _ := windowAt(h, t0.Add(24*time.Hour))
 	assert.Equal(t, uint64(1), n)

@@ -1,0 +1,238 @@
+package mmv
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+)
+
+// tally is what a histogram counts, lock-free, for its window to read, in
+// stripes of memory, each on cache lines of its own: every goroutine adds
+// to the first stripe until two collide in it, then Observe adds to the
+// stripe its goroutine picks (stripe), so that goroutines observing at
+// once on different cores each write their own lines, and the readers add
+// the stripes up. A stripe holds the sum, min and max (float64 bits), then
+// the count of each bucket; counts and sum are cumulative, min and max of
+// the window's current step.
+//
+// The stripes after the first (rest) are made with a histogram alone, and
+// taken from spares by a vector's histogram at its first collision: most
+// of a vector's histograms are observed from one goroutine at a time, and
+// never need them.
+type tally struct {
+	first  []atomic.Uint64               // the first stripe, stride words from a 64-byte boundary
+	rest   atomic.Pointer[atomic.Uint64] // the others' first word, nil until made or taken
+	spares *spareStripes                 // where rest is taken from; nil when made with first
+	stride uintptr                       // bytes
+	shift  uint                          // 64 - log2(stripes)
+	// mult is 0 until goroutines collide in the first stripe, then odd,
+	// and changed at each collision, so that they pick again.
+	mult atomic.Uint64
+}
+
+// The words of a stripe.
+const (
+	tallySum, tallyMin, tallyMax, tallyCounts = 0, 1, 2, 3
+)
+
+// minBias and maxBias are xored into the bits of a stripe's min and max,
+// so that the zero word is +Inf and -Inf, the min and max of nothing: a
+// new histogram's stripes, as allocated, need no store (the 8 stores of
+// 4 stripes were a twentieth of a vector's new label value), and a new
+// step resets them to 0.
+const (
+	minBias = 0x7FF0000000000000 // math.Inf(1)'s bits
+	maxBias = 0xFFF0000000000000 // math.Inf(-1)'s
+)
+
+// maxStripes bounds a histogram's stripes: beyond, goroutines share them.
+const maxStripes = 8
+
+// stripesFor is the number of stripes of a histogram when procs
+// goroutines can run at once: twice as many, at most maxStripes, for
+// goroutines pick a stripe by chance, and with as many free as taken a
+// collision is soon undone (see collided); one when only one goroutine
+// runs at a time.
+func stripesFor(procs int) int {
+	stripes := 1
+	for procs > 1 && stripes < min(2*procs, maxStripes) {
+		stripes *= 2
+	}
+	return stripes
+}
+
+// strideOf is the words of a stripe of n buckets: whole cache lines.
+func strideOf(n int) int { return (tallyCounts + n + 7) &^ 7 }
+
+// alignedWords returns n words from a 64-byte boundary, zero.
+func alignedWords(n int) []atomic.Uint64 {
+	words := make([]atomic.Uint64, n+7)
+	skip := int(-uintptr(unsafe.Pointer(&words[0])) / 8 & 7)
+	return words[skip : skip+n]
+}
+
+// init makes t the tally of n buckets in the given number of stripes, a
+// power of two (see stripesFor): all of them at once when spares is nil,
+// else the first, the others taken from spares at the first collision.
+func (t *tally) init(n, stripes int, spares *spareStripes) {
+	stride := strideOf(n)
+	t.stride, t.shift = uintptr(stride)*8, uint(64-bits.Len(uint(stripes-1)))
+	if spares != nil && stripes > 1 {
+		t.first, t.spares = alignedWords(stride), spares
+		return
+	}
+	words := alignedWords(stripes * stride)
+	t.first = words[:stride]
+	if stripes > 1 {
+		t.rest.Store(&words[stride])
+	}
+}
+
+// stripe returns the first word of the stripe of the calling goroutine:
+// the first stripe until goroutines collide in it, then one picked by the
+// address of its stack, in units of the smallest stack (2 KiB), which no
+// other goroutine's stack shares, times mult, whose high bits, over the
+// stripes, spread neighbouring stacks apart (Fibonacci hashing). Until t
+// has the others, every pick is the first.
+func (t *tally) stripe() unsafe.Pointer {
+	first := unsafe.Pointer(unsafe.SliceData(t.first))
+	m := t.mult.Load()
+	if m == 0 { // one goroutine at a time so far: no pick
+		return first
+	}
+	var anchor byte
+	k := uintptr(uint64(uintptr(unsafe.Pointer(&anchor))>>11) * m >> t.shift)
+	rest := t.rest.Load()
+	if k == 0 || rest == nil {
+		return first
+	}
+	return unsafe.Add(unsafe.Pointer(rest), (k-1)*t.stride)
+}
+
+// collided changes the multiplier after a goroutine found its stripe's
+// sum changed by another between its load and its compare-and-swap: every
+// goroutine picks its stripe again, until none share one; the first
+// collision starts the picking, and takes the stripes after the first
+// from spares while t has none. A new multiplier, not a key changed alike
+// for all (added or xored), for two keys a distance apart would keep that
+// distance, and mostly their stripes.
+func (t *tally) collided() {
+	if t.spares != nil && t.rest.Load() == nil {
+		if p := t.spares.take(); p != nil {
+			t.rest.CompareAndSwap(nil, p) // lost to another goroutine's: p is not used
+		}
+	}
+	m := t.mult.Load()
+	next := m*0xbf58476d1ce4e5b9 | 1
+	if m == 0 {
+		next = 0x9e3779b97f4a7c15
+	}
+	t.mult.CompareAndSwap(m, next)
+}
+
+// stripes calls f with the words of each stripe.
+func (t *tally) stripes(f func(w []atomic.Uint64)) {
+	f(t.first)
+	rest := t.rest.Load()
+	if rest == nil {
+		return
+	}
+	n := int(t.stride / 8)
+	words := unsafe.Slice(rest, (1<<(64-t.shift)-1)*n)
+	for k := 0; k < len(words); k += n {
+		f(words[k : k+n])
+	}
+}
+
+// count returns the count of bucket i, over the stripes.
+func (t *tally) count(i int) uint64 {
+	var c uint64
+	t.stripes(func(w []atomic.Uint64) { c += w[tallyCounts+i].Load() })
+	return c
+}
+
+// sum returns the sum of the observations, over the stripes.
+func (t *tally) sum() float64 {
+	var sum float64
+	t.stripes(func(w []atomic.Uint64) { sum += math.Float64frombits(w[tallySum].Load()) })
+	return sum
+}
+
+// minMax returns the min and max of the current step, over the stripes;
+// with reset, it starts a new step.
+func (t *tally) minMax(reset bool) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	t.stripes(func(w []atomic.Uint64) {
+		a, b := w[tallyMin].Load(), w[tallyMax].Load()
+		if reset {
+			a, b = w[tallyMin].Swap(0), w[tallyMax].Swap(0)
+		}
+		lo, hi = math.Min(lo, math.Float64frombits(a^minBias)), math.Max(hi, math.Float64frombits(b^maxBias))
+	})
+	return lo, hi
+}
+
+// spareStripes are the stripes after the first of a vector's histograms,
+// made ahead, off the hot path (refill, with the group's lock held), and
+// taken at a histogram's first collision with an atomic add (take): a
+// collision neither allocates nor locks. Made with each histogram, they
+// were two fifths of the time and memory of a vector's new label value.
+type spareStripes struct {
+	stripes int // a histogram's, the first included
+	words   int // of one histogram's spares: stripes-1 of a stride each
+	batch   atomic.Pointer[stripeBatch]
+}
+
+// stripeBatch is spares made at once, taken in order.
+type stripeBatch struct {
+	words []atomic.Uint64 // len(words)/spareStripes.words sets
+	next  atomic.Int64    // the next set to take; past the last, none left
+}
+
+// Spares made at once: the first batch's, and at most, for a batch
+// taken up before the next refill is followed by one twice as large.
+const (
+	firstSpareBatch = 4
+	maxSpareBatch   = 64
+)
+
+// newSpareStripes returns the spares of the histograms of n buckets in
+// the given number of stripes; nil when they have one.
+func newSpareStripes(n, stripes int) *spareStripes {
+	if stripes < 2 {
+		return nil
+	}
+	s := &spareStripes{stripes: stripes, words: (stripes - 1) * strideOf(n)}
+	s.refill()
+	return s
+}
+
+// take returns the first word of a set of spares, nil when none is left
+// until the next refill.
+func (s *spareStripes) take() *atomic.Uint64 {
+	b := s.batch.Load()
+	i := b.next.Add(1) - 1
+	if i >= int64(len(b.words)/s.words) {
+		return nil
+	}
+	return &b.words[int(i)*s.words]
+}
+
+// refill makes a new batch once the last is taken up, twice as large.
+// Called with the group's lock held (histGroup.mu), off the hot path; nil
+// makes none.
+func (s *spareStripes) refill() {
+	if s == nil {
+		return
+	}
+	sets := firstSpareBatch
+	if b := s.batch.Load(); b != nil {
+		have := int64(len(b.words) / s.words)
+		if b.next.Load() < have {
+			return
+		}
+		sets = min(2*int(have), maxSpareBatch)
+	}
+	s.batch.Store(&stripeBatch{words: alignedWords(sets * s.words)})
+}
