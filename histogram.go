@@ -85,10 +85,14 @@ import (
 // a compare-and-swap on the sum, and two loads for min and max; the window
 // costs it nothing. Goroutines observing at once on different cores do not
 // share those words for long: a histogram keeps them in stripes, twice as
-// many as GOMAXPROCS when it was made (at most 8), each goroutine writing
-// the first until two collide in it, then the stripe its stack picks, and
-// the statistics add the stripes up, so the counts stay exact. A nil
-// *Histogram ignores observations.
+// many as GOMAXPROCS when it, or its vector, was made (at most 8), each
+// goroutine writing the first until two collide in it, then the stripe
+// its stack picks, and the statistics add the stripes up, so the counts
+// stay exact. A vector's histogram has the first stripe alone until that
+// collision, when it takes the others from memory its vector made ahead
+// (until that is made again, at the next new value or refresh, when all
+// are taken, its goroutines share the first). A nil *Histogram ignores
+// observations.
 type Histogram struct {
 	tally
 	l     *buckets
