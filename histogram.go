@@ -369,14 +369,14 @@ func (h *Histogram) Observe(x float64) {
 	lo := (*atomic.Uint64)(unsafe.Add(s, tallyMin*8))
 	for {
 		old := lo.Load()
-		if x >= math.Float64frombits(old^minBias) || lo.CompareAndSwap(old, math.Float64bits(x)^minBias) {
+		if x >= math.Float64frombits(old) || lo.CompareAndSwap(old, math.Float64bits(x)) {
 			break
 		}
 	}
 	hi := (*atomic.Uint64)(unsafe.Add(s, tallyMax*8))
 	for {
 		old := hi.Load()
-		if x <= math.Float64frombits(old^maxBias) || hi.CompareAndSwap(old, math.Float64bits(x)^maxBias) {
+		if x <= math.Float64frombits(old) || hi.CompareAndSwap(old, math.Float64bits(x)) {
 			break
 		}
 	}

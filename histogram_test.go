@@ -361,8 +361,8 @@ func TestTallyStripesAddUp(t *testing.T) {
 	ta.stripes(func(w []atomic.Uint64) {
 		w[tallyCounts+k%3].Add(uint64(k + 1))
 		w[tallySum].Store(math.Float64bits(float64(10 * (k + 1))))
-		w[tallyMin].Store(math.Float64bits(float64(k-5)) ^ minBias)
-		w[tallyMax].Store(math.Float64bits(float64(k+5)) ^ maxBias)
+		w[tallyMin].Store(math.Float64bits(float64(k - 5)))
+		w[tallyMax].Store(math.Float64bits(float64(k + 5)))
 		k++
 	})
 	assert.Equal(t, 4, k)
@@ -419,6 +419,8 @@ func TestTallyTakesSpareStripes(t *testing.T) {
 		assert.Zero(t, uintptr(unsafe.Pointer(p))%64, "spares start on a cache line")
 	}
 	assert.Len(t, taken, firstSpareBatch, "each its own")
+	lo, hi := ts[0].minMax(false)
+	assert.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "spares hold no observation")
 
 	last := &ts[firstSpareBatch]
 	last.collided()
