@@ -356,7 +356,7 @@ func TestTallyStripesAddUp(t *testing.T) {
 		require.Zero(t, uintptr(unsafe.Pointer(&w[0]))%64, "a stripe starts on a cache line")
 	})
 	lo, hi := ta.minMax(false)
-	require.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "a new tally's, its words as allocated")
+	require.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "a new tally's: those of no observation")
 	k := 0
 	ta.stripes(func(w []atomic.Uint64) {
 		w[tallyCounts+k%3].Add(uint64(k + 1))
@@ -409,8 +409,8 @@ func TestTallyTakesSpareStripes(t *testing.T) {
 		ts[i].init(19, 4, spares)
 		require.Nil(t, ts[i].rest.Load(), "no spares before a collision")
 	}
-	i := 0
-	assert.Zero(t, testing.AllocsPerRun(firstSpareBatch-1, func() { ts[i].collided(); i++ }), "a collision takes spares without allocating")
+	next := 0
+	assert.Zero(t, testing.AllocsPerRun(firstSpareBatch-1, func() { ts[next].collided(); next++ }), "a collision takes spares without allocating")
 	taken := map[*atomic.Uint64]bool{}
 	for i := range ts[:firstSpareBatch] {
 		p := ts[i].rest.Load()
