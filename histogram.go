@@ -343,13 +343,11 @@ func perNs(units Units) float64 {
 // and the others taken from spares at its first collision.
 func newHistogram(l *buckets, units Units, w *window, spares *spareStripes) *Histogram {
 	h := &Histogram{l: l, perNs: perNs(units), w: w}
-	var stripes int
 	if spares != nil {
-		stripes = spares.stripes
+		h.tally.initFrom(spares)
 	} else {
-		stripes = stripesFor(runtime.GOMAXPROCS(0))
+		h.tally.init(l.n, stripesFor(runtime.GOMAXPROCS(0)))
 	}
-	h.tally.init(l.n, stripes, spares)
 	return h
 }
 

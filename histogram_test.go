@@ -320,7 +320,11 @@ func BenchmarkHistogramStripes(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			c.spares.refill() // as a vector's new value does
 			h := &Histogram{l: l, w: sinceStart(l)}
-			h.tally.init(l.n, c.stripes, c.spares)
+			if c.spares != nil {
+				h.tally.initFrom(c.spares)
+			} else {
+				h.tally.init(l.n, c.stripes)
+			}
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
@@ -350,7 +354,7 @@ func benchInputs() []float64 {
 // stripe, and a new window step resets every stripe's.
 func TestTallyStripesAddUp(t *testing.T) {
 	var ta tally
-	ta.init(3, 4, nil)
+	ta.init(3, 4)
 	ta.stripes(func(w []atomic.Uint64) {
 		require.Len(t, w, 8, "3+3 words, padded to a cache line")
 		require.Zero(t, uintptr(unsafe.Pointer(&w[0]))%64, "a stripe starts on a cache line")
@@ -384,7 +388,7 @@ func TestTallyStripesAddUp(t *testing.T) {
 // nothing.
 func TestTallySpreadsOnCollision(t *testing.T) {
 	var ta tally
-	ta.init(19, 4, nil)
+	ta.init(19, 4)
 	first := unsafe.Pointer(&ta.first[0])
 	assert.Equal(t, first, ta.stripe(), "no collision: the first stripe")
 	assert.Zero(t, testing.AllocsPerRun(10, ta.collided))
@@ -406,7 +410,7 @@ func TestTallyTakesSpareStripes(t *testing.T) {
 	spares := newSpareStripes(19, 4)
 	ts := make([]tally, firstSpareBatch+1)
 	for i := range ts {
-		ts[i].init(19, 4, spares)
+		ts[i].initFrom(spares)
 		require.Nil(t, ts[i].rest.Load(), "no spares before a collision")
 	}
 	next := 0
@@ -430,7 +434,7 @@ func TestTallyTakesSpareStripes(t *testing.T) {
 	last.collided()
 	require.NotNil(t, last.rest.Load(), "taken after the refill")
 	assert.Greater(t, len(picks(last)), 1, "picks spread once taken")
-	sets := func() int { return len(spares.batch.Load().words) / spares.words }
+	sets := func() int { return len(spares.batch.Load().words) / spares.setWords() }
 	require.Equal(t, 2*firstSpareBatch, sets(), "a batch taken up is followed by one twice as large")
 	spares.refill()
 	assert.Equal(t, 2*firstSpareBatch, sets(), "none made while some are left")

@@ -77,20 +77,27 @@ func emptyStripes(n, stride int) []atomic.Uint64 {
 }
 
 // init makes t the tally of n buckets in the given number of stripes, a
-// power of two (see stripesFor): all of them at once when spares is nil,
-// else the first, the others taken from spares at the first collision.
-func (t *tally) init(n, stripes int, spares *spareStripes) {
+// power of two (see stripesFor), all of them at once.
+func (t *tally) init(n, stripes int) {
 	stride := strideOf(n)
-	t.stride, t.shift = uintptr(stride)*8, uint(64-bits.Len(uint(stripes-1)))
-	if spares != nil && stripes > 1 {
-		t.first, t.spares = emptyStripes(stride, stride), spares
-		return
-	}
+	t.shape(stride, stripes)
 	words := emptyStripes(stripes*stride, stride)
 	t.first = words[:stride]
 	if stripes > 1 {
 		t.rest.Store(&words[stride])
 	}
+}
+
+// initFrom makes t a tally of the histograms spares serves: its first
+// stripe now, the others taken from spares at its first collision.
+func (t *tally) initFrom(spares *spareStripes) {
+	t.shape(spares.stride, spares.stripes)
+	t.first, t.spares = emptyStripes(spares.stride, spares.stride), spares
+}
+
+// shape sets the size of t's stripes, in words, and how many it has.
+func (t *tally) shape(stride, stripes int) {
+	t.stride, t.shift = uintptr(stride)*8, uint(64-bits.Len(uint(stripes-1)))
 }
 
 // stripe returns the first word of the stripe of the calling goroutine:
@@ -185,13 +192,15 @@ func (t *tally) minMax(reset bool) (lo, hi float64) {
 type spareStripes struct {
 	stripes int // a histogram's, the first included
 	stride  int // words of a stripe
-	words   int // of one histogram's spares: stripes-1 of a stride each
 	batch   atomic.Pointer[stripeBatch]
 }
 
+// setWords is the words of one histogram's spares: stripes-1 of a stride.
+func (s *spareStripes) setWords() int { return (s.stripes - 1) * s.stride }
+
 // stripeBatch is spares made at once, taken in order.
 type stripeBatch struct {
-	words []atomic.Uint64 // len(words)/spareStripes.words sets
+	words []atomic.Uint64 // len(words)/spareStripes.setWords() sets
 	next  atomic.Int64    // the next set to take; past the last, none left
 }
 
@@ -208,8 +217,7 @@ func newSpareStripes(n, stripes int) *spareStripes {
 	if stripes < 2 {
 		return nil
 	}
-	stride := strideOf(n)
-	s := &spareStripes{stripes: stripes, stride: stride, words: (stripes - 1) * stride}
+	s := &spareStripes{stripes: stripes, stride: strideOf(n)}
 	s.refill()
 	return s
 }
@@ -217,12 +225,12 @@ func newSpareStripes(n, stripes int) *spareStripes {
 // take returns the first word of a set of spares, nil when none is left
 // until the next refill.
 func (s *spareStripes) take() *atomic.Uint64 {
-	b := s.batch.Load()
+	b, n := s.batch.Load(), s.setWords()
 	i := b.next.Add(1) - 1
-	if i >= int64(len(b.words)/s.words) {
+	if i >= int64(len(b.words)/n) {
 		return nil
 	}
-	return &b.words[int(i)*s.words]
+	return &b.words[int(i)*n]
 }
 
 // refill makes a new batch once the last is taken up, twice as large.
@@ -234,11 +242,11 @@ func (s *spareStripes) refill() {
 	}
 	sets := firstSpareBatch
 	if b := s.batch.Load(); b != nil {
-		have := int64(len(b.words) / s.words)
+		have := int64(len(b.words) / s.setWords())
 		if b.next.Load() < have {
 			return
 		}
 		sets = min(2*int(have), maxSpareBatch)
 	}
-	s.batch.Store(&stripeBatch{words: emptyStripes(sets*s.words, s.stride)})
+	s.batch.Store(&stripeBatch{words: emptyStripes(sets*s.setWords(), s.stride)})
 }
