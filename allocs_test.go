@@ -130,9 +130,16 @@ func TestHistogramVecFirstUseAllocations(t *testing.T) {
 		next++
 	})
 	t.Logf("%v allocations", allocs)
-	// The histogram, its window and tally, its values' handles, its entry
-	// and instance, its 19 buckets' names (one string) and instances, and
-	// the label value: a dozen, where error subjects made on success, a
-	// closure per value waiting and an array per window mark made 147.
-	assert.LessOrEqual(t, allocs, 16.0, "a histogram vector's first use of label values")
+	// The label value (the test's), its canonical name, its entry with its
+	// histogram and window (histEntry), the histogram's first stripe, its
+	// histOut and the array of its values' handles, its 19 buckets' names
+	// (one string), and the indoms' growth: 8 (10 under -race), where the
+	// entry, histogram and window apart made 10, and error subjects made
+	// on success, a closure per value waiting and an array per window mark
+	// 147.
+	want := 8.0
+	if raceEnabled() {
+		want = 10
+	}
+	assert.LessOrEqual(t, allocs, want, "a histogram vector's first use of label values")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,14 @@ import (
 
 // The helpers of the package's internal tests; those of the external ones
 // are in helpers_test.go.
+
+// raceEnabled reports whether the test binary was built with -race, which
+// makes some allocations of its own: allocation counts are bounded for
+// each build.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	return ok && slices.ContainsFunc(bi.Settings, func(s debug.BuildSetting) bool { return s.Key == "-race" && s.Value == "true" })
+}
 
 // newTestRegistry makes a registry writing in a temporary directory, closed
 // when the test or benchmark ends.

@@ -342,13 +342,19 @@ func perNs(units Units) float64 {
 // newHistogram returns a histogram with its stripes, or with the first
 // and the others taken from spares at its first collision.
 func newHistogram(l *buckets, units Units, w *window, spares *spareStripes) *Histogram {
-	h := &Histogram{l: l, perNs: perNs(units), w: w}
+	h := new(Histogram)
+	h.init(l, units, w, spares)
+	return h
+}
+
+// init makes h, zero, newHistogram's histogram.
+func (h *Histogram) init(l *buckets, units Units, w *window, spares *spareStripes) {
+	h.l, h.perNs, h.w = l, perNs(units), w
 	if spares != nil {
 		h.tally.initFrom(spares)
 	} else {
 		h.tally.init(l.n, stripesFor(runtime.GOMAXPROCS(0)))
 	}
-	return h
 }
 
 // Observe counts x.
@@ -616,7 +622,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		return nil, err
 	}
 	if !g.vec {
-		g.makeOneLocked("", 0, 0)
+		g.makeOneLocked(new(Histogram), new(window), "", 0, 0)
 	}
 	r.readerLocked(g)
 	r.hookLocked(g.refresh, func() { g.refresh(); g.forget() })
@@ -702,18 +708,33 @@ func (g *histGroup) removeLocked(id int32, h *Histogram) {
 	}
 }
 
+// histEntry is what a vector's new label value makes: its entry, its
+// histogram and the histogram's window, one allocation where they were
+// three. Not its histOut, which holds the value's handles: a histogram a
+// program keeps after Delete would keep them, and the mapping they are in.
+type histEntry struct {
+	e vecEntry[Histogram]
+	h Histogram
+	w window
+}
+
 // makeLocked makes the histogram of an instance, whose values are bound as
 // soon as they have storage. Called with the registry's lock held.
 func (g *histGroup) makeLocked(name string, id int32, j int) *vecEntry[Histogram] {
-	return &vecEntry[Histogram]{t: g.makeOneLocked(name, id, j), id: id}
+	b := new(histEntry)
+	b.e.t, b.e.id = &b.h, id
+	g.makeOneLocked(&b.h, &b.w, name, id, j)
+	return &b.e
 }
 
-// makeOneLocked is makeLocked's histogram, of instance id at index j of
-// the statistics' indom, or the one of a histogram alone (name "", id 0).
-func (g *histGroup) makeOneLocked(name string, id int32, j int) *Histogram {
-	w, _ := newWindow(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
+// makeOneLocked makes h, with its window w, makeLocked's histogram, of
+// instance id at index j of the statistics' indom, or the one of a
+// histogram alone (name "", id 0).
+func (g *histGroup) makeOneLocked(h *Histogram, w *window, name string, id int32, j int) {
+	_ = w.init(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
+	h.init(g.l, g.units, w, g.spares)
 	vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.stats))
-	o := &histOut{h: newHistogram(g.l, g.units, w, g.spares), inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
+	o := &histOut{h: h, inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
 		at: j, bucketAt: g.r.instanceIndexLocked(g.bucketIn, g.bucketID(id, 0))}
 	g.mu.Lock()
 	g.spares.refill()
@@ -722,7 +743,6 @@ func (g *histGroup) makeOneLocked(name string, id int32, j int) *Histogram {
 		g.waiting = append(g.waiting, o)
 	}
 	g.mu.Unlock()
-	return o.h
 }
 
 // forget drops the handles on the files, at Close after the last refresh:

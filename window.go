@@ -59,18 +59,28 @@ type windowState struct {
 // newWindow returns the window of a histogram of n buckets, refreshed
 // every interval, starting empty at now.
 func newWindow(span, interval time.Duration, n int, now time.Time) (*window, error) {
+	w := new(window)
+	if err := w.init(span, interval, n, now); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// init makes w, zero, newWindow's window: in memory of its caller's, as a
+// vector's new label value makes its histogram and window (histEntry).
+func (w *window) init(span, interval time.Duration, n int, now time.Time) error {
 	switch {
 	case span == 0:
 		span = DefaultWindow
 	case span == SinceStart:
 		span = 0
 	case span < 2*interval:
-		return nil, fmt.Errorf("histogram window %v: need SinceStart or at least twice the interval (%v)", span, interval)
+		return fmt.Errorf("histogram window %v: need SinceStart or at least twice the interval (%v)", span, interval)
 	}
-	w := &window{span: span, step: max(span/windowSteps, interval), n: n}
+	w.span, w.step, w.n = span, max(span/windowSteps, interval), n
 	w.marks = w.first[:]
 	w.marks[0].at, w.marks[0].min, w.marks[0].max = now, math.Inf(1), math.Inf(-1)
-	return w, nil
+	return nil
 }
 
 // markCap is how many marks w keeps: the start's alone, or the ends of the
