@@ -198,8 +198,8 @@ func BenchmarkStartEncode(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			r := allocRegistry(b, b.TempDir(), s.metrics, s.instances)
 			p := r.parts[0]
-			labels := r.labelsOf(p)
-			version, err := r.versionWith(p, labels)
+			labels := r.labelsOf(p, nil)
+			version, err := r.versionWith(p, len(labels))
 			require.NoError(b, err)
 			var buf []byte
 			b.ReportAllocs()

@@ -13,7 +13,7 @@ import (
 // offsets of the records that other records point at.
 type plan struct {
 	*fileLayout
-	labels     []*label
+	labels     []label
 	indomOff   []int64   // per indom
 	firstInst  []int64   // per indom: its first instance record, even when it has none
 	instOff    [][]int64 // per indom, per instance
@@ -34,6 +34,25 @@ type plan struct {
 // would allocate in proportion to the file.
 var plans reuse.Slot[*plan]
 
+// labelArrays keeps a publication's array of labels for the next, as
+// plans keeps a plan: a publication copies the labels of its file into
+// one (model.labelsOf), where a vector's instance labels were an object
+// each.
+var labelArrays reuse.Slot[[]label]
+
+// labelArray returns an empty array for the labels of a file, which
+// putLabels gives back once the file is written.
+func labelArray() []label {
+	ls, _ := labelArrays.Get()
+	return ls[:0]
+}
+
+// putLabels keeps ls for the next labelArray.
+func putLabels(ls []label) {
+	clear(ls) // their names and texts, for the garbage collector
+	labelArrays.Put(ls[:0])
+}
+
 // sized returns s with n elements, reusing its array when it is big
 // enough, else growing it as append does (the instances of an indom come
 // and go); the caller sets every element.
@@ -46,7 +65,7 @@ func sized[T any](s []T, n int) []T { return slices.Grow(s[:0], n)[:n] }
 // are the file's (model.labelsOf). It reads only p: a publication lays out
 // its snapshot without the registry's lock (publishPartUnlocking). The
 // plan is the caller's to give back with putPlan once the file is written.
-func newPlan(p *part, labels []*label, version int, g *growth) *plan {
+func newPlan(p *part, labels []label, version int, g *growth) *plan {
 	pl, _ := plans.Get()
 	if pl == nil {
 		pl = new(plan)
@@ -267,7 +286,8 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		}
 		putValue(rec, uint64(pl.metricOff[m]), uint64(instOff), uint64(str))
 	}
-	for i, l := range pl.labels {
+	for i := range pl.labels {
+		l := &pl.labels[i]
 		identity, instance := l.target(p)
 		putLabel(at(pl.record(secLabels, i)), identity, instance, l)
 	}
@@ -286,12 +306,12 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 
 // version chooses the format version of a file as libpcp_mmv does, or
 // checks the forced one.
-func (r *Registry) version(p *part) (int, error) { return r.versionWith(p, r.labelsOf(p)) }
+func (r *Registry) version(p *part) (int, error) { return r.versionWith(p, len(r.labelsOf(p, nil))) }
 
-// versionWith is version, labels being the labels of p's file.
-func (r *Registry) versionWith(p *part, labels []*label) (int, error) {
+// versionWith is version, p's file having the given number of labels.
+func (r *Registry) versionWith(p *part, labels int) (int, error) {
 	need := Version1
-	if len(labels) > 0 {
+	if labels > 0 {
 		need = Version3 // whatever the names: a publication asks with the lock held
 	}
 	for _, m := range p.metrics {
@@ -306,14 +326,13 @@ func (r *Registry) versionWith(p *part, labels []*label) (int, error) {
 			}
 		}
 	}
-	subject := subject("file", p.name)
 	switch v := r.opts.Version; {
 	case v == 0:
 		return need, nil
 	case v != Version2 && v != Version3:
-		return 0, errorf(ErrRange, subject, "version %d: only 2 or 3 can be forced", v)
+		return 0, errorf(ErrRange, subject("file", p.name), "version %d: only 2 or 3 can be forced", v)
 	case v < need:
-		return 0, errorf(ErrRange, subject, "version %d is forced but labels need version 3", v)
+		return 0, errorf(ErrRange, subject("file", p.name), "version %d is forced but labels need version 3", v)
 	default:
 		return v, nil
 	}

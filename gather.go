@@ -154,7 +154,7 @@ type instanceKey struct {
 // indom with vectors, else of the indoms that are not vectors'.
 func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 	var ls map[instanceKey][]Label
-	add := func(l *label) {
+	add := func(l label) {
 		if ls == nil {
 			ls = map[instanceKey][]Label{}
 		}
@@ -163,7 +163,7 @@ func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 	}
 	for _, l := range r.labels {
 		if l.kind == labelInstances && (vectors || r.serials[l.serial].vec.labels == nil) {
-			add(l)
+			add(*l)
 		}
 	}
 	if vectors {

@@ -191,8 +191,9 @@ func (r *Registry) claimsLocked(d *osfile.Dir, first *part) (*claims, error) {
 // slots, and makes its file in d, claiming its cluster in cl
 // (claimsLocked). On failure the part is as it was.
 func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
-	labels := r.labelsOf(p)
-	version, err := r.versionWith(p, labels)
+	labels := r.labelsOf(p, labelArray())
+	defer putLabels(labels)
+	version, err := r.versionWith(p, len(labels))
 	if err != nil {
 		return err
 	}
@@ -332,6 +333,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims) error {
 		return err
 	}
 	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
+	defer putLabels(gr.labels)
 	defer putPlan(pl)
 	ws := listed(r.shownLocked(p, live))
 	p.snap.waiting = ws
@@ -897,6 +899,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	end := pl.end - pl.offset[secValues]
 	err = r.writeGrowth(sp, &p.hold, f, pl, live, ws)
 	putPlan(pl)
+	putLabels(gr.labels)
 	p.snap.reserve(capacity) // the next snapshot's, this publication's until it ends
 	p.snap.reserveWaiting(2 * len(ws))
 	r.mu.Lock()
@@ -946,7 +949,7 @@ func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live i
 // live, and where its values go and their room (g).
 type grown struct {
 	version int
-	labels  []*label
+	labels  []label // from labelArray: the caller's to give back (putLabels)
 	live    int
 	g       growth
 }
@@ -958,8 +961,8 @@ type grown struct {
 // page, then covers the old mapping. Not the old mapping's page rounding:
 // that would grow the file at every publication.
 func (r *Registry) growthLocked(p *part) (grown, error) {
-	labels := r.labelsOf(p)
-	version, err := r.versionWith(p, labels)
+	labels := r.labelsOf(p, labelArray())
+	version, err := r.versionWith(p, len(labels))
 	if err != nil {
 		return grown{}, err
 	}

@@ -233,12 +233,12 @@ type labelledVec interface {
 
 // eachLocked calls f with each label of vl's instances, made anew, but
 // those too long for a record (labelFits).
-func (vl *vecLabels) eachLocked(f func(l *label)) {
+func (vl *vecLabels) eachLocked(f func(l label)) {
 	serial, names := vl.of.labelNames()
 	vl.of.eachLabelledLocked(func(id int32, values []string) {
 		for i, name := range names {
-			l := &label{Label: Label{Name: name}, text: values[i], isText: true, kind: labelInstances, serial: serial, instance: id}
-			if checkPayload("", l) == nil { // which makes the payload of a value not plain JSON
+			l := label{Label: Label{Name: name}, text: values[i], isText: true, kind: labelInstances, serial: serial, instance: id}
+			if checkPayload("", &l) == nil { // which makes the payload of a value not plain JSON
 				f(l)
 			}
 		}

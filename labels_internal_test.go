@@ -54,7 +54,7 @@ func TestLabelCountIsLabelsOf(t *testing.T) {
 		defer r.mu.Unlock()
 		require.Greater(t, len(r.parts), 2, "files")
 		for _, p := range r.parts {
-			require.Equal(t, len(r.labelsOf(p)), r.labelCount(p), "file %d after %s", p.index, after)
+			require.Equal(t, len(r.labelsOf(p, nil)), r.labelCount(p), "file %d after %s", p.index, after)
 		}
 		for _, in := range r.indoms {
 			var want []*part

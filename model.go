@@ -20,18 +20,19 @@ func (m *model) labelIn(l *label, p *part) bool {
 	return true
 }
 
-// labelsOf returns the labels of part p's file: those declared, in
-// declaration order, then the vectors' instance labels.
-func (m *model) labelsOf(p *part) []*label {
-	var ls []*label
+// labelsOf appends to ls the labels of part p's file: those declared, in
+// declaration order, then the vectors' instance labels. Copies, in an
+// array a publication reuses (snapArrays.labels): a vector's are derived
+// from its instances, and were an object each at every publication.
+func (m *model) labelsOf(p *part, ls []label) []label {
 	for _, l := range m.labels {
 		if m.labelIn(l, p) {
-			ls = append(ls, l)
+			ls = append(ls, *l)
 		}
 	}
 	for _, vl := range m.vecLabels {
 		if vl.in.labels > 0 && p.hasIndom(vl.in) {
-			vl.eachLocked(func(l *label) { ls = append(ls, l) })
+			vl.eachLocked(func(l label) { ls = append(ls, l) })
 		}
 	}
 	return ls
