@@ -22,7 +22,7 @@ func (m *model) labelIn(l *label, p *part) bool {
 
 // labelsOf appends to ls the labels of part p's file: those declared, in
 // declaration order, then the vectors' instance labels. Copies, in an
-// array a publication reuses (snapArrays.labels): a vector's are derived
+// array the next publication reuses (labelArray): a vector's are derived
 // from its instances, and were an object each at every publication.
 func (m *model) labelsOf(p *part, ls []label) []label {
 	for _, l := range m.labels {
