@@ -949,7 +949,7 @@ func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live i
 // live, and where its values go and their room (g).
 type grown struct {
 	version int
-	labels  []label // from labelArray: the caller's to give back (putLabels)
+	labels  []label // from labelArray: the caller's to give back (putLabels) once a grown is returned
 	live    int
 	g       growth
 }
@@ -964,6 +964,7 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 	labels := r.labelsOf(p, labelArray())
 	version, err := r.versionWith(p, len(labels))
 	if err != nil {
+		putLabels(labels)
 		return grown{}, err
 	}
 	capacity := max(2*p.slots.len()+16, p.stride.covering(p.valuesEnd))
