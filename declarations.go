@@ -315,12 +315,13 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	if in.auto {
 		return errorf(ErrInUse, in.instanceSubject(inst.Name), "the indom was made by the registry for an instrument (a histogram's buckets, the reasons of its own counters), which adds its instances itself")
 	}
-	return r.addInstancesLocked(in, []Instance{inst}, undoDeclared, (*indom).add)
+	return r.addInstancesLocked(in, []Instance{inst}, undoDeclared, false)
 }
 
-// addInstancesLocked adds instances to in, declared, each by add, all of
-// them or, when one is refused, none. ifFailed is as for addMetricLocked.
-func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publishFailure, add func(*indom, Instance) error) error {
+// addInstancesLocked adds instances to in, declared, all of them or, when
+// one is refused, none: fresh ones as indom.addFresh adds them, the others
+// as indom.add. ifFailed is as for addMetricLocked.
+func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publishFailure, fresh bool) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
@@ -331,11 +332,15 @@ func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publ
 	if err := r.checkGrowthLocked(in, len(insts)); err != nil {
 		return err
 	}
-	for _, inst := range insts {
-		if err := add(in, inst); err != nil {
-			in.truncate(first)
-			return err
-		}
+	var err error
+	if fresh {
+		err = in.addFresh(insts...)
+	} else {
+		err = in.add(insts...)
+	}
+	if err != nil {
+		in.truncate(first)
+		return err
 	}
 	var grown []*part
 	for p := range partsHolding(r.parts, in) {

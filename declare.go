@@ -156,7 +156,7 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 // lookup, by name or by id (indom.addFresh).
 func (d door) declareInstancesLocked(in *indom, fresh bool, insts ...Instance) (j int, there bool, err error) {
 	if fresh {
-		return d.addNewLocked(in, insts, (*indom).addFresh)
+		return d.addNewLocked(in, insts, true)
 	}
 	r := d.r
 	if first, ok := in.index(insts[0].ID); ok {
@@ -168,13 +168,13 @@ func (d door) declareInstancesLocked(in *indom, fresh bool, insts ...Instance) (
 		}
 		return first, true, nil
 	}
-	return d.addNewLocked(in, insts, (*indom).add)
+	return d.addNewLocked(in, insts, false)
 }
 
 // addNewLocked adds the instances, new to in, each by add.
-func (d door) addNewLocked(in *indom, insts []Instance, add func(*indom, Instance) error) (j int, there bool, err error) {
+func (d door) addNewLocked(in *indom, insts []Instance, fresh bool) (j int, there bool, err error) {
 	first := in.count() // where addInstancesLocked puts them
-	err = d.r.addInstancesLocked(in, insts, keepDeclared, add)
+	err = d.r.addInstancesLocked(in, insts, keepDeclared, fresh)
 	if err == nil {
 		return first, true, nil
 	}

@@ -166,13 +166,16 @@ func (in *indom) addUsers(d int) {
 	}
 }
 
-// add adds an instance, or says why PCP could not tell it apart.
-func (in *indom) add(inst Instance) error {
+// add adds instances, or says why PCP could not tell one apart: those
+// before it are added, for the caller to truncate.
+func (in *indom) add(insts ...Instance) error {
 	in.indexNames()
-	if err := in.admit(inst, in.count()); err != nil {
-		return err
+	for _, inst := range insts {
+		if err := in.admit(inst, in.count()); err != nil {
+			return err
+		}
+		in.push(inst)
 	}
-	in.push(inst)
 	return nil
 }
 
@@ -212,17 +215,26 @@ func (in *indom) admit(inst Instance, i int) error {
 	return nil
 }
 
-// addFresh adds inst, whose name and id in has none of, as a vector
+// addFresh adds insts, whose names and ids in has none of, as a vector
 // knows of its new values (instanceIDs.idLocked): with no lookup of
-// either, and its name not indexed until one by name needs it. The first
-// use of a vector's value probed the name index, a cache miss each at
-// 10,000 values, for a name the vector's table had told apart.
-func (in *indom) addFresh(inst Instance) error {
-	if _, err := in.checkInstance(inst); err != nil {
-		return err
+// either, and their names not indexed until one by name needs it. The
+// first use of a vector's value probed the name index, a cache miss each
+// at 10,000 values, for a name the vector's table had told apart. They
+// are checked, then added at once: a histogram's new label value adds
+// its buckets, 19 by default, where adding each was a third of its time.
+func (in *indom) addFresh(insts ...Instance) error {
+	for _, inst := range insts {
+		if _, err := in.checkInstance(inst); err != nil {
+			return err
+		}
 	}
-	in.track(inst.ID, in.count())
-	in.push(inst)
+	n := in.count()
+	in.insts.pushAll(insts)
+	in.removed = growBy(in.removed, len(insts))
+	for k, inst := range insts {
+		in.track(inst.ID, n+k)
+	}
+	in.addLive(len(insts))
 	return nil
 }
 

@@ -41,7 +41,7 @@ func TestInstanceIndex(t *testing.T) {
 	check(3, 0, false)
 	require.ErrorIs(t, r.AddInstance(1, Instance{ID: 2, Name: "e"}), ErrDuplicate)
 	r.mu.Lock()
-	err := r.addInstancesLocked(r.serials[1], []Instance{{ID: 8, Name: "e"}, {ID: 8, Name: "f"}}, undoDeclared, (*indom).add)
+	err := r.addInstancesLocked(r.serials[1], []Instance{{ID: 8, Name: "e"}, {ID: 8, Name: "f"}}, undoDeclared, false)
 	r.mu.Unlock()
 	require.ErrorIs(t, err, ErrDuplicate)
 	check(8, 0, false) // the refused instances are truncated away
@@ -51,16 +51,24 @@ func TestInstanceIndex(t *testing.T) {
 // histogram vector's buckets') indexes each run's first id alone, and
 // finds every id of a run, and no other, through it: before and after
 // the first run whose ids are not their indexes, after a truncation of
-// the last run, and after its removed runs are forgotten.
+// the last run, and after its removed runs are forgotten; a run added at
+// once (addFresh) as one added an instance at a time.
 func TestInstanceRuns(t *testing.T) {
 	const runs = 3
 	in := &indom{runs: runs}
 	var want map[int32]int
-	add := func(head int32) {
+	add := func(head int32) { // an odd head's run at once, as a vector adds its buckets
 		t.Helper()
+		run := make([]Instance, runs)
 		for k := range int32(runs) {
 			id := head*runs + k
-			require.NoError(t, in.add(Instance{ID: id, Name: "i" + strconv.Itoa(int(id))}))
+			run[k] = Instance{ID: id, Name: "i" + strconv.Itoa(int(id))}
+			if head%2 == 0 {
+				require.NoError(t, in.add(run[k]))
+			}
+		}
+		if head%2 == 1 {
+			require.NoError(t, in.addFresh(run...))
 		}
 	}
 	check := func() {
@@ -90,6 +98,9 @@ func TestInstanceRuns(t *testing.T) {
 	require.True(t, in.sparse)
 	check()
 	require.Error(t, in.add(Instance{ID: 3*runs + 1, Name: "again"}), "an id of a run held")
+	n := in.count()
+	require.Error(t, in.addFresh(Instance{ID: 20 * runs, Name: "a"}, Instance{ID: 20*runs + 1, Name: " b"}), "a name PCP cannot read")
+	require.Equal(t, n, in.count(), "a run refused adds none of its instances")
 	in.truncate(3 * runs)
 	check()
 	for j := range runs {

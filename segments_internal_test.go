@@ -72,6 +72,38 @@ func TestSegList(t *testing.T) {
 	}, "an index past the length, inside the last segment's array")
 }
 
+// TestSegListPushAll: pushAll appends a run as pushing each element
+// would, from any length, across segment bounds and from a list of a
+// slice's elements, and a copy taken before it keeps its elements.
+func TestSegListPushAll(t *testing.T) {
+	for _, n := range segLengths {
+		for _, k := range []int{0, 1, 19, segLen + 3} {
+			run := make([]int, k)
+			for i := range run {
+				run[i] = -i - 1
+			}
+			start := make([]int, n)
+			for i := range start {
+				start[i] = i
+			}
+			for _, from := range []string{"pushed", "of a slice"} {
+				l := segListOf(append([]int(nil), start...))
+				if from == "pushed" {
+					l = segList[int]{}
+					for _, x := range start {
+						l.push(x)
+					}
+				}
+				snap := l
+				l.pushAll(run)
+				msg := fmt.Sprintf("%d elements %s, then %d at once", n, from, k)
+				requireSegList(t, append(append([]int(nil), start...), run...), &l, msg)
+				requireSegList(t, start, &snap, msg+": the copy before")
+			}
+		}
+	}
+}
+
 // TestSegListGrowsInPlace: once its first segment is full, a segList never
 // moves an element: a pointer to one stays the element's, and segLen more
 // elements cost one allocation of a segment (and at times the list of
