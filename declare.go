@@ -171,7 +171,8 @@ func (d door) declareInstancesLocked(in *indom, fresh bool, insts ...Instance) (
 	return d.addNewLocked(in, insts, false)
 }
 
-// addNewLocked adds the instances, new to in, each by add.
+// addNewLocked adds the instances, new to in, fresh or not (see
+// addInstancesLocked).
 func (d door) addNewLocked(in *indom, insts []Instance, fresh bool) (j int, there bool, err error) {
 	first := in.count() // where addInstancesLocked puts them
 	err = d.r.addInstancesLocked(in, insts, keepDeclared, fresh)

@@ -78,8 +78,13 @@ func (l *segList[E]) push(x E) {
 }
 
 // pushAll appends xs, as push appends each, copying them a segment at a
-// time.
+// time; one alone, as push does, for a copy of elements holding pointers
+// calls the collector's bulk write barrier.
 func (l *segList[E]) pushAll(xs []E) {
+	if len(xs) == 1 {
+		l.push(xs[0])
+		return
+	}
 	for len(xs) > 0 {
 		i := l.n
 		if i < segLen {
