@@ -304,11 +304,8 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 	}
 }
 
-// version chooses the format version of a file as libpcp_mmv does, or
-// checks the forced one.
-func (r *Registry) version(p *part) (int, error) { return r.versionWith(p, len(r.labelsOf(p, nil))) }
-
-// versionWith is version, p's file having the given number of labels.
+// versionWith chooses the format version of p's file, which has the
+// given number of labels, as libpcp_mmv does, or checks the forced one.
 func (r *Registry) versionWith(p *part, labels int) (int, error) {
 	need := Version1
 	if labels > 0 {

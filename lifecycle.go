@@ -120,7 +120,9 @@ func (r *Registry) validateLocked() error {
 		return errorf(ErrRange, subject, "unknown flags %#x", uint32(r.opts.Flags&^allFlags))
 	}
 	for _, p := range r.parts {
-		if _, err := r.version(p); err != nil {
+		// The labels' count (labelCount), not a copy of them, which a
+		// publication makes for its file alone.
+		if _, err := r.versionWith(p, r.labelCount(p)); err != nil {
 			return err
 		}
 	}
