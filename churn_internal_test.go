@@ -81,7 +81,7 @@ func TestHistogramVecIDsRunOut(t *testing.T) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, inst := range h.kind.(*histGroup).bucketIn.insts.all() {
-		assert.GreaterOrEqual(t, inst.ID, int32(0), "bucket %s", inst.Name)
+	for _, inst := range h.kind.(*histGroup).bucketIn.all() {
+		assert.GreaterOrEqual(t, inst.id, int32(0), "bucket %s%s", inst.head, inst.tail)
 	}
 }

@@ -325,11 +325,11 @@ func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publ
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
-	first := in.count()
-	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), len(insts)); err != nil {
+	first, n := in.count(), len(insts)*in.width()
+	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), n); err != nil {
 		return err
 	}
-	if err := r.checkGrowthLocked(in, len(insts)); err != nil {
+	if err := r.checkGrowthLocked(in, n); err != nil {
 		return err
 	}
 	var err error

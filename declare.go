@@ -87,8 +87,12 @@ func (d door) handleOfLocked(m *metric, id int32, at int) *Value {
 }
 
 // runsLocked makes in, new and empty, an indom whose instances come in
-// runs of n (see indom.runs).
-func (d door) runsLocked(in *indom, n int) { in.runs = int32(n) }
+// runs, each named as its first followed by each of tails (see
+// indom.runs and indom.tails): the instances the door adds to it, and
+// the ids it revives, are the first of their runs.
+func (d door) runsLocked(in *indom, tails []string) {
+	in.runs, in.tails = int32(len(tails)), tails
+}
 
 // instanceIndexLocked returns the index of in's instance id, 0 when it
 // has none.
@@ -162,8 +166,10 @@ func (d door) declareInstancesLocked(in *indom, fresh bool, insts ...Instance) (
 	if first, ok := in.index(insts[0].ID); ok {
 		for _, inst := range insts {
 			i, _ := in.index(inst.ID)
-			if err := r.reviveInstanceLocked(in, i); err != nil {
-				return first, true, err
+			for k := range in.width() {
+				if err := r.reviveInstanceLocked(in, i+k); err != nil {
+					return first, true, err
+				}
 			}
 		}
 		return first, true, nil
@@ -187,7 +193,7 @@ func (d door) addNewLocked(in *indom, insts []Instance, fresh bool) (j int, ther
 // removed, if in has one; instanceNameLocked the name of instance id.
 func (d door) instanceIDLocked(in *indom, name string) (int32, bool) {
 	if i, ok := in.byName(name); ok {
-		return in.instance(i).ID, true
+		return in.instanceID(i), true
 	}
 	return 0, false
 }

@@ -25,7 +25,13 @@ type plan struct {
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
 	indomAt    map[*indom]int   // index in the part's indoms
-	nameStr    map[string]int64 // the string record of an instance name that indoms share (indom.auto)
+	nameStr    map[string]int64 // the string record of a text that indoms share (indom.auto)
+	// tailStr is nameStr of the names of instances an indom derives
+	// (indom.tails), by their two parts: as one string, each would be made
+	// at every publication. A derived name is not shared with an equal one
+	// stored whole, which no instrument makes: a histogram's buckets are
+	// derived in every vector and stored in none.
+	tailStr map[[2]string]int64
 }
 
 // plans keeps a plan for the next one, as the file layer keeps its
@@ -97,16 +103,9 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 	// metrics the program declares keep a record per text, as libpcp_mmv
 	// writes them.
 	if pl.nameStr == nil {
-		pl.nameStr = map[string]int64{}
+		pl.nameStr, pl.tailStr = map[string]int64{}, map[[2]string]int64{}
 	}
-	shared := func(text string) int64 {
-		n, ok := pl.nameStr[text]
-		if !ok {
-			n = str(true)
-			pl.nameStr[text] = n
-		}
-		return n
-	}
+	shared := func(text string) int64 { return sharedRecord(pl.nameStr, text, str) }
 	pl.instName = sized(pl.instName, len(p.indoms))
 	for i, in := range p.indoms {
 		if !v2 {
@@ -114,7 +113,7 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 			continue
 		}
 		names := sized(pl.instName[i], in.count())
-		for j, inst := range in.insts.all() {
+		for j, inst := range in.all() {
 			names[j] = -1
 			if in.isRemoved(j) {
 				continue
@@ -123,7 +122,11 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 				names[j] = str(true)
 				continue
 			}
-			names[j] = shared(inst.Name)
+			if inst.tail == "" {
+				names[j] = shared(inst.head)
+			} else {
+				names[j] = sharedRecord(pl.tailStr, [2]string{inst.head, inst.tail}, str)
+			}
 		}
 		pl.instName[i] = names
 	}
@@ -229,6 +232,7 @@ func putPlan(pl *plan) {
 	pl.labels = nil
 	clear(pl.indomAt) // the indoms and names, for the garbage collector
 	clear(pl.nameStr)
+	clear(pl.tailStr)
 	plans.Put(pl)
 }
 
@@ -243,16 +247,16 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 			uint64(pl.indomHelp[i][0]), uint64(pl.indomHelp[i][1]))
 		putStrings(b, pl.indomHelp[i][:], in.ShortHelp, in.LongHelp)
 		offs, names, indomOff := pl.instOff[i], pl.instName[i], uint64(pl.indomOff[i])
-		for j, inst := range in.insts.all() {
+		for j, inst := range in.all() {
 			if in.isRemoved(j) {
 				continue
 			}
 			var nameOff int64 // none in v1: the name inline
 			if names != nil {
 				nameOff = names[j]
-				putStrings(b, names[j:j+1], inst.Name)
+				putName(b, nameOff, inst)
 			}
-			putInstance(at(offs[j]), pl.version, indomOff, inst.ID, inst.Name, uint64(nameOff))
+			putInstance(at(offs[j]), pl.version, indomOff, inst, uint64(nameOff))
 		}
 	}
 	for i, m := range p.metrics {
@@ -293,6 +297,17 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 	}
 }
 
+// sharedRecord returns the number of the string record m holds for key,
+// which str numbers if m has none yet.
+func sharedRecord[K comparable](m map[K]int64, key K, str func(bool) int64) int64 {
+	n, ok := m[key]
+	if !ok {
+		n = str(true)
+		m[key] = n
+	}
+	return n
+}
+
 // putStrings fills the string records at offs (zero: none) with texts. b
 // is zeroed, as encode's is: the texts are copied, the zeros after them
 // left as they are (putString clears them in a live file).
@@ -301,6 +316,14 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 		if off != 0 {
 			copy(b[off:off+MaxStringLen], texts[i])
 		}
+	}
+}
+
+// putName is putStrings of the name of inst, in its two parts, at off.
+func putName(b []byte, off int64, inst namedInstance) {
+	if off != 0 {
+		rec := b[off : off+MaxStringLen]
+		copy(rec[copy(rec, inst.head):], inst.tail)
 	}
 }
 
@@ -317,9 +340,13 @@ func (r *Registry) versionWith(p *part, labels int) (int, error) {
 		}
 	}
 	for _, in := range p.indoms {
-		for j := 0; j < in.count() && need == Version1; j++ {
-			if len(in.instance(j).Name) > maxV1Name && !in.isRemoved(j) {
+		if need != Version1 {
+			break
+		}
+		for j, inst := range in.all() {
+			if len(inst.head)+len(inst.tail) > maxV1Name && !in.isRemoved(j) {
 				need = Version2
+				break
 			}
 		}
 	}

@@ -79,11 +79,12 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 		return
 	}
 	f.LabelNames = m.indom.vec.labels
-	for j, in := range m.indom.insts.all() {
+	for j := range m.indom.count() {
 		if m.indom.isRemoved(j) {
 			continue
 		}
 		if v := valueAt(r, m, j, cells); v != nil {
+			in := m.indom.instance(j)
 			s := f.sample(in.Name)
 			s.Value = v
 			if f.LabelNames == nil {

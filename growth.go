@@ -545,7 +545,7 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 func (r *Registry) handleOfLocked(m *metric, id int32, at int) *Value {
 	if in := m.indom; in == nil {
 		at = 0
-	} else if at < 0 || at >= in.count() || in.insts.at(at).ID != id {
+	} else if at < 0 || at >= in.count() || in.instanceID(at) != id {
 		at = indexOf(m, id)
 	}
 	return r.handleLocked(m, at)
@@ -762,9 +762,9 @@ func (r *Registry) forgetRemovedLocked() {
 // forgetLocked makes in forget its removed instances.
 func (r *Registry) forgetLocked(in *indom) {
 	if forgot := in.vec.forgot; forgot != nil {
-		for j, inst := range in.insts.all() {
+		for j := range in.count() {
 			if in.isRemoved(j) {
-				forgot.forgotLocked(inst)
+				forgot.forgotLocked(in.instance(j))
 			}
 		}
 	}
@@ -997,7 +997,7 @@ func (p *part) snapshotLocked() *part {
 	for i, in := range p.indoms {
 		removed = append(removed, in.removed...)
 		k := len(removed) - len(in.removed)
-		ins[i] = indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, insts: in.insts,
+		ins[i] = indom{Serial: in.Serial, ShortHelp: in.ShortHelp, LongHelp: in.LongHelp, insts: in.insts, tails: in.tails,
 			removed: removed[k:len(removed):len(removed)], live: in.live, auto: in.auto}
 		sp.indoms[i], copyOf[in] = &ins[i], &ins[i]
 	}

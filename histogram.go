@@ -488,6 +488,7 @@ type histGroup struct {
 	units      Units
 	l          *buckets
 	bounds     []string // the buckets' names
+	tails      []string // a vector's: what its buckets' names add to its instances' (indom.tails)
 	stats      []string // the statistics' metric parts, in histOut.stats order
 	vec        bool
 	labels     []string      // the vector's label names
@@ -497,7 +498,6 @@ type histGroup struct {
 	statSerial uint32        // its serial
 	bucketM    *metric       // name.bucket
 	statM      []*metric     // in stats order
-	scratch    []Instance    // declareLocked's buckets, under the registry's lock
 	spares     *spareStripes // its histograms' stripes after the first; nil for a single histogram
 
 	window, interval time.Duration // of each histogram's window
@@ -560,6 +560,12 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		window: opts.Window, interval: opts.Interval}
 	if vec {
 		g.spares = newSpareStripes(l.n, stripesFor(runtime.GOMAXPROCS(0)))
+		// The buckets' names, as Prometheus names them: one more label,
+		// le, the bucket's upper bound.
+		g.tails = make([]string, len(g.bounds))
+		for i, b := range g.bounds {
+			g.tails[i] = ",le=" + b
+		}
 	}
 
 	short, _ := splitHelp(help)
@@ -599,7 +605,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 				return err
 			}
 			g.statSerial = statIndom
-			r.runsLocked(g.bucketIn, len(g.bounds))
+			r.runsLocked(g.bucketIn, g.tails)
 			g.limit = r.reserveLocked(g.bucketIn, len(g.bounds), DefaultVecLimit)
 			r.reserveLocked(g.statIndom, 1, g.limit)
 		}
@@ -635,41 +641,25 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 // transaction: buckets refused undo the statistics. Called with the
 // registry's lock held.
 func (g *histGroup) declareLocked(name string, id int32, fresh bool) (j int, added bool, err error) {
-	// The buckets' names, as Prometheus names them (one more label, le,
-	// the bucket's upper bound), in one string they share.
-	size := len(g.bounds) * (len(name) + len(",le="))
-	for _, b := range g.bounds {
-		size += len(b)
-	}
-	var all strings.Builder
-	all.Grow(size)
-	for _, b := range g.bounds {
-		all.WriteString(name)
-		all.WriteString(",le=")
-		all.WriteString(b)
-	}
-	names := all.String()
-	bs := g.scratch[:0]
-	for i, b := range g.bounds {
-		bn := names[:len(name)+len(",le=")+len(b)]
-		names = names[len(bn):]
-		// name is a valid instance name (canon.Name), as is bn unless too
-		// long: the indom checks bn again, but would not name the vector.
-		if len(bn) > MaxStringLen {
+	// The buckets' names are name followed by each tail, which the
+	// buckets' indom derives (runsLocked): name is a valid instance name
+	// (canon.Name), as are they unless too long, which the indom does not
+	// check.
+	for _, tail := range g.tails {
+		if len(name)+len(tail) > MaxStringLen {
+			bn := name + tail
 			return 0, false, checkInstanceName(inside(inside(subject("vector", g.name), "instance", name), "bucket", bn), bn)
 		}
-		bs = append(bs, Instance{ID: g.bucketID(id, i), Name: bn})
 	}
-	g.scratch = bs
 	// The buckets' indom has the buckets of the instances the statistics'
 	// has, live or removed, and no other (idOfLocked): a fresh instance's
-	// are fresh too, added with no lookup of each.
+	// are fresh too, added as the first of their run.
 	err = g.r.declareLocked(func() error {
 		var stepErr error
 		if j, added, stepErr = g.r.declareInstancesLocked(g.statIndom, fresh, Instance{ID: id, Name: name}); stepErr != nil {
 			return stepErr
 		}
-		_, _, stepErr = g.r.declareInstancesLocked(g.bucketIn, fresh, bs...)
+		_, _, stepErr = g.r.declareInstancesLocked(g.bucketIn, fresh, Instance{ID: g.bucketID(id, 0), Name: name})
 		return stepErr
 	})
 	return j, added && err == nil, err

@@ -112,6 +112,86 @@ func TestInstanceRuns(t *testing.T) {
 	check()
 }
 
+// TestDerivedInstances: an indom that derives its runs' instances from
+// their first (indom.tails, a histogram vector's buckets') holds what one
+// storing each, named, holds, through runs added fresh and not, a run
+// refused, truncated, removed and forgotten: the same instances at the
+// same indexes, found by id and by name, yielded by all as instance
+// returns them, and the same indexes after forget.
+func TestDerivedInstances(t *testing.T) {
+	tails := []string{",le=1", ",le=2", ",le=+Inf"}
+	runs := int32(len(tails))
+	derived, stored := &indom{runs: runs, tails: tails}, &indom{runs: runs}
+	add := func(head int32, fresh bool) {
+		t.Helper()
+		name := "k=v" + strconv.Itoa(int(head))
+		run := make([]Instance, runs)
+		for k, tail := range tails {
+			run[k] = Instance{ID: head*runs + int32(k), Name: name + tail}
+		}
+		first := Instance{ID: head * runs, Name: name}
+		if fresh {
+			require.NoError(t, derived.addFresh(first))
+			require.NoError(t, stored.addFresh(run...))
+			return
+		}
+		require.NoError(t, derived.add(first))
+		require.NoError(t, stored.add(run...))
+	}
+	same := func() {
+		t.Helper()
+		require.Equal(t, stored.count(), derived.count())
+		require.Equal(t, stored.live, derived.live)
+		require.Equal(t, stored.removed, derived.removed)
+		for j, inst := range derived.all() {
+			want := stored.instance(j)
+			require.Equal(t, want, derived.instance(j), "instance %d", j)
+			require.Equal(t, want, Instance{ID: inst.id, Name: inst.head + inst.tail}, "all's instance %d", j)
+			i, ok := derived.index(want.ID)
+			require.True(t, ok, "id %d found", want.ID)
+			require.Equal(t, j, i, "index of id %d", want.ID)
+			i, ok = derived.byName(want.Name)
+			require.True(t, ok, "%s found", want.Name)
+			require.Equal(t, j, i, "index of %s", want.Name)
+		}
+		for id := int32(-1); id < 40*runs; id++ {
+			i, ok := derived.index(id)
+			wantI, wantOK := stored.index(id)
+			require.Equal(t, wantOK, ok, "id %d found", id)
+			require.Equal(t, wantI, i, "index of id %d", id)
+		}
+		_, ok := derived.byName("k=v1")
+		assert.False(t, ok, "a run's first is named as the run, not found by it")
+	}
+	add(0, true)
+	add(1, false)
+	same()
+	add(7, true)
+	add(3, false)
+	require.True(t, derived.sparse)
+	same()
+	require.ErrorIs(t, derived.add(Instance{ID: 3 * runs, Name: "k=again"}), ErrDuplicate, "a run's first id held")
+	n := derived.count()
+	require.Error(t, derived.addFresh(Instance{ID: 20 * runs, Name: " k"}), "a name PCP cannot read")
+	require.Equal(t, n, derived.count(), "a run refused adds none of its instances")
+	add(9, true)
+	derived.truncate(4 * int(runs))
+	stored.truncate(4 * int(runs))
+	same()
+	for _, in := range []*indom{derived, stored} {
+		for j := range int(runs) {
+			in.removed[runs+int32(j)], in.removed[3*runs+int32(j)] = true, true
+		}
+		in.addLive(-2 * int(runs))
+	}
+	same()
+	require.Equal(t, stored.forget(), derived.forget(), "indexes after forget")
+	same()
+	add(12, true)
+	add(1, false)
+	same()
+}
+
 // TestAddIndomAsAddInstance: AddIndom, which copies its instances in at
 // once (indom.addAll), refuses what adding them one at a time refuses,
 // with the same error, and finds what it adds by id and by name alike.
