@@ -29,8 +29,9 @@ type plan struct {
 	// tailStr is nameStr of the names of instances an indom derives
 	// (indom.tails), by their two parts: as one string, each would be made
 	// at every publication. A derived name is not shared with an equal one
-	// stored whole, which no instrument makes: a histogram's buckets are
-	// derived in every vector and stored in none.
+	// stored whole (a counter vector's of labels route and le can equal a
+	// histogram vector's bucket's): the file then holds the text twice,
+	// each record read as it is.
 	tailStr map[[2]string]int64
 }
 

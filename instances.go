@@ -445,7 +445,8 @@ func (in *indom) instanceSubject(name string) string {
 	return inside("indom "+strconv.FormatUint(uint64(in.Serial), 10), "instance", name)
 }
 
-// truncate forgets the instances from index n on.
+// truncate forgets the instances from index n on, a multiple of width:
+// a derived indom's runs are added and undone whole.
 func (in *indom) truncate(n int) {
 	for j := n; j < in.count(); j++ {
 		if id := in.instanceID(j); in.heads(id) {

@@ -109,3 +109,41 @@ func TestInstanceNamesShared(t *testing.T) {
 	require.NoError(t, r.Flush())
 	check("grown file", "/a", "/b", "/c")
 }
+
+// TestDerivedNameBesideWhole: a histogram vector's bucket names, which
+// its indom derives from the label values (two parts in the encoder's
+// plan), are not shared with an equal name another vector stores whole,
+// here a counter vector of labels route and le: the file holds the text
+// in two string records, and PCP's reader shows each metric's instance
+// with its own value.
+func TestDerivedNameBesideWhole(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "derivednames", dir, mmv.Options{MaxFileValues: -1})
+	hv := mmv.NewHistogramVec(r, "h", "Sizes", mmv.Byte, &mmv.HistogramOptions{Buckets: []float64{10}}, "route")
+	cv := mmv.NewCounterVec(r, "c", "Requests", mmv.Count, "route", "le")
+	hv.With("/a").Observe(5)
+	cv.With("/a", "10").Add(7)
+	require.NoError(t, r.Start())
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	offsets := map[uint64]bool{}
+	for _, inst := range f.Instances {
+		if inst.Name == "route=/a,le=10" {
+			offsets[inst.NameOffset] = true
+		}
+	}
+	assert.Len(t, offsets, 2, "the bucket's name and the counter's, each in a string record")
+	ms := pcptest.Info(t, tmp)
+	for metric, want := range map[string]string{"mmv.derivednames.h.bucket": "1", "mmv.derivednames.c": "7"} {
+		found := false
+		for _, inst := range get(t, ms, metric).Instances {
+			if inst.Name == "route=/a,le=10" {
+				found = true
+				assert.Equal(t, want, inst.Value, metric)
+			}
+		}
+		assert.True(t, found, "%s has no instance route=/a,le=10", metric)
+	}
+	assert.NotContains(t, pcptest.Dump(t, r.Path()), "Bad")
+}
