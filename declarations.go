@@ -315,17 +315,17 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	if in.auto {
 		return errorf(ErrInUse, in.instanceSubject(inst.Name), "the indom was made by the registry for an instrument (a histogram's buckets, the reasons of its own counters), which adds its instances itself")
 	}
-	return r.addInstancesLocked(in, []Instance{inst}, undoDeclared, false)
+	return r.addInstanceLocked(in, inst, undoDeclared, false)
 }
 
-// addInstancesLocked adds instances to in, declared, all of them or, when
-// one is refused, none: fresh ones as indom.addFresh adds them, the others
-// as indom.add. ifFailed is as for addMetricLocked.
-func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publishFailure, fresh bool) error {
+// addInstanceLocked adds inst to in, declared: fresh as indom.addFresh
+// adds it, else as indom.add, with the rest of its run in an indom that
+// derives them (indom.tails). ifFailed is as for addMetricLocked.
+func (r *Registry) addInstanceLocked(in *indom, inst Instance, ifFailed publishFailure, fresh bool) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
-	first, n := in.count(), len(insts)*in.width()
+	first, n := in.count(), in.width()
 	if err := checkInstanceCaps(&r.opts, in.Serial, in.ShortHelp, in.live, r.instanceCount(), n); err != nil {
 		return err
 	}
@@ -334,13 +334,12 @@ func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publ
 	}
 	var err error
 	if fresh {
-		err = in.addFresh(insts...)
+		err = in.addFresh(inst)
 	} else {
-		err = in.add(insts...)
+		err = in.add(inst)
 	}
 	if err != nil {
-		in.truncate(first)
-		return err
+		return err // neither adds anything it refuses
 	}
 	var grown []*part
 	for p := range partsHolding(r.parts, in) {
@@ -353,7 +352,7 @@ func (r *Registry) addInstancesLocked(in *indom, insts []Instance, ifFailed publ
 	return r.changedLocked(ifFailed, step{undo: (*Registry).removeNewInstancesLocked, in: in, at: first}, grown...)
 }
 
-// removeNewInstancesLocked undoes addInstancesLocked of the instances of
+// removeNewInstancesLocked undoes addInstanceLocked of the instances of
 // s.in from index s.at on, the last added.
 func (r *Registry) removeNewInstancesLocked(s step) {
 	in, first := s.in, s.at
@@ -393,7 +392,7 @@ func (r *Registry) removeInstanceLocked(in *indom, j int) {
 
 // reviveInstanceLocked gives removed instance j of in its place back, with
 // values of its metrics starting from zero. A full disk is no refusal, as
-// for addInstancesLocked with keepDeclared.
+// for addInstanceLocked with keepDeclared.
 func (r *Registry) reviveInstanceLocked(in *indom, j int) error {
 	if !in.isRemoved(j) {
 		return nil

@@ -25,7 +25,7 @@ type door struct{ r *Registry }
 //   - the lock: enter, leave, startedLocked;
 //   - declarations, one transaction of steps: declareLocked,
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
-//   - a vector's instances, by id: declareInstancesLocked,
+//   - a vector's instances, by id: declareInstanceLocked,
 //     removeInstrumentLocked, instanceIDLocked,
 //     instanceNameLocked, instanceIndexLocked, linkVecLocked, runsLocked;
 //   - values handed to instruments once they have storage:
@@ -88,11 +88,9 @@ func (d door) handleOfLocked(m *metric, id int32, at int) *Value {
 
 // runsLocked makes in, new and empty, an indom whose instances come in
 // runs, each named as its first followed by each of tails (see
-// indom.runs and indom.tails): the instances the door adds to it, and
-// the ids it revives, are the first of their runs.
-func (d door) runsLocked(in *indom, tails []string) {
-	in.runs, in.tails = int32(len(tails)), tails
-}
+// indom.tails): the instances the door adds to it, and the ids it
+// revives, are the first of their runs.
+func (d door) runsLocked(in *indom, tails []string) { in.tails = tails }
 
 // instanceIndexLocked returns the index of in's instance id, 0 when it
 // has none.
@@ -150,42 +148,31 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	return nil
 }
 
-// declareInstancesLocked adds the instances to the indom, unless the first
-// one is there already, reviving those removed, and reports whether it is
-// there, and its index j in the indom, which stays until the indom
-// forgets removed instances (a publication's, never a declaration's). A
-// full disk is no refusal: the instances wait for a later growth step.
-// fresh says the indom has none of their names and ids, as a vector knows
-// of its new values (instanceIDs.idLocked): they are added with no
-// lookup, by name or by id (indom.addFresh).
-func (d door) declareInstancesLocked(in *indom, fresh bool, insts ...Instance) (j int, there bool, err error) {
-	if fresh {
-		return d.addNewLocked(in, insts, true)
-	}
-	r := d.r
-	if first, ok := in.index(insts[0].ID); ok {
-		for _, inst := range insts {
-			i, _ := in.index(inst.ID)
+// declareInstanceLocked adds inst to the indom, with the rest of its run
+// in an indom that derives them (indom.tails), unless it is there
+// already, reviving it if removed, and reports whether it is there, and
+// its index j in the indom, which stays until the indom forgets removed
+// instances (a publication's, never a declaration's). A full disk is no
+// refusal: the instances wait for a later growth step. fresh says the
+// indom has neither its name nor its id, as a vector knows of its new
+// values (instanceIDs.idLocked): it is added with no lookup, by name or
+// by id (indom.addFresh).
+func (d door) declareInstanceLocked(in *indom, fresh bool, inst Instance) (j int, there bool, err error) {
+	if !fresh {
+		if j, ok := in.index(inst.ID); ok {
 			for k := range in.width() {
-				if err := r.reviveInstanceLocked(in, i+k); err != nil {
-					return first, true, err
+				if err := d.r.reviveInstanceLocked(in, j+k); err != nil {
+					return j, true, err
 				}
 			}
+			return j, true, nil
 		}
-		return first, true, nil
 	}
-	return d.addNewLocked(in, insts, false)
-}
-
-// addNewLocked adds the instances, new to in, fresh or not (see
-// addInstancesLocked).
-func (d door) addNewLocked(in *indom, insts []Instance, fresh bool) (j int, there bool, err error) {
-	first := in.count() // where addInstancesLocked puts them
-	err = d.r.addInstancesLocked(in, insts, keepDeclared, fresh)
-	if err == nil {
-		return first, true, nil
+	j = in.count() // where addInstanceLocked puts it
+	if err = d.r.addInstanceLocked(in, inst, keepDeclared, fresh); err == nil {
+		return j, true, nil
 	}
-	j, there = in.index(insts[0].ID)
+	j, there = in.index(inst.ID)
 	return j, there, err
 }
 

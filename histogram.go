@@ -656,10 +656,10 @@ func (g *histGroup) declareLocked(name string, id int32, fresh bool) (j int, add
 	// are fresh too, added as the first of their run.
 	err = g.r.declareLocked(func() error {
 		var stepErr error
-		if j, added, stepErr = g.r.declareInstancesLocked(g.statIndom, fresh, Instance{ID: id, Name: name}); stepErr != nil {
+		if j, added, stepErr = g.r.declareInstanceLocked(g.statIndom, fresh, Instance{ID: id, Name: name}); stepErr != nil {
 			return stepErr
 		}
-		_, _, stepErr = g.r.declareInstancesLocked(g.bucketIn, fresh, Instance{ID: g.bucketID(id, 0), Name: name})
+		_, _, stepErr = g.r.declareInstanceLocked(g.bucketIn, fresh, Instance{ID: g.bucketID(id, 0), Name: name})
 		return stepErr
 	})
 	return j, added && err == nil, err

@@ -120,19 +120,16 @@ type indom struct {
 	// need no index.
 	ids    idIndex
 	sparse bool
-	// runs, when more than 1, says the instances come in runs of that
-	// many consecutive ids from a multiple of it, at consecutive indexes,
-	// added, removed, revived and forgotten together (a histogram
-	// vector's buckets, door.runsLocked): ids indexes only each run's
-	// first, where a vector of 10,000 label values and 19 buckets
-	// indexed 190,000 ids, 17% of a first use's time.
-	runs int32
-	// tails, when set, derive the instances of each run (runs of
-	// len(tails)) from its first: insts holds that one alone, named as
-	// the run, and instance k of the run has its id plus k and its name
-	// followed by tails[k]. A histogram vector's buckets, whose names are
-	// its value's and a bound: storing each, named, was 40% of a new label
-	// value's time and 45% of its bytes.
+	// tails, when set, say the instances come in runs of len(tails) (its
+	// width), consecutive ids from a multiple of it at consecutive
+	// indexes, added, removed, revived and forgotten together, derived
+	// from the run's first: insts holds that one alone, named as the run,
+	// and instance k of the run has its id plus k and its name followed
+	// by tails[k] (a histogram vector's buckets, door.runsLocked). Storing
+	// each, named, was 40% of a new label value's time and 45% of its
+	// bytes; ids indexes each run's first alone, where a vector of 10,000
+	// label values and 19 buckets indexed 190,000 ids, 17% of a first
+	// use's time.
 	tails []string
 	// names indexes by nameKey the first named instances, and the others
 	// once a lookup by name needs them (indexNames): a vector's, which it
@@ -175,26 +172,21 @@ func (in *indom) addUsers(d int) {
 	}
 }
 
-// add adds instances, or says why PCP could not tell one apart: those
-// before it are added, for the caller to truncate. Those of an indom
-// that derives them (tails) are the first of their runs, whose ids are
-// the only ones to check: the names follow from the vector's values.
-func (in *indom) add(insts ...Instance) error {
+// add adds an instance, or says why PCP could not tell it apart. That of
+// an indom that derives them (tails) is the first of its run, whose id
+// is the only one to check: the names follow from the vector's values.
+func (in *indom) add(inst Instance) error {
 	if in.tails != nil {
-		for _, inst := range insts {
-			if _, dup := in.index(inst.ID); dup {
-				return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
-			}
+		if _, dup := in.index(inst.ID); dup {
+			return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
 		}
-		return in.addFresh(insts...)
+		return in.addFresh(inst)
 	}
 	in.indexNames()
-	for _, inst := range insts {
-		if err := in.admit(inst, in.count()); err != nil {
-			return err
-		}
-		in.push(inst)
+	if err := in.admit(inst, in.count()); err != nil {
+		return err
 	}
+	in.push(inst)
 	return nil
 }
 
@@ -234,26 +226,21 @@ func (in *indom) admit(inst Instance, i int) error {
 	return nil
 }
 
-// addFresh adds insts, whose names and ids in has none of, as a vector
-// knows of its new values (instanceIDs.idLocked): with no lookup of
-// either, and their names not indexed until one by name needs it. The
-// first use of a vector's value probed the name index, a cache miss each
-// at 10,000 values, for a name the vector's table had told apart. They
-// are checked, then added at once. Those of an indom that derives them
-// (tails) are the first of their runs, each adding its run.
-func (in *indom) addFresh(insts ...Instance) error {
-	for _, inst := range insts {
-		if _, err := in.checkInstance(inst); err != nil {
-			return err
-		}
+// addFresh adds inst, whose name and id in has none of, as a vector knows
+// of its new values (instanceIDs.idLocked): with no lookup of either, and
+// its name not indexed until one by name needs it. The first use of a
+// vector's value probed the name index, a cache miss each at 10,000
+// values, for a name the vector's table had told apart. That of an indom
+// that derives them (tails) is the first of its run, adding the run.
+func (in *indom) addFresh(inst Instance) error {
+	if _, err := in.checkInstance(inst); err != nil {
+		return err
 	}
 	n, w := in.count(), in.width()
-	in.insts.pushAll(insts)
-	in.removed = growBy(in.removed, len(insts)*w)
-	for k, inst := range insts {
-		in.track(inst.ID, n+k*w)
-	}
-	in.addLive(len(insts) * w)
+	in.insts.push(inst)
+	in.removed = growBy(in.removed, w)
+	in.track(inst.ID, n)
+	in.addLive(w)
 	return nil
 }
 
@@ -311,9 +298,9 @@ func (in *indom) track(id int32, i int) {
 	}
 }
 
-// heads reports whether id is the first of its run (runs), the ids
+// heads reports whether id is the first of its run (tails), the ids
 // indexes.
-func (in *indom) heads(id int32) bool { return in.runs <= 1 || id%in.runs == 0 }
+func (in *indom) heads(id int32) bool { return id%int32(in.width()) == 0 }
 
 // forgetsRemoved reports whether in keeps enough removed instances to
 // forget them (forget): more than it has live ones, and 64.
@@ -425,13 +412,14 @@ func (in *indom) indexBelow(id int32, n int) (int, bool) {
 	if !in.sparse {
 		return int(id), id >= 0 && int(id) < n
 	}
-	if in.runs <= 1 {
+	w := int32(in.width())
+	if w == 1 {
 		return in.ids.find(id, in.instanceID)
 	}
 	if id < 0 {
 		return 0, false
 	}
-	k := id % in.runs
+	k := id % w
 	j, ok := in.ids.find(id-k, in.instanceID)
 	if j += int(k); !ok || j >= n { // in a run being added
 		return 0, false

@@ -41,41 +41,36 @@ func TestInstanceIndex(t *testing.T) {
 	check(3, 0, false)
 	require.ErrorIs(t, r.AddInstance(1, Instance{ID: 2, Name: "e"}), ErrDuplicate)
 	r.mu.Lock()
-	err := r.addInstancesLocked(r.serials[1], []Instance{{ID: 8, Name: "e"}, {ID: 8, Name: "f"}}, undoDeclared, false)
+	err := r.addInstanceLocked(r.serials[1], Instance{ID: 8, Name: "c"}, undoDeclared, false)
 	r.mu.Unlock()
 	require.ErrorIs(t, err, ErrDuplicate)
-	check(8, 0, false) // the refused instances are truncated away
+	check(8, 0, false) // the refused instance is not added
 }
 
-// TestInstanceRuns: an indom whose instances come in runs (indom.runs, a
+// TestInstanceRuns: an indom whose instances come in runs (indom.tails, a
 // histogram vector's buckets') indexes each run's first id alone, and
 // finds every id of a run, and no other, through it: before and after
 // the first run whose ids are not their indexes, after a truncation of
-// the last run, and after its removed runs are forgotten; a run added at
-// once (addFresh) as one added an instance at a time.
+// the last run, and after its removed runs are forgotten; a run added
+// fresh (addFresh) as one added with lookups (add).
 func TestInstanceRuns(t *testing.T) {
 	const runs = 3
-	in := &indom{runs: runs}
+	in := &indom{tails: []string{",k=0", ",k=1", ",k=2"}}
 	var want map[int32]int
-	add := func(head int32) { // an odd head's run at once, as a vector adds its buckets
+	add := func(head int32) { // an odd head's run fresh, as a vector adds a new value's buckets
 		t.Helper()
-		run := make([]Instance, runs)
-		for k := range int32(runs) {
-			id := head*runs + k
-			run[k] = Instance{ID: id, Name: "i" + strconv.Itoa(int(id))}
-			if head%2 == 0 {
-				require.NoError(t, in.add(run[k]))
-			}
+		first := Instance{ID: head * runs, Name: "i" + strconv.Itoa(int(head))}
+		if head%2 == 0 {
+			require.NoError(t, in.add(first))
+			return
 		}
-		if head%2 == 1 {
-			require.NoError(t, in.addFresh(run...))
-		}
+		require.NoError(t, in.addFresh(first))
 	}
 	check := func() {
 		t.Helper()
 		want = map[int32]int{}
-		for j, inst := range in.insts.all() {
-			want[inst.ID] = j
+		for j, inst := range in.all() {
+			want[inst.id] = j
 		}
 		for id := int32(-1); id < 40*runs; id++ {
 			j, ok := in.index(id)
@@ -99,7 +94,7 @@ func TestInstanceRuns(t *testing.T) {
 	check()
 	require.Error(t, in.add(Instance{ID: 3*runs + 1, Name: "again"}), "an id of a run held")
 	n := in.count()
-	require.Error(t, in.addFresh(Instance{ID: 20 * runs, Name: "a"}, Instance{ID: 20*runs + 1, Name: " b"}), "a name PCP cannot read")
+	require.Error(t, in.addFresh(Instance{ID: 20 * runs, Name: " b"}), "a name PCP cannot read")
 	require.Equal(t, n, in.count(), "a run refused adds none of its instances")
 	in.truncate(3 * runs)
 	check()
@@ -121,7 +116,7 @@ func TestInstanceRuns(t *testing.T) {
 func TestDerivedInstances(t *testing.T) {
 	tails := []string{",le=1", ",le=2", ",le=+Inf"}
 	runs := int32(len(tails))
-	derived, stored := &indom{runs: runs, tails: tails}, &indom{runs: runs}
+	derived, stored := &indom{tails: tails}, &indom{}
 	add := func(head int32, fresh bool) {
 		t.Helper()
 		name := "k=v" + strconv.Itoa(int(head))
@@ -132,11 +127,15 @@ func TestDerivedInstances(t *testing.T) {
 		first := Instance{ID: head * runs, Name: name}
 		if fresh {
 			require.NoError(t, derived.addFresh(first))
-			require.NoError(t, stored.addFresh(run...))
+			for _, inst := range run {
+				require.NoError(t, stored.addFresh(inst))
+			}
 			return
 		}
 		require.NoError(t, derived.add(first))
-		require.NoError(t, stored.add(run...))
+		for _, inst := range run {
+			require.NoError(t, stored.add(inst))
+		}
 	}
 	same := func() {
 		t.Helper()

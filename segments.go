@@ -77,33 +77,6 @@ func (l *segList[E]) push(x E) {
 	l.tail[k][i&(segLen-1)] = x
 }
 
-// pushAll appends xs, as push appends each, copying them a segment at a
-// time; one alone, as push does, for a copy of elements holding pointers
-// calls the collector's bulk write barrier.
-func (l *segList[E]) pushAll(xs []E) {
-	if len(xs) == 1 {
-		l.push(xs[0])
-		return
-	}
-	for len(xs) > 0 {
-		i := l.n
-		if i < segLen {
-			k := min(len(xs), segLen-i)
-			l.head = growBy(l.head, k)
-			l.n += copy(l.head[i:], xs[:k])
-			xs = xs[k:]
-			continue
-		}
-		if i&(segLen-1) == 0 || len(l.tail[i>>segShift-1]) < segLen {
-			l.push(xs[0]) // a new segment, or segListOf's last made full
-			xs = xs[1:]
-			continue
-		}
-		l.n += copy(l.tail[i>>segShift-1][i&(segLen-1):], xs)
-		xs = xs[l.n-i:]
-	}
-}
-
 // truncate drops the elements from n on, clearing them, 0 <= n <= len.
 func (l *segList[E]) truncate(n int) {
 	for s, i := range l.segments() {
@@ -169,7 +142,7 @@ func appendGrown[E any](s []E, x E) []E {
 }
 
 // growBy returns s longer by n zero elements, grown as appendGrown grows
-// it: a run of elements appended at once.
+// it: a run's removed flags, appended at once (indom.addFresh).
 func growBy[E any](s []E, n int) []E {
 	if len(s)+n > cap(s) {
 		s = slices.Grow(s, max(len(s), n, 8))

@@ -72,10 +72,10 @@ func TestSegList(t *testing.T) {
 	}, "an index past the length, inside the last segment's array")
 }
 
-// TestSegListPushAll: pushAll appends a run as pushing each element
-// would, from any length, across segment bounds and from a list of a
-// slice's elements, and a copy taken before it keeps its elements.
-func TestSegListPushAll(t *testing.T) {
+// TestSegListPushRun: push appends a run of elements from any length,
+// across segment bounds, to a list pushed or of a slice's elements, and a
+// copy taken before it keeps its elements.
+func TestSegListPushRun(t *testing.T) {
 	for _, n := range segLengths {
 		for _, k := range []int{0, 1, 19, segLen + 3} {
 			run := make([]int, k)
@@ -95,8 +95,10 @@ func TestSegListPushAll(t *testing.T) {
 					}
 				}
 				snap := l
-				l.pushAll(run)
-				msg := fmt.Sprintf("%d elements %s, then %d at once", n, from, k)
+				for _, x := range run {
+					l.push(x)
+				}
+				msg := fmt.Sprintf("%d elements %s, then %d more", n, from, k)
 				requireSegList(t, append(append([]int(nil), start...), run...), &l, msg)
 				requireSegList(t, start, &snap, msg+": the copy before")
 			}

@@ -746,7 +746,7 @@ type cellEntry[T any] struct {
 
 // declareLocked is one step, one transaction.
 func (k *cellVec[T]) declareLocked(name string, id int32, fresh bool) (int, bool, error) {
-	return k.r.declareInstancesLocked(k.in, fresh, Instance{ID: id, Name: name})
+	return k.r.declareInstanceLocked(k.in, fresh, Instance{ID: id, Name: name})
 }
 
 func (k *cellVec[T]) makeLocked(_ string, id int32, j int) *vecEntry[T] {
