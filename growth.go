@@ -541,8 +541,12 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 
 // handleOfLocked is handleLocked of m's value for instance id (0 when
 // singular), whose index is likely at: looked up by id only when it is
-// not there (ids are distinct in an indom).
+// not there (ids are distinct in an indom), and not at all before Start,
+// when no value has storage.
 func (r *Registry) handleOfLocked(m *metric, id int32, at int) *Value {
+	if r.state != started {
+		return nil
+	}
 	if in := m.indom; in == nil {
 		at = 0
 	} else if at < 0 || at >= in.count() || in.instanceID(at) != id {
