@@ -24,9 +24,14 @@ type cell struct {
 // moveDone ends a move begun by moves.Add(1).
 const moveDone = 1<<32 - 1
 
+// init makes c, new and not yet seen by another goroutine (an instrument
+// being declared, a vector's new entry), count in its own memory. The
+// handle is stored plainly: an atomic store, an exchange, waits for the
+// new object's cache line, 2% of a counter vector's new label value.
+// Whoever hands c out after publishes it with an atomic store or a lock.
 func (c *cell) init(t Type) {
 	c.heap.init(unsafe.Pointer(&c.mem[0]), t, nil)
-	c.v.Store(&c.heap)
+	*(*unsafe.Pointer)(unsafe.Pointer(&c.v)) = unsafe.Pointer(&c.heap)
 }
 
 // bind points the cell at its value in the file and moves what was
