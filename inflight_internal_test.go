@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -233,6 +234,18 @@ func TestUpdateRacingBindReachesPCP(t *testing.T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	assert.False(t, r.timer.armed, "the timer stops once the cells are carried")
+}
+
+// TestCellInitStoresHandle: init stores the handle through the atomic
+// pointer's memory (cell.init), which holds the pointer alone: a field
+// added to atomic.Pointer would make that store miss the handle.
+func TestCellInitStoresHandle(t *testing.T) {
+	require.Equal(t, unsafe.Sizeof(unsafe.Pointer(nil)), unsafe.Sizeof(atomic.Pointer[Value]{}), "atomic.Pointer is its pointer alone")
+	var c cell
+	c.init(Uint64)
+	require.Same(t, &c.heap, c.v.Load())
+	c.v.Load().Add(5)
+	assert.EqualValues(t, 5, c.memory(), "the handle counts in the cell's own memory")
 }
 
 // TestCellReadAcrossMove: a read of a cell (Get) while what its memory
