@@ -831,7 +831,7 @@ func TestHandleMadeDuringGrowthHeld(t *testing.T) {
 	needFileLayer(t)
 	r := NewRegistry("late", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
 	defer r.Close()
-	for _, name := range []string{"early", "later"} {
+	for _, name := range []string{"early", "later", "after"} {
 		require.NoError(t, r.AddMetric(Metric{Name: name, Type: Int64, Semantics: SemInstant}))
 	}
 	require.NoError(t, r.Start())
@@ -864,6 +864,12 @@ func TestHandleMadeDuringGrowthHeld(t *testing.T) {
 	assert.EqualValues(t, 6, later.Int())
 	early.Set(7) // not held any more
 	assert.EqualValues(t, 7, early.Int())
+	r.mu.Lock()
+	after := handle("after") // with no publication in flight: not tracked
+	r.mu.Unlock()
+	assert.Empty(t, p.hold.late, "a handle made after the step is tracked")
+	after.Set(8)
+	assert.EqualValues(t, 8, after.Int())
 }
 
 // TestIntervalAcrossGrowth: an Elapsed value's interval opened in the old
