@@ -323,8 +323,7 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 // putName is putStrings of the name of inst, in its two parts, at off.
 func putName(b []byte, off int64, inst namedInstance) {
 	if off != 0 {
-		rec := b[off : off+MaxStringLen]
-		copy(rec[copy(rec, inst.head):], inst.tail)
+		inst.copyName(b[off : off+MaxStringLen])
 	}
 }
 

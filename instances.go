@@ -66,8 +66,7 @@ func putInstance(b []byte, version int, indomOff uint64, inst namedInstance, nam
 	ne.PutUint64(b[instanceIndomOff:], indomOff)
 	ne.PutUint32(b[instanceIDOff:], uint32(inst.id))
 	if version == Version1 {
-		name := b[instanceNameOff : instanceNameOff+instanceNameV1Len]
-		copy(name[copy(name, inst.head):], inst.tail)
+		inst.copyName(b[instanceNameOff : instanceNameOff+instanceNameV1Len])
 	} else {
 		ne.PutUint64(b[instanceNameOff:], nameOff)
 	}
@@ -380,15 +379,13 @@ func (in *indom) instanceAt(i int) (id int32, head, tail string) {
 // parts as instanceAt names them.
 func (in *indom) all() iter.Seq2[int, namedInstance] {
 	return func(yield func(int, namedInstance) bool) {
-		w := in.width()
+		tails := in.tails
+		if tails == nil {
+			tails = noTails
+		}
+		w := len(tails)
 		for k, inst := range in.insts.all() {
-			if in.tails == nil {
-				if !yield(k, namedInstance{inst.ID, inst.Name, ""}) {
-					return
-				}
-				continue
-			}
-			for t, tail := range in.tails {
+			for t, tail := range tails {
 				if !yield(k*w+t, namedInstance{inst.ID + int32(t), inst.Name, tail}) {
 					return
 				}
@@ -397,11 +394,18 @@ func (in *indom) all() iter.Seq2[int, namedInstance] {
 	}
 }
 
+// noTails are the tails of an indom that derives no instance: each is
+// its own run, named whole.
+var noTails = []string{""}
+
 // namedInstance is an instance with its name in two parts (indom.instanceAt).
 type namedInstance struct {
 	id         int32
 	head, tail string
 }
+
+// copyName copies the instance's name into b, as much as fits.
+func (n namedInstance) copyName(b []byte) { copy(b[copy(b, n.head):], n.tail) }
 
 // index returns the index of the instance of id, and whether there is one.
 func (in *indom) index(id int32) (int, bool) { return in.indexBelow(id, in.count()) }
