@@ -382,6 +382,25 @@ func TestTallyStripesAddUp(t *testing.T) {
 	assert.Equal(t, maxStripes, stripesFor(64))
 }
 
+// TestEmptyStripesAligned: stripes start on a cache line, hold no
+// observation, and take no padding where Go's allocator aligns whole
+// lines itself, as it does for every size a histogram's stripes take.
+func TestEmptyStripesAligned(t *testing.T) {
+	for _, buckets := range []int{1, 5, 19, 61, 200, 1024} {
+		stride := strideOf(buckets)
+		for _, stripes := range []int{1, 2, 8} {
+			n := stride * stripes
+			w := emptyStripes(n, stride)
+			require.Len(t, w, n)
+			require.Zero(t, uintptr(unsafe.Pointer(&w[0]))%64, "%d buckets, %d stripes: on a cache line", buckets, stripes)
+			assert.Equal(t, n, cap(w), "%d buckets, %d stripes: no padding allocated", buckets, stripes)
+			for k := 0; k < n; k += stride {
+				assert.Equal(t, [3]uint64{0, posInf, negInf}, [3]uint64{w[k+tallySum].Load(), w[k+tallyMin].Load(), w[k+tallyMax].Load()})
+			}
+		}
+	}
+}
+
 // TestTallySpreadsOnCollision: every goroutine writes a tally's first
 // stripe until a collision, which starts the picking, and later
 // collisions change the multiplier; Observe's collision allocates
