@@ -27,7 +27,7 @@ type door struct{ r *Registry }
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstanceLocked,
 //     removeInstrumentLocked, instanceIDLocked,
-//     instanceNameLocked, instanceIndexLocked, linkVecLocked, runsLocked;
+//     instanceNameLocked, linkVecLocked, runsLocked;
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, handleOfLocked, and for a
 //     vector's cells waitGroupLocked, handleLocked, slotLocked;
@@ -98,13 +98,6 @@ func (d door) handleOfLocked(m *metric, id int32, at int) *Value {
 // indom.tails): the instances the door adds to it, and the ids it
 // revives, are the first of their runs.
 func (d door) runsLocked(in *indom, tails []string) { in.tails = tails }
-
-// instanceIndexLocked returns the index of in's instance id, 0 when it
-// has none.
-func (d door) instanceIndexLocked(in *indom, id int32) int {
-	j, _ := in.index(id)
-	return j
-}
 
 // unbindStepLocked undoes the binding of cell s.c to metric s.m.
 func (r *Registry) unbindStepLocked(s step) {
