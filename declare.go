@@ -22,7 +22,7 @@ import (
 type door struct{ r *Registry }
 
 // The door's methods, by what they are for:
-//   - the lock: enter, leave, startedLocked;
+//   - the lock: enter, leave, startedLocked, bindableLocked;
 //   - declarations, one transaction of steps: declareLocked,
 //     declarePolledCell, addAutoIndomLocked, addMetricLocked;
 //   - a vector's instances, by id: declareInstanceLocked,
@@ -84,6 +84,14 @@ func (d door) leave() { d.r.mu.Unlock() }
 
 // startedLocked reports whether the registry is started.
 func (d door) startedLocked() bool { return d.r.state == started }
+
+// bindableLocked reports whether a value may have got storage since the
+// waiters were last woken: none has before Start, and after it only a
+// part that gave one storage (part.bindable) has any. A value with none
+// waits for the next wake, which binds it.
+func (d door) bindableLocked() bool {
+	return d.startedLocked() && slices.ContainsFunc(d.r.parts, func(p *part) bool { return p.bindable })
+}
 
 // handleOfLocked returns the handle of m's value for instance id (0 when
 // singular), nil until it has storage in a started file; at is where the

@@ -743,6 +743,42 @@ func TestFirstUseBoundInEveryFile(t *testing.T) {
 	}
 }
 
+// TestHistogramFirstUseBindsWhatHasStorage: a histogram vector's first use
+// after Start binds its values at once when its file has room for them,
+// as a cell's does, and leaves them waiting when it has none: the
+// binding is skipped only when no value can have storage
+// (bindableLocked), never for one that has it. Its next wake binds them.
+func TestHistogramFirstUseBindsWhatHasStorage(t *testing.T) {
+	r, hv, g := uncappedHistVec(t, "histroom", 100)
+	bound := func(route string) (n int) {
+		h := hv.With(route)
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for _, o := range g.hs {
+			if o.h == h {
+				for _, ps := range [][]atomic.Pointer[Value]{o.bucket, o.stats} {
+					for i := range ps {
+						if ps[i].Load() != nil {
+							n++
+						}
+					}
+				}
+			}
+		}
+		return n
+	}
+	values := len(g.bounds) + len(g.stats)
+	require.Equal(t, 0, bound("/nowhere"), "a first use with no room in its file (Start's, as libpcp_mmv's, has none)")
+	require.NoError(t, r.Flush()) // a growth step, which leaves room
+	require.Equal(t, values, bound("/nowhere"), "bound by the wake")
+	hv.With("/room")
+	r.mu.Lock()
+	bindable := door{r}.bindableLocked()
+	r.mu.Unlock()
+	require.True(t, bindable, "the first use took room in its file")
+	assert.Equal(t, values, bound("/room"), "a first use with room in its file, bound at once")
+}
+
 // TestEnteringCounted: an instrument waiting for the registry's lock is
 // counted (entering) until it has it, so that the timer binding chunks
 // lets it in between two.
