@@ -482,7 +482,11 @@ func (v *Vec[T]) forgotLocked(inst Instance) {
 // replaces it when full.
 func (v *Vec[T]) insertLocked(e *vecEntry[T], h uint64) {
 	t := v.table.Load()
-	if nearGrowth(len(t.slots)/2-(t.used+1), len(t.slots)) {
+	// Not when the vector's limit keeps its live entries short of the
+	// growth: a vector at the default limit, 1,000 values in 2,048
+	// slots, kept a table of 8,192 (128 kB) made ahead for good. Dead
+	// entries may still fill it; that growth allocates its own.
+	if nearGrowth(len(t.slots)/2-(t.used+1), len(t.slots)) && int64(len(t.slots)/2) < v.limit.Load() {
 		// The size below when no entry is deleted meanwhile: v.live
 		// is then used+1, and used half the slots.
 		v.next.ask(grownTableSize(len(t.slots), len(t.slots)/2+1))

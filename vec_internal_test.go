@@ -246,6 +246,21 @@ func TestVecTableSpareOnlyNearGrowth(t *testing.T) {
 	}
 }
 
+// TestVecTableSpareWithinLimit: a vector filled to its limit holds no
+// table made ahead for a growth its limit forbids: at the default limit,
+// 1,000 values in a table of 2,048 slots asked for one of 8,192 (128 kB,
+// four times the table) and kept it. Its limit raised, it asks again.
+func TestVecTableSpareWithinLimit(t *testing.T) {
+	v := NewCounterVec(newTestRegistry(t, "sparelimit"), "requests", "", Count, "route")
+	for i := range DefaultVecLimit {
+		require.NotNil(t, v.With("/r/"+strconv.Itoa(i)))
+	}
+	assert.Nil(t, v.next.asked, "a table made ahead at the vector's limit")
+	v.SetLimit(2 * DefaultVecLimit)
+	v.With("/r/more")
+	assert.NotNil(t, v.next.asked, "none asked for once the limit allows a growth")
+}
+
 // TestEntrySizeClass: a counter's, gauge's or timer's entry with its
 // instrument is one allocation of the 128-byte size class, which a
 // field more would take to 144 (vecEntry.j took the place of a hash the
