@@ -353,3 +353,44 @@ func BenchmarkVecFirstUses(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/value")
 }
+
+// BenchmarkVecChurn is a Delete and a first use again of one of n label
+// values of a vector, started, caps raised: flat in n. A histogram
+// vector's Delete scanned the group's histograms for the one removed,
+// 3.3 µs at 1,000 values and 125 at 50,000, under the registry's lock.
+func BenchmarkVecChurn(b *testing.B) {
+	for _, kind := range []string{"counter", "histogram"} {
+		for _, n := range []int{1000, 50000} {
+			b.Run(fmt.Sprintf("%s/%d", kind, n), func(b *testing.B) {
+				r := uncappedRegistry(b, "churn")
+				names := make([]string, n)
+				for i := range names {
+					names[i] = "/api/item/" + strconv.Itoa(i)
+				}
+				var use func(string)
+				var del func(...string) bool
+				if kind == "counter" {
+					v := NewCounterVec(r, "requests", "", Count, "route")
+					v.SetLimit(n)
+					use, del = func(s string) { v.With(s).Inc() }, v.Delete
+				} else {
+					v := NewHistogramVec(r, "latency", "", Second, nil, "route")
+					v.SetLimit(n)
+					use, del = func(s string) { v.With(s).Observe(0.01) }, v.Delete
+				}
+				for _, name := range names {
+					use(name)
+				}
+				startOrSkip(b, r)
+				i := 0
+				for b.Loop() {
+					del(names[i])
+					use(names[i])
+					if i++; i == n {
+						i = 0
+					}
+				}
+			})
+		}
+	}
+}

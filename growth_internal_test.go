@@ -755,7 +755,7 @@ func TestHistogramFirstUseBindsWhatHasStorage(t *testing.T) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		for _, o := range g.hs {
-			if o.h == h {
+			if o.e != nil && o.e.t == h {
 				for _, ps := range [][]atomic.Pointer[Value]{o.bucket, o.stats} {
 					for i := range ps {
 						if ps[i].Load() != nil {

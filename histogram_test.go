@@ -401,6 +401,71 @@ func TestEmptyStripesAligned(t *testing.T) {
 	}
 }
 
+// TestHistogramVecRemovedInOrder: a histogram vector's Delete finds its
+// histogram by index, in O(1) (BenchmarkVecChurn), and the histograms
+// removed leave the group's lists once they are as many as the others:
+// through deletions and values used again, every live histogram is at
+// its index, the removed are never more than the live, and Gather shows
+// the live ones in the order made, with what each observed.
+func TestHistogramVecRemovedInOrder(t *testing.T) {
+	r, hv, g := uncappedHistVec(t, "histremoved", 1000)
+	var made []string // live values, in the order made
+	observed := map[string]uint64{}
+	use := func(v string) {
+		if !slices.Contains(made, v) {
+			made = append(made, v)
+		}
+		hv.With(v).Observe(float64(len(v)))
+		observed[v]++
+	}
+	check := func(step string) {
+		g.mu.Lock()
+		for i, o := range g.hs {
+			if o.e != nil {
+				require.Equal(t, int32(i), o.e.j, "%s: a histogram not at its index", step)
+			}
+		}
+		require.Less(t, 2*g.removed, max(len(g.hs), 1), "%s: more removed than live", step)
+		g.mu.Unlock()
+		shown := []string{}
+		r.Gather(func(f *Family) {
+			if f.Metric.Name == "size" {
+				for _, s := range f.Samples {
+					shown = append(shown, s.Values[0])
+					n := observed[s.Values[0]]
+					require.Equal(t, n, s.Count, "%s: %s", step, s.Values[0])
+					require.Equal(t, float64(n)*float64(len(s.Values[0])), s.Sum, "%s: %s", step, s.Values[0])
+				}
+			}
+		})
+		require.Equal(t, made, shown, "%s: Gather's histograms", step)
+	}
+	for i := range 100 {
+		use("/" + strconv.Itoa(i))
+	}
+	check("made")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 20 {
+		for range 1 + rng.IntN(40) {
+			if len(made) == 0 {
+				break
+			}
+			v := made[rng.IntN(len(made))]
+			require.True(t, hv.Delete(v))
+			made = slices.DeleteFunc(made, func(x string) bool { return x == v })
+			delete(observed, v)
+		}
+		check(fmt.Sprintf("round %d, deleted", round))
+		for range rng.IntN(30) {
+			use("/" + strconv.Itoa(rng.IntN(150)))
+		}
+		check(fmt.Sprintf("round %d, used", round))
+		if round == 10 {
+			require.NoError(t, r.Flush())
+		}
+	}
+}
+
 // TestTallySpreadsOnCollision: every goroutine writes a tally's first
 // stripe until a collision, which starts the picking, and later
 // collisions change the multiplier; Observe's collision allocates

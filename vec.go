@@ -131,11 +131,12 @@ type vecSlot[T any] struct {
 type vecEntry[T any] struct {
 	t  *T
 	id int32 // the instance's, whose name is its indom's (vecKind.nameOfLocked)
-	// j is the instance's index in the indom while its instrument waits
-	// for storage (cellVec, which renumbers it): kept here, where the
-	// hash of the values was, a list of the waiting entries holds
-	// pointers alone, and the entry stays in its size class. The tables'
-	// slots hold the hash.
+	// j is, for a cell, the instance's index in the indom while its
+	// instrument waits for storage (cellVec, which renumbers it): kept
+	// here, where the hash of the values was, a list of the waiting
+	// entries holds pointers alone, and the entry stays in its size
+	// class; the tables' slots hold the hash. For a histogram, its
+	// histOut's index in its group (histGroup.hs).
 	j int32
 	// state is whether it was deleted (bit 0), which lookups pass by, and
 	// how many label records its values make (vecLabels), in one word: a
@@ -288,8 +289,8 @@ type vecKind[T any] interface {
 	// values as soon as they have storage; j is the index declareLocked
 	// reported.
 	makeLocked(name string, id int32, j int) *vecEntry[T]
-	// removeLocked removes instance id and unbinds its instrument t.
-	removeLocked(id int32, t *T)
+	// removeLocked removes the instance of e and unbinds its instrument.
+	removeLocked(e *vecEntry[T])
 	// idOfLocked and nameOfLocked return the id of the instance named
 	// name, and the name of instance id, in the vector's indom (a
 	// histogram's statistics'), live or removed, if it has them.
@@ -616,7 +617,7 @@ func (v *Vec[T]) Reset() {
 // pass it by, in the table until it is rebuilt, in v.order until it is
 // compacted (tidyLocked).
 func (v *Vec[T]) deleteLocked(e *vecEntry[T]) {
-	v.kind.removeLocked(e.id, e.t)
+	v.kind.removeLocked(e)
 	delete(v.expiry.seen, e.id)
 	if n := e.labelRecords(); n > 0 {
 		v.r.unlabelInstanceLocked(v.lab, n)
@@ -854,9 +855,9 @@ func (k *cellVec[T]) nameOfLocked(id int32) (string, bool) { return k.r.instance
 
 func (k *cellVec[T]) idSpace() int64 { return vecIDSpace }
 
-func (k *cellVec[T]) removeLocked(id int32, t *T) {
-	k.cellOf(t).unbind()
-	k.r.removeInstrumentLocked(k.in, id)
+func (k *cellVec[T]) removeLocked(e *vecEntry[T]) {
+	k.cellOf(e.t).unbind()
+	k.r.removeInstrumentLocked(k.in, e.id)
 }
 
 // declareCellVec declares on d, as one transaction, metric name over an
