@@ -533,7 +533,7 @@ func (r *Registry) waitLocked(w waiter) {
 // handleLocked returns the handle of m's value for instance index inst (0
 // when singular), nil until the value has storage in a started file.
 func (r *Registry) handleLocked(m *metric, inst int) *Value {
-	if r.state != started {
+	if r.state != started || m.part.flying {
 		return nil
 	}
 	return m.part.handleOf(m, inst)
@@ -544,7 +544,7 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 // not there (ids are distinct in an indom), and not at all before Start,
 // when no value has storage.
 func (r *Registry) handleOfLocked(m *metric, id int32, at int) *Value {
-	if r.state != started {
+	if r.state != started || m.part.flying {
 		return nil
 	}
 	if in := m.indom; in == nil {
@@ -876,9 +876,10 @@ func (r *Registry) reserveSnapshotUnlocking(p *part) {
 // writes it, maps it over the old one and merges the values: from a copy
 // of what the file describes (snapshotLocked), taken with the lock held.
 // Meanwhile declarations go on: their values wait for storage (bindLocked
-// binds none), take no freed slot (whose old record this step would merge
-// as the dead value's), and stay to publish (dirty), as do the values
-// removed meanwhile, whose slots stay dying.
+// binds none, handleLocked hands none out), those given a free slot
+// leave its old record, which this step carries and merges, as it is
+// until the step is done (part.land), and they stay to publish (dirty),
+// as do the values removed meanwhile, whose slots stay dying.
 func (r *Registry) publishPartUnlocking(p *part) error {
 	if !p.dirty {
 		return nil
@@ -889,9 +890,9 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return err
 	}
 	f, live, capacity := p.file, gr.live, gr.g.capacity
-	sp, dying, free := p.snapshotLocked(), len(p.dying), p.free
+	sp, dying := p.snapshotLocked(), len(p.dying)
 	ws, lists := r.shownLocked(p, live)
-	p.free, p.dirty = nil, false
+	p.dirty, p.flying = false, true
 	done := make(chan struct{})
 	r.inFlight = done
 	p.hold.track() // the handles made without the lock, which sp lacks
@@ -911,7 +912,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 
 	r.inFlight = nil
 	close(done)
-	p.free = append(free, p.free...)
+	p.land()
 	if err != nil {
 		p.dirty = true
 		err = fileError(p.name, "cannot grow", err)

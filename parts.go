@@ -52,6 +52,12 @@ type part struct {
 	stride      valueStride // between the value records of two slots, fixed at Start
 	valuesEnd   int64       // past the file's values and the records after them, from its values
 	dirty       bool        // declarations not yet in the file
+	// flying says a publication without the lock is in flight
+	// (publishPartUnlocking): a free slot taken meanwhile keeps its old
+	// record, which the step carries and merges, until it lands, zeroed
+	// (landing, land).
+	flying  bool
+	landing []int
 }
 
 // snapArrays are the arrays of a part's last snapshot, which the next
@@ -379,6 +385,9 @@ func (p *part) record(s int) unsafe.Pointer { return unsafe.Add(p.file.values, p
 
 // takeSlot gives instance j of m a slot, a free one, its value zeroed,
 // else the next, and returns it; m's slots and handles are the caller's.
+// A publication in flight does not stop it taking a free one: taking the
+// next then made a file grow at every publication under churn, without
+// bound (TestChurnKeepsSlotsBounded).
 func (p *part) takeSlot(m *metric, j int) int {
 	n := len(p.free)
 	if n == 0 {
@@ -388,11 +397,28 @@ func (p *part) takeSlot(m *metric, j int) int {
 	s := p.free[n-1]
 	p.free = p.free[:n-1]
 	*p.slots.at(s) = ownedBy(m, j)
-	if s < p.bound {
+	switch {
+	case p.flying:
+		p.landing = append(p.landing, s)
+	case s < p.bound:
 		p.zero(s)
 		p.bindable = true
 	}
 	return s
+}
+
+// land zeroes the values of the free slots taken while a publication was
+// in flight, once it is done: their values, having no storage until then
+// (handleLocked), are bound by the next wake.
+func (p *part) land() {
+	p.flying = false
+	for _, s := range p.landing {
+		if s < p.bound {
+			p.zero(s)
+			p.bindable = true
+		}
+	}
+	p.landing = p.landing[:0]
 }
 
 // zero clears the value of slot s in the file, left by a removed one.
