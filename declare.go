@@ -31,7 +31,7 @@ type door struct{ r *Registry }
 //   - values handed to instruments once they have storage:
 //     bindCellLocked, handleOfLocked, and for a
 //     vector's cells waitGroupLocked, handleLocked, slotLocked;
-//   - a vector's room in its file, labels and limits: reserveLocked,
+//   - a vector's room in its file, labels and limits: roomLocked, reserveLocked,
 //     followLimitLocked, limitSet, labelInstanceLocked,
 //     unlabelInstanceLocked, instanceCapLocked;
 //   - the registry's own counts: dropLocked, expiredLocked;
@@ -81,6 +81,10 @@ func (d door) enter() {
 	d.r.entering.Add(-1)
 }
 func (d door) leave() { d.r.mu.Unlock() }
+
+// roomLocked is Registry.roomLocked for the values of the indom serial; it
+// may let the lock go.
+func (d door) roomLocked(serial uint32) { d.r.roomLocked(d.r.serials[serial]) }
 
 // startedLocked reports whether the registry is started.
 func (d door) startedLocked() bool { return d.r.state == started }
