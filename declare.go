@@ -82,9 +82,13 @@ func (d door) enter() {
 }
 func (d door) leave() { d.r.mu.Unlock() }
 
-// roomLocked is Registry.roomLocked for the values of the indom serial; it
-// may let the lock go.
-func (d door) roomLocked(serial uint32) { d.r.roomLocked(d.r.serials[serial]) }
+// roomLocked is Registry.roomLocked for the values of the indom serial,
+// after Start (before it, no value has a slot); it may let the lock go.
+func (d door) roomLocked(serial uint32) {
+	if d.startedLocked() {
+		d.r.roomLocked(d.r.serials[serial])
+	}
+}
 
 // startedLocked reports whether the registry is started.
 func (d door) startedLocked() bool { return d.r.state == started }
