@@ -99,10 +99,10 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 	v2 := version != Version1
 	// The instances of the indoms the registry made for instruments share
 	// one string record per name: 1,000 vectors of the same 10 label
-	// values need 10 records, not 10,000 (docs/design.md, "What a file
-	// holds"). So do the help texts of the metrics over them. Indoms and
-	// metrics the program declares keep a record per text, as libpcp_mmv
-	// writes them.
+	// values need 10 records, not 10,000 (docs/design.md, "What a
+	// vector's values take in the file"). So do the help texts of the
+	// metrics over them. Indoms and metrics the program declares keep a
+	// record per text, as libpcp_mmv writes them.
 	if pl.nameStr == nil {
 		pl.nameStr, pl.tailStr = map[string]int64{}, map[[2]string]int64{}
 	}

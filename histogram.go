@@ -743,8 +743,9 @@ func (o *histOut) unbind() {
 
 // histEntry is what a vector's new label value makes, and a histogram
 // alone: its entry, its histogram and the histogram's window, one
-// allocation where they were three. Not its histOut, which holds the value's handles: a histogram a
-// program keeps after Delete would keep them, and the mapping they are in.
+// allocation where they were three. Not its histOut, which holds the
+// values' handles: a histogram a program keeps after Delete would keep
+// them, and the mapping they are in.
 type histEntry struct {
 	e vecEntry[Histogram]
 	h Histogram

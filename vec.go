@@ -433,6 +433,7 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	if !ok {
 		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, inside(v.what(), "values", values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
 	}
+	// Before the lookup below: it may let the lock go.
 	r.roomLocked(v.serial)
 	if e := v.table.Load().find(h, values); e != nil { // made by another goroutine meanwhile
 		return e.t, nil
