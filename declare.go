@@ -97,9 +97,7 @@ func (d door) startedLocked() bool { return d.r.state == started }
 // waiters were last woken: none has before Start, and after it only a
 // part that gave one storage (part.bindable) has any. A value with none
 // waits for the next wake, which binds it.
-func (d door) bindableLocked() bool {
-	return d.startedLocked() && slices.ContainsFunc(d.r.parts, func(p *part) bool { return p.bindable })
-}
+func (d door) bindableLocked() bool { return d.startedLocked() && d.r.bindableLocked() }
 
 // handleOfLocked returns the handle of m's value for instance id (0 when
 // singular), nil until it has storage in a started file; at is where the

@@ -608,6 +608,12 @@ func (r *Registry) unwaitLocked(in *indom, j int) {
 	r.waiting = slices.DeleteFunc(r.waiting, func(w waiter) bool { return w.m.indom == in && w.inst == j })
 }
 
+// bindableLocked reports whether a part gave a value storage since the
+// waiters were last woken (part.bindable).
+func (r *Registry) bindableLocked() bool {
+	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.bindable })
+}
+
 // wakeLocked hands the values that now have storage to their waiters.
 // Only a part that gave a value storage (bindable) can have any: every
 // first use after Start adds a waiter until the next publication, and a
@@ -627,7 +633,7 @@ func (r *Registry) wakeLocked(most int) bool {
 		// one after its snapshot would be merged as an update, a gauge
 		// shown at 1e17 and set to 1 then ending at 0. The bindings wait
 		// for the step's end (publishPartsLocked).
-		return r.wakeRest || slices.ContainsFunc(r.parts, func(p *part) bool { return p.bindable })
+		return r.wakeRest || r.bindableLocked()
 	}
 	woken := r.wakeRest
 	for _, p := range r.parts {

@@ -397,14 +397,21 @@ func (p *part) takeSlot(m *metric, j int) int {
 	s := p.free[n-1]
 	p.free = p.free[:n-1]
 	*p.slots.at(s) = ownedBy(m, j)
-	switch {
-	case p.flying:
+	if p.flying {
 		p.landing = append(p.landing, s)
-	case s < p.bound:
+	} else {
+		p.reuse(s)
+	}
+	return s
+}
+
+// reuse zeroes the value of free slot s, taken again, if the file holds
+// it: the value then has storage.
+func (p *part) reuse(s int) {
+	if s < p.bound {
 		p.zero(s)
 		p.bindable = true
 	}
-	return s
 }
 
 // land zeroes the values of the free slots taken while a publication was
@@ -413,10 +420,7 @@ func (p *part) takeSlot(m *metric, j int) int {
 func (p *part) land() {
 	p.flying = false
 	for _, s := range p.landing {
-		if s < p.bound {
-			p.zero(s)
-			p.bindable = true
-		}
+		p.reuse(s)
 	}
 	p.landing = p.landing[:0]
 }
