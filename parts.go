@@ -481,11 +481,22 @@ func (p *part) published() {
 // instance revived if not negative, a slot for each metric of the part
 // over in.
 func (p *part) newInstanceSlots(in *indom, first, revived int) {
+	n := in.count()
 	for _, m := range p.metricsOver(in) {
 		if revived >= 0 {
 			p.newSlot(m, revived)
 		}
-		for j := first; j < in.count(); j++ {
+		j := first
+		if len(p.free) == 0 && m.slots.len() == j && m.values.len() == 0 {
+			// The common run: new instances given the next slots, no
+			// handle made yet. Slot by slot (newSlot), it was 28% of
+			// a histogram's first use after Start, 19 buckets each.
+			for ; j < n; j++ {
+				m.slots.push(int32(p.slots.len()))
+				p.slots.push(ownedBy(m, j))
+			}
+		}
+		for ; j < n; j++ {
 			p.newSlot(m, j)
 		}
 	}
