@@ -487,14 +487,22 @@ func (p *part) newInstanceSlots(in *indom, first, revived int) {
 			p.newSlot(m, revived)
 		}
 		j := first
-		if len(p.free) == 0 && m.slots.len() == j && m.values.len() == 0 {
+		if len(p.free) == 0 && m.slots.len() == j && m.values.len() == 0 && j < n {
 			// The common run: new instances given the next slots, no
 			// handle made yet. Slot by slot (newSlot), it was 28% of
 			// a histogram's first use after Start, 19 buckets each.
-			for ; j < n; j++ {
-				m.slots.push(int32(p.slots.len()))
-				p.slots.push(ownedBy(m, j))
+			s := p.slots.len()
+			for run, i := range p.slots.extend(n - j) {
+				for k := range run {
+					run[k] = ownedBy(m, j+i-s+k)
+				}
 			}
+			for run, i := range m.slots.extend(n - j) {
+				for k := range run {
+					run[k] = int32(s + i - j + k)
+				}
+			}
+			j = n
 		}
 		for ; j < n; j++ {
 			p.newSlot(m, j)

@@ -67,14 +67,46 @@ func (l *segList[E]) push(x E) {
 		l.head = appendGrown(l.head, x)
 		return
 	}
+	l.segment(i)[i&(segLen-1)] = x
+}
+
+// segment returns the tail array that element i, past the head, is in,
+// allocating it when i is the first element past the last one, and
+// copying segListOf's last, short, into a whole one.
+func (l *segList[E]) segment(i int) []E {
 	k := i>>segShift - 1
 	switch {
 	case k == len(l.tail):
 		l.tail = append(l.tail, make([]E, segLen))
-	case len(l.tail[k]) < segLen: // segListOf's last
+	case len(l.tail[k]) < segLen:
 		l.tail[k] = append(make([]E, 0, segLen), l.tail[k]...)[:segLen]
 	}
-	l.tail[k][i&(segLen-1)] = x
+	return l.tail[k]
+}
+
+// extend appends n zero elements and yields them in runs, each with the
+// index of its first, for the caller to write: a run of new instances'
+// slots (part.newInstanceSlots), which push one at a time cost a
+// histogram's first use after Start a fifth of its time.
+func (l *segList[E]) extend(n int) iter.Seq2[[]E, int] {
+	return func(yield func([]E, int) bool) {
+		i, end := l.n, l.n+n
+		l.n = end
+		if i < segLen {
+			k := min(end, segLen) - i
+			l.head = growBy(l.head, k)
+			if !yield(l.head[i:], i) {
+				return
+			}
+			i += k
+		}
+		for ; i < end; i = (i | (segLen - 1)) + 1 {
+			off := i & (segLen - 1)
+			if !yield(l.segment(i)[off:min(segLen, off+end-i)], i) {
+				return
+			}
+		}
+	}
 }
 
 // truncate drops the elements from n on, clearing them, 0 <= n <= len.

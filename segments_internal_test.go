@@ -3,6 +3,7 @@ package mmv
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,9 +73,10 @@ func TestSegList(t *testing.T) {
 	}, "an index past the length, inside the last segment's array")
 }
 
-// TestSegListPushRun: push appends a run of elements from any length,
-// across segment bounds, to a list pushed or of a slice's elements, and a
-// copy taken before it keeps its elements.
+// TestSegListPushRun: push, an element at a time, and extend, a run at
+// once, append a run of elements from any length, across segment bounds,
+// to a list pushed or of a slice's elements, and a copy taken before it
+// keeps its elements.
 func TestSegListPushRun(t *testing.T) {
 	for _, n := range segLengths {
 		for _, k := range []int{0, 1, 19, segLen + 3} {
@@ -94,13 +96,26 @@ func TestSegListPushRun(t *testing.T) {
 						l.push(x)
 					}
 				}
-				snap := l
-				for _, x := range run {
-					l.push(x)
+				for _, how := range []string{"pushed", "extended"} {
+					l := l
+					l.head = slices.Clip(l.head) // not to write into the other case's spare room
+					snap := l
+					if how == "pushed" {
+						for _, x := range run {
+							l.push(x)
+						}
+					} else {
+						seen := 0
+						for r, i := range l.extend(k) {
+							require.Equal(t, n+seen, i, "a run's first index")
+							seen += copy(r, run[seen:])
+						}
+						require.Equal(t, k, seen, "elements yielded")
+					}
+					msg := fmt.Sprintf("%d elements %s, then %d more %s", n, from, k, how)
+					requireSegList(t, append(append([]int(nil), start...), run...), &l, msg)
+					requireSegList(t, start, &snap, msg+": the copy before")
 				}
-				msg := fmt.Sprintf("%d elements %s, then %d more", n, from, k)
-				requireSegList(t, append(append([]int(nil), start...), run...), &l, msg)
-				requireSegList(t, start, &snap, msg+": the copy before")
 			}
 		}
 	}
