@@ -198,12 +198,7 @@ func BenchmarkFirstUseLatency(b *testing.B) {
 	} {
 		b.Run(c.name+"/mmv", func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "mmv") // its own: see declShapes
-			lat := make([]time.Duration, 0, c.values)
-			routes := make([]string, c.values)
-			for j := range routes {
-				routes[j] = routeValue(j)
-			}
-			metrics := map[string][]float64{}
+			f := newFirstUses(c.values)
 			for b.Loop() {
 				b.StopTimer()
 				o := c.opts
@@ -212,56 +207,68 @@ func BenchmarkFirstUseLatency(b *testing.B) {
 				v := mmv.NewCounterVec(r, "requests", "Requests served", mmv.Count, "route")
 				v.SetLimit(c.values)
 				check(b, r.Start())
-				lat = lat[:0]
 				b.StartTimer()
-				for _, route := range routes {
+				for _, route := range f.routes {
 					t0 := time.Now()
 					v.With(route).Inc()
-					lat = append(lat, time.Since(t0))
+					f.lat = append(f.lat, time.Since(t0))
 				}
 				b.StopTimer()
 				check(b, r.Close())
-				for name, x := range firstUseMetrics(lat) {
-					metrics[name] = append(metrics[name], x)
-				}
+				f.record()
 				b.StartTimer()
 			}
-			reportMedians(b, metrics)
+			f.report(b)
 		})
 		// The same first uses in VictoriaMetrics (GetOrCreateCounter on a
 		// name made with fmt.Sprintf, as BenchmarkDeclare), which keeps
 		// its values in memory and publishes nothing: what its map's
 		// growth, the collector and this machine leave of a flat latency.
 		b.Run(c.name+"/victoriametrics", func(b *testing.B) {
-			lat := make([]time.Duration, 0, c.values)
-			routes := make([]string, c.values)
-			for j := range routes {
-				routes[j] = routeValue(j)
-			}
-			metrics := map[string][]float64{}
+			f := newFirstUses(c.values)
 			for b.Loop() {
 				set := vm.NewSet()
-				lat = lat[:0]
-				for _, route := range routes {
+				for _, route := range f.routes {
 					t0 := time.Now()
 					set.GetOrCreateCounter(fmt.Sprintf("requests{route=%q}", route)).Inc()
-					lat = append(lat, time.Since(t0))
+					f.lat = append(f.lat, time.Since(t0))
 				}
 				b.StopTimer()
-				for name, x := range firstUseMetrics(lat) {
-					metrics[name] = append(metrics[name], x)
-				}
+				f.record()
 				b.StartTimer()
 			}
-			reportMedians(b, metrics)
+			f.report(b)
 		})
 	}
 }
 
-// reportMedians reports the median over the iterations of each of
-// BenchmarkFirstUseLatency's metrics.
-func reportMedians(b *testing.B, metrics map[string][]float64) {
-	for name, xs := range metrics {
+// firstUses are BenchmarkFirstUseLatency's label values, the latencies of
+// one iteration's first uses of them, and the metrics of every iteration.
+type firstUses struct {
+	routes  []string
+	lat     []time.Duration
+	metrics map[string][]float64
+}
+
+func newFirstUses(n int) *firstUses {
+	f := &firstUses{routes: make([]string, n), lat: make([]time.Duration, 0, n), metrics: map[string][]float64{}}
+	for j := range f.routes {
+		f.routes[j] = routeValue(j)
+	}
+	return f
+}
+
+// record adds the metrics of the iteration's latencies, and empties them.
+func (f *firstUses) record() {
+	for name, x := range firstUseMetrics(f.lat) {
+		f.metrics[name] = append(f.metrics[name], x)
+	}
+	f.lat = f.lat[:0]
+}
+
+// report reports the median of each metric over the iterations.
+func (f *firstUses) report(b *testing.B) {
+	for name, xs := range f.metrics {
 		slices.Sort(xs)
 		b.ReportMetric(xs[len(xs)/2], name)
 	}
