@@ -84,25 +84,27 @@ func (l *segList[E]) segment(i int) []E {
 	return l.tail[k]
 }
 
-// extend appends n zero elements and yields them in runs, each with the
+// extend appends n zero elements and returns them in runs, each with the
 // index of its first, for the caller to write: a run of new instances'
 // slots (part.newInstanceSlots), which push one at a time cost a
-// histogram's first use after Start a fifth of its time.
+// histogram's first use after Start a fifth of its time. The list is
+// grown before it returns, whether the runs are read or not.
 func (l *segList[E]) extend(n int) iter.Seq2[[]E, int] {
+	from, end := l.n, l.n+n
+	if from < segLen {
+		l.head = growBy(l.head, min(end, segLen)-from)
+	}
+	for i := max(from, segLen); i < end; i = (i | (segLen - 1)) + 1 {
+		l.segment(i)
+	}
+	l.n = end
 	return func(yield func([]E, int) bool) {
-		i, end := l.n, l.n+n
-		l.n = end
-		if i < segLen {
-			k := min(end, segLen) - i
-			l.head = growBy(l.head, k)
-			if !yield(l.head[i:], i) {
-				return
-			}
-			i += k
+		if from < segLen && !yield(l.head[from:min(end, segLen)], from) {
+			return
 		}
-		for ; i < end; i = (i | (segLen - 1)) + 1 {
+		for i := max(from, segLen); i < end; i = (i | (segLen - 1)) + 1 {
 			off := i & (segLen - 1)
-			if !yield(l.segment(i)[off:min(segLen, off+end-i)], i) {
+			if !yield(l.tail[i>>segShift-1][off:min(segLen, off+end-i)], i) {
 				return
 			}
 		}

@@ -74,9 +74,9 @@ func TestSegList(t *testing.T) {
 }
 
 // TestSegListPushRun: push, an element at a time, and extend, a run at
-// once, append a run of elements from any length, across segment bounds,
-// to a list pushed or of a slice's elements, and a copy taken before it
-// keeps its elements.
+// once (the list grown even when its runs are not read), append a run of
+// elements from any length, across segment bounds, to a list pushed or of
+// a slice's elements, and a copy taken before it keeps its elements.
 func TestSegListPushRun(t *testing.T) {
 	for _, n := range segLengths {
 		for _, k := range []int{0, 1, 19, segLen + 3} {
@@ -96,21 +96,27 @@ func TestSegListPushRun(t *testing.T) {
 						l.push(x)
 					}
 				}
-				for _, how := range []string{"pushed", "extended"} {
+				for _, how := range []string{"pushed", "extended", "extended, written by index"} {
 					l := l
 					l.head = slices.Clip(l.head) // not to write into the other case's spare room
 					snap := l
-					if how == "pushed" {
+					switch how {
+					case "pushed":
 						for _, x := range run {
 							l.push(x)
 						}
-					} else {
+					case "extended":
 						seen := 0
 						for r, i := range l.extend(k) {
 							require.Equal(t, n+seen, i, "a run's first index")
 							seen += copy(r, run[seen:])
 						}
 						require.Equal(t, k, seen, "elements yielded")
+					default: // grown whether its runs are read or not
+						_ = l.extend(k)
+						for i, x := range run {
+							*l.at(n + i) = x
+						}
 					}
 					msg := fmt.Sprintf("%d elements %s, then %d more %s", n, from, k, how)
 					requireSegList(t, append(append([]int(nil), start...), run...), &l, msg)
