@@ -492,15 +492,21 @@ func (p *part) newInstanceSlots(in *indom, first, revived int) {
 			// handle made yet. Slot by slot (newSlot), it was 28% of
 			// a histogram's first use after Start, 19 buckets each.
 			s := p.slots.len()
-			for run, i := range p.slots.extend(n - j) {
+			p.slots.extend(n - j)
+			for i := s; i < p.slots.len(); {
+				run := p.slots.span(i, p.slots.len())
 				for k := range run {
 					run[k] = ownedBy(m, j+i-s+k)
 				}
+				i += len(run)
 			}
-			for run, i := range m.slots.extend(n - j) {
+			m.slots.extend(n - j)
+			for i := j; i < n; {
+				run := m.slots.span(i, n)
 				for k := range run {
 					run[k] = int32(s + i - j + k)
 				}
+				i += len(run)
 			}
 			j = n
 		}

@@ -74,9 +74,9 @@ func TestSegList(t *testing.T) {
 }
 
 // TestSegListPushRun: push, an element at a time, and extend, a run at
-// once (the list grown even when its runs are not read), append a run of
-// elements from any length, across segment bounds, to a list pushed or of
-// a slice's elements, and a copy taken before it keeps its elements.
+// once, then written in spans or by index, append a run of elements from
+// any length, across segment bounds, to a list pushed or of a slice's
+// elements, and a copy taken before it keeps its elements.
 func TestSegListPushRun(t *testing.T) {
 	for _, n := range segLengths {
 		for _, k := range []int{0, 1, 19, segLen + 3} {
@@ -96,7 +96,7 @@ func TestSegListPushRun(t *testing.T) {
 						l.push(x)
 					}
 				}
-				for _, how := range []string{"pushed", "extended", "extended, written by index"} {
+				for _, how := range []string{"pushed", "extended, written in spans", "extended, written by index"} {
 					l := l
 					l.head = slices.Clip(l.head) // not to write into the other case's spare room
 					snap := l
@@ -105,15 +105,16 @@ func TestSegListPushRun(t *testing.T) {
 						for _, x := range run {
 							l.push(x)
 						}
-					case "extended":
-						seen := 0
-						for r, i := range l.extend(k) {
-							require.Equal(t, n+seen, i, "a run's first index")
-							seen += copy(r, run[seen:])
+					case "extended, written in spans":
+						l.extend(k)
+						for i := n; i < n+k; {
+							s := l.span(i, n+k)
+							require.NotEmpty(t, s, "the span at %d", i)
+							require.LessOrEqual(t, len(s), segLen-i&(segLen-1), "the span at %d passes its array's end", i)
+							i += copy(s, run[i-n:])
 						}
-						require.Equal(t, k, seen, "elements yielded")
-					default: // grown whether its runs are read or not
-						_ = l.extend(k)
+					default:
+						l.extend(k)
 						for i, x := range run {
 							*l.at(n + i) = x
 						}
