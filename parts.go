@@ -487,10 +487,14 @@ func (p *part) newInstanceSlots(in *indom, first, revived int) {
 			p.newSlot(m, revived)
 		}
 		j := first
-		if len(p.free) == 0 && m.slots.len() == j && m.values.len() == 0 && j < n {
-			// The common run: new instances given the next slots, no
-			// handle made yet. Slot by slot (newSlot), it was 28% of
-			// a histogram's first use after Start, 19 buckets each.
+		if len(p.free) == 0 && m.slots.len() == j && j < n {
+			// The common run: new instances given the next slots, and no
+			// handle yet (nil) where the metric has handles, which are as
+			// many as its slots. Slot by slot (newSlot), it was 28% of a
+			// histogram's first use after Start, 19 buckets each.
+			if m.values.len() > 0 {
+				m.values.extend(n - j)
+			}
 			s := p.slots.len()
 			p.slots.extend(n - j)
 			for i := s; i < p.slots.len(); {
