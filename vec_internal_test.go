@@ -190,7 +190,7 @@ func TestVecTableMadeAhead(t *testing.T) {
 	}
 	for range 3 { // growths
 		tb := v.table.Load()
-		for !nearGrowth(len(tb.slots)/2-tb.used, len(tb.slots)) {
+		for !nearGrowth(vecTableRoom(len(tb.slots))-tb.used, len(tb.slots)) {
 			add()
 		}
 		var made []vecSlot[Counter]
@@ -236,10 +236,10 @@ func TestVecTableSpareOnlyNearGrowth(t *testing.T) {
 	_, v := uncappedVec(t, "vecspare", 1<<20)
 	for i := 0; ; i++ {
 		tb := v.table.Load()
-		if len(tb.slots) >= 4*spareMin && 16*(len(tb.slots)/2-tb.used) <= len(tb.slots) {
+		if len(tb.slots) >= 4*spareMin && 16*(vecTableRoom(len(tb.slots))-tb.used) <= len(tb.slots) {
 			break
 		}
-		if len(tb.slots) >= spareMin && 16*(len(tb.slots)/2-tb.used) > len(tb.slots) {
+		if len(tb.slots) >= spareMin && 16*(vecTableRoom(len(tb.slots))-tb.used) > len(tb.slots) {
 			require.Nil(t, v.next.asked, "a table made ahead at %d entries of %d slots", tb.used, len(tb.slots))
 		}
 		v.With("/r/" + strconv.Itoa(i)).Inc()
@@ -248,15 +248,18 @@ func TestVecTableSpareOnlyNearGrowth(t *testing.T) {
 
 // TestVecTableSpareWithinLimit: a vector filled to its limit holds no
 // table made ahead for a growth its limit forbids: at the default limit,
-// 1,000 values in a table of 2,048 slots asked for one of 8,192 (128 kB,
-// four times the table) and kept it. Its limit raised, it asks again.
+// 1,000 values in a table of 2,048 slots (half of them its room then)
+// asked for one of 8,192 (128 kB, four times the table) and kept it. Its
+// limit raised, it asks again.
 func TestVecTableSpareWithinLimit(t *testing.T) {
-	v := NewCounterVec(newTestRegistry(t, "sparelimit"), "requests", "", Count, "route")
-	for i := range DefaultVecLimit {
+	limit := vecTableRoom(2*spareMin) - 1 // a table near its growth, one value short of it
+	_, v := uncappedVec(t, "sparelimit", limit)
+	for i := range limit {
 		require.NotNil(t, v.With("/r/"+strconv.Itoa(i)))
 	}
+	require.True(t, nearGrowth(vecTableRoom(len(v.table.Load().slots))-limit, len(v.table.Load().slots)), "the table is near its growth")
 	assert.Nil(t, v.next.asked, "a table made ahead at the vector's limit")
-	v.SetLimit(2 * DefaultVecLimit)
+	v.SetLimit(2 * limit)
 	v.With("/r/more")
 	assert.NotNil(t, v.next.asked, "none asked for once the limit allows a growth")
 }
