@@ -330,3 +330,20 @@ func TestVecNamesIndexedOnDemand(t *testing.T) {
 	}
 	checkNames()
 }
+
+// TestVecTableRoomLeavesAFreeSlot: a table filled to its room keeps a
+// free slot, where a lookup's probe for values it does not hold ends (a
+// room of size-size/4 filled a vector's first table, of one slot, and a
+// miss probed it forever).
+func TestVecTableRoomLeavesAFreeSlot(t *testing.T) {
+	for size := 1; size <= 1<<20; size *= 2 {
+		assert.Less(t, vecTableRoom(size), size, "a table of %d slots", size)
+	}
+	_, v := uncappedVec(t, "vecroom", 1<<20)
+	for i := range 100 {
+		v.With("/r/" + strconv.Itoa(i)).Inc()
+		tb := v.table.Load()
+		require.Less(t, tb.used, len(tb.slots), "no free slot at %d values", i+1)
+		require.Nil(t, tb.findHere(canon.Hash([]string{"/absent"}), []string{"/absent"}))
+	}
+}
