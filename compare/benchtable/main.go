@@ -74,7 +74,7 @@ func tablesOf(bench string) (map[string]string, error) {
 	}
 	tables := map[string]string{}
 	for name, mk := range map[string]func(*results) (string, error){
-		"updates": updates, "with": with, "declare": declare, "start": start, "growth": growth, "summary": summary,
+		"updates": updates, "with": with, "declare": declare, "start": start, "growth": growth, "latency": latency, "summary": summary,
 	} {
 		if tables[name], err = mk(rs); err != nil {
 			return nil, fmt.Errorf("%s: table %s: %w", bench, name, err)
@@ -384,6 +384,36 @@ func growth(rs *results) (string, error) {
 			return "", err
 		}
 		fmt.Fprintf(&b, "| %s | %.2f MB | %.2f ms | %.2f ms | %s |\n", addCommas(n), size/1e6, step/1e6, floor/1e6, ratio(step, floor, false))
+	}
+	return b.String(), nil
+}
+
+// latency is the table of BenchmarkFirstUseLatency: the distribution of
+// first uses' latencies after Start, mmv's while publications grow the
+// file under them and VictoriaMetrics' alike, and whether it stays flat:
+// the mean of the last tenth over that of the first.
+func latency(rs *results) (string, error) {
+	cols := []string{"p50-ns", "p99-ns", "max-ns", "p99-ns-last10%", "max-ns-last10%", "mean-ns-first10%", "mean-ns-last10%"}
+	var b strings.Builder
+	b.WriteString("| caps | new values | library | p50 | p99 | largest | p99, last tenth | largest, last tenth | mean, first tenth | mean, last tenth | last ÷ first | over 0.3 ms |\n")
+	b.WriteString("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range []struct{ caps, values string }{{"default", "1,000"}, {"raised", "100,000"}} {
+		for _, lib := range []string{"mmv", "victoriametrics"} {
+			name := "FirstUseLatency/" + c.caps + "/" + lib
+			fmt.Fprintf(&b, "| %s | %s | %s |", c.caps, c.values, lib)
+			var v []float64
+			for _, unit := range append(cols, "over-0.3ms") {
+				x, err := rs.median(name, unit)
+				if err != nil {
+					return "", err
+				}
+				v = append(v, x)
+			}
+			for _, x := range v[:len(cols)] {
+				fmt.Fprintf(&b, " %s |", withUnit(x))
+			}
+			fmt.Fprintf(&b, " %.2fx | %g |\n", v[6]/v[5], v[7])
+		}
 	}
 	return b.String(), nil
 }
