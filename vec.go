@@ -98,13 +98,13 @@ type Vec[T any] struct {
 
 // vecTable finds a vector's entries by the hash of their values, for
 // readers without a lock: open addressing, probing linearly over a power
-// of two of slots, at most three quarters of them filled (vecTableRoom). A
-// slot is filled once, its
-// hash before its entry, and never emptied: a deleted instance's entry
-// stays in its slot, dead, and lookups pass it by. Writers, holding the
-// registry's lock, fill free slots in place. Once its room is filled a
-// table is replaced by one twice as large, which takes the old
-// one's live entries a few at every insert (moveLocked), not all at once:
+// of two of slots, at most three quarters of them filled (vecTableRoom).
+// A slot is filled once, its hash before its entry, and never emptied: a
+// deleted instance's entry stays in its slot, dead, and lookups pass it
+// by. Writers, holding the registry's lock, fill free slots in place.
+// Once its room is filled a table is replaced by one twice as large,
+// which takes the old one's live entries a few at every insert
+// (moveLocked), not all at once:
 // moving 65,536 entries, a cache miss or two each, made one first use
 // wait 10 ms. Meanwhile a lookup that misses the new table looks in the
 // old one (old). A table is rebuilt whole, with its live entries only,
@@ -189,11 +189,12 @@ func vecTableSize(n int) int {
 
 // vecTableRoom is how many of a table's slots may be filled: three
 // quarters, none of a vector's first table of one slot, so that a
-// lookup's probe always ends at a free slot. Half of them made a vector of 10,000 values a table of
-// 32,768 slots, 512 kB, where 16,384 hold them, and the tables it grew
-// through a quarter of its memory (BenchmarkDeclare); a lookup probes
-// slots of 16 bytes, four to a cache line, from its hash's, and compares
-// an entry's values only when the slot's hash is its own.
+// lookup's probe always ends at a free slot. Half of them made a vector
+// of 10,000 values a table of 32,768 slots, 512 kB, where 16,384 hold
+// them, and the tables it grew through a quarter of its memory
+// (BenchmarkDeclare); a lookup probes slots of 16 bytes, four to a cache
+// line, from its hash's, and compares an entry's values only when the
+// slot's hash is its own.
 func vecTableRoom(size int) int { return 3 * size / 4 }
 
 // find returns the live entry of values, whose hash is h, nil when t has
