@@ -157,21 +157,21 @@ func (x *keyIndex[K]) remove(k K, key func(pos int) K) {
 	x.n--
 }
 
-// reserve makes room for n more keys, keeping the table at most 3/4
-// full. A table replaced by one twice as large is moved by the next adds
-// (move), 4 slots each, all of it before the new table is half full; a
-// larger reserve, or one while a move is not done, moves everything at
-// once.
+// reserve makes room for n more keys, keeping the table within its room
+// (tableRoom, as a vector's table). A table replaced by one twice as
+// large is moved by the next adds (move), 4 slots each, all of it before
+// the new table is half full; a larger reserve, or one while a move is
+// not done, moves everything at once.
 func (x *keyIndex[K]) reserve(n int) {
-	if (x.n+n)*4 <= len(x.slots)*3 {
-		if nearGrowth(len(x.slots)*3/4-(x.n+n), len(x.slots)) {
+	if x.n+n <= tableRoom(len(x.slots)) {
+		if nearGrowth(tableRoom(len(x.slots))-(x.n+n), len(x.slots)) {
 			x.next.ask(2 * len(x.slots))
 		}
 		return
 	}
 	x.move(len(x.old))
 	size := max(16, len(x.slots))
-	for (x.n+n)*4 > size*3 {
+	for x.n+n > tableRoom(size) {
 		size *= 2
 	}
 	x.old, x.moved = x.slots, 0

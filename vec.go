@@ -98,7 +98,7 @@ type Vec[T any] struct {
 
 // vecTable finds a vector's entries by the hash of their values, for
 // readers without a lock: open addressing, probing linearly over a power
-// of two of slots, at most three quarters of them filled (vecTableRoom).
+// of two of slots, at most three quarters of them filled (tableRoom).
 // A slot is filled once, its hash before its entry, and never emptied: a
 // deleted instance's entry stays in its slot, dead, and lookups pass it
 // by. Writers, holding the registry's lock, fill free slots in place.
@@ -181,21 +181,11 @@ func newVecTable[T any](n int) *vecTable[T] {
 // vecTableSize is the number of slots of a table with room for n entries.
 func vecTableSize(n int) int {
 	size := 8
-	for vecTableRoom(size) < n {
+	for tableRoom(size) < n {
 		size *= 2
 	}
 	return size
 }
-
-// vecTableRoom is how many of a table's slots may be filled: three
-// quarters, none of a vector's first table of one slot, so that a
-// lookup's probe always ends at a free slot. Half of them made a vector
-// of 10,000 values a table of 32,768 slots, 512 kB, where 16,384 hold
-// them, and the tables it grew through a quarter of its memory
-// (BenchmarkDeclare); a lookup probes slots of 16 bytes, four to a cache
-// line, from its hash's, and compares an entry's values only when the
-// slot's hash is its own.
-func vecTableRoom(size int) int { return 3 * size / 4 }
 
 // find returns the live entry of values, whose hash is h, nil when t has
 // none, nor the table it replaces.
@@ -500,7 +490,7 @@ func (v *Vec[T]) insertLocked(e *vecEntry[T], h uint64) {
 	// growth: a vector at the default limit, 1,000 values in 2,048
 	// slots, kept a table of 8,192 (128 kB) made ahead for good. Dead
 	// entries may still fill it; that growth allocates its own.
-	room := vecTableRoom(len(t.slots))
+	room := tableRoom(len(t.slots))
 	if nearGrowth(room-(t.used+1), len(t.slots)) && int64(room) < v.limit.Load() {
 		// The size below when no entry is deleted meanwhile: v.live
 		// is then used+1, and used the room.

@@ -190,7 +190,7 @@ func TestVecTableMadeAhead(t *testing.T) {
 	}
 	for range 3 { // growths
 		tb := v.table.Load()
-		for !nearGrowth(vecTableRoom(len(tb.slots))-tb.used, len(tb.slots)) {
+		for !nearGrowth(tableRoom(len(tb.slots))-tb.used, len(tb.slots)) {
 			add()
 		}
 		var made []vecSlot[Counter]
@@ -237,10 +237,10 @@ func TestVecTableSpareOnlyNearGrowth(t *testing.T) {
 	_, v := uncappedVec(t, "vecspare", 1<<20)
 	for i := 0; ; i++ {
 		tb := v.table.Load()
-		if len(tb.slots) >= 4*spareMin && 16*(vecTableRoom(len(tb.slots))-tb.used) <= len(tb.slots) {
+		if len(tb.slots) >= 4*spareMin && 16*(tableRoom(len(tb.slots))-tb.used) <= len(tb.slots) {
 			break
 		}
-		if len(tb.slots) >= spareMin && 16*(vecTableRoom(len(tb.slots))-tb.used) > len(tb.slots) {
+		if len(tb.slots) >= spareMin && 16*(tableRoom(len(tb.slots))-tb.used) > len(tb.slots) {
 			require.Nil(t, v.next.asked, "a table made ahead at %d entries of %d slots", tb.used, len(tb.slots))
 		}
 		v.With("/r/" + strconv.Itoa(i)).Inc()
@@ -253,12 +253,12 @@ func TestVecTableSpareOnlyNearGrowth(t *testing.T) {
 // asked for one of 8,192 (128 kB, four times the table) and kept it. Its
 // limit raised, it asks again.
 func TestVecTableSpareWithinLimit(t *testing.T) {
-	limit := vecTableRoom(2*spareMin) - 1 // a table near its growth, one value short of it
+	limit := tableRoom(2*spareMin) - 1 // a table near its growth, one value short of it
 	_, v := uncappedVec(t, "sparelimit", limit)
 	for i := range limit {
 		require.NotNil(t, v.With("/r/"+strconv.Itoa(i)))
 	}
-	require.True(t, nearGrowth(vecTableRoom(len(v.table.Load().slots))-limit, len(v.table.Load().slots)), "the table is near its growth")
+	require.True(t, nearGrowth(tableRoom(len(v.table.Load().slots))-limit, len(v.table.Load().slots)), "the table is near its growth")
 	assert.Nil(t, v.next.asked, "a table made ahead at the vector's limit")
 	v.SetLimit(2 * limit)
 	v.With("/r/more")
@@ -338,7 +338,7 @@ func TestVecNamesIndexedOnDemand(t *testing.T) {
 // miss probed it forever).
 func TestVecTableRoomLeavesAFreeSlot(t *testing.T) {
 	for size := 1; size <= 1<<20; size *= 2 {
-		assert.Less(t, vecTableRoom(size), size, "a table of %d slots", size)
+		assert.Less(t, tableRoom(size), size, "a table of %d slots", size)
 	}
 	_, v := uncappedVec(t, "vecroom", 1<<20)
 	for i := range 100 {
