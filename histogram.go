@@ -742,14 +742,15 @@ func (o *histOut) unbind() {
 }
 
 // histEntry is what a vector's new label value makes, and a histogram
-// alone: its entry, its histogram and the histogram's window, one
-// allocation where they were three. Not its histOut, which holds the
-// values' handles: a histogram a program keeps after Delete would keep
-// them, and the mapping they are in.
+// alone: its entry, its histogram, the histogram's window and its
+// histOut, one allocation where they were four. A histogram a program
+// keeps after Delete keeps its histOut, whose handles removeLocked has
+// let go: not the mapping they were in.
 type histEntry struct {
-	e vecEntry[Histogram]
-	h Histogram
-	w window
+	e   vecEntry[Histogram]
+	h   Histogram
+	w   window
+	out histOut
 }
 
 // makeLocked makes the histogram of an instance, whose values are bound as
@@ -760,8 +761,9 @@ func (g *histGroup) makeLocked(name string, id int32, j int) *vecEntry[Histogram
 	_ = b.w.init(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
 	b.h.init(g.l, g.units, &b.w, g.spares)
 	vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.stats))
-	o := &histOut{e: &b.e, inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
+	b.out = histOut{e: &b.e, inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
 		at: j, bucketAt: j * len(g.bounds)}
+	o := &b.out
 	g.mu.Lock()
 	g.spares.refill()
 	b.e.j = int32(len(g.hs))
