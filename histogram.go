@@ -417,7 +417,7 @@ func (h *Histogram) Stats() HistogramStats {
 	}
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(&h.tally, time.Now())
+	s := h.w.state(&h.tally, clock())
 	st := HistogramStats{Count: s.total, Sum: s.sum}
 	if s.n > 0 {
 		st.Min, st.Max, st.Mean = s.min, s.max, s.inSum/float64(s.n)
@@ -434,7 +434,7 @@ func (h *Histogram) Quantile(q float64) float64 {
 	}
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(&h.tally, time.Now())
+	s := h.w.state(&h.tally, clock())
 	return h.quantile(s.in, s.n, q, s.min, s.max)
 }
 
@@ -553,7 +553,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}
-	if _, err := newWindow(opts.Window, opts.Interval, 0, time.Time{}); err != nil {
+	if _, err := newWindow(opts.Window, opts.Interval, 0, 0); err != nil {
 		return nil, errorf(ErrRange, subject("metric", name), "%v", err)
 	}
 	qs := opts.Quantiles
@@ -758,7 +758,7 @@ type histEntry struct {
 func (g *histGroup) makeLocked(name string, id int32, j int) *vecEntry[Histogram] {
 	b := new(histEntry)
 	b.e.t, b.e.id = &b.h, id
-	_ = b.w.init(g.window, g.interval, g.l.n, time.Now()) // checked by declareHistograms
+	_ = b.w.init(g.window, g.interval, g.l.n, clock()) // checked by declareHistograms
 	b.h.init(g.l, g.units, &b.w, g.spares)
 	vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.stats))
 	b.out = histOut{e: &b.e, inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
@@ -795,7 +795,7 @@ func (g *histGroup) refresh() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.spares.refill()
-	now := time.Now()
+	now := clock()
 	for o := range live(g.hs) {
 		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
 			for j, c := range counts {
@@ -814,7 +814,7 @@ func (g *histGroup) refresh() {
 func (g *histGroup) snapshot(put func(m *metric, id int32, v any)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := time.Now()
+	now := clock()
 	for o := range live(g.hs) {
 		g.putLocked(o, now, put)
 	}
@@ -826,7 +826,7 @@ func (g *histGroup) snapshot(put func(m *metric, id int32, v any)) {
 func (g *histGroup) waitingLocked(put func(m *metric, id int32, v any)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := time.Now()
+	now := clock()
 	for o := range live(g.waiting) {
 		g.putLocked(o, now, put)
 	}
@@ -874,7 +874,7 @@ func (g *histGroup) bindOutLocked(o *histOut, handle func(m *metric, id int32, a
 }
 
 // putLocked hands put the values of o as refresh would store them.
-func (g *histGroup) putLocked(o *histOut, now time.Time, put func(m *metric, id int32, v any)) {
+func (g *histGroup) putLocked(o *histOut, now time.Duration, put func(m *metric, id int32, v any)) {
 	g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
 		for i, c := range counts {
 			put(g.bucketM, g.bucketID(o.id, i), c)
@@ -929,7 +929,7 @@ func histHelp(countHelp string) string {
 // readLocked hands f the values of o as published: the count of each
 // bucket, the observations' count, then the other statistics in g.stats
 // order (sum, min, max, mean, the quantiles). With g.mu held.
-func (g *histGroup) readLocked(o *histOut, now time.Time, f func(counts []uint64, total uint64, stats []float64)) {
+func (g *histGroup) readLocked(o *histOut, now time.Duration, f func(counts []uint64, total uint64, stats []float64)) {
 	o.e.t.w.mu.Lock()
 	defer o.e.t.w.mu.Unlock()
 	h := o.e.t

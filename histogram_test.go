@@ -82,7 +82,7 @@ func TestBucketOptions(t *testing.T) {
 // sinceStart is a window over everything, for histograms made without a
 // registry.
 func sinceStart(l *buckets) *window {
-	w, err := newWindow(SinceStart, time.Second, l.n, time.Now())
+	w, err := newWindow(SinceStart, time.Second, l.n, clock())
 	if err != nil {
 		panic(err)
 	}

@@ -20,6 +20,17 @@ const SinceStart time.Duration = -1
 // between 5/6 of its span (less one Interval) and its span.
 const windowSteps = 6
 
+// clockStart is where windows' clock starts: their times are durations
+// since, on the monotonic clock (clock), which time.Since reads alone in
+// 31 ns where time.Now reads the wall clock too in 55 (4% of a histogram
+// vector's new label value), and a mark keeps one in 8 bytes where a
+// time.Time takes 24. Subtracting time.Times used their monotonic
+// readings already.
+var clockStart = time.Now()
+
+// clock returns the time on windows' clock.
+func clock() time.Duration { return time.Since(clockStart) }
+
 // window gives a histogram's statistics over its last span without a cost
 // to Observe: it marks, every step, the cumulative counts and sum, and
 // takes the min and max of the step that ended (the histogram's min and
@@ -37,8 +48,8 @@ type window struct {
 
 // mark is a histogram's state at a step's end.
 type mark struct {
-	at       time.Time
-	counts   []uint64 // cumulative; nil for zeros (the first mark's, until reused)
+	at       time.Duration // on windows' clock
+	counts   []uint64      // cumulative; nil for zeros (the first mark's, until reused)
 	total    uint64
 	sum      float64
 	min, max float64 // of the step that ended at at
@@ -57,10 +68,10 @@ type windowState struct {
 }
 
 // newWindow returns the window of a histogram of n buckets, refreshed
-// every interval, starting empty at now.
-func newWindow(span, interval time.Duration, n int, now time.Time) (*window, error) {
+// every interval, starting empty at at.
+func newWindow(span, interval time.Duration, n int, at time.Duration) (*window, error) {
 	w := new(window)
-	if err := w.init(span, interval, n, now); err != nil {
+	if err := w.init(span, interval, n, at); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -68,7 +79,7 @@ func newWindow(span, interval time.Duration, n int, now time.Time) (*window, err
 
 // init makes w, zero, newWindow's window: in memory of its caller's, as a
 // vector's new label value makes its histogram and window (histEntry).
-func (w *window) init(span, interval time.Duration, n int, now time.Time) error {
+func (w *window) init(span, interval time.Duration, n int, at time.Duration) error {
 	switch {
 	case span == 0:
 		span = DefaultWindow
@@ -79,7 +90,7 @@ func (w *window) init(span, interval time.Duration, n int, now time.Time) error 
 	}
 	w.span, w.step, w.n = span, max(span/windowSteps, interval), n
 	w.marks = w.first[:]
-	w.marks[0].at, w.marks[0].min, w.marks[0].max = now, math.Inf(1), math.Inf(-1)
+	w.marks[0].at, w.marks[0].min, w.marks[0].max = at, math.Inf(1), math.Inf(-1)
 	return nil
 }
 
@@ -107,10 +118,10 @@ func (w *window) makeCounts() {
 	}
 }
 
-// state reads the tally h at now, with w.mu held: marks a step's end
+// state reads the tally h at at, with w.mu held: marks a step's end
 // first when one has passed. The slices are w's scratch, valid until w.mu
 // is released.
-func (w *window) state(h *tally, now time.Time) windowState {
+func (w *window) state(h *tally, at time.Duration) windowState {
 	if w.live == nil {
 		w.makeCounts()
 	}
@@ -126,7 +137,7 @@ func (w *window) state(h *tally, now time.Time) windowState {
 	}
 	s.sum = h.sum()
 	last := &w.marks[len(w.marks)-1]
-	if w.span > 0 && now.Sub(last.at) >= w.step {
+	if w.span > 0 && at-last.at >= w.step {
 		if len(w.marks) == cap(w.marks) { // drop the oldest, reusing its counts
 			old := w.marks[0]
 			copy(w.marks, w.marks[1:])
@@ -138,12 +149,12 @@ func (w *window) state(h *tally, now time.Time) windowState {
 		if m.counts == nil { // the first mark's, reused
 			m.counts = make([]uint64, w.n)
 		}
-		m.at, m.total, m.sum = now, s.total, s.sum
+		m.at, m.total, m.sum = at, s.total, s.sum
 		copy(m.counts, s.counts)
 		m.min, m.max = h.minMax(true)
 	}
 	base := len(w.marks) - 1 // the oldest mark within the span
-	for base > 0 && now.Sub(w.marks[base-1].at) <= w.span {
+	for base > 0 && at-w.marks[base-1].at <= w.span {
 		base--
 	}
 	b := &w.marks[base]

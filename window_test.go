@@ -11,7 +11,7 @@ import (
 )
 
 // windowAt reads h's published state at now.
-func windowAt(h *Histogram, now time.Time) (n uint64, p99, lo, hi float64, total uint64) {
+func windowAt(h *Histogram, now time.Duration) (n uint64, p99, lo, hi float64, total uint64) {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
 	s := h.w.state(&h.tally, now)
@@ -24,26 +24,26 @@ func windowAt(h *Histogram, now time.Time) (n uint64, p99, lo, hi float64, total
 func TestWindowForgets(t *testing.T) {
 	l, err := newBuckets(&HistogramOptions{}, Second)
 	require.NoError(t, err)
-	t0 := time.Unix(1000, 0)
+	t0 := 1000 * time.Second
 	w, err := newWindow(0, time.Second, l.n, t0)
 	require.NoError(t, err)
 	h := newHistogram(l, Second, w, nil)
 	for range 1_000_000 {
 		h.Observe(0.002)
 	}
-	n, p99, _, _, _ := windowAt(h, t0.Add(time.Second))
+	n, p99, _, _, _ := windowAt(h, t0+time.Second)
 	assert.Equal(t, uint64(1_000_000), n)
 	assert.Equal(t, 0.002, p99)
 	// From now on, 5,000 observations of 2 s a second: 0.5% of the
 	// window at first, all of it after one window.
-	change := t0.Add(time.Second)
+	change := t0 + time.Second
 	for s := 1; s <= 70; s++ {
 		for range 5000 {
 			h.Observe(2)
 		}
 		var lo, hi float64
 		var total uint64
-		n, p99, lo, hi, total = windowAt(h, change.Add(time.Duration(s)*time.Second))
+		n, p99, lo, hi, total = windowAt(h, change+time.Duration(s)*time.Second)
 		switch {
 		case s == 1:
 			assert.Less(t, p99, 0.0025, "p99 in the 2 ms bucket while the 2 ms dominate")
@@ -62,13 +62,13 @@ func TestWindowForgets(t *testing.T) {
 func TestWindowSpan(t *testing.T) {
 	l, err := newBuckets(&HistogramOptions{}, Second)
 	require.NoError(t, err)
-	t0 := time.Unix(1000, 0)
+	t0 := 1000 * time.Second
 	w, err := newWindow(time.Minute, time.Second, l.n, t0)
 	require.NoError(t, err)
 	h := newHistogram(l, Second, w, nil)
 	for s := 1; s <= 300; s++ {
 		h.Observe(1)
-		n, _, _, _, _ := windowAt(h, t0.Add(time.Duration(s)*time.Second))
+		n, _, _, _, _ := windowAt(h, t0+time.Duration(s)*time.Second)
 		if s >= 60 {
 			require.GreaterOrEqual(t, n, uint64(49), "second %d", s)
 			require.LessOrEqual(t, n, uint64(60), "second %d", s)
@@ -81,10 +81,10 @@ func TestWindowSpan(t *testing.T) {
 func TestWindowOptions(t *testing.T) {
 	l, err := newBuckets(&HistogramOptions{}, Second)
 	require.NoError(t, err)
-	t0 := time.Unix(1000, 0)
+	t0 := 1000 * time.Second
 	h := newHistogram(l, Second, sinceStart(l), nil)
 	h.Observe(0.002)
-	n, _, lo, _, _ := windowAt(h, t0.Add(24*time.Hour))
+	n, _, lo, _, _ := windowAt(h, t0+24*time.Hour)
 	assert.Equal(t, uint64(1), n)
 	assert.Equal(t, 0.002, lo)
 	_, err = newWindow(time.Second, time.Second, l.n, t0)
