@@ -745,7 +745,9 @@ func (o *histOut) unbind() {
 // alone: its entry, its histogram, the histogram's window and its
 // histOut, one allocation where they were four. A histogram a program
 // keeps after Delete keeps its histOut, whose handles removeLocked has
-// let go: not the mapping they were in.
+// let go: not the mapping they were in. The group's hs keeps a removed
+// histogram whole until removeLocked drops it, with the others removed,
+// once they are as many as the live ones.
 type histEntry struct {
 	e   vecEntry[Histogram]
 	h   Histogram

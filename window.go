@@ -68,10 +68,10 @@ type windowState struct {
 }
 
 // newWindow returns the window of a histogram of n buckets, refreshed
-// every interval, starting empty at at.
-func newWindow(span, interval time.Duration, n int, at time.Duration) (*window, error) {
+// every interval, starting empty at start (on windows' clock).
+func newWindow(span, interval time.Duration, n int, start time.Duration) (*window, error) {
 	w := new(window)
-	if err := w.init(span, interval, n, at); err != nil {
+	if err := w.init(span, interval, n, start); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -79,7 +79,7 @@ func newWindow(span, interval time.Duration, n int, at time.Duration) (*window, 
 
 // init makes w, zero, newWindow's window: in memory of its caller's, as a
 // vector's new label value makes its histogram and window (histEntry).
-func (w *window) init(span, interval time.Duration, n int, at time.Duration) error {
+func (w *window) init(span, interval time.Duration, n int, start time.Duration) error {
 	switch {
 	case span == 0:
 		span = DefaultWindow
@@ -90,7 +90,7 @@ func (w *window) init(span, interval time.Duration, n int, at time.Duration) err
 	}
 	w.span, w.step, w.n = span, max(span/windowSteps, interval), n
 	w.marks = w.first[:]
-	w.marks[0].at, w.marks[0].min, w.marks[0].max = at, math.Inf(1), math.Inf(-1)
+	w.marks[0].at, w.marks[0].min, w.marks[0].max = start, math.Inf(1), math.Inf(-1)
 	return nil
 }
 
@@ -118,10 +118,10 @@ func (w *window) makeCounts() {
 	}
 }
 
-// state reads the tally h at at, with w.mu held: marks a step's end
+// state reads the tally h at now, with w.mu held: marks a step's end
 // first when one has passed. The slices are w's scratch, valid until w.mu
 // is released.
-func (w *window) state(h *tally, at time.Duration) windowState {
+func (w *window) state(h *tally, now time.Duration) windowState {
 	if w.live == nil {
 		w.makeCounts()
 	}
@@ -137,7 +137,7 @@ func (w *window) state(h *tally, at time.Duration) windowState {
 	}
 	s.sum = h.sum()
 	last := &w.marks[len(w.marks)-1]
-	if w.span > 0 && at-last.at >= w.step {
+	if w.span > 0 && now-last.at >= w.step {
 		if len(w.marks) == cap(w.marks) { // drop the oldest, reusing its counts
 			old := w.marks[0]
 			copy(w.marks, w.marks[1:])
@@ -149,12 +149,12 @@ func (w *window) state(h *tally, at time.Duration) windowState {
 		if m.counts == nil { // the first mark's, reused
 			m.counts = make([]uint64, w.n)
 		}
-		m.at, m.total, m.sum = at, s.total, s.sum
+		m.at, m.total, m.sum = now, s.total, s.sum
 		copy(m.counts, s.counts)
 		m.min, m.max = h.minMax(true)
 	}
 	base := len(w.marks) - 1 // the oldest mark within the span
-	for base > 0 && at-w.marks[base-1].at <= w.span {
+	for base > 0 && now-w.marks[base-1].at <= w.span {
 		base--
 	}
 	b := &w.marks[base]
