@@ -98,7 +98,8 @@ func TestRetiredRangeLivesWithItsHandles(t *testing.T) {
 
 // TestRetiredRangeOutlivesNoRegistry: a closed file's range is unmapped
 // while the registry and its instruments live on, updated after Close:
-// neither keeps a handle on the file.
+// neither keeps a handle on the file, nor a histogram kept after its
+// Delete, whose histOut it holds (histEntry).
 func TestRetiredRangeOutlivesNoRegistry(t *testing.T) {
 	r := NewRegistry("instruments", &Options{Dir: t.TempDir(), Flags: Process})
 	c := NewCounter(r, "c", "", Count)
@@ -109,6 +110,7 @@ func TestRetiredRangeOutlivesNoRegistry(t *testing.T) {
 	h := NewHistogram(r, "h", "", NoUnits, nil)
 	hv := NewHistogramVec(r, "hv", "", NoUnits, nil, "l")
 	NewGaugeFunc(r, "gf", "", NoUnits, func() float64 { return 1 })
+	var deleted *Histogram // nil-safe until kept
 	update := func() {
 		c.Inc()
 		cv.With("a").Inc()
@@ -117,10 +119,15 @@ func TestRetiredRangeOutlivesNoRegistry(t *testing.T) {
 		tm.Observe(time.Millisecond)
 		h.Observe(1)
 		hv.With("a").Observe(1)
+		deleted.Observe(1)
 	}
 	update()
 	startOrSkip(t, r)
 	update()
+	deleted = hv.With("deleted")
+	deleted.Observe(1)
+	require.NoError(t, r.Flush())
+	require.True(t, hv.Delete("deleted"))
 	var ranges []unsafe.Pointer
 	for _, p := range r.parts {
 		ranges = append(ranges, p.file.os.Base())
