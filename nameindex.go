@@ -164,7 +164,7 @@ func (x *keyIndex[K]) remove(k K, key func(pos int) K) {
 // not done, moves everything at once.
 func (x *keyIndex[K]) reserve(n int) {
 	if x.n+n <= tableRoom(len(x.slots)) {
-		if nearGrowth(tableRoom(len(x.slots))-(x.n+n), len(x.slots)) {
+		if nearGrowth(x.n+n, len(x.slots)) {
 			x.next.ask(2 * len(x.slots))
 		}
 		return

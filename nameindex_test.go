@@ -129,7 +129,7 @@ func TestIndexMadeAhead(t *testing.T) {
 	}
 	for range 3 { // growths
 		size := len(x.slots)
-		for !nearGrowth(size*3/4-x.n, size) {
+		for !nearGrowth(x.n, size) {
 			add()
 		}
 		var made []uint64

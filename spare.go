@@ -35,12 +35,12 @@ type spareArray[E any] struct {
 	made atomic.Pointer[[]E]
 }
 
-// nearGrowth reports whether a table of slots slots, which grows once
-// left more entries are added, asks for its next array: a sixteenth of
-// its slots before, so that one is seldom made for a growth that never
-// comes, and from spareMin slots the goroutine has hundreds of inserts'
-// time to make it.
-func nearGrowth(left, slots int) bool { return 16*left <= slots }
+// nearGrowth reports whether a table of slots slots holding used
+// entries, which grows once its room (tableRoom) is filled, asks for its
+// next array: a sixteenth of its slots before, so that one is seldom made
+// for a growth that never comes, and from spareMin slots the goroutine
+// has hundreds of inserts' time to make it.
+func nearGrowth(used, slots int) bool { return 16*(tableRoom(slots)-used) <= slots }
 
 // tableRoom is how many of a doubling table's slots may be filled: three
 // quarters, none of a vector's first table of one slot, so that a probe

@@ -491,7 +491,7 @@ func (v *Vec[T]) insertLocked(e *vecEntry[T], h uint64) {
 	// slots, kept a table of 8,192 (128 kB) made ahead for good. Dead
 	// entries may still fill it; that growth allocates its own.
 	room := tableRoom(len(t.slots))
-	if nearGrowth(room-(t.used+1), len(t.slots)) && int64(room) < v.limit.Load() {
+	if nearGrowth(t.used+1, len(t.slots)) && int64(room) < v.limit.Load() {
 		// The size below when no entry is deleted meanwhile: v.live
 		// is then used+1, and used the room.
 		v.next.ask(grownTableSize(room + 1))

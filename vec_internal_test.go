@@ -190,7 +190,7 @@ func TestVecTableMadeAhead(t *testing.T) {
 	}
 	for range 3 { // growths
 		tb := v.table.Load()
-		for !nearGrowth(tableRoom(len(tb.slots))-tb.used, len(tb.slots)) {
+		for !nearGrowth(tb.used, len(tb.slots)) {
 			add()
 		}
 		var made []vecSlot[Counter]
@@ -237,10 +237,10 @@ func TestVecTableSpareOnlyNearGrowth(t *testing.T) {
 	_, v := uncappedVec(t, "vecspare", 1<<20)
 	for i := 0; ; i++ {
 		tb := v.table.Load()
-		if len(tb.slots) >= 4*spareMin && 16*(tableRoom(len(tb.slots))-tb.used) <= len(tb.slots) {
+		if len(tb.slots) >= 4*spareMin && nearGrowth(tb.used, len(tb.slots)) {
 			break
 		}
-		if len(tb.slots) >= spareMin && 16*(tableRoom(len(tb.slots))-tb.used) > len(tb.slots) {
+		if len(tb.slots) >= spareMin && !nearGrowth(tb.used, len(tb.slots)) {
 			require.Nil(t, v.next.asked, "a table made ahead at %d entries of %d slots", tb.used, len(tb.slots))
 		}
 		v.With("/r/" + strconv.Itoa(i)).Inc()
@@ -258,7 +258,7 @@ func TestVecTableSpareWithinLimit(t *testing.T) {
 	for i := range limit {
 		require.NotNil(t, v.With("/r/"+strconv.Itoa(i)))
 	}
-	require.True(t, nearGrowth(tableRoom(len(v.table.Load().slots))-limit, len(v.table.Load().slots)), "the table is near its growth")
+	require.True(t, nearGrowth(limit, len(v.table.Load().slots)), "the table is near its growth")
 	assert.Nil(t, v.next.asked, "a table made ahead at the vector's limit")
 	v.SetLimit(2 * limit)
 	v.With("/r/more")
