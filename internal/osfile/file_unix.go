@@ -239,11 +239,22 @@ func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte
 	// registry binding values a chunk at a time with its lock held, faulted
 	// (most of a chunk's 0.1-1.5 ms at 100,000 values). The values' pages
 	// in use are mapped now, by the caller that holds no lock; those of the
-	// room after them stay unwritten until a value takes them, and those
-	// before them, written once, are PCP's to read.
-	from := valuesOff / pageSize * pageSize
-	populate(unsafe.Slice((*byte)(unsafe.Add(newBase, from)), used-from))
+	// room after them stay unwritten until a value takes them (MapWritable),
+	// and those before them, written once, are PCP's to read.
+	f.MapWritable(valuesOff, used)
 	return nil
+}
+
+// MapWritable maps the pages of the file's bytes from off to end writable
+// at once where the system can (populate), so that the first write to
+// each, which faults on a new mapping, is paid by a caller that holds no
+// lock: a growth step's for the values in use it wrote, the registry's for
+// those that took the room while it wrote.
+func (f *File) MapWritable(off, end int64) {
+	off = off / pageSize * pageSize
+	if end = min(end, f.size); off < end {
+		populate(unsafe.Slice((*byte)(unsafe.Add(f.base, off)), end-off))
+	}
 }
 
 // pwriteAll writes b at the start of the file fd.
