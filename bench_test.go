@@ -239,7 +239,7 @@ func BenchmarkPublicationSnapshot(b *testing.B) {
 	for b.Loop() {
 		p := r.parts[0]
 		p.snapshotLocked()
-		p.snap.done() // as the publication does once its file is written
+		p.endSnapshot() // as the publication does once its file is written
 	}
 }
 

@@ -871,16 +871,13 @@ func (r *Registry) awaitPublicationLocked() {
 	}
 }
 
-// snapshotSize returns how many instances and value handles a snapshot
-// of p copies (snapshotLocked).
-func (p *part) snapshotSize() (insts, values int) {
+// snapshotInstances returns how many instances a snapshot of p copies
+// the removed flags of (snapshotLocked).
+func (p *part) snapshotInstances() (insts int) {
 	for _, in := range p.indoms {
 		insts += in.count()
 	}
-	for _, m := range p.metrics {
-		values += m.values.len()
-	}
-	return insts, values
+	return insts
 }
 
 // reserveSnapshotUnlocking gives the arrays of p's snapshot room for what
@@ -893,9 +890,8 @@ func (p *part) snapshotSize() (insts, values int) {
 // 70,000 values waiting held it 6-8 ms, where the copies take 1.
 func (r *Registry) reserveSnapshotUnlocking(p *part) {
 	for {
-		insts, values := p.snapshotSize()
 		live := min(p.slots.len(), p.file.capacity) // as growthLocked's
-		n, shown := max(p.slots.len(), insts, values), p.slots.len()-live
+		n, shown := p.snapshotInstances(), p.slots.len()-live
 		if p.snap.fits(n, shown) {
 			return
 		}
@@ -945,6 +941,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	pl := newPlan(sp, gr.labels, gr.version, &gr.g)
 	end, valuesOff, used := pl.end-pl.offset[secValues], pl.offset[secValues], pl.used
 	err = r.writeGrowth(sp, &p.hold, f, pl, live, ws)
+	p.snap.done() // its cells let go here: 1-2 MB cleared with the lock held at 100,000 values
 	putPlan(pl)
 	putLabels(gr.labels)
 	p.snap.reserve(capacity) // the next snapshot's, this publication's until it ends
@@ -964,7 +961,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		}
 		r.mu.Lock()
 	}
-	p.snap.done()
+	p.endSnapshot()
 
 	r.inFlight = nil
 	close(done)
@@ -1045,13 +1042,13 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // its length never change (names and ids are for life; appends, and the
 // undos of a transaction's, go past it, since none runs across a
 // snapshot; forget makes a new array). Copying them held the lock 7-17 ms
-// at 100,000 instances, and every first use meanwhile waited.
+// at 100,000 instances, and every first use meanwhile waited. The slots
+// and handles are shared too, copied array by array only where the part
+// writes them before the snapshot ends (segList.share, endSnapshot).
 func (p *part) snapshotLocked() *part {
-	slots := p.slots.appendTo(p.snap.slots[:0])
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: segListOf(slots), file: p.file, stride: p.stride, strings: p.strings}
-	n, values := p.snapshotSize()
-	removed, handles := slices.Grow(p.snap.removed[:0], n), slices.Grow(p.snap.handles[:0], values)
+		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings}
+	removed := slices.Grow(p.snap.removed[:0], p.snapshotInstances())
 	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))
 	copyOf := make(map[*indom]*indom, len(p.indoms))
@@ -1067,15 +1064,22 @@ func (p *part) snapshotLocked() *part {
 	for i, m := range p.metrics {
 		ms[i] = *m
 		if m.values.len() > 0 { // empty until a handle is made (part.handleOf)
-			k := len(handles)
-			handles = m.values.appendTo(handles)
-			ms[i].values = segListOf(handles[k:len(handles):len(handles)])
+			ms[i].values = m.values.share()
 		}
 		if m.indom != nil {
 			ms[i].indom = copyOf[m.indom]
 		}
 		sp.metrics[i] = &ms[i]
 	}
-	p.snap.slots, p.snap.removed, p.snap.handles = slots, removed, handles
+	p.snap.removed = removed
 	return sp
+}
+
+// endSnapshot ends the snapshot snapshotLocked made, once its publication
+// is done with it: the part's lists stop keeping it as it was.
+func (p *part) endSnapshot() {
+	p.slots.unshare()
+	for _, m := range p.metrics {
+		m.values.unshare()
+	}
 }

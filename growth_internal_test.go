@@ -157,25 +157,26 @@ func TestSnapshotLaysOutAsPart(t *testing.T) {
 		gr, err := r.growthLocked(p)
 		require.NoError(t, err)
 		require.Equal(t, encodedLocked(r, p, gr), encodedLocked(r, p.snapshotLocked(), gr), "file %s from its snapshot", p.name)
-		p.snap.done()
+		p.endSnapshot()
 		require.Equal(t, encodedLocked(r, p, gr), encodedLocked(r, p.snapshotLocked(), gr), "file %s from a snapshot in the last one's arrays", p.name)
+		p.endSnapshot()
 	}
 }
 
-// TestSnapshotLetsHandlesGo: a publication without the lock keeps its
-// snapshot's arrays for the next, but not the handles in them, which
-// would keep the files of removed values mapped. Whether the timer's
-// publications left the arrays a snapshot filled or made new ones depends
-// on when they ran: the handles a snapshot held are counted while its
-// file is written (growthHook), and every array the part keeps is checked
-// whole.
-func TestSnapshotLetsHandlesGo(t *testing.T) {
+// TestSnapshotLetsItsListsGo: a publication without the lock shares the
+// part's slots and handles with its snapshot, and the part copies an
+// array before writing it while the snapshot lasts (segList.share); once
+// the publication is done, its lists let the snapshot go, and write in
+// place again. Whether the timer's publications ran during the first uses
+// depends on when they ran: what a snapshot shared is counted while its
+// file is written (growthHook).
+func TestSnapshotLetsItsListsGo(t *testing.T) {
 	needFileLayer(t)
 	var r *Registry
-	held := 0 // the most handles a snapshot held, by the publication's goroutine
-	growthHook = func(growthPoint) { held = max(held, len(r.parts[0].snap.handles)) }
+	shared := 0 // the most handles a snapshot shared, by the publication's goroutine
+	growthHook = func(growthPoint) { shared = max(shared, r.parts[0].metrics[0].values.shared) }
 	defer func() { growthHook = nil }()
-	r = NewRegistry("snaphandles", &Options{Dir: t.TempDir(), PublishDelay: time.Millisecond})
+	r = NewRegistry("snaplists", &Options{Dir: t.TempDir(), PublishDelay: time.Millisecond})
 	defer r.Close()
 	v := NewCounterVec(r, "requests", "", Count, "route")
 	require.NoError(t, r.Start())
@@ -184,7 +185,7 @@ func TestSnapshotLetsHandlesGo(t *testing.T) {
 		defer r.mu.Unlock()
 		return !r.parts[0].dirty && r.inFlight == nil
 	}
-	// The second publication's snapshot holds the handles the values of
+	// The second publication's snapshot shares the handles the values of
 	// the first got when they were bound, the third's those of the first
 	// two.
 	for round, n := range []int{100, 100, 1} {
@@ -195,10 +196,11 @@ func TestSnapshotLetsHandlesGo(t *testing.T) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	require.NotZero(t, held, "no snapshot held a handle")
-	handles := r.parts[0].snap.handles
-	for i, h := range handles[:cap(handles)] {
-		require.Nil(t, h, "handle %d kept after the publication", i)
+	require.NotZero(t, shared, "no snapshot shared a handle")
+	p := r.parts[0]
+	assert.Zero(t, p.slots.shared, "the slots still keep a snapshot")
+	for _, m := range p.metrics {
+		assert.Zero(t, m.values.shared, "the handles of %s still keep a snapshot", m.Name)
 	}
 }
 
@@ -214,14 +216,11 @@ func TestSnapshotReservedUnlocked(t *testing.T) {
 	for i := range n {
 		v.With("/r/" + strconv.Itoa(i)).Inc()
 	}
-	caps := func(a *snapArrays) [4]int {
-		return [4]int{cap(a.slots), cap(a.removed), cap(a.handles), cap(a.waiting)}
-	}
+	caps := func(a *snapArrays) [2]int { return [2]int{cap(a.removed), cap(a.waiting)} }
 	r.mu.Lock()
 	p := r.parts[0]
 	live := min(p.slots.len(), p.file.capacity)
-	insts, values := p.snapshotSize()
-	lacked := !p.snap.fits(max(p.slots.len(), insts, values), p.slots.len()-live)
+	lacked := !p.snap.fits(p.snapshotInstances(), p.slots.len()-live)
 	r.reserveSnapshotUnlocking(p)
 	reserved := caps(&p.snap)
 	p.snapshotLocked()
@@ -229,7 +228,7 @@ func TestSnapshotReservedUnlocked(t *testing.T) {
 	shown := len(p.snap.waiting)
 	copied := caps(&p.snap)
 	inFlight := r.inFlight != nil
-	p.snap.done()
+	p.endSnapshot()
 	r.mu.Unlock()
 	require.True(t, lacked, "the first publication's arrays had room: nothing to reserve")
 	assert.False(t, inFlight, "the reservation left a publication in flight")
@@ -341,10 +340,11 @@ func TestShownListedWithoutTheLock(t *testing.T) {
 
 // TestSnapshotKeepsItsInstances: a publication's snapshot shares its
 // indoms' instances rather than copying them (7-17 ms under the lock at
-// 100,000 instances), so nothing done to the part after it is taken may
-// change the instances it holds: new instances, a refused transaction's
-// declarations undone, and instances removed and forgotten, which forget
-// no longer compacts in place.
+// 100,000 instances), and its slots and handles (segList.share), so
+// nothing done to the part after it is taken may change what it holds:
+// new instances, a refused transaction's declarations undone, and
+// instances removed, their slots written dead, and forgotten, which
+// forget no longer compacts in place.
 func TestSnapshotKeepsItsInstances(t *testing.T) {
 	needFileLayer(t)
 	r := newTestRegistry(t, "snapkeep")
@@ -361,6 +361,11 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 	before := encodedLocked(r, sp, gr)
 	r.mu.Unlock()
 
+	// Removals first: before new values grow the part's slots and
+	// handles into new arrays, they write those the snapshot shares.
+	for i := range 180 {
+		v.Delete(fmt.Sprint("/", i))
+	}
 	for i := 200; i < 210; i++ {
 		v.With(fmt.Sprint("/", i)).Inc()
 	}
@@ -369,9 +374,6 @@ func TestSnapshotKeepsItsInstances(t *testing.T) {
 		require.NoError(t, err)
 		return errors.New("refused")
 	}))
-	for i := range 180 {
-		v.Delete(fmt.Sprint("/", i))
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	in := r.serials[v.Indom()]

@@ -64,12 +64,11 @@ type part struct {
 // one, after that publication, fills again: at 100,000 values, new ones
 // at every publication were 1.7 MB allocated with the lock held, 0.7-0.8
 // ms a snapshot against 0.06 in the last one's
-// (BenchmarkPublicationSnapshot). Their handles are cleared once the
-// publication is done (done), not to keep removed values' files mapped.
+// (BenchmarkPublicationSnapshot). The slots and handles are not copied
+// (segList.share). The cells shown are cleared once the file is written
+// (done).
 type snapArrays struct {
-	slots   []slotOwner
 	removed []bool
-	handles []*Value
 	waiting []waitingValue // the values the publication shows (showWaiting)
 	lists   []shownList    // the listings of the vectors' cells it shows, cleared once run (listed)
 }
@@ -86,35 +85,26 @@ type waitingValue struct {
 // vector waiting for storage (cellGroup.shownLocked).
 type shownList func([]waitingValue) []waitingValue
 
-// done clears the handles and cells of the snapshot the arrays hold.
-func (a *snapArrays) done() {
-	clear(a.handles)
-	clear(a.waiting)
-}
+// done clears the cells of the snapshot the arrays hold.
+func (a *snapArrays) done() { clear(a.waiting) }
 
-// reserve gives the arrays room for a snapshot of n values, unless they
-// have three quarters of it, made and their pages written while the
+// reserve gives the arrays room for a snapshot of n instances, unless
+// they have three quarters of it, made and their pages written while the
 // publication that owns them runs without the lock: the next snapshot,
 // with the lock held, then only copies into them. Grown by the snapshot
 // instead, at 50,000 values, they held the lock 3-6 ms, and every first
 // use meanwhile waited.
 func (a *snapArrays) reserve(n int) {
-	if 4*min(cap(a.slots), cap(a.removed), cap(a.handles)) >= 3*n {
+	if 4*cap(a.removed) >= 3*n {
 		return
 	}
-	a.slots = make([]slotOwner, n)[:0]
 	a.removed = make([]bool, n)[:0]
-	a.handles = make([]*Value, n)[:0]
-	clear(a.slots[:n])
 	clear(a.removed[:n])
-	clear(a.handles[:n])
 }
 
-// fits reports whether the arrays take a snapshot of n values, slots and
-// instances, and w waiting values, without growing.
-func (a *snapArrays) fits(n, w int) bool {
-	return cap(a.slots) >= n && cap(a.removed) >= n && cap(a.handles) >= n && cap(a.waiting) >= w
-}
+// fits reports whether the arrays take a snapshot of n instances and w
+// waiting values without growing.
+func (a *snapArrays) fits(n, w int) bool { return cap(a.removed) >= n && cap(a.waiting) >= w }
 
 // reserveWaiting gives the arrays room for n waiting values, as reserve
 // does: grown by the snapshot, the list of 50,000 held the lock 20-40 ms.
@@ -396,7 +386,7 @@ func (p *part) takeSlot(m *metric, j int) int {
 	}
 	s := p.free[n-1]
 	p.free = p.free[:n-1]
-	*p.slots.at(s) = ownedBy(m, j)
+	*p.slots.set(s) = ownedBy(m, j)
 	if p.flying {
 		p.landing = append(p.landing, s)
 	} else {
@@ -440,12 +430,12 @@ func (p *part) unslot(m *metric, j int) int {
 	}
 	s := int(*m.slots.at(j))
 	if m.values.len() > 0 {
-		v := m.values.at(j)
+		v := m.values.set(j)
 		(*v).detach()
 		*v = nil
 	}
 	*m.slots.at(j) = -1
-	*p.slots.at(s) = slotOwner{}
+	*p.slots.set(s) = slotOwner{}
 	return s
 }
 
@@ -550,10 +540,10 @@ func (p *part) renumber(in *indom, to []int) {
 			kept = to[j] + 1
 			*m.slots.at(to[j]) = s
 			if made {
-				*m.values.at(to[j]) = *m.values.at(j)
+				*m.values.set(to[j]) = *m.values.at(j)
 			}
 			if s >= 0 {
-				p.slots.at(int(s)).inst = int32(to[j])
+				p.slots.set(int(s)).inst = int32(to[j])
 			}
 		}
 		m.slots.truncate(kept)
@@ -671,13 +661,14 @@ func (p *part) handleOf(m *metric, j int) *Value {
 	if m.values.len() == 0 {
 		m.values = segListOf(make([]*Value, m.slots.len()))
 	}
-	v := m.values.at(j)
-	if *v == nil {
-		*v = new(Value)
-		(*v).init(p.record(s), m.Type, p.file)
-		p.hold.add(*v)
+	if v := *m.values.at(j); v != nil {
+		return v
 	}
-	return *v
+	v := new(Value)
+	v.init(p.record(s), m.Type, p.file)
+	*m.values.set(j) = v
+	p.hold.add(v)
+	return v
 }
 
 // detach points every handle of the part away from its file.

@@ -25,10 +25,18 @@ const (
 // A copy of a segList is a snapshot of it: it shares the elements and
 // keeps its own length, so it sees those below that length as long as
 // the list only grows (truncate and writes through at go below it).
+// share makes one that stays what the list was while it changes: until
+// unshare, the list copies an array before it writes below the
+// snapshot's length in it (set, and every write of the list's own).
 type segList[E any] struct {
 	head []E   // elements 0..segLen-1
 	tail [][]E // then segLen each: every one segLen long, the last filled up to n
 	n    int   // the length
+	// shared is the length of the snapshot share made, 0 once unshared;
+	// owned says, per array (the head first), whether the list copied
+	// it since.
+	shared int
+	owned  []bool
 }
 
 // segListOf returns the list of the elements of s, sharing them (its last
@@ -59,9 +67,48 @@ func (l *segList[E]) at(i int) *E {
 	return &l.tail[i>>segShift-1][i&(segLen-1)]
 }
 
+// share returns a snapshot of the list that stays what the list is now,
+// to read without the lock while the list changes with it held, until
+// unshare: in O(arrays), where a copy of 100,000 slots and handles held
+// a publication's lock 0.15-0.43 ms, and 1.5-4.5 ms when the collector
+// was marking (the handles' write barriers).
+func (l *segList[E]) share() segList[E] {
+	l.shared = l.n
+	l.owned = growBy(l.owned[:0], 1+len(l.tail))
+	return segList[E]{head: l.head[:len(l.head):len(l.head)], tail: slices.Clone(l.tail), n: l.n}
+}
+
+// unshare ends share's snapshot: its reader is done.
+func (l *segList[E]) unshare() { l.shared = 0 }
+
+// set returns a pointer to element i to write it, which panics unless
+// 0 <= i < len.
+func (l *segList[E]) set(i int) *E {
+	l.write(i, i+1)
+	return l.at(i)
+}
+
+// write copies the arrays holding elements from up to end that a
+// snapshot shares (share), before the list writes them.
+func (l *segList[E]) write(from, end int) {
+	for i := from; i < min(end, l.shared); i = (i | (segLen - 1)) + 1 {
+		k := i >> segShift // the head is array 0, tail[k-1] array k
+		if l.owned[k] {
+			continue
+		}
+		l.owned[k] = true
+		if k == 0 {
+			l.head = append(make([]E, 0, cap(l.head)), l.head...)
+		} else {
+			l.tail[k-1] = append(make([]E, 0, segLen), l.tail[k-1]...)
+		}
+	}
+}
+
 // push appends x.
 func (l *segList[E]) push(x E) {
 	i := l.n
+	l.write(i, i+1)
 	l.n++
 	if i < segLen {
 		l.head = appendGrown(l.head, x)
@@ -92,6 +139,7 @@ func (l *segList[E]) segment(i int) []E {
 // first use where 7 were.)
 func (l *segList[E]) extend(n int) {
 	from, end := l.n, l.n+n
+	l.write(from, end)
 	if from < segLen {
 		l.head = growBy(l.head, min(end, segLen)-from)
 	}
@@ -113,6 +161,7 @@ func (l *segList[E]) span(i, end int) []E {
 
 // truncate drops the elements from n on, clearing them, 0 <= n <= len.
 func (l *segList[E]) truncate(n int) {
+	l.write(n, l.n)
 	for s, i := range l.segments() {
 		if i+len(s) > n {
 			clear(s[max(n-i, 0):])

@@ -181,6 +181,65 @@ func TestSegListCopies(t *testing.T) {
 	assert.Equal(t, 2*segLen+1, s[2*segLen+1], "the last segment was copied before growing")
 }
 
+// TestSegListShares: a snapshot share makes holds what the list held
+// whatever the list then does below and past its length (writes through
+// set, truncations and pushes back over them, runs extended), from any
+// length, while the list holds what a slice would; once unshared, the
+// list writes in place, and copies no array of its own twice.
+func TestSegListShares(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range segLengths {
+		for round := range 20 {
+			var l segList[int]
+			var want []int
+			for i := range n {
+				l.push(i + 1)
+				want = append(want, i+1)
+			}
+			snap := l.share()
+			kept := slices.Clone(want)
+			for range 50 {
+				switch op := rng.IntN(4); {
+				case op == 0 && len(want) > 0:
+					i := rng.IntN(len(want))
+					*l.set(i) = -round
+					want[i] = -round
+				case op == 1:
+					k := rng.IntN(len(want) + 1)
+					l.truncate(k)
+					want = want[:k]
+				case op == 2:
+					l.push(-7)
+					want = append(want, -7)
+				default:
+					k := rng.IntN(2 * segLen)
+					from := l.len()
+					l.extend(k)
+					for i := from; i < l.len(); {
+						run := l.span(i, l.len())
+						for j := range run {
+							run[j] = -i - j
+						}
+						i += len(run)
+					}
+					for i := range k {
+						want = append(want, -from-i)
+					}
+				}
+			}
+			msg := fmt.Sprintf("length %d, round %d", n, round)
+			requireSegList(t, kept, &snap, msg+": the snapshot")
+			requireSegList(t, want, &l, msg+": the list")
+			l.unshare()
+			if len(want) > 0 {
+				head := &l.head[0]
+				*l.set(0) = 42
+				assert.Same(t, head, &l.head[0], "%s: unshared, the list copied its head", msg)
+			}
+		}
+	}
+}
+
 // TestSegQueue: a segQueue pushed, dropped from its front, filtered and
 // truncated in any order holds what a slice would, lets go of the arrays
 // wholly dropped, and holds none once empty.
