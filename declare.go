@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -80,7 +81,15 @@ func (d door) enter() {
 	d.r.mu.Lock()
 	d.r.entering.Add(-1)
 }
-func (d door) leave() { d.r.mu.Unlock() }
+
+// leave releases the lock, and yields to a goroutine making a table's
+// next array, asked for and not run yet (sparesAsked).
+func (d door) leave() {
+	d.r.mu.Unlock()
+	if sparesAsked.Load() > 0 {
+		runtime.Gosched()
+	}
+}
 
 // roomLocked is Registry.roomLocked for the values of the indom serial,
 // after Start (before it, no value has a slot); it may let the lock go.

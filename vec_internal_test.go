@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -204,6 +205,41 @@ func TestVecTableMadeAhead(t *testing.T) {
 			add()
 		}
 		require.Same(t, &made[0], &v.table.Load().slots[0], "the table at %d entries is not the one made ahead", i)
+	}
+}
+
+// TestVecTableMadeOnOneProcessor: the goroutine making a vector's next
+// table runs before the table fills, even with one processor, which the
+// first uses keep busy: the first use that asked for it yields once it
+// lets the lock go (door.leave). Its goroutine waited for the scheduler
+// to preempt them, and the first use that filled the table made the
+// array itself, with the lock held.
+func TestVecTableMadeOnOneProcessor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	_, v := uncappedVec(t, "vecone", 1<<20)
+	i := 0
+	add := func() {
+		v.With("/r/" + strconv.Itoa(i)).Inc()
+		i++
+	}
+	for len(v.table.Load().slots) < 2*spareMin {
+		add()
+	}
+	for range 3 { // growths
+		tb := v.table.Load()
+		for !nearGrowth(tb.used, len(tb.slots)) {
+			add()
+		}
+		v.r.r.mu.Lock()
+		asked := v.next.asked
+		v.r.r.mu.Unlock()
+		require.NotNil(t, asked, "no table asked for at %d values", i)
+		for v.table.Load() == tb {
+			add()
+		}
+		made := asked.made.Load()
+		require.NotNil(t, made, "the table asked for at %d values not made before the growth", i)
+		require.Same(t, &(*made)[0], &v.table.Load().slots[0], "the table at %d values is not the one made ahead", i)
 	}
 }
 
