@@ -941,7 +941,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	pl := newPlan(sp, gr.labels, gr.version, &gr.g)
 	end, valuesOff, used := pl.end-pl.offset[secValues], pl.offset[secValues], pl.used
 	err = r.writeGrowth(sp, &p.hold, f, pl, live, ws)
-	p.snap.done() // its cells let go here: 1-2 MB cleared with the lock held at 100,000 values
+	p.snap.done() // off the lock: its end cleared 1-2 MB with the lock held at 100,000 values
 	putPlan(pl)
 	putLabels(gr.labels)
 	p.snap.reserve(capacity) // the next snapshot's, this publication's until it ends

@@ -24,9 +24,9 @@ func TestGrowthMapsTheRoomTakenInFlight(t *testing.T) {
 		t.Skipf("no pagemap: %v", err)
 	}
 	defer pagemap.Close()
+	page := uintptr(os.Getpagesize())
 	present := func(addr uintptr) bool {
 		var e [8]byte
-		page := uintptr(os.Getpagesize())
 		_, err := pagemap.ReadAt(e[:], int64(addr/page)*8)
 		require.NoError(t, err)
 		return binary.LittleEndian.Uint64(e[:])>>63 == 1
@@ -62,7 +62,6 @@ func TestGrowthMapsTheRoomTakenInFlight(t *testing.T) {
 		}
 	}
 	assert.Zero(t, unmapped, "values first used in flight whose page is not mapped")
-	page := uintptr(os.Getpagesize())
 	after := (addr(p.slots.len()-1)/page + 1) * page
 	if after < uintptr(unsafe.Add(p.file.os.Base(), len(p.file.os.Bytes()))) {
 		assert.False(t, present(after), "the page after the values taken is mapped")

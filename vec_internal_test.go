@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -178,8 +177,13 @@ func TestVecLabelledEnd(t *testing.T) {
 // TestVecTableMadeAhead: a vector's table near its growth (nearGrowth)
 // has the array of the table to replace it made by a goroutine (spare),
 // and takes that array when it is full, not one allocated by the first
-// use that fills it.
+// use that fills it. On one processor, which the first uses keep busy:
+// the first use that asked for it yields once it lets the lock go
+// (door.leave). The goroutine waited for the scheduler to preempt them,
+// and the first use that filled the table made the array itself, with
+// the lock held.
 func TestVecTableMadeAhead(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	_, v := uncappedVec(t, "vecahead", 1<<20)
 	i := 0
 	add := func() {
@@ -194,52 +198,16 @@ func TestVecTableMadeAhead(t *testing.T) {
 		for !nearGrowth(tb.used, len(tb.slots)) {
 			add()
 		}
-		var made []vecSlot[Counter]
-		require.Eventually(t, func() bool {
-			if a := v.next.asked; a != nil && a.made.Load() != nil {
-				made = *a.made.Load()
-			}
-			return made != nil
-		}, 10*time.Second, time.Millisecond, "no table made ahead at %d entries", i)
-		for v.table.Load() == tb {
-			add()
-		}
-		require.Same(t, &made[0], &v.table.Load().slots[0], "the table at %d entries is not the one made ahead", i)
-	}
-}
-
-// TestVecTableMadeOnOneProcessor: the goroutine making a vector's next
-// table runs before the table fills, even with one processor, which the
-// first uses keep busy: the first use that asked for it yields once it
-// lets the lock go (door.leave). Its goroutine waited for the scheduler
-// to preempt them, and the first use that filled the table made the
-// array itself, with the lock held.
-func TestVecTableMadeOnOneProcessor(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	_, v := uncappedVec(t, "vecone", 1<<20)
-	i := 0
-	add := func() {
-		v.With("/r/" + strconv.Itoa(i)).Inc()
-		i++
-	}
-	for len(v.table.Load().slots) < 2*spareMin {
-		add()
-	}
-	for range 3 { // growths
-		tb := v.table.Load()
-		for !nearGrowth(tb.used, len(tb.slots)) {
-			add()
-		}
 		v.r.r.mu.Lock()
 		asked := v.next.asked
 		v.r.r.mu.Unlock()
-		require.NotNil(t, asked, "no table asked for at %d values", i)
+		require.NotNil(t, asked, "no table asked for at %d entries", i)
 		for v.table.Load() == tb {
 			add()
 		}
 		made := asked.made.Load()
-		require.NotNil(t, made, "the table asked for at %d values not made before the growth", i)
-		require.Same(t, &(*made)[0], &v.table.Load().slots[0], "the table at %d values is not the one made ahead", i)
+		require.NotNil(t, made, "no table made ahead at %d entries", i)
+		require.Same(t, &(*made)[0], &v.table.Load().slots[0], "the table at %d entries is not the one made ahead", i)
 	}
 }
 
