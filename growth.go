@@ -106,6 +106,11 @@ func (r *Registry) scheduleLocked() {
 			t.Stop()
 			t.armed = false
 		}
+		if r.inFlight == nil { // the arrays are a publication's while it flies
+			for _, p := range r.parts {
+				p.snap.quiet()
+			}
+		}
 		return
 	}
 	r.armLocked()

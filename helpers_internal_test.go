@@ -336,3 +336,19 @@ func picks(ta *tally) []unsafe.Pointer {
 	wg.Wait()
 	return slices.Collect(maps.Keys(seen))
 }
+
+// flushUntilQuiet flushes r until it has nothing left to publish: the
+// cells a publication bound are carried by the next two (rebound).
+func flushUntilQuiet(t *testing.T, r *Registry) {
+	t.Helper()
+	for i := 0; ; i++ {
+		require.NoError(t, r.Flush())
+		r.mu.Lock()
+		quiet := !r.unpublishedLocked()
+		r.mu.Unlock()
+		if quiet {
+			return
+		}
+		require.Less(t, i, 4, "still unpublished after %d flushes", i+1)
+	}
+}
