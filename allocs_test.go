@@ -206,3 +206,47 @@ func TestHistogramVecFirstUseBytes(t *testing.T) {
 	// name (31), and the vector's table; the rest is the runtime's.
 	assert.LessOrEqual(t, least, 1600.0, "bytes of a histogram vector's first use of a label value")
 }
+
+// TestHistogramVecPublishedBytes: what a histogram vector's value keeps
+// once published and the registry has nothing left to publish, by the
+// live heap: 5,616 bytes a value at 10,000 values, 1,313 of them room for
+// the values a next publication would show (snapArrays.quiet) and 1,120
+// the counts of marks an idle window took (window.state), 3,183 since;
+// client_golang's child keeps 1,193 and VictoriaMetrics' 292.
+func TestHistogramVecPublishedBytes(t *testing.T) {
+	const n = 5000
+	r := uncappedRegistry(t, "published")
+	hv := NewHistogramVec(r, "latency", "", Second, nil, "route")
+	hv.SetLimit(n)
+	startOrSkip(t, r)
+	before := settledHeap()
+	for i := range n {
+		hv.With("/api/item/" + strconv.Itoa(i)).Observe(0.01)
+	}
+	flushUntilQuiet(t, r)
+	kept := float64(int64(settledHeap()-before)) / n
+	runtime.KeepAlive(hv)
+	t.Logf("%.0f bytes a published label value", kept)
+	assert.LessOrEqual(t, kept, 4000.0, "bytes a histogram vector's published label value keeps")
+}
+
+// settledHeap returns the live heap once collections free no more: the
+// buffer of the last file written goes at the second collection after
+// its last use (osfile's scratch, by a cleanup that runs after the
+// collection), and its memory at the next.
+func settledHeap() uint64 {
+	var m runtime.MemStats
+	last, still := uint64(math.MaxUint64), 0
+	for range 50 {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // for the cleanups
+		runtime.ReadMemStats(&m)
+		if m.HeapAlloc+m.HeapAlloc/100 < last {
+			still = 0
+		} else if still++; still == 3 {
+			break
+		}
+		last = min(last, m.HeapAlloc)
+	}
+	return m.HeapAlloc
+}

@@ -337,6 +337,18 @@ func picks(ta *tally) []unsafe.Pointer {
 	return slices.Collect(maps.Keys(seen))
 }
 
+// windowed returns a histogram of the default buckets in seconds whose
+// window of span is refreshed every second, made at t0 on windows' clock.
+func windowed(t *testing.T, span time.Duration) (h *Histogram, t0 time.Duration) {
+	t.Helper()
+	l, err := newBuckets(&HistogramOptions{}, Second)
+	require.NoError(t, err)
+	t0 = 1000 * time.Second
+	w, err := newWindow(span, time.Second, l.n, t0)
+	require.NoError(t, err)
+	return newHistogram(l, Second, w, nil), t0
+}
+
 // flushUntilQuiet flushes r until it has nothing left to publish: the
 // cells a publication bound are carried by the next two (rebound).
 func flushUntilQuiet(t *testing.T, r *Registry) {

@@ -3,6 +3,7 @@ package mmv
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,7 +50,7 @@ type window struct {
 // mark is a histogram's state at a step's end.
 type mark struct {
 	at       time.Duration // on windows' clock
-	counts   []uint64      // cumulative; nil for zeros (the first mark's, until reused)
+	counts   []uint64      // cumulative; nil for zeros; shared with the mark before when the same
 	total    uint64
 	sum      float64
 	min, max float64 // of the step that ended at at
@@ -103,19 +104,22 @@ func (w *window) markCap() int {
 	return 1
 }
 
-// makeCounts makes the scratch, the marks and the counts of those after
-// the first, at the first state: a histogram vector's first use of a
-// label value made them, 2 KiB with the default buckets, for a refresh
-// an interval later to use.
+// makeCounts makes the scratch and the marks, at the first state; a
+// mark's counts are made as it is taken, unless it shares its
+// predecessor's (state).
 func (w *window) makeCounts() {
-	n, marks := w.n, w.markCap()
-	counts := make([]uint64, (marks+1)*n)
-	part := func(i int) []uint64 { return counts[i*n : (i+1)*n : (i+1)*n] }
-	w.live, w.diff = part(0), part(1)
-	w.marks = append(make([]mark, 0, marks), w.marks...)
-	for i := 1; i < marks; i++ {
-		w.marks[:marks][i].counts = part(i + 1)
+	scratch := make([]uint64, 2*w.n)
+	w.live, w.diff = scratch[:w.n:w.n], scratch[w.n:]
+	w.marks = append(make([]mark, 0, w.markCap()), w.marks...)
+}
+
+// markedCounts reports whether counts are those of a mark's, nil for
+// zeros.
+func markedCounts(counts, marked []uint64) bool {
+	if marked == nil {
+		return !slices.ContainsFunc(counts, func(c uint64) bool { return c != 0 })
 	}
+	return slices.Equal(counts, marked)
 }
 
 // state reads the tally h at now, with w.mu held: marks a step's end
@@ -138,20 +142,29 @@ func (w *window) state(h *tally, now time.Duration) windowState {
 	s.sum = h.sum()
 	last := &w.marks[len(w.marks)-1]
 	if w.span > 0 && now-last.at >= w.step {
-		if len(w.marks) == cap(w.marks) { // drop the oldest, reusing its counts
-			old := w.marks[0]
-			copy(w.marks, w.marks[1:])
-			w.marks[len(w.marks)-1] = old
-		} else {
-			w.marks = w.marks[:len(w.marks)+1]
+		// A mark whose counts are its predecessor's shares their array,
+		// so that an idle histogram keeps one where it kept a mark's
+		// each: 1.1 kB a vector's value with the default buckets. Shared
+		// arrays are a run of consecutive marks, so the oldest's is free
+		// once dropped unless the next mark shares it.
+		counts := last.counts
+		var free []uint64
+		if len(w.marks) == cap(w.marks) {
+			old := w.marks[0].counts
+			w.marks = append(w.marks[:0], w.marks[1:]...)
+			if len(old) > 0 && (len(w.marks[0].counts) == 0 || &old[0] != &w.marks[0].counts[0]) {
+				free = old
+			}
 		}
-		m := &w.marks[len(w.marks)-1]
-		if m.counts == nil { // the first mark's, reused
-			m.counts = make([]uint64, w.n)
+		if !markedCounts(s.counts, counts) {
+			counts = free
+			if counts == nil {
+				counts = make([]uint64, w.n)
+			}
+			copy(counts, s.counts)
 		}
-		m.at, m.total, m.sum = now, s.total, s.sum
-		copy(m.counts, s.counts)
-		m.min, m.max = h.minMax(true)
+		lo, hi := h.minMax(true)
+		w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: s.sum, min: lo, max: hi})
 	}
 	base := len(w.marks) - 1 // the oldest mark within the span
 	for base > 0 && now-w.marks[base-1].at <= w.span {
