@@ -417,7 +417,7 @@ func (h *Histogram) Stats() HistogramStats {
 	}
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(&h.tally, clock())
+	s := h.w.state(&h.tally, clock(), make([]uint64, 2*h.w.n))
 	st := HistogramStats{Count: s.total, Sum: s.sum}
 	if s.n > 0 {
 		st.Min, st.Max, st.Mean = s.min, s.max, s.inSum/float64(s.n)
@@ -434,7 +434,7 @@ func (h *Histogram) Quantile(q float64) float64 {
 	}
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(&h.tally, clock())
+	s := h.w.state(&h.tally, clock(), make([]uint64, 2*h.w.n))
 	return h.quantile(s.in, s.n, q, s.min, s.max)
 }
 
@@ -511,6 +511,7 @@ type histGroup struct {
 	removed int        // of hs
 	waiting []*histOut // those of hs some of whose values have no storage yet (bindLocked)
 	buf     []float64  // readLocked's statistics
+	scratch []uint64   // readLocked's counts (window.state)
 }
 
 // histOut is one histogram and its values in the file, each nil until
@@ -935,7 +936,10 @@ func (g *histGroup) readLocked(o *histOut, now time.Duration, f func(counts []ui
 	o.e.t.w.mu.Lock()
 	defer o.e.t.w.mu.Unlock()
 	h := o.e.t
-	s := h.w.state(&h.tally, now)
+	if len(g.scratch) < 2*h.w.n {
+		g.scratch = make([]uint64, 2*h.w.n)
+	}
+	s := h.w.state(&h.tally, now, g.scratch)
 	var lo, hi, mean float64
 	if s.n > 0 {
 		lo, hi, mean = s.min, s.max, s.inSum/float64(s.n)

@@ -42,8 +42,7 @@ type window struct {
 	mu         sync.Mutex
 	span, step time.Duration // span 0: since the start, one mark
 	marks      []mark        // oldest first, markCap at most
-	first      [1]mark       // marks' array until the first state makes theirs (makeCounts)
-	live, diff []uint64      // scratch: the counts now, and in the window
+	first      [1]mark       // marks' array until the first state makes theirs (makeMarks)
 	n          int           // buckets
 }
 
@@ -104,14 +103,9 @@ func (w *window) markCap() int {
 	return 1
 }
 
-// makeCounts makes the scratch and the marks, at the first state; a
-// mark's counts are made as it is taken, unless it shares its
-// predecessor's (state).
-func (w *window) makeCounts() {
-	scratch := make([]uint64, 2*w.n)
-	w.live, w.diff = scratch[:w.n:w.n], scratch[w.n:]
-	w.marks = append(make([]mark, 0, w.markCap()), w.marks...)
-}
+// makeMarks makes the marks, at the first state; a mark's counts are
+// made as it is taken, unless it shares its predecessor's (state).
+func (w *window) makeMarks() { w.marks = append(make([]mark, 0, w.markCap()), w.marks...) }
 
 // markedCounts reports whether counts are those of a mark's, nil for
 // zeros.
@@ -123,13 +117,14 @@ func markedCounts(counts, marked []uint64) bool {
 }
 
 // state reads the tally h at now, with w.mu held: marks a step's end
-// first when one has passed. The slices are w's scratch, valid until w.mu
-// is released.
-func (w *window) state(h *tally, now time.Duration) windowState {
-	if w.live == nil {
-		w.makeCounts()
+// first when one has passed. The slices are scratch's, 2n words at least:
+// a vector's histograms share their group's (histGroup.readLocked), where
+// each window kept its own, 320 bytes with the default buckets.
+func (w *window) state(h *tally, now time.Duration, scratch []uint64) windowState {
+	if cap(w.marks) < w.markCap() {
+		w.makeMarks()
 	}
-	s := windowState{counts: w.live, in: w.diff}
+	s := windowState{counts: scratch[:w.n:w.n], in: scratch[w.n : 2*w.n]}
 	clear(s.counts)
 	h.stripes(func(st []atomic.Uint64) {
 		for i := range s.counts {

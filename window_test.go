@@ -14,7 +14,7 @@ import (
 func windowAt(h *Histogram, now time.Duration) (n uint64, p99, lo, hi float64, total uint64) {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(&h.tally, now)
+	s := h.w.state(&h.tally, now, make([]uint64, 2*h.w.n))
 	return s.n, h.quantile(s.in, s.n, 0.99, s.min, s.max), s.min, s.max, s.total
 }
 
@@ -112,7 +112,7 @@ func TestWindowCountsWithIdleSteps(t *testing.T) {
 			}
 		}
 		w.mu.Lock()
-		st := w.state(&h.tally, at)
+		st := w.state(&h.tally, at, make([]uint64, 2*w.n))
 		base := len(w.marks) - 1
 		for base > 0 && at-w.marks[base-1].at <= w.span {
 			base--
