@@ -83,7 +83,7 @@ func (d door) enter() {
 }
 
 // leave releases the lock, and yields to a goroutine making a table's
-// next array, asked for and not run yet (sparesAsked).
+// next array, asked for and not made yet (sparesAsked).
 func (d door) leave() {
 	d.r.mu.Unlock()
 	if sparesAsked.Load() > 0 {

@@ -62,21 +62,24 @@ func (s *spare[E]) ask(n int) {
 	s.asked = a
 	sparesAsked.Add(1)
 	go func() {
-		sparesAsked.Add(-1)
 		b := make([]E, n)
 		a.made.Store(&b)
+		sparesAsked.Add(-1)
 	}()
 }
 
-// sparesAsked counts the goroutines ask started that have not run yet.
-// A new goroutine waits in the run queue of the processor that started
-// it, behind the first uses running there, until the Go scheduler
-// preempts them, 10 ms; a sixteenth of a table's slots is 8,192 first
-// uses at 131,072, which took 8-12 ms on two cores, and the first use
-// that filled the table then made the array itself, with the lock held,
-// in 19 growths over 6 registries of 100,000 values: 1-14 ms. So the
-// registry's door yields once it lets the lock go while one waits
-// (door.leave).
+// sparesAsked counts the goroutines ask started that have not made
+// their array yet. A new goroutine waits in the run queue of the
+// processor that started it, behind the first uses running there, until
+// the Go scheduler preempts them, 10 ms; a sixteenth of a table's slots
+// is 8,192 first uses at 131,072, which took 8-12 ms on two cores, and
+// the first use that filled the table then made the array itself, with
+// the lock held, in 19 growths over 6 registries of 100,000 values: 1-14
+// ms. So the registry's door yields once it lets the lock go while one
+// has not made its array (door.leave): counted until it ran only, one
+// whose allocation started a collection and waited for it let the first
+// uses run on to the growth (TestVecTableMadeAhead, 5 times in 100 with
+// GOGC=5).
 var sparesAsked atomic.Int32
 
 // take returns an empty array of n elements: the one asked for if it is
