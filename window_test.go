@@ -66,11 +66,12 @@ func TestWindowSpan(t *testing.T) {
 	}
 }
 
-// An idle histogram's marks share one array of counts, where each mark
-// had its own from the first refresh on: a histogram vector's value kept
-// 1.1 kB of them with the default buckets, most values idle most of the
+// An idle histogram keeps two marks (the start, its last busy step's
+// end, moved to the last idle step's) and one array of counts, where each window
+// made 8 marks at its first read, 7 with an array of counts: 1.6 kB a
+// vector's value with the default buckets, most values idle most of the
 // time.
-func TestWindowIdleMarksShareCounts(t *testing.T) {
+func TestWindowIdleKeepsTwoMarks(t *testing.T) {
 	h, t0 := windowed(t, time.Minute)
 	w := h.w
 	h.Observe(0.002)
@@ -86,29 +87,36 @@ func TestWindowIdleMarksShareCounts(t *testing.T) {
 			arrays[&m.counts[0]] = true
 		}
 	}
-	assert.Len(t, w.marks, w.markCap())
+	assert.Len(t, w.marks, 2, "marks kept by an idle histogram")
 	assert.Len(t, arrays, 1, "arrays of counts kept by the marks of an idle histogram")
 }
 
-// The window's counts per bucket are the observations made since its
-// oldest mark within the span, whatever steps were idle: marks that share
-// their counts, and the oldest's array reused, do not mix them up.
+// The window's counts per bucket, min and max are those of the
+// observations made since its oldest mark within the span, and that
+// mark leaves out none made within 5/6 of the span less an interval,
+// whatever steps were idle: marks that share their counts, marks moved
+// over idle steps, and the oldest's array reused, do not mix them up.
 func TestWindowCountsWithIdleSteps(t *testing.T) {
 	h, t0 := windowed(t, time.Minute)
 	w, l := h.w, h.l
 	rng := rand.New(rand.NewPCG(7, 11))
 	type obs struct {
 		at     time.Duration
+		x      float64
 		bucket int
 	}
 	var made []obs
-	for s := 1; s <= 600; s++ {
+	busy, phase := false, 0
+	for s := 1; s <= 1200; s++ {
+		if phase--; phase <= 0 { // busy or idle, for 1 s to 3 min
+			busy, phase = !busy, 1+rng.IntN(180)
+		}
 		at := t0 + time.Duration(s)*time.Second
-		if rng.IntN(3) == 0 { // busy for a while, idle for a while
+		if busy && rng.IntN(2) == 0 {
 			for range rng.IntN(4) + 1 {
-				x := []float64{0.001, 0.02, 0.3, 4}[rng.IntN(4)]
+				x := []float64{0.001, 0.02, 0.3, 4}[rng.IntN(4)] * (1 + rng.Float64()/10)
 				h.Observe(x)
-				made = append(made, obs{at - time.Second/2, l.index(x)})
+				made = append(made, obs{at - time.Second/2, x, l.index(x)})
 			}
 		}
 		w.mu.Lock()
@@ -118,15 +126,20 @@ func TestWindowCountsWithIdleSteps(t *testing.T) {
 			base--
 		}
 		from := w.marks[base].at
+		w.mu.Unlock()
 		want := make([]uint64, l.n)
+		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, o := range made {
 			if o.at > from {
 				want[o.bucket]++
+				lo, hi = math.Min(lo, o.x), math.Max(hi, o.x)
+			} else {
+				require.Less(t, o.at, at-(w.span*5/6-time.Second), "second %d: an observation within the window left out", s)
 			}
 		}
-		got := append([]uint64(nil), st.in...)
-		w.mu.Unlock()
-		require.Equal(t, want, got, "second %d", s)
+		require.Equal(t, want, st.in, "second %d", s)
+		require.Equal(t, lo, st.min, "min, second %d", s)
+		require.Equal(t, hi, st.max, "max, second %d", s)
 	}
 }
 
