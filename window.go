@@ -49,7 +49,7 @@ type window struct {
 // mark is a histogram's state at a step's end.
 type mark struct {
 	at       time.Duration // on windows' clock
-	counts   []uint64      // cumulative; nil for zeros; shared with the mark before when the same
+	counts   []uint64      // cumulative; nil for the start's (zeros)
 	total    uint64
 	sum      float64
 	min, max float64 // of the step that ended at at
@@ -103,8 +103,7 @@ func (w *window) markCap() int {
 	return 1
 }
 
-// markedCounts reports whether counts are those of a mark's, nil for
-// zeros.
+// markedCounts reports whether counts are a mark's, nil for zeros.
 func markedCounts(counts, marked []uint64) bool {
 	if marked == nil {
 		return !slices.ContainsFunc(counts, func(c uint64) bool { return c != 0 })
@@ -114,54 +113,37 @@ func markedCounts(counts, marked []uint64) bool {
 
 // mark marks the end of a step at now, s the tally's state then.
 //
-// A step with no observation moves the last mark to its end instead: the
-// mark's state is the same, and its step's min and max those of the
-// longer step, so a window from it has the same counts, sum, min and max
-// as from the mark the step would have made (TestWindowCountsWithIdleSteps).
-// A mark's counts are made as it is taken, and a mark whose counts are
-// its predecessor's shares their array: shared arrays are a run of
-// consecutive marks, so the oldest's is free once dropped unless the
-// next mark shares it. The marks are made as they are needed, up to
-// markCap. So an idle histogram keeps two marks (the start, its last
-// busy step's end, moved) and one array of counts, where every window
-// made 8 marks at its first read, 7 of them with an array, 1.6 kB with
-// the default buckets, kept by every value of a vector, most of them idle
-// most of the time.
+// A step with no observation moves the last mark to its end instead of
+// adding one: the mark's state is the same, and its step's min and max
+// those of the longer step, so a window from it holds the same
+// observations as from the mark the step would have added
+// (TestWindowCountsWithIdleSteps). The marks are made as they are needed,
+// up to markCap, the oldest's counts reused once dropped. So an idle
+// histogram keeps two marks (the start, its last busy step's end, moved)
+// and one array of counts, where every window made 8 marks at its first
+// read, 7 of them with an array, 1.6 kB with the default buckets, kept
+// by every value of a vector, most of them idle most of the time.
 func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	lo, hi := h.minMax(true)
 	n := len(w.marks)
 	last := &w.marks[n-1]
-	same := markedCounts(s.counts, last.counts)
-	if same && s.total == last.total && s.sum == last.sum && lo > hi {
+	if lo > hi && s.total == last.total && s.sum == last.sum && markedCounts(s.counts, last.counts) {
 		last.at = now
 		return
 	}
-	counts := last.counts
-	var free []uint64
+	var counts []uint64
 	switch {
 	case n == w.markCap():
-		old := w.marks[0].counts
+		counts = w.marks[0].counts // nil for the start's
 		w.marks = append(w.marks[:0], w.marks[1:]...)
-		if len(old) > 0 && !sameArray(old, w.marks[0].counts) {
-			free = old
-		}
 	case n == cap(w.marks):
 		w.marks = slices.Grow(w.marks, min(n, w.markCap()-n))
 	}
-	if !same {
-		counts = free
-		if counts == nil {
-			counts = make([]uint64, w.n)
-		}
-		copy(counts, s.counts)
+	if counts == nil {
+		counts = make([]uint64, w.n)
 	}
+	copy(counts, s.counts)
 	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: s.sum, min: lo, max: hi})
-}
-
-// sameArray reports whether marks' counts a and b are the same array,
-// or both zeros (nil).
-func sameArray(a, b []uint64) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // state reads the tally h at now, with w.mu held: marks a step's end

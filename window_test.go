@@ -67,10 +67,10 @@ func TestWindowSpan(t *testing.T) {
 }
 
 // An idle histogram keeps two marks (the start, its last busy step's
-// end, moved to the last idle step's) and one array of counts, where each window
-// made 8 marks at its first read, 7 with an array of counts: 1.6 kB a
-// vector's value with the default buckets, most values idle most of the
-// time.
+// end, moved to the last idle step's) and one array of counts, where
+// each window made 8 marks at its first read, 7 with an array of counts:
+// 1.6 kB a vector's value with the default buckets, most values idle
+// most of the time.
 func TestWindowIdleKeepsTwoMarks(t *testing.T) {
 	h, t0 := windowed(t, time.Minute)
 	w := h.w
