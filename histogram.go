@@ -417,7 +417,8 @@ func (h *Histogram) Stats() HistogramStats {
 	}
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(&h.tally, clock(), make([]uint64, 2*h.w.n))
+	var buf [readScratch]uint64
+	s := h.w.state(&h.tally, clock(), scratchFor(buf[:], h.w.n))
 	st := HistogramStats{Count: s.total, Sum: s.sum}
 	if s.n > 0 {
 		st.Min, st.Max, st.Mean = s.min, s.max, s.inSum/float64(s.n)
@@ -434,8 +435,23 @@ func (h *Histogram) Quantile(q float64) float64 {
 	}
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(&h.tally, clock(), make([]uint64, 2*h.w.n))
+	var buf [readScratch]uint64
+	s := h.w.state(&h.tally, clock(), scratchFor(buf[:], h.w.n))
 	return h.quantile(s.in, s.n, q, s.min, s.max)
+}
+
+// readScratch is the scratch Stats and Quantile read a window with on
+// their stack (window.state): two arrays of counts of up to 32 buckets,
+// the default layout's 20 included.
+const readScratch = 64
+
+// scratchFor returns buf when it holds two arrays of n counts, else a new
+// scratch.
+func scratchFor(buf []uint64, n int) []uint64 {
+	if 2*n <= len(buf) {
+		return buf
+	}
+	return make([]uint64, 2*n)
 }
 
 // quantile estimates quantile q from counts per bucket: the middle of the
