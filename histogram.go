@@ -446,7 +446,7 @@ func (h *Histogram) Quantile(q float64) float64 {
 const readScratch = 64
 
 // scratchFor returns buf when it holds two arrays of n counts, else a new
-// scratch.
+// scratch: a read's on its stack, or a group's kept for the next.
 func scratchFor(buf []uint64, n int) []uint64 {
 	if 2*n <= len(buf) {
 		return buf
@@ -952,9 +952,7 @@ func (g *histGroup) readLocked(o *histOut, now time.Duration, f func(counts []ui
 	o.e.t.w.mu.Lock()
 	defer o.e.t.w.mu.Unlock()
 	h := o.e.t
-	if len(g.scratch) < 2*h.w.n {
-		g.scratch = make([]uint64, 2*h.w.n)
-	}
+	g.scratch = scratchFor(g.scratch, h.w.n)
 	s := h.w.state(&h.tally, now, g.scratch)
 	var lo, hi, mean float64
 	if s.n > 0 {
