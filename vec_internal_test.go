@@ -275,8 +275,8 @@ func TestVecTableSpareWithinLimit(t *testing.T) {
 // table's slots hold; the entry keeps no slice of its values, and a
 // Value is 24 bytes). A histogram's entry, with its histogram, window and
 // histOut, is one of 448 bytes, as the entry and its histOut were apart;
-// each of the 8 marks of its window, made at its first read, 64 bytes,
-// where a time.Time made them 80.
+// each of the marks of its window (up to 6, made as they are taken) 64
+// bytes, where a time.Time made them 80.
 func TestEntrySizeClass(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(histEntry{}), uintptr(448))
 	assert.LessOrEqual(t, unsafe.Sizeof(mark{}), uintptr(64))

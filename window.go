@@ -94,11 +94,16 @@ func (w *window) init(span, interval time.Duration, n int, start time.Duration) 
 	return nil
 }
 
-// markCap is how many marks w keeps: the start's alone, or the ends of the
-// steps of a span and two more.
+// markCap is how many marks w keeps: the start's alone, or as many as a
+// span has steps. Marks are a step apart at least, so when the oldest is
+// dropped for a new one it is a span old, and the next is the window's
+// base for a step more: 5/6 of the span, less the time between reads
+// (TestWindowBusyKeepsOnlyMarksItUses). Two more, as there were, were
+// older than the span, never a base again: 432 bytes a busy histogram
+// with the default buckets.
 func (w *window) markCap() int {
 	if w.span > 0 {
-		return windowSteps + 2
+		return windowSteps
 	}
 	return 1
 }
@@ -136,8 +141,8 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	case n == w.markCap():
 		counts = w.marks[0].counts // nil for the start's
 		w.marks = append(w.marks[:0], w.marks[1:]...)
-	case n == cap(w.marks):
-		w.marks = slices.Grow(w.marks, min(n, w.markCap()-n))
+	case n == cap(w.marks): // doubled up to markCap, not past it as append would
+		w.marks = append(make([]mark, 0, min(2*n, w.markCap())), w.marks...)
 	}
 	if counts == nil {
 		counts = make([]uint64, w.n)

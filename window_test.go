@@ -66,6 +66,36 @@ func TestWindowSpan(t *testing.T) {
 	}
 }
 
+// A busy histogram read at irregular times (its refresh, and Snapshot,
+// Stats or Quantile in between, every interval at least) keeps marks
+// enough for its window to cover 5/6 of its span less an interval, and
+// at most one it will never use again, older than the span, until its
+// next mark drops it: each such mark kept a busy value's 64 + 152 bytes
+// with the default buckets.
+func TestWindowBusyKeepsOnlyMarksItUses(t *testing.T) {
+	h, t0 := windowed(t, time.Minute)
+	w := h.w
+	rng := rand.New(rand.NewPCG(3, 5))
+	for now := t0; now < t0+20*time.Minute; {
+		now += time.Duration(1 + rng.Int64N(int64(time.Second)))
+		h.Observe(0.01)
+		w.mu.Lock()
+		w.state(&h.tally, now, make([]uint64, 2*w.n))
+		base := len(w.marks) - 1
+		for base > 0 && now-w.marks[base-1].at <= w.span {
+			base--
+		}
+		from := w.marks[base].at
+		w.mu.Unlock()
+		if now-t0 > w.span {
+			require.GreaterOrEqual(t, now-from, w.span*5/6-time.Second, "window at %v", now-t0)
+			require.LessOrEqual(t, now-from, w.span, "window at %v", now-t0)
+			require.LessOrEqual(t, base, 1, "marks older than the span at %v", now-t0)
+		}
+	}
+	assert.Equal(t, len(w.marks), cap(w.marks), "room for marks never taken")
+}
+
 // An idle histogram keeps two marks (the start, its last busy step's
 // end, moved to the last idle step's) and one array of counts, where
 // each window made 8 marks at its first read, 7 with an array of counts:
