@@ -549,7 +549,10 @@ type histOut struct {
 	at, bucketAt int
 	// bucket (per bucket) and stats (count, sum, min, max, mean, then the
 	// quantiles) are bound under the registry's lock (bindOutLocked) and
-	// read by refresh under the group's alone.
+	// read by refresh under the group's alone; both nil until one of the
+	// values has storage, so that a first use, which before Start, and
+	// after it most often, has none, does not make their 224 bytes with
+	// the default buckets (a fifth of it before Start).
 	bucket, stats []atomic.Pointer[Value]
 }
 
@@ -779,9 +782,7 @@ func (g *histGroup) makeLocked(name string, id int32, j int) *vecEntry[Histogram
 	b.e.t, b.e.id = &b.h, id
 	_ = b.w.init(g.window, g.interval, g.l.n, clock()) // checked by declareHistograms
 	b.h.init(g.l, g.units, &b.w, g.spares)
-	vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.stats))
-	b.out = histOut{e: &b.e, inst: name, id: id, bucket: vals[:len(g.bounds)], stats: vals[len(g.bounds):],
-		at: j, bucketAt: j * len(g.bounds)}
+	b.out = histOut{e: &b.e, inst: name, id: id, at: j, bucketAt: j * len(g.bounds)}
 	o := &b.out
 	g.mu.Lock()
 	g.spares.refill()
@@ -817,6 +818,9 @@ func (g *histGroup) refresh() {
 	now := clock()
 	for o := range live(g.hs) {
 		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
+			if o.bucket == nil { // none of its values has storage yet
+				return
+			}
 			for j, c := range counts {
 				o.bucket[j].Load().Set(int64(c))
 			}
@@ -873,23 +877,36 @@ func (g *histGroup) bindLocked(handle func(m *metric, id int32, at int) *Value) 
 // metric, instance id and likely index), and reports whether some have
 // none yet.
 func (g *histGroup) bindOutLocked(o *histOut, handle func(m *metric, id int32, at int) *Value) (waiting bool) {
-	bind := func(p *atomic.Pointer[Value], m *metric, id int32, at int) {
-		if p.Load() != nil {
+	bind := func(k int, m *metric, id int32, at int) {
+		if o.bucket != nil && o.handle(k).Load() != nil {
 			return
 		}
-		if v := handle(m, id, at); v != nil {
-			p.Store(v)
-		} else {
+		v := handle(m, id, at)
+		if v == nil {
 			waiting = true
+			return
 		}
+		if o.bucket == nil {
+			vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.statM))
+			o.bucket, o.stats = vals[:len(g.bounds)], vals[len(g.bounds):]
+		}
+		o.handle(k).Store(v)
 	}
-	for i := range o.bucket {
-		bind(&o.bucket[i], g.bucketM, g.bucketID(o.id, i), o.bucketAt+i)
+	for i := range g.bounds {
+		bind(i, g.bucketM, g.bucketID(o.id, i), o.bucketAt+i)
 	}
 	for i, m := range g.statM {
-		bind(&o.stats[i], m, o.id, o.at)
+		bind(len(g.bounds)+i, m, o.id, o.at)
 	}
 	return waiting
+}
+
+// handle is o's k-th handle, its buckets' then its statistics'.
+func (o *histOut) handle(k int) *atomic.Pointer[Value] {
+	if k < len(o.bucket) {
+		return &o.bucket[k]
+	}
+	return &o.stats[k-len(o.bucket)]
 }
 
 // putLocked hands put the values of o as refresh would store them.
