@@ -550,9 +550,9 @@ type histOut struct {
 	// bucket (per bucket) and stats (count, sum, min, max, mean, then the
 	// quantiles) are bound under the registry's lock (bindOutLocked) and
 	// read by refresh under the group's alone; both nil until one of the
-	// values has storage, so that a first use, which before Start, and
-	// after it most often, has none, does not make their 224 bytes with
-	// the default buckets (a fifth of it before Start).
+	// values has storage: a first use, whose values have none before
+	// Start and seldom have after it, does not make them (224 bytes with
+	// the default buckets, a fifth of a first use's before Start).
 	bucket, stats []atomic.Pointer[Value]
 }
 

@@ -151,6 +151,16 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: s.sum, min: lo, max: hi})
 }
 
+// base is the index of the window's base at now: the oldest mark within
+// the span, else the last.
+func (w *window) base(now time.Duration) int {
+	i := len(w.marks) - 1
+	for i > 0 && now-w.marks[i-1].at <= w.span {
+		i--
+	}
+	return i
+}
+
 // state reads the tally h at now, with w.mu held: marks a step's end
 // first when one has passed. The slices are scratch's, 2n words at least:
 // a vector's histograms share their group's (histGroup.readLocked), where
@@ -170,10 +180,7 @@ func (w *window) state(h *tally, now time.Duration, scratch []uint64) windowStat
 	if w.span > 0 && now-w.marks[len(w.marks)-1].at >= w.step {
 		w.mark(h, &s, now)
 	}
-	base := len(w.marks) - 1 // the oldest mark within the span
-	for base > 0 && now-w.marks[base-1].at <= w.span {
-		base--
-	}
+	base := w.base(now)
 	b := &w.marks[base]
 	s.min, s.max = h.minMax(false)
 	for _, m := range w.marks[base+1:] {

@@ -81,10 +81,7 @@ func TestWindowBusyKeepsOnlyMarksItUses(t *testing.T) {
 		h.Observe(0.01)
 		w.mu.Lock()
 		w.state(&h.tally, now, make([]uint64, 2*w.n))
-		base := len(w.marks) - 1
-		for base > 0 && now-w.marks[base-1].at <= w.span {
-			base--
-		}
+		base := w.base(now)
 		from := w.marks[base].at
 		w.mu.Unlock()
 		if now-t0 > w.span {
@@ -151,11 +148,7 @@ func TestWindowCountsWithIdleSteps(t *testing.T) {
 		}
 		w.mu.Lock()
 		st := w.state(&h.tally, at, make([]uint64, 2*w.n))
-		base := len(w.marks) - 1
-		for base > 0 && at-w.marks[base-1].at <= w.span {
-			base--
-		}
-		from := w.marks[base].at
+		from := w.marks[w.base(at)].at
 		w.mu.Unlock()
 		want := make([]uint64, l.n)
 		lo, hi := math.Inf(1), math.Inf(-1)
