@@ -25,7 +25,8 @@ type plan struct {
 	metricHelp [][2]int64
 	indomHelp  [][2]int64
 	indomAt    map[*indom]int   // index in the part's indoms
-	nameStr    map[string]int64 // the string record of a text that indoms share (indom.auto)
+	nameStr    map[string]int64 // the string record of a name that indoms share (indom.auto)
+	helpStr    map[string]int64 // of a help text their metrics share
 	// tailStr is nameStr of the names of instances an indom derives
 	// (indom.tails), by their two parts: as one string, each would be made
 	// at every publication. A derived name is not shared with an equal one
@@ -103,30 +104,44 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 	// vector's values take in the file"). So do the help texts of the
 	// metrics over them. Indoms and metrics the program declares keep a
 	// record per text, as libpcp_mmv writes them.
+	//
+	// Names are unique within an indom, so an indom's names are looked up
+	// only when an earlier indom of their kind (whole, or derived: tails)
+	// may hold them, and kept for sharing only when a later one may share
+	// them: a part of one vector, as a vector's values fill one at the
+	// default budget, hashes none of its names, where each of a growth
+	// step of 10,000 names made a map insert (a tenth of the step).
 	if pl.nameStr == nil {
-		pl.nameStr, pl.tailStr = map[string]int64{}, map[[2]string]int64{}
+		pl.nameStr, pl.helpStr, pl.tailStr = map[string]int64{}, map[string]int64{}, map[[2]string]int64{}
 	}
-	shared := func(text string) int64 { return sharedRecord(pl.nameStr, text, str) }
+	var left, seen [2]int // auto indoms of each kind: all, laid out
+	for _, in := range p.indoms {
+		if in.auto {
+			left[nameKind(in)]++
+		}
+	}
 	pl.instName = sized(pl.instName, len(p.indoms))
 	for i, in := range p.indoms {
 		if !v2 {
 			pl.instName[i] = nil
 			continue
 		}
+		var find, keep bool
+		if k := nameKind(in); in.auto {
+			seen[k]++
+			find, keep = seen[k] > 1, seen[k] < left[k]
+		}
 		names := sized(pl.instName[i], in.count())
 		for j, inst := range in.all() {
 			names[j] = -1
-			if in.isRemoved(j) {
-				continue
-			}
-			if !in.auto {
+			switch {
+			case in.isRemoved(j):
+			case !in.auto:
 				names[j] = str(true)
-				continue
-			}
-			if inst.tail == "" {
-				names[j] = shared(inst.head)
-			} else {
-				names[j] = sharedRecord(pl.tailStr, [2]string{inst.head, inst.tail}, str)
+			case in.tails == nil:
+				names[j] = sharedRecord(pl.nameStr, inst.head, find, keep, str)
+			default:
+				names[j] = sharedRecord(pl.tailStr, [2]string{inst.head, inst.tail}, find, keep, str)
 			}
 		}
 		pl.instName[i] = names
@@ -153,7 +168,7 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 		for k, text := range [2]string{m.ShortHelp, m.LongHelp} {
 			pl.metricHelp[i][k] = -1
 			if text != "" {
-				pl.metricHelp[i][k] = shared(text)
+				pl.metricHelp[i][k] = sharedRecord(pl.helpStr, text, true, true, str)
 			}
 		}
 	}
@@ -233,6 +248,7 @@ func putPlan(pl *plan) {
 	pl.labels = nil
 	clear(pl.indomAt) // the indoms and names, for the garbage collector
 	clear(pl.nameStr)
+	clear(pl.helpStr)
 	clear(pl.tailStr)
 	plans.Put(pl)
 }
@@ -299,14 +315,28 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 }
 
 // sharedRecord returns the number of the string record m holds for key,
-// which str numbers if m has none yet.
-func sharedRecord[K comparable](m map[K]int64, key K, str func(bool) int64) int64 {
-	n, ok := m[key]
-	if !ok {
-		n = str(true)
+// when find and it holds one, else a new one str numbers, which m then
+// holds when keep.
+func sharedRecord[K comparable](m map[K]int64, key K, find, keep bool, str func(bool) int64) int64 {
+	if find {
+		if n, ok := m[key]; ok {
+			return n
+		}
+	}
+	n := str(true)
+	if keep {
 		m[key] = n
 	}
 	return n
+}
+
+// nameKind is the kind of in's names, as newPlan shares them: whole (0)
+// or derived, a head and a tail (1).
+func nameKind(in *indom) int {
+	if in.tails != nil {
+		return 1
+	}
+	return 0
 }
 
 // putStrings fills the string records at offs (zero: none) with texts. b

@@ -110,6 +110,63 @@ func TestInstanceNamesShared(t *testing.T) {
 	check("grown file", "/a", "/b", "/c")
 }
 
+// TestNamesSharedWhereverFirstLaidOut: a name shares one string record
+// with every equal one of its kind (whole, or a histogram's bucket's),
+// whichever indom lays it out first: here names first met in the middle
+// and last of the vectors, and buckets of two histogram vectors, in a
+// first file and in a grown one, which a file of one vector lays out with
+// no lookup (newPlan).
+func TestNamesSharedWhereverFirstLaidOut(t *testing.T) {
+	needFileLayer(t)
+	_, dir := pcpDir(t)
+	r := newRegistry(t, "sharedfirst", dir, mmv.Options{MaxFileValues: -1})
+	routes := [][]string{{"/a"}, {"/a", "/b"}, {"/b", "/c"}, {"/d"}, {"/c", "/d"}}
+	vecs := make([]*mmv.Vec[mmv.Counter], len(routes))
+	for i := range vecs {
+		vecs[i] = mmv.NewCounterVec(r, fmt.Sprintf("v%d", i), "Requests", mmv.Count, "route")
+		for _, route := range routes[i] {
+			vecs[i].With(route).Inc()
+		}
+	}
+	hs := []*mmv.Vec[mmv.Histogram]{
+		mmv.NewHistogramVec(r, "h0", "Sizes", mmv.Byte, &mmv.HistogramOptions{Buckets: []float64{10}}, "route"),
+		mmv.NewHistogramVec(r, "h1", "Sizes", mmv.Byte, &mmv.HistogramOptions{Buckets: []float64{10}}, "route"),
+	}
+	hs[0].With("/a").Observe(5)
+	hs[1].With("/b").Observe(5)
+	require.NoError(t, r.Start())
+	check := func(when string, names int) {
+		t.Helper()
+		f, err := mmvfile.Open(r.Path())
+		require.NoError(t, err, when)
+		type key struct {
+			name   string
+			bucket bool
+		}
+		at := map[key]map[uint64]bool{}
+		for _, inst := range f.Instances {
+			k := key{inst.Name, strings.Contains(inst.Name, ",le=")}
+			if at[k] == nil {
+				at[k] = map[uint64]bool{}
+			}
+			at[k][inst.NameOffset] = true
+		}
+		for k, offs := range at {
+			assert.Len(t, offs, 1, "%s: %+v in %d string records", when, k, len(offs))
+		}
+		assert.Len(t, at, names, "%s: distinct names", when)
+	}
+	// route=/a to /d, which the histograms' statistics share, and their
+	// buckets' route=/a,le=10, /a,le=+Inf, /b,le=10 and /b,le=+Inf.
+	check("first file", 8)
+	vecs[3].With("/e").Inc()
+	vecs[4].With("/e").Inc()
+	hs[0].With("/b").Observe(5)
+	hs[1].With("/c").Observe(5)
+	require.NoError(t, r.Flush())
+	check("grown file", 11) // route=/e, and route=/c's buckets
+}
+
 // TestDerivedNameBesideWhole: a histogram vector's bucket names, which
 // its indom derives from the label values (two parts in the encoder's
 // plan), are not shared with an equal name another vector stores whole,
