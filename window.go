@@ -123,17 +123,23 @@ func markedCounts(counts, marked []uint64) bool {
 // those of the longer step, so a window from it holds the same
 // observations as from the mark the step would have added
 // (TestWindowCountsWithIdleSteps). The marks are made as they are needed,
-// up to markCap, the oldest's counts reused once dropped. So an idle
-// histogram keeps two marks (the start, its last busy step's end, moved)
-// and one array of counts, where every window made 8 marks at its first
-// read, 7 of them with an array, 1.6 kB with the default buckets, kept
-// by every value of a vector, most of them idle most of the time.
+// up to markCap, the oldest's counts reused once dropped; once the others
+// are older than the span, never a base again, the moved mark is kept
+// alone, in first. So a histogram idle for a span keeps one mark, in its
+// window's memory, and one array of counts, where every window made 8
+// marks at its first read, 7 of them with an array, 1.6 kB with the
+// default buckets, kept by every value of a vector, most of them idle
+// most of the time, and then two marks, 128 bytes apart from the window.
 func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	lo, hi := h.minMax(true)
 	n := len(w.marks)
 	last := &w.marks[n-1]
 	if lo > hi && s.total == last.total && s.sum == last.sum && markedCounts(s.counts, last.counts) {
 		last.at = now
+		if n > 1 && now-w.marks[n-2].at > w.span {
+			w.first[0] = *last
+			w.marks = w.first[:]
+		}
 		return
 	}
 	var counts []uint64
