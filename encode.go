@@ -108,9 +108,10 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 	// Names are unique within an indom, so an indom's names are looked up
 	// only when an earlier indom of their kind (whole, or derived: tails)
 	// may hold them, and kept for sharing only when a later one may share
-	// them: a part of one vector, as a vector's values fill one at the
-	// default budget, hashes none of its names, where each of a growth
-	// step of 10,000 names made a map insert (a tenth of the step).
+	// them: a part of one vector (its limit raised, its values filling the
+	// file) hashes none of its names, where each name of a growth step
+	// made a map insert, a tenth of a step of 10,000; of two vectors, the
+	// first's are kept without a lookup and the last's looked up alone.
 	if pl.nameStr == nil {
 		pl.nameStr, pl.helpStr, pl.tailStr = map[string]int64{}, map[string]int64{}, map[[2]string]int64{}
 	}

@@ -129,7 +129,7 @@ func markedCounts(counts, marked []uint64) bool {
 // window's memory, and one array of counts, where every window made 8
 // marks at its first read, 7 of them with an array, 1.6 kB with the
 // default buckets, kept by every value of a vector, most of them idle
-// most of the time, and then two marks, 128 bytes apart from the window.
+// most of the time, and then two, in a slice of 128 bytes.
 func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	lo, hi := h.minMax(true)
 	n := len(w.marks)

@@ -97,8 +97,8 @@ func TestWindowBusyKeepsOnlyMarksItUses(t *testing.T) {
 // moved to the last idle step's), in its window's memory, and one array
 // of counts, where each window made 8 marks at its first read, 7 with an
 // array of counts: 1.6 kB a vector's value with the default buckets, most
-// values idle most of the time, and then two marks apart, 128 bytes. Its
-// window then counts what comes as any other.
+// values idle most of the time, and then two, in a slice of 128 bytes.
+// Its window then counts what comes as any other.
 func TestWindowIdleKeepsOneMark(t *testing.T) {
 	h, t0 := windowed(t, time.Minute)
 	w := h.w
