@@ -779,11 +779,9 @@ func TestHistogramFirstUseBindsWhatHasStorage(t *testing.T) {
 		defer g.mu.Unlock()
 		for _, o := range g.hs {
 			if o.e != nil && o.e.t == h {
-				for _, ps := range [][]atomic.Pointer[Value]{o.bucket, o.stats} {
-					for i := range ps {
-						if ps[i].Load() != nil {
-							n++
-						}
+				for i := range o.vals {
+					if o.vals[i].Load() != nil {
+						n++
 					}
 				}
 			}

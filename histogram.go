@@ -540,20 +540,21 @@ type histOut struct {
 	e    *vecEntry[Histogram]
 	inst string // instance in the statistics' indom, "" when single
 	id   int32  // its id, 0 when single
-	// at and bucketAt are the indexes of the instance and of its first
-	// bucket when declared, where bindOutLocked looks for them first:
-	// the buckets of an instance are consecutive in their indom, added,
-	// removed and revived together, and forgotten in order, so the first
-	// of instance j's is bucket j*len(bounds), with no lookup by id (a
-	// thirtieth of a vector's new label value).
-	at, bucketAt int
-	// bucket (per bucket) and stats (count, sum, min, max, mean, then the
-	// quantiles) are bound under the registry's lock (bindOutLocked) and
-	// read by refresh under the group's alone; both nil until one of the
-	// values has storage: a first use, whose values have none before
-	// Start and seldom have after it, does not make them (224 bytes with
-	// the default buckets, a fifth of a first use's before Start).
-	bucket, stats []atomic.Pointer[Value]
+	// at is the index of the instance when declared, where bindOutLocked
+	// looks for it first, and for its buckets at at*len(bounds) on: the
+	// buckets of an instance are consecutive in their indom, added,
+	// removed and revived together, and forgotten in order, so no lookup
+	// by id (a thirtieth of a vector's new label value).
+	at int
+	// vals are the handles of the buckets, then of the statistics (count,
+	// sum, min, max, mean, then the quantiles), bound under the registry's
+	// lock (bindOutLocked) and read by refresh under the group's alone;
+	// nil until one of the values has storage: a first use, whose values
+	// have none before Start and seldom have after it, does not make
+	// them (224 bytes with the default buckets, a fifth of a first use's
+	// before Start). One slice, not two, and no index of the first bucket
+	// kept: the entry (histEntry) is of the 352-byte size class, not 384.
+	vals []atomic.Pointer[Value]
 }
 
 // declareHistograms declares the metrics of histograms named name, as one
@@ -753,11 +754,8 @@ func live(outs []*histOut) iter.Seq[*histOut] {
 
 // unbind drops o's handles.
 func (o *histOut) unbind() {
-	for i := range o.bucket {
-		o.bucket[i].Store(nil)
-	}
-	for i := range o.stats {
-		o.stats[i].Store(nil)
+	for i := range o.vals {
+		o.vals[i].Store(nil)
 	}
 }
 
@@ -782,7 +780,7 @@ func (g *histGroup) makeLocked(name string, id int32, j int) *vecEntry[Histogram
 	b.e.t, b.e.id = &b.h, id
 	_ = b.w.init(g.window, g.interval, g.l.n, clock()) // checked by declareHistograms
 	b.h.init(g.l, g.units, &b.w, g.spares)
-	b.out = histOut{e: &b.e, inst: name, id: id, at: j, bucketAt: j * len(g.bounds)}
+	b.out = histOut{e: &b.e, inst: name, id: id, at: j}
 	o := &b.out
 	g.mu.Lock()
 	g.spares.refill()
@@ -818,15 +816,16 @@ func (g *histGroup) refresh() {
 	now := clock()
 	for o := range live(g.hs) {
 		g.readLocked(o, now, func(counts []uint64, total uint64, stats []float64) {
-			if o.bucket == nil { // none of its values has storage yet
+			if o.vals == nil { // none of its values has storage yet
 				return
 			}
 			for j, c := range counts {
-				o.bucket[j].Load().Set(int64(c))
+				o.vals[j].Load().Set(int64(c))
 			}
-			o.stats[0].Load().Set(int64(total))
+			st := o.vals[len(counts):]
+			st[0].Load().Set(int64(total))
 			for k, f := range stats {
-				o.stats[1+k].Load().SetFloat(f)
+				st[1+k].Load().SetFloat(f)
 			}
 		})
 	}
@@ -878,7 +877,7 @@ func (g *histGroup) bindLocked(handle func(m *metric, id int32, at int) *Value) 
 // none yet.
 func (g *histGroup) bindOutLocked(o *histOut, handle func(m *metric, id int32, at int) *Value) (waiting bool) {
 	bind := func(k int, m *metric, id int32, at int) {
-		if o.bucket != nil && o.handle(k).Load() != nil {
+		if o.vals != nil && o.vals[k].Load() != nil {
 			return
 		}
 		v := handle(m, id, at)
@@ -886,27 +885,18 @@ func (g *histGroup) bindOutLocked(o *histOut, handle func(m *metric, id int32, a
 			waiting = true
 			return
 		}
-		if o.bucket == nil {
-			vals := make([]atomic.Pointer[Value], len(g.bounds)+len(g.statM))
-			o.bucket, o.stats = vals[:len(g.bounds)], vals[len(g.bounds):]
+		if o.vals == nil {
+			o.vals = make([]atomic.Pointer[Value], len(g.bounds)+len(g.statM))
 		}
-		o.handle(k).Store(v)
+		o.vals[k].Store(v)
 	}
 	for i := range g.bounds {
-		bind(i, g.bucketM, g.bucketID(o.id, i), o.bucketAt+i)
+		bind(i, g.bucketM, g.bucketID(o.id, i), o.at*len(g.bounds)+i)
 	}
 	for i, m := range g.statM {
 		bind(len(g.bounds)+i, m, o.id, o.at)
 	}
 	return waiting
-}
-
-// handle is o's k-th handle, its buckets' then its statistics'.
-func (o *histOut) handle(k int) *atomic.Pointer[Value] {
-	if k < len(o.bucket) {
-		return &o.bucket[k]
-	}
-	return &o.stats[k-len(o.bucket)]
 }
 
 // putLocked hands put the values of o as refresh would store them.

@@ -180,7 +180,7 @@ func TestHistogramShownAtPublication(t *testing.T) {
 	var waiting []string
 	g.mu.Lock()
 	for _, o := range g.hs {
-		if o.stats[0].Load() == nil { // its count waits
+		if o.vals == nil || o.vals[len(g.bounds)].Load() == nil { // its count waits
 			waiting = append(waiting, o.inst)
 		}
 	}
