@@ -822,7 +822,7 @@ func (g *histGroup) refresh() {
 			for j, c := range counts {
 				o.vals[j].Load().Set(int64(c))
 			}
-			st := o.vals[len(counts):]
+			st := o.vals[len(g.bounds):]
 			st[0].Load().Set(int64(total))
 			for k, f := range stats {
 				st[1+k].Load().SetFloat(f)
