@@ -198,10 +198,10 @@ func TestHistogramVecFirstUseBytes(t *testing.T) {
 		least = min(least, float64(after.TotalAlloc-before.TotalAlloc)/n)
 	}
 	t.Logf("%.0f bytes a label value", least)
-	// 901 bytes (980 under -race), where 1,157 made the handles of its
+	// 869 bytes (948 under -race), where 1,157 made the handles of its
 	// 28 values before they had storage (224) and 2,638 stored the
 	// buckets: by the memory profile, its entry with histogram, window
-	// and histOut (histEntry, 352), the histogram's first stripe (192)
+	// and histOut (histEntry, 320), the histogram's first stripe (192)
 	// and the spares' share (132), the two indoms' instances, removed
 	// flags and indexes (140), its canonical name (23), and the vector's
 	// table; the rest is the runtime's.
@@ -213,8 +213,8 @@ func TestHistogramVecFirstUseBytes(t *testing.T) {
 // live heap, at 5,000 values: 5,664 bytes a value, 1,313 of them room
 // for the values a next publication would show (snapArrays.quiet), 1,632
 // the marks an idle window made at its first read (window.mark) and 320
-// each window's scratch (histGroup.scratch); 2,336 since, and 2,303 with
-// the entry's allocation of 352 bytes, not 384 (TestEntrySizeClass).
+// each window's scratch (histGroup.scratch); 2,336 since, and 2,272 with
+// the entry's allocation of 320 bytes, not 384 (TestEntrySizeClass).
 // client_golang's child keeps 1,193 and VictoriaMetrics' 292 (at 10,000).
 func TestHistogramVecPublishedBytes(t *testing.T) {
 	const n = 5000

@@ -544,8 +544,9 @@ type histOut struct {
 	// looks for it first, and for its buckets at at*len(bounds) on: the
 	// buckets of an instance are consecutive in their indom, added,
 	// removed and revived together, and forgotten in order, so no lookup
-	// by id (a thirtieth of a vector's new label value).
-	at int
+	// by id (a thirtieth of a vector's new label value). A hint, which
+	// handleOfLocked checks against the id, in 32 bits beside id.
+	at int32
 	// vals are the handles of the buckets, then of the statistics (count,
 	// sum, min, max, mean, then the quantiles), bound under the registry's
 	// lock (bindOutLocked) and read by refresh under the group's alone;
@@ -780,7 +781,7 @@ func (g *histGroup) makeLocked(name string, id int32, j int) *vecEntry[Histogram
 	b.e.t, b.e.id = &b.h, id
 	_ = b.w.init(g.window, g.interval, g.l.n, clock()) // checked by declareHistograms
 	b.h.init(g.l, g.units, &b.w, g.spares)
-	b.out = histOut{e: &b.e, inst: name, id: id, at: j}
+	b.out = histOut{e: &b.e, inst: name, id: id, at: int32(j)}
 	o := &b.out
 	g.mu.Lock()
 	g.spares.refill()
@@ -891,10 +892,10 @@ func (g *histGroup) bindOutLocked(o *histOut, handle func(m *metric, id int32, a
 		o.vals[k].Store(v)
 	}
 	for i := range g.bounds {
-		bind(i, g.bucketM, g.bucketID(o.id, i), o.at*len(g.bounds)+i)
+		bind(i, g.bucketM, g.bucketID(o.id, i), int(o.at)*len(g.bounds)+i)
 	}
 	for i, m := range g.statM {
-		bind(len(g.bounds)+i, m, o.id, o.at)
+		bind(len(g.bounds)+i, m, o.id, int(o.at))
 	}
 	return waiting
 }

@@ -473,7 +473,7 @@ func TestHistogramVecRemovedInOrder(t *testing.T) {
 func TestTallySpreadsOnCollision(t *testing.T) {
 	var ta tally
 	ta.init(19, 4)
-	first := unsafe.Pointer(&ta.first[0])
+	first := unsafe.Pointer(ta.first)
 	assert.Equal(t, first, ta.stripe(), "no collision: the first stripe")
 	assert.Zero(t, testing.AllocsPerRun(10, ta.collided))
 	m := ta.mult.Load()
@@ -513,7 +513,7 @@ func TestTallyTakesSpareStripes(t *testing.T) {
 	last := &ts[firstSpareBatch]
 	last.collided()
 	assert.Nil(t, last.rest.Load(), "none left")
-	assert.Equal(t, []unsafe.Pointer{unsafe.Pointer(&last.first[0])}, picks(last), "every pick the first stripe")
+	assert.Equal(t, []unsafe.Pointer{unsafe.Pointer(last.first)}, picks(last), "every pick the first stripe")
 	spares.refill()
 	last.collided()
 	require.NotNil(t, last.rest.Load(), "taken after the refill")

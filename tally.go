@@ -20,12 +20,17 @@ import (
 // taken from spares by a vector's histogram at its first collision: most
 // of a vector's histograms are observed from one goroutine at a time, and
 // never need them.
+//
+// A tally's fields are as small as they go (a pointer to the first
+// stripe, not a slice; 32-bit stride and shift): a vector's histogram is
+// one allocation with its entry, window and histOut (histEntry), of the
+// 320-byte size class, where a slice and words made it 352.
 type tally struct {
-	first  []atomic.Uint64               // the first stripe, stride words from a 64-byte boundary
+	first  *atomic.Uint64                // the first stripe's first word: stride bytes from a 64-byte boundary
 	rest   atomic.Pointer[atomic.Uint64] // the others' first word, nil until made or taken
 	spares *spareStripes                 // where rest is taken from; nil when made with first
-	stride uintptr                       // bytes
-	shift  uint                          // 64 - log2(stripes)
+	stride uint32                        // bytes
+	shift  uint32                        // 64 - log2(stripes)
 	// mult is 0 until goroutines collide in the first stripe, then odd,
 	// and changed at each collision, so that they pick again.
 	mult atomic.Uint64
@@ -92,7 +97,7 @@ func (t *tally) init(n, stripes int) {
 	stride := strideOf(n)
 	t.shape(stride, stripes)
 	words := emptyStripes(stripes*stride, stride)
-	t.first = words[:stride]
+	t.first = &words[0]
 	if stripes > 1 {
 		t.rest.Store(&words[stride])
 	}
@@ -102,12 +107,12 @@ func (t *tally) init(n, stripes int) {
 // stripe now, the others taken from spares at its first collision.
 func (t *tally) initFrom(spares *spareStripes) {
 	t.shape(spares.stride, spares.stripes)
-	t.first, t.spares = emptyStripes(spares.stride, spares.stride), spares
+	t.first, t.spares = &emptyStripes(spares.stride, spares.stride)[0], spares
 }
 
 // shape sets the size of t's stripes, in words, and how many it has.
 func (t *tally) shape(stride, stripes int) {
-	t.stride, t.shift = uintptr(stride)*8, uint(64-bits.Len(uint(stripes-1)))
+	t.stride, t.shift = uint32(stride)*8, uint32(64-bits.Len(uint(stripes-1)))
 }
 
 // stripe returns the first word of the stripe of the calling goroutine:
@@ -117,7 +122,7 @@ func (t *tally) shape(stride, stripes int) {
 // stripes, spread neighbouring stacks apart (Fibonacci hashing). Until t
 // has the others, every pick is the first.
 func (t *tally) stripe() unsafe.Pointer {
-	first := unsafe.Pointer(unsafe.SliceData(t.first))
+	first := unsafe.Pointer(t.first)
 	m := t.mult.Load()
 	if m == 0 { // one goroutine at a time so far: no pick
 		return first
@@ -128,7 +133,7 @@ func (t *tally) stripe() unsafe.Pointer {
 	if k == 0 || rest == nil {
 		return first
 	}
-	return unsafe.Add(unsafe.Pointer(rest), (k-1)*t.stride)
+	return unsafe.Add(unsafe.Pointer(rest), (k-1)*uintptr(t.stride))
 }
 
 // collided changes the multiplier after a goroutine found its stripe's
@@ -154,12 +159,12 @@ func (t *tally) collided() {
 
 // stripes calls f with the words of each stripe.
 func (t *tally) stripes(f func(w []atomic.Uint64)) {
-	f(t.first)
+	n := int(t.stride / 8)
+	f(unsafe.Slice(t.first, n))
 	rest := t.rest.Load()
 	if rest == nil {
 		return
 	}
-	n := int(t.stride / 8)
 	words := unsafe.Slice(rest, (1<<(64-t.shift)-1)*n)
 	for k := 0; k < len(words); k += n {
 		f(words[k : k+n])
