@@ -506,7 +506,7 @@ type histGroup struct {
 	l          *buckets
 	bounds     []string // the buckets' names
 	tails      []string // a vector's: what its buckets' names add to its instances' (indom.tails)
-	stats      []string // the statistics' metric parts, in histOut.stats order
+	stats      []string // the statistics' metric parts, in the order of their handles in histOut.vals
 	vec        bool
 	labels     []string      // the vector's label names
 	limit      int           // the vector's default limit (NewHistogramVec)
