@@ -442,7 +442,7 @@ func (h *Histogram) Quantile(q float64) float64 {
 
 // readScratch is the scratch Stats and Quantile read a window with on
 // their stack (window.state): two arrays of counts of up to 32 buckets,
-// the default layout's 20 included.
+// the default layout's 19 included.
 const readScratch = 64
 
 // scratchFor returns buf when it holds two arrays of n counts, else a new
@@ -554,7 +554,7 @@ type histOut struct {
 	// have none before Start and seldom have after it, does not make
 	// them (224 bytes with the default buckets, a fifth of a first use's
 	// before Start). One slice, not two, and no index of the first bucket
-	// kept: the entry (histEntry) is of the 352-byte size class, not 384.
+	// kept: the entry (histEntry) fits 320 bytes (TestEntrySizeClass).
 	vals []atomic.Pointer[Value]
 }
 

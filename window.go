@@ -136,7 +136,7 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	last := &w.marks[n-1]
 	if lo > hi && s.total == last.total && s.sum == last.sum && markedCounts(s.counts, last.counts) {
 		last.at = now
-		if n > 1 && now-w.marks[n-2].at > w.span {
+		if n > 1 && w.base(now) == n-1 {
 			w.first[0] = *last
 			w.marks = w.first[:]
 		}

@@ -10,11 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// windowAt reads h's published state at now.
-func windowAt(h *Histogram, now time.Duration) (n uint64, p99, lo, hi float64, total uint64) {
+// readWindow reads h's window at now, as a refresh does, and the index
+// of its base mark then.
+func readWindow(h *Histogram, now time.Duration) (windowState, int) {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	s := h.w.state(&h.tally, now, make([]uint64, 2*h.w.n))
+	return h.w.state(&h.tally, now, make([]uint64, 2*h.w.n)), h.w.base(now)
+}
+
+// windowAt reads h's published state at now.
+func windowAt(h *Histogram, now time.Duration) (n uint64, p99, lo, hi float64, total uint64) {
+	s, _ := readWindow(h, now)
 	return s.n, h.quantile(s.in, s.n, 0.99, s.min, s.max), s.min, s.max, s.total
 }
 
@@ -79,11 +85,8 @@ func TestWindowBusyKeepsOnlyMarksItUses(t *testing.T) {
 	for now := t0; now < t0+20*time.Minute; {
 		now += time.Duration(1 + rng.Int64N(int64(time.Second)))
 		h.Observe(0.01)
-		w.mu.Lock()
-		w.state(&h.tally, now, make([]uint64, 2*w.n))
-		base := w.base(now)
+		_, base := readWindow(h, now)
 		from := w.marks[base].at
-		w.mu.Unlock()
 		if now-t0 > w.span {
 			require.GreaterOrEqual(t, now-from, w.span*5/6-time.Second, "window at %v", now-t0)
 			require.LessOrEqual(t, now-from, w.span, "window at %v", now-t0)
@@ -126,8 +129,8 @@ func TestWindowIdleKeepsOneMark(t *testing.T) {
 // The window's counts per bucket, min and max are those of the
 // observations made since its oldest mark within the span, and that
 // mark leaves out none made within 5/6 of the span less an interval,
-// whatever steps were idle: marks that share their counts, marks moved
-// over idle steps, and the oldest's array reused, do not mix them up.
+// whatever steps were idle: marks moved over idle steps, the others then
+// dropped, and the oldest's array reused, do not mix them up.
 func TestWindowCountsWithIdleSteps(t *testing.T) {
 	h, t0 := windowed(t, time.Minute)
 	w, l := h.w, h.l
@@ -151,10 +154,8 @@ func TestWindowCountsWithIdleSteps(t *testing.T) {
 				made = append(made, obs{at - time.Second/2, x, l.index(x)})
 			}
 		}
-		w.mu.Lock()
-		st := w.state(&h.tally, at, make([]uint64, 2*w.n))
-		from := w.marks[w.base(at)].at
-		w.mu.Unlock()
+		st, base := readWindow(h, at)
+		from := w.marks[base].at
 		want := make([]uint64, l.n)
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, o := range made {
