@@ -349,6 +349,20 @@ func windowed(t *testing.T, span time.Duration) (h *Histogram, t0 time.Duration)
 	return newHistogram(l, Second, w, nil), t0
 }
 
+// readWindow reads h's window at now, as a refresh does, and the index
+// of its base mark then.
+func readWindow(h *Histogram, now time.Duration) (windowState, int) {
+	h.w.mu.Lock()
+	defer h.w.mu.Unlock()
+	return h.w.state(&h.tally, now, make([]uint64, 2*h.w.n)), h.w.base(now)
+}
+
+// windowAt reads h's published state at now.
+func windowAt(h *Histogram, now time.Duration) (n uint64, p99, lo, hi float64, total uint64) {
+	s, _ := readWindow(h, now)
+	return s.n, h.quantile(s.in, s.n, 0.99, s.min, s.max), s.min, s.max, s.total
+}
+
 // flushUntilQuiet flushes r until it has nothing left to publish: the
 // cells a publication bound are carried by the next two (rebound).
 func flushUntilQuiet(t *testing.T, r *Registry) {

@@ -10,20 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readWindow reads h's window at now, as a refresh does, and the index
-// of its base mark then.
-func readWindow(h *Histogram, now time.Duration) (windowState, int) {
-	h.w.mu.Lock()
-	defer h.w.mu.Unlock()
-	return h.w.state(&h.tally, now, make([]uint64, 2*h.w.n)), h.w.base(now)
-}
-
-// windowAt reads h's published state at now.
-func windowAt(h *Histogram, now time.Duration) (n uint64, p99, lo, hi float64, total uint64) {
-	s, _ := readWindow(h, now)
-	return s.n, h.quantile(s.in, s.n, 0.99, s.min, s.max), s.min, s.max, s.total
-}
-
 // After a change of distribution the window's p99, min and max are the new
 // distribution's within one window, while the cumulative count keeps
 // everything; refreshed every second, as by default.
