@@ -410,3 +410,35 @@ func firstInstanceID(t *testing.T, r *mmv.Registry, metric string) int32 {
 	t.Fatalf("no metric %s", metric)
 	return 0
 }
+
+// filesValues returns the values of every file of r, by metric name (less
+// the registry's name that overflow files' names carry) and instance name
+// ("" for a singular metric), read with mmvfile.
+func filesValues(t *testing.T, r *mmv.Registry) map[string]map[string]mmvfile.Value {
+	t.Helper()
+	paths, err := filepath.Glob(r.Path() + ".*") // overflow files
+	require.NoError(t, err)
+	paths = append(paths, r.Path())
+	out := map[string]map[string]mmvfile.Value{}
+	for _, path := range paths {
+		f, err := mmvfile.Open(path)
+		require.NoError(t, err)
+		for _, v := range f.Values {
+			if v.Metric == nil {
+				continue
+			}
+			name := strings.TrimPrefix(v.Metric.Name, r.Name()+".")
+			if out[name] == nil {
+				out[name] = map[string]mmvfile.Value{}
+			}
+			inst := ""
+			if v.Instance != nil {
+				inst = v.Instance.Name
+			}
+			_, twice := out[name][inst]
+			require.False(t, twice, "%s: %s[%s] twice", path, v.Metric.Name, inst)
+			out[name][inst] = *v
+		}
+	}
+	return out
+}
