@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -30,27 +31,44 @@ import (
 // with PCP's reader too, where it is installed.
 func TestRandomOperationsMatchTheFiles(t *testing.T) {
 	for seed := range uint64(3) {
-		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { randomOperations(t, seed) })
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { randomOperations(t, seed, 1) })
 	}
 }
 
-func randomOperations(t *testing.T, seed uint64) {
-	const steps, keys, limit = 2000, 150, 120
+// TestConcurrentOperationsMatchTheFiles is TestRandomOperationsMatchTheFiles
+// with two goroutines at once, each on label values of its own (no
+// Reset, which is every value's), checked while both wait between
+// rounds.
+func TestConcurrentOperationsMatchTheFiles(t *testing.T) {
+	for seed := range uint64(3) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { randomOperations(t, seed, 2) })
+	}
+}
+
+// randomOperations runs 2,000 random steps in all on r's vectors, in
+// workers goroutines at once, in rounds between which the files are
+// checked against the workers' models.
+func randomOperations(t *testing.T, seed uint64, workers int) {
+	const steps, limit = 2000, 120
 	rng := rand.New(rand.NewPCG(seed, 0x6d6d76))
 	tmp := t.TempDir()
 	r := newRegistry(t, "rnd", filepath.Join(tmp, "mmv"), mmv.Options{
 		PublishDelay: []time.Duration{50 * time.Microsecond, time.Millisecond, time.Hour}[seed%3]})
-	c := mmv.NewCounterVec(r, "c", "", mmv.Count, "k")
-	g := mmv.NewIntGaugeVec(r, "g", "", mmv.Count, "k", "j")
-	h := mmv.NewHistogramVec(r, "h", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2, 4}, Interval: time.Millisecond}, "k")
-	for _, l := range []interface{ SetLimit(int) }{c, g, h} {
-		l.SetLimit(limit)
+	v := randomVectors{
+		c: mmv.NewCounterVec(r, "c", "", mmv.Count, "k"),
+		g: mmv.NewIntGaugeVec(r, "g", "", mmv.Count, "k", "j"),
+		h: mmv.NewHistogramVec(r, "h", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2, 4}, Interval: time.Millisecond}, "k"),
 	}
-	rc := mmv.NewCounterVec(r, "rc", "", mmv.Count, "k")
-	want := newRandomModel()
-	var stale []*mmv.Counter
-	var staleH []*mmv.Histogram
+	v.c.SetLimit(limit)
+	v.g.SetLimit(limit)
+	v.h.SetLimit(limit)
+	ws := make([]*randomWorker, workers)
+	for i := range ws {
+		ws[i] = &randomWorker{randomVectors: v, t: t, want: newRandomModel(), rng: rand.New(rand.NewPCG(seed, uint64(i))),
+			prefix: "w" + strconv.Itoa(i) + "-", alone: workers == 1}
+	}
 
+	rc := mmv.NewCounterVec(r, "rc", "", mmv.Count, "k")
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	counted := make([]atomic.Uint64, 20)
@@ -65,73 +83,39 @@ func randomOperations(t *testing.T, seed uint64) {
 	})
 	defer func() { stop.Store(true); wg.Wait() }()
 
-	startAt := rng.IntN(steps / 2)
-	for step := range steps {
-		if step == startAt {
-			startOrSkip(t, r)
+	want := func() *randomModel {
+		all := newRandomModel()
+		for _, w := range ws {
+			maps.Copy(all.c, w.want.c)
+			maps.Copy(all.g, w.want.g)
+			maps.Copy(all.h, w.want.h)
 		}
-		k := "key" + strconv.Itoa(rng.IntN(keys))
-		switch op := rng.IntN(100); {
-		case op < 30:
-			n := uint64(rng.IntN(5) + 1)
-			if x := c.With(k); x != nil {
-				x.Add(n)
-				want.c["k="+k] += n
-			} else {
-				require.Len(t, want.c, limit, "step %d: With(%s) refused below the limit: %v", step, k, c.Err())
-			}
-		case op < 36:
-			_, had := want.c["k="+k]
-			require.Equal(t, had, c.Delete(k), "step %d: Delete(%s)", step, k)
-			delete(want.c, "k="+k)
-		case op < 40:
-			if x := c.With(k); x != nil {
-				stale = append(stale, x)
-				c.Delete(k)
-				delete(want.c, "k="+k)
-			}
-		case op < 45:
-			for _, x := range stale {
-				x.Add(1000)
-			}
-			for _, x := range staleH {
-				x.Observe(3)
-			}
-		case op < 55:
-			j := strconv.Itoa(rng.IntN(3))
-			n := int64(rng.IntN(101) - 50)
-			if x := g.With(k, j); x != nil {
-				x.Set(n)
-				want.g["k="+k+",j="+j] = n
-			}
-		case op < 58:
-			j := strconv.Itoa(rng.IntN(3))
-			g.Delete(k, j)
-			delete(want.g, "k="+k+",j="+j)
-		case op < 80:
-			x := []float64{0.5, 1.5, 3, 10}[rng.IntN(4)]
-			if hh := h.With(k); hh != nil {
-				hh.Observe(x)
-				want.observe(k, x)
-			}
-		case op < 84:
-			if hh := h.With(k); hh != nil && rng.IntN(3) == 0 {
-				staleH = append(staleH, hh)
-			}
-			h.Delete(k)
-			delete(want.h, k)
-		case op < 85:
-			if rng.IntN(10) == 0 {
-				c.Reset()
-				clear(want.c)
-			}
-		default:
-			if step > startAt && rng.IntN(12) == 0 { // about 20 checks a run
-				requireFilesShow(t, r, want, "step "+strconv.Itoa(step))
-			}
+		return all
+	}
+	startAt := rng.IntN(steps / 2)
+	if startAt == 0 {
+		startOrSkip(t, r)
+	}
+	for done := 0; done < steps; {
+		// A round: up to the start, then checks about 20 times a run.
+		n := min(steps-done, 1+rng.IntN(2*steps/20))
+		if done < startAt {
+			n = min(n, startAt-done)
+		}
+		var round sync.WaitGroup
+		for _, w := range ws {
+			round.Go(func() { w.run(n / workers) })
+		}
+		round.Wait()
+		if t.Failed() {
+			return
+		}
+		if done += n; done == startAt {
+			startOrSkip(t, r)
+		} else if done > startAt {
+			requireFilesShow(t, r, want(), "step "+strconv.Itoa(done)) // the last at the end
 		}
 	}
-	requireFilesShow(t, r, want, "the end")
 	stop.Store(true)
 	wg.Wait()
 	require.NoError(t, r.Flush())
@@ -141,7 +125,8 @@ func randomOperations(t *testing.T, seed uint64) {
 	}
 	if pcptest.WantPCP(t) {
 		ms := pcptest.Info(t, tmp)
-		for metric, values := range map[string]map[string]string{"c": want.counters(), "g": want.gauges(), "h.bucket": want.buckets()} {
+		all := want()
+		for metric, values := range map[string]map[string]string{"c": all.counters(), "g": all.gauges(), "h.bucket": all.buckets()} {
 			m := get(t, ms, "mmv.rnd."+metric)
 			shown := map[string]string{}
 			for _, in := range m.Instances {
@@ -150,6 +135,104 @@ func randomOperations(t *testing.T, seed uint64) {
 			require.Equal(t, values, shown, "mmv.rnd.%s as PCP's reader shows it", metric)
 		}
 	}
+}
+
+// randomVectors are the vectors randomOperations drives.
+type randomVectors struct {
+	c *mmv.Vec[mmv.Counter]
+	g *mmv.Vec[mmv.IntGauge]
+	h *mmv.Vec[mmv.Histogram]
+}
+
+// randomWorker is one of randomOperations' goroutines: the values of its
+// label values, which start with prefix, in want, and the handles it kept
+// of deleted ones. alone, it checks that the vectors refuse values only
+// at their limit, and resets the counters.
+type randomWorker struct {
+	randomVectors
+	t      *testing.T
+	want   *randomModel
+	rng    *rand.Rand
+	prefix string
+	alone  bool
+	stale  []*mmv.Counter
+	staleH []*mmv.Histogram
+}
+
+// run takes n random steps, as the test's goroutine or another: a
+// failure is reported with Errorf, and ends the run.
+func (w *randomWorker) run(n int) {
+	for range n {
+		if !w.step() {
+			return
+		}
+	}
+}
+
+// step takes a random step, and reports whether it did as the model says.
+func (w *randomWorker) step() bool {
+	const keys = 150
+	k := w.prefix + strconv.Itoa(w.rng.IntN(keys))
+	switch op := w.rng.IntN(100); {
+	case op < 30:
+		n := uint64(w.rng.IntN(5) + 1)
+		if x := w.c.With(k); x != nil {
+			x.Add(n)
+			w.want.c["k="+k] += n
+		} else if w.alone && len(w.want.c) < w.c.Limit() {
+			w.t.Errorf("With(%s) refused with %d values, below the limit: %v", k, len(w.want.c), w.c.Err())
+			return false
+		}
+	case op < 36:
+		_, had := w.want.c["k="+k]
+		if w.c.Delete(k) != had {
+			w.t.Errorf("Delete(%s) = %t, want %t", k, !had, had)
+			return false
+		}
+		delete(w.want.c, "k="+k)
+	case op < 40:
+		if x := w.c.With(k); x != nil {
+			w.stale = append(w.stale, x)
+			w.c.Delete(k)
+			delete(w.want.c, "k="+k)
+		}
+	case op < 45:
+		for _, x := range w.stale {
+			x.Add(1000)
+		}
+		for _, x := range w.staleH {
+			x.Observe(3)
+		}
+	case op < 55:
+		j := strconv.Itoa(w.rng.IntN(3))
+		n := int64(w.rng.IntN(101) - 50)
+		if x := w.g.With(k, j); x != nil {
+			x.Set(n)
+			w.want.g["k="+k+",j="+j] = n
+		}
+	case op < 58:
+		j := strconv.Itoa(w.rng.IntN(3))
+		w.g.Delete(k, j)
+		delete(w.want.g, "k="+k+",j="+j)
+	case op < 80:
+		x := []float64{0.5, 1.5, 3, 10}[w.rng.IntN(4)]
+		if hh := w.h.With(k); hh != nil {
+			hh.Observe(x)
+			w.want.observe(k, x)
+		}
+	case op < 84:
+		if hh := w.h.With(k); hh != nil && w.rng.IntN(3) == 0 {
+			w.staleH = append(w.staleH, hh)
+		}
+		w.h.Delete(k)
+		delete(w.want.h, k)
+	case op < 85:
+		if w.alone && w.rng.IntN(10) == 0 {
+			w.c.Reset()
+			clear(w.want.c)
+		}
+	}
+	return true
 }
 
 // randomModel is what randomOperations' vectors hold, by instance name;
@@ -235,9 +318,9 @@ func (m *randomModel) differences(got map[string]map[string]string, metrics ...s
 }
 
 // requireFilesShow publishes, and checks that r's files show what the
-// model holds: the counters and gauges at once, the histograms within a
-// second, as they show their counts at each refresh, and still 5 ms (5
-// refreshes) later.
+// model holds: the counters and gauges at once, the histograms within 5
+// seconds (a loaded machine's), as they show their counts at each
+// refresh, and still 5 ms (5 refreshes) later.
 func requireFilesShow(t *testing.T, r *mmv.Registry, want *randomModel, when string) {
 	t.Helper()
 
@@ -261,7 +344,7 @@ func requireFilesShow(t *testing.T, r *mmv.Registry, want *randomModel, when str
 		require.Fail(t, "the files differ from the model", "%s: %s", when, diff)
 	}
 	diff := want.differences(got, "h.bucket")
-	for try := 0; diff != "" && try < 1000; try++ {
+	for deadline := time.Now().Add(5 * time.Second); diff != "" && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 		diff = want.differences(shown(), "h.bucket")
 	}
