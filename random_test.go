@@ -17,18 +17,21 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // TestRandomOperationsMatchTheFiles: a registry's counter, gauge and
 // histogram vectors, driven by a seeded random mix of first uses,
 // updates, deletions (some through handles kept and updated after them),
-// resets and revivals of label values at the vectors' limits, show in
-// their files exactly what a model of the same operations holds, at every
-// check between publications and after the last; while a goroutine
-// counts on a vector of its own, whose counts are exact at the end. The
-// registry starts at a random step, and its timer publishes at once,
-// within a millisecond, or never (Flush does). The last state is read
-// with PCP's reader too, where it is installed.
+// resets, revivals, values used once, and values whose derived ids
+// collide, at the vectors' limits or below, show in their files exactly
+// what a model of the same operations holds, at every check between
+// publications and after the last; every metric keeps its item, and no
+// instance id names two names. Meanwhile a goroutine counts on a vector
+// of its own, whose counts are exact at the end. The registry starts at
+// a random step, and its timer publishes at once, within a millisecond,
+// or never (Flush does). The last state is read with PCP's reader too,
+// where it is installed.
 func TestRandomOperationsMatchTheFiles(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { randomOperations(t, seed, 1) })
@@ -49,7 +52,10 @@ func TestConcurrentOperationsMatchTheFiles(t *testing.T) {
 // workers goroutines at once, in rounds between which the files are
 // checked against the workers' models.
 func randomOperations(t *testing.T, seed uint64, workers int) {
-	const steps, limit = 2000, 120
+	const steps = 2000
+	// At 120, the vectors refuse values and forget more than they hold
+	// (then count new names' ids); at 1,000, they derive ids all along.
+	limit := []int{120, 1000}[seed%2]
 	rng := rand.New(rand.NewPCG(seed, 0x6d6d76))
 	tmp := t.TempDir()
 	r := newRegistry(t, "rnd", filepath.Join(tmp, "mmv"), mmv.Options{
@@ -92,6 +98,7 @@ func randomOperations(t *testing.T, seed uint64, workers int) {
 		}
 		return all
 	}
+	var ids shownIdentities
 	startAt := rng.IntN(steps / 2)
 	if startAt == 0 {
 		startOrSkip(t, r)
@@ -114,6 +121,7 @@ func randomOperations(t *testing.T, seed uint64, workers int) {
 			startOrSkip(t, r)
 		} else if done > startAt {
 			requireFilesShow(t, r, want(), "step "+strconv.Itoa(done)) // the last at the end
+			ids.require(t, filesValues(t, r), "step "+strconv.Itoa(done))
 		}
 	}
 	stop.Store(true)
@@ -133,6 +141,49 @@ func randomOperations(t *testing.T, seed uint64, workers int) {
 				shown[in.Name] = in.Value
 			}
 			require.Equal(t, values, shown, "mmv.rnd.%s as PCP's reader shows it", metric)
+		}
+	}
+}
+
+// shownIdentities are the items of the metrics shown, by name, and the
+// names of their instances' ids, as first shown: PCP's clients keep them.
+type shownIdentities struct {
+	items map[string]uint32
+	names map[string]string // by metric and id
+	ids   map[string]int32  // by metric and name
+}
+
+// require checks that the files' values, got, show every metric with its
+// first item, and no id with another name than its first: a name may
+// come back with another id, a vector's counted one, from 2^30 (see
+// Vec.Delete; the counters' and gauges' checked), never with another
+// name's.
+func (ids *shownIdentities) require(t *testing.T, got map[string]map[string]mmvfile.Value, when string) {
+	t.Helper()
+	if ids.items == nil {
+		ids.items, ids.names, ids.ids = map[string]uint32{}, map[string]string{}, map[string]int32{}
+	}
+	for metric, values := range got {
+		for inst, v := range values {
+			if first, ok := ids.items[metric]; !ok {
+				ids.items[metric] = v.Metric.Item
+			} else if v.Metric.Item != first {
+				require.Failf(t, "an item changed", "%s: %s is item %d, first shown as %d", when, metric, v.Metric.Item, first)
+			}
+			if v.Instance == nil {
+				continue
+			}
+			id := metric + "[" + strconv.Itoa(int(v.Instance.ID)) + "]"
+			if first, ok := ids.names[id]; !ok {
+				ids.names[id] = inst
+			} else if inst != first {
+				require.Failf(t, "an id named two names", "%s: %s names %s, and first named %s", when, id, inst, first)
+			}
+			name := metric + "[" + inst + "]"
+			if last, ok := ids.ids[name]; ok && v.Instance.ID != last && (metric == "c" || metric == "g") && v.Instance.ID < 1<<30 {
+				require.Failf(t, "a name took a derived id again", "%s: %s is %d, was %d", when, name, v.Instance.ID, last)
+			}
+			ids.ids[name] = v.Instance.ID
 		}
 	}
 }
@@ -157,7 +208,42 @@ type randomWorker struct {
 	alone  bool
 	stale  []*mmv.Counter
 	staleH []*mmv.Histogram
+	// colliding are label values of the prefix whose counters' derived
+	// ids collide in pairs: one probes past the other's id, forgotten or
+	// not (see instanceIDs.idLocked).
+	colliding []string
+	once      int // values used once
 }
+
+// collidingValues returns 4 pairs of label values starting with prefix
+// whose counters' instance names, "k=<value>", derive the same id: found
+// once for each prefix, in some 100,000 names.
+func collidingValues(prefix string) []string {
+	colliding.Lock()
+	defer colliding.Unlock()
+	if values, ok := colliding.found[prefix]; ok {
+		return values
+	}
+	var values []string
+	seen := map[int64]string{}
+	for i := 0; len(values) < 8; i++ {
+		v := prefix + "c" + strconv.Itoa(i)
+		home := idHome("k="+v, 1<<30)
+		if o, ok := seen[home]; ok {
+			values = append(values, o, v)
+			continue
+		}
+		seen[home] = v
+	}
+	colliding.found[prefix] = values
+	return values
+}
+
+// colliding keeps what collidingValues found.
+var colliding = struct {
+	sync.Mutex
+	found map[string][]string
+}{found: map[string][]string{}}
 
 // run takes n random steps, as the test's goroutine or another: a
 // failure is reported with Errorf, and ends the run.
@@ -172,7 +258,13 @@ func (w *randomWorker) run(n int) {
 // step takes a random step, and reports whether it did as the model says.
 func (w *randomWorker) step() bool {
 	const keys = 150
+	if w.colliding == nil {
+		w.colliding = collidingValues(w.prefix)
+	}
 	k := w.prefix + strconv.Itoa(w.rng.IntN(keys))
+	if w.rng.IntN(5) == 0 {
+		k = w.colliding[w.rng.IntN(len(w.colliding))]
+	}
 	switch op := w.rng.IntN(100); {
 	case op < 30:
 		n := uint64(w.rng.IntN(5) + 1)
@@ -214,18 +306,25 @@ func (w *randomWorker) step() bool {
 		j := strconv.Itoa(w.rng.IntN(3))
 		w.g.Delete(k, j)
 		delete(w.want.g, "k="+k+",j="+j)
-	case op < 80:
+	case op < 72:
 		x := []float64{0.5, 1.5, 3, 10}[w.rng.IntN(4)]
 		if hh := w.h.With(k); hh != nil {
 			hh.Observe(x)
 			w.want.observe(k, x)
 		}
-	case op < 84:
+	case op < 76:
 		if hh := w.h.With(k); hh != nil && w.rng.IntN(3) == 0 {
 			w.staleH = append(w.staleH, hh)
 		}
 		w.h.Delete(k)
 		delete(w.want.h, k)
+	case op < 84:
+		// A value used once (a request's id): the vector forgets such
+		// values, and a colliding value must not take their ids.
+		w.once++
+		u := w.prefix + "once" + strconv.Itoa(w.once)
+		w.c.With(u).Inc()
+		w.c.Delete(u)
 	case op < 85:
 		if w.alone && w.rng.IntN(10) == 0 {
 			w.c.Reset()
