@@ -31,7 +31,8 @@ import (
 // of its own, whose counts are exact at the end. The registry starts at
 // a random step, and its timer publishes at once, within a millisecond,
 // or never (Flush does). The last state is read with PCP's reader too,
-// where it is installed.
+// where it is installed; then the registry restarts, and shows the same
+// cluster, items and derived ids (requireSameAfterRestart).
 func TestRandomOperationsMatchTheFiles(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { randomOperations(t, seed, 1) })
@@ -58,23 +59,16 @@ func randomOperations(t *testing.T, seed uint64, workers int) {
 	limit := []int{120, 1000}[seed%2]
 	rng := rand.New(rand.NewPCG(seed, 0x6d6d76))
 	tmp := t.TempDir()
-	r := newRegistry(t, "rnd", filepath.Join(tmp, "mmv"), mmv.Options{
-		PublishDelay: []time.Duration{50 * time.Microsecond, time.Millisecond, time.Hour}[seed%3]})
-	v := randomVectors{
-		c: mmv.NewCounterVec(r, "c", "", mmv.Count, "k"),
-		g: mmv.NewIntGaugeVec(r, "g", "", mmv.Count, "k", "j"),
-		h: mmv.NewHistogramVec(r, "h", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2, 4}, Interval: time.Millisecond}, "k"),
-	}
-	v.c.SetLimit(limit)
-	v.g.SetLimit(limit)
-	v.h.SetLimit(limit)
+	opts := mmv.Options{PublishDelay: []time.Duration{50 * time.Microsecond, time.Millisecond, time.Hour}[seed%3]}
+	r := newRegistry(t, "rnd", filepath.Join(tmp, "mmv"), opts)
+	v := declareRandom(r, limit)
 	ws := make([]*randomWorker, workers)
 	for i := range ws {
 		ws[i] = &randomWorker{randomVectors: v, t: t, want: newRandomModel(), rng: rand.New(rand.NewPCG(seed, uint64(i))),
 			prefix: "w" + strconv.Itoa(i) + "-", alone: workers == 1}
 	}
 
-	rc := mmv.NewCounterVec(r, "rc", "", mmv.Count, "k")
+	rc := v.rc
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	counted := make([]atomic.Uint64, 20)
@@ -143,6 +137,75 @@ func randomOperations(t *testing.T, seed uint64, workers int) {
 			require.Equal(t, values, shown, "mmv.rnd.%s as PCP's reader shows it", metric)
 		}
 	}
+	requireSameAfterRestart(t, r, got, limit, rng)
+}
+
+// requireSameAfterRestart closes r, whose files showed got, and starts it
+// again, the same vectors declared, with the counters' and gauges' values
+// shown used again in another order: the files have the same cluster and
+// items, and the values' instances the same ids, but those a vector
+// counted, which a restart does not find again, and those of colliding
+// names, which the order decides (see the package doc, "Identities across
+// restarts").
+func requireSameAfterRestart(t *testing.T, r *mmv.Registry, got map[string]map[string]mmvfile.Value, limit int, rng *rand.Rand) {
+	t.Helper()
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	again := newRegistry(t, r.Name(), filepath.Dir(r.Path()), mmv.Options{PublishDelay: time.Hour})
+	v := declareRandom(again, limit)
+	startOrSkip(t, again)
+	for _, metric := range []string{"c", "g"} {
+		names := slices.Collect(maps.Keys(got[metric]))
+		rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+		for _, name := range names {
+			var values []string
+			for _, lv := range strings.Split(name, ",") {
+				_, value, _ := strings.Cut(lv, "=")
+				values = append(values, value)
+			}
+			if metric == "c" {
+				require.NotNil(t, v.c.With(values...), "%s[%s] again: %v", metric, name, v.c.Err())
+			} else {
+				require.NotNil(t, v.g.With(values...), "%s[%s] again: %v", metric, name, v.g.Err())
+			}
+		}
+	}
+	require.NoError(t, again.Flush())
+	f2, err := mmvfile.Open(again.Path())
+	require.NoError(t, err)
+	require.Equal(t, f.Header.Cluster, f2.Header.Cluster, "the cluster after a restart")
+	shown := filesValues(t, again)
+	for metric, values := range shown {
+		for name, val := range values {
+			before, ok := got[metric][name]
+			if !ok {
+				continue
+			}
+			require.Equal(t, before.Metric.Item, val.Metric.Item, "%s's item after a restart", metric)
+			// The gauges' names of colliding values collide too: FNV-1a
+			// goes on from the same state.
+			k, _, _ := strings.Cut(strings.TrimPrefix(name, "k="), ",")
+			colliding := slices.Contains(collidingValues(k[:3]), k) // "w0-..."
+			if (metric == "c" || metric == "g") && before.Instance.ID < 1<<30 && !colliding {
+				require.Equal(t, before.Instance.ID, val.Instance.ID, "%s[%s]'s id after a restart", metric, name)
+			}
+		}
+	}
+}
+
+// declareRandom declares randomOperations' vectors on r, at limit.
+func declareRandom(r *mmv.Registry, limit int) randomVectors {
+	v := randomVectors{
+		c:  mmv.NewCounterVec(r, "c", "", mmv.Count, "k"),
+		g:  mmv.NewIntGaugeVec(r, "g", "", mmv.Count, "k", "j"),
+		h:  mmv.NewHistogramVec(r, "h", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2, 4}, Interval: time.Millisecond}, "k"),
+		rc: mmv.NewCounterVec(r, "rc", "", mmv.Count, "k"),
+	}
+	v.c.SetLimit(limit)
+	v.g.SetLimit(limit)
+	v.h.SetLimit(limit)
+	return v
 }
 
 // shownIdentities are the items of the metrics shown, by name, and the
@@ -188,11 +251,13 @@ func (ids *shownIdentities) require(t *testing.T, got map[string]map[string]mmvf
 	}
 }
 
-// randomVectors are the vectors randomOperations drives.
+// randomVectors are the vectors randomOperations drives, and the one its
+// other goroutine counts on.
 type randomVectors struct {
-	c *mmv.Vec[mmv.Counter]
-	g *mmv.Vec[mmv.IntGauge]
-	h *mmv.Vec[mmv.Histogram]
+	c  *mmv.Vec[mmv.Counter]
+	g  *mmv.Vec[mmv.IntGauge]
+	h  *mmv.Vec[mmv.Histogram]
+	rc *mmv.Vec[mmv.Counter]
 }
 
 // randomWorker is one of randomOperations' goroutines: the values of its
