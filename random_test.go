@@ -59,23 +59,23 @@ func randomOperations(t *testing.T, seed uint64, workers int) {
 	limit := []int{120, 1000}[seed%2]
 	rng := rand.New(rand.NewPCG(seed, 0x6d6d76))
 	tmp := t.TempDir()
-	opts := mmv.Options{PublishDelay: []time.Duration{50 * time.Microsecond, time.Millisecond, time.Hour}[seed%3]}
-	r := newRegistry(t, "rnd", filepath.Join(tmp, "mmv"), opts)
+	r := newRegistry(t, "rnd", filepath.Join(tmp, "mmv"), mmv.Options{
+		PublishDelay: []time.Duration{50 * time.Microsecond, time.Millisecond, time.Hour}[seed%3]})
 	v := declareRandom(r, limit)
 	ws := make([]*randomWorker, workers)
 	for i := range ws {
+		prefix := "w" + strconv.Itoa(i) + "-"
 		ws[i] = &randomWorker{randomVectors: v, t: t, want: newRandomModel(), rng: rand.New(rand.NewPCG(seed, uint64(i))),
-			prefix: "w" + strconv.Itoa(i) + "-", alone: workers == 1}
+			prefix: prefix, alone: workers == 1, colliding: collidingValues(prefix)}
 	}
 
-	rc := v.rc
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	counted := make([]atomic.Uint64, 20)
 	wg.Go(func() {
 		for i := 0; !stop.Load(); i++ {
 			k := i % len(counted)
-			if x := rc.With("r" + strconv.Itoa(k)); x != nil {
+			if x := v.rc.With("r" + strconv.Itoa(k)); x != nil {
 				x.Inc()
 				counted[k].Add(1)
 			}
@@ -262,8 +262,8 @@ type randomVectors struct {
 
 // randomWorker is one of randomOperations' goroutines: the values of its
 // label values, which start with prefix, in want, and the handles it kept
-// of deleted ones. alone, it checks that the vectors refuse values only
-// at their limit, and resets the counters.
+// of deleted ones. alone, it checks that the counters' vector refuses
+// values only at its limit, and resets it.
 type randomWorker struct {
 	randomVectors
 	t      *testing.T
@@ -323,9 +323,6 @@ func (w *randomWorker) run(n int) {
 // step takes a random step, and reports whether it did as the model says.
 func (w *randomWorker) step() bool {
 	const keys = 150
-	if w.colliding == nil {
-		w.colliding = collidingValues(w.prefix)
-	}
 	k := w.prefix + strconv.Itoa(w.rng.IntN(keys))
 	if w.rng.IntN(5) == 0 {
 		k = w.colliding[w.rng.IntN(len(w.colliding))]
@@ -487,7 +484,6 @@ func (m *randomModel) differences(got map[string]map[string]string, metrics ...s
 // refresh, and still 5 ms (5 refreshes) later.
 func requireFilesShow(t *testing.T, r *mmv.Registry, want *randomModel, when string) {
 	t.Helper()
-
 	require.NoError(t, r.Flush())
 	shown := func() map[string]map[string]string {
 		got := map[string]map[string]string{}
