@@ -128,7 +128,7 @@ func randomOperations(t *testing.T, seed uint64, workers int) {
 	if pcptest.WantPCP(t) {
 		ms := pcptest.Info(t, tmp)
 		all := want()
-		for metric, values := range map[string]map[string]string{"c": all.counters(), "g": all.gauges(), "h.bucket": all.buckets()} {
+		for metric, values := range all.shown() {
 			m := get(t, ms, "mmv.rnd."+metric)
 			shown := map[string]string{}
 			for _, in := range m.Instances {
@@ -187,7 +187,7 @@ func requireSameAfterRestart(t *testing.T, r *mmv.Registry, got map[string]map[s
 			// goes on from the same state.
 			k, _, _ := strings.Cut(strings.TrimPrefix(name, "k="), ",")
 			colliding := slices.Contains(collidingValues(k[:3]), k) // "w0-..."
-			if (metric == "c" || metric == "g") && before.Instance.ID < 1<<30 && !colliding {
+			if derivedID(metric, before.Instance.ID) && !colliding {
 				require.Equal(t, before.Instance.ID, val.Instance.ID, "%s[%s]'s id after a restart", metric, name)
 			}
 		}
@@ -243,13 +243,18 @@ func (ids *shownIdentities) require(t *testing.T, got map[string]map[string]mmvf
 				require.Failf(t, "an id named two names", "%s: %s names %s, and first named %s", when, id, inst, first)
 			}
 			name := metric + "[" + inst + "]"
-			if last, ok := ids.ids[name]; ok && v.Instance.ID != last && (metric == "c" || metric == "g") && v.Instance.ID < 1<<30 {
+			if last, ok := ids.ids[name]; ok && v.Instance.ID != last && derivedID(metric, v.Instance.ID) {
 				require.Failf(t, "a name took a derived id again", "%s: %s is %d, was %d", when, name, v.Instance.ID, last)
 			}
 			ids.ids[name] = v.Instance.ID
 		}
 	}
 }
+
+// derivedID reports whether id, of an instance of metric, is one a
+// counter's or gauge's vector derived from its name (below 2^30), not
+// counted; the histograms' ids are not told apart.
+func derivedID(metric string, id int32) bool { return (metric == "c" || metric == "g") && id < 1<<30 }
 
 // randomVectors are the vectors randomOperations drives, and the one its
 // other goroutine counts on.
@@ -430,6 +435,12 @@ func (m *randomModel) observe(k string, x float64) {
 	}
 }
 
+// shown is what the files should show of the model's metrics, by metric
+// and instance name, as text.
+func (m *randomModel) shown() map[string]map[string]string {
+	return map[string]map[string]string{"c": m.counters(), "g": m.gauges(), "h.bucket": m.buckets()}
+}
+
 func (m *randomModel) counters() map[string]string {
 	out := map[string]string{}
 	for k, n := range m.c {
@@ -459,7 +470,7 @@ func (m *randomModel) buckets() map[string]string {
 // differences returns how the files' values of metrics, got, differ from
 // the model's: the instances whose values differ, "" when none does.
 func (m *randomModel) differences(got map[string]map[string]string, metrics ...string) string {
-	all := map[string]map[string]string{"c": m.counters(), "g": m.gauges(), "h.bucket": m.buckets()}
+	all := m.shown()
 	var diffs []string
 	for _, metric := range metrics {
 		want, shown := all[metric], got[metric]
