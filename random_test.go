@@ -438,21 +438,14 @@ func (m *randomModel) observe(k string, x float64) {
 // shown is what the files should show of the model's metrics, by metric
 // and instance name, as text.
 func (m *randomModel) shown() map[string]map[string]string {
-	return map[string]map[string]string{"c": m.counters(), "g": m.gauges(), "h.bucket": m.buckets()}
+	return map[string]map[string]string{"c": decimals(m.c), "g": decimals(m.g), "h.bucket": m.buckets()}
 }
 
-func (m *randomModel) counters() map[string]string {
-	out := map[string]string{}
-	for k, n := range m.c {
-		out[k] = strconv.FormatUint(n, 10)
-	}
-	return out
-}
-
-func (m *randomModel) gauges() map[string]string {
-	out := map[string]string{}
-	for k, n := range m.g {
-		out[k] = strconv.FormatInt(n, 10)
+// decimals returns the values as text, in decimal.
+func decimals[N uint64 | int64](values map[string]N) map[string]string {
+	out := make(map[string]string, len(values))
+	for k, n := range values {
+		out[k] = fmt.Sprint(n)
 	}
 	return out
 }
