@@ -46,10 +46,11 @@ var claimWait = 10 * time.Second
 func openDir(path string) (*osfile.Dir, error) { return osfile.OpenDir(path, fileFormat) }
 
 // createFile makes the file of a part at name in d, of size bytes, its
-// values section at valuesOff with room for capacity slots, String values
-// written under strs; fill writes every byte but gen2 (see osfile.Create).
-func createFile(d *osfile.Dir, name string, size, valuesOff int64, capacity int, strs *stringLock, fill func(b []byte)) (*file, error) {
-	f, err := osfile.Create(d, name, size, valuesOff, fill)
+// values section from valuesOff to valuesEnd with room for capacity slots,
+// String values written under strs; fill writes every byte but gen2 (see
+// osfile.Create).
+func createFile(d *osfile.Dir, name string, size, valuesOff, valuesEnd int64, capacity int, strs *stringLock, fill func(b []byte)) (*file, error) {
+	f, err := osfile.Create(d, name, size, valuesOff, valuesEnd, fill)
 	if err != nil {
 		return nil, err
 	}

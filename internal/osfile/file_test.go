@@ -36,7 +36,7 @@ func TestInUseNamesTheHolder(t *testing.T) {
 	defer first.Close(true)
 	copy(first.Bytes()[4096:], "mine")
 
-	_, err := Create(openTestDir(t, dir), "app", 8192, 4096, fillHead)
+	_, err := Create(openTestDir(t, dir), "app", 8192, 4096, 4096, fillHead)
 	var inUse *InUseError
 	require.ErrorAs(t, err, &inUse)
 	assert.Equal(t, InUseError{Path: filepath.Join(dir, "app"), Pid: os.Getpid()}, *inUse)
@@ -69,7 +69,7 @@ func TestDirectoryLockWait(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	dir := t.TempDir()
 	d := openTestDir(t, dir)
-	_, err := Create(d, "big", reserveHalf+1, 4096, fillHead)
+	_, err := Create(d, "big", reserveHalf+1, 4096, 4096, fillHead)
 	var tooLarge *TooLargeError
 	require.ErrorAs(t, err, &tooLarge)
 	assert.Equal(t, TooLargeError{Name: "big", Size: reserveHalf + 1, Limit: reserveHalf}, *tooLarge)

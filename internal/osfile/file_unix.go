@@ -49,9 +49,10 @@ var pageSize = int64(os.Getpagesize())
 // Create takes the name in d (see acquire), removes the temporaries dead
 // writers left of it, writes a new file of the given size under a
 // temporary name, maps it, and renames it to name; its values section is
-// at valuesOff. fill writes every byte but those the format's Seal writes,
-// last, so a reader never takes a half-written file for a complete one.
-func Create(d *Dir, name string, size, valuesOff int64, fill func(b []byte)) (*File, error) {
+// from valuesOff to valuesEnd. fill writes every byte but those the
+// format's Seal writes, last, so a reader never takes a half-written file
+// for a complete one.
+func Create(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b []byte)) (*File, error) {
 	if size > reserveHalf {
 		return nil, &TooLargeError{Name: name, Size: size, Limit: reserveHalf}
 	}
@@ -62,7 +63,7 @@ func Create(d *Dir, name string, size, valuesOff int64, fill func(b []byte)) (*F
 	d.reclaim(name)
 	b := getScratch(size)
 	defer putScratch(b) // its head is sealed in commit
-	fd, tmp, err := writeTemp(d, name, size, b, fill)
+	fd, tmp, err := writeTemp(d, name, size, b, valuesOff, valuesEnd, fill)
 	if err != nil {
 		closeNamed(named)
 		return nil, err
@@ -93,20 +94,31 @@ func Create(d *Dir, name string, size, valuesOff int64, fill func(b []byte)) (*F
 
 // writeTemp writes a new file of size bytes under a temporary name of name
 // in d, locked (see createTemp): fill fills b, the file's first bytes,
-// zeroed, in memory, and one pwrite writes them; the rest reads as zeros,
-// its blocks allocated but never written. Writing through a mapping
-// instead would cost a page fault per page. It returns the descriptor and
-// the temporary's name.
-func writeTemp(d *Dir, name string, size int64, b []byte, fill func(b []byte)) (int, string, error) {
+// zeroed, in memory, and pwrites write them; the rest reads as zeros, its
+// blocks allocated but never written. Writing through a mapping instead
+// would cost a page fault per page. The pages of the values section, from
+// valuesOff to valuesEnd, are written by a pwrite of their own, so that
+// the page cache holds them in folios of their own: the first write to a
+// page through a shared mapping faults, and the file system's handler
+// (ext4's, block_page_mkwrite) walks the page's whole folio. One pwrite of
+// a 3.5 MB file left 78 pages of values in a folio of 1 MB, and mapping
+// them writable (populate) took 0.36 ms, a fifth of a growth step; 23 µs
+// written apart (TestValuesPagesOwnTheirFolios). It returns the descriptor
+// and the temporary's name.
+func writeTemp(d *Dir, name string, size int64, b []byte, valuesOff, valuesEnd int64, fill func(b []byte)) (int, string, error) {
 	fd, tmp, err := createTemp(d, name, size)
 	if err != nil {
 		return -1, "", err
 	}
 	fill(b)
-	if err := pwriteAll(fd, b); err != nil {
-		unix.Close(fd)
-		unix.Unlinkat(d.fd, tmp, 0)
-		return -1, "", &os.PathError{Op: "write", Path: d.Join(tmp), Err: err}
+	n := int64(len(b))
+	lo, hi := min(valuesOff/pageSize*pageSize, n), min((valuesEnd+pageSize-1)/pageSize*pageSize, n)
+	for _, at := range [][2]int64{{0, lo}, {lo, hi}, {hi, n}} {
+		if err := pwriteAt(fd, b[at[0]:at[1]], at[0]); err != nil {
+			unix.Close(fd)
+			unix.Unlinkat(d.fd, tmp, 0)
+			return -1, "", &os.PathError{Op: "write", Path: d.Join(tmp), Err: err}
+		}
 	}
 	return fd, tmp, nil
 }
@@ -147,7 +159,7 @@ func (f *File) commit(tmp string, b []byte) error {
 		// Written, not stored through the mapping: the first store into a
 		// page of a new shared mapping is a write fault, 15 µs on ext4
 		// here against 2 for this pwrite (two thirds of commit's time).
-		if err := pwriteAll(f.fd, head); err != nil {
+		if err := pwriteAt(f.fd, head, 0); err != nil {
 			return &os.PathError{Op: "write", Path: f.dir.Join(tmp), Err: err}
 		}
 	}
@@ -202,7 +214,7 @@ func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte
 	buf := getScratch(used + int64(live))
 	defer putScratch(buf)
 	b, final := buf[:used], buf[used:]
-	fd, tmp, err := writeTemp(f.dir, f.name, size, b, fill)
+	fd, tmp, err := writeTemp(f.dir, f.name, size, b, valuesOff, used, fill)
 	if err != nil {
 		return err
 	}
@@ -257,10 +269,10 @@ func (f *File) MapWritable(off, end int64) {
 	}
 }
 
-// pwriteAll writes b at the start of the file fd.
-func pwriteAll(fd int, b []byte) error {
+// pwriteAt writes b at offset at of the file fd.
+func pwriteAt(fd int, b []byte, at int64) error {
 	for off := 0; off < len(b); {
-		n, err := unix.Pwrite(fd, b[off:], int64(off))
+		n, err := unix.Pwrite(fd, b[off:], at+int64(off))
 		if err != nil {
 			return err
 		}

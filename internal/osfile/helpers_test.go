@@ -44,7 +44,7 @@ func openTestDir(t *testing.T, dir string) *Dir {
 // at 4096, or fails the test.
 func create(t *testing.T, d *Dir, name string, size int64) *File {
 	t.Helper()
-	f, err := Create(d, name, size, 4096, fillHead)
+	f, err := Create(d, name, size, 4096, 4096, fillHead)
 	require.NoError(t, err)
 	return f
 }

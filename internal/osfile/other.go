@@ -15,7 +15,7 @@ type File struct{}
 
 func OpenDir(path string, format Format) (*Dir, error) { return nil, ErrUnsupported }
 
-func Create(d *Dir, name string, size, valuesOff int64, fill func(b []byte)) (*File, error) {
+func Create(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b []byte)) (*File, error) {
 	return nil, ErrUnsupported
 }
 

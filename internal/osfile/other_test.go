@@ -13,7 +13,7 @@ import (
 func TestUnsupported(t *testing.T) {
 	_, err := OpenDir(t.TempDir(), Format{})
 	require.ErrorIs(t, err, ErrUnsupported)
-	_, err = Create(&Dir{path: t.TempDir()}, "app", 4096, 0, func([]byte) {})
+	_, err = Create(&Dir{path: t.TempDir()}, "app", 4096, 0, 0, func([]byte) {})
 	require.ErrorIs(t, err, ErrUnsupported)
 	_, err = (&Dir{}).LockClaims(0)
 	require.ErrorIs(t, err, ErrUnsupported)
