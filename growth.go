@@ -221,7 +221,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	ws := listed(r.waitingSlotsLocked(p, 0, nil, nil))
-	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], plan.end, p.slots.len(), &r.strs, func(b []byte) {
+	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], plan.record(secValues, p.slots.len()), p.slots.len(), &r.strs, func(b []byte) {
 		r.encode(p, plan, b, gen, pid)
 		showWaiting(p, plan, b, ws)
 	})

@@ -101,10 +101,10 @@ func Create(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b [
 // the page cache holds them in folios of their own: the first write to a
 // page through a shared mapping faults, and the file system's handler
 // (ext4's, block_page_mkwrite) walks the page's whole folio. One pwrite of
-// a 3.5 MB file left 78 pages of values in a folio of 1 MB, and mapping
-// them writable (populate) took 0.36 ms, a fifth of a growth step; 23 µs
-// written apart (TestValuesPagesOwnTheirFolios). It returns the descriptor
-// and the temporary's name.
+// a 3.5 MB file left 70 of its 78 pages of values in a folio of 1 MB, and
+// mapping them writable (populate) took 0.36 ms, a fifth of a growth step;
+// 23 µs written apart (mmv's TestValuesOwnTheirFolios). It returns the
+// descriptor and the temporary's name.
 func writeTemp(d *Dir, name string, size int64, b []byte, valuesOff, valuesEnd int64, fill func(b []byte)) (int, string, error) {
 	fd, tmp, err := createTemp(d, name, size)
 	if err != nil {
