@@ -19,18 +19,9 @@ import (
 // until a value takes them. /proc/self/pagemap's present bit says which
 // pages are mapped.
 func TestGrowthMapsTheRoomTakenInFlight(t *testing.T) {
-	pagemap, err := os.Open("/proc/self/pagemap")
-	if err != nil {
-		t.Skipf("no pagemap: %v", err)
-	}
-	defer pagemap.Close()
+	entry := pagemapOf(t)
 	page := uintptr(os.Getpagesize())
-	present := func(addr uintptr) bool {
-		var e [8]byte
-		_, err := pagemap.ReadAt(e[:], int64(addr/page)*8)
-		require.NoError(t, err)
-		return binary.LittleEndian.Uint64(e[:])>>63 == 1
-	}
+	present := func(addr uintptr) bool { return entry(addr)>>63 == 1 }
 	r, v := uncappedVec(t, "mapped", 1<<20)
 	startOrSkip(t, r)
 	useRoutes(v, 0, 2000)
@@ -83,11 +74,7 @@ func TestGrowthMapsTheRoomTakenInFlight(t *testing.T) {
 // (CAP_SYS_ADMIN) the test skips. A kernel caching files in single pages
 // passes it.
 func TestValuesOwnTheirFolios(t *testing.T) {
-	pagemap, err := os.Open("/proc/self/pagemap")
-	if err != nil {
-		t.Skipf("no pagemap: %v", err)
-	}
-	defer pagemap.Close()
+	entry := pagemapOf(t)
 	kpageflags, err := os.Open("/proc/kpageflags")
 	if err != nil {
 		t.Skipf("no kpageflags: %v", err)
@@ -101,14 +88,12 @@ func TestValuesOwnTheirFolios(t *testing.T) {
 		require.Less(t, off, int64(len(p.file.bytes())))
 		addr := unsafe.Add(p.file.os.Base(), off)
 		sink += *(*byte)(addr) // mapped
-		var e [8]byte
-		_, err := pagemap.ReadAt(e[:], int64(uintptr(addr))/page*8)
-		require.NoError(t, err)
-		pfn := binary.LittleEndian.Uint64(e[:]) & (1<<55 - 1)
+		pfn := entry(uintptr(addr)) & (1<<55 - 1)
 		if pfn == 0 {
 			t.Skipf("page frames hidden (%d): needs CAP_SYS_ADMIN", sink)
 		}
-		_, err = kpageflags.ReadAt(e[:], int64(pfn)*8)
+		var e [8]byte
+		_, err := kpageflags.ReadAt(e[:], int64(pfn)*8)
 		require.NoError(t, err)
 		const compoundTail = 1 << 16
 		return binary.LittleEndian.Uint64(e[:])&compoundTail != 0

@@ -1,8 +1,10 @@
 package mmv
 
 import (
+	"encoding/binary"
 	"errors"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -376,5 +378,24 @@ func flushUntilQuiet(t *testing.T, r *Registry) {
 			return
 		}
 		require.Less(t, i, 4, "still unpublished after %d flushes", i+1)
+	}
+}
+
+// pagemapOf returns a reader of /proc/self/pagemap's entry for the page
+// at an address (its present bit 63, its page frame in bits 0-54, shown
+// to CAP_SYS_ADMIN alone), or skips the test where there is none.
+func pagemapOf(t *testing.T) func(addr uintptr) uint64 {
+	t.Helper()
+	pagemap, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		t.Skipf("no pagemap: %v", err)
+	}
+	t.Cleanup(func() { pagemap.Close() })
+	page := uintptr(os.Getpagesize())
+	return func(addr uintptr) uint64 {
+		var e [8]byte
+		_, err := pagemap.ReadAt(e[:], int64(addr/page)*8)
+		require.NoError(t, err)
+		return binary.LittleEndian.Uint64(e[:])
 	}
 }

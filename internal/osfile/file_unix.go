@@ -46,6 +46,10 @@ const (
 // last page whole.
 var pageSize = int64(os.Getpagesize())
 
+// pageDown and pageUp round n down and up to a page boundary.
+func pageDown(n int64) int64 { return n / pageSize * pageSize }
+func pageUp(n int64) int64   { return pageDown(n + pageSize - 1) }
+
 // Create takes the name in d (see acquire), removes the temporaries dead
 // writers left of it, writes a new file of the given size under a
 // temporary name, maps it, and renames it to name; its values section is
@@ -112,7 +116,7 @@ func writeTemp(d *Dir, name string, size int64, b []byte, valuesOff, valuesEnd i
 	}
 	fill(b)
 	n := int64(len(b))
-	lo, hi := min(valuesOff/pageSize*pageSize, n), min((valuesEnd+pageSize-1)/pageSize*pageSize, n)
+	lo, hi := min(pageDown(valuesOff), n), min(pageUp(valuesEnd), n)
 	for _, at := range [][2]int64{{0, lo}, {lo, hi}, {hi, n}} {
 		if err := pwriteAt(fd, b[at[0]:at[1]], at[0]); err != nil {
 			unix.Close(fd)
@@ -263,7 +267,7 @@ func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte
 // lock: a growth step's for the values in use it wrote, the registry's for
 // those that took the room while it wrote.
 func (f *File) MapWritable(off, end int64) {
-	off = off / pageSize * pageSize
+	off = pageDown(off)
 	if end = min(end, f.size); off < end {
 		populate(unsafe.Slice((*byte)(unsafe.Add(f.base, off)), end-off))
 	}
@@ -307,7 +311,7 @@ func (f *File) Path() string { return f.path }
 // still ours, and gives up the name: in that order, so that no one locks a
 // file about to lose its name.
 func (f *File) Close(remove bool) error {
-	mapped := (f.size + pageSize - 1) / pageSize * pageSize
+	mapped := pageUp(f.size)
 	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
 	if err != nil {
 		// The file stays mapped, and takes the late updates, for good.
