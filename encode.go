@@ -272,9 +272,9 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 			var nameOff int64 // none in v1: the name inline
 			if names != nil {
 				nameOff = names[j]
-				putName(b, nameOff, inst)
+				putName(b, nameOff, inst.head, inst.tail)
 			}
-			putInstance(at(offs[j]), pl.version, indomOff, inst, uint64(nameOff))
+			putInstance(at(offs[j]), pl.version, indomOff, inst.id, inst.head, inst.tail, uint64(nameOff))
 		}
 	}
 	for i, m := range p.metrics {
@@ -352,9 +352,9 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 }
 
 // putName is putStrings of the name of inst, in its two parts, at off.
-func putName(b []byte, off int64, inst namedInstance) {
+func putName(b []byte, off int64, head, tail string) {
 	if off != 0 {
-		inst.copyName(b[off : off+MaxStringLen])
+		copyName(b[off:off+MaxStringLen], head, tail)
 	}
 }
 
