@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1538,28 +1537,24 @@ func BenchmarkWith(b *testing.B) {
 	}
 }
 
-// BenchmarkWithParallel is BenchmarkWith on two goroutines (GOMAXPROCS),
-// each walking the values from its own start (parallelStarts).
 func BenchmarkWithParallel(b *testing.B) {
 	for _, c := range withCases {
 		values := withValues(c.labels, c.n)
 		mask := c.n - 1
 		b.Run(c.name+"/mmv_With.Inc", func(b *testing.B) {
 			v := mmvWithVec(b, "with_par_"+strings.ReplaceAll(c.name, "/", "_"), c.labels, values)
-			start := parallelStarts(c.n)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				for i := start(); pb.Next(); i++ {
+				for i := 0; pb.Next(); i++ {
 					v.With(values[i&mask]...).Inc()
 				}
 			})
 		})
 		b.Run(c.name+"/prometheus_WithLabelValues.Inc", func(b *testing.B) {
 			p := promWithVec(c.labels, values)
-			start := parallelStarts(c.n)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				for i := start(); pb.Next(); i++ {
+				for i := 0; pb.Next(); i++ {
 					p.WithLabelValues(values[i&mask]...).Inc()
 				}
 			})
@@ -1567,10 +1562,9 @@ func BenchmarkWithParallel(b *testing.B) {
 		b.Run(c.name+"/victoriametrics_GetOrCreateCounter.Inc", func(b *testing.B) {
 			set := vmSet()
 			names := vmCounters(set, c.labels, values)
-			start := parallelStarts(c.n)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				for i := start(); pb.Next(); i++ {
+				for i := 0; pb.Next(); i++ {
 					set.GetOrCreateCounter(names[i&mask]).Inc()
 				}
 			})
@@ -1579,28 +1573,14 @@ func BenchmarkWithParallel(b *testing.B) {
 			o := must(otelMeter(b).Int64Counter("requests"))(b)
 			ctx := context.Background()
 			opts := otelSeries(ctx, o, c.labels, values)
-			start := parallelStarts(c.n)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				for i := start(); pb.Next(); i++ {
+				for i := 0; pb.Next(); i++ {
 					o.Add(ctx, 1, opts[i&mask]...)
 				}
 			})
 		})
 	}
-}
-
-// parallelStarts returns, for each goroutine of a RunParallel in turn,
-// the index its walk over n values starts at: the goroutines spread
-// evenly over them. From the same first value, two goroutines walking 8
-// values at one pace updated the same one at every operation, its cache
-// line passing from core to core at each: a goroutine's time read 11 ns
-// or 35 ns by whether they fell into step (BenchmarkWithTurns shows it),
-// where requests served side by side keep no such step.
-func parallelStarts(n int) func() int {
-	var next atomic.Int64
-	procs := runtime.GOMAXPROCS(0)
-	return func() int { return int(next.Add(1)-1) % procs * n / procs }
 }
 
 // BenchmarkWithTurns is the row of WithParallel where VictoriaMetrics'
