@@ -351,7 +351,7 @@ func putStrings(b []byte, offs []int64, texts ...string) {
 	}
 }
 
-// putName is putStrings of the name of inst, in its two parts, at off.
+// putName is putStrings of an instance's name, in its two parts, at off.
 func putName(b []byte, off int64, head, tail string) {
 	if off != 0 {
 		copyName(b[off:off+MaxStringLen], head, tail)
