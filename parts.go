@@ -563,9 +563,9 @@ func (p *part) renumber(in *indom, to []int) {
 // makeSlots gives every value of the part's metrics a slot, as Start does
 // to a part that has none: metric by metric, instance by instance, in two
 // arrays sized once, the values of removed instances left out. It is
-// slotMetric's loop for each metric, without a call per value; written
-// by index, and without a look at removed flags where an indom has none
-// removed, it took a tenth less of encoding 1,000 metrics of 10 values.
+// slotMetric's loop for each metric, without a call per value. The
+// owners are written by index into an array of every value, not
+// appended: a tenth less of encoding 1,000 metrics of 10 values.
 func (p *part) makeSlots() {
 	n := 0
 	for _, m := range p.metrics {
@@ -579,21 +579,18 @@ func (p *part) makeSlots() {
 		slots := all[:k:k]
 		all = all[k:]
 		m.slots, m.values = segListOf(slots), segList[*Value]{}
-		if m.indom == nil || m.indom.live == k { // no removed instance
-			for j := range slots {
-				slots[j] = int32(used + j)
-				owners[used+j] = ownedBy(m, j)
-			}
-			used += k
-			continue
+		var removed []bool
+		if m.indom != nil && m.indom.live < k {
+			removed = m.indom.removed
 		}
 		for j := range slots {
-			slots[j] = -1
-			if !m.indom.removed[j] {
-				slots[j] = int32(used)
-				owners[used] = ownedBy(m, j)
-				used++
+			if removed != nil && removed[j] {
+				slots[j] = -1
+				continue
 			}
+			slots[j] = int32(used)
+			owners[used] = ownedBy(m, j)
+			used++
 		}
 	}
 	p.slots = segListOf(owners[:used])
