@@ -184,6 +184,44 @@ func BenchmarkBuildStart(b *testing.B) {
 	}
 }
 
+// BenchmarkStartOverLastRun is the Start of a registry of one value at a
+// name where the program's last run left a file of 100,000 instances
+// ("over"), and where that file was removed ("removed"): Start renames its
+// file over the last run's, whose last close frees its page cache, and
+// should cost as much as over nothing (osfile's letGo). Making the last
+// run's file, and removing it, are not timed.
+func BenchmarkStartOverLastRun(b *testing.B) {
+	insts := make([]Instance, 100_000)
+	for j := range insts {
+		insts[j] = Instance{ID: int32(j), Name: "instance-" + strconv.Itoa(j)}
+	}
+	for _, last := range []string{"removed", "over"} {
+		b.Run(last, func(b *testing.B) {
+			dir := b.TempDir()
+			opts := &Options{Dir: dir, MaxIndomInstances: -1, MaxInstances: -1, MaxFileValues: -1, MaxValues: -1}
+			for b.Loop() {
+				b.StopTimer()
+				r := NewRegistry("app", opts)
+				require.NoError(b, r.AddIndom(Indom{Serial: 1, Instances: insts}))
+				require.NoError(b, r.AddMetric(Metric{Name: "m", Item: 1, Type: Uint64, Semantics: SemCounter, Indom: 1}))
+				startOrSkip(b, r)
+				require.NoError(b, r.Close())
+				if last == "removed" {
+					require.NoError(b, os.Remove(filepath.Join(dir, "app")))
+				}
+				r = NewRegistry("app", opts)
+				require.NoError(b, r.AddMetric(Metric{Name: "m", Item: 1, Type: Uint64, Semantics: SemCounter}))
+				b.StartTimer()
+				startOrSkip(b, r)
+				b.StopTimer()
+				require.NoError(b, r.Close())
+				require.NoError(b, os.Remove(filepath.Join(dir, "app")))
+				b.StartTimer()
+			}
+		})
+	}
+}
+
 // startScenarios are compare/BenchmarkStart's registries.
 var startScenarios = []struct {
 	name               string

@@ -66,3 +66,11 @@ func plantSuffixes(t *testing.T, suffixes ...string) {
 		return s
 	}
 }
+
+// openDescriptors returns the number of the process's open descriptors.
+func openDescriptors(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(fds)
+}
