@@ -195,12 +195,13 @@ func (f *File) commit(tmp string, b []byte) error {
 	return nil
 }
 
-// letGo closes fd, the last descriptor of a file the rename replaced, on
-// a goroutine of its own. That close is the unlinked file's last
-// reference: the kernel frees its page cache there, and on a file system
-// mounted with discard waits for the device. In Create, it made a Start
-// over the 10 MB file a program's last run left 4.3-5x a Start over none
-// (BenchmarkStartOverLastRun); 1.2-1.3x off its path.
+// letGo closes fd, our descriptor of a file the rename replaced, on a
+// goroutine of its own. That close is the unlinked file's last reference
+// unless PCP's reader still maps it: the kernel frees its page cache
+// there, and on a file system mounted with discard waits for the device.
+// In Create, it made a Start over the 11 MB file a program's last run
+// left 4.3-5x a Start over none (BenchmarkStartOverLastRun); 1.2-1.3x off
+// its path.
 func (f *File) letGo(fd int) {
 	f.closing.Go(func() { unix.Close(fd) })
 }
