@@ -67,7 +67,8 @@ func plantSuffixes(t *testing.T, suffixes ...string) {
 	}
 }
 
-// openDescriptors returns the number of the process's open descriptors.
+// openDescriptors returns the number of the process's open descriptors
+// (Linux: /proc/self/fd).
 func openDescriptors(t *testing.T) int {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
