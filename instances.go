@@ -187,23 +187,49 @@ func (in *indom) add(inst Instance) error {
 		return in.addFresh(inst)
 	}
 	in.indexNames()
-	if err := in.admit(inst, in.count()); err != nil {
+	key, ok := instanceNameKey(inst.Name)
+	in.names.reserve(1)
+	if err := in.admit(inst, in.count(), key, ok, in.names.hash(key)); err != nil {
 		return err
 	}
 	in.push(inst)
 	return nil
 }
 
+// addBatch is how many instances addAll admits at a time.
+const addBatch = 16
+
 // addAll adds insts, the first instances of in, which has none: as add
 // adds each, but copied in at once, where pushing each one, with the
 // collector's write barrier for its name, was a fifth of declaring
-// 10,000.
+// 10,000. It admits them addBatch at a time: their names' keys and
+// hashes, then a touch of the slot of the name index each probes first
+// (keyIndex.touch), then each. Admitted one at a time, each waited for
+// its slot's cache miss, half of the index's time; declaring 10,000
+// instances took 421 µs where it takes 373 (medians of 8 alternating
+// rounds of BenchmarkBuildStart/instances/declare). Touching each slot
+// right after its hash overlapped little: a name's hashing fills the
+// processor's window of instructions in flight, so the touches go in a
+// loop of their own.
 func (in *indom) addAll(insts []Instance) error {
 	in.insts = segListOf(slices.Clone(insts))
 	in.names.reserve(len(insts))
-	for i, inst := range insts {
-		if err := in.admit(inst, i); err != nil {
-			return err
+	var keys [addBatch]string
+	var oks [addBatch]bool
+	var hashes [addBatch]uint32
+	for first := 0; first < len(insts); first += addBatch {
+		batch := insts[first:min(first+addBatch, len(insts))]
+		for j, inst := range batch {
+			keys[j], oks[j] = instanceNameKey(inst.Name)
+			hashes[j] = in.names.hash(keys[j])
+		}
+		for _, h := range hashes[:len(batch)] {
+			in.names.touch(h)
+		}
+		for j, inst := range batch {
+			if err := in.admit(inst, first+j, keys[j], oks[j], hashes[j]); err != nil {
+				return err
+			}
 		}
 	}
 	in.removed = make([]bool, len(insts))
@@ -212,17 +238,18 @@ func (in *indom) addAll(insts []Instance) error {
 }
 
 // admit checks inst, to be instance i, against the instances below i,
-// and makes it found by its name and id. It refuses one with the name or
-// id of another, adding neither.
-func (in *indom) admit(inst Instance, i int) error {
-	key, err := in.checkInstance(inst)
-	if err != nil {
+// and makes it found by its name and id. key and ok are instanceNameKey's
+// of its name, h the hash of key, for which the name index has room. It
+// refuses one with the name or id of another, adding neither.
+func (in *indom) admit(inst Instance, i int, key string, ok bool, h uint32) error {
+	if inst.ID < 0 || !ok {
+		_, err := in.checkInstance(inst)
 		return err
 	}
 	if _, dup := in.indexBelow(inst.ID, i); dup {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "id %d already declared", inst.ID)
 	}
-	if j, added := in.names.add(key, i, in.instanceKey); !added {
+	if j, added := in.names.addHashed(key, h, i, in.instanceKey); !added {
 		return errorf(ErrDuplicate, in.instanceSubject(inst.Name), "same name up to the first space as instance %q", in.instance(j).Name)
 	}
 	in.named = i + 1

@@ -192,21 +192,42 @@ func TestDerivedInstances(t *testing.T) {
 }
 
 // TestAddIndomAsAddInstance: AddIndom, which copies its instances in at
-// once (indom.addAll), refuses what adding them one at a time refuses,
-// with the same error, and finds what it adds by id and by name alike.
+// once (indom.addAll) and admits them in batches (addBatch), refuses what
+// adding them one at a time refuses, with the same error, and finds what
+// it adds by id and by name alike.
 func TestAddIndomAsAddInstance(t *testing.T) {
+	// many is n instances, ids from 0, named i0, i1, ..., with the changes
+	// given by index: what crosses a batch, or ends one early.
+	many := func(n int, changes map[int]Instance) []Instance {
+		insts := make([]Instance, n)
+		for i := range insts {
+			insts[i] = Instance{int32(i), "i" + strconv.Itoa(i)}
+			if c, ok := changes[i]; ok {
+				insts[i] = c
+			}
+		}
+		return insts
+	}
 	for name, insts := range map[string][]Instance{
-		"dense":                 {{0, "a"}, {1, "b"}, {2, "c"}},
-		"sparse":                {{10, "a"}, {3, "b"}, {7, "c d"}},
-		"sparse later":          {{0, "a"}, {1, "b"}, {9, "c"}, {3, "d"}},
-		"dense duplicate id":    {{0, "a"}, {1, "b"}, {1, "c"}},
-		"duplicate below dense": {{0, "a"}, {5, "b"}, {0, "c"}},
-		"sparse duplicate id":   {{5, "a"}, {9, "b"}, {5, "c"}},
-		"duplicate name":        {{0, "a x"}, {1, "b"}, {2, "a y"}},
-		"duplicate first name":  {{4, "a"}, {4, "a"}},
-		"empty name":            {{0, "a"}, {1, "b"}, {2, ""}},
-		"negative id":           {{0, "a"}, {-1, "b"}},
-		"space around":          {{0, "a"}, {1, " b"}},
+		"batches":                     many(3*addBatch+5, nil),
+		"name of an earlier batch":    many(3*addBatch+5, map[int]Instance{addBatch + 2: {1000, "i3 x"}}),
+		"id of an earlier batch":      many(3*addBatch+5, map[int]Instance{2*addBatch + 1: {5, "x"}}),
+		"duplicate within the batch":  many(3*addBatch+5, map[int]Instance{2*addBatch - 1: {1000, "i" + strconv.Itoa(addBatch)}}),
+		"bad name before a duplicate": many(3*addBatch+5, map[int]Instance{addBatch + 1: {1000, "x "}, addBatch + 3: {1001, "i0"}}),
+		"duplicate before a bad name": many(3*addBatch+5, map[int]Instance{addBatch + 1: {1000, "i0"}, addBatch + 3: {-4, "y"}}),
+		"negative id in the last":     many(3*addBatch+5, map[int]Instance{3*addBatch + 4: {-1, "y"}}),
+		"sparse across batches":       many(3*addBatch+5, map[int]Instance{addBatch: {900, "x"}}),
+		"dense":                       {{0, "a"}, {1, "b"}, {2, "c"}},
+		"sparse":                      {{10, "a"}, {3, "b"}, {7, "c d"}},
+		"sparse later":                {{0, "a"}, {1, "b"}, {9, "c"}, {3, "d"}},
+		"dense duplicate id":          {{0, "a"}, {1, "b"}, {1, "c"}},
+		"duplicate below dense":       {{0, "a"}, {5, "b"}, {0, "c"}},
+		"sparse duplicate id":         {{5, "a"}, {9, "b"}, {5, "c"}},
+		"duplicate name":              {{0, "a x"}, {1, "b"}, {2, "a y"}},
+		"duplicate first name":        {{4, "a"}, {4, "a"}},
+		"empty name":                  {{0, "a"}, {1, "b"}, {2, ""}},
+		"negative id":                 {{0, "a"}, {-1, "b"}},
+		"space around":                {{0, "a"}, {1, " b"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			all, each := newTestRegistry(t, "all"), newTestRegistry(t, "each")

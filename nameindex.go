@@ -1,6 +1,10 @@
 package mmv
 
-import "github.com/gopcp/mmv/internal/canon"
+import (
+	"sync/atomic"
+
+	"github.com/gopcp/mmv/internal/canon"
+)
 
 // keyIndex finds declared things by key: it maps a key to a position in a
 // slice its owner keeps (the registry's metrics and an indom's instances
@@ -93,7 +97,18 @@ func slot[K string | int32](t []uint64, k K, h uint32, key func(pos int) K) (int
 // holding k, and whether that is pos, newly added.
 func (x *keyIndex[K]) add(k K, pos int, key func(pos int) K) (int, bool) {
 	x.reserve(1)
-	h := x.hash(k)
+	return x.addHashed(k, x.hash(k), pos, key)
+}
+
+// touch loads the slot that a probe for hash h reads first, so that its
+// cache line is on its way before addHashed reads it: a caller with many
+// keys to add touches a batch of slots in a row, then adds their keys,
+// and the cache misses of the batch overlap (indom.addAll). The load is
+// atomic only so that the compiler keeps it, its value unused.
+func (x *keyIndex[K]) touch(h uint32) { atomic.LoadUint64(&x.slots[int(h)&(len(x.slots)-1)]) }
+
+// addHashed is add of k, of hash h, with room for it reserved.
+func (x *keyIndex[K]) addHashed(k K, h uint32, pos int, key func(pos int) K) (int, bool) {
 	holder, empty, held := x.held(k, h, key)
 	if held {
 		return holder, false
