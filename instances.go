@@ -312,7 +312,8 @@ func (in *indom) indexNames() {
 	}
 }
 
-// track makes instance i, of id, found by its id.
+// track makes instance i, of id, found by its id, which no other instance
+// of in has: admit checks it, a vector's are its values' (idLocked).
 func (in *indom) track(id int32, i int) {
 	if !in.sparse && int(id) != i {
 		// The first id that is not its index: indexed from now on.
@@ -320,12 +321,12 @@ func (in *indom) track(id int32, i int) {
 		in.ids.reserve(i + 1)
 		for j := range i {
 			if in.heads(int32(j)) {
-				in.ids.add(int32(j), j, in.instanceID)
+				in.ids.insert(int32(j), j)
 			}
 		}
 	}
 	if in.sparse && in.heads(id) {
-		in.ids.add(id, i, in.instanceID)
+		in.ids.insert(id, i)
 	}
 }
 

@@ -100,6 +100,16 @@ func (x *keyIndex[K]) add(k K, pos int, key func(pos int) K) (int, bool) {
 	return x.addHashed(k, x.hash(k), pos, key)
 }
 
+// insert holds k, which it does not hold, at pos: add without the probe
+// for k, for a caller that knows k is new (an indom's instance ids, which
+// it checks or its vector tells apart before they are tracked).
+func (x *keyIndex[K]) insert(k K, pos int) {
+	x.reserve(1)
+	put(x.slots, uint64(x.hash(k))<<32|uint64(pos+1))
+	x.n++
+	x.move(4)
+}
+
 // touch loads the slot that a probe for hash h reads first, so that its
 // cache line is on its way before addHashed reads it: a caller with many
 // keys to add touches a batch of slots in a row, then adds their keys,
