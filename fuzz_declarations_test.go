@@ -1,12 +1,14 @@
 package mmv_test
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,8 +141,19 @@ func (d *decls) registry(t *testing.T, dir string) (*mmv.Registry, map[string]ui
 		switch d.pick(9) {
 		case 0:
 			in := mmv.Indom{Serial: d.serial(), ShortHelp: d.text(), LongHelp: d.text()}
-			for range d.pick(4) {
-				in.Instances = append(in.Instances, mmv.Instance{ID: d.id(), Name: d.name(instanceChars)})
+			// Sometimes past two of AddIndom's batches of 16 (addAll),
+			// mostly instances that differ, some of the fuzzer's own.
+			n := d.pick(4)
+			many := n == 3 && d.pick(4) == 0
+			if many {
+				n = 33 + d.pick(16)
+			}
+			for k := range n {
+				inst := mmv.Instance{ID: d.id(), Name: d.name(instanceChars)}
+				if many && d.pick(8) != 0 {
+					inst = mmv.Instance{ID: int32(k), Name: "n" + strconv.Itoa(k)}
+				}
+				in.Instances = append(in.Instances, inst)
 			}
 			if check("AddIndom", r.AddIndom(in)) {
 				indoms[in.Serial] = len(in.Instances)
@@ -201,6 +214,11 @@ func (d *decls) registry(t *testing.T, dir string) (*mmv.Registry, map[string]ui
 func FuzzDeclarations(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x01\x00\x00\x00\x00\x00\x00\x02\x01\x03\x01\x01\x01\x01\x00\x00\x01\x00"))
+	// An indom of 38 instances n0..n37 (past two of AddIndom's batches),
+	// a Uint64 counter "ab" over it, then Start.
+	many := []byte{2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 3, 0, 5}
+	many = append(many, bytes.Repeat([]byte{0, 0, 0, 1}, 38)...)
+	f.Add(append(many, 2, 1, 0, 1, 0, 3, 1, 1, 2, 0, 1, 0, 8))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tmp := t.TempDir()
 		d := &decls{b: data}
