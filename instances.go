@@ -242,8 +242,7 @@ func (in *indom) addAll(insts []Instance) error {
 // of its name, h the hash of key, for which the name index has room. It
 // refuses one with the name or id of another, adding neither.
 func (in *indom) admit(inst Instance, i int, key string, ok bool, h uint32) error {
-	if inst.ID < 0 || !ok {
-		_, err := in.checkInstance(inst)
+	if err := in.refusal(inst, ok); err != nil {
 		return err
 	}
 	if _, dup := in.indexBelow(inst.ID, i); dup {
@@ -282,13 +281,19 @@ func (in *indom) width() int { return max(len(in.tails), 1) }
 // checkInstance checks inst's id and name, and returns its name's key.
 func (in *indom) checkInstance(inst Instance) (string, error) {
 	key, ok := instanceNameKey(inst.Name)
-	if inst.ID < 0 {
-		return "", errorf(ErrRange, in.instanceSubject(inst.Name), "id %d is negative", inst.ID)
+	return key, in.refusal(inst, ok)
+}
+
+// refusal says why inst cannot be an instance, nil when it can: ok is
+// instanceNameKey's of its name.
+func (in *indom) refusal(inst Instance, ok bool) error {
+	switch {
+	case inst.ID < 0:
+		return errorf(ErrRange, in.instanceSubject(inst.Name), "id %d is negative", inst.ID)
+	case !ok:
+		return checkInstanceName(in.instanceSubject(inst.Name), inst.Name)
 	}
-	if !ok {
-		return "", checkInstanceName(in.instanceSubject(inst.Name), inst.Name)
-	}
-	return key, nil
+	return nil
 }
 
 // push appends inst, admitted (admit) or fresh and found by its id

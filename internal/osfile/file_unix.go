@@ -188,22 +188,24 @@ func (f *File) commit(tmp string, b []byte) error {
 	if err != nil {
 		return &os.PathError{Op: "rename", Path: f.path, Err: err}
 	}
-	if f.named >= 0 && f.named != f.fd {
+	if f.named != f.fd {
 		f.letGo(f.named)
 	}
 	f.named = f.fd
 	return nil
 }
 
-// letGo closes fd, our descriptor of a file the rename replaced, on a
-// goroutine of its own. That close is the unlinked file's last reference
+// letGo closes fd, our descriptor of a file the rename replaced, if any,
+// on a goroutine of its own: closeNamed off the caller's path. That close is the unlinked file's last reference
 // unless PCP's reader still maps it: the kernel frees its page cache
 // there, and on a file system mounted with discard waits for the device.
 // In Create, it made a Start over the 11 MB file a program's last run
 // left 4.3-5x a Start over none (BenchmarkStartOverLastRun); 1.2-1.3x off
 // its path.
 func (f *File) letGo(fd int) {
-	f.closing.Go(func() { unix.Close(fd) })
+	if fd >= 0 {
+		f.closing.Go(func() { unix.Close(fd) })
+	}
 }
 
 // closeNamed closes the descriptor of a file acquire locked, if any.
