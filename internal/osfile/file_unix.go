@@ -196,12 +196,12 @@ func (f *File) commit(tmp string, b []byte) error {
 }
 
 // letGo closes fd, our descriptor of a file the rename replaced, if any,
-// on a goroutine of its own: closeNamed off the caller's path. That close is the unlinked file's last reference
-// unless PCP's reader still maps it: the kernel frees its page cache
-// there, and on a file system mounted with discard waits for the device.
-// In Create, it made a Start over the 11 MB file a program's last run
-// left 4.3-5x a Start over none (BenchmarkStartOverLastRun); 1.2-1.3x off
-// its path.
+// on a goroutine of its own: closeNamed off the caller's path. That
+// close is the unlinked file's last reference unless PCP's reader still
+// maps it: the kernel frees its page cache there, and on a file system
+// mounted with discard waits for the device. In Create, it made a Start
+// over the 11 MB file a program's last run left 4.3-5x a Start over none
+// (BenchmarkStartOverLastRun); 1.2-1.3x off its path.
 func (f *File) letGo(fd int) {
 	if fd >= 0 {
 		f.closing.Go(func() { unix.Close(fd) })
