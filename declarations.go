@@ -309,7 +309,7 @@ func (r *Registry) AddInstance(serial uint32, inst Instance) error {
 	if err != nil {
 		return err
 	}
-	if in.vec.forgot != nil {
+	if in.vec.vec != nil {
 		return errorf(ErrInUse, in.instanceSubject(inst.Name), "the indom is a vector's, whose instances are its label values, added by its With")
 	}
 	if in.auto {

@@ -225,8 +225,14 @@ func (d door) linkVecLocked(in *indom, l vecLink) {
 	}
 }
 
-// unlinkVecLocked undoes linkVecLocked of the vector over s.in.
-func (r *Registry) unlinkVecLocked(s step) { s.in.vec = vecLink{} }
+// unlinkVecLocked undoes linkVecLocked of the vector over s.in, which
+// refuses values from then on: the program may hold it still.
+func (r *Registry) unlinkVecLocked(s step) {
+	if v := s.in.vec.vec; v != nil {
+		v.undoneLocked()
+	}
+	s.in.vec = vecLink{}
+}
 
 // reserveLocked makes in, the indom of a vector of per values per
 // instance, reserve room in its files for the vector's default limit, at

@@ -464,6 +464,62 @@ func TestTransact(t *testing.T) {
 	}
 }
 
+// TestTransactUndoneVector: a vector declared in a Transact that fails
+// is undone with the rest, and the program may still hold it: it then
+// refuses every value, saying why (ErrUnknown) and counting the refusal,
+// and its other methods touch nothing of the registry's, before and after
+// Start. With on it panicked, and before Start the instance it added to
+// the undone indom made Start panic.
+func TestTransactUndoneVector(t *testing.T) {
+	mine := errors.New("mine")
+	for _, started := range []bool{false, true} {
+		t.Run(fmt.Sprintf("started=%v", started), func(t *testing.T) {
+			r := NewRegistry("tx", &Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+			defer r.Close()
+			NewCounter(r, "other", "", Count).Inc()
+			if started {
+				startOrSkip(t, r)
+			}
+			var v *Vec[Counter]
+			require.ErrorIs(t, r.Transact(func(tx *Tx) error {
+				var err error
+				v, err = DeclareVec[Counter](tx, "hits", "", Count, "k")
+				require.NoError(t, err)
+				return mine
+			}), mine)
+
+			assert.Nil(t, v.With("a"))
+			_, err := v.Get("a")
+			require.ErrorIs(t, err, ErrUnknown)
+			assert.ErrorContains(t, err, `vector "hits"`)
+			assert.Equal(t, err, v.Err())
+			refused := declared(t, r) // mmv.dropped declared at the first refusal
+			assert.NotContains(t, refused, "hits")
+			v.SetLimit(5)
+			v.SetExpiry(time.Millisecond)
+			assert.False(t, v.Delete("a"))
+			v.Reset()
+			assert.Empty(t, v.Instances())
+			assert.Equal(t, refused, declared(t, r), "the undone vector's methods")
+
+			if !started {
+				startOrSkip(t, r)
+			}
+			require.NoError(t, r.Flush())
+			assert.EqualValues(t, 2, mustValue(t, r, "mmv.dropped", "refused").Int(), "both refusals counted")
+			assert.EqualValues(t, 1, mustValue(t, r, "other", "").Int())
+
+			// The name is free: declared again, the vector is the registry's.
+			w, err := DeclareVec[Counter](r, "hits", "", Count, "k")
+			require.NoError(t, err)
+			w.With("a").Add(3)
+			require.NoError(t, r.Flush())
+			assert.EqualValues(t, 3, mustValue(t, r, "hits", "k=a").Int())
+			assert.Nil(t, v.With("a"), "the undone vector refuses still")
+		})
+	}
+}
+
 // fuzzNames are names that collide in every way a declaration can: alike,
 // one a prefix of another at a dot, one an instrument's generated name,
 // the registry's own, invalid, at the length limits.
@@ -473,7 +529,8 @@ var fuzzNames = []string{"a", "a.b", "a.count", "a.bucket", "a.p999", "a.bucket.
 // FuzzRefusedDeclarationDeclaresNothing declares what the bytes say: every
 // kind of instrument under colliding names, alone or several in a
 // Transact, with a Start among them. Every declaration the registry
-// refuses leaves it, and its files, as they were.
+// refuses leaves it, and its files, as they were; the vectors of a
+// transaction it refused refuse their values.
 func FuzzRefusedDeclarationDeclaresNothing(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 11, 2, 3, 12, 2, 0, 1, 1})
 	f.Add([]byte{11, 3, 0, 1, 7, 0, 13, 12, 4, 14, 9, 2, 0, 0})
@@ -493,6 +550,7 @@ func FuzzRefusedDeclarationDeclaresNothing(f *testing.F) {
 			op := next(len(instrumentKinds) + 2)
 			before := declared(t, r)
 			var err error
+			var vecs []*Vec[Gauge] // a transaction's, undone with it when it fails
 			switch {
 			case op < len(instrumentKinds):
 				k := instrumentKinds[op]
@@ -511,7 +569,10 @@ func FuzzRefusedDeclarationDeclaresNothing(f *testing.F) {
 						if next(2) == 0 {
 							_, err = Declare[Counter](tx, name, "", Count)
 						} else {
-							_, err = DeclareVec[Gauge](tx, name, "", Count, "k")
+							var v *Vec[Gauge]
+							if v, err = DeclareVec[Gauge](tx, name, "", Count, "k"); err == nil {
+								vecs = append(vecs, v)
+							}
 						}
 						if err != nil {
 							return err
@@ -524,6 +585,9 @@ func FuzzRefusedDeclarationDeclaresNothing(f *testing.F) {
 				assert.Equal(t, before, declared(t, r), "refused: %v", err)
 				var ours *declError
 				assert.ErrorAs(t, err, &ours)
+				for _, v := range vecs {
+					assert.Nil(t, v.With("x"), "a vector of a transaction undone")
+				}
 			}
 		}
 	})

@@ -50,6 +50,9 @@ func (v *Vec[T]) SetExpiry(d time.Duration) {
 	v.r.enter()
 	defer v.r.leave()
 	v.expiry.d.Store(int64(max(d, 0)))
+	if v.undone {
+		return // nothing to sweep, for good
+	}
 	if !v.expiry.hooked {
 		v.expiry.hooked = true
 		v.r.hookLocked(v.scheduleSweepLocked, v.stopSweepsLocked)

@@ -812,10 +812,10 @@ func (r *Registry) forgetRemovedLocked() {
 
 // forgetLocked makes in forget its removed instances.
 func (r *Registry) forgetLocked(in *indom) {
-	if forgot := in.vec.forgot; forgot != nil {
+	if v := in.vec.vec; v != nil {
 		for j := range in.count() {
 			if in.isRemoved(j) {
-				forgot.forgotLocked(in.instance(j))
+				v.forgotLocked(in.instance(j))
 			}
 		}
 	}

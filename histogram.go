@@ -1027,7 +1027,7 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	v.limit.Store(int64(g.limit))
 	g.r.followLimitLocked(g.statIndom, &v.limit, 1)
 	g.r.followLimitLocked(g.bucketIn, &v.limit, len(g.bounds))
-	g.r.linkVecLocked(g.statIndom, vecLink{labels: v.labels, forgot: v, buckets: g.bucketIn})
+	g.r.linkVecLocked(g.statIndom, vecLink{labels: v.labels, vec: v, buckets: g.bucketIn})
 	g.r.linkVecLocked(g.bucketIn, vecLink{follows: true})
 	return v
 }

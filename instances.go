@@ -95,9 +95,9 @@ type liveCounts struct{ instances, values, added, lowered int }
 // (door.linkVecLocked). Its interfaces are what the registry calls: the
 // method value v.forgotLocked cost a vector's declaration an allocation.
 type vecLink struct {
-	labels []string                            // its label names, which Gather and Snapshot show
-	group  interface{ unbindLocked() }         // its cells (cellGroup), unbound at Close; nil for a histogram's
-	forgot interface{ forgotLocked(Instance) } // told each instance its indom forgets, as it forgets it
+	labels []string                    // its label names, which Gather and Snapshot show
+	group  interface{ unbindLocked() } // its cells (cellGroup), unbound at Close; nil for a histogram's
+	vec    linkedVec                   // the vector; nil in a histogram's buckets' indom
 	// A histogram vector's buckets' indom forgets its removed instances
 	// when its statistics' does, and only then (forgetRemovedLocked):
 	// buckets is it, in the statistics' link; follows is set in its own.
@@ -106,6 +106,12 @@ type vecLink struct {
 	// the statistics' forgot, whose names their values took again.
 	buckets *indom
 	follows bool
+}
+
+// linkedVec is what the registry tells a vector over an indom.
+type linkedVec interface {
+	forgotLocked(Instance) // an instance its indom forgets, as it forgets it
+	undoneLocked()         // its declaration was undone with its transaction (unlinkVecLocked)
 }
 
 // indom is a declared instance domain.

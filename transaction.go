@@ -59,7 +59,9 @@ func (tx *Tx) lock() (*Registry, held, error) {
 // and tx.AddMetric, one transaction on r (Default when nil): all of them
 // are declared, or none. When f returns an error, or panics, every
 // declaration it made is undone, the registry and its files as they were,
-// and Transact returns the error. A declaration refused within f declares
+// and Transact returns the error: an instrument it declared counts in
+// memory of its own for good, and a vector refuses every value (Get's
+// error wraps ErrUnknown). A declaration refused within f declares
 // nothing whatever f returns, so f may skip it and go on. The values of
 // what f declares get storage when f returns; until then, instruments
 // count in memory of their own. This is how a bridge declares the metrics

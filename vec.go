@@ -90,6 +90,7 @@ type Vec[T any] struct {
 	// in a walk that went through every instance (1 ms at 100,000).
 	labelledEnd int
 	instanceIDs
+	undone     bool        // its declaration was undone with its transaction: it declares no instance
 	labelled   bool        // instances still get PCP labels
 	unlabelled atomic.Bool // SetInstanceLabels(false)
 	lab        *vecLabels  // the labels they carry, from the first
@@ -427,6 +428,9 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	r := v.r
 	r.enter()
 	defer r.leave()
+	if v.undone {
+		return nil, v.refuseLocked(dropRefused, errorf(ErrUnknown, v.what(), "its declaration was undone with its transaction (Registry.Transact)"))
+	}
 	if len(values) != len(v.labels) {
 		return nil, v.refuseLocked(dropRefused, errorf(ErrLabel, v.what(), "%d values for the labels %q", len(values), v.labels))
 	}
@@ -474,6 +478,11 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	v.insertLocked(e, h)
 	return e.t, nil
 }
+
+// undoneLocked refuses every new value from now on: the vector's
+// declaration was undone with its transaction, its indom and metric with
+// it (unlinkVecLocked).
+func (v *Vec[T]) undoneLocked() { v.undone = true }
 
 // forgotLocked records that the vector's indom forgot inst (see
 // instanceIDs.forgotLocked).
@@ -889,7 +898,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	cv := &cellVec[T]{r: r, m: mt, in: in, typ: k.typ, cellOf: cellOf}
 	v := newVec(r, m.Name, labels, m.Indom, vecKind[T](cv))
 	cv.v = v
-	r.linkVecLocked(in, vecLink{labels: v.labels, group: cv, forgot: v})
+	r.linkVecLocked(in, vecLink{labels: v.labels, group: cv, vec: v})
 	r.followLimitLocked(in, &v.limit, 1)
 	return v, nil
 }
