@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,6 +100,53 @@ func TestVecAtCap(t *testing.T) {
 			assert.Equal(t, uint64(2), v.With("r3").Get())
 		})
 	}
+}
+
+// TestDroppedCountedAtEveryCap: the refusals of each cap are counted in
+// mmv.dropped, whose own few instances and values are declared beyond the
+// caps; declared under them, the caps on instances refused it, silently,
+// with the very refusals it was to count. A file budget below its 4
+// values, where no file can hold it, Registry.Err names.
+func TestDroppedCountedAtEveryCap(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts mmv.Options
+	}{
+		{"MaxValues", mmv.Options{MaxValues: 4}},
+		{"MaxInstances", mmv.Options{MaxInstances: 4}},
+		{"MaxIndomInstances", mmv.Options{MaxIndomInstances: 3}},
+		{"MaxFileValues", mmv.Options{MaxFileValues: 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.PublishDelay = time.Hour
+			r := newRegistry(t, "drops", t.TempDir(), c.opts)
+			v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+			startOrSkip(t, r)
+			refused := 0
+			for _, k := range []string{"a", "b", "c", "d", "e", "f"} {
+				if _, err := v.Get(k); err != nil {
+					require.ErrorIs(t, err, mmv.ErrTooMany)
+					refused++
+				}
+			}
+			require.NotZero(t, refused)
+			require.NoError(t, r.Flush())
+			require.NoError(t, r.Err())
+			assert.EqualValues(t, refused, filesValues(t, r)["mmv.dropped"]["cap"].Uint)
+		})
+	}
+	r := newRegistry(t, "nodrops", t.TempDir(), mmv.Options{PublishDelay: time.Hour, MaxFileValues: 3})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	startOrSkip(t, r)
+	for _, k := range []string{"a", "b", "c", "d"} {
+		v.With(k).Inc()
+	}
+	require.NoError(t, r.Flush())
+	err := r.Err()
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.ErrorContains(t, err, "metric mmv.dropped")
+	assert.ErrorContains(t, err, "Options.MaxFileValues")
+	assert.NotContains(t, filesValues(t, r), "mmv.dropped")
 }
 
 // A histogram vector's default limit keeps its buckets' indom within the

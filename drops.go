@@ -1,5 +1,7 @@
 package mmv
 
+import "fmt"
+
 // The registry's own metrics, in a part of the namespace no program
 // metric may take, each declared at its first count (so that a file with
 // none stays libpcp_mmv's). Nothing a vector refuses is silent: the
@@ -59,17 +61,20 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 	}
 	var m *metric
 	err := r.declareLocked(func() error {
+		r.declaringOwn = true
+		defer func() { r.declaringOwn = false }()
 		_, serial, err := r.addAutoIndomLocked(ownPrefix+"."+name, indomHelp, names)
 		if err != nil {
 			return err
 		}
-		r.declaringOwn = true
 		m, err = r.addMetricLocked(Metric{Name: ownPrefix + "." + name, Type: Uint64, Semantics: SemCounter, Units: Count, Indom: serial,
 			ShortHelp: short, LongHelp: long}, keepDeclared)
-		r.declaringOwn = false
 		return err
 	})
 	if err != nil {
+		// Only a file budget below the metric's few values refuses it
+		// (it is declared beyond the caps), or a closed registry.
+		r.ownErr = fmt.Errorf("mmv: file %q: metric %s.%s (%s) not declared: %w", r.name, ownPrefix, name, short, err)
 		return cells
 	}
 	for i := range cells {

@@ -149,8 +149,10 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 // Err says why the registry's metrics are not, or not all, in PCP: an
 // error wrapping ErrNotStarted before Start (instruments count, but no file
 // shows them), ErrClosed after Close, and while started the error of the
-// last publication that failed, such as a full disk, until one succeeds;
-// nil when the files hold every declaration published so far.
+// last publication that failed, such as a full disk, until one succeeds,
+// or why the registry's own count of refusals, mmv.<file>.mmv.dropped, has
+// no file (a file budget, Options.MaxFileValues, below its 4 values); nil
+// when the files hold every declaration published so far.
 func (r *Registry) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -160,5 +162,5 @@ func (r *Registry) Err() error {
 	case closed:
 		return errorf(ErrClosed, subject("file", r.name), "")
 	}
-	return r.pubErr
+	return errors.Join(r.pubErr, r.ownErr)
 }

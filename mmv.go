@@ -109,6 +109,7 @@ type Registry struct {
 	// (carryReboundLocked).
 	rebound       [2][]*cell
 	pubErr        error              // why the last publication failed
+	ownErr        error              // why a metric of the registry's own is not declared (declareOwnLocked)
 	dir           *osfile.Dir        // where the files are, from Start to Close
 	path          string             // the first file's, once started
 	waiting       []waiter           // instruments waiting for storage (growth.go)
@@ -124,7 +125,7 @@ type Registry struct {
 
 	drops        []cell // refusals counted by reason, once there was one (drops.go)
 	expired      []cell // vectors' instances expired, and late updates (expire.go)
-	declaringOwn bool   // the registry declares a metric of its own
+	declaringOwn bool   // the registry declares a metric of its own, beyond the caps
 
 	journal  journal // the transaction in progress, when open (transaction.go)
 	gathered         // what Gather needs beyond the model (gather.go)
