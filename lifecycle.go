@@ -1,6 +1,10 @@
 package mmv
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
 
 // The lifecycle of a registry: declaring until Start, started until
 // Close, then closed (docs/design.md, "One registry, one lifecycle").
@@ -9,7 +13,8 @@ import "errors"
 // appears complete or not at all: it is written under a temporary name
 // starting with '.', which PCP's reader ignores, then renamed into place.
 // When any file cannot be made, every file made is removed and the
-// registry stays declaring.
+// registry stays declaring. The files of an earlier run of the same name
+// are replaced, and its overflow files past this run's (<file>.N) removed.
 func (r *Registry) Start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -38,6 +43,9 @@ func (r *Registry) Start() error {
 				break
 			}
 		}
+		if err == nil {
+			err = r.removeLeftoversLocked()
+		}
 		cl.release()
 	}
 	if err != nil {
@@ -52,6 +60,31 @@ func (r *Registry) Start() error {
 	r.bindLocked(0)
 	for _, f := range r.onStart {
 		f()
+	}
+	return nil
+}
+
+// removeLeftoversLocked removes the overflow files an earlier run of the
+// registry's name left past its own parts, <file>.N for N above them:
+// kept, they showed that run's metrics as this one's, and a name that
+// this run declares as a leaf and they held as a prefix made PCP's
+// namespace fail whole. One is a file of that name with the NoPrefix
+// flag, which every overflow file has, that no live registry holds; a
+// registry named so without the flag is another's, and stays. Called
+// once the registry's own files are at their names, under the
+// directory's claim lock.
+func (r *Registry) removeLeftoversLocked() error {
+	stale := func(h []byte) bool {
+		return string(h[:len(Magic)]) == Magic && Flags(ne.Uint32(h[hdrFlagsOff:]))&NoPrefix != 0
+	}
+	for _, name := range r.dir.List() {
+		n, ok := strings.CutPrefix(name, r.name+".")
+		if i, err := strconv.Atoi(n); !ok || err != nil || i <= len(r.parts) || n != strconv.Itoa(i) {
+			continue
+		}
+		if _, err := r.dir.RemoveUnheld(name, stale); err != nil {
+			return fileError(name, "an earlier run's overflow file, which Start removes", err)
+		}
 	}
 	return nil
 }

@@ -276,6 +276,49 @@ func TestOverflowClustersDoNotCollide(t *testing.T) {
 	}
 }
 
+// TestStartRemovesLeftoverOverflowFiles: a Start removes the overflow
+// files an earlier run of its name left past its own, which PCP showed as
+// this run's metrics with that run's values, and whose prefix made PCP's
+// namespace fail whole where this run declares the same name as a leaf.
+// A file of such a name that a live registry holds, or that has no
+// NoPrefix flag (a registry named so), stays.
+func TestStartRemovesLeftoverOverflowFiles(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	opts := mmv.Options{Dir: dir, MaxFileValues: 1}
+	// The first run: lat.x is a metric of app.3, whose lat is a prefix.
+	r := newRegistry(t, "app", dir, opts)
+	for _, name := range []string{"a", "b", "lat.x", "lat.y"} {
+		mmv.NewCounter(r, name, "", mmv.Count).Add(7)
+	}
+	startOrSkip(t, r)
+	require.NoError(t, r.Close())
+	require.Equal(t, []string{"app", "app.2", "app.3", "app.4"}, entries(t, dir))
+	// Another registry, live, named as an overflow file would be, and a
+	// closed one without NoPrefix.
+	live := newRegistry(t, "app.4", dir, mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
+	mmv.NewCounter(live, "app.c", "", mmv.Count).Add(3)
+	startOrSkip(t, live)
+	other := newRegistry(t, "app.5", dir, mmv.Options{Dir: dir})
+	mmv.NewCounter(other, "d", "", mmv.Count).Add(4)
+	startOrSkip(t, other)
+	require.NoError(t, other.Close())
+
+	// The next run: a and lat, a leaf, in two files.
+	r = newRegistry(t, "app", dir, opts)
+	mmv.NewCounter(r, "a", "", mmv.Count).Add(1)
+	mmv.NewGauge(r, "lat", "", mmv.Count).Set(2)
+	startOrSkip(t, r)
+	assert.Equal(t, []string{"app", "app.2", "app.4", "app.5"}, entries(t, dir), "app.3 removed")
+	got := map[string]string{}
+	for _, m := range pcptest.Info(t, tmp) {
+		if !strings.HasPrefix(m.Name, "mmv.control.") {
+			got[m.Name] = m.Value
+		}
+	}
+	assert.Equal(t, map[string]string{"mmv.app.a": "1", "mmv.app.lat": "2", "mmv.app.c": "3", "mmv.app.5.d": "4"}, got)
+}
+
 // TestGaugesExactUnderGrowth: gauges set and added while the file grows
 // end on what was written: a set gauge on its last Set, an added one on
 // the sum of its adds, one set once and then added to on that and the sum

@@ -88,6 +88,33 @@ func (d *Dir) acquire(name string) (int, error) {
 	return -1, &InUseError{Path: d.Join(name), Pid: holder}
 }
 
+// RemoveUnheld removes the file at name when no registry holds it (its
+// lock is free, or its holder gone) and stale says so of its head, the
+// format's HeadSize bytes; it reports whether it removed it. The caller
+// holds the directory's lock (LockClaims), as for clearName. A held name
+// is tried for as long as acquire tries one.
+func (d *Dir) RemoveUnheld(name string, stale func(head []byte) bool) (bool, error) {
+	fd, err := d.acquire(name)
+	var held *InUseError
+	switch {
+	case errors.As(err, &held):
+		return false, nil
+	case err != nil:
+		return false, err
+	case fd < 0:
+		return false, nil
+	}
+	defer unix.Close(fd)
+	h := make([]byte, d.format.HeadSize)
+	if n, _ := unix.Pread(fd, h, 0); n != len(h) || !stale(h) {
+		return false, nil
+	}
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return false, &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
+	}
+	return true, nil
+}
+
 // ProcessGone reports whether no process has that pid: for a Process
 // file's writer, what PCP's reader decides from /proc/<pid>.
 func ProcessGone(pid int) bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) }

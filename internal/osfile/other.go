@@ -37,3 +37,7 @@ func (f *File) MapWritable(off, end int64)                   {}
 func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte), merge func(written, final []byte), hook func(Step)) error {
 	return ErrUnsupported
 }
+
+func (d *Dir) RemoveUnheld(name string, stale func(head []byte) bool) (bool, error) {
+	return false, ErrUnsupported
+}
