@@ -240,8 +240,18 @@ func (v *Value) setFloat(f float64) {
 		v.put(uint64(math.Float32bits(float32(f))) << firstHalfShift) // the second half zero, as setInt's
 	case String:
 	default:
-		v.Set(int64(f))
+		v.Set(intOf(f, v.Type()))
 	}
+}
+
+// intOf is f converted to an integer of type t, as the word Set and Add
+// take: a Uint64 from 2^63 up converted as one, where int64(f) gave 2^63
+// for every value past it.
+func intOf(f float64, t Type) int64 {
+	if t == Uint64 && f >= 1<<63 {
+		return int64(uint64(f))
+	}
+	return int64(f)
 }
 
 // AddFloat adds f; integer values add f converted to an integer.
@@ -262,7 +272,7 @@ func (v *Value) AddFloat(f float64) {
 		}
 	case String:
 	default:
-		v.Add(int64(f))
+		v.Add(intOf(f, v.Type()))
 	}
 	runtime.KeepAlive(v)
 }

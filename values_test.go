@@ -39,3 +39,28 @@ func TestSetString(t *testing.T) {
 	assert.Equal(t, strings.Repeat("x", 255), s.String(), "a refused string changed the value")
 	assert.ErrorIs(t, n.SetString("x"), mmv.ErrType, "SetString on a number")
 }
+
+// TestSetFloatOnUint64: SetFloat and AddFloat convert f to a Uint64
+// value's own range, up to 2^64, where a conversion through int64 made
+// every value from 2^63 up 2^63.
+func TestSetFloatOnUint64(t *testing.T) {
+	needFileLayer(t)
+	r := newRegistry(t, "floats", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	require.NoError(t, errors.Join(
+		r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Uint64, Semantics: mmv.SemCounter}),
+		r.Start(),
+	))
+	n, _ := r.Value("n", "")
+	read := func() uint64 {
+		f, err := mmvfile.Open(r.Path())
+		require.NoError(t, err)
+		return f.Values[0].Uint
+	}
+	for _, x := range []float64{1e19, 1 << 63, 1<<63 - 1024, 2.9} {
+		n.SetFloat(x)
+		assert.Equal(t, uint64(x), read(), "SetFloat(%g)", x)
+	}
+	n.Set(5)
+	n.AddFloat(1.5e19)
+	assert.Equal(t, uint64(5+1.5e19), read(), "AddFloat(1.5e19) on 5")
+}
