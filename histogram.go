@@ -331,9 +331,9 @@ func formatBound(f float64) string {
 // perNs is how many of units a nanosecond is: 1e-9 when units are not a
 // time, as for seconds.
 func perNs(units Units) float64 {
-	if units.DimTime() == 1 && units.DimSpace() == 0 && units.DimCount() == 0 {
+	if s, ok := units.Time(); ok {
 		scale := [...]float64{1, 1e3, 1e6, 1e9, 60e9, 3600e9}
-		if s := int(units.ScaleTime()); s < len(scale) {
+		if s := int(s); s < len(scale) {
 			return 1 / scale[s]
 		}
 	}

@@ -143,8 +143,11 @@ func TestQuantileAccuracy(t *testing.T) {
 	}
 }
 
+// TestHistogramObserveDuration: a duration in the histogram's units of
+// time, in seconds when they are not a time; an energy in watt-hours,
+// whose time dimension is the extra unit's, was taken for hours.
 func TestHistogramObserveDuration(t *testing.T) {
-	for units, want := range map[Units]float64{Second: 1.5, Millisecond: 1500, Microsecond: 1.5e6, Nanosecond: 1.5e9, Count: 1.5, Minute: 0.025} {
+	for units, want := range map[Units]float64{Second: 1.5, Millisecond: 1500, Microsecond: 1.5e6, Nanosecond: 1.5e9, Count: 1.5, Minute: 0.025, Watt.Mul(Hour): 1.5} {
 		l, _ := newBuckets(&HistogramOptions{Min: 1e-3, Max: 1e10}, NoUnits)
 		h := newHistogram(l, units, sinceStart(l), nil)
 		h.ObserveDuration(1500 * time.Millisecond)

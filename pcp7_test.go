@@ -43,6 +43,44 @@ var extraUnits = []struct {
 	{mmv.Count.Mul(mmv.Ampere), "current (A) count"},
 }
 
+// TestUnitsTimeAndSpace: Time and Space tell a time or a space alone, and
+// its scale; no extra unit is either, alone or with a time (Watt.Mul(Hour),
+// an energy, was taken for hours by histograms' ObserveDuration and the
+// exposition's seconds).
+func TestUnitsTimeAndSpace(t *testing.T) {
+	for _, c := range []struct {
+		u       mmv.Units
+		time    mmv.TimeScale
+		isTime  bool
+		space   mmv.SpaceScale
+		isSpace bool
+	}{
+		{mmv.Second, mmv.ScaleSec, true, 0, false},
+		{mmv.Hour, mmv.ScaleHour, true, 0, false},
+		{mmv.Nanosecond, mmv.ScaleNanosec, true, 0, false},
+		{mmv.Byte, 0, false, mmv.ScaleByte, true},
+		{mmv.Kbyte, 0, false, mmv.ScaleKbyte, true},
+		{mmv.Byte.Per(mmv.Second), 0, false, 0, false},
+		{mmv.Count, 0, false, 0, false},
+	} {
+		ts, isTime := c.u.Time()
+		ss, isSpace := c.u.Space()
+		assert.Equal(t, c.isTime, isTime, "%v", c.u)
+		assert.Equal(t, c.isSpace, isSpace, "%v", c.u)
+		if isTime {
+			assert.Equal(t, c.time, ts, "%v", c.u)
+		}
+		if isSpace {
+			assert.Equal(t, c.space, ss, "%v", c.u)
+		}
+	}
+	for _, c := range extraUnits {
+		_, isTime := c.u.Time()
+		_, isSpace := c.u.Space()
+		assert.False(t, isTime || isSpace, "%v", c.u)
+	}
+}
+
 // TestPCP7Units declares a metric in every extra unit: PCP 7.2 shows the
 // unit as Units.String prints it; PCP 6.0.3 shows the units without the
 // extra one (a lone extra unit as "none"), and both read the value.

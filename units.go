@@ -191,6 +191,19 @@ func (u Units) ScaleTime() TimeScale { return TimeScale(u>>shiftScaleTime) & 0xf
 // ScaleCount returns the count scale, a power of ten.
 func (u Units) ScaleCount() CountScale { return CountScale(nibble(u, shiftScaleCount)) }
 
+// Time returns the scale of u when u is a time alone (Second,
+// Millisecond...); ok is false for any other units, a time with an extra
+// unit among them (Watt.Mul(Hour), an energy).
+func (u Units) Time() (scale TimeScale, ok bool) {
+	return u.ScaleTime(), u.DimTime() == 1 && u.DimSpace() == 0 && u.DimCount() == 0 && u&extraMask == 0
+}
+
+// Space returns the scale of u when u is a space alone (Byte,
+// Kilobyte...); ok is false for any other units.
+func (u Units) Space() (scale SpaceScale, ok bool) {
+	return u.ScaleSpace(), u.DimSpace() == 1 && u.DimTime() == 0 && u.DimCount() == 0 && u&extraMask == 0
+}
+
 // Mul returns the product of two units: dimensions add, and each dimension
 // keeps the scale of the operand that has it (u's when both do).
 func (u Units) Mul(v Units) Units { return u.combine(v, 1) }

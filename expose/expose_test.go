@@ -70,6 +70,17 @@ func TestHandlerGzip(t *testing.T) {
 // TestNamesAndEscapes: names from PCP names and units, HELP and label
 // values escaped as each format wants, a metric whose name another took
 // left out, String metrics left out, labels inner over outer.
+// TestEnergyIsNoTime: a value in watt-hours, whose time dimension goes
+// with its extra unit, is exposed as it is, where it was taken for hours:
+// energy_seconds, 3,600 times its value.
+func TestEnergyIsNoTime(t *testing.T) {
+	r := mmv.NewRegistry("expose_energy", &mmv.Options{Dir: t.TempDir()})
+	mmv.NewGauge(r, "energy", "Used", mmv.Watt.Mul(mmv.Hour)).Set(2)
+	var text bytes.Buffer
+	require.NoError(t, expose.Write(&text, r, expose.Text))
+	assert.Equal(t, "# TYPE energy gauge\n# HELP energy Used\nenergy 2\n", text.String())
+}
+
 func TestNamesAndEscapes(t *testing.T) {
 	r := mmv.NewRegistry("expose_names", &mmv.Options{Dir: t.TempDir()})
 	require.NoError(t, r.AddLabel(mmv.Label{Name: "zone", Value: "outer"}))

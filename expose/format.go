@@ -270,13 +270,11 @@ func labelValue(v any) string {
 // baseUnit returns the Prometheus base unit of units, and the factor from
 // units to it: seconds for a time, bytes for a size, none for the rest.
 func baseUnit(u mmv.Units) (string, float64) {
-	switch {
-	case u.DimTime() == 1 && u.DimSpace() == 0 && u.DimCount() == 0:
-		if s := u.ScaleTime(); s >= 0 && int(s) < len(seconds) {
-			return "seconds", seconds[s]
-		}
-	case u.DimSpace() == 1 && u.DimTime() == 0 && u.DimCount() == 0:
-		return "bytes", math.Pow(1024, float64(u.ScaleSpace()))
+	if s, ok := u.Time(); ok && s >= 0 && int(s) < len(seconds) {
+		return "seconds", seconds[s]
+	}
+	if s, ok := u.Space(); ok {
+		return "bytes", math.Pow(1024, float64(s))
 	}
 	return "", 1
 }

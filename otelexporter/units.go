@@ -58,11 +58,13 @@ var (
 // bytes for a space, thousandths for a count or a dimensionless value,
 // and u itself (rounded to whole units) for any other.
 func fine(u mmv.Units) (mmv.Units, float64) {
+	ts, time := u.Time()
+	ss, space := u.Space()
 	switch {
-	case u.DimSpace() == 0 && u.DimTime() == 1 && u.DimCount() == 0 && int(u.ScaleTime()) < len(nsPer):
-		return mmv.Nanosecond, nsPer[u.ScaleTime()]
-	case u.DimSpace() == 1 && u.DimTime() == 0 && u.DimCount() == 0 && int(u.ScaleSpace()) < len(bytesPer):
-		return mmv.Byte, bytesPer[u.ScaleSpace()]
+	case time && int(ts) < len(nsPer):
+		return mmv.Nanosecond, nsPer[ts]
+	case space && int(ss) < len(bytesPer):
+		return mmv.Byte, bytesPer[ss]
 	case u == mmv.Count:
 		return mmv.NewUnits(0, 0, 1, 0, 0, -3), 1e3
 	case u == mmv.NoUnits:
