@@ -208,8 +208,7 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 		return
 	}
 	s := f.series.find(values)
-	isNew := s == nil
-	if isNew {
+	if s == nil {
 		s = f.series.add(values)
 	}
 	s.seen = now
@@ -217,7 +216,8 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 		err := f.update(s, m)
 		if err == nil {
 			f.stale = false // a singular family's values are the gathered ones again
-			if isNew {
+			if !s.shown {
+				s.shown = true
 				b.stats.Series++
 			}
 			return
@@ -232,9 +232,6 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 		}
 		s.refused = fmt.Errorf("prombridge: family %s: series %q refused: %w", f.prom, values, err)
 		b.stats.DroppedSeries++
-		if !isNew {
-			b.stats.Series--
-		}
 	}
 	// Not retried while gathered; named and counted at every refresh.
 	b.drops.drop(f.prom, dropSeries, samplesOf(f.typ, m), s.refused)
@@ -242,6 +239,7 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 
 // unpublishLocked takes the values of s, a series gathered, out of PCP.
 func (b *Bridge) unpublishLocked(f *family, s *series) {
+	b.hideLocked(s)
 	f.removeSeries(s)
 	s.bounds, s.buckets, s.quantiles, s.counter, s.gauge, s.count = nil, nil, nil, nil, nil, nil
 	b.withdrawLocked(f)
@@ -294,8 +292,16 @@ func (b *Bridge) removeLocked(f *family, gone func(*series) bool) {
 		if s.refused != nil {
 			continue
 		}
-		b.stats.Series--
+		b.hideLocked(s)
 		b.withdrawLocked(f)
+	}
+}
+
+// hideLocked counts s out of Stats.Series, if it was in.
+func (b *Bridge) hideLocked(s *series) {
+	if s.shown {
+		s.shown = false
+		b.stats.Series--
 	}
 }
 

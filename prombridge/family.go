@@ -158,6 +158,15 @@ func (f *family) update(s *series, m *dto.Metric) error {
 		}
 	case dto.MetricType_HISTOGRAM:
 		h := m.GetHistogram()
+		count, ok := countOf(h.GetSampleCount(), h.GetSampleCountFloat())
+		for _, b := range h.Bucket {
+			if _, bok := countOf(b.GetCumulativeCount(), b.GetCumulativeCountFloat()); !bok {
+				ok = false
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%w: a count of a histogram of float counts", errValue)
+		}
 		if err := f.bindTotals(s); err != nil {
 			return err
 		}
@@ -166,15 +175,8 @@ func (f *family) update(s *series, m *dto.Metric) error {
 				return err
 			}
 		}
-		count := h.GetSampleCount()
-		if count == 0 {
-			count = uint64(h.GetSampleCountFloat())
-		}
 		for i, b := range h.Bucket {
-			n := b.GetCumulativeCount()
-			if n == 0 {
-				n = uint64(b.GetCumulativeCountFloat())
-			}
+			n, _ := countOf(b.GetCumulativeCount(), b.GetCumulativeCountFloat())
 			s.buckets[i].Set(n)
 		}
 		if len(s.buckets) > len(h.Bucket) {
@@ -199,6 +201,20 @@ func (f *family) update(s *series, m *dto.Metric) error {
 		s.count.Set(q.GetSampleCount())
 	}
 	return nil
+}
+
+// countOf returns a histogram's count, given as an integer n or, when n
+// is 0, as a float f (a histogram of float counts), rounded; ok is false
+// for a float count no PCP counter holds, as for totals.
+func countOf(n uint64, f float64) (count uint64, ok bool) {
+	if n != 0 || f == 0 {
+		return n, true
+	}
+	f = math.Round(f)
+	if !(f >= 0 && f < math.MaxUint64) {
+		return 0, false
+	}
+	return uint64(f), true
 }
 
 // errValue is the error of a series whose total no PCP counter holds.

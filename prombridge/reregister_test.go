@@ -234,6 +234,70 @@ func TestValueNotCopied(t *testing.T) {
 	assert.Equal(t, "7", instance(t, find(t, ms, "h.sum"), "k=a").Value)
 }
 
+// TestFloatCountsNotCopied: a histogram of float counts (a Gatherer
+// relaying them) whose count no PCP counter holds is not copied, counted
+// and named as a total is, where uint64 of it made 2^63 or all ones of
+// its count and buckets.
+func TestFloatCountsNotCopied(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	count := 3.0
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		return []*dto.MetricFamily{{Name: proto.String("h"), Help: proto.String("h"), Type: dto.MetricType_HISTOGRAM.Enum(),
+			Metric: []*dto.Metric{{Histogram: &dto.Histogram{SampleCountFloat: proto.Float64(count), SampleSum: proto.Float64(1),
+				Bucket: []*dto.Bucket{{UpperBound: proto.Float64(1), CumulativeCountFloat: proto.Float64(count)}}}}}}}, nil
+	})
+	r, tmp := newRegistry(t, mmv.Sentinel)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, b.Err())
+	ms := read(t, r, tmp)
+	require.Equal(t, "3", find(t, ms, "h.count").Value)
+	require.Equal(t, "3", instance(t, find(t, ms, "h.bucket"), "le=1").Value)
+	for _, bad := range []float64{1e20, math.NaN(), -1} {
+		count = bad
+		assert.ErrorContains(t, b.Refresh(), "family h", "%v", bad)
+		ms = read(t, r, tmp)
+		assert.Empty(t, find(t, ms, "h.count").Value, "%v", bad)
+		assert.Empty(t, find(t, ms, "h.bucket").Instances, "%v", bad)
+	}
+	count = 4.4
+	require.NoError(t, b.Refresh())
+	ms = read(t, r, tmp)
+	assert.Equal(t, "4", find(t, ms, "h.count").Value)
+	assert.Equal(t, "4", instance(t, find(t, ms, "h.bucket"), "le=1").Value)
+}
+
+// TestSeriesCountedWhileShown: Stats.Series counts the series whose
+// values are in PCP: one whose first value was not copied counts once it
+// is, and not while a value is not; it counted only when new, so that one
+// first refused was never counted, and its removal took the count below
+// zero.
+func TestSeriesCountedWhileShown(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	v, gathered := -1.0, true
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		if !gathered {
+			return nil, nil
+		}
+		return []*dto.MetricFamily{{Name: proto.String("c_total"), Help: proto.String("c"), Type: dto.MetricType_COUNTER.Enum(),
+			Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: proto.String("k"), Value: proto.String("a")}},
+				Counter: &dto.Counter{Value: proto.Float64(v)}}}}}, nil
+	})
+	r, tmp := newRegistry(t)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour, Grace: time.Nanosecond})
+	require.Error(t, b.Err())
+	assert.Equal(t, 0, b.Stats().Series, "not copied")
+	v = 3
+	require.NoError(t, b.Refresh())
+	assert.Equal(t, "3", instance(t, find(t, read(t, r, tmp), "c"), "k=a").Value)
+	assert.Equal(t, 1, b.Stats().Series, "copied")
+	v = -1
+	require.Error(t, b.Refresh())
+	assert.Equal(t, 0, b.Stats().Series, "not copied again")
+	gathered = false
+	require.NoError(t, b.Refresh())
+	assert.Equal(t, 0, b.Stats().Series, "gone")
+}
+
 // TestStaleNamed: on a registry without the Sentinel flag, a singular
 // family no longer gathered keeps its value in PCP, which cannot withdraw
 // it: Err names it at every refresh, until it is gathered again.

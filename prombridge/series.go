@@ -14,6 +14,7 @@ type series struct {
 	values  []string  // label values, in the family's label order
 	seen    time.Time // the last refresh that gathered it
 	refused error     // why mmv refused an instrument: not retried while present
+	shown   bool      // its values are in PCP, counted in Stats.Series
 
 	counter   *mmv.Counter // a counter's value, or a histogram's or summary's sum
 	gauge     *mmv.Gauge
