@@ -68,7 +68,6 @@ type Bridge struct {
 	names    map[string]*family    // PCP names taken, to the family taking them
 	values   []string              // label values of the metric being copied
 	drops    drops
-	sentinel bool // the registry shows all-ones counters and NaN gauges as no value
 	stats    Stats
 	err      error
 	closed   bool
@@ -112,7 +111,6 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 	if err := b.drops.declare(r, b.pcpName(droppedMetric)); err != nil {
 		return nil, fmt.Errorf("prombridge: Register: prefix %q: every family would be refused: %w", b.opts.Prefix, err)
 	}
-	b.sentinel = r.Options().Flags&mmv.Sentinel != 0
 	if b.opts.Grace == 0 {
 		b.opts.Grace = DefaultGrace
 	}
@@ -248,11 +246,13 @@ func (b *Bridge) unpublishLocked(f *family, s *series) {
 // withdrawLocked takes the values of f's singular metrics out of PCP,
 // which cannot remove them: they show no value on a registry with the
 // Sentinel flag, and keep their last values otherwise, named by Err at
-// every refresh until the family is copied again.
+// every refresh until the family is copied again. The flag is the
+// registry's now: read once at Register, it outlived a Configure that
+// dropped it, and PCP showed a withdrawn counter as 2^64-1.
 func (b *Bridge) withdrawLocked(f *family) {
 	switch {
 	case len(f.labels) > 0:
-	case b.sentinel:
+	case b.r.Options().Flags&mmv.Sentinel != 0:
 		f.withdraw()
 	default:
 		f.stale = true

@@ -317,3 +317,28 @@ func TestStaleNamed(t *testing.T) {
 	pr.MustRegister(g)
 	assert.NoError(t, b.Refresh())
 }
+
+// TestWithdrawFollowsConfigure: the Sentinel flag that withdraws a
+// singular metric is the registry's when the bridge withdraws it, not at
+// Register: configured away before Start, a withdrawn counter keeps its
+// value, named by Err, where PCP read it as 2^64-1.
+func TestWithdrawFollowsConfigure(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "jobs_total", Help: "j"})
+	pr.MustRegister(c)
+	c.Add(5)
+	r, tmp := newRegistry(t, mmv.Sentinel)
+	b, err := prombridge.Register(r, pr, &prombridge.Options{Grace: time.Nanosecond, Interval: time.Hour})
+	require.NoError(t, err)
+	o := r.Options()
+	o.Flags &^= mmv.Sentinel
+	require.NoError(t, r.Configure(r.Name(), o))
+	pcptest.NeedFileLayer(t)
+	require.NoError(t, r.Start())
+	require.NoError(t, b.Refresh())
+	require.Equal(t, "5", find(t, read(t, r, tmp), "jobs").Value)
+	pr.Unregister(c)
+	assert.ErrorContains(t, b.Refresh(), "family jobs_total: its singular metric jobs keeps an old value")
+	assert.Equal(t, "5", find(t, read(t, r, tmp), "jobs").Value)
+}
