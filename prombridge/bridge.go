@@ -63,10 +63,11 @@ type Bridge struct {
 	opts Options
 
 	mu       sync.Mutex
-	families map[familyKey]*family // by Prometheus name and type
-	current  map[string]*family    // by Prometheus name: the type last gathered
-	names    map[string]*family    // PCP names taken, to the family taking them
-	values   []string              // label values of the metric being copied
+	families map[familyKey]*family     // by Prometheus name and type
+	current  map[string]*family        // by Prometheus name: the type last gathered
+	names    map[string]*family        // PCP names taken, to the family taking them
+	gathered map[string]dto.MetricType // Prometheus names of the refresh running, and their first type
+	values   []string                  // label values of the metric being copied
 	drops    drops
 	stats    Stats
 	err      error
@@ -97,7 +98,8 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 	if r == nil {
 		r = mmv.Default
 	}
-	b := &Bridge{r: r, g: g, families: map[familyKey]*family{}, current: map[string]*family{}, names: map[string]*family{}}
+	b := &Bridge{r: r, g: g, families: map[familyKey]*family{}, current: map[string]*family{}, names: map[string]*family{},
+		gathered: map[string]dto.MetricType{}}
 	if o != nil {
 		b.opts = *o
 	}
@@ -174,10 +176,20 @@ func (b *Bridge) refreshLocked(now time.Time) {
 		b.stats.GatherErrors++
 		b.drops.errs.Add("gather", "gather", 0, fmt.Errorf("prombridge: gather: %w", err))
 	}
+	clear(b.gathered)
 	for _, mf := range mfs {
 		if len(mf.Metric) == 0 {
 			continue
 		}
+		// A Gatherer's names are unique; one that gathers a name twice
+		// (two registries' families appended) with two types has the
+		// first copied: the second retired it at every refresh.
+		if t, ok := b.gathered[mf.GetName()]; ok && t != mf.GetType() {
+			b.drops.drop(mf.GetName(), dropName, samples(mf), fmt.Errorf("prombridge: family %s: gathered twice in one Gather, as a %s and as a %s: the second not copied",
+				mf.GetName(), strings.ToLower(t.String()), strings.ToLower(mf.GetType().String())))
+			continue
+		}
+		b.gathered[mf.GetName()] = mf.GetType()
 		f := b.family(mf, mfs)
 		if old := b.current[f.prom]; old != f {
 			if old != nil {

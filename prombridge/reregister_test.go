@@ -3,6 +3,7 @@ package prombridge_test
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -341,4 +342,28 @@ func TestWithdrawFollowsConfigure(t *testing.T) {
 	pr.Unregister(c)
 	assert.ErrorContains(t, b.Refresh(), "family jobs_total: its singular metric jobs keeps an old value")
 	assert.Equal(t, "5", find(t, read(t, r, tmp), "jobs").Value)
+}
+
+// TestNameGatheredWithTwoTypes: a Gatherer that gathers one name twice in
+// one Gather with two types (out of client_golang's contract: two
+// registries' families appended) has the first copied, the second counted
+// and named, where the second retired the first at every refresh and the
+// first's samples were counted nowhere.
+func TestNameGatheredWithTwoTypes(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		return []*dto.MetricFamily{
+			{Name: proto.String("x"), Help: proto.String("g"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{
+				{Label: []*dto.LabelPair{{Name: proto.String("k"), Value: proto.String("a")}}, Gauge: &dto.Gauge{Value: proto.Float64(5)}}}},
+			{Name: proto.String("x"), Help: proto.String("c"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{
+				{Label: []*dto.LabelPair{{Name: proto.String("k"), Value: proto.String("b")}}, Counter: &dto.Counter{Value: proto.Float64(7)}}}},
+		}, nil
+	})
+	r, tmp := newRegistry(t)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	assert.ErrorContains(t, b.Refresh(), "family x: gathered twice in one Gather, as a gauge and as a counter")
+	ms := read(t, r, tmp)
+	assert.Equal(t, "5", instance(t, find(t, ms, "x"), "k=a").Value)
+	assert.Equal(t, []string{"k=a"}, instanceNames(find(t, ms, "x")))
+	assert.Equal(t, strconv.FormatUint(b.Stats().Refreshes, 10), instance(t, find(t, ms, "prombridge.dropped"), "reason=name").Value, "the counter's sample, every refresh")
 }
