@@ -71,16 +71,34 @@ func (a *ident) equal(b *ident) bool {
 }
 
 // compare orders instruments: by scope name, version, schema URL and
-// attributes (as attribute.DefaultEncoder writes them), then by name,
-// unit, description and kind. Of the instruments that first take a PCP
-// name in one export, the first in this order gets it.
+// attributes (compareSets), then by name, unit, description and kind. Of
+// the instruments that first take a PCP name in one export, the first in
+// this order gets it.
 func (a *ident) compare(b *ident) int {
-	enc := attribute.DefaultEncoder()
 	return cmp.Or(strings.Compare(a.scope.Name, b.scope.Name), strings.Compare(a.scope.Version, b.scope.Version),
-		strings.Compare(a.scope.SchemaURL, b.scope.SchemaURL),
-		strings.Compare(a.scope.Attributes.Encoded(enc), b.scope.Attributes.Encoded(enc)),
+		strings.Compare(a.scope.SchemaURL, b.scope.SchemaURL), compareSets(&a.scope.Attributes, &b.scope.Attributes),
 		strings.Compare(a.name, b.name), strings.Compare(a.unit, b.unit),
 		strings.Compare(a.description, b.description), cmp.Compare(a.kind, b.kind))
+}
+
+// compareSets orders attribute sets by their attributes in key order:
+// key, then the value's type, then the value as OpenTelemetry prints it.
+// Unequal sets never compare equal: as attribute.DefaultEncoder writes
+// them, an int 1 and a string "1" did, and which scope got a name then
+// followed the SDK's order.
+func compareSets(a, b *attribute.Set) int {
+	ia, ib := a.Iter(), b.Iter()
+	for {
+		na, nb := ia.Next(), ib.Next()
+		if !na || !nb {
+			return cmp.Compare(a.Len(), b.Len())
+		}
+		x, y := ia.Attribute(), ib.Attribute()
+		if c := cmp.Or(strings.Compare(string(x.Key), string(y.Key)), cmp.Compare(x.Value.Type(), y.Value.Type()),
+			strings.Compare(x.Value.Emit(), y.Value.Emit())); c != 0 {
+			return c
+		}
+	}
 }
 
 // what says what kind of instrument id is, with its unit, and its

@@ -78,3 +78,38 @@ func TestScopeConflicts(t *testing.T) {
 		require.NoError(t, exp.Shutdown(ctx))
 	}
 }
+
+// TestScopeOrderTellsTypesApart: two scopes whose attributes differ in
+// type alone (tenant=1, tenant="1") are ordered apart, so which gets a
+// PCP name does not follow the SDK's order: as attribute.DefaultEncoder
+// wrote them they compared equal, and the other order showed the other
+// instrument's value under the name.
+func TestScopeOrderTellsTypesApart(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	scopes := []instrumentation.Scope{
+		{Name: "example.com/lib", Attributes: attribute.NewSet(attribute.Int("tenant", 1))},
+		{Name: "example.com/lib", Attributes: attribute.NewSet(attribute.String("tenant", "1"))},
+	}
+	values := []int64{10, 20}
+	shown := map[string]bool{}
+	for _, order := range [][]int{{0, 1}, {1, 0}} {
+		tmp := t.TempDir()
+		exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+		rm := &metricdata.ResourceMetrics{Resource: testResource}
+		for _, i := range order {
+			rm.ScopeMetrics = append(rm.ScopeMetrics, metricdata.ScopeMetrics{Scope: scopes[i], Metrics: []metricdata.Metrics{
+				sum("hits", metricdata.CumulativeTemporality, point(values[i])),
+			}})
+		}
+		ctx := context.Background()
+		require.NoError(t, exp.Export(ctx, rm))
+		require.Error(t, exp.Err(), "one of them is a conflict")
+		require.NoError(t, exp.ForceFlush(ctx))
+		h := pcptest.Find(pcptest.Info(t, tmp), "mmv.shop_test.lib.hits")
+		require.NotNil(t, h)
+		shown[h.Value] = true
+		require.NoError(t, exp.Shutdown(ctx))
+	}
+	assert.Equal(t, map[string]bool{"10": true}, shown, "the int's scope sorts first, in either order")
+}
