@@ -104,8 +104,10 @@
 // (bucket instances do not: their names say enough). The label names of
 // an instrument are the keys of the points of its first export: a point
 // lacking one has "" for it, and a point with a key outside them is
-// dropped, counted. An instrument whose first export has no attributes is
-// a singular metric.
+// dropped, counted. Attribute sets of one export that make one instance
+// (a key missing and one set to "", an int 200 and a string "200") are
+// all dropped, counted: PCP shows neither. An instrument whose first
+// export has no attributes is a singular metric.
 //
 // # Units
 //
@@ -147,6 +149,11 @@
 // it keeps its last value (zero before any), and the point is counted and
 // named all the same.
 //
-// Otherwise the exporter does not delete instances: cumulative series
-// never vanish in OpenTelemetry.
+// An export is the whole of an instrument's series: an attribute set it
+// does not hold leaves PCP at that export (an observable instrument's
+// callback no longer observing it; a synchronous instrument's cumulative
+// series never vanish), and comes back, with its instance id of before,
+// when exported again. A histogram's buckets are those of its last
+// bounds. A singular metric not exported keeps its last value, named by
+// Err.
 package otelexporter

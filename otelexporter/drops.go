@@ -21,7 +21,7 @@ const (
 	dropTemporality               // delta data
 	dropDeclaration               // an instrument the registry refused
 	dropConflict                  // an instrument whose PCP name another instrument has
-	dropAttributes                // an attribute key the instrument's metric has no label for
+	dropAttributes                // an attribute key the instrument's metric has no label for, or sets making one instance
 	dropValue                     // a value a counter cannot hold
 	numReasons
 )
@@ -44,7 +44,7 @@ func (d *drops) declare(r *mmv.Registry) {
 	v := mmv.NewCounterVec(r, droppedMetric, "OpenTelemetry data points the exporter dropped, by reason\n"+
 		"At every export. aggregation: exponential histogram or summary; temporality: delta; "+
 		"declaration: refused by the registry; conflict: another instrument has the PCP name; "+
-		"attributes: key not in the first export; value: not a counter's.", mmv.Count, "reason")
+		"attributes: key not in the first export, or sets alike; value: not a counter's.", mmv.Count, "reason")
 	for i, name := range reasonNames {
 		d.pcp[i] = v.With(name)
 	}

@@ -27,7 +27,8 @@ type Options struct {
 	// "otel" without one.
 	Name string
 	// Registry are the options of the registry the exporter makes (Dir,
-	// Flags, caps...). A zero Cluster is the registry's derived one: from
+	// Flags, caps...). With the mmv.Sentinel flag PCP shows an int64
+	// gauge's -1 as no value, as it shows every all-ones integer. A zero Cluster is the registry's derived one: from
 	// the file name, so from service.name, the same on every host and
 	// restart while no other live file of the directory has it (see
 	// mmv.Options.Cluster). A Cluster given that another live file of the
@@ -141,6 +142,9 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 		}
 	}
 	e.exportPending()
+	for _, in := range e.instruments {
+		in.sweep(&e.drops, e.gen)
+	}
 	if !e.started {
 		if err := e.r.Start(); err != nil {
 			return fmt.Errorf("otelexporter: start the registry %q: %w", e.r.Name(), err)

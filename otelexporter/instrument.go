@@ -55,6 +55,10 @@ type instrument struct {
 	values []string  // one point's label values (and le), reused
 	bounds []float64 // the bucket bounds les names
 	les    []string
+
+	shown  map[string]*shownSet // the attribute sets in PCP, and the export's (sets.go), by appendKey
+	single *shownSet            // a singular instrument's one set
+	key    []byte               // appendKey's, reused
 }
 
 // shape is what the points of an instrument's first export say of it.

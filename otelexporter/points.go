@@ -16,11 +16,21 @@ import (
 // value is stored in the registry before Export returns, so nothing of the
 // SDK's data, which it reuses, is kept.
 
-// labelValues returns the label values of an attribute set, in in.values:
-// each key's value as OpenTelemetry prints it, "" for a key the set lacks;
+// labelValues returns the label values of an attribute set (valuesOf);
 // ok is false, and the point counted as dropped in d, when the set has a
 // key the instrument has no label for.
 func (in *instrument) labelValues(d *drops, set attribute.Set) (values []string, ok bool) {
+	values, ok = in.valuesOf(set)
+	if !ok {
+		d.drop(dropAttributes, 1, in.owner, in.keysError(set))
+	}
+	return values, ok
+}
+
+// valuesOf returns the label values of an attribute set, in in.values:
+// each key's value as OpenTelemetry prints it, "" for a key the set lacks;
+// ok is false when the set has a key the instrument has no label for.
+func (in *instrument) valuesOf(set attribute.Set) (values []string, ok bool) {
 	values = in.values[:len(in.keys)]
 	clear(values)
 	i := 0
@@ -30,7 +40,6 @@ func (in *instrument) labelValues(d *drops, set attribute.Set) (values []string,
 			i++
 		}
 		if i == len(in.keys) || in.keys[i] != kv.Key {
-			d.drop(dropAttributes, 1, in.owner, in.keysError(set))
 			return nil, false
 		}
 		values[i] = kv.Value.Emit()
@@ -52,10 +61,15 @@ func total[N int64 | float64](v N, factor float64) (uint64, bool) {
 
 // writeSums stores the points of a sum or gauge in in's metrics.
 func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.DataPoint[N]) {
+	in.countPoints(in.gen, sets(pts, func(p *metricdata.DataPoint[N]) attribute.Set { return p.Attributes }))
 	for i := range pts {
 		p := &pts[i]
 		values, ok := in.labelValues(d, p.Attributes)
 		if !ok {
+			continue
+		}
+		s := in.setOf(values)
+		if in.collided(d, s, p.Attributes) {
 			continue
 		}
 		var err error
@@ -63,7 +77,7 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 		case kindCounter, kindFloatCounter:
 			n, ok := total(p.Value, in.factor)
 			if !ok {
-				in.remove(values)
+				in.removeSet(s, values)
 				d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept()))
 				continue
 			}
@@ -81,23 +95,33 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 		}
 		if err != nil {
 			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
+			continue
 		}
+		in.wrote(s)
 	}
 }
+
+// wrote records that the export wrote the set s.
+func (in *instrument) wrote(s *shownSet) { s.gen = in.gen }
 
 // writeHistograms stores the points of an explicit-bucket histogram in
 // in's metrics.
 func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricdata.HistogramDataPoint[N]) {
+	in.countPoints(in.gen, sets(pts, func(p *metricdata.HistogramDataPoint[N]) attribute.Set { return p.Attributes }))
 	for i := range pts {
 		p := &pts[i]
 		values, ok := in.labelValues(d, p.Attributes)
 		if !ok {
 			continue
 		}
+		s := in.setOf(values)
+		if in.collided(d, s, p.Attributes) {
+			continue
+		}
 		les := in.lesOf(p.Bounds)
 		sum, ok := total(p.Sum, in.factor)
 		if !ok {
-			in.remove(values)
+			in.removeSet(s, values)
 			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: sum %v is not a counter's%s", in.owner, p.Sum, in.kept()))
 			continue
 		}
@@ -119,6 +143,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 				errs[3] = err
 			}
 		}
+		in.retireBuckets(s, values, les)
 		bv := in.values[:len(in.keys)+1]
 		for j, n := range p.BucketCounts {
 			bv[len(in.keys)] = les[j]
@@ -129,11 +154,12 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 			}
 		}
 		if errs == [5]error{} {
+			in.wrote(s)
 			continue
 		}
 		// A point is in PCP whole or not at all: not a count without its
 		// buckets.
-		in.remove(values[:len(in.keys)])
+		in.removeSet(s, values[:len(in.keys)])
 		for _, err := range errs {
 			if err != nil {
 				d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
@@ -151,19 +177,41 @@ func (in *instrument) kept() string {
 	return "; PCP cannot withdraw a singular metric: it shows the last value stored"
 }
 
-// remove takes the instances of the label values values out of every
-// metric of in, so that a point dropped shows neither an old value nor a
-// part of itself; a singular metric stays, with its last value.
-func (in *instrument) remove(values []string) {
+// removeSet takes the instances of the label values values, of set s,
+// out of every metric of in, so that a point dropped shows neither an old
+// value nor a part of itself; a singular metric stays, with its last
+// value, and its buckets leave.
+func (in *instrument) removeSet(s *shownSet, values []string) {
 	in.counters.Remove(values)
 	in.ints.Remove(values)
 	in.gauges.Remove(values)
 	in.sums.Remove(values)
 	in.min.Remove(values)
 	in.max.Remove(values)
-	if in.buckets != nil {
-		bv := append(slices.Clone(values), "")
-		for _, le := range in.les {
+	in.deleteBuckets(values, s.les, nil)
+	s.les = nil
+}
+
+// retireBuckets deletes the buckets of s written at an earlier export
+// whose bounds are not those of les, the point's: kept, the buckets of
+// the old bounds showed beside the new ones, their counts summing past
+// the count.
+func (in *instrument) retireBuckets(s *shownSet, values, les []string) {
+	if s.les != nil && !slices.Equal(s.les, les) {
+		in.deleteBuckets(values, s.les, les)
+	}
+	s.les = les
+}
+
+// deleteBuckets deletes the bucket instances of values at each le of les
+// but those of keep.
+func (in *instrument) deleteBuckets(values, les, keep []string) {
+	if in.buckets == nil {
+		return
+	}
+	bv := append(slices.Clone(values), "")
+	for _, le := range les {
+		if !slices.Contains(keep, le) {
 			bv[len(values)] = le
 			in.buckets.Delete(bv...)
 		}

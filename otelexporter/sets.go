@@ -1,0 +1,111 @@
+package otelexporter
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+)
+
+// An export is the whole truth of an instrument's attribute sets: each
+// set of it is one instance of the instrument's metrics, and a set the
+// export does not hold leaves PCP at that export. Observable instruments
+// report only the sets their callbacks observed: kept, a set no longer
+// observed showed its last value for good. Two sets of one export that
+// make one instance (a key missing and "", 200 and "200", printed alike)
+// show neither: either value would be a guess.
+
+// shownSet is one attribute set of an instrument, by its label values.
+type shownSet struct {
+	values []string
+	les    []string // the le of each bucket written for it (a histogram's)
+	pass   uint64   // the export whose points were last counted in points
+	points int      // that export's points of it
+	gen    uint64   // the last export that wrote it
+}
+
+// setOf returns the shown set of the label values values, made when new:
+// for an instrument of singular metrics, its one set, which only keeps
+// its buckets' le (it cannot leave PCP).
+func (in *instrument) setOf(values []string) *shownSet {
+	if len(in.keys) == 0 {
+		if in.single == nil {
+			in.single = &shownSet{}
+		}
+		return in.single
+	}
+	in.key = appendKey(in.key[:0], values)
+	if s, ok := in.shown[string(in.key)]; ok {
+		return s
+	}
+	s := &shownSet{values: slices.Clone(values)}
+	if in.shown == nil {
+		in.shown = map[string]*shownSet{}
+	}
+	in.shown[string(in.key)] = s
+	return s
+}
+
+// appendKey appends to b a key of values that no other list of values
+// has: each value's length, then the value.
+func appendKey(b []byte, values []string) []byte {
+	for _, v := range values {
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return b
+}
+
+// countPoints counts the points of the export gen by the instance each
+// makes, before any is written, for collided.
+func (in *instrument) countPoints(gen uint64, sets func(yield func(attribute.Set) bool)) {
+	if len(in.keys) == 0 {
+		return
+	}
+	for set := range sets {
+		values, ok := in.valuesOf(set)
+		if !ok {
+			continue
+		}
+		s := in.setOf(values)
+		if s.pass != gen {
+			s.pass, s.points = gen, 0
+		}
+		s.points++
+	}
+}
+
+// collided reports whether the point of attribute set set, of label
+// values values, shares its instance with another point of the export,
+// counting it as dropped: the instance leaves PCP at the sweep.
+func (in *instrument) collided(d *drops, s *shownSet, set attribute.Set) bool {
+	if s.pass != in.gen || s.points < 2 {
+		return false
+	}
+	d.drop(dropAttributes, 1, in.owner, fmt.Errorf("otelexporter: %s: %d attribute sets, such as {%s}, make one instance, of label values %q (a key missing and \"\", or values of two types printed alike): none copied",
+		in.owner, s.points, set.Encoded(attribute.DefaultEncoder()), s.values))
+	return true
+}
+
+// sweep ends the export gen: the sets of the instrument it did not write
+// leave PCP. A singular metric cannot leave: one the export did not hold
+// keeps its last value, named in d.
+func (in *instrument) sweep(d *drops, gen uint64) {
+	if in.err != nil {
+		return
+	}
+	if len(in.keys) == 0 {
+		if in.gen != gen {
+			d.errs.Add(in.owner, "absent", 0, fmt.Errorf("otelexporter: %s: no point in this export (an observable instrument no longer observed?)%s", in.owner, in.kept()))
+		}
+		return
+	}
+	for k, s := range in.shown {
+		if s.gen != gen {
+			in.removeSet(s, s.values)
+			delete(in.shown, k)
+		}
+	}
+}
