@@ -310,22 +310,45 @@ func (l *buckets) bounds(i int) (lower, upper float64) {
 	return lower, upper
 }
 
-// names returns the buckets' instance names: their upper bounds, with
-// enough digits to tell neighbours apart.
+// names returns the buckets' instance names: their upper bounds in 6
+// significant digits, and in more where two neighbours would read alike
+// (1.0000001 and 1.0000002), as many as tell them apart: in 6 for all,
+// such bounds made one name twice, and the histogram was refused.
 func (l *buckets) names() []string {
 	names := make([]string, l.n)
+	digits := make([]int, l.n)
 	for i := range names {
-		_, up := l.bounds(i)
-		names[i] = formatBound(up)
+		digits[i] = 6
+		names[i] = l.name(i, 6)
+	}
+	for clash := true; clash; {
+		clash = false
+		for i := 1; i < l.n; i++ {
+			if names[i] == names[i-1] {
+				clash = true
+				for _, j := range []int{i - 1, i} {
+					digits[j]++ // distinct float64s differ within 17
+					names[j] = l.name(j, digits[j])
+				}
+			}
+		}
 	}
 	return names
 }
 
-func formatBound(f float64) string {
-	if math.IsInf(f, 1) {
+// name is bucket i's instance name in that many significant digits, or
+// fewer past 6: the fewest that read back as the bound, once those do
+// (0.1, not 0.10000000000000001).
+func (l *buckets) name(i, digits int) string {
+	_, up := l.bounds(i)
+	if math.IsInf(up, 1) {
 		return "+Inf"
 	}
-	return strconv.FormatFloat(f, 'g', 6, 64)
+	s := strconv.FormatFloat(up, 'g', digits, 64)
+	if back, _ := strconv.ParseFloat(s, 64); digits > 6 && back == up {
+		return strconv.FormatFloat(up, 'g', -1, 64)
+	}
+	return s
 }
 
 // perNs is how many of units a nanosecond is: 1e-9 when units are not a

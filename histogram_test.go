@@ -58,6 +58,35 @@ func TestBucketNamesUniqueAtFinestResolution(t *testing.T) {
 	}
 }
 
+// TestBucketNamesOfCloseBounds: bounds that agree in 6 significant digits
+// take as many more as tell them apart, and the others keep 6, where the
+// histogram was refused for a name twice; every name parses back to its
+// bound.
+func TestBucketNamesOfCloseBounds(t *testing.T) {
+	for _, c := range []struct {
+		bounds []float64
+		names  []string
+	}{
+		{[]float64{1.0000001, 1.0000002, 2}, []string{"1.0000001", "1.0000002", "2", "+Inf"}},
+		{[]float64{0.5, 1e6, 1000001}, []string{"0.5", "1e+06", "1.000001e+06", "+Inf"}},
+		{[]float64{0.1, 0.10000000000000002}, []string{"0.1", "0.10000000000000002", "+Inf"}},
+		{[]float64{0.25, 0.5}, []string{"0.25", "0.5", "+Inf"}},
+	} {
+		l, err := newBuckets(&HistogramOptions{Buckets: c.bounds}, NoUnits)
+		require.NoError(t, err)
+		names := l.names()
+		assert.Equal(t, c.names, names, "%v", c.bounds)
+		for i, b := range c.bounds {
+			back, err := strconv.ParseFloat(names[i], 64)
+			require.NoError(t, err)
+			assert.Equal(t, b, back, "%v", c.bounds)
+		}
+	}
+	r := NewRegistry("close", &Options{Dir: t.TempDir()})
+	defer r.Close()
+	assert.NotPanics(t, func() { NewHistogram(r, "h", "", Count, &HistogramOptions{Buckets: []float64{1.0000001, 1.0000002, 2}}) })
+}
+
 func TestBucketOptions(t *testing.T) {
 	for _, o := range []HistogramOptions{
 		{Min: -1}, {Min: 10, Max: 5}, {SubBuckets: 3}, {SubBuckets: 2048}, {Min: 1e-300, Max: 1e300, SubBuckets: 1024},
