@@ -84,7 +84,9 @@ func TestBucketNamesOfCloseBounds(t *testing.T) {
 	}
 	r := NewRegistry("close", &Options{Dir: t.TempDir()})
 	defer r.Close()
-	assert.NotPanics(t, func() { NewHistogram(r, "h", "", Count, &HistogramOptions{Buckets: []float64{1.0000001, 1.0000002, 2}}) })
+	assert.NotPanics(t, func() {
+		NewHistogram(r, "h", "", Count, &HistogramOptions{Buckets: []float64{1.0000001, 1.0000002, 2}})
+	})
 }
 
 func TestBucketOptions(t *testing.T) {
