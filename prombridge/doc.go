@@ -14,8 +14,10 @@
 // registry's first file, then every Options.Interval (1 s) on the
 // registry's Poll goroutine, and once more at Close. A Gather error, a
 // family or a series refused is never fatal: Err says what the last
-// refresh met, Stats counts it, and so does the counter
-// mmv.<file>.<prefix>.prombridge.dropped (see below). The package is a
+// refresh met, Stats counts it, and the counter
+// mmv.<file>.<prefix>.prombridge.dropped counts the samples not copied
+// (see below); a Gather error's families are copied, and the series of a
+// collector that failed leave after Options.Grace. The package is a
 // module of its own so that mmv's users never download client_golang.
 //
 // # Mapping
