@@ -195,5 +195,8 @@ func (r *Registry) Err() error {
 	case closed:
 		return errorf(ErrClosed, subject("file", r.name), "")
 	}
+	if r.ownErr == nil {
+		return r.pubErr
+	}
 	return errors.Join(r.pubErr, r.ownErr)
 }

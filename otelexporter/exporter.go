@@ -28,11 +28,12 @@ type Options struct {
 	Name string
 	// Registry are the options of the registry the exporter makes (Dir,
 	// Flags, caps...). With the mmv.Sentinel flag PCP shows an int64
-	// gauge's -1 as no value, as it shows every all-ones integer. A zero Cluster is the registry's derived one: from
-	// the file name, so from service.name, the same on every host and
-	// restart while no other live file of the directory has it (see
-	// mmv.Options.Cluster). A Cluster given that another live file of the
-	// directory has fails the first Export with mmv.ErrClusterInUse.
+	// gauge's -1 as no value, as it shows every all-ones integer. A zero
+	// Cluster is the registry's derived one: from the file name, so from
+	// service.name, the same on every host and restart while no other
+	// live file of the directory has it (see mmv.Options.Cluster). A
+	// Cluster given that another live file of the directory has fails
+	// the first Export with mmv.ErrClusterInUse.
 	Registry mmv.Options
 	// Limit is how many attribute sets one instrument may have in PCP.
 	// Default: mmv.DefaultVecLimit.
