@@ -3,6 +3,7 @@ package mmv
 import (
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -155,8 +156,11 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 
 // declarePolledCell declares m and binds c to its value, as
 // declareCellLocked, and runs read at Start, every DefaultInterval while
-// started, and at Close, before c leaves the file: a callback metric's
-// way in. It takes the registry's lock.
+// started, at Close, before c leaves the file, and at each Snapshot, and
+// Gather before Start: a callback metric's way in. It takes the
+// registry's lock. The calls of read are one at a time, each storing
+// what its call returned: a poll's run, slow to return, stored its older
+// value after Close's, which the file kept.
 func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	r := d.r
 	r.mu.Lock()
@@ -164,10 +168,17 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	if err := r.declareCellLocked(m, c); err != nil {
 		return err
 	}
-	r.onStart = append(r.onStart, read)
-	r.onClose = append(r.onClose, read)
-	r.onRead = append(r.onRead, func(func(*metric, int32, any)) { read() })
-	r.pollLocked(DefaultInterval, read)
+	var mu sync.Mutex
+	one := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		read()
+	}
+	r.onStart = append(r.onStart, one)
+	r.onClose = append(r.onClose, one)
+	r.onRead = append(r.onRead, func(func(*metric, int32, any)) { one() })
+	r.funcs = append(r.funcs, one)
+	r.pollLocked(DefaultInterval, one)
 	return nil
 }
 

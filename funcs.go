@@ -9,7 +9,8 @@ package mmv
 // NewCounterFunc declares on r (Default when nil) a counter whose total f
 // returns, such as a count a library keeps: a Uint64 metric with counter
 // semantics, as NewCounter's. f is called at Start, every DefaultInterval
-// until Close, at Close, and by each Registry.Snapshot, started or not; it
+// until Close, at Close, by each Registry.Snapshot, started or not, and
+// by each Registry.Gather before Start, one call at a time; it
 // must be safe to call from any goroutine, and must not call r's methods,
 // since Start, Close and Snapshot call it with r's lock held. A total that goes down reads in PCP as a counter wrap.
 // It panics if f is nil (ErrType) or if the registry refuses the

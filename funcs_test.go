@@ -11,6 +11,7 @@ import (
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
+	"github.com/gopcp/mmv/mmvtest"
 )
 
 // TestFuncsThroughPCP: callback metrics show, through PCP's reader, what
@@ -90,4 +91,59 @@ func TestFuncNilPanics(t *testing.T) {
 	f, err := mmvfile.Open(r.Path())
 	require.NoError(t, err)
 	assert.Empty(t, f.Metrics, "metrics declared by the refused declarations")
+}
+
+// TestFuncCallsOneAtATime: a poll's run of a callback slow to return
+// stores its value before Close calls the function again, so the file
+// keeps what the function returned to Close; unserialised, the run stored
+// its older value after Close's, which the file kept.
+func TestFuncCallsOneAtATime(t *testing.T) {
+	r := mmvtest.Started(t, nil) // no Process flag: the file outlives Close
+	var level, calls atomic.Int64
+	level.Store(1)
+	var closing atomic.Bool
+	inPoll, release := make(chan struct{}), make(chan struct{})
+	mmv.NewIntGaugeFunc(r, "a", "A level", mmv.Count, func() int64 {
+		v := level.Load()
+		if calls.Add(1) == 2 { // the first poll's run, after Start's call
+			close(inPoll)
+			<-release
+		}
+		return v
+	})
+	mmv.NewIntGaugeFunc(r, "b", "B level", mmv.Count, func() int64 {
+		if closing.Load() {
+			time.Sleep(300 * time.Millisecond) // Close still runs when the poll's run returns
+		}
+		return 0
+	})
+	select {
+	case <-inPoll:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no poll run of a's function")
+	}
+	level.Store(2)
+	time.AfterFunc(100*time.Millisecond, func() { close(release) })
+	closing.Store(true)
+	require.NoError(t, r.Close())
+	got := filesValues(t, r)["a"][""].Int
+	removeParts(t, r)
+	assert.Equal(t, int64(2), got, "a in the file after Close: its function returned 2 to Close")
+}
+
+// TestFuncGatheredBeforeStart: Gather on a registry never started (expose
+// on a host without PCP) calls a callback metric's function, where it
+// served 0, a value the function never returned.
+func TestFuncGatheredBeforeStart(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	mmv.NewGaugeFunc(r, "pool_size", "Pool size", mmv.Count, func() float64 { return 42 })
+	var got []float64
+	r.Gather(func(f *mmv.Family) {
+		if f.Name == "pool_size" {
+			for _, s := range f.Samples {
+				got = append(got, s.Value.Float())
+			}
+		}
+	})
+	assert.Equal(t, []float64{42}, got)
 }

@@ -19,8 +19,9 @@ import (
 // histogram's window statistics before Start), and so is one that PCP's
 // reader shows as no value in a registry with the Sentinel flag
 // (Value.SetNoValue). A callback metric (NewCounterFunc and the others)
-// reads as at its function's last call, every DefaultInterval. A closed
-// registry gathers nothing.
+// reads as at its function's last call, every DefaultInterval while
+// started; before Start, Gather calls it (it read 0 there, a value the
+// function never returned). A closed registry gathers nothing.
 //
 // A histogram is one Family, in place of its .bucket, .count and .sum
 // metrics: its Bounds, and per Sample its Buckets, Count and Sum, read
@@ -37,6 +38,11 @@ func (r *Registry) Gather(visit func(*Family)) {
 	defer r.mu.Unlock()
 	if r.state == closed {
 		return
+	}
+	if r.state == declaring {
+		for _, read := range r.funcs {
+			read()
+		}
 	}
 	r.carryReboundLocked()
 	cells := r.waitingCellsLocked()
