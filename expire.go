@@ -57,6 +57,9 @@ func (v *Vec[T]) SetExpiry(d time.Duration) {
 		v.expiry.hooked = true
 		v.r.hookLocked(v.scheduleSweepLocked, v.stopSweepsLocked)
 	} else if v.r.startedLocked() {
+		// Sweeps every d/4 of the new d from now: the sweep scheduled
+		// for the old one, an hour's, left a shorter d waiting for it.
+		v.stopSweepsLocked()
 		v.scheduleSweepLocked()
 	}
 }
@@ -71,10 +74,15 @@ func (v *Vec[T]) scheduleSweepLocked() {
 	if d <= 0 || v.expiry.timer != nil {
 		return
 	}
-	v.expiry.timer = time.AfterFunc(max(d/4, time.Millisecond), v.sweep)
+	v.expiry.sweeps++
+	n := v.expiry.sweeps
+	v.expiry.timer = time.AfterFunc(max(d/4, time.Millisecond), func() { v.sweep(n) })
 }
 
+// stopSweepsLocked stops the sweep scheduled, and one whose timer fired
+// and that waits for the lock (sweep).
 func (v *Vec[T]) stopSweepsLocked() {
+	v.expiry.sweeps++
 	if v.expiry.timer != nil {
 		v.expiry.timer.Stop()
 		v.expiry.timer = nil
@@ -83,13 +91,13 @@ func (v *Vec[T]) stopSweepsLocked() {
 
 // sweep expires the instances unchanged for the vector's expiry, and
 // counts the instruments expired at the last sweep and updated since.
-func (v *Vec[T]) sweep() {
+func (v *Vec[T]) sweep(n uint64) {
 	v.r.enter()
 	defer v.r.leave()
-	v.expiry.timer = nil
-	if !v.r.startedLocked() {
-		return
+	if n != v.expiry.sweeps || !v.r.startedLocked() {
+		return // stopped, or another scheduled since: that one sweeps
 	}
+	v.expiry.timer = nil
 	v.sweepLocked(time.Now())
 	v.scheduleSweepLocked()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvtest"
 )
 
 // TestVecExpiryThroughPCP: with real sweeps, an idle instance of a
@@ -145,4 +146,23 @@ func TestVecExpiryRacesUpdates(t *testing.T) {
 	assert.NotEqual(t, "0", exp.Instance("expired").Value)
 	t.Logf("updates %d, in live instances %d, expired %s, late %s, ids seen %d",
 		made.Load(), live, exp.Instance("expired").Value, exp.Instance("late").Value, len(ids))
+}
+
+// TestSetExpiryChangedAfterStart: an expiry shortened after Start sweeps
+// at its own pace from then on: an instance idle past the new expiry
+// leaves within it and half again, where the sweep scheduled for the old
+// expiry, an hour's, was waited for.
+func TestSetExpiryChangedAfterStart(t *testing.T) {
+	r := mmvtest.Started(t, nil)
+	v := mmv.NewCounterVec(r, "hits", "Hits", mmv.Count, "k")
+	v.SetExpiry(time.Hour)
+	v.With("idle").Inc()
+	const d = 100 * time.Millisecond
+	v.SetExpiry(d)
+	require.Equal(t, d, v.Expiry())
+	deadline := time.Now().Add(20 * d)
+	for slices.Contains(v.Instances(), "k=idle") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.NotContains(t, v.Instances(), "k=idle", "idle for %v with an expiry of %v", 20*d, d)
 }

@@ -919,6 +919,7 @@ type expiry struct {
 	d       atomic.Int64 // nanoseconds; 0: no expiry
 	hooked  bool         // the sweeps are in the registry's start and close hooks
 	timer   *time.Timer  // the next sweep, nil when none is scheduled
+	sweeps  uint64       // sweeps scheduled or stopped: a sweep runs only if none was since its own
 	expired []watched    // instruments expired at the last sweep, watched for late updates
 	// seen is, by live instance id, the state the last sweep saw and
 	// when a sweep first saw it (Unix ns): kept only while sweeps run.
