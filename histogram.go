@@ -50,8 +50,11 @@ import (
 // move when the distribution does; count, sum and the buckets stay
 // cumulative, for rates. The window slides by steps of a sixth of its span
 // (at least Interval): it covers between 5/6 of its span, less one
-// Interval, and its span (50 s to 60 s by default). Window SinceStart
-// covers everything since the histogram was made instead.
+// Interval, and its span (50 s to 60 s by default). Read less often than
+// its span (a registry never started, read by Stats or Snapshot alone),
+// it covers back to the read before, never nothing while observations
+// come. Window SinceStart covers everything since the histogram was made
+// instead.
 //
 // A quantile is estimated as the middle of the bucket holding it, narrowed
 // to the window's min and max: the estimate is in the same bucket as the

@@ -116,7 +116,8 @@ func markedCounts(counts, marked []uint64) bool {
 	return slices.Equal(counts, marked)
 }
 
-// mark marks the end of a step at now, s the tally's state then.
+// mark marks the end of a step at now, s the tally's state then, and
+// reports whether it added a mark (else it moved the last).
 //
 // A step with no observation moves the last mark to its end instead of
 // adding one: the mark's state is the same, and its step's min and max
@@ -130,17 +131,17 @@ func markedCounts(counts, marked []uint64) bool {
 // marks at its first read, 7 of them with an array, 1.6 kB with the
 // default buckets, kept by every value of a vector, most of them idle
 // most of the time, and then two, in a slice of 128 bytes.
-func (w *window) mark(h *tally, s *windowState, now time.Duration) {
+func (w *window) mark(h *tally, s *windowState, now time.Duration) (added bool) {
 	lo, hi := h.minMax(true)
 	n := len(w.marks)
 	last := &w.marks[n-1]
 	if lo > hi && s.total == last.total && s.sum == last.sum && markedCounts(s.counts, last.counts) {
 		last.at = now
-		if n > 1 && w.base(now) == n-1 {
+		if n > 1 && w.within(now) == n-1 {
 			w.first[0] = *last
 			w.marks = w.first[:]
 		}
-		return
+		return false
 	}
 	var counts []uint64
 	switch {
@@ -155,11 +156,26 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	}
 	copy(counts, s.counts)
 	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: s.sum, min: lo, max: hi})
+	return true
 }
 
 // base is the index of the window's base at now: the oldest mark within
-// the span, else the last.
+// the span (within), or the one before when only the last is. That one
+// was added more than a span after the one before: in a histogram read
+// less often than its span (a registry never started, read on demand),
+// or refreshed a little later after its tick than the refresh that
+// marked last, at a Window of two Intervals. From the last mark the
+// window was empty, and min, max, mean and quantiles read 0 while
+// observations came; it covers back to the one before, a little more
+// than the span, or back to the last read. An idle histogram's last mark
+// is moved, not added, and kept alone (mark).
 func (w *window) base(now time.Duration) int {
+	return min(w.within(now), max(len(w.marks)-2, 0))
+}
+
+// within is the index of the oldest mark within the span at now, else
+// the last.
+func (w *window) within(now time.Duration) int {
 	i := len(w.marks) - 1
 	for i > 0 && now-w.marks[i-1].at <= w.span {
 		i--

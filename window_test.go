@@ -237,3 +237,36 @@ func TestReadsAllocateNothing(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { h.Stats() }), "Stats")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { h.Quantile(0.99) }), "Quantile")
 }
+
+// A window is never empty while observations come: read less often than
+// its span (a registry never started, read on demand), or by refreshes
+// whose delays after their ticks vary at a Window of two Intervals, its
+// base is the mark before the last, older than the span, where it was
+// the last mark, and min, max, mean and quantiles read 0.
+func TestWindowNeverEmptyWhileObserved(t *testing.T) {
+	l, err := newBuckets(&HistogramOptions{}, Second)
+	require.NoError(t, err)
+	const iv = 100 * time.Millisecond
+	t0 := 1000 * time.Second
+	for _, c := range []struct {
+		name string
+		at   func(k int) time.Duration
+	}{
+		{"refreshes at a window of two intervals", func(k int) time.Duration {
+			return t0 + time.Duration(k+1)*iv + time.Duration(30+(k*37)%50)*time.Microsecond
+		}},
+		{"reads a span and a tenth apart", func(k int) time.Duration { return t0 + time.Duration(k+1)*2*iv*11/10 }},
+	} {
+		w, err := newWindow(2*iv, iv, l.n, t0)
+		require.NoError(t, err)
+		h := newHistogram(l, Second, w, nil)
+		for k := range 200 {
+			h.Observe(0.25)
+			st, _ := readWindow(h, c.at(k))
+			require.NotZero(t, st.n, "%s: read %d", c.name, k)
+			require.Equal(t, 0.25, st.max, "%s: read %d", c.name, k)
+			st, _ = readWindow(h, c.at(k)+time.Microsecond) // a Stats just after
+			require.NotZero(t, st.n, "%s: read %d, again", c.name, k)
+		}
+	}
+}
