@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,6 +124,23 @@ func TestOpen(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	_, err = mmvfile.Open(t.TempDir())
 	assert.ErrorContains(t, err, "not a regular file")
+}
+
+// TestOpenRefusesBySize: a file past MaxSize is refused by its size,
+// not read first: a sparse one, free on disk, took 2 GiB of memory and
+// seconds to refuse.
+func TestOpenRefusesBySize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sparse")
+	fd, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, fd.Truncate(mmvfile.MaxSize+1))
+	require.NoError(t, fd.Close())
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = mmvfile.Open(path)
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, mmvfile.ErrCount)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated to refuse it")
 }
 
 // TestOpenWhileUpdated reads a file while its values change.
