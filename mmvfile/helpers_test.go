@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,5 +144,69 @@ func keptBy72(shown, gone string) func(t *testing.T, f *mmvfile.File, ms []pcpte
 			assert.NotContains(t, m.Labels, gone, "6.0.3 drops the label")
 		}
 		assert.Contains(t, m.Labels, `"agent":"mmv"`, "and keeps the others")
+	}
+}
+
+// rawV1 builds a version 1 file by hand: nIndoms indoms (serials 1, 2,
+// ...), the first of which lists nInst instances; one counter over the
+// indom of serial metricIndom; nValues values of it, on the instances in
+// turn. Every record is one PCP's reader reads.
+func rawV1(nIndoms, nInst, nValues int, metricIndom uint32) []byte {
+	const tocs = 4
+	indomOff := 40 + 16*tocs
+	instOff := indomOff + 32*nIndoms
+	metricOff := instOff + 80*nInst
+	valueOff := metricOff + 104
+	b := make([]byte, valueOff+32*nValues)
+	copy(b, mmv.Magic)
+	ne.PutUint32(b[4:], 1)
+	ne.PutUint64(b[8:], 5)
+	ne.PutUint64(b[16:], 5)
+	ne.PutUint32(b[24:], tocs)
+	ne.PutUint32(b[36:], 7) // cluster
+	for i, s := range [][3]int{{1, nIndoms, indomOff}, {2, nInst, instOff}, {3, 1, metricOff}, {4, nValues, valueOff}} {
+		ne.PutUint32(b[40+16*i:], uint32(s[0]))
+		ne.PutUint32(b[44+16*i:], uint32(s[1]))
+		ne.PutUint64(b[48+16*i:], uint64(s[2]))
+	}
+	for i := range nIndoms {
+		r := indomOff + 32*i
+		ne.PutUint32(b[r:], uint32(i+1))
+		if i == 0 {
+			ne.PutUint32(b[r+4:], uint32(nInst))
+		}
+		ne.PutUint64(b[r+8:], uint64(instOff))
+	}
+	for i := range nInst {
+		r := instOff + 80*i
+		ne.PutUint64(b[r:], uint64(indomOff))
+		ne.PutUint32(b[r+12:], uint32(i))
+		copy(b[r+16:], "i"+strconv.Itoa(i))
+	}
+	copy(b[metricOff:], "m")
+	ne.PutUint32(b[metricOff+64:], 1)   // item
+	ne.PutUint32(b[metricOff+64+4:], 3) // U64
+	ne.PutUint32(b[metricOff+64+8:], 1) // counter
+	ne.PutUint32(b[metricOff+64+16:], metricIndom)
+	for i := range nValues {
+		r := valueOff + 32*i
+		ne.PutUint64(b[r+16:], uint64(metricOff))
+		ne.PutUint64(b[r+24:], uint64(instOff+80*(i%max(nInst, 1))))
+	}
+	return b
+}
+
+// within runs f and fails the test when it has not returned after d; f
+// then runs on, in the background, until the test binary exits.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	start := time.Now()
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+		t.Logf("%s took %v", what, time.Since(start))
+	case <-time.After(d):
+		t.Fatalf("%s has not returned after %v", what, d)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -355,4 +356,123 @@ func TestLintLabelNames(t *testing.T) {
 		require.Len(t, fds, 1, payload)
 		assert.Equal(t, payload+": "+want, fds[0].Msg)
 	}
+}
+
+// TestLintLinearInInstances: Lint finds the instances an indom does not
+// list in a set of those it lists, where a search of the indom's list for
+// each took 9 s for one indom of 250,000 instances, a file libpcp_mmv
+// writes. The deadline guards against the search, not a speed.
+func TestLintLinearInInstances(t *testing.T) {
+	const n = 250_000
+	b := rawV1(1, n, n, 1)
+	f, err := mmvfile.Parse(b)
+	require.NoError(t, err)
+	var fds []mmvfile.Finding
+	within(t, 5*time.Second, "Lint of one indom of 250,000 instances", func() { fds = f.Lint("big") })
+	assert.Equal(t, []mmvfile.Rule{mmvfile.RuleCost}, rules(fds))
+}
+
+// TestLintDuplicateItemOfSkippedRecord: PCP's reader skips a metric whose
+// item an earlier record has, whether or not it loaded that record ("duplicate
+// item 5 - [0] and [1] ..., second will be ignored" of a record [0] skipped
+// for its name): Lint says so (File.itemOwners), where it reserved the
+// items of loaded metrics only, and LintDir counted the second as live.
+func TestLintDuplicateItemOfSkippedRecord(t *testing.T) {
+	valid := sample(t, 1)
+	f, err := mmvfile.Parse(valid)
+	require.NoError(t, err)
+	b := bytes.Clone(valid)
+	b[f.Metrics[0].Offset+1] = '-' // r-quests: a name PCP refuses
+	put32(b, metricField(f, f.Metrics[1], 0), f.Metrics[0].Item)
+	if pcptest.WantPCP(t) {
+		ms := pcpView(t, "sample", b)
+		assert.Nil(t, pcptest.Find(ms, "mmv.sample.r-quests"), "PCP skips the first for its name")
+		assert.Nil(t, pcptest.Find(ms, sampleMetric(f, 1)), "and the second for its item")
+		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 2)), "and loads the third")
+	}
+	got, err := mmvfile.Parse(b)
+	require.NoError(t, err)
+	var second []mmvfile.Rule
+	for _, fd := range got.Lint("sample") {
+		if fd.Offset == f.Metrics[1].Offset {
+			second = append(second, fd.Rule)
+		}
+	}
+	assert.Contains(t, second, mmvfile.RuleDuplicateItem, "Lint says nothing of the metric PCP skips: %v", got.Lint("sample"))
+}
+
+// TestLintElapsedAsPCPExportsIt: PCP's reader exports every Elapsed metric
+// as a counter in microseconds, whatever semantics and units its record
+// holds, so Lint finds nothing in them, where it said "semantics 2: PCP
+// exports it as it is" and that the units had no name.
+func TestLintElapsedAsPCPExportsIt(t *testing.T) {
+	valid := sample(t, 1)
+	f, err := mmvfile.Parse(valid)
+	require.NoError(t, err)
+	busy := f.Metrics[2]
+	require.Equal(t, "busy", busy.Name)
+	b := bytes.Clone(valid)
+	put32(b, metricField(f, busy, 8), 2)           // semantics 2
+	put32(b, metricField(f, busy, 12), 0x01009000) // time, scale 9
+	if pcptest.WantPCP(t) {
+		m := pcptest.Find(pcpView(t, "sample", b), sampleMetric(f, 2))
+		require.NotNil(t, m)
+		assert.Equal(t, "counter", m.Semantics)
+		assert.Equal(t, "microsec", m.Units)
+	}
+	got, err := mmvfile.Parse(b)
+	require.NoError(t, err)
+	for _, fd := range got.Lint("sample") {
+		if fd.Offset == busy.Offset {
+			assert.NotContains(t, []mmvfile.Rule{mmvfile.RuleSemantics, mmvfile.RuleUnits}, fd.Rule,
+				"a hazard PCP does not have: %s", fd)
+		}
+	}
+}
+
+// TestLintEmptyNameLoaded: PCP loads a metric of an empty name as
+// mmv.<file>. (TestReadsWhatPCPReads/empty_name), and Lint says so, where
+// it said PCP skips it and took its name and item for free.
+func TestLintEmptyNameLoaded(t *testing.T) {
+	valid := sample(t, 1)
+	f, err := mmvfile.Parse(valid)
+	require.NoError(t, err)
+	b := bytes.Clone(valid)
+	b[f.Metrics[1].Offset] = 0
+	if pcptest.WantPCP(t) {
+		assert.NotNil(t, pcptest.Find(pcpView(t, "sample", b), "mmv.sample."), "PCP loads it")
+	}
+	got, err := mmvfile.Parse(b)
+	require.NoError(t, err)
+	var found bool
+	for _, fd := range got.Lint("sample") {
+		if fd.Offset == f.Metrics[1].Offset && fd.Rule == mmvfile.RuleName {
+			found = true
+			assert.NotContains(t, fd.Msg, "PCP skips the metric", "%s", fd)
+		}
+	}
+	assert.True(t, found, "a name finding for the empty name")
+}
+
+// TestLintDirFollowsSymlinks: PCP's reader follows a symbolic link in
+// its directory to an MMV file, and so does LintDir, where it skipped
+// every entry that was not a regular file: two files on cluster 12, one
+// reached by a link, whose PMIDs collide in PCP, are a shared cluster.
+func TestLintDirFollowsSymlinks(t *testing.T) {
+	b := sample(t, 1)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(tmp, "elsewhere"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(tmp, "elsewhere", "b"), b, 0o644))
+	require.NoError(t, os.Symlink(filepath.Join("..", "elsewhere", "b"), filepath.Join(dir, "b")))
+	if pcptest.WantPCP(t) {
+		ms := pcptest.Info(t, tmp)
+		assert.NotNil(t, pcptest.Find(ms, "mmv.a.requests"))
+		assert.NotNil(t, pcptest.Find(ms, "mmv.b.requests"), "PCP loads the file behind the link")
+	}
+	fds, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	assert.NotEmpty(t, findings(fds, mmvfile.RuleSharedCluster), "two files on cluster 12: %v", fds)
 }
