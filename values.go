@@ -372,7 +372,9 @@ func (v *Value) SetNoValue() {
 	}
 }
 
-// Int returns the value as an integer: floats are truncated, strings are 0.
+// Int returns the value as an integer: floats are truncated, strings are
+// 0, and an Elapsed value is read as PCP reads it, with its interval open
+// since StartInterval, if any, up to now.
 func (v *Value) Int() int64 {
 	if v == nil {
 		return 0
@@ -383,8 +385,13 @@ func (v *Value) Int() int64 {
 		n = int64(int32(atomic.LoadUint32(v.word32())))
 	case Uint32:
 		n = int64(atomic.LoadUint32(v.word32()))
-	case Uint64, Int64, Elapsed:
+	case Uint64, Int64:
 		n = int64(atomic.LoadUint64(v.u64()))
+	case Elapsed:
+		n = int64(atomic.LoadUint64(v.u64()))
+		if start := atomic.LoadInt64(v.extra()); start < 0 {
+			n += time.Now().UnixMicro() + start
+		}
 	case Float, Double:
 		n = int64(v.Float())
 	}

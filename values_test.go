@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,29 @@ func TestSetFloatOnUint64(t *testing.T) {
 	n.Set(5)
 	n.AddFloat(1.5e19)
 	assert.Equal(t, uint64(5+1.5e19), read(), "AddFloat(1.5e19) on 5")
+}
+
+// TestElapsedReadsOpenInterval: an Elapsed value reads as PCP reads it,
+// its interval open since StartInterval counted up to now, so Snapshot,
+// Gather and the exposition agree with PCP while it runs.
+func TestElapsedReadsOpenInterval(t *testing.T) {
+	needFileLayer(t)
+	r := newRegistry(t, "elapsed", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	require.NoError(t, errors.Join(
+		r.AddMetric(mmv.Metric{Name: "busy", Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond}),
+		r.Start(),
+	))
+	v, _ := r.Value("busy", "")
+	v.AddDuration(time.Second)
+	assert.Equal(t, int64(1e6), v.Int())
+	v.StartInterval()
+	time.Sleep(50 * time.Millisecond)
+	open := v.Int()
+	assert.GreaterOrEqual(t, open, int64(1.05e6), "the open interval counts")
+	time.Sleep(10 * time.Millisecond)
+	assert.Greater(t, v.Int(), open, "and grows while open")
+	v.EndInterval()
+	closed := v.Int()
+	time.Sleep(10 * time.Millisecond)
+	assert.Equal(t, closed, v.Int(), "closed, it stays")
 }

@@ -1,14 +1,18 @@
 package expose_test
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -243,4 +247,81 @@ func text(t *testing.T, r *mmv.Registry) string {
 	var b strings.Builder
 	require.NoError(t, expose.Write(&b, r, expose.Text))
 	return b.String()
+}
+
+// sampleValue returns the value of the sample line named name (labels
+// included) in a text exposition, and whether there is one.
+func sampleValue(t *testing.T, exposition, name string) (float64, bool) {
+	t.Helper()
+	for sc := bufio.NewScanner(strings.NewReader(exposition)); sc.Scan(); {
+		if n, v, ok := strings.Cut(sc.Text(), " "); ok && n == name {
+			f, err := strconv.ParseFloat(v, 64)
+			require.NoError(t, err, sc.Text())
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// TestElapsedAsPCPReadsIt: an Elapsed value is exposed as PCP's reader
+// exports it, a counter in microseconds whatever its metric declares, in
+// seconds (2 s declared in Millisecond was served as 2,000 seconds, and
+// with no units and instant semantics as a gauge of 2,000,000), its
+// interval open since StartInterval counted (Value.Int), where the
+// exposition showed no progress until EndInterval.
+func TestElapsedAsPCPReadsIt(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	r := mmv.NewRegistry("expose_elapsed", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
+	defer r.Close()
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "wait", Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Millisecond}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "held", Type: mmv.Elapsed, Semantics: mmv.SemInstant}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "busy", Type: mmv.Elapsed, Semantics: mmv.SemCounter, Units: mmv.Microsecond}))
+	require.NoError(t, r.Start())
+	for _, name := range []string{"wait", "held", "busy"} {
+		v, err := r.Value(name, "")
+		require.NoError(t, err)
+		v.AddDuration(2 * time.Second)
+		if name == "busy" {
+			v.StartInterval()
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	ms := pcptest.Info(t, tmp)
+	for _, name := range []string{"wait", "held"} {
+		m := pcptest.Find(ms, "mmv.expose_elapsed."+name)
+		require.NotNil(t, m, name)
+		require.Equal(t, []string{"counter", "microsec", "2000000"}, []string{m.Semantics, m.Units, m.Value}, "%s as PCP reads it: 2 s", name)
+	}
+	m := pcptest.Find(ms, "mmv.expose_elapsed.busy")
+	require.NotNil(t, m)
+	pcp, err := strconv.ParseFloat(m.Value, 64)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, pcp, 2.3e6, "PCP counts the open interval")
+
+	out := text(t, r)
+	for _, name := range []string{"wait", "held"} {
+		v, ok := sampleValue(t, out, name+"_seconds_total")
+		assert.True(t, ok && v == 2, "%s: want a counter %s_seconds_total of 2 (PCP: 2000000 microsec); got\n%s", name, name, out)
+	}
+	busy, ok := sampleValue(t, out, "busy_seconds_total")
+	require.True(t, ok)
+	assert.GreaterOrEqual(t, busy, pcp/1e6, "exposed %v s while PCP read %v microsec before", busy, pcp)
+}
+
+// TestFuncMetricsBeforeStart: a registry never started (a host without
+// PCP) serves its callback metrics' values, where it served 0 for ever.
+func TestFuncMetricsBeforeStart(t *testing.T) {
+	r := mmv.NewRegistry("expose_funcs", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	mmv.NewGaugeFunc(r, "pool.open", "Open connections", mmv.Count, func() float64 { return 42 })
+	mmv.NewCounterFunc(r, "lib.calls", "Calls a library counted", mmv.Count, func() uint64 { return 7 })
+	mmv.NewIntGaugeFunc(r, "queue.len", "Jobs queued", mmv.Count, func() int64 { return 3 })
+
+	out := text(t, r)
+	for name, want := range map[string]float64{"pool_open": 42, "lib_calls_total": 7, "queue_len": 3} {
+		got, ok := sampleValue(t, out, name)
+		assert.True(t, ok && got == want, "%s: want %v, exposed %v (served: %v)", name, want, got, ok)
+	}
 }

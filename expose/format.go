@@ -38,9 +38,12 @@ func (e *encoder) family(f *mmv.Family) {
 	if f.Type == mmv.String {
 		return
 	}
-	unit, scale := baseUnit(f.Units)
+	units, counter := f.Units, f.Semantics == mmv.SemCounter
+	if f.Type == mmv.Elapsed { // as PCP's reader exports it, whatever its record says
+		units, counter = mmv.Microsecond, true
+	}
+	unit, scale := baseUnit(units)
 	name := strings.ReplaceAll(f.Name, ".", "_")
-	counter := f.Semantics == mmv.SemCounter
 	if f.Bounds != nil {
 		counter = false
 	}
@@ -92,9 +95,18 @@ func (e *encoder) family(f *mmv.Family) {
 		e.b = append(e.b, '\n')
 	}
 
+	// le is a histogram's buckets': a PCP label of that name is renamed
+	// exported_le, as a vector's label is and as Prometheus renames a
+	// clash, where le twice failed the whole scrape in the text format.
+	labelName := func(n string) string {
+		if n == "le" && f.Bounds != nil {
+			return "exported_le"
+		}
+		return n
+	}
 	e.outer = e.outer[:0]
 	for _, l := range f.Labels {
-		e.outer = set(e.outer, l.Name, labelValue(l.Value))
+		e.outer = set(e.outer, labelName(l.Name), labelValue(l.Value))
 	}
 	sample := name
 	if counter {
@@ -104,18 +116,14 @@ func (e *encoder) family(f *mmv.Family) {
 		s := &f.Samples[i]
 		e.ls = append(e.ls[:0], e.outer...)
 		for _, l := range s.Labels {
-			e.ls = set(e.ls, l.Name, labelValue(l.Value))
+			e.ls = set(e.ls, labelName(l.Name), labelValue(l.Value))
 		}
 		if s.Instance != "" && f.LabelNames == nil && !has(s.Labels, "instname") {
 			e.ls = set(e.ls, "instname", s.Instance)
 		}
 		if s.Values != nil {
 			for j, v := range s.Values {
-				n := f.LabelNames[j]
-				if n == "le" && f.Bounds != nil {
-					n = "exported_le" // le is the bucket's, as Prometheus renames a clash
-				}
-				e.ls = set(e.ls, n, v)
+				e.ls = set(e.ls, labelName(f.LabelNames[j]), v)
 			}
 		} else if f.LabelNames != nil {
 			e.ls = set(e.ls, "instname", s.Instance) // not a name of the vector's form

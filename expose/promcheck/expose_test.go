@@ -1,8 +1,11 @@
 package promcheck
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -387,4 +394,39 @@ func TestLogLinearAndClosed(t *testing.T) {
 	assert.Equal(t, 1000.0, e.samples[`work_seconds_count{}`])
 	require.NoError(t, r.Close())
 	assert.Empty(t, both(t, r).samples)
+}
+
+// TestPCPLabelLeOnHistogram: a PCP label le (the registry's, a metric's
+// or its indom's, series labels in the exposition) is exported_le on a
+// histogram, as a vector's label le is (TestClashes), where
+// h_bucket{le="x",le="1"} failed the text format's scrape of the whole
+// registry and gave OpenMetrics series le twice.
+func TestPCPLabelLeOnHistogram(t *testing.T) {
+	r, _ := newRegistry(t)
+	mmv.NewCounter(r, "requests", "Requests", mmv.Count).Add(1)
+	mmv.NewHistogram(r, "h", "H", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}).Observe(0.5)
+	assert.NoError(t, r.AddLabel(mmv.Label{Name: "le", Value: "x"}))
+
+	txt := scrape(t, r, expose.Text)
+	tp := expfmt.NewTextParser(model.UTF8Validation)
+	_, err := tp.TextToMetricFamilies(bytes.NewReader(txt))
+	assert.NoError(t, err, "the text format's parser refuses:\n%s", txt)
+
+	om := scrape(t, r, expose.OpenMetrics)
+	p := textparse.NewOpenMetricsParser(om, labels.NewSymbolTable())
+	for {
+		entry, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if !assert.NoError(t, err, "OpenMetrics' parser refuses:\n%s", om) {
+			break
+		}
+		if entry == textparse.EntrySeries {
+			var ls labels.Labels
+			p.Labels(&ls)
+			name, dup := ls.HasDuplicateLabelNames()
+			assert.False(t, dup, "series %s has label %s twice", ls, name)
+		}
+	}
 }
