@@ -15,6 +15,10 @@
 //   - in_flight: requests being served, an integer gauge;
 //   - response_bytes: bytes of response bodies, a counter vector by route.
 //
+// A request whose handler panics is counted too, with the status it sent,
+// 500 if none (the server drops the connection), and the panic goes on.
+// A hijacked connection counts as 101 unless a status was sent.
+//
 // The route is the pattern the ServeMux matched, Go 1.22's
 // http.Request.Pattern, so that the number of instances stays that of the
 // routes, whatever paths clients send; a request no pattern matched counts
@@ -24,6 +28,8 @@
 package middleware
 
 import (
+	"bufio"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -92,28 +98,49 @@ func (m *Metrics) Wrap(h http.Handler) http.Handler {
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
 		rec := &recorder{ResponseWriter: w, code: http.StatusOK}
+		served := false
+		defer func() {
+			if !served { // the handler panicked: counted, the panic going on as it was
+				if !rec.wrote {
+					rec.code = http.StatusInternalServerError
+				}
+				m.record(r, rec, start)
+			}
+		}()
 		h.ServeHTTP(rec, r)
-		route := m.route(r)
-		m.requests.With(route, status(rec.code)).Inc()
-		m.bytes.With(route).Add(uint64(rec.bytes))
-		m.latency.With(route).Since(start)
+		served = true
+		m.record(r, rec, start)
 	})
+}
+
+// record counts a request served, rec its response, from start.
+func (m *Metrics) record(r *http.Request, rec *recorder, start time.Time) {
+	route := m.route(r)
+	m.requests.With(route, status(rec.code)).Inc()
+	m.bytes.With(route).Add(uint64(rec.bytes))
+	m.latency.With(route).Since(start)
 }
 
 // Requests returns the counter vector of requests by route and status, to
 // read or to add labels to.
 func (m *Metrics) Requests() *mmv.Vec[mmv.Counter] { return m.requests }
 
-// recorder notes the status and body size of a response.
+// recorder notes the status and body size of a response. It is an
+// http.Flusher and an http.Hijacker, as net/http's writers are, so that a
+// handler asserting them keeps streaming: embedding the writer alone, it
+// was neither, and a handler's Flush was silently skipped.
 type recorder struct {
 	http.ResponseWriter
 	code  int
 	bytes int
-	wrote bool
+	wrote bool // the status is sent: later ones are net/http's to drop
 }
 
+// WriteHeader notes the first final status: an informational one (1xx
+// but 101) is sent at once and the final one follows, where it was taken
+// for the response's.
 func (r *recorder) WriteHeader(code int) {
-	if !r.wrote {
+	if !r.wrote && (code < 100 || code > 199 || code == http.StatusSwitchingProtocols) {
 		r.code, r.wrote = code, true
 	}
 	r.ResponseWriter.WriteHeader(code)
@@ -126,8 +153,27 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Unwrap lets http.ResponseController reach the writer's Flush, Hijack and
-// deadlines.
+// FlushError sends the status as it is (200 if none) and what is written:
+// a status written later is dropped by net/http, and was counted.
+// http.ResponseController calls it; Flush is http.Flusher's.
+func (r *recorder) FlushError() error {
+	r.wrote = true
+	return http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+func (r *recorder) Flush() { _ = r.FlushError() }
+
+// Hijack hands the connection to the handler, which writes its response
+// itself: counted as 101 Switching Protocols unless a status was sent.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	if err == nil && !r.wrote {
+		r.code, r.wrote = http.StatusSwitchingProtocols, true
+	}
+	return c, rw, err
+}
+
+// Unwrap lets http.ResponseController reach the writer's deadlines.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // statuses are the status codes as text, made once.

@@ -1,12 +1,14 @@
 package middleware_test
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,4 +92,169 @@ func TestMiddlewareRoute(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/x", nil))
 	assert.Equal(t, uint64(1), m.Requests().With("all", "201").Get())
 	assert.Equal(t, []string{"route=all,status=201"}, m.Requests().Instances())
+}
+
+// getStatus requests path from srv and returns the status the client saw.
+func getStatus(t *testing.T, srv *httptest.Server, path string) int {
+	t.Helper()
+	resp, err := http.Get(srv.URL + path)
+	require.NoError(t, err)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestInformationalStatusIsNotFinal: an informational status (103 Early
+// Hints), which net/http sends at once, is not the response's: the status
+// the handler writes next is counted, where 103 was, the client having
+// got 404.
+func TestInformationalStatusIsNotFinal(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload; as=style")
+		w.WriteHeader(http.StatusEarlyHints)
+		http.Error(w, "gone", http.StatusNotFound)
+	})
+	srv := httptest.NewServer(m.Wrap(mux))
+	defer srv.Close()
+
+	require.Equal(t, http.StatusNotFound, getStatus(t, srv, "/page"), "the client's status")
+	assert.Equal(t, []string{"route=/page,status=404"}, m.Requests().Instances(), "counted under the status the client did not get")
+}
+
+// TestStatusAfterFlush: a flush sends the status as it is (200), and a
+// later WriteHeader, which net/http drops, is not counted, where it was:
+// Flush went past the recorder, through Unwrap.
+func TestStatusAfterFlush(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		assert.NoError(t, http.NewResponseController(w).Flush()) // headers out: 200
+		http.Error(w, "failed midway", http.StatusInternalServerError)
+	})
+	srv := httptest.NewServer(m.Wrap(mux))
+	defer srv.Close()
+
+	require.Equal(t, http.StatusOK, getStatus(t, srv, "/stream"), "the client's status")
+	assert.Equal(t, []string{"route=/stream,status=200"}, m.Requests().Instances(), "counted under a status never sent")
+}
+
+// TestFlusherAndHijackerKept: the writer Wrap hands the handler is an
+// http.Flusher and an http.Hijacker, as net/http's is: a streaming handler
+// that asserts Flusher kept streaming unmeasured, and once measured its
+// event stayed in the server's buffer until it returned.
+func TestFlusherAndHijackerKept(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	ifaces := make(chan [2]bool, 1)
+	done := make(chan struct{})
+	h := m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, hijacker := w.(http.Hijacker)
+		f, ok := w.(http.Flusher)
+		ifaces <- [2]bool{ok, hijacker}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: 1\n\n")
+		if ok {
+			f.Flush()
+		}
+		select { // the stream stays open until the client has the event
+		case <-done:
+		case <-r.Context().Done():
+		}
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			got <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+		got <- line
+	}()
+	var event string
+	select {
+	case event = <-got:
+	case <-time.After(2 * time.Second):
+	}
+	close(done)
+	assert.Equal(t, "data: 1\n", event, "the event flushed by the handler did not reach the client while the stream was open")
+	is := <-ifaces
+	assert.True(t, is[0], "w.(http.Flusher) fails inside Wrap")
+	assert.True(t, is[1], "w.(http.Hijacker) fails inside Wrap")
+}
+
+// TestPanickingHandlerCounted: a handler that panics, as
+// httputil.ReverseProxy does with http.ErrAbortHandler when a proxied body
+// breaks off, is counted with the status and bytes it sent, and its
+// latency, where it was counted nowhere but in_flight; one that sent
+// nothing counts as 500. The panic goes on.
+func TestPanickingHandlerCounted(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "partial")
+		panic(http.ErrAbortHandler)
+	})
+	h := m.Wrap(mux)
+	rec := httptest.NewRecorder()
+	func() {
+		defer func() { recover() }() // as net/http's server does
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/download", nil))
+	}()
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "partial", rec.Body.String(), "sent before the abort")
+
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	values := map[string]any{}
+	for _, ms := range snap {
+		for _, iv := range ms.Values {
+			values[ms.Name+"["+iv.Instance+"]"] = iv.Value
+		}
+	}
+	assert.EqualValues(t, 0, values["http.in_flight[]"], "in flight")
+	assert.EqualValues(t, uint64(1), values["http.requests[route=/download,status=200]"], "the aborted request is not counted: %v", values)
+	assert.EqualValues(t, uint64(7), values["http.response_bytes[route=/download]"], "the 7 bytes sent are not counted")
+	assert.EqualValues(t, uint64(1), values["http.latency.count[route=/download]"], "its latency is not observed")
+
+	mux.HandleFunc("/crash", func(w http.ResponseWriter, r *http.Request) { panic("bug") })
+	assert.PanicsWithValue(t, "bug", func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/crash", nil)) })
+	assert.Contains(t, m.Requests().Instances(), "route=/crash,status=500", "a handler that sent nothing")
+}
+
+// TestHijackCounted: a connection the handler hijacks, to switch
+// protocols, counts as 101 Switching Protocols.
+func TestHijackCounted(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		c, rw, err := w.(http.Hijacker).Hijack()
+		require.NoError(t, err)
+		defer c.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")
+		rw.Flush()
+	})
+	srv := httptest.NewServer(m.Wrap(mux))
+	defer srv.Close()
+	req, err := http.NewRequest("GET", srv.URL+"/ws", nil)
+	require.NoError(t, err)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "x")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	// Counted once the handler returns, after the client has its answer.
+	assert.Eventually(t, func() bool { return len(m.Requests().Instances()) > 0 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, []string{"route=/ws,status=101"}, m.Requests().Instances())
 }
