@@ -156,8 +156,9 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 
 // declarePolledCell declares m and binds c to its value, as
 // declareCellLocked, and runs read at Start, every DefaultInterval while
-// started, at Close, before c leaves the file, and at each Snapshot, and
-// Gather before Start: a callback metric's way in. It takes the
+// started (and at each Gather before Start, as every poll), at Close,
+// before c leaves the file, and at each Snapshot: a callback metric's way
+// in. It takes the
 // registry's lock. The calls of read are one at a time, each storing
 // what its call returned: a poll's run, slow to return, stored its older
 // value after Close's, which the file kept.
@@ -177,7 +178,6 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	r.onStart = append(r.onStart, one)
 	r.onClose = append(r.onClose, one)
 	r.onRead = append(r.onRead, func(func(*metric, int32, any)) { one() })
-	r.funcs = append(r.funcs, one)
 	r.pollLocked(DefaultInterval, one)
 	return nil
 }

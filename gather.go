@@ -20,8 +20,9 @@ import (
 // reader shows as no value in a registry with the Sentinel flag
 // (Value.SetNoValue). A callback metric (NewCounterFunc and the others)
 // reads as at its function's last call, every DefaultInterval while
-// started; before Start, Gather calls it (it read 0 there, a value the
-// function never returned). A closed registry gathers nothing.
+// started; before Start, Gather runs the registry's polls first (Poll),
+// callback metrics' included, which read 0 there, a value the function
+// never returned. A closed registry gathers nothing.
 //
 // A histogram is one Family, in place of its .bucket, .count and .sum
 // metrics: its Bounds, and per Sample its Buckets, Count and Sum, read
@@ -34,15 +35,11 @@ import (
 // declarations (Vec.With of new label values included). The Family and
 // every slice in it are reused once visit returns.
 func (r *Registry) Gather(visit func(*Family)) {
+	r.pollUnstarted()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == closed {
 		return
-	}
-	if r.state == declaring {
-		for _, read := range r.funcs {
-			read()
-		}
 	}
 	r.carryReboundLocked()
 	cells := r.waitingCellsLocked()

@@ -285,6 +285,45 @@ func TestPoll(t *testing.T) {
 	assert.Nil(t, bad.Load())
 }
 
+// TestPollBeforeStart: before Start, each Gather and Snapshot runs the
+// registry's polls first, outside its lock (a poll may call the
+// registry), one run at a time, so that a registry never started serves
+// what they copy; after Start they run on their goroutine alone, and
+// after Close not at all.
+func TestPollBeforeStart(t *testing.T) {
+	r := newTestRegistry(t, "inst")
+	level := NewIntGauge(r, "level", "", Count)
+	var runs, running atomic.Int64
+	r.Poll(time.Hour, func() {
+		if running.Add(1) > 1 {
+			t.Error("two runs at once")
+		}
+		defer running.Add(-1)
+		_, err := r.Value("level", "") // the registry's lock is free
+		assert.ErrorIs(t, err, ErrNotStarted)
+		level.Set(runs.Add(1) * 10)
+	})
+	gathered := func() int64 {
+		var v int64 = -1
+		r.Gather(func(f *Family) {
+			if f.Name == "level" {
+				v = f.Samples[0].Value.Int()
+			}
+		})
+		return v
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { gathered() })
+	}
+	wg.Wait()
+	assert.EqualValues(t, 4, runs.Load(), "a run a Gather")
+	assert.EqualValues(t, 50, gathered(), "what the run before this Gather copied")
+	_, err := r.Snapshot()
+	require.NoError(t, err)
+	assert.EqualValues(t, 6, runs.Load(), "and a Snapshot")
+}
+
 // pollers counts the goroutines Poll started, running or about to
 // (those show no frame of poll yet).
 func pollers() int {

@@ -139,9 +139,9 @@ type Registry struct {
 	// store their function's value, histograms hand over their values,
 	// by instance id.
 	onRead []func(put func(m *metric, id int32, v any))
-	// funcs are the callback metrics' reads, which Gather runs before
-	// Start, when no poll does (door.declarePolledCell).
-	funcs []func()
+	// polls are the functions Poll runs, which Gather and Snapshot run
+	// before Start, when no poll goroutine does (pollUnstarted).
+	polls []*poller
 }
 
 // publishTimer is a registry's timer of the publications scheduleLocked

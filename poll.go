@@ -1,6 +1,9 @@
 package mmv
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // DefaultInterval is how often Poll runs a function, and how often
 // histograms refresh their statistics, when no interval is given; callback
@@ -9,13 +12,16 @@ const DefaultInterval = time.Second
 
 // Poll arranges for f to run every interval (DefaultInterval when not
 // positive) while r is started, on a goroutine of its own: first as soon as
-// Start has made the file, then every interval until Close. Use it to copy
-// values kept elsewhere into the file, off the hot path: package goruntime
-// copies runtime/metrics this way. f may call the registry's methods, such
-// as Value to look its handles up on its first run. Runs never overlap;
-// Close does not wait for a run in progress, whose updates are then
-// dropped like any update after Close. A nil r means Default, as for the
-// instruments.
+// Start has made the file, then every interval until Close. Before Start,
+// each Gather and Snapshot runs it first instead, so that a registry never
+// started (a host without PCP, served by package expose) serves what f
+// copies, not what it held when declared. Use it to copy values kept
+// elsewhere into the file, off the hot path: package goruntime copies
+// runtime/metrics this way. f may call the registry's methods, such as
+// Value to look its handles up on its first run (before Start, Value
+// refuses with ErrNotStarted). Runs never overlap; Close does not wait for
+// a run in progress, whose updates are then dropped like any update after
+// Close. A nil r means Default, as for the instruments.
 func (r *Registry) Poll(interval time.Duration, f func()) {
 	r = registry(r)
 	r.mu.Lock()
@@ -28,10 +34,12 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
+	p := &poller{f: f}
+	r.polls = append(r.polls, p)
 	var stop chan struct{}
 	start := func() {
 		stop = make(chan struct{})
-		go poll(interval, f, stop)
+		go poll(interval, p.run, stop)
 	}
 	r.onStart = append(r.onStart, start)
 	r.onClose = append(r.onClose, func() {
@@ -41,6 +49,34 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) {
 	})
 	if r.state == started {
 		start()
+	}
+}
+
+// poller is a function Poll runs, one run at a time, from its goroutine
+// or, before Start, from Gather and Snapshot.
+type poller struct {
+	mu sync.Mutex
+	f  func()
+}
+
+func (p *poller) run() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.f()
+}
+
+// pollUnstarted runs the registry's polls when it is not started yet,
+// without its lock, which they may take: Gather's and Snapshot's first
+// step.
+func (r *Registry) pollUnstarted() {
+	r.mu.Lock()
+	var polls []*poller
+	if r.state == declaring {
+		polls = r.polls
+	}
+	r.mu.Unlock()
+	for _, p := range polls {
+		p.run()
 	}
 }
 

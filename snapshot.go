@@ -51,9 +51,10 @@ type InstanceValue struct {
 // memory (before Start, or declared after it and not yet published).
 // Unlike Gather it shows every metric as PCP names it (a histogram's
 // h.bucket, h.count, h.p99... each), computes histograms' statistics
-// afresh and calls callback metrics' functions (NewCounterFunc...), so
-// that a snapshot shows every update made before it, not only what the
-// last refresh saw; and it allocates what it returns.
+// afresh and calls callback metrics' functions (NewCounterFunc...), and
+// before Start runs the registry's polls (Poll), so that a snapshot shows
+// every update made before it, not only what the last refresh saw; and it
+// allocates what it returns.
 //
 // Snapshot is for tests and diagnostics, not hot paths: it takes the
 // registry's lock, as a declaration does; updates go on meanwhile,
@@ -63,6 +64,7 @@ type InstanceValue struct {
 // name, the registry's own (mmv.*) included.
 func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	r = registry(r)
+	r.pollUnstarted()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == closed {

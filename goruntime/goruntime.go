@@ -315,16 +315,23 @@ func boundNames(uppers []float64) []string {
 // refresh reads the runtime's metrics and copies them into the file.
 func (b *bridge) refresh() {
 	if !b.bound {
+		bound := true
 		for i := range b.scalars {
 			if s := &b.scalars[i]; s.name != "" {
 				v, err := b.r.Value(s.name, "")
-				if errors.Is(err, mmv.ErrClosed) {
+				switch {
+				case errors.Is(err, mmv.ErrClosed):
 					return
+				case errors.Is(err, mmv.ErrNotStarted):
+					// Run by a Gather before Start: the histograms,
+					// instruments, are copied; the scalars have no
+					// storage until Start, and are looked up again.
+					bound = false
 				}
 				s.v = v // nil, which ignores updates, on any other error
 			}
 		}
-		b.bound = true
+		b.bound = bound
 	}
 	metrics.Read(b.samples)
 	for i, smp := range b.samples {

@@ -175,3 +175,51 @@ func TestRegisterBucketsPastTheCaps(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, dropped.Int())
 }
+
+// TestServedBeforeStart: a registry never started (a host without PCP,
+// served by package expose) serves the runtime's histograms as the
+// runtime counts them, refreshed by each Gather (mmv.Registry.Poll),
+// where they were never refreshed and read 0; the scalars, which have no
+// storage before Start, are left out, and are bound at Start all the
+// same.
+func TestServedBeforeStart(t *testing.T) {
+	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	require.NoError(t, Register(r, &Options{Interval: time.Hour}))
+	sink := make([][]byte, 0, 1000)
+	for i := range 1000 {
+		sink = append(sink, make([]byte, 64+i))
+	}
+	runtime.KeepAlive(sink)
+	s := []metrics.Sample{{Name: "/gc/heap/allocs-by-size:bytes"}}
+	metrics.Read(s)
+	var allocs uint64
+	for _, c := range s[0].Value.Float64Histogram().Counts {
+		allocs += c
+	}
+	require.Greater(t, allocs, uint64(1000), "the runtime's count")
+	gathered := func() map[string]int64 { // singular metrics' values
+		got := map[string]int64{}
+		r.Gather(func(f *mmv.Family) {
+			if len(f.Samples) == 1 {
+				got[f.Name] = f.Samples[0].Value.Int()
+			}
+		})
+		return got
+	}
+	before := gathered()
+	c, ok := before["gc.heap.allocs_by_size_bytes.count"]
+	require.True(t, ok)
+	assert.GreaterOrEqual(t, uint64(c), allocs, "the histogram's count")
+	assert.NotContains(t, before, "gc.gogc_percent", "a scalar, no storage before Start")
+
+	pcptest.NeedFileLayer(t)
+	require.NoError(t, r.Start())
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(gogc)
+	require.NotZero(t, gogc[0].Value.Uint64())
+	require.Eventually(t, func() bool {
+		g, ok := gathered()["gc.gogc_percent"]
+		return ok && uint64(g) == gogc[0].Value.Uint64()
+	}, 10*time.Second, time.Millisecond, "the scalars bound at Start")
+}
