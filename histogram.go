@@ -41,7 +41,9 @@ import (
 // of its mantissa. Values below 2^a count in an underflow bucket, from 2^b
 // up in an overflow bucket. Min and Max default to 2^-10 and 2^20, 242
 // buckets: too many for a vector of many instances (see NewHistogramVec).
-// NaN is ignored in both layouts.
+// NaN is ignored in both layouts. ±Inf counts in the outer bucket and
+// makes the sum infinite for good: the mean over the window is then not
+// known, and reads NaN, as the finite part of a sum is not kept apart.
 //
 // # Window and error bound
 //
