@@ -158,10 +158,9 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 // declareCellLocked, and runs read at Start, every DefaultInterval while
 // started (and at each Gather before Start, as every poll), at Close,
 // before c leaves the file, and at each Snapshot: a callback metric's way
-// in. It takes the
-// registry's lock. The calls of read are one at a time, each storing
-// what its call returned: a poll's run, slow to return, stored its older
-// value after Close's, which the file kept.
+// in. It takes the registry's lock. The calls of read are one at a time,
+// each storing what its call returned: a poll's run, slow to return,
+// stored its older value after Close's, which the file kept.
 func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	r := d.r
 	r.mu.Lock()

@@ -116,8 +116,7 @@ func markedCounts(counts, marked []uint64) bool {
 	return slices.Equal(counts, marked)
 }
 
-// mark marks the end of a step at now, s the tally's state then, and
-// reports whether it added a mark (else it moved the last).
+// mark marks the end of a step at now, s the tally's state then.
 //
 // A step with no observation moves the last mark to its end instead of
 // adding one: the mark's state is the same, and its step's min and max
@@ -131,7 +130,7 @@ func markedCounts(counts, marked []uint64) bool {
 // marks at its first read, 7 of them with an array, 1.6 kB with the
 // default buckets, kept by every value of a vector, most of them idle
 // most of the time, and then two, in a slice of 128 bytes.
-func (w *window) mark(h *tally, s *windowState, now time.Duration) (added bool) {
+func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	lo, hi := h.minMax(true)
 	n := len(w.marks)
 	last := &w.marks[n-1]
@@ -141,7 +140,7 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) (added bool) 
 			w.first[0] = *last
 			w.marks = w.first[:]
 		}
-		return false
+		return
 	}
 	var counts []uint64
 	switch {
@@ -156,7 +155,6 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) (added bool) 
 	}
 	copy(counts, s.counts)
 	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: s.sum, min: lo, max: hi})
-	return true
 }
 
 // base is the index of the window's base at now: the oldest mark within
