@@ -59,6 +59,7 @@ type instrument struct {
 	shown  map[string]*shownSet // the attribute sets in PCP, and the export's (sets.go), by appendKey
 	single *shownSet            // a singular instrument's one set
 	key    []byte               // appendKey's, reused
+	ps     []*shownSet          // the export's points' (pointSets), reused
 }
 
 // shape is what the points of an instrument's first export say of it.

@@ -16,15 +16,14 @@ import (
 // value is stored in the registry before Export returns, so nothing of the
 // SDK's data, which it reuses, is kept.
 
-// labelValues returns the label values of an attribute set (valuesOf);
-// ok is false, and the point counted as dropped in d, when the set has a
-// key the instrument has no label for.
-func (in *instrument) labelValues(d *drops, set attribute.Set) (values []string, ok bool) {
-	values, ok = in.valuesOf(set)
-	if !ok {
-		d.drop(dropAttributes, 1, in.owner, in.keysError(set))
+// known reports whether the point of attribute set set, of shown set s
+// (nil when the set has a key the instrument has no label for), is one the
+// instrument writes, counting it as dropped in d when not.
+func (in *instrument) known(d *drops, s *shownSet, set *attribute.Set) bool {
+	if s == nil {
+		d.drop(dropAttributes, 1, in.owner, in.keysError(*set))
 	}
-	return values, ok
+	return s != nil
 }
 
 // valuesOf returns the label values of an attribute set, in in.values:
@@ -61,17 +60,14 @@ func total[N int64 | float64](v N, factor float64) (uint64, bool) {
 
 // writeSums stores the points of a sum or gauge in in's metrics.
 func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.DataPoint[N]) {
-	in.countPoints(in.gen, sets(pts, func(p *metricdata.DataPoint[N]) attribute.Set { return p.Attributes }))
+	ps := in.pointSets(in.gen, sets(pts, func(p *metricdata.DataPoint[N]) attribute.Set { return p.Attributes }))
+	defer clear(ps)
 	for i := range pts {
-		p := &pts[i]
-		values, ok := in.labelValues(d, p.Attributes)
-		if !ok {
+		p, s := &pts[i], ps[i]
+		if !in.known(d, s, &p.Attributes) || in.collided(d, s, &p.Attributes) {
 			continue
 		}
-		s := in.setOf(values)
-		if in.collided(d, s, p.Attributes) {
-			continue
-		}
+		values := s.values
 		var err error
 		switch in.kind {
 		case kindCounter, kindFloatCounter:
@@ -107,17 +103,15 @@ func (in *instrument) wrote(s *shownSet) { s.gen = in.gen }
 // writeHistograms stores the points of an explicit-bucket histogram in
 // in's metrics.
 func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricdata.HistogramDataPoint[N]) {
-	in.countPoints(in.gen, sets(pts, func(p *metricdata.HistogramDataPoint[N]) attribute.Set { return p.Attributes }))
+	ps := in.pointSets(in.gen, sets(pts, func(p *metricdata.HistogramDataPoint[N]) attribute.Set { return p.Attributes }))
+	defer clear(ps)
 	for i := range pts {
-		p := &pts[i]
-		values, ok := in.labelValues(d, p.Attributes)
-		if !ok {
+		p, s := &pts[i], ps[i]
+		if !in.known(d, s, &p.Attributes) || in.collided(d, s, &p.Attributes) {
 			continue
 		}
-		s := in.setOf(values)
-		if in.collided(d, s, p.Attributes) {
-			continue
-		}
+		values := in.values[:len(in.keys)]
+		copy(values, s.values) // in.values, whose next word is the le of bv below
 		les := in.lesOf(p.Bounds)
 		sum, ok := total(p.Sum, in.factor)
 		if !ok {

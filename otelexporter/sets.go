@@ -20,7 +20,7 @@ import (
 type shownSet struct {
 	values []string
 	les    []string // the le of each bucket written for it (a histogram's)
-	pass   uint64   // the export whose points were last counted in points
+	pass   uint64   // the export whose points were last counted in points (pointSets)
 	points int      // that export's points of it
 	gen    uint64   // the last export that wrote it
 }
@@ -58,15 +58,16 @@ func appendKey(b []byte, values []string) []byte {
 	return b
 }
 
-// countPoints counts the points of the export gen by the instance each
-// makes, before any is written, for collided.
-func (in *instrument) countPoints(gen uint64, sets func(yield func(attribute.Set) bool)) {
-	if len(in.keys) == 0 {
-		return
-	}
+// pointSets returns the shown set of each point of the export gen, whose
+// attribute sets are sets, in order: nil for one with a key the
+// instrument has no label for. It counts each set's points, for collided.
+// The slice is the instrument's, for the export running.
+func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) bool)) []*shownSet {
+	ps := in.ps[:0]
 	for set := range sets {
 		values, ok := in.valuesOf(set)
 		if !ok {
+			ps = append(ps, nil)
 			continue
 		}
 		s := in.setOf(values)
@@ -74,19 +75,28 @@ func (in *instrument) countPoints(gen uint64, sets func(yield func(attribute.Set
 			s.pass, s.points = gen, 0
 		}
 		s.points++
+		ps = append(ps, s)
 	}
+	in.ps = ps
+	return ps
 }
 
 // collided reports whether the point of attribute set set, of label
 // values values, shares its instance with another point of the export,
 // counting it as dropped: the instance leaves PCP at the sweep.
-func (in *instrument) collided(d *drops, s *shownSet, set attribute.Set) bool {
-	if s.pass != in.gen || s.points < 2 {
+func (in *instrument) collided(d *drops, s *shownSet, set *attribute.Set) bool {
+	if s.points < 2 || len(in.keys) == 0 {
 		return false
 	}
-	d.drop(dropAttributes, 1, in.owner, fmt.Errorf("otelexporter: %s: %d attribute sets, such as {%s}, make one instance, of label values %q (a key missing and \"\", or values of two types printed alike): none copied",
-		in.owner, s.points, set.Encoded(attribute.DefaultEncoder()), s.values))
+	in.dropCollided(d, s, set.Encoded(attribute.DefaultEncoder()))
 	return true
+}
+
+// dropCollided counts a point collided drops, of the attribute set
+// encoded: apart, so that no point that does not collide allocates.
+func (in *instrument) dropCollided(d *drops, s *shownSet, encoded string) {
+	d.drop(dropAttributes, 1, in.owner, fmt.Errorf("otelexporter: %s: %d attribute sets, such as {%s}, make one instance, of label values %q (a key missing and \"\", or values of two types printed alike): none copied",
+		in.owner, s.points, encoded, s.values))
 }
 
 // sweep ends the export gen: the sets of the instrument it did not write
