@@ -67,7 +67,9 @@ func (p *poller) run() {
 
 // pollUnstarted runs the registry's polls when it is not started yet,
 // without its lock, which they may take: Gather's and Snapshot's first
-// step.
+// step. A poll running already, on another goroutine or below this
+// Gather (a poll that gathers), is not run again: it copies the values
+// meanwhile, and waiting for it would wait for ever in the second case.
 func (r *Registry) pollUnstarted() {
 	r.mu.Lock()
 	var polls []*poller
@@ -76,7 +78,10 @@ func (r *Registry) pollUnstarted() {
 	}
 	r.mu.Unlock()
 	for _, p := range polls {
-		p.run()
+		if p.mu.TryLock() {
+			p.f()
+			p.mu.Unlock()
+		}
 	}
 }
 
