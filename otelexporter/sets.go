@@ -81,9 +81,9 @@ func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) 
 	return ps
 }
 
-// collided reports whether the point of attribute set set, of label
-// values values, shares its instance with another point of the export,
-// counting it as dropped: the instance leaves PCP at the sweep.
+// collided reports whether the point of attribute set set, of shown set
+// s, shares its instance with another point of the export, counting it as
+// dropped: the instance leaves PCP at the sweep.
 func (in *instrument) collided(d *drops, s *shownSet, set *attribute.Set) bool {
 	if s.points < 2 || len(in.keys) == 0 {
 		return false
