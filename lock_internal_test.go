@@ -4,6 +4,7 @@ package mmv
 
 import (
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -46,5 +47,10 @@ func TestClaimsWaitForTheDirectoryLock(t *testing.T) {
 	err = start("refused")
 	require.ErrorIs(t, err, ErrInUse)
 	assert.Contains(t, err.Error(), dir)
+	held := regexp.MustCompile(`held its lock for (\S+),`).FindStringSubmatch(err.Error())
+	require.Len(t, held, 2, "%v", err)
+	d, perr := time.ParseDuration(held[1])
+	require.NoError(t, perr)
+	assert.GreaterOrEqual(t, d, claimWait, "the wait, where the last pause was named (10 ms)")
 	assert.NoFileExists(t, filepath.Join(dir, "refused"))
 }

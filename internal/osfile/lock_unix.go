@@ -128,18 +128,18 @@ func ProcessGone(pid int) bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH)
 // the lock go; it fails with an *InUseError when another registry holds
 // the lock for longer than wait.
 func (d *Dir) LockClaims(wait time.Duration) (unlock func(), err error) {
-	deadline := time.Now().Add(wait)
-	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
+	start := time.Now()
+	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
 		err := unix.Flock(d.fd, unix.LOCK_EX|unix.LOCK_NB)
 		switch {
 		case err == nil:
 			return func() { unix.Flock(d.fd, unix.LOCK_UN) }, nil
 		case !errors.Is(err, unix.EWOULDBLOCK):
 			return nil, &os.PathError{Op: "lock", Path: d.path, Err: err}
-		case time.Now().After(deadline):
-			return nil, &InUseError{Path: d.path, Dir: true, Waited: wait}
+		case time.Since(start) > wait: // the wait, not the last pause, which the error named (10 ms)
+			return nil, &InUseError{Path: d.path, Dir: true, Waited: time.Since(start).Round(time.Millisecond)}
 		}
-		time.Sleep(wait)
+		time.Sleep(pause)
 	}
 }
 
