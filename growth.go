@@ -241,14 +241,34 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 // beyond its spare room flushes by itself. The error is that of the
 // publication, such as a full disk; a failed publication, Flush's
 // included, is retried every PublishDelay until it succeeds, and a later
-// Flush tries again at once.
+// Flush tries again at once. A file no longer at its name (removed, or
+// another renamed over it, which Err says) is written anew at its name.
 func (r *Registry) Flush() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state != started {
 		return nil
 	}
+	r.awaitPublicationLocked()
+	if r.state != started { // closed meanwhile
+		return nil
+	}
+	for _, p := range r.movedLocked() {
+		p.dirty = true
+	}
 	return r.publishPartsLocked(true)
+}
+
+// movedLocked returns the parts whose files are no longer at their names,
+// once no publication is in flight.
+func (r *Registry) movedLocked() []*part {
+	var moved []*part
+	for _, p := range r.parts {
+		if p.file != nil && !p.file.os.AtName() {
+			moved = append(moved, p)
+		}
+	}
+	return moved
 }
 
 // publishLocked publishes every part that needs it, holding the lock.

@@ -184,19 +184,26 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 // shows them), ErrClosed after Close, and while started the error of the
 // last publication that failed, such as a full disk, until one succeeds,
 // or why the registry's own count of refusals, mmv.<file>.mmv.dropped, has
-// no file (a file budget, Options.MaxFileValues, below its 4 values); nil
-// when the files hold every declaration published so far.
+// no file (a file budget, Options.MaxFileValues, below its 4 values), or
+// that a file is no longer at its name (removed, or replaced by someone:
+// Flush writes it anew); nil when the files hold every declaration
+// published so far.
 func (r *Registry) Err() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.awaitPublicationLocked() // its file is moving: at its name once it lands
 	switch r.state {
 	case declaring:
 		return errorf(ErrNotStarted, subject("file", r.name), "its metrics are counted but in no file PCP reads")
 	case closed:
 		return errorf(ErrClosed, subject("file", r.name), "")
 	}
-	if r.ownErr == nil {
+	errs := []error{r.pubErr, r.ownErr}
+	for _, p := range r.movedLocked() {
+		errs = append(errs, errorf(ErrFile, subject("file", p.name), "no longer at its name in %s (removed, or another renamed over it): PCP does not read it until Flush writes it anew", r.dir.Path()))
+	}
+	if errs[1] == nil && len(errs) == 2 {
 		return r.pubErr
 	}
-	return errors.Join(r.pubErr, r.ownErr)
+	return errors.Join(errs...)
 }

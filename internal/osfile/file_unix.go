@@ -171,6 +171,15 @@ func (f *File) commit(tmp string, b []byte) error {
 			return &os.PathError{Op: "write", Path: f.dir.Join(tmp), Err: err}
 		}
 	}
+	if f.named >= 0 && !f.dir.sameFile(f.name, f.named) {
+		// The file locked is no longer at the name: removed, or another
+		// renamed over it (an operator, a second registry that then took
+		// the name): the name is taken as at Create, the file there
+		// acquired first, not renamed over blind, which took a live
+		// registry's file from it with no error on either side.
+		f.letGo(f.named)
+		f.named = -1
+	}
 	var err error = unix.EEXIST
 	for range lockAttempts {
 		if f.named >= 0 {
@@ -194,6 +203,11 @@ func (f *File) commit(tmp string, b []byte) error {
 	f.named = f.fd
 	return nil
 }
+
+// AtName reports whether the file is at its name in its directory: an
+// operator may have removed it, or renamed another over it, which PCP
+// then reads instead. Not while Replace runs.
+func (f *File) AtName() bool { return f.named >= 0 && f.dir.sameFile(f.name, f.named) }
 
 // letGo closes fd, our descriptor of a file the rename replaced, if any,
 // on a goroutine of its own: closeNamed off the caller's path. That

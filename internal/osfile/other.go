@@ -41,3 +41,5 @@ func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte
 func (d *Dir) RemoveUnheld(name string, stale func(head []byte) bool) (bool, error) {
 	return false, ErrUnsupported
 }
+
+func (f *File) AtName() bool { return true }
