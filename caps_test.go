@@ -181,3 +181,20 @@ func TestGoruntimeRespectsCap(t *testing.T) {
 	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxInstances: 20})
 	require.ErrorIs(t, goruntime.Register(r, nil), mmv.ErrTooMany)
 }
+
+// TestConfigureAfterOwnMetricsBeyondCaps: Configure checks the program's
+// instances against the caps without the registry's own (mmv.dropped,
+// declared beyond them), where a registry at its cap refused every
+// Configure after its first refusal.
+func TestConfigureAfterOwnMetricsBeyondCaps(t *testing.T) {
+	opts := mmv.Options{Dir: t.TempDir(), MaxInstances: 2}
+	r := mmv.NewRegistry("caps", &opts)
+	t.Cleanup(func() { r.Close() })
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	v.With("a").Inc()
+	v.With("b").Inc()
+	_, err := v.Get("c")
+	require.ErrorIs(t, err, mmv.ErrTooMany, "the registry's cap")
+	assert.NoError(t, r.Configure("", r.Options()), "the same options, after a refusal counted in mmv.dropped")
+	assert.NoError(t, r.Configure("renamed", r.Options()), "only a new name")
+}

@@ -63,10 +63,11 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 	err := r.declareLocked(func() error {
 		r.declaringOwn = true
 		defer func() { r.declaringOwn = false }()
-		_, serial, err := r.addAutoIndomLocked(ownPrefix+"."+name, indomHelp, names)
+		in, serial, err := r.addAutoIndomLocked(ownPrefix+"."+name, indomHelp, names)
 		if err != nil {
 			return err
 		}
+		in.own = true
 		m, err = r.addMetricLocked(Metric{Name: ownPrefix + "." + name, Type: Uint64, Semantics: SemCounter, Units: Count, Indom: serial,
 			ShortHelp: short, LongHelp: long}, keepDeclared)
 		return err

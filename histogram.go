@@ -446,7 +446,7 @@ func (h *Histogram) Stats() HistogramStats {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
 	var buf [readScratch]uint64
-	s := h.w.state(&h.tally, clock(), scratchFor(buf[:], h.w.n))
+	s := h.w.state(&h.tally, clock(), scratchFor(buf[:], int(h.w.n)))
 	st := HistogramStats{Count: s.total, Sum: s.sum}
 	if s.n > 0 {
 		st.Min, st.Max, st.Mean = s.min, s.max, s.inSum/float64(s.n)
@@ -464,7 +464,7 @@ func (h *Histogram) Quantile(q float64) float64 {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
 	var buf [readScratch]uint64
-	s := h.w.state(&h.tally, clock(), scratchFor(buf[:], h.w.n))
+	s := h.w.state(&h.tally, clock(), scratchFor(buf[:], int(h.w.n)))
 	return h.quantile(s.in, s.n, q, s.min, s.max)
 }
 
@@ -988,7 +988,7 @@ func (g *histGroup) readLocked(o *histOut, now time.Duration, f func(counts []ui
 	o.e.t.w.mu.Lock()
 	defer o.e.t.w.mu.Unlock()
 	h := o.e.t
-	g.scratch = scratchFor(g.scratch, h.w.n)
+	g.scratch = scratchFor(g.scratch, int(h.w.n))
 	s := h.w.state(&h.tally, now, g.scratch)
 	var lo, hi, mean float64
 	if s.n > 0 {

@@ -157,8 +157,10 @@ type indom struct {
 	over    []int         // the overflow parts holding it, by index, ascending (part.holdIndom)
 	// auto says the registry made it for an instrument (addAutoIndomLocked):
 	// its instances are the instrument's, which AddInstance refuses to add
-	// to, and their names share string records (newPlan).
-	auto bool
+	// to, and their names share string records (newPlan). own says it is
+	// one of the registry's own metrics' (mmv.dropped), declared beyond the
+	// caps on instances.
+	auto, own bool
 }
 
 // addLive changes live by d, and the registry's counts with it.

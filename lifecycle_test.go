@@ -416,3 +416,31 @@ func TestRegistryErr(t *testing.T) {
 	require.NoError(t, r.Close())
 	assert.ErrorIs(t, r.Err(), mmv.ErrClosed)
 }
+
+// TestStartLeavesWhatIsNoLeftover: Start removes only regular files as an
+// earlier run's overflow files: a symlink at <file>.N, which PCP's reader
+// follows, stays, where it was removed (acquire clears what no registry
+// puts at a name).
+func TestStartLeavesWhatIsNoLeftover(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	shared := newRegistry(t, "shared", dir, mmv.Options{})
+	mmv.NewCounter(shared, "c", "", mmv.Count).Add(3)
+	startOrSkip(t, shared)
+	require.NoError(t, os.Symlink("shared", filepath.Join(dir, "app.2")))
+
+	r := newRegistry(t, "app", dir, mmv.Options{})
+	mmv.NewCounter(r, "a", "", mmv.Count).Add(1)
+	startOrSkip(t, r)
+	assert.Equal(t, []string{"app", "app.2", "shared"}, entries(t, dir),
+		"app.2, a link to a live registry's file without the NoPrefix flag, removed as a leftover")
+}
+
+// TestStartPastDirectoryNamedAsOverflow: a directory named <file>.N is no
+// leftover, and Start goes on, where it failed.
+func TestStartPastDirectoryNamedAsOverflow(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "app.2"), 0o755))
+	r := newRegistry(t, "app", dir, mmv.Options{})
+	mmv.NewCounter(r, "a", "", mmv.Count).Add(1)
+	assert.NoError(t, r.Start(), "a directory named app.2 is no overflow file of an earlier run")
+}

@@ -43,7 +43,12 @@ type window struct {
 	span, step time.Duration // span 0: since the start, one mark
 	marks      []mark        // oldest first, markCap at most
 	first      [1]mark       // marks' array until a second mark is taken
-	n          int           // buckets
+	n          int32         // buckets
+	// lastMoved says the last mark was moved over idle steps since it was
+	// added (mark): it holds no observation the one before it does not.
+	// Beside n, in its word: a field of its own in mark took a histogram
+	// vector's entry past its 320-byte size class (TestEntrySizeClass).
+	lastMoved bool
 }
 
 // mark is a histogram's state at a step's end.
@@ -88,7 +93,7 @@ func (w *window) init(span, interval time.Duration, n int, start time.Duration) 
 	case span < 2*interval:
 		return fmt.Errorf("histogram window %v: need SinceStart or at least twice the interval (%v)", span, interval)
 	}
-	w.span, w.step, w.n = span, max(span/windowSteps, interval), n
+	w.span, w.step, w.n = span, max(span/windowSteps, interval), int32(n)
 	w.marks = w.first[:]
 	w.marks[0].at, w.marks[0].min, w.marks[0].max = start, math.Inf(1), math.Inf(-1)
 	return nil
@@ -135,7 +140,7 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	n := len(w.marks)
 	last := &w.marks[n-1]
 	if lo > hi && s.total == last.total && s.sum == last.sum && markedCounts(s.counts, last.counts) {
-		last.at = now
+		last.at, w.lastMoved = now, true
 		if n > 1 && w.within(now) == n-1 {
 			w.first[0] = *last
 			w.marks = w.first[:]
@@ -151,24 +156,30 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 		w.marks = append(make([]mark, 0, min(2*n, w.markCap())), w.marks...)
 	}
 	if counts == nil {
-		counts = make([]uint64, w.n)
+		counts = make([]uint64, int(w.n))
 	}
 	copy(counts, s.counts)
 	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: s.sum, min: lo, max: hi})
+	w.lastMoved = false
 }
 
 // base is the index of the window's base at now: the oldest mark within
-// the span (within), or the one before when only the last is. That one
-// was added more than a span after the one before: in a histogram read
-// less often than its span (a registry never started, read on demand),
-// or refreshed a little later after its tick than the refresh that
-// marked last, at a Window of two Intervals. From the last mark the
-// window was empty, and min, max, mean and quantiles read 0 while
-// observations came; it covers back to the one before, a little more
-// than the span, or back to the last read. An idle histogram's last mark
-// is moved, not added, and kept alone (mark).
+// the span (within), or the one before when only the last is and it was
+// added more than a span after the one before: in a histogram read less
+// often than its span (a registry never started, read on demand), or
+// refreshed a little later after its tick than the refresh that marked
+// last, at a Window of two Intervals. From the last mark the window was
+// empty, and min, max, mean and quantiles read 0 while observations came;
+// it covers back to the one before, a little more than the span, or back
+// to the last read. A last mark moved over idle steps holds no
+// observation the one before it does not: the window from it is empty,
+// rightly, where the one before held observations older than the span.
 func (w *window) base(now time.Duration) int {
-	return min(w.within(now), max(len(w.marks)-2, 0))
+	i := w.within(now)
+	if n := len(w.marks); i == n-1 && n > 1 && !w.lastMoved {
+		i--
+	}
+	return i
 }
 
 // within is the index of the oldest mark within the span at now, else
@@ -186,7 +197,8 @@ func (w *window) within(now time.Duration) int {
 // a vector's histograms share their group's (histGroup.readLocked), where
 // each window kept its own, 320 bytes with the default buckets.
 func (w *window) state(h *tally, now time.Duration, scratch []uint64) windowState {
-	s := windowState{counts: scratch[:w.n:w.n], in: scratch[w.n : 2*w.n]}
+	n := int(w.n)
+	s := windowState{counts: scratch[:n:n], in: scratch[n : 2*n]}
 	clear(s.counts)
 	h.stripes(func(st []atomic.Uint64) {
 		for i := range s.counts {

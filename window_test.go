@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -269,4 +270,28 @@ func TestWindowNeverEmptyWhileObserved(t *testing.T) {
 			require.NotZero(t, st.n, "%s: read %d, again", c.name, k)
 		}
 	}
+}
+
+// TestWindowOfHistogramGoingIdle: a histogram gone idle holds no
+// observation older than its span: its last mark, moved over idle steps,
+// is no mark added past a span (window.base), whose rule took the one
+// before, holding observations up to a step older than the span.
+func TestWindowOfHistogramGoingIdle(t *testing.T) {
+	h, t0 := windowed(t, time.Minute)
+	const busy = 120 // seconds observed, one observation each
+	worst, at := uint64(0), ""
+	for s := 1; s <= 240; s++ {
+		if s <= busy {
+			h.Observe(1)
+		}
+		now := t0 + time.Duration(s)*time.Second
+		st, base := readWindow(h, now)
+		inSpan := uint64(max(0, min(busy, s)-max(0, s-60))) // made in (now-span, now]
+		if st.n > inSpan && st.n-inSpan > worst {
+			worst = st.n - inSpan
+			at = fmt.Sprintf("second %d (%d s idle): the window holds %d observations, %d of them made within its span; its base mark is %v old",
+				s, max(0, s-busy), st.n, inSpan, now-h.w.marks[base].at)
+		}
+	}
+	require.Zero(t, worst, "observations older than the span in the window, at most; worst at %s", at)
 }

@@ -155,10 +155,15 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // FlushError sends the status as it is (200 if none) and what is written:
 // a status written later is dropped by net/http, and was counted.
-// http.ResponseController calls it; Flush is http.Flusher's.
+// http.ResponseController calls it; Flush is http.Flusher's. Both are
+// offered whatever the writer below supports, as Hijack is: its error
+// (http.ErrNotSupported) then says so.
 func (r *recorder) FlushError() error {
-	r.wrote = true
-	return http.NewResponseController(r.ResponseWriter).Flush()
+	err := http.NewResponseController(r.ResponseWriter).Flush()
+	if err == nil { // a flush that failed sent nothing (http.TimeoutHandler's)
+		r.wrote = true
+	}
+	return err
 }
 
 func (r *recorder) Flush() { _ = r.FlushError() }

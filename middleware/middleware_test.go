@@ -258,3 +258,22 @@ func TestHijackCounted(t *testing.T) {
 	assert.Eventually(t, func() bool { return len(m.Requests().Instances()) > 0 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, []string{"route=/ws,status=101"}, m.Requests().Instances())
 }
+
+// TestFailedFlushSendsNoStatus: a flush that fails (http.TimeoutHandler's
+// writer has none) sends no status: the status written next is counted,
+// where 200 was.
+func TestFailedFlushSendsNoStatus(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/busy", func(w http.ResponseWriter, r *http.Request) {
+		err := http.NewResponseController(w).Flush()
+		assert.ErrorIs(t, err, http.ErrNotSupported, "TimeoutHandler's writer cannot flush")
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	})
+	srv := httptest.NewServer(http.TimeoutHandler(m.Wrap(mux), 5*time.Second, "timeout"))
+	defer srv.Close()
+
+	require.Equal(t, http.StatusServiceUnavailable, getStatus(t, srv, "/busy"), "the client's status")
+	assert.Equal(t, []string{"route=/busy,status=503"}, m.Requests().Instances(), "counted under a status the client never got")
+}

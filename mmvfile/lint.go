@@ -461,8 +461,8 @@ func LintDir(paths ...string) ([]Finding, error) {
 		base := filepath.Base(path)
 		fi, err := os.Stat(path) // a symlink followed, as PCP's reader follows it
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // removed while we read
+			if lfi, lerr := os.Lstat(path); errors.Is(err, fs.ErrNotExist) || lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 {
+				continue // removed while we read, or a link PCP's reader cannot follow either (a loop, no right)
 			}
 			return nil, err
 		}

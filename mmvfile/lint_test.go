@@ -476,3 +476,15 @@ func TestLintDirFollowsSymlinks(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, findings(fds, mmvfile.RuleSharedCluster), "two files on cluster 12: %v", fds)
 }
+
+// TestLintDirSymlinkLoop: a symbolic link LintDir cannot follow (a loop),
+// which PCP's reader skips, is skipped, where the whole directory's lint
+// failed.
+func TestLintDirSymlinkLoop(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), sample(t, 1), 0o644))
+	require.NoError(t, os.Symlink("loop", filepath.Join(dir, "loop")))
+	_, err := mmvfile.LintDir(dir)
+	assert.NoError(t, err, "one looping link fails the lint of the directory")
+}

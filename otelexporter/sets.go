@@ -78,6 +78,15 @@ func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) 
 		ps = append(ps, s)
 	}
 	in.ps = ps
+	// The sets the export does not hold leave before its points are
+	// written: left to the sweep, they held the vector's limit, refusing
+	// an export's new sets in their place.
+	for k, s := range in.shown {
+		if s.pass != gen {
+			in.removeSet(s, s.values)
+			delete(in.shown, k)
+		}
+	}
 	return ps
 }
 

@@ -142,3 +142,43 @@ func TestBoundsChangeRetiresBuckets(t *testing.T) {
 	assert.Equal(t, map[string]string{"le=5": "1", "le=10": "2", "le=+Inf": "3"}, shownValues(t, ms, "mmv.shop_test.s.one.bucket"), "a singular histogram's")
 	assert.Equal(t, "6", shownValues(t, ms, "mmv.shop_test.s.lat.count")["k=v"])
 }
+
+// TestAbsentSetsMakeRoomAtTheirExport: the sets an export does not hold
+// leave before its points are written, so that its new sets take their
+// room under the Limit, where they were refused at the limit.
+func TestAbsentSetsMakeRoomAtTheirExport(t *testing.T) {
+	exp := New(&Options{Limit: 2, Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")}})
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	gauge := func(queues ...string) *metricdata.ResourceMetrics {
+		var pts []metricdata.DataPoint[int64]
+		for i, q := range queues {
+			pts = append(pts, metricdata.DataPoint[int64]{Attributes: attribute.NewSet(attribute.String("queue", q)), Value: int64(i + 1)})
+		}
+		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+			Scope:   instrumentation.Scope{Name: "s"},
+			Metrics: []metricdata.Metrics{{Name: "depth", Data: metricdata.Gauge[int64]{DataPoints: pts}}},
+		}}}
+	}
+	shown := func() map[string]any {
+		snap, err := exp.Registry().Snapshot()
+		require.NoError(t, err)
+		got := map[string]any{}
+		for _, ms := range snap {
+			if ms.Name == "s.depth" {
+				for _, iv := range ms.Values {
+					got[iv.Instance] = iv.Value
+				}
+			}
+		}
+		return got
+	}
+	ctx := context.Background()
+	require.NoError(t, exp.Export(ctx, gauge("a", "b")))
+	require.NoError(t, exp.Err())
+	assert.Equal(t, map[string]any{"queue=a": int64(1), "queue=b": int64(2)}, shown())
+
+	require.NoError(t, exp.Export(ctx, gauge("c", "d")))
+	assert.NoError(t, exp.Err(), "an export of 2 sets at a Limit of 2")
+	assert.Equal(t, map[string]any{"queue=c": int64(1), "queue=d": int64(2)}, shown(),
+		"the export's 2 sets, refused for the limit while the 2 it no longer holds were still in PCP")
+}

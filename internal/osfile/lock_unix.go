@@ -88,12 +88,19 @@ func (d *Dir) acquire(name string) (int, error) {
 	return -1, &InUseError{Path: d.Join(name), Pid: holder}
 }
 
-// RemoveUnheld removes the file at name when no registry holds it (its
-// lock is free, or its holder gone) and stale says so of its head, the
-// format's HeadSize bytes; it reports whether it removed it. The caller
+// RemoveUnheld removes the regular file at name when no registry holds it
+// (its lock is free, or its holder gone) and stale says so of its head,
+// the format's HeadSize bytes; it reports whether it removed it. The caller
 // holds the directory's lock (LockClaims), as for clearName. A held name
 // is tried for as long as acquire tries one.
 func (d *Dir) RemoveUnheld(name string, stale func(head []byte) bool) (bool, error) {
+	// Only a regular file: acquire clears what no registry puts at a name
+	// (a symlink, which PCP's reader follows, a FIFO) and refuses a
+	// directory, which stay here.
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false, nil
+	}
 	fd, err := d.acquire(name)
 	var held *InUseError
 	switch {
