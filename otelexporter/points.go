@@ -62,6 +62,7 @@ func total[N int64 | float64](v N, factor float64) (uint64, bool) {
 func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.DataPoint[N]) {
 	ps := in.pointSets(in.gen, sets(pts, func(p *metricdata.DataPoint[N]) attribute.Set { return p.Attributes }))
 	defer clear(ps)
+	in.leaveAbsent(in.gen)
 	for i := range pts {
 		p, s := &pts[i], ps[i]
 		if !in.known(d, s, &p.Attributes) || in.collided(d, s, &p.Attributes) {
@@ -105,6 +106,7 @@ func (in *instrument) wrote(s *shownSet) { s.gen = in.gen }
 func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricdata.HistogramDataPoint[N]) {
 	ps := in.pointSets(in.gen, sets(pts, func(p *metricdata.HistogramDataPoint[N]) attribute.Set { return p.Attributes }))
 	defer clear(ps)
+	in.leaveAbsent(in.gen)
 	for i := range pts {
 		p, s := &pts[i], ps[i]
 		if !in.known(d, s, &p.Attributes) || in.collided(d, s, &p.Attributes) {

@@ -78,16 +78,21 @@ func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) 
 		ps = append(ps, s)
 	}
 	in.ps = ps
-	// The sets the export does not hold leave before its points are
-	// written: left to the sweep, they held the vector's limit, refusing
-	// an export's new sets in their place.
+	return ps
+}
+
+// leaveAbsent removes the sets the export gen does not hold, once its
+// points are counted (pointSets) and before they are written: left to
+// the sweep, they held the vector's limit, refusing an export's new sets
+// in their place. Apart from pointSets, whose loop over the points' sets
+// it made allocate.
+func (in *instrument) leaveAbsent(gen uint64) {
 	for k, s := range in.shown {
 		if s.pass != gen {
 			in.removeSet(s, s.values)
 			delete(in.shown, k)
 		}
 	}
-	return ps
 }
 
 // collided reports whether the point of attribute set set, of shown set
