@@ -147,6 +147,7 @@ func TestBoundsChangeRetiresBuckets(t *testing.T) {
 // leave before its points are written, so that its new sets take their
 // room under the Limit, where they were refused at the limit.
 func TestAbsentSetsMakeRoomAtTheirExport(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the registry
 	exp := New(&Options{Limit: 2, Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")}})
 	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
 	gauge := func(queues ...string) *metricdata.ResourceMetrics {
