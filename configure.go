@@ -94,6 +94,9 @@ func (r *Registry) checkConfiguredLocked() error {
 	if err := r.placeLocked(); err != nil {
 		return err
 	}
+	if err := r.checkPlacedLabelsLocked(); err != nil {
+		return err
+	}
 	for _, l := range r.labels {
 		if l.kind == labelCluster {
 			if err := checkClusterLabel(subject("registry label", l.Name), r.opts.Cluster); err != nil {

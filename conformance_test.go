@@ -18,6 +18,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 func TestConformanceNames(t *testing.T) {
@@ -533,4 +534,99 @@ func TestConformanceProcess(t *testing.T) {
 	ms = pcptest.Info(t, tmp)
 	assert.Nil(t, pcptest.Find(ms, "mmv.proc.alive"), "Close removes a Process file")
 	assert.NotNil(t, pcptest.Find(ms, "mmv.procnoprefix"))
+}
+
+// TestLabelBudgetAfterPlacement: labels follow their metrics when Start
+// places them by name: more of them in one file than PCP reads, which
+// drops them all, refuse Start with ErrTooMany, where Start went on and
+// PCP showed none of them.
+func TestLabelBudgetAfterPlacement(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "lbl", dir, mmv.Options{})
+	const labelled = 200
+	// First file in declaration order: a000..a199 labelled, z000.. unlabelled.
+	declare := func(prefix string, from, n int) {
+		for i := from; i < from+n; i++ {
+			mmv.NewCounter(r, fmt.Sprintf("%s%04d", prefix, i), "m", mmv.Count)
+		}
+	}
+	declare("a", 0, labelled)
+	declare("z", 0, mmv.MaxMetrics-labelled)
+	// Second file: a200..a399 labelled, more unlabelled.
+	declare("a", labelled, labelled)
+	declare("z", mmv.MaxMetrics-labelled, 100)
+	for i := range 2 * labelled {
+		require.NoError(t, r.AddMetricLabel(fmt.Sprintf("a%04d", i), mmv.Label{Name: "l", Value: i}))
+	}
+	err := r.Start()
+	if err != nil {
+		assert.ErrorIs(t, err, mmv.ErrTooMany, "a refusal would at least not be silent")
+		return
+	}
+	ms := pcptest.Info(t, tmp)
+	for _, name := range []string{"a0000", "a0399"} {
+		m := get(t, ms, "mmv.lbl."+name)
+		_, ok := m.Label("l")
+		assert.True(t, ok, "PCP shows label l on %s: labels %s", name, m.Labels)
+	}
+	files := []string{r.Path(), r.Path() + ".2"}
+	total := 0
+	for _, path := range files {
+		f, err := mmvfile.Open(path)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(f.Labels), mmv.MaxLabels, "labels in %s: PCP's reader drops a larger section whole", filepath.Base(path))
+		total += len(f.Labels)
+	}
+	assert.Equal(t, 2*labelled, total)
+}
+
+// TestDuplicateInstanceLabel: a second label of one name on an instance,
+// a vector's label names included, is refused with ErrDuplicate, where
+// PCP showed the last and an empty label beside it.
+func TestDuplicateInstanceLabel(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	var v *mmv.Vec[mmv.Counter]
+	var errs [2]error
+	r := startReg(t, "dupi", dir, mmv.Options{}, func(r *mmv.Registry) {
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "one"}}}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+		require.NoError(t, r.AddInstanceLabel(1, 1, mmv.Label{Name: "env", Value: "a"}))
+		errs[0] = r.AddInstanceLabel(1, 1, mmv.Label{Name: "env", Value: "b"})
+		v = mmv.NewCounterVec(r, "req", "r", mmv.Count, "route")
+		v.With("/a").Inc()
+	})
+	errs[1] = r.AddInstanceLabel(v.Indom(), firstInstanceID(t, r, "req"), mmv.Label{Name: "route", Value: "/other"})
+	require.NoError(t, r.Flush())
+	ms := pcptest.Info(t, tmp)
+	for i, c := range []struct{ metric, instance string }{{"mmv.dupi.m", "one"}, {"mmv.dupi.req", "route=/a"}} {
+		m := get(t, ms, c.metric)
+		in := m.Instance(c.instance)
+		require.NotNil(t, in, c.instance)
+		if errs[i] == nil {
+			assert.NotContains(t, in.Labels, `"":null`, "%s[%s]: a duplicate label name accepted, PCP shows the labels garbled", c.metric, c.instance)
+		}
+		assert.ErrorIs(t, errs[i], mmv.ErrDuplicate, "%s[%s]: a second label of one name on one instance; PCP shows %s", c.metric, c.instance, in.Labels)
+	}
+}
+
+// TestDuplicateMetricLabel: a second label of one name on a metric is
+// refused with ErrDuplicate, where PCP showed the last and Snapshot both.
+func TestDuplicateMetricLabel(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	var err error
+	r := startReg(t, "dupm", dir, mmv.Options{}, func(r *mmv.Registry) {
+		mmv.NewCounter(r, "m", "m", mmv.Count)
+		require.NoError(t, r.AddMetricLabel("m", mmv.Label{Name: "env", Value: "first"}))
+		err = r.AddMetricLabel("m", mmv.Label{Name: "env", Value: "second"})
+	})
+	m := get(t, pcptest.Info(t, tmp), "mmv.dupm.m")
+	snap, serr := r.Snapshot()
+	require.NoError(t, serr)
+	var snapped []mmv.Label
+	for _, s := range snap {
+		if s.Name == "m" {
+			snapped = s.Labels
+		}
+	}
+	assert.ErrorIs(t, err, mmv.ErrDuplicate, "a second label env on metric m: PCP shows %s, Snapshot %v", m.Labels, snapped)
 }

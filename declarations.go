@@ -492,6 +492,9 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	if r.opts.Version == Version2 {
 		return errorf(ErrRange, inside(subject, "label", l.Name), "labels need version 3, and version 2 is forced")
 	}
+	if err := r.checkLabelFreeLocked(l, subject); err != nil {
+		return err
+	}
 	var grown []*part
 	for _, p := range r.parts {
 		if !r.labelIn(l, p) {
@@ -509,6 +512,38 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	// A label needs no storage: published with the next file, which is
 	// retried until it is written.
 	return r.grewLocked(keepDeclared, grown...)
+}
+
+// checkLabelFreeLocked refuses a label whose name the same registry,
+// metric, indom or instance has already, its vector's label names
+// included: PCP shows the last of the two, and an empty label beside it,
+// where the first was accepted, and Snapshot showed both.
+func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
+	for _, o := range r.labels {
+		if o.Name == l.Name && o.kind == l.kind && o.metric == l.metric && o.serial == l.serial && o.instance == l.instance {
+			return errorf(ErrDuplicate, inside(subject, "label", l.Name), "it has a label of that name already")
+		}
+	}
+	if l.kind == labelInstances {
+		if in := r.serials[l.serial]; in != nil && in.vec.vec != nil && slices.Contains(in.vec.labels, l.Name) {
+			return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance's vector has a label of that name")
+		}
+	}
+	return nil
+}
+
+// checkPlacedLabelsLocked checks the labels of each file once Start or
+// Configure placed the metrics (placeLocked): the labels follow their
+// metrics and indoms, and, checked when declared against the files of
+// then, more of them could land in one file than PCP reads, which drops
+// them all, silently.
+func (r *Registry) checkPlacedLabelsLocked() error {
+	for _, p := range r.parts {
+		if n := r.labelCount(p); n > MaxLabels {
+			return errorf(ErrTooMany, subject("file", p.name), "%d labels once its metrics are placed by name: PCP reads at most %d a file, and drops them all past it", n, MaxLabels)
+		}
+	}
+	return nil
 }
 
 // labelRoomLocked returns how many more labels the files holding in can

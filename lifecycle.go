@@ -27,6 +27,9 @@ func (r *Registry) Start() error {
 	if err := r.placeLocked(); err != nil {
 		return err
 	}
+	if err := r.checkPlacedLabelsLocked(); err != nil {
+		return err
+	}
 	path := r.opts.Dir
 	if path == "" {
 		path = Dir()
