@@ -3,7 +3,6 @@ package mmv
 import (
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -155,12 +154,12 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 }
 
 // declarePolledCell declares m and binds c to its value, as
-// declareCellLocked, and runs read at Start, every DefaultInterval while
-// started (and at each Gather before Start, as every poll), at Close,
-// before c leaves the file, and at each Snapshot: a callback metric's way
-// in. It takes the registry's lock. The calls of read are one at a time,
-// each storing what its call returned: a poll's run, slow to return,
-// stored its older value after Close's, which the file kept.
+// declareCellLocked, and runs read as a poll (every DefaultInterval while
+// started, and at each Gather and Snapshot before Start), at Start, at
+// Close, before c leaves the file, and at each Snapshot once started: a
+// callback metric's way in. It takes the registry's lock. The calls of
+// read are one at a time, the poll's (poller.run): a poll's run, slow to
+// return, stored its older value after Close's, which the file kept.
 func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	r := d.r
 	r.mu.Lock()
@@ -168,16 +167,15 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	if err := r.declareCellLocked(m, c); err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	one := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		read()
-	}
-	r.onStart = append(r.onStart, one)
-	r.onClose = append(r.onClose, one)
-	r.onRead = append(r.onRead, func(func(*metric, int32, any)) { one() })
-	r.pollLocked(DefaultInterval, one)
+	p := r.pollLocked(DefaultInterval, read)
+	r.polls = append(r.polls, p)
+	r.onStart = append(r.onStart, p.run)
+	r.onClose = append(r.onClose, p.run)
+	r.onRead = append(r.onRead, func(func(*metric, int32, any)) {
+		if r.state == started { // before, Snapshot ran it with the polls
+			p.run()
+		}
+	})
 	return nil
 }
 

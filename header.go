@@ -86,6 +86,24 @@ func putHeader(b []byte, version, tocs int, flags Flags, pid int32, cluster uint
 	ne.PutUint32(b[hdrClusterOff:], cluster)
 }
 
+// head is what a registry reads of another file's header, whatever
+// wrote it: the head of its directory's files when it claims a cluster
+// (liveClusters) or removes an earlier run's (removeLeftoversLocked), the
+// writer of a file whose lock is held (fileFormat).
+type head struct {
+	flags   Flags
+	pid     int
+	cluster uint32
+}
+
+// readHead reads the header h, and reports whether it is an MMV file's.
+func readHead(h []byte) (head, bool) {
+	if len(h) < headerSize || string(h[:len(Magic)]) != Magic {
+		return head{}, false
+	}
+	return head{flags: Flags(ne.Uint32(h[hdrFlagsOff:])), pid: int(int32(ne.Uint32(h[hdrPidOff:]))), cluster: ne.Uint32(h[hdrClusterOff:])}, true
+}
+
 // ReaderCluster, as Options.Cluster, writes cluster 0 in the file, as
 // libpcp_mmv does when given none: PCP's reader then picks a cluster of its
 // own, which may differ on every restart and on every host, and which

@@ -269,16 +269,16 @@ func liveClusters(d *osfile.Dir, replaced func(name string) bool) map[uint32]hol
 		if name[0] == '.' || replaced(name) {
 			continue
 		}
-		var h [headerSize]byte
-		if d.ReadHead(name, h[:]) != headerSize || string(h[:len(Magic)]) != Magic {
+		var b [headerSize]byte
+		h, ok := readHead(b[:d.ReadHead(name, b[:])])
+		if !ok {
 			continue
 		}
-		c, pid := ne.Uint32(h[hdrClusterOff:]), int(int32(ne.Uint32(h[hdrPidOff:])))
-		alive := pid > 0 && !osfile.ProcessGone(pid)
-		if c == 0 || Flags(ne.Uint32(h[hdrFlagsOff:]))&Process != 0 && !alive {
+		alive := h.pid > 0 && !osfile.ProcessGone(h.pid)
+		if h.cluster == 0 || h.flags&Process != 0 && !alive {
 			continue
 		}
-		live[c] = holder{name: name, pid: pid, alive: alive}
+		live[h.cluster] = holder{name: name, pid: h.pid, alive: alive}
 	}
 	return live
 }

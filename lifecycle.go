@@ -77,8 +77,9 @@ func (r *Registry) Start() error {
 // once the registry's own files are at their names, under the
 // directory's claim lock.
 func (r *Registry) removeLeftoversLocked() error {
-	stale := func(h []byte) bool {
-		return string(h[:len(Magic)]) == Magic && Flags(ne.Uint32(h[hdrFlagsOff:]))&NoPrefix != 0
+	stale := func(b []byte) bool {
+		h, ok := readHead(b)
+		return ok && h.flags&NoPrefix != 0
 	}
 	for _, name := range r.dir.List() {
 		n, ok := strings.CutPrefix(name, r.name+".")

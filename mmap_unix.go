@@ -28,11 +28,9 @@ type file struct {
 // gen2 is stored last (see encode).
 var fileFormat = osfile.Format{
 	HeadSize: headerSize,
-	Owner: func(h []byte) int {
-		if string(h[:len(Magic)]) != Magic {
-			return 0
-		}
-		return int(int32(ne.Uint32(h[hdrPidOff:])))
+	Owner: func(b []byte) int {
+		h, _ := readHead(b) // pid 0 when not an MMV file's
+		return h.pid
 	},
 	Seal: func(h []byte) { ne.PutUint64(h[hdrGen2Off:], ne.Uint64(h[hdrGen1Off:])) },
 }

@@ -26,16 +26,19 @@ func (r *Registry) Poll(interval time.Duration, f func()) {
 	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pollLocked(interval, f)
+	r.polls = append(r.polls, r.pollLocked(interval, f))
 }
 
-// pollLocked is Poll with the registry's lock held.
-func (r *Registry) pollLocked(interval time.Duration, f func()) {
+// pollLocked runs f as Poll does, while started, with the registry's lock
+// held, and returns its poller: the caller adds it to r.polls, which
+// Gather and Snapshot run before Start, when f copies what they show
+// (Poll's, callback metrics'), not when it only refreshes what they read
+// themselves (a histogram group's).
+func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
 	p := &poller{f: f}
-	r.polls = append(r.polls, p)
 	var stop chan struct{}
 	start := func() {
 		stop = make(chan struct{})
@@ -50,6 +53,7 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) {
 	if r.state == started {
 		start()
 	}
+	return p
 }
 
 // poller is a function Poll runs, one run at a time, from its goroutine

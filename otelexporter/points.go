@@ -74,7 +74,7 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 		case kindCounter, kindFloatCounter:
 			n, ok := total(p.Value, in.factor)
 			if !ok {
-				in.removeSet(s, values)
+				in.removeSet(s)
 				d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept()))
 				continue
 			}
@@ -92,14 +92,9 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 		}
 		if err != nil {
 			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
-			continue
 		}
-		in.wrote(s)
 	}
 }
-
-// wrote records that the export wrote the set s.
-func (in *instrument) wrote(s *shownSet) { s.gen = in.gen }
 
 // writeHistograms stores the points of an explicit-bucket histogram in
 // in's metrics.
@@ -117,7 +112,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		les := in.lesOf(p.Bounds)
 		sum, ok := total(p.Sum, in.factor)
 		if !ok {
-			in.removeSet(s, values)
+			in.removeSet(s)
 			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: sum %v is not a counter's%s", in.owner, p.Sum, in.kept()))
 			continue
 		}
@@ -139,7 +134,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 				errs[3] = err
 			}
 		}
-		in.retireBuckets(s, values, les)
+		in.retireBuckets(s, les)
 		bv := in.values[:len(in.keys)+1]
 		for j, n := range p.BucketCounts {
 			bv[len(in.keys)] = les[j]
@@ -150,12 +145,11 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 			}
 		}
 		if errs == [5]error{} {
-			in.wrote(s)
 			continue
 		}
 		// A point is in PCP whole or not at all: not a count without its
 		// buckets.
-		in.removeSet(s, values[:len(in.keys)])
+		in.removeSet(s)
 		for _, err := range errs {
 			if err != nil {
 				d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
@@ -173,18 +167,17 @@ func (in *instrument) kept() string {
 	return "; PCP cannot withdraw a singular metric: it shows the last value stored"
 }
 
-// removeSet takes the instances of the label values values, of set s,
-// out of every metric of in, so that a point dropped shows neither an old
-// value nor a part of itself; a singular metric stays, with its last
-// value, and its buckets leave.
-func (in *instrument) removeSet(s *shownSet, values []string) {
-	in.counters.Remove(values)
-	in.ints.Remove(values)
-	in.gauges.Remove(values)
-	in.sums.Remove(values)
-	in.min.Remove(values)
-	in.max.Remove(values)
-	in.deleteBuckets(values, s.les, nil)
+// removeSet takes the instances of set s out of every metric of in, so
+// that a point dropped shows neither an old value nor a part of itself; a
+// singular metric stays, with its last value, and its buckets leave.
+func (in *instrument) removeSet(s *shownSet) {
+	in.counters.Remove(s.values)
+	in.ints.Remove(s.values)
+	in.gauges.Remove(s.values)
+	in.sums.Remove(s.values)
+	in.min.Remove(s.values)
+	in.max.Remove(s.values)
+	in.deleteBuckets(s, s.les, nil)
 	s.les = nil
 }
 
@@ -192,23 +185,23 @@ func (in *instrument) removeSet(s *shownSet, values []string) {
 // whose bounds are not those of les, the point's: kept, the buckets of
 // the old bounds showed beside the new ones, their counts summing past
 // the count.
-func (in *instrument) retireBuckets(s *shownSet, values, les []string) {
+func (in *instrument) retireBuckets(s *shownSet, les []string) {
 	if s.les != nil && !slices.Equal(s.les, les) {
-		in.deleteBuckets(values, s.les, les)
+		in.deleteBuckets(s, s.les, les)
 	}
 	s.les = les
 }
 
-// deleteBuckets deletes the bucket instances of values at each le of les
+// deleteBuckets deletes the bucket instances of set s at each le of les
 // but those of keep.
-func (in *instrument) deleteBuckets(values, les, keep []string) {
+func (in *instrument) deleteBuckets(s *shownSet, les, keep []string) {
 	if in.buckets == nil {
 		return
 	}
-	bv := append(slices.Clone(values), "")
+	bv := append(slices.Clone(s.values), "")
 	for _, le := range les {
 		if !slices.Contains(keep, le) {
-			bv[len(values)] = le
+			bv[len(s.values)] = le
 			in.buckets.Delete(bv...)
 		}
 	}

@@ -22,7 +22,6 @@ type shownSet struct {
 	les    []string // the le of each bucket written for it (a histogram's)
 	pass   uint64   // the export whose points were last counted in points (pointSets)
 	points int      // that export's points of it
-	gen    uint64   // the last export that wrote it
 }
 
 // setOf returns the shown set of the label values values, made when new:
@@ -83,13 +82,13 @@ func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) 
 
 // leaveAbsent removes the sets the export gen does not hold, once its
 // points are counted (pointSets) and before they are written: left to
-// the sweep, they held the vector's limit, refusing an export's new sets
+// the export's end, they held the vector's limit, refusing its new sets
 // in their place. Apart from pointSets, whose loop over the points' sets
 // it made allocate.
 func (in *instrument) leaveAbsent(gen uint64) {
 	for k, s := range in.shown {
 		if s.pass != gen {
-			in.removeSet(s, s.values)
+			in.removeSet(s)
 			delete(in.shown, k)
 		}
 	}
@@ -97,12 +96,13 @@ func (in *instrument) leaveAbsent(gen uint64) {
 
 // collided reports whether the point of attribute set set, of shown set
 // s, shares its instance with another point of the export, counting it as
-// dropped: the instance leaves PCP at the sweep.
+// dropped: the instance leaves PCP.
 func (in *instrument) collided(d *drops, s *shownSet, set *attribute.Set) bool {
 	if s.points < 2 || len(in.keys) == 0 {
 		return false
 	}
 	in.dropCollided(d, s, set.Encoded(attribute.DefaultEncoder()))
+	in.removeSet(s)
 	return true
 }
 
@@ -113,23 +113,16 @@ func (in *instrument) dropCollided(d *drops, s *shownSet, encoded string) {
 		in.owner, s.points, encoded, s.values))
 }
 
-// sweep ends the export gen: the sets of the instrument it did not write
-// leave PCP. A singular metric cannot leave: one the export did not hold
-// keeps its last value, named in d.
+// sweep ends the export gen for an instrument it did not hold: its sets
+// leave PCP (those of an instrument it held left before its points were
+// written, leaveAbsent). A singular metric cannot leave: it keeps its
+// last value, named in d.
 func (in *instrument) sweep(d *drops, gen uint64) {
-	if in.err != nil {
-		return
-	}
-	if len(in.keys) == 0 {
-		if in.gen != gen {
-			d.errs.Add(in.owner, "absent", 0, fmt.Errorf("otelexporter: %s: no point in this export (an observable instrument no longer observed?)%s", in.owner, in.kept()))
-		}
-		return
-	}
-	for k, s := range in.shown {
-		if s.gen != gen {
-			in.removeSet(s, s.values)
-			delete(in.shown, k)
-		}
+	switch {
+	case in.err != nil || in.gen == gen:
+	case len(in.keys) == 0:
+		d.errs.Add(in.owner, "absent", 0, fmt.Errorf("otelexporter: %s: no point in this export (an observable instrument no longer observed?)%s", in.owner, in.kept()))
+	default:
+		in.leaveAbsent(gen)
 	}
 }
