@@ -54,7 +54,7 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	var errs []error
 	var cl *claims
 	for _, p := range ps {
-		errs = append(errs, r.publishPartLocked(p, &cl))
+		errs = append(errs, r.publishPartLocked(p, &cl, byDeclaration))
 	}
 	cl.release()
 	r.bindLocked(0)
@@ -150,7 +150,7 @@ func (r *Registry) publishDue() {
 		return
 	}
 	t.armed = false
-	r.publishPartsLocked(true) // which arms the next try if this one fails
+	r.publishPartsLocked(byTimer) // which arms the next try if this one fails
 }
 
 // unpublishedLocked reports whether a part has declarations its file does
@@ -171,15 +171,23 @@ func (r *Registry) carryReboundLocked() {
 	}
 }
 
-// claimsLocked takes the claim lock of the registry's directory d and
-// scans its live clusters, for the parts about to be made
-// (startPartLocked); the caller calls unlock once they are. A failure
-// names the part that would have been made first.
-func (r *Registry) claimsLocked(d *osfile.Dir, first *part) (*claims, error) {
-	unlock, err := d.LockClaims(claimWait)
+// claimsLocked takes the claim lock of the registry's directory d, waiting
+// up to wait while another registry holds it, and scans its live
+// clusters, for the parts about to be made (startPartLocked); the caller
+// calls unlock once they are. A failure names the part that would have
+// been made first.
+func (r *Registry) claimsLocked(d *osfile.Dir, first *part, wait time.Duration) (*claims, error) {
+	unlock, err := d.LockClaims(wait)
 	if err != nil {
 		return nil, fileError(first.name, "cannot start", err)
 	}
+	return r.liveClaimsLocked(d, unlock), nil
+}
+
+// liveClaimsLocked scans the live clusters of d, whose claim lock unlock
+// lets go; the timer's wait for the lock (tryClaimsLocked) is over.
+func (r *Registry) liveClaimsLocked(d *osfile.Dir, unlock func()) *claims {
+	r.claimBusy = time.Time{}
 	// The files at the names of parts with no file yet, a previous run's,
 	// are those its own replace (or, when a live registry holds one,
 	// osfile.Create refuses it).
@@ -189,7 +197,34 @@ func (r *Registry) claimsLocked(d *osfile.Dir, first *part) (*claims, error) {
 			replaced[p.name] = true
 		}
 	}
-	return &claims{live: liveClusters(d, func(name string) bool { return replaced[name] }), unlock: unlock}, nil
+	return &claims{live: liveClusters(d, func(name string) bool { return replaced[name] }), unlock: unlock}
+}
+
+// errClaimLater is tryClaimsLocked's: the directory's lock is busy, the
+// part's file is for a later publication to make.
+var errClaimLater = errors.New("mmv: the directory's lock is busy")
+
+// tryClaimsLocked is claimsLocked for the timer's publication, whose lock
+// first uses wait for: it tries the directory's lock once, and leaves a
+// busy one to the timer's next try, a PublishDelay later, until it has
+// been busy for claimWait, which fails as that long a wait would. Waiting
+// with the registry's lock held stopped every first use of the registry
+// for as long as another process held the directory's lock, up to
+// claimWait (10 s) at each try.
+func (r *Registry) tryClaimsLocked(first *part) (*claims, error) {
+	unlock, err := r.dir.LockClaims(0)
+	if busy := (*osfile.InUseError)(nil); errors.As(err, &busy) {
+		if r.claimBusy.IsZero() {
+			r.claimBusy = time.Now()
+		}
+		if busy.Waited = time.Since(r.claimBusy).Round(time.Millisecond); busy.Waited < claimWait {
+			return nil, errClaimLater
+		}
+	}
+	if err != nil {
+		return nil, fileError(first.name, "cannot start", err)
+	}
+	return r.liveClaimsLocked(r.dir, unlock), nil
 }
 
 // startPartLocked gives the part's metrics their items and values their
@@ -256,7 +291,7 @@ func (r *Registry) Flush() error {
 	for _, p := range r.movedLocked() {
 		p.dirty = true
 	}
-	return r.publishPartsLocked(true)
+	return r.publishPartsLocked(byFlush)
 }
 
 // movedLocked returns the parts whose files are no longer at their names,
@@ -272,13 +307,29 @@ func (r *Registry) movedLocked() []*part {
 }
 
 // publishLocked publishes every part that needs it, holding the lock.
-func (r *Registry) publishLocked() error { return r.publishPartsLocked(false) }
+func (r *Registry) publishLocked() error { return r.publishPartsLocked(byDeclaration) }
+
+// publisher is what a publication is made for, which decides what it
+// waits for with the registry's lock held.
+type publisher uint8
+
+const (
+	// byDeclaration: a declaration's, Close's or Value's, which holds the
+	// lock throughout.
+	byDeclaration publisher = iota
+	// byFlush: a part that has a file is written without the lock
+	// (publishPartUnlocking), so that no declaration waits for it.
+	byFlush
+	// byTimer: the timer's, or a first use's making room (roomLocked):
+	// byFlush's, and a new file waits for no other registry's claim on
+	// the directory (tryClaimsLocked).
+	byTimer
+)
 
 // publishPartsLocked publishes every part that needs it, once the
-// publication in progress, if any, is done; with unlock, a part that has
-// a file is written without the lock (publishPartUnlocking), so that no
-// declaration waits for it.
-func (r *Registry) publishPartsLocked(unlock bool) error {
+// publication in progress, if any, is done, as by says.
+func (r *Registry) publishPartsLocked(by publisher) error {
+	unlock := by != byDeclaration
 	r.awaitPublicationLocked()
 	if r.state != started {
 		// Closed while this waited without the lock: its files are gone
@@ -296,7 +347,7 @@ func (r *Registry) publishPartsLocked(unlock bool) error {
 			errs = append(errs, r.publishPartUnlocking(p))
 			continue
 		}
-		errs = append(errs, r.publishPartLocked(p, &cl))
+		errs = append(errs, r.publishPartLocked(p, &cl, by))
 	}
 	cl.release()
 	err := errors.Join(errs...)
@@ -362,20 +413,27 @@ func (r *Registry) roomLocked(in *indom) {
 		if r.state != started || !crowded() {
 			return
 		}
-		_ = r.publishPartsLocked(true) // its error is the registry's (pubErr)
+		_ = r.publishPartsLocked(byTimer) // its error is the registry's (pubErr)
 	}
 }
 
 // publishPartLocked makes the part's file if it has none, claiming its
-// cluster in *cl, made at the publication's first new file (claimsLocked)
-// and released by the caller once the publication is done; or rewrites
-// it with every declaration, values kept (see osfile.File.Replace for how
-// no update is lost).
-func (r *Registry) publishPartLocked(p *part, cl **claims) error {
+// cluster in *cl, made at the publication's first new file (claimsLocked,
+// tryClaimsLocked by the timer) and released by the caller once the
+// publication is done; or rewrites it with every declaration, values kept
+// (see osfile.File.Replace for how no update is lost).
+func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	if p.file == nil {
 		var err error
-		if *cl == nil {
-			*cl, err = r.claimsLocked(r.dir, p)
+		switch {
+		case *cl != nil:
+		case by == byTimer:
+			*cl, err = r.tryClaimsLocked(p)
+		default:
+			*cl, err = r.claimsLocked(r.dir, p, claimWait)
+		}
+		if err == errClaimLater {
+			return nil // the part has no file: the timer is armed
 		}
 		if err == nil {
 			err = r.startPartLocked(p, r.dir, *cl)

@@ -427,7 +427,7 @@ func TestWakeInChunks(t *testing.T) {
 	require.NoError(t, err)
 	require.Same(t, h, last.own.cell.v.Load(), "the instrument of %s not bound to its handle", name)
 	r.mu.Lock()
-	require.NoError(t, r.publishPartsLocked(true))
+	require.NoError(t, r.publishPartsLocked(byTimer))
 	require.Zero(t, cv.waiting.len())
 	require.False(t, r.wakeRest)
 	r.mu.Unlock()
@@ -644,7 +644,7 @@ func TestNoBindingDuringStep(t *testing.T) {
 	}
 	r.mu.Lock()
 	p := r.parts[0]
-	require.NoError(t, r.publishPartLocked(p, new(*claims))) // storage, 1e17 shown, none bound (p has its file: no claim)
+	require.NoError(t, r.publishPartLocked(p, new(*claims), byDeclaration)) // storage, 1e17 shown, none bound (p has its file: no claim)
 	r.boundLocked(r.parts)
 	r.mu.Unlock()
 	for i := range n {

@@ -189,7 +189,7 @@ func waitingVec(t *testing.T, name string, n, limit int, unlocked bool) (*Regist
 		if unlocked {
 			require.NoError(t, r.publishPartUnlocking(p))
 		} else {
-			require.NoError(t, r.publishPartLocked(p, new(*claims))) // p has its file: no claim
+			require.NoError(t, r.publishPartLocked(p, new(*claims), byDeclaration)) // p has its file: no claim
 		}
 	}
 	return r, v

@@ -39,7 +39,7 @@ func (r *Registry) Start() error {
 		return fileError(r.name, "cannot start", err)
 	}
 	r.dir = d
-	cl, err := r.claimsLocked(d, r.parts[0])
+	cl, err := r.claimsLocked(d, r.parts[0], claimWait)
 	if err == nil {
 		for _, p := range r.parts {
 			if err = r.startPartLocked(p, d, cl); err != nil {

@@ -109,6 +109,7 @@ type Registry struct {
 	// (carryReboundLocked).
 	rebound       [2][]*cell
 	pubErr        error              // why the last publication failed
+	claimBusy     time.Time          // since when the timer's publications found the directory's lock held (tryClaimsLocked)
 	ownErr        error              // why a metric of the registry's own is not declared (declareOwnLocked)
 	dir           *osfile.Dir        // where the files are, from Start to Close
 	path          string             // the first file's, once started
