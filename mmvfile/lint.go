@@ -65,8 +65,9 @@ const (
 	// RuleMissingIndom: a metric over an indom the file does not have;
 	// PCP shows it with no values.
 	RuleMissingIndom Rule = "missing-indom"
-	// RuleUnlistedInstance: an instance record its indom does not list;
-	// PCP never shows it or its values.
+	// RuleUnlistedInstance: an instance record its indom does not list,
+	// or an empty one (all zero) no indom lists; PCP never shows it or
+	// its values.
 	RuleUnlistedInstance Rule = "unlisted-instance"
 	// RuleDuplicateValue: a second value record for one metric and
 	// instance; PCP reads the first.
@@ -230,6 +231,11 @@ func (f *File) Lint(name string) []Finding {
 		}
 	}
 	for i, inst := range f.Instances {
+		if inst.Indom == nil {
+			add("instance ["+itoa(int64(i))+"] at offset "+itoa(int64(inst.Offset)), inst.Offset, RuleUnlistedInstance,
+				"an empty record (all zero: Hornet leaves those its caller declared and never registered): no indom lists it, PCP never shows it")
+			continue
+		}
 		if !listed[inst] {
 			add("instance ["+itoa(int64(i))+"] at offset "+itoa(int64(inst.Offset)), inst.Offset, RuleUnlistedInstance,
 				"instance %d (%q) of indom %d is not among the instances the indom lists: PCP never shows it or its values", inst.ID, inst.Name, inst.Indom.Serial)

@@ -116,10 +116,13 @@ type Indom struct {
 // Instance is an instance record.
 type Instance struct {
 	Offset uint64
-	Indom  *Indom
-	Pad    uint32
-	ID     int32  // the internal instance identifier
-	Name   string // the external name
+	// Indom is the indom the record names, nil for an empty record (all
+	// zero): one Hornet reserved and never wrote, which no indom lists
+	// and no value names.
+	Indom *Indom
+	Pad   uint32
+	ID    int32  // the internal instance identifier
+	Name  string // the external name
 	// NameOffset is the offset of the name's string slot (v2 and v3),
 	// zero in v1 where the name is inline.
 	NameOffset uint64

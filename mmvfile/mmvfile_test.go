@@ -264,6 +264,15 @@ var mutations = []mutation{
 	{"instance of a non-indom", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Instances[1].Offset, f.Metrics[0].Offset)
 	}, mmvfile.ErrReference},
+	{"indom listing an empty instance record", 0, func(b []byte, f *mmvfile.File) []byte {
+		clear(b[f.Instances[1].Offset : f.Instances[1].Offset+instanceSize(f)])
+		return b
+	}, mmvfile.ErrReference},
+	{"value of an empty instance record", 0, func(b []byte, f *mmvfile.File) []byte {
+		put32(b, f.Indoms[0].Offset+4, 1)
+		clear(b[f.Instances[1].Offset : f.Instances[1].Offset+instanceSize(f)])
+		return b
+	}, mmvfile.ErrReference},
 	{"instance id -1", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put32(b, f.Instances[1].Offset+12, math.MaxUint32)
 	}, mmvfile.ErrField},

@@ -191,6 +191,16 @@ func (p *parser) toc() error {
 	return nil
 }
 
+// allZero reports whether every byte of b is zero.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func compare(a, b uint64) int {
 	switch {
 	case a < b:
@@ -299,6 +309,14 @@ func (p *parser) instances() error {
 	for i, off := range p.records(Instances) {
 		what := "instance [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
 		inst := &Instance{Offset: off, Pad: p.u32(off + instPad), ID: p.i32(off + instID)}
+		if allZero(p.b[off : off+recordSize(Instances, p.version)]) {
+			// A record never written: Hornet sizes the section by the
+			// instances its caller declares, and its indoms count those
+			// registered. No indom may list it (below), no value name it
+			// (values); Lint reports it.
+			p.f.Instances = append(p.f.Instances, inst)
+			continue
+		}
 		indomOff := p.u64(off + instIndom)
 		j, ok := p.index(Indoms, indomOff)
 		if !ok {
@@ -334,6 +352,10 @@ func (p *parser) instances() error {
 		ids := map[int32]bool{}
 		for j := first; j < first+int(count); j++ {
 			inst := p.f.Instances[j]
+			if inst.Indom == nil {
+				// PCP would list an instance 0 of no name.
+				return errorf(ErrReference, "%s: lists the instance at offset %d, an empty record", what, inst.Offset)
+			}
 			if inst.Indom != in {
 				return errorf(ErrReference, "%s: lists the instance at offset %d, which names the indom at offset %d", what, inst.Offset, inst.Indom.Offset)
 			}
@@ -423,6 +445,8 @@ func (p *parser) values() error {
 			}
 		case !ok:
 			return errorf(ErrReference, "%s: instance offset %d is not an instance record", what, instOff)
+		case p.f.Instances[k].Indom == nil:
+			return errorf(ErrReference, "%s: instance offset %d is an empty instance record", what, instOff)
 		case p.f.Instances[k].Indom.Serial != v.Metric.Indom && serials[v.Metric.Indom]:
 			// PCP would show it as the metric's instance of the same id.
 			// (A metric whose indom is missing shows no values at all.)

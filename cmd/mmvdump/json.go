@@ -153,7 +153,11 @@ func text(t mmvfile.Text) *string {
 }
 
 func instance(inst *mmvfile.Instance) jsonInstance {
-	return jsonInstance{inst.Offset, inst.Indom.Serial, inst.ID, inst.Name}
+	var serial uint32 // of an empty record: none
+	if inst.Indom != nil {
+		serial = inst.Indom.Serial
+	}
+	return jsonInstance{inst.Offset, serial, inst.ID, inst.Name}
 }
 
 func value(v *mmvfile.Value, now time.Time) jsonValue {

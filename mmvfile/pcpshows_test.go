@@ -1,0 +1,107 @@
+package mmvfile_test
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// showsAsPCP are files laid out as real writers lay them out, which PCP's
+// reader loads: Parse must read them, and read the values PCP shows. Each
+// mutates the sample file (or replaces it), names the rule Lint reports,
+// and gives the instances and values PCP shows of one metric over an
+// indom: by name, the value as pminfo prints it.
+var showsAsPCP = []struct {
+	name    string
+	version int
+	mutate  func(b []byte, f *mmvfile.File) []byte
+	rule    mmvfile.Rule
+	metric  string // in the file; "" for the sample's first
+	want    map[string]string
+}{
+	{"instances reserved and never registered (Hornet)", 0, func(b []byte, f *mmvfile.File) []byte {
+		// Hornet sizes the instances and values sections by the
+		// instances its caller declares, and each indom counts those it
+		// registers: the records left over stay all zero.
+		setValues(b, f)
+		put32(b, f.Indoms[0].Offset+4, 1)
+		clear(b[f.Instances[1].Offset : f.Instances[1].Offset+instanceSize(f)])
+		clear(b[f.Values[1].Offset : f.Values[1].Offset+32])
+		return b
+	}, mmvfile.RuleUnlistedInstance, "", map[string]string{"get": "7"}},
+}
+
+// setValues gives the sample's first metric the values 7 (get) and 9 (put).
+func setValues(b []byte, f *mmvfile.File) {
+	put64(b, f.Values[0].Offset, 7)
+	put64(b, f.Values[1].Offset, 9)
+}
+
+// instanceSize is the size of an instance record of the file's version.
+func instanceSize(f *mmvfile.File) uint64 { return f.Instances[1].Offset - f.Instances[0].Offset }
+
+// TestReadsWhatPCPShows: files of real writers' layouts that PCP's reader
+// loads are parsed, with the instances and values PCP shows, and Lint
+// names what PCP does with their oddities.
+func TestReadsWhatPCPShows(t *testing.T) {
+	for _, c := range showsAsPCP {
+		for version := 1; version <= 3; version++ {
+			if c.version != 0 && c.version != version {
+				continue
+			}
+			t.Run(c.name+"/v"+string(rune('0'+version)), func(t *testing.T) {
+				valid := sample(t, version)
+				f, err := mmvfile.Parse(valid)
+				require.NoError(t, err)
+				b := c.mutate(bytes.Clone(valid), f)
+				name, metric := "sample", c.metric
+				if metric == "" {
+					metric = f.Metrics[0].Name
+				}
+				if pcptest.WantPCP(t) {
+					m := pcptest.Find(pcpView(t, name, b), "mmv."+name+"."+metric)
+					require.NotNil(t, m, "PCP loads the metric")
+					shown := map[string]string{}
+					for _, in := range m.Instances {
+						if in.Value != "" {
+							shown[in.Name] = in.Value
+						}
+					}
+					assert.Equal(t, c.want, shown, "what PCP shows")
+				}
+				got, err := mmvfile.Parse(b)
+				require.NoError(t, err)
+				assert.Equal(t, c.want, listedValues(got, metric), "what Parse reads")
+				if c.rule != "" {
+					assert.Contains(t, rules(got.Lint(name)), c.rule)
+				}
+			})
+		}
+	}
+}
+
+// listedValues returns the values of a metric of an unsigned type, by
+// instance name, as PCP shows them: of the instances their indom lists,
+// the first value of each.
+func listedValues(f *mmvfile.File, metric string) map[string]string {
+	out := map[string]string{}
+	for _, v := range f.Values {
+		if v.Metric.Name != metric || v.Instance == nil || v.Instance.Indom == nil {
+			continue
+		}
+		listed := false
+		for _, inst := range v.Instance.Indom.Instances {
+			listed = listed || inst == v.Instance
+		}
+		if _, ok := out[v.Instance.Name]; listed && !ok {
+			out[v.Instance.Name] = strconv.FormatUint(v.Uint, 10)
+		}
+	}
+	return out
+}
