@@ -53,6 +53,7 @@ type File struct {
 	Values    []*Value // dead records (no metric, no instance), which PCP skips, left out
 	Strings   []*String
 	Labels    []*Label
+	size      uint64 // of the file, in bytes
 }
 
 // Header is the file header.

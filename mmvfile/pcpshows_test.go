@@ -35,6 +35,20 @@ var showsAsPCP = []struct {
 		clear(b[f.Values[1].Offset : f.Values[1].Offset+32])
 		return b
 	}, mmvfile.RuleUnlistedInstance, "", map[string]string{"get": "7"}},
+	{"empty instances section past the end of the file", 0, func(b []byte, f *mmvfile.File) []byte {
+		// An indom of no instances: its metric has no values.
+		put32(b, f.Indoms[0].Offset+4, 0)
+		clear(b[f.Values[0].Offset : f.Values[0].Offset+64])
+		put32(b, tocEntry(f, mmvfile.Instances)+4, 0)
+		put64(b, tocEntry(f, mmvfile.Instances)+8, uint64(len(b))+4096)
+		return b
+	}, mmvfile.RuleSection, "", map[string]string{}},
+	{"empty labels section past the end of the file", 3, func(b []byte, f *mmvfile.File) []byte {
+		setValues(b, f)
+		put32(b, tocEntry(f, mmvfile.Labels)+4, 0)
+		put64(b, tocEntry(f, mmvfile.Labels)+8, 1<<62)
+		return b
+	}, mmvfile.RuleSection, "", map[string]string{"get": "7", "put": "9"}},
 }
 
 // setValues gives the sample's first metric the values 7 (get) and 9 (put).
