@@ -70,6 +70,9 @@ const (
 	// or an empty one (all zero) no indom lists; PCP never shows it or
 	// its values.
 	RuleUnlistedInstance Rule = "unlisted-instance"
+	// RuleDeadValue: a value record of no metric (metric offset 0) that
+	// names an instance; PCP skips it, as it skips a record all zero.
+	RuleDeadValue Rule = "dead-value"
 	// RuleDuplicateValue: a second value record for one metric and
 	// instance; PCP reads the first.
 	RuleDuplicateValue Rule = "duplicate-value"
@@ -282,6 +285,10 @@ func (f *File) Lint(name string) []Finding {
 				add(record, m.Offset, RuleMissingIndom, "indom %d is not in the file: PCP shows the metric with no values", m.Indom)
 			}
 		}
+	}
+	for _, d := range f.deadValues {
+		add("value ["+itoa(int64(d.index))+"] at offset "+itoa(int64(d.offset)), d.offset, RuleDeadValue,
+			"a value of no metric (metric offset 0) with instance offset %d: PCP skips the record", d.instOf)
 	}
 	first := map[[2]uint64]*Value{}
 	for i, v := range f.Values {

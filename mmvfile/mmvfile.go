@@ -50,10 +50,20 @@ type File struct {
 	Indoms    []*Indom
 	Instances []*Instance
 	Metrics   []*Metric
-	Values    []*Value // dead records (no metric, no instance), which PCP skips, left out
+	Values    []*Value // dead records (of no metric: metric offset 0), which PCP skips, left out
 	Strings   []*String
 	Labels    []*Label
 	size      uint64 // of the file, in bytes
+	// deadValues are the value records of no metric that name an
+	// instance, which PCP skips: Lint reports them.
+	deadValues []deadValue
+}
+
+// deadValue is a value record of no metric: its index in the section,
+// offset, and instance offset.
+type deadValue struct {
+	index          int
+	offset, instOf uint64
 }
 
 // Header is the file header.

@@ -248,7 +248,6 @@ var mutations = []mutation{
 	{"value at an indom", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Values[0].Offset+16, f.Indoms[0].Offset)
 	}, mmvfile.ErrReference},
-	{"value at offset 0", 0, func(b []byte, f *mmvfile.File) []byte { return put64(b, f.Values[0].Offset+16, 0) }, mmvfile.ErrReference},
 	{"value at a non-instance", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Values[0].Offset+24, f.Values[0].Instance.Offset+4)
 	}, mmvfile.ErrReference},

@@ -429,9 +429,13 @@ func (p *parser) values() error {
 		v := &Value{Offset: off, Extra: int64(p.u64(off + valueExtra))}
 		copy(v.Atom[:], p.b[off+valueAtom:])
 		metricOff, instOff := p.u64(off+valueMetric), p.u64(off+valueInstance)
-		if metricOff == 0 && instOff == 0 {
-			// A dead record: PCP's reader skips a value of no metric
-			// (seen with 6.0.3); mmv writes one for a removed instance.
+		if metricOff == 0 {
+			// A dead record: PCP's reader skips a value of no metric,
+			// whatever its instance offset (seen with 6.0.3); mmv writes
+			// one, all zero, for a removed instance.
+			if instOff != 0 {
+				p.f.deadValues = append(p.f.deadValues, deadValue{i, off, instOff})
+			}
 			continue
 		}
 		j, ok := p.index(Metrics, metricOff)

@@ -49,6 +49,20 @@ var showsAsPCP = []struct {
 		put64(b, tocEntry(f, mmvfile.Labels)+8, 1<<62)
 		return b
 	}, mmvfile.RuleSection, "", map[string]string{"get": "7", "put": "9"}},
+	{"value of no metric with an instance", 0, func(b []byte, f *mmvfile.File) []byte {
+		setValues(b, f)
+		return put64(b, f.Values[0].Offset+16, 0) // get's: a dead record
+	}, mmvfile.RuleDeadValue, "", map[string]string{"put": "9"}},
+	{"value of no metric with an instance offset that is no instance record", 0, func(b []byte, f *mmvfile.File) []byte {
+		setValues(b, f)
+		put64(b, f.Values[0].Offset+16, 0)
+		return put64(b, f.Values[0].Offset+24, f.Instances[0].Offset+4)
+	}, mmvfile.RuleDeadValue, "", map[string]string{"put": "9"}},
+	{"value of no metric with an instance offset beyond the file", 0, func(b []byte, f *mmvfile.File) []byte {
+		setValues(b, f)
+		put64(b, f.Values[0].Offset+16, 0)
+		return put64(b, f.Values[0].Offset+24, 1<<62)
+	}, mmvfile.RuleDeadValue, "", map[string]string{"put": "9"}},
 }
 
 // setValues gives the sample's first metric the values 7 (get) and 9 (put).
