@@ -71,7 +71,9 @@ const (
 	// its values.
 	RuleUnlistedInstance Rule = "unlisted-instance"
 	// RuleDeadValue: a value record of no metric (metric offset 0) that
-	// names an instance; PCP skips it, as it skips a record all zero.
+	// names an instance, or of a metric PCP skips for its item that
+	// names no instance of the metric's indom; PCP skips it (Parse
+	// leaves it out of File.Values).
 	RuleDeadValue Rule = "dead-value"
 	// RuleDuplicateValue: a second value record for one metric and
 	// instance; PCP reads the first.
@@ -288,7 +290,7 @@ func (f *File) Lint(name string) []Finding {
 	}
 	for _, d := range f.deadValues {
 		add("value ["+itoa(int64(d.index))+"] at offset "+itoa(int64(d.offset)), d.offset, RuleDeadValue,
-			"a value of no metric (metric offset 0) with instance offset %d: PCP skips the record", d.instOf)
+			"%s: PCP skips the record", d.what)
 	}
 	first := map[[2]uint64]*Value{}
 	for i, v := range f.Values {

@@ -54,16 +54,18 @@ type File struct {
 	Strings   []*String
 	Labels    []*Label
 	size      uint64 // of the file, in bytes
-	// deadValues are the value records of no metric that name an
-	// instance, which PCP skips: Lint reports them.
+	// deadValues are the value records PCP skips that Lint reports: of
+	// no metric but naming an instance, or of a metric PCP skips for its
+	// item and naming no instance of its indom.
 	deadValues []deadValue
 }
 
-// deadValue is a value record of no metric: its index in the section,
-// offset, and instance offset.
+// deadValue is a value record PCP skips: its index in the section,
+// offset, and what it holds.
 type deadValue struct {
-	index          int
-	offset, instOf uint64
+	index  int
+	offset uint64
+	what   string
 }
 
 // Header is the file header.

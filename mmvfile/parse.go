@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -424,6 +425,7 @@ func (p *parser) values() error {
 	for _, in := range p.f.Indoms {
 		serials[in.Serial] = true
 	}
+	items := p.f.itemOwners()
 	for i, off := range p.records(Values) {
 		what := "value [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
 		v := &Value{Offset: off, Extra: int64(p.u64(off + valueExtra))}
@@ -434,7 +436,8 @@ func (p *parser) values() error {
 			// whatever its instance offset (seen with 6.0.3); mmv writes
 			// one, all zero, for a removed instance.
 			if instOff != 0 {
-				p.f.deadValues = append(p.f.deadValues, deadValue{i, off, instOff})
+				p.f.deadValues = append(p.f.deadValues, deadValue{i, off,
+					"a value of no metric (metric offset 0) with instance offset " + itoa(int64(instOff))})
 			}
 			continue
 		}
@@ -444,45 +447,62 @@ func (p *parser) values() error {
 		}
 		v.Metric = p.f.Metrics[j]
 		what += " (" + v.Metric.Name + ")"
-		switch k, ok := p.index(Instances, instOff); {
-		case v.Metric.Singular():
-			if instOff != 0 {
-				return errorf(ErrReference, "%s: instance offset %d for a singular metric", what, instOff)
+		if why, kind := p.value(v, instOff, serials); kind != nil {
+			if m := v.Metric; m.Item > mmv.MaxItem || items[m.Item] != m {
+				// PCP skips the metric for its item, and never reads
+				// the value.
+				p.f.deadValues = append(p.f.deadValues, deadValue{i, off,
+					"a value of " + m.Name + ", a metric PCP skips for its item " + itoa(int64(m.Item)) + ", " + why})
+				continue
 			}
-		case !ok:
-			return errorf(ErrReference, "%s: instance offset %d is not an instance record", what, instOff)
-		case p.f.Instances[k].Indom == nil:
-			return errorf(ErrReference, "%s: instance offset %d is an empty instance record", what, instOff)
-		case p.f.Instances[k].Indom.Serial != v.Metric.Indom && serials[v.Metric.Indom]:
-			// PCP would show it as the metric's instance of the same id.
-			// (A metric whose indom is missing shows no values at all.)
-			return errorf(ErrReference, "%s: instance at offset %d is in indom %d, the metric's indom is %d",
-				what, instOff, p.f.Instances[k].Indom.Serial, v.Metric.Indom)
-		default:
-			v.Instance = p.f.Instances[k]
-		}
-		a32, a64 := ne.Uint32(v.Atom[:]), ne.Uint64(v.Atom[:])
-		switch v.Metric.Type {
-		case mmv.Int32:
-			v.Int = int64(int32(a32))
-		case mmv.Uint32:
-			v.Uint = uint64(a32)
-		case mmv.Int64, mmv.Elapsed:
-			v.Int = int64(a64)
-		case mmv.Uint64:
-			v.Uint = a64
-		case mmv.Float:
-			v.Float = float64(math.Float32frombits(a32))
-		case mmv.Double:
-			v.Float = math.Float64frombits(a64)
-		case mmv.String:
-			if v.String, ok = p.str(uint64(v.Extra)); !ok {
-				return errorf(ErrReference, "%s: string offset %d is not a string slot", what, uint64(v.Extra))
-			}
+			return errorf(kind, "%s: %s", what, why)
 		}
 		p.f.Values = append(p.f.Values, v)
 	}
 	return nil
+}
+
+// value decodes the value record v of its metric, with the instance
+// record at instOff, or says why it cannot, with the sentinel.
+func (p *parser) value(v *Value, instOff uint64, serials map[uint32]bool) (why string, kind error) {
+	switch k, ok := p.index(Instances, instOff); {
+	case v.Metric.Singular():
+		if instOff != 0 {
+			return "instance offset " + itoa(int64(instOff)) + " for a singular metric", ErrReference
+		}
+	case !ok:
+		return "instance offset " + itoa(int64(instOff)) + " is not an instance record", ErrReference
+	case p.f.Instances[k].Indom == nil:
+		return "instance offset " + itoa(int64(instOff)) + " is an empty instance record", ErrReference
+	case p.f.Instances[k].Indom.Serial != v.Metric.Indom && serials[v.Metric.Indom]:
+		// PCP would show it as the metric's instance of the same id.
+		// (A metric whose indom is missing shows no values at all.)
+		return fmt.Sprintf("instance at offset %d is in indom %d, the metric's indom is %d",
+			instOff, p.f.Instances[k].Indom.Serial, v.Metric.Indom), ErrReference
+	default:
+		v.Instance = p.f.Instances[k]
+	}
+	a32, a64 := ne.Uint32(v.Atom[:]), ne.Uint64(v.Atom[:])
+	switch v.Metric.Type {
+	case mmv.Int32:
+		v.Int = int64(int32(a32))
+	case mmv.Uint32:
+		v.Uint = uint64(a32)
+	case mmv.Int64, mmv.Elapsed:
+		v.Int = int64(a64)
+	case mmv.Uint64:
+		v.Uint = a64
+	case mmv.Float:
+		v.Float = float64(math.Float32frombits(a32))
+	case mmv.Double:
+		v.Float = math.Float64frombits(a64)
+	case mmv.String:
+		var ok bool
+		if v.String, ok = p.str(uint64(v.Extra)); !ok {
+			return fmt.Sprintf("string offset %d is not a string slot", uint64(v.Extra)), ErrReference
+		}
+	}
+	return "", nil
 }
 
 func (p *parser) labels() error {

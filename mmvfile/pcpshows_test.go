@@ -63,6 +63,21 @@ var showsAsPCP = []struct {
 		put64(b, f.Values[0].Offset+16, 0)
 		return put64(b, f.Values[0].Offset+24, 1<<62)
 	}, mmvfile.RuleDeadValue, "", map[string]string{"put": "9"}},
+	{"value of a metric PCP skips for its item, with an instance offset inside a record", 0, func(b []byte, f *mmvfile.File) []byte {
+		setValues(b, f)
+		put32(b, metricField(f, f.Metrics[2], 0), 2000) // busy
+		return put64(b, f.Values[3].Offset+24, f.Instances[0].Offset+4)
+	}, mmvfile.RuleDeadValue, "", map[string]string{"get": "7", "put": "9"}},
+	{"value of a metric PCP skips for its item, with an instance offset beyond the file", 0, func(b []byte, f *mmvfile.File) []byte {
+		setValues(b, f)
+		put32(b, metricField(f, f.Metrics[2], 0), 2000)
+		return put64(b, f.Values[3].Offset+24, 1<<62)
+	}, mmvfile.RuleDeadValue, "", map[string]string{"get": "7", "put": "9"}},
+	{"singular value with an instance, of a metric PCP skips for a duplicate item", 0, func(b []byte, f *mmvfile.File) []byte {
+		setValues(b, f)
+		put32(b, metricField(f, f.Metrics[1], 0), f.Metrics[0].Item) // version takes requests' item
+		return put64(b, f.Values[2].Offset+24, f.Instances[1].Offset)
+	}, mmvfile.RuleDeadValue, "", map[string]string{"get": "7", "put": "9"}},
 }
 
 // setValues gives the sample's first metric the values 7 (get) and 9 (put).
