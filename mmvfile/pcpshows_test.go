@@ -78,6 +78,11 @@ var showsAsPCP = []struct {
 		put32(b, metricField(f, f.Metrics[1], 0), f.Metrics[0].Item) // version takes requests' item
 		return put64(b, f.Values[2].Offset+24, f.Instances[1].Offset)
 	}, mmvfile.RuleDeadValue, "", map[string]string{"get": "7", "put": "9"}},
+	{"string value at no string slot, of a metric PCP skips for its item", 0, func(b []byte, f *mmvfile.File) []byte {
+		setValues(b, f)
+		put32(b, metricField(f, f.Metrics[1], 0), 2000) // version
+		return put64(b, f.Values[2].Offset+8, f.Values[2].Offset)
+	}, mmvfile.RuleDeadValue, "", map[string]string{"get": "7", "put": "9"}},
 }
 
 // setValues gives the sample's first metric the values 7 (get) and 9 (put).
