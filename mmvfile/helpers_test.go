@@ -210,3 +210,32 @@ func within(t *testing.T, d time.Duration, what string, f func()) {
 		t.Fatalf("%s has not returned after %v", what, d)
 	}
 }
+
+// setValues gives the sample's first metric the values 7 (get) and 9 (put).
+func setValues(b []byte, f *mmvfile.File) {
+	put64(b, f.Values[0].Offset, 7)
+	put64(b, f.Values[1].Offset, 9)
+}
+
+// instanceSize is the size of an instance record of the file's version.
+func instanceSize(f *mmvfile.File) uint64 { return f.Instances[1].Offset - f.Instances[0].Offset }
+
+// listedValues returns the values of a metric of an unsigned type, by
+// instance name, as PCP shows them: of the instances their indom lists,
+// the first value of each.
+func listedValues(f *mmvfile.File, metric string) map[string]string {
+	out := map[string]string{}
+	for _, v := range f.Values {
+		if v.Metric.Name != metric || v.Instance == nil || v.Instance.Indom == nil {
+			continue
+		}
+		listed := false
+		for _, inst := range v.Instance.Indom.Instances {
+			listed = listed || inst == v.Instance
+		}
+		if _, ok := out[v.Instance.Name]; listed && !ok {
+			out[v.Instance.Name] = strconv.FormatUint(v.Uint, 10)
+		}
+	}
+	return out
+}
