@@ -229,7 +229,9 @@ func (r *Registry) tryClaimsLocked(first *part) (*claims, error) {
 
 // startPartLocked gives the part's metrics their items and values their
 // slots, and makes its file in d, claiming its cluster in cl
-// (claimsLocked). On failure the part is as it was.
+// (claimsLocked): under a temporary name, the name taken, until
+// commitPartLocked renames it into place (osfile.Prepare). On failure the
+// part is as it was.
 func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	labels := r.labelsOf(p, labelArray())
 	defer putLabels(labels)
@@ -256,7 +258,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	ws := listed(r.waitingSlotsLocked(p, 0, nil, nil))
-	f, err := createFile(d, p.name, plan.size, plan.offset[secValues], plan.record(secValues, p.slots.len()), p.slots.len(), &r.strs, func(b []byte) {
+	f, err := prepareFile(d, p.name, plan.size, plan.offset[secValues], plan.record(secValues, p.slots.len()), p.slots.len(), &r.strs, func(b []byte) {
 		r.encode(p, plan, b, gen, pid)
 		showWaiting(p, plan, b, ws)
 	})
@@ -267,6 +269,18 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	p.file, p.dirty, p.bound = f, false, 0
 	p.valuesEnd = plan.end - plan.offset[secValues]
 	cl.took(p.name, p.cluster)
+	return nil
+}
+
+// commitPartLocked renames the file startPartLocked made for p into
+// place. On failure the file is removed, and the part is as it was
+// before startPartLocked.
+func (r *Registry) commitPartLocked(p *part) error {
+	if err := p.file.os.Commit(); err != nil {
+		p.file.close(false)
+		p.reset()
+		return fileError(p.name, "cannot start", err)
+	}
 	return nil
 }
 
@@ -437,6 +451,9 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 		}
 		if err == nil {
 			err = r.startPartLocked(p, r.dir, *cl)
+		}
+		if err == nil {
+			err = r.commitPartLocked(p)
 		}
 		if err != nil {
 			r.pubErr = err

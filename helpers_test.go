@@ -442,3 +442,16 @@ func filesValues(t *testing.T, r *mmv.Registry) map[string]map[string]mmvfile.Va
 	}
 	return out
 }
+
+// declareSpilling makes a registry named name in dir with a counter
+// "count" set to count and more metrics than a file holds, so that Start
+// makes <name>.2 too ("count", last by name, goes there; "c0000" stays in
+// the first file).
+func declareSpilling(dir, name string, count uint64) *mmv.Registry {
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(count)
+	for i := range mmv.MaxMetrics + 80 {
+		mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Inc()
+	}
+	return r
+}

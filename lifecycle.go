@@ -41,6 +41,8 @@ func (r *Registry) Start() error {
 	r.dir = d
 	cl, err := r.claimsLocked(d, r.parts[0], claimWait)
 	if err == nil {
+		// Every file made before one is renamed into place: a Start that
+		// fails leaves the files at their names as they were.
 		for _, p := range r.parts {
 			if err = r.startPartLocked(p, d, cl); err != nil {
 				break
@@ -48,6 +50,11 @@ func (r *Registry) Start() error {
 		}
 		if err == nil {
 			err = r.removeLeftoversLocked()
+		}
+		for _, p := range r.parts {
+			if err == nil {
+				err = r.commitPartLocked(p)
+			}
 		}
 		cl.release()
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // autoItem is the item a metric declared without one takes when no other
@@ -443,4 +444,59 @@ func TestStartPastDirectoryNamedAsOverflow(t *testing.T) {
 	r := newRegistry(t, "app", dir, mmv.Options{})
 	mmv.NewCounter(r, "a", "", mmv.Count).Add(1)
 	startOrSkip(t, r) // a directory named app.2 is no overflow file of an earlier run
+}
+
+// TestRestartNeverShrinksFile: the file at a registry's name never gets
+// smaller when a new run renames its file over the last run's, so that
+// PCP's reader, which maps a file at the size it stat'ed before opening
+// it, never maps past the end of the file it opened
+// (TestRestartSmallerFileKeepsPMCD). The tail reads as zeros, and nothing
+// in the file points into it.
+func TestRestartNeverShrinksFile(t *testing.T) {
+	_, dir := pcpDir(t)
+	big := mmv.NewRegistry("shrinks", &mmv.Options{Dir: dir})
+	for i := range 200 {
+		mmv.NewCounter(big, fmt.Sprintf("c%03d", i), "", mmv.Count).Inc()
+	}
+	startOrSkip(t, big)
+	require.NoError(t, big.Close())
+	before, err := os.Stat(big.Path())
+	require.NoError(t, err)
+
+	small := newRegistry(t, "shrinks", dir, mmv.Options{})
+	mmv.NewCounter(small, "c000", "", mmv.Count).Add(7)
+	require.NoError(t, small.Start())
+	after, err := os.Stat(small.Path())
+	require.NoError(t, err)
+	assert.Equal(t, before.Size(), after.Size(), "the new run's file renamed over a larger one")
+	f, err := mmvfile.Open(small.Path())
+	require.NoError(t, err, "the file with its tail of zeros")
+	require.Len(t, f.Values, 1)
+	assert.EqualValues(t, 7, f.Values[0].Uint)
+}
+
+// TestFailedStartKeepsFile: a Start that fails at its overflow file (its
+// name, <name>.2, held by another live registry) leaves the last run's
+// files as they were, its values and all: it had renamed its first file
+// over the last run's, then removed it, and PCP lost the PMIDs it showed
+// (TestFailedStartKeepsPMCD). Every file is made before any is renamed
+// into place (osfile.Prepare).
+func TestFailedStartKeepsFile(t *testing.T) {
+	_, dir := pcpDir(t)
+	last := declareSpilling(dir, "fstart", 1)
+	startOrSkip(t, last)
+	require.NoError(t, last.Close()) // no Process flag: its files stay, PCP shows them
+	lastFile, err := os.ReadFile(filepath.Join(dir, "fstart"))
+	require.NoError(t, err)
+	other := newRegistry(t, "fstart.2", dir, mmv.Options{})
+	mmv.NewCounter(other, "mine", "", mmv.Count).Inc()
+	require.NoError(t, other.Start())
+
+	r := declareSpilling(dir, "fstart", 2)
+	defer r.Close()
+	require.ErrorIs(t, r.Start(), mmv.ErrInUse)
+	now, err := os.ReadFile(filepath.Join(dir, "fstart"))
+	require.NoError(t, err, "the last run's file, which PCP showed, is at its name after a Start that failed")
+	assert.Equal(t, lastFile, now, "the last run's file as it was")
+	assert.ElementsMatch(t, []string{"fstart", "fstart.2"}, entries(t, dir), "no temporary left")
 }

@@ -43,12 +43,12 @@ var claimWait = 10 * time.Second
 // openDir opens the directory of a registry's files.
 func openDir(path string) (*osfile.Dir, error) { return osfile.OpenDir(path, fileFormat) }
 
-// createFile makes the file of a part at name in d, of size bytes, its
+// prepareFile makes the file of a part at name in d, of size bytes, its
 // values section from valuesOff to valuesEnd with room for capacity slots,
-// String values written under strs; fill writes every byte but gen2 (see
-// osfile.Create).
-func createFile(d *osfile.Dir, name string, size, valuesOff, valuesEnd int64, capacity int, strs *stringLock, fill func(b []byte)) (*file, error) {
-	f, err := osfile.Create(d, name, size, valuesOff, valuesEnd, fill)
+// String values written under strs; fill writes every byte but gen2. The
+// file is at a temporary name until its Commit (see osfile.Prepare).
+func prepareFile(d *osfile.Dir, name string, size, valuesOff, valuesEnd int64, capacity int, strs *stringLock, fill func(b []byte)) (*file, error) {
+	f, err := osfile.Prepare(d, name, size, valuesOff, valuesEnd, fill)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -40,6 +41,33 @@ func restartLoop(t *testing.T, dir, name string, flags mmv.Flags, stop *atomic.B
 		}
 		v, _ := r.Value("count", "")
 		v.Set(int64(lives))
+		time.Sleep(time.Millisecond)
+		if err := r.Close(); err != nil {
+			t.Error(err)
+			return lives
+		}
+	}
+	return lives
+}
+
+// restartSizes is restartLoop, without flags, with a first file of two
+// sizes in turn: odd lifetimes declare extra counters beside "count"
+// before Start, even ones "count" alone.
+func restartSizes(t *testing.T, dir, name string, extra int, stop *atomic.Bool) int {
+	lives := 0
+	for !stop.Load() {
+		lives++
+		r := mmv.NewRegistry(name, &mmv.Options{Dir: dir})
+		mmv.NewCounter(r, "count", "Lifetimes", mmv.Count).Add(uint64(lives))
+		if lives%2 == 1 {
+			for i := range extra {
+				mmv.NewCounter(r, fmt.Sprintf("extra%03d", i), "", mmv.Count).Inc()
+			}
+		}
+		if err := r.Start(); err != nil {
+			t.Error(err)
+			return lives
+		}
 		time.Sleep(time.Millisecond)
 		if err := r.Close(); err != nil {
 			t.Error(err)
@@ -110,4 +138,84 @@ func TestProcessRestartPMCD(t *testing.T) {
 	t.Log(msg)
 	require.NoError(t, p.Died(), "pmcd, after "+msg)
 	assert.False(t, f.Lost, "pmcd stopped answering")
+}
+
+// TestRestartSmallerFileKeepsPMCD: a restart whose first file is smaller
+// than the last run's (fewer metrics declared before Start) leaves pmcd up
+// while a client fetches a metric of every run. PCP's reader stats a file,
+// then opens it and maps it at the size it read: a smaller file renamed
+// over the name between the two had it read past the end of its mapping,
+// and pmcd died of SIGSEGV after 1 to 4 s in three runs of three. A file
+// is now never renamed over a larger one without being extended to its
+// size (osfile's noSmallerThan; TestRestartNeverShrinksFile).
+func TestRestartSmallerFileKeepsPMCD(t *testing.T) {
+	needFileLayer(t)
+	t.Parallel() // a pmcd of its own
+	p := pcptest.StartPMCD(t)
+	const name = "shrink"
+	f, lives := fetchesSurvive(t, p, "mmv."+name+".count", func(stop *atomic.Bool) int {
+		return restartSizes(t, p.Dir, name, 10, stop)
+	})
+	t.Logf("%d lifetimes, fetches %+v", lives, f)
+	assert.Equal(t, f.N, f.Values, "every fetch of a metric in every run finds its value")
+}
+
+// TestFailedStartKeepsPMCD: a program retrying a Start that fails at its
+// overflow file, whose name another live registry holds
+// (TestFailedStartKeepsFile), while a client fetches a metric of the last
+// run's first file, leaves pmcd up: the failed Start had renamed its first
+// file over the last run's and removed it, and the next attempt brought
+// the PMIDs back, which crashed pmcd at the 5th to 15th attempt.
+func TestFailedStartKeepsPMCD(t *testing.T) {
+	needFileLayer(t)
+	t.Parallel() // a pmcd of its own
+	p := pcptest.StartPMCD(t)
+	last := declareSpilling(p.Dir, "fstart", 1)
+	startOrSkip(t, last)
+	require.NoError(t, last.Close())
+	other := newRegistry(t, "fstart.2", p.Dir, mmv.Options{})
+	mmv.NewCounter(other, "mine", "", mmv.Count).Inc()
+	require.NoError(t, other.Start())
+
+	f, n := fetchesSurvive(t, p, "mmv.fstart.c0000", func(stop *atomic.Bool) int {
+		n := 0
+		for !stop.Load() {
+			n++
+			r := declareSpilling(p.Dir, "fstart", uint64(n))
+			if err := r.Start(); !errors.Is(err, mmv.ErrInUse) {
+				t.Errorf("attempt %d: %v", n, err)
+			}
+			r.Close()
+			time.Sleep(time.Millisecond)
+		}
+		return n
+	})
+	t.Logf("%d attempts, fetches %+v", n, f)
+	assert.Equal(t, f.N, f.Values, "every fetch finds the last run's value")
+}
+
+// fetchesSurvive runs loop until it is told to stop while a client of p
+// fetches metric back to back (restartTestTime), and checks pmcd is up
+// and answering. It returns the fetches and what loop returned.
+func fetchesSurvive(t *testing.T, p *pcptest.PMCD, metric string, loop func(stop *atomic.Bool) int) (pcptest.Fetches, int) {
+	var stop atomic.Bool
+	done := make(chan int, 1)
+	go func() { done <- loop(&stop) }()
+	f, err := p.TryFetchLoop(t, metric, restartTestTime())
+	stop.Store(true)
+	n := <-done
+	time.Sleep(200 * time.Millisecond) // pmcd's exit, when it crashed
+	require.NoError(t, err)
+	require.NoError(t, p.Died(), "pmcd crashed after %d fetches", f.N)
+	require.False(t, f.Lost, "pmcd stopped answering after %d fetches", f.N)
+	return f, n
+}
+
+// restartTestTime is how long the restart tests run: 4 s, a minute with
+// MMV_LONG=1.
+func restartTestTime() time.Duration {
+	if os.Getenv("MMV_LONG") == "1" {
+		return time.Minute
+	}
+	return 4 * time.Second
 }

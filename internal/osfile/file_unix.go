@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -36,6 +37,10 @@ type File struct {
 	// closing counts the descriptors of replaced files being closed
 	// (letGo), which Close waits for.
 	closing sync.WaitGroup
+	// tmp and head, from Prepare to Commit: the file's temporary name,
+	// and its head as fill wrote it, which commit seals.
+	tmp  string
+	head []byte
 }
 
 // The reserved range: the file starts mapped in the middle, so that the
@@ -59,8 +64,29 @@ func pageUp(n int64) int64   { return pageDown(n + pageSize - 1) }
 // temporary name, maps it, and renames it to name; its values section is
 // from valuesOff to valuesEnd. fill writes every byte but those the
 // format's Seal writes, last, so a reader never takes a half-written file
-// for a complete one.
+// for a complete one. It is Prepare and Commit.
 func Create(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b []byte)) (*File, error) {
+	f, err := Prepare(d, name, size, valuesOff, valuesEnd, fill)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Commit(); err != nil {
+		f.Close(false)
+		return nil, err
+	}
+	return f, nil
+}
+
+// Prepare is Create but the rename: the file is written and mapped under
+// its temporary name, the name taken but its file, if any, untouched,
+// until Commit renames it into place; Close before Commit removes it. A
+// registry making several files prepares them all before it commits one,
+// so that one it cannot make leaves every name as it was: a Start that
+// failed at its second file had renamed its first over the last run's,
+// then removed it, and the PMIDs PCP's clients held vanished and came
+// back at the next Start, which crashes pmcd (mmv's
+// TestFailedStartKeepsFile).
+func Prepare(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b []byte)) (*File, error) {
 	if size > reserveHalf {
 		return nil, &TooLargeError{Name: name, Size: size, Limit: reserveHalf}
 	}
@@ -70,13 +96,13 @@ func Create(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b [
 	}
 	d.reclaim(name)
 	b := getScratch(size)
-	defer putScratch(b) // its head is sealed in commit
+	defer putScratch(b)
 	fd, tmp, err := writeTemp(d, name, size, b, valuesOff, valuesEnd, fill)
 	if err != nil {
 		closeNamed(named)
 		return nil, err
 	}
-	f := &File{dir: d, name: name, path: d.Join(name), fd: fd, size: size, named: named}
+	f := &File{dir: d, name: name, path: d.Join(name), fd: fd, size: size, named: named, tmp: tmp, head: slices.Clone(b[:d.format.HeadSize])}
 	fail := func(err error) (*File, error) {
 		unix.Close(fd)
 		unix.Unlinkat(d.fd, tmp, 0)
@@ -93,11 +119,17 @@ func Create(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b [
 		unix.MunmapPtr(f.resv, reserveSize)
 		return fail(&os.PathError{Op: "mmap", Path: d.Join(tmp), Err: err})
 	}
-	if err := f.commit(tmp, b); err != nil {
-		unix.MunmapPtr(f.resv, reserveSize)
-		return fail(err)
-	}
 	return f, nil
+}
+
+// Commit renames the file Prepare made into place. On failure the file
+// stays prepared, for Close to remove.
+func (f *File) Commit() error {
+	if err := f.commit(f.tmp, f.head); err != nil {
+		return err
+	}
+	f.tmp, f.head = "", nil
+	return nil
 }
 
 // writeTemp writes a new file of size bytes under a temporary name of name
@@ -154,7 +186,8 @@ func getScratch(n int64) []byte {
 // putScratch keeps b for the next file written.
 func putScratch(b []byte) { scratch.Put(b) }
 
-// commit seals the file at tmp, whose first bytes fill wrote as b, and
+// commit seals the file at tmp, whose first bytes fill wrote as b (its
+// head, at least), and
 // renames it, in the directory, into place: over the file at the name,
 // whose lock f.named holds, or, when there was none, only where there is
 // still none; a file another registry put at the name meanwhile is
@@ -183,7 +216,9 @@ func (f *File) commit(tmp string, b []byte) error {
 	var err error = unix.EEXIST
 	for range lockAttempts {
 		if f.named >= 0 {
-			err = unix.Renameat(f.dir.fd, tmp, f.dir.fd, f.name)
+			if err = f.noSmallerThan(f.named); err == nil {
+				err = unix.Renameat(f.dir.fd, tmp, f.dir.fd, f.name)
+			}
 			break
 		}
 		if err = f.dir.renameNoReplace(tmp, f.name); !errors.Is(err, unix.EEXIST) {
@@ -201,6 +236,25 @@ func (f *File) commit(tmp string, b []byte) error {
 		f.letGo(f.named)
 	}
 	f.named = f.fd
+	return nil
+}
+
+// noSmallerThan extends the file, before it is renamed over the file
+// open as fd, to that file's size when it is larger: PCP's reader stats a
+// file, then opens it and maps it at the size it read, and a smaller file
+// renamed over the name between the two (a registry's next run with fewer
+// metrics before Start) had it read past the end of its mapping, which
+// crashed pmcd (mmv's TestRestartSmallerFileKeepsPMCD). The tail reads as
+// zeros, holes on disk, and nothing points into it. A grown file is never
+// smaller than the file it replaces (Replace).
+func (f *File) noSmallerThan(fd int) error {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Size <= f.size {
+		return nil
+	}
+	if err := unix.Ftruncate(f.fd, st.Size); err != nil {
+		return &os.PathError{Op: "truncate", Path: f.path, Err: err}
+	}
 	return nil
 }
 
@@ -339,8 +393,9 @@ func (f *File) Path() string { return f.path }
 // Close swaps the file's pages for anonymous memory, so that updates still
 // in flight land harmlessly, however late (see retire), releases the rest
 // of the reserved range at once, removes the file if asked and if it is
-// still ours, and gives up the name: in that order, so that no one locks a
-// file about to lose its name.
+// still ours (a file prepared and never committed: its temporary, the
+// name's file left as it was), and gives up the name: in that order, so
+// that no one locks a file about to lose its name.
 func (f *File) Close(remove bool) error {
 	mapped := pageUp(f.size)
 	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
@@ -356,7 +411,10 @@ func (f *File) Close(remove bool) error {
 		}
 		retire(f, f.base, uintptr(mapped))
 	}
-	if remove && f.dir.sameFile(f.name, f.named) {
+	switch {
+	case f.tmp != "": // prepared, never committed: the file at the name is not ours
+		unix.Unlinkat(f.dir.fd, f.tmp, 0)
+	case remove && f.dir.sameFile(f.name, f.named):
 		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
 			err = errors.Join(err, &os.PathError{Op: "remove", Path: f.path, Err: e})
 		}

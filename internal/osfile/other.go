@@ -19,6 +19,12 @@ func Create(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b [
 	return nil, ErrUnsupported
 }
 
+func Prepare(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b []byte)) (*File, error) {
+	return nil, ErrUnsupported
+}
+
+func (f *File) Commit() error { return ErrUnsupported }
+
 func ProcessGone(pid int) bool                               { return false }
 func (d *Dir) Path() string                                  { return d.path }
 func (d *Dir) Join(name string) string                       { return d.path + "/" + name }
