@@ -127,7 +127,7 @@ func (r *Registry) waitingCellsLocked() map[*metric][]*cell {
 // has storage there, else in the instrument's memory, nil when it has
 // neither.
 func valueAt(r *Registry, m *metric, j int, cells []*cell) *Value {
-	v := r.handleLocked(m, j)
+	v := r.readLocked(m, j)
 	if v == nil && j < len(cells) && cells[j] != nil {
 		v = cells[j].value()
 	}

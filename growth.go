@@ -675,6 +675,25 @@ func (r *Registry) handleLocked(m *metric, inst int) *Value {
 	return m.part.handleOf(m, inst)
 }
 
+// readLocked is handleLocked for readers of values (Gather, Snapshot):
+// while a publication of the part is in flight, every value its file held
+// before keeps its storage, which the step carries into the new file, and
+// only a free slot taken again meanwhile has none yet (part.landing).
+// Readers given no handle for every value of a part in flight left a
+// scrape that met a growth step without the file's values
+// (TestGatherDuringGrowthShowsEveryValue). A handle it makes is tracked as
+// the step's (setHold.add).
+func (r *Registry) readLocked(m *metric, inst int) *Value {
+	if r.state != started {
+		return nil
+	}
+	p := m.part
+	if p.flying && inst < m.slots.len() && slices.Contains(p.landing, int(*m.slots.at(inst))) {
+		return nil
+	}
+	return p.handleOf(m, inst)
+}
+
 // handleOfLocked is handleLocked of m's value for instance id (0 when
 // singular), whose index is likely at: looked up by id only when it is
 // not there (ids are distinct in an indom), and not at all before Start,
