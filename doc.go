@@ -157,7 +157,10 @@
 // # Nil, errors and panics
 //
 // A nil *Value, *Counter, *Gauge, *IntGauge, *Timer or *Histogram ignores
-// updates and reads as zero; a nil *Vec's With returns nil. Updates after
+// updates and reads as zero (its Type is the zero Type); a nil *Vec, which
+// DeclareVec returns with its refusal, returns nil from With, zero values
+// from its other reads, and ignores its settings (SetLimit, SetExpiry,
+// SetInstanceLabels). Updates after
 // Close are dropped. Update methods never lock, allocate or panic. Label
 // values a vector refuses are never silent: Vec.Err says why, and the
 // registry counts them in mmv.<file>.mmv.dropped. Registry.Err says why a

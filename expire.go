@@ -65,7 +65,12 @@ func (v *Vec[T]) SetExpiry(d time.Duration) {
 }
 
 // Expiry returns the vector's expiry, 0 when its instances do not expire.
-func (v *Vec[T]) Expiry() time.Duration { return time.Duration(v.expiry.d.Load()) }
+func (v *Vec[T]) Expiry() time.Duration {
+	if v == nil {
+		return 0
+	}
+	return time.Duration(v.expiry.d.Load())
+}
 
 // scheduleSweepLocked schedules the next sweep, unless one is scheduled
 // or there is no expiry.

@@ -140,7 +140,12 @@ func (v *Value) awaitSets() {
 }
 
 // Type returns the type of the value's metric.
-func (v *Value) Type() Type { return Type(v.typ) }
+func (v *Value) Type() Type {
+	if v == nil {
+		return 0
+	}
+	return Type(v.typ)
+}
 
 // Add adds n to the value.
 func (v *Value) Add(n int64) {

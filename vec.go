@@ -671,7 +671,11 @@ func (e *vecEntry[T]) labelRecords() uint8 { return uint8(e.state.Load() >> 1) }
 // values as PCP instance labels: by default they do, while the file's
 // label budget allows. Turn it off for a vector of many instances whose
 // names say enough, such as buckets, to leave the budget to others.
-func (v *Vec[T]) SetInstanceLabels(on bool) { v.unlabelled.Store(!on) }
+func (v *Vec[T]) SetInstanceLabels(on bool) {
+	if v != nil {
+		v.unlabelled.Store(!on)
+	}
+}
 
 // SetLimit sets the number of instances the vector may hold
 // (DefaultVecLimit until then). A limit below the instances it holds keeps
@@ -681,15 +685,27 @@ func (v *Vec[T]) SetInstanceLabels(on bool) { v.unlabelled.Store(!on) }
 // reserves no more, and instances past the room reserved may be refused
 // for the file's budget.
 func (v *Vec[T]) SetLimit(n int) {
+	if v == nil {
+		return
+	}
 	v.limit.Store(int64(n))
 	v.r.limitSet()
 }
 
-// Limit returns the number of instances the vector may hold.
-func (v *Vec[T]) Limit() int { return int(v.limit.Load()) }
+// Limit returns the number of instances the vector may hold, 0 for a
+// nil vector.
+func (v *Vec[T]) Limit() int {
+	if v == nil {
+		return 0
+	}
+	return int(v.limit.Load())
+}
 
 // Instances returns the instance names, in the order they were first used.
 func (v *Vec[T]) Instances() []string {
+	if v == nil {
+		return nil
+	}
 	v.r.enter()
 	defer v.r.leave()
 	names := make([]string, 0, v.live)
@@ -705,14 +721,29 @@ func (v *Vec[T]) Instances() []string {
 // Metric returns the vector's metric name below mmv.<file> (for a
 // histogram vector, the prefix of its metrics), for those who add labels
 // of their own with the registry's methods.
-func (v *Vec[T]) Metric() string { return v.metric }
+func (v *Vec[T]) Metric() string {
+	if v == nil {
+		return ""
+	}
+	return v.metric
+}
 
 // Indom returns the serial of the instance domain of the vector's
 // instances.
-func (v *Vec[T]) Indom() uint32 { return v.serial }
+func (v *Vec[T]) Indom() uint32 {
+	if v == nil {
+		return 0
+	}
+	return v.serial
+}
 
 // Labels returns the vector's label names.
-func (v *Vec[T]) Labels() []string { return slices.Clone(v.labels) }
+func (v *Vec[T]) Labels() []string {
+	if v == nil {
+		return nil
+	}
+	return slices.Clone(v.labels)
+}
 
 // cellVec is the vecKind of the instruments with one value each:
 // counters, gauges and timers. It is its instruments' cellGroup: the

@@ -672,3 +672,28 @@ func TestAddInstanceToInstrumentIndom(t *testing.T) {
 		assert.ErrorContains(t, err, "made by the registry for an instrument", name)
 	}
 }
+
+// TestNilVecAndValueDoNotPanic: every method of a nil *Vec, what
+// DeclareVec returns with its refusal, and a nil *Value's Type are safe
+// (the package doc): Limit, SetLimit, Expiry, Instances, Labels, Metric,
+// Indom and SetInstanceLabels dereferenced it, and a program setting up a
+// vector DeclareVec refused crashed.
+func TestNilVecAndValueDoNotPanic(t *testing.T) {
+	var v *mmv.Vec[mmv.Counter]
+	var val *mmv.Value
+	for name, f := range map[string]func(){
+		"Vec.Limit":             func() { v.Limit() },
+		"Vec.SetLimit":          func() { v.SetLimit(10) },
+		"Vec.Expiry":            func() { v.Expiry() },
+		"Vec.Instances":         func() { v.Instances() },
+		"Vec.Labels":            func() { v.Labels() },
+		"Vec.Metric":            func() { v.Metric() },
+		"Vec.Indom":             func() { v.Indom() },
+		"Vec.SetInstanceLabels": func() { v.SetInstanceLabels(false) },
+		"Value.Type":            func() { val.Type() },
+	} {
+		assert.NotPanics(t, f, "nil %s", name)
+	}
+	assert.Zero(t, v.Limit())
+	assert.Nil(t, v.Instances())
+}
