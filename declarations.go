@@ -144,10 +144,8 @@ func (r *Registry) checkMetricLocked(subject string, m *Metric) error {
 		other := r.metrics[slices.IndexFunc(r.metrics, func(o *metric) bool { return strings.HasPrefix(o.Name, m.Name+".") })]
 		return errorf(ErrNamespace, subject, "it is also a prefix of metric %q, which makes PCP drop every MMV metric on the host", other.Name)
 	}
-	for i := strings.IndexByte(m.Name, '.'); i >= 0 && i < len(m.Name); i++ {
-		if m.Name[i] == '.' && r.named(m.Name[:i]) != nil {
-			return errorf(ErrNamespace, subject, "metric %q is a prefix of it, which makes PCP drop every MMV metric on the host", m.Name[:i])
-		}
+	if leaf := r.leafAbove(m.Name); leaf != nil {
+		return errorf(ErrNamespace, subject, "metric %q is a prefix of it, which makes PCP drop every MMV metric on the host", leaf.Name)
 	}
 	if m.Item > MaxItem {
 		return errorf(ErrRange, subject, "item %d is more than %d", m.Item, MaxItem)

@@ -51,6 +51,7 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 		}
 		return nil
 	}
+	r.tendTombstonesLocked()
 	var errs []error
 	var cl *claims
 	for _, p := range ps {
@@ -354,6 +355,7 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 	clear(r.rebound[1])
 	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
 	r.forgetRemovedLocked()
+	r.tendTombstonesLocked()
 	var errs []error
 	var cl *claims
 	for _, p := range r.parts {
@@ -648,12 +650,6 @@ func mergeWord[T uint32 | uint64](w atomicWord[T], was, now T, add func(cur, was
 			return
 		}
 	}
-}
-
-// generation returns a generation number as libpcp makes them: seconds in
-// the high 32 bits, microseconds in the low.
-func generation(t time.Time) uint64 {
-	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
 }
 
 // waitLocked hands w its value at once when it has storage, else keeps it

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Flags are the header flags of an MMV file; they tell the reader how to
@@ -86,9 +87,15 @@ func putHeader(b []byte, version, tocs int, flags Flags, pid int32, cluster uint
 	ne.PutUint32(b[hdrClusterOff:], cluster)
 }
 
+// generation returns a generation number as libpcp makes them: seconds in
+// the high 32 bits, microseconds in the low.
+func generation(t time.Time) uint64 {
+	return uint64(t.Unix())<<32 | uint64(t.Nanosecond()/1000)
+}
+
 // head is what a registry reads of another file's header, whatever
 // wrote it: the head of its directory's files when it claims a cluster
-// (liveClusters) or removes an earlier run's (removeLeftoversLocked), the
+// (liveClusters) or keeps an earlier run's as a tombstone (buryLocked), the
 // writer of a file whose lock is held (fileFormat).
 type head struct {
 	flags   Flags

@@ -455,3 +455,11 @@ func declareSpilling(dir, name string, count uint64) *mmv.Registry {
 	}
 	return r
 }
+
+// fileMetric returns the metric of f named name, nil when f has none.
+func fileMetric(f *mmvfile.File, name string) *mmvfile.Metric {
+	if i := slices.IndexFunc(f.Metrics, func(m *mmvfile.Metric) bool { return m.Name == name }); i >= 0 {
+		return f.Metrics[i]
+	}
+	return nil
+}

@@ -2,8 +2,6 @@ package mmv
 
 import (
 	"errors"
-	"strconv"
-	"strings"
 )
 
 // The lifecycle of a registry: declaring until Start, started until
@@ -49,7 +47,7 @@ func (r *Registry) Start() error {
 			}
 		}
 		if err == nil {
-			err = r.removeLeftoversLocked()
+			err = r.buryLeftoversLocked()
 		}
 		for _, p := range r.parts {
 			if err == nil {
@@ -70,32 +68,6 @@ func (r *Registry) Start() error {
 	r.bindLocked(0)
 	for _, f := range r.onStart {
 		f()
-	}
-	return nil
-}
-
-// removeLeftoversLocked removes the overflow files an earlier run of the
-// registry's name left past its own parts, <file>.N for N above them:
-// kept, they showed that run's metrics as this one's, and a name that
-// this run declares as a leaf and they held as a prefix made PCP's
-// namespace fail whole. One is a file of that name with the NoPrefix
-// flag, which every overflow file has, that no live registry holds; a
-// registry named so without the flag is another's, and stays. Called
-// once the registry's own files are at their names, under the
-// directory's claim lock.
-func (r *Registry) removeLeftoversLocked() error {
-	stale := func(b []byte) bool {
-		h, ok := readHead(b)
-		return ok && h.flags&NoPrefix != 0
-	}
-	for _, name := range r.dir.List() {
-		n, ok := strings.CutPrefix(name, r.name+".")
-		if i, err := strconv.Atoi(n); !ok || err != nil || i <= len(r.parts) || n != strconv.Itoa(i) {
-			continue
-		}
-		if _, err := r.dir.RemoveUnheld(name, stale); err != nil {
-			return fileError(name, "an earlier run's overflow file, which Start removes", err)
-		}
 	}
 	return nil
 }

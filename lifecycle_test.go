@@ -278,11 +278,14 @@ func TestOverflowClustersDoNotCollide(t *testing.T) {
 }
 
 // TestStartRemovesLeftoverOverflowFiles: a Start removes the overflow
-// files an earlier run of its name left past its own, which PCP showed as
-// this run's metrics with that run's values, and whose prefix made PCP's
-// namespace fail whole where this run declares the same name as a leaf.
-// A file of such a name that a live registry holds, or that has no
-// NoPrefix flag (a registry named so), stays.
+// files an earlier run of its name left past its own whose every metric
+// this run declares in another file or clashes with at a dot (kept, PCP
+// showed them as this run's metrics with that run's values, and a prefix
+// made PCP's namespace fail whole where this run declares the same name
+// as a leaf); those with other metrics stay as tombstones
+// (TestStartBuriesLeftoverOverflowFiles). A file of such a name that a
+// live registry holds, or that has no NoPrefix flag (a registry named
+// so), stays.
 func TestStartRemovesLeftoverOverflowFiles(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "mmv")
@@ -499,4 +502,66 @@ func TestFailedStartKeepsFile(t *testing.T) {
 	require.NoError(t, err, "the last run's file, which PCP showed, is at its name after a Start that failed")
 	assert.Equal(t, lastFile, now, "the last run's file as it was")
 	assert.ElementsMatch(t, []string{"fstart", "fstart.2"}, entries(t, dir), "no temporary left")
+}
+
+// TestStartBuriesLeftoverOverflowFiles: a Start keeps an overflow file
+// its last run made past its own parts as a tombstone: its metrics, their
+// PMIDs kept, with no value (it showed the last run's values as this
+// run's), but those whose names this run declares in another file, before
+// Start or after it (PCP would show one of two, or lose its namespace
+// whole over a prefix); the file this run makes at its name later is
+// renamed over it, its PMIDs the tombstone's. Removed, its PMIDs vanished
+// and came back, which crashes pmcd (TestRestartOverflowKeepsPMCD).
+func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	last := declareSpilling(dir, "tomb", 5)
+	startOrSkip(t, last)
+	require.NoError(t, last.Close())
+	was, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
+	require.NoError(t, err)
+	require.NotNil(t, fileMetric(was, "tomb.count"), "the last run's count in its overflow file")
+	require.NotNil(t, fileMetric(was, "tomb.c1102"))
+
+	r := newRegistry(t, "tomb", dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(1) // in the first file now
+	startOrSkip(t, r)
+	tomb, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
+	require.NoError(t, err)
+	assert.Empty(t, tomb.Values, "a tombstone shows no value")
+	assert.Nil(t, fileMetric(tomb, "tomb.count"), "a name this run declares in its first file")
+	assert.Len(t, tomb.Metrics, len(was.Metrics)-1)
+	assert.Equal(t, was.Header.Cluster, tomb.Header.Cluster)
+
+	// Declared after Start in the first file, which has room: the
+	// tombstone loses it before it is published.
+	mmv.NewCounter(r, "c1101", "", mmv.Count).Add(2)
+	require.NoError(t, r.Flush())
+	tomb, err = mmvfile.Open(filepath.Join(dir, "tomb.2"))
+	require.NoError(t, err)
+	assert.Nil(t, fileMetric(tomb, "tomb.c1101"))
+	assert.NotNil(t, fileMetric(tomb, "tomb.c1102"))
+	findings, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	for _, f := range findings {
+		assert.NotContains(t, []mmvfile.Rule{mmvfile.RuleDuplicateName, mmvfile.RuleNamePrefix}, f.Rule, "%v", f)
+	}
+
+	// This run's own overflow file replaces it, the PMIDs kept.
+	for i := range mmv.MaxMetrics + 80 {
+		if name := fmt.Sprintf("c%04d", i); name != "c1101" {
+			mmv.NewCounter(r, name, "", mmv.Count).Add(3)
+		}
+	}
+	require.NoError(t, r.Flush())
+	now, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
+	require.NoError(t, err)
+	m := fileMetric(now, "tomb.c1102")
+	require.NotNil(t, m, "c1102 in this run's overflow file")
+	assert.Equal(t, was.Header.Cluster, now.Header.Cluster)
+	assert.Equal(t, fileMetric(was, "tomb.c1102").Item, m.Item, "its PMID the tombstone's")
+	if pcptest.WantPCP(t) {
+		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv.tomb.c1102")
+		require.NotNil(t, shown)
+		assert.Equal(t, "3", shown.Value)
+	}
 }

@@ -1,5 +1,7 @@
 package mmv
 
+import "strings"
+
 // Metric declares a metric.
 type Metric struct {
 	// Name is the metric's name below mmv.<file>: letters, digits and '_'
@@ -94,6 +96,19 @@ func (t *metricTable) metricName(pos int) string { return t.metrics[pos].Name }
 func (t *metricTable) named(name string) *metric {
 	if i, ok := t.names.find(name, t.metricName); ok {
 		return t.metrics[i]
+	}
+	return nil
+}
+
+// leafAbove returns the metric whose name is a prefix of name at a dot,
+// nil when none is.
+func (t *metricTable) leafAbove(name string) *metric {
+	for i := strings.IndexByte(name, '.'); i >= 0 && i < len(name); i++ {
+		if name[i] == '.' {
+			if m := t.named(name[:i]); m != nil {
+				return m
+			}
+		}
 	}
 	return nil
 }

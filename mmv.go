@@ -108,15 +108,16 @@ type Registry struct {
 	// else is declared, as Snapshot and Gather do before they read
 	// (carryReboundLocked).
 	rebound       [2][]*cell
-	pubErr        error              // why the last publication failed
-	claimBusy     time.Time          // since when the timer's publications found the directory's lock held (tryClaimsLocked)
-	ownErr        error              // why a metric of the registry's own is not declared (declareOwnLocked)
-	dir           *osfile.Dir        // where the files are, from Start to Close
-	path          string             // the first file's, once started
-	waiting       []waiter           // instruments waiting for storage (growth.go)
-	cells         map[*cell]struct{} // every instrument's cell, unbound at Close, but a vector's
-	waitingGroups []cellGroup        // the groups of cells waiting for storage (growth.go)
-	wakeRest      bool               // a wake stopped at its chunk, the rest to bind (wakeLocked)
+	pubErr        error               // why the last publication failed
+	claimBusy     time.Time           // since when the timer's publications found the directory's lock held (tryClaimsLocked)
+	tombs         map[string][]string // an earlier run's overflow files this run has not made again, by name: the names of their metrics (tombstone.go)
+	ownErr        error               // why a metric of the registry's own is not declared (declareOwnLocked)
+	dir           *osfile.Dir         // where the files are, from Start to Close
+	path          string              // the first file's, once started
+	waiting       []waiter            // instruments waiting for storage (growth.go)
+	cells         map[*cell]struct{}  // every instrument's cell, unbound at Close, but a vector's
+	waitingGroups []cellGroup         // the groups of cells waiting for storage (growth.go)
+	wakeRest      bool                // a wake stopped at its chunk, the rest to bind (wakeLocked)
 	// entering counts the instruments waiting for the lock (door.enter),
 	// whom the timer lets in between the chunks it binds.
 	entering atomic.Int32

@@ -194,6 +194,47 @@ func TestFailedStartKeepsPMCD(t *testing.T) {
 	assert.Equal(t, f.N, f.Values, "every fetch finds the last run's value")
 }
 
+// TestRestartOverflowKeepsPMCD: a registry whose overflow file is made
+// after Start (metrics declared after it: a bridge's families, lazy
+// declarations), restarted without the Process flag while a client
+// fetches a metric of that file, leaves pmcd up. Start removed the last
+// run's overflow file, and the declarations after Start made it again
+// with the same PMIDs, which crashed pmcd after 23 to 53 lifetimes; the
+// file is now kept as a tombstone, its metrics with no value, until this
+// run's is renamed over it (TestStartBuriesLeftoverOverflowFiles).
+func TestRestartOverflowKeepsPMCD(t *testing.T) {
+	needFileLayer(t)
+	t.Parallel() // a pmcd of its own
+	p := pcptest.StartPMCD(t)
+	const name = "ovrst"
+	f, lives := fetchesSurvive(t, p, fmt.Sprintf("mmv.%s.c%04d", name, mmv.MaxMetrics+79), func(stop *atomic.Bool) int {
+		lives := 0
+		for !stop.Load() {
+			lives++
+			r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir})
+			mmv.NewCounter(r, "count", "Lifetimes", mmv.Count).Add(uint64(lives))
+			if err := r.Start(); err != nil {
+				t.Error(err)
+				break
+			}
+			for i := range mmv.MaxMetrics + 80 { // past a file's metrics: <name>.2
+				mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(uint64(lives))
+			}
+			if err := r.Err(); err != nil {
+				t.Error(err)
+			}
+			time.Sleep(time.Millisecond)
+			if err := r.Close(); err != nil {
+				t.Error(err)
+				break
+			}
+		}
+		return lives
+	})
+	t.Logf("%d lifetimes, fetches %+v", lives, f)
+	assert.Positive(t, f.Values, "fetches that found the value of this run's overflow file")
+}
+
 // fetchesSurvive runs loop until it is told to stop while a client of p
 // fetches metric back to back (restartTestTime), and checks pmcd is up
 // and answering. It returns the fetches and what loop returned.

@@ -88,12 +88,14 @@ func (d *Dir) acquire(name string) (int, error) {
 	return -1, &InUseError{Path: d.Join(name), Pid: holder}
 }
 
-// RemoveUnheld removes the regular file at name when no registry holds it
-// (its lock is free, or its holder gone) and stale says so of its head,
-// the format's HeadSize bytes; it reports whether it removed it. The caller
-// holds the directory's lock (LockClaims), as for clearName. A held name
-// is tried for as long as acquire tries one.
-func (d *Dir) RemoveUnheld(name string, stale func(head []byte) bool) (bool, error) {
+// RewriteUnheld rewrites the regular file at name when no registry holds
+// it (its lock is free, or its holder gone): rewrite gets its bytes, if it
+// holds at most max, and returns what the file is to hold, renamed over it
+// as a new file is, or nil to remove it, or b itself to leave it. It
+// reports whether it changed the file. The caller holds the directory's
+// lock (LockClaims), as for clearName. A held name is tried for as long as
+// acquire tries one.
+func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byte) (bool, error) {
 	// Only a regular file: acquire clears what no registry puts at a name
 	// (a symlink, which PCP's reader follows, a FIFO) and refuses a
 	// directory, which stay here.
@@ -111,15 +113,44 @@ func (d *Dir) RemoveUnheld(name string, stale func(head []byte) bool) (bool, err
 	case fd < 0:
 		return false, nil
 	}
-	defer unix.Close(fd)
-	h := make([]byte, d.format.HeadSize)
-	if n, _ := unix.Pread(fd, h, 0); n != len(h) || !stale(h) {
+	if unix.Fstat(fd, &st) != nil || st.Size > max {
+		unix.Close(fd)
 		return false, nil
 	}
-	if err := unix.Unlinkat(d.fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return false, &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
+	b := make([]byte, st.Size)
+	if n, _ := unix.Pread(fd, b, 0); n != len(b) {
+		unix.Close(fd)
+		return false, nil
 	}
-	return true, nil
+	nb := rewrite(b)
+	switch {
+	case nb == nil:
+		defer unix.Close(fd)
+		if err := unix.Unlinkat(d.fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return false, &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
+		}
+		return true, nil
+	case len(nb) == len(b) && &nb[0] == &b[0]:
+		unix.Close(fd)
+		return false, nil
+	}
+	// Written and renamed over the file as Create does (commit), the name
+	// held throughout; never mapped.
+	f := &File{dir: d, name: name, path: d.Join(name), size: int64(len(nb)), named: fd}
+	tfd, tmp, err := writeTemp(d, name, f.size, nb, 0, 0, func([]byte) {})
+	if err != nil {
+		unix.Close(fd)
+		return false, err
+	}
+	f.fd = tfd
+	err = f.commit(tmp, nb)
+	if err != nil {
+		unix.Unlinkat(d.fd, tmp, 0)
+		closeNamed(f.named)
+	}
+	unix.Close(tfd)
+	f.closing.Wait()
+	return err == nil, err
 }
 
 // ProcessGone reports whether no process has that pid: for a Process

@@ -44,7 +44,7 @@ func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte
 	return ErrUnsupported
 }
 
-func (d *Dir) RemoveUnheld(name string, stale func(head []byte) bool) (bool, error) {
+func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byte) (bool, error) {
 	return false, ErrUnsupported
 }
 

@@ -1,0 +1,174 @@
+package mmv
+
+import (
+	"bytes"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// An earlier run's overflow files: a registry started again finds the
+// files <file>.N its last run made past the parts it has at Start (its
+// metrics declared after Start, a bridge's families, overflow the first
+// file later). Left as they were, PCP showed that run's values as this
+// run's, and a name this run declares as a leaf, which they held as a
+// prefix, made PCP's namespace fail whole; removed, their PMIDs vanished
+// and came back when this run made <file>.N again, which crashes pmcd
+// while a client fetches them (docs/design.md, "A pmcd crash in PCP's
+// reader"; TestRestartOverflowKeepsPMCD). So Start rewrites each as a
+// tombstone: its metrics, with no value, but those whose names this run
+// declares in another file or that clash with one at a dot; the file
+// this run makes at its name later is renamed over it, the PMIDs kept.
+
+// maxTombstone bounds the file read to make a tombstone: past it, a file
+// of an overflow file's name is none of mmv's.
+const maxTombstone = 1 << 30
+
+// buryLeftoversLocked makes a tombstone of every overflow file an earlier
+// run of the registry's name left past its own parts, <file>.N for N
+// above them: a file of that name with the NoPrefix flag, which every
+// overflow file has, that no live registry holds; a registry named so
+// without the flag is another's, and stays. Under the directory's claim
+// lock, at Start.
+func (r *Registry) buryLeftoversLocked() error {
+	for _, name := range r.dir.List() {
+		n, ok := strings.CutPrefix(name, r.name+".")
+		if i, err := strconv.Atoi(n); !ok || err != nil || i <= len(r.parts) || n != strconv.Itoa(i) {
+			continue
+		}
+		if err := r.buryLocked(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buryLocked rewrites the overflow file at name, held by no registry, as
+// a tombstone that keeps the metrics whose names are free of this run's
+// other files (nameFreeLocked), and records it; it removes the file when
+// it keeps none, or when it is no MMV file whose metrics it can read.
+func (r *Registry) buryLocked(name string) error {
+	var kept []string
+	buried := false
+	_, err := r.dir.RewriteUnheld(name, maxTombstone, func(b []byte) []byte {
+		if h, ok := readHead(b); !ok || h.flags&NoPrefix == 0 {
+			return b // a registry's first file, named so: another's
+		}
+		buried = true
+		nb, names := bury(b, r.name+".", func(x string) bool { return r.nameFreeLocked(x, name) })
+		if kept = names; len(names) == 0 {
+			return nil
+		}
+		return nb
+	})
+	if err != nil {
+		return fileError(name, "an earlier run's overflow file, which Start keeps with no values", err)
+	}
+	delete(r.tombs, name)
+	if buried && len(kept) > 0 {
+		if r.tombs == nil {
+			r.tombs = map[string][]string{}
+		}
+		r.tombs[name] = kept
+	}
+	return nil
+}
+
+// tendTombstonesLocked keeps the tombstones right before a publication:
+// one whose name a part of this run now has its file at was renamed over,
+// and is gone; one holding a name this run has declared in another file
+// since, or a prefix of one, is rewritten without it, before the name is
+// published. The directory's claim lock is not needed: the file is at a
+// name of this registry's, and its own lock keeps writers apart.
+func (r *Registry) tendTombstonesLocked() {
+	for _, p := range r.parts {
+		if p.file != nil {
+			delete(r.tombs, p.name)
+		}
+	}
+	for name, names := range r.tombs {
+		if !slices.ContainsFunc(names, func(x string) bool { return !r.nameFreeLocked(x, name) }) {
+			continue
+		}
+		if err := r.buryLocked(name); err != nil {
+			r.pubErr = err
+		}
+	}
+}
+
+// nameFreeLocked reports whether a tombstone at file may keep the metric
+// named x: no metric of this run's is named x, or has x as a prefix at a
+// dot, or is named as such a prefix of x, in another file than the one
+// that will replace the tombstone.
+func (r *Registry) nameFreeLocked(x, file string) bool {
+	elsewhere := func(m *metric) bool { return m != nil && (m.part == nil || m.part.name != file) }
+	if elsewhere(r.named(x)) || elsewhere(r.leafAbove(x)) {
+		return false
+	}
+	return r.prefixes[x] == 0 || !slices.ContainsFunc(r.metrics, func(m *metric) bool {
+		return strings.HasPrefix(m.Name, x+".") && elsewhere(m)
+	})
+}
+
+// bury returns the tombstone of the MMV file b, whose metric names start
+// with prefix: b with no values and no labels, and only the metrics whose
+// names, without prefix, keep says to keep, with those names. It keeps
+// none of a file whose metrics it cannot read. The generation is new, so
+// that PCP's reader loads it again.
+func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []string) {
+	version := int(ne.Uint32(b[hdrVersionOff:]))
+	tocs := int(ne.Uint32(b[hdrTocsOff:]))
+	if version < Version1 || version > Version3 || tocs > 16 || headerSize+tocs*tocSize > len(b) {
+		return nil, nil
+	}
+	nb := bytes.Clone(b)
+	var names []string
+	for i := range tocs {
+		toc := nb[headerSize+i*tocSize:]
+		switch section(ne.Uint32(toc)) {
+		case secValues, secLabels:
+			ne.PutUint32(toc[4:], 0)
+		case secMetrics:
+			size := recordSize(secMetrics, version)
+			count, off := int(ne.Uint32(toc[4:])), ne.Uint64(toc[8:])
+			if count > MaxMetrics || off > uint64(len(b)) || int(off)+count*size > len(b) {
+				return nil, nil
+			}
+			at := int(off)
+			for j := range count {
+				rec := b[int(off)+j*size:][:size]
+				name, ok := metricNameOf(b, rec, version)
+				short, ours := strings.CutPrefix(name, prefix)
+				if !ok || !ours || !keep(short) {
+					continue
+				}
+				copy(nb[at:], rec)
+				at += size
+				names = append(names, short)
+			}
+			clear(nb[at : int(off)+count*size])
+			ne.PutUint32(toc[4:], uint32(len(names)))
+		}
+	}
+	ne.PutUint64(nb[hdrGen1Off:], generation(time.Now()))
+	return nb, names
+}
+
+// metricNameOf returns the name of the metric record rec of file b:
+// inline in v1, in a string record in v2 and v3.
+func metricNameOf(b, rec []byte, version int) (string, bool) {
+	name := rec[:metricNameV1Len]
+	if version != Version1 {
+		off := ne.Uint64(rec)
+		if off > uint64(len(b)) || int(off)+stringSize > len(b) {
+			return "", false
+		}
+		name = b[off : int(off)+stringSize]
+	}
+	n := bytes.IndexByte(name, 0)
+	if n < 0 {
+		return "", false
+	}
+	return string(name[:n]), true
+}
