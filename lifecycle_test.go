@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -506,7 +507,7 @@ func TestFailedStartKeepsFile(t *testing.T) {
 
 // TestStartBuriesLeftoverOverflowFiles: a Start keeps an overflow file
 // its last run made past its own parts as a tombstone: its metrics, their
-// PMIDs kept, with no value (it showed the last run's values as this
+// PMIDs kept, showing no value (it showed the last run's values as this
 // run's), but those whose names this run declares in another file, before
 // Start or after it (PCP would show one of two, or lose its namespace
 // whole over a prefix); the file this run makes at its name later is
@@ -527,7 +528,16 @@ func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
 	startOrSkip(t, r)
 	tomb, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
 	require.NoError(t, err)
-	assert.Empty(t, tomb.Values, "a tombstone shows no value")
+	assert.NotZero(t, tomb.Header.Flags&mmv.Sentinel, "a tombstone shows no value")
+	require.NotEmpty(t, tomb.Values)
+	for _, v := range tomb.Values {
+		assert.Equal(t, uint64(math.MaxUint64), v.Uint, "%s: the Sentinel flag's no value", v.Metric.Name)
+	}
+	if pcptest.WantPCP(t) {
+		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv.tomb.c1102")
+		require.NotNil(t, shown)
+		assert.Empty(t, shown.Value, "PCP shows no value")
+	}
 	assert.Nil(t, fileMetric(tomb, "tomb.count"), "a name this run declares in its first file")
 	assert.Len(t, tomb.Metrics, len(was.Metrics)-1)
 	assert.Equal(t, was.Header.Cluster, tomb.Header.Cluster)

@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // and came back when this run made <file>.N again, which crashes pmcd
 // while a client fetches them (docs/design.md, "A pmcd crash in PCP's
 // reader"; TestRestartOverflowKeepsPMCD). So Start rewrites each as a
-// tombstone: its metrics, with no value, but those whose names this run
+// tombstone: its metrics, showing no value, but those whose names this run
 // declares in another file or that clash with one at a dot; the file
 // this run makes at its name later is renamed over it, the PMIDs kept.
 
@@ -112,10 +113,14 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 }
 
 // bury returns the tombstone of the MMV file b, whose metric names start
-// with prefix: b with no values and no labels, and only the metrics whose
-// names, without prefix, keep says to keep, with those names. It keeps
-// none of a file whose metrics it cannot read. The generation is new, so
-// that PCP's reader loads it again.
+// with prefix: b with the Sentinel flag and every value the reserved one
+// that PCP shows as no value (all ones, which is a NaN float too, or an
+// empty string), no labels, and only the metrics whose names, without
+// prefix, keep says to keep, with those names; the values of the others
+// are dead records. (Without value records, PCP's reader failed a fetch
+// of a singular metric and its help text as of an unknown metric.) It
+// keeps none of a file whose metrics it cannot read. The generation is
+// new, so that PCP's reader loads it again.
 func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []string) {
 	version := int(ne.Uint32(b[hdrVersionOff:]))
 	tocs := int(ne.Uint32(b[hdrTocsOff:]))
@@ -123,34 +128,75 @@ func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []strin
 		return nil, nil
 	}
 	nb := bytes.Clone(b)
-	var names []string
+	var toc [numSections][]byte // the sections' TOC entries, in nb
 	for i := range tocs {
-		toc := nb[headerSize+i*tocSize:]
-		switch section(ne.Uint32(toc)) {
-		case secValues, secLabels:
-			ne.PutUint32(toc[4:], 0)
-		case secMetrics:
-			size := recordSize(secMetrics, version)
-			count, off := int(ne.Uint32(toc[4:])), ne.Uint64(toc[8:])
-			if count > MaxMetrics || off > uint64(len(b)) || int(off)+count*size > len(b) {
-				return nil, nil
-			}
-			at := int(off)
-			for j := range count {
-				rec := b[int(off)+j*size:][:size]
-				name, ok := metricNameOf(b, rec, version)
-				short, ours := strings.CutPrefix(name, prefix)
-				if !ok || !ours || !keep(short) {
-					continue
-				}
-				copy(nb[at:], rec)
-				at += size
-				names = append(names, short)
-			}
-			clear(nb[at : int(off)+count*size])
-			ne.PutUint32(toc[4:], uint32(len(names)))
+		e := nb[headerSize+i*tocSize:][:tocSize]
+		if t := section(ne.Uint32(e)); t > 0 && t < numSections {
+			toc[t] = e
 		}
 	}
+	records := func(t section, size int) (off, count int, ok bool) {
+		if toc[t] == nil {
+			return 0, 0, true
+		}
+		c, o := int(ne.Uint32(toc[t][4:])), ne.Uint64(toc[t][8:])
+		return int(o), c, o <= uint64(len(b)) && c <= len(b)/size && int(o)+c*size <= len(b)
+	}
+	size := recordSize(secMetrics, version)
+	off, count, ok := records(secMetrics, size)
+	if !ok || count > MaxMetrics {
+		return nil, nil
+	}
+	var names []string
+	moved := map[uint64]uint64{} // a kept metric's record, from its offset in b to nb's
+	at := off
+	for j := range count {
+		rec := b[off+j*size:][:size]
+		name, ok := metricNameOf(b, rec, version)
+		short, ours := strings.CutPrefix(name, prefix)
+		if !ok || !ours || !keep(short) {
+			continue
+		}
+		copy(nb[at:], rec)
+		moved[uint64(off+j*size)] = uint64(at)
+		at += size
+		names = append(names, short)
+	}
+	clear(nb[at : off+count*size])
+	if toc[secMetrics] != nil {
+		ne.PutUint32(toc[secMetrics][4:], uint32(len(names)))
+	}
+	voff, vcount, ok := records(secValues, valueSize)
+	if !ok {
+		return nil, nil
+	}
+	typeAt := version == Version1
+	for j := range vcount {
+		v := nb[voff+j*valueSize:][:valueSize]
+		to, kept := moved[ne.Uint64(v[valueMetricOff:])]
+		if !kept {
+			clear(v)
+			continue
+		}
+		body := to + metricNameV2Len
+		if typeAt {
+			body = to + metricNameV1Len
+		}
+		ne.PutUint64(v[valueMetricOff:], to)
+		ne.PutUint64(v, math.MaxUint64)
+		switch Type(ne.Uint32(nb[body+metricTypeOff:])) {
+		case String:
+			if s := ne.Uint64(v[valueExtraOff:]); s < uint64(len(nb)) {
+				nb[s] = 0
+			}
+		case Elapsed:
+			ne.PutUint64(v[valueExtraOff:], 0)
+		}
+	}
+	if toc[secLabels] != nil {
+		ne.PutUint32(toc[secLabels][4:], 0)
+	}
+	ne.PutUint32(nb[hdrFlagsOff:], ne.Uint32(nb[hdrFlagsOff:])|uint32(Sentinel))
 	ne.PutUint64(nb[hdrGen1Off:], generation(time.Now()))
 	return nb, names
 }

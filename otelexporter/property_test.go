@@ -20,6 +20,7 @@ import (
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/canon"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // The accounting property: after every export, every data point is in
@@ -419,15 +420,22 @@ func (h *accounting) check(n int, file string, e *Exporter, ms []pcptest.Metric,
 			}
 		}
 	}
+	// An earlier run's overflow file this run has not made again is a
+	// tombstone: its metrics show no value, a float's NaN on PCP 6.0.3.
+	buried := buriedMetrics(t, filepath.Join(h.tmp, "mmv"))
+	noValue := func(name, v string) bool { return v == "" || buried[name] && strings.HasSuffix(v, "nan") }
 	for name, pm := range byName {
 		if _, ok := owners[strings.TrimPrefix(name, prefix)]; !ok {
 			continue
 		}
 		if pm.Singular() {
-			require.True(t, shown[name+"\x00"] || pm.Value == "", "export %d: %s shows %s, no point's", n, name, pm.Value)
+			require.True(t, shown[name+"\x00"] || noValue(name, pm.Value), "export %d: %s shows %s, no point's", n, name, pm.Value)
 			continue
 		}
 		for _, in := range pm.Instances {
+			if buried[name] && noValue(name, in.Value) {
+				continue
+			}
 			require.True(t, shown[name+"\x00"+in.Name], "export %d: %s[%s] shows %s, no point's", n, name, in.Name, in.Value)
 		}
 	}
@@ -513,4 +521,22 @@ func (in *propInstrument) expected(p *propPoint) []value {
 		return vs
 	}
 	return []value{{"", "\x00", 0}} // never exported
+}
+
+// buriedMetrics returns the PCP names of the metrics of the tombstones in
+// dir: the files with the Sentinel flag, which the exporters never set.
+func buriedMetrics(t *testing.T, dir string) map[string]bool {
+	names := map[string]bool{}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		f, err := mmvfile.Open(filepath.Join(dir, e.Name()))
+		if err != nil || f.Header.Flags&mmv.Sentinel == 0 {
+			continue
+		}
+		for _, m := range f.Metrics {
+			names["mmv."+m.Name] = true
+		}
+	}
+	return names
 }
