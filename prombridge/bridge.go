@@ -62,16 +62,22 @@ type Bridge struct {
 	g    prometheus.Gatherer
 	opts Options
 
-	mu       sync.Mutex
-	families map[familyKey]*family     // by Prometheus name and type
-	current  map[string]*family        // by Prometheus name: the type last gathered
-	names    map[string]*family        // PCP names taken, to the family taking them
-	gathered map[string]dto.MetricType // Prometheus names of the refresh running, and their first type
-	values   []string                  // label values of the metric being copied
-	drops    drops
-	stats    Stats
-	err      error
-	closed   bool
+	// refreshing is held by a refresh, from its Gather to its copy; mu
+	// only while it copies, so that Err, Stats and Close never wait for a
+	// Gather, which has no deadline.
+	refreshing sync.Mutex
+
+	mu        sync.Mutex
+	gathering time.Time                 // when the Gather running began; zero when none
+	families  map[familyKey]*family     // by Prometheus name and type
+	current   map[string]*family        // by Prometheus name: the type last gathered
+	names     map[string]*family        // PCP names taken, to the family taking them
+	gathered  map[string]dto.MetricType // Prometheus names of the refresh running, and their first type
+	values    []string                  // label values of the metric being copied
+	drops     drops
+	stats     Stats
+	err       error
+	closed    bool
 }
 
 // familyKey is what tells families apart: a name gathered with another
@@ -128,35 +134,74 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 }
 
 // Refresh gathers the families and copies them into the registry now,
-// and returns what Err then returns.
+// after the refresh running if any, and returns what the last refresh
+// met.
 func (b *Bridge) Refresh() error {
+	b.refreshing.Lock()
+	defer b.refreshing.Unlock()
+	return b.refresh()
+}
+
+// refresh is Refresh, with b.refreshing held.
+func (b *Bridge) refresh() error {
+	b.mu.Lock()
+	if b.closed {
+		defer b.mu.Unlock()
+		return b.err
+	}
+	now := time.Now()
+	b.gathering = now
+	b.mu.Unlock()
+	mfs, err := b.g.Gather()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.closed {
-		b.refreshLocked(time.Now())
+	b.gathering = time.Time{}
+	if !b.closed { // closed meanwhile: the registry may be closed too
+		b.refreshLocked(now, mfs, err)
 	}
 	return b.err
 }
 
 // Close copies the families a last time and stops the refreshes; it
 // returns what Err then returns. Close the registry after it, so that its
-// file holds the last values.
+// file holds the last values. A refresh whose Gather is running is not
+// waited for: it copies nothing once Gather returns.
 func (b *Bridge) Close() error {
-	err := b.Refresh()
+	if b.refreshing.TryLock() {
+		b.refresh()
+		b.refreshing.Unlock()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
-	return err
+	return b.errLocked()
 }
 
 // Err returns what the last refresh met, nil if nothing: the Gather
 // error, and every refusal it counted (families not published, series
 // refused, totals not copied, singular metrics left with an old value),
 // once per family and reason with the number of samples, at most 32 of
-// them, then how many more.
+// them, then how many more. It names a Gather running for longer than
+// Options.Grace and Options.Interval (DefaultGrace when Grace is
+// negative): PCP shows the values of the refresh before as current.
 func (b *Bridge) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.errLocked()
+}
+
+// errLocked is Err.
+func (b *Bridge) errLocked() error {
+	if b.gathering.IsZero() {
+		return b.err
+	}
+	grace := b.opts.Grace
+	if grace < 0 {
+		grace = DefaultGrace
+	}
+	if d := time.Since(b.gathering); d > max(grace, b.opts.Interval) {
+		return errors.Join(fmt.Errorf("prombridge: gather: running for %v, still: PCP shows the values of the refresh before as current", d.Round(time.Millisecond)), b.err)
+	}
 	return b.err
 }
 
@@ -167,10 +212,10 @@ func (b *Bridge) Stats() Stats {
 	return b.stats
 }
 
-// refreshLocked is one refresh at time now.
-func (b *Bridge) refreshLocked(now time.Time) {
+// refreshLocked copies mfs, gathered at time now with the Gather error
+// err.
+func (b *Bridge) refreshLocked(now time.Time, mfs []*dto.MetricFamily, err error) {
 	b.stats.Refreshes++
-	mfs, err := b.g.Gather()
 	if err != nil {
 		// Gather returns what it could gather with its error.
 		b.stats.GatherErrors++
@@ -209,7 +254,7 @@ func (b *Bridge) refreshLocked(now time.Time) {
 	b.err = b.drops.done()
 }
 
-// copyLocked copies one metric of f.
+// copyLocked copies one metric of f, gathered at the refresh of time now.
 func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 	values, ok := f.labelValues(m, b.values[:0])
 	b.values = values[:0]
@@ -220,6 +265,13 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 	s := f.series.find(values)
 	if s == nil {
 		s = f.series.add(values)
+	} else if s.seen.Equal(now) {
+		// Gathered twice in one Gather (two registries' families
+		// appended): one PCP instance cannot show both values, and the
+		// second overwrote the first unnamed. The first stays, as for a
+		// name gathered with two types.
+		b.drops.drop(f.prom, dropName, samplesOf(f.typ, m), fmt.Errorf("prombridge: family %s: series %q gathered twice in one Gather: the second not copied", f.prom, values))
+		return
 	}
 	s.seen = now
 	if s.refused == nil {

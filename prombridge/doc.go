@@ -17,8 +17,12 @@
 // refresh met, Stats counts it, and the counter
 // mmv.<file>.<prefix>.prombridge.dropped counts the samples not copied
 // (see below); a Gather error's families are copied, and the series of a
-// collector that failed leave after Options.Grace. The package is a
-// module of its own so that mmv's users never download client_golang.
+// collector that failed leave after Options.Grace. A Gather that does
+// not return (client_golang's has no deadline) holds up no method but
+// Refresh: Err names it once it has run longer than Grace and Interval,
+// PCP showing the values of the refresh before, and Close does not wait
+// for it. The package is a module of its own so that mmv's users never
+// download client_golang.
 //
 // # Mapping
 //
@@ -132,7 +136,9 @@
 // (values of the exposition: a histogram's buckets, +Inf included, sum
 // and count; a summary's quantiles, sum and count) the bridge does not
 // copy are counted in mmv.<file>.<prefix>.prombridge.dropped by reason:
-// name (the family's PCP name is another family's), declaration (mmv
+// name (the family's PCP name is another family's; a name gathered
+// twice in one Gather with two types, or a series gathered twice in one
+// Gather: the first is copied, the second counted), declaration (mmv
 // refused the family's metrics), type (not bridged), labels (a metric
 // whose label names are not its family's), series (a series mmv
 // refused: the family's Limit, the registry's caps; mmv counts the

@@ -19,7 +19,7 @@ import (
 type reason int
 
 const (
-	dropName        reason = iota // the family's PCP name is another family's
+	dropName        reason = iota // the family's PCP name is another family's; a name or series gathered twice
 	dropDeclaration               // mmv refused the family's metrics
 	dropType                      // a type the bridge does not publish (gauge histogram)
 	dropLabels                    // a metric whose label names are not its family's

@@ -3,11 +3,14 @@ package prombridge_test
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/canon"
@@ -89,6 +92,28 @@ func instanceName(names, values []string, l, v string) string {
 	n, ok := canon.Name(names, values)
 	if !ok {
 		return unnamable
+	}
+	return n
+}
+
+// gaugeFamily is a gauge family of one metric, of label k=v when k is
+// not "".
+func gaugeFamily(name, k, v string, x float64) *dto.MetricFamily {
+	m := &dto.Metric{Gauge: &dto.Gauge{Value: proto.Float64(x)}}
+	if k != "" {
+		m.Label = []*dto.LabelPair{{Name: proto.String(k), Value: proto.String(v)}}
+	}
+	return &dto.MetricFamily{Name: proto.String(name), Help: proto.String(name), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{m}}
+}
+
+// droppedTotal returns the sum of prombridge.dropped over its reasons.
+func droppedTotal(t *testing.T, ms []pcptest.Metric) uint64 {
+	t.Helper()
+	var n uint64
+	for _, in := range find(t, ms, "prombridge.dropped").Instances {
+		v, err := strconv.ParseUint(in.Value, 10, 64)
+		require.NoError(t, err)
+		n += v
 	}
 	return n
 }

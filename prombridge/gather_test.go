@@ -1,0 +1,75 @@
+package prombridge_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/prombridge"
+)
+
+// TestSeriesGatheredTwice: a Gatherer that gathers one series twice in
+// one Gather (two registries' families appended, as
+// TestNameGatheredWithTwoTypes has with two types; an exposition relayed
+// from another process) has two values for one PCP instance: the first
+// is copied, the second counted in prombridge.dropped and named by Err,
+// as for a name gathered with two types (PCP showed the second, the
+// first lost, nothing said).
+func TestSeriesGatheredTwice(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		return []*dto.MetricFamily{
+			gaugeFamily("x", "k", "a", 1), gaugeFamily("x", "k", "a", 2), // a vector's series, twice
+			gaugeFamily("y", "", "", 3), gaugeFamily("y", "", "", 4), // a singular family, twice
+		}, nil
+	})
+	r, tmp := newRegistry(t)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	err := b.Refresh()
+	ms := read(t, r, tmp)
+	require.Error(t, err, "PCP shows x %v and y=%s; the other values are lost, uncounted", find(t, ms, "x").Instances, find(t, ms, "y").Value)
+	assert.ErrorContains(t, err, "family x")
+	assert.ErrorContains(t, err, "family y")
+	assert.NotZero(t, droppedTotal(t, ms), "the values not shown are counted in prombridge.dropped")
+}
+
+// TestStuckGatherIsNamed: a Gather that does not return (a collector
+// waiting on a dead connection: client_golang's Gather has no deadline)
+// freezes every series of the bridge in PCP at its last value, shown as
+// current: Err says so, where it and Stats waited for the bridge's lock
+// behind the refresh, a health check calling them hanging as long as the
+// Gather (and Close with it).
+func TestStuckGatherIsNamed(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	var stuck atomic.Bool
+	release := make(chan struct{})
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		if stuck.Load() {
+			<-release
+		}
+		return []*dto.MetricFamily{gaugeFamily("temp", "zone", "a", 21)}, nil
+	})
+	r, tmp := newRegistry(t)
+	b := started(t, r, g, &prombridge.Options{Interval: 10 * time.Millisecond, Grace: 100 * time.Millisecond})
+	t.Cleanup(func() { close(release) }) // before the registry's Close
+	require.NoError(t, b.Err())
+	require.Equal(t, "21", instance(t, find(t, read(t, r, tmp), "temp"), "zone=a").Value)
+
+	stuck.Store(true)
+	time.Sleep(time.Second) // ten times Grace, a hundred intervals
+	errc := make(chan error, 1)
+	go func() { errc <- b.Err() }()
+	select {
+	case err := <-errc:
+		assert.Error(t, err, "a refresh running for ten times Grace: PCP shows the values of a second ago as current")
+	case <-time.After(2 * time.Second):
+		t.Fatalf("Err blocked behind a Gather that does not return; PCP shows temp{zone=a}=%s as current",
+			instance(t, find(t, read(t, r, tmp), "temp"), "zone=a").Value)
+	}
+}
