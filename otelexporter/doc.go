@@ -128,8 +128,8 @@
 //
 // Each metric of an instrument holds at most Options.Limit attribute sets
 // (mmv.DefaultVecLimit by default; a histogram's buckets that many times
-// its buckets), within the registry's caps on instances. Beyond them the
-// vector refuses the point and the registry counts it in
+// the most buckets of its points so far), within the registry's caps on
+// instances. Beyond them the vector refuses the point and the registry counts it in
 // mmv.<file>.mmv.dropped (reasons limit, cap...). What the exporter
 // itself drops is counted in mmv.<file>.otelexporter.dropped, at every
 // export that drops it, by reason: aggregation, temporality, declaration
@@ -149,11 +149,22 @@
 // it keeps its last value (zero before any), and the point is counted and
 // named all the same.
 //
-// An export is the whole of an instrument's series: an attribute set it
-// does not hold leaves PCP at that export (an observable instrument's
-// callback no longer observing it; a synchronous instrument's cumulative
-// series never vanish), and comes back, with its instance id of before,
-// when exported again. A histogram's buckets are those of its last
-// bounds. A singular metric not exported keeps its last value, named by
-// Err.
+// A collection is the whole of an instrument's series. The SDK stamps
+// every point of an instrument in one collection with the same end Time,
+// and a reader given sdkmetric.WithMaxExportBatchSize splits a collection
+// into several exports: an export carrying an instrument's points of the
+// Time of its last export continues that collection and removes nothing
+// of it. An export of another Time starts the instrument's next
+// collection: an attribute set it does not hold leaves PCP then (an
+// observable instrument's callback no longer observing it; a synchronous
+// instrument's cumulative series never vanish), and comes back, with its
+// instance id of before, when exported again. An instrument with no point
+// leaves PCP at the exports of a newer collection than its last, which
+// the exporter sees begin when an instrument it wrote in the running one
+// comes with a new Time, or an export has no point. A zero Time (a
+// producer's data) tells no collection: each such export is one, as it
+// is without batching. A set or instrument the SDK puts in a later export
+// of a collection than the first is out of PCP between the two. A
+// histogram's buckets are those of its last bounds. A singular metric
+// not exported keeps its last value, named by Err.
 package otelexporter

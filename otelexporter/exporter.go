@@ -61,6 +61,9 @@ type Exporter struct {
 	shut        bool
 	instruments map[string]*instrument // by PCP name
 	gen         uint64                 // exports made
+	coll        uint64                 // the collection running (see instrument.coll)
+	collGen     uint64                 // the export that started it
+	carried     bool                   // the export running has data points
 	pending     []pending              // of the export running: metrics of PCP names not declared yet
 	drops       drops
 }
@@ -136,6 +139,7 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	}
 	defer e.drops.done()
 	e.gen++
+	e.carried = false
 	for i := range rm.ScopeMetrics {
 		sm := &rm.ScopeMetrics[i]
 		for j := range sm.Metrics {
@@ -143,8 +147,11 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 		}
 	}
 	e.exportPending()
+	if !e.carried {
+		e.newCollection() // a collection of nothing: every instrument is absent
+	}
 	for _, in := range e.instruments {
-		in.sweep(&e.drops, e.gen)
+		in.sweep(&e.drops, e.gen, e.coll)
 	}
 	if !e.started {
 		if err := e.r.Start(); err != nil {
@@ -222,6 +229,12 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 // route exports the points of m, of scope, now when its PCP name is
 // declared, or keeps it for exportPending.
 func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) {
+	if n, end := pointsOf(m.Data); n > 0 {
+		e.carried = true
+		if end == 0 {
+			e.newCollection() // no Time to tell a collection by: the export is one
+		}
+	}
 	k, ok := kindOf(m.Data)
 	if !ok {
 		e.dropAggregation(scope, m)
@@ -330,14 +343,18 @@ func (e *Exporter) cumulative(id *ident, t metricdata.Temporality, n int) bool {
 
 // instrument returns the instrument of m, of identity id, declared under
 // PCP name name at its first export with the shape sh returns, or nil
-// when its n points are dropped: the metric is another instrument's, the
-// registry refused it, or it was written already in this export.
+// when it has no point (it is then absent from the export, as a metric
+// missing from it) or its n points are dropped: the metric is another
+// instrument's, the registry refused it, or it was written already in
+// this export.
 func (e *Exporter) instrument(id *ident, m *metricdata.Metrics, name string, sh func() shape, n int) *instrument {
+	if n == 0 {
+		// No point is no instrument in this export: marked seen, a known
+		// one kept its sets and its singular value, unnamed by Err.
+		return nil
+	}
 	in, ok := e.instruments[name]
 	if !ok {
-		if n == 0 {
-			return nil // the attribute keys are not known yet
-		}
 		in = declare(e.r, name, *id, m, sh(), e.o.Limit)
 		e.instruments[name] = in
 	}
@@ -355,7 +372,75 @@ func (e *Exporter) instrument(id *ident, m *metricdata.Metrics, name string, sh 
 		return nil
 	}
 	in.gen = e.gen
+	// The SDK stamps every point of an instrument in one collection with
+	// the same end Time, and may split the collection into several
+	// exports (WithMaxExportBatchSize): an export of the Time before
+	// continues its collection, whose sets it must not remove.
+	_, end := pointsOf(m.Data)
+	in.continues = end != 0 && end == in.end
+	if !in.continues {
+		if in.coll == e.coll {
+			e.newCollection() // its second collection since the running one began
+		}
+		in.end = end
+	}
+	in.coll = e.coll
 	return in
+}
+
+// newCollection starts a collection, once per export: the instruments not
+// written in it since are absent (sweep).
+func (e *Exporter) newCollection() {
+	if e.collGen != e.gen {
+		e.coll++
+		e.collGen = e.gen
+	}
+}
+
+// nanos returns t, a data point's Time, in Unix nanoseconds, 0 when
+// zero; generic so that the time package stays out and t is not boxed.
+func nanos[T interface {
+	IsZero() bool
+	UnixNano() int64
+}](t T) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// pointsOf returns the number of points of data, and the end Time of the
+// first in Unix nanoseconds: 0 when it has none or a zero Time.
+func pointsOf(data metricdata.Aggregation) (n int, end int64) {
+	switch a := data.(type) {
+	case metricdata.Sum[int64]:
+		return stamp(a.DataPoints, func(p *metricdata.DataPoint[int64]) int64 { return nanos(p.Time) })
+	case metricdata.Sum[float64]:
+		return stamp(a.DataPoints, func(p *metricdata.DataPoint[float64]) int64 { return nanos(p.Time) })
+	case metricdata.Gauge[int64]:
+		return stamp(a.DataPoints, func(p *metricdata.DataPoint[int64]) int64 { return nanos(p.Time) })
+	case metricdata.Gauge[float64]:
+		return stamp(a.DataPoints, func(p *metricdata.DataPoint[float64]) int64 { return nanos(p.Time) })
+	case metricdata.Histogram[int64]:
+		return stamp(a.DataPoints, func(p *metricdata.HistogramDataPoint[int64]) int64 { return nanos(p.Time) })
+	case metricdata.Histogram[float64]:
+		return stamp(a.DataPoints, func(p *metricdata.HistogramDataPoint[float64]) int64 { return nanos(p.Time) })
+	case metricdata.ExponentialHistogram[int64]:
+		return stamp(a.DataPoints, func(p *metricdata.ExponentialHistogramDataPoint[int64]) int64 { return nanos(p.Time) })
+	case metricdata.ExponentialHistogram[float64]:
+		return stamp(a.DataPoints, func(p *metricdata.ExponentialHistogramDataPoint[float64]) int64 { return nanos(p.Time) })
+	case metricdata.Summary:
+		return stamp(a.DataPoints, func(p *metricdata.SummaryDataPoint) int64 { return nanos(p.Time) })
+	}
+	return 0, 0
+}
+
+// stamp returns len(pts) and the end Time of the first, as pointsOf.
+func stamp[P any](pts []P, at func(*P) int64) (n int, end int64) {
+	if len(pts) == 0 {
+		return 0, 0
+	}
+	return len(pts), at(&pts[0])
 }
 
 func exportSums[N int64 | float64](e *Exporter, id *ident, m *metricdata.Metrics, name string, t metricdata.Temporality, pts []metricdata.DataPoint[N]) {

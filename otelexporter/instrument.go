@@ -37,6 +37,13 @@ type instrument struct {
 	owner string // id, for errors
 	kind  kind
 	gen   uint64 // the last export that wrote it
+	// coll is the exporter's collection that last wrote it, end the end
+	// Time (Unix ns, 0 for none) of its points then; continues is whether
+	// the export running continues that collection (removes none of its
+	// sets).
+	coll      uint64
+	end       int64
+	continues bool
 	// keys are the attribute keys of the points of its first export,
 	// sorted as attribute sets sort them; one label each.
 	keys []attribute.Key
@@ -51,6 +58,8 @@ type instrument struct {
 	min, max bridge.Metric[mmv.Gauge]   // a histogram's, when recorded
 	minmax   bool
 	buckets  *mmv.Vec[mmv.Counter]
+	limit    int // Options.Limit: attribute sets per metric
+	per      int // the most buckets of one point so far: the buckets' limit is limit times it
 
 	values []string  // one point's label values (and le), reused
 	bounds []float64 // the bucket bounds les names
@@ -87,7 +96,7 @@ func keysOf(sets iter.Seq[attribute.Set]) []attribute.Key {
 // instrument keeps the error.
 func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int) (in *instrument) {
 	k, scope := id.kind, id.scope
-	in = &instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax}
+	in = &instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax, limit: limit}
 	labels := make([]string, len(sh.keys))
 	for i, key := range sh.keys {
 		labels[i] = labelName(key)
@@ -127,7 +136,7 @@ func (in *instrument) declare(d mmv.Declarer, name string, m *metricdata.Metrics
 			return err
 		}
 		in.buckets.SetInstanceLabels(false) // names say enough; the label budget goes to the other metrics
-		in.buckets.SetLimit(limit * max(sh.buckets, 1))
+		in.raiseBuckets(max(sh.buckets, 1))
 		if in.counters, err = bridge.Declare[mmv.Counter](d, name+".count", h.text("count", ""), mmv.Count, labels, limit); err != nil {
 			return err
 		}
@@ -142,6 +151,16 @@ func (in *instrument) declare(d mmv.Declarer, name string, m *metricdata.Metrics
 		}
 	}
 	return err
+}
+
+// raiseBuckets makes room in the buckets' vector for n buckets per
+// attribute set, when no point had that many: a limit fixed at the first
+// export's buckets refused the sets of bounds grown later, within Limit.
+func (in *instrument) raiseBuckets(n int) {
+	if n > in.per {
+		in.per = n
+		in.buckets.SetLimit(in.limit * n)
+	}
 }
 
 // helper writes the help texts of an instrument's metrics.

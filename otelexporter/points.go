@@ -62,7 +62,9 @@ func total[N int64 | float64](v N, factor float64) (uint64, bool) {
 func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.DataPoint[N]) {
 	ps := in.pointSets(in.gen, sets(pts, func(p *metricdata.DataPoint[N]) attribute.Set { return p.Attributes }))
 	defer clear(ps)
-	in.leaveAbsent(in.gen)
+	if !in.continues {
+		in.leaveAbsent(in.gen)
+	}
 	for i := range pts {
 		p, s := &pts[i], ps[i]
 		if !in.known(d, s, &p.Attributes) || in.collided(d, s, &p.Attributes) {
@@ -101,7 +103,9 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricdata.HistogramDataPoint[N]) {
 	ps := in.pointSets(in.gen, sets(pts, func(p *metricdata.HistogramDataPoint[N]) attribute.Set { return p.Attributes }))
 	defer clear(ps)
-	in.leaveAbsent(in.gen)
+	if !in.continues {
+		in.leaveAbsent(in.gen)
+	}
 	for i := range pts {
 		p, s := &pts[i], ps[i]
 		if !in.known(d, s, &p.Attributes) || in.collided(d, s, &p.Attributes) {
@@ -135,6 +139,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 			}
 		}
 		in.retireBuckets(s, les)
+		in.raiseBuckets(len(p.BucketCounts))
 		bv := in.values[:len(in.keys)+1]
 		for j, n := range p.BucketCounts {
 			bv[len(in.keys)] = les[j]

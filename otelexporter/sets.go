@@ -8,9 +8,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// An export is the whole truth of an instrument's attribute sets: each
+// A collection is the whole truth of an instrument's attribute sets: each
 // set of it is one instance of the instrument's metrics, and a set the
-// export does not hold leaves PCP at that export. Observable instruments
+// collection does not hold leaves PCP at the first export of it (the
+// SDK may split one collection into several exports, of the same end
+// Time; the later ones remove nothing). Observable instruments
 // report only the sets their callbacks observed: kept, a set no longer
 // observed showed its last value for good. Two sets of one export that
 // make one instance (a key missing and "", 200 and "200", printed alike)
@@ -80,7 +82,8 @@ func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) 
 	return ps
 }
 
-// leaveAbsent removes the sets the export gen does not hold, once its
+// leaveAbsent removes the sets the export gen, the first of a
+// collection, does not hold, once its
 // points are counted (pointSets) and before they are written: left to
 // the export's end, they held the vector's limit, refusing its new sets
 // in their place. Apart from pointSets, whose loop over the points' sets
@@ -113,13 +116,14 @@ func (in *instrument) dropCollided(d *drops, s *shownSet, encoded string) {
 		in.owner, s.points, encoded, s.values))
 }
 
-// sweep ends the export gen for an instrument it did not hold: its sets
-// leave PCP (those of an instrument it held left before its points were
-// written, leaveAbsent). A singular metric cannot leave: it keeps its
-// last value, named in d.
-func (in *instrument) sweep(d *drops, gen uint64) {
+// sweep ends the export gen, of collection coll, for an instrument it did
+// not hold: unless the instrument is in coll already (an earlier export
+// of a collection split), its sets leave PCP (those of an instrument it
+// held left before its points were written, leaveAbsent). A singular
+// metric cannot leave: it keeps its last value, named in d.
+func (in *instrument) sweep(d *drops, gen, coll uint64) {
 	switch {
-	case in.err != nil || in.gen == gen:
+	case in.err != nil || in.gen == gen || in.coll == coll:
 	case len(in.keys) == 0:
 		d.errs.Add(in.owner, "absent", 0, fmt.Errorf("otelexporter: %s: no point in this export (an observable instrument no longer observed?)%s", in.owner, in.kept()))
 	default:

@@ -1,0 +1,124 @@
+package otelexporter
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// TestBatchedExportsAreOneCollection: a periodic reader given
+// sdkmetric.WithMaxExportBatchSize splits one collection into several
+// exports, of one end Time: PCP shows every attribute set the SDK
+// collected, where each batch removed the sets of the batches before it,
+// leaving the last batch's only, with Err nil and nothing counted.
+func TestBatchedExportsAreOneCollection(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	manual := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(testResource), sdkmetric.WithReader(manual),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(time.Hour), sdkmetric.WithMaxExportBatchSize(2))))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	ctx := context.Background()
+	m := mp.Meter("shop")
+	orders, err := m.Int64Counter("orders")
+	require.NoError(t, err)
+	for _, region := range []string{"a", "b", "c"} {
+		orders.Add(ctx, 5, metric.WithAttributes(attribute.String("region", region)))
+	}
+	workers, err := m.Int64Gauge("workers")
+	require.NoError(t, err)
+	workers.Record(ctx, 8)
+
+	for range 2 {
+		require.NoError(t, mp.ForceFlush(ctx))
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, manual.Collect(ctx, &rm))
+		require.Len(t, rm.ScopeMetrics, 1)
+		require.Len(t, rm.ScopeMetrics[0].Metrics[0].Data.(metricdata.Sum[int64]).DataPoints, 3, "the SDK holds three sets")
+
+		ms := pcptest.Info(t, tmp)
+		assert.Equal(t, map[string]string{"region=a": "5", "region=b": "5", "region=c": "5"},
+			shownValues(t, ms, "mmv.shop_test.shop.orders"), "PCP shows every set of the collection")
+		assert.Equal(t, "8", pcptest.Find(ms, "mmv.shop_test.shop.workers").Value)
+		assert.NoError(t, exp.Err())
+	}
+}
+
+// TestBoundsGrowWithinLimit: a histogram whose bounds change between
+// exports (a producer's: TestBoundsChangeRetiresBuckets) to more buckets
+// keeps every attribute set under Options.Limit, its buckets' limit
+// raised as prombridge raises its own: it was Limit times the buckets of
+// the first export, and the sets past it were refused, counted as the
+// vector's limit.
+func TestBoundsGrowWithinLimit(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Limit: 2, Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	hist := func(bounds []float64) *metricdata.ResourceMetrics {
+		counts := make([]uint64, len(bounds)+1)
+		counts[0] = 1
+		var pts []metricdata.HistogramDataPoint[int64]
+		for _, k := range []string{"a", "b"} {
+			pts = append(pts, metricdata.HistogramDataPoint[int64]{Attributes: attribute.NewSet(attribute.String("k", k)),
+				Bounds: bounds, BucketCounts: counts, Count: 1, Sum: 1})
+		}
+		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+			Scope: instrumentation.Scope{Name: "s"},
+			Metrics: []metricdata.Metrics{{Name: "lat", Unit: "ms", Data: metricdata.Histogram[int64]{
+				Temporality: metricdata.CumulativeTemporality, DataPoints: pts}}},
+		}}}
+	}
+	ctx := context.Background()
+	require.NoError(t, exp.Export(ctx, hist([]float64{1})))
+	require.NoError(t, exp.Err())
+	require.NoError(t, exp.Export(ctx, hist([]float64{1, 2, 3, 4})))
+	require.NoError(t, exp.ForceFlush(ctx))
+	assert.NoError(t, exp.Err(), "two sets, Limit 2")
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, map[string]string{"k=a": "1", "k=b": "1"}, shownValues(t, ms, "mmv.shop_test.s.lat.count"))
+	assert.Len(t, shownValues(t, ms, "mmv.shop_test.s.lat.bucket"), 10, "5 buckets of each set")
+}
+
+// TestEmptyMetricIsAbsent: a metric of an export with no data point (a
+// producer's, sdkmetric.WithProducer) is an instrument not exported: its
+// singular metric keeps its last value, which Err names, as when the
+// metric is missing from the export (it was taken as exported, unnamed).
+func TestEmptyMetricIsAbsent(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	gauge := func(pts ...metricdata.DataPoint[int64]) *metricdata.ResourceMetrics {
+		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+			Scope:   instrumentation.Scope{Name: "s"},
+			Metrics: []metricdata.Metrics{{Name: "workers", Data: metricdata.Gauge[int64]{DataPoints: pts}}},
+		}}}
+	}
+	ctx := context.Background()
+	require.NoError(t, exp.Export(ctx, gauge(metricdata.DataPoint[int64]{Value: 8})))
+	require.NoError(t, exp.Err())
+	require.NoError(t, exp.Export(ctx, &metricdata.ResourceMetrics{Resource: testResource}))
+	require.ErrorContains(t, exp.Err(), `instrument "workers" of scope "s": no point in this export`, "missing: named")
+	require.NoError(t, exp.Export(ctx, gauge(metricdata.DataPoint[int64]{Value: 8})))
+	require.NoError(t, exp.Export(ctx, gauge()))
+	require.NoError(t, exp.ForceFlush(ctx))
+	assert.Equal(t, "8", pcptest.Find(pcptest.Info(t, tmp), "mmv.shop_test.s.workers").Value, "PCP shows the last value")
+	assert.ErrorContains(t, exp.Err(), `instrument "workers" of scope "s": no point in this export`, "present with no point: the old value must be named")
+}
