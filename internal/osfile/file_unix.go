@@ -187,12 +187,11 @@ func getScratch(n int64) []byte {
 func putScratch(b []byte) { scratch.Put(b) }
 
 // commit seals the file at tmp, whose first bytes fill wrote as b (its
-// head, at least), and
-// renames it, in the directory, into place: over the file at the name,
-// whose lock f.named holds, or, when there was none, only where there is
-// still none; a file another registry put at the name meanwhile is
-// acquired first (and refused when held). The lock of the file replaced
-// is then let go: the file's own holds the name.
+// head, at least), and renames it, in the directory, into place: over the
+// file at the name, whose lock f.named holds, or, when there was none,
+// only where there is still none; a file another registry put at the
+// name meanwhile is acquired first (and refused when held). The lock of
+// the file replaced is then let go: the file's own holds the name.
 func (f *File) commit(tmp string, b []byte) error {
 	if seal := f.dir.format.Seal; seal != nil {
 		head := b[:f.dir.format.HeadSize]

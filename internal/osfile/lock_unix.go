@@ -130,7 +130,7 @@ func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byt
 			return false, &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
 		}
 		return true, nil
-	case len(nb) == len(b) && &nb[0] == &b[0]:
+	case len(nb) == len(b) && (len(b) == 0 || &nb[0] == &b[0]):
 		unix.Close(fd)
 		return false, nil
 	}
