@@ -47,7 +47,7 @@ const (
 	instanceIndomOff  = 0
 	instanceIDOff     = 12
 	instanceNameOff   = 16
-	instanceNameV1Len = 64
+	instanceNameV1Len = inlineNameLen
 )
 
 // singularIndom is the indom field of a metric with no instance domain

@@ -37,7 +37,7 @@ func metricOf(name, help string, t Type, sem Semantics, units Units, indom uint3
 const (
 	metricSizeV1    = 104
 	metricSizeV2    = 48
-	metricNameV1Len = 64
+	metricNameV1Len = inlineNameLen
 	metricNameV2Len = 8
 	metricItemOff   = 0
 	metricTypeOff   = 4

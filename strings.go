@@ -1,6 +1,9 @@
 package mmv
 
-import "sync"
+import (
+	"bytes"
+	"sync"
+)
 
 // A string record is 256 bytes: the NUL-terminated text, then zeros. Names
 // (v2 and v3), help texts and string values each have one.
@@ -10,6 +13,34 @@ const stringSize = MaxStringLen + 1
 func putString(rec []byte, s string) {
 	n := copy(rec[:MaxStringLen], s)
 	clear(rec[n:stringSize])
+}
+
+// inlineNameLen is the bytes of a name inline in a v1 record, a metric's
+// or an instance's.
+const inlineNameLen = 64
+
+// nameAt reads the name of a record of the file b at offset at: inline in
+// v1 (64 bytes, NUL-terminated), in v2 and v3 the offset of a string
+// record. It reports false for bytes that hold no name.
+func nameAt(b []byte, at uint64, version int) (string, bool) {
+	var name []byte
+	switch {
+	case version == Version1 && at <= uint64(len(b)) && uint64(len(b))-at >= inlineNameLen:
+		name = b[at:][:inlineNameLen]
+	case version != Version1 && at <= uint64(len(b)) && uint64(len(b))-at >= 8:
+		off := ne.Uint64(b[at:])
+		if off > uint64(len(b)) || uint64(len(b))-off < stringSize {
+			return "", false
+		}
+		name = b[off:][:stringSize]
+	default:
+		return "", false
+	}
+	n := bytes.IndexByte(name, 0)
+	if n < 0 {
+		return "", false
+	}
+	return string(name[:n]), true
 }
 
 // stringLock serialises the writers of a registry's String values, which

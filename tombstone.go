@@ -152,7 +152,7 @@ func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []strin
 	at := off
 	for j := range count {
 		rec := b[off+j*size:][:size]
-		name, ok := metricNameOf(b, rec, version)
+		name, ok := nameAt(b, uint64(off+j*size), version)
 		short, ours := strings.CutPrefix(name, prefix)
 		if !ok || !ours || !keep(short) {
 			continue
@@ -199,22 +199,4 @@ func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []strin
 	ne.PutUint32(nb[hdrFlagsOff:], ne.Uint32(nb[hdrFlagsOff:])|uint32(Sentinel))
 	ne.PutUint64(nb[hdrGen1Off:], generation(time.Now()))
 	return nb, names
-}
-
-// metricNameOf returns the name of the metric record rec of file b:
-// inline in v1, in a string record in v2 and v3.
-func metricNameOf(b, rec []byte, version int) (string, bool) {
-	name := rec[:metricNameV1Len]
-	if version != Version1 {
-		off := ne.Uint64(rec)
-		if off > uint64(len(b)) || int(off)+stringSize > len(b) {
-			return "", false
-		}
-		name = b[off : int(off)+stringSize]
-	}
-	n := bytes.IndexByte(name, 0)
-	if n < 0 {
-		return "", false
-	}
-	return string(name[:n]), true
 }

@@ -325,11 +325,14 @@ func (v *Value) EndInterval() {
 // ErrTooLong beyond 255 bytes (libpcp silently drops such a string) and
 // ErrType for other types. Concurrent callers are serialised.
 func (v *Value) SetString(s string) error {
-	if v == nil || v.Type() != String {
-		return errorf(ErrType, "", "SetString on a value that is not a String")
+	if v == nil {
+		return errorf(ErrType, "value", "SetString on a nil *Value")
+	}
+	if v.Type() != String {
+		return errorf(ErrType, v.subject(), "SetString on a value of type %v, not String", v.Type())
 	}
 	if len(s) > MaxStringLen {
-		return errorf(ErrTooLong, "", "string value of %d bytes; at most %d fit", len(s), MaxStringLen)
+		return errorf(ErrTooLong, v.subject(), "string value of %d bytes; at most %d fit", len(s), MaxStringLen)
 	}
 	v.file.strs.mu.Lock()
 	defer v.file.strs.mu.Unlock()
@@ -340,6 +343,34 @@ func (v *Value) SetString(s string) error {
 		atomic.StoreUint32(v.word32(), uint32(len(s)))
 	}
 	return nil
+}
+
+// subject names v in an error, its metric and instance as its file names
+// them, read from the file on the error path only: a Value holds no name,
+// to stay 24 bytes. "value" once its registry is closed.
+func (v *Value) subject() string {
+	v.file.strs.mu.Lock() // no growth step moves the file meanwhile
+	defer v.file.strs.mu.Unlock()
+	if v.file.strs.closed {
+		return "value"
+	}
+	b := v.file.os.Bytes()
+	rec := uint64(uintptr(atomic.LoadPointer(&v.p)) - uintptr(v.file.os.Base()))
+	if rec > uint64(len(b)) || uint64(len(b))-rec < valueSize || len(b) < headerSize {
+		return "value"
+	}
+	version := int(ne.Uint32(b[hdrVersionOff:]))
+	name, ok := nameAt(b, ne.Uint64(b[rec+valueMetricOff:]), version)
+	if !ok {
+		return "value"
+	}
+	what := subject("metric", name)
+	if inst := ne.Uint64(b[rec+valueInstanceOff:]); inst != 0 {
+		if name, ok := nameAt(b, inst+instanceNameOff, version); ok {
+			what = inside(what, "instance", name)
+		}
+	}
+	return what
 }
 
 // stringRecord is the slot a String value's extra word points at, nil once

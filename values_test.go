@@ -90,3 +90,40 @@ func TestElapsedReadsOpenInterval(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	assert.Equal(t, closed, v.Int(), "closed, it stays")
 }
+
+// TestSetStringErrorNamesTheValue: SetString's refusals name the metric
+// and instance of the value, read from its file (a Value holds no name):
+// they named nothing, and a program with many handles could not tell
+// which one it misused.
+func TestSetStringErrorNamesTheValue(t *testing.T) {
+	for _, version := range []struct {
+		name string
+		long bool
+	}{{"v1", false}, {"v2", true}} {
+		t.Run(version.name, func(t *testing.T) {
+			_, dir := pcpDir(t)
+			r := newRegistry(t, "ss", dir, mmv.Options{})
+			inst := "eth0"
+			if version.long { // past v1's 63 bytes: a v2 file
+				inst = strings.Repeat("e", 70)
+			}
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: inst}}}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: "motd", Type: mmv.String, Semantics: mmv.SemDiscrete}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: "rx_bytes", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
+			startOrSkip(t, r)
+			f, err := mmvfile.Open(r.Path())
+			require.NoError(t, err)
+			require.Equal(t, map[bool]int{false: 1, true: 2}[version.long], f.Header.Version)
+
+			err = value(t, r, "motd", "").SetString(strings.Repeat("x", 300))
+			require.ErrorIs(t, err, mmv.ErrTooLong)
+			assert.Contains(t, err.Error(), `metric "motd"`)
+
+			err = value(t, r, "rx_bytes", inst).SetString("up")
+			require.ErrorIs(t, err, mmv.ErrType)
+			assert.Contains(t, err.Error(), `metric "rx_bytes" instance "`+inst+`"`)
+
+			require.ErrorIs(t, (*mmv.Value)(nil).SetString("x"), mmv.ErrType)
+		})
+	}
+}
