@@ -51,7 +51,6 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 		}
 		return nil
 	}
-	r.tendTombstonesLocked()
 	var errs []error
 	var cl *claims
 	for _, p := range ps {
@@ -259,7 +258,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	defer putPlan(plan)
 	gen, pid := generation(time.Now()), int32(os.Getpid())
 	ws := listed(r.waitingSlotsLocked(p, 0, nil, nil))
-	f, err := prepareFile(d, p.name, plan.size, plan.offset[secValues], plan.record(secValues, p.slots.len()), p.slots.len(), &r.strs, func(b []byte) {
+	f, err := prepareFile(d, p.name, p.prefix, plan.size, plan.offset[secValues], plan.record(secValues, p.slots.len()), p.slots.len(), &r.strs, func(b []byte) {
 		r.encode(p, plan, b, gen, pid)
 		showWaiting(p, plan, b, ws)
 	})
@@ -355,7 +354,6 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 	clear(r.rebound[1])
 	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
 	r.forgetRemovedLocked()
-	r.tendTombstonesLocked()
 	var errs []error
 	var cl *claims
 	for _, p := range r.parts {
@@ -439,6 +437,13 @@ func (r *Registry) roomLocked(in *indom) {
 // publication is done; or rewrites it with every declaration, values kept
 // (see osfile.File.Replace for how no update is lost).
 func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
+	if p.file != nil && !p.dirty {
+		return nil
+	}
+	if err := r.tendTombstonesLocked(); err != nil {
+		r.pubErr = err
+		return err
+	}
 	if p.file == nil {
 		var err error
 		switch {
@@ -461,9 +466,6 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 			r.pubErr = err
 		}
 		return err
-	}
-	if !p.dirty {
-		return nil
 	}
 	gr, err := r.growthLocked(p)
 	if err != nil {
@@ -1036,6 +1038,10 @@ func (r *Registry) reserveSnapshotUnlocking(p *part) {
 func (r *Registry) publishPartUnlocking(p *part) error {
 	if !p.dirty {
 		return nil
+	}
+	if err := r.tendTombstonesLocked(); err != nil {
+		r.pubErr = err
+		return err
 	}
 	r.reserveSnapshotUnlocking(p)
 	gr, err := r.growthLocked(p)

@@ -399,3 +399,13 @@ func pagemapOf(t *testing.T) func(addr uintptr) uint64 {
 		return binary.LittleEndian.Uint64(e[:])
 	}
 }
+
+// fileNames returns the metric names of the MMV file at path, without
+// prefix (bury keeping every one).
+func fileNames(t *testing.T, path, prefix string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	_, names := bury(b, prefix, func(string) bool { return true })
+	return names
+}

@@ -463,3 +463,16 @@ func fileMetric(f *mmvfile.File, name string) *mmvfile.Metric {
 	}
 	return nil
 }
+
+// closedRun starts a registry named name in dir of n counters, c0000 up,
+// each 1, and closes it: the last run a test starts again over.
+func closedRun(t *testing.T, dir, name string, n int) *mmv.Registry {
+	t.Helper()
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir})
+	for i := range n {
+		mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Inc()
+	}
+	startOrSkip(t, r)
+	require.NoError(t, r.Close())
+	return r
+}

@@ -11,8 +11,11 @@ import (
 // appears complete or not at all: it is written under a temporary name
 // starting with '.', which PCP's reader ignores, then renamed into place.
 // When any file cannot be made, every file made is removed and the
-// registry stays declaring. The files of an earlier run of the same name
-// are replaced, and its overflow files past this run's (<file>.N) removed.
+// registry stays declaring, every file at its name as it was. The files
+// of an earlier run of the same name are replaced; its overflow files
+// past this run's (<file>.N) stay, their metrics showing no value (the
+// Sentinel flag), but for the names this run declares in another file,
+// until this run makes them again, renamed over them, their PMIDs kept.
 func (r *Registry) Start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

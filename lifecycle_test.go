@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,52 +277,6 @@ func TestOverflowClustersDoNotCollide(t *testing.T) {
 	}
 }
 
-// TestStartRemovesLeftoverOverflowFiles: a Start removes the overflow
-// files an earlier run of its name left past its own whose every metric
-// this run declares in another file or clashes with at a dot (kept, PCP
-// showed them as this run's metrics with that run's values, and a prefix
-// made PCP's namespace fail whole where this run declares the same name
-// as a leaf); those with other metrics stay as tombstones
-// (TestStartBuriesLeftoverOverflowFiles). A file of such a name that a
-// live registry holds, or that has no NoPrefix flag (a registry named
-// so), stays.
-func TestStartRemovesLeftoverOverflowFiles(t *testing.T) {
-	tmp := t.TempDir()
-	dir := filepath.Join(tmp, "mmv")
-	opts := mmv.Options{Dir: dir, MaxFileValues: 1}
-	// The first run: lat.x is a metric of app.3, whose lat is a prefix.
-	r := newRegistry(t, "app", dir, opts)
-	for _, name := range []string{"a", "b", "lat.x", "lat.y"} {
-		mmv.NewCounter(r, name, "", mmv.Count).Add(7)
-	}
-	startOrSkip(t, r)
-	require.NoError(t, r.Close())
-	require.Equal(t, []string{"app", "app.2", "app.3", "app.4"}, entries(t, dir))
-	// Another registry, live, named as an overflow file would be, and a
-	// closed one without NoPrefix.
-	live := newRegistry(t, "app.4", dir, mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
-	mmv.NewCounter(live, "app.c", "", mmv.Count).Add(3)
-	startOrSkip(t, live)
-	other := newRegistry(t, "app.5", dir, mmv.Options{Dir: dir})
-	mmv.NewCounter(other, "d", "", mmv.Count).Add(4)
-	startOrSkip(t, other)
-	require.NoError(t, other.Close())
-
-	// The next run: a and lat, a leaf, in two files.
-	r = newRegistry(t, "app", dir, opts)
-	mmv.NewCounter(r, "a", "", mmv.Count).Add(1)
-	mmv.NewGauge(r, "lat", "", mmv.Count).Set(2)
-	startOrSkip(t, r)
-	assert.Equal(t, []string{"app", "app.2", "app.4", "app.5"}, entries(t, dir), "app.3 removed")
-	got := map[string]string{}
-	for _, m := range pcptest.Info(t, tmp) {
-		if !strings.HasPrefix(m.Name, "mmv.control.") {
-			got[m.Name] = m.Value
-		}
-	}
-	assert.Equal(t, map[string]string{"mmv.app.a": "1", "mmv.app.lat": "2", "mmv.app.c": "3", "mmv.app.5.d": "4"}, got)
-}
-
 // TestGaugesExactUnderGrowth: gauges set and added while the file grows
 // end on what was written: a set gauge on its last Set, an added one on
 // the sum of its adds, one set once and then added to on that and the sum
@@ -458,17 +411,12 @@ func TestStartPastDirectoryNamedAsOverflow(t *testing.T) {
 // in the file points into it.
 func TestRestartNeverShrinksFile(t *testing.T) {
 	_, dir := pcpDir(t)
-	big := mmv.NewRegistry("shrinks", &mmv.Options{Dir: dir})
-	for i := range 200 {
-		mmv.NewCounter(big, fmt.Sprintf("c%03d", i), "", mmv.Count).Inc()
-	}
-	startOrSkip(t, big)
-	require.NoError(t, big.Close())
+	big := closedRun(t, dir, "shrinks", 200)
 	before, err := os.Stat(big.Path())
 	require.NoError(t, err)
 
 	small := newRegistry(t, "shrinks", dir, mmv.Options{})
-	mmv.NewCounter(small, "c000", "", mmv.Count).Add(7)
+	mmv.NewCounter(small, "c0000", "", mmv.Count).Add(7)
 	require.NoError(t, small.Start())
 	after, err := os.Stat(small.Path())
 	require.NoError(t, err)
@@ -503,75 +451,4 @@ func TestFailedStartKeepsFile(t *testing.T) {
 	require.NoError(t, err, "the last run's file, which PCP showed, is at its name after a Start that failed")
 	assert.Equal(t, lastFile, now, "the last run's file as it was")
 	assert.ElementsMatch(t, []string{"fstart", "fstart.2"}, entries(t, dir), "no temporary left")
-}
-
-// TestStartBuriesLeftoverOverflowFiles: a Start keeps an overflow file
-// its last run made past its own parts as a tombstone: its metrics, their
-// PMIDs kept, showing no value (it showed the last run's values as this
-// run's), but those whose names this run declares in another file, before
-// Start or after it (PCP would show one of two, or lose its namespace
-// whole over a prefix); the file this run makes at its name later is
-// renamed over it, its PMIDs the tombstone's. Removed, its PMIDs vanished
-// and came back, which crashes pmcd (TestRestartOverflowKeepsPMCD).
-func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
-	tmp, dir := pcpDir(t)
-	last := declareSpilling(dir, "tomb", 5)
-	startOrSkip(t, last)
-	require.NoError(t, last.Close())
-	was, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
-	require.NoError(t, err)
-	require.NotNil(t, fileMetric(was, "tomb.count"), "the last run's count in its overflow file")
-	require.NotNil(t, fileMetric(was, "tomb.c1102"))
-
-	r := newRegistry(t, "tomb", dir, mmv.Options{})
-	mmv.NewCounter(r, "count", "", mmv.Count).Add(1) // in the first file now
-	startOrSkip(t, r)
-	tomb, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
-	require.NoError(t, err)
-	assert.NotZero(t, tomb.Header.Flags&mmv.Sentinel, "a tombstone shows no value")
-	require.NotEmpty(t, tomb.Values)
-	for _, v := range tomb.Values {
-		assert.Equal(t, uint64(math.MaxUint64), v.Uint, "%s: the Sentinel flag's no value", v.Metric.Name)
-	}
-	if pcptest.WantPCP(t) {
-		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv.tomb.c1102")
-		require.NotNil(t, shown)
-		assert.Empty(t, shown.Value, "PCP shows no value")
-	}
-	assert.Nil(t, fileMetric(tomb, "tomb.count"), "a name this run declares in its first file")
-	assert.Len(t, tomb.Metrics, len(was.Metrics)-1)
-	assert.Equal(t, was.Header.Cluster, tomb.Header.Cluster)
-
-	// Declared after Start in the first file, which has room: the
-	// tombstone loses it before it is published.
-	mmv.NewCounter(r, "c1101", "", mmv.Count).Add(2)
-	require.NoError(t, r.Flush())
-	tomb, err = mmvfile.Open(filepath.Join(dir, "tomb.2"))
-	require.NoError(t, err)
-	assert.Nil(t, fileMetric(tomb, "tomb.c1101"))
-	assert.NotNil(t, fileMetric(tomb, "tomb.c1102"))
-	findings, err := mmvfile.LintDir(dir)
-	require.NoError(t, err)
-	for _, f := range findings {
-		assert.NotContains(t, []mmvfile.Rule{mmvfile.RuleDuplicateName, mmvfile.RuleNamePrefix}, f.Rule, "%v", f)
-	}
-
-	// This run's own overflow file replaces it, the PMIDs kept.
-	for i := range mmv.MaxMetrics + 80 {
-		if name := fmt.Sprintf("c%04d", i); name != "c1101" {
-			mmv.NewCounter(r, name, "", mmv.Count).Add(3)
-		}
-	}
-	require.NoError(t, r.Flush())
-	now, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
-	require.NoError(t, err)
-	m := fileMetric(now, "tomb.c1102")
-	require.NotNil(t, m, "c1102 in this run's overflow file")
-	assert.Equal(t, was.Header.Cluster, now.Header.Cluster)
-	assert.Equal(t, fileMetric(was, "tomb.c1102").Item, m.Item, "its PMID the tombstone's")
-	if pcptest.WantPCP(t) {
-		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv.tomb.c1102")
-		require.NotNil(t, shown)
-		assert.Equal(t, "3", shown.Value)
-	}
 }

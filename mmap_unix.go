@@ -21,6 +21,7 @@ type file struct {
 	values   unsafe.Pointer // where the values section is mapped, for good
 	capacity int            // value slots the file has room for
 	strs     *stringLock    // its registry's, which its String values' handles take (Value.file)
+	prefix   string         // its metric names' beyond the registry's (part.prefix), which errors leave out (Value.subject)
 }
 
 // fileFormat is what the file layer knows of MMV files: a file's writer is
@@ -45,14 +46,15 @@ func openDir(path string) (*osfile.Dir, error) { return osfile.OpenDir(path, fil
 
 // prepareFile makes the file of a part at name in d, of size bytes, its
 // values section from valuesOff to valuesEnd with room for capacity slots,
-// String values written under strs; fill writes every byte but gen2. The
+// String values written under strs, its metric names starting with prefix
+// (part.prefix); fill writes every byte but gen2. The
 // file is at a temporary name until its Commit (see osfile.Prepare).
-func prepareFile(d *osfile.Dir, name string, size, valuesOff, valuesEnd int64, capacity int, strs *stringLock, fill func(b []byte)) (*file, error) {
+func prepareFile(d *osfile.Dir, name, prefix string, size, valuesOff, valuesEnd int64, capacity int, strs *stringLock, fill func(b []byte)) (*file, error) {
 	f, err := osfile.Prepare(d, name, size, valuesOff, valuesEnd, fill)
 	if err != nil {
 		return nil, err
 	}
-	return &file{os: f, values: f.Values(), capacity: capacity, strs: strs}, nil
+	return &file{os: f, values: f.Values(), capacity: capacity, strs: strs, prefix: prefix}, nil
 }
 
 func (f *file) bytes() []byte           { return f.os.Bytes() }

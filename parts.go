@@ -233,11 +233,19 @@ func newPart(index int, name string, flags Flags) *part {
 func (p *part) configure(name string, flags Flags) {
 	p.name, p.prefix, p.flags = name, "", flags
 	if p.index > 0 {
-		p.name, p.flags = name+"."+strconv.Itoa(p.index+1), flags|NoPrefix
-		if flags&NoPrefix == 0 {
-			p.prefix = name + "."
-		}
+		p.name, p.prefix, p.flags = name+"."+strconv.Itoa(p.index+1), overflowPrefix(name, flags), flags|NoPrefix
 	}
+}
+
+// overflowPrefix is what the metric names of an overflow file of a
+// registry of that name and flags start with: the registry's name and a
+// dot, for PCP to name them as the first file's (NoPrefix files), none
+// for a registry that has NoPrefix itself.
+func overflowPrefix(name string, flags Flags) string {
+	if flags&NoPrefix != 0 {
+		return ""
+	}
+	return name + "."
 }
 
 // fitsOverflow reports whether a metric of that name fits an overflow

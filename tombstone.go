@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -57,7 +58,7 @@ func (r *Registry) buryLocked(name string) error {
 			return b // a registry's first file, named so: another's
 		}
 		buried = true
-		nb, names := bury(b, r.name+".", func(x string) bool { return r.nameFreeLocked(x, name) })
+		nb, names := bury(b, overflowPrefix(r.name, r.opts.Flags), func(x string) bool { return r.nameFreeLocked(x, name) })
 		if kept = names; len(names) == 0 {
 			return nil
 		}
@@ -76,26 +77,32 @@ func (r *Registry) buryLocked(name string) error {
 	return nil
 }
 
-// tendTombstonesLocked keeps the tombstones right before a publication:
-// one whose name a part of this run now has its file at was renamed over,
-// and is gone; one holding a name this run has declared in another file
-// since, or a prefix of one, is rewritten without it, before the name is
-// published. The directory's claim lock is not needed: the file is at a
-// name of this registry's, and its own lock keeps writers apart.
-func (r *Registry) tendTombstonesLocked() {
+// tendTombstonesLocked keeps the tombstones right before a part is
+// published, with the lock held from here to the part's snapshot of its
+// names (a publication lets the lock go between parts, and names are
+// declared meanwhile): one whose name a part of this run now has its file
+// at was renamed over, and is gone; one holding a name this run has
+// declared in another file since, or a prefix of one, is rewritten
+// without it. When that fails, so does the part's publication, retried:
+// published, the name would be in two files. The directory's claim lock
+// is not needed: the file is at a name of this registry's, and its own
+// lock keeps writers apart.
+func (r *Registry) tendTombstonesLocked() error {
+	if len(r.tombs) == 0 {
+		return nil
+	}
 	for _, p := range r.parts {
 		if p.file != nil {
 			delete(r.tombs, p.name)
 		}
 	}
+	var errs []error
 	for name, names := range r.tombs {
-		if !slices.ContainsFunc(names, func(x string) bool { return !r.nameFreeLocked(x, name) }) {
-			continue
-		}
-		if err := r.buryLocked(name); err != nil {
-			r.pubErr = err
+		if slices.ContainsFunc(names, func(x string) bool { return !r.nameFreeLocked(x, name) }) {
+			errs = append(errs, r.buryLocked(name))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // nameFreeLocked reports whether a tombstone at file may keep the metric

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -345,9 +346,9 @@ func (v *Value) SetString(s string) error {
 	return nil
 }
 
-// subject names v in an error, its metric and instance as its file names
-// them, read from the file on the error path only: a Value holds no name,
-// to stay 24 bytes. "value" once its registry is closed.
+// subject names v in an error, its metric as declared and its instance,
+// read from its file on the error path only: a Value holds no name, to
+// stay 24 bytes. "value" once its registry is closed.
 func (v *Value) subject() string {
 	v.file.strs.mu.Lock() // no growth step moves the file meanwhile
 	defer v.file.strs.mu.Unlock()
@@ -364,7 +365,7 @@ func (v *Value) subject() string {
 	if !ok {
 		return "value"
 	}
-	what := subject("metric", name)
+	what := subject("metric", strings.TrimPrefix(name, v.file.prefix))
 	if inst := ne.Uint64(b[rec+valueInstanceOff:]); inst != 0 {
 		if name, ok := nameAt(b, inst+instanceNameOff, version); ok {
 			what = inside(what, "instance", name)

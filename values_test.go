@@ -127,3 +127,18 @@ func TestSetStringErrorNamesTheValue(t *testing.T) {
 		})
 	}
 }
+
+// TestSetStringErrorNamesOverflowValueAsDeclared: SetString's refusal of
+// a value in an overflow file names its metric as declared, where it
+// named it as the file spells it, the registry's name first.
+func TestSetStringErrorNamesOverflowValueAsDeclared(t *testing.T) {
+	_, dir := pcpDir(t)
+	r := declareSpilling(dir, "ovname", 1)
+	t.Cleanup(func() { r.Close() })
+	startOrSkip(t, r)
+	v, err := r.Value("count", "") // in ovname.2
+	require.NoError(t, err)
+	err = v.SetString("x")
+	require.ErrorIs(t, err, mmv.ErrType)
+	assert.Contains(t, err.Error(), `metric "count"`)
+}

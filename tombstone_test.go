@@ -1,0 +1,218 @@
+package mmv_test
+
+import (
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// TestStartBuriesNoPrefixLeftovers: a registry with the NoPrefix flag,
+// whose overflow files' metric names carry no registry name
+// (overflowPrefix), keeps its last run's overflow file as a tombstone too,
+// where Start read none of its names as the registry's and removed it (its
+// PMIDs then came back with this run's <file>.2, the pmcd crash of
+// TestRestartOverflowKeepsPMCD).
+func TestStartBuriesNoPrefixLeftovers(t *testing.T) {
+	_, dir := pcpDir(t)
+	spill := func(count uint64) *mmv.Registry {
+		r := mmv.NewRegistry("nptomb", &mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
+		mmv.NewCounter(r, "nptomb_count", "", mmv.Count).Add(count)
+		for i := range mmv.MaxMetrics + 80 {
+			mmv.NewCounter(r, fmt.Sprintf("nptomb_c%04d", i), "", mmv.Count).Inc()
+		}
+		return r
+	}
+	last := spill(5)
+	startOrSkip(t, last)
+	require.NoError(t, last.Close())
+	was, err := mmvfile.Open(filepath.Join(dir, "nptomb.2"))
+	require.NoError(t, err)
+	require.NotNil(t, fileMetric(was, "nptomb_c1102"), "the last run's overflow file")
+
+	r := newRegistry(t, "nptomb", dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(r, "nptomb_count", "", mmv.Count).Add(1)
+	startOrSkip(t, r)
+	tomb, err := mmvfile.Open(filepath.Join(dir, "nptomb.2"))
+	require.NoError(t, err, "the last run's overflow file, kept as a tombstone: removed, its PMIDs come back with this run's <file>.2")
+	assert.NotZero(t, tomb.Header.Flags&mmv.Sentinel)
+	assert.NotNil(t, fileMetric(tomb, "nptomb_c1102"))
+	for _, v := range tomb.Values {
+		assert.Equal(t, uint64(math.MaxUint64), v.Uint)
+	}
+}
+
+// TestTombstoneRewriteFailureHoldsThePublication: a publication that
+// cannot rewrite a tombstone without a name this run now declares in
+// another file (the rename over it fails: here the file is immutable; a
+// full disk would do the same) does not publish: Flush and Err say why,
+// and the name waits, where it was published beside the tombstone's (two
+// metrics of one name in PCP) with Flush and Err nil. Once the tombstone
+// can be rewritten, the next publication does both.
+func TestTombstoneRewriteFailureHoldsThePublication(t *testing.T) {
+	_, dir := pcpDir(t)
+	closedRun(t, dir, "tfail", 3000)
+	tomb := filepath.Join(dir, "tfail.3")
+
+	r := newRegistry(t, "tfail", dir, mmv.Options{})
+	mmv.NewCounter(r, "first", "", mmv.Count).Inc()
+	startOrSkip(t, r)
+	was, err := mmvfile.Open(tomb)
+	require.NoError(t, err)
+	require.NotNil(t, fileMetric(was, "tfail.c2999"), "the tombstone holds c2999")
+	if err := exec.Command("chattr", "+i", tomb).Run(); err != nil {
+		t.Skipf("chattr +i: %v", err)
+	}
+	immutable := true
+	t.Cleanup(func() {
+		if immutable {
+			exec.Command("chattr", "-i", tomb).Run()
+		}
+	})
+
+	mmv.NewCounter(r, "c2999", "", mmv.Count).Add(2) // in the first file, which has room
+	ferr := r.Flush()
+	require.Error(t, ferr, "a name published while the tombstone shows it")
+	assert.Contains(t, ferr.Error(), "tfail.3")
+	assert.Error(t, r.Err())
+	first, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	assert.Nil(t, fileMetric(first, "c2999"), "not published while the tombstone holds it")
+
+	require.NoError(t, exec.Command("chattr", "-i", tomb).Run())
+	immutable = false
+	require.NoError(t, r.Flush())
+	require.NoError(t, r.Err())
+	first, err = mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	assert.NotNil(t, fileMetric(first, "c2999"))
+	now, err := mmvfile.Open(tomb)
+	require.NoError(t, err)
+	assert.Nil(t, fileMetric(now, "tfail.c2999"))
+}
+
+// TestStartRemovesLeftoverOverflowFiles: a Start removes the overflow
+// files an earlier run of its name left past its own whose every metric
+// this run declares in another file or clashes with at a dot (kept, PCP
+// showed them as this run's metrics with that run's values, and a prefix
+// made PCP's namespace fail whole where this run declares the same name
+// as a leaf); those with other metrics stay as tombstones
+// (TestStartBuriesLeftoverOverflowFiles). A file of such a name that a
+// live registry holds, or that has no NoPrefix flag (a registry named
+// so), stays.
+func TestStartRemovesLeftoverOverflowFiles(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	opts := mmv.Options{Dir: dir, MaxFileValues: 1}
+	// The first run: lat.x is a metric of app.3, whose lat is a prefix.
+	r := newRegistry(t, "app", dir, opts)
+	for _, name := range []string{"a", "b", "lat.x", "lat.y"} {
+		mmv.NewCounter(r, name, "", mmv.Count).Add(7)
+	}
+	startOrSkip(t, r)
+	require.NoError(t, r.Close())
+	require.Equal(t, []string{"app", "app.2", "app.3", "app.4"}, entries(t, dir))
+	// Another registry, live, named as an overflow file would be, and a
+	// closed one without NoPrefix.
+	live := newRegistry(t, "app.4", dir, mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
+	mmv.NewCounter(live, "app.c", "", mmv.Count).Add(3)
+	startOrSkip(t, live)
+	other := newRegistry(t, "app.5", dir, mmv.Options{Dir: dir})
+	mmv.NewCounter(other, "d", "", mmv.Count).Add(4)
+	startOrSkip(t, other)
+	require.NoError(t, other.Close())
+
+	// The next run: a and lat, a leaf, in two files.
+	r = newRegistry(t, "app", dir, opts)
+	mmv.NewCounter(r, "a", "", mmv.Count).Add(1)
+	mmv.NewGauge(r, "lat", "", mmv.Count).Set(2)
+	startOrSkip(t, r)
+	assert.Equal(t, []string{"app", "app.2", "app.4", "app.5"}, entries(t, dir), "app.3 removed")
+	got := map[string]string{}
+	for _, m := range pcptest.Info(t, tmp) {
+		if !strings.HasPrefix(m.Name, "mmv.control.") {
+			got[m.Name] = m.Value
+		}
+	}
+	assert.Equal(t, map[string]string{"mmv.app.a": "1", "mmv.app.lat": "2", "mmv.app.c": "3", "mmv.app.5.d": "4"}, got)
+}
+
+// TestStartBuriesLeftoverOverflowFiles: a Start keeps an overflow file
+// its last run made past its own parts as a tombstone: its metrics, their
+// PMIDs kept, showing no value (it showed the last run's values as this
+// run's), but those whose names this run declares in another file, before
+// Start or after it (PCP would show one of two, or lose its namespace
+// whole over a prefix); the file this run makes at its name later is
+// renamed over it, its PMIDs the tombstone's. Removed, its PMIDs vanished
+// and came back, which crashes pmcd (TestRestartOverflowKeepsPMCD).
+func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	last := declareSpilling(dir, "tomb", 5)
+	startOrSkip(t, last)
+	require.NoError(t, last.Close())
+	was, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
+	require.NoError(t, err)
+	require.NotNil(t, fileMetric(was, "tomb.count"), "the last run's count in its overflow file")
+	require.NotNil(t, fileMetric(was, "tomb.c1102"))
+
+	r := newRegistry(t, "tomb", dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(1) // in the first file now
+	startOrSkip(t, r)
+	tomb, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
+	require.NoError(t, err)
+	assert.NotZero(t, tomb.Header.Flags&mmv.Sentinel, "a tombstone shows no value")
+	require.NotEmpty(t, tomb.Values)
+	for _, v := range tomb.Values {
+		assert.Equal(t, uint64(math.MaxUint64), v.Uint, "%s: the Sentinel flag's no value", v.Metric.Name)
+	}
+	if pcptest.WantPCP(t) {
+		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv.tomb.c1102")
+		require.NotNil(t, shown)
+		assert.Empty(t, shown.Value, "PCP shows no value")
+	}
+	assert.Nil(t, fileMetric(tomb, "tomb.count"), "a name this run declares in its first file")
+	assert.Len(t, tomb.Metrics, len(was.Metrics)-1)
+	assert.Equal(t, was.Header.Cluster, tomb.Header.Cluster)
+
+	// Declared after Start in the first file, which has room: the
+	// tombstone loses it before it is published.
+	mmv.NewCounter(r, "c1101", "", mmv.Count).Add(2)
+	require.NoError(t, r.Flush())
+	tomb, err = mmvfile.Open(filepath.Join(dir, "tomb.2"))
+	require.NoError(t, err)
+	assert.Nil(t, fileMetric(tomb, "tomb.c1101"))
+	assert.NotNil(t, fileMetric(tomb, "tomb.c1102"))
+	findings, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	for _, f := range findings {
+		assert.NotContains(t, []mmvfile.Rule{mmvfile.RuleDuplicateName, mmvfile.RuleNamePrefix}, f.Rule, "%v", f)
+	}
+
+	// This run's own overflow file replaces it, the PMIDs kept.
+	for i := range mmv.MaxMetrics + 80 {
+		if name := fmt.Sprintf("c%04d", i); name != "c1101" {
+			mmv.NewCounter(r, name, "", mmv.Count).Add(3)
+		}
+	}
+	require.NoError(t, r.Flush())
+	now, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
+	require.NoError(t, err)
+	m := fileMetric(now, "tomb.c1102")
+	require.NotNil(t, m, "c1102 in this run's overflow file")
+	assert.Equal(t, was.Header.Cluster, now.Header.Cluster)
+	assert.Equal(t, fileMetric(was, "tomb.c1102").Item, m.Item, "its PMID the tombstone's")
+	if pcptest.WantPCP(t) {
+		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv.tomb.c1102")
+		require.NotNil(t, shown)
+		assert.Equal(t, "3", shown.Value)
+	}
+}
