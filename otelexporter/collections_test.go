@@ -122,3 +122,35 @@ func TestEmptyMetricIsAbsent(t *testing.T) {
 	assert.Equal(t, "8", pcptest.Find(pcptest.Info(t, tmp), "mmv.shop_test.s.workers").Value, "PCP shows the last value")
 	assert.ErrorContains(t, exp.Err(), `instrument "workers" of scope "s": no point in this export`, "present with no point: the old value must be named")
 }
+
+// TestAbsentInstrumentLeavesWhenOnlyNewOnesExported: an observable gauge
+// whose callback stops observing leaves PCP at the next collection's
+// export also when that export holds only an instrument first seen in it:
+// its points were collected after the export before began. A new
+// collection was seen only in an instrument of the running one coming
+// with a new Time, and PCP showed the gauge's last value as current, Err
+// nil, for as long as the instruments alternated.
+func TestAbsentInstrumentLeavesWhenOnlyNewOnesExported(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	gauge := func(name, k string, at time.Time) *metricdata.ResourceMetrics {
+		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+			Scope: instrumentation.Scope{Name: "s"},
+			Metrics: []metricdata.Metrics{{Name: name, Data: metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{
+				{Attributes: attribute.NewSet(attribute.String("k", k)), Time: at, Value: 7}}}}},
+		}}}
+	}
+	ctx := context.Background()
+	t0 := time.Now()
+	require.NoError(t, exp.Export(ctx, gauge("queue", "a", t0)))
+	require.NoError(t, exp.Export(ctx, gauge("disk", "b", t0.Add(10*time.Second)))) // the next collection: queue observed nothing
+	require.NoError(t, exp.ForceFlush(ctx))
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, map[string]string{"k=b": "7"}, shownValues(t, ms, "mmv.shop_test.s.disk"))
+	if m := pcptest.Find(ms, "mmv.shop_test.s.queue"); m != nil {
+		assert.Empty(t, m.Instances, "queue{k=a} is not in the export 10 s later; PCP shows its old value as current (Err: %v)", exp.Err())
+	}
+}

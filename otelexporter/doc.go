@@ -160,8 +160,10 @@
 // instrument's cumulative series never vanish), and comes back, with its
 // instance id of before, when exported again. An instrument with no point
 // leaves PCP at the exports of a newer collection than its last, which
-// the exporter sees begin when an instrument it wrote in the running one
-// comes with a new Time, or an export has no point. A zero Time (a
+// the exporter sees begin when a point was collected after the export
+// before began (the batches of one collection are all collected before
+// the first is exported), when an instrument it wrote in the running one
+// comes with a new Time, or when an export has no point. A zero Time (a
 // producer's data) tells no collection: each such export is one, as it
 // is without batching. A set or instrument the SDK puts in a later export
 // of a collection than the first is out of PCP between the two. A

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
@@ -64,8 +65,13 @@ type Exporter struct {
 	coll        uint64                 // the collection running (see instrument.coll)
 	collGen     uint64                 // the export that started it
 	carried     bool                   // the export running has data points
-	pending     []pending              // of the export running: metrics of PCP names not declared yet
-	drops       drops
+	// lastExport is when the export before the running one began, in
+	// Unix ns: a point of a later Time was collected after it, so in a
+	// collection of its own, where the batches of one collection were
+	// all collected before the first was exported.
+	lastExport int64
+	pending    []pending // of the export running: metrics of PCP names not declared yet
+	drops      drops
 }
 
 // pending is a metric of an export whose PCP name is not declared yet.
@@ -138,6 +144,8 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 		e.open(rm.Resource)
 	}
 	defer e.drops.done()
+	began := time.Now().UnixNano()
+	defer func() { e.lastExport = began }()
 	e.gen++
 	e.carried = false
 	for i := range rm.ScopeMetrics {
@@ -231,8 +239,14 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) {
 	if n, end := pointsOf(m.Data); n > 0 {
 		e.carried = true
-		if end == 0 {
+		switch {
+		case end == 0:
 			e.newCollection() // no Time to tell a collection by: the export is one
+		case end > e.lastExport:
+			// Collected since the last export began: the SDK's next
+			// collection, even when it holds only instruments the
+			// running one did not (instrument sees the others).
+			e.newCollection()
 		}
 	}
 	k, ok := kindOf(m.Data)

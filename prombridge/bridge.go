@@ -15,6 +15,11 @@ import (
 	"github.com/gopcp/mmv/internal/pcpname"
 )
 
+// closeWait bounds how long Close waits for a refresh running, whose
+// copy it takes as the last: a Gather may never return (client_golang's
+// has no deadline), and a program's shutdown must not wait for it.
+const closeWait = 5 * time.Second
+
 // DefaultGrace is how long a series absent from the gathered families
 // stays in PCP unless Options.Grace says otherwise: long enough that a
 // collector failing for a few refreshes does not reset its counters.
@@ -164,12 +169,20 @@ func (b *Bridge) refresh() error {
 
 // Close copies the families a last time and stops the refreshes; it
 // returns what Err then returns. Close the registry after it, so that its
-// file holds the last values. A refresh whose Gather is running is not
-// waited for: it copies nothing once Gather returns.
+// file holds the last values. A refresh running is waited for up to
+// closeWait, and its copy is the last; one whose Gather runs longer (a
+// collector stuck) copies nothing once Gather returns.
 func (b *Bridge) Close() error {
 	if b.refreshing.TryLock() {
 		b.refresh()
 		b.refreshing.Unlock()
+	} else {
+		for end := time.Now().Add(closeWait); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if b.refreshing.TryLock() {
+				b.refreshing.Unlock()
+				break
+			}
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

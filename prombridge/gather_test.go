@@ -1,6 +1,7 @@
 package prombridge_test
 
 import (
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,4 +73,40 @@ func TestStuckGatherIsNamed(t *testing.T) {
 		t.Fatalf("Err blocked behind a Gather that does not return; PCP shows temp{zone=a}=%s as current",
 			instance(t, find(t, read(t, r, tmp), "temp"), "zone=a").Value)
 	}
+}
+
+// TestCloseDuringRefreshCopiesLastValues: a Close that meets a refresh
+// whose Gather is running (a big registry's, not stuck) waits for it, and
+// its copy is the last: Close skipped its own and marked the bridge
+// closed, so the refresh copied nothing either, and PCP kept the values of
+// the refresh before.
+func TestCloseDuringRefreshCopiesLastValues(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	var x atomic.Uint64
+	var slow atomic.Bool
+	entered := make(chan struct{}, 1)
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		if slow.Load() {
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+			time.Sleep(200 * time.Millisecond) // a big registry's Gather
+		}
+		return []*dto.MetricFamily{gaugeFamily("last", "", "", math.Float64frombits(x.Load()))}, nil
+	})
+	r, tmp := newRegistry(t)
+	x.Store(math.Float64bits(1))
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, b.Refresh())
+	require.Equal(t, "1", find(t, read(t, r, tmp), "last").Value)
+
+	x.Store(math.Float64bits(2))
+	slow.Store(true)
+	done := make(chan struct{})
+	go func() { defer close(done); b.Refresh() }() // the poll's refresh
+	<-entered
+	require.NoError(t, b.Close())
+	<-done
+	assert.Equal(t, "2", find(t, read(t, r, tmp), "last").Value, "Close returned nil; PCP keeps the value of the refresh before Close")
 }
