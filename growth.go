@@ -364,6 +364,9 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 		errs = append(errs, r.publishPartLocked(p, &cl, by))
 	}
 	cl.release()
+	if !slices.ContainsFunc(r.parts, func(p *part) bool { return p.file == nil }) {
+		r.claimBusy = time.Time{} // no file waits for the directory's lock
+	}
 	err := errors.Join(errs...)
 	r.pubErr = err
 	// The timer's publication binds a chunk at a time, the lock let go
