@@ -197,7 +197,8 @@ func (r *Registry) liveClaimsLocked(d *osfile.Dir, unlock func()) *claims {
 			replaced[p.name] = true
 		}
 	}
-	return &claims{live: liveClusters(d, func(name string) bool { return replaced[name] }), unlock: unlock}
+	live, shown := liveClusters(d, func(name string) bool { return replaced[name] })
+	return &claims{live: live, shown: shown, unlock: unlock}
 }
 
 // errClaimLater is tryClaimsLocked's: the directory's lock is busy, the

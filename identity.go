@@ -182,6 +182,7 @@ func fnv32(s string) uint32 {
 // clusters of the parts made since under the same hold (took).
 type claims struct {
 	live   map[uint32]holder
+	shown  []shownFile // the files the reader shows, of every cluster (liveClusters)
 	unlock func()
 }
 
@@ -263,8 +264,12 @@ func (h holder) writer() string {
 // reader ignores), those on cluster 0 (the reader picks theirs) and
 // Process files whose writer is gone (the reader skips them). The files of
 // the registry's started parts count, so its parts never share a cluster.
-func liveClusters(d *osfile.Dir, replaced func(name string) bool) map[uint32]holder {
+// It returns too every file of those the reader shows, whatever its
+// cluster, with its flags: the files whose names a Start checks its own
+// against (checkNamespaceLocked), from the same read of their headers.
+func liveClusters(d *osfile.Dir, replaced func(name string) bool) (map[uint32]holder, []shownFile) {
 	live := map[uint32]holder{}
+	var shown []shownFile
 	for _, name := range d.List() {
 		if name[0] == '.' || replaced(name) {
 			continue
@@ -275,10 +280,20 @@ func liveClusters(d *osfile.Dir, replaced func(name string) bool) map[uint32]hol
 			continue
 		}
 		alive := h.pid > 0 && !osfile.ProcessGone(h.pid)
-		if h.cluster == 0 || h.flags&Process != 0 && !alive {
+		if h.flags&Process != 0 && !alive {
 			continue
 		}
-		live[h.cluster] = holder{name: name, pid: h.pid, alive: alive}
+		shown = append(shown, shownFile{name: name, flags: h.flags})
+		if h.cluster != 0 {
+			live[h.cluster] = holder{name: name, pid: h.pid, alive: alive}
+		}
 	}
-	return live
+	return live, shown
+}
+
+// shownFile is a file of the directory PCP's reader shows, and its
+// header's flags.
+type shownFile struct {
+	name  string
+	flags Flags
 }

@@ -36,11 +36,17 @@ func nameAt(b []byte, at uint64, version int) (string, bool) {
 	default:
 		return "", false
 	}
-	n := bytes.IndexByte(name, 0)
+	return cString(name)
+}
+
+// cString returns the NUL-terminated text at the start of b, reporting
+// false when b holds no NUL.
+func cString(b []byte) (string, bool) {
+	n := bytes.IndexByte(b, 0)
 	if n < 0 {
 		return "", false
 	}
-	return string(name[:n]), true
+	return string(b[:n]), true
 }
 
 // stringLock serialises the writers of a registry's String values, which

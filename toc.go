@@ -6,6 +6,11 @@ import "os"
 // giving its type, record count and offset.
 const tocSize = 16
 
+// maxTocs is the most TOC entries mmv reads of another writer's file (a
+// tombstone's, bury; its names, metricNames): no writer makes more than
+// the six sections.
+const maxTocs = 16
+
 // section is a TOC entry type, as PCP numbers them.
 type section int32
 

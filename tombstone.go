@@ -35,8 +35,7 @@ const maxTombstone = 1 << 30
 // lock, at Start.
 func (r *Registry) buryLeftoversLocked() error {
 	for _, name := range r.dir.List() {
-		n, ok := strings.CutPrefix(name, r.name+".")
-		if i, err := strconv.Atoi(n); !ok || err != nil || i <= len(r.parts) || n != strconv.Itoa(i) {
+		if i, ok := overflowIndex(r.name, name); !ok || i <= len(r.parts) {
 			continue
 		}
 		if err := r.buryLocked(name); err != nil {
@@ -44,6 +43,15 @@ func (r *Registry) buryLeftoversLocked() error {
 		}
 	}
 	return nil
+}
+
+// overflowIndex returns N of a file named <registry>.N, the name of the
+// registry's overflow file N (1 up, written as strconv writes it), and
+// whether name is such a name.
+func overflowIndex(registry, name string) (int, bool) {
+	n, ok := strings.CutPrefix(name, registry+".")
+	i, err := strconv.Atoi(n)
+	return i, ok && err == nil && n == strconv.Itoa(i) && i > 0
 }
 
 // buryLocked rewrites the overflow file at name, held by no registry, as
@@ -131,7 +139,7 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []string) {
 	version := int(ne.Uint32(b[hdrVersionOff:]))
 	tocs := int(ne.Uint32(b[hdrTocsOff:]))
-	if version < Version1 || version > Version3 || tocs > 16 || headerSize+tocs*tocSize > len(b) {
+	if version < Version1 || version > Version3 || tocs > maxTocs || headerSize+tocs*tocSize > len(b) {
 		return nil, nil
 	}
 	nb := bytes.Clone(b)

@@ -71,17 +71,39 @@ func (d *Dir) List() []string {
 // following a link or blocking on a FIFO, and returns how many bytes it
 // read.
 func (d *Dir) ReadHead(name string, b []byte) int {
-	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
+	fd, ok := d.openRegular(name)
+	if !ok {
 		return 0
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0
-	}
 	n, _ := unix.Pread(fd, b, 0)
 	return max(n, 0)
+}
+
+// OpenRead opens the regular file name for reading, as ReadHead does, or
+// returns nil: for a caller that reads a few parts of it (ReadAt), each
+// bounded by its buffer, not the whole file, and closes it.
+func (d *Dir) OpenRead(name string) *os.File {
+	fd, ok := d.openRegular(name)
+	if !ok {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), d.Join(name))
+}
+
+// openRegular opens the regular file name read-only, without following a
+// link or blocking on a FIFO.
+func (d *Dir) openRegular(name string) (int, bool) {
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return 0, false
+	}
+	return fd, true
 }
 
 // Close closes the directory's descriptor.

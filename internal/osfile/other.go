@@ -3,6 +3,7 @@
 package osfile
 
 import (
+	"os"
 	"time"
 	"unsafe"
 )
@@ -30,6 +31,7 @@ func (d *Dir) Path() string                                  { return d.path }
 func (d *Dir) Join(name string) string                       { return d.path + "/" + name }
 func (d *Dir) List() []string                                { return nil }
 func (d *Dir) ReadHead(name string, b []byte) int            { return 0 }
+func (d *Dir) OpenRead(name string) *os.File                 { return nil }
 func (d *Dir) LockClaims(wait time.Duration) (func(), error) { return nil, ErrUnsupported }
 func (d *Dir) Close()                                        {}
 func (f *File) Bytes() []byte                                { return nil }
