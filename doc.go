@@ -177,6 +177,13 @@
 // syscall.ENOSPC) wrapped too. Messages name the file, metric, indom,
 // instance or label at fault and the rule broken.
 //
+// PCP builds one namespace from every file of the directory: Start refuses
+// with ErrNamespace, naming the other file and both metrics, a registry
+// whose full names (mmv.<file>.<name>, or mmv.<name> with NoPrefix) clash
+// with another live file's, the same name or one a leaf where the other is
+// a prefix at a dot. Declarations after Start are checked against the
+// registry's own names only, not against other files.
+//
 // The New functions (NewCounter, NewCounterVec, NewHistogram...) panic when
 // the registry refuses the declaration (an invalid or duplicate name, a
 // closed registry), as regexp.MustCompile and promauto do: a declaration is

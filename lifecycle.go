@@ -16,6 +16,10 @@ import (
 // past this run's (<file>.N) stay, their metrics showing no value (the
 // Sentinel flag), but for the names this run declares in another file,
 // until this run makes them again, renamed over them, their PMIDs kept.
+// A registry whose full names (mmv.<file>.<name>, or mmv.<name> with
+// NoPrefix) clash with another live file's of the directory, the same name
+// or one a leaf where the other is a prefix at a dot, is refused with
+// ErrNamespace: PCP builds one namespace from every file.
 func (r *Registry) Start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -44,10 +48,12 @@ func (r *Registry) Start() error {
 	if err == nil {
 		// Every file made before one is renamed into place: a Start that
 		// fails leaves the files at their names as they were.
+		err = r.checkNamespaceLocked(d, cl.shown)
 		for _, p := range r.parts {
-			if err = r.startPartLocked(p, d, cl); err != nil {
+			if err != nil {
 				break
 			}
+			err = r.startPartLocked(p, d, cl)
 		}
 		if err == nil {
 			err = r.buryLeftoversLocked()

@@ -1,0 +1,188 @@
+package mmv
+
+import (
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gopcp/mmv/internal/osfile"
+)
+
+// One namespace across the directory's files: PCP's reader builds one
+// from every MMV file it reads (docs/reader.md), so a full name in two
+// files shows only one of them, and a leaf in one file that is a prefix
+// at a dot in another makes its namespace fail whole or drop one of them,
+// whichever file it reads first. Within a registry the declarations
+// refuse such names (checkMetricLocked); across files Start refuses them,
+// against the files of the directory as they are when it starts, under
+// the directory's claim lock. Declarations after Start are not checked
+// against other files.
+
+// checkNamespaceLocked refuses, with ErrNamespace, a registry about to
+// start whose full names, as PCP names them (mmv.<file>.<name>, or
+// mmv.<name> with NoPrefix), clash with those of another file of d that
+// the reader shows (shown, from the claims' scan): the same full name, or
+// one a leaf where the other is a prefix at a dot. The files at the
+// registry's own names, its first and overflow files, which it replaces
+// or buries (buryLeftoversLocked), do not count. It reads the names only
+// of the files that may clash: every NoPrefix file, whose names may be
+// anything, and a file with a prefix that relates to one of the
+// registry's full names at a dot; of those, the header, the TOC and the
+// metrics' names alone (metricNames).
+func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error {
+	for _, f := range shown {
+		if f.name == r.name {
+			continue
+		}
+		if _, own := overflowIndex(r.name, f.name); own && f.flags&NoPrefix != 0 {
+			continue
+		}
+		prefix := ""
+		if f.flags&NoPrefix == 0 {
+			if r.clashLocked(f.name) == nil {
+				continue // nothing of the registry's is f's name, under it, or above it
+			}
+			prefix = f.name + "."
+		}
+		for _, n := range metricNames(d, f.name) {
+			if m := r.clashLocked(prefix + n); m != nil {
+				return r.clashError(m, d, f.name, n, prefix+n)
+			}
+		}
+	}
+	return nil
+}
+
+// fullName is the name PCP gives the registry's metric m, without "mmv.".
+func (r *Registry) fullName(m *metric) string {
+	if r.opts.Flags&NoPrefix != 0 {
+		return m.Name
+	}
+	return r.name + "." + m.Name
+}
+
+// clashLocked returns a metric of the registry whose full name (fullName)
+// clashes with x, a full name of another file's: that is x, is a prefix
+// of x at a dot, or has x as one; nil when none does.
+func (r *Registry) clashLocked(x string) *metric {
+	n, ours := x, true
+	if r.opts.Flags&NoPrefix == 0 {
+		n, ours = strings.CutPrefix(x, r.name+".")
+	}
+	switch {
+	case !ours && (x == r.name || strings.HasPrefix(r.name, x+".")) && len(r.metrics) > 0:
+		return r.metrics[0] // every name of the registry's is under x
+	case !ours:
+		return nil
+	}
+	if m := r.named(n); m != nil {
+		return m
+	}
+	if m := r.leafAbove(n); m != nil {
+		return m
+	}
+	if r.prefixes[n] > 0 {
+		return r.metrics[slices.IndexFunc(r.metrics, func(m *metric) bool { return strings.HasPrefix(m.Name, n+".") })]
+	}
+	return nil
+}
+
+// clashError is the refusal of the registry's metric m, whose full name
+// clashes with x, the full name of metric name of the file other in d.
+func (r *Registry) clashError(m *metric, d *osfile.Dir, other, name, x string) error {
+	ours := r.fullName(m)
+	why := "PCP would show only one of them"
+	if ours != x {
+		why = "one is a prefix of the other, which makes PCP drop every MMV metric on the host, or one of the two"
+	}
+	return errorf(ErrNamespace, inside(subject("file", m.part.name), "metric", m.Name),
+		"its name in PCP, mmv.%s, clashes with mmv.%s, metric %s of file %s in %s: %s", ours, x, quote(name), quote(other), d.Path(), why)
+}
+
+// metricNames returns the names of the metrics of the MMV file name of d
+// as the file holds them (PCP prefixes them with mmv.<file>. or mmv.),
+// reading its header and TOC, its metrics section and their names, no
+// more: for another registry's file, whose values may be megabytes. It
+// returns none for a file whose metrics PCP's reader drops (more than
+// MaxMetrics, or a section past the end of the file) or that it cannot
+// read; the names of records it cannot read are left out.
+func metricNames(d *osfile.Dir, name string) []string {
+	f := d.OpenRead(name)
+	if f == nil {
+		return nil
+	}
+	defer f.Close()
+	var hb [headerSize + maxTocs*tocSize]byte
+	b := hb[:readAt(f, hb[:], 0)]
+	if len(b) < headerSize {
+		return nil
+	}
+	version, tocs := int(ne.Uint32(b[hdrVersionOff:])), int(ne.Uint32(b[hdrTocsOff:]))
+	if version < Version1 || version > Version3 || tocs > maxTocs || headerSize+tocs*tocSize > len(b) {
+		return nil
+	}
+	var count int
+	var off int64
+	for i := range tocs { // the last metrics section, as PCP's reader
+		e := b[headerSize+i*tocSize:][:tocSize]
+		if section(ne.Uint32(e)) == secMetrics {
+			count, off = int(ne.Uint32(e[4:])), int64(ne.Uint64(e[8:]))
+		}
+	}
+	size := recordSize(secMetrics, version)
+	if count == 0 || count > MaxMetrics || off < 0 {
+		return nil
+	}
+	recs := make([]byte, count*size)
+	if readAt(f, recs, off) < len(recs) {
+		return nil
+	}
+	var names []string
+	if version == Version1 {
+		for j := range count {
+			if n, ok := cString(recs[j*size:][:inlineNameLen]); ok && n != "" {
+				names = append(names, n)
+			}
+		}
+		return names
+	}
+	at := make([]int64, 0, count) // the names' string records
+	for j := range count {
+		if o := ne.Uint64(recs[j*size:]); o <= math.MaxInt64-stringSize {
+			at = append(at, int64(o))
+		}
+	}
+	slices.Sort(at)
+	at = slices.Compact(at)
+	// A read for each run of records close to each other: a writer puts
+	// the names together (mmv does), or among the help texts.
+	var span []byte
+	for i := 0; i < len(at); {
+		j := i + 1
+		for j < len(at) && at[j]-at[j-1] <= 4*stringSize && at[j]-at[i] < 1<<20 {
+			j++
+		}
+		span = slices.Grow(span[:0], int(at[j-1]-at[i])+stringSize)[:int(at[j-1]-at[i])+stringSize]
+		span = span[:readAt(f, span, at[i])]
+		for _, o := range at[i:j] {
+			if rel := o - at[i]; rel+stringSize <= int64(len(span)) {
+				if n, ok := cString(span[rel:][:stringSize]); ok && n != "" {
+					names = append(names, n)
+				}
+			}
+		}
+		i = j
+	}
+	return names
+}
+
+// readAt reads b at off of f, returning how many bytes it read: fewer at
+// the end of the file, none past it, or at a negative offset.
+func readAt(f io.ReaderAt, b []byte, off int64) int {
+	if off < 0 {
+		return 0
+	}
+	n, _ := f.ReadAt(b, off)
+	return n
+}

@@ -1,0 +1,168 @@
+package mmv_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+)
+
+// One namespace across the directory's files: PCP's reader builds one
+// from every MMV file it reads, so a full name in two files shows one of
+// them, and a leaf in one file that is a prefix at a dot in another makes
+// its namespace fail whole or drop one of them. Start refuses a registry
+// whose names clash so with another live file's.
+
+// reg is a registry a test of the namespace across files declares: its
+// name, flags and metric, a counter set to 1.
+type reg struct {
+	name   string
+	flags  mmv.Flags
+	metric string
+}
+
+// full is the name PCP gives the registry's metric.
+func (g reg) full() string {
+	if g.flags&mmv.NoPrefix != 0 {
+		return "mmv." + g.metric
+	}
+	return "mmv." + g.name + "." + g.metric
+}
+
+// start declares g in dir and starts it, returning Start's error.
+func (g reg) start(t *testing.T, dir string) error {
+	t.Helper()
+	r := newRegistry(t, g.name, dir, mmv.Options{Flags: g.flags})
+	mmv.NewCounter(r, g.metric, "", mmv.Count).Add(1)
+	return r.Start()
+}
+
+// TestStartRefusesNamesOfAnotherFile: of two registries whose full names
+// clash (the same name, or a leaf of one a prefix at a dot of the
+// other's), in whichever order they start, the second's Start is refused
+// with ErrNamespace naming the other file and both metrics, and PCP shows
+// the first's metric; registries whose names do not clash both start, and
+// PCP shows both. (A reviewer's test: "nsx" with "http" and "nsx.http" with
+// "requests" both started, and PCP showed mmv.nsx.http alone.)
+func TestStartRefusesNamesOfAnotherFile(t *testing.T) {
+	needFileLayer(t)
+	for _, c := range []struct {
+		name          string
+		first, second reg
+		clash         bool
+	}{
+		{"leaf then prefix", reg{"nsx", 0, "http"}, reg{"nsx.http", 0, "requests"}, true},
+		{"prefix then leaf", reg{"nsy.http", 0, "requests"}, reg{"nsy", 0, "http"}, true},
+		{"same name, no prefix", reg{"samea", mmv.NoPrefix, "shared.x"}, reg{"sameb", mmv.NoPrefix, "shared.x"}, true},
+		{"same name, prefix and none", reg{"samec", 0, "x"}, reg{"samed", mmv.NoPrefix, "samec.x"}, true},
+		{"no prefix leaf above a file's names", reg{"abovea", 0, "x"}, reg{"aboveb", mmv.NoPrefix, "abovea"}, true},
+		{"no prefix names under a file's leaf", reg{"belowa", 0, "x"}, reg{"belowb", mmv.NoPrefix, "belowa.x.y"}, true},
+		{"file names not at a dot", reg{"unrel", 0, "x"}, reg{"unrelated", 0, "x.y"}, false},
+		{"no prefix beside a file's names", reg{"besidea", 0, "x"}, reg{"besideb", mmv.NoPrefix, "besidea.y"}, false},
+		{"both no prefix, apart", reg{"aparta", mmv.NoPrefix, "q.r"}, reg{"apartb", mmv.NoPrefix, "q.s"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			dir := filepath.Join(tmp, "mmv")
+			require.NoError(t, c.first.start(t, dir))
+			err := c.second.start(t, dir)
+			if !c.clash {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, mmv.ErrNamespace)
+				t.Log(err)
+				for _, want := range []string{strconv.Quote(c.first.name), strconv.Quote(c.first.metric), strconv.Quote(c.second.metric)} {
+					assert.Contains(t, err.Error(), want)
+				}
+				assert.NoFileExists(t, filepath.Join(dir, c.second.name), "the refused registry's file")
+			}
+			if !pcptest.WantPCP(t) {
+				return
+			}
+			ms := pcptest.Info(t, tmp)
+			require.NotNil(t, pcptest.Find(ms, c.first.full()), "the first registry's metric")
+			if !c.clash {
+				require.NotNil(t, pcptest.Find(ms, c.second.full()), "the second registry's metric")
+			}
+		})
+	}
+}
+
+// TestStartRefusesNamesOfOverflowFile: another registry's overflow file
+// (<file>.2, NoPrefix, its names <file>.<metric>) counts: a registry
+// whose names clash with its names is refused, naming it.
+func TestStartRefusesNamesOfOverflowFile(t *testing.T) {
+	needFileLayer(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	spill := declareSpilling(dir, "spill", 7) // "count" goes to spill.2
+	defer spill.Close()
+	require.NoError(t, spill.Start())
+	for _, g := range []reg{
+		{"spillover", mmv.NoPrefix, "spill.count"},      // the same name
+		{"spillunder", mmv.NoPrefix, "spill.count.sub"}, // under its leaf
+		{"spill.count", 0, "sub"},                       // a file's names under its leaf
+	} {
+		err := g.start(t, dir)
+		require.ErrorIs(t, err, mmv.ErrNamespace, g.name)
+		assert.Contains(t, err.Error(), `"spill.2"`, "names the overflow file")
+		assert.Contains(t, err.Error(), `"spill.count"`, "its metric, named in its file so")
+	}
+	if !pcptest.WantPCP(t) {
+		return
+	}
+	m := pcptest.Find(pcptest.Info(t, tmp), "mmv.spill.count")
+	require.NotNil(t, m)
+	assert.Equal(t, "7", m.Value)
+}
+
+// TestStartKeepsOwnNames: the files at the registry's own names, its last
+// run's first and overflow files, which it replaces, clash with nothing.
+func TestStartKeepsOwnNames(t *testing.T) {
+	needFileLayer(t)
+	_, dir := t.TempDir(), filepath.Join(t.TempDir(), "mmv")
+	for run := range 2 {
+		r := declareSpilling(dir, "own", uint64(run))
+		require.NoError(t, r.Start(), "run %d", run)
+		require.NoError(t, r.Close())
+	}
+	for run := range 2 { // NoPrefix: its names are not under its file's
+		r := newRegistry(t, "ownnp", dir, mmv.Options{Flags: mmv.NoPrefix})
+		mmv.NewCounter(r, "own.np", "", mmv.Count).Inc()
+		require.NoError(t, r.Start(), "run %d", run)
+		require.NoError(t, r.Close())
+	}
+}
+
+// TestRefusedStartLeavesNothing: a Start refused for a name of another
+// file leaves the last run's file at its name as it was, and no
+// temporary.
+func TestRefusedStartLeavesNothing(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	last := newRegistry(t, "keep", dir, mmv.Options{})
+	mmv.NewCounter(last, "m", "", mmv.Count).Add(3)
+	require.NoError(t, last.Start())
+	require.NoError(t, last.Close()) // no Process flag: its file stays
+	lastFile, err := os.ReadFile(filepath.Join(dir, "keep"))
+	require.NoError(t, err)
+	require.NoError(t, reg{"keepother", mmv.NoPrefix, "keep.n"}.start(t, dir))
+
+	r := newRegistry(t, "keep", dir, mmv.Options{})
+	mmv.NewCounter(r, "m", "", mmv.Count).Add(4)
+	mmv.NewCounter(r, "n", "", mmv.Count).Add(5)
+	err = r.Start()
+	require.ErrorIs(t, err, mmv.ErrNamespace)
+	assert.Contains(t, err.Error(), `"keepother"`)
+	now, err := os.ReadFile(filepath.Join(dir, "keep"))
+	require.NoError(t, err)
+	assert.Equal(t, lastFile, now, "the last run's file as it was")
+	assert.ElementsMatch(t, []string{"keep", "keepother"}, entries(t, dir), "no temporary left")
+	assert.ErrorIs(t, r.Err(), mmv.ErrNotStarted, "the registry stays declaring")
+}
