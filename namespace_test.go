@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,10 +36,11 @@ func (g reg) full() string {
 	return "mmv." + g.name + "." + g.metric
 }
 
-// start declares g in dir and starts it, returning Start's error.
-func (g reg) start(t *testing.T, dir string) error {
+// start declares g in dir and starts it, its file of the version forced
+// (0: the one its names need, 1 here), returning Start's error.
+func (g reg) start(t *testing.T, dir string, version int) error {
 	t.Helper()
-	r := newRegistry(t, g.name, dir, mmv.Options{Flags: g.flags})
+	r := newRegistry(t, g.name, dir, mmv.Options{Flags: g.flags, Version: version})
 	mmv.NewCounter(r, g.metric, "", mmv.Count).Add(1)
 	return r.Start()
 }
@@ -67,30 +69,39 @@ func TestStartRefusesNamesOfAnotherFile(t *testing.T) {
 		{"no prefix beside a file's names", reg{"besidea", 0, "x"}, reg{"besideb", mmv.NoPrefix, "besidea.y"}, false},
 		{"both no prefix, apart", reg{"aparta", mmv.NoPrefix, "q.r"}, reg{"apartb", mmv.NoPrefix, "q.s"}, false},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			tmp := t.TempDir()
-			dir := filepath.Join(tmp, "mmv")
-			require.NoError(t, c.first.start(t, dir))
-			err := c.second.start(t, dir)
-			if !c.clash {
-				require.NoError(t, err)
-			} else {
-				require.ErrorIs(t, err, mmv.ErrNamespace)
-				t.Log(err)
-				for _, want := range []string{strconv.Quote(c.first.name), strconv.Quote(c.first.metric), strconv.Quote(c.second.metric)} {
-					assert.Contains(t, err.Error(), want)
-				}
-				assert.NoFileExists(t, filepath.Join(dir, c.second.name), "the refused registry's file")
-			}
-			if !pcptest.WantPCP(t) {
-				return
-			}
-			ms := pcptest.Info(t, tmp)
-			require.NotNil(t, pcptest.Find(ms, c.first.full()), "the first registry's metric")
-			if !c.clash {
-				require.NotNil(t, pcptest.Find(ms, c.second.full()), "the second registry's metric")
-			}
-		})
+		for _, version := range []int{0, mmv.Version2, mmv.Version3} { // names inline, and in string records
+			t.Run(fmt.Sprintf("%s, version %d", c.name, version), func(t *testing.T) {
+				testNamesOfAnotherFile(t, c.first, c.second, c.clash, version)
+			})
+		}
+	}
+}
+
+// testNamesOfAnotherFile starts first, then second, each in a file of
+// the version forced, and checks that the second is refused when their
+// names clash, and what PCP shows.
+func testNamesOfAnotherFile(t *testing.T, first, second reg, clash bool, version int) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	require.NoError(t, first.start(t, dir, version))
+	err := second.start(t, dir, version)
+	if !clash {
+		require.NoError(t, err)
+	} else {
+		require.ErrorIs(t, err, mmv.ErrNamespace)
+		t.Log(err)
+		for _, want := range []string{strconv.Quote(first.name), strconv.Quote(first.metric), strconv.Quote(second.metric)} {
+			assert.Contains(t, err.Error(), want)
+		}
+		assert.NoFileExists(t, filepath.Join(dir, second.name), "the refused registry's file")
+	}
+	if !pcptest.WantPCP(t) {
+		return
+	}
+	ms := pcptest.Info(t, tmp)
+	require.NotNil(t, pcptest.Find(ms, first.full()), "the first registry's metric")
+	if !clash {
+		require.NotNil(t, pcptest.Find(ms, second.full()), "the second registry's metric")
 	}
 }
 
@@ -109,7 +120,7 @@ func TestStartRefusesNamesOfOverflowFile(t *testing.T) {
 		{"spillunder", mmv.NoPrefix, "spill.count.sub"}, // under its leaf
 		{"spill.count", 0, "sub"},                       // a file's names under its leaf
 	} {
-		err := g.start(t, dir)
+		err := g.start(t, dir, 0)
 		require.ErrorIs(t, err, mmv.ErrNamespace, g.name)
 		assert.Contains(t, err.Error(), `"spill.2"`, "names the overflow file")
 		assert.Contains(t, err.Error(), `"spill.count"`, "its metric, named in its file so")
@@ -120,6 +131,22 @@ func TestStartRefusesNamesOfOverflowFile(t *testing.T) {
 	m := pcptest.Find(pcptest.Info(t, tmp), "mmv.spill.count")
 	require.NotNil(t, m)
 	assert.Equal(t, "7", m.Value)
+}
+
+// TestStartSkipsDeadProcessFile: a Process file whose writer is gone,
+// which PCP's reader skips, clashes with nothing.
+func TestStartSkipsDeadProcessFile(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	w := newRegistry(t, "deadw", dir, mmv.Options{Flags: mmv.Process})
+	mmv.NewCounter(w, "x", "", mmv.Count).Inc()
+	require.NoError(t, w.Start())
+	b, err := os.ReadFile(w.Path())
+	require.NoError(t, err)
+	require.NoError(t, w.Close()) // removes it: Process
+	putPid(b, deadPid(t))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "deadw"), b, 0o644))
+	require.NoError(t, reg{"deadw.x", 0, "y"}.start(t, dir, 0), "under the dead file's leaf mmv.deadw.x")
 }
 
 // TestStartKeepsOwnNames: the files at the registry's own names, its last
@@ -152,7 +179,7 @@ func TestRefusedStartLeavesNothing(t *testing.T) {
 	require.NoError(t, last.Close()) // no Process flag: its file stays
 	lastFile, err := os.ReadFile(filepath.Join(dir, "keep"))
 	require.NoError(t, err)
-	require.NoError(t, reg{"keepother", mmv.NoPrefix, "keep.n"}.start(t, dir))
+	require.NoError(t, reg{"keepother", mmv.NoPrefix, "keep.n"}.start(t, dir, 0))
 
 	r := newRegistry(t, "keep", dir, mmv.Options{})
 	mmv.NewCounter(r, "m", "", mmv.Count).Add(4)
