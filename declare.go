@@ -99,6 +99,9 @@ func (d door) roomLocked(serial uint32) {
 	}
 }
 
+// closedLocked reports whether the registry is closed.
+func (d door) closedLocked() bool { return d.r.state == closed }
+
 // startedLocked reports whether the registry is started.
 func (d door) startedLocked() bool { return d.r.state == started }
 

@@ -431,6 +431,9 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	if v.undone {
 		return nil, v.refuseLocked(dropRefused, errorf(ErrUnknown, v.what(), "its declaration was undone with its transaction (Registry.Transact)"))
 	}
+	if r.closedLocked() { // before the limit, which a closed registry's vector may hold
+		return nil, v.refuseLocked(dropClosed, errorf(ErrClosed, v.what(), "its registry is closed"))
+	}
 	if len(values) != len(v.labels) {
 		return nil, v.refuseLocked(dropRefused, errorf(ErrLabel, v.what(), "%d values for the labels %q", len(values), v.labels))
 	}

@@ -697,3 +697,17 @@ func TestNilVecAndValueDoNotPanic(t *testing.T) {
 	assert.Zero(t, v.Limit())
 	assert.Nil(t, v.Instances())
 }
+
+// TestGetAfterCloseSaysClosed: a vector of a closed registry refuses new
+// values with ErrClosed, also when it holds its limit, where it said
+// ErrTooMany, as if a SetLimit would do.
+func TestGetAfterCloseSaysClosed(t *testing.T) {
+	r := mmv.NewRegistry("closedvec", &mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	v.SetLimit(1)
+	v.With("/a").Inc()
+	require.NoError(t, r.Close())
+	_, err := v.Get("/b")
+	require.ErrorIs(t, err, mmv.ErrClosed)
+	assert.NotErrorIs(t, err, mmv.ErrTooMany)
+}
