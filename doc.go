@@ -160,13 +160,15 @@
 // updates and reads as zero (its Type is the zero Type); a nil *Vec, which
 // DeclareVec returns with its refusal, returns nil from With, zero values
 // from its other reads, and ignores its settings (SetLimit, SetExpiry,
-// SetInstanceLabels). Updates after
-// Close are dropped. Update methods never lock, allocate or panic. Label
+// SetInstanceLabels). Updates after Close are dropped. Update methods
+// never lock, allocate or panic; an instrument is one its New function or
+// a vector's With made (a zero Counter, Gauge, IntGauge, Timer or
+// Histogram value, declared nowhere, panics at its first update). Label
 // values a vector refuses are never silent: Vec.Err says why, and the
 // registry counts them in mmv.<file>.mmv.dropped. Registry.Err says why a
 // registry's metrics are not in PCP: never started, closed, or a
-// publication that failed. Package middleware
-// measures an HTTP server with these instruments.
+// publication that failed. Package middleware measures an HTTP server with
+// these instruments.
 //
 // Every error the registry returns wraps one of the package's sentinels,
 // for errors.Is: ErrName, ErrDuplicate, ErrRange, ErrTooLong, ErrTooMany,
