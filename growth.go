@@ -1043,11 +1043,11 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	if !p.dirty {
 		return nil
 	}
+	r.reserveSnapshotUnlocking(p) // lets the lock go: names are declared meanwhile
 	if err := r.tendTombstonesLocked(); err != nil {
 		r.pubErr = err
 		return err
 	}
-	r.reserveSnapshotUnlocking(p)
 	gr, err := r.growthLocked(p)
 	if err != nil {
 		return err

@@ -35,8 +35,8 @@ func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error 
 		if f.name == r.name {
 			continue
 		}
-		if _, own := overflowIndex(r.name, f.name); own && f.flags&NoPrefix != 0 {
-			continue
+		if _, own := overflowIndex(r.name, f.name); own && f.flags&NoPrefix != 0 && !d.Held(f.name) {
+			continue // an earlier run's, which it replaces or buries; held, a registry named so
 		}
 		prefix := ""
 		if f.flags&NoPrefix == 0 {

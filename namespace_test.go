@@ -193,3 +193,20 @@ func TestRefusedStartLeavesNothing(t *testing.T) {
 	assert.ElementsMatch(t, []string{"keep", "keepother"}, entries(t, dir), "no temporary left")
 	assert.ErrorIs(t, r.Err(), mmv.ErrNotStarted, "the registry stays declaring")
 }
+
+// TestStartRefusesLiveRegistryNamedAsOverflow: a live NoPrefix registry
+// named as an overflow file of another's would be ("nsapp.2") is another
+// program's file, not an earlier run's: its names count (osfile.Dir.Held),
+// where Start of "nsapp" skipped it as its own by name and flag, and both
+// registries showed mmv.nsapp.x in PCP.
+func TestStartRefusesLiveRegistryNamedAsOverflow(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	other := newRegistry(t, "nsapp.2", dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(other, "nsapp.x", "", mmv.Count).Add(1)
+	startOrSkip(t, other)
+
+	r := newRegistry(t, "nsapp", dir, mmv.Options{})
+	mmv.NewCounter(r, "x", "", mmv.Count).Add(2)
+	err := r.Start()
+	require.ErrorIs(t, err, mmv.ErrNamespace, "mmv.nsapp.x in both nsapp.2 (live, another registry's) and nsapp")
+}

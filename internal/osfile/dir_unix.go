@@ -3,6 +3,7 @@
 package osfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -89,6 +90,18 @@ func (d *Dir) OpenRead(name string) *os.File {
 		return nil
 	}
 	return os.NewFile(uintptr(fd), d.Join(name))
+}
+
+// Held reports whether a registry holds the regular file name (its lock,
+// see acquire), without waiting: a registry's own name is another's while
+// one holds it.
+func (d *Dir) Held(name string) bool {
+	fd, ok := d.openRegular(name)
+	if !ok {
+		return false
+	}
+	defer unix.Close(fd)
+	return errors.Is(unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK)
 }
 
 // openRegular opens the regular file name read-only, without following a

@@ -31,6 +31,7 @@ func (d *Dir) Path() string                                  { return d.path }
 func (d *Dir) Join(name string) string                       { return d.path + "/" + name }
 func (d *Dir) List() []string                                { return nil }
 func (d *Dir) ReadHead(name string, b []byte) int            { return 0 }
+func (d *Dir) Held(name string) bool                         { return false }
 func (d *Dir) OpenRead(name string) *os.File                 { return nil }
 func (d *Dir) LockClaims(wait time.Duration) (func(), error) { return nil, ErrUnsupported }
 func (d *Dir) Close()                                        {}
