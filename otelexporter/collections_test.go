@@ -154,3 +154,35 @@ func TestAbsentInstrumentLeavesWhenOnlyNewOnesExported(t *testing.T) {
 		assert.Empty(t, m.Instances, "queue{k=a} is not in the export 10 s later; PCP shows its old value as current (Err: %v)", exp.Err())
 	}
 }
+
+// TestFutureTimeBatchesAreOneCollection: a collection split into two
+// exports whose points carry a producer's Time a minute ahead of this
+// host's clock (a skewed source, or the clock stepped back after the
+// collection) is one collection: the second batch's Time, the first's, is
+// after the export before began but not after the collection's points
+// (route), where it started a new collection and swept the first batch's
+// instrument out of PCP, Err nil, at every collection.
+func TestFutureTimeBatchesAreOneCollection(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	gauge := func(name, k string, at time.Time) *metricdata.ResourceMetrics {
+		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+			Scope: instrumentation.Scope{Name: "s"},
+			Metrics: []metricdata.Metrics{{Name: name, Data: metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{
+				{Attributes: attribute.NewSet(attribute.String("k", k)), Time: at, Value: 7}}}}},
+		}}}
+	}
+	ctx := context.Background()
+	for i := range 2 {
+		at := time.Now().Add(time.Minute + time.Duration(i)*time.Second) // one collection's Time, a minute ahead
+		require.NoError(t, exp.Export(ctx, gauge("queue", "a", at)))     // its first batch
+		require.NoError(t, exp.Export(ctx, gauge("disk", "b", at)))      // its second
+		require.NoError(t, exp.ForceFlush(ctx))
+		ms := pcptest.Info(t, tmp)
+		assert.Equal(t, map[string]string{"k=b": "7"}, shownValues(t, ms, "mmv.shop_test.s.disk"), "collection %d", i)
+		assert.Equal(t, map[string]string{"k=a": "7"}, shownValues(t, ms, "mmv.shop_test.s.queue"), "collection %d: the first batch's gauge (Err: %v)", i, exp.Err())
+	}
+}

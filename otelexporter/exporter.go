@@ -70,6 +70,7 @@ type Exporter struct {
 	// collection of its own, where the batches of one collection were
 	// all collected before the first was exported.
 	lastExport int64
+	collEnd    int64     // the latest end Time of the running collection's points, Unix ns
 	pending    []pending // of the export running: metrics of PCP names not declared yet
 	drops      drops
 }
@@ -242,10 +243,13 @@ func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) {
 		switch {
 		case end == 0:
 			e.newCollection() // no Time to tell a collection by: the export is one
-		case end > e.lastExport:
-			// Collected since the last export began: the SDK's next
-			// collection, even when it holds only instruments the
-			// running one did not (instrument sees the others).
+		case end > e.lastExport && end > e.collEnd:
+			// Collected since the last export began, and after the
+			// running collection's points: the SDK's next collection,
+			// even when it holds only instruments the running one did
+			// not (instrument sees the others). The SDK's instruments
+			// each take their Time; a producer's, of another clock, may
+			// be ahead of this one's, its batches of one Time.
 			e.newCollection()
 		}
 	}
@@ -399,6 +403,7 @@ func (e *Exporter) instrument(id *ident, m *metricdata.Metrics, name string, sh 
 		in.end = end
 	}
 	in.coll = e.coll
+	e.collEnd = max(e.collEnd, end)
 	return in
 }
 
@@ -408,6 +413,7 @@ func (e *Exporter) newCollection() {
 	if e.collGen != e.gen {
 		e.coll++
 		e.collGen = e.gen
+		e.collEnd = 0
 	}
 }
 

@@ -170,8 +170,8 @@ func (b *Bridge) refresh() error {
 // Close copies the families a last time and stops the refreshes; it
 // returns what Err then returns. Close the registry after it, so that its
 // file holds the last values. A refresh running is waited for up to
-// closeWait, and its copy is the last; one whose Gather runs longer (a
-// collector stuck) copies nothing once Gather returns.
+// closeWait, then Close copies anew; one whose Gather runs longer (a
+// collector stuck) copies nothing once Gather returns, and Close none.
 func (b *Bridge) Close() error {
 	if b.refreshing.TryLock() {
 		b.refresh()
@@ -179,6 +179,7 @@ func (b *Bridge) Close() error {
 	} else {
 		for end := time.Now().Add(closeWait); time.Now().Before(end); time.Sleep(time.Millisecond) {
 			if b.refreshing.TryLock() {
+				b.refresh() // what the program set since that refresh gathered
 				b.refreshing.Unlock()
 				break
 			}

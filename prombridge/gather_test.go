@@ -110,3 +110,41 @@ func TestCloseDuringRefreshCopiesLastValues(t *testing.T) {
 	<-done
 	assert.Equal(t, "2", find(t, read(t, r, tmp), "last").Value, "Close returned nil; PCP keeps the value of the refresh before Close")
 }
+
+// TestCloseCopiesValuesSetBeforeClose: a program sets its last value,
+// then closes the bridge while a poll's refresh has begun its Gather
+// (which read the value before): Close waits for that refresh, then
+// copies anew, where it took the refresh's copy as the last and PCP kept
+// the value before the program's last update.
+func TestCloseCopiesValuesSetBeforeClose(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	var x atomic.Uint64
+	var slow atomic.Bool
+	entered := make(chan struct{}, 1)
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		v := math.Float64frombits(x.Load()) // a collector reads its value
+		if slow.Load() {
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+			time.Sleep(200 * time.Millisecond) // the other collectors of a big registry
+		}
+		return []*dto.MetricFamily{gaugeFamily("final", "", "", v)}, nil
+	})
+	r, tmp := newRegistry(t)
+	x.Store(math.Float64bits(1))
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, b.Refresh())
+
+	x.Store(math.Float64bits(2))
+	slow.Store(true)
+	done := make(chan struct{})
+	go func() { defer close(done); b.Refresh() }() // the poll's refresh
+	<-entered
+	slow.Store(false)
+	x.Store(math.Float64bits(3)) // the program's last update, then Close
+	require.NoError(t, b.Close())
+	<-done
+	assert.Equal(t, "3", find(t, read(t, r, tmp), "final").Value, "the value set before Close")
+}
