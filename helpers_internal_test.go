@@ -3,6 +3,7 @@ package mmv
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -408,4 +409,56 @@ func fileNames(t *testing.T, path, prefix string) []string {
 	require.NoError(t, err)
 	_, names := bury(b, prefix, func(string) bool { return true })
 	return names
+}
+
+// overTombstone starts a registry named name over the files of a last run
+// of 3,000 counters, c0000 up, whose third file, holding c2999, is now a
+// tombstone; it returns the registry, holding one counter, and the
+// directory.
+func overTombstone(t *testing.T, name string) (*Registry, string) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	last := NewRegistry(name, &Options{Dir: dir})
+	for i := range 3000 {
+		NewCounter(last, fmt.Sprintf("c%04d", i), "", Count).Inc()
+	}
+	startOrSkip(t, last)
+	require.NoError(t, last.Close())
+	require.Contains(t, fileNames(t, filepath.Join(dir, name+".3"), name+"."), "c2999", "the last run's third file")
+	r := NewRegistry(name, &Options{Dir: dir})
+	t.Cleanup(func() { r.Close() })
+	NewCounter(r, "first", "", Count).Inc()
+	startOrSkip(t, r)
+	require.FileExists(t, filepath.Join(dir, name+".3"), "a tombstone")
+	return r, dir
+}
+
+// declareAt declares a counter named metric on r at the growth step's
+// point at of the Flush it makes.
+func declareAt(t *testing.T, r *Registry, at growthPoint, metric string) {
+	declared := false
+	growthHook = func(gp growthPoint) {
+		if gp == at && !declared {
+			declared = true
+			NewCounter(r, metric, "", Count).Inc()
+		}
+	}
+	defer func() { growthHook = nil }()
+	require.NoError(t, r.Flush())
+	require.True(t, declared, "the publication let the lock go at %v", at)
+}
+
+// holdersOf returns the files of registry name in dir, the first and its
+// overflow files up to <name>.3, that hold a metric named metric.
+func holdersOf(t *testing.T, dir, name, metric string) []string {
+	var holders []string
+	for _, file := range []string{name, name + ".2", name + ".3"} {
+		prefix := name + "."
+		if file == name {
+			prefix = ""
+		}
+		if _, err := os.Stat(filepath.Join(dir, file)); err == nil && slices.Contains(fileNames(t, filepath.Join(dir, file), prefix), metric) {
+			holders = append(holders, file)
+		}
+	}
+	return holders
 }

@@ -136,17 +136,10 @@ func TestAbsentInstrumentLeavesWhenOnlyNewOnesExported(t *testing.T) {
 	tmp := t.TempDir()
 	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
 	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
-	gauge := func(name, k string, at time.Time) *metricdata.ResourceMetrics {
-		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
-			Scope: instrumentation.Scope{Name: "s"},
-			Metrics: []metricdata.Metrics{{Name: name, Data: metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{
-				{Attributes: attribute.NewSet(attribute.String("k", k)), Time: at, Value: 7}}}}},
-		}}}
-	}
 	ctx := context.Background()
 	t0 := time.Now()
-	require.NoError(t, exp.Export(ctx, gauge("queue", "a", t0)))
-	require.NoError(t, exp.Export(ctx, gauge("disk", "b", t0.Add(10*time.Second)))) // the next collection: queue observed nothing
+	require.NoError(t, exp.Export(ctx, gaugeAt("queue", "a", t0)))
+	require.NoError(t, exp.Export(ctx, gaugeAt("disk", "b", t0.Add(10*time.Second)))) // the next collection: queue observed nothing
 	require.NoError(t, exp.ForceFlush(ctx))
 	ms := pcptest.Info(t, tmp)
 	assert.Equal(t, map[string]string{"k=b": "7"}, shownValues(t, ms, "mmv.shop_test.s.disk"))
@@ -168,21 +161,24 @@ func TestFutureTimeBatchesAreOneCollection(t *testing.T) {
 	tmp := t.TempDir()
 	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
 	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
-	gauge := func(name, k string, at time.Time) *metricdata.ResourceMetrics {
-		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
-			Scope: instrumentation.Scope{Name: "s"},
-			Metrics: []metricdata.Metrics{{Name: name, Data: metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{
-				{Attributes: attribute.NewSet(attribute.String("k", k)), Time: at, Value: 7}}}}},
-		}}}
-	}
 	ctx := context.Background()
 	for i := range 2 {
 		at := time.Now().Add(time.Minute + time.Duration(i)*time.Second) // one collection's Time, a minute ahead
-		require.NoError(t, exp.Export(ctx, gauge("queue", "a", at)))     // its first batch
-		require.NoError(t, exp.Export(ctx, gauge("disk", "b", at)))      // its second
+		require.NoError(t, exp.Export(ctx, gaugeAt("queue", "a", at)))   // its first batch
+		require.NoError(t, exp.Export(ctx, gaugeAt("disk", "b", at)))    // its second
 		require.NoError(t, exp.ForceFlush(ctx))
 		ms := pcptest.Info(t, tmp)
 		assert.Equal(t, map[string]string{"k=b": "7"}, shownValues(t, ms, "mmv.shop_test.s.disk"), "collection %d", i)
 		assert.Equal(t, map[string]string{"k=a": "7"}, shownValues(t, ms, "mmv.shop_test.s.queue"), "collection %d: the first batch's gauge (Err: %v)", i, exp.Err())
 	}
+}
+
+// gaugeAt is an export of one gauge of scope "s", name, with the point
+// k=<k> of value 7 at Time at.
+func gaugeAt(name, k string, at time.Time) *metricdata.ResourceMetrics {
+	return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+		Scope: instrumentation.Scope{Name: "s"},
+		Metrics: []metricdata.Metrics{{Name: name, Data: metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{
+			{Attributes: attribute.NewSet(attribute.String("k", k)), Time: at, Value: 7}}}}},
+	}}}
 }
