@@ -34,7 +34,11 @@ func Listing(r *mmv.Registry, metrics ...string) (string, error) {
 		if !selected(m.Name, metrics) {
 			continue
 		}
-		fmt.Fprintf(&b, "%s: %s %s (%s)", m.Name, m.Semantics, typeName(m.Type), unitsName(m.Units))
+		sem, units := m.Semantics, m.Units
+		if m.Type == mmv.Elapsed { // as PCP's reader exports it, whatever its record says
+			sem, units = mmv.SemCounter, mmv.Microsecond
+		}
+		fmt.Fprintf(&b, "%s: %s %s (%s)", m.Name, sem, typeName(m.Type), unitsName(units))
 		if len(m.Labels) > 0 {
 			b.WriteString(" " + labels(m.Labels))
 		}
@@ -61,7 +65,8 @@ func Listing(r *mmv.Registry, metrics ...string) (string, error) {
 // and trailing white space, and blank lines are ignored, so expected may
 // be an indented raw string. Values compare as numbers, equal within a
 // relative 1e-9, so that a float sum need not be written to its last bit
-// (0.35 matches 0.35000000000000003).
+// (0.35 matches 0.35000000000000003); integers, counts, exactly, and an
+// infinity only itself.
 func Compare(r *mmv.Registry, expected string, metrics ...string) error {
 	got, err := Listing(r, metrics...)
 	if err != nil {
@@ -205,7 +210,8 @@ func diff(a, b []string) string {
 }
 
 // same reports whether two listing lines say the same: equal, or equal
-// but for their values, numbers within a relative 1e-9 of each other.
+// but for their values, numbers within a relative 1e-9 of each other
+// (integers equal, infinities the same).
 func same(a, b string) bool {
 	if a == b {
 		return true
@@ -216,5 +222,27 @@ func same(a, b string) bool {
 	}
 	x, err1 := strconv.ParseFloat(a[i+3:], 64)
 	y, err2 := strconv.ParseFloat(b[j+3:], 64)
-	return err1 == nil && err2 == nil && math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+	n, ok1 := integer(a[i+3:])
+	m, ok2 := integer(b[j+3:])
+	switch {
+	case err1 != nil || err2 != nil:
+		return false
+	case ok1 && ok2: // counts exactly, where the tolerance took 1000000001 for 1000000000
+		return n == m
+	case math.IsInf(x, 0) || math.IsInf(y, 0): // where Inf <= Inf made it any number's equal
+		return x == y
+	}
+	return math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+}
+
+// integer returns s, written as an integer, in a canonical form, and
+// whether it is one.
+func integer(s string) (string, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return strconv.FormatInt(n, 10), true
+	}
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return strconv.FormatUint(n, 10), true
+	}
+	return "", false
 }

@@ -32,6 +32,7 @@ package mmvtest
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -83,11 +84,15 @@ func Started(t testing.TB, opts *mmv.Options) *mmv.Registry {
 var notName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 
 // fileName makes a valid MMV file name from a test's name: letters,
-// digits and '_', at most 40 bytes.
+// digits and '_', its first 40 bytes and, when longer, a hash of it whole.
 func fileName(test string) string {
 	s := "t_" + strings.Trim(notName.ReplaceAllString(test, "_"), "_")
 	if len(s) > 40 {
-		s = s[:40]
+		// The hash of the whole name keeps apart tests whose names share
+		// their first 40 bytes (subtests of one long test).
+		h := fnv.New32a()
+		h.Write([]byte(test))
+		s = fmt.Sprintf("%s_%08x", s[:40], h.Sum32())
 	}
 	return s
 }
@@ -124,7 +129,7 @@ func value(t testing.TB, r *mmv.Registry, metric string, values []string) any {
 func Lookup(r *mmv.Registry, metric string, values ...string) (mmv.InstanceValue, error) {
 	ms, err := r.Snapshot()
 	if err != nil {
-		return mmv.InstanceValue{}, err
+		return mmv.InstanceValue{}, fmt.Errorf("metric %q: %w", metric, err)
 	}
 	for _, m := range ms {
 		if m.Name != metric {

@@ -2,6 +2,7 @@ package mmvtest_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +196,89 @@ func TestDelta(t *testing.T) {
 	assert.Equal(t, 1.0, b.Delta(t, "requests", "/new", "200"))
 	assert.Equal(t, 4.0, b.Delta(t, "latency.count"))
 	assert.Equal(t, 4.0, b.Delta(t, "in_flight"))
+}
+
+// TestCompareInfinityIsNoNumber: a gauge that went to +Inf (a
+// division by zero) does not match an expected finite value, nor -Inf
+// +Inf, where same() compared |x-y| <= 1e-9*max(|x|,|y|), Inf <= Inf.
+func TestCompareInfinityIsNoNumber(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	g := mmv.NewGauge(r, "ratio", "Hit ratio", 0)
+	g.Set(math.Inf(1))
+	assert.Error(t, mmvtest.Compare(r, `ratio: instant double (none) = 0.5`, "ratio"), "+Inf matched 0.5")
+	g.Set(math.Inf(-1))
+	assert.Error(t, mmvtest.Compare(r, `ratio: instant double (none) = +Inf`, "ratio"), "-Inf matched +Inf")
+
+	v := mmv.NewGaugeVec(r, "load", "Load", 0, "cpu")
+	v.With("0").Set(math.Inf(1))
+	assert.Error(t, mmvtest.Compare(r, `
+		load: instant double (none)
+		  "cpu=0" {cpu="0"} = 1
+	`, "load"), "an instance's +Inf matched 1")
+}
+
+// TestCompareCountsExactly: integer values (counters, int gauges)
+// compare exactly; the relative 1e-9 is for float sums. A counter off by
+// one at a billion, or a uint64 past 2^53, matched.
+func TestCompareCountsExactly(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	c := mmv.NewCounter(r, "sent", "Bytes sent", mmv.Byte)
+	c.Add(1_000_000_001)
+	assert.Error(t, mmvtest.Compare(r, `sent: counter uint64 (byte) = 1000000000`, "sent"), "1000000001 matched 1000000000")
+
+	v := mmv.NewCounterVec(r, "ops", "Ops", mmv.Count, "kind")
+	v.With("read").Add(1 << 53)
+	v.With("read").Inc()
+	assert.Error(t, mmvtest.Compare(r, `
+		ops: counter uint64 (count)
+		  "kind=read" {kind="read"} = 9007199254740992
+	`, "ops"), "2^53+1 matched 2^53")
+}
+
+// TestListingShowsElapsedAsPCPDoes: PCP's reader exports an Elapsed
+// value as a counter in microseconds whatever its record says (package
+// expose does the same); Listing printed the record's semantics and
+// units, so Compare accepted "instant ... (sec) = 2500000" for 2.5 s,
+// where pminfo shows "counter", "microsec".
+func TestListingShowsElapsedAsPCPDoes(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	r := mmvtest.NewRegistry(t, nil)
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "wait", Type: mmv.Elapsed, Semantics: mmv.SemInstant,
+		Units: mmv.Second, ShortHelp: "Time waited"}))
+	require.NoError(t, r.Start())
+	v, err := r.Value("wait", "")
+	require.NoError(t, err)
+	v.AddDuration(2500 * time.Millisecond)
+	assert.Error(t, mmvtest.Compare(r, `wait: instant elapsed (sec) = 2500000`, "wait"),
+		"a listing that says 2500000 seconds, where PCP shows 2500000 microseconds")
+	assert.NoError(t, mmvtest.Compare(r, `wait: counter elapsed (microsec) = 2500000`, "wait"))
+}
+
+// TestNewRegistryNamesDiffer: NewRegistry promises a name "made
+// from the test's (so parallel tests never share one)", where fileName cut
+// it to 40 bytes, and the subtests of a long test name shared one: their
+// Compare errors, Lookup errors and PCP names (mmv.<name>.*) said the same
+// registry.
+func TestNewRegistryNamesDiffer(t *testing.T) {
+	names := map[string]string{}
+	for _, sub := range []string{"requests_by_route_first", "requests_by_route_second"} {
+		t.Run(sub, func(t *testing.T) {
+			names[sub] = mmvtest.NewRegistry(t, nil).Name()
+		})
+	}
+	assert.NotEqual(t, names["requests_by_route_first"], names["requests_by_route_second"])
+}
+
+// TestLookupErrorNamesMetric: every other Lookup error names the
+// metric asked for; on a registry that cannot be read (closed) it said
+// only `mmv: file "t_...": registry closed`, and Get's and Delta's
+// t.Fatalf the same, leaving a test of several metrics to guess which
+// read failed.
+func TestLookupErrorNamesMetric(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	mmv.NewCounter(r, "requests", "Requests", mmv.Count).Inc()
+	require.NoError(t, r.Close())
+	_, err := mmvtest.Lookup(r, "requests")
+	require.ErrorIs(t, err, mmv.ErrClosed)
+	assert.Contains(t, err.Error(), `"requests"`)
 }
