@@ -325,3 +325,21 @@ func TestFuncMetricsBeforeStart(t *testing.T) {
 		assert.True(t, ok && got == want, "%s: want %v, exposed %v (served: %v)", name, want, got, ok)
 	}
 }
+
+// TestBucketBoundsInBaseUnits: a histogram's bounds, in PCP 700
+// millisec and 10 and 100 microsec (its .bucket instances "700", "10",
+// "100"), are le="0.7", le="1e-05" and le="0.0001" in seconds; the
+// exposition multiplied them by an inexact 1e-3 or 1e-6 and wrote
+// le="0.7000000000000001", le="9.999999999999999e-06" and
+// le="9.999999999999999e-05": series a PromQL selector on le="0.7"
+// never finds, and that change name should the scale be fixed.
+func TestBucketBoundsInBaseUnits(t *testing.T) {
+	r := mmv.NewRegistry("bounds", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	mmv.NewHistogram(r, "db", "DB time", mmv.Millisecond, &mmv.HistogramOptions{Buckets: []float64{700}}).Observe(5)
+	mmv.NewHistogram(r, "rpc", "RPC time", mmv.Microsecond, &mmv.HistogramOptions{Buckets: []float64{10, 100}}).Observe(50)
+	out := string(expose.Append(nil, r, expose.Text))
+	assert.Contains(t, out, `db_seconds_bucket{le="0.7"} 1`+"\n", out)
+	assert.Contains(t, out, `rpc_seconds_bucket{le="1e-05"} 0`+"\n", out)
+	assert.Contains(t, out, `rpc_seconds_bucket{le="0.0001"} 1`+"\n", out)
+}

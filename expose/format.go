@@ -136,12 +136,12 @@ func (e *encoder) family(f *mmv.Family) {
 		var cum uint64
 		for j, n := range s.Buckets {
 			cum += n
-			e.series(name+"_bucket", "le", f.Bounds[j]*scale)
+			e.series(name+"_bucket", "le", scale.of(f.Bounds[j]))
 			e.b = strconv.AppendUint(e.b, cum, 10)
 			e.b = append(e.b, '\n')
 		}
 		e.series(name+"_sum", "", 0)
-		e.b = appendFloat(e.b, s.Sum*scale)
+		e.b = appendFloat(e.b, scale.of(s.Sum))
 		e.b = append(e.b, '\n')
 		e.series(name+"_count", "", 0)
 		e.b = strconv.AppendUint(e.b, s.Count, 10)
@@ -189,10 +189,10 @@ func (e *encoder) series(name, le string, bound float64) {
 
 // value writes v, scaled to base units, and the end of the line: integers
 // exactly when there is no scale.
-func (e *encoder) value(v *mmv.Value, t mmv.Type, scale float64) {
+func (e *encoder) value(v *mmv.Value, t mmv.Type, scale factor) {
 	switch {
-	case scale != 1 || t == mmv.Double || t == mmv.Float:
-		e.b = appendFloat(e.b, v.Float()*scale)
+	case scale != unscaled || t == mmv.Double || t == mmv.Float:
+		e.b = appendFloat(e.b, scale.of(v.Float()))
 	case t == mmv.Uint64:
 		e.b = strconv.AppendUint(e.b, uint64(v.Int()), 10)
 	default:
@@ -277,14 +277,24 @@ func labelValue(v any) string {
 
 // baseUnit returns the Prometheus base unit of units, and the factor from
 // units to it: seconds for a time, bytes for a size, none for the rest.
-func baseUnit(u mmv.Units) (string, float64) {
+func baseUnit(u mmv.Units) (string, factor) {
 	if s, ok := u.Time(); ok && s >= 0 && int(s) < len(seconds) {
 		return "seconds", seconds[s]
 	}
 	if s, ok := u.Space(); ok {
-		return "bytes", math.Pow(1024, float64(s))
+		return "bytes", factor{math.Pow(1024, float64(s)), 1}
 	}
-	return "", 1
+	return "", unscaled
 }
 
-var seconds = [...]float64{1e-9, 1e-6, 1e-3, 1, 60, 3600}
+// factor converts a value to its base unit: times mul, divided by div.
+// A fraction of a second is a division by a power of ten, which is
+// exact where a product by 1e-3 is not: a bound of 700 ms was
+// le="0.7000000000000001", 10 µs le="9.999999999999999e-06".
+type factor struct{ mul, div float64 }
+
+var unscaled = factor{1, 1}
+
+func (f factor) of(x float64) float64 { return x * f.mul / f.div }
+
+var seconds = [...]factor{{1, 1e9}, {1, 1e6}, {1, 1e3}, {1, 1}, {60, 1}, {3600, 1}}
