@@ -172,12 +172,12 @@ func (r *Registry) carryReboundLocked() {
 }
 
 // claimsLocked takes the claim lock of the registry's directory d, waiting
-// up to wait while another registry holds it, and scans its live
+// up to claimWait while another registry holds it, and scans its live
 // clusters, for the parts about to be made (startPartLocked); the caller
 // calls unlock once they are. A failure names the part that would have
 // been made first.
-func (r *Registry) claimsLocked(d *osfile.Dir, first *part, wait time.Duration) (*claims, error) {
-	unlock, err := d.LockClaims(wait)
+func (r *Registry) claimsLocked(d *osfile.Dir, first *part) (*claims, error) {
+	unlock, err := d.LockClaims(claimWait)
 	if err != nil {
 		return nil, fileError(first.name, "cannot start", err)
 	}
@@ -455,7 +455,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 		case by == byTimer:
 			*cl, err = r.tryClaimsLocked(p)
 		default:
-			*cl, err = r.claimsLocked(r.dir, p, claimWait)
+			*cl, err = r.claimsLocked(r.dir, p)
 		}
 		if err == errClaimLater {
 			return nil // the part has no file: the timer is armed

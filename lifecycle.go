@@ -44,7 +44,7 @@ func (r *Registry) Start() error {
 		return fileError(r.name, "cannot start", err)
 	}
 	r.dir = d
-	cl, err := r.claimsLocked(d, r.parts[0], claimWait)
+	cl, err := r.claimsLocked(d, r.parts[0])
 	if err == nil {
 		// Every file made before one is renamed into place: a Start that
 		// fails leaves the files at their names as they were.

@@ -55,21 +55,13 @@ func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error 
 }
 
 // fullName is the name PCP gives the registry's metric m, without "mmv.".
-func (r *Registry) fullName(m *metric) string {
-	if r.opts.Flags&NoPrefix != 0 {
-		return m.Name
-	}
-	return r.name + "." + m.Name
-}
+func (r *Registry) fullName(m *metric) string { return overflowPrefix(r.name, r.opts.Flags) + m.Name }
 
 // clashLocked returns a metric of the registry whose full name (fullName)
 // clashes with x, a full name of another file's: that is x, is a prefix
 // of x at a dot, or has x as one; nil when none does.
 func (r *Registry) clashLocked(x string) *metric {
-	n, ours := x, true
-	if r.opts.Flags&NoPrefix == 0 {
-		n, ours = strings.CutPrefix(x, r.name+".")
-	}
+	n, ours := strings.CutPrefix(x, overflowPrefix(r.name, r.opts.Flags))
 	switch {
 	case !ours && (x == r.name || strings.HasPrefix(r.name, x+".")) && len(r.metrics) > 0:
 		return r.metrics[0] // every name of the registry's is under x
@@ -114,22 +106,12 @@ func metricNames(d *osfile.Dir, name string) []string {
 	}
 	defer f.Close()
 	var hb [headerSize + maxTocs*tocSize]byte
-	b := hb[:readAt(f, hb[:], 0)]
-	if len(b) < headerSize {
+	version, toc, ok := readTOC(hb[:readAt(f, hb[:], 0)])
+	if !ok || toc[secMetrics] == nil {
 		return nil
 	}
-	version, tocs := int(ne.Uint32(b[hdrVersionOff:])), int(ne.Uint32(b[hdrTocsOff:]))
-	if version < Version1 || version > Version3 || tocs > maxTocs || headerSize+tocs*tocSize > len(b) {
-		return nil
-	}
-	var count int
-	var off int64
-	for i := range tocs { // the last metrics section, as PCP's reader
-		e := b[headerSize+i*tocSize:][:tocSize]
-		if section(ne.Uint32(e)) == secMetrics {
-			count, off = int(ne.Uint32(e[4:])), int64(ne.Uint64(e[8:]))
-		}
-	}
+	count, uoff := tocEntry(toc[secMetrics])
+	off := int64(uoff)
 	size := recordSize(secMetrics, version)
 	if count == 0 || count > MaxMetrics || off < 0 {
 		return nil

@@ -240,7 +240,8 @@ func (p *part) configure(name string, flags Flags) {
 // overflowPrefix is what the metric names of an overflow file of a
 // registry of that name and flags start with: the registry's name and a
 // dot, for PCP to name them as the first file's (NoPrefix files), none
-// for a registry that has NoPrefix itself.
+// for a registry that has NoPrefix itself; and so what PCP puts between
+// "mmv." and every metric name of the registry.
 func overflowPrefix(name string, flags Flags) string {
 	if flags&NoPrefix != 0 {
 		return ""

@@ -6,13 +6,36 @@ import "os"
 // giving its type, record count and offset.
 const tocSize = 16
 
-// maxTocs is the most TOC entries mmv reads of another writer's file (a
-// tombstone's, bury; its names, metricNames): no writer makes more than
-// the six sections.
+// maxTocs is the most TOC entries mmv reads of another writer's file
+// (readTOC): no writer makes more than the six sections.
 const maxTocs = 16
 
 // section is a TOC entry type, as PCP numbers them.
 type section int32
+
+// readTOC reads the header and TOC at the start of another writer's file
+// b: its version, and its sections' TOC entries by type, in b, the last
+// of a type listed twice, as PCP's reader takes it. It reports false for
+// no MMV version or TOC it reads.
+func readTOC(b []byte) (version int, toc [numSections][]byte, ok bool) {
+	if len(b) < headerSize {
+		return 0, toc, false
+	}
+	version, tocs := int(ne.Uint32(b[hdrVersionOff:])), int(ne.Uint32(b[hdrTocsOff:]))
+	if version < Version1 || version > Version3 || tocs > maxTocs || headerSize+tocs*tocSize > len(b) {
+		return 0, toc, false
+	}
+	for i := range tocs {
+		e := b[headerSize+i*tocSize:][:tocSize]
+		if t := section(ne.Uint32(e)); t > 0 && t < numSections {
+			toc[t] = e
+		}
+	}
+	return version, toc, true
+}
+
+// tocEntry returns the record count and offset of a TOC entry.
+func tocEntry(e []byte) (count int, off uint64) { return int(ne.Uint32(e[4:])), ne.Uint64(e[8:]) }
 
 const (
 	secIndoms    section = 1

@@ -137,24 +137,16 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 // keeps none of a file whose metrics it cannot read. The generation is
 // new, so that PCP's reader loads it again.
 func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []string) {
-	version := int(ne.Uint32(b[hdrVersionOff:]))
-	tocs := int(ne.Uint32(b[hdrTocsOff:]))
-	if version < Version1 || version > Version3 || tocs > maxTocs || headerSize+tocs*tocSize > len(b) {
-		return nil, nil
-	}
 	nb := bytes.Clone(b)
-	var toc [numSections][]byte // the sections' TOC entries, in nb
-	for i := range tocs {
-		e := nb[headerSize+i*tocSize:][:tocSize]
-		if t := section(ne.Uint32(e)); t > 0 && t < numSections {
-			toc[t] = e
-		}
+	version, toc, ok := readTOC(nb) // the sections' TOC entries, in nb
+	if !ok {
+		return nil, nil
 	}
 	records := func(t section, size int) (off, count int, ok bool) {
 		if toc[t] == nil {
 			return 0, 0, true
 		}
-		c, o := int(ne.Uint32(toc[t][4:])), ne.Uint64(toc[t][8:])
+		c, o := tocEntry(toc[t])
 		return int(o), c, o <= uint64(len(b)) && c <= len(b)/size && int(o)+c*size <= len(b)
 	}
 	size := recordSize(secMetrics, version)

@@ -1,6 +1,7 @@
 package mmvfile_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -238,4 +239,21 @@ func listedValues(f *mmvfile.File, metric string) map[string]string {
 		}
 	}
 	return out
+}
+
+// eachMutated runs test, in a subtest named name/v<version>, on the sample
+// file of each version (of version alone when it is not 0) as mutate
+// changes it, with the sample parsed before the change.
+func eachMutated(t *testing.T, name string, version int, mutate func(b []byte, f *mmvfile.File) []byte, test func(t *testing.T, f *mmvfile.File, b []byte)) {
+	for v := 1; v <= 3; v++ {
+		if version != 0 && version != v {
+			continue
+		}
+		t.Run(name+"/v"+string(rune('0'+v)), func(t *testing.T) {
+			valid := sample(t, v)
+			f, err := mmvfile.Parse(valid)
+			require.NoError(t, err)
+			test(t, f, mutate(bytes.Clone(valid), f))
+		})
+	}
 }

@@ -1,7 +1,6 @@
 package mmvfile_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -219,24 +218,15 @@ var readsAsPCP = []struct {
 // parsed, and Lint names what PCP makes of them.
 func TestReadsWhatPCPReads(t *testing.T) {
 	for _, c := range readsAsPCP {
-		for version := 1; version <= 3; version++ {
-			if c.version != 0 && c.version != version {
-				continue
+		eachMutated(t, c.name, c.version, c.mutate, func(t *testing.T, f *mmvfile.File, b []byte) {
+			if pcptest.WantPCP(t) {
+				c.check(t, f, pcpView(t, "sample", b))
 			}
-			t.Run(c.name+"/v"+string(rune('0'+version)), func(t *testing.T) {
-				valid := sample(t, version)
-				f, err := mmvfile.Parse(valid)
-				require.NoError(t, err)
-				b := c.mutate(bytes.Clone(valid), f)
-				if pcptest.WantPCP(t) {
-					c.check(t, f, pcpView(t, "sample", b))
-				}
-				got, err := mmvfile.Parse(b)
-				require.NoError(t, err)
-				if c.rule != "" {
-					assert.Contains(t, rules(got.Lint("sample")), c.rule)
-				}
-			})
-		}
+			got, err := mmvfile.Parse(b)
+			require.NoError(t, err)
+			if c.rule != "" {
+				assert.Contains(t, rules(got.Lint("sample")), c.rule)
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package mmvfile_test
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,37 +88,28 @@ var showsAsPCP = []struct {
 // names what PCP does with their oddities.
 func TestReadsWhatPCPShows(t *testing.T) {
 	for _, c := range showsAsPCP {
-		for version := 1; version <= 3; version++ {
-			if c.version != 0 && c.version != version {
-				continue
+		eachMutated(t, c.name, c.version, c.mutate, func(t *testing.T, f *mmvfile.File, b []byte) {
+			name, metric := "sample", c.metric
+			if metric == "" {
+				metric = f.Metrics[0].Name
 			}
-			t.Run(c.name+"/v"+string(rune('0'+version)), func(t *testing.T) {
-				valid := sample(t, version)
-				f, err := mmvfile.Parse(valid)
-				require.NoError(t, err)
-				b := c.mutate(bytes.Clone(valid), f)
-				name, metric := "sample", c.metric
-				if metric == "" {
-					metric = f.Metrics[0].Name
-				}
-				if pcptest.WantPCP(t) {
-					m := pcptest.Find(pcpView(t, name, b), "mmv."+name+"."+metric)
-					require.NotNil(t, m, "PCP loads the metric")
-					shown := map[string]string{}
-					for _, in := range m.Instances {
-						if in.Value != "" {
-							shown[in.Name] = in.Value
-						}
+			if pcptest.WantPCP(t) {
+				m := pcptest.Find(pcpView(t, name, b), "mmv."+name+"."+metric)
+				require.NotNil(t, m, "PCP loads the metric")
+				shown := map[string]string{}
+				for _, in := range m.Instances {
+					if in.Value != "" {
+						shown[in.Name] = in.Value
 					}
-					assert.Equal(t, c.want, shown, "what PCP shows")
 				}
-				got, err := mmvfile.Parse(b)
-				require.NoError(t, err)
-				assert.Equal(t, c.want, listedValues(got, metric), "what Parse reads")
-				if c.rule != "" {
-					assert.Contains(t, rules(got.Lint(name)), c.rule)
-				}
-			})
-		}
+				assert.Equal(t, c.want, shown, "what PCP shows")
+			}
+			got, err := mmvfile.Parse(b)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, listedValues(got, metric), "what Parse reads")
+			if c.rule != "" {
+				assert.Contains(t, rules(got.Lint(name)), c.rule)
+			}
+		})
 	}
 }

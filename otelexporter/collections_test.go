@@ -65,11 +65,7 @@ func TestBatchedExportsAreOneCollection(t *testing.T) {
 // the first export, and the sets past it were refused, counted as the
 // vector's limit.
 func TestBoundsGrowWithinLimit(t *testing.T) {
-	pcptest.NeedFileLayer(t)
-	pcptest.MustHavePCP(t)
-	tmp := t.TempDir()
-	exp := New(&Options{Limit: 2, Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
-	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	exp, tmp := pcpExporter(t, Options{Limit: 2})
 	hist := func(bounds []float64) *metricdata.ResourceMetrics {
 		counts := make([]uint64, len(bounds)+1)
 		counts[0] = 1
@@ -100,11 +96,7 @@ func TestBoundsGrowWithinLimit(t *testing.T) {
 // singular metric keeps its last value, which Err names, as when the
 // metric is missing from the export (it was taken as exported, unnamed).
 func TestEmptyMetricIsAbsent(t *testing.T) {
-	pcptest.NeedFileLayer(t)
-	pcptest.MustHavePCP(t)
-	tmp := t.TempDir()
-	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
-	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	exp, tmp := pcpExporter(t, Options{})
 	gauge := func(pts ...metricdata.DataPoint[int64]) *metricdata.ResourceMetrics {
 		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
 			Scope:   instrumentation.Scope{Name: "s"},
@@ -131,11 +123,7 @@ func TestEmptyMetricIsAbsent(t *testing.T) {
 // with a new Time, and PCP showed the gauge's last value as current, Err
 // nil, for as long as the instruments alternated.
 func TestAbsentInstrumentLeavesWhenOnlyNewOnesExported(t *testing.T) {
-	pcptest.NeedFileLayer(t)
-	pcptest.MustHavePCP(t)
-	tmp := t.TempDir()
-	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
-	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	exp, tmp := pcpExporter(t, Options{})
 	ctx := context.Background()
 	t0 := time.Now()
 	require.NoError(t, exp.Export(ctx, gaugeAt("queue", "a", t0)))
@@ -156,11 +144,7 @@ func TestAbsentInstrumentLeavesWhenOnlyNewOnesExported(t *testing.T) {
 // (route), where it started a new collection and swept the first batch's
 // instrument out of PCP, Err nil, at every collection.
 func TestFutureTimeBatchesAreOneCollection(t *testing.T) {
-	pcptest.NeedFileLayer(t)
-	pcptest.MustHavePCP(t)
-	tmp := t.TempDir()
-	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
-	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	exp, tmp := pcpExporter(t, Options{})
 	ctx := context.Background()
 	for i := range 2 {
 		at := time.Now().Add(time.Minute + time.Duration(i)*time.Second) // one collection's Time, a minute ahead

@@ -51,6 +51,19 @@ func newProvider(t *testing.T, o Options) *provider {
 	return p
 }
 
+// pcpExporter returns an exporter of options o writing into a temporary
+// PCP_TMP_DIR, shut down at the test's end, and that directory, for
+// pcptest.Info; the test skips without the file layer or PCP.
+func pcpExporter(t *testing.T, o Options) (*Exporter, string) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	o.Registry.Dir = filepath.Join(tmp, "mmv")
+	exp := New(&o)
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	return exp, tmp
+}
+
 // flush exports through the periodic reader and returns what PCP's reader
 // shows, with the manual reader's collect of the same data.
 func (p *provider) flush(t *testing.T) ([]pcptest.Metric, metricdata.ResourceMetrics) {

@@ -109,11 +109,7 @@ func TestAbsentSetsLeave(t *testing.T) {
 // last bounds only, where those of the old bounds stayed beside them,
 // their counts summing past the count.
 func TestBoundsChangeRetiresBuckets(t *testing.T) {
-	pcptest.NeedFileLayer(t)
-	pcptest.MustHavePCP(t)
-	tmp := t.TempDir()
-	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
-	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	exp, tmp := pcpExporter(t, Options{})
 	hist := func(bounds []float64, counts []uint64) *metricdata.ResourceMetrics {
 		var n uint64
 		for _, c := range counts {
