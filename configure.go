@@ -14,6 +14,7 @@ import "strconv"
 // error saying which. It returns ErrStarted once the registry is started
 // and ErrClosed once closed.
 func (r *Registry) Configure(name string, o Options) error {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.declaringLocked(); err != nil {
@@ -34,6 +35,7 @@ func (r *Registry) Configure(name string, o Options) error {
 // Options returns the registry's options, as given to NewRegistry or
 // Configure.
 func (r *Registry) Options() Options {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.opts

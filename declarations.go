@@ -17,6 +17,7 @@ import (
 // After Start the metric's values are live at once; a metric that needs
 // the file to grow and cannot have it is not declared.
 func (r *Registry) AddMetric(m Metric) error {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked() // its values are live at once, or it is not declared
@@ -186,6 +187,7 @@ func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
 // instance is "", else the value of the named instance. Look it up once and
 // keep it; the lookup itself is a map access.
 func (r *Registry) Value(metric, instance string) (*Value, error) {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked()
@@ -221,6 +223,7 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 
 // AddIndom declares an instance domain and its instances.
 func (r *Registry) AddIndom(d Indom) error {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked()
@@ -300,6 +303,7 @@ func (r *Registry) undeclareIndom(s step) {
 // registry made for an instrument (a histogram's buckets, mmv.dropped's
 // reasons), whose instances the instrument adds.
 func (r *Registry) AddInstance(serial uint32, inst Instance) error {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked() // its values are live at once, or it is not added
@@ -438,21 +442,25 @@ func (r *Registry) instanceCount() int { return r.counts.instances }
 // AddLabel attaches a label to every metric of the registry (a cluster
 // label). It is refused on ReaderCluster.
 func (r *Registry) AddLabel(l Label) error {
+	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
 }
 
 // AddMetricLabel attaches a label to a declared metric.
 func (r *Registry) AddMetricLabel(metric string, l Label) error {
+	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelItem}, subject("metric", metric), metric)
 }
 
 // AddIndomLabel attaches a label to a declared instance domain.
 func (r *Registry) AddIndomLabel(serial uint32, l Label) error {
+	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelIndom, serial: serial}, "indom "+strconv.FormatUint(uint64(serial), 10), "")
 }
 
 // AddInstanceLabel attaches a label to one instance of a declared domain.
 func (r *Registry) AddInstanceLabel(serial uint32, id int32, l Label) error {
+	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelInstances, serial: serial, instance: id},
 		"indom "+strconv.FormatUint(uint64(serial), 10)+" instance "+strconv.Itoa(int(id)), "")
 }

@@ -28,8 +28,9 @@
 // kept elsewhere: the registry calls their function at Start, every
 // [DefaultInterval] and at Close.
 //
-// A nil registry means [Default], whose file is named after the program,
-// with the [Process] flag (PCP stops showing a program that died) and a
+// A nil registry, as an argument or as a method's receiver, means
+// [Default], whose file is named after the program, with the [Process]
+// flag (PCP stops showing a program that died) and a
 // cluster derived from its name (the same PMIDs on every restart and host,
 // while no other file of the directory has that cluster: see Clusters).
 // [Registry.Configure] changes its name or options before Start, keeping

@@ -35,6 +35,7 @@ import (
 // declarations (Vec.With of new label values included). The Family and
 // every slice in it are reused once visit returns.
 func (r *Registry) Gather(visit func(*Family)) {
+	r = registry(r)
 	r.pollUnstarted()
 	r.mu.Lock()
 	defer r.mu.Unlock()

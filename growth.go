@@ -294,6 +294,7 @@ func (r *Registry) commitPartLocked(p *part) error {
 // Flush tries again at once. A file no longer at its name (removed, or
 // another renamed over it, which Err says) is written anew at its name.
 func (r *Registry) Flush() error {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state != started {

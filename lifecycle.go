@@ -21,6 +21,7 @@ import (
 // or one a leaf where the other is a prefix at a dot, is refused with
 // ErrNamespace: PCP builds one namespace from every file.
 func (r *Registry) Start() error {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.declaringLocked(); err != nil {
@@ -91,6 +92,7 @@ func (r *Registry) Start() error {
 // registry that was never started only stops further declarations; closing
 // it again does nothing.
 func (r *Registry) Close() error {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked()
@@ -181,6 +183,7 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 // Flush writes it anew); nil when the files hold every declaration
 // published so far.
 func (r *Registry) Err() error {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked() // its file is moving: at its name once it lands

@@ -452,3 +452,62 @@ func TestFailedStartKeepsFile(t *testing.T) {
 	assert.Equal(t, lastFile, now, "the last run's file as it was")
 	assert.ElementsMatch(t, []string{"fstart", "fstart.2"}, entries(t, dir), "no temporary left")
 }
+
+// TestNilRegistryIsDefault: every method of a nil *Registry acts on
+// Default, as a nil registry given to a New function does (it panicked
+// in Start, Close, Err and the other methods but three), in a process of
+// its own, whose Default it may start and close.
+func TestNilRegistryIsDefault(t *testing.T) {
+	needFileLayer(t)
+	if childRole() != "nil" {
+		cmd := childCmd(t, "TestNilRegistryIsDefault", "nil", nil, "MMV_NIL_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "the child:\n%s", out)
+		return
+	}
+	var r *mmv.Registry
+	dir := os.Getenv("MMV_NIL_DIR")
+	require.NoError(t, r.Configure("nilreg", mmv.Options{Dir: dir}))
+	assert.Equal(t, "nilreg", r.Name())
+	assert.Equal(t, dir, r.Options().Dir)
+	served := mmv.NewCounter(r, "served", "Requests served", mmv.Count)
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1}))
+	require.NoError(t, r.AddInstance(1, mmv.Instance{ID: 7, Name: "seven"}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "items", Type: mmv.Uint64, Semantics: mmv.SemInstant, Indom: 1}))
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "service", Value: "shop"}))
+	require.NoError(t, r.AddMetricLabel("items", mmv.Label{Name: "kind", Value: "book"}))
+	require.NoError(t, r.AddIndomLabel(1, mmv.Label{Name: "shelf", Value: "top"}))
+	require.NoError(t, r.AddInstanceLabel(1, 7, mmv.Label{Name: "row", Value: "first"}))
+	require.NoError(t, r.Transact(func(tx *mmv.Tx) error {
+		_, err := mmv.Declare[mmv.Gauge](tx, "level", "Level", mmv.Count)
+		return err
+	}))
+	polled := make(chan struct{}, 1)
+	r.Poll(time.Hour, func() {
+		select {
+		case polled <- struct{}{}:
+		default:
+		}
+	})
+	require.ErrorIs(t, r.Err(), mmv.ErrNotStarted)
+	require.NoError(t, r.Flush(), "nothing to publish before Start")
+	families := 0
+	r.Gather(func(*mmv.Family) { families++ })
+	assert.Equal(t, 2, families, "Gather: the low-level metric has no storage before Start")
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	assert.Len(t, snap, 3, "Snapshot")
+
+	require.NoError(t, r.Start())
+	assert.Equal(t, filepath.Join(dir, "nilreg"), r.Path())
+	assert.Equal(t, mmv.Default.Path(), r.Path())
+	served.Add(3)
+	v, err := r.Value("items", "seven")
+	require.NoError(t, err)
+	v.Set(9)
+	require.NoError(t, r.Flush())
+	require.NoError(t, r.Err())
+	<-polled
+	require.NoError(t, r.Close())
+	require.ErrorIs(t, r.Err(), mmv.ErrClosed)
+}

@@ -85,7 +85,8 @@ type Options struct {
 // nothing on disk and stays declaring, so it can be called again; Close
 // may be called any number of times. Declarations may go on after Start:
 // the file grows (see Flush), and a declaration that fails declares
-// nothing. A Registry is safe for concurrent use.
+// nothing. A Registry is safe for concurrent use. A nil *Registry is
+// [Default], as a receiver as well as an argument.
 type Registry struct {
 	mu   sync.Mutex
 	name string
@@ -211,6 +212,7 @@ func programName(args []string) string {
 
 // Name returns the file name.
 func (r *Registry) Name() string {
+	r = registry(r)
 	r.mu.Lock() // Configure may change it
 	defer r.mu.Unlock()
 	return r.name
@@ -219,6 +221,7 @@ func (r *Registry) Name() string {
 // Path returns the path of the file once started, "" before; after Close
 // it still names where the file was.
 func (r *Registry) Path() string {
+	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.path

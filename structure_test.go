@@ -51,10 +51,11 @@ func rootPackage(t *testing.T) (*token.FileSet, *types.Package, *types.Info) {
 }
 
 type checked struct {
-	fset *token.FileSet
-	pkg  *types.Package
-	info *types.Info
-	err  error
+	fset  *token.FileSet
+	files []*ast.File
+	pkg   *types.Package
+	info  *types.Info
+	err   error
 }
 
 var checkedRoot = sync.OnceValue(func() (c checked) {
@@ -74,6 +75,7 @@ var checkedRoot = sync.OnceValue(func() (c checked) {
 		}
 		files = append(files, f)
 	}
+	c.files = files
 	conf := types.Config{Importer: importer.ForCompiler(c.fset, "source", nil)}
 	// The imports' export data, as the go command builds it (cached), when
 	// it is at hand: from source, go/types checks every import again,
@@ -217,4 +219,30 @@ func TestFileLayers(t *testing.T) {
 		slices.Sort(loop)
 		assert.LessOrEqual(t, len(loop), 2, "%s is on a loop through %v", f, loop)
 	}
+}
+
+// TestNilRegistryEveryMethod: every exported method of *Registry takes
+// a nil receiver as Default (its first statement is r = registry(r)), as
+// doc.go says, so that a method added later cannot panic on nil
+// (TestNilRegistryIsDefault calls each of today's).
+func TestNilRegistryEveryMethod(t *testing.T) {
+	fset, _, _ := rootPackage(t)
+	methods := 0
+	for _, f := range checkedRoot().files {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || !fn.Name.IsExported() || types.ExprString(fn.Recv.List[0].Type) != "*Registry" {
+				continue
+			}
+			methods++
+			first := ""
+			if len(fn.Body.List) > 0 {
+				if a, ok := fn.Body.List[0].(*ast.AssignStmt); ok && len(a.Lhs) == 1 && len(a.Rhs) == 1 {
+					first = types.ExprString(a.Lhs[0]) + " " + a.Tok.String() + " " + types.ExprString(a.Rhs[0])
+				}
+			}
+			assert.Equal(t, "r = registry(r)", first, "%s: Registry.%s's first statement", fset.Position(fn.Pos()), fn.Name.Name)
+		}
+	}
+	assert.Greater(t, methods, 10, "the Registry's exported methods found")
 }
