@@ -172,7 +172,6 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	}
 	p := r.pollLocked(DefaultInterval, read)
 	r.polls = append(r.polls, p)
-	r.onStart = append(r.onStart, p.run)
 	r.onClose = append(r.onClose, p.run)
 	r.onRead = append(r.onRead, func(func(*metric, int32, any)) {
 		if r.state == started { // before, Snapshot ran it with the polls

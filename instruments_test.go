@@ -254,8 +254,8 @@ func TestPoll(t *testing.T) {
 		r.mu.Lock()
 		state := r.state
 		r.mu.Unlock()
-		if state != started {
-			bad.Store(fmt.Sprintf("run %d with the registry %v", n.Load()+1, state))
+		if state == closed || state == declaring && n.Load() > 0 {
+			bad.Store(fmt.Sprintf("run %d with the registry %v", n.Load()+1, state)) // Start's, first, is before started
 		}
 		if n.Add(1) == 3 {
 			close(inRun)

@@ -511,3 +511,48 @@ func TestNilRegistryIsDefault(t *testing.T) {
 	require.NoError(t, r.Close())
 	require.ErrorIs(t, r.Err(), mmv.ErrClosed)
 }
+
+// TestStartRunsPollsBeforeItsFiles: Start runs the registry's polls, and
+// callback metrics' functions, before it makes its files, so that PCP's
+// first fetch reads what they copy: goroutine-run, their first run came
+// after Start had renamed the files into place, and PCP read the values'
+// zeros meanwhile (goruntime's scalars, until its poll's goroutine ran).
+func TestStartRunsPollsBeforeItsFiles(t *testing.T) {
+	r := newRegistry(t, "polled", t.TempDir(), mmv.Options{})
+	level := mmv.NewIntGauge(r, "level", "", mmv.Count)
+	r.Poll(time.Hour, func() {
+		time.Sleep(20 * time.Millisecond) // slow, as a real copy may be
+		level.Set(42)
+	})
+	mmv.NewIntGaugeFunc(r, "callback", "", mmv.Count, func() int64 { return 7 })
+	startOrSkip(t, r)
+	values := filesValues(t, r)
+	assert.EqualValues(t, 42, values["level"][""].Int, "the poll's value, in the file Start made")
+	assert.EqualValues(t, 7, values["callback"][""].Int, "the callback's")
+}
+
+// TestStartPastAStuckPoll: Start waits for its polls' runs a while, not
+// for ever: a poll stuck (a bridge's collector that never returns) leaves
+// Start its files, and its run copies its values when it ends.
+func TestStartPastAStuckPoll(t *testing.T) {
+	needFileLayer(t)
+	r := newRegistry(t, "stuckpoll", t.TempDir(), mmv.Options{})
+	level := mmv.NewIntGauge(r, "level", "", mmv.Count)
+	release := make(chan struct{})
+	r.Poll(time.Hour, func() {
+		<-release
+		level.Set(42)
+	})
+	started := make(chan error)
+	go func() { started <- r.Start() }()
+	select {
+	case err := <-started:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		close(release)
+		t.Fatal("Start waits for a stuck poll")
+	}
+	assert.EqualValues(t, 0, filesValues(t, r)["level"][""].Int, "before the poll ends")
+	close(release)
+	assert.Eventually(t, func() bool { return filesValues(t, r)["level"][""].Int == 42 }, time.Minute, time.Millisecond, "once it ends")
+}

@@ -11,8 +11,9 @@ import (
 const DefaultInterval = time.Second
 
 // Poll arranges for f to run every interval (DefaultInterval when not
-// positive) while r is started, on a goroutine of its own: first as soon as
-// Start has made the file, then every interval until Close. Before Start,
+// positive) while r is started, on a goroutine of its own: first in Start,
+// before it makes the file, so that PCP's first fetch reads what f copied,
+// then on the goroutine from Start's end, every interval until Close. Before Start,
 // each Gather and Snapshot runs it first instead, so that a registry never
 // started (a host without PCP, served by package expose) serves what f
 // copies, not what it held when declared. Use it to copy values kept
@@ -71,7 +72,7 @@ func (p *poller) run() {
 
 // pollUnstarted runs the registry's polls when it is not started yet,
 // without its lock, which they may take: Gather's and Snapshot's first
-// step. A poll running already, on another goroutine or below this
+// step, and Start's (pollBeforeStart). A poll running already, on another goroutine or below this
 // Gather (a poll that gathers), is not run again: it copies the values
 // meanwhile, and waiting for it would wait for ever in the second case.
 func (r *Registry) pollUnstarted() {
@@ -86,6 +87,35 @@ func (r *Registry) pollUnstarted() {
 			p.f()
 			p.mu.Unlock()
 		}
+	}
+}
+
+// startPollWait bounds Start's wait for its polls' runs: a poll stuck (a
+// bridge's collector that never returns) holds Start no longer, and its
+// run copies its values when it ends.
+const startPollWait = time.Second
+
+// pollBeforeStart runs the polls as pollUnstarted, waiting for them up to
+// startPollWait: Start's first step, so that what they copy is in the
+// files PCP first reads (a poll's goroutine, started after them, left
+// PCP reading zeros meanwhile).
+func (r *Registry) pollBeforeStart() {
+	r.mu.Lock()
+	n := len(r.polls)
+	r.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		r.pollUnstarted()
+		close(done)
+	}()
+	t := time.NewTimer(startPollWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
 	}
 }
 
