@@ -36,6 +36,11 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if r.checkMetricLocked("", &m) != nil {
 		return nil, r.checkMetricLocked(subject("metric", m.Name), &m)
 	}
+	if r.state == started {
+		if err := r.checkNameAfterStartLocked(m.Name); err != nil {
+			return nil, err
+		}
+	}
 	var in *indom
 	if m.Indom != 0 {
 		if in = r.serials[m.Indom]; in == nil {

@@ -184,8 +184,8 @@
 // with ErrNamespace, naming the other file and both metrics, a registry
 // whose full names (mmv.<file>.<name>, or mmv.<name> with NoPrefix) clash
 // with another live file's, the same name or one a leaf where the other is
-// a prefix at a dot. Declarations after Start are checked against the
-// registry's own names only, not against other files.
+// a prefix at a dot; a metric declared after Start is refused alike,
+// against the files as they are then.
 //
 // The New functions (NewCounter, NewCounterVec, NewHistogram...) panic when
 // the registry refuses the declaration (an invalid or duplicate name, a

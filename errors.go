@@ -31,10 +31,9 @@ var (
 	// Options.MaxIndomInstances), or than a vector's limit (Vec.SetLimit).
 	ErrTooMany = errors.New("too many")
 	// ErrNamespace: a metric name that is also a prefix of another at a dot,
-	// which makes PCP drop every MMV metric on the host; from Start, a full
-	// name that clashes so, or is the same, with another live file's of the
-	// directory (declarations after Start are not checked against other
-	// files).
+	// which makes PCP drop every MMV metric on the host; at Start, and for
+	// a metric declared after it, a full name that clashes so, or is the
+	// same, with another live file's of the directory.
 	ErrNamespace = errors.New("namespace conflict")
 	// ErrUnknown: a reference to a metric, indom or instance not declared.
 	ErrUnknown = errors.New("not declared")

@@ -273,6 +273,17 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	return nil
 }
 
+// holdPartLocked makes sure p's name is free for the file
+// startPartLocked made, or holds a file it may replace, as
+// commitPartLocked would find it (osfile.File.Hold): Start holds every
+// part's name before it renames any file into place.
+func (r *Registry) holdPartLocked(p *part) error {
+	if err := p.file.os.Hold(); err != nil {
+		return fileError(p.name, "cannot start", err)
+	}
+	return nil
+}
+
 // commitPartLocked renames the file startPartLocked made for p into
 // place. On failure the file is removed, and the part is as it was
 // before startPartLocked.

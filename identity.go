@@ -45,15 +45,6 @@ func autoSerial(key string, taken *serialSet) uint32 {
 	return 0
 }
 
-// serialSet is a set of indom serials, 0..MaxSerial, a bit each: autoSerial
-// probes it, where a probe of the map by serial cost a vector's
-// declaration 9 µs once the derived half was taken (2,000 vectors).
-type serialSet [(MaxSerial + 64) / 64]uint64
-
-func (s *serialSet) has(n uint32) bool { return s[n/64]&(1<<(n%64)) != 0 }
-func (s *serialSet) add(n uint32)      { s[n/64] |= 1 << (n % 64) }
-func (s *serialSet) remove(n uint32)   { s[n/64] &^= 1 << (n % 64) }
-
 // vecIDSpace is the number of ids a vector's instances may have, 0 up:
 // PCP's instance ids are 31 bits.
 const vecIDSpace = 1 << 31

@@ -10,12 +10,19 @@ import (
 // Start validates the declarations, writes the files and maps them. A file
 // appears complete or not at all: it is written under a temporary name
 // starting with '.', which PCP's reader ignores, then renamed into place.
-// When any file cannot be made, every file made is removed and the
-// registry stays declaring, every file at its name as it was. The files
-// of an earlier run of the same name are replaced; its overflow files
-// past this run's (<file>.N) stay, their metrics showing no value (the
-// Sentinel flag), but for the names this run declares in another file,
-// until this run makes them again, renamed over them, their PMIDs kept.
+// Every file is made, and every name checked, before any is renamed into
+// place: when any file cannot be made, or a name is another live
+// registry's, the registry stays declaring, every file at its name as it
+// was. The files of an earlier run of the same name are replaced; its
+// overflow files past this run's (<file>.N) stay, their metrics showing
+// no value (the Sentinel flag), but for the names this run declares in
+// another file, until this run makes them again, renamed over them, their
+// PMIDs kept: a Start that fails after making them so leaves them so. A
+// rename failing after another file was renamed into place (a name taken
+// by another registry between its check and its rename) leaves that file
+// at its name, never removed: its PMIDs vanishing and coming back at the
+// next attempt would crash pmcd (docs/design.md, "A pmcd crash in PCP's
+// reader"); the next attempt renames over it.
 // A registry whose full names (mmv.<file>.<name>, or mmv.<name> with
 // NoPrefix) clash with another live file's of the directory, the same name
 // or one a leaf where the other is a prefix at a dot, is refused with
@@ -62,13 +69,20 @@ func (r *Registry) Start() error {
 		}
 		for _, p := range r.parts {
 			if err == nil {
+				err = r.holdPartLocked(p)
+			}
+		}
+		for _, p := range r.parts {
+			if err == nil {
 				err = r.commitPartLocked(p)
 			}
 		}
 		cl.release()
 	}
 	if err != nil {
-		r.stopPartsLocked(true)
+		// A file renamed into place stays: removed, its PMIDs would
+		// vanish and come back at the next attempt.
+		r.stopPartsLocked(false)
 		r.dir.Close()
 		r.dir = nil
 		return err
@@ -83,7 +97,8 @@ func (r *Registry) Start() error {
 	return nil
 }
 
-// Close unmaps the files, and removes them when the Process flag is set;
+// Close unmaps the files, and removes them when the Process flag is set,
+// with the tombstones Start kept of an earlier run's overflow files;
 // without that flag the files stay with their last values, which PCP goes
 // on reading. Values updated after Close are dropped, not written: every
 // handle is pointed away from the files first. A file's pages become
@@ -119,6 +134,9 @@ func (r *Registry) Close() error {
 	r.strs.closed = true
 	r.strs.mu.Unlock()
 	err = errors.Join(err, r.stopPartsLocked(r.opts.Flags&Process != 0))
+	if r.opts.Flags&Process != 0 {
+		err = errors.Join(err, r.removeTombstonesLocked())
+	}
 	r.dir.Close()
 	return err
 }

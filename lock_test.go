@@ -3,11 +3,13 @@
 package mmv_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/osfile"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
 
@@ -249,4 +253,144 @@ func TestRestartWhileAChildHoldsTheLock(t *testing.T) {
 	defer again.Close()
 	require.NoError(t, again.Start(), "a lock held by a child of the closed owner")
 	assert.Equal(t, 1, found, "times the lock was found held")
+}
+
+// lockedFile opens path (creating it with the bytes b when b is not nil)
+// and takes the exclusive flock a registry holds on its file, as a live
+// registry of another process would; the lock goes when the test ends.
+func lockedFile(t *testing.T, path string, b []byte) *os.File {
+	t.Helper()
+	if b != nil {
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+	}
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB))
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// failingSecondCommit prepares, in dir, a last run of the registry name
+// (3,100 counters c0000 up, each 1: files name, name.2, name.3, name.4),
+// closed without the Process flag, then starts a new run of the registry
+// (declareSpilling: name and name.2) whose Start fails at its SECOND
+// commit, after its first file was renamed over the last run's: name.4
+// is held (a live registry's lock, which makes buryLeftoversLocked's
+// RewriteUnheld wait, and calls osfile.LockHeldHook), and at that moment
+// a file held by another owner is renamed over name.2, between
+// startPartLocked's Prepare of name.2 and its commitPartLocked. It returns
+// the bytes of the last run's files before the Start, and its error.
+func failingSecondCommit(t *testing.T, dir, name string) (map[string][]byte, error) {
+	t.Helper()
+	closedRun(t, dir, name, 3100)
+	before := map[string][]byte{}
+	for _, f := range []string{name, name + ".2", name + ".3", name + ".4"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err, "the last run's files")
+		before[f] = b
+	}
+	lockedFile(t, filepath.Join(dir, name+".4"), nil)
+	var fired atomic.Bool
+	osfile.LockHeldHook = func() {
+		if fired.Swap(true) {
+			return
+		}
+		// Another owner's file (the last run's bytes of name.2), held, put at name.2.
+		other := filepath.Join(dir, "other.tmp")
+		lockedFile(t, other, before[name+".2"])
+		require.NoError(t, os.Rename(other, filepath.Join(dir, name+".2")))
+	}
+	t.Cleanup(func() { osfile.LockHeldHook = nil })
+	r := declareSpilling(dir, name, 2)
+	t.Cleanup(func() { r.Close() })
+	err := r.Start()
+	osfile.LockHeldHook = nil
+	require.True(t, fired.Load(), "the hook ran inside Start")
+	return before, err
+}
+
+// TestFailedCommitKeepsFirstFile: a Start that meets another owner's
+// file at its second file's name, put there after its Prepare, fails
+// before it renames its first file into place: every name is checked
+// first (osfile.File.Hold). It renamed the first over the last run's,
+// then removed it, and PCP, which showed the last run's
+// mmv.<name>.c0000 = 1, showed no such metric.
+func TestFailedCommitKeepsFirstFile(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	const name = "fcommit"
+	before, err := failingSecondCommit(t, dir, name)
+	require.Error(t, err, "Start fails at name.2's commit")
+	assert.ErrorIs(t, err, mmv.ErrInUse)
+	now, rerr := os.ReadFile(filepath.Join(dir, name))
+	assert.NoError(t, rerr, "the last run's first file is at its name after a Start that failed")
+	assert.True(t, bytes.Equal(before[name], now), "the last run's first file as it was")
+	ms := pcptest.Info(t, tmp)
+	m := pcptest.Find(ms, "mmv."+name+".c0000")
+	if assert.NotNil(t, m, "PCP shows the last run's mmv.%s.c0000 after the failed Start", name) {
+		assert.Equal(t, "1", m.Value)
+	}
+}
+
+// TestFailedCommitKeepsPMCD: a program retrying a Start that meets
+// another owner's file at its second file's name (failingSecondCommit's
+// order of events, at every attempt), while a client of a pmcd of the
+// test's own fetches mmv.<name>.c0000 of the last run's first file: pmcd
+// stays up and every fetch finds a value. Each attempt renamed its first
+// file into place, then removed it, and pmcd died (status 11) after 15
+// attempts, or half the fetches found no value.
+func TestFailedCommitKeepsPMCD(t *testing.T) {
+	needFileLayer(t)
+	p := pcptest.StartPMCD(t)
+	const name = "fcpmcd"
+	dir := p.Dir
+	closedRun(t, dir, name, 3100)
+	lockedFile(t, filepath.Join(dir, name+".4"), nil)
+	two, err := os.ReadFile(filepath.Join(dir, name+".2"))
+	require.NoError(t, err)
+	var held atomic.Pointer[os.File] // our lock on name.2, let go before each attempt
+	var armed atomic.Bool
+	osfile.LockHeldHook = func() {
+		if !armed.Swap(false) {
+			return
+		}
+		other := filepath.Join(dir, "other.tmp")
+		os.WriteFile(other, two, 0o644)
+		f, err := os.Open(other)
+		if err != nil {
+			return
+		}
+		syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		os.Rename(other, filepath.Join(dir, name+".2"))
+		if old := held.Swap(f); old != nil {
+			old.Close()
+		}
+	}
+	t.Cleanup(func() { osfile.LockHeldHook = nil })
+	var stop atomic.Bool
+	done := make(chan int, 1)
+	go func() {
+		n := 0
+		for !stop.Load() {
+			n++
+			if f := held.Swap(nil); f != nil {
+				f.Close() // name.2 free again for this attempt's Prepare
+			}
+			armed.Store(true)
+			r := declareSpilling(dir, name, uint64(n))
+			if err := r.Start(); err == nil {
+				t.Errorf("attempt %d: Start succeeded", n)
+			}
+			r.Close()
+		}
+		done <- n
+	}()
+	f, ferr := p.TryFetchLoop(t, "mmv."+name+".c0000", 8*time.Second)
+	stop.Store(true)
+	n := <-done
+	time.Sleep(200 * time.Millisecond)
+	t.Logf("%d attempts, fetches %+v", n, f)
+	require.NoError(t, ferr)
+	require.NoError(t, p.Died(), "pmcd crashed after %d fetches, %d attempts", f.N, n)
+	require.False(t, f.Lost, "pmcd stopped answering")
+	assert.Equal(t, f.N, f.Values, "every fetch finds the last run's value")
 }

@@ -16,8 +16,8 @@ import (
 // whichever file it reads first. Within a registry the declarations
 // refuse such names (checkMetricLocked); across files Start refuses them,
 // against the files of the directory as they are when it starts, under
-// the directory's claim lock. Declarations after Start are not checked
-// against other files.
+// the directory's claim lock, and a metric declared after Start, against
+// the files as they are then (checkNameAfterStartLocked).
 
 // checkNamespaceLocked refuses, with ErrNamespace, a registry about to
 // start whose full names, as PCP names them (mmv.<file>.<name>, or
@@ -35,8 +35,12 @@ func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error 
 		if f.name == r.name {
 			continue
 		}
+		var names []string
 		if _, own := overflowIndex(r.name, f.name); own && f.flags&NoPrefix != 0 && !d.Held(f.name) {
-			continue // an earlier run's, which it replaces or buries; held, a registry named so
+			names = metricNames(d, f.name)
+			if !slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, overflowPrefix(r.name, r.opts.Flags)) }) {
+				continue // an earlier run's, which it replaces or buries (bury); held, or with other names, a registry named so
+			}
 		}
 		prefix := ""
 		if f.flags&NoPrefix == 0 {
@@ -45,7 +49,10 @@ func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error 
 			}
 			prefix = f.name + "."
 		}
-		for _, n := range metricNames(d, f.name) {
+		if names == nil {
+			names = metricNames(d, f.name)
+		}
+		for _, n := range names {
 			if m := r.clashLocked(prefix + n); m != nil {
 				return r.clashError(m, d, f.name, n, prefix+n)
 			}
@@ -54,11 +61,8 @@ func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error 
 	return nil
 }
 
-// fullName is the name PCP gives the registry's metric m, without "mmv.".
-func (r *Registry) fullName(m *metric) string { return overflowPrefix(r.name, r.opts.Flags) + m.Name }
-
-// clashLocked returns a metric of the registry whose full name (fullName)
-// clashes with x, a full name of another file's: that is x, is a prefix
+// clashLocked returns a metric of the registry whose full name (its name
+// after overflowPrefix) clashes with x, a full name of another file's: that is x, is a prefix
 // of x at a dot, or has x as one; nil when none does.
 func (r *Registry) clashLocked(x string) *metric {
 	n, ours := strings.CutPrefix(x, overflowPrefix(r.name, r.opts.Flags))
@@ -83,13 +87,72 @@ func (r *Registry) clashLocked(x string) *metric {
 // clashError is the refusal of the registry's metric m, whose full name
 // clashes with x, the full name of metric name of the file other in d.
 func (r *Registry) clashError(m *metric, d *osfile.Dir, other, name, x string) error {
-	ours := r.fullName(m)
+	return r.nameClashError(m.part.name, m.Name, d, other, name, x)
+}
+
+// nameClashError is clashError of a metric named mname, in the
+// registry's file file.
+func (r *Registry) nameClashError(file, mname string, d *osfile.Dir, other, name, x string) error {
+	ours := overflowPrefix(r.name, r.opts.Flags) + mname
 	why := "PCP would show only one of them"
 	if ours != x {
 		why = "one is a prefix of the other, which makes PCP drop every MMV metric on the host, or one of the two"
 	}
-	return errorf(ErrNamespace, inside(subject("file", m.part.name), "metric", m.Name),
+	return errorf(ErrNamespace, inside(subject("file", file), "metric", mname),
 		"its name in PCP, mmv.%s, clashes with mmv.%s, metric %s of file %s in %s: %s", ours, x, quote(name), quote(other), d.Path(), why)
+}
+
+// checkNameAfterStartLocked refuses, with ErrNamespace, a metric named
+// name declared after Start whose full name clashes with one of another
+// live file's, as Start refuses the registry's (checkNamespaceLocked),
+// against the files of the directory as they are now: a bridge's family
+// named as another registry's file made PCP drop every MMV metric on the
+// host, no one told. The registry's own files and tombstones do not count.
+// It reads the heads of the directory's files, and the names of those
+// that may clash, as Start does.
+func (r *Registry) checkNameAfterStartLocked(name string) error {
+	x := overflowPrefix(r.name, r.opts.Flags) + name
+	related := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".") }
+	ns := r.namespaceLocked()
+	for _, f := range ns.shown {
+		prefix := ""
+		if f.flags&NoPrefix == 0 {
+			if !related(x, f.name) {
+				continue
+			}
+			prefix = f.name + "."
+		}
+		names, read := ns.names[f.name]
+		if !read {
+			names = metricNames(r.dir, f.name)
+			ns.names[f.name] = names
+		}
+		for _, n := range names {
+			if related(x, prefix+n) {
+				return r.nameClashError(r.name, name, r.dir, f.name, n, prefix+n)
+			}
+		}
+	}
+	return nil
+}
+
+// namespaceLocked returns the directory's other files, as kept or read
+// now (liveClusters), the registry's own files and tombstones left out.
+func (r *Registry) namespaceLocked() *otherFiles {
+	stamp, settled := r.dir.Stamp()
+	if ns := r.others; ns != nil && ns.stamp == stamp {
+		return ns
+	}
+	_, shown := liveClusters(r.dir, func(f string) bool {
+		_, tomb := r.tombs[f]
+		return tomb || slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == f && p.file != nil })
+	})
+	ns := &otherFiles{stamp: stamp, shown: shown, names: map[string][]string{}}
+	r.others = nil
+	if settled {
+		r.others = ns
+	}
+	return ns
 }
 
 // metricNames returns the names of the metrics of the MMV file name of d

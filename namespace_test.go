@@ -210,3 +210,32 @@ func TestStartRefusesLiveRegistryNamedAsOverflow(t *testing.T) {
 	err := r.Start()
 	require.ErrorIs(t, err, mmv.ErrNamespace, "mmv.nsapp.x in both nsapp.2 (live, another registry's) and nsapp")
 }
+
+// TestDeclarationAfterStartRefusesNamesOfAnotherFile: a declaration after
+// Start, as every bridge makes, is checked against the directory's other
+// live files as Start checks the registry: registry "svc" declaring "db"
+// while the live registry "svc.db" shows mmv.svc.db.q is refused with
+// ErrNamespace (mmv.svc.db, a leaf, would be a prefix of mmv.svc.db.q),
+// and PCP goes on showing both registries. It was accepted, and every MMV
+// metric of the host vanished, no one told.
+func TestDeclarationAfterStartRefusesNamesOfAnotherFile(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	db := newRegistry(t, "svc.db", dir, mmv.Options{})
+	mmv.NewCounter(db, "q", "", mmv.Count).Add(5)
+	startOrSkip(t, db)
+
+	svc := newRegistry(t, "svc", dir, mmv.Options{})
+	mmv.NewCounter(svc, "up", "", mmv.Count).Inc()
+	require.NoError(t, svc.Start())
+	get(t, pcptest.Info(t, tmp), "mmv.svc.db.q")
+
+	err := svc.AddMetric(mmv.Metric{Name: "db", Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	require.ErrorIs(t, err, mmv.ErrNamespace)
+	assert.ErrorContains(t, err, `metric "q" of file "svc.db"`)
+	require.NoError(t, svc.Flush())
+	require.NoError(t, svc.Err())
+	out, shown := pcptest.Pminfo(t, tmp, "-f", "mmv.svc.db.q", "mmv.svc.up")
+	assert.True(t, shown, "PCP shows another registry's mmv.svc.db.q after svc declared db: pminfo says %s", out)
+	out, whole := pcptest.Pminfo(t, tmp, "mmv")
+	assert.True(t, whole, "PCP lists the mmv namespace: pminfo says %s", out)
+}

@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"sync"
 	"time"
 )
 
@@ -55,19 +54,6 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 		start()
 	}
 	return p
-}
-
-// poller is a function Poll runs, one run at a time, from its goroutine
-// or, before Start, from Gather and Snapshot.
-type poller struct {
-	mu sync.Mutex
-	f  func()
-}
-
-func (p *poller) run() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.f()
 }
 
 // pollUnstarted runs the registry's polls when it is not started yet,

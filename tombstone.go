@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,8 +66,15 @@ func (r *Registry) buryLocked(name string) error {
 		if h, ok := readHead(b); !ok || h.flags&NoPrefix == 0 {
 			return b // a registry's first file, named so: another's
 		}
+		var owner int32
+		if r.opts.Flags&Process != 0 {
+			owner = int32(os.Getpid())
+		}
+		nb, names, ours := bury(b, overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
+		if !ours {
+			return b // a NoPrefix registry's first file, named so: another's
+		}
 		buried = true
-		nb, names := bury(b, overflowPrefix(r.name, r.opts.Flags), func(x string) bool { return r.nameFreeLocked(x, name) })
 		if kept = names; len(names) == 0 {
 			return nil
 		}
@@ -113,6 +121,20 @@ func (r *Registry) tendTombstonesLocked() error {
 	return errors.Join(errs...)
 }
 
+// removeTombstonesLocked removes the tombstones, at the Close of a
+// registry with the Process flag, as its own files: they have its flag
+// and pid (bury), and PCP would drop them with it.
+func (r *Registry) removeTombstonesLocked() error {
+	var errs []error
+	for name := range r.tombs {
+		if _, err := r.dir.RewriteUnheld(name, maxTombstone, func([]byte) []byte { return nil }); err != nil {
+			errs = append(errs, fileError(name, "cannot remove the tombstone of an earlier run's overflow file", err))
+		}
+	}
+	clear(r.tombs)
+	return errors.Join(errs...)
+}
+
 // nameFreeLocked reports whether a tombstone at file may keep the metric
 // named x: no metric of this run's is named x, or has x as a prefix at a
 // dot, or is named as such a prefix of x, in another file than the one
@@ -128,19 +150,22 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 }
 
 // bury returns the tombstone of the MMV file b, whose metric names start
-// with prefix: b with the Sentinel flag and every value the reserved one
+// with prefix (ours reports that they do: a file with a name that does not
+// is none of the registry's, and bury leaves it), made by a run whose pid
+// is owner when it has the Process flag, 0 otherwise: b with the Sentinel flag and every value the reserved one
 // that PCP shows as no value (all ones, which is a NaN float too, or an
 // empty string), no labels, and only the metrics whose names, without
 // prefix, keep says to keep, with those names; the values of the others
 // are dead records. (Without value records, PCP's reader failed a fetch
 // of a singular metric and its help text as of an unknown metric.) It
 // keeps none of a file whose metrics it cannot read. The generation is
-// new, so that PCP's reader loads it again.
-func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []string) {
-	nb := bytes.Clone(b)
+// new, so that PCP's reader loads it again. A Process run's tombstone has
+// the flag and its pid: PCP drops it with the run's own files.
+func bury(b []byte, prefix string, owner int32, keep func(name string) bool) (nb []byte, names []string, ours bool) {
+	nb = bytes.Clone(b)
 	version, toc, ok := readTOC(nb) // the sections' TOC entries, in nb
 	if !ok {
-		return nil, nil
+		return nil, nil, true
 	}
 	records := func(t section, size int) (off, count int, ok bool) {
 		if toc[t] == nil {
@@ -152,16 +177,18 @@ func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []strin
 	size := recordSize(secMetrics, version)
 	off, count, ok := records(secMetrics, size)
 	if !ok || count > MaxMetrics {
-		return nil, nil
+		return nil, nil, true
 	}
-	var names []string
 	moved := map[uint64]uint64{} // a kept metric's record, from its offset in b to nb's
 	at := off
 	for j := range count {
 		rec := b[off+j*size:][:size]
 		name, ok := nameAt(b, uint64(off+j*size), version)
-		short, ours := strings.CutPrefix(name, prefix)
-		if !ok || !ours || !keep(short) {
+		short, under := strings.CutPrefix(name, prefix)
+		if ok && !under {
+			return nil, nil, false
+		}
+		if !ok || !keep(short) {
 			continue
 		}
 		copy(nb[at:], rec)
@@ -175,7 +202,7 @@ func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []strin
 	}
 	voff, vcount, ok := records(secValues, valueSize)
 	if !ok {
-		return nil, nil
+		return nil, nil, true
 	}
 	typeAt := version == Version1
 	for j := range vcount {
@@ -203,7 +230,12 @@ func bury(b []byte, prefix string, keep func(name string) bool) ([]byte, []strin
 	if toc[secLabels] != nil {
 		ne.PutUint32(toc[secLabels][4:], 0)
 	}
-	ne.PutUint32(nb[hdrFlagsOff:], ne.Uint32(nb[hdrFlagsOff:])|uint32(Sentinel))
+	flags := ne.Uint32(nb[hdrFlagsOff:]) | uint32(Sentinel)
+	if owner != 0 {
+		flags |= uint32(Process)
+		ne.PutUint32(nb[hdrPidOff:], uint32(owner))
+	}
+	ne.PutUint32(nb[hdrFlagsOff:], flags)
 	ne.PutUint64(nb[hdrGen1Off:], generation(time.Now()))
-	return nb, names
+	return nb, names, true
 }

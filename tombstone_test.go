@@ -3,6 +3,7 @@ package mmv_test
 import (
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -215,4 +216,59 @@ func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
 		require.NotNil(t, shown)
 		assert.Equal(t, "3", shown.Value)
 	}
+}
+
+// TestStartKeepsNoPrefixRegistryNamedAsOverflow: a registry "web.3" with
+// the NoPrefix flag, closed without the Process flag, leaves its file,
+// named as registry "web"'s overflow file would be; a later Start of
+// "web" leaves it too, its names not "web"'s (bury), and PCP shows its
+// mmv.jobs. Start took it for an earlier run's overflow file, kept none of
+// its metrics, and removed it.
+func TestStartKeepsNoPrefixRegistryNamedAsOverflow(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	other := newRegistry(t, "web.3", dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(other, "jobs", "", mmv.Count).Add(42)
+	startOrSkip(t, other)
+	require.NoError(t, other.Close()) // no Process flag: its file stays, PCP shows it
+	get(t, pcptest.Info(t, tmp), "mmv.jobs")
+
+	web := newRegistry(t, "web", dir, mmv.Options{})
+	mmv.NewCounter(web, "requests", "", mmv.Count).Inc()
+	require.NoError(t, web.Start())
+	assert.FileExists(t, filepath.Join(dir, "web.3"), "another registry's file, left for PCP, removed by an unrelated Start")
+	m := pcptest.Find(pcptest.Info(t, tmp), "mmv.jobs")
+	if assert.NotNil(t, m, "PCP shows the other registry's mmv.jobs after web's Start") {
+		assert.Equal(t, "42", m.Value)
+	}
+}
+
+// TestProcessRunRemovesTombstones: a registry with the Process flag,
+// started over a last run (without it) that had an overflow file made
+// after its Start, keeps that file as a tombstone with its own flag and
+// pid, which PCP drops with the process, and its Close removes it with
+// its own files. It kept the dead writer's header, and PCP listed the
+// last run's names, with no value, for good.
+func TestProcessRunRemovesTombstones(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	const name = "procts"
+	last := newRegistry(t, name, dir, mmv.Options{})
+	mmv.NewCounter(last, "first", "", mmv.Count).Inc()
+	startOrSkip(t, last)
+	for i := range mmv.MaxMetrics + 10 { // declared after Start: name.2
+		mmv.NewCounter(last, fmt.Sprintf("late%04d", i), "", mmv.Count).Inc()
+	}
+	require.NoError(t, last.Flush())
+	require.NoError(t, last.Close())
+	require.FileExists(t, filepath.Join(dir, name+".2"))
+
+	r := newRegistry(t, name, dir, mmv.Options{Flags: mmv.Process})
+	mmv.NewCounter(r, "first", "", mmv.Count).Inc()
+	require.NoError(t, r.Start())
+	f, err := mmvfile.Open(filepath.Join(dir, name+".2"))
+	require.NoError(t, err, "the tombstone")
+	assert.Equal(t, mmv.Process|mmv.Sentinel, f.Header.Flags&(mmv.Process|mmv.Sentinel), "the tombstone's flags")
+	assert.EqualValues(t, os.Getpid(), f.Header.PID, "the tombstone's pid")
+	require.NoError(t, r.Close())
+	assert.Empty(t, entries(t, dir), "files left after the Close of a Process registry")
+	assert.Zero(t, len(under(pcptest.Info(t, tmp), "mmv."+name+".")), "names PCP shows after the Close of a Process registry")
 }

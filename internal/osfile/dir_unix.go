@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -67,6 +68,26 @@ func (d *Dir) List() []string {
 	names, _ := f.Readdirnames(-1)
 	return names
 }
+
+// Stamp returns the directory's modification time, which every file
+// made, renamed or removed in it changes, and whether it is settled: a
+// clock tick older than now, so that a change from now on shows a new
+// stamp. A file system stamps times from a clock that ticks every few
+// milliseconds: a change in the tick of the last could leave the stamp
+// as it was, and only what was read of the directory a tick after its
+// stamp is known to hold every change the stamp stands for.
+func (d *Dir) Stamp() (stamp int64, settled bool) {
+	var st unix.Stat_t
+	if unix.Fstat(d.fd, &st) != nil {
+		return 0, false
+	}
+	stamp = st.Mtim.Nano()
+	return stamp, time.Now().UnixNano()-stamp > stampTick.Nanoseconds()
+}
+
+// stampTick is more than the clock tick of a file system's times (1-10
+// ms).
+const stampTick = 20 * time.Millisecond
 
 // ReadHead reads the start of the regular file name into b, without
 // following a link or blocking on a FIFO, and returns how many bytes it

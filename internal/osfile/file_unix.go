@@ -203,15 +203,12 @@ func (f *File) commit(tmp string, b []byte) error {
 			return &os.PathError{Op: "write", Path: f.dir.Join(tmp), Err: err}
 		}
 	}
-	if f.named >= 0 && !f.dir.sameFile(f.name, f.named) {
-		// The file locked is no longer at the name: removed, or another
-		// renamed over it (an operator, a second registry that then took
-		// the name): the name is taken as at Create, the file there
-		// acquired first, not renamed over blind, which took a live
-		// registry's file from it with no error on either side.
-		f.letGo(f.named)
-		f.named = -1
-	}
+	// The file locked may be no longer at the name: removed, or another
+	// renamed over it (an operator, a second registry that then took the
+	// name): the name is taken as at Create, the file there acquired
+	// first, not renamed over blind, which took a live registry's file
+	// from it with no error on either side.
+	f.forgetMoved()
 	var err error = unix.EEXIST
 	for range lockAttempts {
 		if f.named >= 0 {
@@ -236,6 +233,31 @@ func (f *File) commit(tmp string, b []byte) error {
 	}
 	f.named = f.fd
 	return nil
+}
+
+// forgetMoved lets go of the file f locked at its name once that file is
+// no longer there.
+func (f *File) forgetMoved() {
+	if f.named >= 0 && !f.dir.sameFile(f.name, f.named) {
+		f.letGo(f.named)
+		f.named = -1
+	}
+}
+
+// Hold makes the file at the name, if any, the one f holds, acquiring a
+// file put there since Prepare (refused when held), as Commit would: a
+// check of every name before any is renamed into place, so that a Start
+// meeting another owner at its second file's name fails before its first
+// file is in place (a file renamed into place, then removed, makes its
+// PMIDs vanish and come back at the next attempt, which crashes pmcd).
+func (f *File) Hold() error {
+	f.forgetMoved()
+	if f.named >= 0 {
+		return nil
+	}
+	named, err := f.dir.acquire(f.name)
+	f.named = named
+	return err
 }
 
 // noSmallerThan extends the file, before it is renamed over the file

@@ -25,6 +25,7 @@ func Prepare(d *Dir, name string, size, valuesOff, valuesEnd int64, fill func(b 
 }
 
 func (f *File) Commit() error { return ErrUnsupported }
+func (f *File) Hold() error   { return ErrUnsupported }
 
 func ProcessGone(pid int) bool                               { return false }
 func (d *Dir) Path() string                                  { return d.path }
@@ -32,6 +33,7 @@ func (d *Dir) Join(name string) string                       { return d.path + "
 func (d *Dir) List() []string                                { return nil }
 func (d *Dir) ReadHead(name string, b []byte) int            { return 0 }
 func (d *Dir) Held(name string) bool                         { return false }
+func (d *Dir) Stamp() (int64, bool)                          { return 0, false }
 func (d *Dir) OpenRead(name string) *os.File                 { return nil }
 func (d *Dir) LockClaims(wait time.Duration) (func(), error) { return nil, ErrUnsupported }
 func (d *Dir) Close()                                        {}
