@@ -147,7 +147,7 @@ func CheckNames(names []string) error {
 }
 
 // scalar is a Uint64 or Float64 runtime metric and its value in the file,
-// looked up on the first refresh.
+// looked up by the refreshes until found (bridge.bind).
 type scalar struct {
 	name string // PCP name
 	v    *mmv.Value
@@ -165,7 +165,33 @@ type bridge struct {
 	samples []metrics.Sample
 	scalars []scalar    // per sample; name "" for histograms
 	hists   []histogram // per sample
-	bound   bool
+	bound   bool        // every scalar's value found
+}
+
+// bind looks up the scalars' values not found yet, and reports whether the
+// refresh goes on (false once the registry is closed). A value not found,
+// whatever the reason, is looked up again at the next refresh: before
+// Start it has no storage, and a full disk can keep it out of the file for
+// a while (Value: "not in the file yet"); kept nil for good, which ignores
+// updates, its metric stayed 0 once in the file
+// (TestScalarsBoundAfterDiskFull). The histograms are instruments, updated
+// whether their values are in the file or not.
+func (b *bridge) bind() bool {
+	bound := true
+	for i := range b.scalars {
+		s := &b.scalars[i]
+		if s.name == "" || s.v != nil {
+			continue
+		}
+		v, err := b.r.Value(s.name, "")
+		if errors.Is(err, mmv.ErrClosed) {
+			return false
+		}
+		s.v = v // nil on an error, ignoring updates until found
+		bound = bound && v != nil
+	}
+	b.bound = bound
+	return true
 }
 
 // Register declares every metric of runtime/metrics.All on r (mmv.Default
@@ -314,24 +340,8 @@ func boundNames(uppers []float64) []string {
 
 // refresh reads the runtime's metrics and copies them into the file.
 func (b *bridge) refresh() {
-	if !b.bound {
-		bound := true
-		for i := range b.scalars {
-			if s := &b.scalars[i]; s.name != "" {
-				v, err := b.r.Value(s.name, "")
-				switch {
-				case errors.Is(err, mmv.ErrClosed):
-					return
-				case errors.Is(err, mmv.ErrNotStarted):
-					// Run by a Gather before Start: the histograms,
-					// instruments, are copied; the scalars have no
-					// storage until Start, and are looked up again.
-					bound = false
-				}
-				s.v = v // nil, which ignores updates, on any other error
-			}
-		}
-		b.bound = bound
+	if !b.bound && !b.bind() {
+		return
 	}
 	metrics.Read(b.samples)
 	for i, smp := range b.samples {
