@@ -22,16 +22,20 @@
 // The route is the pattern the ServeMux matched, Go 1.22's
 // http.Request.Pattern, so that the number of instances stays that of the
 // routes, whatever paths clients send; a request no pattern matched counts
-// as "other". The pattern is read from the request Wrap's handler served,
-// so the handler must be the ServeMux itself, or pass the same request
-// down; Options.Route names routes otherwise.
+// as "other", and so does a CONNECT request the ServeMux redirects to its
+// path with a '/' appended, whose Pattern is that path. The pattern is
+// read from the request Wrap's handler served, so the handler must be the
+// ServeMux itself, or pass the same request down; Options.Route names
+// routes otherwise.
 package middleware
 
 import (
 	"bufio"
 	"net"
 	"net/http"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gopcp/mmv"
@@ -43,7 +47,8 @@ type Options struct {
 	// Prefix is the first part of the metric names: "http" by default.
 	Prefix string
 	// Route names the route of a request once it is served: by default
-	// its Pattern, or "other" when none matched.
+	// its Pattern, or "other" when none matched (see the package
+	// documentation).
 	Route func(*http.Request) string
 	// Latency configures the latency histograms (nil: mmv's defaults).
 	Latency *mmv.HistogramOptions
@@ -85,10 +90,26 @@ func New(r *mmv.Registry, o *Options) *Metrics {
 
 // pattern is the default Route.
 func pattern(r *http.Request) string {
-	if r.Pattern == "" {
+	if r.Pattern == "" || connectRedirect(r) {
 		return "other"
 	}
 	return r.Pattern
+}
+
+// connectRedirect reports whether r is a CONNECT request that ServeMux
+// answered with its trailing-slash redirect, for which it sets r.Pattern
+// not to the pattern it found but to the client's path, cleaned, with a
+// '/' appended (net/http findHandler): taken as the route, every path made
+// an instance (TestConnectPathIsNoRoute). Other requests' redirects carry
+// the pattern found. A pattern the mux did match is never that string
+// unless the path is made of dot segments such as "/a/x/..": counted as
+// "other" then, which bounds the instances all the same.
+func connectRedirect(r *http.Request) bool {
+	p := r.URL.Path
+	if r.Method != http.MethodConnect || p == "" || strings.HasSuffix(p, "/") {
+		return false // the mux redirects a CONNECT path without a trailing '/' only
+	}
+	return r.Pattern == path.Clean("/"+p)+"/"
 }
 
 // Wrap returns h measured.

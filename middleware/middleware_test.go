@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -92,16 +93,6 @@ func TestMiddlewareRoute(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/x", nil))
 	assert.Equal(t, uint64(1), m.Requests().With("all", "201").Get())
 	assert.Equal(t, []string{"route=all,status=201"}, m.Requests().Instances())
-}
-
-// getStatus requests path from srv and returns the status the client saw.
-func getStatus(t *testing.T, srv *httptest.Server, path string) int {
-	t.Helper()
-	resp, err := http.Get(srv.URL + path)
-	require.NoError(t, err)
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
 }
 
 // TestInformationalStatusIsNotFinal: an informational status (103 Early
@@ -276,4 +267,28 @@ func TestFailedFlushSendsNoStatus(t *testing.T) {
 
 	require.Equal(t, http.StatusServiceUnavailable, getStatus(t, srv, "/busy"), "the client's status")
 	assert.Equal(t, []string{"route=/busy,status=503"}, m.Requests().Instances(), "counted under a status the client never got")
+}
+
+// TestConnectPathIsNoRoute: a CONNECT request ServeMux redirects to its
+// path with a '/' appended gets that path as its Pattern, cleaned of dot
+// segments (here against /files/{a}/{b}/{c}/): each counts as "other",
+// where each client path made an instance. A CONNECT request the mux
+// matches counts under the pattern.
+func TestConnectPathIsNoRoute(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/users/{id}/", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("/files/{a}/{b}/{c}/", func(w http.ResponseWriter, r *http.Request) {})
+	srv := httptest.NewServer(m.Wrap(mux))
+	defer srv.Close()
+
+	const n = 10
+	for i := range n {
+		require.Equal(t, http.StatusTemporaryRedirect, connect(t, srv, fmt.Sprintf("/users/%d", i)))
+		require.Equal(t, http.StatusTemporaryRedirect, connect(t, srv, fmt.Sprintf("/files/%d/x/..", i)))
+	}
+	require.Equal(t, http.StatusOK, connect(t, srv, "/users/1/"), "matched")
+	assert.ElementsMatch(t, []string{"route=other,status=307", "route=/users/{id}/,status=200"}, m.Requests().Instances(),
+		"one route per client path (%d requests)", 2*n)
 }
