@@ -17,7 +17,10 @@
 //
 // A request whose handler panics is counted too, with the status it sent,
 // 500 if none (the server drops the connection), and the panic goes on.
-// A hijacked connection counts as 101 unless a status was sent.
+// A hijacked connection counts as 101 unless a status was sent. Behind
+// http.TimeoutHandler, a handler whose write is refused with
+// http.ErrHandlerTimeout counts as 503, with no bytes, as the client got
+// TimeoutHandler's answer and nothing of the handler's.
 //
 // The route is the pattern the ServeMux matched, Go 1.22's
 // http.Request.Pattern, so that the number of instances stays that of the
@@ -31,6 +34,7 @@ package middleware
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"net/http"
 	"path"
@@ -167,9 +171,18 @@ func (r *recorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
+// Write notes the body's bytes. Refused with http.ErrHandlerTimeout, by
+// http.TimeoutHandler's writer once the time is up, it means the client
+// got the 503 Service Unavailable TimeoutHandler sent instead, and none of
+// what the handler wrote, which it held back until then: counted as the
+// status the handler meant and its bytes, the timeouts were successes.
 func (r *recorder) Write(b []byte) (int, error) {
-	r.wrote = true
 	n, err := r.ResponseWriter.Write(b)
+	if errors.Is(err, http.ErrHandlerTimeout) {
+		r.code, r.wrote, r.bytes = http.StatusServiceUnavailable, true, 0
+		return n, err
+	}
+	r.wrote = true
 	r.bytes += n
 	return n, err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/middleware"
+	"github.com/gopcp/mmv/mmvtest"
 )
 
 // TestMiddlewareThroughPCP: requests through the middleware, read back
@@ -291,4 +292,32 @@ func TestConnectPathIsNoRoute(t *testing.T) {
 	require.Equal(t, http.StatusOK, connect(t, srv, "/users/1/"), "matched")
 	assert.ElementsMatch(t, []string{"route=other,status=307", "route=/users/{id}/,status=200"}, m.Requests().Instances(),
 		"one route per client path (%d requests)", 2*n)
+}
+
+// TestTimeoutStatus: behind http.TimeoutHandler, a handler that overruns
+// has its Write refused with http.ErrHandlerTimeout and the client gets
+// 503, none of the body written before the time was up: counted so, where
+// the request counted as the 200 the handler meant, with its bytes.
+func TestTimeoutStatus(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	release := make(chan struct{})
+	done := make(chan struct{})
+	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		io.WriteString(w, "early") // held back by TimeoutHandler
+		<-release
+		_, err := io.WriteString(w, "late")
+		assert.ErrorIs(t, err, http.ErrHandlerTimeout)
+	})
+	srv := httptest.NewServer(http.TimeoutHandler(m.Wrap(mux), 20*time.Millisecond, "timed out"))
+	defer srv.Close()
+
+	require.Equal(t, http.StatusServiceUnavailable, getStatus(t, srv, "/slow"), "the client's status")
+	close(release)
+	<-done
+	require.Eventually(t, func() bool { return len(m.Requests().Instances()) > 0 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, []string{"route=GET%20/slow,status=503"}, m.Requests().Instances(), "counted under a status the client never got")
+	assert.Zero(t, mmvtest.Get(t, r, "http.response_bytes", "GET /slow"), "no byte of the handler's body was sent")
 }
