@@ -13,7 +13,8 @@
 //   - latency: the time to serve a request, a histogram vector by route,
 //     in seconds;
 //   - in_flight: requests being served, an integer gauge;
-//   - response_bytes: bytes of response bodies, a counter vector by route.
+//   - response_bytes: bytes of response bodies sent, a counter vector by
+//     route: none for a HEAD request, whose body net/http drops.
 //
 // A request whose handler panics is counted too, with the status it sent,
 // 500 if none (the server drops the connection), and the panic goes on.
@@ -87,7 +88,7 @@ func New(r *mmv.Registry, o *Options) *Metrics {
 		requests: mmv.NewCounterVec(r, p+"requests", "HTTP requests served, by route and status", mmv.Count, "route", "status"),
 		latency:  mmv.NewHistogramVec(r, p+"latency", "HTTP request latency, by route", mmv.Second, opts.Latency, "route"),
 		inFlight: mmv.NewIntGauge(r, p+"in_flight", "HTTP requests being served", mmv.Count),
-		bytes:    mmv.NewCounterVec(r, p+"response_bytes", "HTTP response body bytes, by route", mmv.Byte, "route"),
+		bytes:    mmv.NewCounterVec(r, p+"response_bytes", "HTTP response body bytes sent, by route", mmv.Byte, "route"),
 		route:    opts.Route,
 	}
 }
@@ -122,7 +123,7 @@ func (m *Metrics) Wrap(h http.Handler) http.Handler {
 		start := time.Now()
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
-		rec := &recorder{ResponseWriter: w, code: http.StatusOK}
+		rec := &recorder{ResponseWriter: w, code: http.StatusOK, head: r.Method == http.MethodHead}
 		served := false
 		defer func() {
 			if !served { // the handler panicked: counted, the panic going on as it was
@@ -159,6 +160,7 @@ type recorder struct {
 	code  int
 	bytes int
 	wrote bool // the status is sent: later ones are net/http's to drop
+	head  bool // a HEAD request's: no body is sent
 }
 
 // WriteHeader notes the first final status: an informational one (1xx
@@ -171,11 +173,13 @@ func (r *recorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
-// Write notes the body's bytes. Refused with http.ErrHandlerTimeout, by
-// http.TimeoutHandler's writer once the time is up, it means the client
-// got the 503 Service Unavailable TimeoutHandler sent instead, and none of
-// what the handler wrote, which it held back until then: counted as the
-// status the handler meant and its bytes, the timeouts were successes.
+// Write notes the body's bytes sent: none for a HEAD request, whose body
+// net/http's writer takes and drops, where they were counted. A write
+// refused with http.ErrHandlerTimeout, by http.TimeoutHandler's writer
+// once the time is up, means the client got TimeoutHandler's 503 Service
+// Unavailable and none of what the handler wrote, held back until then:
+// counted as the status the handler meant and its bytes, the timeouts
+// were successes.
 func (r *recorder) Write(b []byte) (int, error) {
 	n, err := r.ResponseWriter.Write(b)
 	if errors.Is(err, http.ErrHandlerTimeout) {
@@ -183,7 +187,9 @@ func (r *recorder) Write(b []byte) (int, error) {
 		return n, err
 	}
 	r.wrote = true
-	r.bytes += n
+	if !r.head {
+		r.bytes += n
+	}
 	return n, err
 }
 

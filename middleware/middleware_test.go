@@ -321,3 +321,28 @@ func TestTimeoutStatus(t *testing.T) {
 	assert.Equal(t, []string{"route=GET%20/slow,status=503"}, m.Requests().Instances(), "counted under a status the client never got")
 	assert.Zero(t, mmvtest.Get(t, r, "http.response_bytes", "GET /slow"), "no byte of the handler's body was sent")
 }
+
+// TestHeadBodyBytes: net/http sends no body for a HEAD request while its
+// Write takes every byte: response_bytes counts none, where it counted
+// the bytes the handler wrote.
+func TestHeadBodyBytes(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		n, err := w.Write(make([]byte, 1<<20))
+		assert.NoError(t, err)
+		assert.Equal(t, 1<<20, n, "taken")
+	})
+	srv := httptest.NewServer(m.Wrap(mux))
+	defer srv.Close()
+
+	resp, err := http.Head(srv.URL + "/file")
+	require.NoError(t, err)
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Zero(t, n, "the body the client got")
+	assert.Zero(t, mmvtest.Get(t, r, "http.response_bytes", "/file"), "bytes never sent")
+	require.Equal(t, http.StatusOK, getStatus(t, srv, "/file"))
+	assert.EqualValues(t, 1<<20, mmvtest.Get(t, r, "http.response_bytes", "/file"), "a GET's body")
+}
