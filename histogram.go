@@ -85,7 +85,10 @@ import (
 //
 // Each of these names holds at most 255 bytes, as every metric name: h
 // itself at most 248 (255 less ".bucket", with the default quantiles).
-// Help texts the histogram makes from h and its help are cut to fit.
+// Help texts the histogram makes from h and its help are cut to fit. The
+// lines of its help after the first, its long help, are each metric's long
+// help (h.bucket's followed by what its instances are), and the long help
+// of its Family in Gather.
 //
 // Observe is lock-free and allocation-free: an atomic add on the bucket,
 // a compare-and-swap on the sum, and two loads for min and max; the window
@@ -529,7 +532,7 @@ func quantileName(q float64) (string, error) {
 type histGroup struct {
 	r          door
 	name       string
-	help       string // the Family's (gather), from its count's
+	help, long string // the Family's help (gather): the short from its count's, the long as given
 	units      Units
 	l          *buckets
 	bounds     []string // the buckets' names
@@ -628,7 +631,8 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		}
 	}
 
-	short, _ := splitHelp(help)
+	short, long := splitHelp(help)
+	g.long = long
 	type stat struct {
 		part  string
 		typ   Type
@@ -670,12 +674,15 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 			r.reserveLocked(g.statIndom, 1, g.limit)
 		}
 		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: bucketIndom,
-			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."})
+			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: bucketLongHelp(long)})
 		if err != nil {
 			return err
 		}
 		for _, s := range stats {
-			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom, ShortHelp: fitHelp(s.help)})
+			// The long help is the histogram's, as given: refused when
+			// too long, as an instrument's (checkHelp).
+			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom,
+				ShortHelp: fitHelp(s.help), LongHelp: long})
 			if err != nil {
 				return err
 			}
@@ -951,7 +958,7 @@ func (g *histGroup) family() (*metric, []*metric) {
 // histograms: their Bounds, and per Sample their Buckets, Count and Sum,
 // read from the histograms themselves.
 func (g *histGroup) gather(f *Family) {
-	f.Metric = Metric{Name: g.name, Type: Double, Semantics: SemCounter, Units: g.units, ShortHelp: g.help}
+	f.Metric = Metric{Name: g.name, Type: Double, Semantics: SemCounter, Units: g.units, ShortHelp: g.help, LongHelp: g.long}
 	f.Bounds = make([]float64, g.l.n)
 	for i := range f.Bounds {
 		_, f.Bounds[i] = g.l.bounds(i)
@@ -969,6 +976,17 @@ func (g *histGroup) gather(f *Family) {
 		}
 		s.Sum = o.e.t.sum()
 	}
+}
+
+// bucketLongHelp is the long help of a histogram's buckets' metric: the
+// histogram's long help, then what its instances are, cut to fit (the
+// histogram's own is checked by its statistics' metrics).
+func bucketLongHelp(long string) string {
+	const note = "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."
+	if long == "" {
+		return note
+	}
+	return fitHelp(long + "\n" + note)
 }
 
 // histHelp is a histogram's help from its count's, "observations of " and

@@ -248,3 +248,37 @@ func TestHistogramContendedExactThroughPCP(t *testing.T) {
 		assert.Equal(t, n, buckets, "%s: the buckets add up to the count", prefix)
 	}
 }
+
+// TestHistogramLongHelp: the lines of a histogram's help after the first
+// are the long help of each of its metrics (pminfo -T), as a counter's are
+// of its one, h.bucket's followed by what its instances are, and Gather's
+// Family's LongHelp.
+func TestHistogramLongHelp(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "histlong", dir, mmv.Options{Cluster: 401})
+	const long = "Measured from accept to the last byte written."
+	mmv.NewHistogram(r, "lat", "Request latency\n"+long, mmv.Second, nil)
+	mmv.NewCounter(r, "c", "Requests\n"+long, mmv.Count)
+	startOrSkip(t, r)
+
+	ms := pcptest.Info(t, tmp)
+	require.Equal(t, long, get(t, ms, "mmv.histlong.c").LongHelp, "a counter's long help (control)")
+	hist := under(ms, "mmv.histlong.lat.")
+	require.Len(t, hist, 10, "bucket, count, sum, min, max, mean and 4 quantiles")
+	for name, m := range hist {
+		if name == "mmv.histlong.lat.bucket" {
+			assert.True(t, strings.HasPrefix(m.LongHelp, long+"\n"), "%s: %q", name, m.LongHelp)
+			assert.Contains(t, m.LongHelp, "upper bounds", "%s says what its instances are", name)
+			continue
+		}
+		assert.Equal(t, long, m.LongHelp, "%s", name)
+	}
+
+	var gathered string
+	r.Gather(func(f *mmv.Family) {
+		if f.Name == "lat" {
+			gathered = f.LongHelp
+		}
+	})
+	assert.Equal(t, long, gathered, "Gather's histogram Family")
+}
