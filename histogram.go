@@ -85,7 +85,8 @@ import (
 //
 // Each of these names holds at most 255 bytes, as every metric name: h
 // itself at most 248 (255 less ".bucket", with the default quantiles).
-// Help texts the histogram makes from h and its help are cut to fit. The
+// Help texts the histogram makes from h and its help ("mean of <help>",
+// of h when the help is empty) are cut to fit. The
 // lines of its help after the first, its long help, are each metric's long
 // help (h.bucket's followed by what its instances are), and the long help
 // of its Family in Gather.
@@ -633,6 +634,13 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 
 	short, long := splitHelp(help)
 	g.long = long
+	// The statistics' help texts say what of the histogram each is: of its
+	// help, or of its name when it has none ("mean of lat", not "mean of ").
+	// Its Family's help is its own, none when none, as an instrument's.
+	of := short
+	if of == "" {
+		of = name
+	}
 	type stat struct {
 		part  string
 		typ   Type
@@ -641,16 +649,18 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		help  string
 	}
 	stats := []stat{
-		{"count", Uint64, SemCounter, Count, "observations of " + short},
-		{"sum", Double, SemCounter, units, "sum of observations of " + short},
-		{"min", Double, SemInstant, units, "smallest observation of " + short},
-		{"max", Double, SemInstant, units, "largest observation of " + short},
-		{"mean", Double, SemInstant, units, "mean of " + short},
+		{"count", Uint64, SemCounter, Count, "observations of " + of},
+		{"sum", Double, SemCounter, units, "sum of observations of " + of},
+		{"min", Double, SemInstant, units, "smallest observation of " + of},
+		{"max", Double, SemInstant, units, "largest observation of " + of},
+		{"mean", Double, SemInstant, units, "mean of " + of},
 	}
-	g.help = histHelp(fitHelp(stats[0].help))
+	if short != "" {
+		g.help = histHelp(fitHelp(stats[0].help))
+	}
 	for i := range qs {
 		stats = append(stats, stat{qnames[i], Double, SemInstant, units,
-			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], short)})
+			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], of)})
 	}
 	r.enter()
 	defer r.leave()
@@ -674,7 +684,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 			r.reserveLocked(g.statIndom, 1, g.limit)
 		}
 		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: bucketIndom,
-			ShortHelp: fitHelp("observations by bucket of " + short), LongHelp: bucketLongHelp(long)})
+			ShortHelp: fitHelp("observations by bucket of " + of), LongHelp: bucketLongHelp(long)})
 		if err != nil {
 			return err
 		}

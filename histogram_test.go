@@ -606,3 +606,35 @@ func TestHistogramSpreadsUnderContention(t *testing.T) {
 		})
 	}
 }
+
+// TestHistogramWithoutHelp: a histogram declared with no help has none in
+// Gather (so no # HELP in expose), as a counter with none, and its
+// statistics' help texts in PCP name the histogram where they would name
+// its help, not stop at "mean of ".
+func TestHistogramWithoutHelp(t *testing.T) {
+	r := newTestRegistry(t, "nohelp")
+	NewHistogram(r, "lat", "", Second, &HistogramOptions{Buckets: []float64{1}, Quantiles: []float64{0.5}})
+	NewHistogram(r, "size", "Sizes", Byte, &HistogramOptions{Buckets: []float64{1}, Quantiles: []float64{0.5}})
+	NewCounter(r, "c", "", Count).Inc()
+	helps := map[string]string{}
+	r.Gather(func(f *Family) { helps[f.Name] = f.ShortHelp })
+	assert.Equal(t, map[string]string{"c": "", "lat": "", "size": "Sizes"}, helps, "the Families' help")
+
+	snaps, err := r.Snapshot()
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, m := range snaps {
+		if m.Name != "c" {
+			got[m.Name] = m.ShortHelp
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"lat.bucket": "observations by bucket of lat", "lat.count": "observations of lat",
+		"lat.sum": "sum of observations of lat", "lat.min": "smallest observation of lat",
+		"lat.max": "largest observation of lat", "lat.mean": "mean of lat", "lat.p50": "0.5 quantile of lat (estimate)",
+		// With a help, the texts name it, as ever.
+		"size.bucket": "observations by bucket of Sizes", "size.count": "observations of Sizes",
+		"size.sum": "sum of observations of Sizes", "size.min": "smallest observation of Sizes",
+		"size.max": "largest observation of Sizes", "size.mean": "mean of Sizes", "size.p50": "0.5 quantile of Sizes (estimate)",
+	}, got)
+}
