@@ -33,13 +33,15 @@ import (
 // that power of two: one or two with the default buckets.
 //
 // Setting Min, Max or SubBuckets chooses the log-linear layout instead, for
-// a bounded relative error: [Min, Max) is widened to powers of two, [2^a,
-// 2^b), and every power of two [2^e, 2^(e+1)) in it is split into
+// a bounded relative error: (Min, Max] is widened to powers of two, (2^a,
+// 2^b], and every power of two (2^e, 2^(e+1)] in it is split into
 // SubBuckets equal buckets (a power of two, 8 by default), as HDR
-// histograms do; a bucket counts lower <= v < upper. A bucket is found from
-// the bits of the float64: its exponent and the top log2(SubBuckets) bits
-// of its mantissa. Values below 2^a count in an underflow bucket, from 2^b
-// up in an overflow bucket. Min and Max default to 2^-10 and 2^20, 242
+// histograms do; a bucket counts lower < v <= upper, as an explicit one,
+// so that its upper bound, its name and Prometheus's le, holds what it
+// says. A bucket is found from the bits of the float64 just below v: its
+// exponent and the top log2(SubBuckets) bits of its mantissa. Values up to
+// 2^a count in an underflow bucket, above 2^b in an overflow bucket. Min
+// and Max default to 2^-10 and 2^20, 242
 // buckets: too many for a vector of many instances (see NewHistogramVec).
 // NaN is ignored in both layouts. ±Inf counts in the outer bucket and
 // makes the sum infinite for good: the mean over the window is then not
@@ -117,7 +119,7 @@ type HistogramOptions struct {
 	// (a trailing +Inf is implied). Default: DefaultBuckets, in the
 	// histogram's time units, unless Min, Max or SubBuckets is set.
 	Buckets []float64
-	// Min, Max and SubBuckets choose the log-linear layout: [Min, Max),
+	// Min, Max and SubBuckets choose the log-linear layout: (Min, Max],
 	// widened to powers of two, in SubBuckets buckets per power of two (a
 	// power of two up to 1024), for a relative error of at most
 	// 1/(2*SubBuckets). Defaults once one is set: 2^-10, 2^20 and 8.
@@ -146,8 +148,8 @@ var DefaultBuckets = []float64{
 }
 
 // buckets is the bucket layout of a histogram: explicit upper bounds, or
-// log-linear, where bucket 0 is underflow, then the buckets of [lo, hi),
-// then overflow.
+// log-linear, where bucket 0 is underflow, then the buckets of (lo, hi],
+// then overflow. Every bucket counts lower < x <= upper.
 type buckets struct {
 	upper  []float64 // explicit bounds; nil when log-linear
 	first  []uint16  // explicit: per float64 exponent from e0, the first bucket it can be in
@@ -243,7 +245,7 @@ func logLinearBuckets(o *HistogramOptions) (*buckets, error) {
 		sub = 8
 	}
 	if !(lo >= 0x1p-1022 && hi > lo && hi <= 0x1p1023) {
-		return nil, fmt.Errorf("histogram range [%g, %g): need 2^-1022 <= Min < Max <= 2^1023", lo, hi)
+		return nil, fmt.Errorf("histogram range (%g, %g]: need 2^-1022 <= Min < Max <= 2^1023", lo, hi)
 	}
 	if sub < 1 || sub > 1024 || sub&(sub-1) != 0 {
 		return nil, fmt.Errorf("histogram sub-buckets %d: need a power of two, 1 to 1024", sub)
@@ -287,14 +289,20 @@ func (l *buckets) index(x float64) int {
 		}
 		return i
 	}
+	// A bucket counts lower < x <= upper, as an explicit one: x's bucket is
+	// that of the float64 just below it (bits b-1), which is >= lower and
+	// < upper, found from its bits. Exact at the bounds, which are
+	// float64s, and no branch more than lower <= x < upper took; shift is
+	// at most 52, and &63 says so to the compiler, which then drops its
+	// check of a shift past 63 (three instructions, for the one b-1 adds).
 	b := math.Float64bits(x)
-	if int64(b) < int64(l.lo) { // below the range, zero and negatives
+	if int64(b) <= int64(l.lo) { // up to the range, zero, -0 and negatives
 		return 0
 	}
-	if b >= l.hi {
+	if b > l.hi {
 		return l.n - 1
 	}
-	return int(b>>l.shift-l.base) + 1
+	return int((b-1)>>(l.shift&63)-l.base) + 1
 }
 
 // bounds returns bucket i's lower and upper bounds; the first starts at

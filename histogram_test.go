@@ -21,31 +21,70 @@ import (
 func TestBucketIndexAndBounds(t *testing.T) {
 	l, err := newBuckets(&HistogramOptions{Min: 1, Max: 1000, SubBuckets: 4}, NoUnits)
 	require.NoError(t, err)
-	// [1, 1024) in 10 powers of two of 4 buckets, plus under and overflow.
+	// (1, 1024] in 10 powers of two of 4 buckets, plus under and overflow.
 	require.EqualValues(t, 42, l.n, "buckets")
 	for _, c := range []struct {
 		x    float64
 		want int
 	}{
-		{math.Inf(-1), 0}, {-5, 0}, {math.Copysign(0, -1), 0}, {0, 0}, {0.999, 0},
-		{1, 1}, {1.24, 1}, {1.25, 2}, {1.99, 4}, {2, 5}, {1023.9, 40}, {1024, 41}, {math.Inf(1), 41},
+		{math.Inf(-1), 0}, {-5, 0}, {math.Copysign(0, -1), 0}, {0, 0}, {0.999, 0}, {1, 0},
+		{1.0000001, 1}, {1.24, 1}, {1.25, 1}, {1.26, 2}, {1.99, 4}, {2, 4}, {2.01, 5},
+		{1023.9, 40}, {1024, 40}, {1024.1, 41}, {math.Inf(1), 41},
 	} {
 		assert.Equal(t, c.want, l.index(c.x), "index(%v)", c.x)
 	}
-	// Every bucket holds its lower bound and not its upper one, and the
-	// buckets tile the range.
+	// The buckets tile the line, each (lower, upper] and narrow enough.
 	prev := math.Inf(-1)
 	for i := range l.n {
 		lo, hi := l.bounds(i)
-		require.False(t, lo != prev || !(hi > lo), "bucket %d is [%v, %v), previous ended at %v", i, lo, hi, prev)
-		assert.False(t, i > 0 && l.index(lo) != i, "lower bound %v of bucket %d indexes %d", lo, i, l.index(lo))
-		assert.False(t, i < l.n-1 && l.index(math.Nextafter(hi, lo)) != i, "just below the upper bound %v of bucket %d indexes %d", hi, i, l.index(math.Nextafter(hi, lo)))
-		assert.False(t, i > 0 && i < l.n-1 && (hi-lo)/lo > 1.0/4+1e-15, "bucket %d [%v, %v) is wider than lower/SubBuckets", i, lo, hi)
+		require.False(t, lo != prev || !(hi > lo), "bucket %d is (%v, %v], previous ended at %v", i, lo, hi, prev)
+		assert.False(t, i > 0 && i < l.n-1 && (hi-lo)/lo > 1.0/4+1e-15, "bucket %d (%v, %v] is wider than lower/SubBuckets", i, lo, hi)
 		prev = hi
 	}
 	names := l.names()
 	assert.False(t, names[0] != "1" || names[1] != "1.25" || names[l.n-1] != "+Inf" || names[l.n-2] != "1024", "names %q ... %q", names[:3], names[l.n-3:])
 	assert.Equal(t, len(names), len(slices.Compact(slices.Clone(names))), "bucket names repeat")
+}
+
+// TestBucketsHoldTheirUpperBound: in both layouts a bucket counts lower <
+// v <= upper, as its name (and Prometheus's le) says, exactly: its upper
+// bound and the float64 just below are in it, the float64 just above in
+// the next, its lower bound in the one before; and zero, -0, negatives,
+// the extremes of float64 and the infinities in the outer buckets.
+func TestBucketsHoldTheirUpperBound(t *testing.T) {
+	for _, o := range []HistogramOptions{
+		{Min: 1, Max: 16, SubBuckets: 8}, {Min: 1, Max: 1000, SubBuckets: 4}, {SubBuckets: 1}, {Min: 0.5, Max: 64, SubBuckets: 1024},
+		{Min: 0x1p-1022, Max: 0x1p-1000, SubBuckets: 2}, {Min: 0x1p1000, Max: 0x1p1023, SubBuckets: 16}, {Min: 1e-9, Max: 1e-6, SubBuckets: 1024},
+		{}, {Buckets: []float64{1, 2, 5}}, {Buckets: []float64{-1, 0, 0.5, 1, 3}}, {Buckets: []float64{-5, -2, 1e-3, 1.1e-3, 1.2e-3, 7, 1e6}},
+		{Buckets: []float64{0x1p-1074, 1, math.MaxFloat64}},
+	} {
+		l, err := newBuckets(&o, Second)
+		require.NoError(t, err, "%+v", o)
+		up, down := math.Inf(1), math.Inf(-1)
+		for i := range l.n {
+			lower, upper := l.bounds(i)
+			if i < l.n-1 {
+				require.Equal(t, i, l.index(upper), "%+v: upper bound %v of bucket %d", o, upper, i)
+				require.Equal(t, i, l.index(math.Nextafter(upper, down)), "%+v: just below the upper bound %v of bucket %d", o, upper, i)
+				require.Equal(t, i+1, l.index(math.Nextafter(upper, up)), "%+v: just above the upper bound %v of bucket %d", o, upper, i)
+			}
+			if i > 0 {
+				require.Equal(t, i-1, l.index(lower), "%+v: lower bound %v of bucket %d", o, lower, i)
+				require.Equal(t, i, l.index(math.Nextafter(lower, up)), "%+v: just above the lower bound %v of bucket %d", o, lower, i)
+			}
+		}
+		// Where each value falls, as the bounds say.
+		for _, x := range []float64{down, -math.MaxFloat64, -1, -0x1p-1074, math.Copysign(0, -1), 0, 0x1p-1074, 0x1p-1022, 1, math.MaxFloat64, up} {
+			want := l.n - 1
+			for i := range l.n - 1 {
+				if _, upper := l.bounds(i); x <= upper {
+					want = i
+					break
+				}
+			}
+			require.Equal(t, want, l.index(x), "%+v: index(%v)", o, x)
+		}
+	}
 }
 
 func TestBucketNamesUniqueAtFinestResolution(t *testing.T) {
@@ -243,9 +282,10 @@ func TestHistogramPublishes(t *testing.T) {
 	} {
 		assert.Equal(t, want, mustValue(t, r, metric, "").Float(), "%s", metric)
 	}
-	assert.EqualValues(t, 1, mustValue(t, r, "latency.bucket", "1.25").Int(), "bucket [1, 1.25)")
+	assert.EqualValues(t, 1, mustValue(t, r, "latency.bucket", "1").Int(), "underflow bucket, up to 1: 1")
+	assert.EqualValues(t, 0, mustValue(t, r, "latency.bucket", "1.25").Int(), "bucket (1, 1.25]")
+	assert.EqualValues(t, 1, mustValue(t, r, "latency.bucket", "2").Int(), "bucket (1.75, 2]: 2")
 	assert.EqualValues(t, 0, mustValue(t, r, "latency.bucket", "+Inf").Int(), "overflow bucket")
-	assert.EqualValues(t, 0, mustValue(t, r, "latency.bucket", "1").Int(), "underflow bucket")
 	// The vector refreshes on its own interval. A refresh writes its values
 	// one after another, so all of them are awaited, not the count alone.
 	hv.With("/b").Observe(100)
@@ -637,4 +677,33 @@ func TestHistogramWithoutHelp(t *testing.T) {
 		"size.sum": "sum of observations of Sizes", "size.min": "smallest observation of Sizes",
 		"size.max": "largest observation of Sizes", "size.mean": "mean of Sizes", "size.p50": "0.5 quantile of Sizes (estimate)",
 	}, got)
+}
+
+// TestLogLinearBucketHoldsItsBound: Gather's Bounds are the buckets' upper
+// bounds, which expose writes as le (cumulative, v <= le) and a vector
+// names its bucket instances by: an observation equal to a bound is
+// counted up to it, not in the next bucket (with 8 sub-buckets every
+// integer from 8 up is a bound), Min's in the underflow bucket and Max's
+// in the last before overflow.
+func TestLogLinearBucketHoldsItsBound(t *testing.T) {
+	r := newTestRegistry(t, "loglin")
+	h := NewHistogram(r, "size", "Sizes", Count, &HistogramOptions{Min: 1, Max: 16, SubBuckets: 8})
+	for _, x := range []float64{1, 8, 9, 16} {
+		h.Observe(x)
+	}
+	var bounds []float64
+	var counts []uint64
+	r.Gather(func(f *Family) {
+		if f.Name == "size" {
+			bounds, counts = f.Bounds, f.Samples[0].Buckets
+		}
+	})
+	require.NotEmpty(t, bounds)
+	got := map[float64]uint64{}
+	for i, b := range bounds {
+		if counts[i] > 0 {
+			got[b] = counts[i]
+		}
+	}
+	assert.Equal(t, map[float64]uint64{1: 1, 8: 1, 9: 1, 16: 1}, got, "counts by upper bound")
 }

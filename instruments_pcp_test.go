@@ -65,7 +65,9 @@ func TestInstrumentsThroughPCP(t *testing.T) {
 		{"latency.mean", "", "double", "instant", "millisec", "50.5"},
 		{"latency.p50", "", "double", "instant", "millisec", fmtF(h.Quantile(0.5))},
 		{"latency.p999", "", "double", "instant", "millisec", fmtF(h.Quantile(0.999))},
-		{"latency.bucket", "1.25", "64-bit unsigned int", "counter", "count", "1"},
+		{"latency.bucket", "1", "64-bit unsigned int", "counter", "count", "1"}, // 1, at its bound
+		{"latency.bucket", "1.25", "64-bit unsigned int", "counter", "count", "0"},
+		{"latency.bucket", "2", "64-bit unsigned int", "counter", "count", "1"},
 		{"latency.bucket", "+Inf", "64-bit unsigned int", "counter", "count", "0"},
 		{"by_route", "route=/b", "64-bit unsigned int", "counter", "count", "7"},
 		{"size.count", "route=/a", "64-bit unsigned int", "counter", "count", "1"},

@@ -91,7 +91,7 @@ func TestVecFirstUseThroughPCP(t *testing.T) {
 	for _, w := range []want{
 		{"size.count", "k=early", "1"}, {"size.sum", "k=early", "100"}, {"size.bucket", "k=early,le=112", "1"},
 		{"size.count", "k=late/1", "2"}, {"size.mean", "k=late/1", "4"}, {"size.max", "k=late/1", "5"},
-		{"size.bucket", "k=late/1,le=3.5", "1"}, {"size.bucket", "k=late/1,le=5", "0"}, {"size.bucket", "k=late/1,le=6", "1"},
+		{"size.bucket", "k=late/1,le=3", "1"}, {"size.bucket", "k=late/1,le=3.5", "0"}, {"size.bucket", "k=late/1,le=5", "1"}, {"size.bucket", "k=late/1,le=6", "0"},
 		{"requests", "k=late/1", "2"}, {"busy", "k=early", "1500000"},
 	} {
 		assert.Equal(t, w.value, pcpValue(ms, w.metric, w.inst), "after Close: mmv.vec.%s[%s]", w.metric, w.inst)
