@@ -15,14 +15,56 @@ import (
 
 // AddMetric declares a metric. Its indom, if any, must be declared first.
 // After Start the metric's values are live at once; a metric that needs
-// the file to grow and cannot have it is not declared.
+// the file to grow and cannot have it is not declared. An indom the
+// registry made for an instrument, a vector's (Vec.Indom) or a
+// histogram's buckets', is refused with ErrInUse, as AddInstance refuses
+// it: the instrument adds, removes and reuses its instances, and binds the
+// values of its own metrics alone.
 func (r *Registry) AddMetric(m Metric) error {
 	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked() // its values are live at once, or it is not declared
+	if err := r.checkProgramMetricLocked(&m); err != nil {
+		return err
+	}
 	_, err := r.addMetricLocked(m, undoDeclared)
 	return err
+}
+
+// checkProgramMetricLocked refuses a metric the program declares over an
+// indom the registry made for an instrument: the instrument binds its own
+// metrics' values to the instances it adds and removes, and a value handle
+// on another metric (Registry.Value) was left on an instance the vector
+// removed, detached for good once it made the instance again.
+func (r *Registry) checkProgramMetricLocked(m *Metric) error {
+	if err := r.declarableLocked(); err != nil {
+		return err
+	}
+	if m.Indom == 0 {
+		return nil
+	}
+	in := r.serials[m.Indom]
+	if in == nil || !in.auto {
+		return nil
+	}
+	return errorf(ErrInUse, subject("metric", m.Name), "indom %d is %s's, made by the registry for it: "+
+		"the instrument adds and removes its instances, and declares the metrics over it", m.Indom, r.instrumentOfLocked(in))
+}
+
+// instrumentOfLocked names, in an error, the instrument an indom the
+// registry made is for: its vector, or else its first metric (a single
+// histogram's buckets, mmv.dropped's reasons).
+func (r *Registry) instrumentOfLocked(in *indom) string {
+	if in.vec.vec != nil {
+		return in.vec.vec.what()
+	}
+	for _, m := range r.metrics {
+		if m.indom == in {
+			return subject("metric", m.Name)
+		}
+	}
+	return "an instrument"
 }
 
 // addMetricLocked declares m. When its values need a growth step that
@@ -609,6 +651,9 @@ func (tx *Tx) AddMetric(m Metric) error {
 		return err
 	}
 	defer h.release()
+	if err := r.checkProgramMetricLocked(&m); err != nil {
+		return err
+	}
 	_, err = r.addMetricLocked(m, keepDeclared)
 	return err
 }

@@ -52,7 +52,8 @@ var (
 	// ErrInUse: a file name another registry holds, in this process or in
 	// another live one, the message naming the holder's pid; or an indom
 	// the registry made for an instrument (a vector's, a histogram's
-	// buckets'), to which AddInstance adds nothing.
+	// buckets'), to which AddInstance adds nothing and over which AddMetric
+	// declares nothing.
 	ErrInUse = errors.New("in use")
 	// ErrClusterInUse: an explicit Options.Cluster that another live file
 	// of the directory has, which would make PCP show one file's values

@@ -112,6 +112,7 @@ type vecLink struct {
 type linkedVec interface {
 	forgotLocked(Instance) // an instance its indom forgets, as it forgets it
 	undoneLocked()         // its declaration was undone with its transaction (unlinkVecLocked)
+	what() string          // names it in an error
 }
 
 // indom is a declared instance domain.

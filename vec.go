@@ -732,7 +732,9 @@ func (v *Vec[T]) Metric() string {
 }
 
 // Indom returns the serial of the instance domain of the vector's
-// instances.
+// instances, for labels (Registry.AddIndomLabel, AddInstanceLabel): the
+// vector adds and removes its instances, and AddInstance and AddMetric
+// refuse it (ErrInUse).
 func (v *Vec[T]) Indom() uint32 {
 	if v == nil {
 		return 0

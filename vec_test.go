@@ -673,6 +673,48 @@ func TestAddInstanceToInstrumentIndom(t *testing.T) {
 	}
 }
 
+// TestAddMetricToInstrumentIndom: AddMetric and Tx.AddMetric refuse, as
+// AddInstance does, a metric over an indom the registry made for an
+// instrument, naming the metric, the indom and the instrument. Accepted, a
+// metric over a vector's indom had values the vector never bound: a handle
+// on one (Registry.Value) detached for good, silently, once the vector
+// deleted its instance and made it again.
+func TestAddMetricToInstrumentIndom(t *testing.T) {
+	r := newRegistry(t, "metricindom", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	hv := mmv.NewHistogramVec(r, "latency", "", mmv.Second, nil, "route")
+	mmv.NewHistogram(r, "size", "", mmv.Byte, nil)
+	v.With("a").Inc()
+	snaps, err := r.Snapshot()
+	require.NoError(t, err)
+	indomOf := func(metric string) uint32 {
+		i := slices.IndexFunc(snaps, func(m mmv.MetricSnapshot) bool { return m.Name == metric })
+		require.GreaterOrEqual(t, i, 0, "%s in the snapshot", metric)
+		return snaps[i].Indom
+	}
+	for _, c := range []struct {
+		serial uint32
+		owner  string
+	}{
+		{v.Indom(), `vector "hits"`}, {hv.Indom(), `vector "latency"`},
+		{indomOf("latency.bucket"), `metric "latency.bucket"`}, {indomOf("size.bucket"), `metric "size.bucket"`},
+	} {
+		m := mmv.Metric{Name: "extra", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: c.serial}
+		err := r.AddMetric(m)
+		require.ErrorIs(t, err, mmv.ErrInUse, c.owner)
+		assert.ErrorContains(t, err, `metric "extra"`)
+		assert.ErrorContains(t, err, fmt.Sprintf("indom %d is %s's", c.serial, c.owner))
+		err = r.Transact(func(tx *mmv.Tx) error { return tx.AddMetric(m) })
+		require.ErrorIs(t, err, mmv.ErrInUse, "Tx.AddMetric, %s", c.owner)
+		assert.ErrorContains(t, err, c.owner)
+	}
+	_, err = r.Value("extra", "k=a")
+	assert.Error(t, err, "no metric declared")
+	// An indom the program declared takes metrics, as ever.
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 7, Instances: []mmv.Instance{{ID: 1, Name: "a"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "extra", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 7}))
+}
+
 // TestNilVecAndValueDoNotPanic: every method of a nil *Vec, what
 // DeclareVec returns with its refusal, and a nil *Value's Type are safe
 // (the package doc): Limit, SetLimit, Expiry, Instances, Labels, Metric,
