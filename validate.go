@@ -86,7 +86,11 @@ func checkMetricName(subject, name string, flags Flags) error {
 	return nil
 }
 
-// checkInstanceName keeps instance names readable by PCP's tools.
+// checkInstanceName keeps instance names readable by PCP's tools. Their
+// spaces are C's isspace, ASCII: a tool's instance list (pmval -i, a
+// metric spec's [...]) drops white space around a name, and the name up
+// to its first space is its short name. A Unicode space (U+00A0, U+3000)
+// is bytes to PCP, as any UTF-8, and a name may end in it.
 func checkInstanceName(subject, name string) error {
 	switch {
 	case name == "":
@@ -95,8 +99,8 @@ func checkInstanceName(subject, name string) error {
 		return errorf(ErrTooLong, subject, "an instance name holds at most %d bytes", MaxStringLen)
 	case strings.IndexByte(name, 0) >= 0:
 		return errorf(ErrName, subject, "an instance name cannot contain NUL")
-	case strings.TrimSpace(name) != name:
-		return errorf(ErrName, subject, "an instance name cannot start or end with a space")
+	case isASCIISpace(name[0]) || isASCIISpace(name[len(name)-1]):
+		return errorf(ErrName, subject, "an instance name cannot start or end with ASCII white space")
 	}
 	return nil
 }
@@ -109,11 +113,8 @@ func instanceNameKey(name string) (key string, ok bool) {
 	if n == 0 || n > MaxStringLen || strings.IndexByte(name, 0) >= 0 {
 		return "", false
 	}
-	if first, last := name[0], name[n-1]; first >= utf8.RuneSelf || last >= utf8.RuneSelf || asciiSpace[first] || asciiSpace[last] {
-		// Perhaps a space, Unicode's included: TrimSpace decides.
-		if strings.TrimSpace(name) != name {
-			return "", false
-		}
+	if isASCIISpace(name[0]) || isASCIISpace(name[n-1]) {
+		return "", false
 	}
 	if i := strings.IndexByte(name, ' '); i >= 0 {
 		return name[:i], true
@@ -121,7 +122,11 @@ func instanceNameKey(name string) (key string, ok bool) {
 	return name, true
 }
 
-// asciiSpace holds the ASCII bytes strings.TrimSpace trims.
+// isASCIISpace reports whether c is white space to C's isspace: the ends
+// of an instance name cannot be (checkInstanceName).
+func isASCIISpace(c byte) bool { return c < utf8.RuneSelf && asciiSpace[c] }
+
+// asciiSpace holds the bytes C's isspace accepts in the C locale.
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 func checkHelp(subject string, texts ...string) error {

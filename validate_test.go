@@ -286,6 +286,18 @@ func assignItems(ms []*metric) []uint32 {
 	return items
 }
 
+// TestInstanceNameEnds: an instance name cannot start or end with what
+// PCP's tools take for white space, C's isspace (ASCII); a Unicode space
+// is bytes to them, as any UTF-8.
+func TestInstanceNameEnds(t *testing.T) {
+	for _, name := range []string{" a", "a ", "\ta", "a\n", "a\v", "\fa", "a\r"} {
+		assert.ErrorIs(t, checkInstanceName("", name), ErrName, "%q", name)
+	}
+	for _, name := range []string{"a b", "a\u00a0", "\u00a0a", "a\u3000", "a\u2028", "\u0085a", "a\xa0"} {
+		assert.NoError(t, checkInstanceName("", name), "%q", name)
+	}
+}
+
 // TestInstanceNameKeyAsChecked: the one pass that adds an instance
 // (instanceNameKey) accepts exactly the names checkInstanceName does, and
 // keys them as nameKey does, over the edges (ASCII and Unicode spaces at

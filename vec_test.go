@@ -715,6 +715,25 @@ func TestAddMetricToInstrumentIndom(t *testing.T) {
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "extra", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 7}))
 }
 
+// TestVecAcceptsUnicodeSpaceAtEnd: a label value ending or starting in a
+// Unicode space (U+00A0, U+3000, U+2028) is an instance as any other: to
+// PCP such a space is bytes, its tools' white space is C's isspace, ASCII,
+// which the canonical name escapes. The check used Unicode's, and refused
+// them naming an indom, not the vector.
+func TestVecAcceptsUnicodeSpaceAtEnd(t *testing.T) {
+	r := newRegistry(t, "unispace", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "size")
+	values := []string{"10\u00a0", "x\u3000", "y\u2028", "\u00a0z", "10 ", "\t"}
+	for _, val := range values {
+		c, err := v.Get(val)
+		require.NoError(t, err, "value %q", val)
+		c.Inc()
+	}
+	assert.Len(t, v.Instances(), len(values))
+	assert.Contains(t, v.Instances(), "size=10\u00a0")
+	assert.Contains(t, v.Instances(), "size=10%20", "an ASCII space is escaped")
+}
+
 // TestNilVecAndValueDoNotPanic: every method of a nil *Vec, what
 // DeclareVec returns with its refusal, and a nil *Value's Type are safe
 // (the package doc): Limit, SetLimit, Expiry, Instances, Labels, Metric,
