@@ -2,10 +2,13 @@ package mmv
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/gopcp/mmv/internal/canon"
@@ -406,6 +409,37 @@ func (v *Vec[T]) Get(values ...string) (*T, error) {
 	return v.add(values, h)
 }
 
+// tooLong is the refusal of values whose instance name would pass
+// canon.MaxLen: it names the label of the longest value, that value cut to
+// be read, and every value's length, where it named the first value,
+// perhaps a short one beside the one at fault.
+func (v *Vec[T]) tooLong(values []string) error {
+	longest := 0
+	var lengths strings.Builder
+	for i, val := range values {
+		if len(val) > len(values[longest]) {
+			longest = i
+		}
+		if i > 0 {
+			lengths.WriteString(", ")
+		}
+		fmt.Fprintf(&lengths, "%s %d", v.labels[i], len(val))
+	}
+	val := values[longest]
+	const show = 32 // bytes of the value the error shows
+	cut := len(val)
+	if cut > show {
+		for cut = show; cut > 0 && !utf8.RuneStart(val[cut]); cut-- { // not within a character
+		}
+	}
+	shown := quote(val[:cut])
+	if cut < len(val) {
+		shown += "..."
+	}
+	return errorf(ErrTooLong, inside(v.what(), "label", v.labels[longest]),
+		"its value %s of %d bytes makes the instance name longer than %d bytes (the values' lengths: %s)", shown, len(val), canon.MaxLen, lengths.String())
+}
+
 // Err returns why the vector last refused label values, nil if it never
 // did.
 func (v *Vec[T]) Err() error {
@@ -439,7 +473,7 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	}
 	name, ok := canon.Name(v.labels, values)
 	if !ok {
-		return nil, v.refuseLocked(dropRefused, errorf(ErrTooLong, inside(v.what(), "values", values[0])+"...", "the instance name would be longer than %d bytes", canon.MaxLen))
+		return nil, v.refuseLocked(dropRefused, v.tooLong(values))
 	}
 	// Before the lookup below: it may let the lock go.
 	r.roomLocked(v.serial)

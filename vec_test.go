@@ -734,6 +734,23 @@ func TestVecAcceptsUnicodeSpaceAtEnd(t *testing.T) {
 	assert.Contains(t, v.Instances(), "size=10%20", "an ASCII space is escaped")
 }
 
+// TestVecTooLongNamesTheLabelAtFault: values whose instance name would
+// pass 255 bytes are refused naming the label of the longest value, that
+// value cut short, and every value's length; the error named the first
+// value, here the innocent "/api".
+func TestVecTooLongNamesTheLabelAtFault(t *testing.T) {
+	r := newRegistry(t, "toolong", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "route", "user")
+	_, err := v.Get("/api", strings.Repeat("x", 300))
+	require.ErrorIs(t, err, mmv.ErrTooLong)
+	assert.ErrorContains(t, err, `vector "hits" label "user"`)
+	assert.ErrorContains(t, err, `"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... of 300 bytes`)
+	assert.ErrorContains(t, err, "route 4, user 300")
+	assert.NotContains(t, err.Error(), `"/api"`)
+	assert.Less(t, len(err.Error()), 200, "readable: %v", err)
+	assert.Equal(t, err, v.Err(), "Err says it")
+}
+
 // TestNilVecAndValueDoNotPanic: every method of a nil *Vec, what
 // DeclareVec returns with its refusal, and a nil *Value's Type are safe
 // (the package doc): Limit, SetLimit, Expiry, Instances, Labels, Metric,
