@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/gopcp/mmv/internal/osfile"
+	"github.com/gopcp/mmv/internal/pcpconf"
 )
 
 // Errors returned by the registry. Every error the package returns wraps one
@@ -125,7 +126,7 @@ func fileError(name, what string, err error) error {
 		return errorf(ErrUnsupported, subject("file", name), "MMV files are written on Linux, macOS and FreeBSD only")
 	}
 	hint := ""
-	if errors.Is(err, os.ErrPermission) {
+	if errors.Is(err, os.ErrPermission) && pcpconf.Get(os.Getenv, "PCP_TMP_DIR", pcpconf.Files) != "" {
 		hint = ": run the service as a member of PCP's group (pcp), which owns $PCP_TMP_DIR/mmv (pmcd's MMV agent reads no other directory)"
 	}
 	return fmt.Errorf("mmv: file %q: %s: %w: %w%s", name, what, ErrFile, err, hint)

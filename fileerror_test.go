@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcpconf"
 )
 
 // requireFileError checks that err wraps ErrFile and errno, and names
@@ -58,8 +59,10 @@ func TestFileErrorDiskFull(t *testing.T) {
 }
 
 // TestFileErrorPermission: a directory the process may not write to gives
-// an error wrapping ErrFile and EACCES. Root writes anywhere, so as root
-// the registry starts in a child process as the user nobody.
+// an error wrapping ErrFile and EACCES, which advises PCP's group only on a
+// machine with PCP (a pcp.conf): without, there is none to join. Root
+// writes anywhere, so as root the registry starts in a child process as
+// the user nobody.
 func TestFileErrorPermission(t *testing.T) {
 	needFileLayer(t)
 	if childRole() == "eacces" {
@@ -74,8 +77,11 @@ func TestFileErrorPermission(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o555))
 	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
 	require.NoError(t, os.Chmod(base, 0o755))
+	withPCP := pcpconf.Get(os.Getenv, "PCP_TMP_DIR", pcpconf.Files) != ""
 	if os.Geteuid() != 0 {
-		requireFileError(t, appRegistry(t, dir, 0).Start(), syscall.EACCES, "app", "cannot start")
+		err := appRegistry(t, dir, 0).Start()
+		requireFileError(t, err, syscall.EACCES, "app", "cannot start")
+		assert.Equal(t, withPCP, strings.Contains(err.Error(), "PCP's group"), "the advice: %v", err)
 		return
 	}
 	cmd := childCmd(t, "TestFileErrorPermission", "eacces",
@@ -95,4 +101,5 @@ func TestFileErrorPermission(t *testing.T) {
 	assert.Equal(t, "true", f[1], "the error does not wrap EACCES")
 	assert.Contains(t, f[2], `file "app"`)
 	assert.Contains(t, f[2], "cannot start")
+	assert.Equal(t, withPCP, strings.Contains(f[2], "PCP's group"), "the advice: %s", f[2])
 }

@@ -3,6 +3,7 @@ package mmv
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -232,7 +233,8 @@ func (r *Registry) Path() string {
 // $PCP_TMP_DIR/mmv. PCP_TMP_DIR is taken from the environment, else from
 // the first pcp.conf found ($PCP_CONF, $PCP_DIR/etc/pcp.conf, /etc/pcp.conf,
 // /usr/local/etc/pcp.conf), as libpcp finds it. On a machine with no
-// pcp.conf at all it is os.TempDir(), so programs run without PCP.
+// pcp.conf at all it is a directory of the user's in os.TempDir(),
+// mmv-<uid>, so programs run without PCP.
 func Dir() string {
 	return dirFrom(os.Getenv, pcpconf.Files)
 }
@@ -241,6 +243,11 @@ func Dir() string {
 func dirFrom(getenv func(string) string, files []string) string {
 	if d := pcpconf.Get(getenv, "PCP_TMP_DIR", files); d != "" {
 		return filepath.Join(d, "mmv")
+	}
+	// A directory per user: one shared, made by its first user with mode
+	// 0755, refused every other user's files.
+	if uid := os.Getuid(); uid >= 0 {
+		return filepath.Join(os.TempDir(), "mmv-"+strconv.Itoa(uid))
 	}
 	return filepath.Join(os.TempDir(), "mmv")
 }

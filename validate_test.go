@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -263,7 +264,13 @@ func TestDir(t *testing.T) {
 		})
 	}
 	t.Run("no pcp.conf", func(t *testing.T) {
-		assert.Equal(t, filepath.Join(os.TempDir(), "mmv"), dirFrom(func(string) string { return "" }, []string{filepath.Join(tmp, "missing")}))
+		// A directory per user: a shared one, made 0755 by its first user,
+		// refused every other user's files.
+		want := filepath.Join(os.TempDir(), "mmv")
+		if uid := os.Getuid(); uid >= 0 {
+			want += "-" + strconv.Itoa(uid)
+		}
+		assert.Equal(t, want, dirFrom(func(string) string { return "" }, []string{filepath.Join(tmp, "missing")}))
 	})
 }
 
