@@ -62,8 +62,9 @@ func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error 
 }
 
 // clashLocked returns a metric of the registry whose full name (its name
-// after overflowPrefix) clashes with x, a full name of another file's: that is x, is a prefix
-// of x at a dot, or has x as one; nil when none does.
+// after overflowPrefix) clashes with x, a full name of another file's:
+// that is x, is a prefix of x at a dot, or has x as one; nil when none
+// does.
 func (r *Registry) clashLocked(x string) *metric {
 	n, ours := strings.CutPrefix(x, overflowPrefix(r.name, r.opts.Flags))
 	switch {

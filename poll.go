@@ -11,17 +11,18 @@ const DefaultInterval = time.Second
 
 // Poll arranges for f to run every interval (DefaultInterval when not
 // positive) while r is started, on a goroutine of its own: first in Start,
-// before it makes the file, so that PCP's first fetch reads what f copied,
-// then on the goroutine from Start's end, every interval until Close. Before Start,
-// each Gather and Snapshot runs it first instead, so that a registry never
-// started (a host without PCP, served by package expose) serves what f
-// copies, not what it held when declared. Use it to copy values kept
-// elsewhere into the file, off the hot path: package goruntime copies
-// runtime/metrics this way. f may call the registry's methods, such as
-// Value to look its handles up on its first run (before Start, Value
-// refuses with ErrNotStarted). Runs never overlap; Close does not wait for
-// a run in progress, whose updates are then dropped like any update after
-// Close. A nil r means Default, as for the instruments.
+// before it makes the file, so that PCP's first fetch reads what f copied
+// (Start waits for it up to a second), then on the goroutine from Start's
+// end, every interval until Close. Before Start, each Gather and Snapshot
+// runs it first instead, so that a registry never started (a host without
+// PCP, served by package expose) serves what f copies, not what it held
+// when declared. Use it to copy values kept elsewhere into the file, off
+// the hot path: package goruntime copies runtime/metrics this way. f may
+// call the registry's methods, such as Value to look its handles up once
+// started (before, Start's run included, Value refuses with
+// ErrNotStarted). Runs never overlap; Close does not wait for a run in
+// progress, whose updates are then dropped like any update after Close. A
+// nil r means Default, as for the instruments.
 func (r *Registry) Poll(interval time.Duration, f func()) {
 	r = registry(r)
 	r.mu.Lock()
@@ -58,9 +59,10 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 
 // pollUnstarted runs the registry's polls when it is not started yet,
 // without its lock, which they may take: Gather's and Snapshot's first
-// step, and Start's (pollBeforeStart). A poll running already, on another goroutine or below this
-// Gather (a poll that gathers), is not run again: it copies the values
-// meanwhile, and waiting for it would wait for ever in the second case.
+// step, and Start's (pollBeforeStart). A poll running already, on another
+// goroutine or below this Gather (a poll that gathers), is not run again:
+// it copies the values meanwhile, and waiting for it would wait for ever
+// in the second case.
 func (r *Registry) pollUnstarted() {
 	r.mu.Lock()
 	var polls []*poller
