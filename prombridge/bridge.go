@@ -93,9 +93,13 @@ type familyKey struct {
 }
 
 // Register publishes the families g gathers to r (mmv.Default when nil),
-// with the options o (nil for the defaults): it copies them once at once,
-// so that the families present are in the registry's first file, then
-// every Options.Interval while r is started (r.Poll), until Close. It
+// with the options o (nil for the defaults), through r's Poll, without
+// gathering itself: before Start, r's Gather and Snapshot copy them
+// first; Start copies them before it makes its file, so that the
+// families present are in the registry's first file (those of a Gather
+// longer than the 1 s Start waits for it, when it returns), or, on r
+// started already, the Poll goroutine at once; then every
+// Options.Interval while r is started, until Close. It
 // returns an error when g is nil, or the prefix is invalid or would have
 // every family refused (mmv's own names, a metric the program declared,
 // too long): Register declares the bridge's counter of drops,
@@ -133,7 +137,11 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 	if b.opts.Units == nil {
 		b.opts.Units = Units
 	}
-	b.Refresh()
+	// No refresh here: the registry's poll copies the families before
+	// they are read (Gather and Snapshot before Start, Start before it
+	// makes its file, at once on the poll's goroutine once started), and
+	// a refresh of Register's own had no bound: a Gather that never
+	// returns held Register for ever.
 	r.Poll(b.opts.Interval, func() { b.Refresh() })
 	return b, nil
 }

@@ -26,7 +26,7 @@ func TestValuesCapRefuses(t *testing.T) {
 	defer r.Close()
 	b, err := prombridge.Register(r, pr, nil)
 	require.NoError(t, err)
-	err = b.Err()
+	err = b.Refresh()
 	require.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.ErrorContains(t, err, "Options.MaxValues")
 }

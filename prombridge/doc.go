@@ -10,18 +10,21 @@
 //	defer r.Close()
 //	defer b.Close()
 //
-// Register gathers once at once, so that the families present are in the
-// registry's first file, then every Options.Interval (1 s) on the
-// registry's Poll goroutine, and once more at Close. A Gather error, a
+// Register gathers nothing itself: the registry's Poll does, before Start
+// at each Gather and Snapshot of the registry, at Start before it makes
+// its file, so that the families present are in the registry's first
+// file, then every Options.Interval (1 s) on the Poll goroutine, and once
+// more at Close. A Gather error, a
 // family or a series refused is never fatal: Err says what the last
 // refresh met, Stats counts it, and the counter
 // mmv.<file>.<prefix>.prombridge.dropped counts the samples not copied
 // (see below); a Gather error's families are copied, and the series of a
 // collector that failed leave after Options.Grace. A Gather that does
-// not return (client_golang's has no deadline) holds up no method but
-// Refresh: Err names it once it has run longer than Grace and Interval,
-// PCP showing the values of the refresh before, and Close does not wait
-// for it. The package is a module of its own so that mmv's users never
+// not return (client_golang's has no deadline) holds up no method of the
+// bridge but Refresh, and Register never (Start waits for it 1 s at most):
+// Err names it once it has run longer than Grace and Interval, PCP
+// showing the values of the refresh before, and Close does not wait for
+// it. The package is a module of its own so that mmv's users never
 // download client_golang.
 //
 // # Mapping

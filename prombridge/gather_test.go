@@ -2,6 +2,7 @@ package prombridge_test
 
 import (
 	"math"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/prombridge"
 )
@@ -147,4 +149,54 @@ func TestCloseCopiesValuesSetBeforeClose(t *testing.T) {
 	require.NoError(t, b.Close())
 	<-done
 	assert.Equal(t, "3", find(t, read(t, r, tmp), "final").Value, "the value set before Close")
+}
+
+// TestRegisterDoesNotWaitForGather: Register gathers nothing itself (the
+// registry's poll does, Start waiting for it 1 s at most), so a Gather
+// that never returns does not hold it: its own refresh, unbounded, held
+// Register for ever.
+func TestRegisterDoesNotWaitForGather(t *testing.T) {
+	r, _ := newRegistry(t)
+	release := make(chan struct{})
+	defer close(release)
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		<-release
+		return []*dto.MetricFamily{gaugeFamily("g", "", "", 1)}, nil
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := prombridge.Register(r, g, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(3 * time.Second):
+		t.Fatal("Register still waiting for a stuck Gather after 3 s (Start gives up on it after 1 s)")
+	}
+}
+
+// TestFamiliesBeforeFirstFile: without a refresh of Register's, the
+// families gathered are declared by the registry's Gather before Start,
+// and by Start before it makes its file, not later on the poll's
+// goroutine.
+func TestFamiliesBeforeFirstFile(t *testing.T) {
+	pr := prometheus.NewRegistry()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "early", Help: "e"})
+	pr.MustRegister(g)
+	g.Set(3)
+	r, _ := newRegistry(t)
+	b, err := prombridge.Register(r, pr, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, err)
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(snap, func(m mmv.MetricSnapshot) bool { return m.Name == "early" && m.Values[0].Value == 3.0 }),
+		"the registry's Snapshot before Start runs the poll")
+
+	r2, _ := newRegistry(t)
+	b, err = prombridge.Register(r2, pr, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, err)
+	pcptest.NeedFileLayer(t)
+	require.NoError(t, r2.Start())
+	assert.Equal(t, 1, b.Stats().Families, "declared by Start, before its file")
 }

@@ -62,15 +62,17 @@ func instance(t *testing.T, m *pcptest.Metric, name string) *pcptest.Instance {
 }
 
 // started registers a bridge of g on r with options o, starts r and waits
-// for the refresh of Start's poll, failing the test on an error.
+// for Start's refresh and the first of the poll it begins, failing the
+// test on an error.
 func started(t *testing.T, r *mmv.Registry, g prometheus.Gatherer, o *prombridge.Options) *prombridge.Bridge {
 	t.Helper()
 	b, err := prombridge.Register(r, g, o)
 	require.NoError(t, err)
 	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
-	// The refresh of the poll Start begins, so that the test's own are the
-	// only ones while Options.Interval has not passed.
+	// The refresh of the poll Start begins (after Start's own), so that
+	// the test's own are the only ones while Options.Interval has not
+	// passed.
 	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 2 }, 10*time.Second, time.Millisecond)
 	return b
 }

@@ -68,13 +68,14 @@ func TestLimit(t *testing.T) {
 	r, tmp := newRegistry(t)
 	b, err := prombridge.Register(r, pr, &prombridge.Options{Limit: 2, Interval: time.Hour})
 	require.NoError(t, err)
-	// Before Start: Start begins the polls, whose first refresh, which
-	// retries nothing, may have replaced it by the time Err is read.
-	err = b.Err() // of the refresh in Register
+	// Before Start: Start's refreshes, which retry nothing, may have
+	// replaced its error by the time Err is read.
+	err = b.Refresh()
 	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
-	// The refresh of the poll Start begins: none other runs in the test.
-	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 2 }, 10*time.Second, time.Millisecond)
+	// Start's refresh, then the one of the poll it begins: none other
+	// runs in the test.
+	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 3 }, 10*time.Second, time.Millisecond)
 	assert.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.ErrorContains(t, err, `family requests_total: series ["500"] refused`)
 	assert.ErrorContains(t, b.Refresh(), `family requests_total: series ["500"] refused`, "named at every refresh")
