@@ -400,11 +400,15 @@ func (b *Bridge) pcpName(name string) string {
 }
 
 // family returns the family of mf, one of mfs, declaring it on first
-// sight.
+// sight, and again at the first sight of a refresh while a refusal that
+// may pass refuses it.
 func (b *Bridge) family(mf *dto.MetricFamily, mfs []*dto.MetricFamily) *family {
 	t := mf.GetType()
 	key := familyKey{mf.GetName(), t}
 	if f := b.families[key]; f != nil {
+		if f.retry && f.tried != b.stats.Refreshes {
+			b.declareLocked(f, mf)
+		}
 		return f
 	}
 	base, full := Name(key.prom, t), pcpname.Part(key.prom, "x")
@@ -425,20 +429,46 @@ func (b *Bridge) family(mf *dto.MetricFamily, mfs []*dto.MetricFamily) *family {
 	for _, l := range mf.Metric[0].Label {
 		f.labels = append(f.labels, l.GetName())
 	}
-	if !bridged(t) {
-		f.err, f.reason = fmt.Errorf("prombridge: family %s not published: type %s is not bridged", f.prom, t), dropType
-	} else if other, ok := b.names[f.name]; ok {
-		f.err, f.reason = fmt.Errorf("prombridge: family %s not published: its PCP name %s is family %s's (%s)", f.prom, f.name, other.prom, other.typ), dropName
-	} else if err := f.declare(b.r, mf.GetHelp(), b.opts.Units(f.prom), b.opts.Limit, mf.Metric[0]); err != nil {
-		f.err, f.reason = fmt.Errorf("prombridge: family %s not published as %s: %w", f.prom, f.name, err), dropDeclaration
-	}
-	if f.err != nil {
-		b.stats.Skipped++
-		return f
-	}
-	b.names[f.name] = f
-	b.stats.Families++
+	b.stats.Skipped++ // until declared
+	b.declareLocked(f, mf)
 	return f
+}
+
+// declareLocked declares f, refused or not seen before, as gathered in
+// mf, and counts it published or, when refused, sets why.
+func (b *Bridge) declareLocked(f *family, mf *dto.MetricFamily) {
+	f.tried, f.retry = b.stats.Refreshes, false
+	if !bridged(f.typ) {
+		f.err, f.reason = fmt.Errorf("prombridge: family %s not published: type %s is not bridged", f.prom, f.typ), dropType
+		return
+	}
+	if other, ok := b.names[f.name]; ok {
+		// Names are never given back: the holder keeps it.
+		f.err, f.reason = fmt.Errorf("prombridge: family %s not published: its PCP name %s is family %s's (%s)", f.prom, f.name, other.prom, other.typ), dropName
+		return
+	}
+	if err := f.declare(b.r, mf.GetHelp(), b.opts.Units(f.prom), b.opts.Limit, mf.Metric[0]); err != nil {
+		f.err, f.reason = fmt.Errorf("prombridge: family %s not published as %s: %w", f.prom, f.name, err), dropDeclaration
+		f.retry = mayPass(err)
+		return
+	}
+	f.err = nil
+	b.names[f.name] = f
+	b.stats.Skipped--
+	b.stats.Families++
+}
+
+// mayPass reports whether err, mmv's refusal of a declaration, depends on
+// what may change while the registry lives, so that the declaration is
+// tried again: another program's live file holding a clashing name
+// (ErrNamespace: the file may go; mmv's own names and a clash with the
+// registry's metrics, which stay, are refused again at the cost of one
+// attempt), the registry's caps (ErrTooMany: deleted series free room),
+// a file of its own another process holds or the file system (ErrInUse,
+// ErrFile). A name PCP cannot take, too long, or declared already (the
+// program's own metric) is refused for good.
+func mayPass(err error) bool {
+	return errors.Is(err, mmv.ErrNamespace) || errors.Is(err, mmv.ErrTooMany) || errors.Is(err, mmv.ErrInUse) || errors.Is(err, mmv.ErrFile)
 }
 
 // keepsName reports whether family mf's PCP name is its own name made a

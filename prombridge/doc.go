@@ -116,8 +116,15 @@
 // sum or count included, declares none. The first to come keeps a name:
 // in one Gather the families come in name order, so the outcome is the
 // same on every run. A skipped family is
-// counted in Stats.Skipped and never retried; its samples are counted at
-// every refresh and named by Err.
+// counted in Stats.Skipped, and its samples at every refresh, named by
+// Err. It is retried while mmv's refusal may pass: a clash with another
+// program's live file (mmv.ErrNamespace; the file may go, where a clash
+// with mmv's or the registry's own names is refused again), the registry's
+// caps (mmv.ErrTooMany; deleted series free room), mmv.ErrInUse and
+// mmv.ErrFile; such a family is declared again once at each refresh that
+// gathers it, and published at the first that mmv accepts. A refusal that
+// lasts, a name another family or the program holds, one PCP cannot take,
+// a type not bridged, is never retried.
 //
 // A Prefix under which every family would be refused (mmv, which mmv
 // keeps for its own metrics; a metric the program declared; one too long

@@ -22,6 +22,8 @@ type family struct {
 	labels []string // the label names as gathered
 	err    error    // why the family is not published; nil when it is
 	reason reason   // and its reason
+	retry  bool     // err may pass: declared again at the next refresh that gathers it
+	tried  uint64   // Stats.Refreshes when last declared: once per refresh
 	stale  bool     // its singular metrics keep an old value (no Sentinel flag): Err names it
 	scale  float64  // from the family's units to its integer counters'
 	limit  int      // series in a vector
@@ -49,7 +51,13 @@ const (
 // vector holding at most limit series, all of them or, when the registry refuses one, none: it
 // returns the refusal.
 func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) error {
-	return r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m) })
+	err := r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m) })
+	if err != nil {
+		// The transaction undid them: a retry starts afresh (raiseLimit
+		// sets a new vector's limit only above per).
+		f.value, f.gauge, f.count, f.buckets, f.quantiles, f.per = bridge.Metric[mmv.Counter]{}, bridge.Metric[mmv.Gauge]{}, bridge.Metric[mmv.Counter]{}, nil, nil, 0
+	}
+	return err
 }
 
 // declareOn is declare within the transaction d.

@@ -1,6 +1,7 @@
 package prombridge_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -79,4 +80,37 @@ func TestNameRefusals(t *testing.T) {
 	for _, name := range []string{"mmv", "baz.bucket", "baz.count"} {
 		assert.Nil(t, pcptest.Find(ms, "mmv."+file+"."+name), name)
 	}
+}
+
+// TestNameOfAnotherFileRetried: a family declared after Start that mmv
+// refuses with ErrNamespace, another live file of the directory holding
+// its name, is counted and named; once that file is gone (its registry
+// closed with the Process flag) the family is published at the next
+// refresh. It was refused for good, though the refusal depended on
+// another program's file, not on the family.
+func TestNameOfAnotherFileRetried(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	r, tmp := newRegistry(t)
+	other := mmv.NewRegistry("other", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Cluster: 322, Flags: mmv.NoPrefix | mmv.Process})
+	mmv.NewGauge(other, file+".late", "another program's", mmv.NoUnits).Set(7)
+	pr := prometheus.NewRegistry()
+	early := prometheus.NewGauge(prometheus.GaugeOpts{Name: "early", Help: "e"})
+	pr.MustRegister(early)
+	b := started(t, r, pr, nil)
+	require.NoError(t, other.Start())
+
+	late := prometheus.NewGauge(prometheus.GaugeOpts{Name: "late", Help: "l"})
+	pr.MustRegister(late)
+	late.Set(42)
+	require.ErrorIs(t, b.Refresh(), mmv.ErrNamespace, "refused, named")
+	require.ErrorIs(t, b.Refresh(), mmv.ErrNamespace, "tried again, refused again while the file lives")
+	require.Equal(t, 1, b.Stats().Skipped)
+
+	require.NoError(t, other.Close()) // its file is removed: the name is free
+	require.NoError(t, b.Refresh(), "the family is still refused after the clashing file is gone")
+	st := b.Stats()
+	assert.Equal(t, 0, st.Skipped)
+	assert.Equal(t, 2, st.Families)
+	ms := read(t, r, tmp)
+	assert.Equal(t, "42", find(t, ms, "late").Value)
 }
