@@ -1,6 +1,7 @@
 package otelexporter
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,5 +36,32 @@ func TestRefusedInstrumentDeclaresNothing(t *testing.T) {
 			}
 			r.Close()
 		}
+	}
+}
+
+// TestNameOfAnotherFileRetried: an instrument first exported after Start
+// whose PCP name clashes with another live file's is refused
+// (ErrNamespace), counted and named; once that file is gone the
+// instrument is published at its next export. It was refused for good,
+// though the refusal depended on another program's file, not on the
+// instrument.
+func TestNameOfAnotherFileRetried(t *testing.T) {
+	exp, tmp := pcpExporter(t, Options{})
+	ctx := context.Background()
+	require.NoError(t, exp.Export(ctx, sumsExport("a")))
+	other := otherProgram(t, tmp, "shop_test.s.late")
+
+	require.NoError(t, exp.Export(ctx, sumsExport("a", "late")))
+	require.ErrorIs(t, exp.Err(), mmv.ErrNamespace, "refused, named")
+	require.NoError(t, exp.Export(ctx, sumsExport("a", "late")))
+	require.ErrorIs(t, exp.Err(), mmv.ErrNamespace, "tried again, refused again while the file lives")
+
+	require.NoError(t, other.Close()) // its file removed: the name is free
+	require.NoError(t, exp.Export(ctx, sumsExport("a", "late")))
+	assert.NoError(t, exp.Err(), "still refused once the clashing file is gone")
+	require.NoError(t, exp.ForceFlush(ctx))
+	ms := pcptest.Info(t, tmp)
+	if m := pcptest.Find(ms, "mmv.shop_test.s.late"); assert.NotNil(t, m, "PCP never shows instrument late, though its name is free") {
+		assert.Equal(t, "5", m.Value)
 	}
 }

@@ -134,7 +134,12 @@
 // itself drops is counted in mmv.<file>.otelexporter.dropped, at every
 // export that drops it, by reason: aggregation, temporality, declaration
 // (an instrument whose name the registry refused, such as a name that is
-// a leaf and a prefix of another), conflict (an instrument whose PCP name
+// a leaf and a prefix of another; one refused for a reason that may pass,
+// a clash with another program's live file (mmv.ErrNamespace, the file
+// may go), the registry's caps (mmv.ErrTooMany), mmv.ErrInUse or
+// mmv.ErrFile, is declared again once at each export that carries it,
+// and published at the first the registry accepts; the others, such as a
+// name declared already, for good), conflict (an instrument whose PCP name
 // another instrument has, see Mapping), attributes, value. Export returns
 // no error for them, which the SDK would report at every interval; Err
 // names the drops of the last export, both kinds, once per instrument

@@ -372,8 +372,12 @@ func (e *Exporter) instrument(id *ident, m *metricdata.Metrics, name string, sh 
 		return nil
 	}
 	in, ok := e.instruments[name]
-	if !ok {
+	if !ok || in.retry && in.tried != e.gen && in.id.equal(id) {
+		// First seen, or refused for a reason that may pass: declared
+		// (again) once per export, with this export's shape; refused
+		// again, it keeps its name and is counted and named as before.
 		in = declare(e.r, name, *id, m, sh(), e.o.Limit)
+		in.tried = e.gen
 		e.instruments[name] = in
 	}
 	switch {
