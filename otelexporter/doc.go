@@ -28,11 +28,21 @@
 // service.version, service.instance.id, host.name by default) become
 // labels of every metric, named with '.' made '_' (service_name).
 //
+// The registry starts at the first Export, before any instrument is
+// declared: each instrument's name is then checked alone against the
+// other live files of the directory, so that one whose PCP name clashes
+// with another file's is refused alone (mmv.ErrNamespace, counted as
+// declaration, see Limits and drops), not the whole registry. A registry
+// that cannot start (mmv.ErrClusterInUse, mmv.ErrInUse, a file system
+// error) fails Export, stores nothing, and is named by Err; Start is
+// tried again at the next Export.
+//
 // Export stores every value in the file before it returns: nothing of the
 // SDK's data, which it reuses, is kept. Instruments and attribute sets
-// seen for the first time are declared then; PCP sees them after the
-// registry's next publication (mmv.Options.PublishDelay), or at once
-// after ForceFlush. Shutdown closes the registry: without the mmv.Process
+// seen for the first time are declared then; PCP sees those of the first
+// export as it returns, the later ones after the registry's next
+// publication (mmv.Options.PublishDelay), or at once after ForceFlush.
+// Shutdown closes the registry: without the mmv.Process
 // flag the file stays with its last values (the SDK's reader exports them
 // just before), and PCP goes on showing them; with it the file is
 // removed, and PCP stops showing the service.

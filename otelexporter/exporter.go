@@ -122,16 +122,19 @@ func (e *Exporter) Registry() *mmv.Registry {
 // Err returns why the last export dropped data points or could not store
 // them, nil when it stored them all: one error per instrument and reason
 // (each with the number of points when more than one), at most 32 of
-// them, then how many more. The first export's also names the resource
-// attributes that could not be labels.
+// them, then how many more; or why the registry could not start. The
+// first export's also names the resource attributes that could not be
+// labels.
 func (e *Exporter) Err() error { return e.drops.err() }
 
 // Export stores every data point of rm in the registry, declaring the
 // metrics of instruments and attribute sets seen for the first time; the
-// registry is made and started at the first call. Points it cannot store
-// are counted (see the package doc), and Err says why; they make no error
-// here, which the SDK would report again at every interval. It returns an
-// error when the registry cannot start, or after Shutdown.
+// registry is made at the first call and started then, before any
+// instrument is declared. Points it cannot store are counted (see the
+// package doc), and Err says why; they make no error here, which the SDK
+// would report again at every interval. It returns an error, which Err
+// names too, when the registry cannot start (tried again at the next
+// call), and after Shutdown.
 func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -145,6 +148,20 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 		e.open(rm.Resource)
 	}
 	defer e.drops.done()
+	first := !e.started
+	if first {
+		// Started before any instrument is declared: each is then checked
+		// alone against the directory's other files, and one whose name
+		// clashes with another file's is refused alone (ErrNamespace),
+		// where declared before Start it had Start refuse the registry,
+		// and every export after it. Tried again at every export.
+		if err := e.r.Start(); err != nil {
+			err = fmt.Errorf("otelexporter: start the registry %q: %w", e.r.Name(), err)
+			e.drops.errs.Add(e.r.Name(), "start", 0, err)
+			return err
+		}
+		e.started = true
+	}
 	began := time.Now().UnixNano()
 	defer func() { e.lastExport = began }()
 	e.gen++
@@ -162,11 +179,12 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	for _, in := range e.instruments {
 		in.sweep(&e.drops, e.gen, e.coll)
 	}
-	if !e.started {
-		if err := e.r.Start(); err != nil {
-			return fmt.Errorf("otelexporter: start the registry %q: %w", e.r.Name(), err)
+	if first {
+		// The first export's instruments are in PCP as it returns, as
+		// when they were declared before Start and in its file.
+		if err := e.r.Flush(); err != nil {
+			e.drops.errs.Add(e.r.Name(), "flush", 0, fmt.Errorf("otelexporter: flush the registry %q: %w", e.r.Name(), err))
 		}
-		e.started = true
 	}
 	return nil
 }

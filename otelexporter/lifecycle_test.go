@@ -127,9 +127,10 @@ func TestServicesShareNoCluster(t *testing.T) {
 		clusters[f.Header.Cluster] = s
 	}
 	for c, s := range clusters {
-		_, err := export("squatter", Options{Registry: mmv.Options{Cluster: c}}, 99)
+		squatter, err := export("squatter", Options{Registry: mmv.Options{Cluster: c}}, 99)
 		require.ErrorIs(t, err, mmv.ErrClusterInUse, "the cluster of %s, given explicitly", s)
 		t.Log(err)
+		assert.ErrorIs(t, squatter.Err(), mmv.ErrClusterInUse, "a registry that cannot start is named by Err, not only the SDK's error handler")
 		break
 	}
 
@@ -163,4 +164,25 @@ func clashingServices() [2]string {
 		}
 		seen[key(s)] = s
 	}
+}
+
+// TestFirstExportClashCostsOneInstrument: an instrument of the first
+// export whose PCP name clashes with another live file's is refused alone,
+// as one first exported later is (TestNameOfAnotherFileRetried): the
+// exporter declared the first export's instruments before Start, whose
+// refusal of the whole registry failed every export for ever, PCP showing
+// none of the service's instruments, Err nil.
+func TestFirstExportClashCostsOneInstrument(t *testing.T) {
+	exp, tmp := pcpExporter(t, Options{})
+	ctx := context.Background()
+	otherProgram(t, tmp, "shop_test.s.late")
+
+	require.NoError(t, exp.Export(ctx, sumsExport("a", "late")))
+	assert.ErrorIs(t, exp.Err(), mmv.ErrNamespace, "the clashing instrument named by Err")
+	ms := pcptest.Info(t, tmp) // no ForceFlush: the first export's instruments are in PCP as it returns
+	if m := pcptest.Find(ms, "mmv.shop_test.s.a"); assert.NotNil(t, m, "instrument a, free of any clash, not in PCP") {
+		assert.Equal(t, "5", m.Value)
+	}
+	require.NoError(t, exp.Export(ctx, sumsExport("a", "late")))
+	assert.ErrorIs(t, exp.Err(), mmv.ErrNamespace)
 }
