@@ -1,7 +1,6 @@
 package otelexporter
 
 import (
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -49,7 +48,7 @@ type instrument struct {
 	// sorted as attribute sets sort them; one label each.
 	keys []attribute.Key
 	err  error // why the registry refused it: its points are dropped
-	// retry is whether err may pass (mayPass): the instrument is declared
+	// retry is whether err may pass (bridge.MayPass): the instrument is declared
 	// again at its next export; tried is the export that last declared it.
 	retry bool
 	tried uint64
@@ -109,22 +108,9 @@ func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh s
 	in.values = make([]string, len(labels)+1)
 	if err := r.Transact(func(tx *mmv.Tx) error { return in.declare(tx, name, m, scope, sh, labels, limit) }); err != nil {
 		in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)
-		in.retry = mayPass(err)
+		in.retry = bridge.MayPass(err)
 	}
 	return in
-}
-
-// mayPass reports whether err, mmv's refusal of a declaration, depends on
-// what may change while the registry lives, so that the declaration is
-// tried again: another program's live file holding a clashing name
-// (ErrNamespace: the file may go; mmv's own names and a clash with the
-// registry's metrics, which stay, are refused again at the cost of one
-// attempt), the registry's caps (ErrTooMany: sets leaving PCP free
-// room), a file of its own another process holds or the file system
-// (ErrInUse, ErrFile). A name PCP cannot take, too long, or declared
-// already is refused for good.
-func mayPass(err error) bool {
-	return errors.Is(err, mmv.ErrNamespace) || errors.Is(err, mmv.ErrTooMany) || errors.Is(err, mmv.ErrInUse) || errors.Is(err, mmv.ErrFile)
 }
 
 // declare declares the metrics of in, of instrument m of scope, under the

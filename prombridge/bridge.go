@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
 	"github.com/gopcp/mmv/internal/pcpname"
 )
 
@@ -449,26 +450,13 @@ func (b *Bridge) declareLocked(f *family, mf *dto.MetricFamily) {
 	}
 	if err := f.declare(b.r, mf.GetHelp(), b.opts.Units(f.prom), b.opts.Limit, mf.Metric[0]); err != nil {
 		f.err, f.reason = fmt.Errorf("prombridge: family %s not published as %s: %w", f.prom, f.name, err), dropDeclaration
-		f.retry = mayPass(err)
+		f.retry = bridge.MayPass(err)
 		return
 	}
 	f.err = nil
 	b.names[f.name] = f
 	b.stats.Skipped--
 	b.stats.Families++
-}
-
-// mayPass reports whether err, mmv's refusal of a declaration, depends on
-// what may change while the registry lives, so that the declaration is
-// tried again: another program's live file holding a clashing name
-// (ErrNamespace: the file may go; mmv's own names and a clash with the
-// registry's metrics, which stay, are refused again at the cost of one
-// attempt), the registry's caps (ErrTooMany: deleted series free room),
-// a file of its own another process holds or the file system (ErrInUse,
-// ErrFile). A name PCP cannot take, too long, or declared already (the
-// program's own metric) is refused for good.
-func mayPass(err error) bool {
-	return errors.Is(err, mmv.ErrNamespace) || errors.Is(err, mmv.ErrTooMany) || errors.Is(err, mmv.ErrInUse) || errors.Is(err, mmv.ErrFile)
 }
 
 // keepsName reports whether family mf's PCP name is its own name made a

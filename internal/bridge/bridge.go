@@ -1,9 +1,14 @@
 // Package bridge holds what both bridges (prombridge, otelexporter) use to
 // declare their metrics: a Metric is a single instrument when the metric
-// has no label, else a vector by label values.
+// has no label, else a vector by label values; MayPass tells which
+// refusals they try again.
 package bridge
 
-import "github.com/gopcp/mmv"
+import (
+	"errors"
+
+	"github.com/gopcp/mmv"
+)
 
 // Metric is one metric's instruments: a single one, or a vector.
 type Metric[T any] struct {
@@ -43,4 +48,18 @@ func (s Metric[T]) Get(values []string) (*T, error) {
 // whether there was one; a single instrument stays.
 func (s Metric[T]) Remove(values []string) bool {
 	return s.vec != nil && s.vec.Delete(values...)
+}
+
+// MayPass reports whether err, mmv's refusal of a declaration, depends on
+// what may change while the registry lives, so that a bridge declares it
+// again at its next refresh or export: another program's live file
+// holding a clashing name (ErrNamespace: the file may go; mmv's own names
+// and a clash with the registry's metrics, which stay, are refused again
+// at the cost of one attempt), the registry's caps (ErrTooMany: series
+// deleted, or sets leaving PCP, free room), a file of its own another
+// process holds or the file system (ErrInUse, ErrFile). A name PCP cannot
+// take, too long, or declared already (the program's own metric) is
+// refused for good.
+func MayPass(err error) bool {
+	return errors.Is(err, mmv.ErrNamespace) || errors.Is(err, mmv.ErrTooMany) || errors.Is(err, mmv.ErrInUse) || errors.Is(err, mmv.ErrFile)
 }
