@@ -209,3 +209,32 @@ func TestGatherDuringGrowthShowsEveryValue(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherPastAStuckPoll: before Start, Gather and Snapshot wait for the
+// registry's polls' runs a while, not for ever, as Start does: a poll
+// stuck (a bridge's collector that never returns) hung package expose's
+// every scrape of a registry never started.
+func TestGatherPastAStuckPoll(t *testing.T) {
+	r := newRegistry(t, "stuckgather", t.TempDir(), mmv.Options{})
+	level := mmv.NewIntGauge(r, "level", "", mmv.Count)
+	release := make(chan struct{})
+	defer close(release)
+	r.Poll(time.Hour, func() {
+		<-release
+		level.Set(42)
+	})
+	gathered := make(chan int)
+	go func() {
+		n := 0
+		r.Gather(func(*mmv.Family) { n++ })
+		_, err := r.Snapshot()
+		assert.NoError(t, err)
+		gathered <- n
+	}()
+	select {
+	case n := <-gathered:
+		assert.Equal(t, 1, n, "the families")
+	case <-time.After(time.Minute):
+		t.Fatal("Gather waits for a stuck poll")
+	}
+}

@@ -29,7 +29,7 @@ import (
 // ErrNamespace: PCP builds one namespace from every file.
 func (r *Registry) Start() error {
 	r = registry(r)
-	r.pollBeforeStart()
+	r.pollUnstarted()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.declaringLocked(); err != nil {

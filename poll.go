@@ -14,7 +14,8 @@ const DefaultInterval = time.Second
 // before it makes the file, so that PCP's first fetch reads what f copied
 // (Start waits for it up to a second), then on the goroutine from Start's
 // end, every interval until Close. Before Start, each Gather and Snapshot
-// runs it first instead, so that a registry never started (a host without
+// runs it first instead (waiting for it up to a second too), so that a
+// registry never started (a host without
 // PCP, served by package expose) serves what f copies, not what it held
 // when declared. Use it to copy values kept elsewhere into the file, off
 // the hot path: package goruntime copies runtime/metrics this way. f may
@@ -58,8 +59,12 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 }
 
 // pollUnstarted runs the registry's polls when it is not started yet,
-// without its lock, which they may take: Gather's and Snapshot's first
-// step, and Start's (pollBeforeStart). A poll running already, on another
+// without its lock, which they may take: the first step of Start, so that
+// what they copy is in the files PCP first reads (a poll's goroutine,
+// started after them, left PCP reading zeros meanwhile), and of Gather and
+// Snapshot. It waits for them up to pollWait: a poll stuck (a bridge's
+// collector that never returns) holds none of them longer, and its run
+// copies its values when it ends. A poll running already, on another
 // goroutine or below this Gather (a poll that gathers), is not run again:
 // it copies the values meanwhile, and waiting for it would wait for ever
 // in the second case.
@@ -70,42 +75,29 @@ func (r *Registry) pollUnstarted() {
 		polls = r.polls
 	}
 	r.mu.Unlock()
-	for _, p := range polls {
-		if p.mu.TryLock() {
-			p.f()
-			p.mu.Unlock()
-		}
-	}
-}
-
-// startPollWait bounds Start's wait for its polls' runs: a poll stuck (a
-// bridge's collector that never returns) holds Start no longer, and its
-// run copies its values when it ends.
-const startPollWait = time.Second
-
-// pollBeforeStart runs the polls as pollUnstarted, waiting for them up to
-// startPollWait: Start's first step, so that what they copy is in the
-// files PCP first reads (a poll's goroutine, started after them, left
-// PCP reading zeros meanwhile).
-func (r *Registry) pollBeforeStart() {
-	r.mu.Lock()
-	n := len(r.polls)
-	r.mu.Unlock()
-	if n == 0 {
+	if len(polls) == 0 {
 		return
 	}
 	done := make(chan struct{})
 	go func() {
-		r.pollUnstarted()
-		close(done)
+		defer close(done)
+		for _, p := range polls {
+			if p.mu.TryLock() {
+				p.f()
+				p.mu.Unlock()
+			}
+		}
 	}()
-	t := time.NewTimer(startPollWait)
+	t := time.NewTimer(pollWait)
 	defer t.Stop()
 	select {
 	case <-done:
 	case <-t.C:
 	}
 }
+
+// pollWait bounds a wait for the polls' runs before Start (pollUnstarted).
+const pollWait = time.Second
 
 func poll(interval time.Duration, f func(), stop chan struct{}) {
 	t := time.NewTicker(interval)

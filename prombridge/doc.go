@@ -21,7 +21,8 @@
 // (see below); a Gather error's families are copied, and the series of a
 // collector that failed leave after Options.Grace. A Gather that does
 // not return (client_golang's has no deadline) holds up no method of the
-// bridge but Refresh, and Register never (Start waits for it 1 s at most):
+// bridge but Refresh, and Register never (Start, and the registry's Gather
+// and Snapshot before Start, wait for it 1 s at most):
 // Err names it once it has run longer than Grace and Interval, PCP
 // showing the values of the refresh before, and Close does not wait for
 // it. The package is a module of its own so that mmv's users never
