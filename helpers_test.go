@@ -303,10 +303,14 @@ func putPid(b []byte, pid int) {
 	binary.NativeEndian.PutUint32(b[32:], uint32(pid))
 }
 
-// deadPid returns the pid of a process that has exited.
+// deadPid returns the pid of a process that has exited: the test binary
+// itself, run with no test, so that the tests need no program but Go's.
 func deadPid(t *testing.T) int {
 	t.Helper()
-	cmd := exec.Command("true")
+	bin, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), noRaceExitSleep())
 	require.NoError(t, cmd.Run())
 	return cmd.Process.Pid
 }

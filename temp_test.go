@@ -3,8 +3,8 @@
 package mmv_test
 
 import (
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,12 +24,13 @@ import (
 // writer's, keeps the live one's, and leaves every other name alone
 // (other files' temporaries, an overflow file's, names without a pid).
 func TestStaleTemporariesReclaimed(t *testing.T) {
-	exited := exec.Command("true")
-	require.NoError(t, exited.Run())
-	live := exec.Command("sleep", "3600")
-	require.NoError(t, live.Start())
-	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
-	dead, alive := strconv.Itoa(exited.Process.Pid), strconv.Itoa(live.Process.Pid)
+	if childRole() == "live" { // a live process, until the test kills it
+		os.Stdout.WriteString("ready\n")
+		io.Copy(io.Discard, os.Stdin)
+		return
+	}
+	live, _ := startChild(t, "TestStaleTemporariesReclaimed", "live")
+	dead, alive := strconv.Itoa(deadPid(t)), strconv.Itoa(live.Process.Pid)
 
 	dir := t.TempDir()
 	stale := []string{".app." + dead + ".0123abcd", ".app." + dead + ".89abcdef"}

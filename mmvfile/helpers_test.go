@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,9 +97,15 @@ func singular(names ...string) func(r *mmv.Registry) {
 	}
 }
 
-// deadPID returns the id of a process that has exited.
+// deadPID returns the id of a process that has exited: the test binary
+// itself, run with no test, so that the tests need no program but Go's
+// (GORACE: no second's sleep at exit under -race).
 func deadPID(t *testing.T) int {
-	cmd := exec.Command("true")
+	t.Helper()
+	bin, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	require.NoError(t, cmd.Run())
 	return cmd.Process.Pid
 }
