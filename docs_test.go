@@ -34,8 +34,13 @@ import (
 // TestDocCommands lists them.
 var docCommands = map[string]string{
 	// README.md
-	"go get github.com/gopcp/mmv":                                      ".ci/run: go get github.com/gopcp/mmv@v0.0.0", // with a version: not on the proxy yet
-	"apt-get install pcp libpcp-mmv1-dev":                              ".ci/run: packages=(pcp libpcp-mmv1-dev libpcp3-dev gcc)",
+	"go get github.com/gopcp/mmv":                                      ".ci/run: go get github.com/gopcp/mmv@v0.0.0",                      // with a version: not on the proxy yet
+	"go mod edit -replace github.com/gopcp/mmv=../mmv":                 ".ci/run: go mod edit -replace github.com/gopcp/mmv=$work/only-go", // the clone CI made
+	"go get github.com/gopcp/mmv@v0.0.0":                               ".ci/run: go get github.com/gopcp/mmv@v0.0.0",
+	"sudo apt-get install pcp":                                         ".ci/run: packages=(pcp libpcp-mmv1-dev libpcp3-dev gcc)",
+	"sudo apt-get install libpcp-mmv1-dev libpcp3-dev gcc":             ".ci/run: packages=(pcp libpcp-mmv1-dev libpcp3-dev gcc)",
+	"cd /var/lib/pcp/pmdas/mmv && sudo ./Install":                      `.ci/run: (cd "$PCP_PMDAS_DIR/mmv" && as_root ./Install </dev/null >"$work/mmv-install.log" 2>&1) || {`,
+	"sudo usermod -a -G pcp myservice":                                 "not run: the tests run as root; no service user exists",
 	"go run ./examples/quickstart -for 30s":                            ".ci/run: go run ./examples/quickstart -for 2s",
 	"go test ./...":                                                    ".ci/run: go test ./...",
 	"cd /var/lib/pcp/pmdas/mmv && ./Install":                           `.ci/run: (cd "$PCP_PMDAS_DIR/mmv" && as_root ./Install </dev/null >"$work/mmv-install.log" 2>&1) || {`,
