@@ -14,7 +14,8 @@
 // prometheus/client_golang: [Counter], [Gauge], [IntGauge], [Timer] and
 // [Histogram], and vectors of them by label values ([Vec], made by
 // [NewCounterVec] and the others). Each is declared in one call with a
-// name, a help text and units, and a vector with its label names:
+// name, a help text and units (their lengths: see Limits), and a vector
+// with its label names:
 //
 //	requests := mmv.NewCounterVec(nil, "requests", "Requests served", mmv.Count, "route", "status")
 //	latency := mmv.NewHistogram(nil, "latency", "Request latency", mmv.Second, nil)
@@ -35,24 +36,124 @@
 // while no other file of the directory has that cluster: see Clusters).
 // [Registry.Configure] changes its name or options before Start, keeping
 // the instruments package-level variables declared on it.
-// Help texts: the first line is the metric's short help, the rest its long
-// help, each at most 255 bytes. A name holds up to 255 bytes for every
-// instrument, vectors included (a histogram's, with its parts: see
-// Histogram); the help texts the package makes up from a name, such as a
-// vector's indom's, are cut to fit, never refusing the name. A name
-// longer than 254 bytes less the file name's fits only the registry's
-// first file (an overflow file's names carry the file name): it is placed
-// there, and refused with ErrTooLong when the first file has no room.
 //
 // A vector's instances may expire ([Vec.SetExpiry]): those whose values
 // have not changed for a chosen duration are deleted, found by a sweep
 // every quarter of it that compares values, so updates pay nothing; each
 // sweep holds the registry's lock 0.1 to 0.15 µs per instance.
 //
+// # Start
+//
+// A registry is declaring until [Registry.Start], started until
+// [Registry.Close], then closed. Start writes the files and maps them.
+// When it fails the registry stays declaring, so that Start can be called
+// again, and every file at its name is as it was, but for two things
+// (see Registry.Start): a file Start had already renamed into place when a
+// later rename failed (another owner took a name between Start's check
+// and its rename) stays at its name, and an earlier run's overflow files
+// it had already made tombstones of (their metrics showing no value) stay
+// so.
+//
+// PCP builds one namespace from every file of the directory: Start refuses
+// with ErrNamespace, naming the other file and both metrics, a registry
+// whose full names (mmv.<file>.<name>, or mmv.<name> with NoPrefix) clash
+// with another live file's, the same name or one a leaf where the other is
+// a prefix at a dot; a metric declared after Start is refused alike,
+// against the files as they are then.
+//
+// # Updates
+//
+// Updates made before Start are not lost: an instrument counts into
+// memory of its own until its value has storage in the file, then its
+// count is carried there.
+//
+// Instruments may be declared before Start or after it. Declarations after
+// Start have their values live at once, and PCP sees them after the next
+// publication ([Options.PublishDelay], or [Registry.Flush]). Published
+// identities never change: a metric keeps its PMID, an indom its id, an
+// instance its id, while the registry lives (see Identities across
+// restarts). A declaration that fails declares nothing (see Nil, errors
+// and panics). A declaration after Start that needs the file to grow while
+// the disk is full is no refusal for an instrument: it counts in memory
+// and is published once space returns. A publication that failed,
+// whatever made it (the timer, a declaration, a Flush), is retried every
+// PublishDelay until every count is in the file; Registry.Err reports its
+// error meanwhile.
+//
+// # Close
+//
+// Close may be called any number of times. It points every handle and
+// instrument away from the files, then unmaps them; with the [Process]
+// flag it removes them, so PCP stops showing a program that has ended.
+// After Close an instrument goes on counting in its own memory (its Get,
+// and Stats for a histogram, read its updates), but nothing more is
+// written to the files; a [Value] handle's updates are dropped.
+//
+// # Nil, errors and panics
+//
+// A nil *Value, *Counter, *Gauge, *IntGauge, *Timer or *Histogram ignores
+// updates and reads as zero (its Type is the zero Type); a nil *Vec, which
+// DeclareVec returns with its refusal, returns nil from With, zero values
+// from its other reads, and ignores its settings (SetLimit, SetExpiry,
+// SetInstanceLabels). Update methods
+// never lock, allocate or panic; an instrument is one its New function or
+// a vector's With made (a zero Counter, Gauge, IntGauge, Timer or
+// Histogram value, declared nowhere, panics at its first update). Label
+// values a vector refuses are never silent: Vec.Err says why, and the
+// registry counts them in mmv.<file>.mmv.dropped. Registry.Err says why a
+// registry's metrics are not in PCP: never started, closed, or a
+// publication that failed. Package middleware measures an HTTP server with
+// these instruments.
+//
+// Every error the registry returns wraps one of the package's sentinels,
+// for errors.Is: ErrName, ErrDuplicate, ErrRange, ErrTooLong, ErrTooMany,
+// ErrNamespace, ErrUnknown, ErrLabel and ErrType for what PCP would not
+// accept, ErrStarted, ErrNotStarted and ErrClosed for the lifecycle,
+// ErrInUse and ErrClusterInUse for a name or cluster another file has, and
+// ErrFile for the file system, with the system's own error (such as
+// syscall.ENOSPC) wrapped too. Messages name the file, metric, indom,
+// instance or label at fault and the rule broken.
+//
+// The New functions (NewCounter, NewCounterVec, NewHistogram...) panic when
+// the registry refuses the declaration (an invalid or duplicate name, a
+// closed registry), as regexp.MustCompile and promauto do: a declaration is
+// a programming error that no caller handles better than a crash at
+// startup. The panic value is an error wrapping the sentinel. Nothing else
+// in the package panics. A program that declares what it learns at run
+// time, such as a bridge from another metrics library, calls [Declare] and
+// [DeclareVec] instead, which return the refusal as an error, and
+// [Registry.Transact] to declare several metrics together or not at all.
+//
+// Every declaration is one transaction, whether it panics or returns its
+// error: a vector's metric and indom, a histogram's metrics and indoms,
+// are all declared or none, and a refused declaration leaves the registry
+// and its files as they were, its names free.
+//
+// # Seeing the metrics in PCP
+//
+// PCP shows a registry's metrics as mmv.<file>.<metric> (mmv.<metric> with
+// the [NoPrefix] flag) once its MMV agent, pmdammv, is installed in pmcd,
+// and while the file is at its name. The service's user must be able to
+// write $PCP_TMP_DIR/mmv, which belongs to PCP's group (pcp):
+//
+//	cd /var/lib/pcp/pmdas/mmv && sudo ./Install   # once per host
+//	pminfo -f mmv.<file>                          # the values
+//	pmval -t 1 mmv.<file>.<metric>                # sampled every second
+//	go run ./cmd/mmvdump FILE                     # a file, with no PCP (in a clone of the module)
+//
 // [Registry.Snapshot] reads every metric's current values by name,
 // started or not, for tests and diagnostics; package mmvtest builds a
 // service's unit-test helpers on it (read a value by label values,
 // compare with an expected listing, a registry per test), with no PCP.
+//
+// # Prometheus
+//
+// Package expose serves a registry to a Prometheus scrape, in the text
+// format or OpenMetrics, from the values [Registry.Gather] reads: updates
+// pay nothing for it, and a registry never started serves its
+// instruments, so one instrumentation serves PCP and Prometheus, on hosts
+// without PCP too. A scrape of 10,000 series takes a few milliseconds and
+// about 100 allocations, holding the registry's lock meanwhile.
 //
 // # Registries and values
 //
@@ -70,6 +171,35 @@
 // its own, for hot values updated from several cores, and gives up the
 // byte-identity with libpcp_mmv: its values take four times the room, and
 // PCP's reader takes up to four times as long to fetch them.
+//
+// # Identities across restarts
+//
+// PCP's tools keep identifiers: pmval and pmlogger fetch by PMID, archives
+// and pmseries name instances by id. The identifiers the registry chooses
+// derive from names, so a restarted program, or the same program on
+// another host, publishes the same ones whatever the order its
+// declarations and label values arrive in (FNV-1a each time):
+//   - a metric's item from its name, 1..1023, unless [Metric.Item] gives
+//     one, and the file's cluster from the file's name, unless
+//     [Options.Cluster] gives one;
+//   - an instrument's indom serial from its name, 1024..2047: give the
+//     indoms you declare yourself serials below 1024;
+//   - a vector's instance id from the instance's name, such as
+//     "route=/api,status=200": 0..2^30-1, or for a histogram vector, whose
+//     buckets share the ids (see [NewHistogramVec]), half of its ids.
+//
+// A derived identity already taken moves to the next free one: the name
+// that came first keeps it and the later one moves, so two names whose
+// derived identities collide swap them on a restart where they arrive in
+// the other order. Items given at Start are assigned in the order of their
+// names, so the same set of names gets the same items whatever the order.
+// While a registry lives, an identity never moves and never names two
+// names: a vector gives a value it forgot (see [Vec.Delete]) its id back,
+// and keeps that id from other values; a vector that has forgotten more
+// values than its limit, and 64, numbers the values new to it in order
+// from 2^30 instead (half of its ids for a histogram vector), so that
+// what it keeps stays bounded: values that churn (a request id, a client)
+// have ids that a restart does not find again.
 //
 // # Clusters
 //
@@ -101,115 +231,16 @@
 // at its name, and one on cluster 0, for which PCP's reader picks a
 // cluster, may land on any (docs/design.md, "Clusters").
 //
-// # Lifecycle
+// # Limits
 //
-// A registry is declaring until [Registry.Start], started until
-// [Registry.Close], then closed.
-//   - Start writes the files and maps them, or fails, leaving nothing on
-//     disk and the registry still declaring, so that it can be called again.
-//   - Declarations may go on after Start: their values are live at once and
-//     PCP sees them after the next publication ([Options.PublishDelay], or
-//     [Registry.Flush]). Published identities never change: a metric keeps
-//     its PMID, an indom its id, an instance its id, while the registry
-//     lives. A declaration that fails declares nothing (see below).
-//   - Close may be called any number of times. It points every handle and
-//     instrument away from the files, then unmaps them; with the [Process]
-//     flag it removes them, so PCP stops showing a program that has ended.
-//
-// # Identities across restarts
-//
-// PCP's tools keep identifiers: pmval and pmlogger fetch by PMID, archives
-// and pmseries name instances by id. The identifiers the registry chooses
-// derive from names, so a restarted program, or the same program on
-// another host, publishes the same ones whatever the order its
-// declarations and label values arrive in (FNV-1a each time):
-//   - a metric's item from its name, 1..1023, unless [Metric.Item] gives
-//     one, and the file's cluster from the file's name, unless
-//     [Options.Cluster] gives one;
-//   - an instrument's indom serial from its name, 1024..2047: give the
-//     indoms you declare yourself serials below 1024;
-//   - a vector's instance id from the instance's name, such as
-//     "route=/api,status=200": 0..2^30-1, or for a histogram vector, whose
-//     buckets share the ids (see [NewHistogramVec]), half of its ids.
-//
-// A derived identity already taken moves to the next free one: the name
-// that came first keeps it and the later one moves, so two names whose
-// derived identities collide swap them on a restart where they arrive in
-// the other order. Items given at Start are assigned in the order of their
-// names, so the same set of names gets the same items whatever the order.
-// While a registry lives, an identity never moves and never names two
-// names: a vector gives a value it forgot (see [Vec.Delete]) its id back,
-// and keeps that id from other values; a vector that has forgotten more
-// values than its limit, and 64, numbers the values new to it in order
-// from 2^30 instead (half of its ids for a histogram vector), so that
-// what it keeps stays bounded: values that churn (a request id, a client)
-// have ids that a restart does not find again.
-//
-// Instruments may be declared before Start or after it. Updates made before
-// Start are not lost: an instrument counts into memory of its own until its
-// value has storage in the file, then its count is carried there. A
-// declaration after Start that needs the file to grow while the disk is
-// full is no refusal for an instrument: it counts in memory and is
-// published once space returns. A publication that failed, whatever made
-// it (the timer, a declaration, a Flush), is retried every PublishDelay
-// until every count is in the file; Registry.Err reports its error
-// meanwhile.
-//
-// # Nil, errors and panics
-//
-// A nil *Value, *Counter, *Gauge, *IntGauge, *Timer or *Histogram ignores
-// updates and reads as zero (its Type is the zero Type); a nil *Vec, which
-// DeclareVec returns with its refusal, returns nil from With, zero values
-// from its other reads, and ignores its settings (SetLimit, SetExpiry,
-// SetInstanceLabels). Updates after Close are dropped. Update methods
-// never lock, allocate or panic; an instrument is one its New function or
-// a vector's With made (a zero Counter, Gauge, IntGauge, Timer or
-// Histogram value, declared nowhere, panics at its first update). Label
-// values a vector refuses are never silent: Vec.Err says why, and the
-// registry counts them in mmv.<file>.mmv.dropped. Registry.Err says why a
-// registry's metrics are not in PCP: never started, closed, or a
-// publication that failed. Package middleware measures an HTTP server with
-// these instruments.
-//
-// Every error the registry returns wraps one of the package's sentinels,
-// for errors.Is: ErrName, ErrDuplicate, ErrRange, ErrTooLong, ErrTooMany,
-// ErrNamespace, ErrUnknown, ErrLabel and ErrType for what PCP would not
-// accept, ErrStarted, ErrNotStarted and ErrClosed for the lifecycle,
-// ErrInUse and ErrClusterInUse for a name or cluster another file has, and
-// ErrFile for the file system, with the system's own error (such as
-// syscall.ENOSPC) wrapped too. Messages name the file, metric, indom,
-// instance or label at fault and the rule broken.
-//
-// PCP builds one namespace from every file of the directory: Start refuses
-// with ErrNamespace, naming the other file and both metrics, a registry
-// whose full names (mmv.<file>.<name>, or mmv.<name> with NoPrefix) clash
-// with another live file's, the same name or one a leaf where the other is
-// a prefix at a dot; a metric declared after Start is refused alike,
-// against the files as they are then.
-//
-// The New functions (NewCounter, NewCounterVec, NewHistogram...) panic when
-// the registry refuses the declaration (an invalid or duplicate name, a
-// closed registry), as regexp.MustCompile and promauto do: a declaration is
-// a programming error that no caller handles better than a crash at
-// startup. The panic value is an error wrapping the sentinel. Nothing else
-// in the package panics. A program that declares what it learns at run
-// time, such as a bridge from another metrics library, calls [Declare] and
-// [DeclareVec] instead, which return the refusal as an error, and
-// [Registry.Transact] to declare several metrics together or not at all.
-//
-// Every declaration is one transaction, whether it panics or returns its
-// error: a vector's metric and indom, a histogram's metrics and indoms,
-// are all declared or none, and a refused declaration leaves the registry
-// and its files as they were, its names free.
-//
-// # Prometheus
-//
-// Package expose serves a registry to a Prometheus scrape, in the text
-// format or OpenMetrics, from the values [Registry.Gather] reads: updates
-// pay nothing for it, and a registry never started serves its
-// instruments, so one instrumentation serves PCP and Prometheus, on hosts
-// without PCP too. A scrape of 10,000 series takes a few milliseconds and
-// about 100 allocations, holding the registry's lock meanwhile.
+// Help texts: the first line is the metric's short help, the rest its long
+// help, each at most 255 bytes. A name holds up to 255 bytes for every
+// instrument, vectors included (a histogram's, with its parts: see
+// Histogram); the help texts the package makes up from a name, such as a
+// vector's indom's, are cut to fit, never refusing the name. A name
+// longer than 254 bytes less the file name's fits only the registry's
+// first file (an overflow file's names carry the file name): it is placed
+// there, and refused with ErrTooLong when the first file has no room.
 //
 // # From libpcp_mmv
 //
