@@ -41,7 +41,9 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	r := mmv.NewRegistry("goruntime", nil)
+	// The Process flag, as mmv.Default's: PCP stops showing the runtime's
+	// metrics once the program ends, instead of its last values for good.
+	r := mmv.NewRegistry("goruntime", &mmv.Options{Flags: mmv.Process})
 	if err := goruntime.Register(r, nil); err != nil {
 		return err
 	}

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,17 +15,47 @@ import (
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
-// TestRun runs the example for 2s and reads its file with PCP's reader.
+// TestRun runs the example under a temporary PCP_TMP_DIR: while it runs,
+// PCP's reader shows the runtime's metrics, moving; it says where its file
+// is and how to read it; once it returns PCP shows none of them (the
+// Process flag).
 func TestRun(t *testing.T) {
-	ms := pcptest.RunExample(t, run, 2*time.Second, "goruntime")
-	for _, name := range []string{"gc.heap.allocs_bytes", "sched.goroutines_goroutines", "gc.cycles.total_gc_cycles", "sched.latencies_seconds.count"} {
-		m := pcptest.Find(ms, "mmv.goruntime."+name)
-		if assert.NotNil(t, m, "PCP does not show mmv.goruntime.%s", name) {
-			assert.NotContains(t, []string{"", "0"}, m.Value, "mmv.goruntime.%s", name)
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	t.Setenv("PCP_TMP_DIR", tmp)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, &out, 0) }()
+
+	names := []string{"gc.heap.allocs_bytes", "sched.goroutines_goroutines", "gc.cycles.total_gc_cycles", "sched.latencies_seconds.count"}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		ms := pcptest.Info(t, tmp)
+		missing := ""
+		for _, name := range names {
+			if m := pcptest.Find(ms, "mmv.goruntime."+name); m == nil || m.Value == "" || m.Value == "0" {
+				missing = name
+			}
+		}
+		h := pcptest.Find(ms, "mmv.goruntime.sched.latencies_seconds.bucket")
+		if missing == "" && h != nil && len(h.Instances) >= 10 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "PCP shows no value of mmv.goruntime.%s, or too few scheduler latency buckets (%+v), in a minute", missing, h)
+		select {
+		case err := <-done:
+			require.FailNow(t, "the example returned before PCP showed its metrics", "%v", err)
+		default:
 		}
 	}
-	h := pcptest.Find(ms, "mmv.goruntime.sched.latencies_seconds.bucket")
-	require.False(t, h == nil || len(h.Instances) < 10, "scheduler latency buckets through PCP: %+v", h)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, out.String(), filepath.Join(tmp, "mmv", "goruntime"))
+	assert.Contains(t, out.String(), "pminfo -f mmv.goruntime")
+	for _, m := range pcptest.Info(t, tmp) {
+		assert.False(t, strings.HasPrefix(m.Name, "mmv.goruntime."), "PCP still shows %s after the example returned", m.Name)
+	}
 }
 
 // TestWithoutFiles: where mmv writes no files, the example stops at once
