@@ -56,15 +56,15 @@ var docCommands = map[string]string{
 	// docs/reader.md: PCP's reader loaded in pminfo, as pcptest.Info loads it.
 	"pminfo -L -K add,70,.../pmda_mmv.so,mmv_init": "TestReadsWhatPCPReads",
 	// Reading through PCP: README.md, docs/operating.md, docs/instruments.md.
-	"pminfo -dfmtTl mmv.quickstart.http.requests":                    "TestDocCommandsThroughPMCD",
-	"pmval -t 1 mmv.quickstart.http.requests":                        "TestDocCommandsThroughPMCD",
-	"PATH=/usr/bin:$PATH pmrep -t 1 mmv.quickstart.http.latency.p99": "TestDocCommandsThroughPMCD",
-	"go run ./cmd/mmvdump FILE":                                      "TestDocCommandsThroughPMCD",
-	"go run ./cmd/mmvdump /var/lib/pcp/tmp/mmv/quickstart":           "TestDocCommandsThroughPMCD",
+	"pminfo -dfmtTl mmv.quickstart.http.requests":          "TestDocCommandsThroughPMCD",
+	"pmval -t 1 mmv.quickstart.http.requests":              "TestDocCommandsThroughPMCD",
+	"pmrep -t 1 mmv.quickstart.http.latency.p99":           "TestDocCommandsThroughPMCD",
+	"go run ./cmd/mmvdump FILE":                            "TestDocCommandsThroughPMCD",
+	"go run ./cmd/mmvdump /var/lib/pcp/tmp/mmv/quickstart": "TestDocCommandsThroughPMCD",
 	"PCP_TMP_DIR=/var/lib/pcp/tmp pminfo -L -K clear -K add,70,/var/lib/pcp/pmdas/mmv/pmda_mmv.so,mmv_init -dfmtTl mmv":                            "TestDocCommandsThroughPMCD",
 	`pmval -t 0.5 -i '"route=/hello,status=200"' mmv.httpserver.http.requests`:                                                                     "TestDocCommandsThroughPMCD",
 	"pmval -t 0.5 mmv.httpserver.app.work_time":                                                                                                    "TestDocCommandsThroughPMCD",
-	"PATH=/usr/bin:$PATH pmrep -t 1 mmv.app.latency.p99":                                                                                           "TestDocCommandsThroughPMCD",
+	"pmrep -t 1 mmv.app.latency.p99":                                                                                                               "TestDocCommandsThroughPMCD",
 	"pminfo -f mmv.goruntime.sched.goroutines_goroutines mmv.goruntime.cpu.classes.total_cpu_seconds mmv.goruntime.sched.latencies_seconds.bucket": "TestDocCommandsThroughPMCD",
 	// docs/production.md: the daemon agent, checked as the page checks it.
 	"pgrep -a pmdammv":                                  "TestDaemonAgentChecks",
@@ -79,32 +79,32 @@ var docCommands = map[string]string{
 	// docs/pcp-mmv-crash.md: the report's reproduction script, for PCP.
 	scriptKey("docs/pcp-mmv-crash.md", "B=$(mktemp -d); mkdir -p $B/tmp/mmv $B/run $B/log"): "TestCrashReportScript", // MMV_PCP_BUG=1, as TestProcessRestartPMCD
 	// docs/fleet.md, whose every command also says on the page what runs it.
-	"cd fleet && MMV_REQUIRE_PCP=1 go test -race ./...":                                                                        `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`,
-	"ls -ld /var/lib/pcp/tmp/mmv":                                                                                              "not run: the directory's owner and mode are Debian's pcp package's (its postinst), not mmv's",
-	"usermod -a -G pcp checkout":                                                                                               "not run: the tests run as root; no service user exists",
-	"pminfo -f mmv.checkout":                                                                                                   "TestDocCommandsThroughPMCD",
-	"pmlogger -c checkout.conf -T 3sec /path/to/archive":                                                                       "TestArchiveAcrossRestart",
-	"pmdumplog -d /path/to/archive":                                                                                            "TestArchiveAcrossRestart",
-	"pmdumplog -i /path/to/archive":                                                                                            "TestArchiveAcrossRestart",
-	"pmval -a /path/to/archive -t 10sec mmv.checkout.requests":                                                                 "TestArchiveAcrossRestart",
-	"PATH=/usr/bin:$PATH pmrep -a /path/to/archive mmv.checkout.requests":                                                      "not run: docs/fleet.md says pmval shows the same rates",
-	"systemctl enable --now pmcd pmlogger pmproxy":                                                                             "not run: CI machines have no systemd; .ci/run starts pmcd and pmproxy with their rc scripts",
-	"pmproxy -f -i 127.0.0.1 -p 44322 -c pmproxy.conf":                                                                         "TestFleet",
-	`pmseries --load '{source.path:"/var/log/pcp/pmlogger/web17/20261130.00.10"}'`:                                             "TestFleet",
-	`pmseries 'mmv.app.requests{service:"checkout"}'`:                                                                          "TestFleet",
-	`pmseries 'mmv.checkout.requests'`:                                                                                         "TestFleet",
-	`pmseries 'mmv.checkout.requests{service:"checkout"}'`:                                                                     "TestFleet",
-	`pmseries 'mmv.checkout.requests{hostname:"web17"}[count:1000]'`:                                                           "TestFleet",
-	`curl 'http://127.0.0.1:44322/series/query?expr=mmv.checkout.requests{service:"checkout"}'`:                                "TestFleet",
-	`curl 'http://127.0.0.1:44322/series/instances?series=<id>'`:                                                               "TestFleet",
-	`curl 'http://127.0.0.1:44322/metrics?names=mmv.checkout'`:                                                                 "TestFleet",
-	"redis-server --cluster-enabled yes ...":                                                                                   "not run: a cluster needs several nodes; CI starts one standalone redis-server",
-	"MMV_REQUIRE_PCP=1 go test -run 'TestFleetScale$' -v .":                                                                    "TestFleetScale",
-	"MMV_REQUIRE_PCP=1 go test -run 'TestFleetScale$' -fleet.variants=all -fleet.out=testdata/scale.json .":                    "TestFleetScale", // the committed runs: by hand, minutes each
+	"cd fleet && MMV_REQUIRE_PCP=1 go test -race ./...":                                                     `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`,
+	"ls -ld /var/lib/pcp/tmp/mmv":                                                                           "not run: the directory's owner and mode are Debian's pcp package's (its postinst), not mmv's",
+	"usermod -a -G pcp checkout":                                                                            "not run: the tests run as root; no service user exists",
+	"pminfo -f mmv.checkout":                                                                                "TestDocCommandsThroughPMCD",
+	"pmlogger -c checkout.conf -T 3sec /path/to/archive":                                                    "TestArchiveAcrossRestart",
+	"pmdumplog -d /path/to/archive":                                                                         "TestArchiveAcrossRestart",
+	"pmdumplog -i /path/to/archive":                                                                         "TestArchiveAcrossRestart",
+	"pmval -a /path/to/archive -t 10sec mmv.checkout.requests":                                              "TestArchiveAcrossRestart",
+	"pmrep -a /path/to/archive mmv.checkout.requests":                                                       "not run: docs/fleet.md says pmval shows the same rates",
+	"systemctl enable --now pmcd pmlogger pmproxy":                                                          "not run: CI machines have no systemd; .ci/run starts pmcd and pmproxy with their rc scripts",
+	"pmproxy -f -i 127.0.0.1 -p 44322 -c pmproxy.conf":                                                      "TestFleet",
+	`pmseries --load '{source.path:"/var/log/pcp/pmlogger/web17/20261130.00.10"}'`:                          "TestFleet",
+	`pmseries 'mmv.app.requests{service:"checkout"}'`:                                                       "TestFleet",
+	`pmseries 'mmv.checkout.requests'`:                                                                      "TestFleet",
+	`pmseries 'mmv.checkout.requests{service:"checkout"}'`:                                                  "TestFleet",
+	`pmseries 'mmv.checkout.requests{hostname:"web17"}[count:1000]'`:                                        "TestFleet",
+	`curl 'http://127.0.0.1:44322/series/query?expr=mmv.checkout.requests{service:"checkout"}'`:             "TestFleet",
+	`curl 'http://127.0.0.1:44322/series/instances?series=<id>'`:                                            "TestFleet",
+	`curl 'http://127.0.0.1:44322/metrics?names=mmv.checkout'`:                                              "TestFleet",
+	"redis-server --cluster-enabled yes ...":                                                                "not run: a cluster needs several nodes; CI starts one standalone redis-server",
+	"MMV_REQUIRE_PCP=1 go test -run 'TestFleetScale$' -v .":                                                 "TestFleetScale",
+	"MMV_REQUIRE_PCP=1 go test -run 'TestFleetScale$' -fleet.variants=all -fleet.out=testdata/scale.json .": "TestFleetScale", // the committed runs: by hand, minutes each
 	"MMV_REQUIRE_PCP=1 go test -run 'TestFleetScale$' -fleet.variants=all -fleet.records=360 -fleet.out=testdata/scale.json .": "TestFleetScale",
 	"MMV_REQUIRE_PCP=1 go test -timeout 30m -run 'TestFleetScale$' -fleet.hosts=100 -fleet.out=testdata/scale.json .":          "TestFleetScale",
 	"MMV_REQUIRE_PCP=1 go test -timeout 30m -run 'TestFleetScale$' -fleet.hosts=1000 -fleet.out=testdata/scale.json .":         "TestFleetScale",
-	"go test -run TestScaleTable -fleet.update .":                                                                              "TestScaleTable", // CI runs it without -fleet.update: it checks the table
+	"go test -run TestScaleTable -fleet.update .": "TestScaleTable", // CI runs it without -fleet.update: it checks the table
 }
 
 // docPageList returns the pages whose every command docCommands accounts
@@ -351,8 +351,9 @@ func TestDocCommandsThroughPMCD(t *testing.T) {
 // and checks it: it succeeds, PCP's tools print no error, and it shows the
 // metrics it names (mmv.NAME<pid>...). pmval and pmrep, which sample until
 // stopped, are stopped once they have printed a sample (their output line
-// by line: stdbuf for pmval's stdio, PYTHONUNBUFFERED for pmrep), and
-// must print one within 10 s. It returns what the command printed.
+// by line: stdbuf for pmval's stdio, PYTHONUNBUFFERED for pmrep, run
+// with /usr/bin first in PATH for the system's python), and must print
+// one within 10 s. It returns what the command printed.
 func runDocCommand(t *testing.T, p *pcptest.PMCD, cmdline, pid string) string {
 	t.Helper()
 	samples := strings.HasPrefix(cmdline, "pmval") || strings.Contains(cmdline, "pmrep")
@@ -370,7 +371,9 @@ func runDocCommand(t *testing.T, p *pcptest.PMCD, cmdline, pid string) string {
 	out := &sampleWriter{}
 	if samples {
 		cmd = exec.CommandContext(ctx, "stdbuf", "-oL", "sh", "-c", cmdline)
-		cmd.Env = append(os.Environ(), append(p.ClientEnv(), "PYTHONUNBUFFERED=1")...)
+		// The system's python first, for pmrep, as the README's footnote
+		// says: another python may shadow it on PATH.
+		cmd.Env = append(os.Environ(), append(p.ClientEnv(), "PYTHONUNBUFFERED=1", "PATH=/usr/bin:"+os.Getenv("PATH"))...)
 		out.sampled = cancel
 	}
 	cmd.Stdout, cmd.Stderr = out, out

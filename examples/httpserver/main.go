@@ -19,7 +19,7 @@
 //
 //     go run ./examples/httpserver -for 1m
 //     pminfo -f mmv.httpserver.http
-//     PATH=/usr/bin:$PATH pmrep -t 1 mmv.httpserver.http.latency.p99
+//     pmrep -t 1 mmv.httpserver.http.latency.p99
 //
 // It runs until interrupted, or for the -for duration.
 package main
@@ -106,7 +106,7 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 
 	name := reg.Name()
 	fmt.Fprintf(out, "Serving on http://%s, metrics in %s\n", ln.Addr(), reg.Path())
-	fmt.Fprintf(out, "Read them with: pminfo -f mmv.%s.http   or   PATH=/usr/bin:$PATH pmrep -t 1 mmv.%s.http.latency.p99\n", name, name)
+	fmt.Fprintf(out, "Read them with: pminfo -f mmv.%s.http   or   pmrep -t 1 mmv.%s.http.latency.p99\n", name, name)
 	fmt.Fprintf(out, "Without pmcd:   PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,mmv/pmda_mmv.so,mmv_init -f mmv.%s\n",
 		filepath.Dir(mmv.Dir()), name)
 

@@ -56,7 +56,7 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 	defer mmv.Default.Close()
 	name := mmv.Default.Name()
 	fmt.Fprintf(out, "Publishing %s\n", mmv.Default.Path())
-	fmt.Fprintf(out, "Read it with: pminfo -f mmv.%s   or   PATH=/usr/bin:$PATH pmrep -t 1 mmv.%s.http.latency.p99\n", name, name)
+	fmt.Fprintf(out, "Read it with: pminfo -f mmv.%s   or   pmrep -t 1 mmv.%s.http.latency.p99\n", name, name)
 
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()

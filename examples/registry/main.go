@@ -168,7 +168,7 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 		return err
 	}
 	fmt.Fprintf(out, "Publishing %s\n", r.Path())
-	fmt.Fprintf(out, "Read it with: pminfo -f mmv.registry   or   PATH=/usr/bin:$PATH pmrep -t 1 mmv.registry.requests.total\n")
+	fmt.Fprintf(out, "Read it with: pminfo -f mmv.registry   or   pmrep -t 1 mmv.registry.requests.total\n")
 	fmt.Fprintf(out, "Without pmcd: PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,mmv/pmda_mmv.so,mmv_init -f mmv.registry\n", filepath.Dir(mmv.Dir()))
 	s.serve(ctx)
 	return nil

@@ -52,7 +52,7 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 	}
 	defer r.Close()
 	fmt.Fprintf(out, "Publishing the Go runtime's metrics in %s\n", r.Path())
-	fmt.Fprintf(out, "Read them with: pminfo -f mmv.goruntime   (or PATH=/usr/bin:$PATH pmrep mmv.goruntime.sched.goroutines_goroutines)\n")
+	fmt.Fprintf(out, "Read them with: pminfo -f mmv.goruntime   (or pmrep mmv.goruntime.sched.goroutines_goroutines)\n")
 	fmt.Fprintf(out, "Without pmcd:   PCP_TMP_DIR=%s pminfo -L -K clear -K add,70,mmv/pmda_mmv.so,mmv_init -f mmv.goruntime\n", filepath.Dir(mmv.Dir()))
 
 	// Some garbage, so that there is something to see.
