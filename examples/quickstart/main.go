@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/gopcp/mmv"
@@ -56,7 +57,7 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 	defer mmv.Default.Close()
 	name := mmv.Default.Name()
 	fmt.Fprintf(out, "Publishing %s\n", mmv.Default.Path())
-	fmt.Fprintf(out, "Read it with: pminfo -f mmv.%s   or   pmrep -t 1 mmv.%s.http.latency.p99\n", name, name)
+	fmt.Fprint(out, readHint(name, mmv.Default.Path()))
 
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
@@ -70,6 +71,18 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 			serve()
 		}
 	}
+}
+
+// readHint says how to read the file at path, of the registry name: through
+// pmcd where the file is in PCP's directory; else (no pcp.conf, nor
+// PCP_TMP_DIR: files go to os.TempDir()/mmv, which pmcd does not read)
+// with mmvdump, which needs no PCP.
+func readHint(name, path string) string {
+	if os.Getenv("PCP_TMP_DIR") == "" && filepath.Dir(path) == filepath.Join(os.TempDir(), "mmv") {
+		return fmt.Sprintf("No PCP here: read it with: go run ./cmd/mmvdump %s\n", path)
+	}
+	return fmt.Sprintf("Read it with: pminfo -f mmv.%s   or   pmrep -t 1 mmv.%s.http.latency.p99\n"+
+		"Without pmcd: go run ./cmd/mmvdump %s\n", name, name, path)
 }
 
 // serve is one simulated request, updating the instruments as a handler

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,6 +57,20 @@ func TestRun(t *testing.T) {
 	for _, m := range pcptest.Info(t, tmp) {
 		assert.False(t, strings.HasPrefix(m.Name, prefix), "PCP still shows %s after the example returned", m.Name)
 	}
+}
+
+// TestReadHint: the example says to read its file with pminfo where the
+// file is in PCP's directory, and with mmvdump, which needs no PCP, where
+// it is in os.TempDir()/mmv, as on a machine without PCP.
+func TestReadHint(t *testing.T) {
+	t.Setenv("PCP_TMP_DIR", "")
+	noPCP := filepath.Join(os.TempDir(), "mmv", "quickstart")
+	assert.Equal(t, "No PCP here: read it with: go run ./cmd/mmvdump "+noPCP+"\n", readHint("quickstart", noPCP))
+	hint := readHint("quickstart", "/var/lib/pcp/tmp/mmv/quickstart")
+	assert.Contains(t, hint, "pminfo -f mmv.quickstart ")
+	assert.Contains(t, hint, "go run ./cmd/mmvdump /var/lib/pcp/tmp/mmv/quickstart")
+	t.Setenv("PCP_TMP_DIR", os.TempDir())
+	assert.Contains(t, readHint("quickstart", noPCP), "pminfo -f mmv.quickstart ")
 }
 
 // TestWithoutFiles: where mmv writes no files, the example stops at once
