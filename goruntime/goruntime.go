@@ -3,9 +3,10 @@
 // goroutines, CPU classes, mutex wait, GODEBUG counters...), declared on an
 // mmv registry and refreshed on an interval.
 //
-//	r := mmv.NewRegistry("goruntime", nil)
+//	r := mmv.NewRegistry("goruntime", &mmv.Options{Flags: mmv.Process})
 //	if err := goruntime.Register(r, nil); err != nil { ... }
-//	r.Start()
+//	if err := r.Start(); err != nil { ... }
+//	defer r.Close()
 //
 // then `pminfo -f mmv.goruntime` shows them.
 //

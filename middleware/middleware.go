@@ -2,9 +2,13 @@
 // otherwise writes by hand, with the standard library only.
 //
 //	m := middleware.New(nil, nil) // on mmv.Default, metric names under http.
+//	if err := mmv.Default.Start(); err != nil {
+//		log.Fatal(err)
+//	}
+//	defer mmv.Default.Close()
 //	mux := http.NewServeMux()
 //	mux.HandleFunc("GET /items/{id}", getItem)
-//	http.ListenAndServe(addr, m.Wrap(mux))
+//	log.Fatal(http.ListenAndServe(addr, m.Wrap(mux)))
 //
 // It publishes, under the prefix (http by default):
 //
