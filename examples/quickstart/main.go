@@ -75,10 +75,10 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 
 // readHint says how to read the file at path, of the registry name: through
 // pmcd where the file is in PCP's directory; else (no pcp.conf, nor
-// PCP_TMP_DIR: files go to os.TempDir()/mmv, which pmcd does not read)
-// with mmvdump, which needs no PCP.
+// PCP_TMP_DIR: files go to a directory in os.TempDir(), see mmv.Dir, which
+// pmcd does not read) with mmvdump, which needs no PCP.
 func readHint(name, path string) string {
-	if os.Getenv("PCP_TMP_DIR") == "" && filepath.Dir(path) == filepath.Join(os.TempDir(), "mmv") {
+	if os.Getenv("PCP_TMP_DIR") == "" && filepath.Dir(filepath.Dir(path)) == filepath.Clean(os.TempDir()) {
 		return fmt.Sprintf("No PCP here: read it with: go run ./cmd/mmvdump %s\n", path)
 	}
 	return fmt.Sprintf("Read it with: pminfo -f mmv.%s   or   pmrep -t 1 mmv.%s.http.latency.p99\n"+

@@ -61,10 +61,11 @@ func TestRun(t *testing.T) {
 
 // TestReadHint: the example says to read its file with pminfo where the
 // file is in PCP's directory, and with mmvdump, which needs no PCP, where
-// it is in os.TempDir()/mmv, as on a machine without PCP.
+// it is in a directory of os.TempDir() (mmv.Dir's), as on a machine
+// without PCP.
 func TestReadHint(t *testing.T) {
 	t.Setenv("PCP_TMP_DIR", "")
-	noPCP := filepath.Join(os.TempDir(), "mmv", "quickstart")
+	noPCP := filepath.Join(os.TempDir(), "mmv-1000", "quickstart")
 	assert.Equal(t, "No PCP here: read it with: go run ./cmd/mmvdump "+noPCP+"\n", readHint("quickstart", noPCP))
 	hint := readHint("quickstart", "/var/lib/pcp/tmp/mmv/quickstart")
 	assert.Contains(t, hint, "pminfo -f mmv.quickstart ")
