@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/internal/pcpconf"
 )
 
 // requireFileError checks that err wraps ErrFile and errno, and names
@@ -77,7 +76,7 @@ func TestFileErrorPermission(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o555))
 	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
 	require.NoError(t, os.Chmod(base, 0o755))
-	withPCP := pcpconf.Get(os.Getenv, "PCP_TMP_DIR", pcpconf.Files) != ""
+	withPCP := hasPCPConf()
 	if os.Geteuid() != 0 {
 		err := appRegistry(t, dir, 0).Start()
 		requireFileError(t, err, syscall.EACCES, "app", "cannot start")

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/osfile"
+	"github.com/gopcp/mmv/internal/pcpconf"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
@@ -480,3 +481,8 @@ func closedRun(t *testing.T, dir, name string, n int) *mmv.Registry {
 	require.NoError(t, r.Close())
 	return r
 }
+
+// hasPCPConf reports whether PCP's configuration names its directory (a
+// pcp.conf, or PCP_TMP_DIR): where it does not, errors give no advice
+// about PCP's group.
+func hasPCPConf() bool { return pcpconf.Get(os.Getenv, "PCP_TMP_DIR", pcpconf.Files) != "" }
