@@ -1,3 +1,5 @@
+//go:build (linux || darwin || freebsd) && !mmv_noport
+
 package middleware_test
 
 import (
