@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"errors"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -372,8 +373,20 @@ func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units
 	return r.declareCellLocked(m, c)
 }
 
-// must returns t, or panics with err: the New functions' refusal.
+// must returns t, or panics with err: the New functions' refusal. A name
+// another program's live file holds, found after Start, is no programming
+// error, and a program must not crash for another's file: t is returned,
+// counting in memory of its own (a nil vector or histogram, which ignore
+// updates), never in PCP, and the registry's Err says why.
 func must[T any](t T, err error) T {
+	var other otherFileError
+	if errors.As(err, &other) {
+		r := other.r
+		r.mu.Lock()
+		r.refused = errors.Join(r.refused, err)
+		r.mu.Unlock()
+		return t
+	}
 	if err != nil {
 		panic(err)
 	}

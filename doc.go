@@ -59,7 +59,9 @@
 // whose full names (mmv.<file>.<name>, or mmv.<name> with NoPrefix) clash
 // with another live file's, the same name or one a leaf where the other is
 // a prefix at a dot; a metric declared after Start is refused alike,
-// against the files as they are then.
+// against the files as they are then (two registries declaring clashing
+// names after Start, neither published yet, both pass: each is checked
+// against the other's file once published, not before).
 //
 // # Updates
 //
@@ -118,8 +120,12 @@
 // the registry refuses the declaration (an invalid or duplicate name, a
 // closed registry), as regexp.MustCompile and promauto do: a declaration is
 // a programming error that no caller handles better than a crash at
-// startup. The panic value is an error wrapping the sentinel. Nothing else
-// in the package panics. A program that declares what it learns at run
+// startup. The panic value is an error wrapping the sentinel. A name
+// another program's live file holds, met after Start, is no programming
+// error: the New function returns its instrument counting in memory of
+// its own, never in PCP (a nil vector or histogram, which ignore
+// updates), and Registry.Err says why. Nothing else in the package
+// panics. A program that declares what it learns at run
 // time, such as a bridge from another metrics library, calls [Declare] and
 // [DeclareVec] instead, which return the refusal as an error, and
 // [Registry.Transact] to declare several metrics together or not at all.

@@ -101,6 +101,7 @@ type head struct {
 	flags   Flags
 	pid     int
 	cluster uint32
+	gen     uint64 // the first generation
 }
 
 // readHead reads the header h, and reports whether it is an MMV file's.
@@ -108,7 +109,8 @@ func readHead(h []byte) (head, bool) {
 	if len(h) < headerSize || string(h[:len(Magic)]) != Magic {
 		return head{}, false
 	}
-	return head{flags: Flags(ne.Uint32(h[hdrFlagsOff:])), pid: int(int32(ne.Uint32(h[hdrPidOff:]))), cluster: ne.Uint32(h[hdrClusterOff:])}, true
+	return head{flags: Flags(ne.Uint32(h[hdrFlagsOff:])), pid: int(int32(ne.Uint32(h[hdrPidOff:]))), cluster: ne.Uint32(h[hdrClusterOff:]),
+		gen: ne.Uint64(h[hdrGen1Off:])}, true
 }
 
 // ReaderCluster, as Options.Cluster, writes cluster 0 in the file, as

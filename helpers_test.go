@@ -486,3 +486,25 @@ func closedRun(t *testing.T, dir, name string, n int) *mmv.Registry {
 // pcp.conf, or PCP_TMP_DIR): where it does not, errors give no advice
 // about PCP's group.
 func hasPCPConf() bool { return pcpconf.Get(os.Getenv, "PCP_TMP_DIR", pcpconf.Files) != "" }
+
+// startOverLateOverflow starts a registry name in dir, with flags, over
+// the files of a last run that made its overflow file name.2 after its
+// Start, and closed without the Process flag: name.2 is now a tombstone.
+func startOverLateOverflow(t *testing.T, dir, name string, flags mmv.Flags) *mmv.Registry {
+	t.Helper()
+	last := newRegistry(t, name, dir, mmv.Options{})
+	mmv.NewCounter(last, "first", "", mmv.Count).Inc()
+	startOrSkip(t, last)
+	for i := range mmv.MaxMetrics + 10 { // declared after Start: name.2
+		mmv.NewCounter(last, fmt.Sprintf("late%04d", i), "", mmv.Count).Inc()
+	}
+	require.NoError(t, last.Flush())
+	require.NoError(t, last.Close())
+	r := newRegistry(t, name, dir, mmv.Options{Flags: flags})
+	mmv.NewCounter(r, "first", "", mmv.Count).Inc()
+	require.NoError(t, r.Start())
+	f, err := mmvfile.Open(filepath.Join(dir, name+".2"))
+	require.NoError(t, err)
+	require.NotZero(t, f.Header.Flags&mmv.Sentinel, "a tombstone")
+	return r
+}

@@ -1045,7 +1045,10 @@ func (g *histGroup) readLocked(o *histOut, now time.Duration, f func(counts []ui
 // or duplicate name, or a closed registry (the panic value wraps the sentinel,
 // such as ErrName). A full disk is no refusal (see the package doc).
 func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
-	return must(declareHistograms(r, name, help, units, o, false)).hs[0].e.t
+	if g := must(declareHistograms(r, name, help, units, o, false)); g != nil {
+		return g.hs[0].e.t
+	}
+	return nil
 }
 
 // NewHistogramVec declares a vector of histograms on r (Default when nil),
@@ -1082,6 +1085,9 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 		panic(err)
 	}
 	g := must(declareHistograms(r, name, help, units, o, true))
+	if g == nil {
+		return nil
+	}
 	g.r.enter()
 	defer g.r.leave()
 	g.labels = slices.Clone(labels)

@@ -274,7 +274,7 @@ func liveClusters(d *osfile.Dir, replaced func(name string) bool) (map[uint32]ho
 		if h.flags&Process != 0 && !alive {
 			continue
 		}
-		shown = append(shown, shownFile{name: name, flags: h.flags})
+		shown = append(shown, shownFile{name: name, flags: h.flags, pid: h.pid})
 		if h.cluster != 0 {
 			live[h.cluster] = holder{name: name, pid: h.pid, alive: alive}
 		}
@@ -283,8 +283,9 @@ func liveClusters(d *osfile.Dir, replaced func(name string) bool) (map[uint32]ho
 }
 
 // shownFile is a file of the directory PCP's reader shows, and its
-// header's flags.
+// header's flags and pid.
 type shownFile struct {
 	name  string
 	flags Flags
+	pid   int
 }

@@ -198,9 +198,11 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 // last publication that failed, such as a full disk, until one succeeds,
 // or why the registry's own count of refusals, mmv.<file>.mmv.dropped, has
 // no file (a file budget, Options.MaxFileValues, below its 4 values), or
-// that a file is no longer at its name (removed, or replaced by someone:
-// Flush writes it anew); nil when the files hold every declaration
-// published so far.
+// which instruments a New function declared after Start are kept out of
+// PCP because another program's live file holds their names
+// (ErrNamespace), or that a file is no longer at its name (removed, or
+// replaced by someone: Flush writes it anew); nil when the files hold
+// every declaration published so far.
 func (r *Registry) Err() error {
 	r = registry(r)
 	r.mu.Lock()
@@ -212,11 +214,11 @@ func (r *Registry) Err() error {
 	case closed:
 		return errorf(ErrClosed, subject("file", r.name), "")
 	}
-	errs := []error{r.pubErr, r.ownErr}
+	errs := []error{r.pubErr, r.ownErr, r.refused}
 	for _, p := range r.movedLocked() {
 		errs = append(errs, errorf(ErrFile, subject("file", p.name), "no longer at its name in %s (removed, or another renamed over it): PCP does not read it until Flush writes it anew", r.dir.Path()))
 	}
-	if errs[1] == nil && len(errs) == 2 {
+	if errs[1] == nil && errs[2] == nil && len(errs) == 3 {
 		return r.pubErr
 	}
 	return errors.Join(errs...)

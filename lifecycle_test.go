@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -555,4 +556,27 @@ func TestStartPastAStuckPoll(t *testing.T) {
 	assert.EqualValues(t, 0, filesValues(t, r)["level"][""].Int, "before the poll ends")
 	close(release)
 	assert.Eventually(t, func() bool { return filesValues(t, r)["level"][""].Int == 42 }, time.Minute, time.Millisecond, "once it ends")
+}
+
+// TestStuckPollHoldsNoOtherPoll: Start runs each poll on a goroutine of
+// its own before it makes its files: one stuck (a bridge's collector that
+// never returns) keeps no other's values out of them, where run in turn
+// it kept every poll after it out.
+func TestStuckPollHoldsNoOtherPoll(t *testing.T) {
+	needFileLayer(t)
+	r := newRegistry(t, "stuckfirst", t.TempDir(), mmv.Options{})
+	release := make(chan struct{})
+	defer close(release)
+	r.Poll(time.Hour, func() { <-release })
+	var returned, ranBefore atomic.Bool
+	level := mmv.NewIntGauge(r, "level", "", mmv.Count)
+	r.Poll(time.Hour, func() {
+		if !returned.Load() {
+			ranBefore.Store(true)
+		}
+		level.Set(42)
+	})
+	startOrSkip(t, r)
+	returned.Store(true)
+	assert.True(t, ranBefore.Load(), "the second poll ran before Start made its files")
 }

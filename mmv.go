@@ -110,17 +110,18 @@ type Registry struct {
 	// else is declared, as Snapshot and Gather do before they read
 	// (carryReboundLocked).
 	rebound       [2][]*cell
-	pubErr        error               // why the last publication failed
-	claimBusy     time.Time           // since when the timer's publications found the directory's lock held (tryClaimsLocked)
-	tombs         map[string][]string // an earlier run's overflow files this run has not made again, by name: the names of their metrics (tombstone.go)
-	others        *otherFiles         // the directory's other files, for declarations after Start (namespace.go)
-	ownErr        error               // why a metric of the registry's own is not declared (declareOwnLocked)
-	dir           *osfile.Dir         // where the files are, from Start to Close
-	path          string              // the first file's, once started
-	waiting       []waiter            // instruments waiting for storage (growth.go)
-	cells         map[*cell]struct{}  // every instrument's cell, unbound at Close, but a vector's
-	waitingGroups []cellGroup         // the groups of cells waiting for storage (growth.go)
-	wakeRest      bool                // a wake stopped at its chunk, the rest to bind (wakeLocked)
+	pubErr        error                // why the last publication failed
+	claimBusy     time.Time            // since when the timer's publications found the directory's lock held (tryClaimsLocked)
+	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
+	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
+	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
+	refused       error                // the New functions' declarations another program's file refused (must)
+	dir           *osfile.Dir          // where the files are, from Start to Close
+	path          string               // the first file's, once started
+	waiting       []waiter             // instruments waiting for storage (growth.go)
+	cells         map[*cell]struct{}   // every instrument's cell, unbound at Close, but a vector's
+	waitingGroups []cellGroup          // the groups of cells waiting for storage (growth.go)
+	wakeRest      bool                 // a wake stopped at its chunk, the rest to bind (wakeLocked)
 	// entering counts the instruments waiting for the lock (door.enter),
 	// whom the timer lets in between the chunks it binds.
 	entering atomic.Int32
@@ -281,6 +282,14 @@ func (p *poller) run() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.f()
+}
+
+// tombstone is an earlier run's overflow file this run rewrote (bury): the
+// names of its metrics, and its generation, which tells it from a file
+// another put at its name since.
+type tombstone struct {
+	names []string
+	gen   uint64
 }
 
 // otherFiles is the directory's other files as checkNameAfterStartLocked

@@ -130,7 +130,7 @@ func (r *Registry) checkNameAfterStartLocked(name string) error {
 		}
 		for _, n := range names {
 			if related(x, prefix+n) {
-				return r.nameClashError(r.name, name, r.dir, f.name, n, prefix+n)
+				return otherFileError{r.nameClashError(r.name, name, r.dir, f.name, n, prefix+n), r}
 			}
 		}
 	}
@@ -141,12 +141,15 @@ func (r *Registry) checkNameAfterStartLocked(name string) error {
 // now (liveClusters), the registry's own files and tombstones left out.
 func (r *Registry) namespaceLocked() *otherFiles {
 	stamp, settled := r.dir.Stamp()
-	if ns := r.others; ns != nil && ns.stamp == stamp {
+	if ns := r.others; ns != nil && ns.stamp == stamp && !slices.ContainsFunc(ns.shown, gone) {
 		return ns
 	}
 	_, shown := liveClusters(r.dir, func(f string) bool {
-		_, tomb := r.tombs[f]
-		return tomb || slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == f && p.file != nil })
+		if _, tomb := r.tombs[f]; tomb {
+			var b [headerSize]byte
+			return r.tombAtLocked(f, b[:r.dir.ReadHead(f, b[:])])
+		}
+		return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == f && p.file != nil })
 	})
 	ns := &otherFiles{stamp: stamp, shown: shown, names: map[string][]string{}}
 	r.others = nil
@@ -155,6 +158,10 @@ func (r *Registry) namespaceLocked() *otherFiles {
 	}
 	return ns
 }
+
+// gone reports whether f is a Process file whose writer is gone, which
+// PCP's reader no longer shows: a death changes nothing in the directory.
+func gone(f shownFile) bool { return f.flags&Process != 0 && osfile.ProcessGone(f.pid) }
 
 // metricNames returns the names of the metrics of the MMV file name of d
 // as the file holds them (PCP prefixes them with mmv.<file>. or mmv.),
@@ -232,3 +239,13 @@ func readAt(f io.ReaderAt, b []byte, off int64) int {
 	n, _ := f.ReadAt(b, off)
 	return n
 }
+
+// otherFileError is a refusal of a name another program's live file holds,
+// found after Start (checkNameAfterStartLocked): the environment's, not
+// the program's, so the New functions do not panic on it (must).
+type otherFileError struct {
+	error
+	r *Registry // the registry refusing, whose Err says it then
+}
+
+func (e otherFileError) Unwrap() error { return e.error }

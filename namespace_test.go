@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -238,4 +239,85 @@ func TestDeclarationAfterStartRefusesNamesOfAnotherFile(t *testing.T) {
 	assert.True(t, shown, "PCP shows another registry's mmv.svc.db.q after svc declared db: pminfo says %s", out)
 	out, whole := pcptest.Pminfo(t, tmp, "mmv")
 	assert.True(t, whole, "PCP lists the mmv namespace: pminfo says %s", out)
+}
+
+// TestDeclarationAfterDeadProcessFile: a name refused after Start for a
+// live Process file's is free once that writer dies, which PCP's reader
+// then no longer shows, though the directory is as it was: the files
+// read for the check were kept while the directory's stamp stayed.
+func TestDeclarationAfterDeadProcessFile(t *testing.T) {
+	needFileLayer(t)
+	if childRole() == "deadproc" {
+		r := mmv.NewRegistry("svc.db", &mmv.Options{Dir: os.Getenv("MMV_DEADPROC_DIR"), Flags: mmv.Process})
+		mmv.NewCounter(r, "x", "", mmv.Count).Inc()
+		if err := r.Start(); err != nil {
+			fmt.Println("failed", err)
+			os.Exit(1)
+		}
+		fmt.Println("ready")
+		select {}
+	}
+	dir := filepath.Join(t.TempDir(), "mmv")
+	svc := newRegistry(t, "svc", dir, mmv.Options{})
+	mmv.NewCounter(svc, "a", "", mmv.Count).Inc()
+	startOrSkip(t, svc)
+
+	child, _ := startChild(t, "TestDeclarationAfterDeadProcessFile", "deadproc", "MMV_DEADPROC_DIR="+dir)
+	time.Sleep(100 * time.Millisecond) // the directory's stamp settles
+	err := svc.AddMetric(mmv.Metric{Name: "db", Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	require.ErrorIs(t, err, mmv.ErrNamespace, "mmv.svc.db beside a live svc.db's mmv.svc.db.x")
+
+	require.NoError(t, child.Process.Kill())
+	child.Wait()
+	require.FileExists(t, filepath.Join(dir, "svc.db"), "a killed Process writer's file stays; PCP drops it")
+	assert.NoError(t, svc.AddMetric(mmv.Metric{Name: "db", Type: mmv.Uint64, Semantics: mmv.SemCounter}),
+		"the clashing file's writer is dead, PCP no longer shows it")
+}
+
+// TestDeclarationChecksFileAtTombstoneName: the registry's tombstones are
+// left out of the check of a name declared after Start only while they
+// are what it wrote: another registry that took a tombstone's name (held
+// by no one) counts, and a clashing leaf is refused.
+func TestDeclarationChecksFileAtTombstoneName(t *testing.T) {
+	_, dir := pcpDir(t)
+	const name = "tombns"
+	r := startOverLateOverflow(t, dir, name, 0)
+
+	other := newRegistry(t, name+".2", dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(other, name+".zzz.y", "", mmv.Count).Inc() // mmv.tombns.zzz.y
+	require.NoError(t, other.Start())
+	time.Sleep(50 * time.Millisecond)
+
+	err := r.AddMetric(mmv.Metric{Name: "zzz", Type: mmv.Uint64, Semantics: mmv.SemCounter}) // mmv.tombns.zzz, a leaf
+	assert.ErrorIs(t, err, mmv.ErrNamespace, "mmv.%s.zzz beside live %s.2's mmv.%s.zzz.y", name, name, name)
+}
+
+// TestNewAfterStartKeepsNameOfAnotherFileOut: a New function declaring,
+// after Start, a name another program's live file holds does not panic,
+// as it does on a programming error: the instrument counts in memory of
+// its own, PCP does not show it, and Err says why. It panicked, so a
+// program crashed for another's file.
+func TestNewAfterStartKeepsNameOfAnotherFileOut(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	other := newRegistry(t, "svc.db", dir, mmv.Options{})
+	mmv.NewCounter(other, "x", "", mmv.Count).Inc()
+	startOrSkip(t, other)
+
+	svc := newRegistry(t, "svc", dir, mmv.Options{})
+	mmv.NewCounter(svc, "a", "", mmv.Count).Inc()
+	require.NoError(t, svc.Start())
+	time.Sleep(50 * time.Millisecond)
+	var db *mmv.Counter
+	require.NotPanics(t, func() { db = mmv.NewCounter(svc, "db", "", mmv.Count) },
+		"another program's file panics this one's instrument declaration after Start")
+	db.Add(3)
+	assert.EqualValues(t, 3, db.Get(), "the instrument counts in memory of its own")
+	require.NoError(t, svc.Flush())
+	assert.ErrorIs(t, svc.Err(), mmv.ErrNamespace, "Err says why mmv.svc.db is not in PCP")
+	assert.ErrorContains(t, svc.Err(), `metric "x" of file "svc.db"`)
+	assert.Nil(t, pcptest.Find(pcptest.Info(t, tmp), "mmv.svc.db"), "PCP shows the refused name")
+	var vec *mmv.Vec[mmv.Counter]
+	require.NotPanics(t, func() { vec = mmv.NewCounterVec(svc, "db", "", mmv.Count, "route") })
+	assert.Nil(t, vec.With("/"), "a refused vector's With")
+	require.NotPanics(t, func() { mmv.NewHistogram(svc, "db", "", mmv.Second, nil).Observe(1) })
 }

@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"sync"
 	"time"
 )
 
@@ -78,15 +79,20 @@ func (r *Registry) pollUnstarted() {
 	if len(polls) == 0 {
 		return
 	}
+	// Each on a goroutine of its own: one stuck holds no other back.
+	var wg sync.WaitGroup
+	for _, p := range polls {
+		if p.mu.TryLock() {
+			wg.Go(func() {
+				defer p.mu.Unlock()
+				p.f()
+			})
+		}
+	}
 	done := make(chan struct{})
 	go func() {
-		defer close(done)
-		for _, p := range polls {
-			if p.mu.TryLock() {
-				p.f()
-				p.mu.Unlock()
-			}
-		}
+		wg.Wait()
+		close(done)
 	}()
 	t := time.NewTimer(pollWait)
 	defer t.Stop()

@@ -32,8 +32,11 @@ const maxTombstone = 1 << 30
 // run of the registry's name left past its own parts, <file>.N for N
 // above them: a file of that name with the NoPrefix flag, which every
 // overflow file has, that no live registry holds; a registry named so
-// without the flag is another's, and stays. Under the directory's claim
-// lock, at Start.
+// without the flag is another's, and stays, and so is one with a name not
+// under the registry's (bury). A NoPrefix registry's overflow files carry
+// no prefix: another NoPrefix registry named <file>.N, closed without
+// the Process flag, cannot be told from them, and is buried. Under the
+// directory's claim lock, at Start.
 func (r *Registry) buryLeftoversLocked() error {
 	for _, name := range r.dir.List() {
 		if i, ok := overflowIndex(r.name, name); !ok || i <= len(r.parts) {
@@ -61,10 +64,14 @@ func overflowIndex(registry, name string) (int, bool) {
 // it keeps none, or when it is no MMV file whose metrics it can read.
 func (r *Registry) buryLocked(name string) error {
 	var kept []string
+	var gen uint64
 	buried := false
 	_, err := r.dir.RewriteUnheld(name, maxTombstone, func(b []byte) []byte {
 		if h, ok := readHead(b); !ok || h.flags&NoPrefix == 0 {
 			return b // a registry's first file, named so: another's
+		}
+		if _, tomb := r.tombs[name]; tomb && !r.tombAtLocked(name, b) {
+			return b // put at the tombstone's name since: another's
 		}
 		var owner int32
 		if r.opts.Flags&Process != 0 {
@@ -78,6 +85,8 @@ func (r *Registry) buryLocked(name string) error {
 		if kept = names; len(names) == 0 {
 			return nil
 		}
+		h, _ := readHead(nb)
+		gen = h.gen
 		return nb
 	})
 	if err != nil {
@@ -86,11 +95,20 @@ func (r *Registry) buryLocked(name string) error {
 	delete(r.tombs, name)
 	if buried && len(kept) > 0 {
 		if r.tombs == nil {
-			r.tombs = map[string][]string{}
+			r.tombs = map[string]tombstone{}
 		}
-		r.tombs[name] = kept
+		r.tombs[name] = tombstone{names: kept, gen: gen}
 	}
 	return nil
+}
+
+// tombAtLocked reports whether the file at name is still the tombstone
+// this run made there, read from its head b: another may have put its
+// file at the name since (it was held by no one).
+func (r *Registry) tombAtLocked(name string, b []byte) bool {
+	t, ok := r.tombs[name]
+	h, mmv := readHead(b)
+	return ok && mmv && h.gen == t.gen
 }
 
 // tendTombstonesLocked keeps the tombstones right before a part is
@@ -113,8 +131,8 @@ func (r *Registry) tendTombstonesLocked() error {
 		}
 	}
 	var errs []error
-	for name, names := range r.tombs {
-		if slices.ContainsFunc(names, func(x string) bool { return !r.nameFreeLocked(x, name) }) {
+	for name, t := range r.tombs {
+		if slices.ContainsFunc(t.names, func(x string) bool { return !r.nameFreeLocked(x, name) }) {
 			errs = append(errs, r.buryLocked(name))
 		}
 	}
@@ -123,11 +141,18 @@ func (r *Registry) tendTombstonesLocked() error {
 
 // removeTombstonesLocked removes the tombstones, at the Close of a
 // registry with the Process flag, as its own files: they have its flag
-// and pid (bury), and PCP would drop them with it.
+// and pid (bury), and PCP would drop them with it. A file another put at
+// a tombstone's name since stays.
 func (r *Registry) removeTombstonesLocked() error {
 	var errs []error
 	for name := range r.tombs {
-		if _, err := r.dir.RewriteUnheld(name, maxTombstone, func([]byte) []byte { return nil }); err != nil {
+		_, err := r.dir.RewriteUnheld(name, maxTombstone, func(b []byte) []byte {
+			if r.tombAtLocked(name, b) {
+				return nil
+			}
+			return b
+		})
+		if err != nil {
 			errs = append(errs, fileError(name, "cannot remove the tombstone of an earlier run's overflow file", err))
 		}
 	}

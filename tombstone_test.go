@@ -251,19 +251,7 @@ func TestStartKeepsNoPrefixRegistryNamedAsOverflow(t *testing.T) {
 func TestProcessRunRemovesTombstones(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	const name = "procts"
-	last := newRegistry(t, name, dir, mmv.Options{})
-	mmv.NewCounter(last, "first", "", mmv.Count).Inc()
-	startOrSkip(t, last)
-	for i := range mmv.MaxMetrics + 10 { // declared after Start: name.2
-		mmv.NewCounter(last, fmt.Sprintf("late%04d", i), "", mmv.Count).Inc()
-	}
-	require.NoError(t, last.Flush())
-	require.NoError(t, last.Close())
-	require.FileExists(t, filepath.Join(dir, name+".2"))
-
-	r := newRegistry(t, name, dir, mmv.Options{Flags: mmv.Process})
-	mmv.NewCounter(r, "first", "", mmv.Count).Inc()
-	require.NoError(t, r.Start())
+	r := startOverLateOverflow(t, dir, name, mmv.Process)
 	f, err := mmvfile.Open(filepath.Join(dir, name+".2"))
 	require.NoError(t, err, "the tombstone")
 	assert.Equal(t, mmv.Process|mmv.Sentinel, f.Header.Flags&(mmv.Process|mmv.Sentinel), "the tombstone's flags")
@@ -271,4 +259,27 @@ func TestProcessRunRemovesTombstones(t *testing.T) {
 	require.NoError(t, r.Close())
 	assert.Empty(t, entries(t, dir), "files left after the Close of a Process registry")
 	assert.Zero(t, len(under(pcptest.Info(t, tmp), "mmv."+name+".")), "names PCP shows after the Close of a Process registry")
+}
+
+// TestProcessCloseKeepsFileAtTombstoneName: a Process registry's Close
+// removes its tombstones only while they are what it wrote (their
+// generation): another registry that started at a tombstone's name (held
+// by no one) and left its file for PCP keeps it. Close removed whatever
+// was at the name.
+func TestProcessCloseKeepsFileAtTombstoneName(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	const name = "procts"
+	r := startOverLateOverflow(t, dir, name, mmv.Process)
+
+	// Another program's registry takes the name (the tombstone is held by
+	// no one), and leaves its file for PCP.
+	other := newRegistry(t, name+".2", dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(other, "jobs", "", mmv.Count).Add(42)
+	require.NoError(t, other.Start())
+	require.NoError(t, other.Close())
+	get(t, pcptest.Info(t, tmp), "mmv.jobs")
+
+	require.NoError(t, r.Close())
+	assert.FileExists(t, filepath.Join(dir, name+".2"), "another registry's file, removed as r's tombstone by r's Close")
+	assert.NotNil(t, pcptest.Find(pcptest.Info(t, tmp), "mmv.jobs"), "PCP shows the other registry's mmv.jobs after r's Close")
 }

@@ -82,7 +82,11 @@ func (d *Dir) Stamp() (stamp int64, settled bool) {
 		return 0, false
 	}
 	stamp = st.Mtim.Nano()
-	return stamp, time.Now().UnixNano()-stamp > stampTick.Nanoseconds()
+	tick := stampTick
+	if stamp%int64(time.Second) == 0 {
+		tick = time.Second + stampTick // a file system of whole seconds (ext4's small inodes, HFS+, some NFS)
+	}
+	return stamp, time.Now().UnixNano()-stamp > tick.Nanoseconds()
 }
 
 // stampTick is more than the clock tick of a file system's times (1-10
