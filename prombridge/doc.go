@@ -28,6 +28,14 @@
 // it. The package is a module of its own so that mmv's users never
 // download client_golang.
 //
+// A family declared before Start is in the registry's first file, and
+// Start checks the registry's names against the directory's other live
+// files as a whole: one family named as another program's metric (the
+// same PCP name, or a leaf where the other is a prefix) makes Start
+// refuse the registry with mmv.ErrNamespace naming both. Register after
+// Start, and such a family is refused alone, counted and named by Err,
+// and declared again once the other file is gone.
+//
 // # Mapping
 //
 // Families become metrics below mmv.<file> (and Options.Prefix):
