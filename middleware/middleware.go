@@ -23,9 +23,11 @@
 // A request whose handler panics is counted too, with the status it sent,
 // 500 if none (the server drops the connection), and the panic goes on.
 // A hijacked connection counts as 101 unless a status was sent. Behind
-// http.TimeoutHandler, a handler whose write is refused with
-// http.ErrHandlerTimeout counts as 503, with no bytes, as the client got
-// TimeoutHandler's answer and nothing of the handler's.
+// http.TimeoutHandler, a request whose time was up before its handler
+// returned counts as 503, with no bytes, as the client got
+// TimeoutHandler's answer and nothing of the handler's: whether a write
+// of the handler's was refused with http.ErrHandlerTimeout or it gave up
+// on the request's context without writing again.
 //
 // The route is the pattern the ServeMux matched, Go 1.22's
 // http.Request.Pattern, so that the number of instances stays that of the
@@ -39,12 +41,15 @@ package middleware
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"net"
 	"net/http"
 	"path"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gopcp/mmv"
@@ -145,11 +150,57 @@ func (m *Metrics) Wrap(h http.Handler) http.Handler {
 
 // record counts a request served, rec its response, from start.
 func (m *Metrics) record(r *http.Request, rec *recorder, start time.Time) {
+	// A handler that gave up on its context when TimeoutHandler's time was
+	// up may write nothing more, so that no write of its meets
+	// http.ErrHandlerTimeout (recorder.Write), and TimeoutHandler may not
+	// even have noted the timeout yet: told by the context, which ended
+	// before the handler's return let TimeoutHandler's wait end, so that
+	// TimeoutHandler answers 503 (TestTimeoutWithoutLateWrite). One atomic
+	// load for every other request.
+	if r.Context().Err() == context.DeadlineExceeded && underTimeoutHandler(rec.ResponseWriter) {
+		rec.code, rec.wrote, rec.bytes = http.StatusServiceUnavailable, true, 0
+	}
 	route := m.route(r)
 	m.requests.With(route, status(rec.code)).Inc()
 	m.bytes.With(route).Add(uint64(rec.bytes))
 	m.latency.With(route).Since(start)
 }
+
+// underTimeoutHandler reports whether w is http.TimeoutHandler's writer,
+// or wraps it (Unwrap, as http.ResponseController follows).
+func underTimeoutHandler(w http.ResponseWriter) bool {
+	t := timeoutWriterType()
+	for range 16 { // a bound on wrappers, should one unwrap to itself
+		if reflect.TypeOf(w) == t {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+	return false
+}
+
+// timeoutWriterType is the type of http.TimeoutHandler's writer, which
+// net/http does not export: learnt from a TimeoutHandler run once, rather
+// than by its name.
+var timeoutWriterType = sync.OnceValue(func() reflect.Type {
+	var t reflect.Type
+	h := http.TimeoutHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		t = reflect.TypeOf(w)
+	}), time.Hour, "")
+	h.ServeHTTP(nopWriter{}, new(http.Request)) // returns once the handler has
+	return t
+})
+
+// nopWriter is a ResponseWriter that drops everything.
+type nopWriter struct{}
+
+func (nopWriter) Header() http.Header         { return http.Header{} }
+func (nopWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (nopWriter) WriteHeader(int)             {}
 
 // Requests returns the counter vector of requests by route and status, to
 // read or to add labels to.

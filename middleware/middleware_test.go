@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -320,6 +321,51 @@ func TestTimeoutStatus(t *testing.T) {
 	require.Eventually(t, func() bool { return len(m.Requests().Instances()) > 0 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, []string{"route=GET%20/slow,status=503"}, m.Requests().Instances(), "counted under a status the client never got")
 	assert.Zero(t, mmvtest.Get(t, r, "http.response_bytes", "GET /slow"), "no byte of the handler's body was sent")
+}
+
+// TestTimeoutWithoutLateWrite: behind http.TimeoutHandler, a handler
+// that gives up on r.Context() once the time is up, writing nothing more,
+// never meets http.ErrHandlerTimeout, yet the client gets 503: counted
+// so, with no byte of what it wrote before, where it counted as the 200
+// it meant. A deadline of the request's without TimeoutHandler leaves the
+// handler's status, the one the client gets.
+func TestTimeoutWithoutLateWrite(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	done := make(chan struct{}, 3)
+	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
+		defer func() { done <- struct{}{} }()
+		<-r.Context().Done() // TimeoutHandler cancels it at the timeout
+	})
+	mux.HandleFunc("GET /partial", func(w http.ResponseWriter, r *http.Request) {
+		defer func() { done <- struct{}{} }()
+		io.WriteString(w, "early") // held back by TimeoutHandler
+		<-r.Context().Done()
+	})
+	srv := httptest.NewServer(http.TimeoutHandler(m.Wrap(mux), 20*time.Millisecond, "timed out"))
+	defer srv.Close()
+	deadline := func(h http.Handler) http.Handler { // a deadline, no TimeoutHandler
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), 20*time.Millisecond)
+			defer cancel()
+			h.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+	plain := httptest.NewServer(deadline(m.Wrap(mux)))
+	defer plain.Close()
+
+	require.Equal(t, http.StatusServiceUnavailable, getStatus(t, srv, "/slow"), "the client's status")
+	require.Equal(t, http.StatusServiceUnavailable, getStatus(t, srv, "/partial"), "the client's status")
+	require.Equal(t, http.StatusOK, getStatus(t, plain, "/partial"), "the client's status without TimeoutHandler")
+	for range 3 {
+		<-done
+	}
+	require.Eventually(t, func() bool { return len(m.Requests().Instances()) == 3 }, 5*time.Second, time.Millisecond)
+	assert.ElementsMatch(t, []string{"route=GET%20/slow,status=503", "route=GET%20/partial,status=503", "route=GET%20/partial,status=200"},
+		m.Requests().Instances(), "the statuses the clients got")
+	assert.EqualValues(t, 5, mmvtest.Get(t, r, "http.response_bytes", "GET /partial"), "the bytes sent: without TimeoutHandler's only")
+	assert.Zero(t, mmvtest.Get(t, r, "http.response_bytes", "GET /slow"))
 }
 
 // TestHeadBodyBytes: net/http sends no body for a HEAD request while its
