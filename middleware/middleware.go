@@ -112,18 +112,39 @@ func pattern(r *http.Request) string {
 
 // connectRedirect reports whether r is a CONNECT request that ServeMux
 // answered with its trailing-slash redirect, for which it sets r.Pattern
-// not to the pattern it found but to the client's path, cleaned, with a
-// '/' appended (net/http findHandler): taken as the route, every path made
-// an instance (TestConnectPathIsNoRoute). Other requests' redirects carry
-// the pattern found. A pattern the mux did match is never that string
-// unless the path is made of dot segments such as "/a/x/..": counted as
-// "other" then, which bounds the instances all the same.
+// not to the pattern it found but to the client's path, cleaned as
+// ServeMux cleans it (a trailing '/' kept), with a '/' appended (net/http
+// findHandler): taken as the route, every path made an instance
+// (TestConnectPathIsNoRoute). The mux decides on the escaped path: it
+// redirects one not ending in '/', which the decoded path may ("/a%2F",
+// whose Pattern is "/a//"). Other requests' redirects carry the pattern
+// found. A pattern the mux did match is never that string unless the path
+// is made of dot segments such as "/a/x/..": counted as "other" then,
+// which bounds the instances all the same.
 func connectRedirect(r *http.Request) bool {
-	p := r.URL.Path
-	if r.Method != http.MethodConnect || p == "" || strings.HasSuffix(p, "/") {
+	if r.Method != http.MethodConnect {
+		return false
+	}
+	if p := r.URL.EscapedPath(); p == "" || strings.HasSuffix(p, "/") {
 		return false // the mux redirects a CONNECT path without a trailing '/' only
 	}
-	return r.Pattern == path.Clean("/"+p)+"/"
+	return r.Pattern == cleanPath(r.URL.Path)+"/"
+}
+
+// cleanPath is net/http's: the canonical path, path.Clean's but for a
+// trailing '/', kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // Wrap returns h measured.

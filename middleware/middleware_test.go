@@ -274,8 +274,10 @@ func TestFailedFlushSendsNoStatus(t *testing.T) {
 // TestConnectPathIsNoRoute: a CONNECT request ServeMux redirects to its
 // path with a '/' appended gets that path as its Pattern, cleaned of dot
 // segments (here against /files/{a}/{b}/{c}/): each counts as "other",
-// where each client path made an instance. A CONNECT request the mux
-// matches counts under the pattern.
+// where each client path made an instance. The mux decides on the escaped
+// path, so a path whose last '/' is escaped (%2F) is redirected too, with
+// a Pattern ending in "//", which made an instance per path as well. A
+// CONNECT request the mux matches counts under the pattern.
 func TestConnectPathIsNoRoute(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
 	m := middleware.New(r, nil)
@@ -289,10 +291,13 @@ func TestConnectPathIsNoRoute(t *testing.T) {
 	for i := range n {
 		require.Equal(t, http.StatusTemporaryRedirect, connect(t, srv, fmt.Sprintf("/users/%d", i)))
 		require.Equal(t, http.StatusTemporaryRedirect, connect(t, srv, fmt.Sprintf("/files/%d/x/..", i)))
+		require.Equal(t, http.StatusTemporaryRedirect, connect(t, srv, fmt.Sprintf("/users/%d%%2F", i)))
+		require.Equal(t, http.StatusTemporaryRedirect, connect(t, srv, fmt.Sprintf("/files/%d/x/..%%2F", i)))
+		require.Equal(t, http.StatusTemporaryRedirect, connect(t, srv, fmt.Sprintf("/files/%d/x/%%2E%%2E", i)))
 	}
 	require.Equal(t, http.StatusOK, connect(t, srv, "/users/1/"), "matched")
 	assert.ElementsMatch(t, []string{"route=other,status=307", "route=/users/{id}/,status=200"}, m.Requests().Instances(),
-		"one route per client path (%d requests)", 2*n)
+		"one route per client path (%d requests)", 5*n)
 }
 
 // TestTimeoutStatus: behind http.TimeoutHandler, a handler that overruns
