@@ -87,11 +87,13 @@ import (
 //
 // Each of these names holds at most 255 bytes, as every metric name: h
 // itself at most 248 (255 less ".bucket", with the default quantiles).
-// Help texts the histogram makes from h and its help ("mean of <help>",
+// Its help is refused as a Counter's is (ErrTooLong, the New functions'
+// panic) when its first line, or the lines after it, pass 255 bytes;
+// help texts the histogram makes from h and its help ("mean of <help>",
 // of h when the help is empty) are cut to fit. The
 // lines of its help after the first, its long help, are each metric's long
-// help (h.bucket's followed by what its instances are), and the long help
-// of its Family in Gather.
+// help (h.bucket's followed by what its instances are, cut to fit), and
+// the long help of its Family in Gather.
 //
 // Observe is lock-free and allocation-free: an atomic add on the bucket,
 // a compare-and-swap on the sum, and two loads for min and max; the window
@@ -641,6 +643,13 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 	}
 
 	short, long := splitHelp(help)
+	// The help as given is refused past 255 bytes, each line as a
+	// Counter's (checkHelp), naming the histogram; only the texts made
+	// from it are cut to fit. Checked before anything: the statistics'
+	// metrics refused a long help naming h.count, and h.bucket's was cut.
+	if err := checkHelp(subject("metric", name), short, long); err != nil {
+		return nil, err
+	}
 	g.long = long
 	// The statistics' help texts say what of the histogram each is: of its
 	// help, or of its name when it has none ("mean of lat", not "mean of ").
@@ -697,8 +706,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 			return err
 		}
 		for _, s := range stats {
-			// The long help is the histogram's, as given: refused when
-			// too long, as an instrument's (checkHelp).
+			// The long help is the histogram's, as given (checked above).
 			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom,
 				ShortHelp: fitHelp(s.help), LongHelp: long})
 			if err != nil {
@@ -998,7 +1006,7 @@ func (g *histGroup) gather(f *Family) {
 
 // bucketLongHelp is the long help of a histogram's buckets' metric: the
 // histogram's long help, then what its instances are, cut to fit (the
-// histogram's own is checked by its statistics' metrics).
+// histogram's own is checked by declareHistograms).
 func bucketLongHelp(long string) string {
 	const note = "Instances are the buckets' upper bounds; counts are per bucket, not cumulative."
 	if long == "" {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -677,6 +678,50 @@ func TestHistogramWithoutHelp(t *testing.T) {
 		"size.sum": "sum of observations of Sizes", "size.min": "smallest observation of Sizes",
 		"size.max": "largest observation of Sizes", "size.mean": "mean of Sizes", "size.p50": "0.5 quantile of Sizes (estimate)",
 	}, got)
+}
+
+// TestHistogramHelpTooLongRefusedAsCounters: a histogram's help is
+// refused as a Counter's when its first line or the lines after it pass
+// 255 bytes (ErrTooLong, naming the histogram), before anything is
+// declared, where a long help of more was refused by its statistics'
+// metrics (naming h.count) after h.bucket took it cut, and a long first
+// line was taken, cut. A long help of 255 bytes is taken: h.bucket's,
+// which adds what its instances are, is cut to fit.
+func TestHistogramHelpTooLongRefusedAsCounters(t *testing.T) {
+	long := "Request latency\n" + strings.Repeat("Explains the histogram at length. ", 10)
+	require.Greater(t, len(long), 300)
+	first := strings.Repeat("h", MaxStringLen+1)
+	for _, tc := range []struct {
+		what, help string
+	}{{"long help", long}, {"short help", first}} {
+		t.Run(tc.what, func(t *testing.T) {
+			r := newTestRegistry(t, "longhelp")
+			before := declared(t, r)
+			for name, declare := range map[string]func(){
+				"Histogram":    func() { NewHistogram(r, "lat", tc.help, Second, nil) },
+				"HistogramVec": func() { NewHistogramVec(r, "lat", tc.help, Second, nil, "k") },
+				"Counter":      func() { NewCounter(r, "lat", tc.help, Count) },
+			} {
+				err := refusal(declare)
+				require.ErrorIs(t, err, ErrTooLong, name)
+				assert.ErrorContains(t, err, `metric "lat": too long: help text of`, name)
+			}
+			assert.Equal(t, before, declared(t, r), "nothing declared")
+		})
+	}
+
+	r := newTestRegistry(t, "fithelp")
+	fits := strings.Repeat("h", MaxStringLen)
+	NewHistogram(r, "lat", "Latency\n"+fits, Second, nil)
+	snaps, err := r.Snapshot()
+	require.NoError(t, err)
+	for _, m := range snaps {
+		if m.Name == "lat.bucket" {
+			assert.Len(t, m.LongHelp, MaxStringLen, "h.bucket's, cut")
+		} else {
+			assert.Equal(t, fits, m.LongHelp, m.Name)
+		}
+	}
 }
 
 // TestLogLinearBucketHoldsItsBound: Gather's Bounds are the buckets' upper
