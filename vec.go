@@ -410,20 +410,23 @@ func (v *Vec[T]) Get(values ...string) (*T, error) {
 }
 
 // tooLong is the refusal of values whose instance name would pass
-// canon.MaxLen: it names the label of the longest value, that value cut to
-// be read, and every value's length, where it named the first value,
-// perhaps a short one beside the one at fault.
+// canon.MaxLen: it names the label of the value longest in the name, as
+// escaped there (a ',' takes 3 bytes), that value cut to be read, and
+// every value's length in the name, where it named the first value,
+// perhaps a short one beside the one at fault, then the longest raw value,
+// perhaps an innocent one beside one made of escaped bytes.
 func (v *Vec[T]) tooLong(values []string) error {
-	longest := 0
+	longest, longestLen := 0, -1
 	var lengths strings.Builder
 	for i, val := range values {
-		if len(val) > len(values[longest]) {
-			longest = i
+		n := canon.Len(val)
+		if n > longestLen {
+			longest, longestLen = i, n
 		}
 		if i > 0 {
 			lengths.WriteString(", ")
 		}
-		fmt.Fprintf(&lengths, "%s %d", v.labels[i], len(val))
+		fmt.Fprintf(&lengths, "%s %d", v.labels[i], n)
 	}
 	val := values[longest]
 	const show = 32 // bytes of the value the error shows
@@ -437,7 +440,7 @@ func (v *Vec[T]) tooLong(values []string) error {
 		shown += "..."
 	}
 	return errorf(ErrTooLong, inside(v.what(), "label", v.labels[longest]),
-		"its value %s of %d bytes makes the instance name longer than %d bytes (the values' lengths: %s)", shown, len(val), canon.MaxLen, lengths.String())
+		"its value %s (%d bytes escaped) makes the instance name longer than %d bytes (escaped lengths: %s)", shown, longestLen, canon.MaxLen, lengths.String())
 }
 
 // Err returns why the vector last refused label values, nil if it never

@@ -735,20 +735,28 @@ func TestVecAcceptsUnicodeSpaceAtEnd(t *testing.T) {
 }
 
 // TestVecTooLongNamesTheLabelAtFault: values whose instance name would
-// pass 255 bytes are refused naming the label of the longest value, that
-// value cut short, and every value's length; the error named the first
-// value, here the innocent "/api".
+// pass 255 bytes are refused naming the label of the value longest in the
+// name, escaped as it is there, that value cut short, and every value's
+// escaped length; the error named the first value, here the innocent
+// "/api", then the longest raw one: 100 plain bytes beside 90 commas, 270
+// bytes escaped and too long alone.
 func TestVecTooLongNamesTheLabelAtFault(t *testing.T) {
 	r := newRegistry(t, "toolong", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
 	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "route", "user")
 	_, err := v.Get("/api", strings.Repeat("x", 300))
 	require.ErrorIs(t, err, mmv.ErrTooLong)
 	assert.ErrorContains(t, err, `vector "hits" label "user"`)
-	assert.ErrorContains(t, err, `"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... of 300 bytes`)
-	assert.ErrorContains(t, err, "route 4, user 300")
+	assert.ErrorContains(t, err, `"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... (300 bytes escaped)`)
+	assert.ErrorContains(t, err, "escaped lengths: route 4, user 300")
 	assert.NotContains(t, err.Error(), `"/api"`)
 	assert.Less(t, len(err.Error()), 200, "readable: %v", err)
 	assert.Equal(t, err, v.Err(), "Err says it")
+
+	_, err = v.Get(strings.Repeat(",", 90), strings.Repeat("x", 100))
+	require.ErrorIs(t, err, mmv.ErrTooLong)
+	assert.ErrorContains(t, err, `vector "hits" label "route"`, "the value too long alone once escaped")
+	assert.ErrorContains(t, err, `(270 bytes escaped)`)
+	assert.ErrorContains(t, err, "escaped lengths: route 270, user 100")
 }
 
 // TestNilVecAndValueDoNotPanic: every method of a nil *Vec, what

@@ -63,6 +63,18 @@ func Name(names, values []string) (name string, ok bool) {
 
 const hex = "0123456789ABCDEF"
 
+// Len returns the length of v as Name writes it: 3 bytes for each byte
+// it escapes.
+func Len(v string) int {
+	n := len(v)
+	for j := 0; j < len(v); j++ {
+		if escaped(v[j]) {
+			n += 2
+		}
+	}
+	return n
+}
+
 // Values appends to dst the values that Name made name of under names, and
 // reports whether name is such a name. A value with no escape is a
 // substring of name: only escaped values allocate.

@@ -70,6 +70,16 @@ func TestNameTooLong(t *testing.T) {
 // xored the length into the second, failed it: lengths 10 and 11 (lowest
 // bit apart) cancelled a byte of that word one bit apart, whatever the
 // seed.
+// TestLen: Len is the length of a value as Name writes it, which vectors
+// name the label at fault by.
+func TestLen(t *testing.T) {
+	for _, v := range []string{"", "/api", "a b", ",,,", "x=1%", "\x00\x7fé"} {
+		name, ok := Name([]string{"k"}, []string{v})
+		require.True(t, ok)
+		assert.Equal(t, len(name)-len("k="), Len(v), "%q", v)
+	}
+}
+
 func TestHashTellsApart(t *testing.T) {
 	seen := map[uint64][]string{}
 	add := func(l ...string) {
