@@ -163,35 +163,51 @@ type histogram struct {
 // bridge copies runtime/metrics into the file.
 type bridge struct {
 	r       *mmv.Registry
+	value   func(metric, instance string) (*mmv.Value, error) // r.Value (a test's count)
 	samples []metrics.Sample
 	scalars []scalar    // per sample; name "" for histograms
 	hists   []histogram // per sample
 	bound   bool        // every scalar's value found
+	next    int         // the scalar bind looks up first: the one after the last not found
 }
 
 // bind looks up the scalars' values not found yet, and reports whether the
 // refresh goes on (false once the registry is closed). A value not found,
-// whatever the reason, is looked up again at the next refresh: before
+// whatever the reason, is looked up again at a later refresh: before
 // Start it has no storage, and a full disk can keep it out of the file for
 // a while (Value: "not in the file yet"); kept nil for good, which ignores
 // updates, its metric stayed 0 once in the file
 // (TestScalarsBoundAfterDiskFull). The histograms are instruments, updated
 // whether their values are in the file or not.
+//
+// The first value not found ends the lookups of a refresh: each lookup of
+// a value not in the file may make the registry try to publish, with its
+// lock held (Registry.Value), and on a full disk looking up every missing
+// value made a failing write per value per refresh. The next refresh
+// starts after it, so that a value never found keeps none of the others
+// out (TestBindStopsAtTheFirstValueNotFound). Before Start every lookup
+// says so, with no write: the next refresh starts at the same value.
 func (b *bridge) bind() bool {
-	bound := true
-	for i := range b.scalars {
+	n := len(b.scalars)
+	for k := range n {
+		i := (b.next + k) % n
 		s := &b.scalars[i]
 		if s.name == "" || s.v != nil {
 			continue
 		}
-		v, err := b.r.Value(s.name, "")
-		if errors.Is(err, mmv.ErrClosed) {
+		v, err := b.value(s.name, "")
+		switch {
+		case err == nil:
+			s.v = v
+			continue
+		case errors.Is(err, mmv.ErrClosed):
 			return false
+		case !errors.Is(err, mmv.ErrNotStarted):
+			b.next = (i + 1) % n
 		}
-		s.v = v // nil on an error, ignoring updates until found
-		bound = bound && v != nil
+		return true // the rest at the next refresh, b.bound still false
 	}
-	b.bound = bound
+	b.bound = true
 	return true
 }
 
@@ -215,7 +231,7 @@ func Register(r *mmv.Registry, o *Options) error {
 	if err := CheckNames(Names(ds, opts.Prefix)); err != nil {
 		return err
 	}
-	b := &bridge{r: r}
+	b := &bridge{r: r, value: r.Value}
 	// Histograms need their bounds, which only a read tells.
 	probe := make([]metrics.Sample, len(ds))
 	for i, d := range ds {

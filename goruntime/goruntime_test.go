@@ -1,6 +1,8 @@
 package goruntime
 
 import (
+	"errors"
+	"fmt"
 	"regexp"
 	"runtime"
 	"runtime/metrics"
@@ -222,4 +224,51 @@ func TestServedBeforeStart(t *testing.T) {
 		g, ok := gathered()["gc.gogc_percent"]
 		return ok && uint64(g) == gogc[0].Value.Uint64()
 	}, 10*time.Second, time.Millisecond, "the scalars bound at Start")
+}
+
+// TestBindStopsAtTheFirstValueNotFound: a refresh looks up the scalars'
+// values until one is not found, and the next starts after it: each
+// lookup of a value not in the file may try a write (Registry.Value), and
+// on a full disk bind made one failing write per missing value per
+// refresh. Counted here by lookups, which a registry cannot show: its
+// writes to a full disk fail alike whoever asks.
+func TestBindStopsAtTheFirstValueNotFound(t *testing.T) {
+	var lookups []string
+	found := map[string]bool{"b": true}
+	var fail error
+	b := &bridge{scalars: []scalar{{name: "a"}, {}, {name: "b"}, {name: "c"}}, // {}: a histogram
+		value: func(metric, _ string) (*mmv.Value, error) {
+			lookups = append(lookups, metric)
+			if found[metric] {
+				return new(mmv.Value), nil
+			}
+			return nil, fail
+		}}
+	pass := func() []string {
+		lookups = nil
+		require.True(t, b.bind())
+		return lookups
+	}
+
+	fail = fmt.Errorf("mmv: metric %q: %w", "a", mmv.ErrNotStarted)
+	assert.Equal(t, []string{"a"}, pass(), "before Start: one lookup")
+	assert.Equal(t, []string{"a"}, pass(), "before Start, again from the first")
+
+	fail = errors.New(`mmv: metric "a": not in the file yet: no space left on device`)
+	assert.Equal(t, []string{"a"}, pass(), "one failed lookup per refresh")
+	assert.Equal(t, []string{"b", "c"}, pass(), "the rest at the next, b found")
+	assert.Equal(t, []string{"a"}, pass(), "after c, back to a")
+	assert.False(t, b.bound)
+
+	found["a"], found["c"] = true, true
+	assert.Equal(t, []string{"c", "a"}, pass(), "after a, from c")
+	assert.True(t, b.bound, "every scalar's value found")
+	for _, s := range b.scalars {
+		assert.Equal(t, s.name != "", s.v != nil, "%q bound", s.name)
+	}
+
+	b = &bridge{scalars: []scalar{{name: "a"}, {name: "b"}}, value: func(string, string) (*mmv.Value, error) {
+		return nil, mmv.ErrClosed
+	}}
+	assert.False(t, b.bind(), "closed: the refresh ends")
 }
