@@ -131,7 +131,7 @@ func connectRedirect(r *http.Request) bool {
 	return r.Pattern == cleanPath(r.URL.Path)+"/"
 }
 
-// cleanPath is net/http's: the canonical path, path.Clean's but for a
+// cleanPath is the path as ServeMux cleans it: path.Clean's, but for a
 // trailing '/', kept.
 func cleanPath(p string) string {
 	if p == "" {
