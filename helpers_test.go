@@ -508,3 +508,12 @@ func startOverLateOverflow(t *testing.T, dir, name string, flags mmv.Flags) *mmv
 	require.NotZero(t, f.Header.Flags&mmv.Sentinel, "a tombstone")
 	return r
 }
+
+// renamedTo moves the file of r, started, to name in its directory: as
+// another writer's file (libpcp_mmv's, Speed's), named as mmv names no
+// registry of its own, a NoPrefix one named as an overflow file; its lock
+// goes with it while r is open.
+func renamedTo(t *testing.T, r *mmv.Registry, name string) {
+	t.Helper()
+	require.NoError(t, os.Rename(r.Path(), filepath.Join(filepath.Dir(r.Path()), name)))
+}

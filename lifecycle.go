@@ -155,7 +155,7 @@ func (r *Registry) declaringLocked() error {
 // validateLocked checks the registry as a whole: what no single
 // declaration shows.
 func (r *Registry) validateLocked() error {
-	if err := checkFileName(r.name, r.opts.Flags); err != nil {
+	if err := checkRegistryName(r.name, r.opts.Flags); err != nil {
 		return err
 	}
 	subject := subject("file", r.name)

@@ -195,16 +195,17 @@ func TestRefusedStartLeavesNothing(t *testing.T) {
 	assert.ErrorIs(t, r.Err(), mmv.ErrNotStarted, "the registry stays declaring")
 }
 
-// TestStartRefusesLiveRegistryNamedAsOverflow: a live NoPrefix registry
-// named as an overflow file of another's would be ("nsapp.2") is another
+// TestStartRefusesLiveRegistryNamedAsOverflow: a live NoPrefix file named
+// as an overflow file of another's would be ("nsapp.2") is another
 // program's file, not an earlier run's: its names count (osfile.Dir.Held),
 // where Start of "nsapp" skipped it as its own by name and flag, and both
 // registries showed mmv.nsapp.x in PCP.
 func TestStartRefusesLiveRegistryNamedAsOverflow(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
-	other := newRegistry(t, "nsapp.2", dir, mmv.Options{Flags: mmv.NoPrefix})
+	other := newRegistry(t, "nsappother", dir, mmv.Options{Flags: mmv.NoPrefix})
 	mmv.NewCounter(other, "nsapp.x", "", mmv.Count).Add(1)
 	startOrSkip(t, other)
+	renamedTo(t, other, "nsapp.2") // another writer's, live: mmv names no NoPrefix registry so
 
 	r := newRegistry(t, "nsapp", dir, mmv.Options{})
 	mmv.NewCounter(r, "x", "", mmv.Count).Add(2)
@@ -283,9 +284,10 @@ func TestDeclarationChecksFileAtTombstoneName(t *testing.T) {
 	const name = "tombns"
 	r := startOverLateOverflow(t, dir, name, 0)
 
-	other := newRegistry(t, name+".2", dir, mmv.Options{Flags: mmv.NoPrefix})
+	other := newRegistry(t, "tombnsother", dir, mmv.Options{Flags: mmv.NoPrefix})
 	mmv.NewCounter(other, name+".zzz.y", "", mmv.Count).Inc() // mmv.tombns.zzz.y
 	require.NoError(t, other.Start())
+	renamedTo(t, other, name+".2") // another writer's file, live, over the tombstone
 	time.Sleep(50 * time.Millisecond)
 
 	err := r.AddMetric(mmv.Metric{Name: "zzz", Type: mmv.Uint64, Semantics: mmv.SemCounter}) // mmv.tombns.zzz, a leaf

@@ -34,9 +34,9 @@ const maxTombstone = 1 << 30
 // overflow file has, that no live registry holds; a registry named so
 // without the flag is another's, and stays, and so is one with a name not
 // under the registry's (bury). A NoPrefix registry's overflow files carry
-// no prefix: another NoPrefix registry named <file>.N, closed without
-// the Process flag, cannot be told from them, and is buried. Under the
-// directory's claim lock, at Start.
+// no prefix, so nothing tells them from another writer's NoPrefix file
+// named <file>.N: no NoPrefix registry of mmv's is named so
+// (checkRegistryName). Under the directory's claim lock, at Start.
 func (r *Registry) buryLeftoversLocked() error {
 	for _, name := range r.dir.List() {
 		if i, ok := overflowIndex(r.name, name); !ok || i <= len(r.parts) {

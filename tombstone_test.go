@@ -122,11 +122,12 @@ func TestStartRemovesLeftoverOverflowFiles(t *testing.T) {
 	startOrSkip(t, r)
 	require.NoError(t, r.Close())
 	require.Equal(t, []string{"app", "app.2", "app.3", "app.4"}, entries(t, dir))
-	// Another registry, live, named as an overflow file would be, and a
-	// closed one without NoPrefix.
-	live := newRegistry(t, "app.4", dir, mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
+	// Another writer's file, live, named as an overflow file would be, and
+	// a closed registry without NoPrefix.
+	live := newRegistry(t, "applive", dir, mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
 	mmv.NewCounter(live, "app.c", "", mmv.Count).Add(3)
 	startOrSkip(t, live)
+	renamedTo(t, live, "app.4")
 	other := newRegistry(t, "app.5", dir, mmv.Options{Dir: dir})
 	mmv.NewCounter(other, "d", "", mmv.Count).Add(4)
 	startOrSkip(t, other)
@@ -218,18 +219,20 @@ func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
 	}
 }
 
-// TestStartKeepsNoPrefixRegistryNamedAsOverflow: a registry "web.3" with
-// the NoPrefix flag, closed without the Process flag, leaves its file,
-// named as registry "web"'s overflow file would be; a later Start of
-// "web" leaves it too, its names not "web"'s (bury), and PCP shows its
-// mmv.jobs. Start took it for an earlier run's overflow file, kept none of
-// its metrics, and removed it.
+// TestStartKeepsNoPrefixRegistryNamedAsOverflow: another writer's file
+// "web.3" with the NoPrefix flag, its writer gone, named as registry
+// "web"'s overflow file would be: a later Start of "web" leaves it, its
+// names not "web"'s (bury), and PCP shows its mmv.jobs. Start took it for
+// an earlier run's overflow file, kept none of its metrics, and removed
+// it. (A NoPrefix registry of mmv's cannot be named so: for a NoPrefix
+// "web", whose overflow files carry no prefix, nothing tells them apart.)
 func TestStartKeepsNoPrefixRegistryNamedAsOverflow(t *testing.T) {
 	tmp, dir := pcpDir(t)
-	other := newRegistry(t, "web.3", dir, mmv.Options{Flags: mmv.NoPrefix})
+	other := newRegistry(t, "webother", dir, mmv.Options{Flags: mmv.NoPrefix})
 	mmv.NewCounter(other, "jobs", "", mmv.Count).Add(42)
 	startOrSkip(t, other)
 	require.NoError(t, other.Close()) // no Process flag: its file stays, PCP shows it
+	renamedTo(t, other, "web.3")
 	get(t, pcptest.Info(t, tmp), "mmv.jobs")
 
 	web := newRegistry(t, "web", dir, mmv.Options{})
@@ -271,12 +274,13 @@ func TestProcessCloseKeepsFileAtTombstoneName(t *testing.T) {
 	const name = "procts"
 	r := startOverLateOverflow(t, dir, name, mmv.Process)
 
-	// Another program's registry takes the name (the tombstone is held by
-	// no one), and leaves its file for PCP.
-	other := newRegistry(t, name+".2", dir, mmv.Options{Flags: mmv.NoPrefix})
+	// Another writer's file takes the name (the tombstone is held by no
+	// one), and stays for PCP.
+	other := newRegistry(t, "proctsother", dir, mmv.Options{Flags: mmv.NoPrefix})
 	mmv.NewCounter(other, "jobs", "", mmv.Count).Add(42)
 	require.NoError(t, other.Start())
 	require.NoError(t, other.Close())
+	renamedTo(t, other, name+".2")
 	get(t, pcptest.Info(t, tmp), "mmv.jobs")
 
 	require.NoError(t, r.Close())

@@ -53,6 +53,22 @@ func checkFileName(name string, flags Flags) error {
 	return nil
 }
 
+// checkRegistryName checks the name of a registry's first file, with its
+// flags: a file name (checkFileName), and for a NoPrefix registry not one
+// of an overflow file. An overflow file of a NoPrefix registry carries no
+// prefix of its name, so a NoPrefix registry named <file>.N, closed
+// without the Process flag, was taken for one and buried by the next
+// Start of <file> (bury).
+func checkRegistryName(name string, flags Flags) error {
+	if err := checkFileName(name, flags); err != nil {
+		return err
+	}
+	if i := strings.LastIndexByte(name, '.'); flags&NoPrefix != 0 && i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
+		return errorf(ErrName, subject("file", name), "<file>.N names the overflow files of a NoPrefix registry <file>: a NoPrefix registry's name cannot end in '.' and digits")
+	}
+	return nil
+}
+
 // checkMetricName enforces PCP's metric name syntax: dot-separated parts,
 // each a letter then letters, digits and '_'.
 func checkMetricName(subject, name string, flags Flags) error {

@@ -33,6 +33,7 @@ var refusals = []struct {
 	{name: "file name too long", file: "a" + strings.Repeat("b", 255), want: ErrTooLong},
 	{name: "file name too long for its temporary name", file: "a" + strings.Repeat("b", maxFileName), want: ErrTooLong, msg: "temporary name"},
 	{name: "file name control", file: "control", want: ErrNamespace, msg: "mmv.control"},
+	{name: "NoPrefix file name of an overflow file", file: "web.3", opts: Options{Flags: NoPrefix}, want: ErrName, msg: "overflow files"},
 	{name: "cluster out of range", opts: Options{Cluster: 4096}, want: ErrRange, msg: "cluster 4096"},
 	{name: "unknown flag", opts: Options{Flags: 8}, want: ErrRange, msg: "flags"},
 	{name: "version 1 forced", opts: Options{Version: 1}, want: ErrRange, msg: "version 1"},
