@@ -379,6 +379,9 @@ func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units
 // counting in memory of its own (a nil vector or histogram, which ignore
 // updates), never in PCP, and the registry's Err says why.
 func must[T any](t T, err error) T {
+	if err == nil {
+		return t // before errors.As, whose target escapes: an allocation
+	}
 	var other otherFileError
 	if errors.As(err, &other) {
 		r := other.r
@@ -387,8 +390,5 @@ func must[T any](t T, err error) T {
 		r.mu.Unlock()
 		return t
 	}
-	if err != nil {
-		panic(err)
-	}
-	return t
+	panic(err)
 }
