@@ -123,6 +123,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err := r.changedLocked(ifFailed, step{undo: (*Registry).undeclareMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
 		return nil, err
 	}
+	delete(r.refused, m.Name) // declared since a New function's refusal (must): Err no longer says it
 	return mt, nil
 }
 

@@ -173,10 +173,10 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	}
 	p := r.pollLocked(DefaultInterval, read)
 	r.polls = append(r.polls, p)
-	r.onClose = append(r.onClose, p.run)
+	r.onClose = append(r.onClose, func() { p.runWithin(pollWait) })
 	r.onRead = append(r.onRead, func(func(*metric, int32, any)) {
 		if r.state == started { // before, Snapshot ran it with the polls
-			p.run()
+			p.runWithin(pollWait)
 		}
 	})
 	return nil
@@ -386,7 +386,10 @@ func must[T any](t T, err error) T {
 	if errors.As(err, &other) {
 		r := other.r
 		r.mu.Lock()
-		r.refused = errors.Join(r.refused, err)
+		if r.refused == nil {
+			r.refused = map[string]error{}
+		}
+		r.refused[other.name] = err
 		r.mu.Unlock()
 		return t
 	}

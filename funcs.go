@@ -2,8 +2,8 @@ package mmv
 
 // Callback metrics hold a value kept elsewhere, as client_golang's
 // CounterFunc and GaugeFunc do: the registry calls the function at Start,
-// every DefaultInterval while started, and at Close, and stores what it
-// returns. The calls run on the registry's goroutines, so no other
+// every DefaultInterval while started, and at Close (after a call in
+// progress, waiting for it up to a second), and stores what it returns. The calls run on the registry's goroutines, so no other
 // instrument's update pays for them.
 
 // NewCounterFunc declares on r (Default when nil) a counter whose total f
@@ -17,9 +17,7 @@ package mmv
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {
 	c := new(Counter)
-	if err := declareFunc(door{registry(r)}, &c.cell, counterKind, name, help, units, f, c.Set); err != nil {
-		panic(err)
-	}
+	must(c, declareFunc(door{registry(r)}, &c.cell, counterKind, name, help, units, f, c.Set))
 }
 
 // NewGaugeFunc declares on r (Default when nil) a float64 gauge whose
@@ -29,9 +27,7 @@ func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64
 // declaration, as NewGauge does.
 func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64) {
 	g := new(Gauge)
-	if err := declareFunc(door{registry(r)}, &g.cell, gaugeKind, name, help, units, f, g.Set); err != nil {
-		panic(err)
-	}
+	must(g, declareFunc(door{registry(r)}, &g.cell, gaugeKind, name, help, units, f, g.Set))
 }
 
 // NewIntGaugeFunc declares on r (Default when nil) an integer gauge whose
@@ -42,9 +38,7 @@ func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64)
 // declaration, as NewIntGauge does.
 func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64) {
 	g := new(IntGauge)
-	if err := declareFunc(door{registry(r)}, &g.cell, intGaugeKind, name, help, units, f, g.Set); err != nil {
-		panic(err)
-	}
+	must(g, declareFunc(door{registry(r)}, &g.cell, intGaugeKind, name, help, units, f, g.Set))
 }
 
 // declareFunc declares on r the instrument of kind k whose cell is c, and

@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,4 +147,31 @@ func TestFuncGatheredBeforeStart(t *testing.T) {
 		}
 	})
 	assert.Equal(t, []float64{42}, got)
+}
+
+// TestStuckCallbackRunHoldsNoClose: Close runs a callback metric's
+// function once more, waiting for a run in progress up to a second, not
+// for ever: a run stuck since a Gather before Start held Close, with the
+// registry's lock, and every declaration behind it.
+func TestStuckCallbackRunHoldsNoClose(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("stuckcb", &mmv.Options{Dir: dir})
+	release := make(chan struct{})
+	var calls atomic.Int32
+	mmv.NewGaugeFunc(r, "g", "", mmv.Count, func() float64 {
+		if calls.Add(1) == 1 {
+			<-release // the first run, Gather's, is stuck
+		}
+		return 1
+	})
+	t.Cleanup(func() { close(release) })
+	r.Gather(func(*mmv.Family) {}) // returns after pollWait, the run stuck
+	startOrSkip(t, r)
+	closed := make(chan error, 1)
+	go func() { closed <- r.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Close waits for a callback run stuck since a Gather before Start, holding the registry's lock")
+	}
 }

@@ -517,3 +517,19 @@ func renamedTo(t *testing.T, r *mmv.Registry, name string) {
 	t.Helper()
 	require.NoError(t, os.Rename(r.Path(), filepath.Join(filepath.Dir(r.Path()), name)))
 }
+
+// startBesideClash starts svc in a directory where another live
+// registry's file, svc.db, holds mmv.svc.db.x: svc declaring "db" after
+// Start clashes with another program's file.
+func startBesideClash(t *testing.T) (svc, other *mmv.Registry, dir string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "mmv")
+	other = newRegistry(t, "svc.db", dir, mmv.Options{})
+	mmv.NewCounter(other, "x", "", mmv.Count).Inc()
+	startOrSkip(t, other)
+	svc = newRegistry(t, "svc", dir, mmv.Options{})
+	mmv.NewCounter(svc, "a", "", mmv.Count).Inc()
+	require.NoError(t, svc.Start())
+	time.Sleep(50 * time.Millisecond) // the directory's stamp settles
+	return svc, other, dir
+}

@@ -672,9 +672,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		{"max", Double, SemInstant, units, "largest observation of " + of},
 		{"mean", Double, SemInstant, units, "mean of " + of},
 	}
-	if short != "" {
-		g.help = histHelp(fitHelp(stats[0].help))
-	}
+	g.help = short
 	for i := range qs {
 		stats = append(stats, stat{qnames[i], Double, SemInstant, units,
 			fmt.Sprintf("%g quantile of %s (estimate)", qs[i], of)})
@@ -1013,16 +1011,6 @@ func bucketLongHelp(long string) string {
 		return note
 	}
 	return fitHelp(long + "\n" + note)
-}
-
-// histHelp is a histogram's help from its count's, "observations of " and
-// the histogram's help, cut to fit.
-func histHelp(countHelp string) string {
-	const p = "observations of "
-	if len(countHelp) > len(p) && countHelp[:len(p)] == p {
-		return countHelp[len(p):]
-	}
-	return countHelp
 }
 
 // readLocked hands f the values of o as published: the count of each

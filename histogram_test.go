@@ -752,3 +752,21 @@ func TestLogLinearBucketHoldsItsBound(t *testing.T) {
 	}
 	assert.Equal(t, map[float64]uint64{1: 1, 8: 1, 9: 1, 16: 1}, got, "counts by upper bound")
 }
+
+// TestHistogramFamilyHelpWhole: a histogram's help, accepted up to 255
+// bytes, is its Family's whole in Gather (and expose's # HELP): it was cut
+// past 239 bytes, made from "observations of " and the help, then cut.
+func TestHistogramFamilyHelpWhole(t *testing.T) {
+	r := newTestRegistry(t, "famhelp")
+	help := strings.Repeat("h", 250)
+	NewHistogram(r, "lat", help, Second, nil)
+	var got *string
+	r.Gather(func(f *Family) {
+		if f.Name == "lat" {
+			s := f.ShortHelp
+			got = &s
+		}
+	})
+	require.NotNil(t, got, "the histogram's family")
+	assert.Equal(t, help, *got, "the help as given, accepted, is the Family's")
+}

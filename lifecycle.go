@@ -2,6 +2,8 @@ package mmv
 
 import (
 	"errors"
+	"maps"
+	"slices"
 )
 
 // The lifecycle of a registry: declaring until Start, started until
@@ -214,11 +216,14 @@ func (r *Registry) Err() error {
 	case closed:
 		return errorf(ErrClosed, subject("file", r.name), "")
 	}
-	errs := []error{r.pubErr, r.ownErr, r.refused}
+	errs := []error{r.pubErr, r.ownErr}
+	for _, name := range slices.Sorted(maps.Keys(r.refused)) {
+		errs = append(errs, r.refused[name])
+	}
 	for _, p := range r.movedLocked() {
 		errs = append(errs, errorf(ErrFile, subject("file", p.name), "no longer at its name in %s (removed, or another renamed over it): PCP does not read it until Flush writes it anew", r.dir.Path()))
 	}
-	if errs[1] == nil && errs[2] == nil && len(errs) == 3 {
+	if errs[1] == nil && len(errs) == 2 {
 		return r.pubErr
 	}
 	return errors.Join(errs...)

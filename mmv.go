@@ -115,7 +115,7 @@ type Registry struct {
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
-	refused       error                // the New functions' declarations another program's file refused (must)
+	refused       map[string]error     // the New functions' declarations another program's file refused, by metric, until declared (must)
 	dir           *osfile.Dir          // where the files are, from Start to Close
 	path          string               // the first file's, once started
 	waiting       []waiter             // instruments waiting for storage (growth.go)
@@ -280,6 +280,20 @@ type poller struct {
 
 func (p *poller) run() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.f()
+}
+
+// runWithin runs f after the run in progress, if any, waiting for it up
+// to d, else not: Close and Snapshot call it with the registry's lock
+// held, and a run stuck (a callback that never returns, its run left by a
+// Gather before Start) held them, and every declaration, for ever.
+func (p *poller) runWithin(d time.Duration) {
+	for end := time.Now().Add(d); !p.mu.TryLock(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			return
+		}
+	}
 	defer p.mu.Unlock()
 	p.f()
 }

@@ -130,7 +130,7 @@ func (r *Registry) checkNameAfterStartLocked(name string) error {
 		}
 		for _, n := range names {
 			if related(x, prefix+n) {
-				return otherFileError{r.nameClashError(r.name, name, r.dir, f.name, n, prefix+n), r}
+				return otherFileError{r.nameClashError(r.name, name, r.dir, f.name, n, prefix+n), r, name}
 			}
 		}
 	}
@@ -245,7 +245,8 @@ func readAt(f io.ReaderAt, b []byte, off int64) int {
 // the program's, so the New functions do not panic on it (must).
 type otherFileError struct {
 	error
-	r *Registry // the registry refusing, whose Err says it then
+	r    *Registry // the registry refusing, whose Err says it then
+	name string    // the metric refused
 }
 
 func (e otherFileError) Unwrap() error { return e.error }

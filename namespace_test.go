@@ -323,3 +323,39 @@ func TestNewAfterStartKeepsNameOfAnotherFileOut(t *testing.T) {
 	assert.Nil(t, vec.With("/"), "a refused vector's With")
 	require.NotPanics(t, func() { mmv.NewHistogram(svc, "db", "", mmv.Second, nil).Observe(1) })
 }
+
+// TestCallbackNewFunctionsKeepNameOfAnotherFileOut: the callback New
+// functions, as the others, do not panic on a name another program's
+// live file holds after Start, and Err says why (they panicked: funcs.go
+// did not go through must).
+func TestCallbackNewFunctionsKeepNameOfAnotherFileOut(t *testing.T) {
+	svc, _, _ := startBesideClash(t)
+	assert.NotPanics(t, func() { mmv.NewCounterFunc(svc, "db", "", mmv.Count, func() uint64 { return 1 }) },
+		"NewCounterFunc panics on another program's file after Start")
+	assert.NotPanics(t, func() { mmv.NewGaugeFunc(svc, "db", "", mmv.Count, func() float64 { return 1 }) },
+		"NewGaugeFunc panics on another program's file after Start")
+	assert.NotPanics(t, func() { mmv.NewIntGaugeFunc(svc, "db", "", mmv.Count, func() int64 { return 1 }) },
+		"NewIntGaugeFunc panics on another program's file after Start")
+	assert.ErrorIs(t, svc.Err(), mmv.ErrNamespace, "Err says why mmv.svc.db is not in PCP")
+}
+
+// TestErrForgetsRefusalOnceDeclared: Err says a New function's refusal
+// for another program's file until the name is declared: once that file
+// is gone and the name declared again, in the file, Err is nil (it kept
+// every refusal for good).
+func TestErrForgetsRefusalOnceDeclared(t *testing.T) {
+	svc, other, dir := startBesideClash(t)
+	mmv.NewCounter(svc, "db", "", mmv.Count)
+	require.ErrorIs(t, svc.Err(), mmv.ErrNamespace)
+
+	require.NoError(t, other.Close())
+	require.NoError(t, os.Remove(filepath.Join(dir, "svc.db"))) // the other program's file is gone
+	time.Sleep(50 * time.Millisecond)
+	c := mmv.NewCounter(svc, "db", "", mmv.Count) // now declared, in the file
+	c.Inc()
+	require.NoError(t, svc.Flush())
+	v, err := svc.Value("db", "")
+	require.NoError(t, err, "db is in the file now")
+	require.NotNil(t, v)
+	assert.NoError(t, svc.Err(), "every instrument is in PCP, yet Err keeps the old refusal")
+}

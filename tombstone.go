@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // An earlier run's overflow files: a registry started again finds the
@@ -33,10 +35,12 @@ const maxTombstone = 1 << 30
 // above them: a file of that name with the NoPrefix flag, which every
 // overflow file has, that no live registry holds; a registry named so
 // without the flag is another's, and stays, and so is one with a name not
-// under the registry's (bury). A NoPrefix registry's overflow files carry
-// no prefix, so nothing tells them from another writer's NoPrefix file
-// named <file>.N: no NoPrefix registry of mmv's is named so
-// (checkRegistryName). Under the directory's claim lock, at Start.
+// under the registry's (bury), and so is one whose writer, another
+// process, is alive (libpcp_mmv's takes no lock). A NoPrefix registry's
+// overflow files carry no prefix, so nothing else tells them from another
+// writer's NoPrefix file named <file>.N, its writer gone: no NoPrefix
+// registry of mmv's is named so (checkRegistryName). Under the
+// directory's claim lock, at Start.
 func (r *Registry) buryLeftoversLocked() error {
 	for _, name := range r.dir.List() {
 		if i, ok := overflowIndex(r.name, name); !ok || i <= len(r.parts) {
@@ -72,6 +76,9 @@ func (r *Registry) buryLocked(name string) error {
 		}
 		if _, tomb := r.tombs[name]; tomb && !r.tombAtLocked(name, b) {
 			return b // put at the tombstone's name since: another's
+		}
+		if h, _ := readHead(b); h.pid > 0 && h.pid != os.Getpid() && !osfile.ProcessGone(h.pid) {
+			return b // a live writer's, which holds no lock (libpcp_mmv's): an earlier run's is gone
 		}
 		var owner int32
 		if r.opts.Flags&Process != 0 {

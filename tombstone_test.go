@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -286,4 +287,33 @@ func TestProcessCloseKeepsFileAtTombstoneName(t *testing.T) {
 	require.NoError(t, r.Close())
 	assert.FileExists(t, filepath.Join(dir, name+".2"), "another registry's file, removed as r's tombstone by r's Close")
 	assert.NotNil(t, pcptest.Find(pcptest.Info(t, tmp), "mmv.jobs"), "PCP shows the other registry's mmv.jobs after r's Close")
+}
+
+// TestStartKeepsLiveForeignNoPrefixFile: a file at an overflow name of a
+// NoPrefix registry whose writer is alive (another program's, libpcp_mmv's,
+// which takes no lock of mmv's) is not an earlier run's: Start leaves it,
+// where it rewrote it as a tombstone, its values gone.
+func TestStartKeepsLiveForeignNoPrefixFile(t *testing.T) {
+	if childRole() == "writer" { // a live writer, until the test kills it
+		os.Stdout.WriteString("ready\n")
+		io.Copy(io.Discard, os.Stdin)
+		return
+	}
+	dir := filepath.Join(t.TempDir(), "mmv")
+	other := newRegistry(t, "zzforeign", dir, mmv.Options{Flags: mmv.NoPrefix | mmv.Process})
+	mmv.NewCounter(other, "foreign.x", "", mmv.Count).Add(7)
+	startOrSkip(t, other)
+	writer, _ := startChild(t, "TestStartKeepsLiveForeignNoPrefixFile", "writer")
+	before, err := os.ReadFile(other.Path())
+	require.NoError(t, err)
+	putPid(before, writer.Process.Pid) // the live writer's file, with no lock of mmv's
+	path := filepath.Join(dir, "svc.2")
+	require.NoError(t, os.WriteFile(path, before, 0o644))
+
+	svc := newRegistry(t, "svc", dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(svc, "mine", "", mmv.Count).Inc()
+	require.NoError(t, svc.Start())
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a live writer's NoPrefix file at svc.2, rewritten by svc's Start")
 }
