@@ -3,7 +3,6 @@
 package mmv_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,53 +14,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
-
-// smallTmpfs mounts a tmpfs of the given size on a temporary directory.
-// It needs root: elsewhere the test is skipped, or fails as pcptest.MustHave
-// says (CI runs as root).
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		pcptest.MustHave(t, errors.New("mounting a tmpfs needs root"))
-	}
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		pcptest.MustHave(t, fmt.Errorf("mount -t tmpfs -o size=%s tmpfs %s: %w", size, dir, err))
-	}
-	t.Cleanup(func() {
-		assert.NoError(t, unix.Unmount(dir, unix.MNT_DETACH), "umount %s", dir)
-	})
-	return dir
-}
-
-// fill writes a file in dir until the file system is full, and returns it.
-func fill(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			require.ErrorIs(t, err, syscall.ENOSPC)
-			break
-		}
-	}
-	// The last partial block too.
-	for {
-		if _, err := f.Write(buf[:1]); err != nil {
-			break
-		}
-	}
-	return path
-}
 
 // fullVec starts a registry "full" with that PublishDelay in the mmv
 // directory of a 256k tmpfs (room for a few hundred instances once
@@ -71,13 +28,13 @@ func fill(t *testing.T, dir string) string {
 // and the filler to remove.
 func fullVec(t *testing.T, delay time.Duration, declared uint64) (string, *mmv.Registry, *mmv.Vec[mmv.Counter], string) {
 	t.Helper()
-	tmp := smallTmpfs(t, "256k")
+	tmp := pcptest.SmallTmpfs(t, "256k")
 	r := mmv.NewRegistry("full", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), PublishDelay: delay})
 	t.Cleanup(func() { r.Close() })
 	v := mmv.NewCounterVec(r, "v", "", mmv.Count, "k")
 	v.With("declared").Add(declared)
 	startOrSkip(t, r)
-	return tmp, r, v, fill(t, tmp)
+	return tmp, r, v, pcptest.Fill(t, tmp)
 }
 
 func diskRegistry(t *testing.T, dir string, metrics int) *mmv.Registry {
@@ -95,8 +52,8 @@ func diskRegistry(t *testing.T, dir string, metrics int) *mmv.Registry {
 // when it first writes the mapping; no temporary file is left behind.
 func TestDiskFullAtStart(t *testing.T) {
 	needFileLayer(t)
-	dir := smallTmpfs(t, "64k")
-	fill(t, dir)
+	dir := pcptest.SmallTmpfs(t, "64k")
+	pcptest.Fill(t, dir)
 	r := diskRegistry(t, dir, 20)
 	err := r.Start()
 	require.ErrorIs(t, err, syscall.ENOSPC, "Start on a full disk")
@@ -111,14 +68,14 @@ func TestDiskFullAtStart(t *testing.T) {
 // and declares nothing, so once space is freed the same declaration
 // succeeds.
 func TestDiskFullWhileGrowing(t *testing.T) {
-	dir := smallTmpfs(t, "64k")
+	dir := pcptest.SmallTmpfs(t, "64k")
 	r := diskRegistry(t, dir, 1)
 	startOrSkip(t, r)
 	defer r.Close()
 	v, err := r.Value("ma", "")
 	require.NoError(t, err)
 	v.Set(1)
-	filler := fill(t, dir)
+	filler := pcptest.Fill(t, dir)
 	v.Add(1) // a store into the mapping of a full disk: no SIGBUS
 
 	var growErr error
@@ -165,13 +122,13 @@ func TestDiskFullWhileGrowing(t *testing.T) {
 // from the start, and is published once space returns, as is a vector's
 // new instance.
 func TestDeclarationOnFullDisk(t *testing.T) {
-	dir := smallTmpfs(t, "256k")
+	dir := pcptest.SmallTmpfs(t, "256k")
 	r := mmv.NewRegistry("full", &mmv.Options{Dir: dir})
 	defer r.Close()
 	vec := mmv.NewCounterVec(r, "byroute", "requests by route", mmv.Count, "route")
 	vec.With("/a")
 	startOrSkip(t, r)
-	filler := fill(t, dir)
+	filler := pcptest.Fill(t, dir)
 
 	big := mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}
 	err := r.AddMetric(big)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // requireFileError checks that err wraps ErrFile and errno, and names
@@ -33,18 +34,18 @@ func requireFileError(t *testing.T, err error, errno syscall.Errno, name, doing 
 func TestFileErrorDiskFull(t *testing.T) {
 	needFileLayer(t)
 	t.Run("start", func(t *testing.T) {
-		dir := smallTmpfs(t, "64k")
-		fill(t, dir)
+		dir := pcptest.SmallTmpfs(t, "64k")
+		pcptest.Fill(t, dir)
 		r := diskRegistry(t, dir, 20)
 		requireFileError(t, r.Start(), syscall.ENOSPC, "full", "cannot start")
 		require.NoError(t, r.Close())
 	})
 	t.Run("growth", func(t *testing.T) {
-		dir := smallTmpfs(t, "64k")
+		dir := pcptest.SmallTmpfs(t, "64k")
 		r := diskRegistry(t, dir, 1)
 		startOrSkip(t, r)
 		defer r.Close()
-		fill(t, dir)
+		pcptest.Fill(t, dir)
 		var err error
 		for i := 1; i < 20 && err == nil; i++ {
 			err = r.AddMetric(mmv.Metric{Name: "m" + string(rune('a'+i)), Type: mmv.Uint64, Semantics: mmv.SemCounter,

@@ -21,12 +21,12 @@ import (
 // good and every scalar stayed 0, with no error anywhere.
 func TestScalarsBoundAfterDiskFull(t *testing.T) {
 	pcptest.NeedFileLayer(t)
-	tmp := smallTmpfs(t, "256k")
+	tmp := pcptest.SmallTmpfs(t, "256k")
 	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
 	defer r.Close()
 	mmv.NewCounter(r, "own", "the program's", mmv.Count).Inc()
 	require.NoError(t, r.Start())
-	filler := fill(t, tmp)
+	filler := pcptest.Fill(t, tmp)
 	require.NoError(t, Register(r, &Options{Interval: 10 * time.Millisecond}), "a full disk is no refusal")
 	time.Sleep(100 * time.Millisecond) // refreshes on the full disk
 	require.NoError(t, os.Remove(filler))
