@@ -60,8 +60,8 @@
 // with another live file's, the same name or one a leaf where the other is
 // a prefix at a dot; a metric declared after Start is refused alike,
 // against the files as they are then (two registries declaring clashing
-// names after Start, neither published yet, both pass: each is checked
-// against the other's file once published, not before).
+// names after Start, neither published yet, both pass: each checks the
+// files on disk, which hold neither name).
 //
 // # Updates
 //
