@@ -123,8 +123,8 @@
 // startup. The panic value is an error wrapping the sentinel. A name
 // another program's live file holds, met after Start, is no programming
 // error: the New function returns its instrument counting in memory of
-// its own, never in PCP (a nil vector or histogram, which ignore
-// updates), and Registry.Err says why. Nothing else in the package
+// its own, never in PCP nor in Gather (package expose's scrape; a nil
+// vector or histogram, which ignore updates), and Registry.Err says why. Nothing else in the package
 // panics. A program that declares what it learns at run
 // time, such as a bridge from another metrics library, calls [Declare] and
 // [DeclareVec] instead, which return the refusal as an error, and

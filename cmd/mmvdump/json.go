@@ -75,8 +75,11 @@ type (
 		Metric   string        `json:"metric"`
 		Instance *jsonInstance `json:"instance"` // null when singular
 		// Value is a number, or a string for String values and for NaN and
-		// infinite floats (as C prints them: "nan", "-inf").
-		Value any `json:"value"`
+		// infinite floats (as C prints them: "nan", "-inf"); null, and
+		// NoValue true, for a value PCP's reader shows as none (the file's
+		// Sentinel flag with the reserved value: all ones, NaN, "").
+		Value   any  `json:"value"`
+		NoValue bool `json:"noValue,omitempty"`
 		// Stored is an Elapsed value's stored total, Value adding the open
 		// interval, if any.
 		Stored *int64 `json:"stored,omitempty"`
@@ -129,7 +132,7 @@ func toJSON(path string, f *mmvfile.File, now time.Time) *jsonFile {
 			}
 		case mmvfile.Values:
 			for _, v := range f.Values {
-				js.Values = append(js.Values, value(v, now))
+				js.Values = append(js.Values, value(v, now, f.Header.Flags&mmv.Sentinel != 0))
 			}
 		case mmvfile.Strings:
 			for _, str := range f.Strings {
@@ -152,6 +155,19 @@ func text(t mmvfile.Text) *string {
 	return &t.Text
 }
 
+// noValue reports whether v holds the value a file with the Sentinel flag
+// reserves for no value: an integer's 8 bytes all ones, a NaN, an empty
+// string.
+func noValue(v *mmvfile.Value) bool {
+	switch v.Metric.Type {
+	case mmv.Float, mmv.Double:
+		return math.IsNaN(v.Float)
+	case mmv.String:
+		return v.String == ""
+	}
+	return v.Atom == [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+}
+
 func instance(inst *mmvfile.Instance) jsonInstance {
 	var serial uint32 // of an empty record: none
 	if inst.Indom != nil {
@@ -160,11 +176,15 @@ func instance(inst *mmvfile.Instance) jsonInstance {
 	return jsonInstance{inst.Offset, serial, inst.ID, inst.Name}
 }
 
-func value(v *mmvfile.Value, now time.Time) jsonValue {
+func value(v *mmvfile.Value, now time.Time, sentinel bool) jsonValue {
 	jv := jsonValue{Offset: v.Offset, Item: v.Metric.Item, Metric: v.Metric.Name, Extra: v.Extra}
 	if v.Instance != nil {
 		inst := instance(v.Instance)
 		jv.Instance = &inst
+	}
+	if sentinel && noValue(v) {
+		jv.NoValue = true
+		return jv
 	}
 	switch v.Metric.Type {
 	case mmv.Int32, mmv.Int64:

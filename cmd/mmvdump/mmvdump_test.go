@@ -490,3 +490,51 @@ func TestLint(t *testing.T) {
 	assert.Equal(t, 2, status)
 	assert.Contains(t, stderr, "no such file")
 }
+
+// TestJSONTombstoneNoValue: a tombstone's values (the Sentinel flag, every
+// value all ones), which PCP shows as none, are null with noValue in
+// mmvdump -json, where each counter read 18446744073709551615.
+func TestJSONTombstoneNoValue(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	const name = "procts"
+	last := mmv.NewRegistry(name, &mmv.Options{Dir: dir})
+	mmv.NewCounter(last, "first", "", mmv.Count).Inc()
+	require.NoError(t, last.Start())
+	for i := range mmv.MaxMetrics + 10 { // declared after Start: an overflow file
+		mmv.NewCounter(last, fmt.Sprintf("late%04d", i), "", mmv.Count).Inc()
+	}
+	require.NoError(t, last.Flush())
+	require.NoError(t, last.Close())
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir, Flags: mmv.Process})
+	mmv.NewCounter(r, "first", "", mmv.Count).Inc()
+	require.NoError(t, r.Start())
+	defer r.Close()
+
+	out, _, status := mmvdump(t, "-json", filepath.Join(dir, name+".2"))
+	require.Zero(t, status)
+	var f struct {
+		FlagNames []string `json:"flagNames"`
+		Sections  []struct {
+			Values []struct {
+				Metric  string `json:"metric"`
+				Value   any    `json:"value"`
+				NoValue bool   `json:"noValue"`
+			} `json:"values"`
+		} `json:"sections"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &f))
+	require.Contains(t, f.FlagNames, "sentinel", "a tombstone")
+	var n int
+	var valued []string
+	for _, s := range f.Sections {
+		for _, v := range s.Values {
+			n++
+			if v.Value != nil || !v.NoValue {
+				valued = append(valued, fmt.Sprintf("%s=%v", v.Metric, v.Value))
+			}
+		}
+	}
+	require.NotZero(t, n, "the tombstone's values")
+	assert.Empty(t, valued, "-json gives tombstone metrics, no value in PCP, a value (2^64-1)")
+}
