@@ -71,14 +71,14 @@ func (r *Registry) buryLocked(name string) error {
 	var gen uint64
 	buried := false
 	_, err := r.dir.RewriteUnheld(name, maxTombstone, func(b []byte) []byte {
-		if h, ok := readHead(b); !ok || h.flags&NoPrefix == 0 {
+		switch h, ok := readHead(b); {
+		case !ok || h.flags&NoPrefix == 0:
 			return b // a registry's first file, named so: another's
+		case h.pid > 0 && h.pid != os.Getpid() && !osfile.ProcessGone(h.pid):
+			return b // a live writer's, which holds no lock (libpcp_mmv's): an earlier run's is gone
 		}
 		if _, tomb := r.tombs[name]; tomb && !r.tombAtLocked(name, b) {
 			return b // put at the tombstone's name since: another's
-		}
-		if h, _ := readHead(b); h.pid > 0 && h.pid != os.Getpid() && !osfile.ProcessGone(h.pid) {
-			return b // a live writer's, which holds no lock (libpcp_mmv's): an earlier run's is gone
 		}
 		var owner int32
 		if r.opts.Flags&Process != 0 {

@@ -412,9 +412,7 @@ func (v *Vec[T]) Get(values ...string) (*T, error) {
 // tooLong is the refusal of values whose instance name would pass
 // canon.MaxLen: it names the label of the value longest in the name, as
 // escaped there (a ',' takes 3 bytes), that value cut to be read, and
-// every value's length in the name, where it named the first value,
-// perhaps a short one beside the one at fault, then the longest raw value,
-// perhaps an innocent one beside one made of escaped bytes.
+// every value's length in the name.
 func (v *Vec[T]) tooLong(values []string) error {
 	longest, longestLen := 0, -1
 	var lengths strings.Builder
