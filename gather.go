@@ -45,16 +45,22 @@ func (r *Registry) Gather(visit func(*Family)) {
 	r.carryReboundLocked()
 	cells := r.waitingCellsLocked()
 	var hidden map[*metric]bool // shown in a reader's Family, as a histogram's .count and .sum
-	readers := map[*metric]valueReader{}
+	type reader struct {
+		g  valueReader
+		in *indom // of the metrics it hides, whose instances its Samples are
+	}
+	readers := map[*metric]reader{}
 	for _, g := range r.readers {
 		shown, hides := g.family()
-		readers[shown] = g
+		rd := reader{g: g}
 		for _, m := range hides {
 			if hidden == nil {
 				hidden = map[*metric]bool{}
 			}
 			hidden[m] = true
+			rd.in = m.indom
 		}
+		readers[shown] = rd
 	}
 	inst := r.instanceLabelsLocked(false)
 	f := &Family{}
@@ -64,8 +70,9 @@ func (r *Registry) Gather(visit func(*Family)) {
 		}
 		f.reset(m.Metric)
 		f.Labels = r.labelsAboveLocked(m, f.Labels)
-		if g := readers[m]; g != nil {
-			g.gather(f)
+		if rd, ok := readers[m]; ok {
+			rd.g.gather(f)
+			f.instanceLabels(rd.in, inst)
 		} else {
 			f.gatherValues(r, m, cells[m], inst)
 		}
@@ -91,9 +98,21 @@ func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[in
 			in := m.indom.instance(j)
 			s := f.sample(in.Name)
 			s.Value = v
-			if f.LabelNames == nil {
-				s.Labels = inst[instanceKey{m.indom.Serial, in.ID}]
-			}
+			s.Labels = inst[instanceKey{m.indom.Serial, in.ID}]
+		}
+	}
+}
+
+// instanceLabels gives the Samples a reader gathered, named as the
+// instances of in, their labels in inst.
+func (f *Family) instanceLabels(in *indom, inst map[instanceKey][]Label) {
+	if in == nil || inst == nil {
+		return
+	}
+	for i := range f.Samples {
+		s := &f.Samples[i]
+		if j, ok := in.lookup(s.Instance); ok {
+			s.Labels = inst[instanceKey{in.Serial, in.instance(j).ID}]
 		}
 	}
 }
@@ -155,8 +174,10 @@ type instanceKey struct {
 	id     int32
 }
 
-// instanceLabelsLocked returns the instance labels by instance: of every
-// indom with vectors, else of the indoms that are not vectors'.
+// instanceLabelsLocked returns the instance labels by instance: the
+// program's own (Registry.AddInstanceLabel), on a vector's instances
+// too, then, with vectors, those the vectors derive from their values,
+// which Gather leaves to Sample.Values.
 func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 	var ls map[instanceKey][]Label
 	add := func(l label) {
@@ -167,7 +188,7 @@ func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 		ls[k] = append(ls[k], l.public())
 	}
 	for _, l := range r.labels {
-		if l.kind == labelInstances && (vectors || r.serials[l.serial].vec.labels == nil) {
+		if l.kind == labelInstances {
 			add(*l)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/expose"
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // gathered is a copy of what Gather visited, which it reuses.
@@ -112,6 +114,58 @@ func TestGatherVectorPastLabels(t *testing.T) {
 		assert.Equal(t, []string{strconv.Itoa(i)}, s.Values)
 		assert.Equal(t, int64(i), s.Value.Int())
 	}
+}
+
+// TestGatherVecInstanceLabel: a label the program adds on a vector's
+// instance (Registry.AddInstanceLabel on Vec.Indom, a histogram
+// vector's statistics' too), which PCP and Snapshot show, is in Gather's
+// Sample.Labels and so in package expose's scrape, where Gather left out
+// every instance label of a vector's indom; the labels the vector derives
+// from its values stay in Sample.Values alone. A label named as one of
+// the vector's label names is refused (ErrDuplicate): the vector's value
+// is the one every reader shows.
+func TestGatherVecInstanceLabel(t *testing.T) {
+	tmp, dir := t.TempDir(), ""
+	if pcptest.WantPCP(t) {
+		tmp, dir = pcpDir(t)
+	} else {
+		dir = tmp + "/mmv"
+	}
+	r := newRegistry(t, "gathervl", dir, mmv.Options{})
+	v := mmv.NewCounterVec(r, "requests", "Requests", mmv.Count, "route")
+	v.With("/api").Add(3)
+	h := mmv.NewHistogramVec(r, "latency", "Latency", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1}}, "route")
+	h.With("/api").Observe(0.5)
+	startOrSkip(t, r)
+	id, hid := firstInstanceID(t, r, "requests"), firstInstanceID(t, r, "latency.count")
+	require.NoError(t, r.AddInstanceLabel(v.Indom(), id, mmv.Label{Name: "region", Value: "eu"}))
+	require.NoError(t, r.AddInstanceLabel(h.Indom(), hid, mmv.Label{Name: "region", Value: "us"}))
+	require.ErrorIs(t, r.AddInstanceLabel(v.Indom(), id, mmv.Label{Name: "route", Value: "/other"}), mmv.ErrDuplicate,
+		"a program label named as the vector's label")
+	require.NoError(t, r.Flush())
+
+	// The file, which PCP reads, and Snapshot have the labels.
+	labels, _ := fileInstanceLabels(t, r.Path())
+	assert.Equal(t, []string{`{"region":"eu"}`, `{"route":"/api"}`}, labels[instanceAt{v.Indom(), id}])
+	assert.Equal(t, labels, snapshotInstanceLabels(t, r))
+	if pcptest.HasPCP() == nil {
+		out, ok := pcptest.Pminfo(t, tmp, "-l", "mmv.gathervl.requests", "mmv.gathervl.latency.count")
+		require.True(t, ok, out)
+		assert.Contains(t, out, `"region":"eu"`, "PCP shows the label")
+		assert.Contains(t, out, `"region":"us"`, "PCP shows the label")
+	}
+
+	g := gather(r)
+	req := g["requests"].samples
+	require.Len(t, req, 1)
+	assert.Equal(t, []mmv.Label{{Name: "region", Value: "eu"}}, req[0].Labels, "the program's label; the vector's are its Values")
+	assert.Equal(t, []string{"/api"}, req[0].Values)
+	lat := g["latency"].samples
+	require.Len(t, lat, 1)
+	assert.Equal(t, []mmv.Label{{Name: "region", Value: "us"}}, lat[0].Labels, "a histogram vector's instance")
+	scrape := string(expose.Append(nil, r, expose.Text))
+	assert.Contains(t, scrape, `requests_total{region="eu",route="/api"} 3`)
+	assert.Contains(t, scrape, `latency_seconds_count{region="us",route="/api"} 1`)
 }
 
 // TestGatherSentinel: with the Sentinel flag, a value PCP's reader shows
