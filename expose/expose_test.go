@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/expose"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -145,6 +147,55 @@ temp{zone="in\"ner\\\n"} 20
 hex{zone="outer"} 18446744073709551615
 # EOF
 `, om.String())
+}
+
+// TestLabelValuesAsTheirJSON: a PCP label value that is not a string is
+// scraped as its JSON text, byte for byte as the file holds it and PCP
+// shows it: a float64 of 1234567 (any number decoded from JSON is one)
+// is 1234567, where strconv's 'g' made 1.234567e+06, another series than
+// the one PCP, pmseries and Grafana name; an HTML character in a list
+// is itself, as mmv writes it, not \u003c.
+func TestLabelValuesAsTheirJSON(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	pcptest.WantPCP(t) // PCP's view is checked where it is installed (pcptest.Info reads tmp/mmv)
+	r := mmv.NewRegistry("jsonlabels", &mmv.Options{Dir: dir})
+	t.Cleanup(func() { r.Close() })
+	mmv.NewCounter(r, "requests", "Requests", mmv.Count).Add(2)
+	for name, v := range map[string]any{"max_bytes": 1048576.0, "shards": 1234567.0, "tiny": 0.00001, "huge": 1e21,
+		"ratio": float32(0.1), "tags": []string{"a<b", "c&d"}, "on": true, "n": 7} {
+		require.NoError(t, r.AddLabel(mmv.Label{Name: name, Value: v}))
+	}
+	pcptest.NeedFileLayer(t)
+	require.NoError(t, r.Start())
+
+	// What the file holds, which PCP's reader takes as the labels' JSON.
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	want := map[string]string{}
+	for _, l := range f.Labels {
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(l.Payload), &m))
+		for k, v := range m {
+			want[k] = string(v)
+		}
+	}
+	require.Len(t, want, 8, "the file's labels")
+	require.Equal(t, "1234567", want["shards"], "the file's payload")
+	if pcptest.HasPCP() == nil {
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.jsonlabels.requests")
+		require.NotNil(t, m)
+		for name, text := range want {
+			got, ok := m.Label(name)
+			require.True(t, ok, "PCP shows label %s", name)
+			require.Equal(t, text, got, "PCP's label %s", name)
+		}
+	}
+
+	scrape := string(expose.Append(nil, r, expose.Text))
+	for name, text := range want {
+		assert.Contains(t, scrape, name+`="`+strings.ReplaceAll(text, `"`, `\"`)+`"`, "label %s in the scrape:\n%s", name, strings.TrimSpace(scrape))
+	}
 }
 
 // TestClashes: a name an earlier family writes is left out, a histogram

@@ -257,7 +257,10 @@ func has(ls []mmv.Label, name string) bool {
 }
 
 // labelValue is a PCP label's value as a Prometheus label's: a string
-// itself, anything else its JSON text.
+// itself, anything else its JSON text as the file holds it and PCP shows
+// it (mmv writes it with encoding/json, HTML characters as they are): a
+// float64 of 1234567 is 1234567, where strconv's 'g' made 1.234567e+06,
+// another series than PCP's.
 func labelValue(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -266,13 +269,14 @@ func labelValue(v any) string {
 		return strconv.FormatBool(v)
 	case int:
 		return strconv.Itoa(v)
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	if j, err := json.Marshal(v); err == nil {
-		return string(j)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
 	}
-	return fmt.Sprint(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // baseUnit returns the Prometheus base unit of units, and the factor from
