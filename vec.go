@@ -48,11 +48,14 @@ const DefaultVecLimit = 1000
 // A vector holds at most DefaultVecLimit instances unless SetLimit says
 // otherwise, and the registry's caps on instances hold too (see
 // Options.MaxIndomInstances). Beyond them, and for values the vector
-// refuses (not one per label, or an instance name longer than 255 bytes),
-// With returns nil, whose methods do nothing; nothing is silent all the
-// same: Get and Err say why, and the registry counts each refusal in its
-// own metric mmv.<file>.mmv.dropped, by reason (limit, refused, cap,
-// closed).
+// refuses (not one per label, an instance name longer than 255 bytes, or
+// a value that is not valid UTF-8), With returns nil, whose methods do
+// nothing; nothing is silent all the same: Get and Err say why, and the
+// registry counts each refusal in its own metric mmv.<file>.mmv.dropped,
+// by reason (limit, refused, cap, closed). A value must be UTF-8, as
+// client_golang's vectors want it: PCP's JSON labels and a Prometheus
+// scrape (package expose) write other bytes as U+FFFD, so "/caf\xe9" and
+// "/caf\xe8" would be two instances but one series.
 //
 // SetExpiry makes a vector forget the instances whose values stopped
 // changing, at no cost to updates (see SetExpiry).
@@ -397,7 +400,8 @@ func (v *Vec[T]) WithLabels(labels map[string]string) *T {
 // Get returns the instrument of the label values, adding the instance on
 // first use, or the error that refuses them: one wrapping ErrTooMany at
 // the vector's limit or the registry's caps, ErrLabel for a wrong number
-// of values, ErrTooLong for a name beyond 255 bytes, ErrClosed...
+// of values or a value not valid UTF-8, ErrTooLong for a name beyond 255
+// bytes, ErrClosed...
 func (v *Vec[T]) Get(values ...string) (*T, error) {
 	if v == nil {
 		return nil, errorf(ErrUnknown, "vector", "nil vector")
@@ -471,6 +475,12 @@ func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
 	}
 	if len(values) != len(v.labels) {
 		return nil, v.refuseLocked(dropRefused, errorf(ErrLabel, v.what(), "%d values for the labels %q", len(values), v.labels))
+	}
+	for i, val := range values {
+		if !utf8.ValidString(val) {
+			return nil, v.refuseLocked(dropRefused, errorf(ErrLabel, inside(v.what(), "label", v.labels[i]),
+				"its value %s is not UTF-8: PCP's JSON labels and a Prometheus scrape would show it as another value with the same bytes replaced", quote(val)))
+		}
 	}
 	name, ok := canon.Name(v.labels, values)
 	if !ok {

@@ -293,7 +293,7 @@ func TestVecCanonicalNames(t *testing.T) {
 }
 
 // TestVecRefusals: values a vector cannot take (not one per label, a name
-// beyond 255 bytes, over the limit, on a closed registry) make Get return
+// beyond 255 bytes, a value not UTF-8, over the limit, on a closed registry) make Get return
 // why and With nil, count for nothing toward the limit, and are counted by
 // reason in the registry's own metric, which PCP shows.
 func TestVecRefusals(t *testing.T) {
@@ -311,6 +311,7 @@ func TestVecRefusals(t *testing.T) {
 		{[]string{"a", "b"}, mmv.ErrLabel},
 		{[]string{strings.Repeat("x", 250)}, mmv.ErrTooLong},
 		{[]string{strings.Repeat(" ", 100)}, mmv.ErrTooLong}, // escaped, it is 300 bytes
+		{[]string{"/caf\xe9"}, mmv.ErrLabel},                 // PCP's JSON labels and a scrape show it as "/caf\uFFFD"
 	} {
 		_, err := v.Get(c.values...)
 		assert.ErrorIs(t, err, c.want, "Get(%q)", c.values)
@@ -331,10 +332,10 @@ func TestVecRefusals(t *testing.T) {
 	assert.NotNil(t, hv.With("ok"))
 	require.NoError(t, r.Flush())
 
-	// 10 refused values (4 by Get and With each, the map, the
+	// 12 refused values (5 by Get and With each, the map, the
 	// histogram's), 1 over the limit.
 	ms := pcptest.Info(t, tmp)
-	assert.Equal(t, "10", pcpValue(ms, "mmv.dropped", "refused"))
+	assert.Equal(t, "12", pcpValue(ms, "mmv.dropped", "refused"))
 	assert.Equal(t, "1", pcpValue(ms, "mmv.dropped", "limit"))
 	assert.Equal(t, "0", pcpValue(ms, "mmv.dropped", "cap"))
 	assert.Panics(t, func() { mmv.NewCounter(r, "mmv.mine", "", mmv.Count) }, "mmv.* is the registry's")

@@ -199,15 +199,17 @@ func TestLabelValuesAsTheirJSON(t *testing.T) {
 }
 
 // TestClashes: a name an earlier family writes is left out, a histogram
-// vector's label le is its exported_le, bytes that are not UTF-8 are
-// U+FFFD.
+// vector's label le is its exported_le, bytes that are not UTF-8 (of a
+// PCP label's value, as PCP's JSON writes them; a vector refuses such
+// values) are U+FFFD.
 func TestClashes(t *testing.T) {
 	r := mmv.NewRegistry("expose_clashes", nil)
 	mmv.NewCounter(r, "sent", "A counter", mmv.Count).Add(1)
 	mmv.NewGauge(r, "sent_total", "Its name is the counter's sample's", mmv.NoUnits).Set(9)
 	mmv.NewHistogramVec(r, "h", "Labelled le", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "le").With("x").Observe(0.5)
 	mmv.NewGauge(r, "h_count", "Its name is the histogram's count's", mmv.NoUnits).Set(9)
-	mmv.NewGaugeVec(r, "temp", "By room", mmv.NoUnits, "zone").With("bad\xff").Set(21)
+	mmv.NewGauge(r, "temp", "A room's", mmv.NoUnits).Set(21)
+	require.NoError(t, r.AddMetricLabel("temp", mmv.Label{Name: "zone", Value: "bad\xff"}))
 	for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
 		var b bytes.Buffer
 		require.NoError(t, expose.Write(&b, r, f))

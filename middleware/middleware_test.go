@@ -97,6 +97,32 @@ func TestMiddlewareRoute(t *testing.T) {
 	assert.Equal(t, []string{"route=all,status=201"}, m.Requests().Instances())
 }
 
+// TestRouteNotUTF8Dropped: a Route that names a route with bytes that
+// are not UTF-8 (the decoded path "/caf\xe9" of /caf%E9) gets values the
+// vectors refuse: the request is served, nothing panics, and it is
+// counted in the registry's mmv.dropped, not as a route.
+func TestRouteNotUTF8Dropped(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, &middleware.Options{Route: func(r *http.Request) string { return r.URL.Path }})
+	h := m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	rec := httptest.NewRecorder()
+	require.NotPanics(t, func() { h.ServeHTTP(rec, httptest.NewRequest("GET", "/caf%E9", nil)) })
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Empty(t, m.Requests().Instances())
+	assert.ErrorIs(t, m.Requests().Err(), mmv.ErrLabel)
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	var refused any
+	for _, ms := range snap {
+		for _, v := range ms.Values {
+			if ms.Name == "mmv.dropped" && v.Instance == "refused" {
+				refused = v.Value
+			}
+		}
+	}
+	assert.Equal(t, uint64(3), refused, "mmv.dropped{refused}: requests, latency and response_bytes")
+}
+
 // TestInformationalStatusIsNotFinal: an informational status (103 Early
 // Hints), which net/http sends at once, is not the response's: the status
 // the handler writes next is counted, where 103 was, the client having

@@ -147,3 +147,43 @@ func TestPointWholeOrNot(t *testing.T) {
 	}
 	assert.Empty(t, pcptest.Find(ms, "mmv.shop_test.s.busy").Instances, "the value dropped takes the old one out")
 }
+
+// TestAttributeValueNotUTF8: an attribute value that is not UTF-8 (OTel
+// allows any bytes in a string) makes label values a vector refuses, as
+// client_golang's do: PCP's JSON labels and a Prometheus scrape would show
+// "/caf\xe9" and "/caf\xe8" as one value. Its point is dropped, whole,
+// counted by the registry in mmv.dropped and named by Err; the export
+// goes on, and no method panics on the instruments refused.
+func TestAttributeValueNotUTF8(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")}})
+	cum := metricdata.CumulativeTemporality
+	bad, good := attribute.String("k", "/caf\xe9"), attribute.String("k", "ok")
+	hist := metricdata.Metrics{Name: "lat", Data: metricdata.Histogram[int64]{Temporality: cum, DataPoints: []metricdata.HistogramDataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String("k", "/caf\xe8")), Count: 1, Sum: 3, BucketCounts: []uint64{1}},
+		{Attributes: attribute.NewSet(good), Count: 2, Sum: 4, BucketCounts: []uint64{2}},
+	}}}
+	rm := &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+		Scope: instrumentation.Scope{Name: "s"}, Metrics: []metricdata.Metrics{sum("n", cum, point(1, bad), point(2, good)), hist}}}}
+	require.NotPanics(t, func() { require.NoError(t, exp.Export(context.Background(), rm)) })
+	assert.ErrorIs(t, exp.Err(), mmv.ErrLabel)
+	assert.ErrorContains(t, exp.Err(), "not UTF-8")
+
+	snap, err := exp.Registry().Snapshot()
+	require.NoError(t, err)
+	instances := map[string][]string{}
+	var refused any
+	for _, m := range snap {
+		for _, v := range m.Values {
+			instances[m.Name] = append(instances[m.Name], v.Instance)
+			if m.Name == "mmv.dropped" && v.Instance == "refused" {
+				refused = v.Value
+			}
+		}
+	}
+	assert.Equal(t, []string{"k=ok"}, instances["s.n"], "the point that is UTF-8 alone")
+	assert.Equal(t, []string{"k=ok"}, instances["s.lat.count"], "the histogram point that is UTF-8 alone, whole")
+	assert.Equal(t, []string{"k=ok"}, instances["s.lat.sum"])
+	assert.NotContains(t, strings.Join(instances["s.lat.bucket"], " "), "caf", "no bucket of the point refused")
+	assert.NotZero(t, refused, "mmv.dropped{refused}")
+}

@@ -200,3 +200,31 @@ func TestFamiliesBeforeFirstFile(t *testing.T) {
 	require.NoError(t, r2.Start())
 	assert.Equal(t, 1, b.Stats().Families, "declared by Start, before its file")
 }
+
+// TestSeriesNotUTF8Refused: a Gatherer that is not client_golang's
+// registry (which refuses them) may gather a label value that is not
+// UTF-8; mmv's vectors refuse it, as PCP's JSON labels and a Prometheus
+// scrape would show "/caf\xe9" and "/caf\xe8" as one value: the series
+// is refused, counted by the bridge (series) and the registry
+// (mmv.dropped), and named by Err; the family's other series are copied.
+func TestSeriesNotUTF8Refused(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		f := gaugeFamily("x", "path", "/caf\xe9", 1)
+		f.Metric = append(f.Metric, gaugeFamily("x", "path", "/café", 2).Metric...)
+		return []*dto.MetricFamily{f}, nil
+	})
+	r, tmp := newRegistry(t)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	var err error
+	require.NotPanics(t, func() { err = b.Refresh() })
+	assert.ErrorIs(t, err, mmv.ErrLabel)
+	assert.ErrorContains(t, err, "not UTF-8")
+	assert.Equal(t, uint64(1), b.Stats().DroppedSeries)
+	ms := read(t, r, tmp)
+	x := find(t, ms, "x")
+	require.Len(t, x.Instances, 1)
+	assert.Equal(t, "2", instance(t, x, "path=/café").Value)
+	assert.Equal(t, "1", instance(t, find(t, ms, "mmv.dropped"), "refused").Value, "the registry counts its refusal once")
+	assert.NotZero(t, droppedTotal(t, ms), "the bridge counts the sample")
+}

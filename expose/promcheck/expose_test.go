@@ -27,6 +27,7 @@ import (
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/expose"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // shop declares on r one of each kind of metric, with labels and units
@@ -429,4 +430,49 @@ func TestPCPLabelLeOnHistogram(t *testing.T) {
 			assert.False(t, dup, "series %s has label %s twice", ls, name)
 		}
 	}
+}
+
+// TestValuesNotUTF8Refused: a vector refuses a label value that is not
+// UTF-8 (a Latin-1 path, "/caf\xe9"), as client_golang's vectors do,
+// counted in mmv.dropped{refused}: PCP's JSON labels and the scrape write
+// such bytes as U+FFFD, so "/caf\xe9" and "/caf\xe8" were two PCP
+// instances but one series, which Prometheus's parsers read twice and a
+// scrape keeps one of. The file, PCP, Gather and the scrape agree: the
+// values that are UTF-8 are there, each its own series.
+func TestValuesNotUTF8Refused(t *testing.T) {
+	r, tmp := newRegistry(t)
+	v := mmv.NewCounterVec(r, "requests", "Requests", mmv.Count, "path")
+	v.With("/caf\xe9").Add(1)
+	_, err := v.Get("/caf\xe8")
+	require.ErrorIs(t, err, mmv.ErrLabel)
+	assert.ErrorIs(t, v.Err(), mmv.ErrLabel)
+	v.With("/café").Add(4)
+	v.With("/cafe").Add(8)
+	pcptest.NeedFileLayer(t)
+	require.NoError(t, r.Start())
+
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	var names []string
+	for _, val := range f.Values {
+		if val.Metric.Name == "requests" {
+			names = append(names, val.Instance.Name)
+		}
+	}
+	assert.Equal(t, []string{"path=/café", "path=/cafe"}, names, "the file's instances")
+	if pcptest.WantPCP(t) {
+		ms := pcptest.Info(t, tmp)
+		m := pcptest.Find(ms, "mmv."+r.Name()+".requests")
+		require.NotNil(t, m)
+		require.Len(t, m.Instances, 2, "PCP's instances")
+		d := pcptest.Find(ms, "mmv."+r.Name()+".mmv.dropped")
+		require.NotNil(t, d)
+		require.NotNil(t, d.Instance("refused"))
+		assert.Equal(t, "2", d.Instance("refused").Value, "PCP's count of the values refused")
+	}
+
+	e := both(t, r)
+	assert.Equal(t, 4.0, e.samples[canonical(t, `requests_total{path="/café"}`)])
+	assert.Equal(t, 8.0, e.samples[canonical(t, `requests_total{path="/cafe"}`)])
+	assert.Equal(t, 2.0, e.samples[canonical(t, `mmv_dropped_total{instname="refused"}`)], "the scrape's count of the values refused")
 }
