@@ -268,18 +268,25 @@ func (d door) followLimitLocked(in *indom, limit *atomic.Int64, per int) {
 // labelInstanceLocked counts the label records of a new instance of v,
 // whose label values are values, one per name, in *vl, made at v's first
 // instance labelled, while the files holding its indom keep labelReserve
-// label records for the program's own; it returns how many, or false once
-// they do not keep them, or the file's version has no labels. A value too
-// long for a label record only loses its label: no error is kept, nor a
-// subject made. The records are derived from v when read (vecLabels); the
-// instance's addition already marked its files to publish.
-func (d door) labelInstanceLocked(vl **vecLabels, v labelledVec, values []string) (records uint8, ok bool) {
+// label records for the program's own, or the file's version has labels;
+// it returns how many, 0 when they do not keep them. A value too long for
+// a label record only loses its label: no error is kept, nor a subject
+// made. The records are derived from v when read (vecLabels); the
+// instance's addition already marked its files to publish. full is v's
+// mark of the budget's last refusal: until labels are freed, every new
+// value of v is refused at the cost of a compare (labelMark).
+func (d door) labelInstanceLocked(vl **vecLabels, v labelledVec, values []string, full *labelMark) (records uint8) {
 	r := d.r
+	if full.full && !full.freedLocked(r) {
+		return 0
+	}
 	serial, names := v.labelNames()
 	in := r.serials[serial]
 	if r.opts.Version == Version2 || r.labelRoomLocked(in) < len(names)+labelReserve {
-		return 0, false
+		*full = labelMark{full: true, own: int32(len(r.labels)), vec: int32(r.vecRecords), parts: int32(len(r.parts))}
+		return 0
 	}
+	full.full = false
 	for i, name := range names {
 		if labelFits(name, values[i]) {
 			records++
@@ -291,7 +298,25 @@ func (d door) labelInstanceLocked(vl **vecLabels, v labelledVec, values []string
 	}
 	in.labels += int(records)
 	r.vecRecords += int(records)
-	return records, true
+	return records
+}
+
+// labelMark is, once the label budget refused a vector's instance its
+// labels, the registry's label counts then: the program's labels, the
+// vectors' records, the files. The budget is asked again at a new value
+// only once one of them is lower, or the files other (labels removed, a
+// vector's instances deleted or expired, files laid out anew): a vector
+// that met the budget labels its new values again once the budget is free,
+// and one that meets it pays a compare, not the count of a file's labels,
+// at each new value until then.
+type labelMark struct {
+	full            bool
+	own, vec, parts int32
+}
+
+// freedLocked reports whether labels may have been freed since the mark.
+func (m *labelMark) freedLocked(r *Registry) bool {
+	return int32(len(r.labels)) < m.own || int32(r.vecRecords) < m.vec || int32(len(r.parts)) != m.parts
 }
 
 // unlabelInstanceLocked uncounts the label records of an instance of the

@@ -34,7 +34,9 @@ const DefaultVecLimit = 1000
 // do not have). While the file's label budget allows (255 label records
 // per file, 32 of them left to the program), each instance also carries
 // its values as PCP instance labels, {"route":"/api","status":"200"},
-// which pminfo -l and pmseries show; beyond it the name alone carries them.
+// which pminfo -l and pmseries show; beyond it the name alone carries them,
+// and the values first used once deletions or expiry freed the budget
+// carry labels again.
 //
 // Instances are made on first use: With on a new list of values adds the
 // instance. Its PCP instance id derives from its name, so the same values
@@ -97,7 +99,7 @@ type Vec[T any] struct {
 	labelledEnd int
 	instanceIDs
 	undone     bool        // its declaration was undone with its transaction: it declares no instance
-	labelled   bool        // instances still get PCP labels
+	full       labelMark   // the label budget's last refusal of an instance (door.labelInstanceLocked)
 	unlabelled atomic.Bool // SetInstanceLabels(false)
 	lab        *vecLabels  // the labels they carry, from the first
 	expiry     expiry      // SetExpiry (expire.go)
@@ -337,8 +339,7 @@ func (v *Vec[T]) what() string { return subject("vector", v.metric) }
 // newVec returns the vector of metric over the indom serial, with label
 // names labels, checked by checkVecLabels.
 func newVec[T any](r door, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
-	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind,
-		labelled: true}
+	v := &Vec[T]{r: r, metric: metric, labels: slices.Clone(labels), serial: serial, kind: kind}
 	v.limit.Store(DefaultVecLimit)
 	v.first.slots = v.firstSlot[:]
 	v.table.Store(&v.first)
@@ -587,13 +588,13 @@ func (v *Vec[T]) rebuildLocked() {
 
 // labelLocked gives the instance of e, new, its values as PCP instance
 // labels, while the file's label budget keeps room for the program's own
-// (door.labelInstanceLocked).
+// (door.labelInstanceLocked): a value new after deletions freed the
+// budget is labelled again.
 func (v *Vec[T]) labelLocked(e *vecEntry[T]) {
-	if !v.labelled || v.unlabelled.Load() {
+	if v.unlabelled.Load() {
 		return
 	}
-	var records uint8
-	records, v.labelled = v.r.labelInstanceLocked(&v.lab, v, v.valuesOf(e))
+	records := v.r.labelInstanceLocked(&v.lab, v, v.valuesOf(e), &v.full)
 	e.state.Store(uint32(records) << 1)
 	if records > 0 {
 		v.labelledEnd = v.order.len()

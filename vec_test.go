@@ -597,14 +597,63 @@ func TestVecLabelBudget(t *testing.T) {
 	for i := range 50 {
 		require.True(t, a.Delete(strconv.Itoa(i), "200"))
 	}
-	a.With("new", "200").Inc() // the vector labels no more once it stopped
+	a.With("new", "200").Inc() // labelled again: the budget has room
 	b := mmv.NewCounterVec(r, "b", "", mmv.Count, "k")
 	b.With("x").Inc()
 	require.NoError(t, r.Flush())
 	inFile, after := fileInstanceLabels(t, r.Path())
 	assert.Equal(t, snapshotInstanceLabels(t, r), inFile)
-	assert.Equal(t, records-2*50+1, after, "the deleted instances' records given back, one to b")
+	assert.Equal(t, records-2*50+2+1, after, "the deleted instances' records given back, two to a's new value, one to b")
 	assert.Equal(t, []string{`{"k":"x"}`}, inFile[instanceAt{b.Indom(), firstInstanceID(t, r, "b")}])
+}
+
+// TestVecLabelsAfterBudgetFreed: a vector that met the file's label
+// budget labels its new values again once deletions or expiry freed it
+// (Reset here), where the first instance refused turned its labels off
+// for good: every value of a churning vector (request ids, clients,
+// SetExpiry) that once met the budget had no label PCP, pmseries and
+// Grafana could select it by, for the life of the registry. The budget is
+// asked again only once labels were freed: a new value meanwhile pays a
+// compare.
+func TestVecLabelsAfterBudgetFreed(t *testing.T) {
+	tmp, dir := t.TempDir(), ""
+	if pcptest.WantPCP(t) {
+		tmp, dir = pcpDir(t)
+	} else {
+		dir = tmp + "/mmv"
+	}
+	r := newRegistry(t, "labfreed", dir, mmv.Options{})
+	v := mmv.NewCounterVec(r, "clients", "Requests by client", mmv.Count, "client")
+	startOrSkip(t, r)
+	for i := range 300 { // past the budget: 223 records with one label name
+		v.With(fmt.Sprint("old", i)).Inc()
+	}
+	require.NoError(t, r.Flush())
+	_, full := fileInstanceLabels(t, r.Path())
+	require.Equal(t, mmv.MaxLabels-32, full, "the budget, the program's 32 kept")
+	v.With("still-full").Inc()
+	require.True(t, v.Delete("old0"))
+	v.With("one-freed").Inc()
+	require.NoError(t, r.Flush())
+	labels, records := fileInstanceLabels(t, r.Path())
+	assert.Equal(t, full, records, "the record old0 freed, taken again")
+	assert.Contains(t, fmt.Sprint(labels), `{"client":"one-freed"}`)
+	assert.NotContains(t, fmt.Sprint(labels), `{"client":"still-full"}`)
+
+	v.Reset() // the budget is free again
+	require.NoError(t, r.Flush())
+	_, records = fileInstanceLabels(t, r.Path())
+	require.Zero(t, records, "no label left after Reset")
+	v.With("new").Inc()
+	require.NoError(t, r.Flush())
+	labels, _ = fileInstanceLabels(t, r.Path())
+	assert.Equal(t, snapshotInstanceLabels(t, r), labels)
+	assert.Contains(t, fmt.Sprint(labels), `{"client":"new"}`, "the file's labels of a value first used with the budget free")
+	if pcptest.HasPCP() == nil {
+		out, ok := pcptest.Pminfo(t, tmp, "-l", "mmv.labfreed.clients")
+		require.True(t, ok, out)
+		assert.Contains(t, out, `"client":"new"`, "PCP's labels of client=new")
+	}
 }
 
 // TestHistogramVecLabels: a histogram vector's instances carry their
