@@ -24,6 +24,10 @@ import (
 // callback metrics' included, which read 0 there, a value the function
 // never returned. A closed registry gathers nothing.
 //
+// A Family's Metric is the declaration, but for an Elapsed metric's
+// semantics and units, which are those PCP's reader exports: counter and
+// microseconds.
+//
 // A histogram is one Family, in place of its .bucket, .count and .sum
 // metrics: its Bounds, and per Sample its Buckets, Count and Sum, read
 // from the histogram itself (observations since the last refresh
@@ -68,7 +72,7 @@ func (r *Registry) Gather(visit func(*Family)) {
 		if hidden[m] {
 			continue
 		}
-		f.reset(m.Metric)
+		f.reset(readAs(m.Metric))
 		f.Labels = r.labelsAboveLocked(m, f.Labels)
 		if rd, ok := readers[m]; ok {
 			rd.g.gather(f)

@@ -11,7 +11,9 @@ import (
 // moment, as Registry.Snapshot reads them.
 type MetricSnapshot struct {
 	// Metric is the declaration: name, type, semantics, units, indom and
-	// help, the item as declared (0 when derived).
+	// help, the item as declared (0 when derived); an Elapsed metric's
+	// semantics and units are those PCP's reader exports, counter and
+	// microseconds, whatever the declaration said (readAs).
 	Metric
 	// Labels are the labels PCP attaches to the metric: the registry's
 	// (cluster) labels, the metric's own, then its indom's.
@@ -87,7 +89,7 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	inst := r.instanceLabelsLocked(true)
 	out := make([]MetricSnapshot, 0, len(r.metrics))
 	for _, m := range r.metrics {
-		ms := MetricSnapshot{Metric: m.Metric, Labels: r.labelsAboveLocked(m, nil), Values: make([]InstanceValue, 0, m.valueCount())}
+		ms := MetricSnapshot{Metric: readAs(m.Metric), Labels: r.labelsAboveLocked(m, nil), Values: make([]InstanceValue, 0, m.valueCount())}
 		if m.indom != nil {
 			ms.LabelNames = m.indom.vec.labels
 		}
@@ -114,6 +116,18 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	}
 	slices.SortFunc(out, func(a, b MetricSnapshot) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// readAs is m as PCP's reader exports it, which Snapshot and Gather
+// show: an Elapsed metric is a counter in microseconds (its values are:
+// Value.AddDuration), whatever semantics and units its record says. The
+// file keeps the record as declared, as libpcp_mmv writes it (an Elapsed
+// metric in milliseconds: TestGolden's elapsed).
+func readAs(m Metric) Metric {
+	if m.Type == Elapsed {
+		m.Semantics, m.Units = SemCounter, Microsecond
+	}
+	return m
 }
 
 // valueOf reads v as a value of type t (see InstanceValue.Value).

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // Snapshot reads what instruments counted, started or not.
@@ -123,4 +126,56 @@ func TestReadLabelsAsDeclared(t *testing.T) {
 		}
 	})
 	assert.Equal(t, 2, gathered)
+}
+
+// TestElapsedAsPCPExportsIt: PCP's reader exports an Elapsed metric as a
+// counter in microseconds whatever its record says, and its values are
+// microseconds (AddDuration): Snapshot (so mmvtest) and Gather show those
+// semantics and units, where they showed the declared ones (an instant in
+// milliseconds here), and a test or a bridge reading them took 2,000 µs
+// for 2,000 ms of an instant. The declaration is accepted and the file
+// keeps its record as declared, as libpcp_mmv writes one in milliseconds
+// (TestGolden's elapsed).
+func TestElapsedAsPCPExportsIt(t *testing.T) {
+	tmp, dir := t.TempDir(), ""
+	if pcptest.WantPCP(t) {
+		tmp, dir = pcpDir(t)
+	} else {
+		dir = tmp + "/mmv"
+	}
+	r := newRegistry(t, "elapsedread", dir, mmv.Options{})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "busy", Type: mmv.Elapsed, Semantics: mmv.SemInstant, Units: mmv.Millisecond}))
+	startOrSkip(t, r)
+	value(t, r, "busy", "").AddDuration(2 * time.Millisecond)
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	require.Len(t, f.Metrics, 1)
+	assert.Equal(t, mmv.SemInstant, f.Metrics[0].Semantics, "the file's record, as declared")
+	assert.Equal(t, mmv.Millisecond, f.Metrics[0].Units, "the file's record, as declared")
+	if pcptest.HasPCP() == nil {
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.elapsedread.busy")
+		require.NotNil(t, m)
+		require.Equal(t, "counter", m.Semantics)
+		require.Equal(t, "microsec", m.Units)
+		require.Equal(t, "2000", m.Value)
+	}
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	seen := 0
+	for _, m := range snap {
+		if m.Name == "busy" {
+			seen++
+			assert.Equal(t, mmv.SemCounter, m.Semantics, "Snapshot's semantics of an Elapsed metric")
+			assert.Equal(t, mmv.Microsecond, m.Units, "Snapshot's units of an Elapsed metric")
+			assert.Equal(t, int64(2000), m.Values[0].Value)
+		}
+	}
+	r.Gather(func(f *mmv.Family) {
+		if f.Name == "busy" {
+			seen++
+			assert.Equal(t, mmv.SemCounter, f.Semantics, "Gather's semantics of an Elapsed metric")
+			assert.Equal(t, mmv.Microsecond, f.Units, "Gather's units of an Elapsed metric")
+		}
+	})
+	assert.Equal(t, 2, seen)
 }

@@ -38,10 +38,7 @@ func (e *encoder) family(f *mmv.Family) {
 	if f.Type == mmv.String {
 		return
 	}
-	units, counter := f.Units, f.Semantics == mmv.SemCounter
-	if f.Type == mmv.Elapsed { // as PCP's reader exports it, whatever its record says
-		units, counter = mmv.Microsecond, true
-	}
+	units, counter := f.Units, f.Semantics == mmv.SemCounter // an Elapsed metric's as PCP's reader exports them (Gather)
 	unit, scale := baseUnit(units)
 	name := strings.ReplaceAll(f.Name, ".", "_")
 	if f.Bounds != nil {
