@@ -62,6 +62,12 @@ const DefaultVecLimit = 1000
 // SetExpiry makes a vector forget the instances whose values stopped
 // changing, at no cost to updates (see SetExpiry).
 //
+// A vector is made by a New function (NewCounterVec...) or DeclareVec: a
+// zero Vec, declared nowhere, is none, and With and the methods that reach
+// its registry panic on it, as a zero Counter panics at its first update
+// (the check would cost every With); a nil *Vec is safe (see the package
+// doc, "Nil, errors and panics").
+//
 // With on an existing instance is a hash of the values and a map lookup,
 // lock-free and allocation-free; keep the instrument it returns on hot
 // paths all the same. Adding an instance takes the registry's lock;
