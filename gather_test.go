@@ -125,12 +125,8 @@ func TestGatherVectorPastLabels(t *testing.T) {
 // the vector's label names is refused (ErrDuplicate): the vector's value
 // is the one every reader shows.
 func TestGatherVecInstanceLabel(t *testing.T) {
-	tmp, dir := t.TempDir(), ""
-	if pcptest.WantPCP(t) {
-		tmp, dir = pcpDir(t)
-	} else {
-		dir = tmp + "/mmv"
-	}
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
 	r := newRegistry(t, "gathervl", dir, mmv.Options{})
 	v := mmv.NewCounterVec(r, "requests", "Requests", mmv.Count, "route")
 	v.With("/api").Add(3)
@@ -148,7 +144,7 @@ func TestGatherVecInstanceLabel(t *testing.T) {
 	labels, _ := fileInstanceLabels(t, r.Path())
 	assert.Equal(t, []string{`{"region":"eu"}`, `{"route":"/api"}`}, labels[instanceAt{v.Indom(), id}])
 	assert.Equal(t, labels, snapshotInstanceLabels(t, r))
-	if pcptest.HasPCP() == nil {
+	if pcptest.WantPCP(t) {
 		out, ok := pcptest.Pminfo(t, tmp, "-l", "mmv.gathervl.requests", "mmv.gathervl.latency.count")
 		require.True(t, ok, out)
 		assert.Contains(t, out, `"region":"eu"`, "PCP shows the label")

@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -137,12 +138,8 @@ func TestReadLabelsAsDeclared(t *testing.T) {
 // keeps its record as declared, as libpcp_mmv writes one in milliseconds
 // (TestGolden's elapsed).
 func TestElapsedAsPCPExportsIt(t *testing.T) {
-	tmp, dir := t.TempDir(), ""
-	if pcptest.WantPCP(t) {
-		tmp, dir = pcpDir(t)
-	} else {
-		dir = tmp + "/mmv"
-	}
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
 	r := newRegistry(t, "elapsedread", dir, mmv.Options{})
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "busy", Type: mmv.Elapsed, Semantics: mmv.SemInstant, Units: mmv.Millisecond}))
 	startOrSkip(t, r)
@@ -152,7 +149,7 @@ func TestElapsedAsPCPExportsIt(t *testing.T) {
 	require.Len(t, f.Metrics, 1)
 	assert.Equal(t, mmv.SemInstant, f.Metrics[0].Semantics, "the file's record, as declared")
 	assert.Equal(t, mmv.Millisecond, f.Metrics[0].Units, "the file's record, as declared")
-	if pcptest.HasPCP() == nil {
+	if pcptest.WantPCP(t) {
 		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.elapsedread.busy")
 		require.NotNil(t, m)
 		require.Equal(t, "counter", m.Semantics)

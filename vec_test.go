@@ -616,12 +616,8 @@ func TestVecLabelBudget(t *testing.T) {
 // asked again only once labels were freed: a new value meanwhile pays a
 // compare.
 func TestVecLabelsAfterBudgetFreed(t *testing.T) {
-	tmp, dir := t.TempDir(), ""
-	if pcptest.WantPCP(t) {
-		tmp, dir = pcpDir(t)
-	} else {
-		dir = tmp + "/mmv"
-	}
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
 	r := newRegistry(t, "labfreed", dir, mmv.Options{})
 	v := mmv.NewCounterVec(r, "clients", "Requests by client", mmv.Count, "client")
 	startOrSkip(t, r)
@@ -649,7 +645,7 @@ func TestVecLabelsAfterBudgetFreed(t *testing.T) {
 	labels, _ = fileInstanceLabels(t, r.Path())
 	assert.Equal(t, snapshotInstanceLabels(t, r), labels)
 	assert.Contains(t, fmt.Sprint(labels), `{"client":"new"}`, "the file's labels of a value first used with the budget free")
-	if pcptest.HasPCP() == nil {
+	if pcptest.WantPCP(t) {
 		out, ok := pcptest.Pminfo(t, tmp, "-l", "mmv.labfreed.clients")
 		require.True(t, ok, out)
 		assert.Contains(t, out, `"client":"new"`, "PCP's labels of client=new")
