@@ -86,6 +86,18 @@ func (r *Registry) Gather(visit func(*Family)) {
 	}
 }
 
+// readAs is m as PCP's reader exports it, which Snapshot and Gather
+// show: an Elapsed metric is a counter in microseconds (its values are:
+// Value.AddDuration), whatever semantics and units its record says. The
+// file keeps the record as declared, as libpcp_mmv writes it (an Elapsed
+// metric in milliseconds: TestGolden's elapsed).
+func readAs(m Metric) Metric {
+	if m.Type == Elapsed {
+		m.Semantics, m.Units = SemCounter, Microsecond
+	}
+	return m
+}
+
 func (f *Family) gatherValues(r *Registry, m *metric, cells []*cell, inst map[instanceKey][]Label) {
 	if m.indom == nil {
 		if v := valueAt(r, m, 0, cells); v != nil {

@@ -118,18 +118,6 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	return out, nil
 }
 
-// readAs is m as PCP's reader exports it, which Snapshot and Gather
-// show: an Elapsed metric is a counter in microseconds (its values are:
-// Value.AddDuration), whatever semantics and units its record says. The
-// file keeps the record as declared, as libpcp_mmv writes it (an Elapsed
-// metric in milliseconds: TestGolden's elapsed).
-func readAs(m Metric) Metric {
-	if m.Type == Elapsed {
-		m.Semantics, m.Units = SemCounter, Microsecond
-	}
-	return m
-}
-
 // valueOf reads v as a value of type t (see InstanceValue.Value).
 func valueOf(v *Value, t Type) any {
 	switch t {
