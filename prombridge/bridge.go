@@ -311,8 +311,14 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 		// buckets, nor old buckets after new ones were refused; nor an
 		// old value beside a value not copied.
 		b.unpublishLocked(f, s)
-		if errors.Is(err, errValue) { // retried at the next refresh
-			b.drops.drop(f.prom, dropValue, samplesOf(f.typ, m), fmt.Errorf("prombridge: family %s: series %q not copied: %w", f.prom, values, err))
+		// A value not copied, or not of the family's type, is the
+		// metric's at this refresh: tried again at the next.
+		why := dropValue
+		if errors.Is(err, errType) {
+			why = dropType
+		}
+		if why == dropType || errors.Is(err, errValue) {
+			b.drops.drop(f.prom, why, samplesOf(f.typ, m), fmt.Errorf("prombridge: family %s: series %q not copied: %w", f.prom, values, err))
 			return
 		}
 		s.refused = fmt.Errorf("prombridge: family %s: series %q refused: %w", f.prom, values, err)

@@ -158,7 +158,11 @@
 // name (the family's PCP name is another family's; a name gathered
 // twice in one Gather with two types, or a series gathered twice in one
 // Gather: the first is copied, the second counted), declaration (mmv
-// refused the family's metrics), type (not bridged), labels (a metric
+// refused the family's metrics), type (not bridged; or a metric without
+// the value of its family's type, such as a gauge family's metric holding
+// an untyped value or a histogram family's none: a Gatherer's own
+// families, which client_golang's Registry checks and a GathererFunc does
+// not; nothing of its series stays in PCP at that refresh), labels (a metric
 // whose label names are not its family's), series (a series mmv
 // refused: the family's Limit, the registry's caps; mmv counts the
 // refusal once too, in mmv.<file>.mmv.dropped) and value (a counter's

@@ -21,7 +21,7 @@ type reason int
 const (
 	dropName        reason = iota // the family's PCP name is another family's; a name or series gathered twice
 	dropDeclaration               // mmv refused the family's metrics
-	dropType                      // a type the bridge does not publish (gauge histogram)
+	dropType                      // a type the bridge does not publish (gauge histogram), or a metric without its family's type's value
 	dropLabels                    // a metric whose label names are not its family's
 	dropSeries                    // a series mmv refused: the family's limit, the registry's caps
 	dropValue                     // a total no PCP counter holds
@@ -45,7 +45,7 @@ type drops struct {
 func (d *drops) declare(r *mmv.Registry, name string) error {
 	v, err := mmv.DeclareVec[mmv.Counter](r, name, "Prometheus samples the bridge did not copy, by reason\n"+
 		"At every refresh. name: the family's PCP name is another family's; declaration: refused by the registry; "+
-		"type: not bridged; labels: not the family's label names; series: refused by the registry; value: not a counter's.", mmv.Count, "reason")
+		"type: not bridged, or a metric's value not of it; labels: not the family's label names; series: refused by the registry; value: not a counter's.", mmv.Count, "reason")
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -139,6 +140,9 @@ func (f *family) labelValues(m *dto.Metric, values []string) (_ []string, ok boo
 // update copies m into the instruments of s, binding them first when s is
 // new or its buckets or quantiles changed.
 func (f *family) update(s *series, m *dto.Metric) error {
+	if err := holds(f.typ, m); err != nil {
+		return err
+	}
 	total, ok := f.total(m)
 	if !ok {
 		return fmt.Errorf("%w: %v", errValue, total)
@@ -223,6 +227,47 @@ func countOf(n uint64, f float64) (count uint64, ok bool) {
 		return 0, false
 	}
 	return uint64(f), true
+}
+
+// errType is the error of a metric without the value of its family's
+// type: a Gatherer's own families (client_golang's Registry checks them,
+// a GathererFunc does not), which promhttp's encoder refuses too.
+var errType = errors.New("not of its family's type")
+
+// holds returns nil when m holds the value of type t, a type bridged, and
+// errType saying what m holds otherwise. Only that value is read: another
+// one beside it is ignored, as the exposition formats do.
+func holds(t dto.MetricType, m *dto.Metric) error {
+	var ok bool
+	switch t {
+	case dto.MetricType_COUNTER:
+		ok = m.Counter != nil
+	case dto.MetricType_GAUGE:
+		ok = m.Gauge != nil
+	case dto.MetricType_UNTYPED:
+		ok = m.Untyped != nil
+	case dto.MetricType_HISTOGRAM:
+		ok = m.Histogram != nil
+	case dto.MetricType_SUMMARY:
+		ok = m.Summary != nil
+	}
+	if ok {
+		return nil
+	}
+	var held []string
+	for _, v := range []struct {
+		set  bool
+		name string
+	}{{m.Counter != nil, "counter"}, {m.Gauge != nil, "gauge"}, {m.Untyped != nil, "untyped"}, {m.Histogram != nil, "histogram"}, {m.Summary != nil, "summary"}} {
+		if v.set {
+			held = append(held, v.name)
+		}
+	}
+	if len(held) == 0 {
+		held = append(held, "no value")
+	}
+	kind := strings.ToLower(t.String())
+	return fmt.Errorf("%w: a %s family's metric holds no %s value (it holds %s)", errType, kind, kind, strings.Join(held, ", "))
 }
 
 // errValue is the error of a series whose total no PCP counter holds.

@@ -2,11 +2,15 @@ package prombridge_test
 
 import (
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -113,4 +117,70 @@ func TestNameOfAnotherFileRetried(t *testing.T) {
 	assert.Equal(t, 2, st.Families)
 	ms := read(t, r, tmp)
 	assert.Equal(t, "42", find(t, ms, "late").Value)
+}
+
+// TestMistypedMetricNotCopied: a metric that lacks the value of its
+// family's type (a custom Gatherer's, one relaying another system's
+// families: client_golang's Registry checks this, GathererFunc does not)
+// is not copied, counted in prombridge.dropped as type and named by Err,
+// and PCP shows no old value for its series; a well-typed metric of the
+// same family is copied. A gauge holding an Untyped value showed 0, with
+// Err nil and nothing counted; a histogram or summary family whose metric
+// held no histogram or summary made Refresh panic on a nil pointer,
+// which on the registry's Poll goroutine kills the service.
+func TestMistypedMetricNotCopied(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	var mistyped atomic.Bool
+	label := func(v string) []*dto.LabelPair {
+		return []*dto.LabelPair{{Name: proto.String("k"), Value: proto.String(v)}}
+	}
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		queue := &dto.Metric{Gauge: &dto.Gauge{Value: proto.Float64(5)}}
+		jobs := &dto.Metric{Label: label("b"), Counter: &dto.Counter{Value: proto.Float64(4)}}
+		wait := &dto.Metric{Histogram: &dto.Histogram{SampleCount: proto.Uint64(1), SampleSum: proto.Float64(1)}}
+		size := &dto.Metric{Summary: &dto.Summary{SampleCount: proto.Uint64(1), SampleSum: proto.Float64(1)}}
+		if mistyped.Load() {
+			queue = &dto.Metric{Untyped: &dto.Untyped{Value: proto.Float64(5)}}
+			jobs = &dto.Metric{Label: label("b"), Gauge: &dto.Gauge{Value: proto.Float64(4)}}
+			wait = &dto.Metric{Gauge: &dto.Gauge{Value: proto.Float64(5)}}
+			size = &dto.Metric{}
+		}
+		return []*dto.MetricFamily{
+			{Name: proto.String("jobs_total"), Help: proto.String("j"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{
+				{Label: label("a"), Counter: &dto.Counter{Value: proto.Float64(3)}}, jobs}},
+			{Name: proto.String("queue"), Help: proto.String("q"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{queue}},
+			{Name: proto.String("size_bytes"), Help: proto.String("s"), Type: dto.MetricType_SUMMARY.Enum(), Metric: []*dto.Metric{size}},
+			{Name: proto.String("wait_seconds"), Help: proto.String("w"), Type: dto.MetricType_HISTOGRAM.Enum(), Metric: []*dto.Metric{wait}},
+		}, nil
+	})
+	r, tmp := newRegistry(t, mmv.Sentinel)
+	// An hour's interval: no refresh of the poll's meets the mistyped
+	// metrics (on HEAD it panicked, killing the test binary).
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, b.Err())
+	ms := read(t, r, tmp)
+	require.Equal(t, "5", find(t, ms, "queue").Value)
+	require.Equal(t, "4", instance(t, find(t, ms, "jobs"), "k=b").Value)
+
+	mistyped.Store(true)
+	var err error
+	require.NotPanics(t, func() { err = b.Refresh() }, "a histogram or summary family whose metric holds none")
+	for _, f := range []string{"jobs_total", "queue", "size_bytes", "wait_seconds"} {
+		assert.ErrorContains(t, err, "family "+f+":")
+	}
+	assert.ErrorContains(t, err, "a gauge family's metric holds no gauge value (it holds untyped)")
+	ms = read(t, r, tmp)
+	assert.True(t, find(t, ms, "queue").Value == "" || find(t, ms, "queue").Value == "nan", "queue shows %s, gathered as an Untyped", find(t, ms, "queue").Value)
+	assert.Equal(t, []string{"k=a"}, instanceNames(find(t, ms, "jobs")), "the counter's well-typed series is copied; the gauge value in it is not")
+	assert.Empty(t, find(t, ms, "wait_seconds.count").Value)
+	assert.Empty(t, find(t, ms, "size_bytes.sum").Value)
+	// 1 (queue) + 1 (jobs{k=b}) + 3 (wait: +Inf, sum, count) + 2 (size: sum, count)
+	assert.Equal(t, "7", instance(t, find(t, ms, "prombridge.dropped"), "reason=type").Value)
+
+	mistyped.Store(false)
+	require.NoError(t, b.Refresh())
+	ms = read(t, r, tmp)
+	assert.Equal(t, "5", find(t, ms, "queue").Value)
+	assert.Equal(t, "4", instance(t, find(t, ms, "jobs"), "k=b").Value)
+	assert.Equal(t, "1", find(t, ms, "wait_seconds.count").Value)
 }
