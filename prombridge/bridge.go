@@ -21,9 +21,10 @@ import (
 // has no deadline), and a program's shutdown must not wait for it.
 const closeWait = 5 * time.Second
 
-// DefaultGrace is how long a series absent from the gathered families
-// stays in PCP unless Options.Grace says otherwise: long enough that a
-// collector failing for a few refreshes does not reset its counters.
+// DefaultGrace is how long a series absent from Gathers that reported an
+// error stays in PCP unless Options.Grace says otherwise: long enough
+// that a collector failing for a few refreshes does not reset its
+// counters.
 const DefaultGrace = time.Minute
 
 // Options configures Register; the zero value of each field means its
@@ -38,9 +39,11 @@ type Options struct {
 	// Interval is how often the gatherer is read and copied into the file.
 	// Default: mmv.DefaultInterval (1 s).
 	Interval time.Duration
-	// Grace is how long a series absent from the gathered families stays
-	// in PCP before it is removed; negative keeps every series. Default:
-	// DefaultGrace.
+	// Grace is how long a series absent from Gathers that reported an
+	// error (the collector that failed may have left it out) stays in PCP
+	// before it is removed; negative keeps such series until an
+	// error-free Gather lacks them. A series absent from an error-free
+	// Gather leaves at once. Default: DefaultGrace.
 	Grace time.Duration
 	// Limit is the number of series one family may publish (a histogram's
 	// buckets and a summary's quantiles count with their series). Default:
@@ -59,7 +62,7 @@ type Stats struct {
 	Skipped       int    // families not published (see Bridge.Err for why)
 	Series        int    // series published
 	DroppedSeries uint64 // series mmv refused: a family's limit, the registry's caps
-	Deleted       uint64 // series removed from PCP once absent for Grace
+	Deleted       uint64 // series removed from PCP once absent (see Options.Grace)
 }
 
 // Bridge copies the families of a gatherer into a registry.
@@ -273,7 +276,7 @@ func (b *Bridge) refreshLocked(now time.Time, mfs []*dto.MetricFamily, err error
 			b.copyLocked(f, m, now)
 		}
 	}
-	b.sweepLocked(now)
+	b.sweepLocked(now, err != nil)
 	b.err = b.drops.done()
 }
 
@@ -352,11 +355,18 @@ func (b *Bridge) withdrawLocked(f *family) {
 	}
 }
 
-// sweepLocked removes from PCP the series absent for longer than Grace,
-// and names the singular metrics left with a value no longer gathered.
-func (b *Bridge) sweepLocked(now time.Time) {
+// sweepLocked removes from PCP the series absent from the refresh of
+// time now, whose Gather reported an error when failed, and names the
+// singular metrics left with a value no longer gathered. An error-free
+// Gather is the whole truth: what it lacks leaves at once. One that
+// reported an error may lack the series of the collector that failed:
+// they stay until absent for longer than Grace.
+func (b *Bridge) sweepLocked(now time.Time, failed bool) {
 	for _, f := range b.families {
-		if b.opts.Grace >= 0 {
+		switch {
+		case !failed:
+			b.removeLocked(f, func(s *series) bool { return !s.seen.Equal(now) })
+		case b.opts.Grace >= 0:
 			b.removeLocked(f, func(s *series) bool { return now.Sub(s.seen) > b.opts.Grace })
 		}
 		if f.stale {

@@ -18,8 +18,9 @@
 // family or a series refused is never fatal: Err says what the last
 // refresh met, Stats counts it, and the counter
 // mmv.<file>.<prefix>.prombridge.dropped counts the samples not copied
-// (see below); a Gather error's families are copied, and the series of a
-// collector that failed leave after Options.Grace. A Gather that does
+// (see below); a Gather error's families are copied, and the series it
+// lacks (the collector that failed may have left them out) leave after
+// Options.Grace. A Gather that does
 // not return (client_golang's has no deadline) holds up no method of the
 // bridge but Refresh, and Register never (Start, and the registry's Gather
 // and Snapshot before Start, wait for it 1 s at most):
@@ -179,9 +180,16 @@
 // (mmv.Options.MaxIndomInstances) hold too: a series refused there is
 // counted in Stats.DroppedSeries, leaves nothing of itself in PCP (no
 // sum without its buckets), and is not retried while it is gathered. A
-// series absent from the gathered families for Options.Grace (a minute)
-// is removed from PCP with mmv.Vec's Delete, and starts again from its
-// gathered value if it comes back. A singular family (no labels) cannot
+// series an error-free Gather lacks (CounterVec's DeleteLabelValues,
+// Unregister, a collector no longer emitting it) is removed from PCP
+// with mmv.Vec's Delete at that refresh: such a Gather is the whole
+// truth. A Gather that reported an error (a collector that failed sends
+// client_golang an invalid metric, and may have left its series out)
+// removes nothing at once: a series absent from it stays, with its last
+// value, until absent for Options.Grace (a minute), so that a collector
+// failing for a few refreshes does not reset its counters. A series
+// removed starts again from its gathered value if it comes back. A
+// singular family (no labels) cannot
 // be removed: on a registry with the mmv.Sentinel flag its values then
 // show no value (a counter's all ones; a gauge's NaN, which PCP 6.0.3
 // shows as nan), the staleness marker of PCP; without the flag they keep

@@ -1,11 +1,14 @@
 package prombridge_test
 
 import (
+	"errors"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -15,7 +18,8 @@ import (
 )
 
 // TestSeriesDisappear: a series deleted from client_golang leaves PCP at
-// the first refresh past Grace, and comes back from zero.
+// the next refresh (an error-free Gather: Grace does not hold it), and
+// comes back from zero.
 func TestSeriesDisappear(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	pr := prometheus.NewRegistry()
@@ -27,7 +31,7 @@ func TestSeriesDisappear(t *testing.T) {
 		latency.WithLabelValues(code).Observe(0.5)
 	}
 	r, tmp := newRegistry(t)
-	b, err := prombridge.Register(r, pr, &prombridge.Options{Grace: time.Nanosecond})
+	b, err := prombridge.Register(r, pr, nil)
 	require.NoError(t, err)
 	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
@@ -88,4 +92,57 @@ func TestLimit(t *testing.T) {
 	assert.Equal(t, "1", instance(t, find(t, ms, "mmv.dropped"), "limit").Value, "the registry counts its refusal once")
 	assert.Equal(t, strconv.FormatUint(b.Stats().Refreshes, 10), instance(t, find(t, ms, "prombridge.dropped"), "reason=series").Value,
 		"the bridge counts the sample at every refresh")
+}
+
+// TestAbsentSeriesLeaveAfterCleanGather: a series the source removed
+// (DeleteLabelValues, Unregister, a collector no longer emitting it)
+// leaves PCP at the first refresh whose Gather succeeded without it, and
+// a singular family shows no value (Sentinel): Grace keeps only the
+// series absent from a Gather that reported an error, the collector that
+// failed having maybe omitted them. PCP showed a value nobody held as
+// current for Grace (a minute), with Err nil and nothing counted. A
+// series absent from failed Gathers leaves once absent for longer than
+// Grace.
+func TestAbsentSeriesLeaveAfterCleanGather(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	reg := prometheus.NewRegistry()
+	conns := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "conns", Help: "open connections"}, []string{"peer"})
+	temp := prometheus.NewGauge(prometheus.GaugeOpts{Name: "temp", Help: "t"})
+	reg.MustRegister(conns, temp)
+	for peer, n := range map[string]float64{"a": 3, "b": 7, "c": 9} {
+		conns.WithLabelValues(peer).Set(n)
+	}
+	temp.Set(20)
+	var failing atomic.Bool
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := reg.Gather()
+		if failing.Load() {
+			err = errors.New("collector db: connection refused")
+		}
+		return mfs, err
+	})
+	r, tmp := newRegistry(t, mmv.Sentinel)
+	const grace = time.Second
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour, Grace: grace})
+
+	// A Gather that reported an error: what it lacks stays for Grace.
+	require.True(t, conns.DeleteLabelValues("c"))
+	failing.Store(true)
+	require.ErrorContains(t, b.Refresh(), "connection refused")
+	assert.Equal(t, "9", instance(t, find(t, read(t, r, tmp), "conns"), "peer=c").Value, "absent from a Gather that failed: kept for Grace")
+	assert.Zero(t, b.Stats().Deleted)
+	time.Sleep(grace + grace/4)
+	require.ErrorContains(t, b.Refresh(), "connection refused")
+	assert.Nil(t, find(t, read(t, r, tmp), "conns").Instance("peer=c"), "absent from failed Gathers for longer than Grace")
+
+	// An error-free one: what it lacks leaves at once.
+	failing.Store(false)
+	require.True(t, conns.DeleteLabelValues("b"))
+	reg.Unregister(temp)
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+	assert.Equal(t, []string{"peer=a"}, instanceNames(find(t, ms, "conns")))
+	assert.True(t, find(t, ms, "temp").Value == "" || find(t, ms, "temp").Value == "nan", "temp shows %s, unregistered", find(t, ms, "temp").Value)
+	assert.Equal(t, uint64(2), b.Stats().Deleted, "peer=c, then peer=b")
+	assert.Equal(t, 1, b.Stats().Series)
 }
