@@ -1,13 +1,18 @@
 package prombridge_test
 
 import (
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/prombridge"
 )
@@ -98,4 +103,74 @@ func TestApplicationMetrics(t *testing.T) {
 	assert.Equal(t, 7, st.Families)
 	assert.Equal(t, 8, st.Series, "2 requests, 1 latency, 5 singular families")
 	assert.NoError(t, b.Err())
+}
+
+// unitScale returns the factor of the scale PCP prints in units such as
+// "count x 10^-3" (1 when none).
+func unitScale(units string) float64 {
+	if m := regexp.MustCompile(`x 10\^(-?\d+)`).FindStringSubmatch(units); m != nil {
+		e, _ := strconv.Atoi(m[1])
+		return math.Pow(10, float64(e))
+	}
+	return 1
+}
+
+// TestFractionalSumsKept: a histogram's or summary's sum, fractional by
+// nature, keeps its fraction in units that are not a time or a space:
+// counts and dimensionless values in thousandths, as otelexporter keeps
+// float totals. A ratio histogram that observed 0.2 showed a sum of 0
+// beside a count of 1, its mean and rate 0 in PCP. A counter keeps whole
+// units, rounded, but in seconds and milliseconds (microseconds): most
+// counters count whole events (requests_total), which thousandths would
+// show a thousandfold, and a total's rounding is at most half a unit,
+// never accumulated.
+func TestFractionalSumsKept(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	reg := prometheus.NewRegistry()
+	requests := prometheus.NewCounter(prometheus.CounterOpts{Name: "requests_total", Help: "r"})
+	work := prometheus.NewCounter(prometheus.CounterOpts{Name: "work_units_total", Help: "work done, in fractional units"})
+	ratio := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cache_fill_ratio", Help: "fill ratio", Buckets: []float64{0.25, 0.5, 1}})
+	items := prometheus.NewSummary(prometheus.SummaryOpts{Name: "batch_items_total", Help: "items per batch"})
+	wait := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "queue_wait", Help: "in minutes (Options.Units)", Buckets: []float64{1}})
+	chunk := prometheus.NewSummary(prometheus.SummaryOpts{Name: "chunk", Help: "in Kbytes (Options.Units)"})
+	reg.MustRegister(requests, work, ratio, items, wait, chunk)
+	requests.Add(3)
+	work.Add(2.4)
+	ratio.Observe(0.2)
+	items.Observe(2.5)
+	wait.Observe(0.5)
+	chunk.Observe(1.5)
+	units := func(family string) mmv.Units {
+		switch family {
+		case "queue_wait":
+			return mmv.Minute
+		case "chunk":
+			return mmv.Kbyte
+		}
+		return prombridge.Units(family)
+	}
+	r, tmp := newRegistry(t)
+	b := started(t, r, reg, &prombridge.Options{Interval: time.Hour, Units: units})
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+
+	for _, c := range []struct {
+		metric, units string
+		want          float64
+	}{
+		{"requests", "count", 3},
+		{"work_units", "count", 2}, // 2.4, rounded: whole units
+		{"cache_fill_ratio.sum", "x 10^-3", 0.2},
+		{"cache_fill_ratio.count", "count", 1},
+		{"batch_items_total.sum", "count x 10^-3", 2.5},
+		{"queue_wait.sum", "microsec", 30e6}, // half a minute
+		{"chunk.sum", "byte", 1536},          // 1.5 Kbyte
+	} {
+		m := find(t, ms, c.metric)
+		assert.Equal(t, c.units, m.Units, c.metric)
+		v, err := strconv.ParseFloat(m.Value, 64)
+		require.NoError(t, err)
+		assert.InDelta(t, c.want, v*unitScale(m.Units), 1e-9, "PCP shows %s = %s [%s] for a gathered %v", c.metric, m.Value, m.Units, c.want)
+	}
+	assert.Contains(t, find(t, ms, "cache_fill_ratio.sum").LongHelp, `integer counter of "x 10^-3"`)
 }

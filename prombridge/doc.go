@@ -84,9 +84,20 @@
 // # Values
 //
 // Counters mirror the gathered total (mmv.Counter.Set). PCP counters are
-// integers: a counter's value, and a histogram's or summary's sum, is
-// rounded, and one in seconds or milliseconds is published in
-// microseconds, so that process_cpu_seconds_total keeps its fraction. A
+// integers, so a total is published in units fine enough to keep what
+// matters of its fraction, then rounded. A histogram's or summary's sum,
+// fractional by nature, keeps it: in microseconds for a time in seconds,
+// milliseconds (or minutes, hours), in bytes for a space, in thousandths
+// for a count or a dimensionless value ("count x 10^-3", "x 10^-3": a
+// ratio histogram that observed 0.2 shows a sum of 200 x 10^-3), as
+// otelexporter keeps float totals; the sum's long help says so. A
+// counter's value in seconds or milliseconds is published in
+// microseconds, so that process_cpu_seconds_total keeps its fraction; in
+// any other units it is rounded to whole units: most counters count
+// whole events (http_requests_total), which thousandths would show a
+// thousandfold in every tool, and a total's rounding is at most half a
+// unit, never accumulated, so it shows only in a counter that grows by
+// fractions of its unit (one at 0.4 shows 0). A
 // total that is negative, not finite or beyond a uint64 is not copied, and
 // nothing of its series stays in PCP at that refresh (see Drops): PCP
 // never shows an old total as the current one. Gauges, untyped values and quantiles are

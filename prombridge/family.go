@@ -26,7 +26,7 @@ type family struct {
 	retry  bool     // err may pass: declared again at the next refresh that gathers it
 	tried  uint64   // Stats.Refreshes when last declared: once per refresh
 	stale  bool     // its singular metrics keep an old value (no Sentinel flag): Err names it
-	scale  float64  // from the family's units to its integer counters'
+	scale  float64  // from the family's units to its integer counter's (a counter's value, a sum)
 	limit  int      // series in a vector
 	per    int      // the most buckets or quantiles of a series: the vector's limit is limit*per
 
@@ -67,10 +67,11 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 	for i, l := range f.labels {
 		labels[i] = pcpname.Part(l, "x")
 	}
-	intUnits, scale := integral(units)
-	f.scale, f.limit = scale, limit
+	f.limit = limit
 	switch f.typ {
 	case dto.MetricType_COUNTER:
+		var intUnits mmv.Units
+		intUnits, f.scale = integral(units)
 		f.value, err = bridge.Declare[mmv.Counter](d, f.name, help(text, ""), intUnits, labels, limit)
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
 		f.gauge, err = bridge.Declare[mmv.Gauge](d, f.name, help(text, ""), units, labels, limit)
@@ -82,13 +83,13 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 		// label budget (255 records) on one histogram.
 		f.buckets.SetInstanceLabels(false)
 		f.raiseLimit(f.buckets, len(bounds(m)))
-		err = f.declareTotals(d, text, intUnits, labels, limit)
+		err = f.declareTotals(d, text, units, labels, limit)
 	case dto.MetricType_SUMMARY:
 		if f.quantiles, err = mmv.DeclareVec[mmv.Gauge](d, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...); err != nil {
 			return err
 		}
 		f.raiseLimit(f.quantiles, max(1, len(m.GetSummary().GetQuantile())))
-		err = f.declareTotals(d, text, intUnits, labels, limit)
+		err = f.declareTotals(d, text, units, labels, limit)
 	default:
 		return fmt.Errorf("type %s is not bridged", f.typ)
 	}
@@ -113,9 +114,16 @@ func bridged(t dto.MetricType) bool {
 	return false
 }
 
-// declareTotals declares the sum and count of a histogram or summary.
+// declareTotals declares the sum and count of a histogram or summary of
+// units, the sum in fine units.
 func (f *family) declareTotals(d mmv.Declarer, text string, units mmv.Units, labels []string, limit int) (err error) {
-	if f.value, err = bridge.Declare[mmv.Counter](d, f.name+".sum", help(text, sumHelp), units, labels, limit); err != nil {
+	sumUnits, scale := fine(units)
+	f.scale = scale
+	long := sumHelp
+	if sumUnits != units {
+		long += fmt.Sprintf(" Kept as an integer counter of %q.", sumUnits.String())
+	}
+	if f.value, err = bridge.Declare[mmv.Counter](d, f.name+".sum", help(text, long), sumUnits, labels, limit); err != nil {
 		return err
 	}
 	f.count, err = bridge.Declare[mmv.Counter](d, f.name+".count", help(text, countHelp), mmv.Count, labels, limit)

@@ -1,6 +1,7 @@
 package prombridge
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -52,15 +53,57 @@ func Units(family string) mmv.Units {
 	return mmv.NoUnits
 }
 
-// integral returns the units an integer counter of units u is published
-// in, and the factor from u to them: seconds and milliseconds become
-// microseconds, so that a counter of CPU seconds keeps its fraction.
+// integral returns the units a counter of units u is published in, PCP
+// counters being integers, and the factor from u to them: seconds and
+// milliseconds become microseconds, so that a counter of CPU seconds
+// keeps its fraction; any other counter keeps its units, rounded. Most
+// counters count whole events (requests_total), which thousandths would
+// show a thousandfold in every tool, and a total's rounding is at most
+// half a unit, never accumulated: it shows only in a counter that grows
+// by fractions of its unit (0.4 shows 0).
 func integral(u mmv.Units) (mmv.Units, float64) {
 	switch u {
 	case mmv.Second:
 		return mmv.Microsecond, 1e6
 	case mmv.Millisecond:
 		return mmv.Microsecond, 1e3
+	}
+	return u, 1
+}
+
+// Thousandths of a count, and of a dimensionless value.
+var (
+	milliCount = mmv.NewUnits(0, 0, 1, 0, 0, -3)
+	milli      = mmv.NewUnits(0, 0, 0, 0, 0, -3)
+)
+
+// µs in each time scale, ScaleNanosec..ScaleHour.
+var usPer = [...]float64{1e-3, 1, 1e3, 1e6, 60e6, 3600e6}
+
+// fine returns the units a histogram's or summary's sum of units u is
+// published in, and the factor from u to them. A sum of observations is
+// fractional by nature (a ratio histogram that observed 0.2), so it keeps
+// its fraction: a count or a dimensionless value in thousandths ("count x
+// 10^-3", "x 10^-3"), as otelexporter keeps float totals; a time coarser
+// than microseconds in microseconds, as a counter's (not nanoseconds, as
+// otelexporter's: a sum of request times of a busy service passes 2^64
+// ns within years); a space in bytes. Any other units (a rate, from
+// Options.Units) are kept, rounded.
+func fine(u mmv.Units) (mmv.Units, float64) {
+	if ts, ok := u.Time(); ok {
+		if ts > mmv.ScaleMicrosec && int(ts) < len(usPer) {
+			return mmv.Microsecond, usPer[ts]
+		}
+		return u, 1
+	}
+	if ss, ok := u.Space(); ok && ss <= mmv.ScaleEbyte {
+		return mmv.Byte, math.Pow(1024, float64(ss))
+	}
+	switch u {
+	case mmv.Count:
+		return milliCount, 1e3
+	case mmv.NoUnits:
+		return milli, 1e3
 	}
 	return u, 1
 }

@@ -402,7 +402,7 @@ func samples(mfs []*dto.MetricFamily) []expect {
 				out = append(out, expect{k, suffix, in, v, counter, absent})
 			}
 			totals := func(sum float64, count uint64) {
-				add(".sum", inst("", ""), math.Round(sum*scale), true)
+				add(".sum", inst("", ""), math.Round(sum*sumScale(prombridge.Units(k.name))), true)
 				add(".count", inst("", ""), float64(count), true)
 			}
 			switch k.typ {
@@ -436,6 +436,20 @@ func samples(mfs []*dto.MetricFamily) []expect {
 		}
 	}
 	return out
+}
+
+// sumScale is the factor from a histogram's or summary's sum of units u,
+// from prombridge.Units, to the units PCP shows it in, as the package doc
+// maps them: times in microseconds (nanoseconds stay), counts and
+// dimensionless values in thousandths, bytes as they are.
+func sumScale(u mmv.Units) float64 {
+	switch u {
+	case mmv.Second:
+		return 1e6
+	case mmv.Millisecond, mmv.Count, mmv.NoUnits:
+		return 1e3
+	}
+	return 1
 }
 
 // refresh refreshes the bridge and checks the property.

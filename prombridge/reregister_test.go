@@ -232,7 +232,7 @@ func TestValueNotCopied(t *testing.T) {
 	ms = read(t, r, tmp)
 	assert.Equal(t, "7", instance(t, find(t, ms, "c"), "k=a").Value)
 	assert.Equal(t, "7", find(t, ms, "s").Value)
-	assert.Equal(t, "7", instance(t, find(t, ms, "h.sum"), "k=a").Value)
+	assert.Equal(t, "7000", instance(t, find(t, ms, "h.sum"), "k=a").Value, "in thousandths")
 }
 
 // TestFloatCountsNotCopied: a histogram of float counts (a Gatherer
