@@ -16,9 +16,9 @@ import (
 	"github.com/gopcp/mmv/internal/pcpname"
 )
 
-// closeWait bounds how long Close waits for a refresh running, whose
-// copy it takes as the last: a Gather may never return (client_golang's
-// has no deadline), and a program's shutdown must not wait for it.
+// closeWait bounds how long Close waits for its last refresh, after the
+// one running: a Gather may never return (client_golang's has no
+// deadline), and a program's shutdown must not wait for it.
 const closeWait = 5 * time.Second
 
 // DefaultGrace is how long a series absent from Gathers that reported an
@@ -181,21 +181,27 @@ func (b *Bridge) refresh() error {
 
 // Close copies the families a last time and stops the refreshes; it
 // returns what Err then returns. Close the registry after it, so that its
-// file holds the last values. A refresh running is waited for up to
-// closeWait, then Close copies anew; one whose Gather runs longer (a
-// collector stuck) copies nothing once Gather returns, and Close none.
+// file holds the last values. Its refresh comes after the one running, if
+// any, and runs on a goroutine of its own, waited for closeWait in all: a
+// Gather that runs longer (a collector stuck) copies nothing once it
+// returns, PCP keeping the values of the refresh before, and Close
+// returns without it. Closing again returns at once.
 func (b *Bridge) Close() error {
-	if b.refreshing.TryLock() {
-		b.refresh()
-		b.refreshing.Unlock()
-	} else {
-		for end := time.Now().Add(closeWait); time.Now().Before(end); time.Sleep(time.Millisecond) {
-			if b.refreshing.TryLock() {
-				b.refresh() // what the program set since that refresh gathered
-				b.refreshing.Unlock()
-				break
-			}
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if !closed {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			b.Refresh() // what the program set since the refresh running gathered
+		}()
+		t := time.NewTimer(closeWait)
+		select {
+		case <-done:
+		case <-t.C:
 		}
+		t.Stop()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -25,8 +25,8 @@
 // bridge but Refresh, and Register never (Start, and the registry's Gather
 // and Snapshot before Start, wait for it 1 s at most):
 // Err names it once it has run longer than Grace and Interval, PCP
-// showing the values of the refresh before, and Close does not wait for
-// it. The package is a module of its own so that mmv's users never
+// showing the values of the refresh before, and Close waits 5 s at most
+// for it and its own last Gather. The package is a module of its own so that mmv's users never
 // download client_golang.
 //
 // A family declared before Start is in the registry's first file, and

@@ -77,6 +77,37 @@ func TestStuckGatherIsNamed(t *testing.T) {
 	}
 }
 
+// TestCloseDoesNotWaitForStuckGather: Close's last refresh runs its
+// Gather on a goroutine of its own, waited for closeWait (5 s) at most: a
+// collector that blocks at that moment (a query to a database the
+// service already closed: client_golang's Gather has no deadline) held
+// Close, and the service's shutdown, for ever.
+func TestCloseDoesNotWaitForStuckGather(t *testing.T) {
+	var stuck atomic.Bool
+	release := make(chan struct{})
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		if stuck.Load() {
+			<-release
+		}
+		return []*dto.MetricFamily{gaugeFamily("temp", "zone", "a", 21)}, nil
+	})
+	r, _ := newRegistry(t)
+	t.Cleanup(func() { close(release) }) // before r.Close (cleanups run last first)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+
+	stuck.Store(true) // the collector blocks from now on; no refresh is running
+	done := make(chan error, 1)
+	go func() { done <- b.Close() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // closeWait and a margin
+		t.Fatal("Bridge.Close has not returned after 10 s: its own Gather never returns, and a service's shutdown hangs")
+	}
+	start := time.Now()
+	require.NoError(t, b.Close(), "closed already")
+	assert.Less(t, time.Since(start), time.Second, "a second Close returns at once")
+}
+
 // TestCloseDuringRefreshCopiesLastValues: a Close that meets a refresh
 // whose Gather is running (a big registry's, not stuck) waits for it, and
 // its copy is the last: Close skipped its own and marked the bridge
