@@ -16,11 +16,6 @@ import (
 	"github.com/gopcp/mmv/internal/pcpname"
 )
 
-// closeWait bounds how long Close waits for its last refresh, after the
-// one running: a Gather may never return (client_golang's has no
-// deadline), and a program's shutdown must not wait for it.
-const closeWait = 5 * time.Second
-
 // DefaultGrace is how long a series absent from Gathers that reported an
 // error stays in PCP unless Options.Grace says otherwise: long enough
 // that a collector failing for a few refreshes does not reset its
@@ -33,8 +28,9 @@ type Options struct {
 	// Prefix is put before every metric name, with a dot: "prom" gives
 	// mmv.<file>.prom.http_requests. Default: none. Register refuses a
 	// prefix under which every family would be refused (mmv, a metric of
-	// the program); two bridges on one registry need different prefixes,
-	// each with its own prombridge.dropped.
+	// the program); two open bridges on one registry need different
+	// prefixes, each with its own prombridge.dropped (a closed bridge's
+	// prefix is free: see Bridge.Close).
 	Prefix string
 	// Interval is how often the gatherer is read and copied into the file.
 	// Default: mmv.DefaultInterval (1 s).
@@ -58,11 +54,11 @@ type Options struct {
 type Stats struct {
 	Refreshes     uint64 // refreshes done
 	GatherErrors  uint64 // refreshes whose Gather returned an error
-	Families      int    // families published
-	Skipped       int    // families not published (see Bridge.Err for why)
-	Series        int    // series published
+	Families      int    // families published; 0 after Close
+	Skipped       int    // families not published (see Bridge.Err for why); 0 after Close
+	Series        int    // series published; 0 after Close
 	DroppedSeries uint64 // series mmv refused: a family's limit, the registry's caps
-	Deleted       uint64 // series removed from PCP once absent (see Options.Grace)
+	Deleted       uint64 // series removed from PCP once absent (see Options.Grace), or by Close
 }
 
 // Bridge copies the families of a gatherer into a registry.
@@ -83,10 +79,15 @@ type Bridge struct {
 	names     map[string]*family        // PCP names taken, to the family taking them
 	gathered  map[string]dto.MetricType // Prometheus names of the refresh running, and their first type
 	values    []string                  // label values of the metric being copied
+	// inherited are the families closed bridges of the registry and
+	// prefix declared, by PCP name, that no family of this bridge has
+	// adopted yet (see handover.go).
+	inherited map[string]*family
 	drops     drops
 	stats     Stats
 	err       error
 	closed    bool
+	left      *leftovers // what Close handed over
 }
 
 // familyKey is what tells families apart: a name gathered with another
@@ -106,8 +107,10 @@ type familyKey struct {
 // Options.Interval while r is started, until Close. It
 // returns an error when g is nil, or the prefix is invalid or would have
 // every family refused (mmv's own names, a metric the program declared,
-// too long): Register declares the bridge's counter of drops,
-// <prefix>.prombridge.dropped, which r refuses then. What a refresh meets
+// too long, an open bridge's prefix): Register declares the bridge's
+// counter of drops, <prefix>.prombridge.dropped, which r refuses then.
+// On a prefix of a bridge of r closed already, it takes that bridge's
+// metrics over instead (see Bridge.Close). What a refresh meets
 // (a Gather error, a family or series refused) is never fatal: Err
 // reports it and Stats and prombridge.dropped count it.
 func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, error) {
@@ -129,7 +132,11 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 			}
 		}
 	}
-	if err := b.drops.declare(r, b.pcpName(droppedMetric)); err != nil {
+	if left := takeOver(r, b.opts.Prefix); left != nil {
+		// A closed bridge's metrics, which mmv cannot undeclare.
+		b.drops.adopt(left.dropped)
+		b.inherited = left.families
+	} else if err := b.drops.declare(r, b.pcpName(droppedMetric)); err != nil {
 		return nil, fmt.Errorf("prombridge: Register: prefix %q: every family would be refused: %w", b.opts.Prefix, err)
 	}
 	if b.opts.Grace == 0 {
@@ -152,8 +159,14 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 
 // Refresh gathers the families and copies them into the registry now,
 // after the refresh running if any, and returns what the last refresh
-// met.
+// met. After Close it does nothing, and returns what Close returned.
 func (b *Bridge) Refresh() error {
+	b.mu.Lock()
+	if b.closed { // not behind a Gather stuck in the refresh running
+		defer b.mu.Unlock()
+		return b.err
+	}
+	b.mu.Unlock()
 	b.refreshing.Lock()
 	defer b.refreshing.Unlock()
 	return b.refresh()
@@ -179,34 +192,65 @@ func (b *Bridge) refresh() error {
 	return b.err
 }
 
-// Close copies the families a last time and stops the refreshes; it
-// returns what Err then returns. Close the registry after it, so that its
-// file holds the last values. Its refresh comes after the one running, if
-// any, and runs on a goroutine of its own, waited for closeWait in all: a
-// Gather that runs longer (a collector stuck) copies nothing once it
-// returns, PCP keeping the values of the refresh before, and Close
-// returns without it. Closing again returns at once.
+// Close takes the bridge out of its registry: every series it published
+// leaves PCP (its vectors' instances are deleted, prombridge.dropped's
+// too; its singular metrics show no value on a registry with the
+// mmv.Sentinel flag, and keep their last values without it, which the
+// error Close returns names), and its refreshes stop: the registry's
+// Poll, which mmv cannot remove, then does nothing. Close gathers
+// nothing and waits for no Gather: a refresh whose Gather is running
+// copies nothing once it returns. The metrics stay declared, mmv never
+// undeclaring one: the next Register on the registry with the same
+// prefix takes them over, and a family of it declared alike (the same
+// family, label names and units) publishes through them again; one declared
+// otherwise under a name they hold is refused (mmv.ErrDuplicate).
+//
+// On a registry closed already, Close only stops the bridge: the
+// registry's files, without the mmv.Process flag, keep the values of its
+// last refresh. So a program that ends closes the registry alone, or
+// before the bridge, calling Refresh first for the latest values. Close
+// returns what Err then returns; closing again does nothing.
 func (b *Bridge) Close() error {
 	b.mu.Lock()
-	closed := b.closed
-	b.mu.Unlock()
-	if !closed {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			b.Refresh() // what the program set since the refresh running gathered
-		}()
-		t := time.NewTimer(closeWait)
-		select {
-		case <-done:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return b.errLocked()
+	}
 	b.closed = true
-	return b.errLocked()
+	if errors.Is(b.r.Err(), mmv.ErrClosed) {
+		return b.errLocked()
+	}
+	for _, f := range b.families {
+		b.removeLocked(f, func(*series) bool { return true })
+	}
+	left := &leftovers{dropped: b.drops.vec, families: b.inherited}
+	if left.families == nil {
+		left.families = map[string]*family{}
+	}
+	for name, f := range b.names {
+		// Declared, and never written maybe (a first metric whose labels
+		// were not its family's): withdrawn all the same.
+		b.withdrawLocked(f)
+		left.families[name] = f
+	}
+	b.drops.vec.Reset()
+	b.inherited = nil
+	for _, f := range left.families {
+		if f.stale {
+			b.drops.errs.Add(f.prom, "stale", 0, staleError(f, "after Close"))
+		}
+	}
+	b.err = b.drops.done()
+	b.stats.Families, b.stats.Skipped = 0, 0
+	b.left = left
+	handOver(b)
+	return b.err
+}
+
+// staleError names f's singular metric as keeping an old value, when.
+func staleError(f *family, when string) error {
+	return fmt.Errorf("prombridge: family %s: its singular metric %s keeps an old value %s: "+
+		"PCP cannot withdraw it from a registry without the mmv.Sentinel flag", f.prom, f.name, when)
 }
 
 // Err returns what the last refresh met, nil if nothing: the Gather
@@ -224,7 +268,7 @@ func (b *Bridge) Err() error {
 
 // errLocked is Err.
 func (b *Bridge) errLocked() error {
-	if b.gathering.IsZero() {
+	if b.gathering.IsZero() || b.closed { // closed: what it gathers is copied nowhere
 		return b.err
 	}
 	grace := b.opts.Grace
@@ -376,8 +420,12 @@ func (b *Bridge) sweepLocked(now time.Time, failed bool) {
 			b.removeLocked(f, func(s *series) bool { return now.Sub(s.seen) > b.opts.Grace })
 		}
 		if f.stale {
-			b.drops.errs.Add(f.prom, "stale", 0, fmt.Errorf("prombridge: family %s: its singular metric %s keeps an old value: "+
-				"PCP cannot withdraw it from a registry without the mmv.Sentinel flag", f.prom, f.name))
+			b.drops.errs.Add(f.prom, "stale", 0, staleError(f, "no longer gathered"))
+		}
+	}
+	for _, f := range b.inherited {
+		if f.stale {
+			b.drops.errs.Add(f.prom, "stale", 0, staleError(f, "since a bridge closed"))
 		}
 	}
 }
@@ -436,12 +484,19 @@ func (b *Bridge) family(mf *dto.MetricFamily, mfs []*dto.MetricFamily) *family {
 	}
 	base, full := Name(key.prom, t), pcpname.Part(key.prom, "x")
 	f := &family{prom: key.prom, typ: t, name: b.pcpName(base), series: seriesTable{}}
+	for _, l := range mf.Metric[0].Label {
+		f.labels = append(f.labels, l.GetName())
+	}
 	if base != full {
 		// A counter keeps "_total" when dropping it would make the PCP
 		// name of another family gathered with it (the Go collector has
 		// go_memstats_alloc_bytes beside go_memstats_alloc_bytes_total;
-		// a:b_total beside a_b), or one taken already.
+		// a:b_total beside a_b), or one taken already: by a family of
+		// this bridge, or a closed bridge's metric that does not fit.
 		_, taken := b.names[f.name]
+		if old, ok := b.inherited[f.name]; ok && f.fits(old, b.opts.Units(f.prom)) != nil {
+			taken = true
+		}
 		if taken || slices.ContainsFunc(mfs, func(o *dto.MetricFamily) bool {
 			return o != mf && keepsName(o) && Name(o.GetName(), o.GetType()) == base
 		}) {
@@ -449,9 +504,6 @@ func (b *Bridge) family(mf *dto.MetricFamily, mfs []*dto.MetricFamily) *family {
 		}
 	}
 	b.families[key] = f
-	for _, l := range mf.Metric[0].Label {
-		f.labels = append(f.labels, l.GetName())
-	}
 	b.stats.Skipped++ // until declared
 	b.declareLocked(f, mf)
 	return f
@@ -470,7 +522,15 @@ func (b *Bridge) declareLocked(f *family, mf *dto.MetricFamily) {
 		f.err, f.reason = fmt.Errorf("prombridge: family %s not published: its PCP name %s is family %s's (%s)", f.prom, f.name, other.prom, other.typ), dropName
 		return
 	}
-	if err := f.declare(b.r, mf.GetHelp(), b.opts.Units(f.prom), b.opts.Limit, mf.Metric[0]); err != nil {
+	if old, ok := b.inherited[f.name]; ok {
+		// A closed bridge's metrics: taken over, or refused for good.
+		if err := f.fits(old, b.opts.Units(f.prom)); err != nil {
+			f.err, f.reason = fmt.Errorf("prombridge: family %s not published as %s: %w", f.prom, f.name, err), dropDeclaration
+			return
+		}
+		f.adopt(old, b.opts.Limit, mf.Metric[0])
+		delete(b.inherited, f.name)
+	} else if err := f.declare(b.r, mf.GetHelp(), b.opts.Units(f.prom), b.opts.Limit, mf.Metric[0]); err != nil {
 		f.err, f.reason = fmt.Errorf("prombridge: family %s not published as %s: %w", f.prom, f.name, err), dropDeclaration
 		f.retry = bridge.MayPass(err)
 		return

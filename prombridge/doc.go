@@ -7,14 +7,13 @@
 //	r := mmv.NewRegistry("myservice", nil)
 //	b, err := prombridge.Register(r, prometheus.DefaultGatherer, nil)
 //	if err := r.Start(); err != nil { ... }
-//	defer r.Close()
-//	defer b.Close()
+//	defer r.Close() // stops the bridge too (see Close below)
 //
 // Register gathers nothing itself: the registry's Poll does, before Start
 // at each Gather and Snapshot of the registry, at Start before it makes
 // its file, so that the families present are in the registry's first
-// file, then every Options.Interval (1 s) on the Poll goroutine, and once
-// more at Close. A Gather error, a
+// file, then every Options.Interval (1 s) on the Poll goroutine, until
+// the registry's or the bridge's Close. A Gather error, a
 // family or a series refused is never fatal: Err says what the last
 // refresh met, Stats counts it, and the counter
 // mmv.<file>.<prefix>.prombridge.dropped counts the samples not copied
@@ -25,8 +24,8 @@
 // bridge but Refresh, and Register never (Start, and the registry's Gather
 // and Snapshot before Start, wait for it 1 s at most):
 // Err names it once it has run longer than Grace and Interval, PCP
-// showing the values of the refresh before, and Close waits 5 s at most
-// for it and its own last Gather. The package is a module of its own so that mmv's users never
+// showing the values of the refresh before, and Close does not wait for
+// it. The package is a module of its own so that mmv's users never
 // download client_golang.
 //
 // A family declared before Start is in the registry's first file, and
@@ -205,6 +204,37 @@
 // show no value (a counter's all ones; a gauge's NaN, which PCP 6.0.3
 // shows as nan), the staleness marker of PCP; without the flag they keep
 // their last values, and Err says so at every refresh.
+//
+// # Close
+//
+// Bridge.Close takes the bridge out of a registry that lives on (a
+// service that swaps its Gatherer, or stops bridging a subsystem), so
+// that PCP shows none of its values as current: its vectors' instances,
+// prombridge.dropped's included, are deleted, and its singular metrics
+// show no value on a registry with the mmv.Sentinel flag; without the
+// flag they keep their last values, which Close's error names. Close
+// gathers nothing and waits for no Gather (a refresh running copies
+// nothing once its Gather returns). Its refreshes stop: mmv has no way
+// to remove a Poll, so the registry goes on calling the bridge's, which
+// does nothing. Nor can mmv undeclare a metric: the closed bridge's stay
+// declared, and the next Register on the registry with the same prefix
+// takes them over (a new bridge of that prefix was refused, its
+// prombridge.dropped declared already): a family declared alike, the
+// same family (Prometheus name and type) with the same label names and
+// units, publishes through them again (a counter goes on from its
+// gathered value); any other under a name they hold is refused for good, counted as
+// declaration and named by Err (mmv.ErrDuplicate), but a counter whose
+// name without _total is such a name keeps its _total.
+// Their help texts stay the first bridge's. The singular metrics the new
+// bridge does not gather keep their state, named by its Err at every
+// refresh when they keep an old value.
+//
+// A program that ends closes its registry, which stops the bridge's
+// refreshes: with the mmv.Process flag its file goes; without it the file
+// keeps the values of the bridge's last refresh (call Refresh before the
+// registry's Close for the latest), and a Bridge.Close after the
+// registry's takes nothing out of it. A Bridge.Close before the
+// registry's takes the bridge's series out of the file first.
 //
 // # Cost
 //

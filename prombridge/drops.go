@@ -35,6 +35,7 @@ const droppedMetric = "prombridge.dropped"
 
 // drops counts the samples not copied, and names them for Err.
 type drops struct {
+	vec  *mmv.Vec[mmv.Counter] // prombridge.dropped
 	pcp  [numReasons]*mmv.Counter
 	errs errset.Set // of the refresh running
 }
@@ -49,11 +50,18 @@ func (d *drops) declare(r *mmv.Registry, name string) error {
 	if err != nil {
 		return err
 	}
+	d.adopt(v)
+	return nil
+}
+
+// adopt counts into v, the counter declared by declare, a closed
+// bridge's maybe (its instances deleted: they start again from zero).
+func (d *drops) adopt(v *mmv.Vec[mmv.Counter]) {
+	d.vec = v
 	for i, n := range reasonNames {
 		d.pcp[i] = v.With(n)
 	}
 	d.errs.Unit = "samples"
-	return nil
 }
 
 // drop counts n samples of family not copied for why, err saying why.

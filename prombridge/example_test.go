@@ -37,7 +37,7 @@ func Example() {
 
 	requests.WithLabelValues("200", "GET").Inc()
 	latency.Observe(0.042)
-	if err := b.Close(); err != nil { // copies the values a last time
+	if err := b.Refresh(); err != nil { // what the registry's poll does every second
 		panic(err)
 	}
 	// pminfo -f mmv.web shows mmv.web.http_requests ["code=200,method=GET"],

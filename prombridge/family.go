@@ -19,16 +19,17 @@ import (
 type family struct {
 	prom   string // the Prometheus name
 	typ    dto.MetricType
-	name   string   // the PCP name, below the file
-	labels []string // the label names as gathered
-	err    error    // why the family is not published; nil when it is
-	reason reason   // and its reason
-	retry  bool     // err may pass: declared again at the next refresh that gathers it
-	tried  uint64   // Stats.Refreshes when last declared: once per refresh
-	stale  bool     // its singular metrics keep an old value (no Sentinel flag): Err names it
-	scale  float64  // from the family's units to its integer counter's (a counter's value, a sum)
-	limit  int      // series in a vector
-	per    int      // the most buckets or quantiles of a series: the vector's limit is limit*per
+	name   string    // the PCP name, below the file
+	labels []string  // the label names as gathered
+	err    error     // why the family is not published; nil when it is
+	reason reason    // and its reason
+	retry  bool      // err may pass: declared again at the next refresh that gathers it
+	tried  uint64    // Stats.Refreshes when last declared: once per refresh
+	stale  bool      // its singular metrics keep an old value (no Sentinel flag): Err names it
+	units  mmv.Units // the family's, as declared (Options.Units)
+	scale  float64   // from the family's units to its integer counter's (a counter's value, a sum)
+	limit  int       // series in a vector
+	per    int       // the most buckets or quantiles of a series: the vector's limit is limit*per
 
 	value     bridge.Metric[mmv.Counter] // a counter's, a histogram's or summary's sum
 	gauge     bridge.Metric[mmv.Gauge]   // a gauge's or untyped's
@@ -63,11 +64,8 @@ func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit in
 
 // declareOn is declare within the transaction d.
 func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
-	labels := make([]string, len(f.labels))
-	for i, l := range f.labels {
-		labels[i] = pcpname.Part(l, "x")
-	}
-	f.limit = limit
+	labels := pcpLabels(f.labels)
+	f.units, f.limit = units, limit
 	switch f.typ {
 	case dto.MetricType_COUNTER:
 		var intUnits mmv.Units
@@ -94,6 +92,54 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 		return fmt.Errorf("type %s is not bridged", f.typ)
 	}
 	return err
+}
+
+// pcpLabels returns the PCP label names of the Prometheus label names ls.
+func pcpLabels(ls []string) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = pcpname.Part(l, "x")
+	}
+	return out
+}
+
+// fits returns nil when old, a closed bridge's family declared under
+// f's PCP name, is f as this bridge would declare it: the same family
+// (Prometheus name and type), label names and units. Otherwise it
+// returns why, wrapping mmv.ErrDuplicate: mmv cannot undeclare old's
+// metrics to declare f's, and PCP would show another source's values
+// under old's help.
+func (f *family) fits(old *family, units mmv.Units) error {
+	if old.prom == f.prom && old.typ == f.typ && slices.Equal(old.labels, f.labels) && old.units == units {
+		return nil
+	}
+	return fmt.Errorf("%w: a closed bridge of this registry and prefix declared it for family %s, a %s of labels %q in %s, and mmv cannot undeclare a metric",
+		mmv.ErrDuplicate, old.prom, strings.ToLower(old.typ.String()), old.labels, unitsName(old.units))
+}
+
+// adopt makes f, not declared, publish through the metrics of old, a
+// closed bridge's family that fits it, each vector holding at most limit
+// series (m is f's first metric, as declare's).
+func (f *family) adopt(old *family, limit int, m *dto.Metric) {
+	f.units, f.scale, f.limit, f.per = old.units, old.scale, limit, 0
+	f.value, f.gauge, f.count, f.buckets, f.quantiles = old.value, old.gauge, old.count, old.buckets, old.quantiles
+	f.value.SetLimit(limit)
+	f.gauge.SetLimit(limit)
+	f.count.SetLimit(limit)
+	switch f.typ {
+	case dto.MetricType_HISTOGRAM:
+		f.raiseLimit(f.buckets, len(bounds(m)))
+	case dto.MetricType_SUMMARY:
+		f.raiseLimit(f.quantiles, max(1, len(m.GetSummary().GetQuantile())))
+	}
+}
+
+// unitsName names u as pminfo does: "none" for dimensionless.
+func unitsName(u mmv.Units) string {
+	if s := u.String(); s != "" {
+		return s
+	}
+	return "none"
 }
 
 // raiseLimit makes room in v, a vector of buckets or quantiles, for n of

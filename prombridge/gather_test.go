@@ -1,8 +1,9 @@
 package prombridge_test
 
 import (
-	"math"
+	"runtime"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,14 +109,12 @@ func TestCloseDoesNotWaitForStuckGather(t *testing.T) {
 	assert.Less(t, time.Since(start), time.Second, "a second Close returns at once")
 }
 
-// TestCloseDuringRefreshCopiesLastValues: a Close that meets a refresh
-// whose Gather is running (a big registry's, not stuck) waits for it, and
-// its copy is the last: Close skipped its own and marked the bridge
-// closed, so the refresh copied nothing either, and PCP kept the values of
-// the refresh before.
-func TestCloseDuringRefreshCopiesLastValues(t *testing.T) {
+// TestCloseDuringRefreshCopiesNothing: a Close that meets a refresh whose
+// Gather is running (a big registry's) waits for no Gather, and that
+// refresh copies nothing once it returns: nothing of the bridge's comes
+// back into PCP after Close.
+func TestCloseDuringRefreshCopiesNothing(t *testing.T) {
 	pcptest.MustHavePCP(t)
-	var x atomic.Uint64
 	var slow atomic.Bool
 	entered := make(chan struct{}, 1)
 	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
@@ -126,60 +125,143 @@ func TestCloseDuringRefreshCopiesLastValues(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond) // a big registry's Gather
 		}
-		return []*dto.MetricFamily{gaugeFamily("last", "", "", math.Float64frombits(x.Load()))}, nil
+		return []*dto.MetricFamily{gaugeFamily("vec", "k", "a", 1), gaugeFamily("one", "", "", 2)}, nil
 	})
-	r, tmp := newRegistry(t)
-	x.Store(math.Float64bits(1))
+	r, tmp := newRegistry(t, mmv.Sentinel)
 	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
-	require.NoError(t, b.Refresh())
-	require.Equal(t, "1", find(t, read(t, r, tmp), "last").Value)
+	require.Equal(t, "1", instance(t, find(t, read(t, r, tmp), "vec"), "k=a").Value)
 
-	x.Store(math.Float64bits(2))
 	slow.Store(true)
 	done := make(chan struct{})
 	go func() { defer close(done); b.Refresh() }() // the poll's refresh
 	<-entered
 	require.NoError(t, b.Close())
+	select {
+	case <-done:
+		t.Fatal("Close returned after the Gather running: it waited for it")
+	default:
+	}
 	<-done
-	assert.Equal(t, "2", find(t, read(t, r, tmp), "last").Value, "Close returned nil; PCP keeps the value of the refresh before Close")
+	ms := read(t, r, tmp)
+	assert.Empty(t, find(t, ms, "vec").Instances, "the refresh running at Close copied its values after it")
+	assert.True(t, find(t, ms, "one").Value == "" || find(t, ms, "one").Value == "nan", "one shows %s after Close", find(t, ms, "one").Value)
 }
 
-// TestCloseCopiesValuesSetBeforeClose: a program sets its last value,
-// then closes the bridge while a poll's refresh has begun its Gather
-// (which read the value before): Close waits for that refresh, then
-// copies anew, where it took the refresh's copy as the last and PCP kept
-// the value before the program's last update.
-func TestCloseCopiesValuesSetBeforeClose(t *testing.T) {
+// TestRegistryClosedFirstKeepsLastValues: a program that ends closes its
+// registry (before the bridge, or alone): the registry's file, without
+// the Process flag, keeps the values of the bridge's last refresh, and a
+// Bridge.Close after it takes nothing out of the file.
+func TestRegistryClosedFirstKeepsLastValues(t *testing.T) {
 	pcptest.MustHavePCP(t)
-	var x atomic.Uint64
-	var slow atomic.Bool
-	entered := make(chan struct{}, 1)
-	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		v := math.Float64frombits(x.Load()) // a collector reads its value
-		if slow.Load() {
-			select {
-			case entered <- struct{}{}:
-			default:
-			}
-			time.Sleep(200 * time.Millisecond) // the other collectors of a big registry
-		}
-		return []*dto.MetricFamily{gaugeFamily("final", "", "", v)}, nil
-	})
-	r, tmp := newRegistry(t)
-	x.Store(math.Float64bits(1))
-	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
-	require.NoError(t, b.Refresh())
-
-	x.Store(math.Float64bits(2))
-	slow.Store(true)
-	done := make(chan struct{})
-	go func() { defer close(done); b.Refresh() }() // the poll's refresh
-	<-entered
-	slow.Store(false)
-	x.Store(math.Float64bits(3)) // the program's last update, then Close
+	reg := prometheus.NewRegistry()
+	jobs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jobs_total", Help: "j"}, []string{"kind"})
+	done := prometheus.NewCounter(prometheus.CounterOpts{Name: "batches_total", Help: "b"})
+	reg.MustRegister(jobs, done)
+	r, tmp := newRegistry(t, mmv.Sentinel)
+	b := started(t, r, reg, &prombridge.Options{Interval: time.Hour})
+	jobs.WithLabelValues("x").Add(7)
+	done.Inc()
+	require.NoError(t, b.Refresh(), "the latest values, before the registry's Close")
+	require.NoError(t, r.Close())
 	require.NoError(t, b.Close())
-	<-done
-	assert.Equal(t, "3", find(t, read(t, r, tmp), "final").Value, "the value set before Close")
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, "7", instance(t, find(t, ms, "jobs"), "kind=x").Value)
+	assert.Equal(t, "1", find(t, ms, "batches").Value)
+}
+
+// TestClosedBridgeLeavesPCP: Close takes the bridge out of a registry
+// that lives on (a service that swaps its Gatherer, or stops bridging a
+// subsystem): every series leaves PCP, its vectors' instances deleted and
+// its singular metrics showing no value (Sentinel; without the flag Close
+// names them), and its poll does nothing. A new bridge of the same prefix
+// takes its metrics over, where Register refused it with ErrDuplicate
+// ("every family would be refused"), mmv never undeclaring a metric; a
+// family declared otherwise under a name they hold is refused, named and
+// counted. Close stopped the refreshes, and PCP showed every series at
+// its last value as current for as long as the registry lived.
+func TestClosedBridgeLeavesPCP(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	reg := prometheus.NewRegistry()
+	depth := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "depth", Help: "queue depth"}, []string{"queue"})
+	jobs := prometheus.NewCounter(prometheus.CounterOpts{Name: "jobs_total", Help: "jobs"})
+	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "lat_seconds", Help: "latency", Buckets: []float64{1}}, []string{"route"})
+	reg.MustRegister(depth, jobs, lat)
+	depth.WithLabelValues("a").Set(1)
+	jobs.Add(5)
+	lat.WithLabelValues("/a").Observe(0.5)
+	r, tmp := newRegistry(t, mmv.Sentinel)
+	b := started(t, r, reg, &prombridge.Options{Interval: 10 * time.Millisecond})
+	require.Equal(t, "1", instance(t, find(t, read(t, r, tmp), "depth"), "queue=a").Value)
+
+	require.NoError(t, b.Close())
+	depth.WithLabelValues("a").Set(2)
+	refreshes := b.Stats().Refreshes
+	time.Sleep(100 * time.Millisecond) // ten intervals of the poll
+	assert.Equal(t, refreshes, b.Stats().Refreshes, "the closed bridge's poll does nothing")
+	ms := read(t, r, tmp)
+	for _, name := range []string{"depth", "lat_seconds.bucket", "lat_seconds.sum", "lat_seconds.count", "prombridge.dropped"} {
+		assert.Empty(t, find(t, ms, name).Instances, "%s after Close, the registry running", name)
+	}
+	assert.Empty(t, find(t, ms, "jobs").Value, "the singular counter shows no value")
+	st := b.Stats()
+	assert.Equal(t, 0, st.Series)
+	assert.Equal(t, 0, st.Families)
+
+	runtime.GC() // the hand-over holds the closed bridge weakly: the registry's poll keeps it
+	b2, err := prombridge.Register(r, reg, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, err, "a new bridge of the closed one's prefix")
+	require.NoError(t, b2.Refresh())
+	ms = read(t, r, tmp)
+	assert.Equal(t, "2", instance(t, find(t, ms, "depth"), "queue=a").Value)
+	assert.Equal(t, "5", find(t, ms, "jobs").Value)
+	assert.Equal(t, "1", instance(t, find(t, ms, "lat_seconds.bucket"), "route=/a,le=1").Value)
+	assert.Equal(t, "500000", instance(t, find(t, ms, "lat_seconds.sum"), "route=/a").Value)
+	assert.Equal(t, "0", instance(t, find(t, ms, "prombridge.dropped"), "reason=declaration").Value)
+	assert.Equal(t, 3, b2.Stats().Families)
+
+	// Closed again, and a third bridge gathering families declared
+	// otherwise: a gauge depth of another label (refused), a counter
+	// lat_seconds_total, whose PCP name lat_seconds is the closed bridge's
+	// histogram (it keeps its _total).
+	require.NoError(t, b2.Close())
+	other := prometheus.NewRegistry()
+	pools := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "depth", Help: "by pool"}, []string{"pool"})
+	spent := prometheus.NewCounter(prometheus.CounterOpts{Name: "lat_seconds_total", Help: "time spent"})
+	other.MustRegister(pools, spent)
+	pools.WithLabelValues("p").Set(4)
+	spent.Add(2)
+	b3, err := prombridge.Register(r, other, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, err)
+	err = b3.Refresh()
+	assert.ErrorIs(t, err, mmv.ErrDuplicate)
+	assert.ErrorContains(t, err, `family depth not published as depth: duplicate: a closed bridge of this registry and prefix declared it for family depth, a gauge of labels ["queue"] in none`)
+	ms = read(t, r, tmp)
+	assert.Empty(t, find(t, ms, "depth").Instances)
+	assert.Equal(t, "2000000", find(t, ms, "lat_seconds_total").Value)
+	assert.Equal(t, strconv.FormatUint(b3.Stats().Refreshes, 10), instance(t, find(t, ms, "prombridge.dropped"), "reason=declaration").Value,
+		"depth's sample, at every refresh")
+	assert.Empty(t, find(t, ms, "jobs").Value, "the first bridge's counter, gathered by none since")
+	require.NoError(t, b3.Close())
+}
+
+// TestClosedBridgeNamesStaleSingular: on a registry without the Sentinel
+// flag, PCP cannot withdraw a singular metric: Close names those that
+// keep their last values, and so does every refresh of the next bridge of
+// the prefix while it does not gather them.
+func TestClosedBridgeNamesStaleSingular(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	reg := prometheus.NewRegistry()
+	jobs := prometheus.NewCounter(prometheus.CounterOpts{Name: "jobs_total", Help: "jobs"})
+	reg.MustRegister(jobs)
+	jobs.Add(5)
+	r, _ := newRegistry(t)
+	b := started(t, r, reg, &prombridge.Options{Interval: time.Hour})
+	err := b.Close()
+	assert.ErrorContains(t, err, "family jobs_total: its singular metric jobs keeps an old value after Close")
+	assert.Equal(t, err, b.Err())
+	b2, err := prombridge.Register(r, prometheus.NewRegistry(), &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, err)
+	assert.ErrorContains(t, b2.Refresh(), "family jobs_total: its singular metric jobs keeps an old value since a bridge closed")
 }
 
 // TestRegisterDoesNotWaitForGather: Register gathers nothing itself (the

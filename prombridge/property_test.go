@@ -36,7 +36,9 @@ import (
 // families registered again with another type, buckets or quantiles,
 // totals no PCP counter holds, metrics without their family's type's
 // value, series and families that come and go, a family's limit passed,
-// metrics with another family's label names, and restarts.
+// metrics with another family's label names, restarts, and bridges closed
+// and registered again on the registry running (the new one taking the
+// closed one's metrics over).
 func TestAccountingProperty(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	for _, seed := range seeds() {
@@ -46,8 +48,11 @@ func TestAccountingProperty(t *testing.T) {
 			h := &harness{t: t, m: m, tmp: tmp, sentinel: seed%2 == 1}
 			h.start()
 			for round := range 24 {
-				if round > 0 && round%8 == 0 {
+				switch {
+				case round > 0 && round%8 == 0:
 					h.restart()
+				case round%8 == 4:
+					h.rebridge()
 				}
 				for range 1 + m.rnd.IntN(4) {
 					m.step()
@@ -337,7 +342,7 @@ func (h *harness) start() {
 		flags = mmv.Sentinel
 	}
 	h.r = mmv.NewRegistry(file, &mmv.Options{Dir: filepath.Join(h.tmp, "mmv"), Cluster: 324, Flags: flags})
-	h.b = started(t, h.r, h.m, &prombridge.Options{Limit: 3, Grace: time.Nanosecond, Interval: time.Hour})
+	h.b = started(t, h.r, h.m, h.opts())
 	h.dropped, h.refreshes = droppedSum(read(t, h.r, h.tmp)), h.b.Stats().Refreshes
 }
 
@@ -362,6 +367,46 @@ func droppedSum(ms []pcptest.Metric) uint64 {
 func (h *harness) stop() {
 	h.b.Close()
 	require.NoError(h.t, h.r.Close())
+}
+
+// rebridge closes the bridge and registers another on the registry
+// running: nothing of the closed one's stays in PCP with a value but what
+// the new one gathers (checked at the next refresh), and its prombridge.dropped
+// starts again from zero.
+func (h *harness) rebridge() {
+	t := h.t
+	err := h.b.Close()
+	// Nothing of the closed bridge's shows a value, but what Close names
+	// (a singular metric, without Sentinel).
+	families := map[string]familyKey{}
+	for k, help := range h.m.helps {
+		families[help] = k
+	}
+	for _, pm := range read(t, h.r, h.tmp) {
+		k, ours := families[pm.ShortHelp]
+		switch {
+		case pm.Name == "mmv."+file+".prombridge.dropped":
+			require.Empty(t, pm.Instances, "prombridge.dropped after Close")
+		case !ours:
+		case !pm.Singular():
+			require.Empty(t, pm.Instances, "%s after Close", pm.Name)
+		case h.sentinel:
+			require.True(t, pm.Value == "" || pm.Value == "nan", "%s shows %s after Close", pm.Name, pm.Value)
+		case pm.Value != "":
+			require.True(t, h.staleNamed(err, k.name), "%s shows %s after Close, which does not name it: %v", pm.Name, pm.Value, err)
+		}
+	}
+	b, err := prombridge.Register(h.r, h.m, h.opts())
+	require.NoError(t, err, "a new bridge of a closed one's prefix")
+	h.b = b
+	// The refresh the started registry's poll runs at once.
+	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 1 }, 10*time.Second, time.Millisecond)
+	h.dropped, h.refreshes = droppedSum(read(t, h.r, h.tmp)), b.Stats().Refreshes
+}
+
+// opts are the bridge's options.
+func (h *harness) opts() *prombridge.Options {
+	return &prombridge.Options{Limit: 3, Grace: time.Nanosecond, Interval: time.Hour}
 }
 
 func (h *harness) restart() {

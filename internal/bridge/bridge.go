@@ -44,6 +44,10 @@ func (s Metric[T]) Get(values []string) (*T, error) {
 	return s.vec.Get(values...)
 }
 
+// SetLimit sets the vector's limit on instances (mmv.Vec.SetLimit); a
+// single instrument has none.
+func (s Metric[T]) SetLimit(n int) { s.vec.SetLimit(n) }
+
 // Remove takes the instance of the label values out of PCP, and reports
 // whether there was one; a single instrument stays.
 func (s Metric[T]) Remove(values []string) bool {

@@ -74,15 +74,13 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 		defer cancel()
 	}
 	reg := mmv.NewRegistry("web", &mmv.Options{Flags: mmv.Process})
-	bridge, err := prombridge.Register(reg, prometheus.DefaultGatherer, nil)
-	if err != nil {
+	if _, err := prombridge.Register(reg, prometheus.DefaultGatherer, nil); err != nil {
 		return err
 	}
 	if err := reg.Start(); err != nil {
 		return err
 	}
-	defer reg.Close()
-	defer bridge.Close()
+	defer reg.Close() // stops the bridge's refreshes; with Process, the file goes
 
 	mux := http.NewServeMux()
 	mux.Handle("/hello", handler("/hello", func(w http.ResponseWriter) int {
