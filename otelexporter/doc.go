@@ -42,10 +42,11 @@
 // seen for the first time are declared then; PCP sees those of the first
 // export as it returns, the later ones after the registry's next
 // publication (mmv.Options.PublishDelay), or at once after ForceFlush.
-// Shutdown closes the registry: without the mmv.Process
-// flag the file stays with its last values (the SDK's reader exports them
-// just before), and PCP goes on showing them; with it the file is
-// removed, and PCP stops showing the service.
+// Shutdown closes the registry, also when its context is done (it
+// returns the context's error then, as the SDK's exporters do): without
+// the mmv.Process flag the file stays with its last values (the SDK's
+// reader exports them just before), and PCP goes on showing them; with
+// it the file is removed, and PCP stops showing the service.
 //
 // Temporality is cumulative for every instrument kind: PCP computes rates
 // from counters itself. Aggregation is the SDK's default for each kind:

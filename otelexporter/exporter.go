@@ -233,24 +233,26 @@ func (e *Exporter) ForceFlush(ctx context.Context) error {
 // Shutdown closes the registry (the SDK's reader exports the last values
 // just before). Without the mmv.Process flag, the file stays with its
 // last values and PCP goes on showing them; with it, the file is removed
-// and PCP stops showing the service. Later calls do nothing.
+// and PCP stops showing the service. Later calls do nothing. It closes the
+// registry also when ctx is done (a context a signal handler cancelled, a
+// deadline the final collect used up), and then returns ctx's error, as
+// the SDK's own exporters do: left open, the registry held its file and
+// its lock for as long as the process lived, PCP showing its values as
+// current, and a new exporter of the name failed with mmv.ErrInUse.
+// Closing waits on nothing a context could bound: it unmaps the files,
+// and removes them with the flag.
 func (e *Exporter) Shutdown(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.shut {
-		return nil
+	if !e.shut {
+		e.shut = true
+		if e.r != nil {
+			if err := e.r.Close(); err != nil {
+				return fmt.Errorf("otelexporter: close the registry %q: %w", e.r.Name(), err)
+			}
+		}
 	}
-	e.shut = true
-	if e.r == nil {
-		return nil
-	}
-	if err := e.r.Close(); err != nil {
-		return fmt.Errorf("otelexporter: close the registry %q: %w", e.r.Name(), err)
-	}
-	return nil
+	return ctx.Err()
 }
 
 // route exports the points of m, of scope, now when its PCP name is

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,6 +89,51 @@ func TestShutdown(t *testing.T) {
 		assert.NoError(t, p.exp.Shutdown(context.Background()), "a second Shutdown")
 		assert.Equal(t, filepath.Join(p.tmp, "mmv", "shop_test"), path)
 	}
+}
+
+// TestShutdownDoneContextCloses: Shutdown with a done context (the one a
+// signal handler cancelled, or a deadline the final collect used up)
+// closes the registry all the same and returns the context's error, as
+// the SDK's own exporters do: the mmv.Process file goes, PCP stops
+// showing the service, and a new exporter of the same name starts. It
+// returned at once, the registry left open for as long as the process
+// lived: its file, its lock, its last values shown as current, and a
+// rebuilt provider's every Export failing with mmv.ErrInUse.
+func TestShutdownDoneContextCloses(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	provider := func() (*Exporter, *sdkmetric.MeterProvider) {
+		exp := New(&Options{Registry: mmv.Options{Dir: dir, Flags: mmv.Process}})
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(testResource),
+			sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(time.Hour))))
+		return exp, mp
+	}
+	exp, mp := provider()
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	orders, err := mp.Meter("shop").Int64Counter("orders")
+	require.NoError(t, err)
+	orders.Add(context.Background(), 3)
+	require.NoError(t, mp.ForceFlush(context.Background()))
+
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, mp.Shutdown(done), context.Canceled)
+	assert.ErrorIs(t, exp.Shutdown(done), context.Canceled, "a later call still says the context is done")
+
+	_, statErr := os.Stat(filepath.Join(dir, "shop_test"))
+	assert.ErrorIs(t, statErr, os.ErrNotExist, "the mmv.Process file is still there after Shutdown (a done context): the registry was never closed")
+	if m := pcptest.Find(pcptest.Info(t, tmp), "mmv.shop_test.shop.orders"); m != nil {
+		t.Errorf("PCP still shows mmv.shop_test.shop.orders = %s after the provider's Shutdown", m.Value)
+	}
+
+	_, mp2 := provider()
+	t.Cleanup(func() { _ = mp2.Shutdown(context.Background()) })
+	orders2, err := mp2.Meter("shop").Int64Counter("orders")
+	require.NoError(t, err)
+	orders2.Add(context.Background(), 1)
+	assert.NoError(t, mp2.ForceFlush(context.Background()), "a new exporter of the same service cannot start: the shut-down one still holds the file")
 }
 
 // TestServicesShareNoCluster (issue 21, item 1): two services whose names
