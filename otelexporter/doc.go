@@ -102,7 +102,10 @@
 // rounded: a time in nanoseconds, a space in bytes, a count or a
 // dimensionless value in thousandths ("count x 10^-3", "x 10^-3"), other
 // units in whole units. A value a counter cannot hold (negative, NaN,
-// 2^64 and beyond) is dropped, counted.
+// 2^64 and beyond) is dropped, counted. So is a histogram point of
+// another shape than the SDK's (a Producer's): bucket counts other than
+// one per bound and one for +Inf, bounds that do not increase to a finite
+// last one, a count that is not the sum of its bucket counts.
 //
 // Each attribute set of an instrument is one instance of its metrics,
 // named in the canonical form of package mmv's vectors: label=value pairs
@@ -151,7 +154,8 @@
 // mmv.ErrFile, is declared again once at each export that carries it,
 // and published at the first the registry accepts; the others, such as a
 // name declared already, for good), conflict (an instrument whose PCP name
-// another instrument has, see Mapping), attributes, value. Export returns
+// another instrument has, see Mapping), attributes, value (a value a
+// counter cannot hold, a malformed histogram point). Export returns
 // no error for them, which the SDK would report at every interval; Err
 // names the drops of the last export, both kinds, once per instrument
 // and reason with the number of points, at most 32 such pairs and then

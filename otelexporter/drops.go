@@ -22,7 +22,7 @@ const (
 	dropDeclaration               // an instrument the registry refused
 	dropConflict                  // an instrument whose PCP name another instrument has
 	dropAttributes                // an attribute key the instrument's metric has no label for, or sets making one instance
-	dropValue                     // a value a counter cannot hold
+	dropValue                     // a value a counter cannot hold, a malformed histogram point
 	numReasons
 )
 
@@ -43,8 +43,8 @@ type drops struct {
 func (d *drops) declare(r *mmv.Registry) {
 	v := mmv.NewCounterVec(r, droppedMetric, "OpenTelemetry data points the exporter dropped, by reason\n"+
 		"At every export. aggregation: exponential histogram or summary; temporality: delta; "+
-		"declaration: refused by the registry; conflict: another instrument has the PCP name; "+
-		"attributes: key not in the first export, or sets alike; value: not a counter's.", mmv.Count, "reason")
+		"declaration: registry refused it; conflict: another instrument's PCP name; "+
+		"attributes: key not in first export, or sets alike; value: not a counter's, or bad histogram.", mmv.Count, "reason")
 	for i, name := range reasonNames {
 		d.pcp[i] = v.With(name)
 	}

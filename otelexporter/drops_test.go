@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -186,4 +187,43 @@ func TestAttributeValueNotUTF8(t *testing.T) {
 	assert.Equal(t, []string{"k=ok"}, instances["s.lat.sum"])
 	assert.NotContains(t, strings.Join(instances["s.lat.bucket"], " "), "caf", "no bucket of the point refused")
 	assert.NotZero(t, refused, "mmv.dropped{refused}")
+}
+
+// TestMalformedHistogramDropped: a histogram point the exporter cannot
+// store as it is (a Producer's, such as a bridge converting another
+// library's histograms): more or fewer bucket counts than its bounds and
+// +Inf, bounds that do not increase, a count that is not the sum of its
+// bucket counts. Each is dropped, counted as value and named by Err; the
+// well-formed point beside it is in PCP. The first indexed past its le
+// names and panicked, on the periodic reader's goroutine, killing the
+// service.
+func TestMalformedHistogramDropped(t *testing.T) {
+	exp, tmp := pcpExporter(t, Options{})
+	at := func(k string) attribute.Set { return attribute.NewSet(attribute.String("k", k)) }
+	rm := &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+		Scope: instrumentation.Scope{Name: "bridge"},
+		Metrics: []metricdata.Metrics{{Name: "wait", Unit: "s", Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality,
+			DataPoints: []metricdata.HistogramDataPoint[float64]{
+				{Attributes: at("more"), Time: time.Now(), Count: 3, Sum: 3, Bounds: []float64{1}, BucketCounts: []uint64{1, 1, 1}},
+				{Attributes: at("fewer"), Time: time.Now(), Count: 1, Sum: 3, Bounds: []float64{1, 2}, BucketCounts: []uint64{1}},
+				{Attributes: at("unsorted"), Time: time.Now(), Count: 3, Sum: 3, Bounds: []float64{2, 1}, BucketCounts: []uint64{1, 1, 1}},
+				{Attributes: at("nan"), Time: time.Now(), Count: 2, Sum: 3, Bounds: []float64{math.NaN()}, BucketCounts: []uint64{1, 1}},
+				{Attributes: at("count"), Time: time.Now(), Count: 5, Sum: 3, Bounds: []float64{1}, BucketCounts: []uint64{1, 1}},
+				{Attributes: at("good"), Time: time.Now(), Count: 2, Sum: 3, Bounds: []float64{1}, BucketCounts: []uint64{1, 1}},
+			}}}},
+	}}}
+	var panicked any
+	func() {
+		defer func() { panicked = recover() }()
+		_ = exp.Export(context.Background(), rm)
+	}()
+	require.Nil(t, panicked, "Export panicked on a histogram point of 3 bucket counts for 1 bound: on the reader's goroutine this kills the service")
+	err := exp.Err()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `instrument "wait" of scope "bridge"`)
+	assert.Contains(t, err.Error(), "(5 points)", "every malformed point counted")
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, "5", droppedOf(t, ms, "shop_test", "value"), "the malformed points are counted")
+	assert.Equal(t, map[string]string{"k=good": "2"}, shownValues(t, ms, "mmv.shop_test.bridge.wait.count"), "only the well-formed point is in PCP")
+	assert.Equal(t, map[string]string{"k=good,le=1": "1", "k=good,le=+Inf": "1"}, shownValues(t, ms, "mmv.shop_test.bridge.wait.bucket"))
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // otherProgram starts, in the exporter's directory under tmp, a NoPrefix
@@ -32,4 +33,10 @@ func sumsExport(names ...string) *metricdata.ResourceMetrics {
 	}
 	return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{
 		{Scope: instrumentation.Scope{Name: "example.com/s"}, Metrics: ms}}}
+}
+
+// droppedOf returns otelexporter.dropped{reason} of file as PCP shows it.
+func droppedOf(t *testing.T, ms []pcptest.Metric, file, reason string) string {
+	t.Helper()
+	return shownValues(t, ms, "mmv."+file+".otelexporter.dropped")["reason="+reason]
 }

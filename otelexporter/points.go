@@ -111,6 +111,11 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		if !in.known(d, s, &p.Attributes) || in.collided(d, s, &p.Attributes) {
 			continue
 		}
+		if err := malformed(p); err != nil {
+			in.removeSet(s)
+			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: %w%s", in.owner, err, in.kept()))
+			continue
+		}
 		values := in.values[:len(in.keys)]
 		copy(values, s.values) // in.values, whose next word is the le of bv below
 		les := in.lesOf(p.Bounds)
@@ -161,6 +166,36 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 			}
 		}
 	}
+}
+
+// malformed says why a histogram point cannot be stored as it is, nil
+// when it can: the SDK's points always can, a Producer's (a bridge
+// converting another library's histograms) may not. A point has one
+// bucket count per bound and one for +Inf (more indexed past the le
+// names, fewer left buckets out), bounds that increase (not NaN, not
+// +Inf, which is the last bucket's: two buckets of one le wrote over
+// each other) and a count that is the sum of its bucket counts (PCP
+// showed a count its buckets contradict).
+func malformed[N int64 | float64](p *metricdata.HistogramDataPoint[N]) error {
+	if len(p.BucketCounts) != len(p.Bounds)+1 {
+		return fmt.Errorf("a histogram point of %d bucket counts for %d bounds (one per bound and one for +Inf): dropped", len(p.BucketCounts), len(p.Bounds))
+	}
+	for i, b := range p.Bounds {
+		if math.IsNaN(b) || math.IsInf(b, 1) || i > 0 && !(b > p.Bounds[i-1]) {
+			return fmt.Errorf("a histogram point of bounds %v, which do not increase to a finite last bound: dropped", p.Bounds)
+		}
+	}
+	var sum uint64
+	for _, n := range p.BucketCounts {
+		if sum+n < sum {
+			return fmt.Errorf("a histogram point whose bucket counts overflow a uint64: dropped")
+		}
+		sum += n
+	}
+	if sum != p.Count {
+		return fmt.Errorf("a histogram point of count %d whose bucket counts sum to %d: dropped", p.Count, sum)
+	}
+	return nil
 }
 
 // kept says, for an instrument of singular metrics, that PCP shows their

@@ -36,7 +36,9 @@ import (
 // prefix, names near 255 bytes, attribute values near the limit and with
 // the bytes the canonical form escapes, keys outside the first export's,
 // values a counter cannot hold, histograms with and without bounds and
-// min and max, attribute sets past the limit, and restarts.
+// min and max, malformed histogram points (a bucket count too many, a
+// count that is not their sum), attribute sets past the limit, and
+// restarts.
 func TestAccountingProperty(t *testing.T) {
 	pcptest.NeedFileLayer(t) // Export starts the service's registry
 	pcptest.MustHavePCP(t)
@@ -104,12 +106,16 @@ type propInstrument struct {
 }
 
 type propPoint struct {
-	attrs  attribute.Set
-	bad    bool // a value no counter holds
-	v      float64
-	counts []uint64
-	sum    float64
-	lo, hi float64
+	attrs attribute.Set
+	bad   bool // a value no counter holds
+	// malformed is a histogram point's shape at this step: 0 well
+	// formed, 1 a bucket count too many, 2 a count one more than the
+	// bucket counts' sum.
+	malformed int
+	v         float64
+	counts    []uint64
+	sum       float64
+	lo, hi    float64
 }
 
 type generator struct {
@@ -161,6 +167,10 @@ func (g *generator) step() {
 			}
 			p.sum += float64(r.IntN(16)) / 4
 			p.lo, p.hi = -float64(r.IntN(4)), float64(r.IntN(4))
+			p.malformed = 0
+			if (in.kind == pIntHist || in.kind == pFloatHist) && r.IntN(10) == 0 {
+				p.malformed = 1 + r.IntN(2)
+			}
 		}
 	}
 }
@@ -176,6 +186,12 @@ func (g *generator) restart() {
 // value, or a float histogram's sum.
 func (in *propInstrument) badValue(p *propPoint) bool {
 	return p.bad && (in.kind == pIntCounter || in.kind == pFloatCounter || in.kind == pFloatHist)
+}
+
+// droppedValue reports whether the exporter drops p for its values: one
+// no counter holds, or a malformed histogram point.
+func (in *propInstrument) droppedValue(p *propPoint) bool {
+	return in.badValue(p) || p.malformed != 0
 }
 
 func (in *propInstrument) integer() bool {
@@ -250,6 +266,13 @@ func histPoints[N int64 | float64](in *propInstrument) (pts []metricdata.Histogr
 		hp := metricdata.HistogramDataPoint[N]{Attributes: p.attrs, Bounds: in.bounds, BucketCounts: slices.Clone(p.counts), Sum: N(in.histSum(p))}
 		for _, c := range p.counts {
 			hp.Count += c
+		}
+		switch p.malformed {
+		case 1:
+			hp.BucketCounts = append(hp.BucketCounts, 1)
+			hp.Count++
+		case 2:
+			hp.Count++
 		}
 		if in.minmax {
 			hp.Min, hp.Max = metricdata.NewExtrema(N(p.lo)), metricdata.NewExtrema(N(p.hi))
@@ -394,7 +417,7 @@ func (h *accounting) check(n int, file string, e *Exporter, ms []pcptest.Metric,
 				if got == "" {
 					continue
 				}
-				if len(in.keys) == 0 && in.badValue(p) {
+				if len(in.keys) == 0 && in.droppedValue(p) {
 					// A singular metric cannot be removed: it keeps its
 					// last value, and the point is counted and named so.
 					require.ErrorContains(t, err, "PCP cannot withdraw a singular metric")
