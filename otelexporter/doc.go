@@ -136,7 +136,15 @@
 //	GiBy, TiBy             Gbyte, Tbyte
 //	{anything}             count (an annotation: a count of things)
 //	A/B, both above        A / B, such as By/s → byte / sec
+//	A/B of one dimension   none: s/s, By/By; ms/s, min/h, KiBy/By as well,
+//	                       with the help naming them (see below)
 //	anything else          none (kBy, MBy: PCP's scales are binary)
+//
+// A quotient of two scales of one dimension (ms/s, min/h, KiBy/By) is a
+// ratio only once scaled (by 1/1000, 1/60, 1024), and a dimension that
+// cancels has no scale in PCP: it is a unit PCP has none for, its value
+// shown as recorded (500 ms/s as 500, not 0.5, which an int64 gauge could
+// not hold), the help naming the unit.
 //
 // # Limits and drops
 //

@@ -1,10 +1,15 @@
 package otelexporter
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
+
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // TestUnits: the UCUM table of the package doc, and the fine units of
@@ -37,6 +42,12 @@ func TestUnits(t *testing.T) {
 		{"Cel", "", false, "x 10^-3", 1e3},
 		{"By/", "", false, "x 10^-3", 1e3},
 		{"By/s/s", "", false, "x 10^-3", 1e3},
+		{"s/s", "", true, "x 10^-3", 1e3},
+		{"By/By", "", true, "x 10^-3", 1e3},
+		{"ms/s", "", false, "x 10^-3", 1e3},
+		{"min/h", "", false, "x 10^-3", 1e3},
+		{"KiBy/By", "", false, "x 10^-3", 1e3},
+		{"By/ms", "byte / millisec", true, "byte / millisec", 1},
 	} {
 		u, known := unitsOf(c.ucum)
 		f, factor := fine(u)
@@ -45,6 +56,27 @@ func TestUnits(t *testing.T) {
 		assert.Equal(t, c.fine, f.String(), c.ucum)
 		assert.Equal(t, c.factor, factor, c.ucum)
 	}
+}
+
+// TestSameDimensionQuotientUnit: a UCUM quotient of two scales of one
+// dimension (ms/s, min/h, KiBy/By) is a unit PCP has none for: shown as
+// none, the value as recorded, and the help says which unit it was. The
+// dimension cancelled to PCP's none with its scale lost, unnamed: a gauge
+// of 500 ms/s (half a second per second) showed 500 [none], a ratio of
+// 500.
+func TestSameDimensionQuotientUnit(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
+	pcptest.MustHavePCP(t)
+	p := newProvider(t, Options{})
+	busy, err := p.Meter("gc").Float64Gauge("busy", metric.WithUnit("ms/s"))
+	require.NoError(t, err)
+	busy.Record(context.Background(), 500)
+	ms, _ := p.flush(t)
+	m := pcptest.Find(ms, "mmv.shop_test.gc.busy")
+	require.NotNil(t, m)
+	assert.Equal(t, "none", m.Units)
+	assert.Equal(t, "500", m.Value)
+	assert.Contains(t, m.LongHelp, `"ms/s"`, "PCP shows gc.busy = %s [none], a ratio of %s for half a second per second, and its help does not name ms/s", m.Value, m.Value)
 }
 
 // TestCount: what a counter can hold of a float total.
