@@ -58,6 +58,53 @@ func TestBatchedExportsAreOneCollection(t *testing.T) {
 	}
 }
 
+// TestBatchedErrNamesTheCollection: with sdkmetric.WithMaxExportBatchSize
+// a collection is several exports, and Err names the drops of all of
+// them: a point dropped in the first batch (an exponential histogram a
+// View chose), counted in otelexporter.dropped, is named by Err read
+// after the collection, where Err named the last batch's drops only,
+// nil. The next collection, dropping nothing, clears it.
+func TestBatchedErrNamesTheCollection(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := t.TempDir()
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	view := sdkmetric.NewView(sdkmetric.Instrument{Name: "latency"},
+		sdkmetric.Stream{Aggregation: sdkmetric.AggregationBase2ExponentialHistogram{MaxSize: 160, MaxScale: 20}})
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(testResource), sdkmetric.WithView(view),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(time.Hour), sdkmetric.WithMaxExportBatchSize(2))))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	ctx := context.Background()
+	m := mp.Meter("shop")
+	latency, err := m.Float64Histogram("latency", metric.WithUnit("s"))
+	require.NoError(t, err)
+	latency.Record(ctx, 1.5)
+	orders, err := m.Int64Counter("orders")
+	require.NoError(t, err)
+	for _, region := range []string{"a", "b", "c", "d"} {
+		orders.Add(ctx, 5, metric.WithAttributes(attribute.String("region", region)))
+	}
+	require.NoError(t, mp.ForceFlush(ctx))
+	ms := pcptest.Info(t, tmp)
+	require.Equal(t, "1", droppedOf(t, ms, "shop_test", "aggregation"), "the exponential histogram's point is counted")
+	assert.ErrorContains(t, exp.Err(), `instrument "latency" of scope "shop": an exponential histogram is not exported`,
+		"otelexporter.dropped{aggregation} counted the exponential histogram of this collection, and Err, read after it, says nothing: the last batch dropped nothing")
+
+	// The same by hand, and the next collection, dropping nothing.
+	exp2, _ := pcpExporter(t, Options{Name: "batched"})
+	t0 := time.Now()
+	first := gaugeAt("queue", "a", t0)
+	first.ScopeMetrics[0].Metrics = append(first.ScopeMetrics[0].Metrics, metricdata.Metrics{Name: "lat",
+		Data: metricdata.ExponentialHistogram[float64]{Temporality: metricdata.CumulativeTemporality,
+			DataPoints: []metricdata.ExponentialHistogramDataPoint[float64]{{Time: t0}}}})
+	require.NoError(t, exp2.Export(ctx, first))
+	require.NoError(t, exp2.Export(ctx, gaugeAt("disk", "b", t0)))
+	assert.ErrorContains(t, exp2.Err(), `instrument "lat" of scope "s"`, "the first batch's drop")
+	require.NoError(t, exp2.Export(ctx, gaugeAt("queue", "a", t0.Add(time.Second))))
+	require.NoError(t, exp2.Export(ctx, gaugeAt("disk", "b", t0.Add(time.Second))))
+	assert.NoError(t, exp2.Err(), "the next collection dropped nothing")
+}
+
 // TestBoundsGrowWithinLimit: a histogram whose bounds change between
 // exports (a producer's: TestBoundsChangeRetiresBuckets) to more buckets
 // keeps every attribute set under Options.Limit, its buckets' limit
@@ -107,12 +154,12 @@ func TestEmptyMetricIsAbsent(t *testing.T) {
 	require.NoError(t, exp.Export(ctx, gauge(metricdata.DataPoint[int64]{Value: 8})))
 	require.NoError(t, exp.Err())
 	require.NoError(t, exp.Export(ctx, &metricdata.ResourceMetrics{Resource: testResource}))
-	require.ErrorContains(t, exp.Err(), `instrument "workers" of scope "s": no point in this export`, "missing: named")
+	require.ErrorContains(t, exp.Err(), `instrument "workers" of scope "s": no point in this collection`, "missing: named")
 	require.NoError(t, exp.Export(ctx, gauge(metricdata.DataPoint[int64]{Value: 8})))
 	require.NoError(t, exp.Export(ctx, gauge()))
 	require.NoError(t, exp.ForceFlush(ctx))
 	assert.Equal(t, "8", pcptest.Find(pcptest.Info(t, tmp), "mmv.shop_test.s.workers").Value, "PCP shows the last value")
-	assert.ErrorContains(t, exp.Err(), `instrument "workers" of scope "s": no point in this export`, "present with no point: the old value must be named")
+	assert.ErrorContains(t, exp.Err(), `instrument "workers" of scope "s": no point in this collection`, "present with no point: the old value must be named")
 }
 
 // TestAbsentInstrumentLeavesWhenOnlyNewOnesExported: an observable gauge

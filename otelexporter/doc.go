@@ -165,9 +165,9 @@
 // another instrument has, see Mapping), attributes, value (a value a
 // counter cannot hold, a malformed histogram point). Export returns
 // no error for them, which the SDK would report at every interval; Err
-// names the drops of the last export, both kinds, once per instrument
-// and reason with the number of points, at most 32 such pairs and then
-// how many more.
+// names the drops of the last collection (all its exports, when the SDK
+// splits it: see below), both kinds, once per instrument and reason with
+// the number of points, at most 32 such pairs and then how many more.
 //
 // A data point is in PCP whole or not at all: when the registry refuses
 // one of a histogram point's instances (the instance name of its le too

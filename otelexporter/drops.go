@@ -1,6 +1,7 @@
 package otelexporter
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/gopcp/mmv"
@@ -11,7 +12,9 @@ import (
 // them, in the counter otelexporter.dropped of the registry, by reason.
 // Points a vector refuses (its limit, the registry's caps) are counted by
 // the registry itself, in mmv.dropped, and not again here. Both are named
-// by Err: the refusals of the last export, once per instrument and reason.
+// by Err: the refusals of the last collection (every export of it, when
+// the SDK splits it, sdkmetric.WithMaxExportBatchSize), once per
+// instrument and reason.
 
 // reason is why the exporter dropped a data point.
 type reason int
@@ -33,9 +36,25 @@ const droppedMetric = "otelexporter.dropped"
 
 // drops counts dropped data points, and names them for Err.
 type drops struct {
-	pcp  [numReasons]*mmv.Counter
-	errs errset.Set // of the export running
-	last atomic.Pointer[error]
+	pcp [numReasons]*mmv.Counter
+	// errs are the refusals of the collection running, but for those of
+	// the export running, in export until it ends: only then is it known
+	// whether the export began a collection or continued one.
+	errs   errset.Set
+	export []refusal
+	// notes say what the collection so far leaves in PCP as it was
+	// (a singular metric absent from it keeps its last value): made
+	// again at every export, as a later export of the collection may
+	// bring what an earlier one lacked.
+	notes errset.Set
+	last  atomic.Pointer[error]
+}
+
+// refusal is one errset.Set.Add of an export.
+type refusal struct {
+	subject, reason string
+	n               int
+	err             error
 }
 
 // declare declares the counter on r, with an instance per reason so that
@@ -55,15 +74,40 @@ func (d *drops) declare(r *mmv.Registry) {
 // why, err saying why.
 func (d *drops) drop(why reason, n int, subject string, err error) {
 	d.pcp[why].Add(uint64(n))
-	d.errs.Add(subject, reasonNames[why], n, err)
+	d.add(subject, reasonNames[why], n, err)
 }
 
 // refused names a point of subject the registry refused (and counted).
-func (d *drops) refused(subject string, err error) { d.errs.Add(subject, "registry", 1, err) }
+func (d *drops) refused(subject string, err error) { d.add(subject, "registry", 1, err) }
 
-// done ends an export: Err returns its refusals from now on.
-func (d *drops) done() {
+// add names n things of subject refused for reason, err saying why, in
+// the export running.
+func (d *drops) add(subject, reason string, n int, err error) {
+	d.export = append(d.export, refusal{subject, reason, n, err})
+}
+
+// note says of subject, for reason, what the collection so far leaves in
+// PCP as it was.
+func (d *drops) note(subject, reason string, err error) { d.notes.Add(subject, reason, 0, err) }
+
+// done ends an export, which began a collection (or stands alone, as a
+// registry that could not start) when fresh: Err returns the refusals of
+// the collection so far from now on, after note (nil for none), then the
+// notes of the export.
+func (d *drops) done(fresh bool, note error) {
+	if fresh {
+		d.errs.Reset()
+	}
+	for _, r := range d.export {
+		d.errs.Add(r.subject, r.reason, r.n, r.err)
+	}
+	clear(d.export)
+	d.export = d.export[:0]
 	err := d.errs.Err()
+	if notes := d.notes.Err(); notes != nil || note != nil {
+		err = errors.Join(note, err, notes)
+		d.notes.Reset()
+	}
 	if err == nil {
 		d.last.Store(nil) // nothing allocated in the steady state
 		return
@@ -71,10 +115,9 @@ func (d *drops) done() {
 	p := new(error)
 	*p = err
 	d.last.Store(p)
-	d.errs.Reset()
 }
 
-// err returns the refusals of the last export, nil if none.
+// err returns the refusals of the last collection, nil if none.
 func (d *drops) err() error {
 	if e := d.last.Load(); e != nil {
 		return *e

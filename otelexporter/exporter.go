@@ -119,12 +119,14 @@ func (e *Exporter) Registry() *mmv.Registry {
 	return e.r
 }
 
-// Err returns why the last export dropped data points or could not store
-// them, nil when it stored them all: one error per instrument and reason
-// (each with the number of points when more than one), at most 32 of
-// them, then how many more; or why the registry could not start. The
-// first export's also names the resource attributes that could not be
-// labels.
+// Err returns why the last collection dropped data points or could not
+// store them, nil when it stored them all: one error per instrument and
+// reason (each with the number of points when more than one), at most 32
+// of them, then how many more; or why the registry could not start. A
+// collection is every export of it when the SDK splits it
+// (sdkmetric.WithMaxExportBatchSize; see the package doc), up to the
+// last one so far. The first collection's also names the resource
+// attributes that could not be labels.
 func (e *Exporter) Err() error { return e.drops.err() }
 
 // Export stores every data point of rm in the registry, declaring the
@@ -147,7 +149,6 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	if e.r == nil {
 		e.open(rm.Resource)
 	}
-	defer e.drops.done()
 	first := !e.started
 	if first {
 		// Started before any instrument is declared: each is then checked
@@ -157,7 +158,8 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 		// and every export after it. Tried again at every export.
 		if err := e.r.Start(); err != nil {
 			err = fmt.Errorf("otelexporter: start the registry %q: %w", e.r.Name(), err)
-			e.drops.errs.Add(e.r.Name(), "start", 0, err)
+			e.drops.add(e.r.Name(), "start", 0, err)
+			e.drops.done(true, nil) // Err names this alone
 			return err
 		}
 		e.started = true
@@ -183,9 +185,12 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 		// The first export's instruments are in PCP as it returns, as
 		// when they were declared before Start and in its file.
 		if err := e.r.Flush(); err != nil {
-			e.drops.errs.Add(e.r.Name(), "flush", 0, fmt.Errorf("otelexporter: flush the registry %q: %w", e.r.Name(), err))
+			e.drops.add(e.r.Name(), "flush", 0, fmt.Errorf("otelexporter: flush the registry %q: %w", e.r.Name(), err))
 		}
 	}
+	// Err names the refusals of the whole collection: of every export
+	// of it when the SDK splits it, not only the last.
+	e.drops.done(e.collGen == e.gen, nil)
 	return nil
 }
 
@@ -205,7 +210,7 @@ func (e *Exporter) open(res *resource.Resource) {
 			continue
 		}
 		if err := e.r.AddLabel(mmv.Label{Name: labelName(k), Value: v.Emit()}); err != nil {
-			e.drops.errs.Add(string(k), "label", 0, fmt.Errorf("otelexporter: resource attribute %q as a label: %w", k, err))
+			e.drops.add(string(k), "label", 0, fmt.Errorf("otelexporter: resource attribute %q as a label: %w", k, err))
 		}
 	}
 	e.drops.declare(e.r)

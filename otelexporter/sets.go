@@ -125,7 +125,7 @@ func (in *instrument) sweep(d *drops, gen, coll uint64) {
 	switch {
 	case in.err != nil || in.gen == gen || in.coll == coll:
 	case len(in.keys) == 0:
-		d.errs.Add(in.owner, "absent", 0, fmt.Errorf("otelexporter: %s: no point in this export (an observable instrument no longer observed?)%s", in.owner, in.kept()))
+		d.note(in.owner, "absent", fmt.Errorf("otelexporter: %s: no point in this collection (an observable instrument no longer observed?)%s", in.owner, in.kept()))
 	default:
 		in.leaveAbsent(gen)
 	}

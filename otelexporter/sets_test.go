@@ -96,7 +96,7 @@ func TestAbsentSetsLeave(t *testing.T) {
 	ms, _ = p.flush(t)
 	assert.Equal(t, map[string]string{"queue=a": "3"}, shownValues(t, ms, "mmv.shop_test.shop.queue.depth"))
 	assert.Equal(t, "8", pcptest.Find(ms, "mmv.shop_test.shop.workers").Value)
-	assert.ErrorContains(t, p.exp.Err(), `instrument "workers" of scope "shop": no point in this export`)
+	assert.ErrorContains(t, p.exp.Err(), `instrument "workers" of scope "shop": no point in this collection`)
 
 	gone.Store(false)
 	ms, _ = p.flush(t)
