@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -103,6 +104,64 @@ func TestBatchedErrNamesTheCollection(t *testing.T) {
 	require.NoError(t, exp2.Export(ctx, gaugeAt("queue", "a", t0.Add(time.Second))))
 	require.NoError(t, exp2.Export(ctx, gaugeAt("disk", "b", t0.Add(time.Second))))
 	assert.NoError(t, exp2.Err(), "the next collection dropped nothing")
+}
+
+// TestSharedExporterNamed: one Exporter given to two readers (two
+// MeterProviders of one service writing one file), against the SDK's
+// contract of one exporter per reader, which the package doc states: the
+// exporter takes each export for a whole collection, so that each
+// provider's export takes the other's attribute sets out of PCP, by
+// design. Err names it, where it was nil with nothing counted: when the
+// two providers' scopes differ, a collection sharing no scope with the
+// one before; when their resources differ, every export of the second.
+func TestSharedExporterNamed(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	ctx := context.Background()
+	shared := func(resA, resB *resource.Resource) (*Exporter, string, [2]*sdkmetric.MeterProvider) {
+		tmp := t.TempDir()
+		exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+		var mps [2]*sdkmetric.MeterProvider
+		for i, res := range []*resource.Resource{resA, resB} {
+			mps[i] = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
+				sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(time.Hour))))
+			t.Cleanup(func() { _ = mps[i].Shutdown(ctx) })
+		}
+		return exp, tmp, mps
+	}
+
+	exp, tmp, mps := shared(testResource, testResource)
+	app, db := mps[0], mps[1]
+	requests, err := app.Meter("app").Int64Counter("requests")
+	require.NoError(t, err)
+	queries, err := db.Meter("db").Int64Counter("queries")
+	require.NoError(t, err)
+	requests.Add(ctx, 4, metric.WithAttributes(attribute.String("route", "/a")))
+	queries.Add(ctx, 9, metric.WithAttributes(attribute.String("table", "t")))
+	require.NoError(t, app.ForceFlush(ctx))
+	require.NoError(t, exp.Err())
+	require.NoError(t, db.ForceFlush(ctx))
+	ms := pcptest.Info(t, tmp)
+	if got := shownValues(t, ms, "mmv.shop_test.app.requests"); got["route=/a"] != "4" {
+		assert.ErrorContains(t, exp.Err(), "One Exporter serves one reader", "PCP shows app.requests %v (the SDK holds route=/a = 4) after the other provider's export, with Err nil", got)
+	}
+	require.NoError(t, app.ForceFlush(ctx))
+	assert.ErrorContains(t, exp.Err(), `share none with the 1 of the collection before (such as "db")`, "and back")
+
+	// Two resources, one meter and instrument: no scope tells them apart.
+	other, err := resource.Merge(testResource, resource.NewSchemaless(attribute.String("service.instance.id", "b")))
+	require.NoError(t, err)
+	exp, _, mps = shared(testResource, other)
+	for i, mp := range mps {
+		c, err := mp.Meter("app").Int64Counter("requests")
+		require.NoError(t, err)
+		c.Add(ctx, 1, metric.WithAttributes(attribute.Int("provider", i)))
+	}
+	require.NoError(t, mps[0].ForceFlush(ctx))
+	require.NoError(t, exp.Err())
+	require.NoError(t, mps[1].ForceFlush(ctx))
+	assert.ErrorContains(t, exp.Err(), `an export of resource {`, "the second provider's export")
+	assert.ErrorContains(t, exp.Err(), `service.instance.id=b`)
 }
 
 // TestBoundsGrowWithinLimit: a histogram whose bounds change between

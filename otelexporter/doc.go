@@ -14,6 +14,18 @@
 //
 // # Registry, resource, lifecycle
 //
+// One Exporter serves one reader (sdkmetric.NewPeriodicReader) of one
+// MeterProvider: the reader owns it (it shuts it down with itself), and
+// the exporter takes each of the reader's collections for the whole of
+// the provider's instruments (see Collections below). Shared by two providers' readers,
+// each reader's export takes the other's instruments out of PCP; give
+// each provider an exporter of its own Options.Name. Err names what can
+// be seen of a shared exporter: an export of another resource than the
+// first's, and a collection whose instrumentation scopes share none with
+// the collection before's (a provider's synchronous instruments, once
+// they have a point, are in all its collections). Two providers of one
+// resource exporting a scope of one name go unseen.
+//
 // The exporter makes its registry at the first Export, when it knows the
 // resource: the file is named Options.Name, or after service.name
 // ("shop test" → mmv.shop_test). Its cluster is the registry's rule: a
@@ -176,6 +188,8 @@
 // neither a part of it nor an old value. A singular metric cannot leave:
 // it keeps its last value (zero before any), and the point is counted and
 // named all the same.
+//
+// # Collections
 //
 // A collection is the whole of an instrument's series. The SDK stamps
 // every point of an instrument in one collection with the same end Time,

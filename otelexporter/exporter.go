@@ -52,7 +52,9 @@ var DefaultResourceKeys = []attribute.Key{"service.name", "service.namespace", "
 // Exporter writes the metrics of an OpenTelemetry MeterProvider into an
 // MMV file, for use with sdkmetric.NewPeriodicReader. It makes its
 // registry at the first Export, from the resource, and closes it at
-// Shutdown. Its methods are safe for concurrent use.
+// Shutdown. Its methods are safe for concurrent use; it serves one reader
+// of one provider all the same, whose every collection it takes for the
+// whole of the provider's instruments (see the package doc).
 type Exporter struct {
 	o Options
 
@@ -73,6 +75,13 @@ type Exporter struct {
 	collEnd    int64     // the latest end Time of the running collection's points, Unix ns
 	pending    []pending // of the export running: metrics of PCP names not declared yet
 	drops      drops
+	// resource is the first export's resource, the registry's (shared.go).
+	resource     attribute.Distinct
+	resourceText string
+	// scopes are the collections in which each scope last had points,
+	// exportScopes those of the export running (shared.go).
+	scopes       map[instrumentation.Scope]scopeColls
+	exportScopes []instrumentation.Scope
 }
 
 // pending is a metric of an export whose PCP name is not declared yet.
@@ -86,7 +95,7 @@ var _ sdkmetric.Exporter = (*Exporter)(nil)
 
 // New returns an exporter with options o (nil for the defaults).
 func New(o *Options) *Exporter {
-	e := &Exporter{instruments: map[string]*instrument{}}
+	e := &Exporter{instruments: map[string]*instrument{}, scopes: map[instrumentation.Scope]scopeColls{}}
 	if o != nil {
 		e.o = *o
 	}
@@ -148,6 +157,8 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	}
 	if e.r == nil {
 		e.open(rm.Resource)
+	} else {
+		e.checkResource(rm.Resource)
 	}
 	first := !e.started
 	if first {
@@ -170,8 +181,12 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	e.carried = false
 	for i := range rm.ScopeMetrics {
 		sm := &rm.ScopeMetrics[i]
+		points := false
 		for j := range sm.Metrics {
-			e.route(sm.Scope, &sm.Metrics[j])
+			points = e.route(sm.Scope, &sm.Metrics[j]) || points
+		}
+		if points {
+			e.exportScopes = append(e.exportScopes, sm.Scope)
 		}
 	}
 	e.exportPending()
@@ -190,7 +205,8 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	}
 	// Err names the refusals of the whole collection: of every export
 	// of it when the SDK splits it, not only the last.
-	e.drops.done(e.collGen == e.gen, nil)
+	e.markScopes()
+	e.drops.done(e.collGen == e.gen, e.sharedNote())
 	return nil
 }
 
@@ -204,6 +220,7 @@ func (e *Exporter) open(res *resource.Resource) {
 	}
 	opts := e.o.Registry
 	e.r = mmv.NewRegistry(name, &opts)
+	e.resource, e.resourceText = res.Equivalent(), res.Set().Encoded(attribute.DefaultEncoder())
 	for _, k := range e.o.ResourceKeys {
 		v, ok := res.Set().Value(k)
 		if !ok {
@@ -261,9 +278,11 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 }
 
 // route exports the points of m, of scope, now when its PCP name is
-// declared, or keeps it for exportPending.
-func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) {
-	if n, end := pointsOf(m.Data); n > 0 {
+// declared, or keeps it for exportPending; it reports whether m has
+// points.
+func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) (points bool) {
+	n, end := pointsOf(m.Data)
+	if n > 0 {
 		e.carried = true
 		switch {
 		case end == 0:
@@ -281,15 +300,16 @@ func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) {
 	k, ok := kindOf(m.Data)
 	if !ok {
 		e.dropAggregation(scope, m)
-		return
+		return n > 0
 	}
 	id := identOf(scope, m, k)
 	name := metricName(scope, m.Name)
 	if _, ok := e.instruments[name]; ok {
 		e.export(&id, m, name)
-		return
+		return n > 0
 	}
 	e.pending = append(e.pending, pending{id, m, name})
+	return n > 0
 }
 
 // exportPending exports the metrics whose PCP names were not declared,
