@@ -2,12 +2,15 @@ package otelexporter
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
@@ -162,6 +165,88 @@ func TestSharedExporterNamed(t *testing.T) {
 	require.NoError(t, mps[1].ForceFlush(ctx))
 	assert.ErrorContains(t, exp.Err(), `an export of resource {`, "the second provider's export")
 	assert.ErrorContains(t, exp.Err(), `service.instance.id=b`)
+}
+
+// TestSkippedExportsNamed: the SDK's periodic reader exports nothing when
+// its collect fails, and one observable callback returning an error (a
+// queue backend down) fails it: every instrument of the provider stops
+// reaching the exporter, and PCP, whose values carry no time stamp,
+// shows them all as current, frozen at the last export (a counter at 1
+// while the program counted 101). Err names the gap once it passes
+// several intervals, learned from the exports' spacing, where it said
+// nothing; once exports resume it names none.
+func TestSkippedExportsNamed(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) // the SDK's report of the failing callback
+	t.Cleanup(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
+	tmp := t.TempDir()
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(tmp, "mmv")}})
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(testResource),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(20*time.Millisecond))))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	ctx := context.Background()
+	m := mp.Meter("shop")
+	requests, err := m.Int64Counter("requests")
+	require.NoError(t, err)
+	var down atomic.Bool
+	_, err = m.Int64ObservableGauge("queue.depth", metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+		if down.Load() {
+			return errors.New("queue backend down")
+		}
+		o.Observe(3)
+		return nil
+	}))
+	require.NoError(t, err)
+	requests.Add(ctx, 1)
+	require.Eventually(t, func() bool {
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.shop_test.shop.requests")
+		return m != nil && m.Value == "1"
+	}, 10*time.Second, 50*time.Millisecond)
+	require.NoError(t, exp.Err())
+
+	down.Store(true)
+	requests.Add(ctx, 100)
+	time.Sleep(time.Second) // fifty intervals without an export
+	ms := pcptest.Info(t, tmp)
+	shown := pcptest.Find(ms, "mmv.shop_test.shop.requests")
+	require.NotNil(t, shown)
+	require.Equal(t, "1", shown.Value, "no export: PCP shows the last one's value")
+	assert.ErrorContains(t, exp.Err(), "otelexporter: no export for", "PCP shows shop.requests = 1 as current (the program counted 101) and queue.depth = %s: no export came for fifty intervals, and Err says nothing",
+		pcptest.Find(ms, "mmv.shop_test.shop.queue.depth").Value)
+
+	down.Store(false)
+	require.Eventually(t, func() bool {
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.shop_test.shop.requests")
+		return m != nil && m.Value == "101"
+	}, 10*time.Second, 50*time.Millisecond)
+	assert.NoError(t, exp.Err(), "exports resumed")
+}
+
+// TestCadence: the interval is the median spacing of the last
+// collections, so that a ForceFlush's collection or a gap's among the
+// reader's own moves it little; a gap is more than three intervals and a
+// second; none before two collections, nor after Shutdown.
+func TestCadence(t *testing.T) {
+	var c cadence
+	at := time.Hour // any time since epoch
+	require.NoError(t, c.gap(at))
+	c.begin(at)
+	require.NoError(t, c.gap(at+time.Hour), "one collection tells no interval")
+	for _, d := range []time.Duration{60, 60, 5, 55, 60, 300, 60} { // a ForceFlush, a gap
+		at += d * time.Second
+		c.begin(at)
+	}
+	assert.NoError(t, c.gap(at+180*time.Second))
+	assert.ErrorContains(t, c.gap(at+181*time.Second), "no export for 3m1s, where collections came every 1m0s (the median of the last 7)")
+	c.stop()
+	assert.NoError(t, c.gap(at+time.Hour), "after Shutdown")
+
+	var fast cadence
+	fast.begin(time.Hour)
+	fast.begin(time.Hour + 10*time.Millisecond)
+	assert.NoError(t, fast.gap(time.Hour+time.Second), "a second at least")
+	assert.Error(t, fast.gap(time.Hour+1100*time.Millisecond))
 }
 
 // TestBoundsGrowWithinLimit: a histogram whose bounds change between

@@ -211,4 +211,19 @@
 // of a collection than the first is out of PCP between the two. A
 // histogram's buckets are those of its last bounds. A singular metric
 // not exported keeps its last value, named by Err.
+//
+// The SDK's periodic reader exports nothing when its collect fails (one
+// observable callback returning an error fails it, reported to otel's
+// error handler only), nor while it is stuck: PCP, whose values carry no
+// time, shows the last export's as current. Err names such a gap: no
+// collection for more than three export intervals and a second, the
+// interval being learned as the median spacing of the last eight
+// collections (a program calling ForceFlush more often than the interval
+// makes it look shorter, and Err may name a gap when the calls stop,
+// until the reader's own exports set it again). The values are not
+// withdrawn: the exporter runs only within the SDK's calls, with no timer
+// to withdraw them at; they were true at the last export (a counter's
+// rate reads zero during the gap and high after it, its average over
+// both right), where withdrawn they would make a hole in every metric of
+// the service for as long as a callback fails, often one collection.
 package otelexporter

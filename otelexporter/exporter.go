@@ -3,6 +3,7 @@ package otelexporter
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -82,6 +83,7 @@ type Exporter struct {
 	// exportScopes those of the export running (shared.go).
 	scopes       map[instrumentation.Scope]scopeColls
 	exportScopes []instrumentation.Scope
+	cadence      cadence // of the collections, for Err (gap.go)
 }
 
 // pending is a metric of an export whose PCP name is not declared yet.
@@ -135,8 +137,18 @@ func (e *Exporter) Registry() *mmv.Registry {
 // collection is every export of it when the SDK splits it
 // (sdkmetric.WithMaxExportBatchSize; see the package doc), up to the
 // last one so far. The first collection's also names the resource
-// attributes that could not be labels.
-func (e *Exporter) Err() error { return e.drops.err() }
+// attributes that could not be labels. Err names, first, a gap in the
+// exports: no collection for more than three export intervals (the
+// median spacing of the last eight collections) and a second, the SDK
+// having skipped them, PCP showing the last export's values as current;
+// and an exporter that looks shared by two readers (see the package doc).
+func (e *Exporter) Err() error {
+	err := e.drops.err()
+	if gap := e.cadence.gap(monotonic()); gap != nil {
+		return errors.Join(gap, err)
+	}
+	return err
+}
 
 // Export stores every data point of rm in the registry, declaring the
 // metrics of instruments and attribute sets seen for the first time; the
@@ -175,7 +187,7 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 		}
 		e.started = true
 	}
-	began := time.Now().UnixNano()
+	began, at := time.Now().UnixNano(), monotonic()
 	defer func() { e.lastExport = began }()
 	e.gen++
 	e.carried = false
@@ -206,6 +218,9 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	// Err names the refusals of the whole collection: of every export
 	// of it when the SDK splits it, not only the last.
 	e.markScopes()
+	if e.collGen == e.gen {
+		e.cadence.begin(at)
+	}
 	e.drops.done(e.collGen == e.gen, e.sharedNote())
 	return nil
 }
@@ -268,6 +283,7 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	defer e.mu.Unlock()
 	if !e.shut {
 		e.shut = true
+		e.cadence.stop()
 		if e.r != nil {
 			if err := e.r.Close(); err != nil {
 				return fmt.Errorf("otelexporter: close the registry %q: %w", e.r.Name(), err)
