@@ -135,6 +135,15 @@
 // all dropped, counted: PCP shows neither. An instrument whose first
 // export has no attributes is a singular metric.
 //
+// That an instrument's label names are those of its first export, for as
+// long as the registry lives, is a limitation: instrumentation that sets
+// a key only as things happen (the semantic conventions' error.type, on
+// a failed request only) loses, when its first export saw none, every
+// point carrying the key, the failed requests, until the process
+// restarts; each export counts and names them. A View whose
+// sdkmetric.Stream AttributeFilter drops such a key keeps those points,
+// merged with the others.
+//
 // # Units
 //
 // UCUM units map to PCP units; a unit PCP has none for is shown as none,
