@@ -548,12 +548,11 @@ func exportHistograms[N int64 | float64](e *Exporter, id *ident, m *metricdata.M
 	in := e.instrument(id, m, name, func() shape {
 		sh := shape{keys: keysOf(sets(pts, func(p *metricdata.HistogramDataPoint[N]) attribute.Set { return p.Attributes }))}
 		for i := range pts {
-			if malformed(&pts[i]) != nil {
-				continue // dropped: its buckets make no room
-			}
 			_, ok := pts[i].Min.Value()
 			sh.minmax = sh.minmax || ok
-			sh.buckets = max(sh.buckets, len(pts[i].BucketCounts))
+			if malformed(&pts[i]) == nil { // a malformed point's buckets make no room: it is dropped
+				sh.buckets = max(sh.buckets, len(pts[i].BucketCounts))
+			}
 		}
 		return sh
 	}, len(pts))
