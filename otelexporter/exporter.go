@@ -215,12 +215,12 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 			e.drops.add(e.r.Name(), "flush", 0, fmt.Errorf("otelexporter: flush the registry %q: %w", e.r.Name(), err))
 		}
 	}
-	// Err names the refusals of the whole collection: of every export
-	// of it when the SDK splits it, not only the last.
 	e.markScopes()
 	if e.collGen == e.gen {
 		e.cadence.begin(at)
 	}
+	// Err names the refusals of the whole collection: of every export
+	// of it when the SDK splits it, not only the last.
 	e.drops.done(e.collGen == e.gen, e.sharedNote())
 	return nil
 }
@@ -273,9 +273,9 @@ func (e *Exporter) ForceFlush(ctx context.Context) error {
 // and PCP stops showing the service. Later calls do nothing. It closes the
 // registry also when ctx is done (a context a signal handler cancelled, a
 // deadline the final collect used up), and then returns ctx's error, as
-// the SDK's own exporters do: left open, the registry held its file and
-// its lock for as long as the process lived, PCP showing its values as
-// current, and a new exporter of the name failed with mmv.ErrInUse.
+// the SDK's own exporters do: left open, the registry would hold its file
+// and its lock while the process lives, PCP showing its values as
+// current, and a new exporter of the name would fail with mmv.ErrInUse.
 // Closing waits on nothing a context could bound: it unmaps the files,
 // and removes them with the flag.
 func (e *Exporter) Shutdown(ctx context.Context) error {
@@ -296,7 +296,7 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 // route exports the points of m, of scope, now when its PCP name is
 // declared, or keeps it for exportPending; it reports whether m has
 // points.
-func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) (points bool) {
+func (e *Exporter) route(scope instrumentation.Scope, m *metricdata.Metrics) bool {
 	n, end := pointsOf(m.Data)
 	if n > 0 {
 		e.carried = true

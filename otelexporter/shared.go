@@ -15,7 +15,7 @@ import (
 // Given to two readers (two providers of one service writing one file),
 // each reader's export takes the other's instruments out of PCP, which
 // shows each provider's half of the time. What can be seen of it is
-// named by Err, which was nil:
+// named by Err:
 //
 //   - an export of another resource than the first export's, whose
 //     resource the registry's labels are;
