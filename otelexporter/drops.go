@@ -81,8 +81,14 @@ func (d *drops) drop(why reason, n int, subject string, err error) {
 func (d *drops) refused(subject string, err error) { d.add(subject, "registry", 1, err) }
 
 // add names n things of subject refused for reason, err saying why, in
-// the export running.
+// the export running: counted in the refusal before when it is of the
+// same subject and reason (the points of an instrument come together),
+// so that the export's list stays short.
 func (d *drops) add(subject, reason string, n int, err error) {
+	if k := len(d.export) - 1; k >= 0 && d.export[k].subject == subject && d.export[k].reason == reason {
+		d.export[k].n += n
+		return
+	}
 	d.export = append(d.export, refusal{subject, reason, n, err})
 }
 
