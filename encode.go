@@ -13,20 +13,21 @@ import (
 // offsets of the records that other records point at.
 type plan struct {
 	*fileLayout
-	labels     []label
-	indomOff   []int64   // per indom
-	firstInst  []int64   // per indom: its first instance record, even when it has none
-	instOff    [][]int64 // per indom, per instance
-	metricOff  []int64   // per metric
-	metricInst [][]int64 // per metric: its indom's instOff, nil when singular
-	instName   [][]int64 // v2/v3: per indom, per instance; nil in v1, whose names are inline
-	metricName []int64   // v2/v3: per metric
-	valueStr   []int64   // per value slot: the string record of a String value; empty without String metrics
-	metricHelp [][2]int64
-	indomHelp  [][2]int64
-	indomAt    map[*indom]int   // index in the part's indoms
-	nameStr    map[string]int64 // the string record of a name that indoms share (indom.auto)
-	helpStr    map[string]int64 // of a help text their metrics share
+	labels      []label
+	indomOff    []int64   // per indom
+	firstInst   []int64   // per indom: its first instance record, even when it has none
+	instOff     [][]int64 // per indom, per instance
+	metricOff   []int64   // per metric
+	metricInst  [][]int64 // per metric: its indom's instOff, nil when singular
+	instName    [][]int64 // v2/v3: per indom, per instance; nil in v1, whose names are inline
+	metricName  []int64   // v2/v3: per metric
+	carriedName []int64   // v2/v3: per placeholder of the last run's metrics (carry.go)
+	valueStr    []int64   // per value slot: the string record of a String value; empty without String metrics
+	metricHelp  [][2]int64
+	indomHelp   [][2]int64
+	indomAt     map[*indom]int   // index in the part's indoms
+	nameStr     map[string]int64 // the string record of a name that indoms share (indom.auto)
+	helpStr     map[string]int64 // of a help text their metrics share
 	// tailStr is nameStr of the names of instances an indom derives
 	// (indom.tails), by their two parts: as one string, each would be made
 	// at every publication. A derived name is not shared with an equal one
@@ -84,7 +85,7 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 	for _, in := range p.indoms {
 		count[secInstances] += in.live
 	}
-	count[secMetrics] = len(p.metrics)
+	count[secMetrics] = len(p.metrics) + len(p.carried)
 	count[secValues] = p.slots.len()
 	count[secLabels] = len(pl.labels)
 
@@ -151,6 +152,10 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 	for i := range p.metrics {
 		pl.metricName[i] = str(v2)
 	}
+	pl.carriedName = sized(pl.carriedName, len(p.carried))
+	for i := range p.carried {
+		pl.carriedName[i] = str(v2)
+	}
 	pl.valueStr = pl.valueStr[:0]
 	if p.strings > 0 {
 		pl.valueStr = sized(pl.valueStr, p.slots.len())
@@ -198,6 +203,9 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 		at(&pl.metricName[i])
 		at(&pl.metricHelp[i][0])
 		at(&pl.metricHelp[i][1])
+	}
+	for i := range pl.carriedName {
+		at(&pl.carriedName[i])
 	}
 	for i := range pl.valueStr {
 		at(&pl.valueStr[i])
@@ -290,6 +298,14 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putStrings(b, pl.metricName[i:i+1], name)
 		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
 	}
+	// The last run's metrics this file keeps with no value: a metric
+	// record, no value record, no help (carry.go).
+	for i, c := range p.carried {
+		putMetric(at(pl.record(secMetrics, len(p.metrics)+i)), pl.version, c.name, uint64(pl.carriedName[i]), metricRecord{
+			item: c.item, typ: c.typ, sem: c.sem, units: c.units, indom: singularIndom,
+		})
+		putStrings(b, pl.carriedName[i:i+1], c.name)
+	}
 	values := b[pl.offset[secValues]:]
 	for s, o := range p.slots.all() {
 		rec := values[p.stride.at(s):][:valueSize]
@@ -367,6 +383,11 @@ func (r *Registry) versionWith(p *part, labels int) (int, error) {
 	}
 	for _, m := range p.metrics {
 		if need == Version1 && len(p.prefix)+len(m.Name) > maxV1Name {
+			need = Version2
+		}
+	}
+	for _, c := range p.carried {
+		if len(c.name) > maxV1Name {
 			need = Version2
 		}
 	}

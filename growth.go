@@ -53,6 +53,9 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	}
 	var errs []error
 	var cl *claims
+	if first := r.parts[0]; !slices.Contains(ps, first) && r.mustUncarryLocked() {
+		ps = append([]*part{first}, ps...) // before another file shows a name clashing with its placeholder (carry.go)
+	}
 	for _, p := range ps {
 		errs = append(errs, r.publishPartLocked(p, &cl, byDeclaration))
 	}
@@ -247,6 +250,9 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	p.cluster, err = claimCluster(p.name, p.index > 0, c, cl.live)
 	if err != nil {
 		return err
+	}
+	if p.index == 0 {
+		r.carryLocked(p, d) // the last run's first file: before items are derived
 	}
 	p.assignItems()
 	p.makeSlots()
@@ -456,7 +462,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	if p.file != nil && !p.dirty {
 		return nil
 	}
-	if err := r.tendTombstonesLocked(); err != nil {
+	if err := r.tendLeftoversLocked(p); err != nil {
 		r.pubErr = err
 		return err
 	}
@@ -1056,7 +1062,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return nil
 	}
 	r.reserveSnapshotUnlocking(p) // lets the lock go: names are declared meanwhile
-	if err := r.tendTombstonesLocked(); err != nil {
+	if err := r.tendLeftoversLocked(p); err != nil {
 		r.pubErr = err
 		return err
 	}
@@ -1184,7 +1190,7 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // writes them before the snapshot ends (segList.share, endSnapshot).
 func (p *part) snapshotLocked() *part {
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings}
+		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, carried: p.carried}
 	removed := slices.Grow(p.snap.removed[:0], p.snapshotInstances())
 	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))

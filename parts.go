@@ -40,6 +40,13 @@ type part struct {
 	// file, as libpcp_mmv writes them, those its metrics use for others.
 	indoms []*indom
 	used   itemSet // items taken
+	// carried are the metrics of the last run's first file that this
+	// first file keeps with no value, their PMIDs kept, and reserved the
+	// items kept so, for the registry's life, also in used (carry.go):
+	// nil in overflow parts, and when there was no last run. carried is
+	// replaced, never changed: a snapshot shares it.
+	carried  []placeholder
+	reserved *itemSet
 	// slots lists the values in the order of their records: a value's
 	// slot fixes its address while it lives (below).
 	slots       segList[slotOwner]
@@ -58,6 +65,16 @@ type part struct {
 	// (landing, land).
 	flying  bool
 	landing []int
+}
+
+// placeholder is a metric of the last run's first file kept in this
+// run's with no value (carry.go): its name, item and description.
+type placeholder struct {
+	name  string
+	item  uint32
+	typ   Type
+	sem   Semantics
+	units Units
 }
 
 // snapArrays are the arrays of a part's last snapshot, which the next
@@ -326,6 +343,10 @@ func (p *part) reset() {
 		}
 	}
 	p.cluster = 0
+	if p.reserved != nil { // a Start keeps them again
+		p.used.removeAll(p.reserved)
+		p.carried, p.reserved = nil, nil
+	}
 }
 
 // assignItems gives every metric of the part declared without an item

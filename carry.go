@@ -1,0 +1,244 @@
+package mmv
+
+import (
+	"errors"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/gopcp/mmv/internal/osfile"
+)
+
+// The last run's first file: a registry without the Process flag started
+// again renames its new first file over the one its last run left, and
+// the metrics that run had declared after Start (a lazy instrument, a
+// bridge's family, the registry's own mmv.dropped and mmv.expired,
+// declared at their first count) were in the old file and not in the new
+// one until this run declared them again, a publication later: their
+// PMIDs vanished and came back, which crashes pmcd while a client fetches
+// them (docs/design.md, "A pmcd crash in PCP's reader";
+// TestRestartLateFirstFileMetricKeepsPMCD). So Start reads the old file
+// (carryLocked): a metric of it that this run has not declared, and whose
+// name is free of this run's (nameFreeLocked), is carried into the new
+// first file as a placeholder, its name and item, so its PMID, with no
+// value record (PCP's reader shows it with no value); a name this run
+// has declared keeps the item it had there. A declaration of the name
+// later takes the placeholder's item, in its place at the first file's
+// next publication; a placeholder whose name this run declares in another
+// file, or clashes with at a dot, is dropped there (tendCarriedLocked).
+// Every item kept so is reserved for the registry's life: no other name
+// takes it. The overflow files of the last run are tombstone.go's.
+
+// carryLocked reads the first file the last run left at the name of p,
+// the registry's first part, about to be made in d on its cluster, and
+// keeps what it says: the items of the names p
+// declares without one, the others as placeholders (see above). Only a
+// file PCP shows and none else's: an MMV file without the Process flag
+// (a Process run's Close removes its file, and PCP stops showing it when
+// its writer dies), its NoPrefix flag the registry's, on the cluster p
+// claims (other PMIDs are not this file's), its writer gone or this
+// process (libpcp_mmv's takes no lock). Called at Start, before p's items
+// are derived (part.assignItems).
+func (r *Registry) carryLocked(p *part, d *osfile.Dir) {
+	b := readLastFirst(d, p.name)
+	h, ok := readHead(b)
+	if !ok || h.flags&Process != 0 || h.flags&NoPrefix != r.opts.Flags&NoPrefix || h.cluster != p.cluster ||
+		h.pid > 0 && h.pid != os.Getpid() && !osfile.ProcessGone(h.pid) {
+		return
+	}
+	old, ok := fileMetrics(b)
+	if !ok {
+		return
+	}
+	reserved := new(itemSet)
+	room := MaxItem - len(p.metrics) // items left once every metric has one
+	var carried, bare []placeholder
+	seen := map[string]bool{}
+	for _, o := range old {
+		if seen[o.name] || p.used.has(o.item) {
+			continue // a name twice (no file of ours), an item this run declares
+		}
+		seen[o.name] = true
+		switch m := r.named(o.name); {
+		case m != nil && m.part == p && m.auto && m.item == 0:
+			m.item = o.item
+			p.used.add(o.item)
+		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil:
+			carried = append(carried, o)
+			reserved.add(o.item)
+			p.used.add(o.item)
+			room--
+		default:
+			bare = append(bare, o)
+		}
+	}
+	// The items of names declared elsewhere, or with another item: a
+	// client that holds the PMID fetches no other name's value under it.
+	for _, o := range bare {
+		if room > 0 && !p.used.has(o.item) {
+			reserved.add(o.item)
+			p.used.add(o.item)
+			room--
+		}
+	}
+	if reserved.count() > 0 {
+		p.carried, p.reserved = carried, reserved
+	}
+}
+
+// readLastFirst returns the bytes of the file at name in d, nil when it
+// is none or larger than a file of ours (maxTombstone).
+func readLastFirst(d *osfile.Dir, name string) []byte {
+	f := d.OpenRead(name)
+	if f == nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxTombstone+1))
+	if err != nil || len(b) > maxTombstone {
+		return nil
+	}
+	return b
+}
+
+// fileMetrics returns the metrics of the MMV file b as placeholders, in
+// the order of its records, leaving out those whose records hold no name,
+// an item out of range, or a type or semantics PCP does not know; ok is
+// false when b is no MMV file whose metrics it can read.
+func fileMetrics(b []byte) (ms []placeholder, ok bool) {
+	version, toc, ok := readTOC(b)
+	if !ok || toc[secMetrics] == nil {
+		return nil, ok
+	}
+	size := recordSize(secMetrics, version)
+	count, o := tocEntry(toc[secMetrics])
+	off := int(o)
+	if o > uint64(len(b)) || count > len(b)/size || off+count*size > len(b) || count > MaxMetrics {
+		return nil, false
+	}
+	nameLen := metricNameV2Len
+	if version == Version1 {
+		nameLen = metricNameV1Len
+	}
+	for j := range count {
+		name, ok := nameAt(b, uint64(off+j*size), version)
+		body := b[off+j*size+nameLen:]
+		c := placeholder{name: name, item: ne.Uint32(body[metricItemOff:]), typ: Type(ne.Uint32(body[metricTypeOff:])),
+			sem: Semantics(ne.Uint32(body[metricSemOff:])), units: Units(ne.Uint32(body[metricUnitsOff:]))}
+		if ok && name != "" && c.item >= 1 && c.item <= MaxItem && c.typ.valid() && c.sem.valid() {
+			ms = append(ms, c)
+		}
+	}
+	return ms, true
+}
+
+// carriedItem returns the item of the placeholder of p named name, the
+// item a metric of that name declared in p takes, else one derived from
+// the name (takeItem).
+func (p *part) carriedItem(name string) uint32 {
+	if i := slices.IndexFunc(p.carried, func(c placeholder) bool { return c.name == name }); i >= 0 {
+		return p.carried[i].item
+	}
+	return takeItem(name, &p.used)
+}
+
+// itemHolder names, for an error, what holds item in p, which name may
+// not take: a metric, or a placeholder of another name, or an item kept
+// for a metric of the last run's first file; taken is false when the
+// item is free for name (none holds it, or name's placeholder does).
+func (p *part) itemHolder(item uint32, name string) (holder string, taken bool) {
+	if !p.used.has(item) {
+		return "", false
+	}
+	if i := slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == item }); i >= 0 {
+		return quote(p.metrics[i].Name), true
+	}
+	if i := slices.IndexFunc(p.carried, func(c placeholder) bool { return c.item == item }); i >= 0 {
+		if p.carried[i].name == name {
+			return "", false
+		}
+		return quote(p.carried[i].name) + " of the file's last run, which the file keeps with no value", true
+	}
+	return "a metric of the file's last run, whose PMID no other name takes", true
+}
+
+// unreserve undoes the taking of item by a metric of p: the item stays
+// taken when it is kept for a metric of the last run (carryLocked).
+func (p *part) unreserve(item uint32) {
+	if p.reserved == nil || !p.reserved.has(item) {
+		p.used.remove(item)
+	}
+}
+
+// hasItemRoom reports whether p has an item free for a metric derived
+// from its name: with every item its metrics took, those kept for the
+// last run's.
+func (p *part) hasItemRoom() bool { return p.reserved == nil || p.used.count() < MaxItem }
+
+// errFirstFileFirst fails the publication of an overflow file while the
+// first file still shows a placeholder that a name of this run's (maybe
+// the overflow file's) now clashes with: the first file is published
+// first, the overflow file retried.
+var errFirstFileFirst = errors.New("mmv: the first file is to drop a metric of the last run's before another file shows a name that clashes with it")
+
+// uncarryLocked marks the first file for a publication when the metric
+// named name, just declared, takes the place of one of its placeholders
+// or clashes with one at a dot (tendCarriedLocked drops it there), and
+// reports whether it did.
+func (r *Registry) uncarryLocked(name string) bool {
+	first := r.parts[0]
+	if len(first.carried) == 0 || !slices.ContainsFunc(first.carried, func(c placeholder) bool {
+		return c.name == name || clashAtDot(c.name, name)
+	}) {
+		return false
+	}
+	first.dirty = true
+	return true
+}
+
+// clashAtDot reports whether one of a and b is a prefix of the other at a
+// dot.
+func clashAtDot(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(b) > len(a) && b[len(a)] == '.' && b[:len(a)] == a
+}
+
+// mustUncarryLocked reports whether the first file shows a placeholder
+// whose name this run has declared since, or a name clashing with it.
+func (r *Registry) mustUncarryLocked() bool {
+	first := r.parts[0]
+	return len(first.carried) > 0 && slices.ContainsFunc(first.carried, func(c placeholder) bool { return !r.nameFreeLocked(c.name, "") })
+}
+
+// tendCarriedLocked keeps the placeholders right before part p is
+// published, with the lock held from here to the part's snapshot: the
+// first file drops those whose names this run has declared since (a
+// declaration in the first file took the item), or clashes with at a
+// dot; their items stay reserved. Another part is not published while
+// the first file still shows one (errFirstFileFirst): its names may be
+// theirs.
+func (r *Registry) tendCarriedLocked(p *part) error {
+	first := r.parts[0]
+	if !r.mustUncarryLocked() {
+		return nil
+	}
+	if p != first {
+		first.dirty = true
+		return fileError(p.name, "cannot publish yet", errFirstFileFirst)
+	}
+	first.carried = slices.DeleteFunc(slices.Clone(first.carried), func(c placeholder) bool { return !r.nameFreeLocked(c.name, "") })
+	return nil
+}
+
+// tendLeftoversLocked keeps what Start kept of the last run's files right
+// before part p is published: the first file's placeholders, the
+// overflow files' tombstones.
+func (r *Registry) tendLeftoversLocked(p *part) error {
+	if err := r.tendCarriedLocked(p); err != nil {
+		r.pubErr = err
+		return err
+	}
+	return r.tendTombstonesLocked()
+}

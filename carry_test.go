@@ -1,0 +1,154 @@
+package mmv_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvtest"
+)
+
+// lastRun runs a registry of name in dir without the Process flag (or
+// with flags), once: "count" declared before Start, the counters named
+// late after it, each counted to 5, and closes it, leaving its first
+// file.
+func lastRun(t *testing.T, dir, name string, flags mmv.Flags, late ...string) {
+	t.Helper()
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir, Flags: flags})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(1)
+	startOrSkip(t, r)
+	for _, n := range late {
+		mmv.NewCounter(r, n, "", mmv.Count).Add(5)
+	}
+	require.NoError(t, r.Flush())
+	require.NoError(t, r.Close())
+}
+
+// TestCarriedShowsNoValue: a metric the last run declared after Start, in
+// its first file, is in this run's first file from Start on, its PMID
+// kept, showing no value (not 0) through a pmcd, and the other metrics of
+// the same fetch show theirs; it is not the program's: not in Gather,
+// Snapshot, Registry.Value or mmvtest's listing.
+func TestCarriedShowsNoValue(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	lastRun(t, dir, "carry", 0, "late")
+	before := get(t, pcptest.Info(t, tmp), "mmv.carry.late")
+
+	r := newRegistry(t, "carry", dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(2)
+	startOrSkip(t, r)
+	ms := pcptest.Info(t, tmp)
+	late := get(t, ms, "mmv.carry.late")
+	assert.Equal(t, before.PMID, late.PMID, "the placeholder's PMID")
+	assert.Empty(t, late.Value, "the placeholder shows no value")
+	assert.NotEmpty(t, late.NoValue)
+	assert.Equal(t, "2", get(t, ms, "mmv.carry.count").Value, "a metric fetched with the placeholder")
+
+	// Through a pmcd: one fetch of both (pminfo fetches its names in one
+	// pmFetch).
+	p := pcptest.StartPMCD(t)
+	lastRun(t, p.Dir, "carryp", 0, "late")
+	rp := newRegistry(t, "carryp", p.Dir, mmv.Options{})
+	mmv.NewCounter(rp, "count", "", mmv.Count).Add(2)
+	startOrSkip(t, rp)
+	got, err := p.Fetch(t.Context(), "mmv.carryp.late", "mmv.carryp.count")
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Empty(t, get(t, got, "mmv.carryp.late").Value)
+	assert.Equal(t, "2", get(t, got, "mmv.carryp.count").Value)
+
+	var gathered []string
+	r.Gather(func(f *mmv.Family) { gathered = append(gathered, f.Name) })
+	assert.Equal(t, []string{"count"}, gathered, "Gather")
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	require.Len(t, snap, 1, "Snapshot")
+	assert.Equal(t, "count", snap[0].Name)
+	_, err = r.Value("late", "")
+	assert.ErrorIs(t, err, mmv.ErrUnknown, "Registry.Value of a placeholder")
+	listing, err := mmvtest.Listing(r)
+	require.NoError(t, err)
+	assert.NotContains(t, listing, "late")
+}
+
+// TestLateDeclarationTakesCarriedPMID: declared after Start, by a New
+// function or AddMetric, a placeholder's name takes its PMID, in the
+// first file, with its value, at the next publication; a name hashing to
+// the same item that sorts first does not take it.
+func TestLateDeclarationTakesCarriedPMID(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	lastRun(t, dir, "taker", 0, "late", "low")
+	before := pcptest.Info(t, tmp)
+
+	r := newRegistry(t, "taker", dir, mmv.Options{})
+	startOrSkip(t, r)
+	rival := ""
+	for i := 0; rival == ""; i++ {
+		if n := fmt.Sprintf("a%d", i); itemHash(n) == itemHash("late") {
+			rival = n
+		}
+	}
+	mmv.NewCounter(r, rival, "", mmv.Count).Add(1) // would have taken late's item
+	mmv.NewCounter(r, "late", "", mmv.Count).Add(7)
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "low", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.Flush())
+	ms := pcptest.Info(t, tmp)
+	for _, n := range []string{"late", "low"} {
+		m := get(t, ms, "mmv.taker."+n)
+		assert.Equal(t, get(t, before, "mmv.taker."+n).PMID, m.PMID, "%s's PMID", n)
+	}
+	assert.Equal(t, "7", get(t, ms, "mmv.taker.late").Value)
+	assert.NotEqual(t, get(t, before, "mmv.taker.late").PMID, get(t, ms, "mmv.taker."+rival).PMID)
+}
+
+// TestCarriedClashDropped: a name declared after Start that a placeholder
+// is a prefix of at a dot (or the reverse) drops the placeholder in the
+// publication that shows the name, so PCP's namespace holds no leaf that
+// is also a prefix; its item stays the last run's, no other name's.
+func TestCarriedClashDropped(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	lastRun(t, dir, "clash", 0, "a.b")
+	old := get(t, pcptest.Info(t, tmp), "mmv.clash.a.b")
+
+	r := newRegistry(t, "clash", dir, mmv.Options{})
+	startOrSkip(t, r)
+	get(t, pcptest.Info(t, tmp), "mmv.clash.a.b") // the placeholder
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "a", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	rival := ""
+	for i := 0; rival == ""; i++ {
+		if n := fmt.Sprintf("z%d", i); itemHash(n) == itemHash("a.b") {
+			rival = n
+		}
+	}
+	mmv.NewCounter(r, rival, "", mmv.Count).Add(3)
+	require.NoError(t, r.Flush())
+	require.NoError(t, r.Err())
+	ms := pcptest.Info(t, tmp)
+	assert.Nil(t, pcptest.Find(ms, "mmv.clash.a.b"), "the placeholder clashing with a")
+	get(t, ms, "mmv.clash.a")
+	for _, m := range ms {
+		assert.False(t, m.PMID == old.PMID, "a.b's PMID %s is %s's", old.PMID, m.Name)
+	}
+}
+
+// TestProcessRestartCarriesNothing: a registry with the Process flag
+// removes its file at Close, and a restart finds nothing to carry: its
+// late metrics are not in the new file.
+func TestProcessRestartCarriesNothing(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	lastRun(t, dir, "proc", mmv.Process, "late")
+	r := newRegistry(t, "proc", dir, mmv.Options{Flags: mmv.Process})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(1)
+	startOrSkip(t, r)
+	ms := under(pcptest.Info(t, tmp), "mmv.proc.")
+	assert.Len(t, ms, 1)
+	assert.Contains(t, ms, "mmv.proc.count")
+}
