@@ -1,7 +1,6 @@
 package mmv
 
 import (
-	"errors"
 	"io"
 	"os"
 	"slices"
@@ -170,16 +169,12 @@ func (p *part) unreserve(item uint32) {
 	}
 }
 
-// hasItemRoom reports whether p has an item free for a metric derived
-// from its name: with every item its metrics took, those kept for the
-// last run's.
-func (p *part) hasItemRoom() bool { return p.reserved == nil || p.used.count() < MaxItem }
-
-// errFirstFileFirst fails the publication of an overflow file while the
-// first file still shows a placeholder that a name of this run's (maybe
-// the overflow file's) now clashes with: the first file is published
-// first, the overflow file retried.
-var errFirstFileFirst = errors.New("mmv: the first file is to drop a metric of the last run's before another file shows a name that clashes with it")
+// hasItemRoom reports whether p has an item for a metric named name: its
+// placeholder's, or one free of those its metrics took and those kept for
+// the last run's.
+func (p *part) hasItemRoom(name string) bool {
+	return p.reserved == nil || p.used.count() < MaxItem || slices.ContainsFunc(p.carried, func(c placeholder) bool { return c.name == name })
+}
 
 // uncarryLocked marks the first file for a publication when the metric
 // named name, just declared, takes the place of one of its placeholders
@@ -216,29 +211,35 @@ func (r *Registry) mustUncarryLocked() bool {
 // published, with the lock held from here to the part's snapshot: the
 // first file drops those whose names this run has declared since (a
 // declaration in the first file took the item), or clashes with at a
-// dot; their items stay reserved. Another part is not published while
-// the first file still shows one (errFirstFileFirst): its names may be
-// theirs.
-func (r *Registry) tendCarriedLocked(p *part) error {
+// dot; their items stay reserved. Another part waits while the first
+// file still shows one (later): its names may be theirs, and the first
+// file, dirty, is published first (the timer's publication takes the
+// parts in order, grewLocked puts it first).
+func (r *Registry) tendCarriedLocked(p *part) (later bool) {
 	first := r.parts[0]
 	if !r.mustUncarryLocked() {
-		return nil
+		return false
 	}
 	if p != first {
 		first.dirty = true
-		return fileError(p.name, "cannot publish yet", errFirstFileFirst)
+		return true
 	}
 	first.carried = slices.DeleteFunc(slices.Clone(first.carried), func(c placeholder) bool { return !r.nameFreeLocked(c.name, "") })
-	return nil
+	return false
 }
 
 // tendLeftoversLocked keeps what Start kept of the last run's files right
 // before part p is published: the first file's placeholders, the
-// overflow files' tombstones.
-func (r *Registry) tendLeftoversLocked(p *part) error {
-	if err := r.tendCarriedLocked(p); err != nil {
-		r.pubErr = err
-		return err
+// overflow files' tombstones. later says p is to wait for the first
+// file's publication, dirty and due (tendCarriedLocked); a failure is the
+// publication's (pubErr).
+func (r *Registry) tendLeftoversLocked(p *part) (later bool, err error) {
+	if r.tendCarriedLocked(p) {
+		return true, nil
 	}
-	return r.tendTombstonesLocked()
+	if err := r.tendTombstonesLocked(); err != nil {
+		r.pubErr = err
+		return false, err
+	}
+	return false, nil
 }

@@ -462,8 +462,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	if p.file != nil && !p.dirty {
 		return nil
 	}
-	if err := r.tendLeftoversLocked(p); err != nil {
-		r.pubErr = err
+	if later, err := r.tendLeftoversLocked(p); later || err != nil {
 		return err
 	}
 	if p.file == nil {
@@ -1062,8 +1061,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return nil
 	}
 	r.reserveSnapshotUnlocking(p) // lets the lock go: names are declared meanwhile
-	if err := r.tendLeftoversLocked(p); err != nil {
-		r.pubErr = err
+	if later, err := r.tendLeftoversLocked(p); later || err != nil {
 		return err
 	}
 	gr, err := r.growthLocked(p)
