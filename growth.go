@@ -70,21 +70,13 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 }
 
 // needStorageNow reports whether a part has no file yet, spare room short
-// of its values, or a String value without storage (its text lives
-// outside the values section): what a declaration whose values must be
-// live at once publishes for. Only such a declaration asks: the scan of
-// the values waiting for storage, at every first use of an instrument,
-// would cost it time in the number waiting.
+// of its values, or a String value without its string record (its text
+// lives outside the values section, laid out by a publication: unstrung):
+// what a declaration whose values must be live at once publishes for.
 func needStorageNow(ps []*part) bool {
 	for _, p := range ps {
-		if p.file == nil || p.slots.len() > p.file.capacity {
+		if p.file == nil || p.slots.len() > p.file.capacity || p.unstrung != 0 {
 			return true
-		}
-		// A part without String metrics has no String value: no scan.
-		for s := p.bound; s < p.slots.len() && p.strings > 0; s++ {
-			if p.typeOf(s) == String {
-				return true
-			}
 		}
 	}
 	return false
@@ -273,7 +265,8 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 		p.reset()
 		return fileError(p.name, "cannot start", err)
 	}
-	p.file, p.dirty, p.bound = f, false, 0
+	f.strings = plan.strings()
+	p.file, p.dirty, p.bound, p.unstrung = f, false, 0, 0
 	p.valuesEnd = plan.end - plan.offset[secValues]
 	cl.took(p.name, p.cluster)
 	return nil
@@ -507,6 +500,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	p.dirty = false
 	p.valuesEnd = pl.end - pl.offset[secValues]
 	p.published()
+	p.strungTo(p.slots.len())
 	return nil
 }
 
@@ -550,13 +544,21 @@ func (r *Registry) boundLocked(ps []*part) {
 // 0.09-0.17 ms at the median, 0.17-0.46 ms at p90.
 const wakeChunk = 256
 
+// strings is where the file pl lays out has its string records.
+func (pl *plan) strings() stringRecords {
+	return stringRecords{uint64(pl.record(secStrings, 0)), uint64(pl.record(secStrings, pl.count[secStrings]))}
+}
+
 // carry copies the values of the first live slots into the grown file b
 // laid out by pl, as a snapshot that merge compares with the old file's
 // final values: the value words, the open interval of Elapsed values, and
 // the text of String values, read from the old file old where the value's
-// extra word points. Each word is read with an atomic load, so that none
-// is read torn. Writers of strings are held off by strMu meanwhile.
-func carry(p *part, pl *plan, old, b []byte, live int) {
+// extra word points, when that is one of old's string records (strs): a
+// String value the old file has no record for (unstrung) starts empty in
+// b. Each word
+// is read with an atomic load, so that none is read torn. Writers of
+// strings are held off by strMu meanwhile.
+func carry(p *part, pl *plan, old []byte, strs stringRecords, b []byte, live int) {
 	section := b[pl.offset[secValues]:]
 	// Without String or Elapsed values, only value words: no type per slot.
 	words := !slices.ContainsFunc(p.metrics, func(m *metric) bool { return m.Type == String || m.Type == Elapsed })
@@ -570,7 +572,9 @@ func carry(p *part, pl *plan, old, b []byte, live int) {
 		switch p.typeOf(s) {
 		case String:
 			extra := atomic.LoadUint64((*uint64)(unsafe.Add(from, valueExtraOff)))
-			copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], old[extra:])
+			if text := strs.at(old, extra); text != nil && p.strung(s) {
+				copy(b[pl.valueStr[s]:pl.valueStr[s]+stringSize], text)
+			}
 		case Elapsed:
 			ne.PutUint64(to[valueExtraOff:], atomic.LoadUint64((*uint64)(unsafe.Add(from, valueExtraOff))))
 		}
@@ -1069,7 +1073,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return err
 	}
 	f, live, capacity := p.file, gr.live, gr.g.capacity
-	sp, dying := p.snapshotLocked(), len(p.dying)
+	sp, dying, laid := p.snapshotLocked(), len(p.dying), p.slots.len()
 	ws, lists := r.shownLocked(p, live)
 	p.dirty, p.flying = false, true
 	done := make(chan struct{})
@@ -1115,6 +1119,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	}
 	f.capacity = capacity
 	p.valuesEnd = end
+	p.strungTo(laid)
 	p.free = append(p.free, p.dying[:dying]...)
 	p.dying = slices.Delete(p.dying, 0, dying)
 	return nil
@@ -1135,9 +1140,10 @@ func (r *Registry) writeGrowth(p *part, hold *setHold, f *file, pl *plan, live i
 	return f.os.Replace(pl.size, pl.used, pl.offset[secValues], int(p.stride.at(live)), func(b []byte) {
 		r.encode(p, pl, b, gen, pid)
 		hold.begin(p.handles(live))
-		carry(p, pl, f.bytes(), b, live)
+		carry(p, pl, f.bytes(), f.strings, b, live)
 		showWaiting(p, pl, b, ws)
 	}, func(snap, final []byte) {
+		f.strings = pl.strings() // the grown file is mapped
 		merge(p, snap, final, live)
 		hold.end()
 	}, replaceHook())
@@ -1188,7 +1194,7 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // writes them before the snapshot ends (segList.share, endSnapshot).
 func (p *part) snapshotLocked() *part {
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, carried: p.carried}
+		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, carried: p.carried, unstrung: p.unstrung}
 	removed := slices.Grow(p.snap.removed[:0], p.snapshotInstances())
 	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))

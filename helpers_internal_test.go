@@ -437,16 +437,23 @@ func overTombstone(t *testing.T, name string) (*Registry, string) {
 // declareAt declares a counter named metric on r at the growth step's
 // point at of the Flush it makes.
 func declareAt(t *testing.T, r *Registry, at growthPoint, metric string) {
-	declared := false
+	duringFlush(t, r, at, func() { NewCounter(r, metric, "", Count).Inc() })
+}
+
+// duringFlush runs f at the growth step's point at of the Flush it makes
+// on r, where the publication has let the registry's lock go.
+func duringFlush(t *testing.T, r *Registry, at growthPoint, f func()) {
+	t.Helper()
+	ran := false
 	growthHook = func(gp growthPoint) {
-		if gp == at && !declared {
-			declared = true
-			NewCounter(r, metric, "", Count).Inc()
+		if gp == at && !ran {
+			ran = true
+			f()
 		}
 	}
 	defer func() { growthHook = nil }()
 	require.NoError(t, r.Flush())
-	require.True(t, declared, "the publication let the lock go at %v", at)
+	require.True(t, ran, "the publication let the lock go at %v", at)
 }
 
 // holdersOf returns the files of registry name in dir, the first and its

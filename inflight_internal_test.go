@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -378,4 +379,40 @@ func TestCellSetAcrossMove(t *testing.T) {
 			assert.EqualValues(t, 7, mustValue(t, r, "v", "").Float(), "the file's value")
 		})
 	}
+}
+
+// TestStringDeclaredDuringPublication: a String value declared while a
+// publication is in progress (a transaction's, which does not wait for
+// it) has no string record in the file that publication writes, laid out
+// before; one declared before it, in the file's room, has one there. Each
+// gets a handle only once its file has its record, and its text is
+// carried by every publication after.
+func TestStringDeclaredDuringPublication(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("strflight", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Hour})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "requests", "", Count, "route")
+	require.NoError(t, r.Start())
+	v.With("a").Inc()
+	require.NoError(t, r.Flush())
+	declare := func(name string) {
+		require.NoError(t, r.Transact(func(tx *Tx) error {
+			return tx.AddMetric(Metric{Name: name, Type: String, Semantics: SemDiscrete})
+		}))
+	}
+	declare("before") // in the file's room, without its record until the next publication
+	duringFlush(t, r, afterSnapshot, func() { declare("during") })
+
+	for i, name := range []string{"before", "during"} {
+		s := mustValue(t, r, name, "") // publishes what has no record yet
+		assert.Equal(t, "", s.String(), "%s: a String never set", name)
+		require.NoError(t, s.SetString("v"+strconv.Itoa(i)))
+	}
+	require.NoError(t, r.Flush())
+	for i, name := range []string{"before", "during"} {
+		assert.Equal(t, "v"+strconv.Itoa(i), mustValue(t, r, name, "").String(), "%s, after a publication", name)
+	}
+	b, err := os.ReadFile(r.Path())
+	require.NoError(t, err)
+	assert.Equal(t, Magic, string(b[:4]), "the file's magic")
 }

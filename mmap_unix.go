@@ -21,6 +21,7 @@ type file struct {
 	values   unsafe.Pointer // where the values section is mapped, for good
 	capacity int            // value slots the file has room for
 	strs     *stringLock    // its registry's, which its String values' handles take (Value.file)
+	strings  stringRecords  // where its string records are, as laid out (under strs)
 	prefix   string         // its metric names' beyond the registry's (part.prefix), which errors leave out (Value.subject)
 }
 

@@ -50,7 +50,7 @@ type part struct {
 	// slots lists the values in the order of their records: a value's
 	// slot fixes its address while it lives (below).
 	slots       segList[slotOwner]
-	bound       int   // slots[:bound] have storage in the file, and handles on demand (handleOf)
+	bound       int   // slots[:bound] have storage in the file, and handles on demand (handleOf), a String value once strung (unstrung)
 	bindable    bool  // a value got storage since the waiters were woken (wakeLocked)
 	dying, free []int // slots of removed values: dead from the next publication, dead in the file
 	file        *file
@@ -65,6 +65,14 @@ type part struct {
 	// (landing, land).
 	flying  bool
 	landing []int
+	// unstrung is one more than the first slot of a String value that
+	// the file has no string record for, 0 for none: one given a slot
+	// after the file was laid out, whose record's string offset is 0
+	// until a publication lays its string record out (the file's header:
+	// SetString would write over it). Every String value from that slot
+	// on has none either (String values take no free slot: takeSlot), and
+	// none is handed out until it has (handleOf).
+	unstrung int
 }
 
 // placeholder is a metric of the last run's first file kept in this
@@ -335,7 +343,7 @@ func partsHolding(parts []*part, in *indom) iter.Seq[*part] {
 // and cluster.
 func (p *part) reset() {
 	p.clearSlots()
-	p.file, p.bound, p.dirty = nil, 0, false
+	p.file, p.bound, p.dirty, p.unstrung = nil, 0, false, 0
 	for _, m := range p.metrics {
 		if m.auto {
 			p.used.remove(m.item)
@@ -415,11 +423,22 @@ func (p *part) record(s int) unsafe.Pointer { return unsafe.Add(p.file.values, p
 // A publication in flight does not stop it taking a free one: taking the
 // next then made a file grow at every publication under churn, without
 // bound (TestChurnKeepsSlotsBounded).
+//
+// A String value never takes a free slot: the file holds its record,
+// whose string offset (the extra word) points at no string record, and
+// only a publication lays one out. It takes the next, and is unstrung
+// until then. String values are the program's alone (AddMetric), whose
+// instances are never removed: they free no slot, and taking none keeps
+// no file growing.
 func (p *part) takeSlot(m *metric, j int) int {
 	n := len(p.free)
-	if n == 0 {
+	if n == 0 || m.Type == String {
 		p.slots.push(ownedBy(m, j))
-		return p.slots.len() - 1
+		s := p.slots.len() - 1
+		if m.Type == String && p.unstrung == 0 {
+			p.unstrung = s + 1
+		}
+		return s
 	}
 	s := p.free[n-1]
 	p.free = p.free[:n-1]
@@ -430,6 +449,28 @@ func (p *part) takeSlot(m *metric, j int) int {
 		p.reuse(s)
 	}
 	return s
+}
+
+// strung reports whether slot s, a String value's, has its string
+// record in the file (unstrung).
+func (p *part) strung(s int) bool { return p.unstrung == 0 || s < p.unstrung-1 }
+
+// strungTo writes down that a publication of the part wrote a string
+// record for every String value of its first n slots (as the part was
+// when its file was laid out, for one without the lock): those taken
+// after, from n on, stay unstrung. Only a part with an unstrung value
+// looks for them.
+func (p *part) strungTo(n int) {
+	if p.unstrung == 0 || p.unstrung-1 >= n {
+		return
+	}
+	p.unstrung = 0
+	for s := n; s < p.slots.len(); s++ {
+		if p.typeOf(s) == String {
+			p.unstrung = s + 1
+			return
+		}
+	}
 }
 
 // reuse zeroes the value of free slot s, taken again, if the file holds
@@ -484,6 +525,9 @@ func (p *part) release(m *metric, j int) {
 	case s == p.slots.len()-1:
 		p.slots.truncate(s)
 		p.bound = min(p.bound, s)
+		if p.unstrung > s { // every slot from s on is gone
+			p.unstrung = 0
+		}
 	default:
 		p.free = append(p.free, s)
 	}
@@ -514,14 +558,15 @@ func (p *part) newInstanceSlots(in *indom, first, revived int) {
 			p.newSlot(m, revived)
 		}
 		j := first
-		if len(p.free) == 0 && m.slots.len() == j && n-j > 1 {
+		if len(p.free) == 0 && m.slots.len() == j && n-j > 1 && m.Type != String {
 			// A run of new instances given the next slots, and no handle
 			// yet (nil) where the metric has handles, which are as many
 			// as its slots. Slot by slot (newSlot), it was 28% of a
 			// histogram's first use after Start, 19 buckets each; one
 			// instance, a vector's statistics' value, is the loop's below,
 			// whose pushes cost a histogram's first use after Start 7%
-			// less than a run's extend and span (its 9 statistics).
+			// less than a run's extend and span (its 9 statistics). A
+			// String value's slot is takeSlot's, which marks it unstrung.
 			if m.values.len() > 0 {
 				m.values.extend(n - j)
 			}
@@ -690,13 +735,15 @@ func (p *part) handles(live int) iter.Seq[*Value] {
 
 // handleOf returns the handle of instance j of m (0 when singular), made
 // at its first use, so that Start makes none for values nobody asks for;
-// nil while the value has no storage in the file.
+// nil while the value has no storage in the file, or, a String value's,
+// no string record there (unstrung): SetString would write through the
+// record's string offset, 0 until then, over the file's header.
 func (p *part) handleOf(m *metric, j int) *Value {
 	if j >= m.slots.len() {
 		return nil
 	}
 	s := int(*m.slots.at(j))
-	if s < 0 || s >= p.bound {
+	if s < 0 || s >= p.bound || m.Type == String && !p.strung(s) {
 		return nil
 	}
 	if m.values.len() == 0 {

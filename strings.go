@@ -56,3 +56,18 @@ type stringLock struct {
 	mu     sync.Mutex
 	closed bool // under mu
 }
+
+// stringRecords is where the string records of a file are, its strings
+// section as the file was laid out, to tell a string offset that points at
+// one from one that does not: 0, a String value's before a publication
+// laid out its record, is the file's header.
+type stringRecords struct{ off, end uint64 }
+
+// at returns the string record at offset off of the file b whose records
+// rs are, nil when off is not where one starts.
+func (rs stringRecords) at(b []byte, off uint64) []byte {
+	if off < rs.off || off >= rs.end || (off-rs.off)%stringSize != 0 || rs.end > uint64(len(b)) {
+		return nil
+	}
+	return b[off:][:stringSize]
+}

@@ -374,14 +374,17 @@ func (v *Value) subject() string {
 	return what
 }
 
-// stringRecord is the slot a String value's extra word points at, nil once
-// the registry is closed. Callers hold file.strs.mu.
+// stringRecord is the string record a String value's extra word points
+// at, nil once the registry is closed, or when the word points at none of
+// the file's: a value is handed out only once its file has its record
+// (part.unstrung), and a write through any other offset would land on
+// the header or another record, where it is dropped instead. Callers hold
+// file.strs.mu, which no growth step moves the file under.
 func (v *Value) stringRecord() []byte {
 	if v.file.strs.closed {
 		return nil
 	}
-	off := atomic.LoadInt64(v.extra())
-	return unsafe.Slice((*byte)(unsafe.Add(v.file.os.Base(), off)), stringSize)
+	return v.file.strings.at(v.file.os.Bytes(), uint64(atomic.LoadInt64(v.extra())))
 }
 
 // SetNoValue marks the value as missing, for a registry with the Sentinel

@@ -3,6 +3,7 @@ package mmv_test
 import (
 	"encoding/binary"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
 
@@ -141,4 +143,149 @@ func TestSetStringErrorNamesOverflowValueAsDeclared(t *testing.T) {
 	err = v.SetString("x")
 	require.ErrorIs(t, err, mmv.ErrType)
 	assert.Contains(t, err.Error(), `metric "count"`)
+}
+
+// stringAfterStart is a way of declaring a String value after Start: the
+// metric "version" (declare, after Start) or an instance of it ("b", when
+// instance is not empty: the metric is then over indom 1, declared before
+// Start with instance "a").
+type stringAfterStart struct {
+	name     string
+	instance string
+	declare  func(r *mmv.Registry) error
+}
+
+var versionMetric = mmv.Metric{Name: "version", Type: mmv.String, Semantics: mmv.SemDiscrete, ShortHelp: "Version"}
+
+// stringsAfterStart are every way of declaring a String value after
+// Start: in a registry made by freedSlotRegistry, each can take the slot
+// the vector's deleted instance left free, which the file holds already,
+// or the room past the file's values, which it holds too.
+var stringsAfterStart = []stringAfterStart{
+	{name: "AddMetric", declare: func(r *mmv.Registry) error { return r.AddMetric(versionMetric) }},
+	{name: "Tx.AddMetric", declare: func(r *mmv.Registry) error {
+		return r.Transact(func(tx *mmv.Tx) error { return tx.AddMetric(versionMetric) })
+	}},
+	{name: "AddInstance", instance: "b", declare: func(r *mmv.Registry) error {
+		return r.AddInstance(1, mmv.Instance{ID: 1, Name: "b"})
+	}},
+}
+
+// freedSlotRegistry starts a registry in dir whose first file has a slot
+// a vector's deleted instance left free, published dead, and declares
+// the String value of way w.
+func freedSlotRegistry(t *testing.T, name, dir string, flags mmv.Flags, w stringAfterStart) *mmv.Registry {
+	t.Helper()
+	r := newRegistry(t, name, dir, mmv.Options{Flags: flags, PublishDelay: time.Hour})
+	v := mmv.NewCounterVec(r, "cv", "Counters", mmv.Count, "k")
+	if w.instance != "" {
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}}}))
+		m := versionMetric
+		m.Indom = 1
+		require.NoError(t, r.AddMetric(m))
+	}
+	startOrSkip(t, r)
+	v.With("a").Inc()
+	v.With("b").Add(7)
+	require.NoError(t, r.Flush())
+	require.True(t, v.Delete("a"))
+	require.NoError(t, r.Flush()) // the slot of k=a is written dead, and free
+	require.NoError(t, w.declare(r))
+	return r
+}
+
+// fileString returns the text and string offset of the value of metric
+// version (of instance, when not empty) in the file at path.
+func fileString(t *testing.T, path, instance string) (text string, extra int64) {
+	t.Helper()
+	f, err := mmvfile.Open(path)
+	require.NoError(t, err, "the file PCP reads")
+	for _, v := range f.Values {
+		if v.Metric.Name == "version" && (v.Instance == nil || v.Instance.Name == instance) {
+			return v.String, v.Extra
+		}
+	}
+	require.Fail(t, "no value of version in the file")
+	return "", 0
+}
+
+// TestStringDeclaredAfterStartReadsEmpty: a String value declared after
+// Start took a slot that the file held already (the one a vector's
+// deleted instance freed, or the room past the values), its string
+// offset zero, and no publication pointed it at a string record before
+// its handle was given: every reader showed the 256 bytes at offset 0,
+// the file's header, "MMV", for a string nobody set, and every later
+// publication copied that text on. A String value now has storage only
+// with its string record; a String never set is "", no value in a
+// Sentinel file (docs/registry.md).
+func TestStringDeclaredAfterStartReadsEmpty(t *testing.T) {
+	for _, w := range stringsAfterStart {
+		t.Run(w.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			r := freedSlotRegistry(t, "strafter", filepath.Join(tmp, "mmv"), mmv.Sentinel, w)
+			s, err := r.Value("version", w.instance)
+			require.NoError(t, err)
+			assert.Equal(t, "", s.String(), "the handle of a String never set")
+			require.NoError(t, r.Flush())
+
+			snap, err := r.Snapshot()
+			require.NoError(t, err)
+			for _, m := range snap {
+				for _, v := range m.Values {
+					if m.Name == "version" && v.Instance == w.instance {
+						assert.Nil(t, v.Value, "Snapshot of a String never set, in a Sentinel file")
+					}
+				}
+			}
+			text, extra := fileString(t, r.Path(), w.instance)
+			assert.Equal(t, "", text, "the file's text of a String never set (string offset %d)", extra)
+			assert.NotZero(t, extra, "a String value's record points at a string record, not at the header")
+
+			if pcptest.WantPCP(t) {
+				m := get(t, pcptest.Info(t, tmp), "mmv.strafter.version")
+				shown := m.Value
+				if w.instance != "" {
+					require.NotNil(t, m.Instance(w.instance), "PCP shows instance %s", w.instance)
+					shown = m.Instance(w.instance).Value
+				}
+				assert.Empty(t, shown, "PCP shows no value for a String never set in a Sentinel file, not the file's magic")
+			}
+		})
+	}
+}
+
+// TestSetStringDeclaredAfterStartKeepsHeader: the String value of
+// TestStringDeclaredAfterStartReadsEmpty, set before the next
+// publication, wrote its text over the first 256 bytes of the file, its
+// header and TOC: PCP's reader dropped every metric of the registry, with
+// no error anywhere, until a publication rewrote the file.
+func TestSetStringDeclaredAfterStartKeepsHeader(t *testing.T) {
+	for _, w := range stringsAfterStart {
+		t.Run(w.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			r := freedSlotRegistry(t, "strhdr", filepath.Join(tmp, "mmv"), 0, w)
+			s, err := r.Value("version", w.instance)
+			require.NoError(t, err)
+			require.NoError(t, s.SetString("v1.2.3"))
+			assert.NoError(t, r.Err())
+
+			b, err := os.ReadFile(r.Path())
+			require.NoError(t, err)
+			assert.Equal(t, mmv.Magic, string(b[:4]), "the file's magic, after SetString")
+			text, _ := fileString(t, r.Path(), w.instance)
+			assert.Equal(t, "v1.2.3", text, "the file's text")
+			require.NoError(t, r.Flush())
+			text, _ = fileString(t, r.Path(), w.instance)
+			assert.Equal(t, "v1.2.3", text, "the file's text, after a publication")
+			assert.Equal(t, "v1.2.3", s.String(), "the handle's text")
+
+			if pcptest.WantPCP(t) {
+				ms := pcptest.Info(t, tmp)
+				m := get(t, ms, "mmv.strhdr.cv")
+				if assert.NotNil(t, m.Instance("k=b"), "PCP shows the vector's k=b after SetString on another metric") {
+					assert.Equal(t, "7", m.Instance("k=b").Value)
+				}
+			}
+		})
+	}
 }
