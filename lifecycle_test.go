@@ -3,6 +3,7 @@ package mmv_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -579,4 +580,30 @@ func TestStuckPollHoldsNoOtherPoll(t *testing.T) {
 	startOrSkip(t, r)
 	returned.Store(true)
 	assert.True(t, ranBefore.Load(), "the second poll ran before Start made its files")
+}
+
+// TestPollNilIsIgnored: Poll took a nil function without a word, and the
+// next Snapshot, Gather or Start called it on a goroutine of the
+// registry's (pollUnstarted, poll), where no caller can recover: the
+// whole program died, far from the Poll that was wrong. Poll ignores a
+// nil function, before Start and after. Run in a child process, which
+// must exit cleanly.
+func TestPollNilIsIgnored(t *testing.T) {
+	if childRole() == "pollnil" {
+		r := mmv.NewRegistry("pollnil", &mmv.Options{Dir: os.Getenv("MMV_POLL_DIR")})
+		r.Poll(time.Second, nil)
+		_, _ = r.Snapshot()
+		r.Gather(func(*mmv.Family) {})
+		if err := r.Start(); err == nil || errors.Is(err, mmv.ErrUnsupported) {
+			r.Poll(time.Millisecond, nil)
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = r.Close()
+		fmt.Println("survived")
+		return
+	}
+	cmd := childCmd(t, "TestPollNilIsIgnored", "pollnil", nil, "MMV_POLL_DIR="+filepath.Join(t.TempDir(), "mmv"))
+	out, err := cmd.CombinedOutput()
+	assert.NoError(t, err, "the program that called Poll(nil) died:\n%s", out)
+	assert.Contains(t, string(out), "survived")
 }

@@ -24,9 +24,13 @@ const DefaultInterval = time.Second
 // started (before, Start's run included, Value refuses with
 // ErrNotStarted). Runs never overlap; Close does not wait for a run in
 // progress, whose updates are then dropped like any update after Close. A
-// nil r means Default, as for the instruments.
+// nil r means Default, as for the instruments. A nil f is ignored: run,
+// it would panic on the registry's goroutine, where no caller recovers.
 func (r *Registry) Poll(interval time.Duration, f func()) {
 	r = registry(r)
+	if f == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.polls = append(r.polls, r.pollLocked(interval, f))
