@@ -65,6 +65,7 @@ type part struct {
 	// (landing, land).
 	flying  bool
 	landing []int
+	sinks   sinks // of the handles detached from the file (Value.detach)
 	// unstrung is one more than the first slot of a String value that
 	// the file has no string record for, 0 for none: one given a slot
 	// after the file was laid out, whose record's string offset is 0
@@ -343,7 +344,7 @@ func partsHolding(parts []*part, in *indom) iter.Seq[*part] {
 // and cluster.
 func (p *part) reset() {
 	p.clearSlots()
-	p.file, p.bound, p.dirty, p.unstrung = nil, 0, false, 0
+	p.file, p.bound, p.dirty, p.unstrung, p.sinks = nil, 0, false, 0, nil
 	for _, m := range p.metrics {
 		if m.auto {
 			p.used.remove(m.item)
@@ -509,7 +510,9 @@ func (p *part) unslot(m *metric, j int) int {
 	s := int(*m.slots.at(j))
 	if m.values.len() > 0 {
 		v := m.values.set(j)
-		(*v).detach()
+		if *v != nil {
+			(*v).detach(&p.sinks.take(1)[0])
+		}
 		*v = nil
 	}
 	*m.slots.at(j) = -1
@@ -759,11 +762,27 @@ func (p *part) handleOf(m *metric, j int) *Value {
 	return v
 }
 
-// detach points every handle of the part away from its file.
+// detach points every handle of the part away from its file, each at a
+// record of its own in one array.
 func (p *part) detach() {
+	n := 0
 	for _, m := range p.metrics {
 		for _, v := range m.values.all() {
-			v.detach()
+			if v != nil {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	recs := p.sinks.take(n)
+	for _, m := range p.metrics {
+		for _, v := range m.values.all() {
+			if v != nil {
+				v.detach(&recs[0])
+				recs = recs[1:]
+			}
 		}
 	}
 }

@@ -40,9 +40,11 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // Numeric methods convert to the metric's type: integers wrap as Go's
 // integer conversions do, floats round to the nearest value. Methods that do
 // not fit the type (SetString on a number, Add on a string) do nothing.
-// After the registry is closed, updates are dropped, and the handle keeps
-// one mapping of the process (no memory) until it is unreachable (see
-// Registry.Close). A nil *Value ignores every update.
+// After the registry is closed, updates are dropped: the handle keeps its
+// last value, and what is made through it alone, in memory of its own
+// (shared, an array, with the handles closed with it), and one mapping of
+// the process (no memory) until it is unreachable (see Registry.Close). A
+// nil *Value ignores every update.
 type Value struct {
 	p unsafe.Pointer // the value record in the mapping; read atomically, since Close moves it
 	// set records that the value was ever set, not only added to, as
@@ -60,15 +62,44 @@ func (v *Value) init(p unsafe.Pointer, t Type, f *file) {
 	v.p, v.typ, v.word64, v.file = p, uint8(t), t == Uint64 || t == Int64 || t == Elapsed, f
 }
 
-// detached is where the handles of a closed registry point: updates made
-// through them land there and are never read.
-var detached [valueSize / 8]uint64
+// valueRecord is a value record's memory outside any file: where a
+// handle detached from its file points (detach).
+type valueRecord [valueSize / 8]uint64
 
-// detach points the handle at detached, so the file can be unmapped.
-func (v *Value) detach() {
-	if v != nil {
-		atomic.StorePointer(&v.p, unsafe.Pointer(&detached))
+// detach points the handle at rec, a record of its own, with a copy of its
+// value record: so the file can be unmapped (Close), or its slot serve
+// another value (a vector's Delete), while the handle reads its last
+// value, and what is made through it alone, never another handle's (a
+// record for all of them read another registry's counter's 42 as a
+// Double's 2.08e-322).
+func (v *Value) detach(rec *valueRecord) {
+	if v == nil {
+		return
 	}
+	from := (*valueRecord)(v.ptr())
+	for i := range rec {
+		rec[i] = atomic.LoadUint64(&from[i])
+	}
+	atomic.StorePointer(&v.p, unsafe.Pointer(rec))
+}
+
+// sinks hands out the records handles detached from a part's file point
+// at (Value.detach), from arrays of many: closing 100,000 values makes one
+// array, deleting them one by one one every sinkChunk, not an object
+// each. An array lives while a handle on one of its records is reachable.
+type sinks []valueRecord
+
+// sinkChunk is how many records sinks makes at a time for a few handles.
+const sinkChunk = 64
+
+// take returns n records for n handles detached together.
+func (k *sinks) take(n int) []valueRecord {
+	if len(*k) < n {
+		*k = make([]valueRecord, max(n, sinkChunk))
+	}
+	recs := (*k)[:n:n]
+	*k = (*k)[n:]
+	return recs
 }
 
 // ptr is where the value is. A method that goes through it keeps v live

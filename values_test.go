@@ -289,3 +289,35 @@ func TestSetStringDeclaredAfterStartKeepsHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedHandlesKeepTheirOwnValues: every handle detached from its
+// file, at Close (or when a vector deleted its instance), pointed at one
+// record of the package's: a read through any of them returned what any
+// other wrote last, of any registry and type, and a Double handle of a
+// closed registry read another closed registry's counter's Set(42) as
+// 2.08e-322. Each now keeps its own last value.
+func TestClosedHandlesKeepTheirOwnValues(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	a := newRegistry(t, "closeda", dir, mmv.Options{})
+	require.NoError(t, a.AddMetric(mmv.Metric{Name: "n", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, a.AddMetric(mmv.Metric{Name: "m", Type: mmv.Int32, Semantics: mmv.SemInstant}))
+	b := newRegistry(t, "closedb", dir, mmv.Options{})
+	require.NoError(t, b.AddMetric(mmv.Metric{Name: "ratio", Type: mmv.Double, Semantics: mmv.SemInstant}))
+	startOrSkip(t, a)
+	startOrSkip(t, b)
+	n, m, ratio := value(t, a, "n", ""), value(t, a, "m", ""), value(t, b, "ratio", "")
+	n.Set(5)
+	m.Set(-3)
+	ratio.SetFloat(0.25)
+	require.NoError(t, b.Close())
+	require.NoError(t, a.Close())
+	assert.Equal(t, 0.25, ratio.Float(), "a closed handle reads its last value")
+	assert.EqualValues(t, 5, n.Int())
+	assert.EqualValues(t, -3, m.Int())
+	n.Set(42) // dropped from every file
+	m.Add(1)
+	assert.Equal(t, 0.25, ratio.Float(), "b's closed Double handle, after a's closed handles were updated")
+	assert.EqualValues(t, 42, n.Int(), "what is made through a closed handle, read through it alone")
+	assert.EqualValues(t, -2, m.Int())
+}
