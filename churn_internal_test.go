@@ -73,7 +73,7 @@ func TestHistogramVecIDsRunOut(t *testing.T) {
 	require.NoError(t, r.Flush())
 	at := map[uintptr]string{}
 	for _, inst := range []string{"k=first,le=1", "k=first,le=2", "k=first,le=+Inf", "k=last,le=1", "k=last,le=2", "k=last,le=+Inf"} {
-		v, err := r.Value("lat.bucket", inst)
+		v, err := vecLookup(r, "lat.bucket", inst)
 		require.NoError(t, err, inst)
 		p := uintptr(v.ptr())
 		assert.Empty(t, at[p], "%s shares its value with %s", inst, at[p])

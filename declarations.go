@@ -233,11 +233,27 @@ func (r *Registry) valueOf(metric, instance string) (*metric, int, error) {
 
 // Value returns the handle on a value: the metric's only value when
 // instance is "", else the value of the named instance. Look it up once and
-// keep it; the lookup itself is a map access.
+// keep it; the lookup itself is a map access. A vector's values (a metric
+// over Vec.Indom, or a histogram vector's buckets) are refused with
+// ErrInUse, as AddMetric refuses that indom: the vector removes its
+// instances (Delete, Reset, expiry) and makes them again with new values,
+// and a handle would stay on the one removed, its updates dropped for
+// good. Read them through the vector, Snapshot or Gather.
 func (r *Registry) Value(metric, instance string) (*Value, error) {
 	r = registry(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if m := r.named(metric); m != nil && m.indom != nil {
+		if vec := r.removerOfLocked(m.indom); vec != "" {
+			return nil, errorf(ErrInUse, subject("metric", metric), "its values are %s's, which removes its instances and makes them again: "+
+				"a handle would stay on one removed; read them through the vector, Snapshot or Gather", vec)
+		}
+	}
+	return r.valueLocked(metric, instance)
+}
+
+// valueLocked is Value but for its refusal of a vector's values.
+func (r *Registry) valueLocked(metric, instance string) (*Value, error) {
 	r.awaitPublicationLocked()
 	switch r.state {
 	case declaring:
@@ -267,6 +283,25 @@ func (r *Registry) Value(metric, instance string) (*Value, error) {
 		return nil, fmt.Errorf("mmv: metric %q: not in the file yet: %w", metric, r.pubErr)
 	}
 	return v, nil
+}
+
+// removerOfLocked names, in an error, the vector that removes in's
+// instances: in's own, or a histogram vector's for its buckets' indom;
+// "" when no instrument removes them (an indom the program declared, a
+// histogram's buckets, mmv.dropped's reasons).
+func (r *Registry) removerOfLocked(in *indom) string {
+	if in.vec.vec != nil {
+		return in.vec.vec.what()
+	}
+	if !in.vec.follows {
+		return ""
+	}
+	for _, x := range r.indoms { // the error's path alone
+		if x.vec.buckets == in && x.vec.vec != nil {
+			return x.vec.vec.what()
+		}
+	}
+	return "a histogram vector"
 }
 
 // AddIndom declares an instance domain and its instances.

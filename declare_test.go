@@ -349,7 +349,7 @@ func TestDeclareReturnsTheRefusal(t *testing.T) {
 	startOrSkip(t, r)
 	assert.EqualValues(t, 1, mustValue(t, r, "c", "").Int())
 	assert.EqualValues(t, 5, mustValue(t, r, "t", "").Int())
-	assert.EqualValues(t, 7, mustValue(t, r, "v", "k=x").Int())
+	assert.EqualValues(t, 7, vecValue(t, r, "v", "k=x").Int())
 	r.Close()
 	_, err = DeclareVec[Gauge](r, "late", "", Count, "k")
 	assert.ErrorIs(t, err, ErrClosed)
@@ -459,7 +459,7 @@ func TestTransact(t *testing.T) {
 			}
 			require.NoError(t, r.Flush())
 			assert.EqualValues(t, 3, mustValue(t, r, "h.count", "").Int())
-			assert.Equal(t, 1.5, mustValue(t, r, "h.level", "k=x").Float())
+			assert.Equal(t, 1.5, vecValue(t, r, "h.level", "k=x").Float())
 		})
 	}
 }
@@ -514,7 +514,7 @@ func TestTransactUndoneVector(t *testing.T) {
 			require.NoError(t, err)
 			w.With("a").Add(3)
 			require.NoError(t, r.Flush())
-			assert.EqualValues(t, 3, mustValue(t, r, "hits", "k=a").Int())
+			assert.EqualValues(t, 3, vecValue(t, r, "hits", "k=a").Int())
 			assert.Nil(t, v.With("a"), "the undone vector refuses still")
 		})
 	}

@@ -157,9 +157,13 @@ func ExampleNewCounterVec() {
 	fmt.Println(errors.Is(requests.Err(), mmv.ErrTooMany), requests.Err())
 	r.Flush() // PCP sees the new instances now, rather than after Options.PublishDelay
 
-	for _, in := range requests.Instances() {
-		v, _ := r.Value("requests", in) // PCP: mmv.web.requests, instance in
-		fmt.Println(in, v.Int())
+	snap, _ := r.Snapshot() // what PCP reads: mmv.web.requests, by instance
+	for _, m := range snap {
+		if m.Name == "requests" {
+			for _, v := range m.Values {
+				fmt.Println(v.Instance, v.Value)
+			}
+		}
 	}
 	// Output:
 	// true mmv: vector "requests" instance "route=/more,status=500": too many: the vector holds its limit of 3 instances (see SetLimit)
@@ -182,15 +186,23 @@ func ExampleNewHistogramVec() {
 	// instance of reply_size.bucket per bucket.
 	fmt.Println(sizes.With("get").Stats().Mean, sizes.With("put").Stats().Count)
 	r.Flush()
-	v, _ := r.Value("reply_size.bucket", "method=put,le=+Inf")
-	fmt.Println(v != nil)
 	// PCP reads mmv.rpc.reply_size.p50 and .p999 over instances "method=get"
 	// and "method=put", and mmv.rpc.reply_size.bucket over instances such as
 	// "method=get,le=1024".
+	snap, _ := r.Snapshot()
+	for _, m := range snap {
+		if m.Name == "reply_size.bucket" {
+			for _, v := range m.Values[3:] { // put's, after get's
+				fmt.Println(v.Instance)
+			}
+		}
+	}
 
 	// Output:
 	// 2304 0
-	// true
+	// method=put,le=1024
+	// method=put,le=65536
+	// method=put,le=+Inf
 }
 
 func ExampleNewGaugeVec() {
@@ -228,9 +240,8 @@ func ExampleNewTimerVec() {
 		log.Fatal(err)
 	}
 	stages.With("parse").Observe(2 * time.Millisecond)
-	v, _ := r.Value("time", "stage=parse")
-	fmt.Println(v.Int(), "nanoseconds")
-	// Output: 2000000 nanoseconds
+	fmt.Println(stages.With("parse").Get()) // PCP reads nanoseconds: 2000000
+	// Output: 2ms
 }
 
 func ExampleRegistry_Poll() {
@@ -289,12 +300,16 @@ func ExampleDeclareVec() {
 	if err := r.Start(); err != nil {
 		log.Fatal(err)
 	}
-	_, err := r.Value("jobs.done", "queue=mail")
-	fmt.Println(err)
+	snap, _ := r.Snapshot()
+	for _, m := range snap {
+		for _, v := range m.Values {
+			fmt.Println(m.Name, v.Instance, v.Value)
+		}
+	}
 	// Output:
 	// skipped: true false
 	// skipped: false true
-	// <nil>
+	// jobs.done queue=mail 1
 }
 
 // ExampleRegistry_Transact declares the metrics of one histogram from

@@ -423,7 +423,7 @@ func TestWakeInChunks(t *testing.T) {
 	// A handle on a value whose instrument still waits: the instrument is
 	// bound first, so that the two count in one place.
 	name, _ := cv.nameOfLocked(last.id)
-	h, err := r.Value("requests", name)
+	h, err := vecLookup(r, "requests", name)
 	require.NoError(t, err)
 	require.Same(t, h, last.own.cell.v.Load(), "the instrument of %s not bound to its handle", name)
 	r.mu.Lock()
@@ -544,8 +544,8 @@ func TestHistogramsWaitingAcrossForget(t *testing.T) {
 	g.refresh()
 	counts, buckets := map[string]int64{}, map[string]int64{}
 	for name := range kept {
-		counts[name] = mustValue(t, r, "size.count", name).Int()
-		buckets[name] = mustValue(t, r, "size.bucket", name+",le=10").Int()
+		counts[name] = vecValue(t, r, "size.count", name).Int()
+		buckets[name] = vecValue(t, r, "size.bucket", name+",le=10").Int()
 	}
 	assert.Equal(t, kept, counts, "the file's counts")
 	assert.Equal(t, kept, buckets, "the file's first buckets")
@@ -614,8 +614,8 @@ func TestHistogramBucketsForgetWithStatistics(t *testing.T) {
 	require.NoError(t, r.Flush())
 	g.refresh()
 	inLockstep(61)
-	assert.EqualValues(t, 1, mustValue(t, r, "size.bucket", "route="+again+",le=10").Int())
-	assert.EqualValues(t, 1, mustValue(t, r, "size.count", "route="+again).Int())
+	assert.EqualValues(t, 1, vecValue(t, r, "size.bucket", "route="+again+",le=10").Int())
+	assert.EqualValues(t, 1, vecValue(t, r, "size.count", "route="+again).Int())
 	if read, ok := pcpValues(t, r, "size.count"); ok {
 		assert.Len(t, read, 61, "the counts PCP shows")
 		assert.EqualValues(t, 1, read["route="+again], "the count PCP reads")
@@ -836,9 +836,9 @@ func TestChurnKeepsSlotsBounded(t *testing.T) {
 	hv.With("x").Observe(3)
 	require.NoError(t, r.Flush())
 	g.refresh()
-	assert.Equal(t, int64(1), mustValue(t, r, "size.count", "route=x").Int())
-	assert.Equal(t, int64(1), mustValue(t, r, "size.count", "route=keep").Int())
-	assert.Equal(t, 2.0, mustValue(t, r, "size.sum", "route=keep").Float())
+	assert.Equal(t, int64(1), vecValue(t, r, "size.count", "route=x").Int())
+	assert.Equal(t, int64(1), vecValue(t, r, "size.count", "route=keep").Int())
+	assert.Equal(t, 2.0, vecValue(t, r, "size.sum", "route=keep").Float())
 }
 
 // TestChurnSlotsCapped: at the default values budget, label values
@@ -872,7 +872,7 @@ func TestChurnSlotsCapped(t *testing.T) {
 		}
 	}
 	require.NoError(t, r.Flush())
-	assert.Equal(t, int64(3), mustValue(t, r, "requests", "route=keep").Int())
+	assert.Equal(t, int64(3), vecValue(t, r, "requests", "route=keep").Int())
 }
 
 // TestSlotTakenInFlightZeroed: a free slot taken while a publication is in
@@ -888,7 +888,7 @@ func TestSlotTakenInFlightZeroed(t *testing.T) {
 	hv.With("d")
 	require.NoError(t, r.Flush())
 	g.refresh()
-	require.Equal(t, int64(5), mustValue(t, r, "size.count", "route=a").Int())
+	require.Equal(t, int64(5), vecValue(t, r, "size.count", "route=a").Int())
 	require.True(t, hv.Delete("a"))
 	p := g.bucketM.part
 	r.mu.Lock()
@@ -966,7 +966,7 @@ func TestCounterMadeInFlightExact(t *testing.T) {
 	require.Equal(t, int32(free[0]), slot, "b took a's free slot")
 	v.With("b").Add(2)
 	require.NoError(t, r.Flush())
-	assert.Equal(t, int64(10), mustValue(t, r, "requests", "route=b").Int())
+	assert.Equal(t, int64(10), vecValue(t, r, "requests", "route=b").Int())
 }
 
 // TestEnteringCounted: an instrument waiting for the registry's lock is
@@ -1184,5 +1184,5 @@ func TestTimerRunOfAnEarlierArming(t *testing.T) {
 		r.mu.Unlock()
 		assert.True(t, due.After(time.Now().Add(50*time.Minute)), "due after PublishDelay")
 	}
-	assert.EqualValues(t, 1, mustValue(t, r, "c", "k=c").Int())
+	assert.EqualValues(t, 1, vecValue(t, r, "c", "k=c").Int())
 }

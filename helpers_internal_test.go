@@ -51,6 +51,24 @@ func mustValue(t testing.TB, r *Registry, metric, instance string) *Value {
 	return v
 }
 
+// vecValue returns the handle on a vector's value, which Registry.Value
+// refuses a program: a test's look at the value in the file, the storage
+// the vector's instrument is bound to. It is dead once the vector removes
+// the instance.
+func vecValue(t testing.TB, r *Registry, metric, instance string) *Value {
+	t.Helper()
+	v, err := vecLookup(r, metric, instance)
+	require.NoError(t, err)
+	return v
+}
+
+// vecLookup is vecValue's lookup, with its error.
+func vecLookup(r *Registry, metric, instance string) (*Value, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.valueLocked(metric, instance)
+}
+
 // allocRegistry returns a registry in dir of metrics metrics over an indom
 // of instances instances, declared as compare/startbench declares them.
 func allocRegistry(t testing.TB, dir string, metrics, instances int) *Registry {

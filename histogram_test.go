@@ -236,14 +236,14 @@ func TestHistogramShownAtPublication(t *testing.T) {
 	hv := NewHistogramVec(r, "size", "", Byte, &HistogramOptions{Min: 1, Max: 1 << 20, Interval: time.Hour}, "route")
 	hv.With("/a").Observe(10)
 	startOrSkip(t, r)
-	require.EqualValues(t, 1, mustValue(t, r, "size.count", "route=/a").Int(), "Start's file")
+	require.EqualValues(t, 1, vecValue(t, r, "size.count", "route=/a").Int(), "Start's file")
 	hv.With("/b").Observe(100)
 	hv.With("/b").Observe(300)
 	require.NoError(t, r.Flush())
-	assert.EqualValues(t, 2, mustValue(t, r, "size.count", "route=/b").Int(), "size.count[/b]")
-	assert.Equal(t, 300.0, mustValue(t, r, "size.max", "route=/b").Float(), "size.max[/b]")
-	assert.Equal(t, 400.0, mustValue(t, r, "size.sum", "route=/b").Float(), "size.sum[/b]")
-	assert.EqualValues(t, 1, mustValue(t, r, "size.bucket", "route=/b,le=104").Int(), "size.bucket[/b:104]")
+	assert.EqualValues(t, 2, vecValue(t, r, "size.count", "route=/b").Int(), "size.count[/b]")
+	assert.Equal(t, 300.0, vecValue(t, r, "size.max", "route=/b").Float(), "size.max[/b]")
+	assert.Equal(t, 400.0, vecValue(t, r, "size.sum", "route=/b").Float(), "size.sum[/b]")
+	assert.EqualValues(t, 1, vecValue(t, r, "size.bucket", "route=/b,le=104").Int(), "size.bucket[/b:104]")
 	// The next growth shows those made since that wait for it, past the
 	// room the last left (histGroup.waiting); those in the room are bound
 	// at once, and refreshed as the others.
@@ -262,7 +262,7 @@ func TestHistogramShownAtPublication(t *testing.T) {
 	require.NotEmpty(t, waiting, "histograms waiting for the growth")
 	require.NoError(t, r.Flush())
 	for _, inst := range waiting {
-		assert.EqualValues(t, 1, mustValue(t, r, "size.count", inst).Int(), "size.count[%s]", inst)
+		assert.EqualValues(t, 1, vecValue(t, r, "size.count", inst).Int(), "size.count[%s]", inst)
 	}
 }
 
@@ -291,8 +291,8 @@ func TestHistogramPublishes(t *testing.T) {
 	// one after another, so all of them are awaited, not the count alone.
 	hv.With("/b").Observe(100)
 	hv.With("/b").Observe(300)
-	count, sizeMax := mustValue(t, r, "size.count", "route=/b"), mustValue(t, r, "size.max", "route=/b")
-	p75, bucket := mustValue(t, r, "size.p75", "route=/b"), mustValue(t, r, "size.bucket", "route=/b,le=104")
+	count, sizeMax := vecValue(t, r, "size.count", "route=/b"), vecValue(t, r, "size.max", "route=/b")
+	p75, bucket := vecValue(t, r, "size.p75", "route=/b"), vecValue(t, r, "size.bucket", "route=/b,le=104")
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.EqualValues(c, 2, count.Int(), "size.count[/b]")
 		assert.Equal(c, 300.0, sizeMax.Float(), "size.max[/b]")

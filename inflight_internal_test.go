@@ -102,12 +102,12 @@ func TestFirstUseDuringPublication(t *testing.T) {
 		if i == 9 {
 			continue // deleted
 		}
-		assert.EqualValues(t, want, mustValue(t, r, "requests", "route="+strconv.Itoa(i)).Int(), "route %d", i)
+		assert.EqualValues(t, want, vecValue(t, r, "requests", "route="+strconv.Itoa(i)).Int(), "route %d", i)
 	}
-	_, err := r.Value("requests", "route=9")
+	_, err := vecLookup(r, "requests", "route=9")
 	assert.ErrorIs(t, err, ErrUnknown, "route 9 was deleted")
-	assert.Equal(t, 2.5, mustValue(t, r, "temp", "sensor=a").Float())
-	assert.Equal(t, 3.5, mustValue(t, r, "temp", "sensor=b").Float())
+	assert.Equal(t, 2.5, vecValue(t, r, "temp", "sensor=a").Float())
+	assert.Equal(t, 3.5, vecValue(t, r, "temp", "sensor=b").Float())
 }
 
 // TestFirstUseDuringReservation: a publication making its snapshot's
@@ -181,9 +181,9 @@ func TestFirstUseDuringReservation(t *testing.T) {
 		if i == 7 {
 			continue // deleted
 		}
-		assert.EqualValues(t, want, mustValue(t, r, "requests", "route="+strconv.Itoa(i)).Int(), "route %d", i)
+		assert.EqualValues(t, want, vecValue(t, r, "requests", "route="+strconv.Itoa(i)).Int(), "route %d", i)
 	}
-	_, err := r.Value("requests", "route=7")
+	_, err := vecLookup(r, "requests", "route=7")
 	assert.ErrorIs(t, err, ErrUnknown, "route 7 was deleted")
 }
 
@@ -205,7 +205,7 @@ func TestUpdateRacingBindCarried(t *testing.T) {
 	atomic.AddUint64(stale.u64(), 2) // and its add, after
 	c.Inc()
 	require.NoError(t, r.Flush())
-	assert.EqualValues(t, 3, mustValue(t, r, "c", "k=a").Int())
+	assert.EqualValues(t, 3, vecValue(t, r, "c", "k=a").Int())
 }
 
 // TestUpdateRacingBindReachesPCP: an update racing its cell's binding,
@@ -230,7 +230,7 @@ func TestUpdateRacingBindReachesPCP(t *testing.T) {
 			assert.EqualValues(t, uint64(3), m.Values[0].Value, "Snapshot")
 		}
 	}
-	file := mustValue(t, r, "c", "k=a")
+	file := vecValue(t, r, "c", "k=a")
 	require.Eventually(t, func() bool { return file.Int() == 3 }, 5*time.Second, time.Millisecond, "the file's value: %d", file.Int())
 	r.mu.Lock()
 	defer r.mu.Unlock()

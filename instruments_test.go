@@ -91,7 +91,7 @@ func TestDeclareAfterStart(t *testing.T) {
 	h.Observe(3)
 	require.NoError(t, r.Flush())
 	assert.EqualValues(t, 2, mustValue(t, r, "late", "").Int(), "late counter")
-	assert.EqualValues(t, 1, mustValue(t, r, "late_vec", "k=a").Int(), "late vector")
+	assert.EqualValues(t, 1, vecValue(t, r, "late_vec", "k=a").Int(), "late vector")
 	r.Close()
 }
 
@@ -169,7 +169,7 @@ func TestConcurrentCounting(t *testing.T) {
 	r.mu.Unlock()
 	assert.EqualValues(t, 80000, mustValue(t, r, "c", "").Int(), "counter")
 	for _, in := range []string{"a", "b"} {
-		assert.EqualValues(t, 80000, mustValue(t, r, "v", "k="+in).Int(), "vec %s", in)
+		assert.EqualValues(t, 80000, vecValue(t, r, "v", "k="+in).Int(), "vec %s", in)
 	}
 }
 
@@ -231,7 +231,7 @@ func TestVec(t *testing.T) {
 	}{
 		{"requests", "route=/api", 3}, {"requests", "route=/", 0}, {"temp", "sensor=cpu1", 41.5}, {"queue", "dir=out", 1}, {"busy", "stage=db", 1e6},
 	} {
-		assert.Equal(t, c.want, mustValue(t, r, c.metric, c.inst).Float(), "%s[%s]", c.metric, c.inst)
+		assert.Equal(t, c.want, vecValue(t, r, c.metric, c.inst).Float(), "%s[%s]", c.metric, c.inst)
 	}
 	got := cv.Instances()
 	assert.False(t, len(got) != 2 || got[1] != "route=/api" || empty.With("x") == nil, "Instances = %q", got)

@@ -321,3 +321,46 @@ func TestClosedHandlesKeepTheirOwnValues(t *testing.T) {
 	assert.EqualValues(t, 42, n.Int(), "what is made through a closed handle, read through it alone")
 	assert.EqualValues(t, -2, m.Int())
 }
+
+// TestValueRefusesVectorValues: Registry.Value handed out the handle of a
+// vector's instance, the one its instrument is bound to; the vector's
+// Delete (or Reset, or expiry) detached it, and With made the instance
+// again with another, so the program's handle dropped its updates for
+// good, with no error. Value refuses a vector's values (ErrInUse, naming
+// the vector), as AddMetric refuses its indom, before Start and after;
+// the values of singular instruments, of a histogram's buckets and of the
+// program's indoms, whose instances stay, it still hands out.
+func TestValueRefusesVectorValues(t *testing.T) {
+	r := newRegistry(t, "vecvalue", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	v := mmv.NewCounterVec(r, "requests", "Requests", mmv.Count, "route")
+	hv := mmv.NewHistogramVec(r, "size", "", mmv.Byte, &mmv.HistogramOptions{Buckets: []float64{10}}, "route")
+	h := mmv.NewHistogram(r, "latency", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1}})
+	c := mmv.NewCounter(r, "served", "", mmv.Count)
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "eth0"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "rx", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
+	v.With("/a").Inc()
+	hv.With("/a").Observe(3)
+	h.Observe(0.5)
+	c.Inc()
+	refused := func(when string) {
+		for _, x := range []struct{ metric, instance, vector string }{
+			{"requests", "route=/a", `vector "requests"`},
+			{"size.count", "route=/a", `vector "size"`},
+			{"size.bucket", "route=/a,le=10", `vector "size"`},
+			{"requests", "route=/none", `vector "requests"`},
+		} {
+			_, err := r.Value(x.metric, x.instance)
+			require.ErrorIs(t, err, mmv.ErrInUse, "%s: %s[%s]", when, x.metric, x.instance)
+			assert.ErrorContains(t, err, x.vector, "%s: %s[%s]", when, x.metric, x.instance)
+		}
+	}
+	refused("before Start")
+	startOrSkip(t, r)
+	refused("after Start")
+	require.True(t, v.Delete("/a"))
+	refused("after Delete")
+	for _, x := range [][2]string{{"served", ""}, {"latency.count", ""}, {"latency.bucket", "1"}, {"rx", "eth0"}} {
+		_, err := r.Value(x[0], x[1])
+		assert.NoError(t, err, "%s[%s]", x[0], x[1])
+	}
+}

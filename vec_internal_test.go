@@ -305,7 +305,7 @@ func TestVecNamesIndexedOnDemand(t *testing.T) {
 	r.mu.Unlock()
 	require.Zero(t, named, "names indexed by first uses")
 	require.Equal(t, 1000, count)
-	_, err := r.Value("requests", "route=/r/999")
+	_, err := vecLookup(r, "requests", "route=/r/999")
 	require.NoError(t, err)
 	checkNames := func() {
 		t.Helper()

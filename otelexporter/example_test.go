@@ -40,10 +40,14 @@ func ExampleNew() {
 	r := exp.Registry()
 	fmt.Println("file:", filepath.Base(r.Path()), "errors:", exp.Err())
 	// What pminfo -f mmv.shop.shop.orders shows:
-	v, err := r.Value("shop.orders", "payment=gift%20card")
-	fmt.Println(v.Int(), err)
+	snap, err := r.Snapshot()
+	for _, m := range snap {
+		if m.Name == "shop.orders" {
+			fmt.Println(m.Values[0].Instance, m.Values[0].Value, err)
+		}
+	}
 	_ = mp.Shutdown(ctx)
 	// Output:
 	// file: shop errors: <nil>
-	// 1 <nil>
+	// payment=gift%20card 1 <nil>
 }
