@@ -354,8 +354,10 @@ func (v *Value) EndInterval() {
 }
 
 // SetString stores s in a String value. It returns an error wrapping
-// ErrTooLong beyond 255 bytes (libpcp silently drops such a string) and
-// ErrType for other types. Concurrent callers are serialised.
+// ErrTooLong beyond 255 bytes (libpcp silently drops such a string),
+// ErrName for a NUL, which ends the text for every reader (PCP's
+// included), and ErrType for other types. Concurrent callers are
+// serialised.
 func (v *Value) SetString(s string) error {
 	if v == nil {
 		return errorf(ErrType, "value", "SetString on a nil *Value")
@@ -365,6 +367,9 @@ func (v *Value) SetString(s string) error {
 	}
 	if len(s) > MaxStringLen {
 		return errorf(ErrTooLong, v.subject(), "string value of %d bytes; at most %d fit", len(s), MaxStringLen)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return errorf(ErrName, v.subject(), "a string value cannot contain NUL")
 	}
 	v.file.strs.mu.Lock()
 	defer v.file.strs.mu.Unlock()

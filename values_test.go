@@ -195,17 +195,17 @@ func freedSlotRegistry(t *testing.T, name, dir string, flags mmv.Flags, w string
 }
 
 // fileString returns the text and string offset of the value of metric
-// version (of instance, when not empty) in the file at path.
-func fileString(t *testing.T, path, instance string) (text string, extra int64) {
+// (of instance, when not empty) in the file at path.
+func fileString(t *testing.T, path, metric, instance string) (text string, extra int64) {
 	t.Helper()
 	f, err := mmvfile.Open(path)
 	require.NoError(t, err, "the file PCP reads")
 	for _, v := range f.Values {
-		if v.Metric.Name == "version" && (v.Instance == nil || v.Instance.Name == instance) {
+		if v.Metric.Name == metric && (v.Instance == nil || v.Instance.Name == instance) {
 			return v.String, v.Extra
 		}
 	}
-	require.Fail(t, "no value of version in the file")
+	require.Fail(t, "no value of "+metric+" in the file")
 	return "", 0
 }
 
@@ -237,7 +237,7 @@ func TestStringDeclaredAfterStartReadsEmpty(t *testing.T) {
 					}
 				}
 			}
-			text, extra := fileString(t, r.Path(), w.instance)
+			text, extra := fileString(t, r.Path(), "version", w.instance)
 			assert.Equal(t, "", text, "the file's text of a String never set (string offset %d)", extra)
 			assert.NotZero(t, extra, "a String value's record points at a string record, not at the header")
 
@@ -272,10 +272,10 @@ func TestSetStringDeclaredAfterStartKeepsHeader(t *testing.T) {
 			b, err := os.ReadFile(r.Path())
 			require.NoError(t, err)
 			assert.Equal(t, mmv.Magic, string(b[:4]), "the file's magic, after SetString")
-			text, _ := fileString(t, r.Path(), w.instance)
+			text, _ := fileString(t, r.Path(), "version", w.instance)
 			assert.Equal(t, "v1.2.3", text, "the file's text")
 			require.NoError(t, r.Flush())
-			text, _ = fileString(t, r.Path(), w.instance)
+			text, _ = fileString(t, r.Path(), "version", w.instance)
 			assert.Equal(t, "v1.2.3", text, "the file's text, after a publication")
 			assert.Equal(t, "v1.2.3", s.String(), "the handle's text")
 
@@ -363,4 +363,24 @@ func TestValueRefusesVectorValues(t *testing.T) {
 		_, err := r.Value(x[0], x[1])
 		assert.NoError(t, err, "%s[%s]", x[0], x[1])
 	}
+}
+
+// TestSetStringRefusesNUL: SetString took a string with a NUL and
+// returned nil, and every reader (PCP's, Snapshot, Gather, mmvfile)
+// showed the text up to the NUL: "up\x00down" published as "up", the
+// value word keeping the length 9. It is refused with ErrName, naming the
+// metric, as help texts and instance names with a NUL are, and the value
+// keeps its text.
+func TestSetStringRefusesNUL(t *testing.T) {
+	r := newRegistry(t, "strnul", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "state", Type: mmv.String, Semantics: mmv.SemInstant}))
+	startOrSkip(t, r)
+	s := value(t, r, "state", "")
+	require.NoError(t, s.SetString("up"))
+	err := s.SetString("up\x00down")
+	require.ErrorIs(t, err, mmv.ErrName)
+	assert.ErrorContains(t, err, `metric "state"`)
+	assert.Equal(t, "up", s.String(), "the handle's text after the refusal")
+	text, _ := fileString(t, r.Path(), "state", "")
+	assert.Equal(t, "up", text, "the file's text after the refusal")
 }
