@@ -728,3 +728,18 @@ func TestLazyMapsAsEager(t *testing.T) {
 	require.NotNil(t, lazy.serials)
 	require.NotNil(t, lazy.prefixes)
 }
+
+// TestNilTxDeclaresNothing: a nil *Tx, kept from no transaction, is a
+// Declarer as a nil *Registry is, but panicked in Declare, DeclareVec and
+// Tx.AddMetric; its declarations now return an error wrapping ErrClosed,
+// as a Tx used after its Transact's do.
+func TestNilTxDeclaresNothing(t *testing.T) {
+	var tx *Tx
+	_, err := Declare[Counter](tx, "c", "", Count)
+	assert.ErrorIs(t, err, ErrClosed, "Declare")
+	_, err = DeclareVec[Counter](tx, "cv", "", Count, "k")
+	assert.ErrorIs(t, err, ErrClosed, "DeclareVec")
+	err = tx.AddMetric(Metric{Name: "m", Type: Int32, Semantics: SemInstant})
+	assert.ErrorIs(t, err, ErrClosed, "Tx.AddMetric")
+	assert.ErrorContains(t, err, "nil *Tx")
+}

@@ -101,7 +101,10 @@
 // never lock, allocate or panic; an instrument is one its New function or
 // a vector's With made (a zero Counter, Gauge, IntGauge, Timer or
 // Histogram value, declared nowhere, panics at its first update, and a
-// zero Vec at its first call that reaches a registry, With's included). Label
+// zero Vec at its first call that reaches a registry, With's included),
+// and a Value one Registry.Value returned (a zero Value panics at its
+// first update or read). A zero Registry is one NewRegistry("", nil)
+// makes, and a nil *Tx's declarations return an error wrapping ErrClosed. Label
 // values a vector refuses are never silent: Vec.Err says why, and the
 // registry counts them in mmv.<file>.mmv.dropped. Registry.Err says why a
 // registry's metrics are not in PCP: never started, closed, or a

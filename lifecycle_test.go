@@ -514,6 +514,38 @@ func TestNilRegistryIsDefault(t *testing.T) {
 	require.ErrorIs(t, r.Err(), mmv.ErrClosed)
 }
 
+// TestZeroRegistryIsUnnamed: a zero Registry (declared as a value, not
+// made by NewRegistry) panicked in AddIndom, its first file's part
+// missing, and refused AddMetric's one metric as needing an overflow
+// file. It is the registry NewRegistry("", nil) makes: it declares, Start
+// refuses its empty name until Configure names it, and then it works as
+// any other.
+func TestZeroRegistryIsUnnamed(t *testing.T) {
+	var r mmv.Registry
+	t.Cleanup(func() { r.Close() })
+	var wg sync.WaitGroup
+	for i := range 4 { // first uses at once make it once (-race)
+		wg.Go(func() { _ = r.AddIndom(mmv.Indom{Serial: uint32(10 + i)}) })
+	}
+	wg.Wait()
+	assert.Equal(t, "", r.Name())
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "m", Type: mmv.Int32, Semantics: mmv.SemInstant, Indom: 1}))
+	c := mmv.NewCounter(&r, "c", "", mmv.Count)
+	c.Inc()
+	require.ErrorIs(t, r.Start(), mmv.ErrName, "Start of a registry of no name")
+	require.NoError(t, r.Configure("zeroreg", mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")}))
+	startOrSkip(t, &r)
+	value(t, &r, "m", "a").Set(3)
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, v := range f.Values {
+		got[v.Metric.Name] = v.Int + int64(v.Uint)
+	}
+	assert.Equal(t, map[string]int64{"m": 3, "c": 1}, got)
+}
+
 // TestStartRunsPollsBeforeItsFiles: Start runs the registry's polls, and
 // callback metrics' functions, before it makes its files, so that PCP's
 // first fetch reads what they copy: goroutine-run, their first run came

@@ -87,9 +87,12 @@ type Options struct {
 // may be called any number of times. Declarations may go on after Start:
 // the file grows (see Flush), and a declaration that fails declares
 // nothing. A Registry is safe for concurrent use. A nil *Registry is
-// [Default], as a receiver as well as an argument.
+// [Default], as a receiver as well as an argument. A zero Registry is one
+// of no name and no options, as NewRegistry("", nil) makes: it declares,
+// and Start refuses its empty name (ErrName) until Configure names it.
 type Registry struct {
 	mu   sync.Mutex
+	made atomic.Bool // parts[0] is made: by NewRegistry, or a zero Registry's first use (registry)
 	name string
 	opts Options
 
@@ -177,6 +180,7 @@ func NewRegistry(name string, opts *Options) *Registry {
 		r.opts = *opts
 	}
 	r.parts = []*part{newPart(0, r.name, r.opts.Flags)}
+	r.made.Store(true)
 	return r
 }
 
@@ -195,12 +199,27 @@ func NewRegistry(name string, opts *Options) *Registry {
 // Default.Close on exit.
 var Default = NewRegistry(programName(os.Args), &Options{Flags: Process})
 
-// registry is r, or Default when r is nil.
+// registry is r, or Default when r is nil; a zero Registry is made as
+// NewRegistry("", nil) makes one, at its first use (every exported method
+// calls registry first).
 func registry(r *Registry) *Registry {
 	if r == nil {
 		return Default
 	}
+	if !r.made.Load() {
+		r.make()
+	}
 	return r
+}
+
+// make gives a zero Registry the first file's part NewRegistry gives it.
+func (r *Registry) make() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.parts == nil {
+		r.parts = []*part{newPart(0, r.name, r.opts.Flags)}
+	}
+	r.made.Store(true)
 }
 
 // programName turns a program's path into a valid file name.

@@ -41,7 +41,9 @@ func (r *Registry) lock() (*Registry, held, error) {
 }
 
 // Tx is a transaction of declarations on a registry: see Registry.Transact.
-// It is for the goroutine running the transaction only.
+// It is for the goroutine running the transaction only. A nil *Tx, of no
+// transaction, declares nothing: its declarations return an error wrapping
+// ErrClosed, as those of a Tx used after Transact returned do.
 type Tx struct {
 	r    *Registry
 	over atomic.Bool // Transact returned
@@ -49,6 +51,9 @@ type Tx struct {
 
 // lock returns the transaction's registry, whose lock Transact holds.
 func (tx *Tx) lock() (*Registry, held, error) {
+	if tx == nil {
+		return nil, held{}, errorf(ErrClosed, "", "a nil *Tx, of no transaction")
+	}
 	if tx.over.Load() {
 		return nil, held{}, errorf(ErrClosed, subject("file", tx.r.name), "a transaction used after Transact returned")
 	}

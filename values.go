@@ -44,7 +44,10 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // last value, and what is made through it alone, in memory of its own
 // (shared, an array, with the handles closed with it), and one mapping of
 // the process (no memory) until it is unreachable (see Registry.Close). A
-// nil *Value ignores every update.
+// nil *Value ignores every update. A zero Value (new(Value), a struct
+// field never given a handle) is none: it has no storage, and its updates
+// and reads panic, since a check for it would cost every update a branch.
+// Only Registry.Value makes a Value.
 type Value struct {
 	p unsafe.Pointer // the value record in the mapping; read atomically, since Close moves it
 	// set records that the value was ever set, not only added to, as

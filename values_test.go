@@ -384,3 +384,28 @@ func TestSetStringRefusesNUL(t *testing.T) {
 	text, _ := fileString(t, r.Path(), "state", "")
 	assert.Equal(t, "up", text, "the file's text after the refusal")
 }
+
+// TestZeroValuePanics: a zero Value, made by no Registry.Value
+// (new(mmv.Value), a struct field), has no storage: its updates and reads
+// panic, as its doc and doc.go's panics paragraph say, where a nil *Value
+// ignores them. A check on every update, the hot path, is not worth a
+// Value nothing hands out.
+func TestZeroValuePanics(t *testing.T) {
+	calls := map[string]func(v *mmv.Value){
+		"Add":         func(v *mmv.Value) { v.Add(1) },
+		"Inc":         func(v *mmv.Value) { v.Inc() },
+		"Set":         func(v *mmv.Value) { v.Set(1) },
+		"SetFloat":    func(v *mmv.Value) { v.SetFloat(1) },
+		"AddFloat":    func(v *mmv.Value) { v.AddFloat(1) },
+		"AddDuration": func(v *mmv.Value) { v.AddDuration(time.Second) },
+		"SetNoValue":  func(v *mmv.Value) { v.SetNoValue() },
+		"SetString":   func(v *mmv.Value) { _ = v.SetString("x") },
+		"Int":         func(v *mmv.Value) { _ = v.Int() },
+		"Float":       func(v *mmv.Value) { _ = v.Float() },
+		"String":      func(v *mmv.Value) { _ = v.String() },
+	}
+	for name, call := range calls {
+		assert.Panics(t, func() { call(new(mmv.Value)) }, "Value{}.%s", name)
+		assert.NotPanics(t, func() { call(nil) }, "(*Value)(nil).%s", name)
+	}
+}
