@@ -66,7 +66,8 @@ var (
 	// (syscall.ENOSPC, os.ErrPermission, ...) and names the file and what
 	// the registry was doing.
 	ErrFile = errors.New("file system error")
-	// ErrUnsupported: memory-mapped files are not supported on this system.
+	// ErrUnsupported: memory-mapped files are not supported on this system;
+	// in Err, the Process flag is not, for this process (see Process).
 	ErrUnsupported = errors.New("not supported on this system")
 )
 

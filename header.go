@@ -16,7 +16,20 @@ const (
 	// NoPrefix names metrics mmv.<metric> instead of mmv.<file>.<metric>.
 	NoPrefix Flags = 1 << iota
 	// Process makes the reader drop the file's metrics once the writing
-	// process has exited, and makes Close remove the file.
+	// process has exited, and makes Close remove the file. The reader
+	// checks /proc/<pid> in pmcd, as pmcd's user: on Linux, where that
+	// check cannot hold, Start writes the files without the flag, Close
+	// still removing them, and Err says why, with an error wrapping
+	// ErrUnsupported. That is a process in a PID namespace of its own (a
+	// container's; unless its /proc is the host's, when its pid there is
+	// written, or a pmcd runs in its namespace), and a /proc mounted with
+	// hidepid (noaccess, invisible or ptraceable) that hides it from
+	// pmcd's user (pcp; not with a gid= option of a group of that
+	// user's). Without the flag,
+	// files stay with their last values after a process dies: share the
+	// host's PID namespace, or mount /proc with gid=, to keep the promise
+	// (docs/production.md, "The Process flag in containers and under
+	// hidepid").
 	Process
 	// Sentinel makes the reader show reserved values (all-ones integers,
 	// NaN floats, empty strings) as "no value".
@@ -76,14 +89,15 @@ const (
 var ne = binary.NativeEndian
 
 // putHeader writes every header field but gen2, which is written last once
-// the rest of the file is complete.
+// the rest of the file is complete; this process's pid as PCP checks it
+// (pcpPid).
 func putHeader(b []byte, version, tocs int, flags Flags, pid int32, cluster uint32, gen uint64) {
 	copy(b, Magic)
 	ne.PutUint32(b[hdrVersionOff:], uint32(version))
 	ne.PutUint64(b[hdrGen1Off:], gen)
 	ne.PutUint32(b[hdrTocsOff:], uint32(tocs))
 	ne.PutUint32(b[hdrFlagsOff:], uint32(flags))
-	ne.PutUint32(b[hdrPidOff:], uint32(pid))
+	ne.PutUint32(b[hdrPidOff:], uint32(pcpPid(pid)))
 	ne.PutUint32(b[hdrClusterOff:], cluster)
 }
 
@@ -104,12 +118,13 @@ type head struct {
 	gen     uint64 // the first generation
 }
 
-// readHead reads the header h, and reports whether it is an MMV file's.
+// readHead reads the header h, and reports whether it is an MMV file's;
+// this process's pid as os.Getpid gives it (localPid).
 func readHead(h []byte) (head, bool) {
 	if len(h) < headerSize || string(h[:len(Magic)]) != Magic {
 		return head{}, false
 	}
-	return head{flags: Flags(ne.Uint32(h[hdrFlagsOff:])), pid: int(int32(ne.Uint32(h[hdrPidOff:]))), cluster: ne.Uint32(h[hdrClusterOff:]),
+	return head{flags: Flags(ne.Uint32(h[hdrFlagsOff:])), pid: localPid(int(int32(ne.Uint32(h[hdrPidOff:])))), cluster: ne.Uint32(h[hdrClusterOff:]),
 		gen: ne.Uint64(h[hdrGen1Off:])}, true
 }
 

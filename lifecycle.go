@@ -58,6 +58,7 @@ func (r *Registry) Start() error {
 		return fileError(r.name, "cannot start", err)
 	}
 	r.dir = d
+	withheld := r.checkLivenessLocked()
 	cl, err := r.claimsLocked(d, r.parts[0])
 	if err == nil {
 		// Every file made before one is renamed into place: a Start that
@@ -90,6 +91,7 @@ func (r *Registry) Start() error {
 		r.stopPartsLocked(false)
 		r.dir.Close()
 		r.dir = nil
+		r.restoreFlagsLocked(withheld)
 		return err
 	}
 	r.state = started
@@ -120,9 +122,9 @@ func (r *Registry) Close() error {
 	if r.state == closed {
 		return nil
 	}
-	wasStarted := r.state == started
+	wasStarted, process := r.state == started, r.processAsked()
 	var err error
-	if wasStarted && r.opts.Flags&Process == 0 {
+	if wasStarted && !process {
 		// The files outlive the process: publish what they lack.
 		err = r.publishLocked()
 	}
@@ -138,8 +140,8 @@ func (r *Registry) Close() error {
 	r.strs.mu.Lock()
 	r.strs.closed = true
 	r.strs.mu.Unlock()
-	err = errors.Join(err, r.stopPartsLocked(r.opts.Flags&Process != 0))
-	if r.opts.Flags&Process != 0 {
+	err = errors.Join(err, r.stopPartsLocked(process))
+	if process {
 		err = errors.Join(err, r.removeTombstonesLocked())
 	}
 	r.dir.Close()
@@ -206,8 +208,10 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 // which instruments a New function declared after Start are kept out of
 // PCP because another program's live file holds their names
 // (ErrNamespace), or that a file is no longer at its name (removed, or
-// replaced by someone: Flush writes it anew); nil when the files hold
-// every declaration published so far.
+// replaced by someone: Flush writes it anew), or why its files lack the
+// Process flag it was given (ErrUnsupported: PCP's reader cannot check
+// this process's pid, see Process); nil when the files hold every
+// declaration published so far.
 func (r *Registry) Err() error {
 	r = registry(r)
 	r.mu.Lock()
@@ -219,14 +223,14 @@ func (r *Registry) Err() error {
 	case closed:
 		return errorf(ErrClosed, subject("file", r.name), "")
 	}
-	errs := []error{r.pubErr, r.ownErr}
+	errs := []error{r.pubErr, r.ownErr, r.liveErr}
 	for _, name := range slices.Sorted(maps.Keys(r.refused)) {
 		errs = append(errs, r.refused[name])
 	}
 	for _, p := range r.movedLocked() {
 		errs = append(errs, errorf(ErrFile, subject("file", p.name), "no longer at its name in %s (removed, or another renamed over it): PCP does not read it until Flush writes it anew", r.dir.Path()))
 	}
-	if errs[1] == nil && len(errs) == 2 {
+	if errs[1] == nil && errs[2] == nil && len(errs) == 3 {
 		return r.pubErr
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,207 @@
+//go:build linux
+
+package mmv_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
+)
+
+// launchedChildCmd runs test as role in a copy of the test binary, with
+// env added, under the launcher given (such as unshare), which runs it.
+func launchedChildCmd(t *testing.T, test, role string, launcher []string, env ...string) *exec.Cmd {
+	t.Helper()
+	bin, err := os.Executable()
+	require.NoError(t, err)
+	args := append(append([]string{}, launcher[1:]...), bin, "-test.run=^"+test+"$", "-test.count=1")
+	cmd := exec.Command(launcher[0], args...)
+	cmd.Env = append(os.Environ(), append(env, childEnv+"="+role, noRaceExitSleep())...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// needRootTools skips a test that needs root and the tools given.
+func needRootTools(t *testing.T, tools ...string) {
+	t.Helper()
+	pcptest.MustHavePCP(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for unshare")
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("needs " + tool)
+		}
+	}
+}
+
+// startedSaying starts r after counting 42 on its counter served, and
+// returns what Start and Err said, joined.
+func startedSaying(r *mmv.Registry) string {
+	c := mmv.NewCounter(r, "served", "", mmv.Count)
+	var said []string
+	if err := r.Start(); err != nil {
+		said = append(said, err.Error())
+	}
+	c.Add(42)
+	if err := r.Err(); err != nil {
+		said = append(said, err.Error())
+		if !errors.Is(err, mmv.ErrUnsupported) {
+			said = append(said, "(not ErrUnsupported)")
+		}
+	}
+	return strings.Join(said, "; ")
+}
+
+// TestProcessFlagInPIDNamespace: a service in a PID namespace of its own
+// (a container's: Docker, Podman, systemd's PrivatePIDs) whose file, with
+// the Process flag, is in the host's directory, read by the host's pmcd,
+// which checks the header's pid in the host's namespace. Its own pid there
+// is 1, which always exists on the host: written so, PCP showed its last
+// values for good after it was SIGKILLed, and nothing said so.
+//   - "host proc": the /proc it sees is the host's (unshare --pid without
+//     --mount-proc), so NSpid gives its pid on the host, which the header
+//     names: PCP drops the file once it dies, and nothing is to be said;
+//   - "own proc": a container's /proc, its own namespace's: its pid on the
+//     host is not knowable, so Start writes the files without the flag,
+//     which PCP shows while it runs and after, and Err says why.
+func TestProcessFlagInPIDNamespace(t *testing.T) {
+	needFileLayer(t)
+	if childRole() == "pidns" {
+		r := mmv.NewRegistry("contained", &mmv.Options{Dir: filepath.Join(os.Getenv("MMV_TEST_DIR"), "mmv"), Flags: mmv.Process})
+		said := startedSaying(r)
+		fmt.Printf("ready pid=%d said=%q\n", os.Getpid(), said)
+		time.Sleep(time.Hour) // until killed
+		return
+	}
+	needRootTools(t, "unshare")
+	for _, c := range []struct {
+		name    string
+		ownProc bool
+	}{{"host proc", false}, {"own proc", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			launcher := []string{"unshare", "--pid", "--fork", "--kill-child"}
+			if c.ownProc {
+				launcher = append(launcher, "--mount-proc")
+			}
+			cmd := launchedChildCmd(t, "TestProcessFlagInPIDNamespace", "pidns", launcher, "MMV_TEST_DIR="+tmp)
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			report, err := bufio.NewReader(out).ReadString('\n')
+			require.True(t, strings.HasPrefix(report, "ready"), "the child: %q, %v", report, err)
+			t.Log(strings.TrimSpace(report))
+
+			// The service: unshare's child, whose pid on the host is the
+			// only process the test binary's copy runs as there.
+			f, err := mmvfile.Open(filepath.Join(tmp, "mmv", "contained"))
+			require.NoError(t, err)
+			host := int(f.Header.PID)
+			shown := func() string {
+				m := pcptest.Find(pcptest.Info(t, tmp), "mmv.contained.served")
+				if m == nil {
+					return "(absent)"
+				}
+				return m.Value
+			}
+			require.Equal(t, "42", shown(), "PCP shows the metric while the service runs")
+			if c.ownProc {
+				require.Contains(t, report, "PID namespace of its own", "Err says why the Process flag cannot hold")
+				require.NotContains(t, report, "(not ErrUnsupported)")
+				require.Zero(t, f.Header.Flags&mmv.Process, "the file is written without the flag")
+			} else {
+				require.Contains(t, report, `said=""`, "the host's /proc gives the service's pid on the host: nothing to say")
+				require.NotZero(t, f.Header.Flags&mmv.Process)
+				require.NotEqual(t, 1, host, "the header names the service's pid on the host, not its namespace's")
+				comm, err := os.ReadFile("/proc/" + strconv.Itoa(host) + "/cmdline")
+				require.NoError(t, err)
+				require.Contains(t, string(comm), "TestProcessFlagInPIDNamespace", "the header's pid is the service's on the host")
+			}
+
+			// SIGKILL the namespace's init, unshare's child, which ends
+			// the service: its Close never runs.
+			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+			cmd.Wait()
+			if !c.ownProc {
+				for deadline := time.Now().Add(5 * time.Second); syscall.Kill(host, 0) == nil; time.Sleep(10 * time.Millisecond) {
+					require.True(t, time.Now().Before(deadline), "the service, host pid %d, did not die", host)
+				}
+				require.Equal(t, "(absent)", shown(), "PCP stops showing the metric of the dead service")
+			} else {
+				require.Equal(t, "42", shown(), "without the flag, the file stays with its last values, as Err said")
+			}
+		})
+	}
+}
+
+// TestProcessFlagUnderHidepid: PCP's reader decides that a Process file's
+// writer lives by /proc/<pid>, in pmcd, which runs as user pcp. On a host
+// whose /proc is mounted with hidepid=2 (invisible), user pcp sees no
+// process of another user's: a Process registry of a service running as
+// root was dropped by PCP while it ran, and nothing said so. Start now
+// writes its files without the flag, which PCP shows, and Err says why;
+// with gid= a group of pcp's, which sees every process, the flag stays.
+// The writer runs as root and the reader (pmda_mmv.so loaded into pminfo)
+// as pcp, in a mount namespace whose /proc has the options.
+func TestProcessFlagUnderHidepid(t *testing.T) {
+	needFileLayer(t)
+	if childRole() == "hidepid" {
+		tmp := os.Getenv("MMV_TEST_DIR")
+		r := mmv.NewRegistry("hidden", &mmv.Options{Dir: filepath.Join(tmp, "mmv"), Flags: mmv.Process})
+		said := startedSaying(r)
+		f, err := mmvfile.Open(filepath.Join(tmp, "mmv", "hidden"))
+		process := err == nil && f.Header.Flags&mmv.Process != 0
+		pminfo := exec.Command("setpriv", append([]string{"--reuid=pcp", "--regid=pcp", "--init-groups", "pminfo"},
+			append(pcptest.InfoArgs("/var/lib/pcp/pmdas/mmv/pmda_mmv.so"), "-f", "mmv.hidden.served")...)...)
+		pminfo.Env = append(os.Environ(), "PCP_TMP_DIR="+tmp)
+		out, _ := pminfo.CombinedOutput()
+		shown := strings.Contains(string(out), "value 42")
+		fmt.Printf("shown=%v process=%v said=%q\n", shown, process, said)
+		r.Close()
+		return
+	}
+	needRootTools(t, "unshare", "setpriv")
+	gid, err := exec.Command("id", "-g", "pcp").Output()
+	if err != nil {
+		t.Skip("needs PCP's user, pcp")
+	}
+	for _, c := range []struct{ name, opts, want, said string }{
+		{"hidepid=2", "hidepid=2", "shown=true process=false", "/proc is mounted with hidepid=invisible, which hides this process"},
+		{"hidepid=2 gid=pcp", "hidepid=2,gid=" + strings.TrimSpace(string(gid)), `shown=true process=true said=""`, ""},
+		{"hidepid=1", "hidepid=1", "shown=true process=false", "/proc is mounted with hidepid=noaccess, which hides this process"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp, err := os.MkdirTemp("", "mmv-hidepid")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			require.NoError(t, os.Chmod(tmp, 0o755))
+			bin, err := os.Executable()
+			require.NoError(t, err)
+			cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+				`mount -t proc -o `+c.opts+` proc /proc && exec "$0" "$@"`, bin, "-test.run=^TestProcessFlagUnderHidepid$", "-test.count=1")
+			cmd.Env = append(os.Environ(), childEnv+"=hidepid", "MMV_TEST_DIR="+tmp, noRaceExitSleep())
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			t.Log(string(out))
+			require.Contains(t, string(out), c.want)
+			require.Contains(t, string(out), c.said)
+			require.NotContains(t, string(out), "(not ErrUnsupported)")
+		})
+	}
+}
