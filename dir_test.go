@@ -11,16 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
 
 // growAndClose declares a second metric on a started registry "app",
 // publishes it, then closes the registry (which has the Process flag).
-// Before Close, it checks that the file in dir holds both metrics.
-func growAndClose(t *testing.T, r *mmv.Registry, dir string) {
+// Before Close, it checks that the file in dir holds both metrics, and
+// that Flush returned what flushed says.
+func growAndClose(t *testing.T, r *mmv.Registry, dir string, flushed func(t require.TestingT, err error, _ ...any)) {
 	t.Helper()
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "later", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-	require.NoError(t, r.Flush())
+	flushed(t, r.Flush())
 	f, err := mmvfile.Open(filepath.Join(dir, "app"))
 	require.NoError(t, err)
 	assert.Len(t, f.Metrics, 2, "the file in the original directory was not republished")
@@ -41,7 +43,7 @@ func TestDirRelativeResolvedOnce(t *testing.T) {
 	assert.Equal(t, filepath.Join(first, "rel", "app"), r.Path())
 
 	t.Chdir(second)
-	growAndClose(t, r, filepath.Join(first, "rel"))
+	growAndClose(t, r, filepath.Join(first, "rel"), require.NoError)
 	es, err := os.ReadDir(second)
 	require.NoError(t, err)
 	assert.Empty(t, es, "files appeared under the new working directory")
@@ -49,7 +51,8 @@ func TestDirRelativeResolvedOnce(t *testing.T) {
 
 // TestDirSwappedForSymlink: the directory, moved aside after Start and
 // replaced by a symlink to another directory, is still the one growth and
-// Close act on; the other directory is never written.
+// Close act on; the other directory is never written. Flush says so
+// (TestDirReplacedSaid).
 func TestDirSwappedForSymlink(t *testing.T) {
 	tmp, other := t.TempDir(), t.TempDir()
 	dir, aside := filepath.Join(tmp, "mmv"), filepath.Join(tmp, "aside")
@@ -59,7 +62,7 @@ func TestDirSwappedForSymlink(t *testing.T) {
 
 	require.NoError(t, os.Rename(dir, aside))
 	require.NoError(t, os.Symlink(other, dir))
-	growAndClose(t, r, aside)
+	growAndClose(t, r, aside, func(t require.TestingT, err error, _ ...any) { require.ErrorIs(t, err, mmv.ErrFile) })
 	es, err := os.ReadDir(other)
 	require.NoError(t, err)
 	assert.Empty(t, es, "files appeared in the directory the link points to")
@@ -132,4 +135,68 @@ func TestSecondOwnerKeepsTheName(t *testing.T) {
 	require.NoError(t, a.Flush())
 	assert.Equal(t, map[string]uint64{"m": 1}, appValues(t, dir))
 	assert.NoError(t, a.Err())
+}
+
+// TestDirReplacedSaid: PCP's directory replaced while a registry runs (an
+// operator's mv and mkdir, rm -rf and mkdir, a symlinked directory pointed
+// elsewhere with ln -sfn): the registry goes on writing, growth included,
+// in the directory it opened at Start, which PCP no longer reads. Flush
+// and Err returned nil (and after rm -rf, Err said Flush would write the
+// file anew, where Flush failed with ENOENT for good); they now say that
+// the directory at the path is another, naming it. Put back, the
+// directory is the registry's again, and nothing is said.
+func TestDirReplacedSaid(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		symlink bool
+		replace func(dir string)
+	}{
+		{"moved", false, func(dir string) {
+			require.NoError(t, os.Rename(dir, dir+".old"))
+			require.NoError(t, os.Mkdir(dir, 0o775))
+		}},
+		{"removed", false, func(dir string) {
+			require.NoError(t, os.RemoveAll(dir))
+			require.NoError(t, os.Mkdir(dir, 0o775))
+		}},
+		{"symlink repointed", true, func(dir string) {
+			require.NoError(t, os.Symlink("b", dir+".new"))
+			require.NoError(t, os.Rename(dir+".new", dir))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp, dir := pcpDir(t)
+			if c.symlink {
+				require.NoError(t, os.Mkdir(filepath.Join(tmp, "a"), 0o775))
+				require.NoError(t, os.Mkdir(filepath.Join(tmp, "b"), 0o775))
+				require.NoError(t, os.Symlink("a", dir))
+			}
+			r := newRegistry(t, "moved", dir, mmv.Options{Flags: mmv.Process})
+			c0 := mmv.NewCounter(r, "before", "", mmv.Count)
+			startOrSkip(t, r)
+			c0.Add(7)
+			require.NotNil(t, pcptest.Find(pcptest.Info(t, tmp), "mmv.moved.before"), "PCP shows the metric once started")
+
+			c.replace(dir)
+			late := mmv.NewCounter(r, "after", "", mmv.Count) // a growth step
+			late.Add(3)
+			flushErr, err := r.Flush(), r.Err()
+			for _, err := range []error{flushErr, err} {
+				require.ErrorIs(t, err, mmv.ErrFile)
+				require.ErrorContains(t, err, "the directory "+dir+" is no longer the one the registry opened at Start")
+				require.NotContains(t, err.Error(), "Flush writes it anew")
+			}
+			require.Nil(t, pcptest.Find(pcptest.Info(t, tmp), "mmv.moved.after"), "PCP reads the new directory")
+
+			if c.name == "moved" { // put back
+				require.NoError(t, os.Remove(dir))
+				require.NoError(t, os.Rename(dir+".old", dir))
+				require.NoError(t, r.Flush())
+				require.NoError(t, r.Err())
+				m := pcptest.Find(pcptest.Info(t, tmp), "mmv.moved.after")
+				require.NotNil(t, m, "the directory put back, PCP reads the registry's files again")
+				require.Equal(t, "3", m.Value)
+			}
+		})
+	}
 }

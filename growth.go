@@ -303,6 +303,8 @@ func (r *Registry) commitPartLocked(p *part) error {
 // included, is retried every PublishDelay until it succeeds, and a later
 // Flush tries again at once. A file no longer at its name (removed, or
 // another renamed over it, which Err says) is written anew at its name.
+// When the directory at the path opened at Start is another (see Err),
+// Flush publishes in the one opened and returns the error that says so.
 func (r *Registry) Flush() error {
 	r = registry(r)
 	r.mu.Lock()
@@ -314,10 +316,13 @@ func (r *Registry) Flush() error {
 	if r.state != started { // closed meanwhile
 		return nil
 	}
-	for _, p := range r.movedLocked() {
-		p.dirty = true
+	replaced := r.dirReplacedLocked()
+	if replaced == nil { // else written anew where PCP does not look
+		for _, p := range r.movedLocked() {
+			p.dirty = true
+		}
 	}
-	return r.publishPartsLocked(byFlush)
+	return errors.Join(r.publishPartsLocked(byFlush), replaced)
 }
 
 // movedLocked returns the parts whose files are no longer at their names,

@@ -208,7 +208,10 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 // which instruments a New function declared after Start are kept out of
 // PCP because another program's live file holds their names
 // (ErrNamespace), or that a file is no longer at its name (removed, or
-// replaced by someone: Flush writes it anew), or why its files lack the
+// replaced by someone: Flush writes it anew), or that the directory at its
+// path is no longer the one opened at Start (moved, removed or a symlink
+// repointed: the registry goes on writing in the one it opened, which PCP
+// no longer reads, until a new registry starts), or why its files lack the
 // Process flag it was given (ErrUnsupported: PCP's reader cannot check
 // this process's pid, see Process); nil when the files hold every
 // declaration published so far.
@@ -227,11 +230,28 @@ func (r *Registry) Err() error {
 	for _, name := range slices.Sorted(maps.Keys(r.refused)) {
 		errs = append(errs, r.refused[name])
 	}
-	for _, p := range r.movedLocked() {
-		errs = append(errs, errorf(ErrFile, subject("file", p.name), "no longer at its name in %s (removed, or another renamed over it): PCP does not read it until Flush writes it anew", r.dir.Path()))
+	if err := r.dirReplacedLocked(); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, p := range r.movedLocked() {
+			errs = append(errs, errorf(ErrFile, subject("file", p.name), "no longer at its name in %s (removed, or another renamed over it): PCP does not read it until Flush writes it anew", r.dir.Path()))
+		}
 	}
 	if errs[1] == nil && errs[2] == nil && len(errs) == 3 {
 		return r.pubErr
 	}
 	return errors.Join(errs...)
+}
+
+// dirReplacedLocked says that the directory at the path the registry's
+// directory was opened from at Start is another (moved aside and made
+// again, removed, a symlink pointed elsewhere), which PCP reads, not the
+// one the registry writes in: nil while it is the same. The registry does
+// not follow it: its files' names are held, and its clusters claimed, in
+// the directory it opened, and moving them is a Start's work.
+func (r *Registry) dirReplacedLocked() error {
+	if !r.dir.Replaced() {
+		return nil
+	}
+	return errorf(ErrFile, subject("file", r.name), "the directory %s is no longer the one the registry opened at Start (moved, removed, or a symlink pointed elsewhere): PCP reads what is at that path now, where none of the registry's files are; a new registry, or a restart of the program, writes there", r.dir.Path())
 }

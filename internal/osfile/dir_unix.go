@@ -41,6 +41,18 @@ func OpenDir(path string, format Format) (*Dir, error) {
 	return &Dir{path: abs, fd: fd, format: format}, nil
 }
 
+// Replaced reports whether the directory at the path is no longer the one
+// OpenDir opened (moved, removed, or a symlink at the path pointed
+// elsewhere), where readers resolving the path, PCP's, no longer look. One
+// stat of the path.
+func (d *Dir) Replaced() bool {
+	var held, now unix.Stat_t
+	if unix.Fstat(d.fd, &held) != nil {
+		return false
+	}
+	return unix.Stat(d.path, &now) != nil || held.Dev != now.Dev || held.Ino != now.Ino
+}
+
 // Path returns the directory's absolute path.
 func (d *Dir) Path() string { return d.path }
 

@@ -37,6 +37,7 @@ func (d *Dir) Stamp() (int64, bool)                          { return 0, false }
 func (d *Dir) OpenRead(name string) *os.File                 { return nil }
 func (d *Dir) LockClaims(wait time.Duration) (func(), error) { return nil, ErrUnsupported }
 func (d *Dir) Close()                                        {}
+func (d *Dir) Replaced() bool                                { return false }
 func (f *File) Bytes() []byte                                { return nil }
 func (f *File) Base() unsafe.Pointer                         { return nil }
 func (f *File) Values() unsafe.Pointer                       { return nil }
