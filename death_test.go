@@ -49,13 +49,7 @@ func TestProcessDeath(t *testing.T) {
 			path := filepath.Join(tmp, "mmv", "dying")
 			cmd, pid := startChild(t, "TestProcessDeath", "death", "MMV_TEST_DIR="+tmp, "MMV_TEST_FLAGS="+c.flags)
 			t.Log("ready", pid)
-			value := func() string {
-				m := pcptest.Find(pcptest.Info(t, tmp), "mmv.dying.m")
-				if m == nil {
-					return "(absent)"
-				}
-				return m.Value
-			}
+			value := func() string { return shownValue(t, tmp, "mmv.dying.m") }
 			require.Equal(t, "42", value(), "while the writer runs, PCP shows mmv.dying.m")
 
 			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))

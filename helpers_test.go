@@ -197,6 +197,17 @@ func under(ms []pcptest.Metric, prefix string) map[string]pcptest.Metric {
 	return out
 }
 
+// shownValue returns the value PCP shows of the metric name, with the
+// files of tmpdir/mmv, or "(absent)" when it shows no such metric.
+func shownValue(t *testing.T, tmpdir, name string) string {
+	t.Helper()
+	m := pcptest.Find(pcptest.Info(t, tmpdir), name)
+	if m == nil {
+		return "(absent)"
+	}
+	return m.Value
+}
+
 // get returns the metric of that name, failing the test when PCP does not
 // show it.
 func get(t *testing.T, ms []pcptest.Metric, name string) pcptest.Metric {

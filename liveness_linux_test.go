@@ -108,18 +108,12 @@ func TestProcessFlagInPIDNamespace(t *testing.T) {
 			require.True(t, strings.HasPrefix(report, "ready"), "the child: %q, %v", report, err)
 			t.Log(strings.TrimSpace(report))
 
-			// The service: unshare's child, whose pid on the host is the
-			// only process the test binary's copy runs as there.
+			// The pid the header names, which PCP checks: with the host's
+			// /proc, the service's there (its command line shows it).
 			f, err := mmvfile.Open(filepath.Join(tmp, "mmv", "contained"))
 			require.NoError(t, err)
 			host := int(f.Header.PID)
-			shown := func() string {
-				m := pcptest.Find(pcptest.Info(t, tmp), "mmv.contained.served")
-				if m == nil {
-					return "(absent)"
-				}
-				return m.Value
-			}
+			shown := func() string { return shownValue(t, tmp, "mmv.contained.served") }
 			require.Equal(t, "42", shown(), "PCP shows the metric while the service runs")
 			if c.ownProc {
 				require.Contains(t, report, "PID namespace of its own", "Err says why the Process flag cannot hold")
@@ -157,6 +151,7 @@ func TestProcessFlagInPIDNamespace(t *testing.T) {
 // root was dropped by PCP while it ran, and nothing said so. Start now
 // writes its files without the flag, which PCP shows, and Err says why;
 // with gid= a group of pcp's, which sees every process, the flag stays.
+// Either way, Close removes the files.
 // The writer runs as root and the reader (pmda_mmv.so loaded into pminfo)
 // as pcp, in a mount namespace whose /proc has the options.
 func TestProcessFlagUnderHidepid(t *testing.T) {
@@ -172,8 +167,9 @@ func TestProcessFlagUnderHidepid(t *testing.T) {
 		pminfo.Env = append(os.Environ(), "PCP_TMP_DIR="+tmp)
 		out, _ := pminfo.CombinedOutput()
 		shown := strings.Contains(string(out), "value 42")
-		fmt.Printf("shown=%v process=%v said=%q\n", shown, process, said)
 		r.Close()
+		_, err = os.Stat(filepath.Join(tmp, "mmv", "hidden"))
+		fmt.Printf("shown=%v process=%v removed=%v said=%q\n", shown, process, os.IsNotExist(err), said)
 		return
 	}
 	needRootTools(t, "unshare", "setpriv")
@@ -182,9 +178,9 @@ func TestProcessFlagUnderHidepid(t *testing.T) {
 		t.Skip("needs PCP's user, pcp")
 	}
 	for _, c := range []struct{ name, opts, want, said string }{
-		{"hidepid=2", "hidepid=2", "shown=true process=false", "/proc is mounted with hidepid=invisible, which hides this process"},
-		{"hidepid=2 gid=pcp", "hidepid=2,gid=" + strings.TrimSpace(string(gid)), `shown=true process=true said=""`, ""},
-		{"hidepid=1", "hidepid=1", "shown=true process=false", "/proc is mounted with hidepid=noaccess, which hides this process"},
+		{"hidepid=2", "hidepid=2", "shown=true process=false removed=true", "/proc is mounted with hidepid=invisible, which hides this process"},
+		{"hidepid=2 gid=pcp", "hidepid=2,gid=" + strings.TrimSpace(string(gid)), `shown=true process=true removed=true said=""`, ""},
+		{"hidepid=1", "hidepid=1", "shown=true process=false removed=true", "/proc is mounted with hidepid=noaccess, which hides this process"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tmp, err := os.MkdirTemp("", "mmv-hidepid")
