@@ -337,6 +337,19 @@ func (r *Registry) movedLocked() []*part {
 	return moved
 }
 
+// dirReplacedLocked says that the directory at the path the registry's
+// directory was opened from at Start is another (moved aside and made
+// again, removed, a symlink pointed elsewhere), which PCP reads, not the
+// one the registry writes in: nil while it is the same. The registry does
+// not follow it: its files' names are held, and its clusters claimed, in
+// the directory it opened, and moving them is a Start's work.
+func (r *Registry) dirReplacedLocked() error {
+	if !r.dir.Replaced() {
+		return nil
+	}
+	return errorf(ErrFile, subject("file", r.name), "the directory %s is no longer the one the registry opened at Start (moved, removed, or a symlink pointed elsewhere): PCP reads what is at that path now, where none of the registry's files are; a new registry, or a restart of the program, writes there", r.dir.Path())
+}
+
 // publishLocked publishes every part that needs it, holding the lock.
 func (r *Registry) publishLocked() error { return r.publishPartsLocked(byDeclaration) }
 

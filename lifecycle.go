@@ -243,15 +243,33 @@ func (r *Registry) Err() error {
 	return errors.Join(errs...)
 }
 
-// dirReplacedLocked says that the directory at the path the registry's
-// directory was opened from at Start is another (moved aside and made
-// again, removed, a symlink pointed elsewhere), which PCP reads, not the
-// one the registry writes in: nil while it is the same. The registry does
-// not follow it: its files' names are held, and its clusters claimed, in
-// the directory it opened, and moving them is a Start's work.
-func (r *Registry) dirReplacedLocked() error {
-	if !r.dir.Replaced() {
-		return nil
+// checkLivenessLocked withholds the Process flag from the files of a
+// registry that has it when PCP's reader cannot check this process's life,
+// and records why for Err. It returns the flags withheld, which
+// restoreFlagsLocked gives back when Start fails.
+func (r *Registry) checkLivenessLocked() Flags {
+	r.liveErr = nil
+	why := processLiveness().why
+	if r.opts.Flags&Process == 0 || why == "" {
+		return 0
 	}
-	return errorf(ErrFile, subject("file", r.name), "the directory %s is no longer the one the registry opened at Start (moved, removed, or a symlink pointed elsewhere): PCP reads what is at that path now, where none of the registry's files are; a new registry, or a restart of the program, writes there", r.dir.Path())
+	r.liveErr = errorf(ErrUnsupported, subject("file", r.name), "the Process flag: %s; its files are written without it, so they stay with their last values if the process dies without Close (Close still removes them)", why)
+	r.opts.Flags &^= Process
+	for _, p := range r.parts {
+		p.flags &^= Process
+	}
+	return Process
 }
+
+// restoreFlagsLocked gives back the flags checkLivenessLocked withheld.
+func (r *Registry) restoreFlagsLocked(withheld Flags) {
+	r.opts.Flags |= withheld
+	for _, p := range r.parts {
+		p.flags |= withheld
+	}
+	r.liveErr = nil
+}
+
+// processAsked reports whether the registry was given the Process flag,
+// withheld from its files or not: Close removes its files.
+func (r *Registry) processAsked() bool { return r.opts.Flags&Process != 0 || r.liveErr != nil }

@@ -3,6 +3,9 @@ package mmv
 import (
 	"os"
 	"sync"
+
+	"github.com/gopcp/mmv/internal/osfile"
+	"github.com/gopcp/mmv/internal/pcpconf"
 )
 
 // PCP's reader drops a Process file once its writer is gone, which it
@@ -15,7 +18,7 @@ import (
 // started without the flag in its files (they stay when the process dies,
 // as any registry's without the flag), Close still removing them, and
 // Err says why (docs/production.md, "The Process flag in containers and
-// under hidepid").
+// under hidepid"; the registry's side is checkLivenessLocked).
 
 // liveness is what PCP's reader can tell of this process's life.
 type liveness struct {
@@ -25,7 +28,14 @@ type liveness struct {
 }
 
 // processLiveness is this process's liveness, found once.
-var processLiveness = sync.OnceValue(findLiveness)
+var processLiveness = sync.OnceValue(func() liveness {
+	user := pcpconf.Get(os.Getenv, "PCP_USER", pcpconf.Files)
+	if user == "" {
+		user = "pcp"
+	}
+	pid, why := osfile.Liveness(user)
+	return liveness{local: os.Getpid(), pid: pid, why: why}
+})
 
 // pcpPid returns the pid a file's header names for the writer pid: this
 // process's pid as PCP checks it, when pid is this process's.
@@ -44,37 +54,3 @@ func localPid(pid int) int {
 	}
 	return pid
 }
-
-// checkLivenessLocked withholds the Process flag from the files of a
-// registry that has it when PCP's reader cannot check this process's life,
-// and records why for Err. It returns the flags withheld, which
-// restoreFlagsLocked gives back when Start fails.
-func (r *Registry) checkLivenessLocked() Flags {
-	r.liveErr = nil
-	why := processLiveness().why
-	if r.opts.Flags&Process == 0 || why == "" {
-		return 0
-	}
-	r.liveErr = errorf(ErrUnsupported, subject("file", r.name), "the Process flag: %s; its files are written without it, so they stay with their last values if the process dies without Close (Close still removes them)", why)
-	r.opts.Flags &^= Process
-	for _, p := range r.parts {
-		p.flags &^= Process
-	}
-	return Process
-}
-
-// restoreFlagsLocked gives back the flags checkLivenessLocked withheld.
-func (r *Registry) restoreFlagsLocked(withheld Flags) {
-	r.opts.Flags |= withheld
-	for _, p := range r.parts {
-		p.flags |= withheld
-	}
-	r.liveErr = nil
-}
-
-// processAsked reports whether the registry was given the Process flag,
-// withheld from its files or not: Close removes its files.
-func (r *Registry) processAsked() bool { return r.opts.Flags&Process != 0 || r.liveErr != nil }
-
-// localLiveness is the liveness of a system where PCP's check holds.
-func localLiveness() liveness { return liveness{local: os.Getpid(), pid: os.Getpid()} }

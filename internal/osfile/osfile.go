@@ -11,6 +11,10 @@
 // *os.PathError naming the call and the path); the registry turns them
 // into mmv's errors in one place (mmv's fileError).
 //
+// Liveness tells what PCP's reader can check of this process's life (its
+// pid in the namespace of the /proc mounted here, and what defeats the
+// check on Linux: a PID namespace of its own, /proc's hidepid).
+//
 // Linux, macOS and FreeBSD write files; every other system builds, and
 // OpenDir and Create return ErrUnsupported there. The build tag
 // mmv_noport gives Linux the other systems' build, so that CI runs what

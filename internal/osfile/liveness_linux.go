@@ -1,6 +1,6 @@
 //go:build linux
 
-package mmv
+package osfile
 
 import (
 	"fmt"
@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/gopcp/mmv/internal/pcpconf"
 )
 
 // initialPIDNamespace is the link /proc/<pid>/ns/pid of a process of the
@@ -18,34 +16,33 @@ import (
 // (PROC_PID_INIT_INO).
 const initialPIDNamespace = "pid:[4026531836]"
 
-// findLiveness reads what PCP's check of this process depends on.
-func findLiveness() liveness {
-	l := localLiveness()
+// Liveness returns this process's pid as PCP's reader checks it for a
+// Process file, access("/proc/<pid>") in pmcd, and why that check cannot
+// hold, "" when it can; pcpUser is pmcd's user (PCP_USER). The pid is the
+// one the /proc mounted here shows, which NSpid names first (the host's
+// when this process is in a PID namespace of its own under the host's
+// /proc). The check cannot hold in a PID namespace of its own with its
+// own /proc (a container's, when no pmcd runs in it), whose pids the
+// host's pmcd does not number so, nor under a /proc mounted with hidepid
+// that hides this process from pcpUser.
+func Liveness(pcpUser string) (pid int, why string) {
+	pid = os.Getpid()
 	status, _ := os.ReadFile("/proc/self/status")
 	chain := nsPids(string(status))
 	if len(chain) > 0 {
-		// The pids of this process from the namespace of the /proc mounted
-		// here down to its own: the first is the one that /proc shows.
-		l.pid = chain[0]
+		pid = chain[0]
 	}
 	if !procNamespaceInitial(len(chain)) && !pmcdInView() {
-		l.why = fmt.Sprintf("this process is in a PID namespace of its own (a container's, where it is pid %d) and its pid in the host's namespace, where pmcd checks it, is not visible here, "+
+		return pid, fmt.Sprintf("this process is in a PID namespace of its own (a container's, where it is pid %d) and its pid in the host's namespace, where pmcd checks it, is not visible here, "+
 			"so PCP would go on showing its last values once it dies, or never show them; "+
-			"run it in the host's PID namespace (docker run --pid=host, a pod's hostPID) or leave the flag out", l.local)
-		return l
+			"run it in the host's PID namespace (docker run --pid=host, a pod's hostPID) or leave the flag out", os.Getpid())
 	}
 	mountinfo, _ := os.ReadFile("/proc/self/mountinfo")
-	if hide, gid := procHidepid(string(mountinfo)); hide != "" {
-		name := pcpconf.Get(os.Getenv, "PCP_USER", pcpconf.Files)
-		if name == "" {
-			name = "pcp"
-		}
-		if !userSees(name, gid) {
-			l.why = fmt.Sprintf("/proc is mounted with hidepid=%s, which hides this process (uid %d) from pmcd's user, %s, so PCP would not show its files while it runs; "+
-				"mount /proc with gid= a group of %s (mount -o remount,hidepid=%s,gid=$(id -g %s) /proc) or leave the flag out", hide, os.Geteuid(), name, name, hide, name)
-		}
+	if hide, gid := procHidepid(string(mountinfo)); hide != "" && !userSees(pcpUser, gid) {
+		return pid, fmt.Sprintf("/proc is mounted with hidepid=%s, which hides this process (uid %d) from pmcd's user, %s, so PCP would not show its files while it runs; "+
+			"mount /proc with gid= a group of %s (mount -o remount,hidepid=%s,gid=$(id -g %s) /proc) or leave the flag out", hide, os.Geteuid(), pcpUser, pcpUser, hide, pcpUser)
 	}
-	return l
+	return pid, ""
 }
 
 // nsPids returns the pids of the NSpid line of /proc/<pid>/status, none

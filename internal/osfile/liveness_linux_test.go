@@ -1,6 +1,6 @@
 //go:build linux
 
-package mmv
+package osfile
 
 import (
 	"testing"
@@ -38,14 +38,4 @@ func TestNSPids(t *testing.T) {
 	assert.Equal(t, []int{23234, 1}, nsPids("Name:\tx\nNSpid:\t23234\t1\nNStgid:\t23234\t1\n"))
 	assert.Equal(t, []int{7}, nsPids("NSpid:\t7\n"))
 	assert.Nil(t, nsPids("Name:\tx\nPid:\t7\n"))
-}
-
-// TestPidMapping: the header names this process by its pid as PCP checks
-// it, and reading it back gives os.Getpid's, other pids untouched.
-func TestPidMapping(t *testing.T) {
-	l := processLiveness()
-	assert.Equal(t, int32(l.pid), pcpPid(int32(l.local)))
-	assert.Equal(t, l.local, localPid(l.pid))
-	assert.Equal(t, int32(12345678), pcpPid(12345678))
-	assert.Equal(t, 0, localPid(0))
 }
