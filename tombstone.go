@@ -82,7 +82,7 @@ func (r *Registry) buryLocked(name string) error {
 		}
 		var owner int32
 		if r.opts.Flags&Process != 0 {
-			owner = int32(os.Getpid())
+			owner = pcpPid(int32(os.Getpid())) // as PCP checks it (liveness.go)
 		}
 		nb, names, ours := bury(b, overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
 		if !ours {
