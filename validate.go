@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gopcp/mmv/internal/osfile"
 	"github.com/gopcp/mmv/internal/pcpname"
 )
 
@@ -14,14 +15,9 @@ import (
 // metrics (mmv.control.*) occupy.
 const reservedName = "control"
 
-// tempLen is the most a temporary name, ".<name>.<pid>.<random>", adds to
-// its file's name: the dots, a pid (pid_max is at most 2^22, 7 digits) and
-// 8 random characters (tempRandom).
-const tempLen = 1 + 1 + 7 + 1 + 8
-
-// maxFileName is the longest file name whose temporary name fits in the
-// 255 bytes of a file name.
-const maxFileName = 255 - tempLen
+// maxFileName is the longest file name whose temporary name (osfile's
+// ".<name>.<pid>.<random>") fits in the 255 bytes of a file name.
+const maxFileName = 255 - osfile.TempLen
 
 // checkFileName enforces what PCP needs of a file name: a letter first, then
 // letters, digits, '_' and '.', because it becomes part of every metric

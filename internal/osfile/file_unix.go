@@ -60,7 +60,7 @@ func pageDown(n int64) int64 { return n / pageSize * pageSize }
 func pageUp(n int64) int64   { return pageDown(n + pageSize - 1) }
 
 // Create takes the name in d (see acquire), removes the temporaries dead
-// writers left of it, writes a new file of the given size under a
+// writers left of it and of its overflow files (see reclaim), writes a new file of the given size under a
 // temporary name, maps it, and renames it to name; its values section is
 // from valuesOff to valuesEnd. fill writes every byte but those the
 // format's Seal writes, last, so a reader never takes a half-written file

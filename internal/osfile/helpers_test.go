@@ -5,7 +5,6 @@ package osfile
 import (
 	"encoding/binary"
 	"os"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,7 +51,7 @@ func create(t *testing.T, d *Dir, name string, size int64) *File {
 // tempOf is the temporary name of name this process writes with the
 // random suffix given.
 func tempOf(name, suffix string) string {
-	return "." + name + "." + strconv.Itoa(os.Getpid()) + "." + suffix
+	return tempName(name, os.Getpid(), suffix)
 }
 
 // plantSuffixes makes createTemp try the given random suffixes in order.

@@ -55,3 +55,6 @@ func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byt
 }
 
 func (f *File) AtName() bool { return true }
+
+func (d *Dir) Reclaim(name string)   {}
+func TempAbandoned(path string) bool { return false }
