@@ -119,7 +119,8 @@ const (
 	// their instances.
 	RuleIndomCollision Rule = "indom-collision"
 	// RuleTemporary: a temporary left behind by a writer that is gone
-	// (.NAME.PID.RANDOM, as package mmv names them); PCP ignores it.
+	// (.NAME.PID.RANDOM, as package mmv names them, its lock free); PCP
+	// ignores it.
 	RuleTemporary Rule = "temporary"
 )
 
@@ -439,10 +440,6 @@ func badLabelName(payload string) (name string, key, bad bool) {
 
 func indomID(cluster, serial uint32) uint32 { return (cluster<<11 | serial) & maxIndomSerial }
 
-// tempName is how package mmv names a file while it writes it:
-// ".NAME.PID.RANDOM", RANDOM 16 hex digits.
-var tempName = regexp.MustCompile(`^\.(.+)\.([0-9]+)\.[0-9a-f]{16}$`)
-
 // LintDir returns the hazards of the MMV files at paths: each a file, or
 // a directory (such as $PCP_TMP_DIR/mmv) whose files are read in name
 // order (PCP's reader reads them in the directory's order, unsorted, so a
@@ -489,10 +486,10 @@ func LintDir(paths ...string) ([]Finding, error) {
 			continue
 		}
 		if strings.HasPrefix(base, ".") {
-			if m := tempName.FindStringSubmatch(base); m != nil {
-				if pid, err := strconv.ParseInt(m[2], 10, 32); err == nil && pid > 0 && osfile.ProcessGone(int(pid)) {
-					l.add(path, "file", 0, RuleTemporary, "a temporary of %s left by process %d, which is gone", m[1], pid)
-				}
+			// Package mmv's temporaries, named and locked as its file
+			// layer does (osfile.ParseTemp, osfile.TempAbandoned).
+			if name, pid, ok := osfile.ParseTemp(base); ok && osfile.TempAbandoned(path) {
+				l.add(path, "file", 0, RuleTemporary, "a temporary of %s left by process %d, its writer: no process holds its lock", name, pid)
 			}
 			continue // PCP ignores dot files
 		}

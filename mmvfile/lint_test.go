@@ -1,8 +1,11 @@
 package mmvfile_test
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -146,12 +149,71 @@ func TestLintProcesses(t *testing.T) {
 	writeFile(t, dir, "alive", mmv.Options{Cluster: 71, Flags: mmv.Process}, singular("x"), nil)
 	// Without the Process flag a file of a dead writer is its to leave.
 	writeFile(t, dir, "kept", mmv.Options{Cluster: 72}, singular("x"), func(b []byte, f *mmvfile.File) { put32(b, 32, uint32(pid)) })
-	tmp := filepath.Join(dir, ".app."+strconv.Itoa(pid)+".0123456789abcdef")
+	// Temporaries named as the writer names them (osfile.ParseTemp): one
+	// its writer left, its lock free; one this process has just created
+	// and not yet locked, empty (a locked one: osfile's TestTempAbandoned).
+	tmp := filepath.Join(dir, ".app."+strconv.Itoa(pid)+".0123abcd")
 	require.NoError(t, os.WriteFile(tmp, []byte("partial"), 0o644))
-	ours := filepath.Join(dir, ".app."+strconv.Itoa(os.Getpid())+".0123456789abcdef")
-	require.NoError(t, os.WriteFile(ours, []byte("being written"), 0o644))
+	ours := filepath.Join(dir, ".app."+strconv.Itoa(os.Getpid())+".89abcdef")
+	require.NoError(t, os.WriteFile(ours, nil, 0o644))
+	// Not a temporary: 16 random digits, which the writer never makes.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".app."+strconv.Itoa(pid)+".0123456789abcdef"), []byte("partial"), 0o644))
 	lintOne(t, dir, mmvfile.RuleDeadProcess, dead, "header", "process "+strconv.Itoa(pid)+" is gone")
-	lintOne(t, dir, mmvfile.RuleTemporary, tmp, "file", "a temporary of app left by process "+strconv.Itoa(pid))
+	lintOne(t, dir, mmvfile.RuleTemporary, tmp, "file", "a temporary of app left by process "+strconv.Itoa(pid)+", its writer: no process holds its lock")
+}
+
+// TestLintReportsKilledWritersTemporaries: a writer SIGKILLed while it
+// grows its files (metrics declared after Start) leaves the temporary it
+// was writing; LintDir reports every one. It looked for names with 16
+// random hex digits, where the writer writes 8, and reported none.
+func TestLintReportsKilledWritersTemporaries(t *testing.T) {
+	if dir := os.Getenv("MMVFILE_TEST_GROWER"); dir != "" { // the writer, until killed
+		r := mmv.NewRegistry("grower", &mmv.Options{Dir: dir, Flags: mmv.Process, MaxFileValues: 200})
+		mmv.NewCounter(r, "first", "", mmv.Count).Inc()
+		require.NoError(t, r.Start())
+		os.Stdout.WriteString("ready\n")
+		for i := 0; ; i++ {
+			mmv.NewCounter(r, fmt.Sprintf("late%05d", i), "", mmv.Count).Inc()
+			if i%50 == 0 {
+				r.Flush()
+			}
+		}
+	}
+	pcptest.NeedFileLayer(t)
+	bin, err := os.Executable()
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	var temps []string
+	for round := 0; round < 40 && len(temps) == 0; round++ {
+		cmd := exec.Command(bin, "-test.run=^TestLintReportsKilledWritersTemporaries$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "MMVFILE_TEST_GROWER="+dir, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		ready, _ := bufio.NewReader(out).ReadString('\n')
+		require.Equal(t, "ready\n", ready)
+		time.Sleep(time.Duration(20+round*37%200) * time.Millisecond)
+		require.NoError(t, cmd.Process.Kill())
+		cmd.Wait()
+		es, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), ".") {
+				temps = append(temps, e.Name())
+			}
+		}
+	}
+	require.NotEmpty(t, temps, "no kill left a temporary in 40 rounds")
+	fds, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	reported := map[string]bool{}
+	for _, f := range findings(fds, mmvfile.RuleTemporary) {
+		reported[filepath.Base(f.File)] = true
+	}
+	for _, tmp := range temps {
+		assert.True(t, reported[tmp], "LintDir does not report %s, a temporary its writer, killed, left; findings: %v", tmp, fds)
+	}
 }
 
 func TestLintInFluxAndRefused(t *testing.T) {
