@@ -442,9 +442,11 @@ func TestFailedStartKeepsFile(t *testing.T) {
 	require.NoError(t, last.Close()) // no Process flag: its files stay, PCP shows them
 	lastFile, err := os.ReadFile(filepath.Join(dir, "fstart"))
 	require.NoError(t, err)
-	other := newRegistry(t, "fstart.2", dir, mmv.Options{})
+	// Another live registry's file at fstart.2 (no registry is named so).
+	other := newRegistry(t, "fstartother", dir, mmv.Options{})
 	mmv.NewCounter(other, "mine", "", mmv.Count).Inc()
 	require.NoError(t, other.Start())
+	renamedTo(t, other, "fstart.2")
 
 	r := declareSpilling(dir, "fstart", 2)
 	defer r.Close()

@@ -173,9 +173,10 @@ func TestFailedStartKeepsPMCD(t *testing.T) {
 	last := declareSpilling(p.Dir, "fstart", 1)
 	startOrSkip(t, last)
 	require.NoError(t, last.Close())
-	other := newRegistry(t, "fstart.2", p.Dir, mmv.Options{})
+	other := newRegistry(t, "fstartother", p.Dir, mmv.Options{})
 	mmv.NewCounter(other, "mine", "", mmv.Count).Inc()
 	require.NoError(t, other.Start())
+	renamedTo(t, other, "fstart.2") // a live registry's file at fstart.2
 
 	f, n := fetchesSurvive(t, p, "mmv.fstart.c0000", func(stop *atomic.Bool) int {
 		n := 0

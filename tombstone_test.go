@@ -110,8 +110,8 @@ func TestTombstoneRewriteFailureHoldsThePublication(t *testing.T) {
 // made PCP's namespace fail whole where this run declares the same name
 // as a leaf); those with other metrics stay as tombstones
 // (TestStartBuriesLeftoverOverflowFiles). A file of such a name that a
-// live registry holds, or that has no NoPrefix flag (a registry named
-// so), stays.
+// live registry holds, or that has no NoPrefix flag (another registry's
+// file, put there), stays.
 func TestStartRemovesLeftoverOverflowFiles(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "mmv")
@@ -125,15 +125,16 @@ func TestStartRemovesLeftoverOverflowFiles(t *testing.T) {
 	require.NoError(t, r.Close())
 	require.Equal(t, []string{"app", "app.2", "app.3", "app.4"}, entries(t, dir))
 	// Another writer's file, live, named as an overflow file would be, and
-	// a closed registry without NoPrefix.
+	// a closed registry's without NoPrefix, moved to such a name.
 	live := newRegistry(t, "applive", dir, mmv.Options{Dir: dir, Flags: mmv.NoPrefix})
 	mmv.NewCounter(live, "app.c", "", mmv.Count).Add(3)
 	startOrSkip(t, live)
 	renamedTo(t, live, "app.4")
-	other := newRegistry(t, "app.5", dir, mmv.Options{Dir: dir})
+	other := newRegistry(t, "appfive", dir, mmv.Options{Dir: dir}) // no registry is named app.5
 	mmv.NewCounter(other, "d", "", mmv.Count).Add(4)
 	startOrSkip(t, other)
 	require.NoError(t, other.Close())
+	renamedTo(t, other, "app.5")
 
 	// The next run: a and lat, a leaf, in two files.
 	r = newRegistry(t, "app", dir, opts)

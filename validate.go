@@ -50,17 +50,19 @@ func checkFileName(name string, flags Flags) error {
 }
 
 // checkRegistryName checks the name of a registry's first file, with its
-// flags: a file name (checkFileName), and for a NoPrefix registry not one
-// of an overflow file. An overflow file of a NoPrefix registry carries no
-// prefix of its name, so a NoPrefix registry named <file>.N, closed
-// without the Process flag, was taken for one and buried by the next
-// Start of <file> (bury).
+// flags: a file name (checkFileName), and not one of an overflow file:
+// <file>.N names the overflow files of the registry <file>, so no
+// registry's name ends in '.' and digits. A registry named web.2 kept
+// registry web from starting (ErrInUse) while it ran, and once closed
+// without the Process flag had its file renamed over by web's second
+// file, its metrics gone from PCP, no error on either side; a NoPrefix
+// one, closed, was taken for web's leftover and buried (bury).
 func checkRegistryName(name string, flags Flags) error {
 	if err := checkFileName(name, flags); err != nil {
 		return err
 	}
-	if i := strings.LastIndexByte(name, '.'); flags&NoPrefix != 0 && i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
-		return errorf(ErrName, subject("file", name), "<file>.N names the overflow files of a NoPrefix registry <file>: a NoPrefix registry's name cannot end in '.' and digits")
+	if i := strings.LastIndexByte(name, '.'); i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
+		return errorf(ErrName, subject("file", name), "a registry's name cannot end in '.' and digits: <file>.N names the overflow files of the registry <file>")
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ var refusals = []struct {
 	{name: "file name too long", file: "a" + strings.Repeat("b", 255), want: ErrTooLong},
 	{name: "file name too long for its temporary name", file: "a" + strings.Repeat("b", maxFileName), want: ErrTooLong, msg: "temporary name"},
 	{name: "file name control", file: "control", want: ErrNamespace, msg: "mmv.control"},
+	{name: "file name of an overflow file", file: "web.3", want: ErrName, msg: "overflow files of the registry <file>"},
 	{name: "NoPrefix file name of an overflow file", file: "web.3", opts: Options{Flags: NoPrefix}, want: ErrName, msg: "overflow files"},
 	{name: "cluster out of range", opts: Options{Cluster: 4096}, want: ErrRange, msg: "cluster 4096"},
 	{name: "unknown flag", opts: Options{Flags: 8}, want: ErrRange, msg: "flags"},
@@ -192,6 +193,45 @@ func TestAcceptedEdges(t *testing.T) {
 	require.NoError(t, r.AddLabel(Label{Name: "a", Value: strings.Repeat("v", 243-5-1-2)}))
 	startOrSkip(t, r)
 	require.NoError(t, r.Close())
+}
+
+// TestOverflowFileNamesAreNoRegistrys: a registry's overflow files are
+// <file>.2, <file>.3..., so no registry is named so, with any flags. A
+// registry web.2 kept web, spilling into an overflow file at Start, from
+// starting (ErrInUse, naming web.2's pid) while web.2 ran; closed without
+// the Process flag, its last values meant to stay in PCP, web's growth
+// renamed its second file over web.2's, no error on either side. Names
+// with a dot that do not end in one and digits are a registry's.
+func TestOverflowFileNamesAreNoRegistrys(t *testing.T) {
+	for _, flags := range []Flags{0, Process, NoPrefix} {
+		r := NewRegistry("web.2", &Options{Dir: t.TempDir(), Flags: flags})
+		err := r.Start()
+		require.ErrorIs(t, err, ErrName, "flags %v", flags)
+		assert.EqualError(t, err, `mmv: file "web.2": invalid name: a registry's name cannot end in '.' and digits: <file>.N names the overflow files of the registry <file>`)
+	}
+	for _, name := range []string{"web2", "web.v2", "web.2a", "v1.web", "web_2"} {
+		assert.NoError(t, checkRegistryName(name, 0), name)
+	}
+	// web's own second file, at Start and after, is named so.
+	needFileLayer(t)
+	dir := t.TempDir()
+	web := NewRegistry("web", &Options{Dir: dir})
+	defer web.Close()
+	for i := range MaxMetrics + 10 {
+		require.NoError(t, web.AddMetric(Metric{Name: fmt.Sprintf("m%04d", i), Type: Uint64, Semantics: SemCounter}))
+	}
+	startOrSkip(t, web)
+	for i := range MaxMetrics + 10 {
+		require.NoError(t, web.AddMetric(Metric{Name: fmt.Sprintf("late%04d", i), Type: Uint64, Semantics: SemCounter}))
+	}
+	require.NoError(t, web.Flush())
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var files []string
+	for _, e := range names {
+		files = append(files, e.Name())
+	}
+	assert.Equal(t, []string{"web", "web.2", "web.3"}, files)
 }
 
 func TestItemsStableAcrossOrder(t *testing.T) {

@@ -232,3 +232,25 @@ func TestFirstExportClashCostsOneInstrument(t *testing.T) {
 	require.NoError(t, exp.Export(ctx, sumsExport("a", "late")))
 	assert.ErrorIs(t, exp.Err(), mmv.ErrNamespace)
 }
+
+// TestServiceNamedAsOverflowFile: a service named api.2 (the second of
+// its instances) gets the file api_2: a registry's name ending in '.' and
+// digits is refused (mmv.ErrName), <file>.N being the overflow files of
+// the registry <file>.
+func TestServiceNamedAsOverflowFile(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")}})
+	t.Cleanup(func() { exp.Shutdown(context.Background()) })
+	manual := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", "api.2"))),
+		sdkmetric.WithReader(manual))
+	c, err := mp.Meter("shop").Int64Counter("requests")
+	require.NoError(t, err)
+	c.Add(context.Background(), 1)
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, manual.Collect(context.Background(), &rm))
+	require.NoError(t, exp.Export(context.Background(), &rm))
+	require.NoError(t, exp.Err())
+	assert.Equal(t, "api_2", exp.Registry().Name())
+	assert.Equal(t, "api_2", filepath.Base(exp.Registry().Path()))
+}

@@ -106,4 +106,5 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, "shop_test", fileName("shop test"))
 	assert.Equal(t, "otel_1shop", fileName("1shop"))
 	assert.Equal(t, "otel", fileName(""))
+	assert.Equal(t, "api_2", fileName("api.2"), "a registry's name cannot end in '.' and digits, an overflow file's")
 }
