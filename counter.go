@@ -11,13 +11,15 @@ var counterKind = cellKind{typ: Uint64, sem: SemCounter}
 
 // NewCounter declares a counter on r (Default when nil). units are usually
 // Count or Byte.
-// It panics if the registry refuses the declaration: an invalid or
-// duplicate name, or a closed registry (the panic value wraps the sentinel,
-// such as ErrName). A full disk is no refusal (see the package doc).
+// It panics if the registry refuses the declaration as a programming
+// error: an invalid or duplicate name, a cap reached before Start (the
+// panic value wraps the sentinel, such as ErrName). A cap reached after
+// Start, a closed registry and a full disk are no panic: the counter counts
+// in its own memory, and Registry.Err says why (see the package doc).
 // Declare[Counter] returns the refusal instead.
 func NewCounter(r *Registry, name, help string, units Units) *Counter {
 	c := new(Counter)
-	return must(c, declareCell(r, &c.cell, counterKind, name, help, units))
+	return must(r, name, c, declareCell(r, &c.cell, counterKind, name, help, units))
 }
 
 // Inc adds one.
@@ -53,10 +55,13 @@ func (c *Counter) Get() uint64 {
 
 // NewCounterVec declares a vector of counters on r (Default when nil), one per
 // list of values of the label names labels, made on first use (see Vec).
-// It panics if the registry refuses the declaration: an invalid or
-// duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName). DeclareVec[Counter] returns it
-// instead.
+// It panics if the registry refuses the declaration as a programming
+// error: an invalid or duplicate name or label name, a cap reached before
+// Start (the panic value wraps the sentinel, such as ErrName); after Start
+// a cap, and a closed registry, return a nil vector, which ignores
+// updates, and Registry.Err says why. DeclareVec[Counter] returns the
+// refusal instead.
 func NewCounterVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Counter] {
-	return must(declareCellVec(r, counterKind, name, help, units, labels, func(c *Counter) *cell { return &c.cell }))
+	v, err := declareCellVec(r, counterKind, name, help, units, labels, func(c *Counter) *cell { return &c.cell })
+	return must(r, name, v, err)
 }

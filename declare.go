@@ -398,25 +398,49 @@ func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units
 	return r.declareCellLocked(m, c)
 }
 
-// must returns t, or panics with err: the New functions' refusal. A name
-// another program's live file holds, found after Start, is no programming
-// error, and a program must not crash for another's file: t is returned,
-// counting in memory of its own (a nil vector or histogram, which ignore
-// updates), never in PCP, and the registry's Err says why.
-func must[T any](t T, err error) T {
+// must returns t, or panics with err: a New function's refusal of the
+// instrument name on r (Default when nil). Only a programming error
+// panics, which every run of the program meets: an invalid name, a
+// duplicate, a type clash, a cap reached before Start. A refusal the
+// running program meets is no panic, for a program must not crash for
+// its conditions: t is returned, counting in memory of its own (a nil
+// vector or histogram, which ignore updates), never in PCP, and the
+// registry's Err says why. Those are a name another program's live file
+// holds, found after Start (otherFileError); a cap reached after Start
+// (ErrTooMany: lazily declared instruments reach Options.MaxValues, a
+// file's budget, the caps on instances, as the program runs); and a
+// closed registry (ErrClosed: a handler's first use during a graceful
+// shutdown, after main's Close), which Err says already.
+func must[T any](r *Registry, name string, t T, err error) T {
 	if err == nil {
 		return t // before errors.As, whose target escapes: an allocation
 	}
-	var other otherFileError
-	if errors.As(err, &other) {
-		r := other.r
-		r.mu.Lock()
+	refuse := func(r *Registry, name string) {
 		if r.refused == nil {
 			r.refused = map[string]error{}
 		}
-		r.refused[other.name] = err
-		r.mu.Unlock()
+		r.refused[name] = err
+	}
+	var other otherFileError
+	switch {
+	case errors.As(err, &other):
+		other.r.mu.Lock()
+		refuse(other.r, other.name)
+		other.r.mu.Unlock()
 		return t
+	case errors.Is(err, ErrClosed):
+		return t
+	case errors.Is(err, ErrTooMany):
+		r = registry(r)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch r.state {
+		case started:
+			refuse(r, name)
+			return t
+		case closed: // since the refusal
+			return t
+		}
 	}
 	panic(err)
 }

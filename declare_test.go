@@ -271,6 +271,9 @@ func TestRefusedDeclarationDeclaresNothing(t *testing.T) {
 					}
 					before := declared(t, r)
 					err := refusal(func() { k.declare(r, name) })
+					if err == nil && started {
+						err = r.refused[name] // a cap after Start: no panic, Err says it (must)
+					}
 					if err == nil {
 						require.True(t, o.some && k.kind != "HistogramVec", "not refused")
 						return // the obstacle is not one for this kind
@@ -742,4 +745,94 @@ func TestNilTxDeclaresNothing(t *testing.T) {
 	err = tx.AddMetric(Metric{Name: "m", Type: Int32, Semantics: SemInstant})
 	assert.ErrorIs(t, err, ErrClosed, "Tx.AddMetric")
 	assert.ErrorContains(t, err, "nil *Tx")
+}
+
+// TestNewAtCapAfterStartCounts: a service declaring instruments as it
+// meets what they measure (a histogram per backend, a counter per tenant,
+// after Start) reaches the registry's cap on values (Options.MaxValues,
+// about 2,300 default histograms at its default) days into its run: the
+// New functions panicked with ErrTooMany there, killing it. A cap met
+// after Start is the running program's condition, as a name another
+// program's file holds: the New function returns its instrument counting
+// in its own memory (a nil histogram or vector, which ignore updates),
+// and Err says why, until the name is declared. Before Start, where every
+// run of the program meets it, the cap still panics.
+func TestNewAtCapAfterStartCounts(t *testing.T) {
+	declareUntilPanic := func(r *Registry) (p any) {
+		defer func() { p = recover() }()
+		for i := range 100 {
+			NewHistogram(r, fmt.Sprintf("backend%03d.latency", i), "", Second, nil)
+		}
+		return nil
+	}
+	before := NewRegistry("eager", &Options{Dir: t.TempDir(), MaxValues: 200})
+	t.Cleanup(func() { before.Close() })
+	p := declareUntilPanic(before)
+	require.Implements(t, (*error)(nil), p, "a cap met before Start panics")
+	require.ErrorIs(t, p.(error), ErrTooMany)
+
+	r := NewRegistry("lazy", &Options{Dir: t.TempDir(), Flags: Process, MaxValues: 200})
+	t.Cleanup(func() { r.Close() })
+	startOrSkip(t, r)
+	refused := 0
+	require.NotPanics(t, func() {
+		for i := range 100 {
+			h := NewHistogram(r, fmt.Sprintf("backend%03d.latency", i), "", Second, nil)
+			h.Observe(0.01) // a nil histogram ignores it
+			if h == nil {
+				refused++
+			}
+		}
+	})
+	require.Positive(t, refused, "histograms refused at the cap")
+	require.ErrorIs(t, r.Err(), ErrTooMany, "Err says why instruments are not in PCP")
+	assert.Contains(t, r.Err().Error(), `metric "backend099.latency.bucket": too many`)
+
+	// Counters, one value each, until one is refused.
+	var c *Counter
+	name := ""
+	require.NotPanics(t, func() {
+		for i := 0; i < 300 && !strings.Contains(fmt.Sprint(r.Err()), fmt.Sprintf("%q", name)); i++ {
+			name = fmt.Sprintf("tenant%d", i)
+			c = NewCounter(r, name, "", Count)
+			c.Add(3)
+		}
+	})
+	assert.EqualValues(t, 3, c.Get(), "a counter refused at the cap counts in its own memory")
+	_, err := r.Value(name, "")
+	assert.ErrorIs(t, err, ErrUnknown, "%s is not in the registry", name)
+}
+
+// TestNewAfterCloseCounts: a server shutting down closes its registry
+// (main's deferred Close) while handlers serve their last requests; a
+// handler's instrument made at its first use (in a sync.Once, a route's
+// histogram) panicked with ErrClosed and took the process down in the
+// middle of a graceful shutdown. A closed registry is the running
+// program's condition: the New functions return an instrument counting
+// in its own memory, as every instrument does after Close (a nil vector
+// or histogram, which ignore updates), and Err says the registry is
+// closed. So for a registry closed before it started.
+func TestNewAfterCloseCounts(t *testing.T) {
+	for _, started := range []bool{true, false} {
+		r := newTestRegistry(t, "shutdown")
+		NewCounter(r, "served", "", Count).Inc()
+		if started {
+			startOrSkip(t, r)
+		}
+		require.NoError(t, r.Close())
+		var c *Counter
+		require.NotPanics(t, func() {
+			c = NewCounter(r, "late.route", "", Count)
+			c.Inc()
+			NewGauge(r, "late.gauge", "", Count).Set(1)
+			NewIntGauge(r, "late.intgauge", "", Count).Set(1)
+			NewTimer(r, "late.timer", "").Observe(time.Millisecond)
+			assert.Nil(t, NewHistogram(r, "late.hist", "", Second, nil))
+			assert.Nil(t, NewCounterVec(r, "late.vec", "", Count, "route").With("/"))
+			assert.Nil(t, NewHistogramVec(r, "late.hvec", "", Second, nil, "route"))
+			NewCounterFunc(r, "late.func", "", Count, func() uint64 { return 1 })
+		}, "started: %v", started)
+		assert.EqualValues(t, 1, c.Get(), "counts in its own memory")
+		require.ErrorIs(t, r.Err(), ErrClosed)
+	}
 }

@@ -121,15 +121,17 @@
 // instance or label at fault and the rule broken.
 //
 // The New functions (NewCounter, NewCounterVec, NewHistogram...) panic when
-// the registry refuses the declaration (an invalid or duplicate name, a
-// closed registry), as regexp.MustCompile and promauto do: a declaration is
-// a programming error that no caller handles better than a crash at
-// startup. The panic value is an error wrapping the sentinel. A name
-// another program's live file holds, met after Start, is no programming
-// error: the New function returns its instrument counting in memory of
-// its own, never in PCP nor in Gather (package expose's scrape; a nil
-// vector or histogram, which ignore updates), and Registry.Err says why. Nothing else in the package
-// panics. A program that declares what it learns at run
+// the registry refuses the declaration as a programming error (an invalid
+// or duplicate name, a cap reached before Start), as regexp.MustCompile and
+// promauto do: a refusal that no caller handles better than a crash at
+// startup. The panic value is an error wrapping the sentinel. What the
+// running program meets is no programming error: a name another program's
+// live file holds, met after Start, a cap reached after Start
+// (ErrTooMany), a closed registry (ErrClosed: a first use during a
+// graceful shutdown). The New function then returns its instrument
+// counting in memory of its own, never in PCP nor in Gather (package
+// expose's scrape; a nil vector or histogram, which ignore updates), and
+// Registry.Err says why. Nothing else in the package panics. A program that declares what it learns at run
 // time, such as a bridge from another metrics library, calls [Declare] and
 // [DeclareVec] instead, which return the refusal as an error, and
 // [Registry.Transact] to declare several metrics together or not at all.

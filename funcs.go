@@ -17,7 +17,7 @@ package mmv
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {
 	c := new(Counter)
-	must(c, declareFunc(door{registry(r)}, &c.cell, counterKind, name, help, units, f, c.Set))
+	must(r, name, c, declareFunc(door{registry(r)}, &c.cell, counterKind, name, help, units, f, c.Set))
 }
 
 // NewGaugeFunc declares on r (Default when nil) a float64 gauge whose
@@ -27,7 +27,7 @@ func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64
 // declaration, as NewGauge does.
 func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64) {
 	g := new(Gauge)
-	must(g, declareFunc(door{registry(r)}, &g.cell, gaugeKind, name, help, units, f, g.Set))
+	must(r, name, g, declareFunc(door{registry(r)}, &g.cell, gaugeKind, name, help, units, f, g.Set))
 }
 
 // NewIntGaugeFunc declares on r (Default when nil) an integer gauge whose
@@ -38,7 +38,7 @@ func NewGaugeFunc(r *Registry, name, help string, units Units, f func() float64)
 // declaration, as NewIntGauge does.
 func NewIntGaugeFunc(r *Registry, name, help string, units Units, f func() int64) {
 	g := new(IntGauge)
-	must(g, declareFunc(door{registry(r)}, &g.cell, intGaugeKind, name, help, units, f, g.Set))
+	must(r, name, g, declareFunc(door{registry(r)}, &g.cell, intGaugeKind, name, help, units, f, g.Set))
 }
 
 // declareFunc declares on r the instrument of kind k whose cell is c, and

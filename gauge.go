@@ -12,13 +12,15 @@ type Gauge struct{ cell cell }
 var gaugeKind = cellKind{typ: Double, sem: SemInstant}
 
 // NewGauge declares a float64 gauge on r (Default when nil).
-// It panics if the registry refuses the declaration: an invalid or
-// duplicate name, or a closed registry (the panic value wraps the sentinel,
-// such as ErrName). A full disk is no refusal (see the package doc).
+// It panics if the registry refuses the declaration as a programming
+// error: an invalid or duplicate name, a cap reached before Start (the
+// panic value wraps the sentinel, such as ErrName). A cap reached after
+// Start, a closed registry and a full disk are no panic: the gauge counts
+// in its own memory, and Registry.Err says why (see the package doc).
 // Declare[Gauge] returns the refusal instead.
 func NewGauge(r *Registry, name, help string, units Units) *Gauge {
 	g := new(Gauge)
-	return must(g, declareCell(r, &g.cell, gaugeKind, name, help, units))
+	return must(r, name, g, declareCell(r, &g.cell, gaugeKind, name, help, units))
 }
 
 // Set stores f. It may wait for a publication rewriting the file (see
@@ -53,10 +55,13 @@ func (g *Gauge) Get() float64 {
 
 // NewGaugeVec declares a vector of float64 gauges on r (Default when nil), one per
 // list of values of the label names labels, made on first use (see Vec).
-// It panics if the registry refuses the declaration: an invalid or
-// duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName). DeclareVec[Gauge] returns it
-// instead.
+// It panics if the registry refuses the declaration as a programming
+// error: an invalid or duplicate name or label name, a cap reached before
+// Start (the panic value wraps the sentinel, such as ErrName); after Start
+// a cap, and a closed registry, return a nil vector, which ignores
+// updates, and Registry.Err says why. DeclareVec[Gauge] returns the
+// refusal instead.
 func NewGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[Gauge] {
-	return must(declareCellVec(r, gaugeKind, name, help, units, labels, func(g *Gauge) *cell { return &g.cell }))
+	v, err := declareCellVec(r, gaugeKind, name, help, units, labels, func(g *Gauge) *cell { return &g.cell })
+	return must(r, name, v, err)
 }

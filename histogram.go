@@ -1037,11 +1037,14 @@ func (g *histGroup) readLocked(o *histOut, now time.Duration, f func(counts []ui
 // NewHistogram declares a histogram on r (Default when nil), observing
 // values in units; o may be nil for the defaults. See Histogram for the
 // metrics it publishes.
-// It panics if the registry refuses the declaration: invalid options, an invalid
-// or duplicate name, or a closed registry (the panic value wraps the sentinel,
-// such as ErrName). A full disk is no refusal (see the package doc).
+// It panics if the registry refuses the declaration as a programming
+// error: invalid options, an invalid or duplicate name, a cap reached
+// before Start (the panic value wraps the sentinel, such as ErrName). A
+// cap reached after Start and a closed registry return a nil histogram,
+// which ignores updates, and Registry.Err says why; a full disk is no
+// refusal (see the package doc).
 func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
-	if g := must(declareHistograms(r, name, help, units, o, false)); g != nil {
+	if g, err := declareHistograms(r, name, help, units, o, false); must(r, name, g, err) != nil {
 		return g.hs[0].e.t
 	}
 	return nil
@@ -1073,14 +1076,17 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // may number 2^31/buckets/2 values in its life, and refuses new values
 // after that (ErrTooMany).
 //
-// It panics if the registry refuses the declaration: invalid options, an
-// invalid or duplicate name or label name, or a closed registry (the panic
-// value wraps the sentinel, such as ErrName).
+// It panics if the registry refuses the declaration as a programming
+// error: invalid options, an invalid or duplicate name or label name, a
+// cap reached before Start (the panic value wraps the sentinel, such as
+// ErrName). A cap reached after Start and a closed registry return a nil
+// vector, which ignores updates, and Registry.Err says why.
 func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, labels ...string) *Vec[Histogram] {
 	if err := checkVecLabels(name, labels); err != nil {
 		panic(err)
 	}
-	g := must(declareHistograms(r, name, help, units, o, true))
+	g, err := declareHistograms(r, name, help, units, o, true)
+	g = must(r, name, g, err)
 	if g == nil {
 		return nil
 	}

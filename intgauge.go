@@ -10,13 +10,15 @@ type IntGauge struct{ cell cell }
 var intGaugeKind = cellKind{typ: Int64, sem: SemInstant}
 
 // NewIntGauge declares an integer gauge on r (Default when nil).
-// It panics if the registry refuses the declaration: an invalid or
-// duplicate name, or a closed registry (the panic value wraps the sentinel,
-// such as ErrName). A full disk is no refusal (see the package doc).
+// It panics if the registry refuses the declaration as a programming
+// error: an invalid or duplicate name, a cap reached before Start (the
+// panic value wraps the sentinel, such as ErrName). A cap reached after
+// Start, a closed registry and a full disk are no panic: the gauge counts
+// in its own memory, and Registry.Err says why (see the package doc).
 // Declare[IntGauge] returns the refusal instead.
 func NewIntGauge(r *Registry, name, help string, units Units) *IntGauge {
 	i := new(IntGauge)
-	return must(i, declareCell(r, &i.cell, intGaugeKind, name, help, units))
+	return must(r, name, i, declareCell(r, &i.cell, intGaugeKind, name, help, units))
 }
 
 // Set stores n. It may wait for a publication rewriting the file (see
@@ -50,10 +52,13 @@ func (g *IntGauge) Get() int64 {
 
 // NewIntGaugeVec declares a vector of integer gauges on r (Default when nil), one per
 // list of values of the label names labels, made on first use (see Vec).
-// It panics if the registry refuses the declaration: an invalid or
-// duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName). DeclareVec[IntGauge] returns it
-// instead.
+// It panics if the registry refuses the declaration as a programming
+// error: an invalid or duplicate name or label name, a cap reached before
+// Start (the panic value wraps the sentinel, such as ErrName); after Start
+// a cap, and a closed registry, return a nil vector, which ignores
+// updates, and Registry.Err says why. DeclareVec[IntGauge] returns the
+// refusal instead.
 func NewIntGaugeVec(r *Registry, name, help string, units Units, labels ...string) *Vec[IntGauge] {
-	return must(declareCellVec(r, intGaugeKind, name, help, units, labels, func(i *IntGauge) *cell { return &i.cell }))
+	v, err := declareCellVec(r, intGaugeKind, name, help, units, labels, func(i *IntGauge) *cell { return &i.cell })
+	return must(r, name, v, err)
 }

@@ -26,13 +26,15 @@ var timerKind = cellKind{typ: Uint64, sem: SemCounter, check: func(m Metric) err
 }}
 
 // NewTimer declares a timer on r (Default when nil).
-// It panics if the registry refuses the declaration: an invalid or
-// duplicate name, or a closed registry (the panic value wraps the sentinel,
-// such as ErrName). A full disk is no refusal (see the package doc).
+// It panics if the registry refuses the declaration as a programming
+// error: an invalid or duplicate name, a cap reached before Start (the
+// panic value wraps the sentinel, such as ErrName). A cap reached after
+// Start, a closed registry and a full disk are no panic: the timer counts
+// in its own memory, and Registry.Err says why (see the package doc).
 // Declare[Timer] returns the refusal instead.
 func NewTimer(r *Registry, name, help string) *Timer {
 	t := new(Timer)
-	return must(t, declareCell(r, &t.cell, timerKind, name, help, Nanosecond))
+	return must(r, name, t, declareCell(r, &t.cell, timerKind, name, help, Nanosecond))
 }
 
 // Observe adds d; a negative d is ignored.
@@ -79,10 +81,13 @@ func (w Timing) Stop() time.Duration {
 
 // NewTimerVec declares a vector of timers on r (Default when nil), one per
 // list of values of the label names labels, made on first use (see Vec).
-// It panics if the registry refuses the declaration: an invalid or
-// duplicate name or label name, or a closed registry (the panic value
-// wraps the sentinel, such as ErrName). DeclareVec[Timer] returns it
-// instead.
+// It panics if the registry refuses the declaration as a programming
+// error: an invalid or duplicate name or label name, a cap reached before
+// Start (the panic value wraps the sentinel, such as ErrName); after Start
+// a cap, and a closed registry, return a nil vector, which ignores
+// updates, and Registry.Err says why. DeclareVec[Timer] returns the
+// refusal instead.
 func NewTimerVec(r *Registry, name, help string, labels ...string) *Vec[Timer] {
-	return must(declareCellVec(r, timerKind, name, help, Nanosecond, labels, func(t *Timer) *cell { return &t.cell }))
+	v, err := declareCellVec(r, timerKind, name, help, Nanosecond, labels, func(t *Timer) *cell { return &t.cell })
+	return must(r, name, v, err)
 }
