@@ -46,6 +46,11 @@ func (d door) addAutoIndomLocked(key, help string, names []string) (*indom, uint
 	return d.r.addAutoIndomLocked(key, help, names)
 }
 
+// forgetRefusalLocked forgets a New function's refusal of the instrument
+// name (must), declared since under its metrics' names (a histogram's
+// name.count, name.bucket...), which addMetricLocked forgets alone.
+func (d door) forgetRefusalLocked(name string) { delete(d.r.refused, name) }
+
 // addMetricLocked declares m; a full disk is no refusal (keepDeclared).
 func (d door) addMetricLocked(m Metric) (*metric, error)   { return d.r.addMetricLocked(m, keepDeclared) }
 func (d door) bindCellLocked(m *metric, id int32, c *cell) { d.r.bindCellLocked(m, id, c) }

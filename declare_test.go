@@ -836,3 +836,28 @@ func TestNewAfterCloseCounts(t *testing.T) {
 		require.ErrorIs(t, r.Err(), ErrClosed)
 	}
 }
+
+// TestErrForgetsHistogramDeclaredAfterCapRefusal: a histogram refused at
+// the cap after Start and declared once room was freed is in PCP, and Err
+// no longer names it: the refusal was kept under the histogram's name,
+// and a declaration forgot only its metrics' names (h.count, h.bucket...),
+// so Err named for good an instrument that was in PCP.
+func TestErrForgetsHistogramDeclaredAfterCapRefusal(t *testing.T) {
+	r := NewRegistry("capfreed", &Options{Dir: t.TempDir(), MaxValues: 60})
+	t.Cleanup(func() { r.Close() })
+	v := NewCounterVec(r, "tenants", "", Count, "tenant")
+	for i := range 40 {
+		v.With(fmt.Sprint(i)).Inc()
+	}
+	startOrSkip(t, r)
+	var h *Histogram
+	require.NotPanics(t, func() { h = NewHistogram(r, "latency", "", Second, nil) })
+	require.Nil(t, h, "refused at the cap")
+	require.ErrorContains(t, r.Err(), "latency")
+
+	v.Reset()
+	require.NoError(t, r.Flush())
+	h = NewHistogram(r, "latency", "", Second, nil)
+	require.NotNil(t, h, "declared once the vector's values are gone")
+	assert.NoError(t, r.Err(), "the histogram is declared: nothing to say")
+}

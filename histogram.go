@@ -718,6 +718,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 	if err != nil {
 		return nil, err
 	}
+	r.forgetRefusalLocked(name)
 	if !g.vec {
 		g.makeLocked("", 0, 0)
 	}
