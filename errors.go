@@ -18,7 +18,8 @@ import (
 // permission error, the message says how to get the right to write in
 // PCP's directory.
 var (
-	// ErrName: a file, metric, instance or label name that PCP would not accept.
+	// ErrName: a file, metric, instance or label name that PCP would not
+	// accept, or a string value holding a NUL (Value.SetString).
 	ErrName = errors.New("invalid name")
 	// ErrDuplicate: a name, item, serial or instance declared twice.
 	ErrDuplicate = errors.New("duplicate")

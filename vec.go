@@ -786,8 +786,8 @@ func (v *Vec[T]) Metric() string {
 // Indom returns the serial of the instance domain of the vector's
 // instances, for labels (Registry.AddIndomLabel, AddInstanceLabel, which
 // refuses a label named as one of the vector's: ErrDuplicate): the
-// vector adds and removes its instances, and AddInstance and AddMetric
-// refuse it (ErrInUse).
+// vector adds and removes its instances, and AddInstance, AddMetric and
+// Registry.Value refuse it (ErrInUse).
 func (v *Vec[T]) Indom() uint32 {
 	if v == nil {
 		return 0
