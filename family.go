@@ -6,8 +6,10 @@ import "github.com/gopcp/mmv/internal/canon"
 
 // Family is one metric as Gather reads it.
 type Family struct {
-	// Metric is the declaration; a histogram's is its name, units and
-	// help, with Type Double and Semantics SemCounter.
+	// Metric is the declaration, as PCP's reader exports it (an Elapsed
+	// metric is a counter in microseconds whatever its declaration said);
+	// a histogram's is its name, units and help, with Type Double and
+	// Semantics SemCounter.
 	Metric
 	// Labels are the PCP labels of every value of the metric: the
 	// registry's, the metric's and its indom's, in that order.

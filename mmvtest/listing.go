@@ -34,11 +34,7 @@ func Listing(r *mmv.Registry, metrics ...string) (string, error) {
 		if !selected(m.Name, metrics) {
 			continue
 		}
-		sem, units := m.Semantics, m.Units
-		if m.Type == mmv.Elapsed { // as PCP's reader exports it, whatever its record says
-			sem, units = mmv.SemCounter, mmv.Microsecond
-		}
-		fmt.Fprintf(&b, "%s: %s %s (%s)", m.Name, sem, typeName(m.Type), unitsName(units))
+		fmt.Fprintf(&b, "%s: %s %s (%s)", m.Name, m.Semantics, typeName(m.Type), unitsName(m.Units))
 		if len(m.Labels) > 0 {
 			b.WriteString(" " + labels(m.Labels))
 		}
