@@ -99,12 +99,12 @@ func TestLockNewWaitsForALook(t *testing.T) {
 	require.NoError(t, err)
 	defer w.Close()
 
-	l := look()
-	time.AfterFunc(2*time.Millisecond, func() { l.Close() })
+	first := look()
+	time.AfterFunc(2*time.Millisecond, func() { first.Close() })
 	require.NoError(t, lockNew(int(w.Fd())))
 	require.NoError(t, unix.Flock(int(w.Fd()), unix.LOCK_UN))
 
-	l = look()
+	l := look()
 	defer l.Close()
 	start := time.Now()
 	assert.ErrorIs(t, lockNew(int(w.Fd())), unix.EWOULDBLOCK)
