@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
@@ -142,6 +143,54 @@ func TestProcessFlagInPIDNamespace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPIDNamespaceSeesLiveHostFiles: a Process registry in a PID
+// namespace of its own that sees the host's /proc (unshare --pid without
+// --mount-proc), writing in a directory shared with a host registry's live
+// Process file. Its Start judges the host file's writer as PCP does, by
+// /proc/<pid>: kill(pid, 0) in its own namespace, where every host pid is
+// ESRCH, took the live file for a dead writer's and its cluster for free,
+// and PCP, reading two files on one cluster, showed the host's value under
+// the contained registry's name. Each file keeps a cluster of its own, and
+// PCP shows each registry's value under its name.
+func TestPIDNamespaceSeesLiveHostFiles(t *testing.T) {
+	needFileLayer(t)
+	names := clashingNames(2)
+	if childRole() == "pidns-shared" {
+		r := mmv.NewRegistry(names[1], &mmv.Options{Dir: filepath.Join(os.Getenv("MMV_TEST_DIR"), "mmv"), Flags: mmv.Process})
+		c := mmv.NewCounter(r, "c", "", mmv.Count)
+		err := r.Start()
+		c.Add(2)
+		fmt.Printf("ready pid=%d start=%v err=%v\n", os.Getpid(), err, r.Err())
+		time.Sleep(time.Hour) // until killed
+		return
+	}
+	needRootTools(t, "unshare")
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "mmv")
+	host := newRegistry(t, names[0], dir, mmv.Options{Flags: mmv.Process})
+	hc := mmv.NewCounter(host, "c", "", mmv.Count)
+	startOrSkip(t, host)
+	hc.Add(1)
+
+	cmd := launchedChildCmd(t, "TestPIDNamespaceSeesLiveHostFiles", "pidns-shared", []string{"unshare", "--pid", "--fork", "--kill-child"}, "MMV_TEST_DIR="+tmp)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	report, err := bufio.NewReader(out).ReadString('\n')
+	require.True(t, strings.HasPrefix(report, "ready"), "the child: %q, %v", report, err)
+	t.Log(strings.TrimSpace(report))
+	require.Contains(t, report, "start=<nil> err=<nil>")
+
+	a, err := mmvfile.Open(filepath.Join(dir, names[0]))
+	require.NoError(t, err)
+	b, err := mmvfile.Open(filepath.Join(dir, names[1]))
+	require.NoError(t, err)
+	assert.NotEqual(t, a.Header.Cluster, b.Header.Cluster, "the contained registry takes a cluster of its own, not the live host registry's")
+	assert.Equal(t, "1", shownValue(t, tmp, "mmv."+names[0]+".c"))
+	assert.Equal(t, "2", shownValue(t, tmp, "mmv."+names[1]+".c"))
 }
 
 // TestProcessFlagUnderHidepid: PCP's reader decides that a Process file's

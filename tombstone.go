@@ -74,7 +74,7 @@ func (r *Registry) buryLocked(name string) error {
 		switch h, ok := readHead(b); {
 		case !ok || h.flags&NoPrefix == 0:
 			return b // a registry's first file, named so: another's
-		case h.pid > 0 && h.pid != os.Getpid() && !osfile.ProcessGone(h.pid):
+		case h.pid > 0 && localPid(h.pid) != os.Getpid() && !osfile.ProcessGone(h.pid):
 			return b // a live writer's, which holds no lock (libpcp_mmv's): an earlier run's is gone
 		}
 		if _, tomb := r.tombs[name]; tomb && !r.tombAtLocked(name, b) {

@@ -3,12 +3,16 @@
 package osfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // initialPIDNamespace is the link /proc/<pid>/ns/pid of a process of the
@@ -26,23 +30,68 @@ const initialPIDNamespace = "pid:[4026531836]"
 // host's pmcd does not number so, nor under a /proc mounted with hidepid
 // that hides this process from pcpUser.
 func Liveness(pcpUser string) (pid int, why string) {
+	v := procView()
 	pid = os.Getpid()
-	status, _ := os.ReadFile("/proc/self/status")
-	chain := nsPids(string(status))
-	if len(chain) > 0 {
-		pid = chain[0]
+	if len(v.chain) > 0 {
+		pid = v.chain[0]
 	}
-	if !procNamespaceInitial(len(chain)) && !pmcdInView() {
+	if !v.pcps {
 		return pid, fmt.Sprintf("this process is in a PID namespace of its own (a container's, where it is pid %d) and its pid in the host's namespace, where pmcd checks it, is not visible here, "+
 			"so PCP would go on showing its last values once it dies, or never show them; "+
 			"run it in the host's PID namespace (docker run --pid=host, a pod's hostPID) or leave the flag out", os.Getpid())
 	}
-	mountinfo, _ := os.ReadFile("/proc/self/mountinfo")
-	if hide, gid := procHidepid(string(mountinfo)); hide != "" && !userSees(pcpUser, gid) {
+	if v.hide != "" && !userSees(pcpUser, v.gid) {
 		return pid, fmt.Sprintf("/proc is mounted with hidepid=%s, which hides this process (uid %d) from pmcd's user, %s, so PCP would not show its files while it runs; "+
-			"mount /proc with gid= a group of %s (mount -o remount,hidepid=%s,gid=$(id -g %s) /proc) or leave the flag out", hide, os.Geteuid(), pcpUser, pcpUser, hide, pcpUser)
+			"mount /proc with gid= a group of %s (mount -o remount,hidepid=%s,gid=$(id -g %s) /proc) or leave the flag out", v.hide, os.Geteuid(), pcpUser, pcpUser, v.hide, pcpUser)
 	}
 	return pid, ""
+}
+
+// view is what the /proc mounted here tells of this process and others.
+type view struct {
+	chain []int  // this process's NSpid, from /proc's namespace down to its own
+	pcps  bool   // /proc numbers pids as PCP checks them: the initial namespace's, or one a pmcd runs in
+	kill  bool   // kill(2) numbers pids as /proc does: this process's PID namespace is /proc's
+	hide  string // /proc's hidepid, "" when it hides no process (procHidepid)
+	gid   int    // /proc's gid option, -1 when none
+}
+
+// procView is the view of the /proc mounted here, found once: mounts and
+// namespaces do not change under a running program that mmv knows of.
+var procView = sync.OnceValue(func() view {
+	status, _ := os.ReadFile("/proc/self/status")
+	v := view{chain: nsPids(string(status))}
+	v.pcps = procNamespaceInitial(len(v.chain)) || pmcdInView()
+	v.kill = len(v.chain) == 0 || v.chain[0] == os.Getpid()
+	mountinfo, _ := os.ReadFile("/proc/self/mountinfo")
+	v.hide, v.gid = procHidepid(string(mountinfo))
+	return v
+})
+
+// processGone decides as PCP's reader does, access("/proc/<pid>"), for
+// the pid of another writer's file: gone when /proc has no such entry,
+// and kill(pid, 0) finds no process either where it numbers pids as /proc
+// does (hidepid=invisible hides other users' processes from /proc, and
+// kill's EPERM says one lives); with no kill of /proc's numbering, a
+// /proc that hides processes cannot tell. Where /proc does not number
+// pids as PCP does (a PID namespace of this process's own, with its own
+// /proc, no pmcd in it), a pid it lacks may be a live writer's in PCP's
+// namespace: nothing is gone. Two system calls at most, one for a live
+// pid.
+func processGone(pid int) bool { return procView().gone(pid) }
+
+// gone is processGone under the view v.
+func (v view) gone(pid int) bool {
+	if !v.pcps {
+		return false
+	}
+	if err := unix.Access("/proc/"+strconv.Itoa(pid), unix.F_OK); !errors.Is(err, unix.ENOENT) {
+		return false // there, or hidden with EPERM (hidepid=noaccess): alive
+	}
+	if v.kill {
+		return errors.Is(unix.Kill(pid, 0), unix.ESRCH)
+	}
+	return v.hide == ""
 }
 
 // nsPids returns the pids of the NSpid line of /proc/<pid>/status, none

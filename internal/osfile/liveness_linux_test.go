@@ -3,6 +3,7 @@
 package osfile
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,33 @@ func TestNSPids(t *testing.T) {
 	assert.Equal(t, []int{23234, 1}, nsPids("Name:\tx\nNSpid:\t23234\t1\nNStgid:\t23234\t1\n"))
 	assert.Equal(t, []int{7}, nsPids("NSpid:\t7\n"))
 	assert.Nil(t, nsPids("Name:\tx\nPid:\t7\n"))
+}
+
+// TestProcessGoneByView: a pid /proc lacks is gone where /proc numbers
+// pids as PCP does, kill(pid, 0) agreeing where it numbers them alike;
+// where /proc hides others and kill numbers pids otherwise (a PID
+// namespace of its own under the host's /proc), or where /proc is not
+// PCP's (its own, in a container), nothing is gone. A pid /proc shows
+// lives.
+func TestProcessGoneByView(t *testing.T) {
+	const dead = 1<<22 + 12345 // past pid_max
+	self := procView().chain
+	pid := os.Getpid()
+	if len(self) > 0 {
+		pid = self[0]
+	}
+	for _, c := range []struct {
+		v          view
+		deadIsGone bool
+	}{
+		{view{pcps: true, kill: true}, true},
+		{view{pcps: true, kill: true, hide: "invisible"}, true},
+		{view{pcps: true}, true},
+		{view{pcps: true, hide: "2"}, false},
+		{view{kill: true}, false},
+		{view{}, false},
+	} {
+		assert.Equal(t, c.deadIsGone, c.v.gone(dead), "%+v", c.v)
+		assert.False(t, c.v.gone(pid), "%+v", c.v)
+	}
 }

@@ -153,9 +153,14 @@ func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byt
 	return err == nil, err
 }
 
-// ProcessGone reports whether no process has that pid: for a Process
-// file's writer, what PCP's reader decides from /proc/<pid>.
-func ProcessGone(pid int) bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) }
+// ProcessGone reports whether no process has that pid, the pid a file's
+// header names (or a temporary's name): for a Process file's writer, what
+// PCP's reader decides from /proc/<pid>. Where this process cannot tell
+// (its /proc is not PCP's, processGone), the writer counts as alive: its
+// file keeps its cluster and its names, and is never rewritten. It costs
+// a system call or two, for it runs per file at Start and at every
+// namespace check.
+func ProcessGone(pid int) bool { return processGone(pid) }
 
 // LockClaims takes the directory's lock, an exclusive flock on the
 // directory itself, which every registry holds while it makes a file:
