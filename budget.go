@@ -347,7 +347,7 @@ func (r *Registry) partWithRoomLocked(in *indom, name string) (p *part, isNew bo
 			return nil, false, errFirstFileOnly(name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
 		}
 	}
-	p = newPart(len(r.parts), r.name, r.opts.Flags)
+	p = newPart(len(r.parts), r.name, r.fileFlagsLocked())
 	if err := checkFileName(p.name, NoPrefix); err != nil {
 		return nil, false, fmt.Errorf("mmv: file %q: more metrics than a file holds (%d, or %d values) need an overflow file: %w", r.name, MaxMetrics, budget, err)
 	}

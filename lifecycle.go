@@ -58,7 +58,7 @@ func (r *Registry) Start() error {
 		return fileError(r.name, "cannot start", err)
 	}
 	r.dir = d
-	withheld := r.checkLivenessLocked()
+	r.checkLivenessLocked()
 	cl, err := r.claimsLocked(d, r.parts[0])
 	if err == nil {
 		// Every file made before one is renamed into place: a Start that
@@ -91,7 +91,7 @@ func (r *Registry) Start() error {
 		r.stopPartsLocked(false)
 		r.dir.Close()
 		r.dir = nil
-		r.restoreFlagsLocked(withheld)
+		r.restoreFlagsLocked()
 		return err
 	}
 	r.state = started
@@ -122,7 +122,7 @@ func (r *Registry) Close() error {
 	if r.state == closed {
 		return nil
 	}
-	wasStarted, process := r.state == started, r.processAsked()
+	wasStarted, process := r.state == started, r.opts.Flags&Process != 0
 	var err error
 	if wasStarted && !process {
 		// The files outlive the process: publish what they lack.
@@ -245,31 +245,31 @@ func (r *Registry) Err() error {
 
 // checkLivenessLocked withholds the Process flag from the files of a
 // registry that has it when PCP's reader cannot check this process's life,
-// and records why for Err. It returns the flags withheld, which
-// restoreFlagsLocked gives back when Start fails.
-func (r *Registry) checkLivenessLocked() Flags {
-	r.liveErr = nil
+// and records why for Err. The files' flags lack it (their parts', and
+// fileFlagsLocked's for parts made after Start), the options keep it, as
+// given (Options; Close removes the files); restoreFlagsLocked gives it
+// back to the parts when Start fails.
+func (r *Registry) checkLivenessLocked() {
+	r.liveErr, r.withheld = nil, 0
 	why := processLiveness().why
 	if r.opts.Flags&Process == 0 || why == "" {
-		return 0
+		return
 	}
 	r.liveErr = errorf(ErrUnsupported, subject("file", r.name), "the Process flag: %s; its files are written without it, so they stay with their last values if the process dies without Close (Close still removes them)", why)
-	r.opts.Flags &^= Process
+	r.withheld = Process
 	for _, p := range r.parts {
 		p.flags &^= Process
 	}
-	return Process
 }
 
 // restoreFlagsLocked gives back the flags checkLivenessLocked withheld.
-func (r *Registry) restoreFlagsLocked(withheld Flags) {
-	r.opts.Flags |= withheld
+func (r *Registry) restoreFlagsLocked() {
 	for _, p := range r.parts {
-		p.flags |= withheld
+		p.flags |= r.withheld
 	}
-	r.liveErr = nil
+	r.liveErr, r.withheld = nil, 0
 }
 
-// processAsked reports whether the registry was given the Process flag,
-// withheld from its files or not: Close removes its files.
-func (r *Registry) processAsked() bool { return r.opts.Flags&Process != 0 || r.liveErr != nil }
+// fileFlagsLocked returns the flags the registry's files have: its
+// options', less those Start withheld (checkLivenessLocked).
+func (r *Registry) fileFlagsLocked() Flags { return r.opts.Flags &^ r.withheld }

@@ -193,6 +193,39 @@ func TestPIDNamespaceSeesLiveHostFiles(t *testing.T) {
 	assert.Equal(t, "2", shownValue(t, tmp, "mmv."+names[1]+".c"))
 }
 
+// TestOptionsKeepProcessWithheld: Start withholds the Process flag from
+// the files of a registry in a PID namespace with its own /proc (Err says
+// why), and Options still returns the options as given to NewRegistry,
+// the flag with them: a program that copies them for another registry
+// loses nothing.
+func TestOptionsKeepProcessWithheld(t *testing.T) {
+	needFileLayer(t)
+	if childRole() == "ownproc-options" {
+		r := mmv.NewRegistry("withheld", &mmv.Options{Dir: filepath.Join(os.Getenv("MMV_TEST_DIR"), "mmv"), Flags: mmv.Process})
+		mmv.NewCounter(r, "c", "", mmv.Count)
+		err := r.Start()
+		f, ferr := mmvfile.Open(filepath.Join(os.Getenv("MMV_TEST_DIR"), "mmv", "withheld"))
+		fileProcess := ferr == nil && f.Header.Flags&mmv.Process != 0
+		fmt.Printf("ready start=%v process=%v file=%v err=%v\n", err, r.Options().Flags&mmv.Process != 0, fileProcess, r.Err() != nil)
+		r.Close()
+		_, gone := os.Stat(filepath.Join(os.Getenv("MMV_TEST_DIR"), "mmv", "withheld"))
+		fmt.Printf("closed removed=%v\n", errors.Is(gone, os.ErrNotExist))
+		return
+	}
+	needRootTools(t, "unshare")
+	tmp := t.TempDir()
+	cmd := launchedChildCmd(t, "TestOptionsKeepProcessWithheld", "ownproc-options", []string{"unshare", "--pid", "--fork", "--kill-child", "--mount-proc"}, "MMV_TEST_DIR="+tmp)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	report := string(out)
+	t.Log(strings.TrimSpace(report))
+	require.Contains(t, report, "start=<nil>")
+	require.Contains(t, report, "file=false", "Start withholds the flag from the file")
+	require.Contains(t, report, "err=true", "and Err says so")
+	assert.Contains(t, report, "process=true", "Options returns the options as given to NewRegistry")
+	assert.Contains(t, report, "removed=true", "Close removes the files of a registry given the flag")
+}
+
 // TestProcessFlagUnderHidepid: PCP's reader decides that a Process file's
 // writer lives by /proc/<pid>, in pmcd, which runs as user pcp. On a host
 // whose /proc is mounted with hidepid=2 (invisible), user pcp sees no

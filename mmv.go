@@ -119,6 +119,7 @@ type Registry struct {
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
 	liveErr       error                // why its files lack the Process flag it was given (checkLivenessLocked)
+	withheld      Flags                // the flags of its options its files lack, from Start (checkLivenessLocked)
 	refused       map[string]error     // the New functions' declarations another program's file refused, by metric, until declared (must)
 	dir           *osfile.Dir          // where the files are, from Start to Close
 	path          string               // the first file's, once started

@@ -81,7 +81,7 @@ func (r *Registry) buryLocked(name string) error {
 			return b // put at the tombstone's name since: another's
 		}
 		var owner int32
-		if r.opts.Flags&Process != 0 {
+		if r.fileFlagsLocked()&Process != 0 { // as its files have it: withheld, they name no writer
 			owner = pcpPid(int32(os.Getpid())) // as PCP checks it (liveness.go)
 		}
 		nb, names, ours := bury(b, overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
