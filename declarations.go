@@ -682,7 +682,7 @@ func (r *Registry) removeInstanceLabelsLocked(serial uint32, id int32) {
 // from a later growth step, retried after Options.PublishDelay, as an
 // instrument's do.
 func (tx *Tx) AddMetric(m Metric) error {
-	r, h, err := tx.lock()
+	r, h, err := tx.lock(subject("metric", m.Name))
 	if err != nil {
 		return err
 	}

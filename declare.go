@@ -361,8 +361,8 @@ func (d door) readerLocked(g valueReader) {
 
 // doorOf returns the door of d's registry (see Declarer), its lock held,
 // and the lock to release; or why nothing can be declared there.
-func doorOf(d Declarer) (door, held, error) {
-	r, h, err := lock(d)
+func doorOf(d Declarer, what string) (door, held, error) {
+	r, h, err := lock(d, what)
 	return door{r}, h, err
 }
 
@@ -395,7 +395,7 @@ func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units
 	if err != nil {
 		return err
 	}
-	r, h, err := lock(d)
+	r, h, err := lock(d, subject("metric", m.Name))
 	if err != nil {
 		return err
 	}

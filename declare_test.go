@@ -735,16 +735,27 @@ func TestLazyMapsAsEager(t *testing.T) {
 // TestNilTxDeclaresNothing: a nil *Tx, kept from no transaction, is a
 // Declarer as a nil *Registry is, but panicked in Declare, DeclareVec and
 // Tx.AddMetric; its declarations now return an error wrapping ErrClosed,
-// as a Tx used after its Transact's do.
+// as a Tx used after its Transact's do; the error names what was
+// declared, and the file too after Transact returned.
 func TestNilTxDeclaresNothing(t *testing.T) {
 	var tx *Tx
 	_, err := Declare[Counter](tx, "c", "", Count)
 	assert.ErrorIs(t, err, ErrClosed, "Declare")
+	assert.ErrorContains(t, err, `metric "c"`)
 	_, err = DeclareVec[Counter](tx, "cv", "", Count, "k")
 	assert.ErrorIs(t, err, ErrClosed, "DeclareVec")
+	assert.ErrorContains(t, err, `vector "cv"`)
 	err = tx.AddMetric(Metric{Name: "m", Type: Int32, Semantics: SemInstant})
 	assert.ErrorIs(t, err, ErrClosed, "Tx.AddMetric")
 	assert.ErrorContains(t, err, "nil *Tx")
+	assert.ErrorContains(t, err, `metric "m"`)
+
+	r := NewRegistry("txover", &Options{Dir: t.TempDir()})
+	t.Cleanup(func() { r.Close() })
+	require.NoError(t, r.Transact(func(t *Tx) error { tx = t; return nil }))
+	_, err = Declare[Counter](tx, "late", "", Count)
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorContains(t, err, `file "txover" metric "late"`)
 }
 
 // TestNewAtCapAfterStartCounts: a service declaring instruments as it

@@ -966,7 +966,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	if err := checkVecLabels(m.Name, labels); err != nil {
 		return nil, err
 	}
-	r, h, err := doorOf(d)
+	r, h, err := doorOf(d, subject("vector", m.Name))
 	if err != nil {
 		return nil, err
 	}
