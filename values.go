@@ -42,7 +42,8 @@ func putValue(b []byte, metricOff, instanceOff, extra uint64) {
 // not fit the type (SetString on a number, Add on a string) do nothing.
 // After the registry is closed, updates are dropped: the handle keeps its
 // last value, and what is made through it alone, in memory of its own
-// (shared, an array, with the handles closed with it), and one mapping of
+// (shared, an array, with the handles closed with it; a String value's
+// its own, with a copy of its text), and one mapping of
 // the process (no memory) until it is unreachable (see Registry.Close). A
 // nil *Value ignores every update. A zero Value (new(Value), a struct
 // field never given a handle) is none: it has no storage, and its updates
@@ -79,11 +80,60 @@ func (v *Value) detach(rec *valueRecord) {
 	if v == nil {
 		return
 	}
+	if v.Type() == String {
+		v.detachString()
+		return
+	}
 	from := (*valueRecord)(v.ptr())
 	for i := range rec {
 		rec[i] = atomic.LoadUint64(&from[i])
 	}
 	atomic.StorePointer(&v.p, unsafe.Pointer(rec))
+}
+
+// detachedString is a detached String value's record and its text, which
+// is in its file's strings section, not its record: rec is first, so the
+// handle, pointing at it, keeps the text reachable as long as itself. One
+// allocation per String value detached, where a number's record is one of
+// the sinks' arrays.
+type detachedString struct {
+	rec  valueRecord
+	text string // under the file's strs.mu
+}
+
+// detachString points a String value's handle at a detachedString, its
+// record copied and its text read from its file (still mapped: Close
+// detaches before unmapping), so that the handle keeps its text, and
+// what SetString makes through it alone, never another value's string
+// record (a vector's Delete frees it for another instance).
+func (v *Value) detachString() {
+	v.file.strs.mu.Lock()
+	defer v.file.strs.mu.Unlock()
+	d := new(detachedString)
+	if kept := v.keptString(); kept != nil {
+		d.text = kept.text
+	} else {
+		d.text = cstring(v.file.strings.at(v.file.os.Bytes(), uint64(atomic.LoadInt64(v.extra()))))
+	}
+	from := (*valueRecord)(v.ptr())
+	for i := range d.rec {
+		d.rec[i] = atomic.LoadUint64(&from[i])
+	}
+	atomic.StorePointer(&v.p, unsafe.Pointer(&d.rec))
+}
+
+// keptString is the detachedString of a detached String value's handle,
+// nil while it is on its file: told by where the handle points, in the
+// file's mapping or not (a closed file's range stays reserved while a
+// handle on it is reachable), never by a word of the record, which the
+// file's bytes could hold. Callers hold file.strs.mu, under which no
+// growth step changes the file's size.
+func (v *Value) keptString() *detachedString {
+	p := v.ptr()
+	if uintptr(p)-uintptr(v.file.os.Base()) < uintptr(len(v.file.os.Bytes())) {
+		return nil
+	}
+	return (*detachedString)(p)
 }
 
 // sinks hands out the records handles detached from a part's file point
@@ -376,7 +426,10 @@ func (v *Value) SetString(s string) error {
 	}
 	v.file.strs.mu.Lock()
 	defer v.file.strs.mu.Unlock()
-	if rec := v.stringRecord(); rec != nil {
+	if d := v.keptString(); d != nil {
+		d.text = s
+		atomic.StoreUint32(v.word32(), uint32(len(s)))
+	} else if rec := v.stringRecord(); rec != nil {
 		putString(rec, s)
 		// libpcp keeps the length in the value itself; so do we, for
 		// files that stay byte-identical to its own.
@@ -508,6 +561,9 @@ func (v *Value) String() string {
 	case String:
 		v.file.strs.mu.Lock()
 		defer v.file.strs.mu.Unlock()
+		if d := v.keptString(); d != nil {
+			return d.text
+		}
 		return cstring(v.stringRecord())
 	case Float, Double:
 		return strconv.FormatFloat(v.Float(), 'g', -1, 64)

@@ -322,6 +322,32 @@ func TestClosedHandlesKeepTheirOwnValues(t *testing.T) {
 	assert.EqualValues(t, -2, m.Int())
 }
 
+// TestClosedStringHandleKeepsItsText: a String value's text is in its
+// file's strings section, not its record, and a handle detached at Close
+// read "" where Value's doc says it keeps its last value, as a number's
+// does. It keeps its text, and what SetString makes through it alone.
+func TestClosedStringHandleKeepsItsText(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := newRegistry(t, "strs", dir, mmv.Options{})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "t", Type: mmv.String, Semantics: mmv.SemDiscrete}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	startOrSkip(t, r)
+	s, tt, n := value(t, r, "s", ""), value(t, r, "t", ""), value(t, r, "n", "")
+	require.NoError(t, s.SetString("hello"))
+	require.NoError(t, tt.SetString("world"))
+	n.Add(7)
+	require.NoError(t, r.Close())
+	assert.Equal(t, "7", n.String(), "a number's handle keeps its last value after Close")
+	assert.Equal(t, "hello", s.String(), "and a String value's its text")
+	assert.Equal(t, "world", tt.String())
+	require.NoError(t, s.SetString("after"), "dropped from the file")
+	assert.Equal(t, "after", s.String(), "what is made through a closed handle, read through it alone")
+	assert.Equal(t, "world", tt.String())
+	assert.Error(t, s.SetString(strings.Repeat("x", mmv.MaxStringLen+1)), "the same refusals")
+	assert.Equal(t, "after", s.String())
+}
+
 // TestValueRefusesVectorValues: Registry.Value handed out the handle of a
 // vector's instance, the one its instrument is bound to; the vector's
 // Delete (or Reset, or expiry) detached it, and With made the instance
