@@ -177,13 +177,23 @@ func (r *Registry) checkGrowthLocked(in *indom, n int) error {
 }
 
 // checkIndomBudget refuses an indom too large for a metric over it to fit
-// a file.
+// a file: a refusal of the declaration alone, whatever else is declared
+// (tooLargeError).
 func checkIndomBudget(o *Options, subject string, instances int) error {
 	if b := fileBudget(o); instances > b {
-		return errorf(ErrTooMany, subject, "a metric over its %d instances would pass the budget of %d values per file (Options.MaxFileValues)", instances, b)
+		return tooLargeError{errorf(ErrTooMany, subject, "a metric over its %d instances would pass the budget of %d values per file (Options.MaxFileValues)", instances, b)}
 	}
 	return nil
 }
+
+// tooLargeError is the budget's refusal of one declaration larger than a
+// whole file's budget: the same at every run of the program, whatever it
+// declared before, so a programming error, which must panics for after
+// Start too, where the caps that the running program fills are its
+// condition. It wraps the refusal (ErrTooMany).
+type tooLargeError struct{ error }
+
+func (e tooLargeError) Unwrap() error { return e.error }
 
 // checkBudgetsLocked checks the declarations against the budgets of the
 // registry's options, as Configure changes them.

@@ -310,17 +310,24 @@ func (r *Registry) AddIndom(d Indom) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked()
-	return r.addIndomLocked(d)
+	return r.addIndomLocked(d, "")
 }
 
-func (r *Registry) addIndomLocked(d Indom) error {
+// addIndomLocked declares d; of names in its errors the instrument whose
+// indom it is, before the indom's serial, which the registry derived
+// (addAutoIndomLocked): "" for the program's own.
+func (r *Registry) addIndomLocked(d Indom, of string) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
 	// Checked with no subject first, as metrics are (addMetricLocked):
 	// naming the indom is done only for an error.
 	if r.checkIndomLocked("", &d) != nil {
-		return r.checkIndomLocked("indom "+strconv.FormatUint(uint64(d.Serial), 10), &d)
+		what := "indom " + strconv.FormatUint(uint64(d.Serial), 10)
+		if of != "" {
+			what = of + " " + what
+		}
+		return r.checkIndomLocked(what, &d)
 	}
 	in := &indom{Serial: d.Serial, ShortHelp: d.ShortHelp, LongHelp: d.LongHelp}
 	if err := in.addAll(d.Instances); err != nil {
@@ -698,7 +705,7 @@ func (tx *Tx) AddMetric(m Metric) error {
 // ... in order) for the metrics named key, under the serial derived from
 // key (autoSerial), and returns it and its serial. Its help is made
 // up by the registry, and cut to fit (fitHelp).
-func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom, uint32, error) {
+func (r *Registry) addAutoIndomLocked(key, help string, names []string, of string) (*indom, uint32, error) {
 	insts := make([]Instance, len(names))
 	for i, n := range names {
 		insts[i] = Instance{ID: int32(i), Name: n}
@@ -709,7 +716,7 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string) (*indom,
 	}
 	short, long := splitHelp(help)
 	short, long = fitHelp(short), fitHelp(long)
-	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}); err != nil {
+	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}, of); err != nil {
 		return nil, 0, err
 	}
 	in := r.serials[serial]

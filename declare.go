@@ -42,8 +42,8 @@ type door struct{ r *Registry }
 // Those that are the registry's own operations too forward to them.
 
 func (d door) declareLocked(steps func() error) error { return d.r.declareLocked(steps) }
-func (d door) addAutoIndomLocked(key, help string, names []string) (*indom, uint32, error) {
-	return d.r.addAutoIndomLocked(key, help, names)
+func (d door) addAutoIndomLocked(key, help string, names []string, of string) (*indom, uint32, error) {
+	return d.r.addAutoIndomLocked(key, help, names, of)
 }
 
 // forgetRefusalLocked forgets a New function's refusal of the instrument
@@ -406,7 +406,8 @@ func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units
 // must returns t, or panics with err: a New function's refusal of the
 // instrument name on r (Default when nil). Only a programming error
 // panics, which every run of the program meets: an invalid name, a
-// duplicate, a type clash, a cap reached before Start. A refusal the
+// duplicate, a type clash, a cap reached before Start, an instrument
+// larger than a whole file's budget (tooLargeError). A refusal the
 // running program meets is no panic, for a program must not crash for
 // its conditions: t is returned, counting in memory of its own (a nil
 // vector or histogram, which ignore updates), never in PCP, and the
@@ -427,7 +428,10 @@ func must[T any](r *Registry, name string, t T, err error) T {
 		r.refused[name] = err
 	}
 	var other otherFileError
+	var tooLarge tooLargeError
 	switch {
+	case errors.As(err, &tooLarge):
+		panic(err)
 	case errors.As(err, &other):
 		other.r.mu.Lock()
 		refuse(other.r, other.name)

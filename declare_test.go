@@ -814,6 +814,51 @@ func TestNewAtCapAfterStartCounts(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnknown, "%s is not in the registry", name)
 }
 
+// TestNewTooLargeForAFilePanicsAfterStart: a histogram whose buckets
+// alone pass Options.MaxFileValues can be declared in no run, whatever
+// else the program declared: a programming error, which NewHistogram
+// panics for before Start. After Start it returned nil, and Err named
+// "indom 1422", a serial the registry derived, not the histogram "lat":
+// nothing said which instrument PCP lacked. It panics after Start too,
+// naming the histogram; a cap the running program fills is still no
+// panic (TestNewAtCapAfterStartCounts).
+func TestNewTooLargeForAFilePanicsAfterStart(t *testing.T) {
+	buckets := make([]float64, 20)
+	for i := range buckets {
+		buckets[i] = float64(i + 1)
+	}
+	declare := func(r *Registry) (p any) {
+		defer func() { p = recover() }()
+		NewHistogram(r, "lat", "", Second, &HistogramOptions{Buckets: buckets})
+		return nil
+	}
+	for _, started := range []bool{false, true} {
+		r := NewRegistry("hist", &Options{Dir: t.TempDir(), MaxFileValues: 16})
+		t.Cleanup(func() { r.Close() })
+		if started {
+			startOrSkip(t, r)
+		}
+		p := declare(r)
+		require.Implements(t, (*error)(nil), p, "started %v: a histogram that fits no file panics", started)
+		err := p.(error)
+		assert.ErrorIs(t, err, ErrTooMany)
+		assert.ErrorContains(t, err, `metric "lat" indom `, "the error names the histogram")
+		if started {
+			assert.NoError(t, r.Err(), "nothing recorded: the program's own error")
+		}
+	}
+	// The program's indom is named by its serial, the program's own.
+	r := NewRegistry("big", &Options{Dir: t.TempDir(), MaxFileValues: 4})
+	t.Cleanup(func() { r.Close() })
+	insts := make([]Instance, 5)
+	for i := range insts {
+		insts[i] = Instance{ID: int32(i), Name: fmt.Sprint("i", i)}
+	}
+	err := r.AddIndom(Indom{Serial: 8, Instances: insts})
+	require.ErrorIs(t, err, ErrTooMany)
+	assert.ErrorContains(t, err, "mmv: indom 8: too many")
+}
+
 // TestNewAfterCloseCounts: a server shutting down closes its registry
 // (main's deferred Close) while handlers serve their last requests; a
 // handler's instrument made at its first use (in a sync.Once, a route's

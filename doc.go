@@ -122,7 +122,9 @@
 //
 // The New functions (NewCounter, NewCounterVec, NewHistogram...) panic when
 // the registry refuses the declaration as a programming error (an invalid
-// or duplicate name, a cap reached before Start), as regexp.MustCompile and
+// or duplicate name, a cap reached before Start, an instrument larger than
+// a whole file's values budget, Options.MaxFileValues, before Start or
+// after), as regexp.MustCompile and
 // promauto do: a refusal that no caller handles better than a crash at
 // startup. The panic value is an error wrapping the sentinel. What the
 // running program meets is no programming error: a name another program's

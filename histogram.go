@@ -686,11 +686,15 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		}
 		var err error
 		var bucketIndom, statIndom uint32
-		if g.bucketIn, bucketIndom, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts); err != nil {
+		owner := subject("metric", name) // in the indoms' errors
+		if g.vec {
+			owner = subject("vector", name)
+		}
+		if g.bucketIn, bucketIndom, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts, owner); err != nil {
 			return err
 		}
 		if g.vec {
-			if g.statIndom, statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil); err != nil {
+			if g.statIndom, statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil, owner); err != nil {
 				return err
 			}
 			g.statSerial = statIndom

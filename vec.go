@@ -974,7 +974,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	var mt *metric
 	var in *indom
 	err = r.declareLocked(func() (err error) {
-		if in, m.Indom, err = r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil); err != nil {
+		if in, m.Indom, err = r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil, subject("vector", m.Name)); err != nil {
 			return err
 		}
 		r.reserveLocked(in, 1, DefaultVecLimit)
