@@ -46,6 +46,27 @@ func (d door) addAutoIndomLocked(key, help string, names []string, of string) (*
 	return d.r.addAutoIndomLocked(key, help, names, of)
 }
 
+// maxRefused bounds the New functions' refusals Err names one by one
+// (must): a program declaring by names it learns (a counter per tenant)
+// past a cap is refused once per name, as long as it runs. Past it, Err
+// counts them, with the last.
+const maxRefused = 32
+
+// refuseLocked records a New function's refusal of the instrument name,
+// err, for Err: by name, until it is declared, while fewer than
+// maxRefused are; else counted.
+func (r *Registry) refuseLocked(name string, err error) {
+	if _, ok := r.refused[name]; ok || len(r.refused) < maxRefused {
+		if r.refused == nil {
+			r.refused = map[string]error{}
+		}
+		r.refused[name] = err
+		return
+	}
+	r.refusedPast++
+	r.refusedLast = err
+}
+
 // forgetRefusalLocked forgets a New function's refusal of the instrument
 // name (must), declared since under its metrics' names (a histogram's
 // name.count, name.bucket...), which addMetricLocked forgets alone.
@@ -421,12 +442,7 @@ func must[T any](r *Registry, name string, t T, err error) T {
 	if err == nil {
 		return t // before errors.As, whose target escapes: an allocation
 	}
-	refuse := func(r *Registry, name string) {
-		if r.refused == nil {
-			r.refused = map[string]error{}
-		}
-		r.refused[name] = err
-	}
+	refuse := func(r *Registry, name string) { r.refuseLocked(name, err) }
 	var other otherFileError
 	var tooLarge tooLargeError
 	switch {

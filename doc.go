@@ -133,7 +133,8 @@
 // graceful shutdown). The New function then returns its instrument
 // counting in memory of its own, never in PCP nor in Gather (package
 // expose's scrape; a nil vector or histogram, which ignore updates), and
-// Registry.Err says why. Nothing else in the package panics. A program that declares what it learns at run
+// Registry.Err says why (by name, 32 of them, then how many more). Nothing
+// else in the package panics. A program that declares what it learns at run
 // time, such as a bridge from another metrics library, calls [Declare] and
 // [DeclareVec] instead, which return the refusal as an error, and
 // [Registry.Transact] to declare several metrics together or not at all.

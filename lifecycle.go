@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 )
@@ -207,7 +208,8 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 // no file (a file budget, Options.MaxFileValues, below its 4 values), or
 // which instruments a New function declared after Start are kept out of
 // PCP because another program's live file holds their names
-// (ErrNamespace), or that a file is no longer at its name (removed, or
+// (ErrNamespace) or a cap refused them (ErrTooMany), until declared: 32
+// by name, then how many more refusals, with the last, or that a file is no longer at its name (removed, or
 // replaced by someone: Flush writes it anew), or that the directory at its
 // path is no longer the one opened at Start (moved, removed or a symlink
 // repointed: the registry goes on writing in the one it opened, which PCP
@@ -229,6 +231,9 @@ func (r *Registry) Err() error {
 	errs := []error{r.pubErr, r.ownErr, r.liveErr}
 	for _, name := range slices.Sorted(maps.Keys(r.refused)) {
 		errs = append(errs, r.refused[name])
+	}
+	if r.refusedPast > 0 {
+		errs = append(errs, fmt.Errorf("mmv: %s: and %d more refusals of the New functions, of names not listed, since Start (the last: %w)", subject("file", r.name), r.refusedPast, r.refusedLast))
 	}
 	if err := r.dirReplacedLocked(); err != nil {
 		errs = append(errs, err)

@@ -120,7 +120,9 @@ type Registry struct {
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
 	liveErr       error                // why its files lack the Process flag it was given (checkLivenessLocked)
 	withheld      Flags                // the flags of its options its files lack, from Start (checkLivenessLocked)
-	refused       map[string]error     // the New functions' declarations another program's file refused, by metric, until declared (must)
+	refused       map[string]error     // the New functions' declarations another program's file or a cap refused, by metric, until declared, maxRefused at most (must)
+	refusedPast   int                  // the refusals past those, counted (refuseLocked)
+	refusedLast   error                // the last of them
 	dir           *osfile.Dir          // where the files are, from Start to Close
 	path          string               // the first file's, once started
 	waiting       []waiter             // instruments waiting for storage (growth.go)
