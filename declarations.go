@@ -310,13 +310,13 @@ func (r *Registry) AddIndom(d Indom) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.awaitPublicationLocked()
-	return r.addIndomLocked(d, "")
+	return r.addIndomLocked(d, "", "")
 }
 
-// addIndomLocked declares d; of names in its errors the instrument whose
-// indom it is, before the indom's serial, which the registry derived
-// (addAutoIndomLocked): "" for the program's own.
-func (r *Registry) addIndomLocked(d Indom, of string) error {
+// addIndomLocked declares d; its errors name the instrument whose indom
+// it is, a subject of kind and name, before the indom's serial, which the
+// registry derived (addAutoIndomLocked): kind "" for the program's own.
+func (r *Registry) addIndomLocked(d Indom, kind, name string) error {
 	if err := r.declarableLocked(); err != nil {
 		return err
 	}
@@ -324,8 +324,8 @@ func (r *Registry) addIndomLocked(d Indom, of string) error {
 	// naming the indom is done only for an error.
 	if r.checkIndomLocked("", &d) != nil {
 		what := "indom " + strconv.FormatUint(uint64(d.Serial), 10)
-		if of != "" {
-			what = of + " " + what
+		if kind != "" {
+			what = subject(kind, name) + " " + what
 		}
 		return r.checkIndomLocked(what, &d)
 	}
@@ -689,7 +689,7 @@ func (r *Registry) removeInstanceLabelsLocked(serial uint32, id int32) {
 // from a later growth step, retried after Options.PublishDelay, as an
 // instrument's do.
 func (tx *Tx) AddMetric(m Metric) error {
-	r, h, err := tx.lock(subject("metric", m.Name))
+	r, h, err := tx.lock("metric", m.Name)
 	if err != nil {
 		return err
 	}
@@ -704,8 +704,9 @@ func (tx *Tx) AddMetric(m Metric) error {
 // addAutoIndomLocked declares an indom of the given instances (ids 0, 1,
 // ... in order) for the metrics named key, under the serial derived from
 // key (autoSerial), and returns it and its serial. Its help is made
-// up by the registry, and cut to fit (fitHelp).
-func (r *Registry) addAutoIndomLocked(key, help string, names []string, of string) (*indom, uint32, error) {
+// up by the registry, and cut to fit (fitHelp); its errors name the
+// instrument it is for, a subject of kind and name.
+func (r *Registry) addAutoIndomLocked(key, help string, names []string, kind, name string) (*indom, uint32, error) {
 	insts := make([]Instance, len(names))
 	for i, n := range names {
 		insts[i] = Instance{ID: int32(i), Name: n}
@@ -716,7 +717,7 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string, of strin
 	}
 	short, long := splitHelp(help)
 	short, long = fitHelp(short), fitHelp(long)
-	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}, of); err != nil {
+	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}, kind, name); err != nil {
 		return nil, 0, err
 	}
 	in := r.serials[serial]

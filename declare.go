@@ -42,8 +42,8 @@ type door struct{ r *Registry }
 // Those that are the registry's own operations too forward to them.
 
 func (d door) declareLocked(steps func() error) error { return d.r.declareLocked(steps) }
-func (d door) addAutoIndomLocked(key, help string, names []string, of string) (*indom, uint32, error) {
-	return d.r.addAutoIndomLocked(key, help, names, of)
+func (d door) addAutoIndomLocked(key, help string, names []string, kind, name string) (*indom, uint32, error) {
+	return d.r.addAutoIndomLocked(key, help, names, kind, name)
 }
 
 // maxRefused bounds the New functions' refusals Err names one by one
@@ -382,8 +382,8 @@ func (d door) readerLocked(g valueReader) {
 
 // doorOf returns the door of d's registry (see Declarer), its lock held,
 // and the lock to release; or why nothing can be declared there.
-func doorOf(d Declarer, what string) (door, held, error) {
-	r, h, err := lock(d, what)
+func doorOf(d Declarer, kind, name string) (door, held, error) {
+	r, h, err := lock(d, kind, name)
 	return door{r}, h, err
 }
 
@@ -416,7 +416,7 @@ func declareCell(d Declarer, c *cell, k cellKind, name, help string, units Units
 	if err != nil {
 		return err
 	}
-	r, h, err := lock(d, subject("metric", m.Name))
+	r, h, err := lock(d, "metric", m.Name)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 	err := r.declareLocked(func() error {
 		r.declaringOwn = true
 		defer func() { r.declaringOwn = false }()
-		in, serial, err := r.addAutoIndomLocked(ownPrefix+"."+name, indomHelp, names, subject("metric", ownPrefix+"."+name))
+		in, serial, err := r.addAutoIndomLocked(ownPrefix+"."+name, indomHelp, names, "metric", ownPrefix+"."+name)
 		if err != nil {
 			return err
 		}

@@ -686,15 +686,15 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		}
 		var err error
 		var bucketIndom, statIndom uint32
-		owner := subject("metric", name) // in the indoms' errors
+		kind := "metric" // of the subject the indoms' errors name
 		if g.vec {
-			owner = subject("vector", name)
+			kind = "vector"
 		}
-		if g.bucketIn, bucketIndom, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts, owner); err != nil {
+		if g.bucketIn, bucketIndom, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts, kind, name); err != nil {
 			return err
 		}
 		if g.vec {
-			if g.statIndom, statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil, owner); err != nil {
+			if g.statIndom, statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil, kind, name); err != nil {
 				return err
 			}
 			g.statSerial = statIndom

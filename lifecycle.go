@@ -274,7 +274,3 @@ func (r *Registry) restoreFlagsLocked() {
 	}
 	r.liveErr, r.withheld = nil, 0
 }
-
-// fileFlagsLocked returns the flags the registry's files have: its
-// options', less those Start withheld (checkLivenessLocked).
-func (r *Registry) fileFlagsLocked() Flags { return r.opts.Flags &^ r.withheld }

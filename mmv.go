@@ -430,3 +430,7 @@ type valueReader interface {
 	family() (shown *metric, hidden []*metric)
 	gather(f *Family)
 }
+
+// fileFlagsLocked returns the flags the registry's files have: its
+// options', less those Start withheld (checkLivenessLocked).
+func (r *Registry) fileFlagsLocked() Flags { return r.opts.Flags &^ r.withheld }

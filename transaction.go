@@ -10,9 +10,10 @@ import (
 // for Default), or a *Tx, a transaction on one.
 type Declarer interface {
 	// lock returns the registry to declare on, its lock held, and the
-	// lock to release; or why nothing can be declared there, naming what,
-	// the subject declared (subject("metric", name)).
-	lock(what string) (r *Registry, h held, err error)
+	// lock to release; or why nothing can be declared there, naming what
+	// is declared: the kind ("metric", "vector") and name of a subject,
+	// made only for the error.
+	lock(kind, name string) (r *Registry, h held, err error)
 }
 
 // held is the lock a Declarer's lock took, which release releases: a
@@ -28,14 +29,14 @@ func (h held) release() {
 }
 
 // lock is d.lock, Default's for a nil d.
-func lock(d Declarer, what string) (*Registry, held, error) {
+func lock(d Declarer, kind, name string) (*Registry, held, error) {
 	if d == nil {
 		d = Default
 	}
-	return d.lock(what)
+	return d.lock(kind, name)
 }
 
-func (r *Registry) lock(string) (*Registry, held, error) {
+func (r *Registry) lock(string, string) (*Registry, held, error) {
 	r = registry(r)
 	r.mu.Lock()
 	return r, held{&r.mu}, nil
@@ -51,12 +52,12 @@ type Tx struct {
 }
 
 // lock returns the transaction's registry, whose lock Transact holds.
-func (tx *Tx) lock(what string) (*Registry, held, error) {
+func (tx *Tx) lock(kind, name string) (*Registry, held, error) {
 	if tx == nil {
-		return nil, held{}, errorf(ErrClosed, what, "declared on a nil *Tx, of no transaction")
+		return nil, held{}, errorf(ErrClosed, subject(kind, name), "declared on a nil *Tx, of no transaction")
 	}
 	if tx.over.Load() {
-		return nil, held{}, errorf(ErrClosed, subject("file", tx.r.name)+" "+what, "declared on a transaction after Transact returned")
+		return nil, held{}, errorf(ErrClosed, inside(subject("file", tx.r.name), kind, name), "declared on a transaction after Transact returned")
 	}
 	return tx.r, held{}, nil
 }

@@ -966,7 +966,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	if err := checkVecLabels(m.Name, labels); err != nil {
 		return nil, err
 	}
-	r, h, err := doorOf(d, subject("vector", m.Name))
+	r, h, err := doorOf(d, "vector", m.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -974,7 +974,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	var mt *metric
 	var in *indom
 	err = r.declareLocked(func() (err error) {
-		if in, m.Indom, err = r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil, subject("vector", m.Name)); err != nil {
+		if in, m.Indom, err = r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil, "vector", m.Name); err != nil {
 			return err
 		}
 		r.reserveLocked(in, 1, DefaultVecLimit)
