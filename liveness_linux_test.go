@@ -68,6 +68,21 @@ func startedSaying(r *mmv.Registry) string {
 	return strings.Join(said, "; ")
 }
 
+// readyChild starts the test's child in role under launcher, its
+// MMV_TEST_DIR tmp, killed at the test's end, and returns it once it
+// reports its first line, "ready ...".
+func readyChild(t *testing.T, test, role string, launcher []string, tmp string) (*exec.Cmd, string) {
+	cmd := launchedChildCmd(t, test, role, launcher, "MMV_TEST_DIR="+tmp)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	report, err := bufio.NewReader(out).ReadString('\n')
+	require.True(t, strings.HasPrefix(report, "ready"), "the child: %q, %v", report, err)
+	t.Log(strings.TrimSpace(report))
+	return cmd, report
+}
+
 // TestProcessFlagInPIDNamespace: a service in a PID namespace of its own
 // (a container's: Docker, Podman, systemd's PrivatePIDs) whose file, with
 // the Process flag, is in the host's directory, read by the host's pmcd,
@@ -100,14 +115,7 @@ func TestProcessFlagInPIDNamespace(t *testing.T) {
 			if c.ownProc {
 				launcher = append(launcher, "--mount-proc")
 			}
-			cmd := launchedChildCmd(t, "TestProcessFlagInPIDNamespace", "pidns", launcher, "MMV_TEST_DIR="+tmp)
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			report, err := bufio.NewReader(out).ReadString('\n')
-			require.True(t, strings.HasPrefix(report, "ready"), "the child: %q, %v", report, err)
-			t.Log(strings.TrimSpace(report))
+			cmd, report := readyChild(t, "TestProcessFlagInPIDNamespace", "pidns", launcher, tmp)
 
 			// The pid the header names, which PCP checks: with the host's
 			// /proc, the service's there (its command line shows it).
@@ -174,14 +182,7 @@ func TestPIDNamespaceSeesLiveHostFiles(t *testing.T) {
 	startOrSkip(t, host)
 	hc.Add(1)
 
-	cmd := launchedChildCmd(t, "TestPIDNamespaceSeesLiveHostFiles", "pidns-shared", []string{"unshare", "--pid", "--fork", "--kill-child"}, "MMV_TEST_DIR="+tmp)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	report, err := bufio.NewReader(out).ReadString('\n')
-	require.True(t, strings.HasPrefix(report, "ready"), "the child: %q, %v", report, err)
-	t.Log(strings.TrimSpace(report))
+	_, report := readyChild(t, "TestPIDNamespaceSeesLiveHostFiles", "pidns-shared", []string{"unshare", "--pid", "--fork", "--kill-child"}, tmp)
 	require.Contains(t, report, "start=<nil> err=<nil>")
 
 	a, err := mmvfile.Open(filepath.Join(dir, names[0]))
