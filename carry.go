@@ -2,7 +2,6 @@ package mmv
 
 import (
 	"io"
-	"os"
 	"slices"
 
 	"github.com/gopcp/mmv/internal/osfile"
@@ -35,14 +34,19 @@ import (
 // file PCP shows and none else's: an MMV file without the Process flag
 // (a Process run's Close removes its file, and PCP stops showing it when
 // its writer dies), its NoPrefix flag the registry's, on the cluster p
-// claims (other PMIDs are not this file's), its writer gone or this
-// process (libpcp_mmv's takes no lock). Called at Start, before p's items
-// are derived (part.assignItems).
+// claims (other PMIDs are not this file's). Whatever pid its header
+// names: PCP ignores it without the Process flag, and it is often a live
+// process's (a writer draining after its Close while its successor
+// starts, a pid reused after a reboot, another user's); a registry
+// holding the name fails this Start (osfile.File.Hold), and a writer
+// that takes no lock (libpcp_mmv's) has its file replaced by this one
+// whether or not its metrics are carried: carried, their PMIDs stay, with
+// no value, never a wrong one. Called at Start, before p's items are
+// derived (part.assignItems).
 func (r *Registry) carryLocked(p *part, d *osfile.Dir) {
 	b := readLastFirst(d, p.name)
 	h, ok := readHead(b)
-	if !ok || h.flags&Process != 0 || h.flags&NoPrefix != r.opts.Flags&NoPrefix || h.cluster != p.cluster ||
-		h.pid > 0 && h.pid != os.Getpid() && !osfile.ProcessGone(h.pid) {
+	if !ok || h.flags&Process != 0 || h.flags&NoPrefix != r.opts.Flags&NoPrefix || h.cluster != p.cluster {
 		return
 	}
 	old, ok := fileMetrics(b)

@@ -2,6 +2,8 @@ package mmv_test
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 	"github.com/gopcp/mmv/mmvtest"
 )
 
@@ -151,4 +154,56 @@ func TestProcessRestartCarriesNothing(t *testing.T) {
 	ms := under(pcptest.Info(t, tmp), "mmv.proc.")
 	assert.Len(t, ms, 1)
 	assert.Contains(t, ms, "mmv.proc.count")
+}
+
+// TestCarriedLongNameMakesVersion2: a placeholder whose name is longer
+// than a version 1 file holds (63 bytes: the last run declared it after
+// Start, its first file grew to version 2) makes this run's first file
+// version 2 from Start, as a metric's name does: the version is chosen
+// once the placeholders are carried. Chosen before, the file was version
+// 1 and the name cut in its 64-byte field: PCP showed the PMID under
+// another name, or not at all.
+func TestCarriedLongNameMakesVersion2(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	long := "late_" + strings.Repeat("x", 70)
+	lastRun(t, dir, "v1carry", 0, long)
+	before := get(t, pcptest.Info(t, tmp), "mmv.v1carry."+long)
+
+	r := newRegistry(t, "v1carry", dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(2)
+	startOrSkip(t, r)
+	ms := pcptest.Info(t, tmp)
+	for _, m := range ms {
+		assert.False(t, m.PMID == before.PMID && m.Name != before.Name, "PMID %s was %s; after the restart PCP names it %q", before.PMID, before.Name, m.Name)
+	}
+	assert.Equal(t, before.PMID, get(t, ms, before.Name).PMID)
+	f, err := mmvfile.Open(filepath.Join(dir, "v1carry"))
+	require.NoError(t, err)
+	assert.Equal(t, mmv.Version2, f.Header.Version)
+}
+
+// TestCarriedWhateverPidTheFileNames: the last run's first file is
+// carried whatever pid its header names, a live process's too: without
+// the Process flag PCP ignores that pid, and it is often alive (the last
+// writer draining after its Close while its successor starts, or its pid
+// reused after a reboot). Start holds the name (osfile's lock): a live
+// registry's file is refused there, not carried. Skipped for a live pid,
+// the late metric's PMID vanished at Start and came back at its
+// declaration.
+func TestCarriedWhateverPidTheFileNames(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	lastRun(t, dir, "livepid", 0, "late")
+	before := get(t, pcptest.Info(t, tmp), "mmv.livepid.late")
+	setFilePid(t, filepath.Join(dir, "livepid"), livePid())
+
+	r := newRegistry(t, "livepid", dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(2)
+	startOrSkip(t, r)
+	m := pcptest.Find(pcptest.Info(t, tmp), "mmv.livepid.late")
+	if assert.NotNil(t, m, "the last run's late metric, PMID %s, vanished at Start", before.PMID) {
+		assert.Equal(t, before.PMID, m.PMID)
+		assert.Empty(t, m.Value)
+	}
 }

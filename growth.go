@@ -231,20 +231,24 @@ func (r *Registry) tryClaimsLocked(first *part) (*claims, error) {
 func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	labels := r.labelsOf(p, labelArray())
 	defer putLabels(labels)
-	version, err := r.versionWith(p, len(labels))
-	if err != nil {
-		return err
-	}
 	c := r.opts.Cluster
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
+	var err error
 	p.cluster, err = claimCluster(p.name, p.index > 0, c, cl.live)
 	if err != nil {
 		return err
 	}
 	if p.index == 0 {
 		r.carryLocked(p, d) // the last run's first file: before items are derived
+	}
+	// After the carry: a placeholder's name longer than a version 1 file
+	// holds (63 bytes) makes it version 2, as a metric's does.
+	version, err := r.versionWith(p, len(labels))
+	if err != nil {
+		p.reset()
+		return err
 	}
 	p.assignItems()
 	p.makeSlots()

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -270,22 +272,33 @@ func restartTestTime() time.Duration {
 // (its PMID vanished), and the declaration after Start brought it back a
 // publication later: pmcd died of SIGSEGV (docs/design.md, "A pmcd crash
 // in PCP's reader"). Start now carries it as a placeholder, showing no
-// value, whose PMID the declaration takes (carry.go). From a review.
+// value, whose PMID the declaration takes (carry.go). From a review; and
+// from another, a late name longer than a version 1 file holds (it was
+// carried into one, cut), and a live process's pid in the header of the
+// file the last run left (it was not carried; between runs sets it).
 func TestRestartLateFirstFileMetricKeepsPMCD(t *testing.T) {
 	needFileLayer(t)
+	long := "late_" + strings.Repeat("x", 70)
 	for _, c := range []struct {
 		name, metric string
 		late         func(r *mmv.Registry, lives int)
+		between      func(dir, name string)
 	}{
 		{"late counter", "late", func(r *mmv.Registry, lives int) {
 			mmv.NewCounter(r, "late", "", mmv.Count).Add(uint64(lives))
-		}},
+		}, nil},
 		{"mmv.dropped", "mmv.dropped", func(r *mmv.Registry, lives int) {
 			v := mmv.NewCounterVec(r, "byclient", "", mmv.Count, "client")
 			v.SetLimit(1)
 			v.With("a").Inc()
 			v.With("b") // refused: the registry declares mmv.dropped
-		}},
+		}, nil},
+		{"long name", long, func(r *mmv.Registry, lives int) {
+			mmv.NewCounter(r, long, "", mmv.Count).Add(uint64(lives))
+		}, nil},
+		{"live pid", "late", func(r *mmv.Registry, lives int) {
+			mmv.NewCounter(r, "late", "", mmv.Count).Add(uint64(lives))
+		}, func(dir, name string) { setFilePid(t, filepath.Join(dir, name), livePid()) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := pcptest.StartPMCD(t)
@@ -303,9 +316,15 @@ func TestRestartLateFirstFileMetricKeepsPMCD(t *testing.T) {
 				}
 				return r
 			}
+			between := func() {
+				if c.between != nil {
+					c.between(p.Dir, name)
+				}
+			}
 			first := life(0) // the run whose file the loop's first Start replaces
 			require.NotNil(t, first)
 			require.NoError(t, first.Close())
+			between()
 			f, lives := fetchesSurvive(t, p, "mmv."+name+"."+c.metric, func(stop *atomic.Bool) int {
 				lives := 0
 				for !stop.Load() {
@@ -319,6 +338,7 @@ func TestRestartLateFirstFileMetricKeepsPMCD(t *testing.T) {
 						t.Error(err)
 						break
 					}
+					between()
 				}
 				return lives
 			})
