@@ -215,7 +215,11 @@ func (r *Registry) mustUncarryLocked() bool {
 // published, with the lock held from here to the part's snapshot: the
 // first file drops those whose names this run has declared since (a
 // declaration in the first file took the item), or clashes with at a
-// dot; their items stay reserved. Another part waits while the first
+// dot; their items stay reserved. A publication that fails puts them back
+// (publishPartLocked, publishPartUnlocking): a placeholder leaves the
+// file only with one that succeeds, so that a declaration undone after
+// its publication failed (a full disk; undeclareMetric) leaves the
+// placeholder, and the item its name takes again, as they were. Another part waits while the first
 // file still shows one (later): its names may be theirs, and the first
 // file, dirty, is published first (the timer's publication takes the
 // parts in order, grewLocked puts it first).

@@ -477,7 +477,9 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	if p.file != nil && !p.dirty {
 		return nil
 	}
+	kept := p.carried // put back should the publication fail (tendCarriedLocked)
 	if later, err := r.tendLeftoversLocked(p); later || err != nil {
+		p.carried = kept
 		return err
 	}
 	if p.file == nil {
@@ -505,6 +507,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	}
 	gr, err := r.growthLocked(p)
 	if err != nil {
+		p.carried = kept
 		return err
 	}
 	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
@@ -514,6 +517,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	p.snap.waiting = ws
 	defer clear(ws)
 	if err := r.writeGrowth(p, &p.hold, p.file, pl, live, ws); err != nil {
+		p.carried = kept
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
 		return err
@@ -1087,11 +1091,14 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return nil
 	}
 	r.reserveSnapshotUnlocking(p) // lets the lock go: names are declared meanwhile
+	kept := p.carried // put back should the publication fail (tendCarriedLocked)
 	if later, err := r.tendLeftoversLocked(p); later || err != nil {
+		p.carried = kept
 		return err
 	}
 	gr, err := r.growthLocked(p)
 	if err != nil {
+		p.carried = kept
 		return err
 	}
 	f, live, capacity := p.file, gr.live, gr.g.capacity
@@ -1134,6 +1141,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	close(done)
 	p.land()
 	if err != nil {
+		p.carried = kept
 		p.dirty = true
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
