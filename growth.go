@@ -1091,7 +1091,8 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return nil
 	}
 	r.reserveSnapshotUnlocking(p) // lets the lock go: names are declared meanwhile
-	kept := p.carried // put back should the publication fail (tendCarriedLocked)
+	// Put back should the publication fail (tendCarriedLocked).
+	kept := p.carried
 	if later, err := r.tendLeftoversLocked(p); later || err != nil {
 		p.carried = kept
 		return err
