@@ -18,8 +18,9 @@ import (
 // TestRestartLateFirstFileMetricKeepsPMCD). So Start reads the old file
 // (carryLocked): a metric of it that this run has not declared, and whose
 // name is free of this run's (nameFreeLocked), is carried into the new
-// first file as a placeholder, its name and item, so its PMID, with no
-// value record (PCP's reader shows it with no value); a name this run
+// first file as a placeholder, its name and item, so its PMID, over an
+// indom of no instances and with no value record (PCP's reader shows it
+// with no value, and logs nothing: overEmptyIndomsLocked); a name this run
 // has declared keeps the item it had there. A declaration of the name
 // later takes the placeholder's item, in its place at the first file's
 // next publication; a placeholder whose name this run declares in another
@@ -85,8 +86,61 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir) {
 		}
 	}
 	if reserved.count() > 0 {
-		p.carried, p.reserved = carried, reserved
+		p.carried, p.reserved = r.overEmptyIndomsLocked(p, carried), reserved
 	}
+}
+
+// overEmptyIndomsLocked returns the placeholders cs of part p, the first,
+// each over the indom of no instances it is written over: a placeholder
+// of a metric that had an indom keeps its serial, so PCP describes its
+// PMID as before; one whose serial this run's registry gives another
+// indom, and one of a singular metric, share an indom of a serial none of
+// its indoms has (emptySerial): PCP then fetches no instance of it and
+// shows no value. A singular metric's placeholder so has an indom, its
+// PMID described so until the program declares it again, which is better
+// than what PCP 7 did with one left singular with no value record: each
+// fetch of it logged a line in pmcd.log ("Instance -1 of PMID ... not
+// handled by fetch callback"). On a cluster above 2047 every placeholder
+// stays singular: PCP keeps 11 bits of an indom's cluster, its indom
+// would be another cluster's. cs is not changed: a new array when a
+// serial is.
+func (r *Registry) overEmptyIndomsLocked(p *part, cs []placeholder) []placeholder {
+	var shared uint32 // emptySerial, once needed
+	out := cs
+	for i, c := range cs {
+		serial := c.indom
+		switch {
+		case p.cluster > maxIndomCluster:
+			serial = singularIndom
+		case serial == 0 || serial > MaxSerial || r.taken.has(serial):
+			if shared == 0 {
+				shared = emptySerial(&r.taken)
+			}
+			serial = shared
+		}
+		if serial != c.indom {
+			if &out[0] == &cs[0] {
+				out = slices.Clone(cs)
+			}
+			out[i].indom = serial
+		}
+	}
+	return out
+}
+
+// emptySerial is the serial of the indom of no instances that
+// placeholders share: the highest free one below the serials derived for
+// instruments (1024), those a program chooses itself usually starting
+// from 1, else the highest free one; singularIndom when none is free.
+func emptySerial(taken *serialSet) uint32 {
+	for _, from := range [2]uint32{firstDerivedSerial - 1, MaxSerial} {
+		for s := from; s > 0; s-- {
+			if !taken.has(s) {
+				return s
+			}
+		}
+	}
+	return singularIndom
 }
 
 // readLastFirst returns the bytes of the file at name in d, nil when it
@@ -127,7 +181,8 @@ func fileMetrics(b []byte) (ms []placeholder, ok bool) {
 		name, ok := nameAt(b, uint64(off+j*size), version)
 		body := b[off+j*size+nameLen:]
 		c := placeholder{name: name, item: ne.Uint32(body[metricItemOff:]), typ: Type(ne.Uint32(body[metricTypeOff:])),
-			sem: Semantics(ne.Uint32(body[metricSemOff:])), units: Units(ne.Uint32(body[metricUnitsOff:]))}
+			sem: Semantics(ne.Uint32(body[metricSemOff:])), units: Units(ne.Uint32(body[metricUnitsOff:])),
+			indom: ne.Uint32(body[metricIndomOff:])}
 		if ok && name != "" && c.item >= 1 && c.item <= MaxItem && c.typ.valid() && c.sem.valid() {
 			ms = append(ms, c)
 		}
@@ -205,24 +260,31 @@ func clashAtDot(a, b string) bool {
 }
 
 // mustUncarryLocked reports whether the first file shows a placeholder
-// whose name this run has declared since, or a name clashing with it.
+// whose name this run has declared since, or a name clashing with it, or
+// one over an indom whose serial this run has given an indom since.
 func (r *Registry) mustUncarryLocked() bool {
 	first := r.parts[0]
-	return len(first.carried) > 0 && slices.ContainsFunc(first.carried, func(c placeholder) bool { return !r.nameFreeLocked(c.name, "") })
+	return len(first.carried) > 0 && slices.ContainsFunc(first.carried, func(c placeholder) bool {
+		return !r.nameFreeLocked(c.name, "") || c.indom != singularIndom && r.taken.has(c.indom)
+	})
 }
 
 // tendCarriedLocked keeps the placeholders right before part p is
 // published, with the lock held from here to the part's snapshot: the
 // first file drops those whose names this run has declared since (a
 // declaration in the first file took the item), or clashes with at a
-// dot; their items stay reserved. A publication that fails puts them back
+// dot, their items reserved, and moves those over an indom whose serial
+// this run has given an indom since to another empty one
+// (overEmptyIndomsLocked). A publication that fails puts them back
 // (publishPartLocked, publishPartUnlocking): a placeholder leaves the
 // file only with one that succeeds, so that a declaration undone after
 // its publication failed (a full disk; undeclareMetric) leaves the
-// placeholder, and the item its name takes again, as they were. Another part waits while the first
-// file still shows one (later): its names may be theirs, and the first
-// file, dirty, is published first (the timer's publication takes the
-// parts in order, grewLocked puts it first).
+// placeholder, and the item its name takes again, as they were. Another
+// part waits while the first file still shows one (later): its names,
+// or its indoms' serials (PCP merges the indoms of a serial of one
+// cluster), may be theirs, and the first file, dirty, is published first
+// (the timer's publication takes the parts in order, grewLocked puts it
+// first).
 func (r *Registry) tendCarriedLocked(p *part) (later bool) {
 	first := r.parts[0]
 	if !r.mustUncarryLocked() {
@@ -232,7 +294,8 @@ func (r *Registry) tendCarriedLocked(p *part) (later bool) {
 		first.dirty = true
 		return true
 	}
-	first.carried = slices.DeleteFunc(slices.Clone(first.carried), func(c placeholder) bool { return !r.nameFreeLocked(c.name, "") })
+	kept := slices.DeleteFunc(slices.Clone(first.carried), func(c placeholder) bool { return !r.nameFreeLocked(c.name, "") })
+	first.carried = r.overEmptyIndomsLocked(first, kept)
 	return false
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,5 +206,157 @@ func TestCarriedWhateverPidTheFileNames(t *testing.T) {
 	if assert.NotNil(t, m, "the last run's late metric, PMID %s, vanished at Start", before.PMID) {
 		assert.Equal(t, before.PMID, m.PMID)
 		assert.Empty(t, m.Value)
+	}
+}
+
+// indomSerial returns the serial of the indom PCP describes m over: the
+// low 11 bits of its id (cluster<<11 | serial), 0 when m is singular.
+func indomSerial(t *testing.T, m pcptest.Metric) uint32 {
+	t.Helper()
+	if m.Singular() {
+		return 0
+	}
+	var domain, id uint32
+	_, err := fmt.Sscanf(m.Indom, "%d.%d ", &domain, &id)
+	require.NoError(t, err, "indom %q", m.Indom)
+	return id & mmv.MaxSerial
+}
+
+// TestCarriedOverEmptyIndom: a placeholder is written over an indom of no
+// instances, so PCP fetches no instance of it (on PCP 7, a singular
+// metric with no value record logged a line per fetch): a vector's keeps
+// its indom, its PMID described as before (a pmlogger that writes the
+// descriptor then, and pmlogextract merging its archives, see no change
+// of indom); a singular metric's shares an indom of a serial none of the
+// registry's indoms has, and is singular again once declared. The next
+// run carries it over the same indom.
+func TestCarriedOverEmptyIndom(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	last := mmv.NewRegistry("empty", &mmv.Options{Dir: dir})
+	mmv.NewCounter(last, "count", "", mmv.Count).Add(1)
+	startOrSkip(t, last)
+	mmv.NewCounterVec(last, "vlate", "Requests by route", mmv.Count, "route").With("/a").Add(5)
+	mmv.NewGauge(last, "late", "", mmv.Byte).Set(3)
+	require.NoError(t, last.Flush())
+	require.NoError(t, last.Close())
+	ms := pcptest.Info(t, tmp)
+	vbefore, before := get(t, ms, "mmv.empty.vlate"), get(t, ms, "mmv.empty.late")
+	require.False(t, vbefore.Singular())
+	require.True(t, before.Singular())
+
+	restart := func() *mmv.Registry {
+		r := newRegistry(t, "empty", dir, mmv.Options{})
+		mmv.NewCounter(r, "count", "", mmv.Count).Add(2)
+		startOrSkip(t, r)
+		ms := pcptest.Info(t, tmp)
+		v, m := get(t, ms, "mmv.empty.vlate"), get(t, ms, "mmv.empty.late")
+		assert.Equal(t, vbefore.PMID, v.PMID)
+		assert.Equal(t, vbefore.Indom, v.Indom, "the vector's placeholder keeps its indom")
+		assert.Equal(t, vbefore.Semantics+" "+vbefore.Type+" "+vbefore.Units, v.Semantics+" "+v.Type+" "+v.Units)
+		assert.Equal(t, before.PMID, m.PMID)
+		assert.Equal(t, uint32(1023), indomSerial(t, m), "the singular metric's placeholder: over %s", m.Indom)
+		for _, p := range []pcptest.Metric{v, m} {
+			assert.Empty(t, p.Instances, p.Name)
+			assert.Empty(t, p.Value, p.Name)
+			assert.NotEmpty(t, p.NoValue, p.Name)
+		}
+		assert.Equal(t, "2", get(t, ms, "mmv.empty.count").Value)
+		return r
+	}
+	r := restart()
+	require.NoError(t, r.Close())
+	r = restart() // carried from a file where it was a placeholder
+	mmv.NewCounterVec(r, "vlate", "Requests by route", mmv.Count, "route").With("/b").Add(1)
+	mmv.NewGauge(r, "late", "", mmv.Byte).Set(4)
+	require.NoError(t, r.Flush())
+	ms = pcptest.Info(t, tmp)
+	v, m := get(t, ms, "mmv.empty.vlate"), get(t, ms, "mmv.empty.late")
+	assert.Equal(t, vbefore.Indom, v.Indom)
+	if assert.Len(t, v.Instances, 1) {
+		assert.Equal(t, "1", v.Instances[0].Value)
+	}
+	assert.True(t, m.Singular(), "declared again: %s", m.Indom)
+	assert.Equal(t, "4", m.Value)
+}
+
+// TestCarriedIndomSerialTaken: a placeholder whose indom serial this
+// run's registry gives another indom, at Start or after, is written over
+// an empty indom of another serial: two indoms of one serial in a file,
+// or across the registry's files (PCP merges them), would have PCP fetch
+// the other indom's instances for the placeholder.
+func TestCarriedIndomSerialTaken(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	last := mmv.NewRegistry("taken", &mmv.Options{Dir: dir})
+	mmv.NewCounter(last, "count", "", mmv.Count).Add(1)
+	startOrSkip(t, last)
+	mmv.NewCounterVec(last, "vlate", "", mmv.Count, "route").With("/a").Add(5)
+	require.NoError(t, last.Flush())
+	require.NoError(t, last.Close())
+	before := get(t, pcptest.Info(t, tmp), "mmv.taken.vlate")
+	serial := indomSerial(t, before)
+	require.NotZero(t, serial)
+
+	r := newRegistry(t, "taken", dir, mmv.Options{})
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: serial, Instances: []mmv.Instance{{ID: 1, Name: "q1"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "depth", Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: serial}))
+	startOrSkip(t, r)
+	check := func(not uint32) {
+		t.Helper()
+		ms := pcptest.Info(t, tmp)
+		v := get(t, ms, "mmv.taken.vlate")
+		assert.Equal(t, before.PMID, v.PMID)
+		assert.NotZero(t, indomSerial(t, v), v.Indom)
+		assert.NotEqual(t, not, indomSerial(t, v), "the placeholder's indom serial, the registry's")
+		assert.NotEqual(t, serial, indomSerial(t, v))
+		assert.Empty(t, v.Instances)
+		assert.NotEmpty(t, v.NoValue)
+		if d := get(t, ms, "mmv.taken.depth"); assert.Len(t, d.Instances, 1) {
+			assert.Equal(t, "q1", d.Instances[0].Name)
+		}
+	}
+	check(serial)
+	moved := indomSerial(t, get(t, pcptest.Info(t, tmp), "mmv.taken.vlate"))
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: moved, Instances: []mmv.Instance{{ID: 2, Name: "w2"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "busy", Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: moved}))
+	require.NoError(t, r.Flush())
+	check(moved)
+	if b := get(t, pcptest.Info(t, tmp), "mmv.taken.busy"); assert.Len(t, b.Instances, 1) {
+		assert.Equal(t, "w2", b.Instances[0].Name)
+	}
+}
+
+// TestPlaceholderFetchLogsNothing: a client fetching placeholders, a
+// singular metric's and a vector's, back to back through a pmcd makes it
+// log nothing about them. Written singular with no value record, PCP
+// 7.2's pmdaFetch logged "Instance -1 of PMID ... not handled by fetch
+// callback" at each fetch (6.0.3 nothing): a line per fetch for as long
+// as the program had not declared the metric. Run it with
+// MMV_PCP_ROOT=/var/cache/mmv-pcp7 too.
+func TestPlaceholderFetchLogsNothing(t *testing.T) {
+	needFileLayer(t)
+	p := pcptest.StartPMCD(t)
+	last := mmv.NewRegistry("carrylog", &mmv.Options{Dir: p.Dir})
+	mmv.NewCounter(last, "count", "", mmv.Count).Add(1)
+	startOrSkip(t, last)
+	mmv.NewCounter(last, "late", "", mmv.Count).Add(5)
+	mmv.NewCounterVec(last, "vlate", "", mmv.Count, "route").With("/a").Add(5)
+	require.NoError(t, last.Flush())
+	require.NoError(t, last.Close())
+	r := newRegistry(t, "carrylog", p.Dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(2)
+	startOrSkip(t, r)
+	for _, name := range []string{"mmv.carrylog.late", "mmv.carrylog.vlate"} {
+		f := p.FetchLoop(t, name, 500*time.Millisecond)
+		t.Logf("PCP %s, %s: fetches %+v", pcptest.Version(), name, f)
+		assert.Positive(t, f.N)
+		assert.Zero(t, f.Values, name)
+	}
+	log := p.Log()
+	assert.NotContains(t, log, "not handled by fetch callback")
+	if t.Failed() {
+		lines := strings.Split(strings.TrimSpace(log), "\n")
+		t.Logf("pmcd.log ends:\n%s", strings.Join(lines[max(0, len(lines)-3):], "\n"))
 	}
 }

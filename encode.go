@@ -35,6 +35,11 @@ type plan struct {
 	// histogram vector's bucket's): the file then holds the text twice,
 	// each record read as it is.
 	tailStr map[[2]string]int64
+	// emptyIndoms are the serials of the indoms of no instances that the
+	// placeholders are written over (carry.go), each once, after the
+	// part's indoms; emptyAt is where their instances would start.
+	emptyIndoms []uint32
+	emptyAt     int64
 }
 
 // plans keeps a plan for the next one, as the file layer keeps its
@@ -80,8 +85,9 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 		pl = new(plan)
 	}
 	pl.labels = labels
+	pl.emptyIndoms = carriedIndoms(pl.emptyIndoms[:0], p.carried)
 	var count [numSections]int
-	count[secIndoms] = len(p.indoms)
+	count[secIndoms] = len(p.indoms) + len(pl.emptyIndoms)
 	for _, in := range p.indoms {
 		count[secInstances] += in.live
 	}
@@ -231,6 +237,7 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 		}
 		pl.instOff[i] = offs
 	}
+	pl.emptyAt = next
 	// By a map, not a search per metric: 1,000 vectors, each a metric
 	// over an indom of its own, made that a million compares.
 	if pl.indomAt == nil {
@@ -299,10 +306,14 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
 	}
 	// The last run's metrics this file keeps with no value: a metric
-	// record, no value record, no help (carry.go).
+	// record over an indom of no instances, no value record, no help
+	// (carry.go).
+	for k, serial := range pl.emptyIndoms {
+		putIndom(at(pl.record(secIndoms, len(p.indoms)+k)), serial, 0, uint64(pl.emptyAt), 0, 0)
+	}
 	for i, c := range p.carried {
 		putMetric(at(pl.record(secMetrics, len(p.metrics)+i)), pl.version, c.name, uint64(pl.carriedName[i]), metricRecord{
-			item: c.item, typ: c.typ, sem: c.sem, units: c.units, indom: singularIndom,
+			item: c.item, typ: c.typ, sem: c.sem, units: c.units, indom: c.indom,
 		})
 		putStrings(b, pl.carriedName[i:i+1], c.name)
 	}
@@ -345,6 +356,20 @@ func sharedRecord[K comparable](m map[K]int64, key K, find, keep bool, str func(
 		m[key] = n
 	}
 	return n
+}
+
+// carriedIndoms appends to serials the serial of each indom that the
+// placeholders cs are written over, once each, in their order: none for
+// a singular placeholder.
+func carriedIndoms(serials []uint32, cs []placeholder) []uint32 {
+	var seen serialSet
+	for _, c := range cs {
+		if c.indom != singularIndom && !seen.has(c.indom) {
+			seen.add(c.indom)
+			serials = append(serials, c.indom)
+		}
+	}
+	return serials
 }
 
 // nameKind is the kind of in's names, as newPlan shares them: whole (0)

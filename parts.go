@@ -77,13 +77,16 @@ type part struct {
 }
 
 // placeholder is a metric of the last run's first file kept in this
-// run's with no value (carry.go): its name, item and description.
+// run's with no value (carry.go): its name, item and description, and the
+// serial of the indom of no instances it is written over (singularIndom:
+// none).
 type placeholder struct {
 	name  string
 	item  uint32
 	typ   Type
 	sem   Semantics
 	units Units
+	indom uint32
 }
 
 // snapArrays are the arrays of a part's last snapshot, which the next
