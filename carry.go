@@ -17,7 +17,9 @@ import (
 // them (docs/design.md, "A pmcd crash in PCP's reader";
 // TestRestartLateFirstFileMetricKeepsPMCD). So Start reads the old file
 // (carryLocked): a metric of it that this run has not declared, and whose
-// name is free of this run's (nameFreeLocked), is carried into the new
+// name is free of this run's (nameFreeLocked) and of the other files' the
+// reader shows (clashesWithShown: Start checks only the registry's own
+// names against them), is carried into the new
 // first file as a placeholder, its name and item, so its PMID, over an
 // indom of no instances and with no value record (PCP's reader shows it
 // with no value, and logs nothing: overEmptyIndomsLocked); a name this run
@@ -31,7 +33,9 @@ import (
 // carryLocked reads the first file the last run left at the name of p,
 // the registry's first part, about to be made in d on its cluster, and
 // keeps what it says: the items of the names p
-// declares without one, the others as placeholders (see above). Only a
+// declares without one, the others as placeholders (see above), but those
+// whose names clash with a name of another file of shown, the files the
+// reader shows, whose items are kept all the same. Only a
 // file PCP shows and none else's: an MMV file without the Process flag
 // (a Process run's Close removes its file, and PCP stops showing it when
 // its writer dies), its NoPrefix flag the registry's, on the cluster p
@@ -44,7 +48,7 @@ import (
 // whether or not its metrics are carried: carried, their PMIDs stay, with
 // no value, never a wrong one. Called at Start, before p's items are
 // derived (part.assignItems).
-func (r *Registry) carryLocked(p *part, d *osfile.Dir) {
+func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	b := readLastFirst(d, p.name)
 	h, ok := readHead(b)
 	if !ok || h.flags&Process != 0 || h.flags&NoPrefix != r.opts.Flags&NoPrefix || h.cluster != p.cluster {
@@ -54,6 +58,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir) {
 	if !ok {
 		return
 	}
+	clashes := r.clashesWithShown(d, shown)
 	reserved := new(itemSet)
 	room := MaxItem - len(p.metrics) // items left once every metric has one
 	var carried, bare []placeholder
@@ -67,7 +72,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir) {
 		case m != nil && m.part == p && m.auto && m.item == 0:
 			m.item = o.item
 			p.used.add(o.item)
-		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil:
+		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil && !clashes(o.name):
 			carried = append(carried, o)
 			reserved.add(o.item)
 			p.used.add(o.item)

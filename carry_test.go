@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -358,5 +359,57 @@ func TestPlaceholderFetchLogsNothing(t *testing.T) {
 	if t.Failed() {
 		lines := strings.Split(strings.TrimSpace(log), "\n")
 		t.Logf("pmcd.log ends:\n%s", strings.Join(lines[max(0, len(lines)-3):], "\n"))
+	}
+}
+
+// TestCarriedClashWithAnotherFileDropped: a name of the last run's first
+// file that clashes at a dot with a name of another live file (NoPrefix:
+// the last run's "foo.bar" beside another writer's "foo", a file no
+// registry checked against it: libpcp_mmv's, or one made while the last
+// run's was away) is not carried: Start checks the registry's own names
+// against the other files before it carries, and the placeholder, a
+// metric nobody declares, hid the other writer's live "foo" (PCP 6.0.3
+// keeps the name it reads first). Its item is kept all the same.
+func TestCarriedClashWithAnotherFileDropped(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	lastRun(t, dir, "npa", mmv.NoPrefix, "foo.bar")
+	old := get(t, pcptest.Info(t, tmp), "mmv.foo.bar")
+	// Another writer's file, made elsewhere and put in place as a writer
+	// that checks nothing would, while the last run's file was away.
+	elsewhere := filepath.Join(t.TempDir(), "mmv")
+	other := mmv.NewRegistry("npc", &mmv.Options{Dir: elsewhere, Flags: mmv.NoPrefix})
+	mmv.NewCounter(other, "foo", "", mmv.Count).Add(3)
+	mmv.NewCounter(other, "cother", "", mmv.Count).Add(4)
+	startOrSkip(t, other)
+	require.NoError(t, other.Close())
+	last := filepath.Join(t.TempDir(), "npa")
+	require.NoError(t, os.Rename(filepath.Join(dir, "npa"), last))
+	require.NoError(t, copyFile(filepath.Join(elsewhere, "npc"), filepath.Join(dir, "npc")))
+	require.NoError(t, copyFile(last, filepath.Join(dir, "npa")))
+
+	r := newRegistry(t, "npa", dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(r, "acount", "", mmv.Count).Add(2)
+	startOrSkip(t, r)
+	f, err := mmvfile.Open(filepath.Join(dir, "npa"))
+	require.NoError(t, err)
+	for _, m := range f.Metrics {
+		assert.False(t, m.Name == "foo" || strings.HasPrefix(m.Name, "foo."), "this run's file holds %q, clashing with the other live file's foo", m.Name)
+	}
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, "2", get(t, ms, "mmv.acount").Value)
+	assert.Equal(t, "4", get(t, ms, "mmv.cother").Value)
+	assert.Equal(t, "3", get(t, ms, "mmv.foo").Value, "the other file's foo")
+	get(t, ms, "mmv.count") // the last run's count, carried
+	rival := ""
+	for i := 0; rival == ""; i++ {
+		if n := fmt.Sprintf("z%d", i); itemHash(n) == itemHash("foo.bar") {
+			rival = n
+		}
+	}
+	mmv.NewCounter(r, rival, "", mmv.Count).Add(1)
+	require.NoError(t, r.Flush())
+	for _, m := range pcptest.Info(t, tmp) {
+		assert.False(t, m.PMID == old.PMID, "foo.bar's PMID %s is %s's", old.PMID, m.Name)
 	}
 }

@@ -241,7 +241,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 		return err
 	}
 	if p.index == 0 {
-		r.carryLocked(p, d) // the last run's first file: before items are derived
+		r.carryLocked(p, d, cl.shown) // the last run's first file: before items are derived
 	}
 	// After the carry: a placeholder's name longer than a version 1 file
 	// holds (63 bytes) makes it version 2, as a metric's does.
