@@ -285,11 +285,10 @@ func (r *Registry) mustUncarryLocked() bool {
 // file only with one that succeeds, so that a declaration undone after
 // its publication failed (a full disk; undeclareMetric) leaves the
 // placeholder, and the item its name takes again, as they were. Another
-// part waits while the first file still shows one (later): its names,
-// or its indoms' serials (PCP merges the indoms of a serial of one
-// cluster), may be theirs, and the first file, dirty, is published first
-// (the timer's publication takes the parts in order, grewLocked puts it
-// first).
+// part waits while the first file still shows one to drop or move
+// (later): its names may be theirs, and the first file, dirty, is
+// published first (the timer's publication takes the parts in order,
+// grewLocked puts it first).
 func (r *Registry) tendCarriedLocked(p *part) (later bool) {
 	first := r.parts[0]
 	if !r.mustUncarryLocked() {

@@ -283,9 +283,9 @@ func TestCarriedOverEmptyIndom(t *testing.T) {
 
 // TestCarriedIndomSerialTaken: a placeholder whose indom serial this
 // run's registry gives another indom, at Start or after, is written over
-// an empty indom of another serial: two indoms of one serial in a file,
-// or across the registry's files (PCP merges them), would have PCP fetch
-// the other indom's instances for the placeholder.
+// an empty indom of another serial: two indoms of one serial in the
+// first file, which holds every indom of the registry, are one to PCP,
+// which would fetch the other's instances for the placeholder.
 func TestCarriedIndomSerialTaken(t *testing.T) {
 	needFileLayer(t)
 	tmp, dir := pcpDir(t)
