@@ -247,21 +247,12 @@ func (p *part) hasItemRoom(name string) bool {
 func (r *Registry) uncarryLocked(name string) bool {
 	first := r.parts[0]
 	if len(first.carried) == 0 || !slices.ContainsFunc(first.carried, func(c placeholder) bool {
-		return c.name == name || clashAtDot(c.name, name)
+		return related(c.name, name)
 	}) {
 		return false
 	}
 	first.dirty = true
 	return true
-}
-
-// clashAtDot reports whether one of a and b is a prefix of the other at a
-// dot.
-func clashAtDot(a, b string) bool {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	return len(b) > len(a) && b[len(a)] == '.' && b[:len(a)] == a
 }
 
 // mustUncarryLocked reports whether the first file shows a placeholder

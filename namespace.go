@@ -112,7 +112,12 @@ func (r *Registry) clashesWithShown(d *osfile.Dir, shown []shownFile) func(name 
 
 // related reports whether full names a and b clash in PCP's namespace:
 // the same, or one a prefix of the other at a dot.
-func related(a, b string) bool { return a == b || clashAtDot(a, b) }
+func related(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || len(b) > len(a) && b[len(a)] == '.' && b[:len(a)] == a
+}
 
 // clashLocked returns a metric of the registry whose full name (its name
 // after overflowPrefix) clashes with x, a full name of another file's:
