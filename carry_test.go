@@ -23,14 +23,32 @@ import (
 // file.
 func lastRun(t *testing.T, dir, name string, flags mmv.Flags, late ...string) {
 	t.Helper()
+	lastRunWith(t, dir, name, flags, func(r *mmv.Registry) {
+		for _, n := range late {
+			mmv.NewCounter(r, n, "", mmv.Count).Add(5)
+		}
+	})
+}
+
+// lastRunWith is lastRun with what late declares after Start.
+func lastRunWith(t *testing.T, dir, name string, flags mmv.Flags, late func(r *mmv.Registry)) {
+	t.Helper()
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir, Flags: flags})
 	mmv.NewCounter(r, "count", "", mmv.Count).Add(1)
 	startOrSkip(t, r)
-	for _, n := range late {
-		mmv.NewCounter(r, n, "", mmv.Count).Add(5)
-	}
+	late(r)
 	require.NoError(t, r.Flush())
 	require.NoError(t, r.Close())
+}
+
+// rivalOf returns the first name of prefix and a number whose item
+// (itemHash) is name's: a name that would take name's item.
+func rivalOf(prefix, name string) string {
+	for i := 0; ; i++ {
+		if n := fmt.Sprintf("%s%d", prefix, i); itemHash(n) == itemHash(name) {
+			return n
+		}
+	}
 }
 
 // TestCarriedShowsNoValue: a metric the last run declared after Start, in
@@ -93,12 +111,7 @@ func TestLateDeclarationTakesCarriedPMID(t *testing.T) {
 
 	r := newRegistry(t, "taker", dir, mmv.Options{})
 	startOrSkip(t, r)
-	rival := ""
-	for i := 0; rival == ""; i++ {
-		if n := fmt.Sprintf("a%d", i); itemHash(n) == itemHash("late") {
-			rival = n
-		}
-	}
+	rival := rivalOf("a", "late")
 	mmv.NewCounter(r, rival, "", mmv.Count).Add(1) // would have taken late's item
 	mmv.NewCounter(r, "late", "", mmv.Count).Add(7)
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "low", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
@@ -126,12 +139,7 @@ func TestCarriedClashDropped(t *testing.T) {
 	startOrSkip(t, r)
 	get(t, pcptest.Info(t, tmp), "mmv.clash.a.b") // the placeholder
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "a", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
-	rival := ""
-	for i := 0; rival == ""; i++ {
-		if n := fmt.Sprintf("z%d", i); itemHash(n) == itemHash("a.b") {
-			rival = n
-		}
-	}
+	rival := rivalOf("z", "a.b")
 	mmv.NewCounter(r, rival, "", mmv.Count).Add(3)
 	require.NoError(t, r.Flush())
 	require.NoError(t, r.Err())
@@ -234,13 +242,10 @@ func indomSerial(t *testing.T, m pcptest.Metric) uint32 {
 func TestCarriedOverEmptyIndom(t *testing.T) {
 	needFileLayer(t)
 	tmp, dir := pcpDir(t)
-	last := mmv.NewRegistry("empty", &mmv.Options{Dir: dir})
-	mmv.NewCounter(last, "count", "", mmv.Count).Add(1)
-	startOrSkip(t, last)
-	mmv.NewCounterVec(last, "vlate", "Requests by route", mmv.Count, "route").With("/a").Add(5)
-	mmv.NewGauge(last, "late", "", mmv.Byte).Set(3)
-	require.NoError(t, last.Flush())
-	require.NoError(t, last.Close())
+	lastRunWith(t, dir, "empty", 0, func(r *mmv.Registry) {
+		mmv.NewCounterVec(r, "vlate", "Requests by route", mmv.Count, "route").With("/a").Add(5)
+		mmv.NewGauge(r, "late", "", mmv.Byte).Set(3)
+	})
 	ms := pcptest.Info(t, tmp)
 	vbefore, before := get(t, ms, "mmv.empty.vlate"), get(t, ms, "mmv.empty.late")
 	require.False(t, vbefore.Singular())
@@ -289,12 +294,9 @@ func TestCarriedOverEmptyIndom(t *testing.T) {
 func TestCarriedIndomSerialTaken(t *testing.T) {
 	needFileLayer(t)
 	tmp, dir := pcpDir(t)
-	last := mmv.NewRegistry("taken", &mmv.Options{Dir: dir})
-	mmv.NewCounter(last, "count", "", mmv.Count).Add(1)
-	startOrSkip(t, last)
-	mmv.NewCounterVec(last, "vlate", "", mmv.Count, "route").With("/a").Add(5)
-	require.NoError(t, last.Flush())
-	require.NoError(t, last.Close())
+	lastRunWith(t, dir, "taken", 0, func(r *mmv.Registry) {
+		mmv.NewCounterVec(r, "vlate", "", mmv.Count, "route").With("/a").Add(5)
+	})
 	before := get(t, pcptest.Info(t, tmp), "mmv.taken.vlate")
 	serial := indomSerial(t, before)
 	require.NotZero(t, serial)
@@ -338,13 +340,10 @@ func TestCarriedIndomSerialTaken(t *testing.T) {
 func TestPlaceholderFetchLogsNothing(t *testing.T) {
 	needFileLayer(t)
 	p := pcptest.StartPMCD(t)
-	last := mmv.NewRegistry("carrylog", &mmv.Options{Dir: p.Dir})
-	mmv.NewCounter(last, "count", "", mmv.Count).Add(1)
-	startOrSkip(t, last)
-	mmv.NewCounter(last, "late", "", mmv.Count).Add(5)
-	mmv.NewCounterVec(last, "vlate", "", mmv.Count, "route").With("/a").Add(5)
-	require.NoError(t, last.Flush())
-	require.NoError(t, last.Close())
+	lastRunWith(t, p.Dir, "carrylog", 0, func(r *mmv.Registry) {
+		mmv.NewCounter(r, "late", "", mmv.Count).Add(5)
+		mmv.NewCounterVec(r, "vlate", "", mmv.Count, "route").With("/a").Add(5)
+	})
 	r := newRegistry(t, "carrylog", p.Dir, mmv.Options{})
 	mmv.NewCounter(r, "count", "", mmv.Count).Add(2)
 	startOrSkip(t, r)
@@ -401,12 +400,7 @@ func TestCarriedClashWithAnotherFileDropped(t *testing.T) {
 	assert.Equal(t, "4", get(t, ms, "mmv.cother").Value)
 	assert.Equal(t, "3", get(t, ms, "mmv.foo").Value, "the other file's foo")
 	get(t, ms, "mmv.count") // the last run's count, carried
-	rival := ""
-	for i := 0; rival == ""; i++ {
-		if n := fmt.Sprintf("z%d", i); itemHash(n) == itemHash("foo.bar") {
-			rival = n
-		}
-	}
+	rival := rivalOf("z", "foo.bar")
 	mmv.NewCounter(r, rival, "", mmv.Count).Add(1)
 	require.NoError(t, r.Flush())
 	for _, m := range pcptest.Info(t, tmp) {
