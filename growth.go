@@ -53,9 +53,6 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	}
 	var errs []error
 	var cl *claims
-	if first := r.parts[0]; !slices.Contains(ps, first) && r.mustUncarryLocked() {
-		ps = append([]*part{first}, ps...) // before another file shows a name clashing with its placeholder (carry.go)
-	}
 	for _, p := range ps {
 		errs = append(errs, r.publishPartLocked(p, &cl, byDeclaration))
 	}
@@ -231,23 +228,16 @@ func (r *Registry) tryClaimsLocked(first *part) (*claims, error) {
 func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	labels := r.labelsOf(p, labelArray())
 	defer putLabels(labels)
+	version, err := r.versionWith(p, len(labels))
+	if err != nil {
+		return err
+	}
 	c := r.opts.Cluster
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
-	var err error
 	p.cluster, err = claimCluster(p.name, p.index > 0, c, cl.live)
 	if err != nil {
-		return err
-	}
-	if p.index == 0 {
-		r.carryLocked(p, d, cl.shown) // the last run's first file: before items are derived
-	}
-	// After the carry: a placeholder's name longer than a version 1 file
-	// holds (63 bytes) makes it version 2, as a metric's does.
-	version, err := r.versionWith(p, len(labels))
-	if err != nil {
-		p.reset()
 		return err
 	}
 	p.assignItems()
@@ -477,9 +467,8 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	if p.file != nil && !p.dirty {
 		return nil
 	}
-	kept := p.carried // put back should the publication fail (tendCarriedLocked)
-	if later, err := r.tendLeftoversLocked(p); later || err != nil {
-		p.carried = kept
+	if err := r.tendTombstonesLocked(); err != nil {
+		r.pubErr = err
 		return err
 	}
 	if p.file == nil {
@@ -507,7 +496,6 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	}
 	gr, err := r.growthLocked(p)
 	if err != nil {
-		p.carried = kept
 		return err
 	}
 	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
@@ -517,7 +505,6 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	p.snap.waiting = ws
 	defer clear(ws)
 	if err := r.writeGrowth(p, &p.hold, p.file, pl, live, ws); err != nil {
-		p.carried = kept
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
 		return err
@@ -1091,15 +1078,12 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return nil
 	}
 	r.reserveSnapshotUnlocking(p) // lets the lock go: names are declared meanwhile
-	// Put back should the publication fail (tendCarriedLocked).
-	kept := p.carried
-	if later, err := r.tendLeftoversLocked(p); later || err != nil {
-		p.carried = kept
+	if err := r.tendTombstonesLocked(); err != nil {
+		r.pubErr = err
 		return err
 	}
 	gr, err := r.growthLocked(p)
 	if err != nil {
-		p.carried = kept
 		return err
 	}
 	f, live, capacity := p.file, gr.live, gr.g.capacity
@@ -1142,7 +1126,6 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	close(done)
 	p.land()
 	if err != nil {
-		p.carried = kept
 		p.dirty = true
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
@@ -1225,7 +1208,7 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // writes them before the snapshot ends (segList.share, endSnapshot).
 func (p *part) snapshotLocked() *part {
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, carried: p.carried, unstrung: p.unstrung}
+		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, unstrung: p.unstrung}
 	removed := slices.Grow(p.snap.removed[:0], p.snapshotInstances())
 	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))
