@@ -442,7 +442,6 @@ func must[T any](r *Registry, name string, t T, err error) T {
 	if err == nil {
 		return t // before errors.As, whose target escapes: an allocation
 	}
-	refuse := func(r *Registry, name string) { r.refuseLocked(name, err) }
 	var other otherFileError
 	var tooLarge tooLargeError
 	switch {
@@ -450,7 +449,7 @@ func must[T any](r *Registry, name string, t T, err error) T {
 		panic(err)
 	case errors.As(err, &other):
 		other.r.mu.Lock()
-		refuse(other.r, other.name)
+		other.r.refuseLocked(other.name, err)
 		other.r.mu.Unlock()
 		return t
 	case errors.Is(err, ErrClosed):
@@ -461,7 +460,7 @@ func must[T any](r *Registry, name string, t T, err error) T {
 		defer r.mu.Unlock()
 		switch r.state {
 		case started:
-			refuse(r, name)
+			r.refuseLocked(name, err)
 			return t
 		case closed: // since the refusal
 			return t
