@@ -350,7 +350,7 @@ func (r *Registry) partWithRoomLocked(in *indom, name string) (p *part, isNew bo
 	}
 	need, lowered := chargeOf(in, live, budget), r.loweredLocked()
 	for _, p := range r.parts {
-		if len(p.metrics) < MaxMetrics && p.hasRoomLocked(budget, need, r.counts.added, lowered) {
+		if len(p.metrics) < MaxMetrics && p.hasItemRoom(name) && p.hasRoomLocked(budget, need, r.counts.added, lowered) {
 			return p, false, nil
 		}
 		if !fitsOverflow(r.name, r.opts.Flags, name) {

@@ -96,9 +96,8 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err != nil {
 		return nil, err
 	}
-	if m.Item != 0 && p.used.has(m.Item) {
-		other := p.metrics[slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == m.Item })]
-		err = errorf(ErrDuplicate, subject("metric", m.Name), "item %d already used by metric %q", m.Item, other.Name)
+	if holder, taken := p.itemHolder(m.Item, m.Name); m.Item != 0 && taken {
+		err = errorf(ErrDuplicate, subject("metric", m.Name), "item %d already used by metric %s", m.Item, holder)
 	} else if _, added := r.names.add(m.Name, len(r.metrics), r.metricName); !added {
 		// The name is checked free as it is taken: one probe of the
 		// index, where a lookup and then an addition took two.
@@ -116,10 +115,11 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	r.declareMetric(p, mt, newIndom)
 	if r.state == started && p.file != nil {
 		if mt.auto {
-			mt.item = takeItem(mt.Name, &p.used)
+			mt.item = p.carriedItem(mt.Name)
 		}
 		p.newMetricSlots(mt)
 	}
+	r.uncarryLocked(m.Name) // a placeholder of the first file it replaces or clashes with
 	if err := r.changedLocked(ifFailed, step{undo: (*Registry).undeclareMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (r *Registry) undeclareMetric(s step) {
 	p.metrics = p.metrics[:len(p.metrics)-1]
 	p.joinMetric(mt, -1)
 	if mt.item != 0 {
-		p.used.remove(mt.item)
+		p.unreserve(mt.item)
 	}
 	if newIndom {
 		p.unholdIndom(mt.indom)

@@ -240,3 +240,44 @@ func atoiSuffix(name string) int {
 	n, _ := strconv.Atoi(strings.TrimPrefix(name, "k=i"))
 	return n
 }
+
+// TestFailedDeclarationKeepsPlaceholder: a declaration of a placeholder's
+// name (carry.go) whose publication meets a full disk is undone, the
+// registry and its files as they were: the placeholder too, which the
+// failed publication had dropped, and undeclareMetric did not put back.
+// The next publication showed neither (the PMID vanished), and the
+// declaration retried once space returned took another item. A
+// placeholder now leaves the file only with a publication that succeeds.
+func TestFailedDeclarationKeepsPlaceholder(t *testing.T) {
+	needFileLayer(t)
+	pcptest.MustHavePCP(t)
+	tmp := pcptest.SmallTmpfs(t, "256k")
+	dir := filepath.Join(tmp, "mmv")
+	late := mmv.Metric{Name: "late", Type: mmv.String, Semantics: mmv.SemDiscrete} // a String value needs a publication now
+	last := mmv.NewRegistry("undo", &mmv.Options{Dir: dir})
+	mmv.NewCounter(last, "count", "", mmv.Count).Add(1)
+	startOrSkip(t, last)
+	require.NoError(t, last.AddMetric(late))
+	require.NoError(t, last.Close())
+	before := get(t, pcptest.Info(t, tmp), "mmv.undo.late")
+
+	r := newRegistry(t, "undo", dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(2)
+	startOrSkip(t, r)
+	require.Equal(t, before.PMID, get(t, pcptest.Info(t, tmp), "mmv.undo.late").PMID, "the placeholder")
+	filler := pcptest.Fill(t, tmp)
+	require.Error(t, r.AddMetric(late), "AddMetric on a full disk")
+	require.NoError(t, os.Remove(filler))
+
+	mmv.NewCounter(r, "other", "", mmv.Count).Add(1) // any publication of the first file
+	require.NoError(t, r.Flush())
+	m := pcptest.Find(pcptest.Info(t, tmp), "mmv.undo.late")
+	if assert.NotNil(t, m, "the placeholder after a failed, undone AddMetric of its name: PMID %s vanished", before.PMID) {
+		assert.Equal(t, before.PMID, m.PMID)
+		assert.Empty(t, m.Value)
+	}
+
+	require.NoError(t, r.AddMetric(late), "the retry")
+	require.NoError(t, r.Flush())
+	assert.Equal(t, before.PMID, get(t, pcptest.Info(t, tmp), "mmv.undo.late").PMID, "late's PMID, declared again once space returned")
+}

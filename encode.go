@@ -13,20 +13,21 @@ import (
 // offsets of the records that other records point at.
 type plan struct {
 	*fileLayout
-	labels     []label
-	indomOff   []int64   // per indom
-	firstInst  []int64   // per indom: its first instance record, even when it has none
-	instOff    [][]int64 // per indom, per instance
-	metricOff  []int64   // per metric
-	metricInst [][]int64 // per metric: its indom's instOff, nil when singular
-	instName   [][]int64 // v2/v3: per indom, per instance; nil in v1, whose names are inline
-	metricName []int64   // v2/v3: per metric
-	valueStr   []int64   // per value slot: the string record of a String value; empty without String metrics
-	metricHelp [][2]int64
-	indomHelp  [][2]int64
-	indomAt    map[*indom]int   // index in the part's indoms
-	nameStr    map[string]int64 // the string record of a name that indoms share (indom.auto)
-	helpStr    map[string]int64 // of a help text their metrics share
+	labels      []label
+	indomOff    []int64   // per indom
+	firstInst   []int64   // per indom: its first instance record, even when it has none
+	instOff     [][]int64 // per indom, per instance
+	metricOff   []int64   // per metric
+	metricInst  [][]int64 // per metric: its indom's instOff, nil when singular
+	instName    [][]int64 // v2/v3: per indom, per instance; nil in v1, whose names are inline
+	metricName  []int64   // v2/v3: per metric
+	carriedName []int64   // v2/v3: per placeholder of the last run's metrics (carry.go)
+	valueStr    []int64   // per value slot: the string record of a String value; empty without String metrics
+	metricHelp  [][2]int64
+	indomHelp   [][2]int64
+	indomAt     map[*indom]int   // index in the part's indoms
+	nameStr     map[string]int64 // the string record of a name that indoms share (indom.auto)
+	helpStr     map[string]int64 // of a help text their metrics share
 	// tailStr is nameStr of the names of instances an indom derives
 	// (indom.tails), by their two parts: as one string, each would be made
 	// at every publication. A derived name is not shared with an equal one
@@ -34,6 +35,11 @@ type plan struct {
 	// histogram vector's bucket's): the file then holds the text twice,
 	// each record read as it is.
 	tailStr map[[2]string]int64
+	// emptyIndoms are the serials of the indoms of no instances that the
+	// placeholders are written over (carry.go), each once, after the
+	// part's indoms; emptyAt is where their instances would start.
+	emptyIndoms []uint32
+	emptyAt     int64
 }
 
 // plans keeps a plan for the next one, as the file layer keeps its
@@ -79,12 +85,13 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 		pl = new(plan)
 	}
 	pl.labels = labels
+	pl.emptyIndoms = carriedIndoms(pl.emptyIndoms[:0], p.carried)
 	var count [numSections]int
-	count[secIndoms] = len(p.indoms)
+	count[secIndoms] = len(p.indoms) + len(pl.emptyIndoms)
 	for _, in := range p.indoms {
 		count[secInstances] += in.live
 	}
-	count[secMetrics] = len(p.metrics)
+	count[secMetrics] = len(p.metrics) + len(p.carried)
 	count[secValues] = p.slots.len()
 	count[secLabels] = len(pl.labels)
 
@@ -151,6 +158,10 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 	for i := range p.metrics {
 		pl.metricName[i] = str(v2)
 	}
+	pl.carriedName = sized(pl.carriedName, len(p.carried))
+	for i := range p.carried {
+		pl.carriedName[i] = str(v2)
+	}
 	pl.valueStr = pl.valueStr[:0]
 	if p.strings > 0 {
 		pl.valueStr = sized(pl.valueStr, p.slots.len())
@@ -199,6 +210,9 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 		at(&pl.metricHelp[i][0])
 		at(&pl.metricHelp[i][1])
 	}
+	for i := range pl.carriedName {
+		at(&pl.carriedName[i])
+	}
 	for i := range pl.valueStr {
 		at(&pl.valueStr[i])
 	}
@@ -223,6 +237,7 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 		}
 		pl.instOff[i] = offs
 	}
+	pl.emptyAt = next
 	// By a map, not a search per metric: 1,000 vectors, each a metric
 	// over an indom of its own, made that a million compares.
 	if pl.indomAt == nil {
@@ -290,6 +305,19 @@ func (r *Registry) encode(p *part, pl *plan, b []byte, gen uint64, pid int32) {
 		putStrings(b, pl.metricName[i:i+1], name)
 		putStrings(b, pl.metricHelp[i][:], m.ShortHelp, m.LongHelp)
 	}
+	// The last run's metrics this file keeps with no value: a metric
+	// record over an indom of no instances, no value record, no help
+	// (carry.go).
+	for k, serial := range pl.emptyIndoms {
+		putIndom(at(pl.record(secIndoms, len(p.indoms)+k)), serial, 0, uint64(pl.emptyAt), 0, 0)
+	}
+	for i, c := range p.carried {
+		name := p.prefix + c.name // as the part writes its metrics' (part.metricName)
+		putMetric(at(pl.record(secMetrics, len(p.metrics)+i)), pl.version, name, uint64(pl.carriedName[i]), metricRecord{
+			item: c.item, typ: c.typ, sem: c.sem, units: c.units, indom: c.indom,
+		})
+		putStrings(b, pl.carriedName[i:i+1], name)
+	}
 	values := b[pl.offset[secValues]:]
 	for s, o := range p.slots.all() {
 		rec := values[p.stride.at(s):][:valueSize]
@@ -331,6 +359,20 @@ func sharedRecord[K comparable](m map[K]int64, key K, find, keep bool, str func(
 	return n
 }
 
+// carriedIndoms appends to serials the serial of each indom that the
+// placeholders cs are written over, once each, in their order: none for
+// a singular placeholder.
+func carriedIndoms(serials []uint32, cs []placeholder) []uint32 {
+	var seen serialSet
+	for _, c := range cs {
+		if c.indom != singularIndom && !seen.has(c.indom) {
+			seen.add(c.indom)
+			serials = append(serials, c.indom)
+		}
+	}
+	return serials
+}
+
 // nameKind is the kind of in's names, as newPlan shares them: whole (0)
 // or derived, a head and a tail (1).
 func nameKind(in *indom) int {
@@ -367,6 +409,11 @@ func (r *Registry) versionWith(p *part, labels int) (int, error) {
 	}
 	for _, m := range p.metrics {
 		if need == Version1 && len(p.prefix)+len(m.Name) > maxV1Name {
+			need = Version2
+		}
+	}
+	for _, c := range p.carried {
+		if len(p.prefix)+len(c.name) > maxV1Name {
 			need = Version2
 		}
 	}

@@ -53,6 +53,7 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	}
 	var errs []error
 	var cl *claims
+	ps = r.inUncarryOrderLocked(ps) // before another file shows a name clashing with their placeholders (carry.go)
 	for _, p := range ps {
 		errs = append(errs, r.publishPartLocked(p, &cl, byDeclaration))
 	}
@@ -228,16 +229,21 @@ func (r *Registry) tryClaimsLocked(first *part) (*claims, error) {
 func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 	labels := r.labelsOf(p, labelArray())
 	defer putLabels(labels)
-	version, err := r.versionWith(p, len(labels))
-	if err != nil {
-		return err
-	}
 	c := r.opts.Cluster
 	if p.index > 0 {
 		c = r.parts[0].cluster
 	}
+	var err error
 	p.cluster, err = claimCluster(p.name, p.index > 0, c, cl.live)
 	if err != nil {
+		return err
+	}
+	r.carryLocked(p, d, cl.shown) // the last run's file at its name: before items are derived
+	// After the carry: a placeholder's name longer than a version 1 file
+	// holds (63 bytes) makes it version 2, as a metric's does.
+	version, err := r.versionWith(p, len(labels))
+	if err != nil {
+		p.reset()
 		return err
 	}
 	p.assignItems()
@@ -380,7 +386,7 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 	r.forgetRemovedLocked()
 	var errs []error
 	var cl *claims
-	for _, p := range r.parts {
+	for _, p := range r.inUncarryOrderLocked(r.parts) {
 		if unlock && p.file != nil {
 			errs = append(errs, r.publishPartUnlocking(p))
 			continue
@@ -467,8 +473,9 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	if p.file != nil && !p.dirty {
 		return nil
 	}
-	if err := r.tendTombstonesLocked(); err != nil {
-		r.pubErr = err
+	kept := p.carried // put back should the publication fail (tendCarriedLocked)
+	if later, err := r.tendLeftoversLocked(p); later || err != nil {
+		p.carried = kept
 		return err
 	}
 	if p.file == nil {
@@ -496,6 +503,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	}
 	gr, err := r.growthLocked(p)
 	if err != nil {
+		p.carried = kept
 		return err
 	}
 	pl, live, capacity := newPlan(p, gr.labels, gr.version, &gr.g), gr.live, gr.g.capacity
@@ -505,6 +513,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	p.snap.waiting = ws
 	defer clear(ws)
 	if err := r.writeGrowth(p, &p.hold, p.file, pl, live, ws); err != nil {
+		p.carried = kept
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
 		return err
@@ -1078,12 +1087,15 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 		return nil
 	}
 	r.reserveSnapshotUnlocking(p) // lets the lock go: names are declared meanwhile
-	if err := r.tendTombstonesLocked(); err != nil {
-		r.pubErr = err
+	// Put back should the publication fail (tendCarriedLocked).
+	kept := p.carried
+	if later, err := r.tendLeftoversLocked(p); later || err != nil {
+		p.carried = kept
 		return err
 	}
 	gr, err := r.growthLocked(p)
 	if err != nil {
+		p.carried = kept
 		return err
 	}
 	f, live, capacity := p.file, gr.live, gr.g.capacity
@@ -1126,6 +1138,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	close(done)
 	p.land()
 	if err != nil {
+		p.carried = kept
 		p.dirty = true
 		err = fileError(p.name, "cannot grow", err)
 		r.pubErr = err
@@ -1208,7 +1221,7 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // writes them before the snapshot ends (segList.share, endSnapshot).
 func (p *part) snapshotLocked() *part {
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, unstrung: p.unstrung}
+		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, carried: p.carried, unstrung: p.unstrung}
 	removed := slices.Grow(p.snap.removed[:0], p.snapshotInstances())
 	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))

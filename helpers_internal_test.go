@@ -431,7 +431,8 @@ func fileNames(t *testing.T, path, prefix string) []string {
 
 // overTombstone starts a registry named name over the files of a last run
 // of 3,000 counters, c0000 up, whose third file, holding c2999, is now a
-// tombstone; it returns the registry, holding one counter, and the
+// tombstone, and whose first file is gone, so that this run's has room;
+// it returns the registry, holding one counter, and the
 // directory.
 func overTombstone(t *testing.T, name string) (*Registry, string) {
 	dir := filepath.Join(t.TempDir(), "mmv")
@@ -442,6 +443,7 @@ func overTombstone(t *testing.T, name string) (*Registry, string) {
 	startOrSkip(t, last)
 	require.NoError(t, last.Close())
 	require.Contains(t, fileNames(t, filepath.Join(dir, name+".3"), name+"."), "c2999", "the last run's third file")
+	require.NoError(t, os.Remove(filepath.Join(dir, name))) // its full first file: Start would keep its items (carry.go), the first file then without room
 	r := NewRegistry(name, &Options{Dir: dir})
 	t.Cleanup(func() { r.Close() })
 	NewCounter(r, "first", "", Count).Inc()

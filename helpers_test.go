@@ -327,6 +327,25 @@ func deadPid(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
+// livePid returns the pid of a process alive until the test ends, not
+// this one: the parent (go test), as the pid of a file's last writer
+// still draining after its Close, or reused by another process after
+// that writer died (a reboot: the file stays, pids start again).
+func livePid() int { return os.Getppid() }
+
+// setFilePid writes pid into the header of the MMV file at path, in
+// place: a file truncated and written again would be shorter than PCP's
+// mapping of it for a moment (SIGBUS in pmcd).
+func setFilePid(t *testing.T, path string, pid int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	b := make([]byte, 40)
+	putPid(b, pid)
+	_, err = f.WriteAt(b[32:36], 32)
+	require.NoError(t, errors.Join(err, f.Close()))
+}
+
 // idHome is the instance id a vector derives for an instance name, before
 // any probing, among half ids (2^30 for counters, gauges and timers).
 func idHome(name string, half int64) int64 {

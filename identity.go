@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"fmt"
+	"math/bits"
 	"os"
 
 	"github.com/gopcp/mmv/internal/osfile"
@@ -138,6 +139,21 @@ type itemSet [(MaxItem + 64) / 64]uint64
 func (s *itemSet) has(it uint32) bool { return s[it/64]&(1<<(it%64)) != 0 }
 func (s *itemSet) add(it uint32)      { s[it/64] |= 1 << (it % 64) }
 func (s *itemSet) remove(it uint32)   { s[it/64] &^= 1 << (it % 64) }
+
+// removeAll removes the items of o.
+func (s *itemSet) removeAll(o *itemSet) {
+	for i := range s {
+		s[i] &^= o[i]
+	}
+}
+
+// count is the number of items in s.
+func (s *itemSet) count() (n int) {
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
 
 // takeItem returns the item name hashes to, or the next one not in used,
 // and marks it used.

@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"path/filepath"
@@ -286,4 +287,52 @@ func TestIndomSerialCollision(t *testing.T) {
 		upper = append(upper, s)
 	}
 	assert.Equal(t, map[string]uint32{a: 1023}, serials(upper, a), "the upper half full")
+}
+
+// TestUpgradeKeepsPMID: a new version of a service adds a metric whose
+// name hashes to the item of an existing one and sorts before it. Items
+// went to names in sorted order at Start, so the new metric took the
+// existing one's item and the existing one moved: a client that looked
+// the name up before the deploy (pmlogger, pmval: they fetch by PMID) got
+// the new metric's values under the old name, with no error anywhere.
+// Start now reads the last run's first file, and a name it held keeps its
+// item there (carry.go). From a review.
+func TestUpgradeKeepsPMID(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	const old = "requests"
+	added := ""
+	for i := 0; added == ""; i++ {
+		if n := fmt.Sprintf("a%d", i); itemHash(n) == itemHash(old) {
+			added = n // sorts before "requests", same item
+		}
+	}
+	v1 := newRegistry(t, "svc", dir, mmv.Options{})
+	mmv.NewCounter(v1, old, "", mmv.Count).Add(100)
+	startOrSkip(t, v1)
+	before := get(t, pcptest.Info(t, tmp), "mmv.svc."+old)
+	require.NoError(t, v1.Close()) // the deploy: v1 stops, v2 starts
+
+	v2 := newRegistry(t, "svc", dir, mmv.Options{})
+	mmv.NewCounter(v2, old, "", mmv.Count).Add(100)
+	mmv.NewCounter(v2, added, "", mmv.Count).Add(7)
+	startOrSkip(t, v2)
+	ms := pcptest.Info(t, tmp)
+	for _, m := range ms {
+		if m.PMID == before.PMID && m.Name != before.Name {
+			t.Errorf("PMID %s was %s (value %s) before the deploy; after it, it is %s (value %s): a client that looked %s up fetches %s's values", before.PMID, before.Name, before.Value, m.Name, m.Value, before.Name, m.Name)
+		}
+	}
+	require.Equal(t, before.PMID, get(t, ms, "mmv.svc."+old).PMID, "%s's PMID across the deploy", old)
+	require.NotEqual(t, before.PMID, get(t, ms, "mmv.svc."+added).PMID)
+}
+
+// itemHash is the item the registry derives from a name when it is free
+// (FNV-1a).
+func itemHash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return 1 + h%mmv.MaxItem
 }

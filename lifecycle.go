@@ -20,8 +20,12 @@ import (
 // overflow files past this run's (<file>.N) stay, their metrics showing
 // no value (the Sentinel flag), but for the names this run declares in
 // another file, until this run makes them again, renamed over them, their
-// PMIDs kept: a Start that fails after making them so leaves them so. A
-// rename failing after another file was renamed into place (a name taken
+// PMIDs kept, and the file renamed over one keeps the metrics this run
+// has not declared again (carry.go): a Start that fails after making them
+// so leaves them so. The metrics of the last run's first file that this
+// run has not declared are kept in the new one with no value, their PMIDs
+// kept, until it declares them, and the names it has declared keep their
+// items there (carry.go). A rename failing after another file was renamed into place (a name taken
 // by another registry between its check and its rename) leaves that file
 // at its name, never removed: its PMIDs vanishing and coming back at the
 // next attempt would crash pmcd (docs/design.md, "A pmcd crash in PCP's

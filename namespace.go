@@ -35,12 +35,9 @@ func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error 
 		if f.name == r.name {
 			continue
 		}
-		var names []string
-		if _, own := overflowIndex(r.name, f.name); own && f.flags&NoPrefix != 0 && !d.Held(f.name) {
-			names = metricNames(d, f.name)
-			if !slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, overflowPrefix(r.name, r.opts.Flags)) }) {
-				continue // an earlier run's, which it replaces or buries (bury); held, or with other names, a registry named so
-			}
+		names, own := r.earlierOverflow(d, f)
+		if own {
+			continue
 		}
 		prefix := ""
 		if f.flags&NoPrefix == 0 {
@@ -59,6 +56,67 @@ func (r *Registry) checkNamespaceLocked(d *osfile.Dir, shown []shownFile) error 
 		}
 	}
 	return nil
+}
+
+// earlierOverflow reports whether f, a file of d the reader shows, is an
+// overflow file of an earlier run of the registry, which Start replaces
+// or buries (bury): at one of its overflow names, NoPrefix, held by no
+// registry, every name of it under the registry's prefix (held, or with
+// other names, it is a registry's named so). names are f's when read.
+func (r *Registry) earlierOverflow(d *osfile.Dir, f shownFile) (names []string, own bool) {
+	if _, own := overflowIndex(r.name, f.name); !own || f.flags&NoPrefix == 0 || d.Held(f.name) {
+		return nil, false
+	}
+	names = metricNames(d, f.name)
+	return names, !slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, overflowPrefix(r.name, r.opts.Flags)) })
+}
+
+// clashesWithShown returns a function that reports whether a metric of
+// the registry named name clashes with a full name of another file of d
+// that the reader shows (shown), as checkNamespaceLocked finds them: the
+// same, or one a prefix of the other at a dot. The files are read once,
+// at the first name that may clash with theirs. For carryLocked: a
+// placeholder is checked there, after the registry's declarations.
+func (r *Registry) clashesWithShown(d *osfile.Dir, shown []shownFile) func(name string) bool {
+	read := map[string][]string{}
+	return func(name string) bool {
+		x := overflowPrefix(r.name, r.opts.Flags) + name
+		for _, f := range shown {
+			if slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == f.name }) {
+				continue // the registry's own files: nameFreeLocked and the parts' placeholders decide
+			}
+			prefix := ""
+			if f.flags&NoPrefix == 0 {
+				if !related(x, f.name) {
+					continue
+				}
+				prefix = f.name + "."
+			}
+			names, ok := read[f.name]
+			if !ok {
+				var own bool
+				if names, own = r.earlierOverflow(d, f); own {
+					names = []string{}
+				} else if names == nil {
+					names = metricNames(d, f.name)
+				}
+				read[f.name] = names
+			}
+			if slices.ContainsFunc(names, func(n string) bool { return related(x, prefix+n) }) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// related reports whether full names a and b clash in PCP's namespace:
+// the same, or one a prefix of the other at a dot.
+func related(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || len(b) > len(a) && b[len(a)] == '.' && b[:len(a)] == a
 }
 
 // clashLocked returns a metric of the registry whose full name (its name
@@ -113,7 +171,6 @@ func (r *Registry) nameClashError(file, mname string, d *osfile.Dir, other, name
 // that may clash, as Start does.
 func (r *Registry) checkNameAfterStartLocked(name string) error {
 	x := overflowPrefix(r.name, r.opts.Flags) + name
-	related := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(b, a+".") }
 	ns := r.namespaceLocked()
 	for _, f := range ns.shown {
 		prefix := ""
@@ -145,11 +202,17 @@ func (r *Registry) namespaceLocked() *otherFiles {
 		return ns
 	}
 	_, shown := liveClusters(r.dir, func(f string) bool {
+		// A part's file first: renamed over a tombstone, it is there
+		// before tendTombstonesLocked forgets the tombstone, its
+		// placeholders among its names (carry.go).
+		if slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == f && p.file != nil }) {
+			return true
+		}
 		if _, tomb := r.tombs[f]; tomb {
 			var b [headerSize]byte
 			return r.tombAtLocked(f, b[:r.dir.ReadHead(f, b[:])])
 		}
-		return slices.ContainsFunc(r.parts, func(p *part) bool { return p.name == f && p.file != nil })
+		return false
 	})
 	ns := &otherFiles{stamp: stamp, shown: shown, names: map[string][]string{}}
 	r.others = nil

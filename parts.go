@@ -40,6 +40,14 @@ type part struct {
 	// file, as libpcp_mmv writes them, those its metrics use for others.
 	indoms []*indom
 	used   itemSet // items taken
+	// carried are the metrics of the last run's file at the part's name
+	// (the first file, or an overflow file's tombstone) that this file
+	// keeps with no value, their PMIDs kept, by their names without the
+	// part's prefix, and reserved the items kept so, for the registry's
+	// life, also in used (carry.go): nil when there was no such file.
+	// carried is replaced, never changed: a snapshot shares it.
+	carried  []placeholder
+	reserved *itemSet
 	// slots lists the values in the order of their records: a value's
 	// slot fixes its address while it lives (below).
 	slots       segList[slotOwner]
@@ -67,6 +75,19 @@ type part struct {
 	// on has none either (String values take no free slot: takeSlot), and
 	// none is handed out until it has (handleOf).
 	unstrung int
+}
+
+// placeholder is a metric of the last run's file kept in this run's with
+// no value (carry.go): its name, item and description, and the
+// serial of the indom of no instances it is written over (singularIndom:
+// none).
+type placeholder struct {
+	name  string
+	item  uint32
+	typ   Type
+	sem   Semantics
+	units Units
+	indom uint32
 }
 
 // snapArrays are the arrays of a part's last snapshot, which the next
@@ -335,6 +356,10 @@ func (p *part) reset() {
 		}
 	}
 	p.cluster = 0
+	if p.reserved != nil { // a Start keeps them again
+		p.used.removeAll(p.reserved)
+		p.carried, p.reserved = nil, nil
+	}
 }
 
 // assignItems gives every metric of the part declared without an item

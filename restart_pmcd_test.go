@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -260,4 +262,90 @@ func restartTestTime() time.Duration {
 		return time.Minute
 	}
 	return 4 * time.Second
+}
+
+// TestRestartLateFirstFileMetricKeepsPMCD: a registry without the Process
+// flag restarted while a client fetches a metric of its first file that
+// the last run declared after Start (a lazy instrument, or the
+// registry's own mmv.dropped, declared at its first count) leaves pmcd
+// up. Start renamed a first file without that metric over the last run's
+// (its PMID vanished), and the declaration after Start brought it back a
+// publication later: pmcd died of SIGSEGV (docs/design.md, "A pmcd crash
+// in PCP's reader"). Start now carries it as a placeholder, showing no
+// value, whose PMID the declaration takes (carry.go). From a review; and
+// from another, a late name longer than a version 1 file holds (it was
+// carried into one, cut), and a live process's pid in the header of the
+// file the last run left (it was not carried; between runs sets it).
+func TestRestartLateFirstFileMetricKeepsPMCD(t *testing.T) {
+	needFileLayer(t)
+	long := "late_" + strings.Repeat("x", 70)
+	for _, c := range []struct {
+		name, metric string
+		late         func(r *mmv.Registry, lives int)
+		between      func(dir, name string)
+	}{
+		{"late counter", "late", func(r *mmv.Registry, lives int) {
+			mmv.NewCounter(r, "late", "", mmv.Count).Add(uint64(lives))
+		}, nil},
+		{"mmv.dropped", "mmv.dropped", func(r *mmv.Registry, lives int) {
+			v := mmv.NewCounterVec(r, "byclient", "", mmv.Count, "client")
+			v.SetLimit(1)
+			v.With("a").Inc()
+			v.With("b") // refused: the registry declares mmv.dropped
+		}, nil},
+		{"long name", long, func(r *mmv.Registry, lives int) {
+			mmv.NewCounter(r, long, "", mmv.Count).Add(uint64(lives))
+		}, nil},
+		{"live pid", "late", func(r *mmv.Registry, lives int) {
+			mmv.NewCounter(r, "late", "", mmv.Count).Add(uint64(lives))
+		}, func(dir, name string) { setFilePid(t, filepath.Join(dir, name), livePid()) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := pcptest.StartPMCD(t)
+			const name = "laterst"
+			life := func(lives int) *mmv.Registry {
+				r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir})
+				mmv.NewCounter(r, "count", "Lifetimes", mmv.Count).Add(uint64(lives))
+				if err := r.Start(); err != nil {
+					t.Error(err)
+					return nil
+				}
+				c.late(r, lives) // after Start: in the first file, a publication later
+				if err := r.Flush(); err != nil {
+					t.Error(err)
+				}
+				return r
+			}
+			between := func() {
+				if c.between != nil {
+					c.between(p.Dir, name)
+				}
+			}
+			first := life(0) // the run whose file the loop's first Start replaces
+			require.NotNil(t, first)
+			require.NoError(t, first.Close())
+			between()
+			f, lives := fetchesSurvive(t, p, "mmv."+name+"."+c.metric, func(stop *atomic.Bool) int {
+				lives := 0
+				for !stop.Load() {
+					lives++
+					r := life(lives)
+					if r == nil {
+						break
+					}
+					time.Sleep(time.Millisecond)
+					if err := r.Close(); err != nil {
+						t.Error(err)
+						break
+					}
+					between()
+				}
+				return lives
+			})
+			t.Logf("%d lifetimes, fetches %+v", lives, f)
+			// The metric shows no value between a Start and its
+			// declaration: pmcd up is the test.
+			assert.Positive(t, f.Values, "fetches of mmv.%s.%s that found its value", name, c.metric)
+		})
+	}
 }

@@ -29,7 +29,7 @@ var (
 		"mmv.go", "declare.go", "declarations.go", "transaction.go", "lifecycle.go", "configure.go",
 		"metrics.go", "instances.go", "labels.go", "parts.go", "budget.go",
 		"growth.go", "encode.go", "identity.go", "drops.go", "poll.go",
-		"gather.go", "snapshot.go", "tombstone.go", "namespace.go",
+		"gather.go", "snapshot.go", "tombstone.go", "carry.go", "namespace.go",
 	}
 	instrumentFiles = []string{
 		"instruments.go", "counter.go", "gauge.go", "intgauge.go", "timer.go",

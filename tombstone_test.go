@@ -64,6 +64,7 @@ func TestTombstoneRewriteFailureHoldsThePublication(t *testing.T) {
 	_, dir := pcpDir(t)
 	closedRun(t, dir, "tfail", 3000)
 	tomb := filepath.Join(dir, "tfail.3")
+	require.NoError(t, os.Remove(filepath.Join(dir, "tfail"))) // its full first file: Start would keep its items (carry.go), the first file then without room
 
 	r := newRegistry(t, "tfail", dir, mmv.Options{})
 	mmv.NewCounter(r, "first", "", mmv.Count).Inc()
@@ -167,6 +168,7 @@ func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, fileMetric(was, "tomb.count"), "the last run's count in its overflow file")
 	require.NotNil(t, fileMetric(was, "tomb.c1102"))
+	require.NoError(t, os.Remove(filepath.Join(dir, "tomb"))) // its full first file: Start would keep its items (carry.go), the first file then without room
 
 	r := newRegistry(t, "tomb", dir, mmv.Options{})
 	mmv.NewCounter(r, "count", "", mmv.Count).Add(1) // in the first file now

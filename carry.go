@@ -1,0 +1,382 @@
+package mmv
+
+import (
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/gopcp/mmv/internal/osfile"
+)
+
+// The last run's first file: a registry without the Process flag started
+// again renames its new first file over the one its last run left, and
+// the metrics that run had declared after Start (a lazy instrument, a
+// bridge's family, the registry's own mmv.dropped and mmv.expired,
+// declared at their first count) were in the old file and not in the new
+// one until this run declared them again, a publication later: their
+// PMIDs vanished and came back, which crashes pmcd while a client fetches
+// them (docs/design.md, "A pmcd crash in PCP's reader";
+// TestRestartLateFirstFileMetricKeepsPMCD). So Start reads the old file
+// (carryLocked): a metric of it that this run has not declared, and whose
+// name is free of this run's (nameFreeLocked) and of the other files' the
+// reader shows (clashesWithShown: Start checks only the registry's own
+// names against them), is carried into the new
+// first file as a placeholder, its name and item, so its PMID, over an
+// indom of no instances and with no value record (PCP's reader shows it
+// with no value, and logs nothing: overEmptyIndomsLocked); a name this run
+// has declared keeps the item it had there. A declaration of the name
+// later takes the placeholder's item, in its place at the first file's
+// next publication; a placeholder whose name this run declares in another
+// file, or clashes with at a dot, is dropped there (tendCarriedLocked).
+// Every item kept so is reserved for the registry's life: no other name
+// takes it.
+//
+// An overflow file the same way: Start rewrites the last run's as a
+// tombstone (tombstone.go), and the file this run makes at its name
+// later is renamed over it holding only the metrics this run had
+// declared in it by then; the tombstone's others vanished there and came
+// back at the next publication (TestRestartOverflowKeepsPMCD: 33 of 81
+// metrics). So the part whose file replaces a tombstone carries its
+// metrics as the first part carries the last run's first file's, by
+// their names without the registry's prefix (bury strips it), written
+// with it (part.prefix), and every rule below is the part's, not the
+// first's. A part waits for the parts of lower indexes that still show a
+// placeholder to drop (tendCarriedLocked).
+
+// carryLocked reads the file the last run left at the name of p, about
+// to be made in d on its cluster (the first part's at Start, an overflow
+// part's when this run made a tombstone there: tombAtLocked, whatever its
+// flags), and keeps what it says: the items of the names p
+// declares without one, the others as placeholders (see above), but those
+// whose names clash with a name of another file of shown, the files the
+// reader shows, whose items are kept all the same. Only a
+// file PCP shows and none else's: an MMV file without the Process flag
+// (a Process run's Close removes its file, and PCP stops showing it when
+// its writer dies), its NoPrefix flag the registry's, on the cluster p
+// claims (other PMIDs are not this file's). Whatever pid its header
+// names: PCP ignores it without the Process flag, and it is often a live
+// process's (a writer draining after its Close while its successor
+// starts, a pid reused after a reboot, another user's); a registry
+// holding the name fails this Start (osfile.File.Hold), and a writer
+// that takes no lock (libpcp_mmv's) has its file replaced by this one
+// whether or not its metrics are carried: carried, their PMIDs stay, with
+// no value, never a wrong one. Called as p's file is made, before its
+// items are derived (part.assignItems).
+func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
+	b := readLastFirst(d, p.name)
+	h, ok := readHead(b)
+	if !ok || h.cluster != p.cluster {
+		return
+	}
+	if p.index == 0 {
+		if h.flags&Process != 0 || h.flags&NoPrefix != r.opts.Flags&NoPrefix {
+			return
+		}
+	} else if !r.tombAtLocked(p.name, b) {
+		return // an overflow part's: only the tombstone this run made at its name (tombstone.go)
+	}
+	old, ok := fileMetrics(b)
+	if !ok {
+		return
+	}
+	if p.prefix != "" { // an overflow file's names carry the registry's (bury strips it)
+		for i := range old {
+			short, under := strings.CutPrefix(old[i].name, p.prefix)
+			if !under {
+				return
+			}
+			old[i].name = short
+		}
+	}
+	clashes := r.clashesWithShown(d, shown)
+	reserved := new(itemSet)
+	room := MaxItem - len(p.metrics) // items left once every metric has one
+	var carried, bare []placeholder
+	seen := map[string]bool{}
+	for _, o := range old {
+		if seen[o.name] || p.used.has(o.item) {
+			continue // a name twice (no file of ours), an item this run declares
+		}
+		seen[o.name] = true
+		switch m := r.named(o.name); {
+		case m != nil && m.part == p && m.auto && m.item == 0:
+			m.item = o.item
+			p.used.add(o.item)
+		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil && !clashes(o.name) && !r.carriedElsewhereLocked(p, o.name):
+			carried = append(carried, o)
+			reserved.add(o.item)
+			p.used.add(o.item)
+			room--
+		default:
+			bare = append(bare, o)
+		}
+	}
+	// The items of names declared elsewhere, or with another item: a
+	// client that holds the PMID fetches no other name's value under it.
+	for _, o := range bare {
+		if room > 0 && !p.used.has(o.item) {
+			reserved.add(o.item)
+			p.used.add(o.item)
+			room--
+		}
+	}
+	if reserved.count() > 0 {
+		p.carried, p.reserved = r.overEmptyIndomsLocked(p, carried), reserved
+	}
+}
+
+// overEmptyIndomsLocked returns the placeholders cs of part p,
+// each over the indom of no instances it is written over: a placeholder
+// of a metric that had an indom keeps its serial, so PCP describes its
+// PMID as before; one whose serial this run's registry gives another
+// indom, and one of a singular metric, share an indom of a serial none of
+// its indoms has (emptySerial): PCP then fetches no instance of it and
+// shows no value. A singular metric's placeholder so has an indom, its
+// PMID described so until the program declares it again, which is better
+// than what PCP 7 did with one left singular with no value record: each
+// fetch of it logged a line in pmcd.log ("Instance -1 of PMID ... not
+// handled by fetch callback"). On a cluster above 2047 every placeholder
+// stays singular: PCP keeps 11 bits of an indom's cluster, its indom
+// would be another cluster's. cs is not changed: a new array when a
+// serial is.
+func (r *Registry) overEmptyIndomsLocked(p *part, cs []placeholder) []placeholder {
+	var shared uint32 // emptySerial, once needed
+	out := cs
+	for i, c := range cs {
+		serial := c.indom
+		switch {
+		case p.cluster > maxIndomCluster:
+			serial = singularIndom
+		case serial == 0 || serial > MaxSerial || r.taken.has(serial):
+			if shared == 0 {
+				shared = emptySerial(&r.taken)
+			}
+			serial = shared
+		}
+		if serial != c.indom {
+			if &out[0] == &cs[0] {
+				out = slices.Clone(cs)
+			}
+			out[i].indom = serial
+		}
+	}
+	return out
+}
+
+// emptySerial is the serial of the indom of no instances that
+// placeholders share: the highest free one below the serials derived for
+// instruments (1024), those a program chooses itself usually starting
+// from 1, else the highest free one; singularIndom when none is free.
+func emptySerial(taken *serialSet) uint32 {
+	for _, from := range [2]uint32{firstDerivedSerial - 1, MaxSerial} {
+		for s := from; s > 0; s-- {
+			if !taken.has(s) {
+				return s
+			}
+		}
+	}
+	return singularIndom
+}
+
+// readLastFirst returns the bytes of the file at name in d, nil when it
+// is none or larger than a file of ours (maxTombstone).
+func readLastFirst(d *osfile.Dir, name string) []byte {
+	f := d.OpenRead(name)
+	if f == nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxTombstone+1))
+	if err != nil || len(b) > maxTombstone {
+		return nil
+	}
+	return b
+}
+
+// fileMetrics returns the metrics of the MMV file b as placeholders, in
+// the order of its records, leaving out those whose records hold no name,
+// an item out of range, or a type or semantics PCP does not know; ok is
+// false when b is no MMV file whose metrics it can read.
+func fileMetrics(b []byte) (ms []placeholder, ok bool) {
+	version, toc, ok := readTOC(b)
+	if !ok || toc[secMetrics] == nil {
+		return nil, ok
+	}
+	size := recordSize(secMetrics, version)
+	count, o := tocEntry(toc[secMetrics])
+	off := int(o)
+	if o > uint64(len(b)) || count > len(b)/size || off+count*size > len(b) || count > MaxMetrics {
+		return nil, false
+	}
+	nameLen := metricNameV2Len
+	if version == Version1 {
+		nameLen = metricNameV1Len
+	}
+	for j := range count {
+		name, ok := nameAt(b, uint64(off+j*size), version)
+		body := b[off+j*size+nameLen:]
+		c := placeholder{name: name, item: ne.Uint32(body[metricItemOff:]), typ: Type(ne.Uint32(body[metricTypeOff:])),
+			sem: Semantics(ne.Uint32(body[metricSemOff:])), units: Units(ne.Uint32(body[metricUnitsOff:])),
+			indom: ne.Uint32(body[metricIndomOff:])}
+		if ok && name != "" && c.item >= 1 && c.item <= MaxItem && c.typ.valid() && c.sem.valid() {
+			ms = append(ms, c)
+		}
+	}
+	return ms, true
+}
+
+// carriedItem returns the item of the placeholder of p named name, the
+// item a metric of that name declared in p takes, else one derived from
+// the name (takeItem).
+func (p *part) carriedItem(name string) uint32 {
+	if i := slices.IndexFunc(p.carried, func(c placeholder) bool { return c.name == name }); i >= 0 {
+		return p.carried[i].item
+	}
+	return takeItem(name, &p.used)
+}
+
+// itemHolder names, for an error, what holds item in p, which name may
+// not take: a metric, or a placeholder of another name, or an item kept
+// for a metric of the last run's file at the part's name; taken is false when the
+// item is free for name (none holds it, or name's placeholder does).
+func (p *part) itemHolder(item uint32, name string) (holder string, taken bool) {
+	if !p.used.has(item) {
+		return "", false
+	}
+	if i := slices.IndexFunc(p.metrics, func(o *metric) bool { return o.item == item }); i >= 0 {
+		return quote(p.metrics[i].Name), true
+	}
+	if i := slices.IndexFunc(p.carried, func(c placeholder) bool { return c.item == item }); i >= 0 {
+		if p.carried[i].name == name {
+			return "", false
+		}
+		return quote(p.carried[i].name) + " of the file's last run, which the file keeps with no value", true
+	}
+	return "a metric of the file's last run, whose PMID no other name takes", true
+}
+
+// unreserve undoes the taking of item by a metric of p: the item stays
+// taken when it is kept for a metric of the last run (carryLocked).
+func (p *part) unreserve(item uint32) {
+	if p.reserved == nil || !p.reserved.has(item) {
+		p.used.remove(item)
+	}
+}
+
+// hasItemRoom reports whether p has an item for a metric named name: its
+// placeholder's, or one free of those its metrics took and those kept for
+// the last run's.
+func (p *part) hasItemRoom(name string) bool {
+	return p.reserved == nil || p.used.count() < MaxItem || slices.ContainsFunc(p.carried, func(c placeholder) bool { return c.name == name })
+}
+
+// uncarryLocked marks for a publication every part that shows a
+// placeholder the metric named name, just declared, takes the place of or
+// clashes with at a dot (tendCarriedLocked drops it there), and reports
+// whether one did.
+func (r *Registry) uncarryLocked(name string) bool {
+	marked := false
+	for _, p := range r.parts {
+		if len(p.carried) > 0 && slices.ContainsFunc(p.carried, func(c placeholder) bool { return related(c.name, name) }) {
+			p.dirty, marked = true, true
+		}
+	}
+	return marked
+}
+
+// mustUncarryLocked reports whether part p shows a placeholder whose name
+// this run has declared since, or a name clashing with it, or one over an
+// indom whose serial this run has given an indom since.
+func (r *Registry) mustUncarryLocked(p *part) bool {
+	return len(p.carried) > 0 && slices.ContainsFunc(p.carried, func(c placeholder) bool {
+		return !r.nameFreeLocked(c.name, "") || c.indom != singularIndom && r.taken.has(c.indom)
+	})
+}
+
+// uncarryFirstLocked returns the part of the lowest index that shows a
+// placeholder to drop or move (mustUncarryLocked), nil when none does.
+func (r *Registry) uncarryFirstLocked() *part {
+	for _, p := range r.parts {
+		if r.mustUncarryLocked(p) {
+			return p
+		}
+	}
+	return nil
+}
+
+// inUncarryOrderLocked returns ps with the parts that show a placeholder
+// to drop or move first, in the order of their indexes, those of them not
+// in ps added: a part waits for them (tendCarriedLocked). ps is not
+// changed.
+func (r *Registry) inUncarryOrderLocked(ps []*part) []*part {
+	var first []*part
+	for _, p := range r.parts {
+		if r.mustUncarryLocked(p) {
+			first = append(first, p)
+		}
+	}
+	if len(first) == 0 {
+		return ps
+	}
+	for _, p := range ps {
+		if !slices.Contains(first, p) {
+			first = append(first, p)
+		}
+	}
+	return first
+}
+
+// carriedElsewhereLocked reports whether a part of the registry other
+// than p keeps a placeholder whose name is name or clashes with it at a
+// dot.
+func (r *Registry) carriedElsewhereLocked(p *part, name string) bool {
+	return slices.ContainsFunc(r.parts, func(q *part) bool {
+		return q != p && slices.ContainsFunc(q.carried, func(c placeholder) bool { return related(c.name, name) })
+	})
+}
+
+// tendCarriedLocked keeps the placeholders right before part p is
+// published, with the lock held from here to the part's snapshot: p
+// drops those whose names this run has declared since (a declaration in
+// p took the item), or clashes with at a dot, their items reserved, and
+// moves those over an indom whose serial this run has given an indom
+// since to another empty one (overEmptyIndomsLocked). A publication that
+// fails puts them back (publishPartLocked, publishPartUnlocking): a
+// placeholder leaves the file only with one that succeeds, so that a
+// declaration undone after its publication failed (a full disk;
+// undeclareMetric) leaves the placeholder, and the item its name takes
+// again, as they were. A part waits (later) while a part of a lower
+// index, or another when it has none to tend itself, still shows one to
+// drop or move: its names may be theirs, and that part, marked dirty, is
+// published first (the publications take those parts first:
+// inUncarryOrderLocked). The part of the lowest index never waits, so
+// no two wait for each other.
+func (r *Registry) tendCarriedLocked(p *part) (later bool) {
+	first := r.uncarryFirstLocked()
+	if first == nil {
+		return false
+	}
+	if first != p {
+		first.dirty = true
+		return true
+	}
+	kept := slices.DeleteFunc(slices.Clone(p.carried), func(c placeholder) bool { return !r.nameFreeLocked(c.name, "") })
+	p.carried = r.overEmptyIndomsLocked(p, kept)
+	return false
+}
+
+// tendLeftoversLocked keeps what Start kept of the last run's files right
+// before part p is published: the parts' placeholders, the overflow
+// files' tombstones. later says p is to wait for another part's
+// publication, dirty and due (tendCarriedLocked); a failure is the
+// publication's (pubErr).
+func (r *Registry) tendLeftoversLocked(p *part) (later bool, err error) {
+	if r.tendCarriedLocked(p) {
+		return true, nil
+	}
+	if err := r.tendTombstonesLocked(); err != nil {
+		r.pubErr = err
+		return false, err
+	}
+	return false, nil
+}
