@@ -95,6 +95,11 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	reserved := new(itemSet)
 	room := MaxItem - len(p.metrics) // items left once every metric has one
 	var carried, bare []placeholder
+	keep := func(item uint32) { // its PMID this run gives no other name
+		reserved.add(item)
+		p.used.add(item)
+		room--
+	}
 	seen := map[string]bool{}
 	for _, o := range old {
 		if seen[o.name] || p.used.has(o.item) {
@@ -107,9 +112,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 			p.used.add(o.item)
 		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil && !clashes(o.name) && !r.carriedElsewhereLocked(p, o.name):
 			carried = append(carried, o)
-			reserved.add(o.item)
-			p.used.add(o.item)
-			room--
+			keep(o.item)
 		default:
 			bare = append(bare, o)
 		}
@@ -118,9 +121,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	// client that holds the PMID fetches no other name's value under it.
 	for _, o := range bare {
 		if room > 0 && !p.used.has(o.item) {
-			reserved.add(o.item)
-			p.used.add(o.item)
-			room--
+			keep(o.item)
 		}
 	}
 	if reserved.count() > 0 {
@@ -172,10 +173,8 @@ func (r *Registry) overEmptyIndomsLocked(p *part, cs []placeholder) []placeholde
 // from 1, else the highest free one; singularIndom when none is free.
 func emptySerial(taken *serialSet) uint32 {
 	for _, from := range [2]uint32{firstDerivedSerial - 1, MaxSerial} {
-		for s := from; s > 0; s-- {
-			if !taken.has(s) {
-				return s
-			}
+		if s := highestFree(taken, from); s != 0 {
+			return s
 		}
 	}
 	return singularIndom

@@ -38,7 +38,13 @@ func autoSerial(key string, taken *serialSet) uint32 {
 			return s
 		}
 	}
-	for s := uint32(firstDerivedSerial - 1); s > 0; s-- {
+	return highestFree(taken, firstDerivedSerial-1)
+}
+
+// highestFree returns the highest serial from down to 1 not taken, 0 when
+// none is.
+func highestFree(taken *serialSet, from uint32) uint32 {
+	for s := from; s > 0; s-- {
 		if !taken.has(s) {
 			return s
 		}
