@@ -42,18 +42,21 @@ import (
 // their names without the registry's prefix (bury strips it), written
 // with it (part.prefix), and every rule below is the part's, not the
 // first's. A part waits for the parts of lower indexes that still show a
-// placeholder to drop (tendCarriedLocked).
+// placeholder to drop (tendCarriedLocked). An overflow file Start makes
+// itself (declarations before Start past the first file) is renamed over
+// the last run's at its name with no tombstone between, and carries it
+// by the first file's rule (TestRestartOverflowMadeAtStartKeepsPMCD).
 
 // carryLocked reads the file the last run left at the name of p, about
-// to be made in d on its cluster (the first part's at Start, an overflow
-// part's when this run made a tombstone there: tombAtLocked, whatever its
-// flags), and keeps what it says: the items of the names p
+// to be made in d on its cluster (every part's at Start, an overflow
+// part's later when this run made a tombstone there: tombAtLocked,
+// whatever its flags), and keeps what it says: the items of the names p
 // declares without one, the others as placeholders (see above), but those
 // whose names clash with a name of another file of shown, the files the
 // reader shows, whose items are kept all the same. Only a
 // file PCP shows and none else's: an MMV file without the Process flag
 // (a Process run's Close removes its file, and PCP stops showing it when
-// its writer dies), its NoPrefix flag the registry's, on the cluster p
+// its writer dies), its NoPrefix flag the part's, on the cluster p
 // claims (other PMIDs are not this file's). Whatever pid its header
 // names: PCP ignores it without the Process flag, and it is often a live
 // process's (a writer draining after its Close while its successor
@@ -71,12 +74,13 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	if !ok || h.cluster != p.cluster {
 		return
 	}
-	if p.index == 0 {
-		if h.flags&Process != 0 || h.flags&NoPrefix != r.opts.Flags&NoPrefix {
+	switch {
+	case r.state != started: // a file Start makes, the first or an overflow file: the last run's, as PCP shows it
+		if h.flags&Process != 0 || h.flags&NoPrefix != p.flags&NoPrefix {
 			return
 		}
-	} else if !r.tombAtLocked(p.name, b) {
-		return // an overflow part's: only the tombstone this run made at its name (tombstone.go)
+	case !r.tombAtLocked(p.name, b):
+		return // an overflow part's made later: only the tombstone this run made at its name (tombstone.go)
 	}
 	old, ok := fileMetrics(l)
 	if !ok {

@@ -238,6 +238,47 @@ func TestRestartOverflowKeepsPMCD(t *testing.T) {
 	assert.Positive(t, f.Values, "fetches that found the value of this run's overflow file")
 }
 
+// TestRestartOverflowMadeAtStartKeepsPMCD: as TestRestartOverflowKeepsPMCD,
+// but every run declares part of its overflow file before Start, so Start
+// makes <name>.2 itself and renames it over the last run's, with no
+// tombstone between; the metrics declared after Start, which the last
+// run's file held, vanished there and came back a publication later.
+func TestRestartOverflowMadeAtStartKeepsPMCD(t *testing.T) {
+	needFileLayer(t)
+	t.Parallel() // a pmcd of its own
+	p := pcptest.StartPMCD(t)
+	const name = "ovsrst"
+	f, lives := fetchesSurvive(t, p, fmt.Sprintf("mmv.%s.c%04d", name, mmv.MaxMetrics+79), func(stop *atomic.Bool) int {
+		lives := 0
+		for !stop.Load() {
+			lives++
+			r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir})
+			mmv.NewCounter(r, "count", "Lifetimes", mmv.Count).Add(uint64(lives))
+			for i := range mmv.MaxMetrics + 40 { // <name>.2 made at Start
+				mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(uint64(lives))
+			}
+			if err := r.Start(); err != nil {
+				t.Error(err)
+				break
+			}
+			for i := mmv.MaxMetrics + 40; i < mmv.MaxMetrics+80; i++ {
+				mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(uint64(lives))
+			}
+			if err := r.Err(); err != nil {
+				t.Error(err)
+			}
+			time.Sleep(time.Millisecond)
+			if err := r.Close(); err != nil {
+				t.Error(err)
+				break
+			}
+		}
+		return lives
+	})
+	t.Logf("%d lifetimes, fetches %+v", lives, f)
+	assert.Positive(t, f.Values, "fetches that found the value of this run's overflow file")
+}
+
 // fetchesSurvive runs loop until it is told to stop while a client of p
 // fetches metric back to back (restartTestTime), and checks pmcd is up
 // and answering. It returns the fetches and what loop returned.
