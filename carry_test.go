@@ -416,9 +416,24 @@ func TestCarriedClashWithAnotherFileDropped(t *testing.T) {
 // run had declared by its first publication: the others vanished and
 // came back at the next, which crashed pmcd (TestRestartOverflowKeepsPMCD).
 func TestCarriedInOverflowFile(t *testing.T) {
+	carriedInOverflow(t, "ovc", false)
+}
+
+// TestCarriedInOverflowFileMadeAtStart: an overflow file this run makes at
+// Start (declarations before Start past the first file) replaces the last
+// run's file at its name, with no tombstone between: it keeps that file's
+// metrics this run has not declared yet as placeholders, as the first
+// file does (TestRestartOverflowMadeAtStartKeepsPMCD).
+func TestCarriedInOverflowFileMadeAtStart(t *testing.T) {
+	carriedInOverflow(t, "ovs", true)
+}
+
+// carriedInOverflow runs a registry of name whose last run's <name>.2
+// held c1102: this run declares <name>.2's metrics before c1102 before
+// Start (atStart) or after it, then c1102, which takes its item.
+func carriedInOverflow(t *testing.T, name string, atStart bool) {
 	needFileLayer(t)
 	tmp, dir := pcpDir(t)
-	const name = "ovc"
 	lastRunWith(t, dir, name, 0, func(r *mmv.Registry) {
 		for i := range mmv.MaxMetrics + 80 {
 			mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(5)
@@ -431,16 +446,24 @@ func TestCarriedInOverflowFile(t *testing.T) {
 
 	r := newRegistry(t, name, dir, mmv.Options{})
 	mmv.NewCounter(r, "count", "", mmv.Count).Add(1)
-	startOrSkip(t, r)
-	for i := range mmv.MaxMetrics + 40 { // into <name>.2, c1102 not yet
-		mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(3)
+	declare := func() {
+		for i := range mmv.MaxMetrics + 40 { // into <name>.2, c1102 not yet
+			mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(3)
+		}
 	}
-	require.NoError(t, r.Flush())
+	if atStart {
+		declare()
+		startOrSkip(t, r)
+	} else {
+		startOrSkip(t, r)
+		declare()
+		require.NoError(t, r.Flush())
+	}
 	now, err := mmvfile.Open(filepath.Join(dir, name+".2"))
 	require.NoError(t, err)
 	assert.Zero(t, now.Header.Flags&mmv.Sentinel, "this run's file, no tombstone")
 	kept := fileMetric(now, name+".c1102")
-	require.NotNil(t, kept, "the tombstone's c1102 kept, with the registry's prefix")
+	require.NotNil(t, kept, "the last run's c1102 kept, with the registry's prefix")
 	assert.Equal(t, last.Item, kept.Item, "its PMID the last run's")
 	assert.Equal(t, was.Header.Cluster, now.Header.Cluster)
 	for _, v := range now.Values {
@@ -471,59 +494,6 @@ func TestCarriedInOverflowFile(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, n, "the placeholder dropped in the publication that shows the metric")
-	if pcptest.WantPCP(t) {
-		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv."+name+".c1102")
-		require.NotNil(t, shown)
-		assert.Equal(t, "7", shown.Value)
-	}
-}
-
-// TestCarriedInOverflowFileMadeAtStart: an overflow file this run makes at
-// Start (declarations before Start past the first file) replaces the last
-// run's file at its name, with no tombstone between: it keeps that file's
-// metrics this run has not declared yet as placeholders, as the first
-// file does, so that their PMIDs do not vanish and come back.
-func TestCarriedInOverflowFileMadeAtStart(t *testing.T) {
-	needFileLayer(t)
-	tmp, dir := pcpDir(t)
-	const name = "ovs"
-	lastRunWith(t, dir, name, 0, func(r *mmv.Registry) {
-		for i := range mmv.MaxMetrics + 80 {
-			mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(5)
-		}
-	})
-	was, err := mmvfile.Open(filepath.Join(dir, name+".2"))
-	require.NoError(t, err)
-	last := fileMetric(was, name+".c1102")
-	require.NotNil(t, last, "the last run's c1102 in its overflow file")
-
-	r := newRegistry(t, name, dir, mmv.Options{})
-	mmv.NewCounter(r, "count", "", mmv.Count).Add(1)
-	for i := range mmv.MaxMetrics + 40 { // into <name>.2 before Start, c1102 not yet
-		mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(3)
-	}
-	startOrSkip(t, r)
-	now, err := mmvfile.Open(filepath.Join(dir, name+".2"))
-	require.NoError(t, err)
-	kept := fileMetric(now, name+".c1102")
-	require.NotNil(t, kept, "the last run's c1102 kept, with the registry's prefix")
-	assert.Equal(t, last.Item, kept.Item, "its PMID the last run's")
-	for _, v := range now.Values {
-		assert.NotEqual(t, name+".c1102", v.Metric.Name, "a placeholder has no value")
-	}
-	if pcptest.WantPCP(t) {
-		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv."+name+".c1102")
-		require.NotNil(t, shown)
-		assert.Empty(t, shown.Value, "PCP shows no value")
-	}
-
-	mmv.NewCounter(r, "c1102", "", mmv.Count).Add(7)
-	require.NoError(t, r.Flush())
-	now, err = mmvfile.Open(filepath.Join(dir, name+".2"))
-	require.NoError(t, err)
-	m := fileMetric(now, name+".c1102")
-	require.NotNil(t, m)
-	assert.Equal(t, last.Item, m.Item, "the declaration takes the placeholder's item")
 	if pcptest.WantPCP(t) {
 		shown := pcptest.Find(pcptest.Info(t, tmp), "mmv."+name+".c1102")
 		require.NotNil(t, shown)

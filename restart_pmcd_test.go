@@ -206,64 +206,43 @@ func TestFailedStartKeepsPMCD(t *testing.T) {
 // file is now kept as a tombstone, its metrics with no value, until this
 // run's is renamed over it (TestStartBuriesLeftoverOverflowFiles).
 func TestRestartOverflowKeepsPMCD(t *testing.T) {
-	needFileLayer(t)
-	t.Parallel() // a pmcd of its own
-	p := pcptest.StartPMCD(t)
-	const name = "ovrst"
-	f, lives := fetchesSurvive(t, p, fmt.Sprintf("mmv.%s.c%04d", name, mmv.MaxMetrics+79), func(stop *atomic.Bool) int {
-		lives := 0
-		for !stop.Load() {
-			lives++
-			r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir})
-			mmv.NewCounter(r, "count", "Lifetimes", mmv.Count).Add(uint64(lives))
-			if err := r.Start(); err != nil {
-				t.Error(err)
-				break
-			}
-			for i := range mmv.MaxMetrics + 80 { // past a file's metrics: <name>.2
-				mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(uint64(lives))
-			}
-			if err := r.Err(); err != nil {
-				t.Error(err)
-			}
-			time.Sleep(time.Millisecond)
-			if err := r.Close(); err != nil {
-				t.Error(err)
-				break
-			}
-		}
-		return lives
-	})
-	t.Logf("%d lifetimes, fetches %+v", lives, f)
-	assert.Positive(t, f.Values, "fetches that found the value of this run's overflow file")
+	restartOverflow(t, "ovrst", 0)
 }
 
 // TestRestartOverflowMadeAtStartKeepsPMCD: as TestRestartOverflowKeepsPMCD,
 // but every run declares part of its overflow file before Start, so Start
 // makes <name>.2 itself and renames it over the last run's, with no
 // tombstone between; the metrics declared after Start, which the last
-// run's file held, vanished there and came back a publication later.
+// run's file held, vanished there and came back a publication later:
+// pmcd crashed 3 runs of 3. Start now carries them (carry.go).
 func TestRestartOverflowMadeAtStartKeepsPMCD(t *testing.T) {
+	restartOverflow(t, "ovsrst", mmv.MaxMetrics+40)
+}
+
+// restartOverflow restarts a registry of name, with a pmcd of its own,
+// whose lives declare MaxMetrics+80 counters past "count", before of them
+// before Start, while a client fetches the last, in <name>.2.
+func restartOverflow(t *testing.T, name string, before int) {
 	needFileLayer(t)
 	t.Parallel() // a pmcd of its own
 	p := pcptest.StartPMCD(t)
-	const name = "ovsrst"
 	f, lives := fetchesSurvive(t, p, fmt.Sprintf("mmv.%s.c%04d", name, mmv.MaxMetrics+79), func(stop *atomic.Bool) int {
 		lives := 0
 		for !stop.Load() {
 			lives++
 			r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir})
 			mmv.NewCounter(r, "count", "Lifetimes", mmv.Count).Add(uint64(lives))
-			for i := range mmv.MaxMetrics + 40 { // <name>.2 made at Start
-				mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(uint64(lives))
+			declare := func(from, to int) {
+				for i := from; i < to; i++ {
+					mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(uint64(lives))
+				}
 			}
+			declare(0, before)
 			if err := r.Start(); err != nil {
 				t.Error(err)
 				break
 			}
-			for i := mmv.MaxMetrics + 40; i < mmv.MaxMetrics+80; i++ {
-				mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Add(uint64(lives))
-			}
+			declare(before, mmv.MaxMetrics+80) // past a file's metrics: <name>.2
 			if err := r.Err(); err != nil {
 				t.Error(err)
 			}
