@@ -137,7 +137,7 @@ func (d *Dir) Held(name string) bool {
 	if !ok {
 		return false
 	}
-	defer unix.Close(fd)
+	defer unlockClose(fd) // its lock, when it took it
 	return errors.Is(unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK)
 }
 

@@ -297,10 +297,11 @@ func (f *File) letGo(fd int) {
 	}
 }
 
-// closeNamed closes the descriptor of a file acquire locked, if any.
+// closeNamed closes the descriptor of a file acquire locked, if any
+// (unlockClose).
 func closeNamed(fd int) {
 	if fd >= 0 {
-		unix.Close(fd)
+		unlockClose(fd)
 	}
 }
 
@@ -441,9 +442,9 @@ func (f *File) Close(remove bool) error {
 		}
 	}
 	if f.fd != f.named {
-		unix.Close(f.fd)
+		unlockClose(f.fd)
 	}
-	unix.Close(f.named)
+	closeNamed(f.named)
 	f.closing.Wait()
 	return err
 }

@@ -23,9 +23,21 @@ import (
 // us, or its lock is held. A held lock may be about to go: the next owner
 // of a dead writer's file renames its own over it at once, and a child the
 // holder forked keeps the lock (its descriptors are close-on-exec, not
-// closed at fork) until it execs, even after the holder's Close. So a held
-// lock is tried again for about lockAttempts milliseconds before an InUseError.
+// closed at fork) until it execs, when the holder died meanwhile (a Close
+// lets go of it: unlockClose). So a held lock is tried again for about
+// lockAttempts milliseconds before an InUseError.
 const lockAttempts = 100
+
+// unlockClose lets go of the lock the descriptor fd holds, if any, and
+// closes it. Closing alone lets it go only with the open file's last
+// descriptor, and a child forked meanwhile holds one (until its exec
+// closes it): after Close the next owner of the name, in this process or
+// its successor, met the lock held by no registry, past lockAttempts
+// under load (TestCloseFreesNameHeldByAChild).
+func unlockClose(fd int) {
+	unix.Flock(fd, unix.LOCK_UN)
+	unix.Close(fd)
+}
 
 // acquire locks the file at name in d for a new owner, who then renames its
 // own file over it (see file.commit). It returns the descriptor holding the
@@ -68,7 +80,7 @@ func (d *Dir) acquire(name string) (int, error) {
 			if d.sameFile(name, fd) {
 				return fd, nil
 			}
-			unix.Close(fd)
+			unlockClose(fd)
 			continue
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
@@ -114,24 +126,24 @@ func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byt
 		return false, nil
 	}
 	if unix.Fstat(fd, &st) != nil || st.Size > max {
-		unix.Close(fd)
+		closeNamed(fd)
 		return false, nil
 	}
 	b := make([]byte, st.Size)
 	if n, _ := unix.Pread(fd, b, 0); n != len(b) {
-		unix.Close(fd)
+		closeNamed(fd)
 		return false, nil
 	}
 	nb := rewrite(b)
 	switch {
 	case nb == nil:
-		defer unix.Close(fd)
+		defer closeNamed(fd)
 		if err := unix.Unlinkat(d.fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 			return false, &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
 		}
 		return true, nil
 	case len(nb) == len(b) && (len(b) == 0 || &nb[0] == &b[0]):
-		unix.Close(fd)
+		closeNamed(fd)
 		return false, nil
 	}
 	// Written and renamed over the file as Create does (commit), the name
@@ -139,7 +151,7 @@ func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byt
 	f := &File{dir: d, name: name, path: d.Join(name), size: int64(len(nb)), named: fd}
 	tfd, tmp, err := writeTemp(d, name, f.size, nb, 0, 0, func([]byte) {})
 	if err != nil {
-		unix.Close(fd)
+		closeNamed(fd)
 		return false, err
 	}
 	f.fd = tfd
@@ -148,7 +160,7 @@ func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byt
 		unix.Unlinkat(d.fd, tmp, 0)
 		closeNamed(f.named)
 	}
-	unix.Close(tfd)
+	unlockClose(tfd)
 	f.closing.Wait()
 	return err == nil, err
 }

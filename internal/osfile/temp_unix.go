@@ -89,7 +89,7 @@ func writeZeros(fd int, size int64) error {
 // dies with it, SIGKILL included. No pid is compared: a writer in another
 // PID namespace (a container's, pid 1 there) has a pid that means another
 // process here, or none. It takes the lock, how (LOCK_SH or LOCK_EX),
-// which the caller's close of fd lets go, and returns the file's status.
+// which the caller lets go (unlockClose), and returns the file's status.
 func abandoned(fd, how int) (unix.Stat_t, bool) {
 	var st unix.Stat_t
 	ok := unix.Flock(fd, how|unix.LOCK_NB) == nil && unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
@@ -123,7 +123,7 @@ func (d *Dir) reclaim(name string) {
 		if _, ok := abandoned(fd, unix.LOCK_EX); ok && d.sameFile(e, fd) {
 			unix.Unlinkat(d.fd, e, 0)
 		}
-		unix.Close(fd)
+		unlockClose(fd)
 	}
 }
 
@@ -143,7 +143,7 @@ func TempAbandoned(path string) bool {
 	if err != nil {
 		return false
 	}
-	defer unix.Close(fd)
+	defer unlockClose(fd)
 	st, ok := abandoned(fd, unix.LOCK_SH)
 	return ok && (st.Size > 0 || ProcessGone(pid) || time.Since(time.Unix(st.Mtim.Unix())) > tempGrace)
 }
