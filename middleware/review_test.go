@@ -1,0 +1,154 @@
+package middleware_test
+
+import (
+	"crypto/tls"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/middleware"
+	"github.com/gopcp/mmv/mmvtest"
+)
+
+// TestReviewReadFromKept: net/http's writer is an io.ReaderFrom, which
+// io.Copy, http.ServeContent and http.ServeFile use to send a file with
+// sendfile and the server's pooled buffers; the writer Wrap handed the
+// handler was not, so that every file served through it went through a
+// 32 KiB buffer of its own and user space. The bytes so copied are
+// counted, none for HEAD.
+func TestReviewReadFromKept(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	file := filepath.Join(t.TempDir(), "f")
+	const size = 100_000
+	require.NoError(t, os.WriteFile(file, make([]byte, size), 0o644))
+	readerFrom := make(chan bool, 2)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/file", func(w http.ResponseWriter, req *http.Request) {
+		_, ok := w.(io.ReaderFrom)
+		readerFrom <- ok
+		f, err := os.Open(file)
+		if !assert.NoError(t, err) {
+			return
+		}
+		defer f.Close()
+		n, err := io.Copy(w, f)
+		assert.NoError(t, err)
+		assert.EqualValues(t, size, n)
+	})
+	srv := httptest.NewServer(m.Wrap(mux))
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + "/file")
+	require.NoError(t, err)
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.EqualValues(t, size, n, "the body the client got")
+	assert.True(t, <-readerFrom, "w.(io.ReaderFrom) fails inside Wrap, as it does not on net/http's writer")
+	assert.EqualValues(t, size, mmvtest.Get(t, r, "http.response_bytes", "/file"))
+	assert.Equal(t, []string{"route=/file,status=200"}, m.Requests().Instances())
+
+	resp, err = http.Head(srv.URL + "/file")
+	require.NoError(t, err)
+	resp.Body.Close()
+	<-readerFrom
+	assert.EqualValues(t, size, mmvtest.Get(t, r, "http.response_bytes", "/file"), "a HEAD's body is not sent")
+}
+
+// TestReviewWriteStringAllocatesNothing: net/http's writer is an
+// io.StringWriter; the writer Wrap handed the handler was not, so that
+// every io.WriteString through it (http.Error's included) converted the
+// string to a new []byte: an allocation per write, on top of the
+// recorder's one per request.
+func TestReviewWriteStringAllocatesNothing(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, &middleware.Options{Route: func(*http.Request) string { return "all" }})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for range 4 {
+			io.WriteString(w, "a response body, written as a string")
+		}
+	})
+	h := m.Wrap(handler)
+	req := httptest.NewRequest("GET", "/", nil)
+	w := httptest.NewRecorder() // an io.StringWriter, as net/http's writer
+	h.ServeHTTP(w, req)
+	bare := testing.AllocsPerRun(100, func() { w.Body.Reset(); handler.ServeHTTP(w, req) })
+	wrapped := testing.AllocsPerRun(100, func() { w.Body.Reset(); h.ServeHTTP(w, req) })
+	assert.Equal(t, bare+1, wrapped, "allocations per request: the recorder's alone")
+	assert.EqualValues(t, 4*len("a response body, written as a string"), w.Body.Len())
+	assert.EqualValues(t, 102*4*len("a response body, written as a string"), mmvtest.Get(t, r, "http.response_bytes", "all"), "the first request and AllocsPerRun's 101")
+}
+
+// TestReviewPusherKept: over HTTP/2, net/http's writer is an
+// http.Pusher; the writer Wrap handed the handler was not, so that a
+// handler pushing its resources when it can silently pushed nothing. Over
+// HTTP/1, Push says it is not supported, as http.Pusher documents.
+func TestReviewPusherKept(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	type result struct {
+		proto  int
+		pusher bool
+		err    error
+	}
+	results := make(chan result, 2)
+	h := m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		p, ok := w.(http.Pusher)
+		res := result{proto: req.ProtoMajor, pusher: ok}
+		if ok {
+			res.err = p.Push("/style.css", nil)
+		}
+		results <- res
+	}))
+	srv := httptest.NewUnstartedServer(h)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 2, resp.ProtoMajor)
+	res := <-results
+	assert.True(t, res.pusher, "w.(http.Pusher) fails inside Wrap over HTTP/2, as it does not on net/http's writer")
+
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // HTTP/1.1
+	defer c.CloseIdleConnections()
+	resp, err = c.Get(srv.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 1, resp.ProtoMajor)
+	res = <-results
+	if res.pusher {
+		assert.ErrorIs(t, res.err, http.ErrNotSupported, "Push over HTTP/1")
+	}
+}
+
+// TestReviewInvalidStatusNotCounted: a status net/http refuses
+// (WriteHeader(0), WriteHeader(1000)) panics in the handler and is never
+// sent: the client's connection is dropped, so the request counts as 500,
+// a handler that sent nothing, where it counted under the code refused,
+// an instance per such code.
+func TestReviewInvalidStatusNotCounted(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, &middleware.Options{Route: func(*http.Request) string { return "all" }})
+	for _, code := range []int{0, 99, 1000} {
+		h := m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }))
+		var p any
+		func() {
+			defer func() { p = recover() }() // as net/http's server does
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+		}()
+		msg, _ := p.(string)
+		require.True(t, strings.Contains(msg, "invalid WriteHeader code"), "net/http refuses %d: %v", code, p)
+	}
+	assert.Equal(t, []string{"route=all,status=500"}, m.Requests().Instances(), "statuses never sent")
+	assert.EqualValues(t, 3, m.Requests().With("all", "500").Get())
+}
