@@ -43,6 +43,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"path"
@@ -230,7 +231,10 @@ func (m *Metrics) Requests() *mmv.Vec[mmv.Counter] { return m.requests }
 // recorder notes the status and body size of a response. It is an
 // http.Flusher and an http.Hijacker, as net/http's writers are, so that a
 // handler asserting them keeps streaming: embedding the writer alone, it
-// was neither, and a handler's Flush was silently skipped.
+// was neither, and a handler's Flush was silently skipped. It is an
+// io.StringWriter and an io.ReaderFrom as net/http's writer is, so that
+// io.WriteString does not copy its string and a file is sent with the
+// server's own ReadFrom (sendfile).
 type recorder struct {
 	http.ResponseWriter
 	code  int
@@ -258,16 +262,53 @@ func (r *recorder) WriteHeader(code int) {
 // were successes.
 func (r *recorder) Write(b []byte) (int, error) {
 	n, err := r.ResponseWriter.Write(b)
+	r.sent(n, err)
+	return n, err
+}
+
+// sent notes a write of n body bytes that returned err, as Write says.
+func (r *recorder) sent(n int, err error) {
 	if errors.Is(err, http.ErrHandlerTimeout) {
 		r.code, r.wrote, r.bytes = http.StatusServiceUnavailable, true, 0
-		return n, err
+		return
 	}
 	r.wrote = true
 	if !r.head {
 		r.bytes += n
 	}
+}
+
+// WriteString is Write for a string, as net/http's writer has it: through
+// Write, io.WriteString made a copy of the string at every call.
+func (r *recorder) WriteString(s string) (int, error) {
+	n, err := io.WriteString(r.ResponseWriter, s)
+	r.sent(n, err)
 	return n, err
 }
+
+// ReadFrom copies src into the body through the writer's own ReadFrom,
+// as net/http's writer has it: io.Copy, http.ServeContent and
+// http.ServeFile use it to send a file with sendfile and the server's
+// pooled buffers, where through Write they copied it through a buffer of
+// their own. A writer without one is written to as Write does. Its bytes
+// are counted as Write's; a copy of nothing sends no status (net/http's
+// ReadFrom writes nothing until src gives bytes), so that the status
+// written next, after a src that failed at once, is counted.
+func (r *recorder) ReadFrom(src io.Reader) (int64, error) {
+	rf, ok := r.ResponseWriter.(io.ReaderFrom)
+	if !ok {
+		return io.Copy(writerOnly{r}, src)
+	}
+	n, err := rf.ReadFrom(src)
+	if n > 0 || errors.Is(err, http.ErrHandlerTimeout) { // else nothing sent: a status written next is the client's
+		r.sent(int(n), err)
+	}
+	return n, err
+}
+
+// writerOnly hides the recorder's ReadFrom from io.Copy, which would call
+// it again.
+type writerOnly struct{ io.Writer }
 
 // FlushError sends the status as it is (200 if none) and what is written:
 // a status written later is dropped by net/http, and was counted.

@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"crypto/tls"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,6 +63,16 @@ func TestReviewReadFromKept(t *testing.T) {
 	resp.Body.Close()
 	<-readerFrom
 	assert.EqualValues(t, size, mmvtest.Get(t, r, "http.response_bytes", "/file"), "a HEAD's body is not sent")
+
+	// A copy from a source that fails at once sends nothing: the status
+	// written next is the client's.
+	mux.HandleFunc("/broken", func(w http.ResponseWriter, req *http.Request) {
+		_, err := io.Copy(w, iotest.ErrReader(errors.New("disk gone")))
+		assert.Error(t, err)
+		http.Error(w, "failed", http.StatusInternalServerError)
+	})
+	require.Equal(t, http.StatusInternalServerError, getStatus(t, srv, "/broken"))
+	assert.Contains(t, m.Requests().Instances(), "route=/broken,status=500")
 }
 
 // TestReviewWriteStringAllocatesNothing: net/http's writer is an
