@@ -234,7 +234,8 @@ func (m *Metrics) Requests() *mmv.Vec[mmv.Counter] { return m.requests }
 // was neither, and a handler's Flush was silently skipped. It is an
 // io.StringWriter and an io.ReaderFrom as net/http's writer is, so that
 // io.WriteString does not copy its string and a file is sent with the
-// server's own ReadFrom (sendfile).
+// server's own ReadFrom (sendfile). And an http.Pusher, as net/http's
+// HTTP/2 writer is.
 type recorder struct {
 	http.ResponseWriter
 	code  int
@@ -333,6 +334,25 @@ func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		r.code, r.wrote = http.StatusSwitchingProtocols, true
 	}
 	return c, rw, err
+}
+
+// Push is http.Pusher's, as net/http's HTTP/2 writer has it: without it a
+// handler pushing what it can pushed nothing through Wrap. A writer below
+// (or one it unwraps to) without it makes it return http.ErrNotSupported,
+// as http.Pusher says of a connection that cannot push.
+func (r *recorder) Push(target string, opts *http.PushOptions) error {
+	w := r.ResponseWriter
+	for range 16 { // a bound on wrappers, as underTimeoutHandler's
+		if p, ok := w.(http.Pusher); ok {
+			return p.Push(target, opts)
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	return http.ErrNotSupported
 }
 
 // Unwrap lets http.ResponseController reach the writer's deadlines.
