@@ -246,12 +246,15 @@ type recorder struct {
 
 // WriteHeader notes the first final status: an informational one (1xx
 // but 101) is sent at once and the final one follows, where it was taken
-// for the response's.
+// for the response's. It notes it once the writer below has taken it: a
+// code net/http refuses (not 3 digits) panics there, is never sent, and
+// was counted, an instance per code, where the handler that panicked
+// sent nothing (500).
 func (r *recorder) WriteHeader(code int) {
+	r.ResponseWriter.WriteHeader(code)
 	if !r.wrote && (code < 100 || code > 199 || code == http.StatusSwitchingProtocols) {
 		r.code, r.wrote = code, true
 	}
-	r.ResponseWriter.WriteHeader(code)
 }
 
 // Write notes the body's bytes sent: none for a HEAD request, whose body
