@@ -164,3 +164,24 @@ func TestReviewInvalidStatusNotCounted(t *testing.T) {
 	assert.Equal(t, []string{"route=all,status=500"}, m.Requests().Instances(), "statuses never sent")
 	assert.EqualValues(t, 3, m.Requests().With("all", "500").Get())
 }
+// TestReviewLatencyPastTheLimitIsSaid: the latency histogram vector holds
+// as many routes as the registry's cap on an indom's instances allows over
+// its buckets, 107 with the default buckets (mmv.NewHistogramVec): a
+// service with more routes lost the latency of the later ones with no
+// way to learn why or to raise the limit, the vector being out of reach.
+// The vectors are reachable, and say why.
+func TestReviewLatencyPastTheLimitIsSaid(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, &middleware.Options{Route: func(req *http.Request) string { return req.URL.Path }})
+	h := m.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	limit := m.Latency().Limit()
+	require.Equal(t, 107, limit, "the default buckets' limit")
+	for i := range limit + 1 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/r"+strings.Repeat("x", i), nil))
+	}
+	assert.Len(t, m.Latency().Instances(), limit)
+	assert.True(t, errors.Is(m.Latency().Err(), mmv.ErrTooMany), "the latency vector says why: %v", m.Latency().Err())
+	assert.Len(t, m.Requests().Instances(), limit+1)
+	assert.Len(t, m.ResponseBytes().Instances(), limit+1)
+	assert.NoError(t, m.ResponseBytes().Err())
+}
