@@ -20,6 +20,17 @@
 //   - response_bytes: bytes of response bodies sent, a counter vector by
 //     route: none for a HEAD request, whose body net/http drops.
 //
+// Each vector holds a bounded number of instances (mmv.Vec.SetLimit):
+// requests and response_bytes mmv.DefaultVecLimit, latency as many routes
+// as the registry's caps allow over its buckets (mmv.NewHistogramVec),
+// 107 with the default 19 buckets and 8 with the log-linear layout's 242.
+// A route or status past a limit is left out of that vector alone,
+// counted in the registry's mmv.dropped, and the vector's Err says why
+// (Requests, Latency, ResponseBytes). For more routes' latencies, raise
+// the registry's Options.MaxIndomInstances and MaxFileValues, which the
+// default limit follows (431 routes with both at 8192), or give fewer
+// buckets (Options.Latency).
+//
 // A request whose handler panics is counted too, with the status it sent,
 // 500 if none (the server drops the connection), and the panic goes on.
 // A hijacked connection counts as 101 unless a status was sent. Behind
@@ -227,6 +238,14 @@ func (nopWriter) WriteHeader(int)             {}
 // Requests returns the counter vector of requests by route and status, to
 // read or to add labels to.
 func (m *Metrics) Requests() *mmv.Vec[mmv.Counter] { return m.requests }
+
+// Latency returns the histogram vector of latencies by route: to read, or
+// to learn why a route was refused (Err).
+func (m *Metrics) Latency() *mmv.Vec[mmv.Histogram] { return m.latency }
+
+// ResponseBytes returns the counter vector of response body bytes by
+// route, as Latency.
+func (m *Metrics) ResponseBytes() *mmv.Vec[mmv.Counter] { return m.bytes }
 
 // recorder notes the status and body size of a response. It is an
 // http.Flusher and an http.Hijacker, as net/http's writers are, so that a

@@ -164,6 +164,7 @@ func TestReviewInvalidStatusNotCounted(t *testing.T) {
 	assert.Equal(t, []string{"route=all,status=500"}, m.Requests().Instances(), "statuses never sent")
 	assert.EqualValues(t, 3, m.Requests().With("all", "500").Get())
 }
+
 // TestReviewLatencyPastTheLimitIsSaid: the latency histogram vector holds
 // as many routes as the registry's cap on an indom's instances allows over
 // its buckets, 107 with the default buckets (mmv.NewHistogramVec): a
@@ -184,4 +185,11 @@ func TestReviewLatencyPastTheLimitIsSaid(t *testing.T) {
 	assert.Len(t, m.Requests().Instances(), limit+1)
 	assert.Len(t, m.ResponseBytes().Instances(), limit+1)
 	assert.NoError(t, m.ResponseBytes().Err())
+}
+
+// TestReviewLatencyLimitFollowsTheCaps: the package documentation's
+// remedy, the registry's caps raised, raises the latency vector's limit.
+func TestReviewLatencyLimitFollowsTheCaps(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 8192, MaxFileValues: 8192})
+	assert.Equal(t, 431, middleware.New(r, nil).Latency().Limit())
 }
