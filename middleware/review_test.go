@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -192,4 +193,27 @@ func TestReviewLatencyPastTheLimitIsSaid(t *testing.T) {
 func TestReviewLatencyLimitFollowsTheCaps(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 8192, MaxFileValues: 8192})
 	assert.Equal(t, 431, middleware.New(r, nil).Latency().Limit())
+}
+
+// TestReviewReadFromBelowAWriterWithoutIt: below a writer that has no
+// ReadFrom (http.TimeoutHandler's), the recorder's copies through its
+// Write: the bytes counted, the client's body whole.
+func TestReviewReadFromBelowAWriterWithoutIt(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/copy", func(w http.ResponseWriter, req *http.Request) {
+		n, err := w.(io.ReaderFrom).ReadFrom(struct{ io.Reader }{strings.NewReader("hello")})
+		assert.NoError(t, err)
+		assert.EqualValues(t, 5, n)
+	})
+	srv := httptest.NewServer(http.TimeoutHandler(m.Wrap(mux), 5*time.Second, "timeout"))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/copy")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, "hello", string(body))
+	assert.EqualValues(t, 5, mmvtest.Get(t, r, "http.response_bytes", "/copy"))
+	assert.Equal(t, []string{"route=/copy,status=200"}, m.Requests().Instances())
 }
