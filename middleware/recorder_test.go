@@ -21,13 +21,13 @@ import (
 	"github.com/gopcp/mmv/mmvtest"
 )
 
-// TestReviewReadFromKept: net/http's writer is an io.ReaderFrom, which
+// TestReadFromKept: net/http's writer is an io.ReaderFrom, which
 // io.Copy, http.ServeContent and http.ServeFile use to send a file with
 // sendfile and the server's pooled buffers; the writer Wrap handed the
 // handler was not, so that every file served through it went through a
 // 32 KiB buffer of its own and user space. The bytes so copied are
 // counted, none for HEAD.
-func TestReviewReadFromKept(t *testing.T) {
+func TestReadFromKept(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
 	m := middleware.New(r, nil)
 	file := filepath.Join(t.TempDir(), "f")
@@ -76,12 +76,12 @@ func TestReviewReadFromKept(t *testing.T) {
 	assert.Contains(t, m.Requests().Instances(), "route=/broken,status=500")
 }
 
-// TestReviewWriteStringAllocatesNothing: net/http's writer is an
+// TestWriteStringAllocatesNothing: net/http's writer is an
 // io.StringWriter; the writer Wrap handed the handler was not, so that
 // every io.WriteString through it (http.Error's included) converted the
 // string to a new []byte: an allocation per write, on top of the
 // recorder's one per request.
-func TestReviewWriteStringAllocatesNothing(t *testing.T) {
+func TestWriteStringAllocatesNothing(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
 	m := middleware.New(r, &middleware.Options{Route: func(*http.Request) string { return "all" }})
 	handler := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -100,11 +100,11 @@ func TestReviewWriteStringAllocatesNothing(t *testing.T) {
 	assert.EqualValues(t, 102*4*len("a response body, written as a string"), mmvtest.Get(t, r, "http.response_bytes", "all"), "the first request and AllocsPerRun's 101")
 }
 
-// TestReviewPusherKept: over HTTP/2, net/http's writer is an
+// TestPusherKept: over HTTP/2, net/http's writer is an
 // http.Pusher; the writer Wrap handed the handler was not, so that a
 // handler pushing its resources when it can silently pushed nothing. Over
 // HTTP/1, Push says it is not supported, as http.Pusher documents.
-func TestReviewPusherKept(t *testing.T) {
+func TestPusherKept(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
 	m := middleware.New(r, nil)
 	type result struct {
@@ -144,12 +144,12 @@ func TestReviewPusherKept(t *testing.T) {
 	}
 }
 
-// TestReviewInvalidStatusNotCounted: a status net/http refuses
+// TestInvalidStatusNotCounted: a status net/http refuses
 // (WriteHeader(0), WriteHeader(1000)) panics in the handler and is never
 // sent: the client's connection is dropped, so the request counts as 500,
 // a handler that sent nothing, where it counted under the code refused,
 // an instance per such code.
-func TestReviewInvalidStatusNotCounted(t *testing.T) {
+func TestInvalidStatusNotCounted(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
 	m := middleware.New(r, &middleware.Options{Route: func(*http.Request) string { return "all" }})
 	for _, code := range []int{0, 99, 1000} {
@@ -166,13 +166,13 @@ func TestReviewInvalidStatusNotCounted(t *testing.T) {
 	assert.EqualValues(t, 3, m.Requests().With("all", "500").Get())
 }
 
-// TestReviewLatencyPastTheLimitIsSaid: the latency histogram vector holds
+// TestLatencyPastTheLimitIsSaid: the latency histogram vector holds
 // as many routes as the registry's cap on an indom's instances allows over
 // its buckets, 107 with the default buckets (mmv.NewHistogramVec): a
 // service with more routes lost the latency of the later ones with no
 // way to learn why or to raise the limit, the vector being out of reach.
 // The vectors are reachable, and say why.
-func TestReviewLatencyPastTheLimitIsSaid(t *testing.T) {
+func TestLatencyPastTheLimitIsSaid(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
 	m := middleware.New(r, &middleware.Options{Route: func(req *http.Request) string { return req.URL.Path }})
 	h := m.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
@@ -188,17 +188,17 @@ func TestReviewLatencyPastTheLimitIsSaid(t *testing.T) {
 	assert.NoError(t, m.ResponseBytes().Err())
 }
 
-// TestReviewLatencyLimitFollowsTheCaps: the package documentation's
+// TestLatencyLimitFollowsTheCaps: the package documentation's
 // remedy, the registry's caps raised, raises the latency vector's limit.
-func TestReviewLatencyLimitFollowsTheCaps(t *testing.T) {
+func TestLatencyLimitFollowsTheCaps(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir(), MaxIndomInstances: 8192, MaxFileValues: 8192})
 	assert.Equal(t, 431, middleware.New(r, nil).Latency().Limit())
 }
 
-// TestReviewReadFromBelowAWriterWithoutIt: below a writer that has no
+// TestReadFromBelowAWriterWithoutIt: below a writer that has no
 // ReadFrom (http.TimeoutHandler's), the recorder's copies through its
 // Write: the bytes counted, the client's body whole.
-func TestReviewReadFromBelowAWriterWithoutIt(t *testing.T) {
+func TestReadFromBelowAWriterWithoutIt(t *testing.T) {
 	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
 	m := middleware.New(r, nil)
 	mux := http.NewServeMux()
