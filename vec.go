@@ -738,7 +738,10 @@ func (v *Vec[T]) SetInstanceLabels(on bool) {
 // instances when declared (Options.MaxFileValues): a lower limit frees
 // that room for the metrics declared after it, for good; a higher one
 // reserves no more, and instances past the room reserved may be refused
-// for the file's budget.
+// for the file's budget, or for the registry's caps on an indom
+// (Options.MaxIndomInstances: a histogram vector's value is an instance
+// of its buckets' indom per bucket), which Limit does not report: Err
+// names the cap that refused one.
 func (v *Vec[T]) SetLimit(n int) {
 	if v == nil {
 		return
