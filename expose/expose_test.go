@@ -396,3 +396,62 @@ func TestBucketBoundsInBaseUnits(t *testing.T) {
 	assert.Contains(t, out, `rpc_seconds_bucket{le="1e-05"} 0`+"\n", out)
 	assert.Contains(t, out, `rpc_seconds_bucket{le="0.0001"} 1`+"\n", out)
 }
+
+// TestReviewLabelPrecedenceAsPCP: a label name given at two levels is
+// scraped with the value PCP shows, whose precedence is indom, then
+// registry (cluster), then metric (item), then instance (pmLookupLabels'
+// order): a registry's label beats its indom's namesake, a metric's both.
+// The scrape let the indom's beat the registry's and the metric's, and so
+// named lo's series x="indom" where PCP shows x="registry".
+func TestReviewLabelPrecedenceAsPCP(t *testing.T) {
+	tmp := t.TempDir()
+	pcptest.WantPCP(t)
+	r := mmv.NewRegistry("precedence", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
+	t.Cleanup(func() { r.Close() })
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 7, Instances: []mmv.Instance{{ID: 1, Name: "eth0"}, {ID: 2, Name: "lo"}}}))
+	for _, name := range []string{"in", "out"} {
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: name, Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 7}))
+	}
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "x", Value: "registry"}))
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "y", Value: "registry"}))
+	require.NoError(t, r.AddIndomLabel(7, mmv.Label{Name: "x", Value: "indom"}))
+	require.NoError(t, r.AddIndomLabel(7, mmv.Label{Name: "y", Value: "indom"}))
+	require.NoError(t, r.AddIndomLabel(7, mmv.Label{Name: "z", Value: "indom"}))
+	require.NoError(t, r.AddMetricLabel("out", mmv.Label{Name: "y", Value: "metric"}))
+	require.NoError(t, r.AddInstanceLabel(7, 1, mmv.Label{Name: "x", Value: "instance"}))
+	pcptest.NeedFileLayer(t)
+	require.NoError(t, r.Start())
+
+	// What PCP shows, by instance of each metric.
+	want := map[string]string{
+		"in/eth0":  `{"x":"instance","y":"registry","z":"indom"}`,
+		"in/lo":    `{"x":"registry","y":"registry","z":"indom"}`,
+		"out/eth0": `{"x":"instance","y":"metric","z":"indom"}`,
+		"out/lo":   `{"x":"registry","y":"metric","z":"indom"}`,
+	}
+	if pcptest.HasPCP() == nil {
+		ms := pcptest.Info(t, tmp)
+		for key, labels := range want {
+			metric, inst, _ := strings.Cut(key, "/")
+			m := pcptest.Find(ms, "mmv.precedence."+metric)
+			require.NotNil(t, m, metric)
+			in := m.Instance(inst)
+			require.NotNil(t, in, key)
+			var shown map[string]string
+			require.NoError(t, json.Unmarshal([]byte(labels), &shown))
+			for n, v := range shown {
+				got, ok := in.Label(n)
+				assert.True(t, ok && got == strconv.Quote(v), "%s: PCP shows label %s %s, want %q", key, n, got, v)
+			}
+		}
+	}
+	out := text(t, r)
+	for key, labels := range want {
+		metric, inst, _ := strings.Cut(key, "/")
+		var ls map[string]string
+		require.NoError(t, json.Unmarshal([]byte(labels), &ls))
+		series := metric + `_total{x="` + ls["x"] + `",y="` + ls["y"] + `",z="` + ls["z"] + `",instname="` + inst + `"}`
+		_, ok := sampleValue(t, out, series)
+		assert.True(t, ok, "%s: want %s, as PCP shows it, in\n%s", key, series, out)
+	}
+}
