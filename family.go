@@ -11,8 +11,9 @@ type Family struct {
 	// a histogram's is its name, units and help, with Type Double and
 	// Semantics SemCounter.
 	Metric
-	// Labels are the PCP labels of every value of the metric: the
-	// registry's, the metric's and its indom's, in that order.
+	// Labels are the PCP labels of every value of the metric: its
+	// indom's, the registry's and the metric's, in that order, PCP's order
+	// of precedence (a label of a name met again later is replaced).
 	Labels []Label
 	// LabelNames are a vector's label names, which each Sample's Values
 	// are the values of; nil for other metrics.

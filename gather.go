@@ -216,10 +216,12 @@ func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 	return ls
 }
 
-// labelsAboveLocked appends to ls the labels of the registry, of m and of
-// its indom, in that order.
+// labelsAboveLocked appends to ls the labels of m's indom, of the
+// registry and of m, in that order: PCP's order of precedence
+// (pmLookupLabels: indom, cluster, item, then instances), so that a label
+// replacing an earlier one of its name gives the value PCP shows.
 func (r *Registry) labelsAboveLocked(m *metric, ls []Label) []Label {
-	for _, kind := range [...]labelKind{labelCluster, labelItem, labelIndom} {
+	for _, kind := range [...]labelKind{labelIndom, labelCluster, labelItem} {
 		for _, l := range r.labels {
 			if l.kind == kind && (kind == labelCluster ||
 				kind == labelItem && l.metric == m ||

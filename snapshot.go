@@ -15,8 +15,10 @@ type MetricSnapshot struct {
 	// semantics and units are those PCP's reader exports, counter and
 	// microseconds, whatever the declaration said (readAs).
 	Metric
-	// Labels are the labels PCP attaches to the metric: the registry's
-	// (cluster) labels, the metric's own, then its indom's.
+	// Labels are the labels PCP attaches to the metric: its indom's, the
+	// registry's (cluster) labels, then the metric's own, PCP's order of
+	// precedence (a label of a name met again later replaces the earlier,
+	// as PCP shows it).
 	Labels []Label
 	// LabelNames are a vector's label names (a histogram vector's for its
 	// statistics), which each value's Values are the values of; nil for

@@ -38,10 +38,10 @@
 // # Labels
 //
 // A vector's label names and values are the series' labels. PCP labels
-// are labels too, from the outermost in: the registry's
-// ([mmv.Registry.AddLabel]), the metric's, its indom's, then the
-// instance's; an inner label replaces an outer one of the same name, and
-// a vector's labels replace them all. PCP label values that are not
+// are labels too, in PCP's order of precedence: the indom's, the
+// registry's ([mmv.Registry.AddLabel]), the metric's, then the
+// instance's; a later label replaces an earlier one of the same name, as
+// PCP shows it, and a vector's labels replace them all. PCP label values that are not
 // strings are written as their JSON text. An instance of an indom that is
 // not a vector's has its name in label "instname" (as pmproxy's
 // /metrics names it), unless its own labels have one.
