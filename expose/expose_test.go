@@ -455,3 +455,56 @@ func TestReviewLabelPrecedenceAsPCP(t *testing.T) {
 		assert.True(t, ok, "%s: want %s, as PCP shows it, in\n%s", key, series, out)
 	}
 }
+
+// TestReviewHistogramLabelsAsPCP: a histogram vector's _count and _sum
+// carry the labels PCP shows on its .count and .sum: those of the
+// vector's indom (Vec.Indom, which the doc gives for labels of one's
+// own) and of each metric. The scrape took the histogram's labels from
+// its .bucket metric alone, over another indom, and so left out of the
+// whole histogram a label PCP shows on h.count, h.sum and every
+// statistic, which the statistics' gauges had.
+func TestReviewHistogramLabelsAsPCP(t *testing.T) {
+	tmp := t.TempDir()
+	pcptest.WantPCP(t)
+	r := mmv.NewRegistry("histlabels", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
+	t.Cleanup(func() { r.Close() })
+	hv := mmv.NewHistogramVec(r, "h", "Latency", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "route")
+	hv.With("/a").Observe(0.5)
+	require.NoError(t, r.AddIndomLabel(hv.Indom(), mmv.Label{Name: "tier", Value: "web"}))
+	require.NoError(t, r.AddMetricLabel("h.count", mmv.Label{Name: "of_count", Value: "c"}))
+	require.NoError(t, r.AddMetricLabel("h.sum", mmv.Label{Name: "of_sum", Value: "s"}))
+	pcptest.NeedFileLayer(t)
+	require.NoError(t, r.Start())
+
+	want := map[string]map[string]string{ // what PCP shows of instance route=/a
+		"h_count": {"tier": "web", "of_count": "c", "route": "/a"},
+		"h_sum":   {"tier": "web", "of_sum": "s", "route": "/a"},
+		"h_p99":   {"tier": "web", "route": "/a"},
+	}
+	if pcptest.HasPCP() == nil {
+		ms := pcptest.Info(t, tmp)
+		for series, labels := range want {
+			m := pcptest.Find(ms, "mmv.histlabels."+strings.ReplaceAll(series, "_", "."))
+			require.NotNil(t, m, series)
+			in := m.Instance("route=/a")
+			require.NotNil(t, in, series)
+			for n, v := range labels {
+				got, ok := in.Label(n)
+				assert.True(t, ok && got == strconv.Quote(v), "%s: PCP shows label %s %s, want %q", series, n, got, v)
+			}
+		}
+	}
+	out := text(t, r)
+	for series, labels := range want {
+		var line string
+		for sc := bufio.NewScanner(strings.NewReader(out)); sc.Scan(); {
+			if strings.HasPrefix(sc.Text(), series+"{") {
+				line = sc.Text()
+			}
+		}
+		require.NotEmpty(t, line, "%s in\n%s", series, out)
+		for n, v := range labels {
+			assert.Contains(t, line, n+`="`+v+`"`, "%s: PCP shows label %s %q; the scrape\n%s", series, n, v, out)
+		}
+	}
+}
