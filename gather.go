@@ -2,6 +2,7 @@ package mmv
 
 import (
 	"math"
+	"slices"
 	"sync/atomic"
 )
 
@@ -31,8 +32,11 @@ import (
 // A histogram is one Family, in place of its .bucket, .count and .sum
 // metrics: its Bounds, and per Sample its Buckets, Count and Sum, read
 // from the histogram itself (observations since the last refresh
-// included, which PCP sees at the next Interval). Its other metrics (min,
-// max, mean, quantiles) are Families of their own.
+// included, which PCP sees at the next Interval), and the labels of the
+// three metrics and their indoms together (a histogram vector's indom's,
+// Vec.Indom, included: PCP shows them on .count and .sum), as each
+// Sample's Labels are its vector instance's. Its other metrics (min, max,
+// mean, quantiles) are Families of their own.
 //
 // visit is called once per metric, in the order of declaration, with the
 // registry's lock held: it must not call the registry or its instruments'
@@ -51,12 +55,13 @@ func (r *Registry) Gather(visit func(*Family)) {
 	var hidden map[*metric]bool // shown in a reader's Family, as a histogram's .count and .sum
 	type reader struct {
 		g  valueReader
-		in *indom // of the metrics it hides, whose instances its Samples are
+		in *indom    // of the metrics it hides, whose instances its Samples are
+		ms []*metric // the metric it shows and those it hides, whose labels its Family carries
 	}
 	readers := map[*metric]reader{}
 	for _, g := range r.readers {
 		shown, hides := g.family()
-		rd := reader{g: g}
+		rd := reader{g: g, ms: append([]*metric{shown}, hides...)}
 		for _, m := range hides {
 			if hidden == nil {
 				hidden = map[*metric]bool{}
@@ -73,11 +78,12 @@ func (r *Registry) Gather(visit func(*Family)) {
 			continue
 		}
 		f.reset(readAs(m.Metric))
-		f.Labels = r.labelsAboveLocked(m, f.Labels)
 		if rd, ok := readers[m]; ok {
+			f.Labels = r.labelsAboveLocked(f.Labels, rd.ms...)
 			rd.g.gather(f)
 			f.instanceLabels(rd.in, inst)
 		} else {
+			f.Labels = r.labelsAboveLocked(f.Labels, m)
 			f.gatherValues(r, m, cells[m], inst)
 		}
 		if len(f.Samples) > 0 {
@@ -219,13 +225,15 @@ func (r *Registry) instanceLabelsLocked(vectors bool) map[instanceKey][]Label {
 // labelsAboveLocked appends to ls the labels of m's indom, of the
 // registry and of m, in that order: PCP's order of precedence
 // (pmLookupLabels: indom, cluster, item, then instances), so that a label
-// replacing an earlier one of its name gives the value PCP shows.
-func (r *Registry) labelsAboveLocked(m *metric, ls []Label) []Label {
+// replacing an earlier one of its name gives the value PCP shows. With
+// more metrics (a histogram's, shown as one Family), the labels of any
+// of theirs, each once, in the same order.
+func (r *Registry) labelsAboveLocked(ls []Label, ms ...*metric) []Label {
 	for _, kind := range [...]labelKind{labelIndom, labelCluster, labelItem} {
 		for _, l := range r.labels {
-			if l.kind == kind && (kind == labelCluster ||
-				kind == labelItem && l.metric == m ||
-				kind == labelIndom && m.indom != nil && l.serial == m.indom.Serial) {
+			if l.kind == kind && (kind == labelCluster || slices.ContainsFunc(ms, func(m *metric) bool {
+				return kind == labelItem && l.metric == m || kind == labelIndom && m.indom != nil && l.serial == m.indom.Serial
+			})) {
 				ls = append(ls, l.public())
 			}
 		}

@@ -91,7 +91,7 @@ func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	inst := r.instanceLabelsLocked(true)
 	out := make([]MetricSnapshot, 0, len(r.metrics))
 	for _, m := range r.metrics {
-		ms := MetricSnapshot{Metric: readAs(m.Metric), Labels: r.labelsAboveLocked(m, nil), Values: make([]InstanceValue, 0, m.valueCount())}
+		ms := MetricSnapshot{Metric: readAs(m.Metric), Labels: r.labelsAboveLocked(nil, m), Values: make([]InstanceValue, 0, m.valueCount())}
 		if m.indom != nil {
 			ms.LabelNames = m.indom.vec.labels
 		}

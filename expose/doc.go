@@ -41,7 +41,9 @@
 // are labels too, in PCP's order of precedence: the indom's, the
 // registry's ([mmv.Registry.AddLabel]), the metric's, then the
 // instance's; a later label replaces an earlier one of the same name, as
-// PCP shows it, and a vector's labels replace them all. PCP label values that are not
+// PCP shows it, and a vector's labels replace them all. A histogram's
+// series carry the labels of its .bucket, .count and .sum metrics
+// together, a histogram vector's indom's (Vec.Indom) included. PCP label values that are not
 // strings are written as their JSON text. An instance of an indom that is
 // not a vector's has its name in label "instname" (as pmproxy's
 // /metrics names it), unless its own labels have one.
