@@ -476,3 +476,33 @@ func TestValuesNotUTF8Refused(t *testing.T) {
 	assert.Equal(t, 8.0, e.samples[canonical(t, `requests_total{path="/cafe"}`)])
 	assert.Equal(t, 2.0, e.samples[canonical(t, `mmv_dropped_total{instname="refused"}`)], "the scrape's count of the values refused")
 }
+
+// TestReviewInstanceNamesNotUTF8: two instances of an indom of one's own
+// whose names differ only in bytes that are not UTF-8 ("caf\xe9",
+// "caf\xe8", Latin-1) are two instances in PCP and must be two series
+// (or refused, as a vector refuses such values), never one series twice:
+// the scrape wrote both as instname="caf\uFFFD", a series Prometheus's
+// parsers read twice and a scrape keeps one of.
+func TestReviewInstanceNamesNotUTF8(t *testing.T) {
+	r, tmp := newRegistry(t)
+	err := r.AddIndom(mmv.Indom{Serial: 7, Instances: []mmv.Instance{{ID: 1, Name: "caf\xe9"}, {ID: 2, Name: "caf\xe8"}, {ID: 3, Name: "café"}}})
+	if err != nil {
+		require.ErrorIs(t, err, mmv.ErrName, "refused, then as a vector's values are")
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 7, Instances: []mmv.Instance{{ID: 3, Name: "café"}}}))
+	}
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "reads", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 7}))
+	pcptest.NeedFileLayer(t)
+	require.NoError(t, r.Start())
+	e := both(t, r)
+	n := 0
+	for k := range e.samples {
+		if strings.HasPrefix(k, "reads_total{") {
+			n++
+		}
+	}
+	if pcptest.WantPCP(t) {
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv."+r.Name()+".reads")
+		require.NotNil(t, m)
+		assert.Len(t, m.Instances, n, "PCP's instances, the scrape's series")
+	}
+}
