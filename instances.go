@@ -26,8 +26,8 @@ type Instance struct {
 	// negative.
 	ID int32
 	// Name is the external name readers show, unique in the indom: no more
-	// than 255 bytes, no NUL, and no leading or trailing ASCII white space
-	// (C's isspace; a Unicode space is bytes to PCP).
+	// than 255 bytes of UTF-8, no NUL, and no leading or trailing ASCII
+	// white space (C's isspace; a Unicode space is bytes to PCP).
 	Name string
 }
 

@@ -104,7 +104,10 @@ func checkMetricName(subject, name string, flags Flags) error {
 // spaces are C's isspace, ASCII: a tool's instance list (pmval -i, a
 // metric spec's [...]) drops white space around a name, and the name up
 // to its first space is its short name. A Unicode space (U+00A0, U+3000)
-// is bytes to PCP, as any UTF-8, and a name may end in it.
+// is bytes to PCP, as any UTF-8, and a name may end in it. A name must be
+// UTF-8, as a vector's values must: PCP shows its bytes, but the scrape
+// (package expose) writes what is not UTF-8 as U+FFFD, which made
+// "caf\xe9" and "caf\xe8" two instances in PCP and one series twice.
 func checkInstanceName(subject, name string) error {
 	switch {
 	case name == "":
@@ -115,19 +118,21 @@ func checkInstanceName(subject, name string) error {
 		return errorf(ErrName, subject, "an instance name cannot contain NUL")
 	case isASCIISpace(name[0]) || isASCIISpace(name[len(name)-1]):
 		return errorf(ErrName, subject, "an instance name cannot start or end with ASCII white space")
+	case !utf8.ValidString(name):
+		return errorf(ErrName, subject, "an instance name must be valid UTF-8")
 	}
 	return nil
 }
 
 // instanceNameKey returns the nameKey of name, and whether checkInstanceName
-// accepts it, without making an error: the two scans adding an instance
-// needs, where the check, its subject and the key took five.
+// accepts it, without making an error: the three scans adding an instance
+// needs, where the check, its subject and the key took six.
 func instanceNameKey(name string) (key string, ok bool) {
 	n := len(name)
 	if n == 0 || n > MaxStringLen || strings.IndexByte(name, 0) >= 0 {
 		return "", false
 	}
-	if isASCIISpace(name[0]) || isASCIISpace(name[n-1]) {
+	if isASCIISpace(name[0]) || isASCIISpace(name[n-1]) || !utf8.ValidString(name) {
 		return "", false
 	}
 	if i := strings.IndexByte(name, ' '); i >= 0 {
