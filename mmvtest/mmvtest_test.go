@@ -282,3 +282,36 @@ func TestLookupErrorNamesMetric(t *testing.T) {
 	require.ErrorIs(t, err, mmv.ErrClosed)
 	assert.Contains(t, err.Error(), `"requests"`)
 }
+
+// TestReviewListingLabelsAsPCP: a label name the registry, the metric's
+// indom and the metric each give is listed once, with the value PCP
+// shows (the metric's, then the registry's over the indom's), where
+// Listing wrote each, {zone="indom",zone="registry",zone="metric"}, and
+// Compare wanted the labels PCP does not show.
+func TestReviewListingLabelsAsPCP(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	r := mmvtest.NewRegistry(t, nil)
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 3, Instances: []mmv.Instance{{ID: 0, Name: "eth0"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "in", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 3}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "out", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 3}))
+	require.NoError(t, r.AddIndomLabel(3, mmv.Label{Name: "zone", Value: "indom"}))
+	require.NoError(t, r.AddIndomLabel(3, mmv.Label{Name: "nic", Value: "intel"}))
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "zone", Value: "registry"}))
+	require.NoError(t, r.AddMetricLabel("out", mmv.Label{Name: "zone", Value: "metric"}))
+	require.NoError(t, r.Start())
+	if pcptest.WantPCP(t) {
+		ms := pcptest.Info(t, tmpDir(t, r))
+		for name, zone := range map[string]string{"in": `"registry"`, "out": `"metric"`} {
+			m := pcptest.Find(ms, "mmv."+r.Name()+"."+name)
+			require.NotNil(t, m, name)
+			got, _ := m.Label("zone")
+			require.Equal(t, zone, got, "PCP's label zone of %s", name)
+		}
+	}
+	assert.NoError(t, mmvtest.Compare(r, `
+		in: counter uint64 (none) {nic="intel",zone="registry"}
+		  "eth0" = 0
+		out: counter uint64 (none) {nic="intel",zone="metric"}
+		  "eth0" = 0
+	`, "in", "out"))
+}
