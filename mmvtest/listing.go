@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,7 +13,9 @@ import (
 
 // Listing returns the metrics of r, or those that metrics select, as text
 // for a test to compare (see Compare): a line per metric, its name, then
-// its semantics, type, units and labels, and its value when singular; a
+// its semantics, type, units and labels (as PCP shows them: a name the
+// registry, the metric's indom and the metric give has the value of the
+// last, see MetricSnapshot.Labels), and its value when singular; a
 // line per instance below a metric over instances, its name, labels and
 // value:
 //
@@ -35,8 +38,8 @@ func Listing(r *mmv.Registry, metrics ...string) (string, error) {
 			continue
 		}
 		fmt.Fprintf(&b, "%s: %s %s (%s)", m.Name, m.Semantics, typeName(m.Type), unitsName(m.Units))
-		if len(m.Labels) > 0 {
-			b.WriteString(" " + labels(m.Labels))
+		if ls := shown(m.Labels); len(ls) > 0 {
+			b.WriteString(" " + labels(ls))
 		}
 		if m.Indom == 0 {
 			b.WriteString(" = " + format(m.Values[0].Value) + "\n")
@@ -113,6 +116,18 @@ func unitsName(u mmv.Units) string {
 		return s
 	}
 	return "none"
+}
+
+// shown returns the labels PCP shows of ls, which Snapshot lists in PCP's
+// order of precedence: each name once, with its last value.
+func shown(ls []mmv.Label) []mmv.Label {
+	var out []mmv.Label
+	for i, l := range ls {
+		if !slices.ContainsFunc(ls[i+1:], func(o mmv.Label) bool { return o.Name == l.Name }) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // labels writes labels as {name=value,...}, each value in JSON.
