@@ -315,3 +315,28 @@ func TestReviewListingLabelsAsPCP(t *testing.T) {
 		  "eth0" = 0
 	`, "in", "out"))
 }
+
+// TestReviewListingLabelsAsPCPWrites: a label value is listed as PCP
+// writes it, HTML's characters as they are: a vector's value
+// "/search?q=a&b<c>" was listed route="/search?q=a\u0026b\u003cc\u003e"
+// (json.Marshal's escapes), where pminfo shows "/search?q=a&b<c>" and the
+// scrape route="/search?q=a&b<c>", so that a listing copied from either
+// did not compare equal.
+func TestReviewListingLabelsAsPCPWrites(t *testing.T) {
+	r := mmvtest.NewRegistry(t, nil)
+	mmv.NewCounterVec(r, "hits", "Hits", mmv.Count, "route").With("/search?q=a&b<c>").Inc()
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "tags", Value: []string{"a<b", "c&d"}}))
+	assert.NoError(t, mmvtest.Compare(r, `
+		hits: counter uint64 (count) {tags=["a<b","c&d"]}
+		  "route=/search?q%3Da&b<c>" {route="/search?q=a&b<c>"} = 1
+	`, "hits"))
+	if pcptest.WantPCP(t) && pcptest.HasFileLayer() == nil {
+		require.NoError(t, r.Start())
+		m := pcptest.Find(pcptest.Info(t, tmpDir(t, r)), "mmv."+r.Name()+".hits")
+		require.NotNil(t, m)
+		tags, _ := m.Label("tags")
+		assert.Equal(t, `["a<b","c&d"]`, tags, "PCP's")
+		route, _ := m.Instances[0].Label("route")
+		assert.Equal(t, `"/search?q=a&b<c>"`, route, "PCP's")
+	}
+}
