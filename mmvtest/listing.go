@@ -130,15 +130,20 @@ func shown(ls []mmv.Label) []mmv.Label {
 	return out
 }
 
-// labels writes labels as {name=value,...}, each value in JSON.
+// labels writes labels as {name=value,...}, each value in JSON as the
+// file holds it and PCP shows it (mmv writes it with encoding/json, HTML's
+// characters as they are, not json.Marshal's \u0026).
 func labels(ls []mmv.Label) string {
 	parts := make([]string, len(ls))
 	for i, l := range ls {
-		v, err := json.Marshal(l.Value)
-		if err != nil {
-			v = []byte(fmt.Sprint(l.Value))
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		v := fmt.Sprint(l.Value)
+		if enc.Encode(l.Value) == nil {
+			v = strings.TrimSuffix(b.String(), "\n")
 		}
-		parts[i] = l.Name + "=" + string(v)
+		parts[i] = l.Name + "=" + v
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }
