@@ -13,7 +13,9 @@ type Family struct {
 	Metric
 	// Labels are the PCP labels of every value of the metric: its
 	// indom's, the registry's and the metric's, in that order, PCP's order
-	// of precedence (a label of a name met again later is replaced).
+	// of precedence (a label of a name met again later is replaced); a
+	// histogram's are those of its .bucket, .count and .sum metrics and
+	// their indoms together, in the same order.
 	Labels []Label
 	// LabelNames are a vector's label names, which each Sample's Values
 	// are the values of; nil for other metrics.
