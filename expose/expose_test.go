@@ -508,3 +508,33 @@ func TestReviewHistogramLabelsAsPCP(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewHistogramLabelsLeAndExportedLe: a histogram vector labelled
+// le and exported_le has its le renamed to a name none of its labels has
+// (exported_exported_le, as Prometheus renames a clash again), so that
+// its instances "le=a,exported_le=b" and "le=b,exported_le=b", two in
+// PCP, are two series: both were h_bucket{exported_le="b",le="1"}, each
+// series twice, one value lost.
+func TestReviewHistogramLabelsLeAndExportedLe(t *testing.T) {
+	r := mmv.NewRegistry("expose_exported_le", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	hv := mmv.NewHistogramVec(r, "h", "H", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "le", "exported_le")
+	hv.With("a", "b").Observe(0.5)
+	hv.With("b", "b").Observe(2)
+	for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
+		var b bytes.Buffer
+		require.NoError(t, expose.Write(&b, r, f))
+		out := b.String()
+		seen := map[string]bool{}
+		for line := range strings.Lines(out) {
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			series, _, _ := strings.Cut(line, " ")
+			assert.False(t, seen[series], "%v: series %s twice in\n%s", f, series, out)
+			seen[series] = true
+		}
+		assert.Contains(t, out, `h_count{exported_exported_le="a",exported_le="b"} 1`+"\n", f)
+		assert.Contains(t, out, `h_bucket{exported_exported_le="b",exported_le="b",le="+Inf"} 1`+"\n", f)
+	}
+}
