@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -94,10 +95,17 @@ func (e *encoder) family(f *mmv.Family) {
 
 	// le is a histogram's buckets': a PCP label of that name is renamed
 	// exported_le, as a vector's label is and as Prometheus renames a
-	// clash, where le twice failed the whole scrape in the text format.
+	// clash, where le twice failed the whole scrape in the text format;
+	// exported_exported_le when the histogram has a label exported_le,
+	// and so on, as Prometheus renames again, where two label values
+	// became one label, and two instances one series.
+	le := "exported_le"
+	for f.Bounds != nil && labelled(f, le) {
+		le = "exported_" + le
+	}
 	labelName := func(n string) string {
 		if n == "le" && f.Bounds != nil {
-			return "exported_le"
+			return le
 		}
 		return n
 	}
@@ -242,6 +250,20 @@ func set(ls []pair, name, value string) []pair {
 		}
 	}
 	return append(ls, pair{name, value})
+}
+
+// labelled reports whether any of f's labels is named name: a vector's,
+// a PCP label of the family or of one of its samples.
+func labelled(f *mmv.Family, name string) bool {
+	if slices.Contains(f.LabelNames, name) || has(f.Labels, name) {
+		return true
+	}
+	for i := range f.Samples {
+		if has(f.Samples[i].Labels, name) {
+			return true
+		}
+	}
+	return false
 }
 
 func has(ls []mmv.Label, name string) bool {
