@@ -43,7 +43,9 @@
 // instance's; a later label replaces an earlier one of the same name, as
 // PCP shows it, and a vector's labels replace them all. A histogram's
 // series carry the labels of its .bucket, .count and .sum metrics
-// together, a histogram vector's indom's (Vec.Indom) included. PCP label values that are not
+// together, a histogram vector's indom's (Vec.Indom) included; a label
+// of theirs named le, the buckets' label, is exported_le, as Prometheus
+// renames a clash (exported_exported_le when that name is taken too). PCP label values that are not
 // strings are written as their JSON text. An instance of an indom that is
 // not a vector's has its name in label "instname" (as pmproxy's
 // /metrics names it), unless its own labels have one.
