@@ -538,3 +538,35 @@ func TestReviewHistogramLabelsLeAndExportedLe(t *testing.T) {
 		assert.Contains(t, out, `h_bucket{exported_exported_le="b",exported_le="b",le="+Inf"} 1`+"\n", f)
 	}
 }
+
+// tier is a label value of a named string type, as a program's enums are.
+type tier string
+
+// TestReviewLabelValueMarshalsToString: a label value that is no Go
+// string but is a JSON string in the file (a named string type, a
+// time.Time, any json.Marshaler or TextMarshaler writing one) is the
+// string PCP shows, tier="web", where the scrape wrote its JSON text,
+// tier="\"web\"": another series than PCP's, quotes included.
+func TestReviewLabelValueMarshalsToString(t *testing.T) {
+	tmp := t.TempDir()
+	pcptest.WantPCP(t)
+	r := mmv.NewRegistry("stringlike", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
+	t.Cleanup(func() { r.Close() })
+	mmv.NewCounter(r, "requests", "Requests", mmv.Count).Add(2)
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "tier", Value: tier("web")}))
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "since", Value: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}))
+	want := map[string]string{"tier": "web", "since": "2026-01-02T03:04:05Z"}
+	if pcptest.HasPCP() == nil && pcptest.HasFileLayer() == nil {
+		require.NoError(t, r.Start())
+		m := pcptest.Find(pcptest.Info(t, tmp), "mmv.stringlike.requests")
+		require.NotNil(t, m)
+		for name, v := range want {
+			got, _ := m.Label(name)
+			require.Equal(t, strconv.Quote(v), got, "PCP's label %s, a JSON string", name)
+		}
+	}
+	out := text(t, r)
+	for name, v := range want {
+		assert.Contains(t, out, name+`="`+v+`"`, "label %s as PCP shows it, in\n%s", name, out)
+	}
+}
