@@ -45,8 +45,10 @@
 // series carry the labels of its .bucket, .count and .sum metrics
 // together, a histogram vector's indom's (Vec.Indom) included; a label
 // of theirs named le, the buckets' label, is exported_le, as Prometheus
-// renames a clash (exported_exported_le when that name is taken too). PCP label values that are not
-// strings are written as their JSON text. An instance of an indom that is
-// not a vector's has its name in label "instname" (as pmproxy's
-// /metrics names it), unless its own labels have one.
+// renames a clash (exported_exported_le when that name is taken too).
+// PCP label values that are not JSON strings are written as their JSON
+// text (a named string type or a time.Time, which are, as the string).
+// An instance of an indom that is not a vector's has its name in label
+// "instname" (as pmproxy's /metrics names it), unless its own labels
+// have one.
 package expose

@@ -279,7 +279,9 @@ func has(ls []mmv.Label, name string) bool {
 // itself, anything else its JSON text as the file holds it and PCP shows
 // it (mmv writes it with encoding/json, HTML characters as they are): a
 // float64 of 1234567 is 1234567, where strconv's 'g' made 1.234567e+06,
-// another series than PCP's.
+// another series than PCP's. A value whose JSON is a string (a named
+// string type, a time.Time) is that string, as PCP shows it, where its
+// JSON text kept the quotes.
 func labelValue(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -295,7 +297,12 @@ func labelValue(v any) string {
 	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	j := strings.TrimSuffix(b.String(), "\n")
+	var s string
+	if strings.HasPrefix(j, `"`) && json.Unmarshal([]byte(j), &s) == nil {
+		return s
+	}
+	return j
 }
 
 // baseUnit returns the Prometheus base unit of units, and the factor from
