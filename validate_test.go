@@ -337,7 +337,7 @@ func assignItems(ms []*metric) []uint32 {
 // TestInstanceNameEnds: an instance name cannot start or end with what
 // PCP's tools take for white space, C's isspace (ASCII); a Unicode space
 // is bytes to them, as any UTF-8. A name not UTF-8 ("a\xa0", Latin-1's
-// no-break space) is refused whatever its ends (TestReviewInstanceNamesNotUTF8).
+// no-break space) is refused whatever its ends (TestInstanceNamesNotUTF8, expose/promcheck).
 func TestInstanceNameEnds(t *testing.T) {
 	for _, name := range []string{" a", "a ", "\ta", "a\n", "a\v", "\fa", "a\r", "a\xa0"} {
 		assert.ErrorIs(t, checkInstanceName("", name), ErrName, "%q", name)

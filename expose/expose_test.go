@@ -397,13 +397,13 @@ func TestBucketBoundsInBaseUnits(t *testing.T) {
 	assert.Contains(t, out, `rpc_seconds_bucket{le="0.0001"} 1`+"\n", out)
 }
 
-// TestReviewLabelPrecedenceAsPCP: a label name given at two levels is
+// TestLabelPrecedenceAsPCP: a label name given at two levels is
 // scraped with the value PCP shows, whose precedence is indom, then
 // registry (cluster), then metric (item), then instance (pmLookupLabels'
 // order): a registry's label beats its indom's namesake, a metric's both.
 // The scrape let the indom's beat the registry's and the metric's, and so
 // named lo's series x="indom" where PCP shows x="registry".
-func TestReviewLabelPrecedenceAsPCP(t *testing.T) {
+func TestLabelPrecedenceAsPCP(t *testing.T) {
 	tmp := t.TempDir()
 	pcptest.WantPCP(t)
 	r := mmv.NewRegistry("precedence", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
@@ -456,14 +456,14 @@ func TestReviewLabelPrecedenceAsPCP(t *testing.T) {
 	}
 }
 
-// TestReviewHistogramLabelsAsPCP: a histogram vector's _count and _sum
+// TestHistogramLabelsAsPCP: a histogram vector's _count and _sum
 // carry the labels PCP shows on its .count and .sum: those of the
 // vector's indom (Vec.Indom, which the doc gives for labels of one's
 // own) and of each metric. The scrape took the histogram's labels from
 // its .bucket metric alone, over another indom, and so left out of the
 // whole histogram a label PCP shows on h.count, h.sum and every
 // statistic, which the statistics' gauges had.
-func TestReviewHistogramLabelsAsPCP(t *testing.T) {
+func TestHistogramLabelsAsPCP(t *testing.T) {
 	tmp := t.TempDir()
 	pcptest.WantPCP(t)
 	r := mmv.NewRegistry("histlabels", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})
@@ -509,13 +509,13 @@ func TestReviewHistogramLabelsAsPCP(t *testing.T) {
 	}
 }
 
-// TestReviewHistogramLabelsLeAndExportedLe: a histogram vector labelled
+// TestHistogramLabelsLeAndExportedLe: a histogram vector labelled
 // le and exported_le has its le renamed to a name none of its labels has
 // (exported_exported_le, as Prometheus renames a clash again), so that
 // its instances "le=a,exported_le=b" and "le=b,exported_le=b", two in
 // PCP, are two series: both were h_bucket{exported_le="b",le="1"}, each
 // series twice, one value lost.
-func TestReviewHistogramLabelsLeAndExportedLe(t *testing.T) {
+func TestHistogramLabelsLeAndExportedLe(t *testing.T) {
 	r := mmv.NewRegistry("expose_exported_le", &mmv.Options{Dir: t.TempDir()})
 	defer r.Close()
 	hv := mmv.NewHistogramVec(r, "h", "H", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "le", "exported_le")
@@ -542,12 +542,12 @@ func TestReviewHistogramLabelsLeAndExportedLe(t *testing.T) {
 // tier is a label value of a named string type, as a program's enums are.
 type tier string
 
-// TestReviewLabelValueMarshalsToString: a label value that is no Go
+// TestLabelValueMarshalsToString: a label value that is no Go
 // string but is a JSON string in the file (a named string type, a
 // time.Time, any json.Marshaler or TextMarshaler writing one) is the
 // string PCP shows, tier="web", where the scrape wrote its JSON text,
 // tier="\"web\"": another series than PCP's, quotes included.
-func TestReviewLabelValueMarshalsToString(t *testing.T) {
+func TestLabelValueMarshalsToString(t *testing.T) {
 	tmp := t.TempDir()
 	pcptest.WantPCP(t)
 	r := mmv.NewRegistry("stringlike", &mmv.Options{Dir: filepath.Join(tmp, "mmv")})

@@ -283,12 +283,12 @@ func TestLookupErrorNamesMetric(t *testing.T) {
 	assert.Contains(t, err.Error(), `"requests"`)
 }
 
-// TestReviewListingLabelsAsPCP: a label name the registry, the metric's
+// TestListingLabelsAsPCP: a label name the registry, the metric's
 // indom and the metric each give is listed once, with the value PCP
 // shows (the metric's, then the registry's over the indom's), where
 // Listing wrote each, {zone="indom",zone="registry",zone="metric"}, and
 // Compare wanted the labels PCP does not show.
-func TestReviewListingLabelsAsPCP(t *testing.T) {
+func TestListingLabelsAsPCP(t *testing.T) {
 	pcptest.NeedFileLayer(t)
 	r := mmvtest.NewRegistry(t, nil)
 	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 3, Instances: []mmv.Instance{{ID: 0, Name: "eth0"}}}))
@@ -316,13 +316,13 @@ func TestReviewListingLabelsAsPCP(t *testing.T) {
 	`, "in", "out"))
 }
 
-// TestReviewListingLabelsAsPCPWrites: a label value is listed as PCP
+// TestListingLabelsAsPCPWrites: a label value is listed as PCP
 // writes it, HTML's characters as they are: a vector's value
 // "/search?q=a&b<c>" was listed route="/search?q=a\u0026b\u003cc\u003e"
 // (json.Marshal's escapes), where pminfo shows "/search?q=a&b<c>" and the
 // scrape route="/search?q=a&b<c>", so that a listing copied from either
 // did not compare equal.
-func TestReviewListingLabelsAsPCPWrites(t *testing.T) {
+func TestListingLabelsAsPCPWrites(t *testing.T) {
 	r := mmvtest.NewRegistry(t, nil)
 	mmv.NewCounterVec(r, "hits", "Hits", mmv.Count, "route").With("/search?q=a&b<c>").Inc()
 	require.NoError(t, r.AddLabel(mmv.Label{Name: "tags", Value: []string{"a<b", "c&d"}}))

@@ -477,13 +477,13 @@ func TestValuesNotUTF8Refused(t *testing.T) {
 	assert.Equal(t, 2.0, e.samples[canonical(t, `mmv_dropped_total{instname="refused"}`)], "the scrape's count of the values refused")
 }
 
-// TestReviewInstanceNamesNotUTF8: two instances of an indom of one's own
+// TestInstanceNamesNotUTF8: two instances of an indom of one's own
 // whose names differ only in bytes that are not UTF-8 ("caf\xe9",
 // "caf\xe8", Latin-1) are two instances in PCP and must be two series
 // (or refused, as a vector refuses such values), never one series twice:
 // the scrape wrote both as instname="caf\uFFFD", a series Prometheus's
 // parsers read twice and a scrape keeps one of.
-func TestReviewInstanceNamesNotUTF8(t *testing.T) {
+func TestInstanceNamesNotUTF8(t *testing.T) {
 	r, tmp := newRegistry(t)
 	err := r.AddIndom(mmv.Indom{Serial: 7, Instances: []mmv.Instance{{ID: 1, Name: "caf\xe9"}, {ID: 2, Name: "caf\xe8"}, {ID: 3, Name: "café"}}})
 	if err != nil {
