@@ -336,25 +336,25 @@ func capOf(c, def int) int {
 	return c
 }
 
-// partWithRoomLocked returns the first part with room for a metric of
-// that name over in (nil when singular): fewer than MaxMetrics metrics,
+// partWithRoomLocked returns the first part with room for the metric m
+// over in (nil when singular): fewer than MaxMetrics metrics, an item,
 // and values within its budget with the metric's; or a new overflow part
 // when none has. A name that fits only the first file (fitsOverflow) has
 // the first file or an error. A new part's name is checked here, when the
 // metric that needs it is declared; the caller drops the part if the
 // declaration fails.
-func (r *Registry) partWithRoomLocked(in *indom, name string) (p *part, isNew bool, err error) {
+func (r *Registry) partWithRoomLocked(in *indom, m *Metric) (p *part, isNew bool, err error) {
 	budget, live := fileBudget(&r.opts), 1
 	if in != nil {
 		live = in.live
 	}
 	need, lowered := chargeOf(in, live, budget), r.loweredLocked()
 	for _, p := range r.parts {
-		if len(p.metrics) < MaxMetrics && p.hasItemRoom(name) && p.hasRoomLocked(budget, need, r.counts.added, lowered) {
+		if len(p.metrics) < MaxMetrics && p.hasItemRoom(m) && p.hasRoomLocked(budget, need, r.counts.added, lowered) {
 			return p, false, nil
 		}
-		if !fitsOverflow(r.name, r.opts.Flags, name) {
-			return nil, false, errFirstFileOnly(name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
+		if !fitsOverflow(r.name, r.opts.Flags, m.Name) {
+			return nil, false, errFirstFileOnly(m.Name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
 		}
 	}
 	p = newPart(len(r.parts), r.name, r.fileFlagsLocked())

@@ -111,7 +111,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 		}
 		seen[o.name] = true
 		switch m := r.named(o.name); {
-		case m != nil && m.part == p && m.auto && m.item == 0:
+		case m != nil && m.part == p && m.auto && m.item == 0 && o.describes(&m.Metric):
 			m.item = o.item
 			p.used.add(o.item)
 		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil && !clashes(o.name) && !r.carriedElsewhereLocked(p, o.name):
@@ -300,14 +300,45 @@ func fileMetrics(l *lastFile) (ms []placeholder, ok bool) {
 // reads in one piece: 1,023 names of 256 bytes, and some room.
 const maxNameSpan = 1 << 20
 
-// carriedItem returns the item of the placeholder of p named name, the
-// item a metric of that name declared in p takes, else one derived from
-// the name (takeItem).
-func (p *part) carriedItem(name string) uint32 {
-	if i := slices.IndexFunc(p.carried, func(c placeholder) bool { return c.name == name }); i >= 0 {
+// carriedItem returns the item of the placeholder of p that m, declared
+// in p, takes (carriedFor), else one derived from its name (takeItem).
+func (p *part) carriedItem(m *Metric) uint32 {
+	if i := p.carriedFor(m); i >= 0 {
 		return p.carried[i].item
 	}
-	return takeItem(name, &p.used)
+	return takeItem(m.Name, &p.used)
+}
+
+// carriedFor returns the index of the placeholder of p whose item m
+// takes, -1 for none: the one of m's name, when it describes m. One of
+// m's name that does not is dropped as another name's placeholder is,
+// its item reserved, and m takes another: its PMID is not m's.
+func (p *part) carriedFor(m *Metric) int {
+	return slices.IndexFunc(p.carried, func(c placeholder) bool { return c.name == m.Name && c.describes(m) })
+}
+
+// describes reports whether the last run's record c describes m as PCP
+// describes a PMID: the same type, semantics and units, and singular or
+// over the same indom. A client holds a PMID's descriptor (pmval,
+// pmlogger, which writes it once in its archive) and reads every value of
+// the PMID by it: a new version of a program that declares a name with
+// another descriptor gives it another PMID, or PCP showed a Double gauge
+// of 2.25 Kbyte under a Uint64 byte counter's descriptor as 4612248968380809216
+// bytes, and pmlogger exited at a vector turned singular
+// (TestReviewChangedMetricTakesNewPMID). A singular metric's placeholder
+// is written over an indom of no instances, below the derived serials
+// unless all of them are taken (emptySerial): a record over such a
+// serial describes a singular metric as well as one over it, as nothing
+// tells which it was. A program's own indom of a serial below 1024 whose
+// metric turns singular so keeps its PMID.
+func (c placeholder) describes(m *Metric) bool {
+	if c.typ != m.Type || c.sem != m.Semantics || c.units != m.Units {
+		return false
+	}
+	if c.indom == 0 || c.indom > MaxSerial { // singular
+		return m.Indom == 0
+	}
+	return c.indom == m.Indom || m.Indom == 0 && c.indom < firstDerivedSerial
 }
 
 // itemHolder names, for an error, what holds item in p, which name may
@@ -338,11 +369,11 @@ func (p *part) unreserve(item uint32) {
 	}
 }
 
-// hasItemRoom reports whether p has an item for a metric named name: its
-// placeholder's, or one free of those its metrics took and those kept for
-// the last run's.
-func (p *part) hasItemRoom(name string) bool {
-	return p.reserved == nil || p.used.count() < MaxItem || slices.ContainsFunc(p.carried, func(c placeholder) bool { return c.name == name })
+// hasItemRoom reports whether p has an item for the metric m: its
+// placeholder's (carriedFor), or one free of those its metrics took and
+// those kept for the last run's.
+func (p *part) hasItemRoom(m *Metric) bool {
+	return p.reserved == nil || p.used.count() < MaxItem || p.carriedFor(m) >= 0
 }
 
 // uncarryLocked marks for a publication every part that shows a

@@ -114,7 +114,7 @@ func TestLateDeclarationTakesCarriedPMID(t *testing.T) {
 	rival := rivalOf("a", "late")
 	mmv.NewCounter(r, rival, "", mmv.Count).Add(1) // would have taken late's item
 	mmv.NewCounter(r, "late", "", mmv.Count).Add(7)
-	require.NoError(t, r.AddMetric(mmv.Metric{Name: "low", Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "low", Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Count}))
 	require.NoError(t, r.Flush())
 	ms := pcptest.Info(t, tmp)
 	for _, n := range []string{"late", "low"} {

@@ -92,7 +92,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err := r.checkMetricBudgetLocked(m.Name, in); err != nil {
 		return nil, err
 	}
-	p, newPart, err := r.partWithRoomLocked(in, m.Name)
+	p, newPart, err := r.partWithRoomLocked(in, &m)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	r.declareMetric(p, mt, newIndom)
 	if r.state == started && p.file != nil {
 		if mt.auto {
-			mt.item = p.carriedItem(mt.Name)
+			mt.item = p.carriedItem(&mt.Metric)
 		}
 		p.newMetricSlots(mt)
 	}
