@@ -1,7 +1,11 @@
 package mmv_test
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,4 +68,58 @@ func TestReviewChangedMetricTakesNewPMID(t *testing.T) {
 		assert.Equal(t, get(t, before, "mmv."+name+"."+n).PMID, get(t, after, "mmv."+name+"."+n).PMID, "%s's PMID", n)
 	}
 	require.NoError(t, r.Close())
+}
+
+// TestReviewDeclaredPlaceholderKeepsClients: a client that looks up a
+// singular metric the last run declared after Start while it is a
+// placeholder (a pmlogger or pmval started between this run's Start and
+// its declaration of the metric) goes on fetching once the program
+// declares it. A singular metric's placeholder is described over an indom
+// of no instances (carry.go, overEmptyIndomsLocked), and the metric
+// declared is singular again: PCP 6.0.3's pmval and pmlogger, holding the
+// indom of the descriptor they looked up, asked for it at the first value
+// and exited ("pmGetInDom(70.240639): Unknown or illegal instance domain
+// identifier"), the host's pmlogger with every metric it logs.
+func TestReviewDeclaredPlaceholderKeepsClients(t *testing.T) {
+	needFileLayer(t)
+	t.Parallel() // a pmcd of its own
+	for _, tool := range []string{"pmval", "pmlogger"} {
+		_, err := exec.LookPath(tool)
+		pcptest.MustHave(t, err)
+	}
+	p := pcptest.StartPMCD(t)
+	const name = "phcli"
+	lastRun(t, p.Dir, name, 0, "late")
+	r := newRegistry(t, name, p.Dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(1)
+	startOrSkip(t, r)
+
+	env := append(os.Environ(), p.ClientEnv()...)
+	tmp := t.TempDir()
+	arch, cfg := filepath.Join(tmp, "arch"), filepath.Join(tmp, "cfg")
+	require.NoError(t, os.WriteFile(cfg, []byte("log mandatory on 200 msec { mmv."+name+" }\n"), 0o644))
+	pmval := exec.Command("pmval", "-h", p.Host(), "-t", "0.2", "-s", "10", "mmv."+name+".late")
+	pmlogger := exec.Command("pmlogger", "-h", p.Host(), "-c", cfg, "-s", "10", "-l", arch+".log", arch)
+	type ran struct {
+		out []byte
+		err error
+	}
+	var results [2]chan ran
+	for i, c := range []*exec.Cmd{pmval, pmlogger} {
+		c.Env = env
+		results[i] = make(chan ran, 1)
+		go func() {
+			out, err := c.CombinedOutput()
+			results[i] <- ran{out, err}
+		}()
+	}
+	time.Sleep(700 * time.Millisecond) // both looked the placeholder up, and fetched it
+	mmv.NewCounter(r, "late", "", mmv.Count).Add(9)
+	require.NoError(t, r.Flush())
+	v := <-results[0]
+	assert.NoError(t, v.err, "pmval:\n%s", v.out)
+	l := <-results[1]
+	log, _ := os.ReadFile(arch + ".log")
+	assert.NoError(t, l.err, "pmlogger: %s\n%s", l.out, log)
+	require.NoError(t, p.Died())
 }
