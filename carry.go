@@ -467,8 +467,24 @@ func (r *Registry) tendCarriedLocked(p *part) (later bool) {
 		return true
 	}
 	kept := slices.DeleteFunc(slices.Clone(p.carried), func(c placeholder) bool { return !r.nameFreeLocked(c.name, "") })
+	was := p.carried
 	p.carried = r.overEmptyIndomsLocked(p, kept)
+	p.emptied = emptiedBy(p.emptied, was, p.carried)
 	return false
+}
+
+// emptiedBy returns emptied with the serials of the indoms of no
+// instances the placeholders was were written over and now are not (now),
+// a new array when it adds one: the file keeps them (keptEmptyIndoms).
+func emptiedBy(emptied []uint32, was, now []placeholder) []uint32 {
+	before, after := carriedIndoms(nil, was), carriedIndoms(nil, now)
+	out := emptied
+	for _, s := range before {
+		if !slices.Contains(after, s) && !slices.Contains(out, s) {
+			out = append(slices.Clip(out), s)
+		}
+	}
+	return out
 }
 
 // tendLeftoversLocked keeps what Start kept of the last run's files right

@@ -85,7 +85,7 @@ func newPlan(p *part, labels []label, version int, g *growth) *plan {
 		pl = new(plan)
 	}
 	pl.labels = labels
-	pl.emptyIndoms = carriedIndoms(pl.emptyIndoms[:0], p.carried)
+	pl.emptyIndoms = keptEmptyIndoms(carriedIndoms(pl.emptyIndoms[:0], p.carried), p)
 	var count [numSections]int
 	count[secIndoms] = len(p.indoms) + len(pl.emptyIndoms)
 	for _, in := range p.indoms {
@@ -368,6 +368,25 @@ func carriedIndoms(serials []uint32, cs []placeholder) []uint32 {
 		if c.indom != singularIndom && !seen.has(c.indom) {
 			seen.add(c.indom)
 			serials = append(serials, c.indom)
+		}
+	}
+	return serials
+}
+
+// keptEmptyIndoms appends to serials, the empty indoms of p's
+// placeholders (carriedIndoms), each serial of p.emptied that is none of
+// them and none of p's indoms': an indom a placeholder was written over
+// stays in the file once it is not. A singular metric's placeholder is
+// described over such an indom, and a client that looked the metric up
+// then (pmval, or a pmlogger started meanwhile) holds that indom in its
+// descriptor: once the program declared the metric, singular again, PCP
+// 6.0.3's pmval and pmlogger asked for the indom at its first value, and
+// exited when it was gone ("pmGetInDom(...): Unknown or illegal instance
+// domain identifier"; TestReviewDeclaredPlaceholderKeepsClients).
+func keptEmptyIndoms(serials []uint32, p *part) []uint32 {
+	for _, s := range p.emptied {
+		if !slices.Contains(serials, s) && !slices.ContainsFunc(p.indoms, func(in *indom) bool { return in.Serial == s }) {
+			serials = append(serials, s)
 		}
 	}
 	return serials

@@ -1221,7 +1221,7 @@ func (r *Registry) growthLocked(p *part) (grown, error) {
 // writes them before the snapshot ends (segList.share, endSnapshot).
 func (p *part) snapshotLocked() *part {
 	sp := &part{name: p.name, index: p.index, prefix: p.prefix, flags: p.flags, cluster: p.cluster,
-		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, carried: p.carried, unstrung: p.unstrung}
+		slots: p.slots.share(), file: p.file, stride: p.stride, strings: p.strings, carried: p.carried, emptied: p.emptied, unstrung: p.unstrung}
 	removed := slices.Grow(p.snap.removed[:0], p.snapshotInstances())
 	ins := make([]indom, len(p.indoms))
 	sp.indoms = make([]*indom, len(p.indoms))

@@ -48,6 +48,11 @@ type part struct {
 	// carried is replaced, never changed: a snapshot shares it.
 	carried  []placeholder
 	reserved *itemSet
+	// emptied are the serials of the indoms of no instances placeholders
+	// of the part were written over and no longer are, which the file
+	// keeps for the registry's life but where an indom of the part has
+	// the serial (carry.go, keptEmptyIndoms). Replaced, never changed.
+	emptied []uint32
 	// slots lists the values in the order of their records: a value's
 	// slot fixes its address while it lives (below).
 	slots       segList[slotOwner]
@@ -360,6 +365,7 @@ func (p *part) reset() {
 		p.used.removeAll(p.reserved)
 		p.carried, p.reserved = nil, nil
 	}
+	p.emptied = nil
 }
 
 // assignItems gives every metric of the part declared without an item
