@@ -202,3 +202,58 @@ func TestReviewRollbackKeepsPMCD(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewNoPrefixToggleKeepsLatePMID: a deploy that sets or clears
+// the NoPrefix flag keeps the PMIDs of the last run's first file (its
+// cluster derives from the file name, its items from the metrics' names),
+// the metrics declared after Start included. Start carried nothing of a
+// first file with the other NoPrefix flag: a metric the last run declared
+// after Start vanished at the deploy and came back at its declaration, and
+// a pmcd of the test's own crashed within a second while a client fetched
+// it across such deploys (after 55 fetches). Its name changes with the
+// flag (mmv.<file>.late, mmv.late), not its PMID.
+func TestReviewNoPrefixToggleKeepsLatePMID(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	const name = "nptog"
+	lastRun(t, dir, name, 0, "late")
+	before := get(t, pcptest.Info(t, tmp), "mmv."+name+".late")
+	r := newRegistry(t, name, dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(r, "count", "", mmv.Count).Inc()
+	startOrSkip(t, r)
+	late := get(t, pcptest.Info(t, tmp), "mmv.late")
+	assert.Equal(t, before.PMID, late.PMID, "the placeholder's PMID")
+	assert.Empty(t, late.Value)
+	require.NoError(t, r.Close())
+
+	p := pcptest.StartPMCD(t)
+	life := func(lives int) bool {
+		o := mmv.Options{Dir: p.Dir}
+		if lives%2 == 1 {
+			o.Flags = mmv.NoPrefix
+		}
+		r := mmv.NewRegistry(name, &o)
+		mmv.NewCounter(r, "count", "", mmv.Count).Add(uint64(lives))
+		if err := r.Start(); err != nil {
+			t.Error(err)
+			return false
+		}
+		mmv.NewCounter(r, "late", "", mmv.Count).Add(uint64(lives))
+		assert.NoError(t, r.Flush())
+		time.Sleep(time.Millisecond)
+		return assert.NoError(t, r.Close())
+	}
+	require.True(t, life(0))
+	f, lives := fetchesSurvive(t, p, "mmv."+name+".late", func(stop *atomic.Bool) int {
+		lives := 0
+		for !stop.Load() {
+			lives++
+			if !life(lives) {
+				break
+			}
+		}
+		return lives
+	})
+	t.Logf("%d lifetimes, fetches %+v", lives, f)
+	assert.Positive(t, f.Values)
+}
