@@ -56,8 +56,13 @@ import (
 // reader shows, whose items are kept all the same. Only a
 // file PCP shows and none else's: an MMV file without the Process flag
 // (a Process run's Close removes its file, and PCP stops showing it when
-// its writer dies), its NoPrefix flag the part's, on the cluster p
-// claims (other PMIDs are not this file's). Whatever pid its header
+// its writer dies), on the cluster p claims (other PMIDs are not this
+// file's), with the NoPrefix flag for an overflow file. The first file's
+// may have either NoPrefix flag: a deploy that sets or clears it keeps
+// the file's PMIDs (the cluster derives from the file's name, items from
+// the metrics'), their full names changed, and a metric the last run
+// declared after Start vanished and came back
+// (TestReviewNoPrefixToggleKeepsLatePMID). Whatever pid its header
 // names: PCP ignores it without the Process flag, and it is often a live
 // process's (a writer draining after its Close while its successor
 // starts, a pid reused after a reboot, another user's); a registry
@@ -76,8 +81,8 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	}
 	switch {
 	case r.state != started: // a file Start makes, the first or an overflow file: the last run's, as PCP shows it
-		if h.flags&Process != 0 || h.flags&NoPrefix != p.flags&NoPrefix {
-			return
+		if h.flags&Process != 0 || p.index > 0 && h.flags&NoPrefix == 0 {
+			return // an overflow file's has the flag: without it, a registry's first file
 		}
 	case !r.tombAtLocked(p.name, b):
 		return // an overflow part's made later: only the tombstone this run made at its name (tombstone.go)
