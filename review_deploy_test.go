@@ -257,3 +257,41 @@ func TestReviewNoPrefixToggleKeepsLatePMID(t *testing.T) {
 	t.Logf("%d lifetimes, fetches %+v", lives, f)
 	assert.Positive(t, f.Values)
 }
+
+// TestReviewHistogramBucketIDsKeepNames: a deploy that changes a
+// histogram's buckets gives no bucket's instance id to another bucket's
+// name, as a vector's instance ids derive from their names. They do not: a
+// bucket's id is its position (id*buckets+i, histGroup.bucketID), so with
+// bounds 0.1, 0.5, 1 then 0.2, 0.4, id 0 named "0.1" then "0.2" and id 2
+// "1" then "+Inf" (a histogram vector's buckets all move, by the
+// instance's id times the count of buckets): a client that resolved an
+// instance once and fetches its id (pmval -i, pmrep's instance columns)
+// showed the +Inf bucket's count as bucket "1"'s. Left, not fixed (the
+// ids of a histogram vector's buckets must fit PCP's 31 bits by that
+// product): it runs only with MMV_REVIEW_LEFT=1.
+func TestReviewHistogramBucketIDsKeepNames(t *testing.T) {
+	if os.Getenv("MMV_REVIEW_LEFT") != "1" {
+		t.Skip("a limitation left (docs/operating.md): set MMV_REVIEW_LEFT=1 to run it")
+	}
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	const name = "hbuck"
+	run := func(bounds []float64) map[string]int {
+		r := newRegistry(t, name, dir, mmv.Options{})
+		mmv.NewHistogram(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: bounds}).Observe(0.3)
+		startOrSkip(t, r)
+		ids := instanceIDs(t, pcptest.Info(t, tmp), "mmv."+name+".lat.bucket")
+		require.NoError(t, r.Close())
+		return ids
+	}
+	before, after := run([]float64{0.1, 0.5, 1}), run([]float64{0.2, 0.4})
+	named := map[int]string{}
+	for n, id := range before {
+		named[id] = n
+	}
+	for n, id := range after {
+		if o, ok := named[id]; ok {
+			assert.Equal(t, o, n, "instance id %d of mmv.%s.lat.bucket", id, name)
+		}
+	}
+}
