@@ -62,7 +62,7 @@ import (
 // the file's PMIDs (the cluster derives from the file's name, items from
 // the metrics'), their full names changed, and a metric the last run
 // declared after Start vanished and came back
-// (TestReviewNoPrefixToggleKeepsLatePMID). Whatever pid its header
+// (TestNoPrefixToggleKeepsLatePMID). Whatever pid its header
 // names: PCP ignores it without the Process flag, and it is often a live
 // process's (a writer draining after its Close while its successor
 // starts, a pid reused after a reboot, another user's); a registry
@@ -330,7 +330,7 @@ func (p *part) carriedFor(m *Metric) int {
 // another descriptor gives it another PMID, or PCP showed a Double gauge
 // of 2.25 Kbyte under a Uint64 byte counter's descriptor as 4612248968380809216
 // bytes, and pmlogger exited at a vector turned singular
-// (TestReviewChangedMetricTakesNewPMID). A singular metric's placeholder
+// (TestChangedMetricTakesNewPMID). A singular metric's placeholder
 // is written over an indom of no instances, below the derived serials
 // unless all of them are taken (emptySerial): a record over such a
 // serial describes a singular metric as well as one over it, as nothing

