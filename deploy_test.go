@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,17 +186,7 @@ func TestRollbackPMCD(t *testing.T) {
 				time.Sleep(time.Millisecond)
 				return assert.NoError(t, r.Close())
 			}
-			require.True(t, life(0)) // the client looks up the PMID of this run
-			f, lives := fetchesSurvive(t, p, "mmv."+name+".c11", func(stop *atomic.Bool) int {
-				lives := 0
-				for !stop.Load() {
-					lives++
-					if !life(lives) {
-						break
-					}
-				}
-				return lives
-			})
+			f, lives := livesSurvive(t, p, "mmv."+name+".c11", life)
 			t.Logf("%d lifetimes, fetches %+v", lives, f)
 		})
 	}
@@ -243,17 +232,7 @@ func TestNoPrefixToggleKeepsLatePMID(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		return assert.NoError(t, r.Close())
 	}
-	require.True(t, life(0))
-	f, lives := fetchesSurvive(t, p, "mmv."+name+".late", func(stop *atomic.Bool) int {
-		lives := 0
-		for !stop.Load() {
-			lives++
-			if !life(lives) {
-				break
-			}
-		}
-		return lives
-	})
+	f, lives := livesSurvive(t, p, "mmv."+name+".late", life)
 	t.Logf("%d lifetimes, fetches %+v", lives, f)
 	assert.Positive(t, f.Values)
 }

@@ -275,6 +275,25 @@ func fetchesSurvive(t *testing.T, p *pcptest.PMCD, metric string, loop func(stop
 	return f, n
 }
 
+// livesSurvive runs life(0), whose metric the client looks up, then
+// life(1), life(2)... while fetchesSurvive's client fetches metric, until
+// one fails or fetchesSurvive stops them. It returns the fetches and the
+// lives after the first.
+func livesSurvive(t *testing.T, p *pcptest.PMCD, metric string, life func(lives int) bool) (pcptest.Fetches, int) {
+	t.Helper()
+	require.True(t, life(0))
+	return fetchesSurvive(t, p, metric, func(stop *atomic.Bool) int {
+		lives := 0
+		for !stop.Load() {
+			lives++
+			if !life(lives) {
+				break
+			}
+		}
+		return lives
+	})
+}
+
 // restartTestTime is how long the restart tests run: 4 s, a minute with
 // MMV_LONG=1.
 func restartTestTime() time.Duration {
