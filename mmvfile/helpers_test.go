@@ -160,7 +160,13 @@ func keptBy72(shown, gone string) func(t *testing.T, f *mmvfile.File, ms []pcpte
 // indom of serial metricIndom; nValues values of it, on the instances in
 // turn. Every record is one PCP's reader reads.
 func rawV1(nIndoms, nInst, nValues int, metricIndom uint32) []byte {
-	const tocs = 4
+	return rawV1TOC(nIndoms, nInst, nValues, metricIndom)
+}
+
+// rawV1TOC is rawV1 with the TOC entries extra (type, count, offset)
+// after its four.
+func rawV1TOC(nIndoms, nInst, nValues int, metricIndom uint32, extra ...[3]int64) []byte {
+	tocs := 4 + len(extra)
 	indomOff := 40 + 16*tocs
 	instOff := indomOff + 32*nIndoms
 	metricOff := instOff + 80*nInst
@@ -170,9 +176,11 @@ func rawV1(nIndoms, nInst, nValues int, metricIndom uint32) []byte {
 	ne.PutUint32(b[4:], 1)
 	ne.PutUint64(b[8:], 5)
 	ne.PutUint64(b[16:], 5)
-	ne.PutUint32(b[24:], tocs)
+	ne.PutUint32(b[24:], uint32(tocs))
 	ne.PutUint32(b[36:], 7) // cluster
-	for i, s := range [][3]int{{1, nIndoms, indomOff}, {2, nInst, instOff}, {3, 1, metricOff}, {4, nValues, valueOff}} {
+	entries := append([][3]int64{{1, int64(nIndoms), int64(indomOff)}, {2, int64(nInst), int64(instOff)},
+		{3, 1, int64(metricOff)}, {4, int64(nValues), int64(valueOff)}}, extra...)
+	for i, s := range entries {
 		ne.PutUint32(b[40+16*i:], uint32(s[0]))
 		ne.PutUint32(b[44+16*i:], uint32(s[1]))
 		ne.PutUint64(b[48+16*i:], uint64(s[2]))

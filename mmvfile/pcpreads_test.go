@@ -1,6 +1,7 @@
 package mmvfile_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -212,6 +213,126 @@ var readsAsPCP = []struct {
 	}, mmvfile.RuleName, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		assert.NotNil(t, pcptest.Find(ms, "mmv.sample."), "PCP loads it with a trailing dot")
 	}},
+}
+
+// readsAsPCPReview are the files of the reader's review that PCP 6.0.3
+// loads and Parse refused: fields PCP ignores, TOC entries it ignores, and
+// string slots with no NUL, of which PCP shows the first 255 bytes.
+var readsAsPCPReview = []struct {
+	name    string
+	version int
+	mutate  func(b []byte, f *mmvfile.File) []byte
+	check   func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric)
+}{
+	{"singular value with an instance", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put64(b, f.Values[2].Offset+24, f.Instances[0].Offset)
+	}, versionShown(`"1.2.3"`)},
+	{"singular value with an instance offset beyond the file", 0, func(b []byte, f *mmvfile.File) []byte {
+		return put64(b, f.Values[2].Offset+24, 1<<62)
+	}, versionShown(`"1.2.3"`)},
+	{"labels of negative count", 3, func(b []byte, f *mmvfile.File) []byte {
+		return put32(b, tocEntry(f, mmvfile.Labels)+4, math.MaxUint32)
+	}, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 1))
+		require.NotNil(t, m, "PCP loads the file")
+		_, ok := m.Label("app")
+		assert.False(t, ok, "and ignores the labels' entry")
+	}},
+	{"metric name with no NUL in its slot", 2, func(b []byte, f *mmvfile.File) []byte {
+		copy(b[f.Metrics[1].NameOffset:], strings.Repeat("v", 256))
+		return b
+	}, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		assert.NotNil(t, pcptest.Find(ms, "mmv.sample."+strings.Repeat("v", 255)), "PCP names the metric by the slot's first 255 bytes")
+	}},
+	{"help text with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
+		copy(b[f.Metrics[1].LongHelp.Offset:], strings.Repeat("h", 256))
+		return b
+	}, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 1))
+		require.NotNil(t, m)
+		assert.Equal(t, strings.Repeat("h", 255), m.LongHelp, "PCP shows the slot's first 255 bytes")
+	}},
+	{"string value with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
+		copy(b[f.Values[2].Extra:], strings.Repeat("x", 256))
+		return b
+	}, versionShown(`"` + strings.Repeat("x", 255) + `"`)},
+	{"string slot no record uses, with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
+		put64(b, metricField(f, f.Metrics[1], 24), 0) // version's short help: its slot is left unused
+		copy(b[f.Metrics[1].ShortHelp.Offset:], strings.Repeat("s", 256))
+		return b
+	}, versionShown(`"1.2.3"`)},
+}
+
+// versionShown checks that PCP shows the sample's version metric with the
+// value want, as pminfo prints it.
+func versionShown(want string) func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	return func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		m := pcptest.Find(ms, sampleMetric(f, 1))
+		require.NotNil(t, m, "PCP loads the metric")
+		assert.Equal(t, want, m.Value)
+	}
+}
+
+// TestReadsWhatPCPReadsReview: the files of readsAsPCPReview are parsed,
+// with the values and texts PCP shows.
+func TestReadsWhatPCPReadsReview(t *testing.T) {
+	for _, c := range readsAsPCPReview {
+		eachMutated(t, c.name, c.version, c.mutate, func(t *testing.T, f *mmvfile.File, b []byte) {
+			if pcptest.WantPCP(t) {
+				c.check(t, f, pcpView(t, "sample", b))
+			}
+			got, err := mmvfile.Parse(b)
+			require.NoError(t, err)
+			require.Len(t, got.Metrics, 3)
+			version := got.Metrics[1]
+			switch c.name {
+			case "singular value with an instance", "singular value with an instance offset beyond the file":
+				assert.Nil(t, got.Values[2].Instance, "PCP ignores the instance of a singular metric's value")
+				assert.Equal(t, "1.2.3", got.Values[2].String)
+			case "metric name with no NUL in its slot":
+				assert.Equal(t, strings.Repeat("v", 255), version.Name)
+			case "help text with no NUL":
+				assert.Equal(t, strings.Repeat("h", 255), version.LongHelp.Text)
+			case "string value with no NUL":
+				assert.Equal(t, strings.Repeat("x", 255), got.Values[2].String)
+			case "labels of negative count":
+				assert.Empty(t, got.Labels)
+			}
+		})
+	}
+}
+
+// TestReadsTOCEntriesPCPIgnores: PCP ignores a TOC entry of a type mmv(5)
+// does not define, or of a negative count, whatever their number, and
+// reads the rest of the file.
+func TestReadsTOCEntriesPCPIgnores(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		extra [][3]int64
+	}{
+		{"7 entries, 3 of types mmv(5) does not define", [][3]int64{{9, 0, 0}, {0, 5, 0}, {77, 1, 1 << 40}}},
+		{"a second indoms entry of negative count", [][3]int64{{1, -1, 0}}},
+		{"a second instances entry of negative count", [][3]int64{{2, -1, 0}}},
+		{"a second metrics entry of negative count", [][3]int64{{3, -1, 0}}},
+		{"a second values entry of negative count", [][3]int64{{4, -1, 0}}},
+		{"strings of negative count", [][3]int64{{5, -1, 1 << 40}}},
+		{"labels of negative count", [][3]int64{{6, -1, 0}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := rawV1TOC(1, 2, 2, 1, c.extra...)
+			if pcptest.WantPCP(t) {
+				m := pcptest.Find(pcpView(t, "raw", b), "mmv.raw.m")
+				require.NotNil(t, m, "PCP loads the metric")
+				require.Len(t, m.Instances, 2)
+				assert.Equal(t, "0", m.Instances[1].Value)
+			}
+			f, err := mmvfile.Parse(b)
+			require.NoError(t, err)
+			assert.Len(t, f.Values, 2)
+			assert.Len(t, f.Indoms[0].Instances, 2)
+			assert.Contains(t, rules(f.Lint("raw")), mmvfile.RuleSection)
+		})
+	}
 }
 
 // TestReadsWhatPCPReads: files PCP's reader loads, metric by metric, are
