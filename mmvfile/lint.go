@@ -75,6 +75,10 @@ const (
 	// names no instance of the metric's indom; PCP skips it (Parse
 	// leaves it out of File.Values).
 	RuleDeadValue Rule = "dead-value"
+	// RuleIgnoredField: a field PCP's reader never reads, which says
+	// something it does not do: an instance offset in a value of a
+	// singular metric (PCP shows the value as the metric's).
+	RuleIgnoredField Rule = "ignored-field"
 	// RuleDuplicateValue: a second value record for one metric and
 	// instance; PCP reads the first.
 	RuleDuplicateValue Rule = "duplicate-value"
@@ -292,6 +296,9 @@ func (f *File) Lint(name string) []Finding {
 	for _, d := range f.deadValues {
 		add("value ["+itoa(int64(d.index))+"] at offset "+itoa(int64(d.offset)), d.offset, RuleDeadValue,
 			"%s: PCP skips the record", d.what)
+	}
+	for _, n := range f.notes {
+		add(n.record, n.offset, n.rule, "%s", n.msg)
 	}
 	first := map[[2]uint64]*Value{}
 	for i, v := range f.Values {

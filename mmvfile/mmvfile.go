@@ -58,6 +58,17 @@ type File struct {
 	// no metric but naming an instance, or of a metric PCP skips for its
 	// item and naming no instance of its indom.
 	deadValues []deadValue
+	// notes are what Parse found that PCP reads its own way, for Lint.
+	notes []note
+}
+
+// note is a finding of Parse's for Lint: the record, its offset, the rule
+// and the message.
+type note struct {
+	record string
+	offset uint64
+	rule   Rule
+	msg    string
 }
 
 // deadValue is a value record PCP skips: its index in the section,

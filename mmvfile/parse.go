@@ -82,6 +82,26 @@ func Parse(b []byte) (*File, error) {
 	return p.f, nil
 }
 
+// note records a finding for Lint about the record of the section
+// holding off.
+func (p *parser) note(off uint64, rule Rule, format string, args ...any) {
+	p.f.notes = append(p.f.notes, note{p.recordAt(off), off, rule, fmt.Sprintf(format, args...)})
+}
+
+// recordAt names the record at off, as errors and findings do: "value [2]
+// at offset 408".
+func (p *parser) recordAt(off uint64) string {
+	for _, t := range []SectionType{Indoms, Instances, Metrics, Values, Strings, Labels} {
+		if i, ok := p.index(t, off); ok {
+			return recordNames[t] + " [" + itoa(int64(i)) + "] at offset " + itoa(int64(off))
+		}
+	}
+	return "offset " + itoa(int64(off))
+}
+
+// recordNames name the records of each section in errors and findings.
+var recordNames = [...]string{Indoms: "indom", Instances: "instance", Metrics: "metric", Values: "value", Strings: "string", Labels: "label"}
+
 func (p *parser) u32(off uint64) uint32 { return ne.Uint32(p.b[off:]) }
 func (p *parser) u64(off uint64) uint64 { return ne.Uint64(p.b[off:]) }
 func (p *parser) i32(off uint64) int32  { return int32(p.u32(off)) }
@@ -468,7 +488,10 @@ func (p *parser) value(v *Value, instOff uint64, serials map[uint32]bool) (why s
 	switch k, ok := p.index(Instances, instOff); {
 	case v.Metric.Singular():
 		if instOff != 0 {
-			return "instance offset " + itoa(int64(instOff)) + " for a singular metric", ErrReference
+			// PCP never reads the instance of a singular metric's value,
+			// whatever the offset: it shows the value as the metric's.
+			p.note(v.Offset, RuleIgnoredField, "instance offset %d in a value of %s, a singular metric: PCP ignores it, and shows the value as the metric's",
+				instOff, v.Metric.Name)
 		}
 	case !ok:
 		return "instance offset " + itoa(int64(instOff)) + " is not an instance record", ErrReference

@@ -289,6 +289,7 @@ func TestReadsWhatPCPReadsReview(t *testing.T) {
 			case "singular value with an instance", "singular value with an instance offset beyond the file":
 				assert.Nil(t, got.Values[2].Instance, "PCP ignores the instance of a singular metric's value")
 				assert.Equal(t, "1.2.3", got.Values[2].String)
+				assert.Contains(t, rules(got.Lint("sample")), mmvfile.RuleIgnoredField)
 			case "metric name with no NUL in its slot":
 				assert.Equal(t, strings.Repeat("v", 255), version.Name)
 			case "help text with no NUL":

@@ -65,17 +65,17 @@ var showsAsPCP = []struct {
 		setValues(b, f)
 		put32(b, metricField(f, f.Metrics[2], 0), 2000) // busy
 		return put64(b, f.Values[3].Offset+24, f.Instances[0].Offset+4)
-	}, mmvfile.RuleDeadValue, "", map[string]string{"get": "7", "put": "9"}},
+	}, mmvfile.RuleIgnoredField, "", map[string]string{"get": "7", "put": "9"}},
 	{"value of a metric PCP skips for its item, with an instance offset beyond the file", 0, func(b []byte, f *mmvfile.File) []byte {
 		setValues(b, f)
 		put32(b, metricField(f, f.Metrics[2], 0), 2000)
 		return put64(b, f.Values[3].Offset+24, 1<<62)
-	}, mmvfile.RuleDeadValue, "", map[string]string{"get": "7", "put": "9"}},
+	}, mmvfile.RuleIgnoredField, "", map[string]string{"get": "7", "put": "9"}},
 	{"singular value with an instance, of a metric PCP skips for a duplicate item", 0, func(b []byte, f *mmvfile.File) []byte {
 		setValues(b, f)
 		put32(b, metricField(f, f.Metrics[1], 0), f.Metrics[0].Item) // version takes requests' item
 		return put64(b, f.Values[2].Offset+24, f.Instances[1].Offset)
-	}, mmvfile.RuleDeadValue, "", map[string]string{"get": "7", "put": "9"}},
+	}, mmvfile.RuleIgnoredField, "", map[string]string{"get": "7", "put": "9"}},
 	{"string value at no string slot, of a metric PCP skips for its item", 0, func(b []byte, f *mmvfile.File) []byte {
 		setValues(b, f)
 		put32(b, metricField(f, f.Metrics[1], 0), 2000) // version
