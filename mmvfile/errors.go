@@ -26,8 +26,8 @@ var (
 	// another section, starting beyond the end of the file, or wrapping
 	// around.
 	ErrOffset = errors.New("bad offset")
-	// ErrCount: a count beyond the format's or PCP's limits: TOC entries
-	// outside 2..6, a negative record count, more than 1023 metrics or
+	// ErrCount: a count beyond the format's or PCP's limits: fewer than
+	// 2 TOC entries, more than 1023 metrics or
 	// 255 labels (PCP drops such a section whole), more indoms than PCP's
 	// 22-bit serials number, or a file larger than MaxSize.
 	ErrCount = errors.New("bad count")

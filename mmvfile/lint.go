@@ -28,9 +28,9 @@ const (
 	// RuleRefused: Parse refuses the file, which PCP's reader skips or
 	// misreads (the finding's message is Parse's error).
 	RuleRefused Rule = "refused"
-	// RuleSection: a TOC entry of a type mmv(5) does not define, which
-	// PCP ignores, or of no records at an offset beyond the end of the
-	// file, where PCP reads nothing.
+	// RuleSection: a TOC entry of a type mmv(5) does not define, or of a
+	// negative count, which PCP ignores, or of no records at an offset
+	// beyond the end of the file, where PCP reads nothing.
 	RuleSection Rule = "section"
 	// RuleInFlux: the generations are zero or unequal, as while a writer
 	// creates the file; PCP skips it and rescans on every request until
@@ -217,6 +217,9 @@ func (f *File) Lint(name string) []Finding {
 		if !s.Type.known() {
 			add("TOC["+itoa(int64(i))+"] at offset "+itoa(int64(s.TOCOffset)), s.TOCOffset, RuleSection,
 				"section type %d is not one of mmv(5)'s: PCP ignores the entry", int32(s.Type))
+		} else if s.Count < 0 {
+			add("TOC["+itoa(int64(i))+"] at offset "+itoa(int64(s.TOCOffset)), s.TOCOffset, RuleSection,
+				"%s section of negative count %d: PCP ignores the entry", s.Type, s.Count)
 		} else if s.Count == 0 && s.Offset > f.size {
 			add("TOC["+itoa(int64(i))+"] at offset "+itoa(int64(s.TOCOffset)), s.TOCOffset, RuleSection,
 				"%s section of no records at offset %d, beyond the end of the file (%d bytes): PCP reads nothing there", s.Type, s.Offset, f.size)

@@ -13,11 +13,10 @@ import (
 	"github.com/gopcp/mmv"
 )
 
-// PCP's limits on one file.
-const (
-	minTOCs = 2 // PCP's reader skips a file with fewer
-	maxTOCs = 6 // one entry per section type
-)
+// minTOCs is PCP's limit on one file: its reader skips a file of fewer
+// TOC entries. It takes any number more (those of a type mmv(5) does not
+// define, or of a negative count, it ignores), as the file holds.
+const minTOCs = 2
 
 // nullInstance is PCP's PM_IN_NULL; other negative ids are instances as
 // any (Speed hashes names to them).
@@ -137,8 +136,8 @@ func (p *parser) header() error {
 		return errorf(ErrGeneration, "header: gen1 %d != gen2 %d", h.Gen1, h.Gen2)
 	}
 	h.TOCs = int(p.i32(hdrTOCs))
-	if h.TOCs < minTOCs || h.TOCs > maxTOCs {
-		return errorf(ErrCount, "header: %d TOC entries, want %d..%d", h.TOCs, minTOCs, maxTOCs)
+	if h.TOCs < minTOCs {
+		return errorf(ErrCount, "header: %d TOC entries, want at least %d", h.TOCs, minTOCs)
 	}
 	h.Flags = mmv.Flags(p.u32(hdrFlags))
 	h.PID = p.i32(hdrPID)
@@ -170,16 +169,14 @@ func (p *parser) toc() error {
 			TOCOffset: at,
 		}
 		where := "TOC[" + itoa(int64(i)) + "] (" + s.Type.String() + ")"
-		if !s.Type.known() {
-			// PCP's reader ignores the entry (Lint reports it).
+		if !s.Type.known() || s.Count < 0 {
+			// PCP's reader ignores the entry, also when it lists a type
+			// again (Lint reports it).
 			p.f.TOC = append(p.f.TOC, s)
 			continue
 		}
-		switch {
-		case p.sec[s.Type] != nil:
+		if p.sec[s.Type] != nil {
 			return errorf(ErrSection, "%s at offset %d: a second %s section", where, at, s.Type)
-		case s.Count < 0:
-			return errorf(ErrCount, "%s at offset %d: negative count %d", where, at, s.Count)
 		}
 		if limit, ok := sectionLimit[s.Type]; ok && s.Count > limit {
 			return errorf(ErrCount, "%s at offset %d: %d records, PCP takes at most %d", where, at, s.Count, limit)
