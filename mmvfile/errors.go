@@ -37,8 +37,8 @@ var (
 	// value's instance in another indom than its metric's, a string offset
 	// that is not a string slot.
 	ErrReference = errors.New("bad reference")
-	// ErrField: a record field PCP's reader misreads: a string, name or
-	// label payload with no NUL, an unknown value type, a cluster above
+	// ErrField: a record field PCP's reader misreads: an instance name
+	// or label payload with no NUL (a v1 metric name too), an unknown value type, a cluster above
 	// 4095, an instance id of -1 (PCP's PM_IN_NULL), or an instance id
 	// twice in an indom. What PCP reads metric by metric (items, names,
 	// serials, semantics, units, indoms, values, labels) is Lint's.

@@ -79,6 +79,12 @@ const (
 	// something it does not do: an instance offset in a value of a
 	// singular metric (PCP shows the value as the metric's).
 	RuleIgnoredField Rule = "ignored-field"
+	// RuleString: a string slot with no NUL in its 256 bytes; PCP shows
+	// the first 255 bytes of a name, a help text or a string value, as
+	// Parse reads them, and never reads a slot no record uses. (An
+	// instance name with no NUL PCP reads past its slot: Parse refuses
+	// it.)
+	RuleString Rule = "string"
 	// RuleDuplicateValue: a second value record for one metric and
 	// instance; PCP reads the first.
 	RuleDuplicateValue Rule = "duplicate-value"

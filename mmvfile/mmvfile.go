@@ -8,8 +8,9 @@
 //     its sections, or read outside the records the file declares: a bad
 //     header (magic, version, generations, TOC count, cluster beyond
 //     4095), a TOC or section past the end of the file, an offset that
-//     does not lead to a record of the right kind, a string with no NUL,
-//     an unknown value type, more than 1023 metrics or 255 labels. Its
+//     does not lead to a record of the right kind, an instance name or
+//     label with no NUL, an unknown value type, more than 1023 metrics
+//     or 255 labels. Its
 //     errors wrap one of the package's sentinel errors, so callers can
 //     tell with errors.Is which rule a file breaks.
 //   - File.Lint reports what PCP loads but skips, renumbers or merges

@@ -35,6 +35,9 @@ type parser struct {
 	version int
 	f       *File
 	sec     [Labels + 1]*Section // by type; nil when absent
+	// unterminated marks the string slots with no NUL in their 256
+	// bytes, used the marks those a record refers to.
+	unterminated, used []bool
 }
 
 // Open reads and parses the file at path. It parses a copy of the bytes,
@@ -73,7 +76,7 @@ func Open(path string) (*File, error) {
 // refer to b.
 func Parse(b []byte) (*File, error) {
 	p := &parser{b: b, size: uint64(len(b)), f: &File{size: uint64(len(b))}}
-	for _, step := range []func() error{p.header, p.toc, p.strings, p.indoms, p.instances, p.metrics, p.values, p.labels} {
+	for _, step := range []func() error{p.header, p.toc, p.strings, p.indoms, p.instances, p.metrics, p.values, p.labels, p.unused} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -81,10 +84,9 @@ func Parse(b []byte) (*File, error) {
 	return p.f, nil
 }
 
-// note records a finding for Lint about the record of the section
-// holding off.
-func (p *parser) note(off uint64, rule Rule, format string, args ...any) {
-	p.f.notes = append(p.f.notes, note{p.recordAt(off), off, rule, fmt.Sprintf(format, args...)})
+// note records a finding for Lint about the record at off.
+func (p *parser) note(record string, off uint64, rule Rule, format string, args ...any) {
+	p.f.notes = append(p.f.notes, note{record, off, rule, fmt.Sprintf(format, args...)})
 }
 
 // recordAt names the record at off, as errors and findings do: "value [2]
@@ -259,13 +261,32 @@ func (p *parser) index(t SectionType, off uint64) (int, bool) {
 	return int(d / size), true
 }
 
-// str returns the text of the string slot at off.
+// str returns the text of the string slot at off, and marks it used.
 func (p *parser) str(off uint64) (string, bool) {
 	i, ok := p.index(Strings, off)
 	if !ok {
 		return "", false
 	}
+	p.used[i] = true
 	return p.f.Strings[i].Text, true
+}
+
+// unterminatedAt reports whether off is a string slot with no NUL.
+func (p *parser) unterminatedAt(off uint64) bool {
+	i, ok := p.index(Strings, off)
+	return ok && p.unterminated[i]
+}
+
+// cut is what PCP shows of a string slot with no NUL in its 256 bytes:
+// its first 255 bytes, as it copies a name, a help text or a string value.
+const cut = stringSize - 1
+
+// noteUnterminated notes a string slot with no NUL at off, which record
+// uses as which, where PCP shows the slot's first 255 bytes.
+func (p *parser) noteUnterminated(record string, off uint64, which string) {
+	if p.unterminatedAt(off) {
+		p.note(record, off, RuleString, "%s at offset %d is a string slot with no NUL in its %d bytes: PCP shows its first %d", which, off, stringSize, cut)
+	}
 }
 
 // text reads the help text whose string offset is stored at field.
@@ -278,11 +299,12 @@ func (p *parser) text(field uint64, what, which string) (Text, error) {
 	if t.Text, ok = p.str(t.Offset); !ok {
 		return t, errorf(ErrReference, "%s: %s offset %d is not a string slot", what, which, t.Offset)
 	}
+	p.noteUnterminated(what, t.Offset, which)
 	return t, nil
 }
 
 // name reads the name stored at field: inline in v1, a string offset later.
-func (p *parser) name(field uint64, what string) (name string, off uint64, err error) {
+func (p *parser) name(field uint64, what string, instance bool) (name string, off uint64, err error) {
 	if p.version == mmv.Version1 {
 		name, ok := p.cstring(field, nameSizeV1)
 		if !ok {
@@ -295,16 +317,38 @@ func (p *parser) name(field uint64, what string) (name string, off uint64, err e
 	if !ok {
 		return "", off, errorf(ErrReference, "%s: name offset %d is not a string slot", what, off)
 	}
+	if instance && p.unterminatedAt(off) {
+		// PCP reads an instance's name on, past the slot, to a NUL.
+		return "", off, errorf(ErrField, "%s: name offset %d is a string slot with no NUL in its %d bytes, which PCP reads on past the slot", what, off, stringSize)
+	}
+	p.noteUnterminated(what, off, "name")
 	return name, off, nil
 }
 
 func (p *parser) strings() error {
-	for i, off := range p.records(Strings) {
+	offs := p.records(Strings)
+	p.unterminated, p.used = make([]bool, len(offs)), make([]bool, len(offs))
+	for i, off := range offs {
 		text, ok := p.cstring(off, stringSize)
 		if !ok {
-			return errorf(ErrField, "string [%d] at offset %d: no NUL in %d bytes", i, off, stringSize)
+			// PCP shows the first 255 bytes of a name, a help text or
+			// a string value with no NUL, and reads an instance name on
+			// past the slot (refused there: name).
+			text, p.unterminated[i] = string(p.b[off:off+cut]), true
 		}
 		p.f.Strings = append(p.f.Strings, &String{Offset: off, Text: text})
+	}
+	return nil
+}
+
+// unused notes the string slots with no NUL that no record uses, which
+// PCP never reads.
+func (p *parser) unused() error {
+	for i, s := range p.f.Strings {
+		if p.unterminated[i] && !p.used[i] {
+			p.note("string ["+itoa(int64(i))+"] at offset "+itoa(int64(s.Offset)), s.Offset, RuleString,
+				"no NUL in its %d bytes, and no record uses the slot: PCP never reads it", stringSize)
+		}
 	}
 	return nil
 }
@@ -349,7 +393,7 @@ func (p *parser) instances() error {
 			return errorf(ErrField, "%s: instance id -1, which PCP reads as no instance", what)
 		}
 		var err error
-		if inst.Name, inst.NameOffset, err = p.name(off+instName, what); err != nil {
+		if inst.Name, inst.NameOffset, err = p.name(off+instName, what, true); err != nil {
 			return err
 		}
 		p.f.Instances = append(p.f.Instances, inst)
@@ -414,7 +458,7 @@ func (p *parser) metrics() error {
 			Pad:       p.u32(b + metricPad),
 		}
 		var err error
-		if m.Name, m.NameOffset, err = p.name(off, what); err != nil {
+		if m.Name, m.NameOffset, err = p.name(off, what, false); err != nil {
 			return err
 		}
 		what += " (" + m.Name + ")"
@@ -487,7 +531,7 @@ func (p *parser) value(v *Value, instOff uint64, serials map[uint32]bool) (why s
 		if instOff != 0 {
 			// PCP never reads the instance of a singular metric's value,
 			// whatever the offset: it shows the value as the metric's.
-			p.note(v.Offset, RuleIgnoredField, "instance offset %d in a value of %s, a singular metric: PCP ignores it, and shows the value as the metric's",
+			p.note(p.recordAt(v.Offset), v.Offset, RuleIgnoredField, "instance offset %d in a value of %s, a singular metric: PCP ignores it, and shows the value as the metric's",
 				instOff, v.Metric.Name)
 		}
 	case !ok:
@@ -521,6 +565,7 @@ func (p *parser) value(v *Value, instOff uint64, serials map[uint32]bool) (why s
 		if v.String, ok = p.str(uint64(v.Extra)); !ok {
 			return fmt.Sprintf("string offset %d is not a string slot", uint64(v.Extra)), ErrReference
 		}
+		p.noteUnterminated(p.recordAt(v.Offset), uint64(v.Extra), "the string value")
 	}
 	return "", nil
 }

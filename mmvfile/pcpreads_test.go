@@ -299,6 +299,9 @@ func TestReadsWhatPCPReadsReview(t *testing.T) {
 			case "labels of negative count":
 				assert.Empty(t, got.Labels)
 			}
+			if strings.Contains(c.name, "no NUL") {
+				assert.Contains(t, rules(got.Lint("sample")), mmvfile.RuleString)
+			}
 		})
 	}
 }
