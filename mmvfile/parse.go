@@ -44,7 +44,19 @@ type parser struct {
 // so a file being updated is safe to read: values may be torn, but the
 // structure written when the file was created is not.
 func Open(path string) (*File, error) {
-	fd, err := os.Open(path)
+	b, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b)
+}
+
+// ReadFile reads the bytes of the regular file at path, of at most
+// MaxSize bytes, as Open does. Anything else at the path (a directory, a
+// FIFO, a device) is refused at once: a FIFO with no writer would block
+// the open until one came.
+func ReadFile(path string) ([]byte, error) {
+	fd, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +81,7 @@ func Open(path string) (*File, error) {
 	if len(b) > MaxSize {
 		return nil, errorf(ErrCount, "file is larger than %d bytes", MaxSize)
 	}
-	return Parse(b)
+	return b, nil
 }
 
 // Parse parses and validates the MMV file b. The File it returns does not

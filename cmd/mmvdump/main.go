@@ -94,7 +94,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		}
 		return 0
 	}
-	b, err := readFile(path)
+	b, err := mmvfile.ReadFile(path)
 	if err != nil {
 		// PCP's mmvdump says so with perror.
 		fmt.Fprintf(stderr, "mmvdump: %v\n", err)
@@ -114,20 +114,6 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		return 1
 	}
 	return 0
-}
-
-// readFile reads a file of at most mmvfile.MaxSize bytes.
-func readFile(path string) ([]byte, error) {
-	fd, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fd.Close()
-	b, err := io.ReadAll(io.LimitReader(fd, mmvfile.MaxSize+1))
-	if err == nil && len(b) > mmvfile.MaxSize {
-		err = fmt.Errorf("%s: larger than %d bytes", path, mmvfile.MaxSize)
-	}
-	return b, err
 }
 
 func runLint(paths []string, asJSON bool, stdout, stderr io.Writer) int {

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package mmvfile
+
+const openFlags = 0
