@@ -289,10 +289,6 @@ var mutations = []mutation{
 	{"metric name at a non-string", 2, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Metrics[1].Offset, f.Metrics[1].NameOffset-1)
 	}, mmvfile.ErrReference},
-	{"metric name without NUL", 1, func(b []byte, f *mmvfile.File) []byte {
-		copy(b[f.Metrics[1].Offset:], strings.Repeat("x", 64))
-		return b
-	}, mmvfile.ErrField},
 	{"unknown type", 0, func(b []byte, f *mmvfile.File) []byte { return put32(b, metricField(f, f.Metrics[0], 4), 7) }, mmvfile.ErrField},
 	// PCP reads an instance name past its slot, into the next (of the
 	// other strings with no NUL, it shows the first 255 bytes:

@@ -256,6 +256,16 @@ var readsAsPCPReview = []struct {
 		copy(b[f.Values[2].Extra:], strings.Repeat("x", 256))
 		return b
 	}, versionShown(`"` + strings.Repeat("x", 255) + `"`)},
+	{"v1 metric name with no NUL in its 64 bytes", 1, func(b []byte, f *mmvfile.File) []byte {
+		copy(b[f.Metrics[1].Offset:], strings.Repeat("x", 64))
+		return b
+	}, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 0)), "PCP loads the file")
+		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 2)))
+		for _, m := range ms {
+			assert.NotContains(t, m.Name, "xxxx", "and skips the metric")
+		}
+	}},
 	{"string slot no record uses, with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
 		put64(b, metricField(f, f.Metrics[1], 24), 0) // version's short help: its slot is left unused
 		copy(b[f.Metrics[1].ShortHelp.Offset:], strings.Repeat("s", 256))
@@ -296,6 +306,10 @@ func TestReadsWhatPCPReadsReview(t *testing.T) {
 				assert.Equal(t, strings.Repeat("h", 255), version.LongHelp.Text)
 			case "string value with no NUL":
 				assert.Equal(t, strings.Repeat("x", 255), got.Values[2].String)
+			case "v1 metric name with no NUL in its 64 bytes":
+				fds := findings(got.Lint("sample"), mmvfile.RuleName)
+				require.Len(t, fds, 1)
+				assert.Contains(t, fds[0].Msg, "PCP skips the metric")
 			case "labels of negative count":
 				assert.Empty(t, got.Labels)
 			}
