@@ -270,6 +270,8 @@ func (f *File) Lint(name string) []Finding {
 		record := metricRecord(i, m)
 		full := f.metricName(name, m)
 		switch u := m.Units; {
+		case m.unterminated:
+			add(record, m.Offset, RuleName, "PCP skips the metric: its name has no NUL in its %d bytes", nameSizeV1)
 		case !validPCPName.MatchString(full): // an empty name is loaded, as mmv.<file>. (below)
 			add(record, m.Offset, RuleName, "PCP skips the metric: its name %q does not start with a letter or holds more than letters, digits, '_' and '.'", full)
 		case slices.Contains(agentNames, full):

@@ -168,6 +168,9 @@ type Metric struct {
 	Pad       uint32
 	ShortHelp Text
 	LongHelp  Text
+	// unterminated: a v1 name with no NUL in its 64 bytes, Name holds
+	// them; PCP skips the metric.
+	unterminated bool
 }
 
 // Singular reports whether the metric has a single value, no instance domain.

@@ -470,7 +470,10 @@ func (p *parser) metrics() error {
 			Pad:       p.u32(b + metricPad),
 		}
 		var err error
-		if m.Name, m.NameOffset, err = p.name(off, what, false); err != nil {
+		if p.version == mmv.Version1 && bytes.IndexByte(p.b[off:off+nameSizeV1], 0) < 0 {
+			// PCP skips the metric (Lint reports it).
+			m.Name, m.unterminated = string(p.b[off:off+nameSizeV1]), true
+		} else if m.Name, m.NameOffset, err = p.name(off, what, false); err != nil {
 			return err
 		}
 		what += " (" + m.Name + ")"
