@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +117,89 @@ func BenchmarkDefaultLimitsFetch(b *testing.B) {
 		n = got
 	}
 	b.ReportMetric(float64(n), "values")
+}
+
+// pminfoThrough runs pminfo ARGS through p and returns how long it took.
+func pminfoThrough(ctx context.Context, p *pcptest.PMCD, args ...string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "pminfo", append([]string{"-h", p.Host()}, args...)...)
+	cmd.Env = append(os.Environ(), "PCP_TMP_DIR=")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return time.Since(start), fmt.Errorf("pminfo %v: %v\n%.2000s", args, err, out)
+	}
+	return time.Since(start), nil
+}
+
+// churn makes a registry in dir whose vector takes a new label value and
+// deletes an old one every millisecond, as a vector labelled by request
+// or client does: each publication replaces its file, and PCP's agent
+// rescans the whole directory at its next request. It stops at cleanup.
+func churn(tb testing.TB, dir string) {
+	c := mmv.NewRegistry("churn", &mmv.Options{Dir: dir})
+	v := mmv.NewCounterVec(c, "requests", "", mmv.Count, "id")
+	startOrSkip(tb, c)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			v.With(strconv.Itoa(i)).Inc()
+			v.Delete(strconv.Itoa(i - 10))
+		}
+	}()
+	tb.Cleanup(func() {
+		close(stop)
+		<-done
+		assert.NoError(tb, c.Close())
+	})
+}
+
+// The metrics of a registry cost PCP's agent more than its values: it
+// looks names up and rebuilds its namespace and tables in time that grows
+// faster than the metrics (of the whole directory), and rebuilds them at
+// every request after any file of the directory changed, as a registry's
+// publications change it. Default options bound them: a registry
+// declaring singular counters until refused (or 16,384, past which a
+// rescan took seconds) is refused with an error naming the cap, pminfo
+// -f of it through a pmcd of the test's own takes under half a second,
+// and a client watching one of its metrics, by PMID, while another
+// registry churns its vector's label values, is answered over 100 times
+// a second. Before the cap, 65,536 were accepted (the cap on values):
+// pminfo -m timed out after 10 s; at 16,000, pminfo -f took 2 s and the
+// watching client was answered once a second.
+func TestManyMetricsThroughPMCD(t *testing.T) {
+	p := pcptest.StartPMCD(t)
+	r := mmv.NewRegistry("names", &mmv.Options{Dir: p.Dir})
+	var refused error
+	n := 0
+	for ; n < 16384 && refused == nil; n++ {
+		refused = r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", n), Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	}
+	startOrSkip(t, r)
+	t.Cleanup(func() {
+		assert.NoError(t, r.Close())
+		removeParts(t, r)
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, err := pminfoThrough(ctx, p, "-f", "mmv.names") // loads the files
+	require.NoError(t, err)
+	whole, err := pminfoThrough(ctx, p, "-f", "mmv.names")
+	require.NoError(t, err)
+	churn(t, p.Dir)
+	one := p.FetchLoop(t, "mmv.names.m1", time.Second)
+	rss, _ := p.RSS()
+	t.Logf("%d metrics: pminfo -f %v; one metric beside a churning registry: %d fetches in 1 s; pmcd RSS %d MB", n, whole, one.N, rss>>20)
+
+	require.ErrorIs(t, refused, mmv.ErrTooMany, "a registry of %d metrics accepted", n)
+	assert.Contains(t, refused.Error(), "Options.MaxRegistryMetrics")
+	assert.Less(t, whole, 500*time.Millisecond, "pminfo -f of %d metrics", n)
+	assert.Greater(t, one.N, 100, "fetches of one metric in a second beside a churning registry")
+	_, err = pminfoThrough(ctx, p, "-f", "mmv.control.files")
+	assert.NoError(t, err, "pmcd answers")
 }

@@ -431,3 +431,31 @@ func (p *PMCD) Log() string {
 	log, _ := os.ReadFile(filepath.Join(p.private.base, "log", "pmcd.log"))
 	return string(log)
 }
+
+// RSS returns the resident memory of a pmcd StartPMCD started, with its
+// DSO agents, and its peak (VmRSS and VmHWM, in bytes), 0 for the host's
+// or a pmcd that exited: what the files its agent maps and the tables
+// it builds cost the host.
+func (p *PMCD) RSS() (rss, peak int64) {
+	if p.private == nil {
+		return 0, 0
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.private.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb << 10
+		case "VmHWM:":
+			peak = kb << 10
+		}
+	}
+	return rss, peak
+}
