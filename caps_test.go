@@ -198,3 +198,58 @@ func TestConfigureAfterOwnMetricsBeyondCaps(t *testing.T) {
 	assert.NoError(t, r.Configure("", r.Options()), "the same options, after a refusal counted in mmv.dropped")
 	assert.NoError(t, r.Configure("renamed", r.Options()), "only a new name")
 }
+
+// A registry holds DefaultMaxRegistryMetrics metrics, every file
+// together, and not one more, however the next comes (AddMetric, an
+// instrument after Start, counting in its own memory, whose refusal Err
+// names); a histogram refused at the cap leaves none of its metrics; a
+// negative option removes the cap, and Configure checks the declarations
+// against it.
+func TestRegistryMetricsCap(t *testing.T) {
+	require.Equal(t, 2048, mmv.DefaultMaxRegistryMetrics)
+	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), PublishDelay: time.Hour})
+	t.Cleanup(func() { r.Close() })
+	for i := range mmv.DefaultMaxRegistryMetrics - 10 {
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: fmt.Sprint("m", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	}
+	mmv.NewHistogram(r, "lat", "", mmv.Second, nil) // 10 metrics: the cap
+	startOrSkip(t, r)
+	err := r.AddMetric(mmv.Metric{Name: "over", Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.EqualError(t, err, `mmv: metric "over": too many: 2049 metrics in the registry would pass its cap of 2048 metrics (Options.MaxRegistryMetrics): PCP's agent rebuilds its names and tables, in time growing faster than the metrics, at every request after any file of its directory changed`)
+
+	h := mmv.NewHistogram(r, "late", "", mmv.Second, nil)
+	h.Observe(1) // counts in memory, never in PCP
+	require.NoError(t, r.Flush())
+	require.ErrorIs(t, r.Err(), mmv.ErrTooMany)
+	assert.ErrorContains(t, r.Err(), "Options.MaxRegistryMetrics")
+	values := filesValues(t, r)
+	for name := range values {
+		require.NotContains(t, name, "late", "none of the refused histogram's metrics")
+	}
+	assert.Equal(t, mmv.DefaultMaxRegistryMetrics, len(values), "the program's metrics")
+
+	none := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxRegistryMetrics: -1})
+	for i := range mmv.DefaultMaxRegistryMetrics + 1 {
+		require.NoError(t, none.AddMetric(mmv.Metric{Name: fmt.Sprint("m", i), Type: mmv.Uint64, Semantics: mmv.SemCounter}))
+	}
+	opts := none.Options()
+	opts.MaxRegistryMetrics = 0
+	err = none.Configure("", opts)
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.ErrorContains(t, err, `file "caps" as declared: too many: 2049 metrics in the registry would pass its cap of 2048 metrics (Options.MaxRegistryMetrics)`)
+}
+
+// TestConfigureAfterOwnMetricsBeyondMetricsCap: Configure checks the
+// program's metrics against the cap without the registry's own
+// (mmv.dropped, declared beyond it at a refusal), as for the caps on
+// instances.
+func TestConfigureAfterOwnMetricsBeyondMetricsCap(t *testing.T) {
+	r := mmv.NewRegistry("caps", &mmv.Options{Dir: t.TempDir(), MaxRegistryMetrics: 1, MaxInstances: 1})
+	t.Cleanup(func() { r.Close() })
+	v := mmv.NewCounterVec(r, "hits", "", mmv.Count, "k")
+	v.With("a").Inc()
+	_, err := v.Get("b")
+	require.ErrorIs(t, err, mmv.ErrTooMany, "the cap on instances: mmv.dropped declared")
+	assert.NoError(t, r.Configure("", r.Options()), "the same options, the program's one metric")
+}

@@ -436,7 +436,7 @@ func fileNames(t *testing.T, path, prefix string) []string {
 // directory.
 func overTombstone(t *testing.T, name string) (*Registry, string) {
 	dir := filepath.Join(t.TempDir(), "mmv")
-	last := NewRegistry(name, &Options{Dir: dir})
+	last := NewRegistry(name, &Options{Dir: dir, MaxRegistryMetrics: -1})
 	for i := range 3000 {
 		NewCounter(last, fmt.Sprintf("c%04d", i), "", Count).Inc()
 	}

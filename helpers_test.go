@@ -503,7 +503,7 @@ func fileMetric(f *mmvfile.File, name string) *mmvfile.Metric {
 // each 1, and closes it: the last run a test starts again over.
 func closedRun(t *testing.T, dir, name string, n int) *mmv.Registry {
 	t.Helper()
-	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir})
+	r := mmv.NewRegistry(name, &mmv.Options{Dir: dir, MaxRegistryMetrics: -1})
 	for i := range n {
 		mmv.NewCounter(r, fmt.Sprintf("c%04d", i), "", mmv.Count).Inc()
 	}

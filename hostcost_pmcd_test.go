@@ -177,8 +177,10 @@ func TestManyMetricsThroughPMCD(t *testing.T) {
 	r := mmv.NewRegistry("names", &mmv.Options{Dir: p.Dir})
 	var refused error
 	n := 0
-	for ; n < 16384 && refused == nil; n++ {
-		refused = r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", n), Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	for ; n < 16384; n++ {
+		if refused = r.AddMetric(mmv.Metric{Name: fmt.Sprintf("m%d", n), Type: mmv.Uint64, Semantics: mmv.SemCounter}); refused != nil {
+			break
+		}
 	}
 	startOrSkip(t, r)
 	t.Cleanup(func() {

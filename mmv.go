@@ -66,6 +66,18 @@ type Options struct {
 	// c·MaxValues·MaxFileValues (docs/design.md, "What a registry costs PCP's
 	// reader").
 	MaxFileValues, MaxValues int
+	// MaxRegistryMetrics caps the metrics of the registry, every file
+	// together, the registry's own (mmv.dropped, mmv.expired) declared
+	// beyond it. PCP's agent pays for a metric more than for a value: it
+	// looks names up, and rebuilds its namespace and tables at every
+	// request after any file of its directory changed (each publication
+	// of a registry changes it), in time growing faster than the
+	// directory's metrics: 2,048 cost a rebuild 16 ms and pminfo -f
+	// 0.07 s, 16,000 a second and two (docs/design.md, "The caps"). A
+	// declaration past it is refused with an error wrapping ErrTooMany
+	// that names the option. Zero means DefaultMaxRegistryMetrics; a
+	// negative value removes the cap.
+	MaxRegistryMetrics int
 	// PadValues gives every value 128 bytes of the file (two cache lines)
 	// instead of the 32 of its record, the records between being fillers
 	// that PCP's reader skips, so that values updated from different cores

@@ -24,7 +24,7 @@ func TestMoreThanAFile(t *testing.T) {
 			t.Parallel() // a directory of its own
 			tmp := t.TempDir()
 			dir := filepath.Join(tmp, "mmv")
-			r := mmv.NewRegistry("big", &mmv.Options{Dir: dir, Cluster: 2047, Flags: flags})
+			r := mmv.NewRegistry("big", &mmv.Options{Dir: dir, Cluster: 2047, Flags: flags, MaxRegistryMetrics: -1})
 			defer r.Close()
 			name := func(i int) string { return fmt.Sprintf("g%d.m%d", i%10, i) }
 			onIndom := func(i int) bool { return i%100 == 0 }

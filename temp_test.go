@@ -113,7 +113,7 @@ func TestKilledGrowersReclaimed(t *testing.T) {
 // overflow files, grower.2, grower.3..., of 200 values each, so that it
 // makes one every 200 metrics.
 func grow(t *testing.T) {
-	r := mmv.NewRegistry("grower", &mmv.Options{Dir: os.Getenv("MMV_TEST_DIR"), Flags: mmv.Process, MaxFileValues: 200})
+	r := mmv.NewRegistry("grower", &mmv.Options{Dir: os.Getenv("MMV_TEST_DIR"), Flags: mmv.Process, MaxFileValues: 200, MaxRegistryMetrics: -1})
 	mmv.NewCounter(r, "first", "", mmv.Count).Inc()
 	startOrSkip(t, r)
 	os.Stdout.WriteString("ready\n")

@@ -215,7 +215,7 @@ func TestOverflowFileNamesAreNoRegistrys(t *testing.T) {
 	// web's own second file, at Start and after, is named so.
 	needFileLayer(t)
 	dir := t.TempDir()
-	web := NewRegistry("web", &Options{Dir: dir})
+	web := NewRegistry("web", &Options{Dir: dir, MaxRegistryMetrics: -1})
 	defer web.Close()
 	for i := range MaxMetrics + 10 {
 		require.NoError(t, web.AddMetric(Metric{Name: fmt.Sprintf("m%04d", i), Type: Uint64, Semantics: SemCounter}))
