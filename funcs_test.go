@@ -2,6 +2,7 @@ package mmv_test
 
 import (
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,4 +175,49 @@ func TestStuckCallbackRunHoldsNoClose(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("Close waits for a callback run stuck since a Gather before Start, holding the registry's lock")
 	}
+}
+
+// TestReviewCallbackPanicAtCloseClosesAll: a callback metric whose
+// function panics at Close (a pool read after its own shutdown) makes
+// Close panic with the function's value, on the caller's goroutine, as
+// its doc allows; but the registry is closed all the same: the Process
+// file removed, its name free for another registry, the polls declared
+// after the callback stopped. Close stopped at the panic, half done: the
+// file stayed at its name, PCP showing the closed program's last values,
+// the name locked for good (a second Close did nothing, a new registry
+// of the name got ErrInUse), and the later polls ran for ever.
+func TestReviewCallbackPanicAtCloseClosesAll(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	before := runtime.NumGoroutine()
+	r := mmv.NewRegistry("cbpanic", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	var closing atomic.Bool
+	mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 {
+		if closing.Load() {
+			panic("pool closed")
+		}
+		return 3
+	})
+	var polls atomic.Int64
+	r.Poll(time.Millisecond, func() { polls.Add(1) })
+	mmv.NewHistogram(r, "latency", "", mmv.Second, nil).Observe(1)
+	startOrSkip(t, r)
+	path := r.Path()
+	require.FileExists(t, path)
+
+	closing.Store(true)
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		r.Close()
+	}()
+	assert.Equal(t, "pool closed", got, "Close panics with the callback's value")
+	assert.NoFileExists(t, path, "the Process file is removed")
+	again := mmv.NewRegistry("cbpanic", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	assert.NoError(t, again.Start(), "the name is free")
+	require.NoError(t, again.Close())
+	n := polls.Load()
+	time.Sleep(20 * time.Millisecond)
+	assert.Equal(t, n, polls.Load(), "the poll stopped")
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before }, 2*time.Second, 10*time.Millisecond,
+		"goroutines: %d before, %d after", before, runtime.NumGoroutine())
 }
