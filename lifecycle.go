@@ -135,8 +135,19 @@ func (r *Registry) Close() error {
 	if !wasStarted {
 		return nil
 	}
+	// A hook that panics (a callback metric's function) stops none of
+	// the others, nor the rest of Close: the registry is closed whole,
+	// then the first panic goes on to the caller. Stopped at the panic,
+	// Close left the file at its name, locked, and the later polls
+	// running, for good.
+	var panicked *hookPanic
 	for _, f := range r.onClose {
-		f()
+		if p := runHook(f); p != nil && panicked == nil {
+			panicked = p
+		}
+	}
+	if panicked != nil {
+		defer panic(panicked.v)
 	}
 	r.unbindCellsLocked()
 	r.strs.mu.Lock()
@@ -148,6 +159,23 @@ func (r *Registry) Close() error {
 	}
 	r.dir.Close()
 	return err
+}
+
+// hookPanic is the value a hook panicked with.
+type hookPanic struct{ v any }
+
+// runHook runs f, and returns the value it panicked with, nil if it
+// returned.
+func runHook(f func()) (p *hookPanic) {
+	returned := false
+	defer func() {
+		if !returned {
+			p = &hookPanic{recover()}
+		}
+	}()
+	f()
+	returned = true
+	return nil
 }
 
 // declaringLocked refuses what only a declaring registry may do.
