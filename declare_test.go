@@ -947,3 +947,37 @@ func TestErrForgetsHistogramDeclaredAfterCapRefusal(t *testing.T) {
 	require.NotNil(t, h, "declared once the vector's values are gone")
 	assert.NoError(t, r.Err(), "the histogram is declared: nothing to say")
 }
+
+// TestReviewErrKeepsRefusalOfUndoneDeclaration: a New function's refusal
+// (a cap met after Start) stays in Err until the name is declared for
+// good: a Transact that declared the name and failed left the counter
+// the New function returned counting where PCP never sees it, and Err
+// said nothing of it any more.
+func TestReviewErrKeepsRefusalOfUndoneDeclaration(t *testing.T) {
+	r := NewRegistry("undoneerr", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxValues: 2})
+	defer r.Close()
+	v := NewCounterVec(r, "v", "", Count, "k")
+	v.With("a").Inc()
+	startOrSkip(t, r)
+	v.With("b").Inc() // the registry's second value, its last
+	c := NewCounter(r, "tenant", "", Count)
+	c.Inc()
+	require.ErrorIs(t, r.Err(), ErrTooMany)
+	require.ErrorContains(t, r.Err(), `"tenant"`)
+
+	require.True(t, v.Delete("b")) // room for one value
+	mine := errors.New("mine")
+	require.ErrorIs(t, r.Transact(func(tx *Tx) error {
+		_, err := Declare[Counter](tx, "tenant", "", Count)
+		require.NoError(t, err)
+		return mine
+	}), mine)
+	_, err := r.Value("tenant", "")
+	require.ErrorIs(t, err, ErrUnknown, "undone")
+	assert.ErrorContains(t, r.Err(), `"tenant"`, "the counter NewCounter returned is still not in PCP")
+
+	// Declared for good, the refusal is forgotten.
+	_, err = Declare[Counter](r, "tenant", "", Count)
+	require.NoError(t, err)
+	assert.NoError(t, r.Err())
+}
