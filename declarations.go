@@ -123,9 +123,27 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err := r.changedLocked(ifFailed, step{undo: (*Registry).undeclareMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
 		return nil, err
 	}
-	delete(r.refused, m.Name) // declared since a New function's refusal (must): Err no longer says it
+	r.forgetRefusedLocked(mt) // declared since a New function's refusal (must): Err no longer says it
 	return mt, nil
 }
+
+// forgetRefusedLocked forgets a New function's refusal of the name of mt,
+// just declared, if any: within a transaction, until it is undone, which
+// gives the refusal back to Err (the instrument the New function returned
+// is still in no file).
+func (r *Registry) forgetRefusedLocked(mt *metric) {
+	err, ok := r.refused[mt.Name]
+	if !ok {
+		return
+	}
+	delete(r.refused, mt.Name)
+	if j := &r.journal; j.open {
+		j.undo = append(j.undo, step{undo: (*Registry).unforgetRefusedLocked, m: mt, refusal: err})
+	}
+}
+
+// unforgetRefusedLocked undoes forgetRefusedLocked of s.m's name.
+func (r *Registry) unforgetRefusedLocked(s step) { r.refused[s.m.Name] = s.refusal }
 
 // declareMetric records mt, whose name the index holds already, in the
 // registry and in part p, with its indom when the part does not have it.

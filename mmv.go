@@ -416,8 +416,9 @@ type step struct {
 	m                 *metric
 	c                 *cell // a cell bound to m
 	in                *indom
-	at                int  // instances added to in from at on, or instance at revived
-	newIndom, newPart bool // m declared in p, which took m's indom with it; p is new
+	at                int   // instances added to in from at on, or instance at revived
+	newIndom, newPart bool  // m declared in p, which took m's indom with it; p is new
+	refusal           error // a New function's refusal of m's name, forgotten (forgetRefusedLocked)
 }
 
 // A valueReader is an instrument whose values Gather and Snapshot read
