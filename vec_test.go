@@ -865,3 +865,36 @@ func TestGetAfterCloseSaysClosed(t *testing.T) {
 	require.ErrorIs(t, err, mmv.ErrClosed)
 	assert.NotErrorIs(t, err, mmv.ErrTooMany)
 }
+
+// TestReviewVecLabelNamesLeavingNoRoomRefused: label names whose instance
+// name passes 255 bytes with every value empty ("name=" each, joined by
+// ',', and for a histogram vector its buckets' ",le=0.00025") leave room
+// for no value: the declaration is refused (ErrTooLong), naming the
+// rule, as a name too long is; the vector was declared, and refused every
+// value it was given, each an ErrTooLong of With.
+func TestReviewVecLabelNamesLeavingNoRoomRefused(t *testing.T) {
+	r := mmv.NewRegistry("noroom", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	long := "a" + strings.Repeat("b", mmv.MaxStringLen-1) // "a...b=" is 256 bytes
+	_, err := mmv.DeclareVec[mmv.Counter](r, "c", "", mmv.Count, long)
+	assert.ErrorIs(t, err, mmv.ErrTooLong, "one label name")
+	many := make([]string, 128) // "l0=,l1=,...": 3 or 4 bytes each
+	for i := range many {
+		many[i] = fmt.Sprintf("l%d", i)
+	}
+	_, err = mmv.DeclareVec[mmv.Counter](r, "c2", "", mmv.Count, many...)
+	assert.ErrorIs(t, err, mmv.ErrTooLong, "many label names")
+	fits := long[:mmv.MaxStringLen-1] // "a...b=" is 255 bytes
+	v, err := mmv.DeclareVec[mmv.Counter](r, "c3", "", mmv.Count, fits)
+	require.NoError(t, err, "label names with room for empty values")
+	_, err = v.Get("")
+	assert.NoError(t, err)
+
+	var p any
+	func() {
+		defer func() { p = recover() }()
+		mmv.NewHistogramVec(r, "h", "", mmv.Second, nil, fits)
+	}()
+	require.Implements(t, (*error)(nil), p, "a histogram vector's buckets' names")
+	assert.ErrorIs(t, p.(error), mmv.ErrTooLong)
+}
