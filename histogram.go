@@ -1055,6 +1055,25 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 	return nil
 }
 
+// bucketTail is the longest a histogram vector's bucket names carry
+// beyond its instances' (",le=" and a bound), 0 for invalid options,
+// which declareHistograms refuses.
+func bucketTail(o *HistogramOptions, units Units) int {
+	var opts HistogramOptions
+	if o != nil {
+		opts = *o
+	}
+	l, err := newBuckets(&opts, units)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, b := range l.names() {
+		n = max(n, len(",le=")+len(b))
+	}
+	return n
+}
+
 // NewHistogramVec declares a vector of histograms on r (Default when nil),
 // one per list of values of the label names labels, sharing options o (nil
 // for the defaults); see Vec. The statistics (name.count, name.p99...) are
@@ -1087,7 +1106,7 @@ func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptio
 // ErrName). A cap reached after Start and a closed registry return a nil
 // vector, which ignores updates, and Registry.Err says why.
 func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, labels ...string) *Vec[Histogram] {
-	if err := checkVecLabels(name, labels); err != nil {
+	if err := checkVecLabels(name, labels, bucketTail(o, units)); err != nil {
 		panic(err)
 	}
 	g, err := declareHistograms(r, name, help, units, o, true)

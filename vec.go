@@ -31,7 +31,9 @@ const DefaultVecLimit = 1000
 // every space, ',', '=', '%' and control byte of a value written %XX, so
 // any two lists of values make two instances that PCP tells apart (PCP
 // compares instance names up to their first space, which canonical names
-// do not have). While the file's label budget allows (255 label records
+// do not have). A name holds 255 bytes: label names that pass it with
+// every value empty are refused at the declaration (ErrTooLong). While
+// the file's label budget allows (255 label records
 // per file, 32 of them left to the program), each instance also carries
 // its values as PCP instance labels, {"route":"/api","status":"200"},
 // which pminfo -l and pmseries show; beyond it the name alone carries them,
@@ -322,8 +324,11 @@ type vecKind[T any] interface {
 	watchLocked(id int32, t *T) func() uint64
 }
 
-// checkVecLabels checks the label names of the vector of metric.
-func checkVecLabels(metric string, labels []string) error {
+// checkVecLabels checks the label names of the vector of metric, whose
+// instances' names may carry tail bytes more (a histogram vector's
+// buckets', ",le=" and a bound): names that pass canon.MaxLen with every
+// value empty leave room for no value.
+func checkVecLabels(metric string, labels []string, tail int) error {
 	what := func() string { return subject("vector", metric) } // made only on failure
 	if len(labels) == 0 {
 		return errorf(ErrLabel, what(), "a vector needs at least one label name")
@@ -335,6 +340,18 @@ func checkVecLabels(metric string, labels []string) error {
 		if slices.Contains(labels[:i], l) {
 			return errorf(ErrDuplicate, inside(what(), "label", l), "label name given twice")
 		}
+	}
+	shortest := len(labels) - 1 // the ','s
+	for _, l := range labels {
+		shortest += len(l) + len("=")
+	}
+	if shortest+tail > canon.MaxLen {
+		buckets := ""
+		if tail > 0 {
+			buckets = fmt.Sprintf(", its buckets' %d more", tail)
+		}
+		return errorf(ErrTooLong, what(), "its label names make instance names of %d bytes with every value empty%s: "+
+			"room for no value, where PCP keeps %d", shortest, buckets, canon.MaxLen)
 	}
 	return nil
 }
@@ -966,7 +983,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVecLabels(m.Name, labels); err != nil {
+	if err := checkVecLabels(m.Name, labels, 0); err != nil {
 		return nil, err
 	}
 	r, h, err := doorOf(d, "vector", m.Name)
