@@ -78,7 +78,8 @@ func (tx *Tx) lock(kind, name string) (*Registry, held, error) {
 // new vector instances on r wait for Transact to return: f must only
 // declare on tx and set up the vectors it declares (SetLimit,
 // SetInstanceLabels). f calling r's other methods, or With and Get on new
-// values, waits forever.
+// values, or a vector's SetExpiry, Delete, Reset and Instances, which
+// take r's lock too, waits forever: call them once Transact returned.
 func (r *Registry) Transact(f func(tx *Tx) error) error {
 	r = registry(r)
 	r.mu.Lock()
