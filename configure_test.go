@@ -156,3 +156,35 @@ func TestConfigureRenamesOverflowFiles(t *testing.T) {
 	startOrSkip(t, r)
 	assert.ElementsMatch(t, []string{"renamed", "renamed.2"}, entries(t, dir))
 }
+
+// TestReviewConfigureLowerBudgetAfterVectors: Configure lowering
+// Options.MaxFileValues after vectors were declared (Default's
+// package-level variables) accepts what the same declarations made after
+// it are accepted with, laying the metrics out over files anew, as Start
+// does: it checked the files as laid out under the budget of before, and
+// refused a histogram vector's statistics, 10 metrics reserving 107
+// values each in one file, under a budget of 1,000 values.
+func TestReviewConfigureLowerBudgetAfterVectors(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	declare := func(r *mmv.Registry) (*mmv.Vec[mmv.Counter], *mmv.Vec[mmv.Histogram]) {
+		return mmv.NewCounterVec(r, "requests", "", mmv.Count, "route"),
+			mmv.NewHistogramVec(r, "latency", "", mmv.Second, nil, "route")
+	}
+	lower := mmv.Options{Dir: dir, MaxFileValues: 1000}
+	after := newRegistry(t, "after", dir, lower)
+	declare(after) // under the lowered budget: accepted
+
+	r := newRegistry(t, "before", dir, mmv.Options{Dir: dir})
+	requests, latency := declare(r)
+	requests.With("/a").Add(2)
+	latency.With("/a").Observe(0.3)
+	require.NoError(t, r.Configure("", lower), "the declarations made after Configure are accepted")
+	startOrSkip(t, r)
+	ms := pcptest.Info(t, tmp)
+	for name, want := range map[string]string{"requests": "2", "latency.count": "1"} {
+		m := get(t, ms, "mmv.before."+name)
+		in := m.Instance("route=/a")
+		require.NotNil(t, in, name)
+		assert.Equal(t, want, in.Value, name)
+	}
+}
