@@ -245,9 +245,10 @@ func (r *Registry) checkBudgetsLocked() error {
 // its PMID's cluster, does not depend on the order the program declared
 // them in; within a file the metrics stay in declaration order. Nothing
 // is published yet, so nothing moves that a reader saw. A registry of one
-// file is left as it is.
+// file is left as it is, unless past its budget (lowered by Configure since
+// its declarations).
 func (r *Registry) placeLocked() error {
-	if len(r.parts) == 1 {
+	if len(r.parts) == 1 && r.parts[0].chargeLocked(fileBudget(&r.opts), nil, 0) <= fileBudget(&r.opts) {
 		return nil
 	}
 	order := make(map[*metric]int, len(r.metrics))

@@ -89,11 +89,15 @@ func (r *Registry) checkConfiguredLocked() error {
 			return err
 		}
 	}
-	if err := r.checkBudgetsLocked(); err != nil {
+	// Laid out anew, as Start lays them out, before the budgets are
+	// checked: a lower budget (MaxFileValues) spreads the metrics over
+	// more files, as it spreads those declared after it, where checked
+	// as laid out under the budget of before it refused them; and a
+	// longer name can leave a metric's name room in the first file only.
+	if err := r.placeLocked(); err != nil {
 		return err
 	}
-	// A longer name can leave a metric's name room in the first file only.
-	if err := r.placeLocked(); err != nil {
+	if err := r.checkBudgetsLocked(); err != nil {
 		return err
 	}
 	if err := r.checkPlacedLabelsLocked(); err != nil {
