@@ -188,3 +188,21 @@ func TestReviewConfigureLowerBudgetAfterVectors(t *testing.T) {
 		assert.Equal(t, want, in.Value, name)
 	}
 }
+
+// TestReviewConfigureAtValuesCapAfterDrops: a registry at its
+// Options.MaxValues cap whose vector refused values (declaring the
+// registry's own mmv.dropped, beyond the caps) is configured with the
+// same cap: its own values are no declaration of the program's, as for
+// the caps on instances. Configure counted them, and refused every
+// Configure after the first refusal.
+func TestReviewConfigureAtValuesCapAfterDrops(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := newRegistry(t, "atcap", dir, mmv.Options{MaxValues: 3})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	for _, route := range []string{"/a", "/b", "/c"} {
+		require.NotNil(t, v.With(route))
+	}
+	require.NoError(t, r.Configure("renamed", r.Options()), "at the cap, before any refusal")
+	assert.Nil(t, v.With("/d"), "past the cap")
+	assert.NoError(t, r.Configure("again", r.Options()), "at the cap, after a refusal")
+}
