@@ -163,9 +163,12 @@ func TestValuesCap(t *testing.T) {
 	err = r.Configure("", mmv.Options{Dir: dir, MaxValues: 5})
 	require.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.Contains(t, err.Error(), "Options.MaxValues")
-	err = r.Configure("", mmv.Options{Dir: dir, MaxValues: 9, MaxFileValues: 5})
+	// A budget below a metric's values (a's 4): no file holds it. One
+	// above them spreads the metrics over files, as declared under it.
+	err = r.Configure("", mmv.Options{Dir: dir, MaxValues: 9, MaxFileValues: 3})
 	require.ErrorIs(t, err, mmv.ErrTooMany)
 	assert.Contains(t, err.Error(), "Options.MaxFileValues")
+	require.NoError(t, r.Configure("", mmv.Options{Dir: dir, MaxValues: 9, MaxFileValues: 5}))
 }
 
 // A vector reserves room for its limit in its file when declared, so its
