@@ -351,3 +351,29 @@ func TestRoomFreedAfterFileFoundFull(t *testing.T) {
 		assert.Equal(t, map[string]int{"removed": 81, "removed.2": 1}, fileValues(t, dir))
 	})
 }
+
+// TestReviewOwnValuesOutsideValuesCap: the registry's own metrics
+// (mmv.dropped, mmv.expired), declared beyond the caps at a vector's
+// first refusal, take none of the program's Options.MaxValues: a value
+// deleted leaves room for another. They were counted from then on, and a
+// registry of a small cap, its vector's values all deleted, refused every
+// new value for good ("5 values in the registry would pass its cap of 3").
+func TestReviewOwnValuesOutsideValuesCap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := newRegistry(t, "owncap", dir, mmv.Options{MaxValues: 3})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	for _, route := range []string{"/a", "/b", "/c"} {
+		require.NotNil(t, v.With(route))
+	}
+	_, err := v.Get("/d")
+	require.ErrorIs(t, err, mmv.ErrTooMany, "past the cap: mmv.dropped counts it")
+	require.True(t, v.Delete("/a"))
+	_, err = v.Get("/e")
+	assert.NoError(t, err, "the room /a left")
+	_, err = v.Get("/f")
+	assert.ErrorIs(t, err, mmv.ErrTooMany, "the cap holds still")
+	startOrSkip(t, r)
+	require.True(t, v.Delete("/b"))
+	_, err = v.Get("/g")
+	assert.NoError(t, err, "after Start too")
+}
