@@ -16,7 +16,7 @@ import (
 // V values costs about c·V² a fetch: a file holds at most MaxFileValues
 // values, and a metric that would take its file past that goes to another
 // file (an overflow part, parts.go) when it is declared, never later, so
-// that identities never move. A registry holds at most MaxValues values,
+// that identities never move. A registry holds at most MaxValues values (and its own few),
 // and a whole fetch then costs at most about c·MaxValues·MaxFileValues.
 
 // Default budgets on values (see Options.MaxFileValues): a file of 2,048
@@ -170,8 +170,8 @@ func (r *Registry) checkMetricBudgetLocked(name string, in *indom) error {
 	}
 	// Checked with no subject first: quoting the name costs more than
 	// the rest of the check, so it is done only for the error.
-	if checkValuesCap(&r.opts, "", r.valueCount(), live) != nil {
-		return checkValuesCap(&r.opts, subject("metric", name), r.valueCount(), live)
+	if checkValuesCap(&r.opts, "", r.programValues(), live) != nil {
+		return checkValuesCap(&r.opts, subject("metric", name), r.programValues(), live)
 	}
 	return nil
 }
@@ -181,8 +181,8 @@ func (r *Registry) checkMetricBudgetLocked(name string, in *indom) error {
 // its budget.
 func (r *Registry) checkGrowthLocked(in *indom, n int) error {
 	subject := func() string { return "indom " + strconv.FormatUint(uint64(in.Serial), 10) }
-	if checkValuesCap(&r.opts, "", r.valueCount(), n*in.users) != nil { // named only when refused: a new value formats nothing
-		return checkValuesCap(&r.opts, subject(), r.valueCount(), n*in.users)
+	if checkValuesCap(&r.opts, "", r.programValues(), n*in.users) != nil { // named only when refused: a new value formats nothing
+		return checkValuesCap(&r.opts, subject(), r.programValues(), n*in.users)
 	}
 	budget := fileBudget(&r.opts)
 	if in.live+n <= min(in.reserved(), budget) {
@@ -236,17 +236,18 @@ func (r *Registry) checkBudgetsLocked() error {
 	if err := checkMetricsCap(&r.opts, subject("file", r.name)+" as declared", metrics, 0); err != nil {
 		return err
 	}
-	// The registry's own values (mmv.dropped...), declared beyond the
-	// caps, are not the program's declarations: counted, a registry at
-	// its cap refused every Configure after its first refusal.
-	own := 0
-	for _, in := range r.indoms {
-		if in.own {
-			own += in.users * in.live
-		}
-	}
-	return checkValuesCap(&r.opts, subject("file", r.name)+" as declared", r.valueCount()-own, 0)
+	// Without the registry's own values: counted, a registry at its cap
+	// refused every Configure after its first refusal.
+	return checkValuesCap(&r.opts, subject("file", r.name)+" as declared", r.programValues(), 0)
 }
+
+// programValues is valueCount less the registry's own metrics' values
+// (mmv.dropped, mmv.expired), which Options.MaxValues does not cap: they
+// are declared beyond it, at the first refusal, to count what it refuses,
+// and counted after, they took a few values from the program for good (a
+// registry of a cap of 3 refused every new value once a vector's values
+// were deleted).
+func (r *Registry) programValues() int { return r.valueCount() - r.ownValues }
 
 // placeLocked lays the metrics declared before Start out over the parts
 // again, in the order of their names, each in the first part with room

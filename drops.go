@@ -81,5 +81,6 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 	for i := range cells {
 		r.bindCellLocked(m, int32(i), &cells[i])
 	}
+	r.ownValues += len(names)
 	return cells
 }

@@ -59,7 +59,9 @@ type Options struct {
 	// would take a file past its budget goes to another file (an overflow
 	// file, as past MaxMetrics) when it is declared; a vector reserves room
 	// in its file for its default limit then. An instance that would take
-	// a file past its budget, or a declaration past MaxValues, is refused
+	// a file past its budget, or a declaration past MaxValues (the
+	// registry's own mmv.dropped and mmv.expired, a few values declared at
+	// the first refusal or expiry, not counted), is refused
 	// with an error wrapping ErrTooMany that names the option. Zero means
 	// DefaultMaxFileValues and DefaultMaxValues; a negative value removes
 	// the budget or the cap. A whole fetch costs about
@@ -130,6 +132,7 @@ type Registry struct {
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
+	ownValues     int                  // the values of the registry's own metrics, beyond Options.MaxValues (programValues)
 	liveErr       error                // why its files lack the Process flag it was given (checkLivenessLocked)
 	withheld      Flags                // the flags of its options its files lack, from Start (checkLivenessLocked)
 	refused       map[string]error     // the New functions' declarations another program's file or a cap refused, by metric, until declared, maxRefused at most (must)
