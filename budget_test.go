@@ -377,3 +377,25 @@ func TestReviewOwnValuesOutsideValuesCap(t *testing.T) {
 	_, err = v.Get("/g")
 	assert.NoError(t, err, "after Start too")
 }
+
+// TestReviewOwnInstancesOutsideInstanceCap: as for the values cap, the
+// registry's own mmv.dropped takes none of Options.MaxInstances, which
+// Configure already left it out of: its 4 instances were counted from the
+// vector's first refusal on, and a registry of a cap of 3 refused a new
+// value after one was deleted ("7 instances in the registry would pass
+// its cap of 3").
+func TestReviewOwnInstancesOutsideInstanceCap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := newRegistry(t, "owninst", dir, mmv.Options{MaxInstances: 3})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	for _, route := range []string{"/a", "/b", "/c"} {
+		require.NotNil(t, v.With(route))
+	}
+	_, err := v.Get("/d")
+	require.ErrorIs(t, err, mmv.ErrTooMany, "past the cap: mmv.dropped counts it")
+	require.True(t, v.Delete("/a"))
+	_, err = v.Get("/e")
+	assert.NoError(t, err, "the room /a left")
+	_, err = v.Get("/f")
+	assert.ErrorIs(t, err, mmv.ErrTooMany, "the cap holds still")
+}
