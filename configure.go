@@ -67,15 +67,10 @@ func (r *Registry) checkConfiguredLocked() error {
 		}
 	}
 	// The caps on instances hold the program's indoms, without the
-	// registry's own, declared beyond them (checkIndomLocked): with them,
-	// a registry at its cap refused every Configure after its first
-	// refusal, which declared mmv.dropped.
+	// registry's own, declared beyond them (checkIndomLocked,
+	// instanceCount): with them, a registry at its cap refused every
+	// Configure after its first refusal, which declared mmv.dropped.
 	total := r.instanceCount()
-	for _, in := range r.indoms {
-		if in.own {
-			total -= in.live
-		}
-	}
 	for _, in := range r.indoms {
 		subject := "indom " + strconv.FormatUint(uint64(in.Serial), 10)
 		if err := checkIndomCluster(subject, r.opts.Cluster); err != nil {

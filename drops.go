@@ -81,6 +81,7 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 	for i := range cells {
 		r.bindCellLocked(m, int32(i), &cells[i])
 	}
-	r.ownValues += len(names)
+	r.ownValues += len(names) // one metric over an indom of its own
+	r.ownInstances += len(names)
 	return cells
 }

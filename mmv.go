@@ -44,7 +44,8 @@ type Options struct {
 	// Flush publishes and binds everything without waiting.
 	PublishDelay time.Duration
 	// MaxIndomInstances caps the instances of one indom, and MaxInstances
-	// those of the registry (overflow files included once): PCP's reader
+	// those of the registry (overflow files included once; the few of its
+	// own mmv.dropped and mmv.expired not counted): PCP's reader
 	// takes time quadratic in an indom's instances, inside pmcd, where
 	// every client of the host waits for it (see docs/design.md, "What a
 	// registry costs PCP's reader"). Zero means DefaultMaxIndomInstances
@@ -133,6 +134,7 @@ type Registry struct {
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
 	ownValues     int                  // the values of the registry's own metrics, beyond Options.MaxValues (programValues)
+	ownInstances  int                  // the instances of its own indoms, beyond the caps on instances (instanceCount)
 	liveErr       error                // why its files lack the Process flag it was given (checkLivenessLocked)
 	withheld      Flags                // the flags of its options its files lack, from Start (checkLivenessLocked)
 	refused       map[string]error     // the New functions' declarations another program's file or a cap refused, by metric, until declared, maxRefused at most (must)
