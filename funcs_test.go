@@ -1,6 +1,7 @@
 package mmv_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -222,4 +223,35 @@ func TestReviewCallbackPanicAtCloseClosesAll(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left")
+}
+
+// TestReviewCallbackReadingAVectorCloses: a callback metric whose
+// function reads a vector of its registry (the number of its instances:
+// tenants active), which takes the registry's lock, lets Snapshot and
+// Close return: they ran it holding that lock, and waited for ever.
+func TestReviewCallbackReadingAVectorCloses(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("cbvec", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	tenants := mmv.NewCounterVec(r, "requests", "", mmv.Count, "tenant")
+	mmv.NewIntGaugeFunc(r, "tenants", "Tenants active", mmv.Count, func() int64 { return int64(len(tenants.Instances())) })
+	tenants.With("a").Inc()
+	tenants.With("b").Inc()
+	startOrSkip(t, r)
+	done := make(chan error, 1)
+	go func() {
+		iv, err := mmvtest.Lookup(r, "tenants") // a Snapshot
+		if err == nil && iv.Value != int64(2) {
+			err = fmt.Errorf("tenants %v, not 2", iv.Value)
+		}
+		if err == nil {
+			err = r.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Snapshot or Close waits for ever: the callback waits for the registry's lock they hold")
+	}
 }
