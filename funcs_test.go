@@ -192,10 +192,12 @@ func TestReviewCallbackPanicAtCloseClosesAll(t *testing.T) {
 	before := runtime.NumGoroutine()
 	r := mmv.NewRegistry("cbpanic", &mmv.Options{Dir: dir, Flags: mmv.Process})
 	var closing atomic.Bool
+	var calls atomic.Int32
 	mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 {
 		if closing.Load() {
 			panic("pool closed")
 		}
+		calls.Add(1)
 		return 3
 	})
 	var polls atomic.Int64
@@ -205,6 +207,10 @@ func TestReviewCallbackPanicAtCloseClosesAll(t *testing.T) {
 	path := r.Path()
 	require.FileExists(t, path)
 
+	// Start's run and its poll's first: the next is a second away.
+	for calls.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
 	closing.Store(true)
 	var got any
 	func() {
