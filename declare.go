@@ -186,10 +186,11 @@ func (r *Registry) declareCellLocked(m Metric, c *cell) error {
 // declarePolledCell declares m and binds c to its value, as
 // declareCellLocked, and runs read as a poll (every DefaultInterval while
 // started, and at each Gather and Snapshot before Start), at Start, at
-// Close, before c leaves the file, and at each Snapshot once started: a
-// callback metric's way in. It takes the registry's lock. The calls of
-// read are one at a time, the poll's (poller.run): a poll's run, slow to
-// return, stored its older value after Close's, which the file kept.
+// Close, before c leaves the file, and at each Snapshot once started
+// (runCallbacks): a callback metric's way in. It takes the registry's
+// lock. The calls of read are one at a time, the poll's (poller.run): a
+// poll's run, slow to return, stored its older value after Close's, which
+// the file kept.
 func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	r := d.r
 	r.mu.Lock()
@@ -199,12 +200,7 @@ func (d door) declarePolledCell(m Metric, c *cell, read func()) error {
 	}
 	p := r.pollLocked(DefaultInterval, read)
 	r.polls = append(r.polls, p)
-	r.onClose = append(r.onClose, func() { p.runWithin(pollWait) })
-	r.onRead = append(r.onRead, func(func(*metric, int32, any)) {
-		if r.state == started { // before, Snapshot ran it with the polls
-			p.runWithin(pollWait)
-		}
-	})
+	r.callbacks = append(r.callbacks, p)
 	return nil
 }
 

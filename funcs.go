@@ -10,13 +10,15 @@ package mmv
 // returns, such as a count a library keeps: a Uint64 metric with counter
 // semantics, as NewCounter's. f is called at Start, every DefaultInterval
 // until Close, at Close, by each Registry.Snapshot, started or not, and
-// by each Registry.Gather before Start, one call at a time; it
-// must be safe to call from any goroutine, and must not call r's methods,
-// since Start, Close and Snapshot call it with r's lock held. A total that goes down reads in PCP as a counter wrap.
-// A panic of f goes on to its caller: on the registry's goroutine it ends
-// the program; in Snapshot, the caller's; in Close, once the registry is
-// closed all the same (its files unmapped, removed with the Process flag,
-// every poll stopped), Close panics with f's value.
+// by each Registry.Gather before Start, one call at a time, never with
+// r's lock held; it must be safe to call from any goroutine, and may read
+// r and its instruments (a vector's Instances, which takes r's lock: run
+// holding it, it made Close and Snapshot wait for ever). A total that
+// goes down reads in PCP as a counter wrap. A panic of f goes on to its
+// caller: on the registry's goroutine it ends the program; in Snapshot,
+// the caller's; in Close, once the registry is closed all the same (its
+// files unmapped, removed with the Process flag, every poll stopped),
+// Close panics with f's value.
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {

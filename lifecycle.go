@@ -118,8 +118,15 @@ func (r *Registry) Start() error {
 // it again does nothing.
 func (r *Registry) Close() error {
 	r = registry(r)
+	// The callback metrics' last values, before the files are left.
+	panicked := r.runCallbacks()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() {
+		if panicked != nil {
+			panic(panicked.v) // once closed, the lock released after
+		}
+	}()
 	r.awaitPublicationLocked()
 	if r.state == closed {
 		return nil
@@ -135,19 +142,15 @@ func (r *Registry) Close() error {
 	if !wasStarted {
 		return nil
 	}
-	// A hook that panics (a callback metric's function) stops none of
-	// the others, nor the rest of Close: the registry is closed whole,
-	// then the first panic goes on to the caller. Stopped at the panic,
-	// Close left the file at its name, locked, and the later polls
-	// running, for good.
-	var panicked *hookPanic
+	// A callback metric's function or hook that panics stops none of the
+	// others, nor the rest of Close: the registry is closed whole, then
+	// the first panic goes on to the caller. Stopped at the panic, Close
+	// left the file at its name, locked, and the later polls running, for
+	// good.
 	for _, f := range r.onClose {
 		if p := runHook(f); p != nil && panicked == nil {
 			panicked = p
 		}
-	}
-	if panicked != nil {
-		defer panic(panicked.v)
 	}
 	r.unbindCellsLocked()
 	r.strs.mu.Lock()
@@ -159,23 +162,6 @@ func (r *Registry) Close() error {
 	}
 	r.dir.Close()
 	return err
-}
-
-// hookPanic is the value a hook panicked with.
-type hookPanic struct{ v any }
-
-// runHook runs f, and returns the value it panicked with, nil if it
-// returned.
-func runHook(f func()) (p *hookPanic) {
-	returned := false
-	defer func() {
-		if !returned {
-			p = &hookPanic{recover()}
-		}
-	}()
-	f()
-	returned = true
-	return nil
 }
 
 // declaringLocked refuses what only a declaring registry may do.

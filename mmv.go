@@ -165,13 +165,16 @@ type Registry struct {
 	// Hooks run, in order, at the end of Start and at the start of Close,
 	// with mu held (door.hookLocked).
 	onStart, onClose []func()
-	// onRead hooks run at each Snapshot, with mu held: callback metrics
-	// store their function's value, histograms hand over their values,
-	// by instance id.
+	// onRead hooks run at each Snapshot, with mu held: histograms hand
+	// over their values, by instance id (callback metrics' functions run
+	// before, without mu: runCallbacks).
 	onRead []func(put func(m *metric, id int32, v any))
 	// polls are the functions Poll runs, which Gather and Snapshot run
 	// before Start, when no poll goroutine does (pollUnstarted).
 	polls []*poller
+	// callbacks are the callback metrics' polls, among polls, which Close
+	// and Snapshot run once started, without mu (runCallbacks).
+	callbacks []*poller
 }
 
 // publishTimer is a registry's timer of the publications scheduleLocked

@@ -106,6 +106,45 @@ func (r *Registry) pollUnstarted() {
 	}
 }
 
+// runCallbacks runs the callback metrics' functions of a started
+// registry, on the caller's goroutine, each after its run in progress if
+// any (waiting for it up to pollWait), without the registry's lock: a
+// function that reads the registry (a vector's Instances, which takes the
+// lock) made Close and Snapshot, which ran them holding it, wait for
+// ever. It returns the value the first of them panicked with, if one did:
+// the others run all the same.
+func (r *Registry) runCallbacks() (panicked *hookPanic) {
+	r.mu.Lock()
+	var cbs []*poller
+	if r.state == started {
+		cbs = r.callbacks
+	}
+	r.mu.Unlock()
+	for _, p := range cbs {
+		if v := runHook(func() { p.runWithin(pollWait) }); v != nil && panicked == nil {
+			panicked = v
+		}
+	}
+	return panicked
+}
+
+// hookPanic is the value a hook panicked with.
+type hookPanic struct{ v any }
+
+// runHook runs f, and returns the value it panicked with, nil if it
+// returned.
+func runHook(f func()) (p *hookPanic) {
+	returned := false
+	defer func() {
+		if !returned {
+			p = &hookPanic{recover()}
+		}
+	}()
+	f()
+	returned = true
+	return nil
+}
+
 // pollWait bounds a wait for the polls' runs before Start (pollUnstarted).
 const pollWait = time.Second
 

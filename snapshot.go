@@ -69,6 +69,9 @@ type InstanceValue struct {
 func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	r = registry(r)
 	r.pollUnstarted()
+	if p := r.runCallbacks(); p != nil {
+		panic(p.v)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == closed {
