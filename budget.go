@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 )
 
@@ -165,8 +164,8 @@ func (r *Registry) checkMetricBudgetLocked(name string, in *indom) error {
 	if r.declaringOwn {
 		return nil // mmv.dropped: a few values, which say what the cap refused
 	}
-	if checkMetricsCap(&r.opts, "", len(r.metrics), 1) != nil { // named only when refused, as below
-		return checkMetricsCap(&r.opts, subject("metric", name), len(r.metrics), 1)
+	if checkMetricsCap(&r.opts, "", r.programMetrics(), 1) != nil { // named only when refused, as below
+		return checkMetricsCap(&r.opts, subject("metric", name), r.programMetrics(), 1)
 	}
 	// Checked with no subject first: quoting the name costs more than
 	// the rest of the check, so it is done only for the error.
@@ -224,30 +223,19 @@ func (r *Registry) checkBudgetsLocked() error {
 			return errFileBudget(budgetSubject(p)+" as declared", c, budget)
 		}
 	}
-	// The registry's own metrics are declared beyond the cap, and
-	// Configure checks the program's without them (as the caps on
-	// instances, checkConfiguredLocked).
-	metrics := 0
-	for _, m := range r.metrics {
-		if m.Name != ownPrefix && !strings.HasPrefix(m.Name, ownPrefix+".") {
-			metrics++
-		}
-	}
-	if err := checkMetricsCap(&r.opts, subject("file", r.name)+" as declared", metrics, 0); err != nil {
+	// Without the registry's own metrics (ownCounts): counted, a registry
+	// at its cap refused every Configure after its first refusal.
+	if err := checkMetricsCap(&r.opts, subject("file", r.name)+" as declared", r.programMetrics(), 0); err != nil {
 		return err
 	}
-	// Without the registry's own values: counted, a registry at its cap
-	// refused every Configure after its first refusal.
 	return checkValuesCap(&r.opts, subject("file", r.name)+" as declared", r.programValues(), 0)
 }
 
-// programValues is valueCount less the registry's own metrics' values
-// (mmv.dropped, mmv.expired), which Options.MaxValues does not cap: they
-// are declared beyond it, at the first refusal, to count what it refuses,
-// and counted after, they took a few values from the program for good (a
-// registry of a cap of 3 refused every new value once a vector's values
-// were deleted).
-func (r *Registry) programValues() int { return r.valueCount() - r.ownValues }
+// programMetrics and programValues are the registry's metrics and values
+// less its own (ownCounts), which the caps leave out.
+func (r *Registry) programMetrics() int { return len(r.metrics) - r.own.metrics }
+
+func (r *Registry) programValues() int { return r.valueCount() - r.own.values }
 
 // placeLocked lays the metrics declared before Start out over the parts
 // again, in the order of their names, each in the first part with room

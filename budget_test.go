@@ -352,13 +352,13 @@ func TestRoomFreedAfterFileFoundFull(t *testing.T) {
 	})
 }
 
-// TestReviewOwnValuesOutsideValuesCap: the registry's own metrics
+// TestOwnValuesOutsideValuesCap: the registry's own metrics
 // (mmv.dropped, mmv.expired), declared beyond the caps at a vector's
 // first refusal, take none of the program's Options.MaxValues: a value
 // deleted leaves room for another. They were counted from then on, and a
 // registry of a small cap, its vector's values all deleted, refused every
 // new value for good ("5 values in the registry would pass its cap of 3").
-func TestReviewOwnValuesOutsideValuesCap(t *testing.T) {
+func TestOwnValuesOutsideValuesCap(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	r := newRegistry(t, "owncap", dir, mmv.Options{MaxValues: 3})
 	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
@@ -378,13 +378,13 @@ func TestReviewOwnValuesOutsideValuesCap(t *testing.T) {
 	assert.NoError(t, err, "after Start too")
 }
 
-// TestReviewOwnInstancesOutsideInstanceCap: as for the values cap, the
+// TestOwnInstancesOutsideInstanceCap: as for the values cap, the
 // registry's own mmv.dropped takes none of Options.MaxInstances, which
 // Configure already left it out of: its 4 instances were counted from the
 // vector's first refusal on, and a registry of a cap of 3 refused a new
 // value after one was deleted ("7 instances in the registry would pass
 // its cap of 3").
-func TestReviewOwnInstancesOutsideInstanceCap(t *testing.T) {
+func TestOwnInstancesOutsideInstanceCap(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	r := newRegistry(t, "owninst", dir, mmv.Options{MaxInstances: 3})
 	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
@@ -398,4 +398,25 @@ func TestReviewOwnInstancesOutsideInstanceCap(t *testing.T) {
 	assert.NoError(t, err, "the room /a left")
 	_, err = v.Get("/f")
 	assert.ErrorIs(t, err, mmv.ErrTooMany, "the cap holds still")
+}
+
+// TestOwnMetricsOutsideMetricsCap: as for the values cap, the registry's
+// own mmv.dropped takes none of Options.MaxRegistryMetrics, which
+// Configure already left it out of: counted from a vector's first refusal
+// on, a registry at its cap less one refused its last metric.
+func TestOwnMetricsOutsideMetricsCap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := newRegistry(t, "ownmetrics", dir, mmv.Options{MaxRegistryMetrics: 2})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	v.SetLimit(1)
+	require.NotNil(t, v.With("/a"))
+	_, err := v.Get("/b")
+	require.ErrorIs(t, err, mmv.ErrTooMany, "past the limit: mmv.dropped counts it")
+	require.NoError(t, r.Transact(func(tx *mmv.Tx) error {
+		return tx.AddMetric(mmv.Metric{Name: "last", Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	}), "the program's second metric")
+	require.Error(t, r.Transact(func(tx *mmv.Tx) error {
+		return tx.AddMetric(mmv.Metric{Name: "third", Type: mmv.Uint64, Semantics: mmv.SemCounter})
+	}), "the cap holds still")
+	require.NoError(t, r.Configure("ownmetrics", mmv.Options{Dir: dir, MaxRegistryMetrics: 2}))
 }

@@ -157,14 +157,14 @@ func TestConfigureRenamesOverflowFiles(t *testing.T) {
 	assert.ElementsMatch(t, []string{"renamed", "renamed.2"}, entries(t, dir))
 }
 
-// TestReviewConfigureLowerBudgetAfterVectors: Configure lowering
+// TestConfigureLowerBudgetAfterVectors: Configure lowering
 // Options.MaxFileValues after vectors were declared (Default's
 // package-level variables) accepts what the same declarations made after
 // it are accepted with, laying the metrics out over files anew, as Start
 // does: it checked the files as laid out under the budget of before, and
 // refused a histogram vector's statistics, 10 metrics reserving 107
 // values each in one file, under a budget of 1,000 values.
-func TestReviewConfigureLowerBudgetAfterVectors(t *testing.T) {
+func TestConfigureLowerBudgetAfterVectors(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	declare := func(r *mmv.Registry) (*mmv.Vec[mmv.Counter], *mmv.Vec[mmv.Histogram]) {
 		return mmv.NewCounterVec(r, "requests", "", mmv.Count, "route"),
@@ -189,13 +189,13 @@ func TestReviewConfigureLowerBudgetAfterVectors(t *testing.T) {
 	}
 }
 
-// TestReviewConfigureAtValuesCapAfterDrops: a registry at its
+// TestConfigureAtValuesCapAfterDrops: a registry at its
 // Options.MaxValues cap whose vector refused values (declaring the
 // registry's own mmv.dropped, beyond the caps) is configured with the
 // same cap: its own values are no declaration of the program's, as for
 // the caps on instances. Configure counted them, and refused every
 // Configure after the first refusal.
-func TestReviewConfigureAtValuesCapAfterDrops(t *testing.T) {
+func TestConfigureAtValuesCapAfterDrops(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	r := newRegistry(t, "atcap", dir, mmv.Options{MaxValues: 3})
 	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")

@@ -545,11 +545,8 @@ func (r *Registry) unreviveInstanceLocked(s step) {
 
 // instanceCount is the number of instances the registry's indoms hold,
 // removed ones not counted, each counted once whichever files hold it,
-// the registry's own (mmv.dropped's, mmv.expired's) left out: declared
-// beyond the caps on instances at the first refusal, counted after, they
-// took instances from the program for good (a registry of a cap of 3
-// refused a new value once one was deleted).
-func (r *Registry) instanceCount() int { return r.counts.instances - r.ownInstances }
+// the registry's own left out (ownCounts).
+func (r *Registry) instanceCount() int { return r.counts.instances - r.own.instances }
 
 // AddLabel attaches a label to every metric of the registry (a cluster
 // label). It is refused on ReaderCluster.

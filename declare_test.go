@@ -948,12 +948,12 @@ func TestErrForgetsHistogramDeclaredAfterCapRefusal(t *testing.T) {
 	assert.NoError(t, r.Err(), "the histogram is declared: nothing to say")
 }
 
-// TestReviewErrKeepsRefusalOfUndoneDeclaration: a New function's refusal
+// TestErrKeepsRefusalOfUndoneDeclaration: a New function's refusal
 // (a cap met after Start) stays in Err until the name is declared for
 // good: a Transact that declared the name and failed left the counter
 // the New function returned counting where PCP never sees it, and Err
 // said nothing of it any more.
-func TestReviewErrKeepsRefusalOfUndoneDeclaration(t *testing.T) {
+func TestErrKeepsRefusalOfUndoneDeclaration(t *testing.T) {
 	r := NewRegistry("undoneerr", &Options{Dir: t.TempDir(), PublishDelay: time.Hour, MaxValues: 2})
 	defer r.Close()
 	v := NewCounterVec(r, "v", "", Count, "k")

@@ -81,7 +81,8 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 	for i := range cells {
 		r.bindCellLocked(m, int32(i), &cells[i])
 	}
-	r.ownValues += len(names) // one metric over an indom of its own
-	r.ownInstances += len(names)
+	r.own.metrics++
+	r.own.values += len(names) // one metric over an indom of its own
+	r.own.instances += len(names)
 	return cells
 }

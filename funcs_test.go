@@ -178,7 +178,7 @@ func TestStuckCallbackRunHoldsNoClose(t *testing.T) {
 	}
 }
 
-// TestReviewCallbackPanicAtCloseClosesAll: a callback metric whose
+// TestCallbackPanicAtCloseClosesAll: a callback metric whose
 // function panics at Close (a pool read after its own shutdown) makes
 // Close panic with the function's value, on the caller's goroutine, as
 // its doc allows; but the registry is closed all the same: the Process
@@ -187,7 +187,7 @@ func TestStuckCallbackRunHoldsNoClose(t *testing.T) {
 // file stayed at its name, PCP showing the closed program's last values,
 // the name locked for good (a second Close did nothing, a new registry
 // of the name got ErrInUse), and the later polls ran for ever.
-func TestReviewCallbackPanicAtCloseClosesAll(t *testing.T) {
+func TestCallbackPanicAtCloseClosesAll(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	before := runtime.NumGoroutine()
 	r := mmv.NewRegistry("cbpanic", &mmv.Options{Dir: dir, Flags: mmv.Process})
@@ -231,11 +231,11 @@ func TestReviewCallbackPanicAtCloseClosesAll(t *testing.T) {
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left")
 }
 
-// TestReviewCallbackReadingAVectorCloses: a callback metric whose
+// TestCallbackReadingAVectorCloses: a callback metric whose
 // function reads a vector of its registry (the number of its instances:
 // tenants active), which takes the registry's lock, lets Snapshot and
 // Close return: they ran it holding that lock, and waited for ever.
-func TestReviewCallbackReadingAVectorCloses(t *testing.T) {
+func TestCallbackReadingAVectorCloses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	r := mmv.NewRegistry("cbvec", &mmv.Options{Dir: dir, Flags: mmv.Process})
 	tenants := mmv.NewCounterVec(r, "requests", "", mmv.Count, "tenant")

@@ -133,8 +133,7 @@ type Registry struct {
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
-	ownValues     int                  // the values of the registry's own metrics, beyond Options.MaxValues (programValues)
-	ownInstances  int                  // the instances of its own indoms, beyond the caps on instances (instanceCount)
+	own           ownCounts            // the registry's own metrics, beyond the caps (declareOwnLocked)
 	liveErr       error                // why its files lack the Process flag it was given (checkLivenessLocked)
 	withheld      Flags                // the flags of its options its files lack, from Start (checkLivenessLocked)
 	refused       map[string]error     // the New functions' declarations another program's file or a cap refused, by metric, until declared, maxRefused at most (must)
@@ -176,6 +175,15 @@ type Registry struct {
 	// and Snapshot run once started, without mu (runCallbacks).
 	callbacks []*poller
 }
+
+// ownCounts count the registry's own metrics (mmv.dropped, mmv.expired),
+// their values and instances, which the caps leave out
+// (programMetrics, programValues, instanceCount): declared beyond the
+// caps at the first refusal or expiry, to count what they refuse, and
+// counted after, they took from the program for good (a registry of a
+// cap of 3 values refused every new value once its vector's were
+// deleted).
+type ownCounts struct{ metrics, values, instances int }
 
 // publishTimer is a registry's timer of the publications scheduleLocked
 // arms: one from Start on, armed again with Reset for each burst of

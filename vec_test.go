@@ -866,13 +866,13 @@ func TestGetAfterCloseSaysClosed(t *testing.T) {
 	assert.NotErrorIs(t, err, mmv.ErrTooMany)
 }
 
-// TestReviewVecLabelNamesLeavingNoRoomRefused: label names whose instance
+// TestVecLabelNamesLeavingNoRoomRefused: label names whose instance
 // name passes 255 bytes with every value empty ("name=" each, joined by
 // ',', and for a histogram vector its buckets' ",le=0.00025") leave room
 // for no value: the declaration is refused (ErrTooLong), naming the
 // rule, as a name too long is; the vector was declared, and refused every
 // value it was given, each an ErrTooLong of With.
-func TestReviewVecLabelNamesLeavingNoRoomRefused(t *testing.T) {
+func TestVecLabelNamesLeavingNoRoomRefused(t *testing.T) {
 	r := mmv.NewRegistry("noroom", &mmv.Options{Dir: t.TempDir()})
 	defer r.Close()
 	long := "a" + strings.Repeat("b", mmv.MaxStringLen-1) // "a...b=" is 256 bytes
