@@ -129,16 +129,42 @@ func checkInstanceName(subject, name string) error {
 // needs, where the check, its subject and the key took six.
 func instanceNameKey(name string) (key string, ok bool) {
 	n := len(name)
-	if n == 0 || n > MaxStringLen || strings.IndexByte(name, 0) >= 0 {
+	if n == 0 || n > MaxStringLen {
 		return "", false
 	}
-	if isASCIISpace(name[0]) || isASCIISpace(name[n-1]) || !utf8.ValidString(name) {
+	ascii, nul := scanBytes(name)
+	if nul || isASCIISpace(name[0]) || isASCIISpace(name[n-1]) || !ascii && !utf8.ValidString(name) {
 		return "", false
 	}
 	if i := strings.IndexByte(name, ' '); i >= 0 {
 		return name[:i], true
 	}
 	return name, true
+}
+
+// scanBytes reports whether s is ASCII alone and whether it holds a NUL,
+// eight bytes at a time, in one pass: a name of 10,000 instances (AddIndom)
+// scanned for its NUL (strings.IndexByte) and again for UTF-8
+// (utf8.ValidString) took 1.3 times as long to declare as without the
+// second scan (BenchmarkBuildStart/instances/declare, four alternating
+// rounds); a name past ASCII is then checked by utf8.ValidString.
+func scanBytes(s string) (ascii, nul bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	var or, zero uint64
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		or |= w
+		zero |= (w - lo) &^ w & hi // a byte of w is 0 (exact for whether one is)
+	}
+	for ; i < len(s); i++ {
+		or |= uint64(s[i])
+		if s[i] == 0 {
+			zero = hi
+		}
+	}
+	return or&hi == 0, zero != 0
 }
 
 // isASCIISpace reports whether c is white space to C's isspace: the ends

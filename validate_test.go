@@ -355,7 +355,7 @@ func TestInstanceNameEnds(t *testing.T) {
 func TestInstanceNameKeyAsChecked(t *testing.T) {
 	names := []string{"", "a", "a b", " a", "a ", "\ta", "a\n", "a\x00", "\x00", "a\u00a0", "\u0085a", "\u3000", "a\u2000b",
 		"\xff", "a\xc2", "é b", strings.Repeat("x", MaxStringLen), strings.Repeat("x", MaxStringLen+1), strings.Repeat("x ", 40) + "x"}
-	alphabet := []string{"a", "b", " ", "\t", "\x00", "\u00a0", "\u0085", "\u2028", "é", "\xc2", "\xa0", "\xff", strings.Repeat("y", 30)}
+	alphabet := []string{"a", "b", " ", "\t", "\x00", "\x01", "\x80", "\u00a0", "\u0085", "\u2028", "é", "\xc2", "\xa0", "\xff", strings.Repeat("y", 30)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		var b strings.Builder
