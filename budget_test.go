@@ -359,22 +359,10 @@ func TestRoomFreedAfterFileFoundFull(t *testing.T) {
 // registry of a small cap, its vector's values all deleted, refused every
 // new value for good ("5 values in the registry would pass its cap of 3").
 func TestOwnValuesOutsideValuesCap(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "mmv")
-	r := newRegistry(t, "owncap", dir, mmv.Options{MaxValues: 3})
-	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
-	for _, route := range []string{"/a", "/b", "/c"} {
-		require.NotNil(t, v.With(route))
-	}
-	_, err := v.Get("/d")
-	require.ErrorIs(t, err, mmv.ErrTooMany, "past the cap: mmv.dropped counts it")
-	require.True(t, v.Delete("/a"))
-	_, err = v.Get("/e")
-	assert.NoError(t, err, "the room /a left")
-	_, err = v.Get("/f")
-	assert.ErrorIs(t, err, mmv.ErrTooMany, "the cap holds still")
+	r, v := ownOutsideCap(t, "owncap", mmv.Options{MaxValues: 3})
 	startOrSkip(t, r)
 	require.True(t, v.Delete("/b"))
-	_, err = v.Get("/g")
+	_, err := v.Get("/g")
 	assert.NoError(t, err, "after Start too")
 }
 
@@ -385,8 +373,15 @@ func TestOwnValuesOutsideValuesCap(t *testing.T) {
 // value after one was deleted ("7 instances in the registry would pass
 // its cap of 3").
 func TestOwnInstancesOutsideInstanceCap(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "mmv")
-	r := newRegistry(t, "owninst", dir, mmv.Options{MaxInstances: 3})
+	ownOutsideCap(t, "owninst", mmv.Options{MaxInstances: 3})
+}
+
+// ownOutsideCap fills a counter vector of a registry of name, whose
+// options cap it at 3 values, has it refuse a fourth (mmv.dropped
+// declared), and checks that a value deleted leaves room for one.
+func ownOutsideCap(t *testing.T, name string, opts mmv.Options) (*mmv.Registry, *mmv.Vec[mmv.Counter]) {
+	t.Helper()
+	r := newRegistry(t, name, filepath.Join(t.TempDir(), "mmv"), opts)
 	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
 	for _, route := range []string{"/a", "/b", "/c"} {
 		require.NotNil(t, v.With(route))
@@ -398,6 +393,7 @@ func TestOwnInstancesOutsideInstanceCap(t *testing.T) {
 	assert.NoError(t, err, "the room /a left")
 	_, err = v.Get("/f")
 	assert.ErrorIs(t, err, mmv.ErrTooMany, "the cap holds still")
+	return r, v
 }
 
 // TestOwnMetricsOutsideMetricsCap: as for the values cap, the registry's
