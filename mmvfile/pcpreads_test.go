@@ -15,18 +15,23 @@ import (
 // sampleMetric is the name of the sample's first metric in PCP.
 func sampleMetric(f *mmvfile.File, i int) string { return "mmv.sample." + f.Metrics[i].Name }
 
-// readsAsPCP are files that PCP's reader (pmdammv 6.0.3, and 7.2) loads,
-// which Parse must accept: each mutation of the sample file, the rule Lint
-// reports for it, and what PCP shows of its metrics; where the two PCPs
-// differ, what each shows (pcptest.AtLeast).
-var readsAsPCP = []struct {
+// readCase is a file PCP's reader loads, which Parse must accept: a
+// mutation of the sample file, the rule Lint reports for it (none for
+// ""), and what PCP shows of its metrics.
+type readCase struct {
 	name    string
 	version int
 	mutate  func(b []byte, f *mmvfile.File) []byte
 	rule    mmvfile.Rule
 	// check looks at PCP's view of the file.
 	check func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric)
-}{
+}
+
+// readsAsPCP are files that PCP's reader (pmdammv 6.0.3, and 7.2) loads,
+// which Parse must accept: each mutation of the sample file, the rule Lint
+// reports for it, and what PCP shows of its metrics; where the two PCPs
+// differ, what each shows (pcptest.AtLeast).
+var readsAsPCP = []readCase{
 	{"item 2000 (Parfait hashes items)", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put32(b, metricField(f, f.Metrics[0], 0), 2000)
 	}, mmvfile.RuleItem, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
@@ -217,60 +222,78 @@ var readsAsPCP = []struct {
 
 // readsAsPCPReview are the files of the reader's review that PCP 6.0.3
 // loads and Parse refused: fields PCP ignores, TOC entries it ignores, and
-// string slots with no NUL, of which PCP shows the first 255 bytes.
+// string slots with no NUL, of which PCP shows the first 255 bytes; and
+// what Parse must make of each (parsed).
 var readsAsPCPReview = []struct {
-	name    string
-	version int
-	mutate  func(b []byte, f *mmvfile.File) []byte
-	check   func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric)
+	readCase
+	parsed func(t *testing.T, got *mmvfile.File)
 }{
-	{"singular value with an instance", 0, func(b []byte, f *mmvfile.File) []byte {
+	{readCase{"singular value with an instance", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Values[2].Offset+24, f.Instances[0].Offset)
-	}, versionShown(`"1.2.3"`)},
-	{"singular value with an instance offset beyond the file", 0, func(b []byte, f *mmvfile.File) []byte {
+	}, mmvfile.RuleIgnoredField, versionShown(`"1.2.3"`)}, instanceIgnored},
+	{readCase{"singular value with an instance offset beyond the file", 0, func(b []byte, f *mmvfile.File) []byte {
 		return put64(b, f.Values[2].Offset+24, 1<<62)
-	}, versionShown(`"1.2.3"`)},
-	{"labels of negative count", 3, func(b []byte, f *mmvfile.File) []byte {
+	}, mmvfile.RuleIgnoredField, versionShown(`"1.2.3"`)}, instanceIgnored},
+	{readCase{"labels of negative count", 3, func(b []byte, f *mmvfile.File) []byte {
 		return put32(b, tocEntry(f, mmvfile.Labels)+4, math.MaxUint32)
-	}, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	}, "", func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		m := pcptest.Find(ms, sampleMetric(f, 1))
 		require.NotNil(t, m, "PCP loads the file")
 		_, ok := m.Label("app")
 		assert.False(t, ok, "and ignores the labels' entry")
+	}}, func(t *testing.T, got *mmvfile.File) {
+		assert.Empty(t, got.Labels)
 	}},
-	{"metric name with no NUL in its slot", 2, func(b []byte, f *mmvfile.File) []byte {
+	{readCase{"metric name with no NUL in its slot", 2, func(b []byte, f *mmvfile.File) []byte {
 		copy(b[f.Metrics[1].NameOffset:], strings.Repeat("v", 256))
 		return b
-	}, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	}, mmvfile.RuleString, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		assert.NotNil(t, pcptest.Find(ms, "mmv.sample."+strings.Repeat("v", 255)), "PCP names the metric by the slot's first 255 bytes")
+	}}, func(t *testing.T, got *mmvfile.File) {
+		assert.Equal(t, strings.Repeat("v", 255), got.Metrics[1].Name)
 	}},
-	{"help text with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
+	{readCase{"help text with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
 		copy(b[f.Metrics[1].LongHelp.Offset:], strings.Repeat("h", 256))
 		return b
-	}, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	}, mmvfile.RuleString, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		m := pcptest.Find(ms, sampleMetric(f, 1))
 		require.NotNil(t, m)
 		assert.Equal(t, strings.Repeat("h", 255), m.LongHelp, "PCP shows the slot's first 255 bytes")
+	}}, func(t *testing.T, got *mmvfile.File) {
+		assert.Equal(t, strings.Repeat("h", 255), got.Metrics[1].LongHelp.Text)
 	}},
-	{"string value with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
+	{readCase{"string value with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
 		copy(b[f.Values[2].Extra:], strings.Repeat("x", 256))
 		return b
-	}, versionShown(`"` + strings.Repeat("x", 255) + `"`)},
-	{"v1 metric name with no NUL in its 64 bytes", 1, func(b []byte, f *mmvfile.File) []byte {
+	}, mmvfile.RuleString, versionShown(`"` + strings.Repeat("x", 255) + `"`)}, func(t *testing.T, got *mmvfile.File) {
+		assert.Equal(t, strings.Repeat("x", 255), got.Values[2].String)
+	}},
+	{readCase{"v1 metric name with no NUL in its 64 bytes", 1, func(b []byte, f *mmvfile.File) []byte {
 		copy(b[f.Metrics[1].Offset:], strings.Repeat("x", 64))
 		return b
-	}, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
+	}, mmvfile.RuleName, func(t *testing.T, f *mmvfile.File, ms []pcptest.Metric) {
 		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 0)), "PCP loads the file")
 		assert.NotNil(t, pcptest.Find(ms, sampleMetric(f, 2)))
 		for _, m := range ms {
 			assert.NotContains(t, m.Name, "xxxx", "and skips the metric")
 		}
+	}}, func(t *testing.T, got *mmvfile.File) {
+		fds := findings(got.Lint("sample"), mmvfile.RuleName)
+		require.Len(t, fds, 1)
+		assert.Contains(t, fds[0].Msg, "PCP skips the metric")
 	}},
-	{"string slot no record uses, with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
+	{readCase{"string slot no record uses, with no NUL", 0, func(b []byte, f *mmvfile.File) []byte {
 		put64(b, metricField(f, f.Metrics[1], 24), 0) // version's short help: its slot is left unused
 		copy(b[f.Metrics[1].ShortHelp.Offset:], strings.Repeat("s", 256))
 		return b
-	}, versionShown(`"1.2.3"`)},
+	}, mmvfile.RuleString, versionShown(`"1.2.3"`)}, nil},
+}
+
+// instanceIgnored checks that Parse reads a singular metric's value as
+// PCP does, whatever instance it names.
+func instanceIgnored(t *testing.T, got *mmvfile.File) {
+	assert.Nil(t, got.Values[2].Instance, "PCP ignores the instance of a singular metric's value")
+	assert.Equal(t, "1.2.3", got.Values[2].String)
 }
 
 // versionShown checks that PCP shows the sample's version metric with the
@@ -280,43 +303,6 @@ func versionShown(want string) func(t *testing.T, f *mmvfile.File, ms []pcptest.
 		m := pcptest.Find(ms, sampleMetric(f, 1))
 		require.NotNil(t, m, "PCP loads the metric")
 		assert.Equal(t, want, m.Value)
-	}
-}
-
-// TestReadsWhatPCPReadsReview: the files of readsAsPCPReview are parsed,
-// with the values and texts PCP shows.
-func TestReadsWhatPCPReadsReview(t *testing.T) {
-	for _, c := range readsAsPCPReview {
-		eachMutated(t, c.name, c.version, c.mutate, func(t *testing.T, f *mmvfile.File, b []byte) {
-			if pcptest.WantPCP(t) {
-				c.check(t, f, pcpView(t, "sample", b))
-			}
-			got, err := mmvfile.Parse(b)
-			require.NoError(t, err)
-			require.Len(t, got.Metrics, 3)
-			version := got.Metrics[1]
-			switch c.name {
-			case "singular value with an instance", "singular value with an instance offset beyond the file":
-				assert.Nil(t, got.Values[2].Instance, "PCP ignores the instance of a singular metric's value")
-				assert.Equal(t, "1.2.3", got.Values[2].String)
-				assert.Contains(t, rules(got.Lint("sample")), mmvfile.RuleIgnoredField)
-			case "metric name with no NUL in its slot":
-				assert.Equal(t, strings.Repeat("v", 255), version.Name)
-			case "help text with no NUL":
-				assert.Equal(t, strings.Repeat("h", 255), version.LongHelp.Text)
-			case "string value with no NUL":
-				assert.Equal(t, strings.Repeat("x", 255), got.Values[2].String)
-			case "v1 metric name with no NUL in its 64 bytes":
-				fds := findings(got.Lint("sample"), mmvfile.RuleName)
-				require.Len(t, fds, 1)
-				assert.Contains(t, fds[0].Msg, "PCP skips the metric")
-			case "labels of negative count":
-				assert.Empty(t, got.Labels)
-			}
-			if strings.Contains(c.name, "no NUL") && !strings.HasPrefix(c.name, "v1 ") { // a v1 name is inline: name
-				assert.Contains(t, rules(got.Lint("sample")), mmvfile.RuleString)
-			}
-		})
 	}
 }
 
@@ -357,15 +343,28 @@ func TestReadsTOCEntriesPCPIgnores(t *testing.T) {
 // parsed, and Lint names what PCP makes of them.
 func TestReadsWhatPCPReads(t *testing.T) {
 	for _, c := range readsAsPCP {
-		eachMutated(t, c.name, c.version, c.mutate, func(t *testing.T, f *mmvfile.File, b []byte) {
-			if pcptest.WantPCP(t) {
-				c.check(t, f, pcpView(t, "sample", b))
-			}
-			got, err := mmvfile.Parse(b)
-			require.NoError(t, err)
-			if c.rule != "" {
-				assert.Contains(t, rules(got.Lint("sample")), c.rule)
-			}
-		})
+		readsAsPCPShows(t, c, nil)
 	}
+	for _, c := range readsAsPCPReview {
+		readsAsPCPShows(t, c.readCase, c.parsed)
+	}
+}
+
+// readsAsPCPShows checks the file of c: PCP's view of it, and that Parse
+// accepts it, Lint names c.rule, and parsed, when not nil, passes.
+func readsAsPCPShows(t *testing.T, c readCase, parsed func(t *testing.T, got *mmvfile.File)) {
+	eachMutated(t, c.name, c.version, c.mutate, func(t *testing.T, f *mmvfile.File, b []byte) {
+		if pcptest.WantPCP(t) {
+			c.check(t, f, pcpView(t, "sample", b))
+		}
+		got, err := mmvfile.Parse(b)
+		require.NoError(t, err)
+		require.Len(t, got.Metrics, len(f.Metrics))
+		if c.rule != "" {
+			assert.Contains(t, rules(got.Lint("sample")), c.rule)
+		}
+		if parsed != nil {
+			parsed(t, got)
+		}
+	})
 }
