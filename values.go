@@ -84,11 +84,16 @@ func (v *Value) detach(rec *valueRecord) {
 		v.detachString()
 		return
 	}
+	v.loadRecord(rec)
+	atomic.StorePointer(&v.p, unsafe.Pointer(rec))
+}
+
+// loadRecord copies the value's record, word by word, into rec.
+func (v *Value) loadRecord(rec *valueRecord) {
 	from := (*valueRecord)(v.ptr())
 	for i := range rec {
 		rec[i] = atomic.LoadUint64(&from[i])
 	}
-	atomic.StorePointer(&v.p, unsafe.Pointer(rec))
 }
 
 // detachedString is a detached String value's record and its text, which
@@ -115,10 +120,7 @@ func (v *Value) detachString() {
 	} else {
 		d.text = cstring(v.file.strings.at(v.file.os.Bytes(), uint64(atomic.LoadInt64(v.extra()))))
 	}
-	from := (*valueRecord)(v.ptr())
-	for i := range d.rec {
-		d.rec[i] = atomic.LoadUint64(&from[i])
-	}
+	v.loadRecord(&d.rec)
 	atomic.StorePointer(&v.p, unsafe.Pointer(&d.rec))
 }
 
