@@ -238,28 +238,44 @@ func (r *Registry) programMetrics() int { return len(r.metrics) - r.own.metrics 
 func (r *Registry) programValues() int { return r.valueCount() - r.own.values }
 
 // placeLocked lays the metrics declared before Start out over the parts
-// again, in the order of their names, each in the first part with room
-// (partWithRoomLocked's rule), so that which file holds a metric, and so
-// its PMID's cluster, does not depend on the order the program declared
-// them in; within a file the metrics stay in declaration order. Nothing
-// is published yet, so nothing moves that a reader saw. A registry of one
-// file is left as it is, unless past its budget (lowered by Configure since
-// its declarations).
+// again, so that which file holds a metric, and so its PMID's cluster,
+// does not depend on the order the program declared them in: a metric of
+// the last run's files in the part that held it (r.homes, read by Start)
+// when it has room, the parts before it made, empty or not, when this run
+// has fewer; the others in the order of their names, each in the first
+// part with room (partWithRoomLocked's rule). Within a file the metrics
+// stay in declaration order. Nothing is published yet, so nothing moves
+// that a reader saw. A registry of one file that no metric of the last
+// run's files leaves is left as it is, unless past its budget (lowered
+// by Configure since its declarations).
 func (r *Registry) placeLocked() error {
-	if len(r.parts) == 1 && r.parts[0].chargeLocked(fileBudget(&r.opts), nil, 0) <= fileBudget(&r.opts) {
+	budget, lowered := fileBudget(&r.opts), r.loweredLocked()
+	// Names that fit only the first file go first (fitsOverflow); the
+	// declarations put them there, so they have room.
+	long := func(m *metric) bool { return !fitsOverflow(r.name, r.opts.Flags, m.Name) }
+	home := func(m *metric) int {
+		if k, ok := r.homes[m.Name]; ok && (k == 0 || !long(m)) {
+			return k
+		}
+		return -1
+	}
+	if len(r.parts) == 1 && r.parts[0].chargeLocked(budget, nil, 0) <= budget && !slices.ContainsFunc(r.metrics, func(m *metric) bool { return home(m) > 0 }) {
 		return nil
 	}
 	order := make(map[*metric]int, len(r.metrics))
 	for i, m := range r.metrics {
 		order[m] = i
 	}
-	// Names that fit only the first file go first (fitsOverflow); the
-	// declarations put them there, so they have room.
-	long := func(m *metric) bool { return !fitsOverflow(r.name, r.opts.Flags, m.Name) }
 	sorted := slices.Clone(r.metrics)
 	slices.SortStableFunc(sorted, func(a, b *metric) int {
 		if la := long(a); la != long(b) {
 			if la {
+				return -1
+			}
+			return 1
+		}
+		if ha := home(a) >= 0; ha != (home(b) >= 0) { // those of a file first, before others take its room
+			if ha {
 				return -1
 			}
 			return 1
@@ -270,29 +286,46 @@ func (r *Registry) placeLocked() error {
 	// an error leaves the registry as it was.
 	first := &part{indoms: r.parts[0].indoms}
 	parts := []*part{first}
-	budget, lowered := fileBudget(&r.opts), r.loweredLocked()
+	grow := func() (*part, error) {
+		p := newPart(len(parts), r.name, r.opts.Flags)
+		if err := r.checkPartName(p); err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+		return p, nil
+	}
 	for _, m := range sorted {
 		live := 1
 		if m.indom != nil {
 			live = m.indom.live
 		}
 		need := chargeOf(m.indom, live, budget)
+		fits := func(p *part) bool {
+			return len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need, r.counts.added, lowered)
+		}
 		var to *part
-		for _, p := range parts {
-			if len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need, r.counts.added, lowered) {
-				to = p
-				break
+		if k := home(m); k >= 0 {
+			for len(parts) <= k {
+				if _, err := grow(); err != nil {
+					return err
+				}
 			}
-			if long(m) {
+			if fits(parts[k]) {
+				to = parts[k]
+			}
+		}
+		for i := 0; to == nil && i < len(parts); i++ {
+			if p := parts[i]; fits(p) {
+				to = p
+			} else if long(m) {
 				return errFirstFileOnly(m.Name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
 			}
 		}
 		if to == nil {
-			to = newPart(len(parts), r.name, r.opts.Flags)
-			if err := checkFileName(to.name, NoPrefix); err != nil {
-				return fmt.Errorf("mmv: file %q: more metrics than a file holds (%d, or %d values) need an overflow file: %w", r.name, MaxMetrics, budget, err)
+			var err error
+			if to, err = grow(); err != nil {
+				return err
 			}
-			parts = append(parts, to)
 		}
 		to.metrics = append(to.metrics, m)
 		to.joinMetric(m, 1)
@@ -367,31 +400,67 @@ func capOf(c, def int) int {
 	return c
 }
 
-// partWithRoomLocked returns the first part with room for the metric m
-// over in (nil when singular): fewer than MaxMetrics metrics, an item,
-// and values within its budget with the metric's; or a new overflow part
-// when none has. A name that fits only the first file (fitsOverflow) has
-// the first file or an error. A new part's name is checked here, when the
-// metric that needs it is declared; the caller drops the part if the
+// partWithRoomLocked returns the part for the metric m over in (nil when
+// singular): the part that held its name in the last run's files
+// (r.homes), the parts before it made when this run has fewer, when it
+// has room; else the first part with room: fewer than MaxMetrics
+// metrics, an item, and values within its budget with the metric's; or
+// a new overflow part when none has. A name that fits only the first
+// file (fitsOverflow) has the first file or an error. A new part's name is
+// checked here, when the metric that needs it is declared; added is the
+// number of parts made, the last ones, which the caller drops if the
 // declaration fails.
-func (r *Registry) partWithRoomLocked(in *indom, m *Metric) (p *part, isNew bool, err error) {
+func (r *Registry) partWithRoomLocked(in *indom, m *Metric) (p *part, added int, err error) {
 	budget, live := fileBudget(&r.opts), 1
 	if in != nil {
 		live = in.live
 	}
 	need, lowered := chargeOf(in, live, budget), r.loweredLocked()
+	fits := func(p *part) bool {
+		return len(p.metrics) < MaxMetrics && p.hasItemRoom(m) && p.hasRoomLocked(budget, need, r.counts.added, lowered)
+	}
+	if k, ok := r.homes[m.Name]; ok && (k == 0 || fitsOverflow(r.name, r.opts.Flags, m.Name)) {
+		if k >= len(r.parts) {
+			for added = 0; len(r.parts) <= k; added++ {
+				if err := r.addPartLocked(); err != nil {
+					r.parts = r.parts[:len(r.parts)-added]
+					return nil, 0, err
+				}
+			}
+			return r.parts[k], added, nil
+		}
+		if fits(r.parts[k]) {
+			return r.parts[k], 0, nil
+		}
+	}
 	for _, p := range r.parts {
-		if len(p.metrics) < MaxMetrics && p.hasItemRoom(m) && p.hasRoomLocked(budget, need, r.counts.added, lowered) {
-			return p, false, nil
+		if fits(p) {
+			return p, 0, nil
 		}
 		if !fitsOverflow(r.name, r.opts.Flags, m.Name) {
-			return nil, false, errFirstFileOnly(m.Name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
+			return nil, 0, errFirstFileOnly(m.Name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
 		}
 	}
-	p = newPart(len(r.parts), r.name, r.fileFlagsLocked())
-	if err := checkFileName(p.name, NoPrefix); err != nil {
-		return nil, false, fmt.Errorf("mmv: file %q: more metrics than a file holds (%d, or %d values) need an overflow file: %w", r.name, MaxMetrics, budget, err)
+	if err := r.addPartLocked(); err != nil {
+		return nil, 0, err
+	}
+	return r.parts[len(r.parts)-1], 1, nil
+}
+
+// addPartLocked adds an overflow part to the registry, its name checked.
+func (r *Registry) addPartLocked() error {
+	p := newPart(len(r.parts), r.name, r.fileFlagsLocked())
+	if err := r.checkPartName(p); err != nil {
+		return err
 	}
 	r.parts = append(r.parts, p)
-	return p, true, nil
+	return nil
+}
+
+// checkPartName checks the name of the registry's overflow part p.
+func (r *Registry) checkPartName(p *part) error {
+	if err := checkFileName(p.name, NoPrefix); err != nil {
+		return fmt.Errorf("mmv: file %q: more metrics than a file holds (%d, or %d values) need an overflow file: %w", r.name, MaxMetrics, fileBudget(&r.opts), err)
+	}
+	return nil
 }

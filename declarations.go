@@ -92,7 +92,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 	if err := r.checkMetricBudgetLocked(m.Name, in); err != nil {
 		return nil, err
 	}
-	p, newPart, err := r.partWithRoomLocked(in, &m)
+	p, newParts, err := r.partWithRoomLocked(in, &m)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +104,7 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 		err = errorf(ErrDuplicate, subject("metric", m.Name), "name already declared")
 	}
 	if err != nil {
-		if newPart {
-			r.parts = r.parts[:len(r.parts)-1]
-		}
+		r.parts = r.parts[:len(r.parts)-newParts]
 		return nil, err
 	}
 	mt := r.newMetric()
@@ -120,7 +118,11 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 		p.newMetricSlots(mt)
 	}
 	r.uncarryLocked(m.Name) // a placeholder of the first file it replaces or clashes with
-	if err := r.changedLocked(ifFailed, step{undo: (*Registry).undeclareMetric, p: p, m: mt, newIndom: newIndom, newPart: newPart}, p); err != nil {
+	grown := []*part{p}
+	if newParts > 1 { // the parts before it, made empty to keep its name in the file that held it (partWithRoomLocked)
+		grown = r.parts[len(r.parts)-newParts:]
+	}
+	if err := r.changedLocked(ifFailed, step{undo: (*Registry).undeclareMetric, p: p, m: mt, newIndom: newIndom, newParts: newParts}, grown...); err != nil {
 		return nil, err
 	}
 	r.forgetRefusedLocked(mt) // declared since a New function's refusal (must): Err no longer says it
@@ -172,7 +174,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 // undeclareMetric undoes the step of addMetricLocked that declared s.m in
 // s.p: its slots, declareMetric, and the taking of an item.
 func (r *Registry) undeclareMetric(s step) {
-	p, mt, newIndom, newPart := s.p, s.m, s.newIndom, s.newPart
+	p, mt, newIndom := s.p, s.m, s.newIndom
 	p.releaseMetricSlots(mt)
 	r.names.remove(mt.Name, r.metricName)
 	r.metrics = r.metrics[:len(r.metrics)-1]
@@ -192,9 +194,7 @@ func (r *Registry) undeclareMetric(s step) {
 	if newIndom {
 		p.unholdIndom(mt.indom)
 	}
-	if newPart {
-		r.parts = r.parts[:len(r.parts)-1]
-	}
+	r.parts = r.parts[:len(r.parts)-s.newParts]
 }
 
 // checkMetricLocked checks what a metric declaration says on its own and

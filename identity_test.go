@@ -336,3 +336,49 @@ func itemHash(s string) uint32 {
 	}
 	return 1 + h%mmv.MaxItem
 }
+
+// TestIdentityAcrossDeclarationTiming: a service whose metrics are
+// declared before Start in one run and after it in the next, in another
+// order (lazy instruments, declared at their first use), publishes each
+// metric under the PMID it had in the last run, so in the same file.
+// Laid out in the order of their names before Start and in the order
+// declared after it, 11 of 33 metrics moved between overflow files at
+// each run, their PMIDs' clusters with them.
+func TestIdentityAcrossDeclarationTiming(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	var decls []func(r *mmv.Registry)
+	for i := range 24 {
+		decls = append(decls, func(r *mmv.Registry) { mmv.NewCounter(r, fmt.Sprintf("c%02d", i), "", mmv.Count) })
+	}
+	for i := range 9 {
+		buckets := []float64{1, 2, 4, 8, 16}[:1+i%5]
+		decls = append(decls, func(r *mmv.Registry) {
+			mmv.NewHistogram(r, fmt.Sprintf("h%d", i), "", mmv.Second, &mmv.HistogramOptions{Buckets: buckets})
+		})
+	}
+	run := func(before bool, order []int) map[string]string {
+		r := newRegistry(t, "place", dir, mmv.Options{Cluster: 311, MaxFileValues: 20, PublishDelay: time.Hour})
+		if !before {
+			startOrSkip(t, r)
+		}
+		for _, i := range order {
+			decls[i](r)
+		}
+		if before {
+			startOrSkip(t, r)
+		}
+		require.NoError(t, r.Flush())
+		require.NoError(t, r.Err())
+		got := identities(t, tmp)
+		maps.DeleteFunc(got, func(name, _ string) bool { return !strings.HasPrefix(name, "mmv.place.") })
+		require.NoError(t, r.Close())
+		return got
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 23))
+	first := run(false, rng.Perm(len(decls)))
+	require.Contains(t, first, "mmv.place.c23")
+	for i := range 4 {
+		before := i%2 == 0
+		assert.Equal(t, first, run(before, rng.Perm(len(decls))), "run %d, declared before Start: %v", i+2, before)
+	}
+}

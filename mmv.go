@@ -131,6 +131,7 @@ type Registry struct {
 	pubErr        error                // why the last publication failed
 	claimBusy     time.Time            // since when the timer's publications found the directory's lock held (tryClaimsLocked)
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
+	homes         map[string]int       // the part of each name in the last run's files, by index, read at Start (lastHomes): placement keeps it
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
 	own           ownCounts            // the registry's own metrics, beyond the caps (declareOwnLocked)
@@ -427,14 +428,15 @@ type journal struct {
 // the file that takes the step (declarations.go, declare.go), so that
 // the transaction (transaction.go) needs to know none of them.
 type step struct {
-	undo              func(r *Registry, s step)
-	p                 *part
-	m                 *metric
-	c                 *cell // a cell bound to m
-	in                *indom
-	at                int   // instances added to in from at on, or instance at revived
-	newIndom, newPart bool  // m declared in p, which took m's indom with it; p is new
-	refusal           error // a New function's refusal of m's name, forgotten (forgetRefusedLocked)
+	undo     func(r *Registry, s step)
+	p        *part
+	m        *metric
+	c        *cell // a cell bound to m
+	in       *indom
+	at       int   // instances added to in from at on, or instance at revived
+	newIndom bool  // m declared in p, which took m's indom with it
+	newParts int   // the last parts, p among them, were made for m
+	refusal  error // a New function's refusal of m's name, forgotten (forgetRefusedLocked)
 }
 
 // A valueReader is an instrument whose values Gather and Snapshot read

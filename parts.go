@@ -266,10 +266,19 @@ func newPart(index int, name string, flags Flags) *part {
 // configure names the part after its registry's name and flags, as
 // Registry.Configure changes them.
 func (p *part) configure(name string, flags Flags) {
-	p.name, p.prefix, p.flags = name, "", flags
+	p.name, p.prefix, p.flags = partName(name, p.index), "", flags
 	if p.index > 0 {
-		p.name, p.prefix, p.flags = name+"."+strconv.Itoa(p.index+1), overflowPrefix(name, flags), flags|NoPrefix
+		p.prefix, p.flags = overflowPrefix(name, flags), flags|NoPrefix
 	}
+}
+
+// partName is the name of the file of part index of the registry named
+// registry: its own, or <registry>.N for overflow part N-1.
+func partName(registry string, index int) string {
+	if index == 0 {
+		return registry
+	}
+	return registry + "." + strconv.Itoa(index+1)
 }
 
 // overflowPrefix is what the metric names of an overflow file of a

@@ -42,7 +42,7 @@ func TestStartBuriesNoPrefixLeftovers(t *testing.T) {
 	require.NotNil(t, fileMetric(was, "nptomb_c1102"), "the last run's overflow file")
 
 	r := newRegistry(t, "nptomb", dir, mmv.Options{Flags: mmv.NoPrefix})
-	mmv.NewCounter(r, "nptomb_count", "", mmv.Count).Add(1)
+	mmv.NewCounter(r, "nptomb_first", "", mmv.Count).Add(1) // none of the last run's names, which keep their files (placeLocked)
 	startOrSkip(t, r)
 	tomb, err := mmvfile.Open(filepath.Join(dir, "nptomb.2"))
 	require.NoError(t, err, "the last run's overflow file, kept as a tombstone: removed, its PMIDs come back with this run's <file>.2")
@@ -54,11 +54,12 @@ func TestStartBuriesNoPrefixLeftovers(t *testing.T) {
 }
 
 // TestTombstoneRewriteFailureHoldsThePublication: a publication that
-// cannot rewrite a tombstone without a name this run now declares in
-// another file (the rename over it fails: here the file is immutable; a
-// full disk would do the same) does not publish: Flush and Err say why,
-// and the name waits, where it was published beside the tombstone's (two
-// metrics of one name in PCP) with Flush and Err nil. Once the tombstone
+// cannot rewrite a tombstone without a name that one this run now
+// declares in another file clashes with at a dot (the rename over it
+// fails: here the file is immutable; a full disk would do the same) does
+// not publish: Flush and Err say why, and the name waits, where it was
+// published beside the tombstone's (a leaf and a prefix of one name in
+// PCP, which fails its namespace whole) with Flush and Err nil. Once the tombstone
 // can be rewritten, the next publication does both.
 func TestTombstoneRewriteFailureHoldsThePublication(t *testing.T) {
 	_, dir := pcpDir(t)
@@ -82,14 +83,14 @@ func TestTombstoneRewriteFailureHoldsThePublication(t *testing.T) {
 		}
 	})
 
-	mmv.NewCounter(r, "c2999", "", mmv.Count).Add(2) // in the first file, which has room
+	mmv.NewCounter(r, "c2999.now", "", mmv.Count).Add(2) // in the first file, which has room: c2999 a prefix of it
 	ferr := r.Flush()
 	require.Error(t, ferr, "a name published while the tombstone shows it")
 	assert.Contains(t, ferr.Error(), "tfail.3")
 	assert.Error(t, r.Err())
 	first, err := mmvfile.Open(r.Path())
 	require.NoError(t, err)
-	assert.Nil(t, fileMetric(first, "c2999"), "not published while the tombstone holds it")
+	assert.Nil(t, fileMetric(first, "c2999.now"), "not published while the tombstone holds c2999")
 
 	require.NoError(t, exec.Command("chattr", "-i", tomb).Run())
 	immutable = false
@@ -97,7 +98,7 @@ func TestTombstoneRewriteFailureHoldsThePublication(t *testing.T) {
 	require.NoError(t, r.Err())
 	first, err = mmvfile.Open(r.Path())
 	require.NoError(t, err)
-	assert.NotNil(t, fileMetric(first, "c2999"))
+	assert.NotNil(t, fileMetric(first, "c2999.now"))
 	now, err := mmvfile.Open(tomb)
 	require.NoError(t, err)
 	assert.Nil(t, fileMetric(now, "tfail.c2999"))
@@ -156,9 +157,10 @@ func TestStartRemovesLeftoverOverflowFiles(t *testing.T) {
 // TestStartBuriesLeftoverOverflowFiles: a Start keeps an overflow file
 // its last run made past its own parts as a tombstone: its metrics, their
 // PMIDs kept, showing no value (it showed the last run's values as this
-// run's), but those whose names this run declares in another file, before
-// Start or after it (PCP would show one of two, or lose its namespace
-// whole over a prefix); the file this run makes at its name later is
+// run's), but those whose names clash at a dot with one this run declares
+// in another file, before Start or after it (PCP would lose its namespace
+// whole over a prefix; a name of the tombstone itself keeps its file,
+// TestIdentityAcrossDeclarationTiming); the file this run makes at its name later is
 // renamed over it, its PMIDs the tombstone's. Removed, its PMIDs vanished
 // and came back, which crashes pmcd (TestRestartOverflowKeepsPMCD).
 func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
@@ -173,7 +175,7 @@ func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "tomb"))) // its full first file: Start would keep its items (carry.go), the first file then without room
 
 	r := newRegistry(t, "tomb", dir, mmv.Options{})
-	mmv.NewCounter(r, "count", "", mmv.Count).Add(1) // in the first file now
+	mmv.NewCounter(r, "count.now", "", mmv.Count).Add(1) // in the first file: count a prefix of it
 	startOrSkip(t, r)
 	tomb, err := mmvfile.Open(filepath.Join(dir, "tomb.2"))
 	require.NoError(t, err)
@@ -187,13 +189,14 @@ func TestStartBuriesLeftoverOverflowFiles(t *testing.T) {
 		require.NotNil(t, shown)
 		assert.Empty(t, shown.Value, "PCP shows no value")
 	}
-	assert.Nil(t, fileMetric(tomb, "tomb.count"), "a name this run declares in its first file")
+	assert.Nil(t, fileMetric(tomb, "tomb.count"), "a name this run's first file clashes with at a dot")
 	assert.Len(t, tomb.Metrics, len(was.Metrics)-1)
 	assert.Equal(t, was.Header.Cluster, tomb.Header.Cluster)
 
-	// Declared after Start in the first file, which has room: the
-	// tombstone loses it before it is published.
-	mmv.NewCounter(r, "c1101", "", mmv.Count).Add(2)
+	// Declared after Start in the first file, which has room, a name
+	// c1101 is a prefix of: the tombstone loses c1101 before it is
+	// published.
+	mmv.NewCounter(r, "c1101.now", "", mmv.Count).Add(2)
 	require.NoError(t, r.Flush())
 	tomb, err = mmvfile.Open(filepath.Join(dir, "tomb.2"))
 	require.NoError(t, err)
