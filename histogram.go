@@ -638,7 +638,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		// le, the bucket's upper bound.
 		g.tails = make([]string, len(g.bounds))
 		for i, b := range g.bounds {
-			g.tails[i] = ",le=" + b
+			g.tails[i] = "," + bucketLabel + "=" + b
 		}
 	}
 
@@ -1069,19 +1069,28 @@ func bucketTail(o *HistogramOptions, units Units) int {
 	}
 	n := 0
 	for _, b := range l.names() {
-		n = max(n, len(",le=")+len(b))
+		n = max(n, len(","+bucketLabel+"=")+len(b))
 	}
 	return n
 }
+
+// bucketLabel is the label a histogram vector's buckets add to its
+// instances' names, their upper bound, as Prometheus's le: a label of
+// the vector's own cannot have its name (checkVecLabels).
+const bucketLabel = "le"
 
 // NewHistogramVec declares a vector of histograms on r (Default when nil),
 // one per list of values of the label names labels, sharing options o (nil
 // for the defaults); see Vec. The statistics (name.count, name.p99...) are
 // over the vector's instances; name.bucket is over an indom of the
 // instances' buckets, named as the instances with one more label, le, the
-// bucket's upper bound: "route=/api,le=0.25". Those names hold 255 bytes,
-// as every instance name: values whose instance name, with ",le=" and
-// the longest bound, would pass it are refused (ErrTooLong).
+// bucket's upper bound: "route=/api,le=0.25". So le is not one of its own
+// label names, as client_golang refuses it: a bucket would be named
+// "le=x,le=0.25", and the scrape (package expose) would call the
+// vector's label exported_le where PCP's instance labels call it le.
+// Those names hold 255 bytes, as every instance name: values whose
+// instance name, with ",le=" and the longest bound, would pass it are
+// refused (ErrTooLong).
 //
 // Its default limit is the registry's cap on an indom's instances
 // (Options.MaxIndomInstances) or its values budget per file
@@ -1101,12 +1110,13 @@ func bucketTail(o *HistogramOptions, units Units) int {
 // after that (ErrTooMany).
 //
 // It panics if the registry refuses the declaration as a programming
-// error: invalid options, an invalid or duplicate name or label name, a
-// cap reached before Start (the panic value wraps the sentinel, such as
-// ErrName). A cap reached after Start and a closed registry return a nil
-// vector, which ignores updates, and Registry.Err says why.
+// error: invalid options, an invalid or duplicate name or label name (le
+// among them: ErrName), a cap reached before Start (the panic value wraps
+// the sentinel, such as ErrName). A cap reached after Start and a closed
+// registry return a nil vector, which ignores updates, and Registry.Err
+// says why.
 func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOptions, labels ...string) *Vec[Histogram] {
-	if err := checkVecLabels(name, labels, bucketTail(o, units)); err != nil {
+	if err := checkVecLabels(name, labels, bucketLabel, bucketTail(o, units)); err != nil {
 		panic(err)
 	}
 	g, err := declareHistograms(r, name, help, units, o, true)

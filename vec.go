@@ -325,10 +325,13 @@ type vecKind[T any] interface {
 }
 
 // checkVecLabels checks the label names of the vector of metric, whose
-// instances' names may carry tail bytes more (a histogram vector's
-// buckets', ",le=" and a bound): names that pass canon.MaxLen with every
-// value empty leave room for no value.
-func checkVecLabels(metric string, labels []string, tail int) error {
+// instances' names may carry one label more, bucket, and tail bytes more
+// (a histogram vector's buckets': bucketLabel, and ",le=" and a bound; ""
+// and 0 for other vectors): a label of the vector's own named bucket
+// would be in a bucket's name twice, and names that pass canon.MaxLen
+// with every value empty leave room for no value. It is where every
+// vector's label names are checked, DeclareVec's and the New functions'.
+func checkVecLabels(metric string, labels []string, bucket string, tail int) error {
 	what := func() string { return subject("vector", metric) } // made only on failure
 	if len(labels) == 0 {
 		return errorf(ErrLabel, what(), "a vector needs at least one label name")
@@ -339,6 +342,10 @@ func checkVecLabels(metric string, labels []string, tail int) error {
 		}
 		if slices.Contains(labels[:i], l) {
 			return errorf(ErrDuplicate, inside(what(), "label", l), "label name given twice")
+		}
+		if l == bucket {
+			return errorf(ErrName, inside(what(), "label", l), "%s is a histogram vector's buckets' label, their upper bound "+
+				"(\"route=/api,%s=0.25\", as Prometheus's): not one of its own", bucket, bucket)
 		}
 	}
 	shortest := len(labels) - 1 // the ','s
@@ -983,7 +990,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVecLabels(m.Name, labels, 0); err != nil {
+	if err := checkVecLabels(m.Name, labels, "", 0); err != nil {
 		return nil, err
 	}
 	r, h, err := doorOf(d, "vector", m.Name)

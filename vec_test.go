@@ -898,3 +898,57 @@ func TestVecLabelNamesLeavingNoRoomRefused(t *testing.T) {
 	require.Implements(t, (*error)(nil), p, "a histogram vector's buckets' names")
 	assert.ErrorIs(t, p.(error), mmv.ErrTooLong)
 }
+
+// TestHistogramVecRefusesLabelLe: le names a histogram vector's buckets
+// by their upper bound, after its own labels ("route=/a,le=0.25"), as
+// Prometheus's le: a label le of the vector's own is refused at its
+// declaration (ErrName, the New function's panic), as client_golang
+// refuses it, naming the vector, the label and the rule. Accepted, its
+// buckets were "le=x,le=1" in PCP, le twice in one instance name, and
+// the scrape renamed the vector's le exported_le, where PCP shows le: two
+// names of one label. A counter vector's label le is a bridge's buckets'
+// (goruntime, prombridge, otelexporter): still accepted.
+func TestHistogramVecRefusesLabelLe(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "lehist", dir, mmv.Options{})
+	one := &mmv.HistogramOptions{Buckets: []float64{1}}
+	var h *mmv.Vec[mmv.Histogram]
+	var p any
+	func() {
+		defer func() { p = recover() }()
+		h = mmv.NewHistogramVec(r, "lat", "", mmv.NoUnits, one, "route", "le")
+	}()
+	if h != nil { // accepted: what PCP makes of it
+		h.With("/a", "x").Observe(0.5)
+		startOrSkip(t, r)
+		require.NoError(t, r.Flush())
+		ms := pcptest.Info(t, tmp)
+		var shown []string
+		for _, name := range []string{"mmv.lehist.lat.bucket", "mmv.lehist.lat.count"} {
+			for _, in := range get(t, ms, name).Instances {
+				le, _ := in.Label("le")
+				shown = append(shown, fmt.Sprintf("%s[%q] labels %s (le %s)", name, in.Name, in.Labels, le))
+			}
+		}
+		require.Failf(t, "label le accepted", "PCP shows %s", strings.Join(shown, "; "))
+	}
+	require.Implements(t, (*error)(nil), p, "the New function's panic")
+	err := p.(error)
+	require.ErrorIs(t, err, mmv.ErrName)
+	assert.ErrorContains(t, err, `vector "lat" label "le"`)
+	assert.ErrorContains(t, err, "buckets")
+
+	h = mmv.NewHistogramVec(r, "lat", "", mmv.NoUnits, one, "route", "exported_le")
+	h.With("/a", "x").Observe(0.5)
+	c, err := mmv.DeclareVec[mmv.Counter](r, "lat_buckets", "", mmv.Count, "route", "le")
+	require.NoError(t, err, "a counter vector's le")
+	c.With("/a", "1").Inc()
+	startOrSkip(t, r)
+	require.NoError(t, r.Close()) // the statistics refreshed
+	var names []string
+	for _, in := range get(t, pcptest.Info(t, tmp), "mmv.lehist.lat.bucket").Instances {
+		names = append(names, in.Name)
+	}
+	assert.ElementsMatch(t, []string{"route=/a,exported_le=x,le=1", "route=/a,exported_le=x,le=+Inf"}, names,
+		"the name refused is free, and the buckets carry le once")
+}

@@ -45,7 +45,9 @@
 // series carry the labels of its .bucket, .count and .sum metrics
 // together, a histogram vector's indom's (Vec.Indom) included; a label
 // of theirs named le, the buckets' label, is exported_le, as Prometheus
-// renames a clash (exported_exported_le when that name is taken too).
+// renames a clash (exported_exported_le when that name is taken too); a
+// histogram vector's own label names never are le (mmv.NewHistogramVec
+// refuses it).
 // PCP label values that are not JSON strings are written as their JSON
 // text (a named string type or a time.Time, which are, as the string).
 // An instance of an indom that is not a vector's has its name in label

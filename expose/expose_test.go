@@ -198,15 +198,18 @@ func TestLabelValuesAsTheirJSON(t *testing.T) {
 	}
 }
 
-// TestClashes: a name an earlier family writes is left out, a histogram
-// vector's label le is its exported_le, bytes that are not UTF-8 (of a
-// PCP label's value, as PCP's JSON writes them; a vector refuses such
-// values) are U+FFFD.
+// TestClashes: a name an earlier family writes is left out, a histogram's
+// PCP label le (its indom's here; a histogram vector refuses a label le
+// of its own) is its exported_le, bytes that are not UTF-8 (of a PCP
+// label's value, as PCP's JSON writes them; a vector refuses such values)
+// are U+FFFD.
 func TestClashes(t *testing.T) {
 	r := mmv.NewRegistry("expose_clashes", nil)
 	mmv.NewCounter(r, "sent", "A counter", mmv.Count).Add(1)
 	mmv.NewGauge(r, "sent_total", "Its name is the counter's sample's", mmv.NoUnits).Set(9)
-	mmv.NewHistogramVec(r, "h", "Labelled le", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "le").With("x").Observe(0.5)
+	hv := mmv.NewHistogramVec(r, "h", "Labelled le", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "k")
+	hv.With("v").Observe(0.5)
+	require.NoError(t, r.AddIndomLabel(hv.Indom(), mmv.Label{Name: "le", Value: "x"}))
 	mmv.NewGauge(r, "h_count", "Its name is the histogram's count's", mmv.NoUnits).Set(9)
 	mmv.NewGauge(r, "temp", "A room's", mmv.NoUnits).Set(21)
 	require.NoError(t, r.AddMetricLabel("temp", mmv.Label{Name: "zone", Value: "bad\xff"}))
@@ -216,8 +219,8 @@ func TestClashes(t *testing.T) {
 		out := b.String()
 		assert.NotContains(t, out, " 9\n", f)
 		assert.Contains(t, out, "sent_total 1\n", f)
-		assert.Contains(t, out, `h_bucket{exported_le="x",le="1"} 1`+"\n", f)
-		assert.Contains(t, out, `h_count{exported_le="x"} 1`+"\n", f)
+		assert.Contains(t, out, `h_bucket{exported_le="x",k="v",le="1"} 1`+"\n", f)
+		assert.Contains(t, out, `h_count{exported_le="x",k="v"} 1`+"\n", f)
 		assert.Contains(t, out, "temp{zone=\"bad\uFFFD\"} 21\n", f)
 	}
 }
@@ -509,18 +512,22 @@ func TestHistogramLabelsAsPCP(t *testing.T) {
 	}
 }
 
-// TestHistogramLabelsLeAndExportedLe: a histogram vector labelled
-// le and exported_le has its le renamed to a name none of its labels has
-// (exported_exported_le, as Prometheus renames a clash again), so that
-// its instances "le=a,exported_le=b" and "le=b,exported_le=b", two in
-// PCP, are two series: both were h_bucket{exported_le="b",le="1"}, each
-// series twice, one value lost.
+// TestHistogramLabelsLeAndExportedLe: a histogram whose PCP label le
+// (its indom's) meets its vector's label exported_le has its le renamed
+// to a name none of its labels has (exported_exported_le, as Prometheus
+// renames a clash again), so that its instances, two in PCP, are two
+// series, and the PCP label is kept beside the vector's. When the
+// vector's labels were le and exported_le (a histogram vector now refuses
+// le), its instances "le=a,exported_le=b" and "le=b,exported_le=b" were
+// both h_bucket{exported_le="b",le="1"}, each series twice, one value
+// lost.
 func TestHistogramLabelsLeAndExportedLe(t *testing.T) {
 	r := mmv.NewRegistry("expose_exported_le", &mmv.Options{Dir: t.TempDir()})
 	defer r.Close()
-	hv := mmv.NewHistogramVec(r, "h", "H", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "le", "exported_le")
-	hv.With("a", "b").Observe(0.5)
-	hv.With("b", "b").Observe(2)
+	hv := mmv.NewHistogramVec(r, "h", "H", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "exported_le")
+	require.NoError(t, r.AddIndomLabel(hv.Indom(), mmv.Label{Name: "le", Value: "a"}))
+	hv.With("b").Observe(0.5)
+	hv.With("c").Observe(2)
 	for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
 		var b bytes.Buffer
 		require.NoError(t, expose.Write(&b, r, f))
@@ -535,7 +542,7 @@ func TestHistogramLabelsLeAndExportedLe(t *testing.T) {
 			seen[series] = true
 		}
 		assert.Contains(t, out, `h_count{exported_exported_le="a",exported_le="b"} 1`+"\n", f)
-		assert.Contains(t, out, `h_bucket{exported_exported_le="b",exported_le="b",le="+Inf"} 1`+"\n", f)
+		assert.Contains(t, out, `h_bucket{exported_exported_le="a",exported_le="c",le="+Inf"} 1`+"\n", f)
 	}
 }
 

@@ -93,12 +93,12 @@ func (e *encoder) family(f *mmv.Family) {
 		e.b = append(e.b, '\n')
 	}
 
-	// le is a histogram's buckets': a PCP label of that name is renamed
-	// exported_le, as a vector's label is and as Prometheus renames a
-	// clash, where le twice failed the whole scrape in the text format;
-	// exported_exported_le when the histogram has a label exported_le,
-	// and so on, as Prometheus renames again, where two label values
-	// became one label, and two instances one series.
+	// le is a histogram's buckets': a PCP label of that name (a histogram
+	// vector refuses a label le of its own) is renamed exported_le, as
+	// Prometheus renames a clash, where le twice failed the whole scrape
+	// in the text format; exported_exported_le when the histogram has a
+	// label exported_le, and so on, as Prometheus renames again, where two
+	// label values became one label, and two instances one series.
 	le := "exported_le"
 	for f.Bounds != nil && labelled(f, le) {
 		le = "exported_" + le
