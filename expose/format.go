@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // Append appends r's metrics in format f to b (see the package doc for
@@ -99,9 +100,9 @@ func (e *encoder) family(f *mmv.Family) {
 	// in the text format; exported_exported_le when the histogram has a
 	// label exported_le, and so on, as Prometheus renames again, where two
 	// label values became one label, and two instances one series.
-	le := "exported_le"
-	for f.Bounds != nil && labelled(f, le) {
-		le = "exported_" + le
+	var le string
+	if f.Bounds != nil {
+		le = pcpname.Unclash(pcpname.Exported+"le", func(n string) bool { return labelled(f, n) })
 	}
 	labelName := func(n string) string {
 		if n == "le" && f.Bounds != nil {

@@ -1,7 +1,8 @@
 // Package pcpname makes strings into parts of the names PCP accepts for
 // files, metrics and labels: a letter, then letters, digits and '_'. It is
 // the one sanitizer of the module, shared by the registry's default file
-// name and the runtime bridge's metric names.
+// name and the runtime bridge's metric names; Unclash is the one rename of
+// a label that clashes with a histogram's le.
 package pcpname
 
 // IsLetter reports whether c is an ASCII letter.
@@ -24,4 +25,21 @@ func Part(s, prefix string) string {
 		b = append([]byte(prefix), b...)
 	}
 	return string(b)
+}
+
+// Exported is what Prometheus puts before a label name that clashes with
+// one of its own, such as a histogram's le: exported_le.
+const Exported = "exported_"
+
+// Unclash returns name, with Exported put before it again while taken
+// reports the name a label's already: Prometheus's rename of a label
+// that clashes (exported_le, then exported_exported_le), shared by the
+// scrape (package expose) and the OpenTelemetry bridge. Callers pass the
+// first rename, Exported and the name, a constant: one that is free costs
+// no allocation.
+func Unclash(name string, taken func(string) bool) string {
+	for taken(name) {
+		name = Exported + name
+	}
+	return name
 }
