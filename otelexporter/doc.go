@@ -124,10 +124,13 @@
 // joined by ',', with spaces, ',', '=', '%' and control bytes written %XX
 // (UTF-8 stays as it is: "http_request_method=GET,region=Zürich%20Nord").
 // The labels are the attribute keys with '.'
-// made '_', sorted by key; the values are the attributes' values as
-// OpenTelemetry prints them (attribute.Value.Emit). An instance carries
-// its values as PCP instance labels while the file's label budget allows
-// (bucket instances do not: their names say enough). The label names of
+// made '_', sorted by key, but a histogram's key le: its buckets' label
+// is le, so its key le is label exported_le in each of its metrics, as a
+// Prometheus scrape renames a label that clashes (exported_exported_le
+// when a key makes exported_le, and so on); the values are the
+// attributes' values as OpenTelemetry prints them (attribute.Value.Emit).
+// An instance carries its values as PCP instance labels while the file's
+// label budget allows (bucket instances do not: their names say enough). The label names of
 // an instrument are the keys of the points of its first export: a point
 // lacking one has "" for it, and a point with a key outside them is
 // dropped, counted. Attribute sets of one export that make one instance

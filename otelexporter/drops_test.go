@@ -227,3 +227,43 @@ func TestMalformedHistogramDropped(t *testing.T) {
 	assert.Equal(t, map[string]string{"k=good": "2"}, shownValues(t, ms, "mmv.shop_test.bridge.wait.count"), "only the well-formed point is in PCP")
 	assert.Equal(t, map[string]string{"k=good,le=1": "1", "k=good,le=+Inf": "1"}, shownValues(t, ms, "mmv.shop_test.bridge.wait.bucket"))
 }
+
+// TestHistogramAttributeLe: a histogram's attribute le is its label
+// exported_le, in every metric of the instrument, as the scrape (package
+// expose) and Prometheus rename a label that clashes with a histogram's
+// buckets' le (exported_exported_le when a key makes exported_le too); an
+// attribute le of another instrument is its label le. Its bucket vector
+// had le twice, which the registry refused: every point of the
+// instrument dropped, for good, counted as declaration.
+func TestHistogramAttributeLe(t *testing.T) {
+	exp, tmp := pcpExporter(t, Options{})
+	hist := func(name string, kvs ...attribute.KeyValue) metricdata.Metrics {
+		return metricdata.Metrics{Name: name, Data: metricdata.Histogram[int64]{Temporality: metricdata.CumulativeTemporality,
+			DataPoints: []metricdata.HistogramDataPoint[int64]{{Attributes: attribute.NewSet(kvs...), Count: 2, Sum: 3, Bounds: []float64{1}, BucketCounts: []uint64{1, 1}}}}}
+	}
+	le := attribute.String("le", "x")
+	rm := &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+		Scope: instrumentation.Scope{Name: "s"},
+		Metrics: []metricdata.Metrics{
+			hist("lat", le, attribute.String("k", "v")),
+			hist("again", le, attribute.String("exported.le", "y")),
+			sum("hits", metricdata.CumulativeTemporality, point(4, le)),
+		},
+	}}}
+	require.NoError(t, exp.Export(context.Background(), rm))
+	require.NoError(t, exp.ForceFlush(context.Background()))
+	require.NoError(t, exp.Err())
+	ms := pcptest.Info(t, tmp)
+	assert.Equal(t, "0", droppedOf(t, ms, "shop_test", "declaration"))
+	assert.Equal(t, map[string]string{"k=v,exported_le=x,le=1": "1", "k=v,exported_le=x,le=+Inf": "1"}, shownValues(t, ms, "mmv.shop_test.s.lat.bucket"))
+	for _, part := range []string{"count", "sum"} {
+		m := pcptest.Find(ms, "mmv.shop_test.s.lat."+part)
+		require.NotNil(t, m, part)
+		in := m.Instance("k=v,exported_le=x")
+		require.NotNil(t, in, "%s: %+v", part, m.Instances)
+		l, _ := in.Label("exported_le")
+		assert.Equal(t, `"x"`, l, "%s: PCP's instance label", part)
+	}
+	assert.Equal(t, map[string]string{"exported_le=y,exported_exported_le=x": "2"}, shownValues(t, ms, "mmv.shop_test.s.again.count"))
+	assert.Equal(t, map[string]string{"le=x": "4"}, shownValues(t, ms, "mmv.shop_test.s.hits"))
+}

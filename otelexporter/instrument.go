@@ -105,6 +105,9 @@ func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh s
 	for i, key := range sh.keys {
 		labels[i] = labelName(key)
 	}
+	if k == kindHistogram || k == kindFloatHistogram {
+		unclashLe(labels)
+	}
 	in.values = make([]string, len(labels)+1)
 	if err := r.Transact(func(tx *mmv.Tx) error { return in.declare(tx, name, m, scope, sh, labels, limit) }); err != nil {
 		in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)
@@ -136,7 +139,7 @@ func (in *instrument) declare(d mmv.Declarer, name string, m *metricdata.Metrics
 			note = h.fineNote(su)
 		}
 		in.buckets, err = mmv.DeclareVec[mmv.Counter](d, name+".bucket", h.text("by bucket", "Instances are the attribute values and le, the bucket's upper bound in "+
-			h.unit()+"; counts are per bucket, not cumulative."), mmv.Count, append(slices.Clone(labels), "le")...)
+			h.unit()+"; counts are per bucket, not cumulative."), mmv.Count, append(slices.Clone(labels), bucketLabel)...)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package otelexporter
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -33,6 +34,22 @@ func metricName(scope instrumentation.Scope, instrument string) string {
 // labelName returns the PCP label name of an attribute key, such as
 // http_request_method for http.request.method.
 func labelName(k attribute.Key) string { return pcpname.Part(string(k), "x") }
+
+// bucketLabel is the label a histogram's buckets add, after the
+// attributes': le, the bucket's upper bound.
+const bucketLabel = "le"
+
+// unclashLe renames the label le of a histogram's label names, which its
+// buckets add (bucketLabel): exported_le, as the scrape (package expose)
+// and Prometheus rename a label that clashes with it, and
+// exported_exported_le when a key made exported_le, and so on. The
+// buckets' vector, with le twice, was refused: every point of the
+// instrument dropped, for good.
+func unclashLe(labels []string) {
+	if i := slices.Index(labels, bucketLabel); i >= 0 {
+		labels[i] = pcpname.Unclash(pcpname.Exported+bucketLabel, func(n string) bool { return slices.Contains(labels, n) })
+	}
+}
 
 // serviceName returns the resource's service.name, "" when it has none.
 func serviceName(res *resource.Resource) string {
