@@ -129,7 +129,10 @@
 // foo.bucket would sit below the leaf foo of a counter foo_total published
 // earlier) is skipped; so is a family mmv refuses (a name the program
 // declared itself, a name beyond 255 bytes, prombridge, whose PCP name
-// would be a leaf above the bridge's own prombridge.dropped), and a
+// would be a leaf above the bridge's own prombridge.dropped; a histogram
+// labelled le, a collector's const histogram, which client_golang's
+// Registry gathers where its own histograms refuse the label: its
+// buckets would have le twice), and a
 // family of a type the bridge does not publish (gauge histogram). The
 // bridge declares a family's metrics in one mmv transaction
 // (Registry.Transact), so a family refused at any of them, a histogram's

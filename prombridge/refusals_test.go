@@ -184,3 +184,32 @@ func TestMistypedMetricNotCopied(t *testing.T) {
 	assert.Equal(t, "4", instance(t, find(t, ms, "jobs"), "k=b").Value)
 	assert.Equal(t, "1", find(t, ms, "wait_seconds.count").Value)
 }
+
+// TestHistogramLabelledLeNotPublished: client_golang refuses a label le
+// on the histograms it makes (a HistogramVec's at its first value, not
+// at NewHistogramVec), not on a collector's const histogram, which its
+// Registry gathers: the bridge's buckets, named by the family's labels
+// then le, would have le twice, so mmv refuses the family's metrics and
+// the bridge skips it, its samples counted as declaration at each refresh
+// and named by Err, nothing of it in PCP.
+func TestHistogramLabelledLeNotPublished(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	hv := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "h", Help: "h"}, []string{"le"})
+	assert.Panics(t, func() { hv.WithLabelValues("x") }, "client_golang's own histograms")
+	pr := prometheus.NewRegistry()
+	desc := prometheus.NewDesc("lat_seconds", "l", []string{"le"}, nil)
+	pr.MustRegister(collector(func(ch chan<- prometheus.Metric) {
+		ch <- prometheus.MustNewConstHistogram(desc, 2, 3, map[float64]uint64{1: 1}, "x")
+	}, desc))
+	r, tmp := newRegistry(t)
+	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
+	err := b.Refresh()
+	require.ErrorIs(t, err, mmv.ErrDuplicate)
+	assert.ErrorContains(t, err, `family lat_seconds not published`)
+	assert.ErrorContains(t, err, `vector "lat_seconds.bucket" label "le"`)
+	assert.Equal(t, 1, b.Stats().Skipped)
+	ms := read(t, r, tmp)
+	assert.Nil(t, pcptest.Find(ms, "mmv.promtest.lat_seconds.count"))
+	assert.Equal(t, "12", instance(t, find(t, ms, "prombridge.dropped"), "reason=declaration").Value,
+		"4 samples (2 buckets, sum, count) at each of 3 refreshes")
+}
