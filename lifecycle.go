@@ -47,6 +47,12 @@ func (r *Registry) Start() error {
 	if err := r.validateLocked(); err != nil {
 		return err
 	}
+	if err := r.placeLocked(); err != nil {
+		return err
+	}
+	if err := r.checkPlacedLabelsLocked(); err != nil {
+		return err
+	}
 	path := r.opts.Dir
 	if path == "" {
 		path = Dir()
@@ -55,14 +61,17 @@ func (r *Registry) Start() error {
 	if err != nil {
 		return fileError(r.name, "cannot start", err)
 	}
-	r.homes = r.lastHomes(d) // before the metrics are laid out: they keep their files
-	if err := r.placeLocked(); err != nil {
-		d.Close()
-		return err
-	}
-	if err := r.checkPlacedLabelsLocked(); err != nil {
-		d.Close()
-		return err
+	// Laid out again where the last run's files put names elsewhere: they
+	// keep their files (lastHomes).
+	if r.homes = r.lastHomes(d); r.homes != nil {
+		err = r.placeLocked()
+		if err == nil {
+			err = r.checkPlacedLabelsLocked()
+		}
+		if err != nil {
+			d.Close()
+			return err
+		}
 	}
 	r.dir = d
 	r.checkLivenessLocked()
