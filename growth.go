@@ -53,6 +53,7 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	}
 	var errs []error
 	var cl *claims
+	r.timer.pace.spend(time.Now())
 	ps = r.inUncarryOrderLocked(ps) // before another file shows a name clashing with their placeholders (carry.go)
 	for _, p := range ps {
 		errs = append(errs, r.publishPartLocked(p, &cl, byDeclaration))
@@ -120,8 +121,16 @@ func (r *Registry) armLocked() {
 	if delay <= 0 {
 		delay = 50 * time.Millisecond
 	}
-	t.armed, t.due = true, time.Now().Add(delay)
+	now := time.Now()
+	delay = max(delay, t.pace.wait(now))
+	t.armed, t.due = true, now.Add(delay)
 	t.Reset(delay)
+}
+
+// replacingLocked reports whether a publication now replaces or makes a
+// file: a part has declarations its file does not show, or no file.
+func (r *Registry) replacingLocked() bool {
+	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.dirty || p.file == nil })
 }
 
 // newPublishTimer makes r's timer, stopped (AfterFunc makes none so).
@@ -151,7 +160,7 @@ func (r *Registry) publishDue() {
 // file lacks (rebound): the timer's publications carry those, twice, even
 // when nothing else is declared.
 func (r *Registry) unpublishedLocked() bool {
-	return r.wakeRest || len(r.rebound[0])+len(r.rebound[1]) > 0 || slices.ContainsFunc(r.parts, func(p *part) bool { return p.dirty || p.file == nil })
+	return r.wakeRest || len(r.rebound[0])+len(r.rebound[1]) > 0 || r.replacingLocked()
 }
 
 // carryReboundLocked carries into the file what updates racing the
@@ -384,6 +393,9 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 	clear(r.rebound[1])
 	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
 	r.forgetRemovedLocked()
+	if r.replacingLocked() {
+		r.timer.pace.spend(time.Now())
+	}
 	var errs []error
 	var cl *claims
 	for _, p := range r.inUncarryOrderLocked(r.parts) {

@@ -333,3 +333,52 @@ func TestFirstUsesPublishOnce(t *testing.T) {
 	}
 	assert.Equal(t, want, got, "the published file's values")
 }
+
+// TestChurnPublicationsPaced: a vector whose label values churn (a new
+// value and a deleted one every millisecond, as a vector labelled by
+// request does) replaces its file a few times at first, then about once
+// a second: each replacement makes PCP's agent rebuild the whole
+// directory's namespace at its next request, inside pmcd. The timer
+// published every PublishDelay, 20 times a second, and a client of a
+// registry at the metrics cap beside it was answered 9,000-16,000 times a
+// second instead of 24,000-35,000. The values stay exact meanwhile, and
+// Flush publishes them at once.
+func TestChurnPublicationsPaced(t *testing.T) {
+	needFileLayer(t)
+	r := newRegistry(t, "paced", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "id")
+	startOrSkip(t, r)
+	const churn = 3 * time.Second
+	var files atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		last, _ := os.Stat(r.Path())
+		for end := time.Now().Add(churn); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if now, err := os.Stat(r.Path()); err == nil && (last == nil || !os.SameFile(last, now)) {
+				files.Add(1)
+				last = now
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+		case <-time.After(time.Millisecond):
+			v.With(strconv.Itoa(i)).Add(uint64(i))
+			v.Delete(strconv.Itoa(i - 10))
+			continue
+		}
+		for j := i - 10; j < i; j++ { // the live ones
+			require.Equal(t, uint64(j), v.With(strconv.Itoa(j)).Get(), "value %d", j)
+		}
+		break
+	}
+	n := files.Load()
+	t.Logf("%d files in %v of churn", n, churn)
+	assert.LessOrEqual(t, n, int64(8+3+2), "files replaced in %v of churn: a burst of 8, then one a second", churn)
+	require.NoError(t, r.Flush())
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	assert.Len(t, f.Instances, 10, "the values live, published by Flush")
+}

@@ -40,7 +40,10 @@ type Options struct {
 	// can be updated at once, and count exactly in their instruments'
 	// memory until the file has them. The timer's publication moves
 	// them into the file 256 at a time, letting other goroutines in
-	// between, so that no first use waits for all of them.
+	// between, so that no first use waits for all of them. Each
+	// publication makes PCP's agent rebuild the whole directory's names
+	// inside pmcd, so the timer's are paced: after a burst of 8, one a
+	// second at most on average (a vector whose label values churn).
 	// Flush publishes and binds everything without waiting.
 	PublishDelay time.Duration
 	// MaxIndomInstances caps the instances of one indom, and MaxInstances
@@ -194,6 +197,7 @@ type publishTimer struct {
 	*time.Timer
 	armed bool
 	due   time.Time // of the arming in force
+	pace  pace      // of the publications that replace files (growth.go)
 }
 
 // state is where a registry is in its life.

@@ -1,0 +1,46 @@
+package mmv
+
+import "time"
+
+// Every publication that replaces a file makes PCP's agent rebuild its
+// namespace and tables for the whole directory at its next request, in
+// time growing faster than the directory's metrics, inside pmcd, where
+// every client of the host waits (docs/design.md, "The caps"). A vector
+// whose label values churn (a value per request or client) had the timer
+// publish every PublishDelay, 20 times a second: beside it, a client of a
+// registry at the metrics cap was answered 9,000-16,000 times a second
+// where it was 24,000-35,000 quiet. So the timer's publications are
+// paced: after a burst of publishBurst, at most one every publishEvery on
+// average (pace); the values wait in their instruments' memory, exact, as
+// they do for PublishDelay. Flush, and a declaration whose values need
+// storage at once, publish when asked, and count.
+const (
+	publishBurst = 8
+	publishEvery = time.Second
+)
+
+// pace is a budget of publications that replace files: publishBurst at
+// most, one more every publishEvery.
+type pace struct {
+	credit float64   // at at
+	at     time.Time // zero: full
+}
+
+// creditAt returns the publications p allows at now.
+func (p *pace) creditAt(now time.Time) float64 {
+	if p.at.IsZero() {
+		return publishBurst
+	}
+	return min(publishBurst, p.credit+float64(now.Sub(p.at))/float64(publishEvery))
+}
+
+// wait returns how long from now until p allows a publication.
+func (p *pace) wait(now time.Time) time.Duration {
+	if c := p.creditAt(now); c < 1 {
+		return time.Duration((1 - c) * float64(publishEvery))
+	}
+	return 0
+}
+
+// spend records a publication that replaced files at now.
+func (p *pace) spend(now time.Time) { p.credit, p.at = p.creditAt(now)-1, now }
