@@ -39,8 +39,9 @@ func TestStartAllocations(t *testing.T) {
 			}
 			t.Logf("%v allocations", allocs)
 			// Slots, plan and buffer arrays, the file, the directory and
-			// its listing: a few dozen, none per metric or value.
-			assert.LessOrEqual(t, allocs, 60.0, "Start of %d metrics over %d instances", c.metrics, c.instances)
+			// its listing, the last run's files' names (lastHomes): a few
+			// dozen, none per metric or value.
+			assert.LessOrEqual(t, allocs, 64.0, "Start of %d metrics over %d instances", c.metrics, c.instances)
 		})
 	}
 }
