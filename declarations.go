@@ -720,16 +720,13 @@ func (tx *Tx) AddMetric(m Metric) error {
 	return err
 }
 
-// addAutoIndomLocked declares an indom of the given instances (ids 0, 1,
-// ... in order) for the metrics named key, under the serial derived from
+// addAutoIndomLocked declares an indom of the instances names (ids
+// derived from them: fixedInstances) for the metrics named key, under the serial derived from
 // key (autoSerial), and returns it and its serial. Its help is made
 // up by the registry, and cut to fit (fitHelp); its errors name the
 // instrument it is for, a subject of kind and name.
 func (r *Registry) addAutoIndomLocked(key, help string, names []string, kind, name string) (*indom, uint32, error) {
-	insts := make([]Instance, len(names))
-	for i, n := range names {
-		insts[i] = Instance{ID: int32(i), Name: n}
-	}
+	insts := fixedInstances(names)
 	serial := autoSerial(key, &r.taken)
 	if serial == 0 {
 		return nil, 0, errorf(ErrTooMany, subject("file", r.name), "no indom serial left")

@@ -240,6 +240,7 @@ func (d door) instanceIDLocked(in *indom, name string) (int32, bool) {
 	}
 	return 0, false
 }
+func (d door) instanceAtLocked(in *indom, i int) int32 { return in.instanceID(i) } // the id of instance i
 func (d door) instanceNameLocked(in *indom, id int32) (string, bool) {
 	if i, ok := in.index(id); ok {
 		return in.instance(i).Name, true

@@ -79,7 +79,7 @@ func (r *Registry) declareOwnLocked(name, indomHelp, short, long string, names [
 		return cells
 	}
 	for i := range cells {
-		r.bindCellLocked(m, int32(i), &cells[i])
+		r.bindCellLocked(m, m.indom.instanceID(i), &cells[i])
 	}
 	r.own.metrics++
 	r.own.values += len(names) // one metric over an indom of its own

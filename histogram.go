@@ -762,8 +762,14 @@ func (g *histGroup) declareLocked(name string, id int32, fresh bool) (j int, add
 }
 
 // bucketID is the id of bucket i of a vector's instance id in the buckets'
-// indom (idSpace keeps it within an int32).
-func (g *histGroup) bucketID(id int32, i int) int32 { return id*int32(len(g.bounds)) + int32(i) }
+// indom (idSpace keeps it within an int32); a single histogram's, derived
+// from its bound (fixedInstances), whatever id.
+func (g *histGroup) bucketID(id int32, i int) int32 {
+	if !g.vec {
+		return g.r.instanceAtLocked(g.bucketIn, i)
+	}
+	return id*int32(len(g.bounds)) + int32(i)
+}
 
 // idSpace keeps the ids of the vector's buckets within PCP's 31 bits:
 // they would wrap onto other instances' buckets.

@@ -161,6 +161,29 @@ func (s *itemSet) count() (n int) {
 	return n
 }
 
+// fixedInstances returns the instances of an indom of the registry's own
+// whose names are fixed at its declaration (a histogram's buckets, by
+// upper bound; the reasons of mmv.dropped), each id derived from its name
+// as a vector's are (FNV-1a in the lower half of the ids), the next free
+// one when taken. Numbered by position, a new version that changed a
+// histogram's buckets gave a bucket's id to another bound (le=1's to
+// le=2), and a client that had resolved the instance (pmval -i, pmrep)
+// showed the other bucket's counts under the old bound, no one told
+// (TestHistogramBucketIDsFollowBounds).
+func fixedInstances(names []string) []Instance {
+	insts := make([]Instance, len(names))
+	taken := make(map[int32]bool, len(names))
+	for i, n := range names {
+		id := int32(int64(fnv32(n)) % (vecIDSpace / 2))
+		for taken[id] {
+			id = int32((int64(id) + 1) % (vecIDSpace / 2))
+		}
+		taken[id] = true
+		insts[i] = Instance{ID: id, Name: n}
+	}
+	return insts
+}
+
 // takeItem returns the item name hashes to, or the next one not in used,
 // and marks it used.
 func takeItem(name string, used *itemSet) uint32 {

@@ -284,3 +284,34 @@ func TestHistogramLongHelp(t *testing.T) {
 	})
 	assert.Equal(t, long, gathered, "Gather's histogram Family")
 }
+
+// TestHistogramBucketIDsFollowBounds: a new version that changes a
+// histogram's buckets keeps each bound's instance id, as PCP's reader
+// shows them: a client that resolved le=2 once (pmval -i, pmrep) reads
+// le=2's count, or none. Numbered by position, le=2's id went to le=4 when a
+// bucket below it was added, and le=2 took le=1's: the client showed
+// another bucket's counts under the old bound, no one told.
+func TestHistogramBucketIDsFollowBounds(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	run := func(buckets []float64) map[string]int {
+		r := newRegistry(t, "hb", dir, mmv.Options{})
+		h := mmv.NewHistogram(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: buckets})
+		startOrSkip(t, r)
+		h.Observe(1.5)
+		require.NoError(t, r.Flush())
+		ids := instanceIDs(t, pcptest.Info(t, tmp), "mmv.hb.lat.bucket")
+		require.NoError(t, r.Close())
+		return ids
+	}
+	before := run([]float64{2, 4})
+	after := run([]float64{1, 2, 4, 8})
+	require.Len(t, after, 5)
+	for bound, id := range before {
+		assert.Equal(t, id, after[bound], "the id of bucket le=%s", bound)
+	}
+	seen := map[int]string{}
+	for bound, id := range after {
+		assert.NotContains(t, seen, id, "bounds %s and %s", seen[id], bound)
+		seen[id] = bound
+	}
+}
