@@ -720,11 +720,11 @@ func (tx *Tx) AddMetric(m Metric) error {
 	return err
 }
 
-// addAutoIndomLocked declares an indom of the instances names (ids
-// derived from them: fixedInstances) for the metrics named key, under the serial derived from
-// key (autoSerial), and returns it and its serial. Its help is made
-// up by the registry, and cut to fit (fitHelp); its errors name the
-// instrument it is for, a subject of kind and name.
+// addAutoIndomLocked declares an indom of the instances names (ids derived
+// from them: fixedInstances) for the metrics named key, under the serial
+// derived from key (autoSerial), and returns it and its serial. Its help
+// is made up by the registry, and cut to fit (fitHelp); its errors name
+// the instrument it is for, a subject of kind and name.
 func (r *Registry) addAutoIndomLocked(key, help string, names []string, kind, name string) (*indom, uint32, error) {
 	insts := fixedInstances(names)
 	serial := autoSerial(key, &r.taken)

@@ -17,22 +17,23 @@ import (
 // place: when any file cannot be made, or a name is another live
 // registry's, the registry stays declaring, every file at its name as it
 // was. The files of an earlier run of the same name are replaced; its
-// overflow files past this run's (<file>.N) stay, their metrics showing
-// no value (the Sentinel flag), but for the names clashing at a dot with
-// one this run declares in another file, until this run makes them again, renamed over them, their
-// PMIDs kept, and the file renamed over one keeps the metrics this run
-// has not declared again (carry.go): a Start that fails after making them
-// so leaves them so. The metrics of the last run's first file that this
-// run has not declared are kept in the new one with no value, their PMIDs
-// kept, until it declares them, and the names it has declared keep their
-// items there (carry.go). A name of the last run's files goes back to the
-// file that held it while that file has room, declared before Start or
-// after it, so its PMID stays whatever the order of declarations. A rename failing after another file was renamed into place (a name taken
-// by another registry between its check and its rename) leaves that file
-// at its name, never removed: its PMIDs vanishing and coming back at the
-// next attempt would crash pmcd (docs/design.md, "A pmcd crash in PCP's
-// reader"); the next attempt renames over it.
-// A registry whose full names (mmv.<file>.<name>, or mmv.<name> with
+// overflow files past this run's (<file>.N) stay, their metrics showing no
+// value (the Sentinel flag), but for the names clashing at a dot with one
+// this run declares in another file, until this run makes them again,
+// renamed over them, their PMIDs kept, and the file renamed over one keeps
+// the metrics this run has not declared again (carry.go): a Start that
+// fails after making them so leaves them so. The metrics of the last run's
+// first file that this run has not declared are kept in the new one with
+// no value, their PMIDs kept, until it declares them, and the names it has
+// declared keep their items there (carry.go). A name of the last run's
+// files goes back to the file that held it while that file has room,
+// declared before Start or after it, so its PMID stays whatever the order
+// of declarations. A rename failing after another file was renamed into
+// place (a name taken by another registry between its check and its
+// rename) leaves that file at its name, never removed: its PMIDs vanishing
+// and coming back at the next attempt would crash pmcd (docs/design.md, "A
+// pmcd crash in PCP's reader"); the next attempt renames over it. A
+// registry whose full names (mmv.<file>.<name>, or mmv.<name> with
 // NoPrefix) clash with another live file's of the directory, the same name
 // or one a leaf where the other is a prefix at a dot, is refused with
 // ErrNamespace: PCP builds one namespace from every file.
