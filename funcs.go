@@ -2,9 +2,12 @@ package mmv
 
 // Callback metrics hold a value kept elsewhere, as client_golang's
 // CounterFunc and GaugeFunc do: the registry calls the function at Start,
-// every DefaultInterval while started, and at Close (after a call in
-// progress, waiting for it up to a second), and stores what it returns. The calls run on the registry's goroutines, so no other
-// instrument's update pays for them.
+// every DefaultInterval while started, and at Close, and stores what it
+// returns. The calls run on the registry's goroutines, so no other
+// instrument's update pays for them. Close and Snapshot wait for a call
+// in progress and their own up to a second in all: a call stuck past it
+// goes on, its value not stored, and Close returns
+// (TestCallbackStuckAtCloseHoldsNoClose).
 
 // NewCounterFunc declares on r (Default when nil) a counter whose total f
 // returns, such as a count a library keeps: a Uint64 metric with counter
@@ -16,9 +19,9 @@ package mmv
 // holding it, it made Close and Snapshot wait for ever). A total that
 // goes down reads in PCP as a counter wrap. A panic of f goes on to its
 // caller: on the registry's goroutine it ends the program; in Snapshot,
-// the caller's; in Close, once the registry is closed all the same (its
-// files unmapped, removed with the Process flag, every poll stopped),
-// Close panics with f's value.
+// the caller's (within the second it waits); in Close, once the
+// registry is closed all the same (its files unmapped, removed with the
+// Process flag, every poll stopped), Close panics with f's value.
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {

@@ -178,6 +178,38 @@ func TestStuckCallbackRunHoldsNoClose(t *testing.T) {
 	}
 }
 
+// TestCallbackStuckAtCloseHoldsNoClose: a callback metric whose
+// function blocks for ever in the run Close makes (a pool's count read
+// through a lock its shutdown holds) lets Close return after a second,
+// the registry closed, its last value kept, as Close leaves a Poll's run
+// in progress: Close ran it on its own goroutine and waited for ever,
+// and a service's shutdown with it.
+func TestCallbackStuckAtCloseHoldsNoClose(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("cbstuck", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	var closing atomic.Bool
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 {
+		if closing.Load() {
+			<-release
+		}
+		return 3
+	})
+	startOrSkip(t, r)
+	path := r.Path()
+	closing.Store(true)
+	closed := make(chan error, 1)
+	go func() { closed <- r.Close() }()
+	select {
+	case err := <-closed:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waits for ever for a callback stuck in its own run")
+	}
+	assert.NoFileExists(t, path, "the Process file is removed")
+}
+
 // TestCallbackPanicAtCloseClosesAll: a callback metric whose
 // function panics at Close (a pool read after its own shutdown) makes
 // Close panic with the function's value, on the caller's goroutine, as

@@ -107,8 +107,8 @@ func (r *Registry) pollUnstarted() {
 }
 
 // runCallbacks runs the callback metrics' functions of a started
-// registry, on the caller's goroutine, each after its run in progress if
-// any (waiting for it up to pollWait), without the registry's lock: a
+// registry, each after its run in progress if any, waiting for both up to
+// pollWait (runWithin), without the registry's lock: a
 // function that reads the registry (a vector's Instances, which takes the
 // lock) made Close and Snapshot, which ran them holding it, wait for
 // ever. It returns the value the first of them panicked with, if one did:
@@ -121,7 +121,7 @@ func (r *Registry) runCallbacks() (panicked *hookPanic) {
 	}
 	r.mu.Unlock()
 	for _, p := range cbs {
-		if v := runHook(func() { p.runWithin(pollWait) }); v != nil && panicked == nil {
+		if v := p.runWithin(pollWait); v != nil && panicked == nil {
 			panicked = v
 		}
 	}
