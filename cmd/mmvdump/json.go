@@ -75,9 +75,10 @@ type (
 		Metric   string        `json:"metric"`
 		Instance *jsonInstance `json:"instance"` // null when singular
 		// Value is a number, or a string for String values and for NaN and
-		// infinite floats (as C prints them: "nan", "-inf"); null, and
-		// NoValue true, for a value PCP's reader shows as none (the file's
-		// Sentinel flag with the reserved value: all ones, NaN, "").
+		// infinite floats ("NaN", "+Inf", "-Inf"); null, and NoValue true,
+		// for a value the reader of -pcp's version shows as none (the
+		// file's Sentinel flag with the reserved value: all ones, "", and
+		// NaN for 7.2 only: noValue).
 		Value   any  `json:"value"`
 		NoValue bool `json:"noValue,omitempty"`
 		// Stored is an Elapsed value's stored total, Value adding the open
@@ -98,7 +99,7 @@ type (
 	}
 )
 
-func toJSON(path string, f *mmvfile.File, now time.Time) *jsonFile {
+func toJSON(path string, f *mmvfile.File, now time.Time, pcp mmvfile.PCP) *jsonFile {
 	h := f.Header
 	j := &jsonFile{
 		File: path, Version: h.Version, Gen1: h.Gen1, Gen2: h.Gen2, TOCs: h.TOCs,
@@ -132,7 +133,7 @@ func toJSON(path string, f *mmvfile.File, now time.Time) *jsonFile {
 			}
 		case mmvfile.Values:
 			for _, v := range f.Values {
-				js.Values = append(js.Values, value(v, now, f.Header.Flags&mmv.Sentinel != 0))
+				js.Values = append(js.Values, value(v, now, f.Header.Flags&mmv.Sentinel != 0, pcp))
 			}
 		case mmvfile.Strings:
 			for _, str := range f.Strings {
@@ -156,12 +157,13 @@ func text(t mmvfile.Text) *string {
 }
 
 // noValue reports whether v holds the value a file with the Sentinel flag
-// reserves for no value: an integer's 8 bytes all ones, a NaN, an empty
-// string.
-func noValue(v *mmvfile.Value) bool {
+// reserves for no value, as the reader of pcp shows it: an integer's 8
+// bytes all ones, an empty string, and from PCP 6.3.1 a NaN (6.0.3 shows
+// nan, docs/reader.md).
+func noValue(v *mmvfile.Value, pcp mmvfile.PCP) bool {
 	switch v.Metric.Type {
 	case mmv.Float, mmv.Double:
-		return math.IsNaN(v.Float)
+		return pcp >= mmvfile.PCP72 && math.IsNaN(v.Float)
 	case mmv.String:
 		return v.String == ""
 	}
@@ -176,13 +178,13 @@ func instance(inst *mmvfile.Instance) jsonInstance {
 	return jsonInstance{inst.Offset, serial, inst.ID, inst.Name}
 }
 
-func value(v *mmvfile.Value, now time.Time, sentinel bool) jsonValue {
+func value(v *mmvfile.Value, now time.Time, sentinel bool, pcp mmvfile.PCP) jsonValue {
 	jv := jsonValue{Offset: v.Offset, Item: v.Metric.Item, Metric: v.Metric.Name, Extra: v.Extra}
 	if v.Instance != nil {
 		inst := instance(v.Instance)
 		jv.Instance = &inst
 	}
-	if sentinel && noValue(v) {
+	if sentinel && noValue(v, pcp) {
 		jv.NoValue = true
 		return jv
 	}

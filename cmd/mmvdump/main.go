@@ -18,7 +18,8 @@
 // mmvfile.DumpAs.
 //
 // With -json it prints the file as one JSON object, at the real offsets,
-// once package mmvfile has checked that PCP's reader reads it; a file it
+// its values as -pcp's reader shows them, once package mmvfile has
+// checked that PCP's reader reads it; a file it
 // refuses is named on standard error with the rule it breaks, exit
 // status 1.
 //
@@ -88,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(toJSON(path, f, now())); err != nil {
+		if err := enc.Encode(toJSON(path, f, now(), pcp)); err != nil {
 			fmt.Fprintf(stderr, "mmvdump: %v\n", err)
 			return 1
 		}

@@ -538,3 +538,40 @@ func TestJSONTombstoneNoValue(t *testing.T) {
 	require.NotZero(t, n, "the tombstone's values")
 	assert.Empty(t, valued, "-json gives tombstone metrics, no value in PCP, a value (2^64-1)")
 }
+
+// TestJSONSentinelNaNAsPCPShowsIt: a NaN double in a file with the
+// Sentinel flag is a value, "NaN", in mmvdump -json, as PCP 6.0.3 shows
+// it (nan), and no value with -pcp 7.2, as 7.2 shows it: -json called it
+// no value whatever -pcp said.
+func TestJSONSentinelNaNAsPCPShowsIt(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("nan", &mmv.Options{Dir: dir, Flags: mmv.Sentinel})
+	mmv.NewGauge(r, "ratio", "", mmv.NoUnits).Set(math.NaN())
+	require.NoError(t, r.Start())
+	defer r.Close()
+	for _, c := range []struct {
+		pcp     string
+		value   any
+		noValue bool
+	}{{"6.0.3", "NaN", false}, {"7.2", nil, true}} {
+		out, stderr, status := mmvdump(t, "-pcp", c.pcp, "-json", r.Path())
+		require.Zero(t, status, stderr)
+		var f struct {
+			Sections []struct {
+				Values []struct {
+					Value   any  `json:"value"`
+					NoValue bool `json:"noValue"`
+				} `json:"values"`
+			} `json:"sections"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &f))
+		var got []any
+		for _, s := range f.Sections {
+			for _, v := range s.Values {
+				got = append(got, v.Value, v.NoValue)
+			}
+		}
+		assert.Equal(t, []any{c.value, c.noValue}, got, "-pcp %s", c.pcp)
+	}
+}
