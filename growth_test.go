@@ -382,3 +382,44 @@ func TestChurnPublicationsPaced(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, f.Instances, 10, "the values live, published by Flush")
 }
+
+// fileShows reports whether r's first file shows instance inst of metric
+// (less the registry's prefix).
+func fileShows(r *mmv.Registry, metric, inst string) bool {
+	f, err := mmvfile.Open(r.Path())
+	if err != nil {
+		return false
+	}
+	for _, v := range f.Values {
+		if v.Metric != nil && v.Metric.Name == metric && v.Instance != nil && v.Instance.Name == inst {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReviewFlushesDoNotStarveTimer: publications asked for (Flush here;
+// a declaration whose values need storage at once, Registry.Value, a
+// first use making room alike) count against the timer's pace, but a
+// burst of them must not leave the timer's next publication waiting more
+// than a pace step: a program that flushed 40 times in a row, then first
+// used a label value, saw it in the file 33 s later (the pace's debt, one
+// second per Flush past the burst).
+func TestReviewFlushesDoNotStarveTimer(t *testing.T) {
+	needFileLayer(t)
+	r := newRegistry(t, "flushdebt", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "id")
+	startOrSkip(t, r)
+	for i := range 40 {
+		v.With("f" + strconv.Itoa(i)).Inc()
+		require.NoError(t, r.Flush())
+	}
+	v.With("late").Inc()
+	began := time.Now()
+	for !fileShows(r, "requests", "id=late") && time.Since(began) < 5*time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(began)
+	t.Logf("the timer published a first use %v after it", took.Round(time.Millisecond))
+	assert.Less(t, took, 1500*time.Millisecond, "a first use after 40 Flushes waited for the timer's publication")
+}
