@@ -281,3 +281,29 @@ func TestFailedDeclarationKeepsPlaceholder(t *testing.T) {
 	require.NoError(t, r.Flush())
 	assert.Equal(t, before.PMID, get(t, pcptest.Info(t, tmp), "mmv.undo.late").PMID, "late's PMID, declared again once space returned")
 }
+
+// TestReviewOutageRetriesNotPaced: a publication that fails on a full disk
+// replaces no file, so PCP's agent rebuilds nothing for it, and the
+// registry retries it every PublishDelay, as the package doc says, until
+// it succeeds: once space returns, the values waiting reach the file
+// within a few delays. Counted against the timer's pace, the outage's
+// failures spent its budget, and the first retry after space returned
+// came up to a second later.
+func TestReviewOutageRetriesNotPaced(t *testing.T) {
+	_, r, v, filler := fullVec(t, 10*time.Millisecond, 1)
+	const n = 320
+	for i := range n {
+		v.With(fmt.Sprint("i", i)).Add(uint64(i + 1))
+	}
+	time.Sleep(300 * time.Millisecond) // the timer's tries fail meanwhile, more than a burst of them
+	require.ErrorIs(t, r.Err(), syscall.ENOSPC)
+	require.NoError(t, os.Remove(filler))
+	began := time.Now()
+	for r.Err() != nil && time.Since(began) < 5*time.Second {
+		time.Sleep(time.Millisecond)
+	}
+	took := time.Since(began)
+	t.Logf("published %v after space returned", took.Round(time.Millisecond))
+	assert.Less(t, took, 200*time.Millisecond, "the retry after space returned, at a PublishDelay of 10ms")
+	assert.Equal(t, uint64(n), filesValues(t, r)["v"][fmt.Sprint("k=i", n-1)].Uint)
+}

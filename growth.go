@@ -53,12 +53,13 @@ func (r *Registry) grewLocked(ifFailed publishFailure, ps ...*part) error {
 	}
 	var errs []error
 	var cl *claims
-	r.timer.pace.spend(time.Now())
+	made := r.timer.replaced
 	ps = r.inUncarryOrderLocked(ps) // before another file shows a name clashing with their placeholders (carry.go)
 	for _, p := range ps {
 		errs = append(errs, r.publishPartLocked(p, &cl, byDeclaration))
 	}
 	cl.release()
+	r.pacedLocked(made)
 	r.bindLocked(0)
 	r.scheduleLocked()
 	err := errors.Join(errs...)
@@ -125,6 +126,20 @@ func (r *Registry) armLocked() {
 	delay = max(delay, t.pace.wait(now))
 	t.armed, t.due = true, now.Add(delay)
 	t.Reset(delay)
+}
+
+// pacedLocked spends a publication of the timer's pace (pace.go) when the
+// one just done made or replaced a file, the timer's count of them
+// (publishTimer.replaced) past made: a publication that failed, or waited
+// for the directory's lock, replaced none, and PCP's agent rebuilds
+// nothing for it. Counted, the failures of an outage spent the budget,
+// and the first retry once space returned waited up to a second where
+// the package doc promises one every PublishDelay
+// (TestReviewOutageRetriesNotPaced).
+func (r *Registry) pacedLocked(made uint64) {
+	if r.timer.replaced != made {
+		r.timer.pace.spend(time.Now())
+	}
 }
 
 // replacingLocked reports whether a publication now replaces or makes a
@@ -393,11 +408,9 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 	clear(r.rebound[1])
 	r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
 	r.forgetRemovedLocked()
-	if r.replacingLocked() {
-		r.timer.pace.spend(time.Now())
-	}
 	var errs []error
 	var cl *claims
+	made := r.timer.replaced
 	for _, p := range r.inUncarryOrderLocked(r.parts) {
 		if unlock && p.file != nil {
 			errs = append(errs, r.publishPartUnlocking(p))
@@ -406,6 +419,7 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 		errs = append(errs, r.publishPartLocked(p, &cl, by))
 	}
 	cl.release()
+	r.pacedLocked(made)
 	if !slices.ContainsFunc(r.parts, func(p *part) bool { return p.file == nil }) {
 		r.claimBusy = time.Time{} // no file waits for the directory's lock
 	}
@@ -510,6 +524,8 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 		}
 		if err != nil {
 			r.pubErr = err
+		} else {
+			r.timer.replaced++
 		}
 		return err
 	}
@@ -533,6 +549,7 @@ func (r *Registry) publishPartLocked(p *part, cl **claims, by publisher) error {
 	p.file.capacity = capacity
 	p.dirty = false
 	p.valuesEnd = pl.end - pl.offset[secValues]
+	r.timer.replaced++
 	p.published()
 	p.strungTo(p.slots.len())
 	return nil
@@ -1158,6 +1175,7 @@ func (r *Registry) publishPartUnlocking(p *part) error {
 	}
 	f.capacity = capacity
 	p.valuesEnd = end
+	r.timer.replaced++
 	p.strungTo(laid)
 	p.free = append(p.free, p.dying[:dying]...)
 	p.dying = slices.Delete(p.dying, 0, dying)

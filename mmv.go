@@ -198,6 +198,9 @@ type publishTimer struct {
 	armed bool
 	due   time.Time // of the arming in force
 	pace  pace      // of the publications that replace files (growth.go)
+	// replaced counts the files publications made or replaced, with
+	// the registry's lock held (pacedLocked).
+	replaced uint64
 }
 
 // state is where a registry is in its life.
