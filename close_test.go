@@ -2,8 +2,10 @@ package mmv_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -205,4 +207,55 @@ func strayUpdates(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	require.NoError(t, prev.Close())
+}
+
+// TestReviewCloseWhilePaced: Close while the timer waits out its pace (a
+// burst of publications spent, first uses waiting for the next) publishes
+// what the files lack, without the Process flag, and leaves nothing to
+// fire: no file replaced, made or left after it, with the flag or
+// without.
+func TestReviewCloseWhilePaced(t *testing.T) {
+	needFileLayer(t)
+	for _, flags := range []mmv.Flags{0, mmv.Process} {
+		t.Run(fmt.Sprint("flags=", flags), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "mmv")
+			r := newRegistry(t, "closepaced", dir, mmv.Options{Flags: flags})
+			v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "id")
+			startOrSkip(t, r)
+			for i := range 10 { // past the burst
+				v.With(fmt.Sprint("f", i)).Inc()
+				require.NoError(t, r.Flush())
+			}
+			for i := range 100 {
+				v.With(fmt.Sprint("w", i)).Add(uint64(i))
+			}
+			time.Sleep(100 * time.Millisecond) // past PublishDelay: the pace holds them
+			require.False(t, fileShows(r, "requests", "id=w99"), "published within the pace")
+			require.NoError(t, r.Close())
+			before := entries(t, dir)
+			var closed os.FileInfo
+			if flags == 0 {
+				f, err := mmvfile.Open(r.Path())
+				require.NoError(t, err)
+				got := 0
+				for _, val := range f.Values {
+					if val.Instance != nil && strings.HasPrefix(val.Instance.Name, "id=w") {
+						got++
+					}
+				}
+				assert.Equal(t, 100, got, "the values first used while paced, in the file Close left")
+				closed, err = os.Stat(r.Path())
+				require.NoError(t, err)
+			} else {
+				assert.Empty(t, before, "the files after Close, with the Process flag")
+			}
+			time.Sleep(1500 * time.Millisecond) // past the pace's wait
+			assert.Equal(t, before, entries(t, dir), "the directory after the pace's wait")
+			if closed != nil {
+				now, err := os.Stat(r.Path())
+				require.NoError(t, err)
+				assert.True(t, os.SameFile(closed, now), "the file Close left, replaced after it")
+			}
+		})
+	}
 }

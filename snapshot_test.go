@@ -176,3 +176,61 @@ func TestElapsedAsPCPExportsIt(t *testing.T) {
 	})
 	assert.Equal(t, 2, seen)
 }
+
+// TestReviewReadsWhilePaced: while the timer's pace holds label values
+// out of the file (a burst of publications spent, values churning: new
+// ones first used, old ones deleted), Snapshot and Gather read every live
+// value exact, those in the file and those waiting in their instruments'
+// memory alike, and none deleted.
+func TestReviewReadsWhilePaced(t *testing.T) {
+	needFileLayer(t)
+	r := newRegistry(t, "readspaced", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "id")
+	startOrSkip(t, r)
+	for i := range 10 { // past the burst
+		v.With(fmt.Sprint("f", i)).Inc()
+		require.NoError(t, r.Flush())
+		require.True(t, v.Delete(fmt.Sprint("f", i)))
+	}
+	want := map[string]uint64{}
+	waited := 0
+	for i := range 3000 {
+		name := fmt.Sprint(i)
+		v.With(name).Add(uint64(i + 1))
+		want["id="+name] = uint64(i + 1)
+		if i >= 20 {
+			old := fmt.Sprint(i - 20)
+			require.True(t, v.Delete(old))
+			delete(want, "id="+old)
+		}
+		if i%100 != 99 {
+			continue
+		}
+		if !fileShows(r, "requests", "id="+name) {
+			waited++
+		}
+		snap := map[string]uint64{}
+		ms, err := r.Snapshot()
+		require.NoError(t, err)
+		for _, m := range ms {
+			if m.Name == "requests" {
+				for _, iv := range m.Values {
+					snap[iv.Instance] = iv.Value.(uint64)
+				}
+			}
+		}
+		require.Equal(t, want, snap, "Snapshot after %d", i)
+		gathered := map[string]uint64{}
+		r.Gather(func(f *mmv.Family) {
+			if f.Name == "requests" {
+				for _, s := range f.Samples {
+					gathered[s.Instance] = uint64(s.Value.Int())
+				}
+			}
+		})
+		require.Equal(t, want, gathered, "Gather after %d", i)
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("%d of 30 reads met the last value waiting for the file", waited)
+	assert.Positive(t, waited, "reads while values waited for the pace")
+}
