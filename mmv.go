@@ -41,10 +41,18 @@ type Options struct {
 	// memory until the file has them. The timer's publication moves
 	// them into the file 256 at a time, letting other goroutines in
 	// between, so that no first use waits for all of them. Each
-	// publication makes PCP's agent rebuild the whole directory's names
-	// inside pmcd, so the timer's are paced: after a burst of 8, one a
-	// second at most on average (a vector whose label values churn).
-	// Flush publishes and binds everything without waiting.
+	// publication that makes or replaces a file makes PCP's agent
+	// rebuild the whole directory's names inside pmcd, so the timer's are
+	// paced: after a burst of 8, one a second at most on average. While
+	// publications follow each other (label values churning, a metric
+	// declared every 100 ms) a declaration waits up to a second for PCP,
+	// not PublishDelay. Flush publishes and binds everything without
+	// waiting; it, and the publications made at once for values that
+	// need storage now (Registry.Value, a low-level declaration past its
+	// file's spare room or of a String value), count against the pace,
+	// yet never make the timer wait more than a second. A publication
+	// that fails (a full disk) replaces no file and does not count: it is
+	// retried every PublishDelay.
 	PublishDelay time.Duration
 	// MaxIndomInstances caps the instances of one indom, and MaxInstances
 	// those of the registry (overflow files included once; the few of its

@@ -13,7 +13,9 @@ import "time"
 // paced: after a burst of publishBurst, at most one every publishEvery on
 // average (pace); the values wait in their instruments' memory, exact, as
 // they do for PublishDelay. Flush, and a declaration whose values need
-// storage at once, publish when asked, and count.
+// storage at once, publish when asked, and count, but leave no debt
+// (spend). A publication that replaced no file (it failed, or waited for
+// the directory's lock) counts not (Registry.pacedLocked).
 const (
 	publishBurst = 8
 	publishEvery = time.Second

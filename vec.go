@@ -47,7 +47,8 @@ const DefaultVecLimit = 1000
 // the vector's indom serial from its name. Before Start the new
 // instrument counts in memory of its own, carried into the file by Start;
 // after Start it is live at once, and PCP sees the instance after the
-// registry's next publication (within Options.PublishDelay, or at Flush).
+// registry's next publication (after Options.PublishDelay, within a
+// second while publications follow each other, or at Flush).
 //
 // A vector holds at most DefaultVecLimit instances unless SetLimit says
 // otherwise, and the registry's caps on instances hold too (see

@@ -53,7 +53,9 @@
 // SDK's data, which it reuses, is kept. Instruments and attribute sets
 // seen for the first time are declared then; PCP sees those of the first
 // export as it returns, the later ones after the registry's next
-// publication (mmv.Options.PublishDelay), or at once after ForceFlush.
+// publication (mmv.Options.PublishDelay after them, up to a second while
+// the registry's publications follow each other), or at once after
+// ForceFlush.
 // Shutdown closes the registry, also when its context is done (it
 // returns the context's error then, as the SDK's exporters do): without
 // the mmv.Process flag the file stays with its last values (the SDK's

@@ -250,8 +250,9 @@ func (e *Exporter) open(res *resource.Resource) {
 
 // ForceFlush publishes the metrics declared since the registry's last
 // publication, so that PCP shows them now rather than after
-// mmv.Options.PublishDelay; values are in the file as soon as Export
-// stores them.
+// mmv.Options.PublishDelay (up to a second while the registry's
+// publications follow each other); values are in the file as soon as
+// Export stores them.
 func (e *Exporter) ForceFlush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
