@@ -209,12 +209,12 @@ func strayUpdates(t *testing.T) {
 	require.NoError(t, prev.Close())
 }
 
-// TestReviewCloseWhilePaced: Close while the timer waits out its pace (a
+// TestCloseWhilePaced: Close while the timer waits out its pace (a
 // burst of publications spent, first uses waiting for the next) publishes
 // what the files lack, without the Process flag, and leaves nothing to
 // fire: no file replaced, made or left after it, with the flag or
 // without.
-func TestReviewCloseWhilePaced(t *testing.T) {
+func TestCloseWhilePaced(t *testing.T) {
 	needFileLayer(t)
 	for _, flags := range []mmv.Flags{0, mmv.Process} {
 		t.Run(fmt.Sprint("flags=", flags), func(t *testing.T) {

@@ -282,14 +282,14 @@ func TestFailedDeclarationKeepsPlaceholder(t *testing.T) {
 	assert.Equal(t, before.PMID, get(t, pcptest.Info(t, tmp), "mmv.undo.late").PMID, "late's PMID, declared again once space returned")
 }
 
-// TestReviewOutageRetriesNotPaced: a publication that fails on a full disk
+// TestOutageRetriesNotPaced: a publication that fails on a full disk
 // replaces no file, so PCP's agent rebuilds nothing for it, and the
 // registry retries it every PublishDelay, as the package doc says, until
 // it succeeds: once space returns, the values waiting reach the file
 // within a few delays. Counted against the timer's pace, the outage's
 // failures spent its budget, and the first retry after space returned
 // came up to a second later.
-func TestReviewOutageRetriesNotPaced(t *testing.T) {
+func TestOutageRetriesNotPaced(t *testing.T) {
 	_, r, v, filler := fullVec(t, 10*time.Millisecond, 1)
 	const n = 320
 	for i := range n {

@@ -135,7 +135,7 @@ func (r *Registry) armLocked() {
 // nothing for it. Counted, the failures of an outage spent the budget,
 // and the first retry once space returned waited up to a second where
 // the package doc promises one every PublishDelay
-// (TestReviewOutageRetriesNotPaced).
+// (TestOutageRetriesNotPaced).
 func (r *Registry) pacedLocked(made uint64) {
 	if r.timer.replaced != made {
 		r.timer.pace.spend(time.Now())

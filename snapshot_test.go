@@ -177,12 +177,12 @@ func TestElapsedAsPCPExportsIt(t *testing.T) {
 	assert.Equal(t, 2, seen)
 }
 
-// TestReviewReadsWhilePaced: while the timer's pace holds label values
+// TestReadsWhilePaced: while the timer's pace holds label values
 // out of the file (a burst of publications spent, values churning: new
 // ones first used, old ones deleted), Snapshot and Gather read every live
 // value exact, those in the file and those waiting in their instruments'
 // memory alike, and none deleted.
-func TestReviewReadsWhilePaced(t *testing.T) {
+func TestReadsWhilePaced(t *testing.T) {
 	needFileLayer(t)
 	r := newRegistry(t, "readspaced", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
 	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "id")
