@@ -432,6 +432,28 @@ func (r *Registry) partWithRoomLocked(in *indom, m *Metric) (p *part, added int,
 		if fits(r.parts[k]) {
 			return r.parts[k], 0, nil
 		}
+		if r.state == started && in != nil && in.per > 0 && in.reserve > in.per {
+			// A vector declared after Start is declared before its
+			// limit is set (SetLimit comes after), so what it reserves
+			// (its default limit) says nothing of what it needs: in
+			// the last run's file that held it, it had the room of its
+			// limit (placeLocked laid it out with it set). It goes back
+			// there reserving the room of one instance; its others take
+			// the room the file has left, as any instance past a
+			// reservation does (checkGrowthLocked). Moved to another
+			// file, its PMID vanished, and came back at a later run
+			// that found that file with room first
+			// (TestReviewVecLimitAfterStartKeepsFile).
+			was := in.reserve
+			in.reserve = in.per
+			need = chargeOf(in, live, budget)
+			if fits(r.parts[k]) {
+				r.counts.lowered++ // the charges of the parts holding in, lower now (chargeBound)
+				return r.parts[k], 0, nil
+			}
+			in.reserve = was
+			need = chargeOf(in, live, budget)
+		}
 	}
 	for _, p := range r.parts {
 		if fits(p) {

@@ -273,7 +273,7 @@ func (r *Registry) unlinkVecLocked(s step) {
 // most limit, and returns it (vecReserveLimit).
 func (d door) reserveLocked(in *indom, per, limit int) int {
 	n := vecReserveLimit(&d.r.opts, per, limit)
-	in.reserve = n * per // before a metric is over in: a part's chargeBound counts it as the metric joins
+	in.reserve, in.per = n*per, per // before a metric is over in: a part's chargeBound counts it as the metric joins
 	return n
 }
 

@@ -382,3 +382,53 @@ func TestIdentityAcrossDeclarationTiming(t *testing.T) {
 		assert.Equal(t, first, run(before, rng.Perm(len(decls))), "run %d, declared before Start: %v", i+2, before)
 	}
 }
+
+// TestReviewVecLimitAfterStartKeepsFile: a vector whose limit the program
+// sets right after declaring it (SetLimit can come no sooner) keeps the
+// file of the last run's that held it when declared after Start, as when
+// declared before it. Declared after Start it reserves its default limit
+// (min(DefaultVecLimit, MaxFileValues) values) until SetLimit, so its
+// file, which held it beside the metrics declared before it, had no room
+// for it, and it went to the first file with room: its PMID vanished
+// there, and came back at a later run that found that file with room
+// first (the first run's PMID of b_v back at the third), which crashes
+// pmcd while a client fetches it (docs/design.md, "A pmcd crash in PCP's
+// reader").
+func TestReviewVecLimitAfterStartKeepsFile(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	decl := func(r *mmv.Registry, group string) {
+		switch group {
+		case "a", "b", "c":
+			for i := range map[string]int{"a": 12, "b": 10, "c": 10}[group] {
+				mmv.NewCounter(r, fmt.Sprintf("%s%02d", group, i), "", mmv.Count).Inc()
+			}
+		case "b_v":
+			v := mmv.NewCounterVec(r, "b_v", "", mmv.Count, "route")
+			v.SetLimit(2)
+			v.With("/a").Inc()
+		}
+	}
+	// Laid out before Start in the order of the names, 12 values a file:
+	// a00-a11 in the first, b00-b09 and b_v in <file>.2, c00-c09 in
+	// <file>.3.
+	run := func(before []string, after []string) map[string]string {
+		r := newRegistry(t, "vlim", dir, mmv.Options{Cluster: 312, MaxFileValues: 12, PublishDelay: time.Hour})
+		for _, g := range before {
+			decl(r, g)
+		}
+		startOrSkip(t, r)
+		for _, g := range after {
+			decl(r, g)
+		}
+		require.NoError(t, r.Flush())
+		require.NoError(t, r.Err())
+		got := identities(t, tmp)
+		maps.DeleteFunc(got, func(name, _ string) bool { return !strings.HasPrefix(name, "mmv.vlim.") })
+		require.NoError(t, r.Close())
+		return got
+	}
+	first := run([]string{"a", "b", "b_v", "c"}, nil)
+	require.Contains(t, first, "mmv.vlim.b_v")
+	assert.Equal(t, first, run(nil, []string{"b", "b_v", "a", "c"}), "b_v declared after Start, after the rest of its file")
+	assert.Equal(t, first, run(nil, []string{"a", "b_v", "b", "c"}), "b_v declared after Start, before the rest of its file")
+}

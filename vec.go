@@ -760,7 +760,10 @@ func (v *Vec[T]) SetInstanceLabels(on bool) {
 // SetLimit sets the number of instances the vector may hold
 // (DefaultVecLimit until then). A limit below the instances it holds keeps
 // them and adds no more. The vector reserved room in its file for its
-// instances when declared (Options.MaxFileValues): a lower limit frees
+// instances when declared (Options.MaxFileValues; declared after Start
+// in the file of the last run's that held it, the room of one instance
+// when that file has no more: docs/design.md, "A values budget per
+// file"): a lower limit frees
 // that room for the metrics declared after it, for good; a higher one
 // reserves no more, and instances past the room reserved may be refused
 // for the file's budget, or for the registry's caps on an indom
