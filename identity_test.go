@@ -432,3 +432,36 @@ func TestReviewVecLimitAfterStartKeepsFile(t *testing.T) {
 	assert.Equal(t, first, run(nil, []string{"b", "b_v", "a", "c"}), "b_v declared after Start, after the rest of its file")
 	assert.Equal(t, first, run(nil, []string{"a", "b_v", "b", "c"}), "b_v declared after Start, before the rest of its file")
 }
+
+// TestReviewConfigureAfterFailedStartForgetsHomes: a registry whose Start
+// failed after it read which file of its last run's held each name
+// (lastHomes), renamed by Configure and started again, lays its metrics
+// out as a registry of the new name does: the last run's files of the
+// old name say nothing of the new one's. Its second Start laid them out
+// by the old name's homes, read by the first, and made <new>.2 and
+// <new>.3 empty for c7 to be in <new>.4, where a fresh registry of that
+// name makes one file.
+func TestReviewConfigureAfterFailedStartForgetsHomes(t *testing.T) {
+	needFileLayer(t)
+	_, dir := pcpDir(t)
+	o := mmv.Options{Dir: dir, MaxFileValues: 2}
+	last := newRegistry(t, "hsa", dir, o)
+	for i := range 8 {
+		mmv.NewCounter(last, fmt.Sprintf("c%d", i), "", mmv.Count).Inc()
+	}
+	startOrSkip(t, last) // c6 and c7 in hsa.4
+	require.NoError(t, last.Close())
+	other := newRegistry(t, "hsx", dir, mmv.Options{Flags: mmv.NoPrefix})
+	mmv.NewCounter(other, "hsa.zz", "", mmv.Count).Inc()
+	require.NoError(t, other.Start())
+
+	r := newRegistry(t, "hsa", dir, o)
+	mmv.NewCounter(r, "c7", "", mmv.Count).Inc()
+	mmv.NewCounter(r, "zz", "", mmv.Count).Inc() // mmv.hsa.zz, hsx's
+	require.ErrorIs(t, r.Start(), mmv.ErrNamespace)
+	require.NoError(t, r.Configure("hsb", o))
+	require.NoError(t, r.Start())
+	for _, n := range []string{"hsb.2", "hsb.3", "hsb.4"} {
+		assert.NoFileExists(t, filepath.Join(dir, n), "c7 and zz fill one file of hsb")
+	}
+}

@@ -63,13 +63,16 @@ func (r *Registry) Start() error {
 		return fileError(r.name, "cannot start", err)
 	}
 	// Laid out again where the last run's files put names elsewhere: they
-	// keep their files (lastHomes).
+	// keep their files (lastHomes). A Start that fails forgets them: they
+	// are the files of this name in this directory, and Configure may
+	// change both before the next (TestReviewConfigureAfterFailedStartForgetsHomes).
 	if r.homes = r.lastHomes(d); r.homes != nil {
 		err = r.placeLocked()
 		if err == nil {
 			err = r.checkPlacedLabelsLocked()
 		}
 		if err != nil {
+			r.homes = nil
 			d.Close()
 			return err
 		}
@@ -108,6 +111,7 @@ func (r *Registry) Start() error {
 		r.stopPartsLocked(false)
 		r.dir.Close()
 		r.dir = nil
+		r.homes = nil
 		r.restoreFlagsLocked()
 		return err
 	}

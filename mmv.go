@@ -142,7 +142,7 @@ type Registry struct {
 	pubErr        error                // why the last publication failed
 	claimBusy     time.Time            // since when the timer's publications found the directory's lock held (tryClaimsLocked)
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
-	homes         map[string]int       // the part of each name in the last run's files, by index, read at Start (lastHomes): placement keeps it
+	homes         map[string]int       // the part of each name in the last run's files, by index, read at Start (lastHomes), forgotten when it fails: placement keeps it
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
 	own           ownCounts            // the registry's own metrics, beyond the caps (declareOwnLocked)
