@@ -3,6 +3,7 @@ package mmv_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -387,4 +388,83 @@ func TestRestartLateFirstFileMetricKeepsPMCD(t *testing.T) {
 			assert.Positive(t, f.Values, "fetches of mmv.%s.%s that found its value", name, c.metric)
 		})
 	}
+}
+
+// TestReviewRandomRestartsKeepPMCD: a service restarted in a loop whose
+// metrics (counters, histograms, vectors limited right after their
+// declaration) are declared before or after Start in a random order at
+// each life, over several files (MaxFileValues 12), while clients fetch
+// three of its vectors by PMID, leaves pmcd up: each name keeps
+// its file (lastHomes), so no PMID vanishes and comes back. A vector
+// declared after Start left its file when the metrics declared before it
+// had taken the room of its default limit, and came back to it at a later
+// life (TestReviewVecLimitAfterStartKeepsFile).
+func TestReviewRandomRestartsKeepPMCD(t *testing.T) {
+	needFileLayer(t)
+	t.Parallel() // a pmcd of its own
+	p := pcptest.StartPMCD(t)
+	const name = "rndrst"
+	var decls []func(r *mmv.Registry, lives int)
+	for i := range 20 {
+		decls = append(decls, func(r *mmv.Registry, lives int) {
+			mmv.NewCounter(r, fmt.Sprintf("c%02d", i), "", mmv.Count).Add(uint64(lives))
+		})
+	}
+	for i := range 4 {
+		decls = append(decls, func(r *mmv.Registry, lives int) {
+			mmv.NewHistogram(r, fmt.Sprintf("h%d", i), "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1, 2, 4}[:1+i%3]}).Observe(float64(lives))
+		})
+	}
+	for i := range 4 {
+		decls = append(decls, func(r *mmv.Registry, lives int) {
+			v := mmv.NewCounterVec(r, fmt.Sprintf("v%d", i), "", mmv.Count, "route")
+			v.SetLimit(2 + i%2)
+			v.With("/a").Add(uint64(lives))
+		})
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 31))
+	life := func(lives int) bool {
+		r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, MaxFileValues: 12, PublishDelay: time.Hour})
+		order := rng.Perm(len(decls))
+		at := rng.IntN(len(order) + 1)
+		if lives == 0 {
+			at = 0 // every metric after Start: the first life lays them out as a lazy service does
+		}
+		for i, d := range order {
+			if i == at {
+				if err := r.Start(); err != nil {
+					t.Error(err)
+					return false
+				}
+			}
+			decls[d](r, lives)
+			if i >= at && rng.IntN(4) == 0 {
+				assert.NoError(t, r.Flush())
+			}
+		}
+		if at == len(order) {
+			if err := r.Start(); err != nil {
+				t.Error(err)
+				return false
+			}
+		}
+		return assert.NoError(t, r.Flush()) && assert.NoError(t, r.Close())
+	}
+	// The vectors: those that moved (a counter's or a histogram's
+	// metric, pushed out of its file by them, moved too).
+	fetched := []string{"mmv." + name + ".v0", "mmv." + name + ".v1", "mmv." + name + ".v2"}
+	others := make(chan error, len(fetched)-1)
+	for _, m := range fetched[1:] {
+		go func() {
+			_, err := p.TryFetchLoop(t, m, restartTestTime())
+			others <- err
+		}()
+	}
+	f, lives := livesSurvive(t, p, fetched[0], life)
+	for range fetched[1:] {
+		require.NoError(t, <-others)
+	}
+	t.Logf("%d lifetimes, fetches of %s %+v, of %v too", lives, fetched[0], f, fetched[1:])
 }
