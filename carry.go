@@ -141,41 +141,63 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 // lastHomes returns the part of each metric name in the last run's files
 // in d, as the files PCP shows (carryLocked's rule) hold them, but those a
 // live registry holds (another's, named so): index 0 for the first file,
-// N-1 for <file>.N, read in order up to the first name with no file of
-// ours; the lowest index for a name in two. Placement
+// N-1 for <file>.N, every overflow file of the directory, past a missing
+// name too; the lowest index for a name in two. Placement
 // keeps a name in its file (placeLocked, partWithRoomLocked), and so its
 // PMID's cluster: laid out in the order of their names before Start and
 // in the order declared after it, the same metrics took other files when
 // a version, or its traffic, moved their declarations across Start, 11 of
-// 33 at each run (TestIdentityAcrossDeclarationTiming).
+// 33 at each run (TestIdentityAcrossDeclarationTiming). A name may be
+// missing before a file of ours: a part left with no metric (the parts
+// before a name's file are made, and their last run's names may have gone
+// elsewhere) is removed by a Start that does not make it (buryLocked), and
+// read up to it, the names of the files past it went to other files
+// (TestReviewEmptyOverflowFileKeepsLaterHomes).
 func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 	var homes map[string]int
 	prefix := overflowPrefix(r.name, r.opts.Flags)
-	for index := 0; ; index++ {
+	read := func(index int) (found bool) {
 		name := partName(r.name, index)
 		l := openLast(d, name)
+		if l == nil {
+			return false
+		}
+		defer l.close()
 		h, ok := readHead(l.bytes())
-		if ok = ok && h.flags&Process == 0 && (index == 0 || h.flags&NoPrefix != 0) && !d.Held(name); ok {
-			var ms []placeholder
-			ms, ok = fileMetrics(l)
-			for _, m := range ms {
-				short, under := m.name, true
-				if index > 0 {
-					short, under = strings.CutPrefix(m.name, prefix)
+		if !ok || h.flags&Process != 0 || index > 0 && h.flags&NoPrefix == 0 || d.Held(name) {
+			return true
+		}
+		ms, _ := fileMetrics(l)
+		for _, m := range ms {
+			short, under := m.name, true
+			if index > 0 {
+				short, under = strings.CutPrefix(m.name, prefix)
+			}
+			if _, seen := homes[short]; under && !seen {
+				if homes == nil {
+					homes = map[string]int{}
 				}
-				if _, seen := homes[short]; under && !seen {
-					if homes == nil {
-						homes = map[string]int{}
-					}
-					homes[short] = index
-				}
+				homes[short] = index
 			}
 		}
-		l.close()
-		if !ok && index > 0 {
-			return homes
+		return true
+	}
+	read(0)
+	index := 1
+	for read(index) {
+		index++
+	}
+	var past []int // the overflow files past the missing name
+	for _, name := range d.List() {
+		if n, ok := overflowIndex(r.name, name); ok && n-1 > index {
+			past = append(past, n-1)
 		}
 	}
+	slices.Sort(past)
+	for _, i := range past {
+		read(i)
+	}
+	return homes
 }
 
 // overEmptyIndomsLocked returns the placeholders cs of part p,

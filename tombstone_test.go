@@ -325,3 +325,39 @@ func TestStartKeepsLiveForeignNoPrefixFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "a live writer's NoPrefix file at svc.2, rewritten by svc's Start")
 }
+
+// TestReviewEmptyOverflowFileKeepsLaterHomes: an overflow file left with
+// no metric (a part made empty before a name's file, its last run's names
+// declared elsewhere or clashing at a dot with one this run declares) is
+// removed by the next Start that does not make it (buryLocked keeps no
+// empty tombstone), and the names of the files past it keep their files
+// all the same. Start read which file held each name only up to the first
+// missing one (lastHomes): c, in emp.3 behind an empty emp.2 that a run
+// declaring neither removed, went to emp.2 at the next run, its PMID with
+// the cluster of emp.2.
+func TestReviewEmptyOverflowFileKeepsLaterHomes(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	run := func(before, after []string) {
+		r := newRegistry(t, "emp", dir, mmv.Options{MaxFileValues: 1})
+		for _, n := range before {
+			mmv.NewCounter(r, n, "", mmv.Count).Inc()
+		}
+		startOrSkip(t, r)
+		for _, n := range after {
+			mmv.NewCounter(r, n, "", mmv.Count).Inc()
+		}
+		require.NoError(t, r.Flush())
+		require.NoError(t, r.Close())
+	}
+	run([]string{"a", "b", "c"}, nil) // a in emp, b in emp.2, c in emp.3
+	was := get(t, pcptest.Info(t, tmp), "mmv.emp.c")
+	run([]string{"b.x", "c"}, nil) // b renamed: emp.2 is made for c to stay in emp.3, b no longer in it
+	emptied, err := mmvfile.Open(filepath.Join(dir, "emp.2"))
+	require.NoError(t, err)
+	require.Empty(t, emptied.Metrics)
+	run([]string{"b.x"}, nil) // c not declared: emp.2 removed, emp.3 a tombstone
+	require.NoFileExists(t, filepath.Join(dir, "emp.2"))
+	run([]string{"b.x"}, []string{"c"})
+	assert.Equal(t, was.PMID, get(t, pcptest.Info(t, tmp), "mmv.emp.c").PMID, "c's PMID")
+}
