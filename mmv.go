@@ -351,36 +351,6 @@ func (p *poller) run() {
 	p.f()
 }
 
-// runWithin runs f after the run in progress, if any, and waits for its
-// run up to d in all, on a goroutine of its own: Close and Snapshot call
-// it (runCallbacks), and a run stuck (a callback that never returns, its
-// run left by a Gather before Start, or its own) held them for ever, and
-// a service's shutdown with Close. A run past d goes on, as a Poll's run
-// in progress at Close does. It returns the value f panicked with, if it
-// did within d.
-func (p *poller) runWithin(d time.Duration) *hookPanic {
-	end := time.Now().Add(d)
-	for !p.mu.TryLock() {
-		if time.Now().After(end) {
-			return nil
-		}
-		time.Sleep(time.Millisecond)
-	}
-	done := make(chan *hookPanic, 1)
-	go func() {
-		defer p.mu.Unlock()
-		done <- runHook(p.f)
-	}()
-	t := time.NewTimer(time.Until(end))
-	defer t.Stop()
-	select {
-	case v := <-done:
-		return v
-	case <-t.C:
-		return nil
-	}
-}
-
 // tombstone is an earlier run's overflow file this run rewrote (bury): the
 // names of its metrics, and its generation, which tells it from a file
 // another put at its name since.
