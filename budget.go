@@ -443,7 +443,7 @@ func (r *Registry) partWithRoomLocked(in *indom, m *Metric) (p *part, added int,
 			// reservation does (checkGrowthLocked). Moved to another
 			// file, its PMID vanished, and came back at a later run
 			// that found that file with room first
-			// (TestReviewVecLimitAfterStartKeepsFile).
+			// (TestVecLimitAfterStartKeepsFile).
 			was := in.reserve
 			in.reserve = in.per
 			need = chargeOf(in, live, budget)

@@ -152,7 +152,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 // before a name's file are made, and their last run's names may have gone
 // elsewhere) is removed by a Start that does not make it (buryLocked), and
 // read up to it, the names of the files past it went to other files
-// (TestReviewEmptyOverflowFileKeepsLaterHomes).
+// (TestEmptyOverflowFileKeepsLaterHomes).
 func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 	var homes map[string]int
 	prefix := overflowPrefix(r.name, r.opts.Flags)
@@ -189,7 +189,7 @@ func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 	}
 	var past []int // the overflow files past the missing name
 	for _, name := range d.List() {
-		if n, ok := overflowIndex(r.name, name); ok && n-1 > index {
+		if n, ok := overflowIndex(r.name, name); ok && n-1 > index && n-1 <= maxHomePart {
 			past = append(past, n-1)
 		}
 	}
@@ -199,6 +199,12 @@ func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 	}
 	return homes
 }
+
+// maxHomePart bounds the index of an overflow file lastHomes reads: Start
+// makes every part up to a name's, each on a cluster of its own, and one
+// of ours moved to <file>.100000 made Start fail after 2 s, no cluster
+// left for <file>.2048 (TestFarOverflowFileMakesNoParts).
+const maxHomePart = maxIndomCluster
 
 // overEmptyIndomsLocked returns the placeholders cs of part p,
 // each over the indom of no instances it is written over: a placeholder

@@ -234,7 +234,7 @@ func TestNoPrefixToggleKeepsLatePMID(t *testing.T) {
 	assert.Positive(t, f.Values)
 }
 
-// TestReviewNoPrefixClearedKeepsOverflowPMIDs: a deploy that clears the
+// TestNoPrefixClearedKeepsOverflowPMIDs: a deploy that clears the
 // NoPrefix flag of a registry with overflow files keeps their PMIDs, the
 // metrics declared after Start included, as TestNoPrefixToggleKeepsLatePMID
 // has it for the first file. It does not (a limitation left,
@@ -244,7 +244,7 @@ func TestNoPrefixToggleKeepsLatePMID(t *testing.T) {
 // the last run's tg.2 is carried: d's PMID vanishes at Start and comes
 // back at its declaration, which crashes pmcd while a client fetches it.
 // Runs with MMV_PCP_BUG=1, as the known crashes do.
-func TestReviewNoPrefixClearedKeepsOverflowPMIDs(t *testing.T) {
+func TestNoPrefixClearedKeepsOverflowPMIDs(t *testing.T) {
 	needFileLayer(t)
 	if os.Getenv("MMV_PCP_BUG") != "1" {
 		t.Skip("a known limitation (docs/design.md, A pmcd crash in PCP's reader): set MMV_PCP_BUG=1 to run it")

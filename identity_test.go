@@ -384,7 +384,7 @@ func TestIdentityAcrossDeclarationTiming(t *testing.T) {
 	}
 }
 
-// TestReviewVecLimitAfterStartKeepsFile: a vector whose limit the program
+// TestVecLimitAfterStartKeepsFile: a vector whose limit the program
 // sets right after declaring it (SetLimit can come no sooner) keeps the
 // file of the last run's that held it when declared after Start, as when
 // declared before it. Declared after Start it reserves its default limit
@@ -395,7 +395,7 @@ func TestIdentityAcrossDeclarationTiming(t *testing.T) {
 // first (the first run's PMID of b_v back at the third), which crashes
 // pmcd while a client fetches it (docs/design.md, "A pmcd crash in PCP's
 // reader").
-func TestReviewVecLimitAfterStartKeepsFile(t *testing.T) {
+func TestVecLimitAfterStartKeepsFile(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	decl := func(r *mmv.Registry, group string) {
 		switch group {
@@ -434,7 +434,7 @@ func TestReviewVecLimitAfterStartKeepsFile(t *testing.T) {
 	assert.Equal(t, first, run(nil, []string{"a", "b_v", "b", "c"}), "b_v declared after Start, before the rest of its file")
 }
 
-// TestReviewConfigureAfterFailedStartForgetsHomes: a registry whose Start
+// TestConfigureAfterFailedStartForgetsHomes: a registry whose Start
 // failed after it read which file of its last run's held each name
 // (lastHomes), renamed by Configure and started again, lays its metrics
 // out as a registry of the new name does: the last run's files of the
@@ -442,7 +442,7 @@ func TestReviewVecLimitAfterStartKeepsFile(t *testing.T) {
 // by the old name's homes, read by the first, and made <new>.2 and
 // <new>.3 empty for c7 to be in <new>.4, where a fresh registry of that
 // name makes one file.
-func TestReviewConfigureAfterFailedStartForgetsHomes(t *testing.T) {
+func TestConfigureAfterFailedStartForgetsHomes(t *testing.T) {
 	needFileLayer(t)
 	_, dir := pcpDir(t)
 	o := mmv.Options{Dir: dir, MaxFileValues: 2}
@@ -510,7 +510,7 @@ func (w *pmidWatch) observe(when string) {
 	}
 }
 
-// TestReviewRandomRestartsKeepPMIDs: a service restarted 40 times whose
+// TestRandomRestartsKeepPMIDs: a service restarted 40 times whose
 // metrics (counters, histograms, and vectors limited right after their
 // declaration) are declared before or after Start at random, in a random
 // order, some of them not at all in some runs (lazy instruments its
@@ -518,12 +518,12 @@ func (w *pmidWatch) observe(when string) {
 // has a PMID of its files vanish and come back, looked at after each
 // Start, publication and Close. One to three loops in ten saw a vector's,
 // or a metric it pushed out of its file, come back
-// (TestReviewVecLimitAfterStartKeepsFile). Every name is declared in the
+// (TestVecLimitAfterStartKeepsFile). Every name is declared in the
 // first run: a name first declared in a later one may take the room of
 // one of its file's names declared after Start, which then moves, and a
 // new name may take its item there the run after (docs/design.md, "A
 // reserved item lasts one run").
-func TestReviewRandomRestartsKeepPMIDs(t *testing.T) {
+func TestRandomRestartsKeepPMIDs(t *testing.T) {
 	needFileLayer(t)
 	_, dir := pcpDir(t)
 	var decls []func(r *mmv.Registry)
@@ -574,4 +574,27 @@ func TestReviewRandomRestartsKeepPMIDs(t *testing.T) {
 		w.observe(fmt.Sprintf("run %d, Close", run))
 	}
 	assert.Empty(t, w.back)
+}
+
+// TestFarOverflowFileMakesNoParts: an overflow file of the registry's at
+// a name far past its parts (<file>.100000, moved there) gives its names
+// no home there: Start made every part up to it, 100,000, each to claim
+// a cluster of its own, and failed.
+func TestFarOverflowFileMakesNoParts(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	declare := func(r *mmv.Registry) {
+		mmv.NewCounter(r, "a", "", mmv.Count).Inc()
+		mmv.NewCounter(r, "b", "", mmv.Count).Inc()
+	}
+	last := startReg(t, "far", dir, mmv.Options{MaxFileValues: 1}, declare)
+	require.NoError(t, last.Close())
+	require.NoError(t, os.Rename(filepath.Join(dir, "far.2"), filepath.Join(dir, "far.100000")))
+	r := newRegistry(t, "far", dir, mmv.Options{MaxFileValues: 1})
+	declare(r)
+	start := time.Now()
+	require.NoError(t, r.Start())
+	t.Logf("Start took %v", time.Since(start))
+	assert.FileExists(t, filepath.Join(dir, "far.2"))
+	assert.NoFileExists(t, filepath.Join(dir, "far.3"))
 }

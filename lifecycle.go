@@ -65,7 +65,7 @@ func (r *Registry) Start() error {
 	// Laid out again where the last run's files put names elsewhere: they
 	// keep their files (lastHomes). A Start that fails forgets them: they
 	// are the files of this name in this directory, and Configure may
-	// change both before the next (TestReviewConfigureAfterFailedStartForgetsHomes).
+	// change both before the next (TestConfigureAfterFailedStartForgetsHomes).
 	if r.homes = r.lastHomes(d); r.homes != nil {
 		err = r.placeLocked()
 		if err == nil {

@@ -390,7 +390,7 @@ func TestRestartLateFirstFileMetricKeepsPMCD(t *testing.T) {
 	}
 }
 
-// TestReviewRandomRestartsKeepPMCD: a service restarted in a loop whose
+// TestRandomRestartsKeepPMCD: a service restarted in a loop whose
 // metrics (counters, histograms, vectors limited right after their
 // declaration) are declared before or after Start in a random order at
 // each life, over several files (MaxFileValues 12), while clients fetch
@@ -398,8 +398,8 @@ func TestRestartLateFirstFileMetricKeepsPMCD(t *testing.T) {
 // its file (lastHomes), so no PMID vanishes and comes back. A vector
 // declared after Start left its file when the metrics declared before it
 // had taken the room of its default limit, and came back to it at a later
-// life (TestReviewVecLimitAfterStartKeepsFile).
-func TestReviewRandomRestartsKeepPMCD(t *testing.T) {
+// life (TestVecLimitAfterStartKeepsFile).
+func TestRandomRestartsKeepPMCD(t *testing.T) {
 	needFileLayer(t)
 	t.Parallel() // a pmcd of its own
 	p := pcptest.StartPMCD(t)

@@ -326,7 +326,7 @@ func TestStartKeepsLiveForeignNoPrefixFile(t *testing.T) {
 	assert.Equal(t, before, after, "a live writer's NoPrefix file at svc.2, rewritten by svc's Start")
 }
 
-// TestReviewEmptyOverflowFileKeepsLaterHomes: an overflow file left with
+// TestEmptyOverflowFileKeepsLaterHomes: an overflow file left with
 // no metric (a part made empty before a name's file, its last run's names
 // declared elsewhere or clashing at a dot with one this run declares) is
 // removed by the next Start that does not make it (buryLocked keeps no
@@ -335,7 +335,7 @@ func TestStartKeepsLiveForeignNoPrefixFile(t *testing.T) {
 // missing one (lastHomes): c, in emp.3 behind an empty emp.2 that a run
 // declaring neither removed, went to emp.2 at the next run, its PMID with
 // the cluster of emp.2.
-func TestReviewEmptyOverflowFileKeepsLaterHomes(t *testing.T) {
+func TestEmptyOverflowFileKeepsLaterHomes(t *testing.T) {
 	needFileLayer(t)
 	tmp, dir := pcpDir(t)
 	run := func(before, after []string) {
