@@ -242,8 +242,9 @@ func (r *Registry) programValues() int { return r.valueCount() - r.own.values }
 // does not depend on the order the program declared them in: a metric of
 // the last run's files in the part that held it (r.homes, read by Start)
 // when it has room, the parts before it made, empty or not, when this run
-// has fewer; the others in the order of their names, each in the first
-// part with room (partWithRoomLocked's rule). Within a file the metrics
+// has fewer; then those it had no room for, and the others, in the order
+// of their names, each in the first part with room (partWithRoomLocked's
+// rule). Within a file the metrics
 // stay in declaration order. Nothing is published yet, so nothing moves
 // that a reader saw. A registry of one file that no metric of the last
 // run's files leaves is left as it is, unless past its budget (lowered
@@ -294,39 +295,17 @@ func (r *Registry) placeLocked() error {
 		parts = append(parts, p)
 		return p, nil
 	}
-	for _, m := range sorted {
+	need := func(m *metric) int {
 		live := 1
 		if m.indom != nil {
 			live = m.indom.live
 		}
-		need := chargeOf(m.indom, live, budget)
-		fits := func(p *part) bool {
-			return len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need, r.counts.added, lowered)
-		}
-		var to *part
-		if k := home(m); k >= 0 {
-			for len(parts) <= k {
-				if _, err := grow(); err != nil {
-					return err
-				}
-			}
-			if fits(parts[k]) {
-				to = parts[k]
-			}
-		}
-		for i := 0; to == nil && i < len(parts); i++ {
-			if p := parts[i]; fits(p) {
-				to = p
-			} else if long(m) {
-				return errFirstFileOnly(m.Name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need, budget)
-			}
-		}
-		if to == nil {
-			var err error
-			if to, err = grow(); err != nil {
-				return err
-			}
-		}
+		return chargeOf(m.indom, live, budget)
+	}
+	fits := func(m *metric, p *part) bool {
+		return len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need(m), r.counts.added, lowered)
+	}
+	put := func(m *metric, to *part) {
 		to.metrics = append(to.metrics, m)
 		to.joinMetric(m, 1)
 		if !m.auto {
@@ -334,6 +313,56 @@ func (r *Registry) placeLocked() error {
 		}
 		if m.indom != nil && !to.hasIndom(m.indom) {
 			to.indoms = append(to.indoms, m.indom)
+		}
+	}
+	// The first part with room, or a new one.
+	byRule := func(m *metric) error {
+		for _, p := range parts {
+			if fits(m, p) {
+				put(m, p)
+				return nil
+			}
+			if long(m) {
+				return errFirstFileOnly(m.Name, r.name, len(p.metrics) >= MaxMetrics, p.chargeLocked(budget, nil, 0)+need(m), budget)
+			}
+		}
+		p, err := grow()
+		if err == nil {
+			put(m, p)
+		}
+		return err
+	}
+	// The names that fit only the first file, then every name in its file
+	// when it has room; the others, and those it had no room for, after:
+	// placed as they came, one that had no room in its file took another's
+	// room there, and pushed it out in turn (TestPlacementMovesFewest).
+	var rest []*metric
+	for _, m := range sorted {
+		k := home(m)
+		switch {
+		case long(m):
+			if err := byRule(m); err != nil {
+				return err
+			}
+			continue
+		case k < 0:
+			rest = append(rest, m)
+			continue
+		}
+		for len(parts) <= k {
+			if _, err := grow(); err != nil {
+				return err
+			}
+		}
+		if fits(m, parts[k]) {
+			put(m, parts[k])
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	for _, m := range rest {
+		if err := byRule(m); err != nil {
+			return err
 		}
 	}
 	parts[0] = r.parts[0]

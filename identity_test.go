@@ -598,3 +598,44 @@ func TestFarOverflowFileMakesNoParts(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, "far.2"))
 	assert.NoFileExists(t, filepath.Join(dir, "far.3"))
 }
+
+// TestPlacementMovesFewest: a new version whose metric a no longer fits
+// its file moves the fewest names: a's neighbour b, which the file has no
+// room left for, and no other. b took the room of the next file, whose
+// own c moved in turn: two PMIDs changed where one must.
+func TestPlacementMovesFewest(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	run := func(aValues int) map[string]string {
+		r := newRegistry(t, "fewest", dir, mmv.Options{MaxFileValues: 4})
+		for i, m := range []struct {
+			name   string
+			values int
+		}{{"a", aValues}, {"b", 2}, {"c", 3}, {"d", 1}} {
+			var insts []mmv.Instance
+			for j := range m.values {
+				insts = append(insts, mmv.Instance{ID: int32(j), Name: "i" + strconv.Itoa(j)})
+			}
+			require.NoError(t, r.AddIndom(mmv.Indom{Serial: uint32(i + 1), Instances: insts}))
+			require.NoError(t, r.AddMetric(mmv.Metric{Name: m.name, Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: uint32(i + 1)}))
+		}
+		startOrSkip(t, r)
+		got := map[string]string{}
+		for name, id := range identities(t, tmp) {
+			if short, ok := strings.CutPrefix(name, "mmv.fewest."); ok && !strings.Contains(short, "[") {
+				got[short], _, _ = strings.Cut(id, " ")
+			}
+		}
+		require.NoError(t, r.Close())
+		return got
+	}
+	before := run(2)
+	after := run(3)
+	require.Len(t, after, 4)
+	var moved []string
+	for name, pmid := range before {
+		if after[name] != pmid {
+			moved = append(moved, name)
+		}
+	}
+	assert.Equal(t, []string{"b"}, moved, "PMIDs before %v, after %v", before, after)
+}
