@@ -383,21 +383,6 @@ func TestChurnPublicationsPaced(t *testing.T) {
 	assert.Len(t, f.Instances, 10, "the values live, published by Flush")
 }
 
-// fileShows reports whether r's first file shows instance inst of metric
-// (less the registry's prefix).
-func fileShows(r *mmv.Registry, metric, inst string) bool {
-	f, err := mmvfile.Open(r.Path())
-	if err != nil {
-		return false
-	}
-	for _, v := range f.Values {
-		if v.Metric != nil && v.Metric.Name == metric && v.Instance != nil && v.Instance.Name == inst {
-			return true
-		}
-	}
-	return false
-}
-
 // TestFlushesDoNotStarveTimer: publications asked for (Flush here;
 // a declaration whose values need storage at once, Registry.Value, a
 // first use making room alike) count against the timer's pace, but a

@@ -563,3 +563,61 @@ func startBesideClash(t *testing.T) (svc, other *mmv.Registry, dir string) {
 	time.Sleep(50 * time.Millisecond) // the directory's stamp settles
 	return svc, other, dir
 }
+
+// pmidWatch follows the PMIDs of a directory's MMV files from one look
+// to the next (observe): a PMID present, then absent, then present again
+// is what crashes PCP 6.0.3's pmcd while a client fetches it
+// (docs/design.md, "A pmcd crash in PCP's reader"), which a client's
+// fetches find only when they fall in its window; the files show it
+// whenever the looks fall between.
+type pmidWatch struct {
+	dir   string
+	state map[string]bool   // by PMID: present at the last look, or seen and gone
+	where map[string]string // the file and name a PMID was last seen under
+	back  []string          // the PMIDs seen again after they were gone
+}
+
+func newPMIDWatch(dir string) *pmidWatch {
+	return &pmidWatch{dir: dir, state: map[string]bool{}, where: map[string]string{}}
+}
+
+// observe looks at the directory's files, when says when.
+func (w *pmidWatch) observe(when string) {
+	now := map[string]string{}
+	entries, _ := os.ReadDir(w.dir)
+	for _, e := range entries {
+		f, err := mmvfile.Open(filepath.Join(w.dir, e.Name()))
+		if err != nil || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		for _, m := range f.Metrics {
+			now[fmt.Sprintf("%d.%d", f.Header.Cluster, m.Item)] = e.Name() + ": " + m.Name
+		}
+	}
+	for id, at := range now {
+		if present, seen := w.state[id]; seen && !present {
+			w.back = append(w.back, fmt.Sprintf("%s: PMID %s back as %s, was %s", when, id, at, w.where[id]))
+		}
+		w.state[id], w.where[id] = true, at
+	}
+	for id := range w.state {
+		if _, ok := now[id]; !ok {
+			w.state[id] = false
+		}
+	}
+}
+
+// fileShows reports whether r's first file shows instance inst of metric
+// (less the registry's prefix).
+func fileShows(r *mmv.Registry, metric, inst string) bool {
+	f, err := mmvfile.Open(r.Path())
+	if err != nil {
+		return false
+	}
+	for _, v := range f.Values {
+		if v.Metric != nil && v.Metric.Name == metric && v.Instance != nil && v.Instance.Name == inst {
+			return true
+		}
+	}
+	return false
+}
