@@ -9,13 +9,13 @@ import "time"
 // whose label values churn (a value per request or client) had the timer
 // publish every PublishDelay, 20 times a second: beside it, a client of a
 // registry at the metrics cap was answered at 42-49% of its rate without
-// it (TestManyMetricsThroughPMCD, 91-101% paced). So the timer's publications are
-// paced: after a burst of publishBurst, at most one every publishEvery on
-// average (pace); the values wait in their instruments' memory, exact, as
-// they do for PublishDelay. Flush, and a declaration whose values need
-// storage at once, publish when asked, and count, but leave no debt
-// (spend). A publication that replaced no file (it failed, or waited for
-// the directory's lock) counts not (Registry.pacedLocked).
+// it (TestManyMetricsThroughPMCD, 91-101% paced). So the timer's
+// publications are paced: after a burst of publishBurst, at most one every
+// publishEvery on average (pace); the values wait in their instruments'
+// memory, exact, as they do for PublishDelay. Flush, and a declaration
+// whose values need storage at once, publish when asked, and count, but
+// leave no debt (spend). A publication that replaced no file (it failed,
+// or waited for the directory's lock) counts not (Registry.pacedLocked).
 const (
 	publishBurst = 8
 	publishEvery = time.Second
