@@ -293,3 +293,31 @@ func TestCallbackReadingAVectorCloses(t *testing.T) {
 		t.Fatal("Snapshot or Close waits for ever: the callback waits for the registry's lock they hold")
 	}
 }
+
+// TestReviewNoCallbackRunAfterClose: a callback metric's poll that
+// comes due while Close's own run of the function holds it (a slow
+// function, its run past Close's second) does not run the function once
+// Close has returned: it waited for that run, then ran the function
+// again, on a closed registry (a pool read after its shutdown).
+func TestReviewNoCallbackRunAfterClose(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("cbafterclose", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	var closing atomic.Bool
+	var closedAt atomic.Int64 // unix nanoseconds, once Close returned
+	var after atomic.Int32    // runs begun after Close returned
+	mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 {
+		if c := closedAt.Load(); c != 0 && time.Now().UnixNano() > c {
+			after.Add(1)
+		}
+		if closing.Load() {
+			time.Sleep(1500 * time.Millisecond) // past Close's second, past the poll's next tick
+		}
+		return 1
+	})
+	startOrSkip(t, r)
+	closing.Store(true)
+	require.NoError(t, r.Close())
+	closedAt.Store(time.Now().UnixNano())
+	time.Sleep(3 * mmv.DefaultInterval)
+	assert.Zero(t, after.Load(), "runs of the function begun after Close returned")
+}

@@ -345,9 +345,18 @@ type poller struct {
 	f  func()
 }
 
-func (p *poller) run() {
+// runUnless runs f, unless stop is closed by the time the run in
+// progress ends: a poll that came due while Close's run of a callback
+// held it ran the function once more after Close returned, on a closed
+// registry (a pool read after its shutdown).
+func (p *poller) runUnless(stop chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	select {
+	case <-stop:
+		return
+	default:
+	}
 	p.f()
 }
 

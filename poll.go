@@ -23,7 +23,8 @@ const DefaultInterval = time.Second
 // call the registry's methods, such as Value to look its handles up once
 // started (before, Start's run included, Value refuses with
 // ErrNotStarted). Runs never overlap; Close does not wait for a run in
-// progress, whose updates are then dropped like any update after Close. A
+// progress, whose updates are then dropped like any update after Close,
+// and no run begins once Close has returned. A
 // nil r means Default, as for the instruments. A nil f is ignored: run,
 // it would panic on the registry's goroutine, where no caller recovers.
 func (r *Registry) Poll(interval time.Duration, f func()) {
@@ -48,8 +49,9 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 	p := &poller{f: f}
 	var stop chan struct{}
 	start := func() {
-		stop = make(chan struct{})
-		go poll(interval, p.run, stop)
+		s := make(chan struct{})
+		stop = s
+		go poll(interval, func() { p.runUnless(s) }, s)
 	}
 	r.onStart = append(r.onStart, start)
 	r.onClose = append(r.onClose, func() {
