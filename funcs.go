@@ -4,10 +4,16 @@ package mmv
 // CounterFunc and GaugeFunc do: the registry calls the function at Start,
 // every DefaultInterval while started, and at Close, and stores what it
 // returns. The calls run on the registry's goroutines, so no other
-// instrument's update pays for them. Close and Snapshot wait for a call
-// in progress and their own up to a second in all: a call stuck past it
-// goes on, its value not stored, and Close returns
-// (TestCallbackStuckAtCloseHoldsNoClose).
+// instrument's update pays for them. Start, and Gather and Snapshot
+// before it, run them with the registry's polls, and Close and Snapshot
+// after Start after a call in progress, each on a goroutine of its own,
+// and wait for them up to a second in all, however many are stuck (each
+// stuck in turn after another held Close a second): a call past it goes
+// on, its value stored where its metric then is (not in the file after
+// Close), and the caller returns
+// (TestCallbackStuckAtCloseHoldsNoClose,
+// TestReviewStuckCallbacksHoldCloseASecond). No poll's call begins once
+// Close has returned.
 
 // NewCounterFunc declares on r (Default when nil) a counter whose total f
 // returns, such as a count a library keeps: a Uint64 metric with counter
@@ -18,10 +24,12 @@ package mmv
 // r and its instruments (a vector's Instances, which takes r's lock: run
 // holding it, it made Close and Snapshot wait for ever). A total that
 // goes down reads in PCP as a counter wrap. A panic of f goes on to its
-// caller: on the registry's goroutine it ends the program; in Snapshot,
-// the caller's (within the second it waits); in Close, once the
-// registry is closed all the same (its files unmapped, removed with the
-// Process flag, every poll stopped), Close panics with f's value.
+// caller: within the second they wait, to the caller of Start, Gather,
+// Snapshot or Close, which panics with f's value (Close once the registry
+// is closed all the same: its files unmapped, removed with the Process
+// flag, every poll stopped; Start with the registry still declaring);
+// on the registry's goroutine, or past that second, where no caller is
+// left to recover it, it ends the program, with f's own stack.
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {

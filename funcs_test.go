@@ -2,8 +2,10 @@ package mmv_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -292,6 +294,106 @@ func TestCallbackReadingAVectorCloses(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Snapshot or Close waits for ever: the callback waits for the registry's lock they hold")
 	}
+}
+
+// TestReviewStuckCallbacksHoldCloseASecond: callback metrics that all
+// block in Close's run (the counts of one pool, read through the lock its
+// shutdown holds: database/sql's Stats has nine) let Close return after
+// a second in all, as the doc says, and Snapshot too: each was waited
+// for a second in turn, one after the other, so four held Close four
+// seconds.
+func TestReviewStuckCallbacksHoldCloseASecond(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("cbstuckall", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	var closing atomic.Bool
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	for _, name := range []string{"open", "idle", "in_use", "waits"} {
+		mmv.NewIntGaugeFunc(r, "pool."+name, "", mmv.Count, func() int64 {
+			if closing.Load() {
+				<-release
+			}
+			return 1
+		})
+	}
+	startOrSkip(t, r)
+	closing.Store(true)
+	for what, call := range map[string]func() error{
+		"Snapshot": func() error { _, err := r.Snapshot(); return err },
+		"Close":    r.Close,
+	} {
+		began := time.Now()
+		require.NoError(t, call(), what)
+		assert.Less(t, time.Since(began), 2*time.Second, "%s held by four stuck callbacks", what)
+	}
+}
+
+// TestReviewLateCallbackPanicEndsProgram: a callback metric's function
+// that panics past the second Close waits for it, Close returned, ends
+// the program with its own stack, as it does on the registry's
+// goroutine: its run swallowed the panic, and the program went on as if
+// the function had returned (run in a child, which must die of it).
+func TestReviewLateCallbackPanicEndsProgram(t *testing.T) {
+	if childRole() == "latepanic" {
+		r := mmv.NewRegistry("latepanic", &mmv.Options{Dir: os.Getenv("MMV_LATE_DIR"), Flags: mmv.Process})
+		var closing, panicked atomic.Bool
+		mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 {
+			if closing.Load() && !panicked.Swap(true) { // Close's run, once
+				time.Sleep(1500 * time.Millisecond)
+				panic("pool read after its shutdown")
+			}
+			return 1
+		})
+		if err := r.Start(); err != nil {
+			fmt.Println("no start:", err)
+			return
+		}
+		closing.Store(true)
+		fmt.Println("close returned:", r.Close())
+		time.Sleep(2 * time.Second)
+		fmt.Println("survived")
+		return
+	}
+	cmd := childCmd(t, "TestReviewLateCallbackPanicEndsProgram", "latepanic", nil, "MMV_LATE_DIR="+filepath.Join(t.TempDir(), "mmv"))
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "no start:") {
+		t.Skipf("the child could not start: %s", out)
+	}
+	assert.Error(t, err, "the child lived on:\n%s", out)
+	assert.Contains(t, string(out), "close returned: <nil>", "Close returned first")
+	assert.NotContains(t, string(out), "survived")
+	assert.Contains(t, string(out), "panic: pool read after its shutdown", "the function's panic")
+	assert.Contains(t, string(out), "TestReviewLateCallbackPanicEndsProgram.func", "the function's own frame in the trace")
+}
+
+// TestReviewCallbackPanicBeforeStartReachesCaller: before Start, a
+// callback metric's function that panics in Snapshot's run panics in
+// Snapshot's caller, as its doc says, and in Gather's (package expose's
+// handler, which net/http recovers): it panicked on the goroutine
+// Snapshot and Gather run the polls on, and no caller could recover, so
+// a scrape killed the service (run in a child, which must survive).
+func TestReviewCallbackPanicBeforeStartReachesCaller(t *testing.T) {
+	if childRole() == "unstartedpanic" {
+		r := mmv.NewRegistry("unstartedpanic", &mmv.Options{Dir: os.Getenv("MMV_UNSTARTED_DIR")})
+		mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 { panic("no pool yet") })
+		for what, call := range map[string]func(){
+			"snapshot": func() { _, _ = r.Snapshot() },
+			"gather":   func() { r.Gather(func(*mmv.Family) {}) },
+		} {
+			func() {
+				defer func() { fmt.Printf("%s recovered: %v\n", what, recover()) }()
+				call()
+			}()
+		}
+		fmt.Println("survived")
+		return
+	}
+	cmd := childCmd(t, "TestReviewCallbackPanicBeforeStartReachesCaller", "unstartedpanic", nil, "MMV_UNSTARTED_DIR="+filepath.Join(t.TempDir(), "mmv"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the child died:\n%s", out)
+	assert.Contains(t, string(out), "snapshot recovered: no pool yet")
+	assert.Contains(t, string(out), "gather recovered: no pool yet")
+	assert.Contains(t, string(out), "survived")
 }
 
 // TestReviewNoCallbackRunAfterClose: a callback metric's poll that

@@ -44,7 +44,9 @@ import (
 // every slice in it are reused once visit returns.
 func (r *Registry) Gather(visit func(*Family)) {
 	r = registry(r)
-	r.pollUnstarted()
+	if p := r.pollUnstarted(); p != nil {
+		panic(p.v)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state == closed {

@@ -39,7 +39,9 @@ import (
 // ErrNamespace: PCP builds one namespace from every file.
 func (r *Registry) Start() error {
 	r = registry(r)
-	r.pollUnstarted()
+	if p := r.pollUnstarted(); p != nil {
+		panic(p.v) // the registry as it was, declaring
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.declaringLocked(); err != nil {

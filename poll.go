@@ -24,7 +24,10 @@ const DefaultInterval = time.Second
 // started (before, Start's run included, Value refuses with
 // ErrNotStarted). Runs never overlap; Close does not wait for a run in
 // progress, whose updates are then dropped like any update after Close,
-// and no run begins once Close has returned. A
+// and no run begins once Close has returned. A panic of f in the run of
+// Start, Gather or Snapshot, within the second they wait, goes on to
+// their caller, as a callback metric's (NewCounterFunc); on the poll's
+// goroutine, or past that second, it ends the program. A
 // nil r means Default, as for the instruments. A nil f is ignored: run,
 // it would panic on the registry's goroutine, where no caller recovers.
 func (r *Registry) Poll(interval time.Duration, f func()) {
@@ -73,91 +76,142 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 // collector that never returns) holds none of them longer, and its run
 // copies its values when it ends. A poll running already, on another
 // goroutine or below this Gather (a poll that gathers), is not run again:
-// it copies the values meanwhile, and waiting for it would wait for ever
-// in the second case.
-func (r *Registry) pollUnstarted() {
+// it copies the values meanwhile, and waiting for it would hold a poll
+// that gathers a second at each of its Gathers. It returns the value the
+// first of them panicked with within the wait, which the caller panics
+// with (runPolls): on the goroutine it ran on, no caller could recover it,
+// and a scrape (package expose) of a callback that panicked ended the
+// program.
+func (r *Registry) pollUnstarted() *hookPanic {
 	r.mu.Lock()
 	var polls []*poller
 	if r.state == declaring {
 		polls = r.polls
 	}
 	r.mu.Unlock()
-	if len(polls) == 0 {
-		return
-	}
-	// Each on a goroutine of its own: one stuck holds no other back.
-	var wg sync.WaitGroup
-	for _, p := range polls {
-		if p.mu.TryLock() {
-			wg.Go(func() {
-				defer p.mu.Unlock()
-				p.f()
-			})
-		}
-	}
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(pollWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	}
+	return runPolls(polls, pollWait, false)
 }
 
 // runCallbacks runs the callback metrics' functions of a started
-// registry, each after its run in progress if any, waiting for both up to
-// pollWait (runWithin), without the registry's lock: a
-// function that reads the registry (a vector's Instances, which takes the
-// lock) made Close and Snapshot, which ran them holding it, wait for
-// ever. It returns the value the first of them panicked with, if one did:
-// the others run all the same.
-func (r *Registry) runCallbacks() (panicked *hookPanic) {
+// registry, each after its run in progress if any, waiting for them up to
+// pollWait in all (runPolls), without the registry's lock: a function that
+// reads the registry (a vector's Instances, which takes the lock) made
+// Close and Snapshot, which ran them holding it, wait for ever. It returns
+// the value the first of them panicked with, if one did: the others run
+// all the same.
+func (r *Registry) runCallbacks() *hookPanic {
 	r.mu.Lock()
 	var cbs []*poller
 	if r.state == started {
 		cbs = r.callbacks
 	}
 	r.mu.Unlock()
-	for _, p := range cbs {
-		if v := p.runWithin(pollWait); v != nil && panicked == nil {
-			panicked = v
-		}
-	}
-	return panicked
+	return runPolls(cbs, pollWait, true)
 }
 
-// runWithin runs f after the run in progress, if any, and waits for its
-// run up to d in all, on a goroutine of its own: Close and Snapshot call
-// it (runCallbacks), and a run stuck (a callback that never returns, its
-// run left by a Gather before Start, or its own) held them for ever, and
-// a service's shutdown with Close. A run past d goes on, as a Poll's run
-// in progress at Close does. It returns the value f panicked with, if it
-// did within d.
-func (p *poller) runWithin(d time.Duration) *hookPanic {
-	end := time.Now().Add(d)
-	for !p.mu.TryLock() {
-		if time.Now().After(end) {
-			return nil
-		}
-		time.Sleep(time.Millisecond)
+// runPolls runs the functions of polls, each on a goroutine of its own,
+// and waits for them up to d in all: one stuck holds no other back, nor
+// the caller past d, where each in turn was waited for up to d, and
+// callbacks that all blocked on one lock (a pool's counts, its shutdown
+// holding it) held Close a second each. A poll's run in progress is
+// waited for, within d, before its own when waiting is set (Close and
+// Snapshot want the latest value), else left to copy what it copies. A
+// run past d goes on, as a Poll's run in progress at Close does.
+//
+// It returns the value the first of them, in the order of polls,
+// panicked with within d, for the caller to panic with. One that panics
+// past d, its caller gone, is not recovered: it ends the program, with
+// the function's own stack, as a panic on the poll's goroutine does.
+// Recovered, it was swallowed, and the program went on as if the
+// function had returned.
+func runPolls(polls []*poller, d time.Duration, waiting bool) *hookPanic {
+	if len(polls) == 0 {
+		return nil
 	}
-	done := make(chan *hookPanic, 1)
-	go func() {
-		defer p.mu.Unlock()
-		done <- runHook(p.f)
-	}()
+	end := time.Now().Add(d)
+	// Which to run, and which of those the caller locked, counted before
+	// any run: one ending before the next was counted closed done.
+	locked := make([]bool, len(polls))
+	w := &pollRuns{panics: make([]*hookPanic, len(polls)), done: make(chan struct{})}
+	for i, p := range polls {
+		if locked[i] = p.mu.TryLock(); locked[i] || waiting {
+			w.left++
+		}
+	}
+	if w.left == 0 {
+		return nil
+	}
+	for i, p := range polls {
+		if locked[i] || waiting {
+			go p.runFor(w, i, locked[i], end)
+		}
+	}
 	t := time.NewTimer(time.Until(end))
 	defer t.Stop()
 	select {
-	case v := <-done:
-		return v
+	case <-w.done:
 	case <-t.C:
-		return nil
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.over = true
+	for _, v := range w.panics {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// pollRuns is what runPolls waits for: the runs left, the values they
+// panicked with, by poll, and whether it waits no more (over), after
+// which a run's panic is not recovered.
+type pollRuns struct {
+	mu     sync.Mutex
+	left   int
+	panics []*hookPanic
+	over   bool
+	done   chan struct{} // closed when left reaches 0
+}
+
+// endLocked counts one run ended, with the value it panicked with if
+// any.
+func (w *pollRuns) endLocked(i int, v *hookPanic) {
+	w.panics[i] = v
+	if w.left--; w.left == 0 {
+		close(w.done)
+	}
+}
+
+// runFor runs f as run i of w once p is locked, by the caller (locked) or
+// here, waiting for the run in progress until end: past it, f is not run.
+func (p *poller) runFor(w *pollRuns, i int, locked bool, end time.Time) {
+	for ; !locked; locked = p.mu.TryLock() {
+		if time.Now().After(end) {
+			w.mu.Lock()
+			w.endLocked(i, nil)
+			w.mu.Unlock()
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	defer p.mu.Unlock()
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !w.over { // else the panic goes on, and ends the program
+			w.endLocked(i, &hookPanic{recover()})
+		}
+	}()
+	p.f()
+	returned = true
+	w.mu.Lock()
+	w.endLocked(i, nil)
+	w.mu.Unlock()
 }
 
 // hookPanic is the value a hook panicked with.

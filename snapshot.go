@@ -68,7 +68,9 @@ type InstanceValue struct {
 // name, the registry's own (mmv.*) included.
 func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	r = registry(r)
-	r.pollUnstarted()
+	if p := r.pollUnstarted(); p != nil {
+		panic(p.v)
+	}
 	if p := r.runCallbacks(); p != nil {
 		panic(p.v)
 	}
