@@ -127,9 +127,11 @@ type indom struct {
 	insts   segList[Instance]
 	removed []bool
 	// ids finds instances by id (see index) once sparse: until then every
-	// id is its instance's index, as ids numbered from 0 in order are (the
-	// buckets of a single histogram, mmv.dropped's reasons), which then
-	// need no index.
+	// id is its instance's index, as ids numbered from 0 in order are (a
+	// program's indom so declared), which then need no index. The
+	// registry's own fixed indoms (a single histogram's buckets,
+	// mmv.dropped's reasons) derive theirs from their names
+	// (fixedInstances), sparse.
 	ids    idIndex
 	sparse bool
 	// tails, when set, say the instances come in runs of len(tails) (its
