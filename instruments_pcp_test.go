@@ -315,3 +315,37 @@ func TestHistogramBucketIDsFollowBounds(t *testing.T) {
 		seen[id] = bound
 	}
 }
+
+// TestReviewBucketIDsCollide: two bounds whose names hash to one id
+// (50988 and 309602: FNV-1a in the lower half of the ids) get distinct
+// ids, the second the next one, and each bucket's count reads under its
+// own bound through PCP's reader. The limitation operating.md states,
+// as for vectors' values: the id a bound takes alone goes to the lower
+// bound of the two once both are declared.
+func TestReviewBucketIDsCollide(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	run := func(buckets []float64, observe ...float64) ([]pcptest.Instance, map[string]int) {
+		r := newRegistry(t, "hc", dir, mmv.Options{})
+		h := mmv.NewHistogram(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: buckets})
+		startOrSkip(t, r)
+		for _, v := range observe {
+			h.Observe(v)
+		}
+		require.NoError(t, r.Flush())
+		ms := pcptest.Info(t, tmp)
+		require.NoError(t, r.Close())
+		return get(t, ms, "mmv.hc.lat.bucket").Instances, instanceIDs(t, ms, "mmv.hc.lat.bucket")
+	}
+	alone, aloneIDs := run([]float64{309602}, 100000)
+	require.Len(t, alone, 2)
+	insts, ids := run([]float64{50988, 309602}, 40000, 100000, 100000)
+	require.Len(t, insts, 3)
+	counts := map[string]string{}
+	for _, in := range insts {
+		counts[in.Name] = in.Value
+	}
+	assert.Equal(t, map[string]string{"50988": "1", "309602": "2", "+Inf": "0"}, counts, "each bucket's count under its bound")
+	assert.Equal(t, ids["50988"]+1, ids["309602"], "the colliding bound takes the next id")
+	assert.Equal(t, aloneIDs["309602"], ids["50988"], "309602's id alone goes to 50988, the lower")
+	assert.Equal(t, aloneIDs["+Inf"], ids["+Inf"], "+Inf keeps its id")
+}
