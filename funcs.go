@@ -12,7 +12,7 @@ package mmv
 // on, its value stored where its metric then is (not in the file after
 // Close), and the caller returns
 // (TestCallbackStuckAtCloseHoldsNoClose,
-// TestReviewStuckCallbacksHoldCloseASecond). No poll's call begins once
+// TestStuckCallbacksHoldCloseASecond). No poll's call begins once
 // Close has returned.
 
 // NewCounterFunc declares on r (Default when nil) a counter whose total f

@@ -296,13 +296,13 @@ func TestCallbackReadingAVectorCloses(t *testing.T) {
 	}
 }
 
-// TestReviewStuckCallbacksHoldCloseASecond: callback metrics that all
+// TestStuckCallbacksHoldCloseASecond: callback metrics that all
 // block in Close's run (the counts of one pool, read through the lock its
 // shutdown holds: database/sql's Stats has nine) let Close return after
 // a second in all, as the doc says, and Snapshot too: each was waited
 // for a second in turn, one after the other, so four held Close four
 // seconds.
-func TestReviewStuckCallbacksHoldCloseASecond(t *testing.T) {
+func TestStuckCallbacksHoldCloseASecond(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	r := mmv.NewRegistry("cbstuckall", &mmv.Options{Dir: dir, Flags: mmv.Process})
 	var closing atomic.Bool
@@ -328,12 +328,12 @@ func TestReviewStuckCallbacksHoldCloseASecond(t *testing.T) {
 	}
 }
 
-// TestReviewLateCallbackPanicEndsProgram: a callback metric's function
+// TestLateCallbackPanicEndsProgram: a callback metric's function
 // that panics past the second Close waits for it, Close returned, ends
 // the program with its own stack, as it does on the registry's
 // goroutine: its run swallowed the panic, and the program went on as if
 // the function had returned (run in a child, which must die of it).
-func TestReviewLateCallbackPanicEndsProgram(t *testing.T) {
+func TestLateCallbackPanicEndsProgram(t *testing.T) {
 	if childRole() == "latepanic" {
 		r := mmv.NewRegistry("latepanic", &mmv.Options{Dir: os.Getenv("MMV_LATE_DIR"), Flags: mmv.Process})
 		var closing, panicked atomic.Bool
@@ -354,7 +354,7 @@ func TestReviewLateCallbackPanicEndsProgram(t *testing.T) {
 		fmt.Println("survived")
 		return
 	}
-	cmd := childCmd(t, "TestReviewLateCallbackPanicEndsProgram", "latepanic", nil, "MMV_LATE_DIR="+filepath.Join(t.TempDir(), "mmv"))
+	cmd := childCmd(t, "TestLateCallbackPanicEndsProgram", "latepanic", nil, "MMV_LATE_DIR="+filepath.Join(t.TempDir(), "mmv"))
 	out, err := cmd.CombinedOutput()
 	if strings.Contains(string(out), "no start:") {
 		t.Skipf("the child could not start: %s", out)
@@ -363,16 +363,16 @@ func TestReviewLateCallbackPanicEndsProgram(t *testing.T) {
 	assert.Contains(t, string(out), "close returned: <nil>", "Close returned first")
 	assert.NotContains(t, string(out), "survived")
 	assert.Contains(t, string(out), "panic: pool read after its shutdown", "the function's panic")
-	assert.Contains(t, string(out), "TestReviewLateCallbackPanicEndsProgram.func", "the function's own frame in the trace")
+	assert.Contains(t, string(out), "TestLateCallbackPanicEndsProgram.func", "the function's own frame in the trace")
 }
 
-// TestReviewCallbackPanicBeforeStartReachesCaller: before Start, a
+// TestCallbackPanicBeforeStartReachesCaller: before Start, a
 // callback metric's function that panics in Snapshot's run panics in
 // Snapshot's caller, as its doc says, and in Gather's (package expose's
 // handler, which net/http recovers): it panicked on the goroutine
 // Snapshot and Gather run the polls on, and no caller could recover, so
 // a scrape killed the service (run in a child, which must survive).
-func TestReviewCallbackPanicBeforeStartReachesCaller(t *testing.T) {
+func TestCallbackPanicBeforeStartReachesCaller(t *testing.T) {
 	if childRole() == "unstartedpanic" {
 		r := mmv.NewRegistry("unstartedpanic", &mmv.Options{Dir: os.Getenv("MMV_UNSTARTED_DIR")})
 		mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 { panic("no pool yet") })
@@ -388,7 +388,7 @@ func TestReviewCallbackPanicBeforeStartReachesCaller(t *testing.T) {
 		fmt.Println("survived")
 		return
 	}
-	cmd := childCmd(t, "TestReviewCallbackPanicBeforeStartReachesCaller", "unstartedpanic", nil, "MMV_UNSTARTED_DIR="+filepath.Join(t.TempDir(), "mmv"))
+	cmd := childCmd(t, "TestCallbackPanicBeforeStartReachesCaller", "unstartedpanic", nil, "MMV_UNSTARTED_DIR="+filepath.Join(t.TempDir(), "mmv"))
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "the child died:\n%s", out)
 	assert.Contains(t, string(out), "snapshot recovered: no pool yet")
@@ -396,12 +396,12 @@ func TestReviewCallbackPanicBeforeStartReachesCaller(t *testing.T) {
 	assert.Contains(t, string(out), "survived")
 }
 
-// TestReviewNoCallbackRunAfterClose: a callback metric's poll that
+// TestNoCallbackRunAfterClose: a callback metric's poll that
 // comes due while Close's own run of the function holds it (a slow
 // function, its run past Close's second) does not run the function once
 // Close has returned: it waited for that run, then ran the function
 // again, on a closed registry (a pool read after its shutdown).
-func TestReviewNoCallbackRunAfterClose(t *testing.T) {
+func TestNoCallbackRunAfterClose(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	r := mmv.NewRegistry("cbafterclose", &mmv.Options{Dir: dir, Flags: mmv.Process})
 	var closing atomic.Bool

@@ -316,13 +316,13 @@ func TestHistogramBucketIDsFollowBounds(t *testing.T) {
 	}
 }
 
-// TestReviewBucketIDsCollide: two bounds whose names hash to one id
+// TestBucketIDsCollide: two bounds whose names hash to one id
 // (50988 and 309602: FNV-1a in the lower half of the ids) get distinct
 // ids, the second the next one, and each bucket's count reads under its
 // own bound through PCP's reader. The limitation operating.md states,
 // as for vectors' values: the id a bound takes alone goes to the lower
 // bound of the two once both are declared.
-func TestReviewBucketIDsCollide(t *testing.T) {
+func TestBucketIDsCollide(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	run := func(buckets []float64, observe ...float64) ([]pcptest.Instance, map[string]int) {
 		r := newRegistry(t, "hc", dir, mmv.Options{})
