@@ -83,13 +83,7 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 // and a scrape (package expose) of a callback that panicked ended the
 // program.
 func (r *Registry) pollUnstarted() *hookPanic {
-	r.mu.Lock()
-	var polls []*poller
-	if r.state == declaring {
-		polls = r.polls
-	}
-	r.mu.Unlock()
-	return runPolls(polls, pollWait, false)
+	return r.runPollsIn(declaring, func() []*poller { return r.polls }, false)
 }
 
 // runCallbacks runs the callback metrics' functions of a started
@@ -100,13 +94,19 @@ func (r *Registry) pollUnstarted() *hookPanic {
 // the value the first of them panicked with, if one did: the others run
 // all the same.
 func (r *Registry) runCallbacks() *hookPanic {
+	return r.runPollsIn(started, func() []*poller { return r.callbacks }, true)
+}
+
+// runPollsIn runs the polls of (read with the registry's lock held) when
+// the registry is in state s, without the lock (runPolls).
+func (r *Registry) runPollsIn(s state, of func() []*poller, waiting bool) *hookPanic {
 	r.mu.Lock()
-	var cbs []*poller
-	if r.state == started {
-		cbs = r.callbacks
+	var polls []*poller
+	if r.state == s {
+		polls = of()
 	}
 	r.mu.Unlock()
-	return runPolls(cbs, pollWait, true)
+	return runPolls(polls, pollWait, waiting)
 }
 
 // runPolls runs the functions of polls, each on a goroutine of its own,
