@@ -39,9 +39,10 @@ func TestStartAllocations(t *testing.T) {
 			}
 			t.Logf("%v allocations", allocs)
 			// Slots, plan and buffer arrays, the file, the directory and
-			// its listing, the last run's files' names (lastHomes): a few
-			// dozen, none per metric or value.
-			assert.LessOrEqual(t, allocs, 64.0, "Start of %d metrics over %d instances", c.metrics, c.instances)
+			// its listings, the last run's files' names (lastHomes, which
+			// lists the directory once more): a few dozen, none per
+			// metric or value (61-63, 64-66 under -race).
+			assert.LessOrEqual(t, allocs, 72.0, "Start of %d metrics over %d instances", c.metrics, c.instances)
 		})
 	}
 }
