@@ -10,10 +10,8 @@ package mmv
 // and wait for them up to a second in all, however many are stuck (each
 // stuck in turn after another held Close a second): a call past it goes
 // on, its value stored where its metric then is (not in the file after
-// Close), and the caller returns
-// (TestCallbackStuckAtCloseHoldsNoClose,
-// TestStuckCallbacksHoldCloseASecond). No poll's call begins once
-// Close has returned.
+// Close), and the caller returns (TestStuckCallbacksHoldCloseASecond).
+// No poll's call begins once Close has returned.
 
 // NewCounterFunc declares on r (Default when nil) a counter whose total f
 // returns, such as a count a library keeps: a Uint64 metric with counter

@@ -180,38 +180,6 @@ func TestStuckCallbackRunHoldsNoClose(t *testing.T) {
 	}
 }
 
-// TestCallbackStuckAtCloseHoldsNoClose: a callback metric whose
-// function blocks for ever in the run Close makes (a pool's count read
-// through a lock its shutdown holds) lets Close return after a second,
-// the registry closed, its last value kept, as Close leaves a Poll's run
-// in progress: Close ran it on its own goroutine and waited for ever,
-// and a service's shutdown with it.
-func TestCallbackStuckAtCloseHoldsNoClose(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "mmv")
-	r := mmv.NewRegistry("cbstuck", &mmv.Options{Dir: dir, Flags: mmv.Process})
-	var closing atomic.Bool
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 {
-		if closing.Load() {
-			<-release
-		}
-		return 3
-	})
-	startOrSkip(t, r)
-	path := r.Path()
-	closing.Store(true)
-	closed := make(chan error, 1)
-	go func() { closed <- r.Close() }()
-	select {
-	case err := <-closed:
-		assert.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close waits for ever for a callback stuck in its own run")
-	}
-	assert.NoFileExists(t, path, "the Process file is removed")
-}
-
 // TestCallbackPanicAtCloseClosesAll: a callback metric whose
 // function panics at Close (a pool read after its own shutdown) makes
 // Close panic with the function's value, on the caller's goroutine, as
@@ -297,11 +265,12 @@ func TestCallbackReadingAVectorCloses(t *testing.T) {
 }
 
 // TestStuckCallbacksHoldCloseASecond: callback metrics that all
-// block in Close's run (the counts of one pool, read through the lock its
-// shutdown holds: database/sql's Stats has nine) let Close return after
-// a second in all, as the doc says, and Snapshot too: each was waited
-// for a second in turn, one after the other, so four held Close four
-// seconds.
+// block for ever in Close's run (the counts of one pool, read through the
+// lock its shutdown holds: database/sql's Stats has nine) let Close
+// return after a second in all, the registry closed (its Process file
+// removed), as the doc says, and Snapshot too. Close ran them on its own
+// goroutine and waited for ever, and a service's shutdown with it; then
+// each was waited for a second in turn, so four held Close four seconds.
 func TestStuckCallbacksHoldCloseASecond(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	r := mmv.NewRegistry("cbstuckall", &mmv.Options{Dir: dir, Flags: mmv.Process})
@@ -317,15 +286,20 @@ func TestStuckCallbacksHoldCloseASecond(t *testing.T) {
 		})
 	}
 	startOrSkip(t, r)
+	path := r.Path()
 	closing.Store(true)
-	for what, call := range map[string]func() error{
-		"Snapshot": func() error { _, err := r.Snapshot(); return err },
-		"Close":    r.Close,
+	for _, c := range []struct {
+		what string
+		call func() error
+	}{
+		{"Snapshot", func() error { _, err := r.Snapshot(); return err }},
+		{"Close", r.Close},
 	} {
 		began := time.Now()
-		require.NoError(t, call(), what)
-		assert.Less(t, time.Since(began), 2*time.Second, "%s held by four stuck callbacks", what)
+		require.NoError(t, c.call(), c.what)
+		assert.Less(t, time.Since(began), 2*time.Second, "%s held by four stuck callbacks", c.what)
 	}
+	assert.NoFileExists(t, path, "the Process file is removed")
 }
 
 // TestLateCallbackPanicEndsProgram: a callback metric's function
