@@ -27,7 +27,9 @@ package mmv
 // is closed all the same: its files unmapped, removed with the Process
 // flag, every poll stopped; Start with the registry still declaring);
 // on the registry's goroutine, or past that second, where no caller is
-// left to recover it, it ends the program, with f's own stack.
+// left to recover it, it ends the program, with f's own stack. An f that
+// ends its goroutine (runtime.Goexit, as testing's FailNow does) ends the
+// caller's the same way, where one waits for it, and else its call alone.
 // It panics if f is nil (ErrType) or if the registry refuses the
 // declaration, as NewCounter does.
 func NewCounterFunc(r *Registry, name, help string, units Units, f func() uint64) {

@@ -397,3 +397,49 @@ func TestNoCallbackRunAfterClose(t *testing.T) {
 	time.Sleep(3 * mmv.DefaultInterval)
 	assert.Zero(t, after.Load(), "runs of the function begun after Close returned")
 }
+
+// TestCallbackGoexitReachesCaller: a callback metric's function that
+// ends its goroutine (runtime.Goexit, as testing's FailNow does) in the
+// run of Snapshot, before Start and after, or of Close, ends the
+// caller's goroutine, as it would have had it run there, Close having
+// closed the registry first: its run recovered nothing, and the caller
+// panicked with nil.
+func TestCallbackGoexitReachesCaller(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("cbgoexit", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	var exit atomic.Bool
+	mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 {
+		if exit.Load() {
+			runtime.Goexit()
+		}
+		return 1
+	})
+	// call runs f on a goroutine of its own, and says how it ended.
+	call := func(f func()) (returned bool, recovered any) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer func() { recovered = recover() }()
+			f()
+			returned = true
+		}()
+		<-done
+		return returned, recovered
+	}
+	snapshot := func() { _, _ = r.Snapshot() }
+	exit.Store(true)
+	returned, recovered := call(snapshot)
+	assert.False(t, returned, "Snapshot before Start returned")
+	assert.Nil(t, recovered, "Snapshot before Start panicked")
+	exit.Store(false)
+	startOrSkip(t, r)
+	path := r.Path()
+	exit.Store(true)
+	returned, recovered = call(snapshot)
+	assert.False(t, returned, "Snapshot returned")
+	assert.Nil(t, recovered, "Snapshot panicked")
+	returned, recovered = call(func() { _ = r.Close() })
+	assert.False(t, returned, "Close returned")
+	assert.Nil(t, recovered, "Close panicked")
+	assert.NoFileExists(t, path, "Close closed the registry first: its Process file is removed")
+}

@@ -45,7 +45,7 @@ import (
 func (r *Registry) Gather(visit func(*Family)) {
 	r = registry(r)
 	if p := r.pollUnstarted(); p != nil {
-		panic(p.v)
+		p.raise()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

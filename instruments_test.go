@@ -485,3 +485,19 @@ func TestUpdatesDoNotAllocate(t *testing.T) {
 		assert.EqualValues(t, 0, testing.AllocsPerRun(1000, op), "%s allocates", name)
 	}
 }
+
+// TestPollSurvivesGoexit: a Poll function that ends its goroutine
+// once (runtime.Goexit, as testing's FailNow does) runs again at the
+// next interval: it ended the poll's goroutine, and the poll with it,
+// for the registry's life.
+func TestPollSurvivesGoexit(t *testing.T) {
+	r := newTestRegistry(t, "pollgoexit")
+	var runs atomic.Int32
+	r.Poll(10*time.Millisecond, func() {
+		if runs.Add(1) == 2 { // the first on the poll's goroutine
+			runtime.Goexit()
+		}
+	})
+	startOrSkip(t, r)
+	assert.Eventually(t, func() bool { return runs.Load() >= 5 }, 5*time.Second, 5*time.Millisecond, "runs after the Goexit")
+}

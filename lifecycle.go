@@ -40,7 +40,7 @@ import (
 func (r *Registry) Start() error {
 	r = registry(r)
 	if p := r.pollUnstarted(); p != nil {
-		panic(p.v) // the registry as it was, declaring
+		p.raise() // the registry as it was, declaring
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -145,7 +145,7 @@ func (r *Registry) Close() error {
 	defer r.mu.Unlock()
 	defer func() {
 		if panicked != nil {
-			panic(panicked.v) // once closed, the lock released after
+			panicked.raise() // once closed, the lock released after
 		}
 	}()
 	r.awaitPublicationLocked()

@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -27,7 +28,10 @@ const DefaultInterval = time.Second
 // and no run begins once Close has returned. A panic of f in the run of
 // Start, Gather or Snapshot, within the second they wait, goes on to
 // their caller, as a callback metric's (NewCounterFunc); on the poll's
-// goroutine, or past that second, it ends the program. A
+// goroutine, or past that second, it ends the program. A run of f that
+// ends its goroutine (runtime.Goexit) ends the caller's goroutine the
+// same way, where a caller waits for it; the poll goes on at the next
+// interval (TestPollSurvivesGoexit). A
 // nil r means Default, as for the instruments. A nil f is ignored: run,
 // it would panic on the registry's goroutine, where no caller recovers.
 func (r *Registry) Poll(interval time.Duration, f func()) {
@@ -54,7 +58,7 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 	start := func() {
 		s := make(chan struct{})
 		stop = s
-		go poll(interval, func() { p.runUnless(s) }, s)
+		go poll(interval, func() { p.runUnless(s) }, s, true)
 	}
 	r.onStart = append(r.onStart, start)
 	r.onClose = append(r.onClose, func() {
@@ -204,7 +208,7 @@ func (p *poller) runFor(w *pollRuns, i int, locked bool, end time.Time) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if !w.over { // else the panic goes on, and ends the program
-			w.endLocked(i, &hookPanic{recover()})
+			w.endLocked(i, recovered(recover()))
 		}
 	}()
 	p.f()
@@ -214,8 +218,30 @@ func (p *poller) runFor(w *pollRuns, i int, locked bool, end time.Time) {
 	w.mu.Unlock()
 }
 
-// hookPanic is the value a hook panicked with.
-type hookPanic struct{ v any }
+// hookPanic is how a hook or poll that did not return ended: the value
+// it panicked with, or runtime.Goexit (exited), which testing's FailNow
+// calls.
+type hookPanic struct {
+	v      any
+	exited bool
+}
+
+// recovered is the hookPanic of a function that did not return, of what
+// recover returned: nil for runtime.Goexit, which recovers nothing (a
+// panic(nil) recovers a *runtime.PanicNilError, but under
+// GODEBUG=panicnil=1, where it too is taken for a Goexit).
+func recovered(v any) *hookPanic { return &hookPanic{v: v, exited: v == nil} }
+
+// raise ends the caller as the hook or poll ended, on the caller's
+// goroutine: with its panic, or by runtime.Goexit. Panicked with nil, the
+// caller of a callback that called FailNow failed with
+// *runtime.PanicNilError, not as its test.
+func (p *hookPanic) raise() {
+	if p.exited {
+		runtime.Goexit()
+	}
+	panic(p.v)
+}
 
 // runHook runs f, and returns the value it panicked with, nil if it
 // returned.
@@ -223,7 +249,7 @@ func runHook(f func()) (p *hookPanic) {
 	returned := false
 	defer func() {
 		if !returned {
-			p = &hookPanic{recover()}
+			p = recovered(recover())
 		}
 	}()
 	f()
@@ -234,18 +260,34 @@ func runHook(f func()) (p *hookPanic) {
 // pollWait bounds a wait for the polls' runs before Start (pollUnstarted).
 const pollWait = time.Second
 
-func poll(interval time.Duration, f func(), stop chan struct{}) {
+// poll runs f every interval until stop is closed, the first time at
+// once when now is set. An f that ends its goroutine (runtime.Goexit)
+// ends this run alone: the poll goes on, on a new goroutine, where it
+// stopped for the registry's life. A panic ends the program, as its doc
+// says.
+func poll(interval time.Duration, f func(), stop chan struct{}, now bool) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		default:
+	stopped := false
+	defer func() {
+		if !stopped {
+			go poll(interval, f, stop, false)
 		}
-		f()
+	}()
+	for {
+		if now {
+			select {
+			case <-stop:
+				stopped = true
+				return
+			default:
+			}
+			f()
+		}
+		now = true
 		select {
 		case <-stop:
+			stopped = true
 			return
 		case <-t.C:
 		}

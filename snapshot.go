@@ -69,10 +69,10 @@ type InstanceValue struct {
 func (r *Registry) Snapshot() ([]MetricSnapshot, error) {
 	r = registry(r)
 	if p := r.pollUnstarted(); p != nil {
-		panic(p.v)
+		p.raise()
 	}
 	if p := r.runCallbacks(); p != nil {
-		panic(p.v)
+		p.raise()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
