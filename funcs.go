@@ -11,7 +11,9 @@ package mmv
 // stuck in turn after another held Close a second): a call past it goes
 // on, its value stored where its metric then is (not in the file after
 // Close), and the caller returns (TestStuckCallbacksHoldCloseASecond).
-// No poll's call begins once Close has returned.
+// No poll's call begins once Close has returned. A function may call
+// Snapshot: that Snapshot waits for no call in progress, its own among
+// them (TestCallbackSnapshotWaitsNotForItself).
 
 // NewCounterFunc declares on r (Default when nil) a counter whose total f
 // returns, such as a count a library keeps: a Uint64 metric with counter

@@ -443,3 +443,33 @@ func TestCallbackGoexitReachesCaller(t *testing.T) {
 	assert.Nil(t, recovered, "Close panicked")
 	assert.NoFileExists(t, path, "Close closed the registry first: its Process file is removed")
 }
+
+// TestCallbackSnapshotWaitsNotForItself: a callback metric's
+// function that reads its registry's Snapshot (a diagnostic, a test)
+// does not wait for its own run: Snapshot waited a second at each such
+// call, for the run it was called from, and each refresh with it.
+func TestCallbackSnapshotWaitsNotForItself(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	r := mmv.NewRegistry("cbselfsnap", &mmv.Options{Dir: dir, Flags: mmv.Process})
+	var inside atomic.Bool
+	var took atomic.Int64 // the longest Snapshot inside a run, ns
+	mmv.NewIntGaugeFunc(r, "pool.open", "", mmv.Count, func() int64 {
+		if inside.Swap(true) {
+			return 1 // the Snapshot below runs the function too
+		}
+		defer inside.Store(false)
+		began := time.Now()
+		_, _ = r.Snapshot() // ErrClosed in a refresh racing Close
+		if d := int64(time.Since(began)); d > took.Load() {
+			took.Store(d)
+		}
+		return 1
+	})
+	startOrSkip(t, r)
+	began := time.Now()
+	_, err := r.Snapshot()
+	require.NoError(t, err)
+	assert.Less(t, time.Since(began), 500*time.Millisecond, "a Snapshot whose callback reads Snapshot")
+	assert.Less(t, time.Duration(took.Load()), 500*time.Millisecond, "the Snapshot inside the callback")
+	require.NoError(t, r.Close())
+}

@@ -134,11 +134,18 @@ func runPolls(polls []*poller, d time.Duration, waiting bool) *hookPanic {
 	}
 	end := time.Now().Add(d)
 	// Which to run, and which of those the caller locked, counted before
-	// any run: one ending before the next was counted closed done.
-	locked := make([]bool, len(polls))
+	// any run: one ending before the next was counted closed done. A
+	// caller inside a run (a callback reading Snapshot) waits for none in
+	// progress: one of them is its own, which would hold it d at every
+	// call.
+	locked, run := make([]bool, len(polls)), make([]bool, len(polls))
 	w := &pollRuns{panics: make([]*hookPanic, len(polls)), done: make(chan struct{})}
+	checked, inside := false, false
 	for i, p := range polls {
-		if locked[i] = p.mu.TryLock(); locked[i] || waiting {
+		if locked[i] = p.mu.TryLock(); !locked[i] && waiting && !checked {
+			checked, inside = true, inPollRun()
+		}
+		if run[i] = locked[i] || waiting && !inside; run[i] {
 			w.left++
 		}
 	}
@@ -146,7 +153,7 @@ func runPolls(polls []*poller, d time.Duration, waiting bool) *hookPanic {
 		return nil
 	}
 	for i, p := range polls {
-		if locked[i] || waiting {
+		if run[i] {
 			go p.runFor(w, i, locked[i], end)
 		}
 	}
@@ -165,6 +172,37 @@ func runPolls(polls []*poller, d time.Duration, waiting bool) *hookPanic {
 		}
 	}
 	return nil
+}
+
+// The functions a poll's function runs under, as runtime.Frame names
+// them (TestCallbackSnapshotWaitsNotForItself fails when they are not).
+const (
+	runForName    = "github.com/gopcp/mmv.(*poller).runFor"
+	runUnlessName = "github.com/gopcp/mmv.(*poller).runUnless"
+)
+
+// inPollRun reports whether the caller runs inside a poll's function.
+// Go gives a goroutine no identity to compare with a run's, and the
+// stack is what tells a Snapshot called from a callback from one called
+// beside it; read only when a run is in progress.
+func inPollRun() bool {
+	pcs := make([]uintptr, 64)
+	for n := runtime.Callers(2, pcs); ; n = runtime.Callers(2, pcs) {
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	for frames := runtime.CallersFrames(pcs); ; {
+		f, more := frames.Next()
+		if f.Function == runForName || f.Function == runUnlessName {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // pollRuns is what runPolls waits for: the runs left, the values they
