@@ -549,7 +549,11 @@ func (r *Registry) unreviveInstanceLocked(s step) {
 func (r *Registry) instanceCount() int { return r.counts.instances - r.own.instances }
 
 // AddLabel attaches a label to every metric of the registry (a cluster
-// label). It is refused on ReaderCluster.
+// label). It is refused on ReaderCluster. A label named le is refused
+// with ErrDuplicate here, and by AddMetricLabel, AddIndomLabel and
+// AddInstanceLabel where PCP would show it on a histogram's buckets:
+// their names carry their bound (le=0.25), which the label would
+// contradict on every bucket.
 func (r *Registry) AddLabel(l Label) error {
 	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
@@ -644,7 +648,25 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 			return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance's vector has a label of that name")
 		}
 	}
+	if l.Name == bucketLabel && r.reachesBucketsLocked(l) {
+		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "a histogram's buckets carry their upper bound, %s, in their "+
+			"instance names (\"route=/a,%s=0.25\"), not as a label: PCP would show this one on the buckets", bucketLabel, bucketLabel)
+	}
 	return nil
+}
+
+// reachesBucketsLocked reports whether PCP would show l on a histogram's
+// buckets, now or once one is declared: a registry's label is on every
+// metric.
+func (r *Registry) reachesBucketsLocked(l *label) bool {
+	switch l.kind {
+	case labelCluster:
+		return true
+	case labelItem:
+		return l.metric.indom != nil && l.metric.indom.buckets
+	}
+	in := r.serials[l.serial]
+	return in != nil && in.buckets
 }
 
 // checkPlacedLabelsLocked checks the labels of each file once Start or

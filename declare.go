@@ -152,6 +152,9 @@ func (d door) handleOfLocked(m *metric, id int32, at int) *Value {
 // revives, are the first of their runs.
 func (d door) runsLocked(in *indom, tails []string) { in.tails = tails }
 
+// bucketsLocked marks in as a histogram's buckets' (indom.buckets).
+func (d door) bucketsLocked(in *indom) { in.buckets = true }
+
 // unbindStepLocked undoes the binding of cell s.c to metric s.m.
 func (r *Registry) unbindStepLocked(s step) {
 	r.unbindCellLocked(s.c)

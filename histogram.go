@@ -693,6 +693,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		if g.bucketIn, bucketIndom, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts, kind, name); err != nil {
 			return err
 		}
+		r.bucketsLocked(g.bucketIn)
 		if g.vec {
 			if g.statIndom, statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil, kind, name); err != nil {
 				return err
@@ -1079,11 +1080,6 @@ func bucketTail(o *HistogramOptions, units Units) int {
 	}
 	return n
 }
-
-// bucketLabel is the label a histogram vector's buckets add to its
-// instances' names, their upper bound, as Prometheus's le: a label of
-// the vector's own cannot have its name (checkVecLabels).
-const bucketLabel = "le"
 
 // NewHistogramVec declares a vector of histograms on r (Default when nil),
 // one per list of values of the label names labels, sharing options o (nil

@@ -165,6 +165,11 @@ type indom struct {
 	// one of the registry's own metrics' (mmv.dropped), declared beyond the
 	// caps on instances.
 	auto, own bool
+	// buckets says it is a histogram's buckets' (door.bucketsLocked):
+	// their bound is label le in their names, not an instance label,
+	// and a label le added by hand would show on them
+	// (checkLabelFreeLocked).
+	buckets bool
 }
 
 // addLive changes live by d, and the registry's counts with it.

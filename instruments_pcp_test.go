@@ -349,3 +349,53 @@ func TestBucketIDsCollide(t *testing.T) {
 	assert.Equal(t, aloneIDs["309602"], ids["50988"], "309602's id alone goes to 50988, the lower")
 	assert.Equal(t, aloneIDs["+Inf"], ids["+Inf"], "+Inf keeps its id")
 }
+
+// TestLeLabelByHandRefused: a label le added by hand where PCP would
+// show it on a histogram's buckets (the registry's, the buckets'
+// metric, their indom, one bucket) is refused: the buckets carry their
+// bound in their names, not as a label, so PCP showed that le on every
+// bucket, where a tool grouping by le read another bound. le stays a
+// label like any other where no bucket is: a program's own indom, a
+// histogram's statistics.
+func TestLeLabelByHandRefused(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "lehand", dir, mmv.Options{})
+	bounds := &mmv.HistogramOptions{Buckets: []float64{1, 2}}
+	mmv.NewHistogram(r, "lat", "", mmv.Second, bounds).Observe(1.5)
+	mmv.NewHistogramVec(r, "vlat", "", mmv.Second, bounds, "route").With("/a").Observe(1.5)
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 7, Instances: []mmv.Instance{{ID: 1, Name: "fast"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "mine", Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Count, Indom: 7}))
+	startOrSkip(t, r)
+	le := func(v string) mmv.Label { return mmv.Label{Name: "le", Value: v} }
+	assert.ErrorIs(t, r.AddLabel(le("registry")), mmv.ErrDuplicate, "the registry's")
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	buckets := 0
+	for _, m := range snap {
+		if !strings.HasSuffix(m.Name, ".bucket") {
+			continue
+		}
+		buckets++
+		assert.ErrorIs(t, r.AddMetricLabel(m.Name, le("metric")), mmv.ErrDuplicate, m.Name)
+		assert.ErrorIs(t, r.AddIndomLabel(m.Indom, le("indom")), mmv.ErrDuplicate, m.Name)
+		err := r.AddInstanceLabel(m.Indom, m.Values[0].ID, le("instance"))
+		assert.ErrorIs(t, err, mmv.ErrDuplicate, m.Name)
+		assert.ErrorContains(t, err, "le")
+	}
+	require.Equal(t, 2, buckets)
+	assert.NoError(t, r.AddMetricLabel("lat.count", le("count")), "a statistic has no bucket")
+	assert.NoError(t, r.AddInstanceLabel(7, 1, le("0.25")), "a program's own indom")
+	require.NoError(t, r.Flush())
+	var shown []string // where PCP shows a label le, and its value (JSON)
+	for _, m := range pcptest.Info(t, tmp) {
+		if v, ok := m.Label("le"); ok {
+			shown = append(shown, m.Name+" "+v)
+		}
+		for _, in := range m.Instances {
+			if v, ok := in.Label("le"); ok {
+				shown = append(shown, m.Name+"["+in.Name+"] "+v)
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{"mmv.lehand.lat.count \"count\"", "mmv.lehand.mine[fast] \"0.25\""}, shown)
+}

@@ -169,6 +169,12 @@ func flatLabel(v any, depth int) bool {
 	return true
 }
 
+// bucketLabel is the label a histogram vector's buckets add to its
+// instances' names, their upper bound, as Prometheus's le: a label of
+// the vector's own cannot have its name (checkVecLabels), nor one added
+// by hand that PCP would show on buckets (checkLabelFreeLocked).
+const bucketLabel = "le"
+
 func scalar(v any) bool {
 	switch v.(type) {
 	case []any, map[string]any:

@@ -397,16 +397,18 @@ func TestLogLinearAndClosed(t *testing.T) {
 	assert.Empty(t, both(t, r).samples)
 }
 
-// TestPCPLabelLeOnHistogram: a PCP label le (the registry's, a metric's
-// or its indom's, series labels in the exposition) is exported_le on a
+// TestPCPLabelLeOnHistogram: a PCP label le (a histogram vector's
+// statistics' indom's, series labels in the exposition; the registry
+// refuses one PCP would show on the buckets) is exported_le on a
 // histogram, as a vector's label le is (TestClashes), where
 // h_bucket{le="x",le="1"} failed the text format's scrape of the whole
 // registry and gave OpenMetrics series le twice.
 func TestPCPLabelLeOnHistogram(t *testing.T) {
 	r, _ := newRegistry(t)
 	mmv.NewCounter(r, "requests", "Requests", mmv.Count).Add(1)
-	mmv.NewHistogram(r, "h", "H", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}).Observe(0.5)
-	assert.NoError(t, r.AddLabel(mmv.Label{Name: "le", Value: "x"}))
+	hv := mmv.NewHistogramVec(r, "h", "H", mmv.NoUnits, &mmv.HistogramOptions{Buckets: []float64{1}}, "k")
+	hv.With("v").Observe(0.5)
+	assert.NoError(t, r.AddIndomLabel(hv.Indom(), mmv.Label{Name: "le", Value: "x"}))
 
 	txt := scrape(t, r, expose.Text)
 	tp := expfmt.NewTextParser(model.UTF8Validation)
