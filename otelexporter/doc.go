@@ -134,20 +134,25 @@
 // An instance carries its values as PCP instance labels while the file's
 // label budget allows (bucket instances do not: their names say enough). The label names of
 // an instrument are the keys of the points of its first export: a point
-// lacking one has "" for it, and a point with a key outside them is
-// dropped, counted. Attribute sets of one export that make one instance
-// (a key missing and one set to "", an int 200 and a string "200") are
-// all dropped, counted: PCP shows neither. An instrument whose first
-// export has no attributes is a singular metric.
+// lacking one has "" for it. Attribute sets of one export that make one
+// instance (a key missing and one set to "", an int 200 and a string
+// "200") are all dropped, counted: PCP shows neither. An instrument whose
+// first export has no attributes is a singular metric.
 //
-// That an instrument's label names are those of its first export, for as
-// long as the registry lives, is a limitation: instrumentation that sets
-// a key only as things happen (the semantic conventions' error.type, on
-// a failed request only) loses, when its first export saw none, every
-// point carrying the key, the failed requests, until the process
-// restarts; each export counts and names them. A View whose
-// sdkmetric.Stream AttributeFilter drops such a key keeps those points,
-// merged with the others.
+// A point with a key outside those labels (instrumentation that sets a
+// key only as things happen, such as the semantic conventions' error.type
+// on a failed request only, when the first export saw none) is added into
+// the instance of its other attributes, where totals add up: a counter's,
+// and a histogram's buckets, count and sum (its min and max the least and
+// greatest), as a View whose sdkmetric.Stream AttributeFilter drops the
+// key would add it. The totals count the failed requests, and Err names
+// the key at each export; telling them apart in PCP takes a restart whose
+// first export has the key, or the key set on every point. The instance
+// keeps the last values of each attribute set added into it, so that a
+// total never goes down (a counter wrap, to PCP), whichever batch of a
+// collection brings which set, and one no longer exported stays in it. A
+// gauge's or up-down counter's point with such a key is dropped, counted:
+// levels do not add up.
 //
 // # Units
 //

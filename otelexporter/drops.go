@@ -24,7 +24,7 @@ const (
 	dropTemporality               // delta data
 	dropDeclaration               // an instrument the registry refused
 	dropConflict                  // an instrument whose PCP name another instrument has
-	dropAttributes                // an attribute key the instrument's metric has no label for, or sets making one instance
+	dropAttributes                // a gauge's attribute key the instrument's metric has no label for, or sets making one instance
 	dropValue                     // a value a counter cannot hold, a malformed histogram point
 	numReasons
 )
@@ -62,8 +62,8 @@ type refusal struct {
 func (d *drops) declare(r *mmv.Registry) {
 	v := mmv.NewCounterVec(r, droppedMetric, "OpenTelemetry data points the exporter dropped, by reason\n"+
 		"At every export. aggregation: exponential histogram or summary; temporality: delta; "+
-		"declaration: registry refused it; conflict: another instrument's PCP name; "+
-		"attributes: key not in first export, or sets alike; value: not a counter's, or bad histogram.", mmv.Count, "reason")
+		"declaration: registry refused it; conflict: PCP name taken by another; "+
+		"attributes: gauge key not in first export, or sets alike; value: not a counter's, or bad histogram.", mmv.Count, "reason")
 	for i, name := range reasonNames {
 		d.pcp[i] = v.With(name)
 	}

@@ -23,6 +23,11 @@ func sum(name string, t metricdata.Temporality, pts ...metricdata.DataPoint[int6
 	return metricdata.Metrics{Name: name, Data: metricdata.Sum[int64]{Temporality: t, IsMonotonic: true, DataPoints: pts}}
 }
 
+// gauge is an int64 gauge of points.
+func gauge(name string, pts ...metricdata.DataPoint[int64]) metricdata.Metrics {
+	return metricdata.Metrics{Name: name, Data: metricdata.Gauge[int64]{DataPoints: pts}}
+}
+
 func point(v int64, kvs ...attribute.KeyValue) metricdata.DataPoint[int64] {
 	return metricdata.DataPoint[int64]{Value: v, Attributes: attribute.NewSet(kvs...)}
 }
@@ -45,14 +50,14 @@ func TestDropsCounted(t *testing.T) {
 		sum("t", cum, point(1)),
 		sum("t.u", cum, point(1)), // t is a leaf: PCP's namespace refuses it
 		sum("limited", cum, point(1, a1), point(2, attribute.Int("a", 2)), point(3, attribute.Int("a", 3))),
-		sum("keyed", cum, point(1, a1)), // keys: a
+		gauge("keyed", point(1, a1)), // keys: a
 	}
 	other := metricdata.ScopeMetrics{Scope: instrumentation.Scope{Name: "example.org/s"}, Metrics: []metricdata.Metrics{sum("t", cum, point(5))}}
 	rm := &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{other, {Scope: scope, Metrics: metrics}}}
 	ctx := context.Background()
 	require.NoError(t, exp.Export(ctx, rm))
 	require.Error(t, exp.Err())
-	metrics[6] = sum("keyed", cum, point(1, a1), point(2, attribute.Int("b", 2))) // b: not in the first export
+	metrics[6] = gauge("keyed", point(1, a1), point(2, attribute.Int("b", 2))) // b: not in the first export, and a gauge's levels do not add up
 	require.NoError(t, exp.Export(ctx, rm))
 	assert.ErrorContains(t, exp.Err(), `attribute keys ["b"]`)
 	require.NoError(t, exp.ForceFlush(ctx))

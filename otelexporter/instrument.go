@@ -73,6 +73,8 @@ type instrument struct {
 	single *shownSet            // a singular instrument's one set
 	key    []byte               // appendKey's, reused
 	ps     []*shownSet          // the export's points' (pointSets), reused
+	merged []*shownSet          // the export's sets that add up their points (merge.go), reused
+	notes  []attribute.Key      // the keys past the labels of the export's points, reused
 }
 
 // shape is what the points of an instrument's first export say of it.

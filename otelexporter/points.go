@@ -28,8 +28,8 @@ func (in *instrument) known(d *drops, s *shownSet, set *attribute.Set) bool {
 
 // valuesOf returns the label values of an attribute set, in in.values:
 // each key's value as OpenTelemetry prints it, "" for a key the set lacks;
-// ok is false when the set has a key the instrument has no label for.
-func (in *instrument) valuesOf(set attribute.Set) (values []string, ok bool) {
+// extra is whether the set has a key the instrument has no label for.
+func (in *instrument) valuesOf(set attribute.Set) (values []string, extra bool) {
 	values = in.values[:len(in.keys)]
 	clear(values)
 	i := 0
@@ -39,11 +39,12 @@ func (in *instrument) valuesOf(set attribute.Set) (values []string, ok bool) {
 			i++
 		}
 		if i == len(in.keys) || in.keys[i] != kv.Key {
-			return nil, false
+			extra = true
+			continue
 		}
 		values[i] = kv.Value.Emit()
 	}
-	return values, true
+	return values, extra
 }
 
 // total returns a recorded total as a counter's value: an int64 as it is,
@@ -75,14 +76,27 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 		switch in.kind {
 		case kindCounter, kindFloatCounter:
 			n, ok := total(p.Value, in.factor)
+			var m *member
+			if s.merging() {
+				if m = in.memberOf(s, &p.Attributes); m == nil {
+					continue
+				}
+			}
 			if !ok {
+				err := fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept())
+				if m != nil {
+					s.bad = err
+					continue
+				}
 				in.removeSet(s)
-				d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept()))
+				d.drop(dropValue, 1, in.owner, err)
 				continue
 			}
-			c, cerr := in.counters.Get(values)
-			c.Set(n)
-			err = cerr
+			if m != nil {
+				m.n = n
+				continue
+			}
+			err = in.storeCounter(s, n)
 		case kindIntGauge:
 			g, gerr := in.ints.Get(values)
 			g.Set(int64(p.Value))
@@ -96,6 +110,16 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
 		}
 	}
+	in.writeMerged(d)
+}
+
+// storeCounter stores the total n of s, and returns the registry's
+// refusal.
+func (in *instrument) storeCounter(s *shownSet, n uint64) error {
+	c, err := in.counters.Get(s.values)
+	c.Set(n)
+	s.written = err == nil
+	return err
 }
 
 // writeHistograms stores the points of an explicit-bucket histogram in
@@ -111,61 +135,98 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		if !in.known(d, s, &p.Attributes) || in.collided(d, s, &p.Attributes) {
 			continue
 		}
-		if err := malformed(p); err != nil {
-			in.removeSet(s)
-			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: %w%s", in.owner, err, in.kept()))
-			continue
+		var m *member
+		if s.merging() {
+			if m = in.memberOf(s, &p.Attributes); m == nil {
+				continue
+			}
 		}
-		values := in.values[:len(in.keys)]
-		copy(values, s.values) // in.values, whose next word is the le of bv below
-		les := in.lesOf(p.Bounds)
+		err := malformed(p)
 		sum, ok := total(p.Sum, in.factor)
-		if !ok {
+		if err == nil && !ok {
+			err = fmt.Errorf("sum %v is not a counter's", p.Sum)
+		}
+		if err != nil {
+			err = fmt.Errorf("otelexporter: %s: %w%s", in.owner, err, in.kept())
+			if m != nil {
+				s.bad = err
+				continue
+			}
 			in.removeSet(s)
-			d.drop(dropValue, 1, in.owner, fmt.Errorf("otelexporter: %s: sum %v is not a counter's%s", in.owner, p.Sum, in.kept()))
+			d.drop(dropValue, 1, in.owner, err)
 			continue
 		}
-		var errs [5]error
-		var c *mmv.Counter
-		c, errs[0] = in.counters.Get(values)
-		c.Set(p.Count)
-		c, errs[1] = in.sums.Get(values)
-		c.Set(sum)
+		h := histValues{count: p.Count, sum: sum, counts: p.BucketCounts, les: in.lesOf(p.Bounds)}
 		if in.minmax {
-			if v, ok := p.Min.Value(); ok {
-				g, err := in.min.Get(values)
-				g.Set(float64(v))
-				errs[2] = err
-			}
-			if v, ok := p.Max.Value(); ok {
-				g, err := in.max.Get(values)
-				g.Set(float64(v))
-				errs[3] = err
-			}
+			lo, hasMin := p.Min.Value()
+			hi, hasMax := p.Max.Value()
+			h.min, h.max, h.hasMin, h.hasMax = float64(lo), float64(hi), hasMin, hasMax
 		}
-		in.retireBuckets(s, les)
-		in.raiseBuckets(len(p.BucketCounts))
-		bv := in.values[:len(in.keys)+1]
-		for j, n := range p.BucketCounts {
-			bv[len(in.keys)] = les[j]
-			b, err := in.buckets.Get(bv...)
-			b.Set(n)
-			if err != nil {
-				errs[4] = err
-			}
-		}
-		if errs == [5]error{} {
+		if m != nil {
+			m.set(h)
 			continue
 		}
-		// A point is in PCP whole or not at all: not a count without its
-		// buckets.
-		in.removeSet(s)
-		for _, err := range errs {
-			if err != nil {
-				d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
-			}
+		in.storeHistogram(d, s, h)
+	}
+	in.writeMerged(d)
+}
+
+// histValues are the values of a histogram's instance: its count, sum
+// (in counter units), bucket counts by le of les, and min and max when
+// it has them.
+type histValues struct {
+	count, sum     uint64
+	counts         []uint64
+	les            []string
+	min, max       float64
+	hasMin, hasMax bool
+}
+
+// storeHistogram stores h, the values of s, in every metric of in: whole
+// or not at all, the set leaving PCP when the registry refuses one of
+// its instances (ok false).
+func (in *instrument) storeHistogram(d *drops, s *shownSet, h histValues) (ok bool) {
+	values := in.values[:len(in.keys)]
+	copy(values, s.values) // in.values, whose next word is the le of bv below
+	var errs [5]error
+	var c *mmv.Counter
+	c, errs[0] = in.counters.Get(values)
+	c.Set(h.count)
+	c, errs[1] = in.sums.Get(values)
+	c.Set(h.sum)
+	if in.minmax && h.hasMin {
+		g, err := in.min.Get(values)
+		g.Set(h.min)
+		errs[2] = err
+	}
+	if in.minmax && h.hasMax {
+		g, err := in.max.Get(values)
+		g.Set(h.max)
+		errs[3] = err
+	}
+	in.retireBuckets(s, h.les)
+	in.raiseBuckets(len(h.counts))
+	bv := in.values[:len(in.keys)+1]
+	for j, n := range h.counts {
+		bv[len(in.keys)] = h.les[j]
+		b, err := in.buckets.Get(bv...)
+		b.Set(n)
+		if err != nil {
+			errs[4] = err
 		}
 	}
+	if s.written = errs == [5]error{}; s.written {
+		return true
+	}
+	// A point is in PCP whole or not at all: not a count without its
+	// buckets.
+	in.removeSet(s)
+	for _, err := range errs {
+		if err != nil {
+			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
+		}
+	}
+	return false
 }
 
 // malformed says why a histogram point cannot be stored as it is, nil
@@ -211,6 +272,7 @@ func (in *instrument) kept() string {
 // that a point dropped shows neither an old value nor a part of itself; a
 // singular metric stays, with its last value, and its buckets leave.
 func (in *instrument) removeSet(s *shownSet) {
+	s.written, s.members = false, nil
 	in.counters.Remove(s.values)
 	in.ints.Remove(s.values)
 	in.gauges.Remove(s.values)

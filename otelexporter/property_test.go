@@ -397,7 +397,7 @@ func (h *accounting) check(n int, file string, e *Exporter, ms []pcptest.Metric,
 	missing := 0
 	for _, in := range h.g.instruments {
 		name := prefix + metricName(in.scope, in.name)
-		for _, p := range in.points {
+		for _, p := range in.groups() {
 			vals := in.expected(p)
 			found := 0
 			for _, v := range vals {
@@ -417,7 +417,7 @@ func (h *accounting) check(n int, file string, e *Exporter, ms []pcptest.Metric,
 				if got == "" {
 					continue
 				}
-				if len(in.keys) == 0 && in.droppedValue(p) {
+				if len(in.keys) == 0 && p.droppedValue {
 					// A singular metric cannot be removed: it keeps its
 					// last value, and the point is counted and named so.
 					require.ErrorContains(t, err, "PCP cannot withdraw a singular metric")
@@ -433,13 +433,13 @@ func (h *accounting) check(n int, file string, e *Exporter, ms []pcptest.Metric,
 			switch found {
 			case len(vals):
 			case 0:
-				missing++
+				missing += len(p.points)
 				o := owner(in.scope, in.name)
 				if !strings.Contains(err.Error(), o) {
 					require.Contains(t, err.Error(), " more refusals", "export %d: Err does not name %s (%s): %v", n, o, in.description, err)
 				}
 			default:
-				t.Fatalf("export %d: %d of the %d values of a point of %s (%s) in PCP", n, found, len(vals), in.description, p.attrs.Encoded(attribute.DefaultEncoder()))
+				t.Fatalf("export %d: %d of the %d values of a point of %s (%s) in PCP", n, found, len(vals), in.description, p.points[0].attrs.Encoded(attribute.DefaultEncoder()))
 			}
 		}
 	}
@@ -489,19 +489,82 @@ type value struct {
 	value          float64
 }
 
-// expected returns the values of point p in PCP, as the package doc maps
-// them; nil when none can be there.
-func (in *propInstrument) expected(p *propPoint) []value {
-	for _, kv := range p.attrs.ToSlice() {
-		if !slices.Contains(in.keys, kv.Key) {
-			return []value{{"", "\x00", 0}} // a key outside the first export's: dropped
+// propGroup is the points of an instrument that PCP shows as one
+// instance: one point, or those of the same label values of which one
+// or more has keys past the labels, which a counter's and a histogram's
+// instance adds up (merge.go).
+type propGroup struct {
+	points       []*propPoint
+	droppedValue bool // one of them is dropped for its values (droppedValue), and the instance with it
+}
+
+// merges reports whether the exporter adds up the points of in that
+// have keys past its labels.
+func (in *propInstrument) merges() bool {
+	return in.kind == pIntCounter || in.kind == pFloatCounter || in.kind == pIntHist || in.kind == pFloatHist
+}
+
+// extra reports whether p has a key past in's labels.
+func (in *propInstrument) extra(p *propPoint) bool {
+	return slices.ContainsFunc(p.attrs.ToSlice(), func(kv attribute.KeyValue) bool { return !slices.Contains(in.keys, kv.Key) })
+}
+
+// groups returns the points of in by the instance PCP shows them in: each
+// its own, but those added up.
+func (in *propInstrument) groups() []propGroup {
+	var gs []propGroup
+	at := map[string]int{} // by label values, the groups that add up
+	for _, p := range in.points {
+		if !in.merges() || !in.extra(p) {
+			gs = append(gs, propGroup{points: []*propPoint{p}, droppedValue: in.droppedValue(p)})
 		}
 	}
-	var names, vals []string
+	if !in.merges() {
+		return gs
+	}
+	for _, p := range in.points {
+		if !in.extra(p) {
+			continue
+		}
+		key := fmt.Sprint(in.labelValues(p))
+		i, ok := at[key]
+		if !ok {
+			// The point of the same label values and no key past them, if any, adds up with it.
+			i = slices.IndexFunc(gs, func(g propGroup) bool { return fmt.Sprint(in.labelValues(g.points[0])) == key })
+			if i < 0 {
+				i = len(gs)
+				gs = append(gs, propGroup{})
+			}
+			at[key] = i
+		}
+		gs[i].points = append(gs[i].points, p)
+		gs[i].droppedValue = gs[i].droppedValue || in.droppedValue(p)
+	}
+	return gs
+}
+
+// labelValues returns the values of p's keys among in's labels.
+func (in *propInstrument) labelValues(p *propPoint) []string {
+	var vals []string
 	for _, k := range in.keys {
 		v, _ := p.attrs.Value(k)
-		names, vals = append(names, labelName(k)), append(vals, v.Emit())
+		vals = append(vals, v.Emit())
 	}
+	return vals
+}
+
+// expected returns the values of the points of group g in PCP, as the
+// package doc maps them; nil when none can be there.
+func (in *propInstrument) expected(g propGroup) []value {
+	p := g.points[0]
+	if !in.merges() && in.extra(p) {
+		return []value{{"", "\x00", 0}} // a key outside the first export's: dropped
+	}
+	var names []string
+	for _, k := range in.keys {
+		names = append(names, labelName(k))
+	}
+	vals := in.labelValues(p)
 	inst := func(le string) string {
 		ns, vs := names, vals
 		if le != "" {
@@ -519,27 +582,44 @@ func (in *propInstrument) expected(p *propPoint) []value {
 	u, _ := unitsOf(in.unit)
 	_, factor := fine(u)
 	switch in.kind {
-	case pIntCounter, pIntUpDown, pIntGauge, pFloatUpDown, pFloatGauge:
+	case pIntUpDown, pIntGauge, pFloatUpDown, pFloatGauge:
 		return []value{{"", inst(""), in.value(p)}}
-	case pFloatCounter:
-		return []value{{"", inst(""), math.Round(in.value(p) * factor)}}
+	case pIntCounter, pFloatCounter:
+		if in.kind == pIntCounter {
+			factor = 1
+		}
+		var v float64
+		for _, p := range g.points {
+			v += math.Round(in.value(p) * factor)
+		}
+		return []value{{"", inst(""), v}}
 	case pIntHist, pFloatHist:
 		if in.kind == pIntHist {
 			factor = 1
 		}
+		counts := make([]uint64, len(p.counts))
 		var count uint64
+		var sum float64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range g.points {
+			for i, c := range p.counts {
+				counts[i] += c
+				count += c
+			}
+			sum += math.Round(in.histSum(p) * factor)
+			lo, hi = min(lo, p.lo), max(hi, p.hi)
+		}
 		vs := []value{}
-		for i, c := range p.counts {
-			count += c
+		for i, c := range counts {
 			le := "+Inf"
 			if i < len(in.bounds) {
 				le = strconv.FormatFloat(in.bounds[i], 'g', -1, 64)
 			}
 			vs = append(vs, value{".bucket", inst(le), float64(c)})
 		}
-		vs = append(vs, value{".count", inst(""), float64(count)}, value{".sum", inst(""), math.Round(in.histSum(p) * factor)})
+		vs = append(vs, value{".count", inst(""), float64(count)}, value{".sum", inst(""), sum})
 		if in.minmax {
-			vs = append(vs, value{".min", inst(""), p.lo}, value{".max", inst(""), p.hi})
+			vs = append(vs, value{".min", inst(""), lo}, value{".max", inst(""), hi})
 		}
 		return vs
 	}

@@ -24,6 +24,14 @@ type shownSet struct {
 	les    []string // the le of each bucket written for it (a histogram's)
 	pass   uint64   // the export whose points were last counted in points (pointSets)
 	points int      // that export's points of it
+	extra  int      // those of them with keys past the instrument's labels (merge.go)
+	// written says its instances hold the values of its one point so
+	// far, written whole; members are the sets added up in it once one
+	// had keys past the labels (merge.go).
+	written bool
+	members map[string]*member
+	queued  uint64 // the export that last queued it to be written added up
+	bad     error  // why that export's points cannot be added up, if so
 }
 
 // setOf returns the shown set of the label values values, made when new:
@@ -66,16 +74,19 @@ func appendKey(b []byte, values []string) []byte {
 func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) bool)) []*shownSet {
 	ps := in.ps[:0]
 	for set := range sets {
-		values, ok := in.valuesOf(set)
-		if !ok {
+		values, extra := in.valuesOf(set)
+		if extra && !in.merges() {
 			ps = append(ps, nil)
 			continue
 		}
 		s := in.setOf(values)
 		if s.pass != gen {
-			s.pass, s.points = gen, 0
+			s.pass, s.points, s.extra = gen, 0, 0
 		}
 		s.points++
+		if extra {
+			s.extra++
+		}
 		ps = append(ps, s)
 	}
 	in.ps = ps
@@ -98,10 +109,11 @@ func (in *instrument) leaveAbsent(gen uint64) {
 }
 
 // collided reports whether the point of attribute set set, of shown set
-// s, shares its instance with another point of the export, counting it as
-// dropped: the instance leaves PCP.
+// s, shares its instance with another point of the export that has no key
+// past the instrument's labels, counting it as dropped: the instance
+// leaves PCP. Those with such keys add up in it (merge.go).
 func (in *instrument) collided(d *drops, s *shownSet, set *attribute.Set) bool {
-	if s.points < 2 || len(in.keys) == 0 {
+	if s.points-s.extra < 2 || len(in.keys) == 0 {
 		return false
 	}
 	in.dropCollided(d, s, set.Encoded(attribute.DefaultEncoder()))
