@@ -129,7 +129,8 @@
 // made '_', sorted by key, but a histogram's key le: its buckets' label
 // is le, so its key le is label exported_le in each of its metrics, as a
 // Prometheus scrape renames a label that clashes (exported_exported_le
-// when a key makes exported_le, and so on); the values are the
+// when a key makes exported_le, and so on), and so is the second of two
+// keys that make one label (a.b and a_b: a_b and exported_a_b); the values are the
 // attributes' values as OpenTelemetry prints them (attribute.Value.Emit).
 // An instance carries its values as PCP instance labels while the file's
 // label budget allows (bucket instances do not: their names say enough). The label names of

@@ -107,9 +107,11 @@ func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh s
 	for i, key := range sh.keys {
 		labels[i] = labelName(key)
 	}
+	reserved := ""
 	if k == kindHistogram || k == kindFloatHistogram {
-		unclashLe(labels)
+		reserved = bucketLabel
 	}
+	unclash(labels, reserved)
 	in.values = make([]string, len(labels)+1)
 	if err := r.Transact(func(tx *mmv.Tx) error { return in.declare(tx, name, m, scope, sh, labels, limit) }); err != nil {
 		in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)

@@ -104,3 +104,24 @@ func TestLateKeyAcrossBatches(t *testing.T) {
 	require.NoError(t, exp.Export(ctx, counter(at, point(4, get, attribute.String("error.type", "timeout")))))
 	assert.Equal(t, "16 next batch", shown("next batch"))
 }
+
+// TestKeysOfOneLabel: two attribute keys that make one PCP label name
+// (a.b and a_b: '.' is made '_') are two labels, the second in key order
+// renamed as a scrape renames a label that clashes (exported_a_b): the
+// vector, given a label twice, was refused, and every point of the
+// instrument dropped for the registry's life.
+func TestKeysOfOneLabel(t *testing.T) {
+	p := newProvider(t, Options{})
+	ctx := context.Background()
+	c, err := p.Meter("s").Int64Counter("requests")
+	require.NoError(t, err)
+	c.Add(ctx, 1, metric.WithAttributes(attribute.String("a.b", "x"), attribute.String("a_b", "y")))
+	c.Add(ctx, 2, metric.WithAttributes(attribute.String("a.b", "x")))
+	h, err := p.Meter("s").Int64Histogram("sizes", metric.WithExplicitBucketBoundaries(10))
+	require.NoError(t, err)
+	h.Record(ctx, 5, metric.WithAttributes(attribute.String("le", "x"), attribute.String("exported_le", "y")))
+	ms, _ := p.flush(t)
+	require.NoError(t, p.exp.Err())
+	assert.Equal(t, map[string]string{"a_b=x,exported_a_b=y": "1", "a_b=x,exported_a_b=": "2"}, shownValues(t, ms, "mmv.shop_test.s.requests"))
+	assert.Equal(t, map[string]string{"exported_le=y,exported_exported_le=x": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+}

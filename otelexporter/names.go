@@ -39,15 +39,19 @@ func labelName(k attribute.Key) string { return pcpname.Part(string(k), "x") }
 // attributes': le, the bucket's upper bound.
 const bucketLabel = "le"
 
-// unclashLe renames the label le of a histogram's label names, which its
-// buckets add (bucketLabel): exported_le, as the scrape (package expose)
-// and Prometheus rename a label that clashes with it, and
-// exported_exported_le when a key made exported_le, and so on. The
-// buckets' vector, with le twice, was refused: every point of the
-// instrument dropped, for good.
-func unclashLe(labels []string) {
-	if i := slices.Index(labels, bucketLabel); i >= 0 {
-		labels[i] = pcpname.Unclash(pcpname.Exported+bucketLabel, func(n string) bool { return slices.Contains(labels, n) })
+// unclash renames each label name that an earlier one has, or reserved
+// (a histogram's buckets' label le; "" for none): the keys a.b and a_b
+// make one name, and a histogram's key le is its buckets'. The label is
+// made exported_<name> (exported_le), as the scrape (package expose) and
+// Prometheus rename a label that clashes, and exported_exported_<name>
+// when that is taken, and so on. A vector given one label twice was
+// refused: every point of the instrument dropped, for good.
+func unclash(labels []string, reserved string) {
+	for i := range labels {
+		taken := func(n string) bool { return n == reserved || slices.Contains(labels[:i], n) }
+		if taken(labels[i]) {
+			labels[i] = pcpname.Unclash(pcpname.Exported+labels[i], func(n string) bool { return taken(n) || slices.Contains(labels[i+1:], n) })
+		}
 	}
 }
 
