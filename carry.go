@@ -4,7 +4,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/gopcp/mmv/internal/osfile"
 )
@@ -91,13 +90,17 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	if !ok {
 		return
 	}
-	if p.prefix != "" { // an overflow file's names carry the registry's (bury strips it)
+	if p.index > 0 { // an overflow file's names carry the registry's, as the run that wrote it had it (bury strips it)
+		prefix := r.lastPrefix
+		if r.state == started {
+			prefix = overflowPrefix(r.name, r.opts.Flags) // this run's tombstone, in its prefix (bury)
+		}
+		_, ok := under(prefix)(namesOf(old))
+		if !ok {
+			return
+		}
 		for i := range old {
-			short, under := strings.CutPrefix(old[i].name, p.prefix)
-			if !under {
-				return
-			}
-			old[i].name = short
+			old[i].name = old[i].name[len(prefix):]
 		}
 	}
 	clashes := r.clashesWithShown(d, shown)
@@ -155,7 +158,6 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 // (TestEmptyOverflowFileKeepsLaterHomes).
 func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 	var homes map[string]int
-	prefix := overflowPrefix(r.name, r.opts.Flags)
 	read := func(index int) (found bool) {
 		name := partName(r.name, index)
 		l := openLast(d, name)
@@ -168,12 +170,13 @@ func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 			return true
 		}
 		ms, _ := fileMetrics(l)
+		prefix, ok := "", true
+		if index > 0 {
+			prefix, ok = under(r.lastPrefix)(namesOf(ms))
+		}
 		for _, m := range ms {
-			short, under := m.name, true
-			if index > 0 {
-				short, under = strings.CutPrefix(m.name, prefix)
-			}
-			if _, seen := homes[short]; under && !seen {
+			short := m.name[len(prefix):]
+			if _, seen := homes[short]; ok && !seen {
 				if homes == nil {
 					homes = map[string]int{}
 				}
@@ -198,6 +201,32 @@ func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 		read(i)
 	}
 	return homes
+}
+
+// lastOverflowPrefix returns the prefix of the metric names of the last
+// run's overflow files in d (overflowPrefix): its registry's name and a
+// dot, or none for a NoPrefix run, as its first file's flags say; this
+// run's when there is none. A deploy that set or cleared the flag read
+// them with this run's, found none of its names, and carried none of
+// them: their PMIDs vanished at Start and came back at their declaration
+// (TestNoPrefixToggleKeepsOverflowPMIDs).
+func (r *Registry) lastOverflowPrefix(d *osfile.Dir) string {
+	flags := r.opts.Flags
+	l := openLast(d, r.name)
+	defer l.close()
+	if h, ok := readHead(l.bytes()); ok && h.flags&Process == 0 {
+		flags = h.flags
+	}
+	return overflowPrefix(r.name, flags)
+}
+
+// namesOf returns the names of ms.
+func namesOf(ms []placeholder) []string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.name
+	}
+	return names
 }
 
 // maxHomePart bounds the index of an overflow file lastHomes reads: Start

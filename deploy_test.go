@@ -212,60 +212,55 @@ func TestNoPrefixToggleKeepsLatePMID(t *testing.T) {
 	assert.Empty(t, late.Value)
 	require.NoError(t, r.Close())
 
-	p := pcptest.StartPMCD(t)
-	life := func(lives int) bool {
-		o := mmv.Options{Dir: p.Dir}
-		if lives%2 == 1 {
-			o.Flags = mmv.NoPrefix
-		}
-		r := mmv.NewRegistry(name, &o)
-		mmv.NewCounter(r, "count", "", mmv.Count).Add(uint64(lives))
-		if err := r.Start(); err != nil {
-			t.Error(err)
-			return false
-		}
-		mmv.NewCounter(r, "late", "", mmv.Count).Add(uint64(lives))
-		assert.NoError(t, r.Flush())
-		time.Sleep(time.Millisecond)
-		return assert.NoError(t, r.Close())
-	}
-	f, lives := livesSurvive(t, p, "mmv."+name+".late", life)
-	t.Logf("%d lifetimes, fetches %+v", lives, f)
-	assert.Positive(t, f.Values)
+	togglesSurvive(t, name, mmv.Options{}, "count")
 }
 
-// TestNoPrefixClearedKeepsOverflowPMIDs: a deploy that clears the
-// NoPrefix flag of a registry with overflow files keeps their PMIDs, the
-// metrics declared after Start included, as TestNoPrefixToggleKeepsLatePMID
-// has it for the first file. It does not (a limitation left,
-// docs/design.md): an overflow file's names carry the prefix of the run
-// that wrote it, none for a NoPrefix run's, and Start reads them with
-// this run's (carryLocked, lastHomes, bury, earlierOverflow), so none of
-// the last run's tg.2 is carried: d's PMID vanishes at Start and comes
-// back at its declaration, which crashes pmcd while a client fetches it.
-// Runs with MMV_PCP_BUG=1, as the known crashes do.
-func TestNoPrefixClearedKeepsOverflowPMIDs(t *testing.T) {
+// TestNoPrefixToggleOverflowKeepsPMCD: deploys that set and clear the
+// NoPrefix flag of a registry with overflow files, each declaring a
+// metric of an overflow file after Start, leave pmcd up while a client
+// fetches that metric (TestNoPrefixToggleKeepsOverflowPMIDs, through
+// pmcd): its PMID vanished at each Start and came back at its
+// declaration, the crash of docs/design.md, "A pmcd crash in PCP's
+// reader".
+func TestNoPrefixToggleOverflowKeepsPMCD(t *testing.T) {
 	needFileLayer(t)
-	if os.Getenv("MMV_PCP_BUG") != "1" {
-		t.Skip("a known limitation (docs/design.md, A pmcd crash in PCP's reader): set MMV_PCP_BUG=1 to run it")
+	togglesSurvive(t, "nptogover", mmv.Options{MaxFileValues: 2}, "a", "b", "c") // late beside c, in the overflow file
+}
+
+// TestNoPrefixToggleKeepsOverflowPMIDs: a deploy that sets or clears
+// the NoPrefix flag of a registry with overflow files keeps their PMIDs,
+// the metrics declared after Start included, as
+// TestNoPrefixToggleKeepsLatePMID has it for the first file. An overflow
+// file's names carry the prefix of the run that wrote it (none for a
+// NoPrefix run's), and Start read them with this run's (carryLocked,
+// lastHomes, bury, earlierOverflow), so none of the last run's tg.2 was
+// carried: d's PMID vanished at Start and came back at its declaration,
+// which crashes pmcd while a client fetches it. Start now reads them
+// with the last run's prefix (lastOverflowPrefix).
+func TestNoPrefixToggleKeepsOverflowPMIDs(t *testing.T) {
+	needFileLayer(t)
+	for _, first := range []mmv.Flags{mmv.NoPrefix, 0} {
+		t.Run(fmt.Sprintf("from %v", first), func(t *testing.T) {
+			_, dir := pcpDir(t)
+			w := newPMIDWatch(dir)
+			run := func(flags mmv.Flags, before, after []string) {
+				r := newRegistry(t, "tg", dir, mmv.Options{Flags: flags, MaxFileValues: 2, PublishDelay: time.Hour})
+				for _, n := range before {
+					mmv.NewCounter(r, n, "", mmv.Count).Inc()
+				}
+				startOrSkip(t, r)
+				w.observe("Start")
+				for _, n := range after {
+					mmv.NewCounter(r, n, "", mmv.Count).Inc()
+					require.NoError(t, r.Flush())
+					w.observe(n + " declared")
+				}
+				require.NoError(t, r.Close())
+			}
+			run(first, []string{"a", "b", "c", "d", "e", "f"}, nil) // c, d in tg.2; e, f in tg.3
+			run(first^mmv.NoPrefix, []string{"a", "b", "c"}, []string{"d", "f"})
+			run(first, []string{"a"}, []string{"b", "c", "d", "e", "f"})
+			assert.Empty(t, w.back)
+		})
 	}
-	_, dir := pcpDir(t)
-	w := newPMIDWatch(dir)
-	run := func(flags mmv.Flags, before, after []string) {
-		r := newRegistry(t, "tg", dir, mmv.Options{Flags: flags, MaxFileValues: 2, PublishDelay: time.Hour})
-		for _, n := range before {
-			mmv.NewCounter(r, n, "", mmv.Count).Inc()
-		}
-		startOrSkip(t, r)
-		w.observe("Start")
-		for _, n := range after {
-			mmv.NewCounter(r, n, "", mmv.Count).Inc()
-			require.NoError(t, r.Flush())
-			w.observe(n + " declared")
-		}
-		require.NoError(t, r.Close())
-	}
-	run(mmv.NoPrefix, []string{"a", "b", "c", "d"}, nil) // c and d in tg.2
-	run(0, []string{"a", "b", "c"}, []string{"d"})
-	assert.Empty(t, w.back)
 }

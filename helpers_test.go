@@ -621,3 +621,33 @@ func fileShows(r *mmv.Registry, metric, inst string) bool {
 	}
 	return false
 }
+
+// togglesSurvive runs lives of registry name (options o), each setting
+// or clearing the NoPrefix flag, declaring counters before before Start
+// and late after it, in a pmcd of the test's own while a client fetches
+// late (livesSurvive).
+func togglesSurvive(t *testing.T, name string, o mmv.Options, before ...string) {
+	p := pcptest.StartPMCD(t)
+	life := func(lives int) bool {
+		o := o
+		o.Dir, o.Flags = p.Dir, 0
+		if lives%2 == 1 {
+			o.Flags = mmv.NoPrefix
+		}
+		r := mmv.NewRegistry(name, &o)
+		for _, n := range before {
+			mmv.NewCounter(r, n, "", mmv.Count).Add(uint64(lives))
+		}
+		if err := r.Start(); err != nil {
+			t.Error(err)
+			return false
+		}
+		mmv.NewCounter(r, "late", "", mmv.Count).Add(uint64(lives))
+		assert.NoError(t, r.Flush())
+		time.Sleep(time.Millisecond)
+		return assert.NoError(t, r.Close())
+	}
+	f, lives := livesSurvive(t, p, "mmv."+name+".late", life)
+	t.Logf("%d lifetimes, fetches %+v", lives, f)
+	assert.Positive(t, f.Values)
+}

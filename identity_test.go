@@ -479,7 +479,8 @@ func TestConfigureAfterFailedStartForgetsHomes(t *testing.T) {
 // first run: a name first declared in a later one may take the room of
 // one of its file's names declared after Start, which then moves, and a
 // new name may take its item there the run after (docs/design.md, "A
-// reserved item lasts one run").
+// reserved item lasts one run"). A run in three sets or clears the
+// NoPrefix flag, as a deploy may (TestNoPrefixToggleKeepsOverflowPMIDs).
 func TestRandomRestartsKeepPMIDs(t *testing.T) {
 	needFileLayer(t)
 	_, dir := pcpDir(t)
@@ -500,11 +501,18 @@ func TestRandomRestartsKeepPMIDs(t *testing.T) {
 		})
 	}
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if s, err := strconv.ParseUint(os.Getenv("MMV_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (MMV_SEED runs it again)", seed)
 	rng := rand.New(rand.NewPCG(seed, 41))
 	w := newPMIDWatch(dir)
+	var flags mmv.Flags
 	for run := range 40 {
-		r := newRegistry(t, "rndpmid", dir, mmv.Options{MaxFileValues: 12, PublishDelay: time.Hour})
+		if rng.IntN(3) == 0 {
+			flags ^= mmv.NoPrefix
+		}
+		r := newRegistry(t, "rndpmid", dir, mmv.Options{Flags: flags, MaxFileValues: 12, PublishDelay: time.Hour})
 		order := rng.Perm(len(decls))
 		if run > 0 && rng.IntN(3) == 0 {
 			order = order[:rng.IntN(len(order))]

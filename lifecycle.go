@@ -68,6 +68,7 @@ func (r *Registry) Start() error {
 	// keep their files (lastHomes). A Start that fails forgets them: they
 	// are the files of this name in this directory, and Configure may
 	// change both before the next (TestConfigureAfterFailedStartForgetsHomes).
+	r.lastPrefix = r.lastOverflowPrefix(d)
 	if r.homes = r.lastHomes(d); r.homes != nil {
 		err = r.placeLocked()
 		if err == nil {

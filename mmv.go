@@ -143,6 +143,7 @@ type Registry struct {
 	claimBusy     time.Time            // since when the timer's publications found the directory's lock held (tryClaimsLocked)
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
 	homes         map[string]int       // the part of each name in the last run's files, by index, read at Start (lastHomes), forgotten when it fails: placement keeps it
+	lastPrefix    string               // the prefix of the names of the last run's overflow files, and of the tombstones of them (lastOverflowPrefix)
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
 	own           ownCounts            // the registry's own metrics, beyond the caps (declareOwnLocked)

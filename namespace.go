@@ -68,7 +68,8 @@ func (r *Registry) earlierOverflow(d *osfile.Dir, f shownFile) (names []string, 
 		return nil, false
 	}
 	names = metricNames(d, f.name)
-	return names, !slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, overflowPrefix(r.name, r.opts.Flags)) })
+	_, own = under(r.lastPrefix)(names)
+	return names, own
 }
 
 // clashesWithShown returns a function that reports whether a metric of

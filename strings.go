@@ -39,6 +39,21 @@ func nameAt(b []byte, at uint64, version int) (string, bool) {
 	return cString(name)
 }
 
+// putNameAt writes name as the name of a record of the file b at offset
+// at, where nameAt reads it, and reports whether it fits there.
+func putNameAt(b []byte, at uint64, version int, name string) bool {
+	switch {
+	case version == Version1 && len(name) < inlineNameLen:
+		copy(b[at:][:inlineNameLen], name)
+		clear(b[at+uint64(len(name)):][:inlineNameLen-len(name)])
+	case version != Version1 && len(name) <= MaxStringLen:
+		putString(b[ne.Uint64(b[at:]):], name)
+	default:
+		return false
+	}
+	return true
+}
+
 // cString returns the NUL-terminated text at the start of b, reporting
 // false when b holds no NUL.
 func cString(b []byte) (string, bool) {

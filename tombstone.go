@@ -77,14 +77,18 @@ func (r *Registry) buryLocked(name string) error {
 		case h.pid > 0 && localPid(h.pid) != os.Getpid() && !osfile.ProcessGone(h.pid):
 			return b // a live writer's, which holds no lock (libpcp_mmv's): an earlier run's is gone
 		}
-		if _, tomb := r.tombs[name]; tomb && !r.tombAtLocked(name, b) {
-			return b // put at the tombstone's name since: another's
+		prefix := r.lastPrefix
+		if _, tomb := r.tombs[name]; tomb {
+			if !r.tombAtLocked(name, b) {
+				return b // put at the tombstone's name since: another's
+			}
+			prefix = overflowPrefix(r.name, r.opts.Flags) // this run's, in its prefix
 		}
 		var owner int32
 		if r.fileFlagsLocked()&Process != 0 { // as its files have it: withheld, they name no writer
 			owner = pcpPid(int32(os.Getpid())) // as PCP checks it (liveness.go)
 		}
-		nb, names, ours := bury(b, overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
+		nb, names, ours := bury(b, under(prefix), overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
 		if !ours {
 			return b // a NoPrefix registry's first file, named so: another's
 		}
@@ -182,8 +186,14 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 }
 
 // bury returns the tombstone of the MMV file b, whose metric names start
-// with prefix (ours reports that they do: a file with a name that does not
-// is none of the registry's, and bury leaves it), made by a run whose pid
+// with the prefix prefixOf returns of them (ours reports that they do: a
+// file whose names have none is none of the registry's, and bury leaves
+// it), written with the prefix to, the burying run's, so that every file
+// a run leaves has its prefix, which its first file's flags say
+// (lastOverflowPrefix): a tombstone kept in the prefix of a run before,
+// one that set or cleared the NoPrefix flag, was read with the next run's
+// (TestRandomRestartsKeepPMIDs); a name that does not fit is not kept.
+// Made by a run whose pid
 // is owner when it has the Process flag, 0 otherwise: b with the Sentinel flag and every value the reserved one
 // that PCP shows as no value (all ones, which is a NaN float too, or an
 // empty string), no labels, and only the metrics whose names, without
@@ -193,7 +203,7 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 // keeps none of a file whose metrics it cannot read. The generation is
 // new, so that PCP's reader loads it again. A Process run's tombstone has
 // the flag and its pid: PCP drops it with the run's own files.
-func bury(b []byte, prefix string, owner int32, keep func(name string) bool) (nb []byte, names []string, ours bool) {
+func bury(b []byte, prefixOf func(names []string) (string, bool), to string, owner int32, keep func(name string) bool) (nb []byte, names []string, ours bool) {
 	nb = bytes.Clone(b)
 	version, toc, ok := readTOC(nb) // the sections' TOC entries, in nb
 	if !ok {
@@ -211,19 +221,30 @@ func bury(b []byte, prefix string, owner int32, keep func(name string) bool) (nb
 	if !ok || count > MaxMetrics {
 		return nil, nil, true
 	}
+	all := make([]string, count) // "" for a name that cannot be read, which is not kept
+	read := all[:0]
+	for j := range all {
+		if name, ok := nameAt(b, uint64(off+j*size), version); ok {
+			all[j] = name
+			read = append(read, name)
+		}
+	}
+	prefix, ours := prefixOf(read)
+	if !ours {
+		return nil, nil, false
+	}
 	moved := map[uint64]uint64{} // a kept metric's record, from its offset in b to nb's
 	at := off
-	for j := range count {
+	for j, name := range all {
 		rec := b[off+j*size:][:size]
-		name, ok := nameAt(b, uint64(off+j*size), version)
-		short, under := strings.CutPrefix(name, prefix)
-		if ok && !under {
-			return nil, nil, false
-		}
-		if !ok || !keep(short) {
+		short := strings.TrimPrefix(name, prefix)
+		if name == "" || !keep(short) {
 			continue
 		}
 		copy(nb[at:], rec)
+		if prefix != to && !putNameAt(nb, uint64(at), version, to+short) {
+			continue // overwritten by the next kept, or cleared
+		}
 		moved[uint64(off+j*size)] = uint64(at)
 		at += size
 		names = append(names, short)
