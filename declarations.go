@@ -550,10 +550,12 @@ func (r *Registry) instanceCount() int { return r.counts.instances - r.own.insta
 
 // AddLabel attaches a label to every metric of the registry (a cluster
 // label). It is refused on ReaderCluster. A label named le is refused
-// with ErrDuplicate here, and by AddMetricLabel, AddIndomLabel and
-// AddInstanceLabel where PCP would show it on a histogram's buckets:
-// their names carry their bound (le=0.25), which the label would
-// contradict on every bucket.
+// with ErrDuplicate: a histogram's buckets, a bridge's too, carry their
+// bound in their names (le=0.25), which the label would contradict on
+// every bucket. AddMetricLabel, AddIndomLabel and AddInstanceLabel refuse
+// so a label named as one their instances' names carry (a vector's
+// label, a histogram's le), which PCP would show on every instance
+// without a label of its own (Vec.SetInstanceLabels(false)).
 func (r *Registry) AddLabel(l Label) error {
 	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
@@ -643,30 +645,55 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 			return errorf(ErrDuplicate, inside(subject, "label", l.Name), "it has a label of that name already")
 		}
 	}
-	if l.kind == labelInstances {
-		if in := r.serials[l.serial]; in != nil && in.vec.vec != nil && slices.Contains(in.vec.labels, l.Name) {
-			return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance's vector has a label of that name")
+	// A histogram's buckets carry their bound in their names, as the
+	// bridges' do, not as a label: a label le shown on them says another.
+	const onBuckets = "a histogram's buckets carry their upper bound, le, in their instance names (\"route=/a,le=0.25\"), not as a label: " +
+		"PCP would show this one on the buckets"
+	if l.kind == labelCluster {
+		if l.Name == bucketLabel { // on every metric, a histogram's buckets among them now or once declared
+			return errorf(ErrDuplicate, inside(subject, "label", l.Name), onBuckets)
 		}
+		return nil
 	}
-	if l.Name == bucketLabel && r.reachesBucketsLocked(l) {
-		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "a histogram's buckets carry their upper bound, %s, in their "+
-			"instance names (\"route=/a,%s=0.25\"), not as a label: PCP would show this one on the buckets", bucketLabel, bucketLabel)
+	var in *indom
+	if l.kind == labelItem {
+		in = l.metric.indom
+	} else {
+		in = r.serials[l.serial]
 	}
-	return nil
+	if in == nil || !slices.Contains(r.namedLabelsLocked(in), l.Name) {
+		return nil
+	}
+	switch {
+	case l.Name == bucketLabel && in.buckets:
+		return errorf(ErrDuplicate, inside(subject, "label", l.Name), onBuckets)
+	case l.kind == labelInstances:
+		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance's vector has a label of that name")
+	}
+	return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instances' names carry a label of that name (\"route=/a\"): "+
+		"PCP would show this one on each instance without a label of its own (Vec.SetInstanceLabels(false), past the file's label budget)")
 }
 
-// reachesBucketsLocked reports whether PCP would show l on a histogram's
-// buckets, now or once one is declared: a registry's label is on every
-// metric.
-func (r *Registry) reachesBucketsLocked(l *label) bool {
-	switch l.kind {
-	case labelCluster:
-		return true
-	case labelItem:
-		return l.metric.indom != nil && l.metric.indom.buckets
+// namedLabelsLocked returns the label names in's instance names carry:
+// its vector's, and a histogram's buckets' le after the histogram
+// vector's. A label of one of these names added by hand to in, one of its
+// instances or a metric over it contradicts the names: PCP shows it on
+// every instance that has no label of that name itself (the bridges'
+// buckets, SetInstanceLabels(false), a histogram vector's buckets, a
+// vector past the file's label budget).
+func (r *Registry) namedLabelsLocked(in *indom) []string {
+	if in.vec.vec != nil {
+		return in.vec.labels
 	}
-	in := r.serials[l.serial]
-	return in != nil && in.buckets
+	if !in.buckets {
+		return nil
+	}
+	for _, x := range r.indoms { // a label's declaration alone
+		if x.vec.buckets == in && x.vec.vec != nil {
+			return append(slices.Clip(x.vec.labels), bucketLabel)
+		}
+	}
+	return []string{bucketLabel}
 }
 
 // checkPlacedLabelsLocked checks the labels of each file once Start or

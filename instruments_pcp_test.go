@@ -399,3 +399,66 @@ func TestLeLabelByHandRefused(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"mmv.lehand.lat.count \"count\"", "mmv.lehand.mine[fast] \"0.25\""}, shown)
 }
+
+// TestHandLabelNamedAsInstancesRefused: a label added by hand to a
+// metric, indom or instance whose instance names carry a label of that
+// name (a vector's, a histogram's buckets' le after their vector's) is
+// refused, as one on a vector's instance was: PCP showed it on every instance not
+// labelled itself, contradicting its name. The bridges publish buckets
+// so (prombridge, otelexporter, goruntime: a counter vector with label
+// le, SetInstanceLabels(false)), and a metric's or indom's le showed on
+// each of them, another bound, as a route did on a histogram vector's
+// buckets, which no instance label names. Other names stay free.
+func TestHandLabelNamedAsInstancesRefused(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "vechand", dir, mmv.Options{})
+	b, err := mmv.DeclareVec[mmv.Counter](r, "bridged.bucket", "", mmv.Count, "route", "le")
+	require.NoError(t, err)
+	b.SetInstanceLabels(false) // as the bridges do
+	b.With("/a", "0.25").Add(1)
+	hv := mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1}}, "route")
+	hv.With("/a").Observe(0.5)
+	startOrSkip(t, r)
+	snap, err := r.Snapshot()
+	require.NoError(t, err)
+	indom, first := map[string]uint32{}, map[string]int32{}
+	for _, m := range snap {
+		indom[m.Name] = m.Indom
+		if len(m.Values) > 0 {
+			first[m.Name] = m.Values[0].ID
+		}
+	}
+	for _, c := range []struct{ metric, label string }{
+		{"bridged.bucket", "le"}, {"bridged.bucket", "route"},
+		{"lat.bucket", "route"}, {"lat.count", "route"},
+	} {
+		l := mmv.Label{Name: c.label, Value: "hand"}
+		assert.ErrorIs(t, r.AddMetricLabel(c.metric, l), mmv.ErrDuplicate, "%s's %s", c.metric, c.label)
+		err := r.AddIndomLabel(indom[c.metric], l)
+		assert.ErrorIs(t, err, mmv.ErrDuplicate, "%s's indom's %s", c.metric, c.label)
+		assert.ErrorContains(t, err, c.label)
+		err = r.AddInstanceLabel(indom[c.metric], first[c.metric], l)
+		assert.ErrorIs(t, err, mmv.ErrDuplicate, "%s's first instance's %s", c.metric, c.label)
+	}
+	free := mmv.Label{Name: "team", Value: "web"}
+	assert.NoError(t, r.AddMetricLabel("bridged.bucket", free))
+	assert.NoError(t, r.AddIndomLabel(indom["lat.bucket"], free))
+	require.NoError(t, r.Flush())
+	var shown []string // the labels le and route PCP shows, and where
+	for _, m := range pcptest.Info(t, tmp) {
+		for _, in := range m.Instances {
+			for _, name := range []string{"le", "route"} {
+				if v, ok := in.Label(name); ok {
+					shown = append(shown, m.Name+"["+in.Name+"] "+name+"="+v)
+				}
+			}
+		}
+	}
+	assert.ElementsMatch(t, []string{
+		`mmv.vechand.lat.count[route=/a] route="/a"`, `mmv.vechand.lat.sum[route=/a] route="/a"`,
+		`mmv.vechand.lat.min[route=/a] route="/a"`, `mmv.vechand.lat.max[route=/a] route="/a"`,
+		`mmv.vechand.lat.mean[route=/a] route="/a"`, `mmv.vechand.lat.p50[route=/a] route="/a"`,
+		`mmv.vechand.lat.p90[route=/a] route="/a"`, `mmv.vechand.lat.p99[route=/a] route="/a"`,
+		`mmv.vechand.lat.p999[route=/a] route="/a"`,
+	}, shown, "the instances' own labels alone")
+}

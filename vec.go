@@ -816,7 +816,8 @@ func (v *Vec[T]) Metric() string {
 
 // Indom returns the serial of the instance domain of the vector's
 // instances, for labels (Registry.AddIndomLabel, AddInstanceLabel, which
-// refuses a label named as one of the vector's: ErrDuplicate): the
+// refuse a label named as one of the vector's, as AddMetricLabel does on
+// its metric: ErrDuplicate): the
 // vector adds and removes its instances, and AddInstance, AddMetric and
 // Registry.Value refuse it (ErrInUse).
 func (v *Vec[T]) Indom() uint32 {
