@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"reflect"
 	"runtime"
 	"sync"
 	"time"
@@ -175,11 +176,13 @@ func runPolls(polls []*poller, d time.Duration, waiting bool) *hookPanic {
 }
 
 // The functions a poll's function runs under, as runtime.Frame names
-// them (TestCallbackSnapshotWaitsNotForItself fails when they are not).
-const (
-	runForName    = "github.com/gopcp/mmv.(*poller).runFor"
-	runUnlessName = "github.com/gopcp/mmv.(*poller).runUnless"
-)
+// them: read from the functions, not written out, which a fork renaming
+// the module would have left behind (TestCallbackSnapshotWaitsNotForItself
+// fails when they are not the frames').
+var runForName, runUnlessName = funcName((*poller).runFor), funcName((*poller).runUnless)
+
+// funcName returns the name of the function f.
+func funcName(f any) string { return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name() }
 
 // inPollRun reports whether the caller runs inside a poll's function.
 // Go gives a goroutine no identity to compare with a run's, and the
