@@ -38,7 +38,10 @@
 // names. The resource
 // attributes of Options.ResourceKeys (service.name, service.namespace,
 // service.version, service.instance.id, host.name by default) become
-// labels of every metric, named with '.' made '_' (service_name).
+// labels of every metric, named with '.' made '_' (service_name); but one
+// that makes le, which the registry refuses as a label of every metric (a
+// histogram's buckets carry their bound as le in their names), and Err
+// names.
 //
 // The registry starts at the first Export, before any instrument is
 // declared: each instrument's name is then checked alone against the
