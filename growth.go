@@ -137,8 +137,14 @@ func (r *Registry) armLocked() {
 // the package doc promises one every PublishDelay
 // (TestOutageRetriesNotPaced).
 func (r *Registry) pacedLocked(made uint64) {
-	if r.timer.replaced != made {
-		r.timer.pace.spend(time.Now())
+	t := r.timer
+	switch replaced := t.replaced != made; {
+	case t.took:
+		if t.took = false; !replaced {
+			t.pace.refund()
+		}
+	case replaced:
+		t.pace.spend(time.Now())
 	}
 }
 
@@ -148,9 +154,10 @@ func (r *Registry) replacingLocked() bool {
 	return slices.ContainsFunc(r.parts, func(p *part) bool { return p.dirty || p.file == nil })
 }
 
-// newPublishTimer makes r's timer, stopped (AfterFunc makes none so).
-func newPublishTimer(r *Registry) *publishTimer {
-	t := &publishTimer{}
+// newPublishTimer makes r's timer, stopped (AfterFunc makes none so), on
+// the pace p.
+func newPublishTimer(r *Registry, p *pace) *publishTimer {
+	t := &publishTimer{pace: p}
 	t.Timer = time.AfterFunc(time.Hour, r.publishDue)
 	t.Stop()
 	return t
@@ -163,11 +170,25 @@ func (r *Registry) publishDue() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.timer
-	if !t.armed || time.Now().Before(t.due) {
+	now := time.Now()
+	if !t.armed || now.Before(t.due) {
 		return
 	}
 	t.armed = false
+	if r.replacingLocked() {
+		// The pace is the directory's: another registry may have spent it
+		// since this arming.
+		if t.took = t.pace.take(now); !t.took {
+			r.armLocked()
+			return
+		}
+	}
 	r.publishPartsLocked(byTimer) // which arms the next try if this one fails
+	// Still taken: closed meanwhile, nothing published.
+	if t.took {
+		t.took = false
+		t.pace.refund()
+	}
 }
 
 // unpublishedLocked reports whether a part has declarations its file does

@@ -349,38 +349,39 @@ func TestChurnPublicationsPaced(t *testing.T) {
 	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "id")
 	startOrSkip(t, r)
 	const churn = 3 * time.Second
-	var files atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		last, _ := os.Stat(r.Path())
-		for end := time.Now().Add(churn); time.Now().Before(end); time.Sleep(time.Millisecond) {
-			if now, err := os.Stat(r.Path()); err == nil && (last == nil || !os.SameFile(last, now)) {
-				files.Add(1)
-				last = now
-			}
-		}
-	}()
-	for i := 0; ; i++ {
-		select {
-		case <-done:
-		case <-time.After(time.Millisecond):
-			v.With(strconv.Itoa(i)).Add(uint64(i))
-			v.Delete(strconv.Itoa(i - 10))
-			continue
-		}
-		for j := i - 10; j < i; j++ { // the live ones
-			require.Equal(t, uint64(j), v.With(strconv.Itoa(j)).Get(), "value %d", j)
-		}
-		break
-	}
-	n := files.Load()
+	n := churnFiles(t, churn, []*mmv.Registry{r}, []*mmv.Vec[mmv.Counter]{v})
 	t.Logf("%d files in %v of churn", n, churn)
 	assert.LessOrEqual(t, n, int64(8+3+2), "files replaced in %v of churn: a burst of 8, then one a second", churn)
 	require.NoError(t, r.Flush())
 	f, err := mmvfile.Open(r.Path())
 	require.NoError(t, err)
 	assert.Len(t, f.Instances, 10, "the values live, published by Flush")
+}
+
+// TestRegistriesShareThePace: the registries of a process that publish
+// into one directory share the pace of its publications (pace.go): PCP's
+// agent rebuilds the whole directory's names for a file any of them
+// replaces. Three registries churning label values replaced files 3
+// times as often as one.
+func TestRegistriesShareThePace(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	var rs []*mmv.Registry
+	var vs []*mmv.Vec[mmv.Counter]
+	for i := range 3 {
+		r := newRegistry(t, fmt.Sprint("shared", i), dir, mmv.Options{})
+		rs, vs = append(rs, r), append(vs, mmv.NewCounterVec(r, "requests", "", mmv.Count, "id"))
+		startOrSkip(t, r)
+	}
+	other := newRegistry(t, "elsewhere", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
+	startOrSkip(t, other)
+	const churn = 3 * time.Second
+	n := churnFiles(t, churn, rs, vs)
+	t.Logf("%d files in %v of churn", n, churn)
+	assert.LessOrEqual(t, n, int64(8+3+2), "files replaced in %v of churn by 3 registries: a burst of 8, then one a second", churn)
+	mmv.NewCounterVec(other, "alone", "", mmv.Count, "k").With("x").Inc()
+	assert.Eventually(t, func() bool { return fileShows(other, "alone", "k=x") }, time.Second, 10*time.Millisecond,
+		"a registry of another directory paces alone: its publication waits for none of theirs")
 }
 
 // TestFlushesDoNotStarveTimer: publications asked for (Flush here;

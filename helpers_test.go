@@ -13,7 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -650,4 +652,50 @@ func togglesSurvive(t *testing.T, name string, o mmv.Options, before ...string) 
 	f, lives := livesSurvive(t, p, "mmv."+name+".late", life)
 	t.Logf("%d lifetimes, fetches %+v", lives, f)
 	assert.Positive(t, f.Values)
+}
+
+// churnFiles churns the label values of vs, vector k of started
+// registry rs[k], for d (a value added and one deleted every millisecond,
+// ten live), checks the live values, and returns how many first files
+// of rs their publications replaced meanwhile.
+func churnFiles(t *testing.T, d time.Duration, rs []*mmv.Registry, vs []*mmv.Vec[mmv.Counter]) int64 {
+	t.Helper()
+	var files atomic.Int64
+	done := make(chan struct{})
+	paths := make([]string, len(rs))
+	for k, r := range rs {
+		paths[k] = r.Path()
+	}
+	last := make([]os.FileInfo, len(paths)) // the files Start made, not counted
+	for k, path := range paths {
+		last[k], _ = os.Stat(path)
+	}
+	go func() {
+		defer close(done)
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			for k, path := range paths {
+				if now, err := os.Stat(path); err == nil && (last[k] == nil || !os.SameFile(last[k], now)) {
+					files.Add(1)
+					last[k] = now
+				}
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+		case <-time.After(time.Millisecond):
+			for _, v := range vs {
+				v.With(strconv.Itoa(i)).Add(uint64(i))
+				v.Delete(strconv.Itoa(i - 10))
+			}
+			continue
+		}
+		for _, v := range vs {
+			for j := i - 10; j < i; j++ { // the live ones
+				require.Equal(t, uint64(j), v.With(strconv.Itoa(j)).Get(), "value %d", j)
+			}
+		}
+		return files.Load()
+	}
 }

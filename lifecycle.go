@@ -119,7 +119,7 @@ func (r *Registry) Start() error {
 		return err
 	}
 	r.state = started
-	r.timer = newPublishTimer(r)
+	r.timer = newPublishTimer(r, paceOf(path))
 	r.path = r.parts[0].file.path()
 	r.bindLocked(0)
 	for _, f := range r.onStart {
@@ -164,6 +164,7 @@ func (r *Registry) Close() error {
 	if !wasStarted {
 		return nil
 	}
+	r.timer.pace.release()
 	// A callback metric's function or hook that panics stops none of the
 	// others, nor the rest of Close: the registry is closed whole, then
 	// the first panic goes on to the caller. Stopped at the panic, Close

@@ -43,7 +43,8 @@ type Options struct {
 	// between, so that no first use waits for all of them. Each
 	// publication that makes or replaces a file makes PCP's agent
 	// rebuild the whole directory's names inside pmcd, so the timer's are
-	// paced: after a burst of 8, one a second at most on average. While
+	// paced: after a burst of 8, one a second at most on average, for all
+	// the registries of the process that publish into one directory. While
 	// publications follow each other (label values churning, a metric
 	// declared every 100 ms) a declaration waits up to a second for PCP,
 	// not PublishDelay. Flush publishes and binds everything without
@@ -206,7 +207,8 @@ type publishTimer struct {
 	*time.Timer
 	armed bool
 	due   time.Time // of the arming in force
-	pace  pace      // of the publications that replace files (growth.go)
+	pace  *pace     // of the publications that replace files, the directory's (growth.go)
+	took  bool      // the publication running spent the pace's credit already (publishDue)
 	// replaced counts the files publications made or replaced, with
 	// the registry's lock held (pacedLocked).
 	replaced uint64

@@ -1,6 +1,10 @@
 package mmv
 
-import "time"
+import (
+	"path/filepath"
+	"sync"
+	"time"
+)
 
 // Every publication that replaces a file makes PCP's agent rebuild its
 // namespace and tables for the whole directory at its next request, in
@@ -22,14 +26,56 @@ const (
 )
 
 // pace is a budget of publications that replace files: publishBurst at
-// most, one more every publishEvery.
+// most, one more every publishEvery. One is shared by the registries of
+// the process that publish into one directory (paceOf): PCP's agent
+// rebuilds the whole directory for a file any of them replaces, and three
+// registries churning label values, each paced alone, replaced files
+// three times as often as one (TestRegistriesShareThePace).
 type pace struct {
+	mu     sync.Mutex
 	credit float64   // at at
 	at     time.Time // zero: full
+	dir    string    // its key in paces
+	users  int       // the started registries publishing into dir
 }
 
-// creditAt returns the publications p allows at now.
-func (p *pace) creditAt(now time.Time) float64 {
+// paces are the directories' paces, by path, while a registry started
+// there is not closed.
+var paces struct {
+	sync.Mutex
+	of map[string]*pace
+}
+
+// paceOf returns the pace of the directory dir, counting one more
+// registry publishing there; release counts it gone.
+func paceOf(dir string) *pace {
+	dir = filepath.Clean(dir)
+	paces.Lock()
+	defer paces.Unlock()
+	p := paces.of[dir]
+	if p == nil {
+		if paces.of == nil {
+			paces.of = map[string]*pace{}
+		}
+		p = &pace{dir: dir}
+		paces.of[dir] = p
+	}
+	p.users++
+	return p
+}
+
+// release counts one registry publishing into p's directory less: the
+// last forgets p.
+func (p *pace) release() {
+	paces.Lock()
+	defer paces.Unlock()
+	if p.users--; p.users == 0 {
+		delete(paces.of, p.dir)
+	}
+}
+
+// creditAtLocked returns the publications p allows at now.
+func (p *pace) creditAtLocked(now time.Time) float64 {
 	if p.at.IsZero() {
 		return publishBurst
 	}
@@ -38,18 +84,44 @@ func (p *pace) creditAt(now time.Time) float64 {
 
 // wait returns how long from now until p allows a publication.
 func (p *pace) wait(now time.Time) time.Duration {
-	if c := p.creditAt(now); c < 1 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.creditAtLocked(now); c < 1 {
 		return time.Duration((1 - c) * float64(publishEvery))
 	}
 	return 0
 }
 
-// spend records a publication that replaced files at now. The budget
-// runs out, but owes nothing: the publications asked for (Flush, a
+// take spends a publication of the timer's at now if p allows one, and
+// reports whether it did: taken before it runs, so that the timers of
+// registries sharing p, due at one instant, do not all publish on one
+// credit. refund gives back one that replaced no file.
+func (p *pace) take(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.creditAtLocked(now); c >= 1 {
+		p.credit, p.at = c-1, now
+		return true
+	}
+	return false
+}
+
+func (p *pace) refund() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.credit = min(publishBurst, p.credit+1)
+}
+
+// spend records a publication asked for that replaced files at now. The
+// budget runs out, but owes nothing: the publications asked for (Flush, a
 // declaration whose values need storage at once, Registry.Value, a first
 // use making room) do not wait for it, and spent past it, each left a
 // debt of publishEvery that the timer's next publication waited out
 // whole: 33 s after 40 Flushes in a row
 // (TestFlushesDoNotStarveTimer). So the timer's wait is
 // publishEvery at most after any publication.
-func (p *pace) spend(now time.Time) { p.credit, p.at = max(p.creditAt(now)-1, 0), now }
+func (p *pace) spend(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.credit, p.at = max(p.creditAtLocked(now)-1, 0), now
+}
