@@ -1,10 +1,13 @@
 package otelexporter
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -39,4 +42,67 @@ func sumsExport(names ...string) *metricdata.ResourceMetrics {
 func droppedOf(t *testing.T, ms []pcptest.Metric, file, reason string) string {
 	t.Helper()
 	return shownValues(t, ms, "mmv."+file+".otelexporter.dropped")["reason="+reason]
+}
+
+// scopeExport is an export of scope "s" holding the metrics ms.
+func scopeExport(ms ...metricdata.Metrics) *metricdata.ResourceMetrics {
+	return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+		Scope: instrumentation.Scope{Name: "s"}, Metrics: ms}}}
+}
+
+// stamped exports to an exporter writing into a temporary PCP_TMP_DIR,
+// the points stamped with the end Time of its running collection.
+type stamped struct {
+	t   *testing.T
+	exp *Exporter
+	tmp string
+	at  time.Time
+}
+
+// newStamped returns a stamped exporter of options o (pcpExporter).
+func newStamped(t *testing.T, o Options) *stamped {
+	exp, tmp := pcpExporter(t, o)
+	return &stamped{t: t, exp: exp, tmp: tmp, at: time.Now()}
+}
+
+// next starts the next collection.
+func (s *stamped) next() *stamped {
+	s.at = s.at.Add(time.Second)
+	return s
+}
+
+// counters exports the cumulative int64 counter "requests" of scope "s"
+// of points pts.
+func (s *stamped) counters(pts ...metricdata.DataPoint[int64]) {
+	for i := range pts {
+		pts[i].Time = s.at
+	}
+	require.NoError(s.t, s.exp.Export(context.Background(), scopeExport(sum("requests", metricdata.CumulativeTemporality, pts...))))
+}
+
+// histograms exports the cumulative float64 histogram "lat" of scope "s"
+// of points pts.
+func (s *stamped) histograms(pts ...metricdata.HistogramDataPoint[float64]) {
+	for i := range pts {
+		pts[i].Time = s.at
+	}
+	require.NoError(s.t, s.exp.Export(context.Background(), scopeExport(metricdata.Metrics{Name: "lat", Data: metricdata.Histogram[float64]{
+		Temporality: metricdata.CumulativeTemporality, DataPoints: pts}})))
+}
+
+// shown returns what PCP shows, once the exporter published it.
+func (s *stamped) shown() []pcptest.Metric {
+	require.NoError(s.t, s.exp.ForceFlush(context.Background()))
+	return pcptest.Info(s.t, s.tmp)
+}
+
+// hpoint is a histogram point of bounds and bucket counts counts, its
+// count their sum, of sum, min lo and max hi.
+func hpoint(bounds []float64, counts []uint64, sum, lo, hi float64, kvs ...attribute.KeyValue) metricdata.HistogramDataPoint[float64] {
+	p := metricdata.HistogramDataPoint[float64]{Attributes: attribute.NewSet(kvs...), Bounds: bounds, BucketCounts: counts, Sum: sum,
+		Min: metricdata.NewExtrema(lo), Max: metricdata.NewExtrema(hi)}
+	for _, n := range counts {
+		p.Count += n
+	}
+	return p
 }

@@ -75,6 +75,9 @@ type instrument struct {
 	ps     []*shownSet          // the export's points' (pointSets), reused
 	merged []*shownSet          // the export's sets that add up their points (merge.go), reused
 	notes  []attribute.Key      // the keys past the labels of the export's points, reused
+	noted  []attribute.Key      // those note names, kept while they stay the same
+	note   error
+	sum    histValues // a merged histogram instance's values, reused
 }
 
 // shape is what the points of an instrument's first export say of it.

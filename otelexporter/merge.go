@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -23,9 +24,20 @@ import (
 // collection (sdkmetric.WithMaxExportBatchSize) brings which member, and
 // a member no longer exported (an observable instrument's) stays in it,
 // so that a total never goes down, which PCP would read as a counter
-// wrap. A member whose point cannot be stored (a value no counter
-// holds, a malformed histogram point), or two of one export that print
-// alike, take the instance out of PCP, every point of it counted.
+// wrap. Members are told apart by their attribute sets, as the SDK tells
+// its series apart: an int 1 and a string "1" are two. A member whose
+// point cannot be stored (a value no counter holds, a malformed
+// histogram point), or members whose sum a counter cannot hold, take the
+// instance out of PCP, every point of it counted.
+
+// members are the attribute sets added up in an instance, and the
+// bounds of the export's last histogram point added in: those its sum
+// has.
+type members struct {
+	own    *member                        // the instance's own set (no key past the labels), or what it showed before
+	others map[attribute.Distinct]*member // the sets with keys past the labels
+	les    []string
+}
 
 // member is one attribute set added up in an instance, its last values.
 type member struct {
@@ -43,52 +55,90 @@ func (in *instrument) merges() bool {
 // export or before, had keys past the labels.
 func (s *shownSet) merging() bool { return s.extra > 0 || s.members != nil }
 
+// fail takes s out of PCP at the end of the export (writeMerged), its
+// points counted for why, err saying why; the first failure is named.
+func (s *shownSet) fail(why reason, err error) {
+	if s.bad == nil {
+		s.bad, s.why = err, why
+	}
+}
+
 // memberOf returns the member of s that the point of attribute set set
 // is, to be given its values, and queues s to be written (writeMerged);
-// nil when another point of the export was that member (sets whose keys
-// past the labels print alike), which takes s out of PCP. The first
-// member s gets holds what s showed, written whole before: that member
-// may come in a later batch of the collection, or no more.
+// nil when another point of the export had that set (a producer's
+// duplicate), which takes s out of PCP. The first member s gets holds
+// what s showed, written whole before: that member may come in a later
+// batch of the collection, or no more.
 func (in *instrument) memberOf(s *shownSet, set *attribute.Set) *member {
 	if s.queued != in.gen {
 		s.queued, s.bad = in.gen, nil
 		in.merged = append(in.merged, s)
 	}
-	if s.members == nil {
-		s.members = map[string]*member{}
+	ms := s.members
+	if ms == nil {
+		ms = &members{others: map[attribute.Distinct]*member{}}
+		s.members = ms
 		if s.written {
-			s.members[""] = in.shownMember(s)
+			ms.own = in.shownMember(s)
 		}
 	}
-	key, extra := in.extraOf(set)
-	if extra != nil {
-		in.notes = append(in.notes, extra...)
-	}
-	m := s.members[key]
-	if m == nil {
-		m = &member{}
-		s.members[key] = m
+	var m *member
+	if in.noteExtra(set) {
+		d := set.Equivalent()
+		if m = ms.others[d]; m == nil {
+			m = &member{}
+			ms.others[d] = m
+		}
+	} else {
+		if ms.own == nil {
+			ms.own = &member{}
+		}
+		m = ms.own
 	}
 	if m.pass == in.gen {
-		s.bad = fmt.Errorf("otelexporter: %s: two attribute sets of label values %q and keys past its labels %s print alike: none copied", in.owner, s.values, key)
+		s.fail(dropAttributes, fmt.Errorf("otelexporter: %s: two points of attribute set {%s} in one export: none copied", in.owner, set.Encoded(attribute.DefaultEncoder())))
 		return nil
 	}
 	m.pass = in.gen
 	return m
 }
 
+// noteExtra reports whether set has keys in has no label for, and adds
+// them to the export's notes, once each.
+func (in *instrument) noteExtra(set *attribute.Set) bool {
+	extra := false
+	for it := set.Iter(); it.Next(); {
+		k := it.Attribute().Key
+		if _, found := slices.BinarySearch(in.keys, k); found {
+			continue
+		}
+		extra = true
+		if !slices.Contains(in.notes, k) {
+			in.notes = append(in.notes, k)
+		}
+	}
+	return extra
+}
+
 // shownMember returns a member of the values s shows, as written whole.
 func (in *instrument) shownMember(s *shownSet) *member {
 	m := &member{}
+	c, _ := in.counters.Get(s.values)
 	if in.buckets == nil {
-		c, _ := in.counters.Get(s.values)
 		m.n = c.Get()
 		return m
 	}
-	c, _ := in.counters.Get(s.values)
 	m.h.count = c.Get()
 	c, _ = in.sums.Get(s.values)
 	m.h.sum = c.Get()
+	if s.hasMin {
+		g, _ := in.min.Get(s.values)
+		m.h.min, m.h.hasMin = g.Get(), true
+	}
+	if s.hasMax {
+		g, _ := in.max.Get(s.values)
+		m.h.max, m.h.hasMax = g.Get(), true
+	}
 	m.h.les = s.les
 	bv := append(slices.Clone(s.values), "")
 	for _, le := range s.les {
@@ -96,25 +146,7 @@ func (in *instrument) shownMember(s *shownSet) *member {
 		b, _ := in.buckets.Get(bv...)
 		m.h.counts = append(m.h.counts, b.Get())
 	}
-	// Its min and max are not read back: a gauge with no value reads 0.
-	// The member's next point brings them.
 	return m
-}
-
-// extraOf returns a key of the attributes of set whose keys in has no
-// label for, "" for none, and those keys, nil for none.
-func (in *instrument) extraOf(set *attribute.Set) (string, []attribute.Key) {
-	var b []byte
-	var keys []attribute.Key
-	for it := set.Iter(); it.Next(); {
-		kv := it.Attribute()
-		if _, found := slices.BinarySearch(in.keys, kv.Key); found {
-			continue
-		}
-		keys = append(keys, kv.Key)
-		b = appendKey(b, []string{string(kv.Key), kv.Value.Emit()})
-	}
-	return string(b), keys
 }
 
 // set sets m's histogram values to h's, which it copies.
@@ -131,29 +163,24 @@ func (in *instrument) writeMerged(d *drops) {
 	if len(in.merged) == 0 {
 		return
 	}
-	slices.Sort(in.notes)
-	if keys := slices.Compact(in.notes); len(keys) > 0 {
-		d.note(in.owner, "merged", fmt.Errorf("otelexporter: %s: attribute keys %q have no label (its labels are the keys of its first export): their points are added into the instances of their other attributes", in.owner, keys))
+	if len(in.notes) > 0 {
+		slices.Sort(in.notes)
+		if !slices.Equal(in.notes, in.noted) {
+			in.noted = slices.Clone(in.notes)
+			in.note = fmt.Errorf("otelexporter: %s: attribute keys %q have no label (its labels are the keys of its first export): their points are added into the instances of their other attributes", in.owner, in.noted)
+		}
+		d.note(in.owner, "merged", in.note)
+		in.notes = in.notes[:0]
 	}
-	in.notes = in.notes[:0]
 	for _, s := range in.merged {
+		var ok bool
+		if s.bad == nil {
+			ok = in.storeMerged(d, s)
+		}
 		if s.bad != nil {
 			in.removeSet(s)
-			d.drop(dropAttributes, s.points, in.owner, s.bad)
+			d.drop(s.why, s.points, in.owner, s.bad)
 			continue
-		}
-		ok := true
-		if in.buckets == nil {
-			var n uint64
-			for _, m := range s.members {
-				n += m.n
-			}
-			if err := in.storeCounter(s, n); err != nil {
-				d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
-				ok = false
-			}
-		} else {
-			ok = in.storeHistogram(d, s, in.sumOf(s))
 		}
 		// The registry counted one point refused; the others are counted
 		// here.
@@ -165,34 +192,112 @@ func (in *instrument) writeMerged(d *drops) {
 	in.merged = in.merged[:0]
 }
 
-// sumOf returns the histogram values of s, the sum of its members: of
-// those of the bounds of this export's points (a member of other bounds,
-// not exported since they changed, is forgotten).
-func (in *instrument) sumOf(s *shownSet) histValues {
-	var les []string
-	for _, m := range s.members {
-		if m.pass == in.gen {
-			les = m.h.les
-			break
+// storeMerged stores the sum of the members of s, and reports whether
+// the registry took it; members whose sum a counter cannot hold fail s.
+func (in *instrument) storeMerged(d *drops, s *shownSet) bool {
+	ms := s.members
+	if in.buckets == nil {
+		var n uint64
+		ok := true
+		add := func(m *member) {
+			if m != nil {
+				ok = ok && n+m.n >= n
+				n += m.n
+			}
 		}
+		add(ms.own)
+		for _, m := range ms.others {
+			add(m)
+		}
+		if !ok {
+			in.sumPast(s)
+			return false
+		}
+		if err := in.storeCounter(s, n); err != nil {
+			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
+			return false
+		}
+		return true
 	}
-	h := histValues{les: les, counts: make([]uint64, len(les)), min: math.Inf(1), max: math.Inf(-1)}
-	for k, m := range s.members {
-		if !slices.Equal(m.h.les, les) {
-			delete(s.members, k)
-			continue
-		}
-		h.count += m.h.count
-		h.sum += m.h.sum
-		for i, n := range m.h.counts {
-			h.counts[i] += n
-		}
-		if m.h.hasMin {
-			h.min, h.hasMin = min(h.min, m.h.min), true
-		}
-		if m.h.hasMax {
-			h.max, h.hasMax = max(h.max, m.h.max), true
-		}
+	h := &in.sum
+	h.reset(ms.les)
+	ok := true
+	if ms.own != nil {
+		ok = h.add(&ms.own.h)
 	}
-	return h
+	for _, m := range ms.others {
+		ok = h.add(&m.h) && ok
+	}
+	if !ok {
+		in.sumPast(s)
+		return false
+	}
+	return in.storeHistogram(d, s, *h)
+}
+
+// sumPast fails s, whose members sum past what a counter holds.
+func (in *instrument) sumPast(s *shownSet) {
+	s.fail(dropValue, fmt.Errorf("otelexporter: %s: the points added into the instance of label values %q sum past a counter's 2^64%s", in.owner, s.values, in.kept()))
+}
+
+// reset makes h an empty sum of bounds les, its bucket counts reused.
+func (h *histValues) reset(les []string) {
+	counts := h.counts[:0]
+	for range les {
+		counts = append(counts, 0)
+	}
+	*h = histValues{les: les, counts: counts}
+}
+
+// add adds o into h, whose bounds o's bucket counts are brought to
+// first (rebucket); ok is false when a count or the sum overflows.
+func (h *histValues) add(o *histValues) (ok bool) {
+	if o.les == nil {
+		return true // a member of no point yet
+	}
+	if !slices.Equal(o.les, h.les) {
+		o.rebucket(h.les)
+	}
+	ok = h.count+o.count >= h.count && h.sum+o.sum >= h.sum
+	h.count += o.count
+	h.sum += o.sum
+	for i, n := range o.counts {
+		ok = ok && h.counts[i]+n >= h.counts[i]
+		h.counts[i] += n
+	}
+	if o.hasMin && (!h.hasMin || o.min < h.min) {
+		h.min, h.hasMin = o.min, true
+	}
+	if o.hasMax && (!h.hasMax || o.max > h.max) {
+		h.max, h.hasMax = o.max, true
+	}
+	return ok
+}
+
+// rebucket brings the bucket counts of h, a member's last values, to the
+// bounds les (an instance's bounds changed, a producer's): each bucket's
+// count goes into the first of les at or above its upper bound, so that
+// its count and sum stay in the totals, which never go down, and a
+// bucket's observations stay at or below its le. The member's next
+// point, of les, brings its own counts.
+func (h *histValues) rebucket(les []string) {
+	counts := make([]uint64, len(les))
+	j := 0
+	for i, le := range h.les {
+		b := parseLe(le)
+		for j < len(les)-1 && parseLe(les[j]) < b {
+			j++
+		}
+		counts[j] += h.counts[i]
+	}
+	h.les, h.counts = les, counts
+}
+
+// parseLe returns the bound an le names (lesOf's: +Inf the last).
+func parseLe(le string) float64 {
+	b, err := strconv.ParseFloat(le, 64)
+	if err != nil {
+		return math.Inf(1)
+	}
+	return b
 }

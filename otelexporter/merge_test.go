@@ -3,6 +3,11 @@ package otelexporter
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
@@ -124,4 +130,254 @@ func TestKeysOfOneLabel(t *testing.T) {
 	require.NoError(t, p.exp.Err())
 	assert.Equal(t, map[string]string{"a_b=x,exported_a_b=y": "1", "a_b=x,exported_a_b=": "2"}, shownValues(t, ms, "mmv.shop_test.s.requests"))
 	assert.Equal(t, map[string]string{"exported_le=y,exported_exported_le=x": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+}
+
+// TestReviewMembersPrintingAlikeAddUp: two attribute sets whose keys
+// past the labels print alike (error.code an int 1 in one code path, a
+// string "1" in another) are two series of the instance, and both add
+// into it, as a View dropping the key adds them; they took the instance
+// out of PCP, the successful requests' too, every point counted.
+func TestReviewMembersPrintingAlikeAddUp(t *testing.T) {
+	s := newStamped(t, Options{})
+	get := attribute.String("method", "GET")
+	s.counters(point(10, get))
+	for i := range 2 {
+		s.next().counters(point(11, get), point(2, get, attribute.Int("error.code", 1)), point(int64(3+i), get, attribute.String("error.code", "1")))
+		ms := s.shown()
+		assert.Equal(t, map[string]string{"method=GET": fmt.Sprint(16 + i)}, shownValues(t, ms, "mmv.shop_test.s.requests"), "export %d", i)
+		assert.Equal(t, "0", droppedOf(t, ms, "shop_test", "attributes"), "export %d", i)
+	}
+}
+
+// TestReviewSeededMemberKeepsMinMax: a histogram's set whose late-key
+// point comes in a later batch of the collection than its own point
+// shows the least min and greatest max of both: the instance's value
+// from the earlier batch seeds its member with its min and max, where
+// it showed the late point's alone.
+func TestReviewSeededMemberKeepsMinMax(t *testing.T) {
+	s := newStamped(t, Options{})
+	get := attribute.String("method", "GET")
+	b := []float64{1}
+	s.histograms(hpoint(b, []uint64{1, 0}, 0.05, 0.05, 0.05, get))
+	s.next().histograms(hpoint(b, []uint64{2, 0}, 0.1, 0.05, 0.05, get))
+	s.histograms(hpoint(b, []uint64{0, 1}, 2, 2, 2, get, attribute.String("error.type", "timeout")))
+	ms := s.shown()
+	assert.Equal(t, map[string]string{"method=GET": "3"}, shownValues(t, ms, "mmv.shop_test.s.lat.count"))
+	assert.Equal(t, map[string]string{"method=GET": "0.05"}, shownValues(t, ms, "mmv.shop_test.s.lat.min"))
+	assert.Equal(t, map[string]string{"method=GET": "2"}, shownValues(t, ms, "mmv.shop_test.s.lat.max"))
+}
+
+// TestReviewBadMemberCountedAsValue: a late-key point whose value no
+// counter holds takes its instance out of PCP, its points counted as
+// dropped for their value, not their attributes.
+func TestReviewBadMemberCountedAsValue(t *testing.T) {
+	s := newStamped(t, Options{})
+	get := attribute.String("method", "GET")
+	s.counters(point(10, get))
+	s.next().counters(point(11, get), point(-1, get, attribute.String("error.type", "x")))
+	ms := s.shown()
+	assert.Empty(t, shownValues(t, ms, "mmv.shop_test.s.requests"))
+	assert.Equal(t, "2", droppedOf(t, ms, "shop_test", "value"))
+	assert.Equal(t, "0", droppedOf(t, ms, "shop_test", "attributes"))
+	assert.ErrorContains(t, s.exp.Err(), "value -1 is not a counter's")
+}
+
+// TestReviewMembersSumPastCounter: members whose sum a counter cannot
+// hold (2^64 and beyond) take the instance out of PCP, counted as
+// values, where the sum wrapped, a counter wrap to PCP.
+func TestReviewMembersSumPastCounter(t *testing.T) {
+	s := newStamped(t, Options{})
+	get := attribute.String("method", "GET")
+	s.counters(point(math.MaxInt64, get))
+	s.next().counters(point(math.MaxInt64, get), point(math.MaxInt64, get, attribute.String("error.type", "x")), point(2, get, attribute.String("error.type", "y")))
+	ms := s.shown()
+	assert.Empty(t, shownValues(t, ms, "mmv.shop_test.s.requests"))
+	assert.Equal(t, "3", droppedOf(t, ms, "shop_test", "value"))
+}
+
+// TestReviewBoundsChangeKeepsTotals: a histogram whose bounds change (a
+// producer's) while a member of its instance comes in a later batch of
+// the collection than the others never shows a count or sum lower than
+// before: the member of the old bounds stays in the totals until its
+// point of the new bounds comes, where it was forgotten.
+func TestReviewBoundsChangeKeepsTotals(t *testing.T) {
+	s := newStamped(t, Options{})
+	get := attribute.String("method", "GET")
+	failed := []attribute.KeyValue{get, attribute.String("error.type", "timeout")}
+	b1, b2 := []float64{1}, []float64{1, 10}
+	shown := func(metric string) map[string]string { return shownValues(t, s.shown(), "mmv.shop_test.s.lat."+metric) }
+	s.histograms(hpoint(b1, []uint64{1, 0}, 0.5, 0.5, 0.5, get))
+	s.next().histograms(hpoint(b1, []uint64{1, 0}, 0.5, 0.5, 0.5, get), hpoint(b1, []uint64{0, 5}, 25, 5, 5, failed...))
+	assert.Equal(t, "6", shown("count")["method=GET"])
+	s.next().histograms(hpoint(b2, []uint64{1, 1, 0}, 3.5, 0.5, 3, get))
+	assert.Equal(t, "7", shown("count")["method=GET"], "the member of the old bounds, in a later batch, stays in the count")
+	assert.Equal(t, "28500", shown("sum")["method=GET"])
+	assert.Equal(t, map[string]string{"method=GET,le=1": "1", "method=GET,le=10": "1", "method=GET,le=+Inf": "5"}, shown("bucket"),
+		"its buckets in the first at or above theirs")
+	s.histograms(hpoint(b2, []uint64{0, 5, 1}, 45, 5, 20, failed...))
+	assert.Equal(t, "8", shown("count")["method=GET"])
+}
+
+// TestReviewLateKeyAllocations: an export whose points carry late keys
+// allocates no more for 1,000 of them than for 10: the members are found
+// without building their keys, and Err's note of the keys is kept while
+// they are the same.
+func TestReviewLateKeyAllocations(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	allocs := func(n int) float64 {
+		exp := New(&Options{Limit: n, Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")}})
+		defer exp.Shutdown(context.Background())
+		ctx := context.Background()
+		var plain, late []metricdata.DataPoint[int64]
+		for i := range n {
+			id := attribute.String("id", strconv.Itoa(i))
+			plain = append(plain, point(int64(i), id))
+			late = append(late, point(int64(i), id), point(1, id, attribute.String("error.type", "timeout")))
+		}
+		require.NoError(t, exp.Export(ctx, scopeExport(sum("requests", metricdata.CumulativeTemporality, plain...))))
+		rm := scopeExport(sum("requests", metricdata.CumulativeTemporality, late...))
+		require.NoError(t, exp.Export(ctx, rm))
+		return testing.AllocsPerRun(20, func() { require.NoError(t, exp.Export(ctx, rm)) })
+	}
+	few, many := allocs(10), allocs(1000)
+	assert.Equal(t, few, many, "allocations of an export of 20 points, of 2,000")
+}
+
+// TestReviewMergedTotalsNeverGoDown: observable instruments whose late
+// keys' sets come and go, their points in batches of any order and
+// size, a histogram's bounds changing once: while an instance stays in
+// PCP (read by PCP's reader after every export), its counter's total
+// and its histogram's count and sum never go down, its min never goes up
+// and its max never down; after a collection's last batch, each is at
+// least the sum of the collection's members; nothing is dropped.
+func TestReviewMergedTotalsNeverGoDown(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			st := newStamped(t, Options{})
+			r := rand.New(rand.NewPCG(seed, 3))
+			type series struct {
+				attrs  attribute.Set
+				n      int64
+				counts [3]uint64
+				sum    float64
+				lo, hi float64
+			}
+			var all []*series
+			for _, m := range []string{"GET", "POST"} {
+				method := attribute.String("method", m)
+				for _, late := range [][]attribute.KeyValue{nil, {attribute.String("error.type", "a")}, {attribute.String("error.type", "b")},
+					{attribute.Int("error.code", 1)}, {attribute.String("error.code", "1")}} {
+					all = append(all, &series{attrs: attribute.NewSet(append(late, method)...), lo: math.Inf(1), hi: math.Inf(-1)})
+				}
+			}
+			bounds := []float64{1}
+			change := 2 + r.IntN(8)
+			last := map[string]float64{}
+			for coll := range 12 {
+				st.next()
+				if coll == change {
+					bounds = []float64{1, 10}
+				}
+				var shown []*series
+				want := map[string]float64{}
+				for i, s := range all {
+					if coll == 0 && i%5 != 0 || coll > 0 && r.IntN(4) == 0 {
+						continue // the first export's are the plain sets; then observed or not
+					}
+					s.n += int64(r.IntN(4))
+					s.counts[r.IntN(2)]++
+					v := float64(r.IntN(20))
+					s.sum, s.lo, s.hi = s.sum+v, min(s.lo, v), max(s.hi, v)
+					shown = append(shown, s)
+					m, _ := s.attrs.Value("method")
+					want["requests[method="+m.Emit()+"]"] += float64(s.n)
+				}
+				r.Shuffle(len(shown), func(i, j int) { shown[i], shown[j] = shown[j], shown[i] })
+				for len(shown) > 0 {
+					k := 1 + r.IntN(len(shown))
+					var cs []metricdata.DataPoint[int64]
+					var hs []metricdata.HistogramDataPoint[float64]
+					for _, s := range shown[:k] {
+						cs = append(cs, metricdata.DataPoint[int64]{Attributes: s.attrs, Value: s.n, Time: st.at})
+						counts := slices.Clone(s.counts[:len(bounds)+1])
+						if len(bounds) == 1 {
+							counts[1] += s.counts[2]
+						}
+						h := hpoint(bounds, counts, s.sum, s.lo, s.hi, s.attrs.ToSlice()...)
+						h.Time = st.at
+						hs = append(hs, h)
+					}
+					shown = shown[k:]
+					rm := scopeExport(sum("requests", metricdata.CumulativeTemporality, cs...),
+						metricdata.Metrics{Name: "lat", Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality, DataPoints: hs}})
+					require.NoError(t, st.exp.Export(context.Background(), rm))
+					ms := st.shown()
+					now := map[string]float64{}
+					for _, metric := range []string{"requests", "lat.count", "lat.sum", "lat.min", "lat.max"} {
+						for inst, v := range shownValues(t, ms, "mmv.shop_test.s."+metric) {
+							f, err := strconv.ParseFloat(v, 64)
+							require.NoError(t, err)
+							key := metric + "[" + inst + "]"
+							now[key] = f
+							before, ok := last[key]
+							switch {
+							case !ok:
+							case metric == "lat.min":
+								require.LessOrEqual(t, f, before, "collection %d: %s went up", coll, key)
+							default:
+								require.GreaterOrEqual(t, f, before, "collection %d: %s went down", coll, key)
+							}
+						}
+					}
+					last = now
+					for _, reason := range reasonNames {
+						require.Equal(t, "0", droppedOf(t, ms, "shop_test", reason), "collection %d: %s", coll, reason)
+					}
+				}
+				for key, w := range want {
+					if got, ok := last[key]; ok {
+						require.GreaterOrEqual(t, got, w, "collection %d: %s", coll, key)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestReviewManyKeysOfOneLabel: three keys that make one label, with a
+// key named as the renamed one already, and a histogram's le among
+// them: every key is a label of its own, and PCP shows each point.
+func TestReviewManyKeysOfOneLabel(t *testing.T) {
+	p := newProvider(t, Options{})
+	ctx := context.Background()
+	c, err := p.Meter("s").Int64Counter("requests")
+	require.NoError(t, err)
+	c.Add(ctx, 1, metric.WithAttributes(attribute.String("a-b", "1"), attribute.String("a.b", "2"), attribute.String("a_b", "3"), attribute.String("exported_a_b", "4")))
+	h, err := p.Meter("s").Int64Histogram("sizes", metric.WithExplicitBucketBoundaries(10))
+	require.NoError(t, err)
+	h.Record(ctx, 5, metric.WithAttributes(attribute.String("le", "1"), attribute.String("l.e", "2"), attribute.String("exported.le", "3"), attribute.String("exported_le", "4")))
+	ms, _ := p.flush(t)
+	require.NoError(t, p.exp.Err())
+	assert.Equal(t, map[string]string{"a_b=1,exported_exported_a_b=2,exported_exported_exported_a_b=3,exported_a_b=4": "1"}, shownValues(t, ms, "mmv.shop_test.s.requests"))
+	assert.Equal(t, map[string]string{"exported_le=3,exported_exported_le=4,l_e=2,exported_exported_exported_le=1": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+}
+
+// TestReviewSingularKeepsMembers: a singular metric (its first export
+// had no attributes) adds up the points with attributes; a member of no
+// valid value keeps it at its last value, PCP cannot withdraw it, and
+// its next value counts the members of before: it never goes down,
+// where the members were forgotten and it went from 16 to 13.
+func TestReviewSingularKeepsMembers(t *testing.T) {
+	s := newStamped(t, Options{})
+	shown := func() string { return pcptest.Find(s.shown(), "mmv.shop_test.s.requests").Value }
+	s.counters(point(10))
+	s.next().counters(point(11), point(5, attribute.String("error.type", "x")))
+	assert.Equal(t, "16", shown())
+	s.next().counters(point(12), point(-1, attribute.String("error.type", "x")))
+	assert.Equal(t, "16", shown())
+	assert.ErrorContains(t, s.exp.Err(), "PCP cannot withdraw a singular metric")
+	s.next().counters(point(13))
+	assert.Equal(t, "18", shown(), "the member's last value stays in it")
 }

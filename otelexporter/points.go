@@ -85,7 +85,7 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 			if !ok {
 				err := fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept())
 				if m != nil {
-					s.bad = err
+					s.fail(dropValue, err)
 					continue
 				}
 				in.removeSet(s)
@@ -149,7 +149,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		if err != nil {
 			err = fmt.Errorf("otelexporter: %s: %w%s", in.owner, err, in.kept())
 			if m != nil {
-				s.bad = err
+				s.fail(dropValue, err)
 				continue
 			}
 			in.removeSet(s)
@@ -164,6 +164,7 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 		}
 		if m != nil {
 			m.set(h)
+			s.members.les = h.les
 			continue
 		}
 		in.storeHistogram(d, s, h)
@@ -198,11 +199,13 @@ func (in *instrument) storeHistogram(d *drops, s *shownSet, h histValues) (ok bo
 		g, err := in.min.Get(values)
 		g.Set(h.min)
 		errs[2] = err
+		s.hasMin = true
 	}
 	if in.minmax && h.hasMax {
 		g, err := in.max.Get(values)
 		g.Set(h.max)
 		errs[3] = err
+		s.hasMax = true
 	}
 	in.retireBuckets(s, h.les)
 	in.raiseBuckets(len(h.counts))
@@ -270,9 +273,17 @@ func (in *instrument) kept() string {
 
 // removeSet takes the instances of set s out of every metric of in, so
 // that a point dropped shows neither an old value nor a part of itself; a
-// singular metric stays, with its last value, and its buckets leave.
+// singular metric stays, with its last value, and its buckets leave. A
+// set that leaves forgets its members (merge.go): back, it starts anew;
+// a singular metric's keeps them, and a counter's what it shows, so that
+// its next value, which the last one stays in PCP until, counts them.
 func (in *instrument) removeSet(s *shownSet) {
-	s.written, s.members = false, nil
+	single := len(in.keys) == 0
+	s.written = s.written && single && in.buckets == nil
+	s.hasMin, s.hasMax = false, false
+	if !single {
+		s.members = nil
+	}
 	in.counters.Remove(s.values)
 	in.ints.Remove(s.values)
 	in.gauges.Remove(s.values)

@@ -26,12 +26,14 @@ type shownSet struct {
 	points int      // that export's points of it
 	extra  int      // those of them with keys past the instrument's labels (merge.go)
 	// written says its instances hold the values of its one point so
-	// far, written whole; members are the sets added up in it once one
-	// had keys past the labels (merge.go).
-	written bool
-	members map[string]*member
-	queued  uint64 // the export that last queued it to be written added up
-	bad     error  // why that export's points cannot be added up, if so
+	// far, written whole, hasMin and hasMax whether they have a min and
+	// a max; members are the sets added up in it once one had keys past
+	// the labels (merge.go).
+	written, hasMin, hasMax bool
+	members                 *members
+	queued                  uint64 // the export that last queued it to be written added up
+	bad                     error  // why that export's points cannot be added up, if so
+	why                     reason // and the reason they are counted for
 }
 
 // setOf returns the shown set of the label values values, made when new:
