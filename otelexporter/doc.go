@@ -156,13 +156,16 @@
 // whose first export has the key, or the key set on every point. The
 // instance keeps the last values of each attribute set added into it, so
 // that a total never goes down (a counter wrap, to PCP), whichever batch
-// of a collection brings which set, and one no longer exported stays in
-// it. When a histogram's bounds change (a producer's), the bucket counts
-// of a set of the old bounds go into the first new bucket at or above
-// theirs until its next point. A total a counter cannot hold (2^64 and
-// beyond) is dropped, counted, as one set's would be. A gauge's or
-// up-down counter's point with such a key is dropped, counted: levels do
-// not add up.
+// of a collection brings which set. A set absent from a whole collection
+// left: its last values stay in the totals, no longer kept apart, so that
+// a high-cardinality key (a request id) piles up no sets; exported again,
+// it is a new set, its values added anew, as a set coming back to PCP
+// starts anew. When a histogram's bounds change (a producer's), the
+// bucket counts of a set of the old bounds go into the first new bucket
+// at or above theirs until its next point. A total a counter cannot hold
+// (2^64 and beyond) is dropped, counted, as one set's would be. A gauge's
+// or up-down counter's point with such a key is dropped, counted: levels
+// do not add up.
 //
 // # Units
 //

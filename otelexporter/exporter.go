@@ -467,6 +467,7 @@ func (e *Exporter) instrument(id *ident, m *metricdata.Metrics, name string, sh 
 			e.newCollection() // its second collection since the running one began
 		}
 		in.end = end
+		in.prevColl = in.coll
 	}
 	in.coll = e.coll
 	e.collEnd = max(e.collEnd, end)

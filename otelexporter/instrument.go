@@ -44,6 +44,7 @@ type instrument struct {
 	coll      uint64
 	end       int64
 	continues bool
+	prevColl  uint64 // the collection before coll in which it was written: members absent since left (merge.go)
 	// keys are the attribute keys of the points of its first export,
 	// sorted as attribute sets sort them; one label each.
 	keys []attribute.Key

@@ -21,27 +21,34 @@ import (
 //
 // Each attribute set of such an instance is a member, whose last values
 // the instance keeps, and it shows their sum: whichever batch of a
-// collection (sdkmetric.WithMaxExportBatchSize) brings which member, and
-// a member no longer exported (an observable instrument's) stays in it,
-// so that a total never goes down, which PCP would read as a counter
-// wrap. Members are told apart by their attribute sets, as the SDK tells
-// its series apart: an int 1 and a string "1" are two. A member whose
-// point cannot be stored (a value no counter holds, a malformed
-// histogram point), or members whose sum a counter cannot hold, take the
-// instance out of PCP, every point of it counted.
+// collection (sdkmetric.WithMaxExportBatchSize) brings which member, so
+// that a total never goes down, which PCP would read as a counter wrap.
+// A member absent from a whole collection (an observable instrument's
+// set no longer observed) left, as a set leaves PCP: its last values
+// stay in the instance's totals, folded with the others that left, not
+// kept apart, so that members do not pile up (a request id as a late
+// key); exported again, it is a new member, its values added anew, as a
+// set that left PCP starts anew when it comes back. Members are told
+// apart by their attribute sets, as the SDK tells its series apart: an
+// int 1 and a string "1" are two. A member whose point cannot be stored
+// (a value no counter holds, a malformed histogram point), or members
+// whose sum a counter cannot hold, take the instance out of PCP, every
+// point of it counted.
 
 // members are the attribute sets added up in an instance, and the
 // bounds of the export's last histogram point added in: those its sum
 // has.
 type members struct {
-	own    *member                        // the instance's own set (no key past the labels), or what it showed before
+	own    *member                        // the instance's own set (no key past the labels), or what it showed before, nil when it left
 	others map[attribute.Distinct]*member // the sets with keys past the labels
+	folded member                         // the last values of the members that left
 	les    []string
 }
 
 // member is one attribute set added up in an instance, its last values.
 type member struct {
 	pass uint64 // the export that last gave its point
+	coll uint64 // the collection of that export
 	n    uint64 // a counter's total
 	h    histValues
 }
@@ -99,7 +106,7 @@ func (in *instrument) memberOf(s *shownSet, set *attribute.Set) *member {
 		s.fail(dropAttributes, fmt.Errorf("otelexporter: %s: two points of attribute set {%s} in one export: none copied", in.owner, set.Encoded(attribute.DefaultEncoder())))
 		return nil
 	}
-	m.pass = in.gen
+	m.pass, m.coll = in.gen, in.coll
 	return m
 }
 
@@ -122,7 +129,7 @@ func (in *instrument) noteExtra(set *attribute.Set) bool {
 
 // shownMember returns a member of the values s shows, as written whole.
 func (in *instrument) shownMember(s *shownSet) *member {
-	m := &member{}
+	m := &member{coll: in.coll}
 	c, _ := in.counters.Get(s.values)
 	if in.buckets == nil {
 		m.n = c.Get()
@@ -192,13 +199,25 @@ func (in *instrument) writeMerged(d *drops) {
 	in.merged = in.merged[:0]
 }
 
-// storeMerged stores the sum of the members of s, and reports whether
-// the registry took it; members whose sum a counter cannot hold fail s.
+// storeMerged stores the sum of the members of s, folding those that
+// left (absent from the instrument's whole last collection), and
+// reports whether the registry took it; members whose sum a counter
+// cannot hold fail s.
 func (in *instrument) storeMerged(d *drops, s *shownSet) bool {
 	ms := s.members
+	left := func(m *member) bool { return m.coll < in.prevColl }
+	if ms.own != nil && left(ms.own) {
+		in.fold(ms, ms.own)
+		ms.own = nil
+	}
+	for k, m := range ms.others {
+		if left(m) {
+			in.fold(ms, m)
+			delete(ms.others, k)
+		}
+	}
 	if in.buckets == nil {
-		var n uint64
-		ok := true
+		n, ok := ms.folded.n, true
 		add := func(m *member) {
 			if m != nil {
 				ok = ok && n+m.n >= n
@@ -221,9 +240,9 @@ func (in *instrument) storeMerged(d *drops, s *shownSet) bool {
 	}
 	h := &in.sum
 	h.reset(ms.les)
-	ok := true
+	ok := h.add(&ms.folded.h)
 	if ms.own != nil {
-		ok = h.add(&ms.own.h)
+		ok = h.add(&ms.own.h) && ok
 	}
 	for _, m := range ms.others {
 		ok = h.add(&m.h) && ok
@@ -233,6 +252,20 @@ func (in *instrument) storeMerged(d *drops, s *shownSet) bool {
 		return false
 	}
 	return in.storeHistogram(d, s, *h)
+}
+
+// fold adds the last values of m, a member that left, into ms's folded
+// ones.
+func (in *instrument) fold(ms *members, m *member) {
+	f := &ms.folded
+	f.n += m.n // a sum stored before, which fitted
+	if in.buckets == nil {
+		return
+	}
+	if f.h.les == nil {
+		f.h.les, f.h.counts = m.h.les, make([]uint64, len(m.h.les))
+	}
+	f.h.add(&m.h)
 }
 
 // sumPast fails s, whose members sum past what a counter holds.
@@ -253,7 +286,7 @@ func (h *histValues) reset(les []string) {
 // first (rebucket); ok is false when a count or the sum overflows.
 func (h *histValues) add(o *histValues) (ok bool) {
 	if o.les == nil {
-		return true // a member of no point yet
+		return true // a member of no point yet, the folded of none
 	}
 	if !slices.Equal(o.les, h.les) {
 		o.rebucket(h.les)

@@ -218,6 +218,30 @@ func TestReviewBoundsChangeKeepsTotals(t *testing.T) {
 	assert.Equal(t, "8", shown("count")["method=GET"])
 }
 
+// TestReviewVanishedMembersFolded: an observable counter whose late key
+// is a request id brings a new member each collection, the old ones no
+// longer observed: the instance keeps their last values in its total,
+// which never goes down, but not each apart, for good, where it kept
+// every one (201 after 200 collections); its members stay those of the
+// last collections. A member exported again after a collection without
+// it is a new one, its value added anew, as a set that left PCP and
+// comes back starts anew.
+func TestReviewVanishedMembersFolded(t *testing.T) {
+	s := newStamped(t, Options{})
+	get := attribute.String("method", "GET")
+	s.counters(point(10, get))
+	const n = 200
+	for i := range n {
+		s.next().counters(point(10, get), point(1, get, attribute.Int("request.id", i)))
+	}
+	assert.Equal(t, map[string]string{"method=GET": fmt.Sprint(10 + n)}, shownValues(t, s.shown(), "mmv.shop_test.s.requests"))
+	in := s.exp.instruments["s.requests"]
+	require.NotNil(t, in)
+	assert.LessOrEqual(t, len(in.setOf([]string{"GET"}).members.others), 2, "the members of the last two collections")
+	s.next().counters(point(10, get), point(1, get, attribute.Int("request.id", 0)))
+	assert.Equal(t, map[string]string{"method=GET": fmt.Sprint(10 + n + 1)}, shownValues(t, s.shown(), "mmv.shop_test.s.requests"))
+}
+
 // TestReviewLateKeyAllocations: an export whose points carry late keys
 // allocates no more for 1,000 of them than for 10: the members are found
 // without building their keys, and Err's note of the keys is kept while
