@@ -140,9 +140,10 @@
 // an instrument are the keys of the points of its first export: a point
 // lacking one has "" for it. Attribute sets of one export that make one
 // instance (a key missing and one set to "", an int 200 and a string
-// "200"), none with a key outside the labels, are all dropped, counted:
-// PCP shows neither. An instrument whose first export has no attributes
-// is a singular metric.
+// "200") are all dropped, counted: PCP shows none of them; unless at
+// most one of them has no key outside the labels, when they add up (see
+// below). An instrument whose first export has no attributes is a
+// singular metric.
 //
 // A point with a key outside those labels (instrumentation that sets a
 // key only as things happen, such as the semantic conventions' error.type
