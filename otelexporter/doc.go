@@ -145,28 +145,28 @@
 // below). An instrument whose first export has no attributes is a
 // singular metric.
 //
-// A point with a key outside those labels (instrumentation that sets a
-// key only as things happen, such as the semantic conventions' error.type
-// on a failed request only, when the first export saw none) is added into
-// the instance of its other attributes, where totals add up: a counter's,
-// and a histogram's buckets, count and sum (its min and max the least and
+// A point with a key outside those labels (instrumentation that sets a key
+// only as things happen, such as the semantic conventions' error.type on a
+// failed request only, when the first export saw none) is added into the
+// instance of its other attributes, where totals add up: a counter's, and
+// a histogram's buckets, count and sum (its min and max the least and
 // greatest), as a View whose sdkmetric.Stream AttributeFilter drops the
 // key would add it, each attribute set apart (an int 1 and a string "1"
-// are two). The totals count the failed requests, and Err names the key
-// at each export carrying it; telling them apart in PCP takes a restart
-// whose first export has the key, or the key set on every point. The
-// instance keeps the last values of each attribute set added into it, so
-// that a total never goes down (a counter wrap, to PCP), whichever batch
-// of a collection brings which set. A set absent from a whole collection
-// left: its last values stay in the totals, no longer kept apart, so that
-// a high-cardinality key (a request id) piles up no sets; exported again,
-// it is a new set, its values added anew, as a set coming back to PCP
-// starts anew. When a histogram's bounds change (a producer's), the
-// bucket counts of a set of the old bounds go into the first new bucket
-// at or above theirs until its next point. A total a counter cannot hold
-// (2^64 and beyond) is dropped, counted, as one set's would be. A gauge's
-// or up-down counter's point with such a key is dropped, counted: levels
-// do not add up.
+// are two). The totals count the failed requests, and Err names the key as
+// it names drops, for each collection carrying it; telling them apart in
+// PCP takes a restart whose first export has the key, or the key set on
+// every point. The instance keeps the last values of each attribute set
+// added into it, so that a total never goes down (a counter wrap, to PCP),
+// whichever batch of a collection brings which set. A set absent from a
+// whole collection left: its last values stay in the totals, no longer
+// kept apart, so that a high-cardinality key (a request id) piles up no
+// sets; exported again, it is a new set, its values added anew, as a set
+// coming back to PCP starts anew. When a histogram's bounds change (a
+// producer's), the bucket counts of a set of the old bounds go into the
+// first new bucket at or above theirs until its next point. A total a
+// counter cannot hold (2^64 and beyond) is dropped, counted, as one set's
+// would be. A gauge's or up-down counter's point with such a key is
+// dropped, counted: levels do not add up.
 //
 // # Units
 //

@@ -176,7 +176,9 @@ func (in *instrument) writeMerged(d *drops) {
 			in.noted = slices.Clone(in.notes)
 			in.note = fmt.Errorf("otelexporter: %s: attribute keys %q have no label (its labels are the keys of its first export): their points are added into the instances of their other attributes", in.owner, in.noted)
 		}
-		d.note(in.owner, "merged", in.note)
+		// Named for the collection, as its drops are: a later batch
+		// of it may not carry the key.
+		d.add(in.owner, "merged", 0, in.note)
 		in.notes = in.notes[:0]
 	}
 	for _, s := range in.merged {

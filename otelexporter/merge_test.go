@@ -405,3 +405,21 @@ func TestReviewSingularKeepsMembers(t *testing.T) {
 	s.next().counters(point(13))
 	assert.Equal(t, "18", shown(), "the member's last value stays in it")
 }
+
+// TestReviewLateKeyNamedForTheCollection: Err names a late key for the
+// whole collection, as it names its drops, when the SDK splits the
+// collection (WithMaxExportBatchSize) and the key's points come in
+// another batch than the last; it named it only when the last batch
+// carried them.
+func TestReviewLateKeyNamedForTheCollection(t *testing.T) {
+	s := newStamped(t, Options{})
+	get := attribute.String("method", "GET")
+	other := func(v int64) *metricdata.ResourceMetrics {
+		return scopeExport(sum("other", metricdata.CumulativeTemporality, metricdata.DataPoint[int64]{Value: v, Time: s.at}))
+	}
+	s.counters(point(10, get))
+	require.NoError(t, s.exp.Export(context.Background(), other(1)))
+	s.next().counters(point(11, get), point(1, get, attribute.String("error.type", "x")))
+	require.NoError(t, s.exp.Export(context.Background(), other(2)))
+	assert.ErrorContains(t, s.exp.Err(), `instrument "requests" of scope "s": attribute keys ["error.type"] have no label`)
+}
