@@ -157,11 +157,14 @@
 // PCP takes a restart whose first export has the key, or the key set on
 // every point. The instance keeps the last values of each attribute set
 // added into it, so that a total never goes down (a counter wrap, to PCP),
-// whichever batch of a collection brings which set. A set absent from a
-// whole collection left: its last values stay in the totals, no longer
-// kept apart, so that a high-cardinality key (a request id) piles up no
-// sets; exported again, it is a new set, its values added anew, as a set
-// coming back to PCP starts anew. When a histogram's bounds change (a
+// whichever batch of a collection brings which set, and one absent from
+// collections comes back exact. Past 64 such sets in an instance (a
+// high-cardinality key, a request id), those absent from a whole
+// collection leave: their last values stay in the totals, no longer kept
+// apart, so that the sets do not pile up; one exported again is a new
+// set, its values added anew, as a set coming back to PCP starts anew
+// (an observable callback's that reports its running total again counts
+// it twice). When a histogram's bounds change (a
 // producer's), the bucket counts of a set of the old bounds go into the
 // first new bucket at or above theirs until its next point. A total a
 // counter cannot hold (2^64 and beyond) is dropped, counted, as one set's

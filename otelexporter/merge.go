@@ -23,12 +23,16 @@ import (
 // the instance keeps, and it shows their sum: whichever batch of a
 // collection (sdkmetric.WithMaxExportBatchSize) brings which member, so
 // that a total never goes down, which PCP would read as a counter wrap.
-// A member absent from a whole collection (an observable instrument's
-// set no longer observed) left, as a set leaves PCP: its last values
-// stay in the instance's totals, folded with the others that left, not
-// kept apart, so that members do not pile up (a request id as a late
-// key); exported again, it is a new member, its values added anew, as a
-// set that left PCP starts anew when it comes back. Members are told
+// A member absent from a collection (an observable instrument's set not
+// observed then) keeps its last values in the instance's totals, and
+// comes back exact. Only past maxMembers members of an instance (a
+// request id as a late key) do those absent from a whole collection
+// leave, as a set leaves PCP: their last values stay in the totals,
+// folded together, not kept apart, so that members do not pile up; one
+// exported again is then a new member, its values added anew, as a set
+// that left PCP starts anew when it comes back (so a folded set an
+// observable callback reports again with its running total counts it
+// twice). Members are told
 // apart by their attribute sets, as the SDK tells its series apart: an
 // int 1 and a string "1" are two. A member whose point cannot be stored
 // (a value no counter holds, a malformed histogram point), or members
@@ -39,7 +43,7 @@ import (
 // bounds of the export's last histogram point added in: those its sum
 // has.
 type members struct {
-	own    *member                        // the instance's own set (no key past the labels), or what it showed before, nil when it left
+	own    *member                        // the instance's own set (no key past the labels), or what it showed before
 	others map[attribute.Distinct]*member // the sets with keys past the labels
 	folded member                         // the last values of the members that left
 	les    []string
@@ -201,21 +205,24 @@ func (in *instrument) writeMerged(d *drops) {
 	in.merged = in.merged[:0]
 }
 
+// maxMembers is how many members with keys past the labels an instance
+// keeps apart before it folds those absent from a whole collection.
+const maxMembers = 64
+
 // storeMerged stores the sum of the members of s, folding those that
-// left (absent from the instrument's whole last collection), and
-// reports whether the registry took it; members whose sum a counter
-// cannot hold fail s.
+// left (absent from the instrument's whole last collection) once s has
+// more than maxMembers, and reports whether the registry took it;
+// members whose sum a counter cannot hold fail s. Folded at once, a set
+// an observable callback skipped for one collection counted twice when
+// it came back with its running total.
 func (in *instrument) storeMerged(d *drops, s *shownSet) bool {
 	ms := s.members
-	left := func(m *member) bool { return m.coll < in.prevColl }
-	if ms.own != nil && left(ms.own) {
-		in.fold(ms, ms.own)
-		ms.own = nil
-	}
-	for k, m := range ms.others {
-		if left(m) {
-			in.fold(ms, m)
-			delete(ms.others, k)
+	if len(ms.others) > maxMembers {
+		for k, m := range ms.others {
+			if m.coll < in.prevColl {
+				in.fold(ms, m)
+				delete(ms.others, k)
+			}
 		}
 	}
 	if in.buckets == nil {

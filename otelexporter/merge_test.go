@@ -132,12 +132,12 @@ func TestKeysOfOneLabel(t *testing.T) {
 	assert.Equal(t, map[string]string{"exported_le=y,exported_exported_le=x": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
 }
 
-// TestReviewMembersPrintingAlikeAddUp: two attribute sets whose keys
+// TestLateSetsPrintingAlikeAddUp: two attribute sets whose keys
 // past the labels print alike (error.code an int 1 in one code path, a
 // string "1" in another) are two series of the instance, and both add
 // into it, as a View dropping the key adds them; they took the instance
 // out of PCP, the successful requests' too, every point counted.
-func TestReviewMembersPrintingAlikeAddUp(t *testing.T) {
+func TestLateSetsPrintingAlikeAddUp(t *testing.T) {
 	s := newStamped(t, Options{})
 	get := attribute.String("method", "GET")
 	s.counters(point(10, get))
@@ -149,12 +149,12 @@ func TestReviewMembersPrintingAlikeAddUp(t *testing.T) {
 	}
 }
 
-// TestReviewSeededMemberKeepsMinMax: a histogram's set whose late-key
+// TestSeededLateMemberKeepsMinMax: a histogram's set whose late-key
 // point comes in a later batch of the collection than its own point
 // shows the least min and greatest max of both: the instance's value
 // from the earlier batch seeds its member with its min and max, where
 // it showed the late point's alone.
-func TestReviewSeededMemberKeepsMinMax(t *testing.T) {
+func TestSeededLateMemberKeepsMinMax(t *testing.T) {
 	s := newStamped(t, Options{})
 	get := attribute.String("method", "GET")
 	b := []float64{1}
@@ -167,10 +167,10 @@ func TestReviewSeededMemberKeepsMinMax(t *testing.T) {
 	assert.Equal(t, map[string]string{"method=GET": "2"}, shownValues(t, ms, "mmv.shop_test.s.lat.max"))
 }
 
-// TestReviewBadMemberCountedAsValue: a late-key point whose value no
+// TestBadLateMemberCountedAsValue: a late-key point whose value no
 // counter holds takes its instance out of PCP, its points counted as
 // dropped for their value, not their attributes.
-func TestReviewBadMemberCountedAsValue(t *testing.T) {
+func TestBadLateMemberCountedAsValue(t *testing.T) {
 	s := newStamped(t, Options{})
 	get := attribute.String("method", "GET")
 	s.counters(point(10, get))
@@ -182,10 +182,10 @@ func TestReviewBadMemberCountedAsValue(t *testing.T) {
 	assert.ErrorContains(t, s.exp.Err(), "value -1 is not a counter's")
 }
 
-// TestReviewMembersSumPastCounter: members whose sum a counter cannot
+// TestLateMembersSumPastCounter: members whose sum a counter cannot
 // hold (2^64 and beyond) take the instance out of PCP, counted as
 // values, where the sum wrapped, a counter wrap to PCP.
-func TestReviewMembersSumPastCounter(t *testing.T) {
+func TestLateMembersSumPastCounter(t *testing.T) {
 	s := newStamped(t, Options{})
 	get := attribute.String("method", "GET")
 	s.counters(point(math.MaxInt64, get))
@@ -195,12 +195,12 @@ func TestReviewMembersSumPastCounter(t *testing.T) {
 	assert.Equal(t, "3", droppedOf(t, ms, "shop_test", "value"))
 }
 
-// TestReviewBoundsChangeKeepsTotals: a histogram whose bounds change (a
+// TestLateBoundsChangeKeepsTotals: a histogram whose bounds change (a
 // producer's) while a member of its instance comes in a later batch of
 // the collection than the others never shows a count or sum lower than
 // before: the member of the old bounds stays in the totals until its
 // point of the new bounds comes, where it was forgotten.
-func TestReviewBoundsChangeKeepsTotals(t *testing.T) {
+func TestLateBoundsChangeKeepsTotals(t *testing.T) {
 	s := newStamped(t, Options{})
 	get := attribute.String("method", "GET")
 	failed := []attribute.KeyValue{get, attribute.String("error.type", "timeout")}
@@ -218,35 +218,42 @@ func TestReviewBoundsChangeKeepsTotals(t *testing.T) {
 	assert.Equal(t, "8", shown("count")["method=GET"])
 }
 
-// TestReviewVanishedMembersFolded: an observable counter whose late key
+// TestManyVanishedLateMembersFolded: an observable counter whose late key
 // is a request id brings a new member each collection, the old ones no
 // longer observed: the instance keeps their last values in its total,
 // which never goes down, but not each apart, for good, where it kept
-// every one (201 after 200 collections); its members stay those of the
-// last collections. A member exported again after a collection without
-// it is a new one, its value added anew, as a set that left PCP and
-// comes back starts anew.
-func TestReviewVanishedMembersFolded(t *testing.T) {
+// every one (201 after 200 collections); past maxMembers, those absent
+// from a whole collection are folded. A folded member exported again is
+// a new one, its value added anew, as a set that left PCP and comes back
+// starts anew. A member skipped for collections while the instance has
+// few comes back exact: folded, it counted twice.
+func TestManyVanishedLateMembersFolded(t *testing.T) {
 	s := newStamped(t, Options{})
 	get := attribute.String("method", "GET")
-	s.counters(point(10, get))
+	timeout := attribute.String("error.type", "timeout")
+	s.counters(point(10, get)) // its first export: label method alone
+	s.next().counters(point(10, get), point(3, get, timeout))
+	s.next().counters(point(10, get))
+	s.next().counters(point(10, get))
+	s.next().counters(point(10, get), point(4, get, timeout))
+	assert.Equal(t, map[string]string{"method=GET": "14"}, shownValues(t, s.shown(), "mmv.shop_test.s.requests"), "a member skipped for two collections, back")
 	const n = 200
 	for i := range n {
 		s.next().counters(point(10, get), point(1, get, attribute.Int("request.id", i)))
 	}
-	assert.Equal(t, map[string]string{"method=GET": fmt.Sprint(10 + n)}, shownValues(t, s.shown(), "mmv.shop_test.s.requests"))
+	assert.Equal(t, map[string]string{"method=GET": fmt.Sprint(14 + n)}, shownValues(t, s.shown(), "mmv.shop_test.s.requests"))
 	in := s.exp.instruments["s.requests"]
 	require.NotNil(t, in)
-	assert.LessOrEqual(t, len(in.setOf([]string{"GET"}).members.others), 2, "the members of the last two collections")
+	assert.LessOrEqual(t, len(in.setOf([]string{"GET"}).members.others), maxMembers+2, "the members kept apart")
 	s.next().counters(point(10, get), point(1, get, attribute.Int("request.id", 0)))
-	assert.Equal(t, map[string]string{"method=GET": fmt.Sprint(10 + n + 1)}, shownValues(t, s.shown(), "mmv.shop_test.s.requests"))
+	assert.Equal(t, map[string]string{"method=GET": fmt.Sprint(14 + n + 1)}, shownValues(t, s.shown(), "mmv.shop_test.s.requests"))
 }
 
-// TestReviewLateKeyAllocations: an export whose points carry late keys
+// TestLateKeyAllocations: an export whose points carry late keys
 // allocates no more for 1,000 of them than for 10: the members are found
 // without building their keys, and Err's note of the keys is kept while
 // they are the same.
-func TestReviewLateKeyAllocations(t *testing.T) {
+func TestLateKeyAllocations(t *testing.T) {
 	pcptest.NeedFileLayer(t)
 	allocs := func(n int) float64 {
 		exp := New(&Options{Limit: n, Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")}})
@@ -267,14 +274,14 @@ func TestReviewLateKeyAllocations(t *testing.T) {
 	assert.Equal(t, few, many, "allocations of an export of 20 points, of 2,000")
 }
 
-// TestReviewMergedTotalsNeverGoDown: observable instruments whose late
+// TestLateKeyTotalsNeverGoDown: observable instruments whose late
 // keys' sets come and go, their points in batches of any order and
 // size, a histogram's bounds changing once: while an instance stays in
 // PCP (read by PCP's reader after every export), its counter's total
 // and its histogram's count and sum never go down, its min never goes up
 // and its max never down; after a collection's last batch, each is at
 // least the sum of the collection's members; nothing is dropped.
-func TestReviewMergedTotalsNeverGoDown(t *testing.T) {
+func TestLateKeyTotalsNeverGoDown(t *testing.T) {
 	pcptest.NeedFileLayer(t)
 	pcptest.MustHavePCP(t)
 	for seed := range uint64(4) {
@@ -370,10 +377,10 @@ func TestReviewMergedTotalsNeverGoDown(t *testing.T) {
 	}
 }
 
-// TestReviewManyKeysOfOneLabel: three keys that make one label, with a
+// TestManyKeysOfOneLabel: three keys that make one label, with a
 // key named as the renamed one already, and a histogram's le among
 // them: every key is a label of its own, and PCP shows each point.
-func TestReviewManyKeysOfOneLabel(t *testing.T) {
+func TestManyKeysOfOneLabel(t *testing.T) {
 	p := newProvider(t, Options{})
 	ctx := context.Background()
 	c, err := p.Meter("s").Int64Counter("requests")
@@ -388,12 +395,12 @@ func TestReviewManyKeysOfOneLabel(t *testing.T) {
 	assert.Equal(t, map[string]string{"exported_le=3,exported_exported_le=4,l_e=2,exported_exported_exported_le=1": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
 }
 
-// TestReviewSingularKeepsMembers: a singular metric (its first export
+// TestSingularKeepsLateMembers: a singular metric (its first export
 // had no attributes) adds up the points with attributes; a member of no
 // valid value keeps it at its last value, PCP cannot withdraw it, and
 // its next value counts the members of before: it never goes down,
 // where the members were forgotten and it went from 16 to 13.
-func TestReviewSingularKeepsMembers(t *testing.T) {
+func TestSingularKeepsLateMembers(t *testing.T) {
 	s := newStamped(t, Options{})
 	shown := func() string { return pcptest.Find(s.shown(), "mmv.shop_test.s.requests").Value }
 	s.counters(point(10))
@@ -406,12 +413,12 @@ func TestReviewSingularKeepsMembers(t *testing.T) {
 	assert.Equal(t, "18", shown(), "the member's last value stays in it")
 }
 
-// TestReviewLateKeyNamedForTheCollection: Err names a late key for the
+// TestLateKeyNamedForTheCollection: Err names a late key for the
 // whole collection, as it names its drops, when the SDK splits the
 // collection (WithMaxExportBatchSize) and the key's points come in
 // another batch than the last; it named it only when the last batch
 // carried them.
-func TestReviewLateKeyNamedForTheCollection(t *testing.T) {
+func TestLateKeyNamedForTheCollection(t *testing.T) {
 	s := newStamped(t, Options{})
 	get := attribute.String("method", "GET")
 	other := func(v int64) *metricdata.ResourceMetrics {
