@@ -122,7 +122,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 		case m != nil && m.part == p && m.auto && m.item == 0 && o.describes(&m.Metric):
 			m.item = o.item
 			p.used.add(o.item)
-		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil && !clashes(o.name) && !r.carriedElsewhereLocked(p, o.name):
+		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil && len(p.prefix)+len(o.name) <= MaxStringLen && !clashes(o.name) && !r.carriedElsewhereLocked(p, o.name):
 			carried = append(carried, o)
 			keep(o.item)
 		default:
@@ -138,6 +138,35 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	}
 	if reserved.count() > 0 {
 		p.carried, p.reserved = r.overEmptyIndomsLocked(p, carried), reserved
+	}
+}
+
+// reserveCutLocked keeps the items of the metrics that the tombstone at
+// p's name, on p's cluster, could not keep (bury: renamed into this
+// run's prefix, a name did not fit) from p's names for the registry's
+// life, as carryLocked keeps those of names declared elsewhere. Their
+// PMIDs vanished at Start, and a declaration in p, made after Start, took
+// one back, which crashes pmcd while a client fetches it (docs/design.md,
+// "A pmcd crash in PCP's reader";
+// TestReviewNoPrefixClearedLongNameKeepsOverflowPMID).
+func (r *Registry) reserveCutLocked(p *part) {
+	c, ok := r.cut[p.name]
+	if !ok || c.cluster != p.cluster {
+		return
+	}
+	room := MaxItem - len(p.metrics) // as carryLocked's
+	if p.reserved != nil {
+		room -= p.reserved.count()
+	}
+	for _, item := range c.items {
+		if room > 0 && !p.used.has(item) {
+			if p.reserved == nil {
+				p.reserved = new(itemSet)
+			}
+			p.reserved.add(item)
+			p.used.add(item)
+			room--
+		}
 	}
 }
 
@@ -359,10 +388,7 @@ func fileMetrics(l *lastFile) (ms []placeholder, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	nameLen := metricNameV2Len
-	if version == Version1 {
-		nameLen = metricNameV1Len
-	}
+	nameLen := metricNameLen(version)
 	var lo, hi uint64 = math.MaxUint64, 0 // the span of a version 2 file's names
 	for j := range count {
 		if at := ne.Uint64(recs[j*size:]); version != Version1 && at <= uint64(l.size)-stringSize {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
+	"github.com/gopcp/mmv/mmvfile"
 )
 
 // TestChangedMetricTakesNewPMID: a new version of a program that
@@ -263,4 +265,63 @@ func TestNoPrefixToggleKeepsOverflowPMIDs(t *testing.T) {
 			assert.Empty(t, w.back)
 		})
 	}
+}
+
+// TestReviewNoPrefixClearedLongNameKeepsOverflowPMID: a NoPrefix run's
+// overflow file is version 1 when its names fit 63 bytes; a deploy that
+// clears the flag renames its tombstone's names under the registry's
+// prefix (bury), and a name that fits no longer was dropped from it: its
+// PMID vanished at Start and came back when the run declared it again
+// in the same file, the crash of docs/design.md, "A pmcd crash in PCP's
+// reader".
+func TestReviewNoPrefixClearedLongNameKeepsOverflowPMID(t *testing.T) {
+	needFileLayer(t)
+	_, dir := pcpDir(t)
+	long := func(c string) string { return c + strings.Repeat("x", 61) } // 62 bytes: tg. makes 65
+	w := newPMIDWatch(dir)
+	run := func(flags mmv.Flags, before, after []string) {
+		r := newRegistry(t, "tg", dir, mmv.Options{Flags: flags, MaxFileValues: 2, PublishDelay: time.Hour})
+		for _, n := range before {
+			mmv.NewCounter(r, long(n), "", mmv.Count).Inc()
+		}
+		startOrSkip(t, r)
+		w.observe("Start")
+		for _, n := range after {
+			mmv.NewCounter(r, long(n), "", mmv.Count).Inc()
+			require.NoError(t, r.Flush())
+			w.observe(n + " declared")
+		}
+		require.NoError(t, r.Close())
+	}
+	run(mmv.NoPrefix, []string{"a", "b", "c", "d", "e", "f"}, nil) // c, d in tg.2; e, f in tg.3
+	run(0, []string{"a", "b", "c"}, []string{"d", "f"})
+	assert.Empty(t, w.back)
+}
+
+// TestReviewNoPrefixClearedCarriesNoCutName: a NoPrefix run's overflow
+// file holds a name of 254 bytes, which the registry's prefix takes past
+// the 255 a name holds; the next run, without the flag, made that file
+// at Start and carried the name as a placeholder, written cut to 255
+// bytes: PCP showed its PMID under a name no run declared.
+func TestReviewNoPrefixClearedCarriesNoCutName(t *testing.T) {
+	needFileLayer(t)
+	_, dir := pcpDir(t)
+	long := "l" + strings.Repeat("x", 253)
+	last := newRegistry(t, "tg", dir, mmv.Options{Flags: mmv.NoPrefix, MaxFileValues: 2, PublishDelay: time.Hour})
+	for _, n := range []string{"a", "b", "c", long} { // c and long in tg.2
+		mmv.NewCounter(last, n, "", mmv.Count).Inc()
+	}
+	startOrSkip(t, last)
+	require.NoError(t, last.Close())
+	r := newRegistry(t, "tg", dir, mmv.Options{MaxFileValues: 2, PublishDelay: time.Hour})
+	for _, n := range []string{"a", "b", "c"} {
+		mmv.NewCounter(r, n, "", mmv.Count).Inc()
+	}
+	startOrSkip(t, r)
+	f, err := mmvfile.Open(filepath.Join(dir, "tg.2"))
+	require.NoError(t, err)
+	for _, m := range f.Metrics {
+		assert.Contains(t, []string{"tg.c"}, m.Name, "a name of tg.2")
+	}
+	require.NoError(t, r.Close())
 }

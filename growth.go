@@ -284,6 +284,7 @@ func (r *Registry) startPartLocked(p *part, d *osfile.Dir, cl *claims) error {
 		return err
 	}
 	r.carryLocked(p, d, cl.shown) // the last run's file at its name: before items are derived
+	r.reserveCutLocked(p)
 	// After the carry: a placeholder's name longer than a version 1 file
 	// holds (63 bytes) makes it version 2, as a metric's does.
 	version, err := r.versionWith(p, len(labels))

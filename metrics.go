@@ -48,6 +48,15 @@ const (
 	metricHelpOff   = 32
 )
 
+// metricNameLen returns the bytes of a metric record's name in a file of
+// version: inline in version 1, a string's offset after.
+func metricNameLen(version int) int {
+	if version == Version1 {
+		return metricNameV1Len
+	}
+	return metricNameV2Len
+}
+
 // metricRecord is the layout-independent part of a metric record.
 type metricRecord struct {
 	item      uint32

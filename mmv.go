@@ -145,6 +145,7 @@ type Registry struct {
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
 	homes         map[string]int       // the part of each name in the last run's files, by index, read at Start (lastHomes), forgotten when it fails: placement keeps it
 	lastPrefix    string               // the prefix of the names of the last run's overflow files, and of the tombstones of them (lastOverflowPrefix)
+	cut           map[string]cutItems  // the items of the names the tombstones could not keep, by file name (reserveCutLocked)
 	others        *otherFiles          // the directory's other files, for declarations after Start (namespace.go)
 	ownErr        error                // why a metric of the registry's own is not declared (declareOwnLocked)
 	own           ownCounts            // the registry's own metrics, beyond the caps (declareOwnLocked)
@@ -369,6 +370,13 @@ func (p *poller) runUnless(stop chan struct{}) {
 type tombstone struct {
 	names []string
 	gen   uint64
+}
+
+// cutItems are the items of the metrics of an earlier run's overflow
+// file, on cluster, that its tombstone could not keep (bury).
+type cutItems struct {
+	cluster uint32
+	items   []uint32
 }
 
 // otherFiles is the directory's other files as checkNameAfterStartLocked

@@ -88,11 +88,19 @@ func (r *Registry) buryLocked(name string) error {
 		if r.fileFlagsLocked()&Process != 0 { // as its files have it: withheld, they name no writer
 			owner = pcpPid(int32(os.Getpid())) // as PCP checks it (liveness.go)
 		}
-		nb, names, ours := bury(b, under(prefix), overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
+		nb, names, cut, ours := bury(b, under(prefix), overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
 		if !ours {
 			return b // a NoPrefix registry's first file, named so: another's
 		}
 		buried = true
+		if len(cut) > 0 {
+			h, _ := readHead(b)
+			if r.cut == nil {
+				r.cut = map[string]cutItems{}
+			}
+			c := r.cut[name]
+			r.cut[name] = cutItems{cluster: h.cluster, items: append(c.items, cut...)}
+		}
 		if kept = names; len(names) == 0 {
 			return nil
 		}
@@ -192,8 +200,9 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 // a run leaves has its prefix, which its first file's flags say
 // (lastOverflowPrefix): a tombstone kept in the prefix of a run before,
 // one that set or cleared the NoPrefix flag, was read with the next run's
-// (TestRandomRestartsKeepPMIDs); a name that does not fit is not kept.
-// Made by a run whose pid
+// (TestRandomRestartsKeepPMIDs); a name that does not fit then (63 bytes
+// in a version 1 file, 255) is not kept, and cut has its item
+// (reserveCutLocked). Made by a run whose pid
 // is owner when it has the Process flag, 0 otherwise: b with the Sentinel flag and every value the reserved one
 // that PCP shows as no value (all ones, which is a NaN float too, or an
 // empty string), no labels, and only the metrics whose names, without
@@ -203,11 +212,11 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 // keeps none of a file whose metrics it cannot read. The generation is
 // new, so that PCP's reader loads it again. A Process run's tombstone has
 // the flag and its pid: PCP drops it with the run's own files.
-func bury(b []byte, prefixOf func(names []string) (string, bool), to string, owner int32, keep func(name string) bool) (nb []byte, names []string, ours bool) {
+func bury(b []byte, prefixOf func(names []string) (string, bool), to string, owner int32, keep func(name string) bool) (nb []byte, names []string, cut []uint32, ours bool) {
 	nb = bytes.Clone(b)
 	version, toc, ok := readTOC(nb) // the sections' TOC entries, in nb
 	if !ok {
-		return nil, nil, true
+		return nil, nil, nil, true
 	}
 	records := func(t section, size int) (off, count int, ok bool) {
 		if toc[t] == nil {
@@ -219,7 +228,7 @@ func bury(b []byte, prefixOf func(names []string) (string, bool), to string, own
 	size := recordSize(secMetrics, version)
 	off, count, ok := records(secMetrics, size)
 	if !ok || count > MaxMetrics {
-		return nil, nil, true
+		return nil, nil, nil, true
 	}
 	all := make([]string, count) // "" for a name that cannot be read, which is not kept
 	read := all[:0]
@@ -231,7 +240,7 @@ func bury(b []byte, prefixOf func(names []string) (string, bool), to string, own
 	}
 	prefix, ours := prefixOf(read)
 	if !ours {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	moved := map[uint64]uint64{} // a kept metric's record, from its offset in b to nb's
 	at := off
@@ -243,6 +252,7 @@ func bury(b []byte, prefixOf func(names []string) (string, bool), to string, own
 		}
 		copy(nb[at:], rec)
 		if prefix != to && !putNameAt(nb, uint64(at), version, to+short) {
+			cut = append(cut, ne.Uint32(rec[metricNameLen(version)+metricItemOff:]))
 			continue // overwritten by the next kept, or cleared
 		}
 		moved[uint64(off+j*size)] = uint64(at)
@@ -255,9 +265,8 @@ func bury(b []byte, prefixOf func(names []string) (string, bool), to string, own
 	}
 	voff, vcount, ok := records(secValues, valueSize)
 	if !ok {
-		return nil, nil, true
+		return nil, nil, nil, true
 	}
-	typeAt := version == Version1
 	for j := range vcount {
 		v := nb[voff+j*valueSize:][:valueSize]
 		to, kept := moved[ne.Uint64(v[valueMetricOff:])]
@@ -265,10 +274,7 @@ func bury(b []byte, prefixOf func(names []string) (string, bool), to string, own
 			clear(v)
 			continue
 		}
-		body := to + metricNameV2Len
-		if typeAt {
-			body = to + metricNameV1Len
-		}
+		body := to + uint64(metricNameLen(version))
 		ne.PutUint64(v[valueMetricOff:], to)
 		ne.PutUint64(v, math.MaxUint64)
 		switch Type(ne.Uint32(nb[body+metricTypeOff:])) {
@@ -290,5 +296,5 @@ func bury(b []byte, prefixOf func(names []string) (string, bool), to string, own
 	}
 	ne.PutUint32(nb[hdrFlagsOff:], flags)
 	ne.PutUint64(nb[hdrGen1Off:], generation(time.Now()))
-	return nb, names, true
+	return nb, names, cut, true
 }
