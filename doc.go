@@ -72,7 +72,8 @@
 // Instruments may be declared before Start or after it. Declarations after
 // Start have their values live at once, and PCP sees them after the next
 // publication: [Options.PublishDelay] after them, within a second while
-// publications follow each other (the timer's are paced, see
+// publications follow each other (the timer's are paced, and the
+// registries publishing into one directory take turns, see
 // Options.PublishDelay), or at [Registry.Flush]. Published
 // identities never change: a metric keeps its PMID, an indom its id, an
 // instance its id, while the registry lives (see Identities across

@@ -100,6 +100,10 @@ func (r *Registry) scheduleLocked() {
 		if t != nil && t.armed {
 			t.Stop()
 			t.armed = false
+			if t.took { // a turn booked (publishDue), not to come
+				t.took = false
+				t.pace.refund()
+			}
 		}
 		if r.inFlight == nil { // the arrays are a publication's while it flies
 			for _, p := range r.parts {
@@ -112,7 +116,10 @@ func (r *Registry) scheduleLocked() {
 }
 
 // armLocked arms the publication timer, unless it is armed: the registry
-// is started and has something to publish.
+// is started and has something to publish. The pace is the timer's to
+// book when it is due (publishDue): armed for the pace's wait, then
+// booking a turn after those booked meanwhile, a timer waited twice
+// while another registry's Flushes spent every credit.
 func (r *Registry) armLocked() {
 	t := r.timer
 	if t.armed {
@@ -122,9 +129,7 @@ func (r *Registry) armLocked() {
 	if delay <= 0 {
 		delay = 50 * time.Millisecond
 	}
-	now := time.Now()
-	delay = max(delay, t.pace.wait(now))
-	t.armed, t.due = true, now.Add(delay)
+	t.armed, t.due = true, time.Now().Add(delay)
 	t.Reset(delay)
 }
 
@@ -175,11 +180,13 @@ func (r *Registry) publishDue() {
 		return
 	}
 	t.armed = false
-	if r.replacingLocked() {
+	if r.replacingLocked() && !t.took {
 		// The pace is the directory's: another registry may have spent it
-		// since this arming.
-		if t.took = t.pace.take(now); !t.took {
-			r.armLocked()
+		// since this arming. Its turn booked, the timer waits for it.
+		t.took = true
+		if at := t.pace.book(now); at.After(now) {
+			t.armed, t.due = true, at
+			t.Reset(at.Sub(now))
 			return
 		}
 	}

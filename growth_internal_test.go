@@ -1186,3 +1186,35 @@ func TestTimerRunOfAnEarlierArming(t *testing.T) {
 	}
 	assert.EqualValues(t, 1, vecValue(t, r, "c", "k=c").Int())
 }
+
+// TestReviewPacesForgottenAtClose: registries started and closed at once
+// in one directory, from many goroutines, leave no pace of it behind
+// (paces), under the race detector too.
+func TestReviewPacesForgottenAtClose(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mmv")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				r := NewRegistry(fmt.Sprintf("cycle%d_%d", g, i), &Options{Dir: dir})
+				v := NewCounterVec(r, "requests", "", Count, "id")
+				if err := r.Start(); err != nil {
+					t.Error(err)
+					return
+				}
+				for k := range 3 {
+					v.With(strconv.Itoa(k)).Inc()
+				}
+				r.Close()
+			}
+		})
+	}
+	wg.Wait()
+	d, err := openDir(dir)
+	require.NoError(t, err)
+	defer d.Close()
+	id, _ := d.ID()
+	paces.Lock()
+	defer paces.Unlock()
+	assert.NotContains(t, paces.of, paceKey{id: id})
+}

@@ -366,13 +366,7 @@ func TestChurnPublicationsPaced(t *testing.T) {
 func TestRegistriesShareThePace(t *testing.T) {
 	needFileLayer(t)
 	dir := filepath.Join(t.TempDir(), "mmv")
-	var rs []*mmv.Registry
-	var vs []*mmv.Vec[mmv.Counter]
-	for i := range 3 {
-		r := newRegistry(t, fmt.Sprint("shared", i), dir, mmv.Options{})
-		rs, vs = append(rs, r), append(vs, mmv.NewCounterVec(r, "requests", "", mmv.Count, "id"))
-		startOrSkip(t, r)
-	}
+	rs, vs := startChurners(t, "shared", dir, dir, dir)
 	other := newRegistry(t, "elsewhere", filepath.Join(t.TempDir(), "mmv"), mmv.Options{})
 	startOrSkip(t, other)
 	const churn = 3 * time.Second
@@ -450,4 +444,92 @@ func TestLazyDeclarationsWithinASecond(t *testing.T) {
 	t.Logf("%d metrics declared, the slowest in the file after %v", n, worst.Round(time.Millisecond))
 	require.Empty(t, declared, "metrics never published")
 	assert.Less(t, worst, 1500*time.Millisecond, "a lazy declaration's wait for the file")
+}
+
+// TestReviewFlushesElsewhereDoNotStarveTimer: a registry Flushing a new
+// label value every few milliseconds spends the pace of its directory,
+// which owes nothing for it (pace.spend), and another registry of the
+// directory waits for its timer: its declaration made during the storm
+// must reach its file within a second or two, as TestFlushesDoNotStarveTimer
+// has it for one registry. Sharing the pace, it waited for as long as the
+// storm lasted.
+func TestReviewFlushesElsewhereDoNotStarveTimer(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	storm := newRegistry(t, "storm", dir, mmv.Options{})
+	sv := mmv.NewCounterVec(storm, "requests", "", mmv.Count, "id")
+	startOrSkip(t, storm)
+	quiet := newRegistry(t, "quiet", dir, mmv.Options{})
+	startOrSkip(t, quiet)
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; !stop.Load(); i++ {
+			sv.With(strconv.Itoa(i)).Inc()
+			sv.Delete(strconv.Itoa(i - 10))
+			storm.Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	defer func() { stop.Store(true); <-done }()
+	time.Sleep(500 * time.Millisecond) // the burst spent
+	mmv.NewCounterVec(quiet, "late", "", mmv.Count, "k").With("x").Inc()
+	start := time.Now()
+	assert.Eventually(t, func() bool { return fileShows(quiet, "late", "k=x") }, 2500*time.Millisecond, 10*time.Millisecond,
+		"the quiet registry's timer, beside another's Flushes")
+	t.Logf("published after %v", time.Since(start))
+}
+
+// TestReviewPaceOfTheDirectoryByAnyPath: registries naming one directory
+// by different paths (a symlink, a trailing slash, a relative path)
+// share its pace, as those naming it alike do
+// (TestRegistriesShareThePace): PCP's agent rebuilds the directory for
+// each of their files. Keyed by the cleaned path, each paced alone.
+func TestReviewPaceOfTheDirectoryByAnyPath(t *testing.T) {
+	needFileLayer(t)
+	base := t.TempDir()
+	dir := filepath.Join(base, "mmv")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.Symlink(dir, filepath.Join(base, "link")))
+	t.Chdir(base)
+	rs, vs := startChurners(t, "paths", dir, filepath.Join(base, "link"), "mmv/")
+	const churn = 3 * time.Second
+	n := churnFiles(t, churn, rs, vs)
+	t.Logf("%d files in %v of churn", n, churn)
+	assert.LessOrEqual(t, n, int64(8+3+2), "files replaced in %v of churn by 3 registries of one directory", churn)
+}
+
+// TestReviewChurnElsewhereDoesNotStarveTimer: registries churning label
+// values take the pace of their directory in turns with another whose
+// declaration waits for its timer: it reaches its file within the turns
+// booked before it, a second each.
+func TestReviewChurnElsewhereDoesNotStarveTimer(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	rs, vs := startChurners(t, "churn", dir, dir)
+	quiet := newRegistry(t, "quiet", dir, mmv.Options{})
+	late := mmv.NewCounterVec(quiet, "late", "", mmv.Count, "k")
+	startOrSkip(t, quiet)
+	var waits []time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(time.Second) // the burst spent
+		for k := range 4 {
+			late.With(strconv.Itoa(k)).Inc()
+			start := time.Now()
+			for !fileShows(quiet, "late", "k="+strconv.Itoa(k)) && time.Since(start) < 10*time.Second {
+				time.Sleep(5 * time.Millisecond)
+			}
+			waits = append(waits, time.Since(start))
+		}
+	}()
+	churnFiles(t, 10*time.Second, rs, vs)
+	<-done
+	t.Logf("waits %v", waits)
+	require.Len(t, waits, 4)
+	for _, w := range waits {
+		assert.Less(t, w, 4*time.Second, "a declaration of the quiet registry, beside 2 churning: 3 turns")
+	}
 }

@@ -654,6 +654,20 @@ func togglesSurvive(t *testing.T, name string, o mmv.Options, before ...string) 
 	assert.Positive(t, f.Values)
 }
 
+// startChurners starts a registry in each of dirs, named name and its
+// index, with a counter vector for churnFiles.
+func startChurners(t *testing.T, name string, dirs ...string) ([]*mmv.Registry, []*mmv.Vec[mmv.Counter]) {
+	t.Helper()
+	var rs []*mmv.Registry
+	var vs []*mmv.Vec[mmv.Counter]
+	for i, dir := range dirs {
+		r := newRegistry(t, fmt.Sprint(name, i), dir, mmv.Options{})
+		rs, vs = append(rs, r), append(vs, mmv.NewCounterVec(r, "requests", "", mmv.Count, "id"))
+		startOrSkip(t, r)
+	}
+	return rs, vs
+}
+
 // churnFiles churns the label values of vs, vector k of started
 // registry rs[k], for d (a value added and one deleted every millisecond,
 // ten live), checks the live values, and returns how many first files

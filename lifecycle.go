@@ -119,7 +119,7 @@ func (r *Registry) Start() error {
 		return err
 	}
 	r.state = started
-	r.timer = newPublishTimer(r, paceOf(path))
+	r.timer = newPublishTimer(r, paceOf(d))
 	r.path = r.parts[0].file.path()
 	r.bindLocked(0)
 	for _, f := range r.onStart {

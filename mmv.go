@@ -44,14 +44,16 @@ type Options struct {
 	// publication that makes or replaces a file makes PCP's agent
 	// rebuild the whole directory's names inside pmcd, so the timer's are
 	// paced: after a burst of 8, one a second at most on average, for all
-	// the registries of the process that publish into one directory. While
-	// publications follow each other (label values churning, a metric
-	// declared every 100 ms) a declaration waits up to a second for PCP,
-	// not PublishDelay. Flush publishes and binds everything without
+	// the registries of the process that publish into one directory
+	// (whatever path names it), which take turns. While publications
+	// follow each other (label values churning, a metric declared every
+	// 100 ms) a declaration waits up to a second for PCP, not
+	// PublishDelay, and a second more for each other registry's turn
+	// booked before it. Flush publishes and binds everything without
 	// waiting; it, and the publications made at once for values that
 	// need storage now (Registry.Value, a low-level declaration past its
 	// file's spare room or of a String value), count against the pace,
-	// yet never make the timer wait more than a second. A publication
+	// yet never delay a timer's turn. A publication
 	// that fails (a full disk) replaces no file and does not count: it is
 	// retried every PublishDelay.
 	PublishDelay time.Duration
@@ -209,7 +211,7 @@ type publishTimer struct {
 	armed bool
 	due   time.Time // of the arming in force
 	pace  *pace     // of the publications that replace files, the directory's (growth.go)
-	took  bool      // the publication running spent the pace's credit already (publishDue)
+	took  bool      // the publication running, or the turn armed for, spent the pace's credit already (publishDue)
 	// replaced counts the files publications made or replaced, with
 	// the registry's lock held (pacedLocked).
 	replaced uint64

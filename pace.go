@@ -1,9 +1,10 @@
 package mmv
 
 import (
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // Every publication that replaces a file makes PCP's agent rebuild its
@@ -33,32 +34,45 @@ const (
 // three times as often as one (TestRegistriesShareThePace).
 type pace struct {
 	mu     sync.Mutex
-	credit float64   // at at
+	credit float64   // at at; below 0 while timers wait for the turns they booked (book)
 	at     time.Time // zero: full
-	dir    string    // its key in paces
+	dir    paceKey   // its key in paces
 	users  int       // the started registries publishing into dir
 }
 
-// paces are the directories' paces, by path, while a registry started
-// there is not closed.
-var paces struct {
-	sync.Mutex
-	of map[string]*pace
+// paceKey is a directory's key in paces: its identity, whatever the path
+// that names it (a symlink, a trailing slash, a relative one), or its
+// path when that cannot be read. Keyed by the cleaned path, registries
+// naming one directory by two paths each paced alone
+// (TestReviewPaceOfTheDirectoryByAnyPath).
+type paceKey struct {
+	id   osfile.DirID
+	path string
 }
 
-// paceOf returns the pace of the directory dir, counting one more
-// registry publishing there; release counts it gone.
-func paceOf(dir string) *pace {
-	dir = filepath.Clean(dir)
+// paces are the directories' paces while a registry started there is not
+// closed.
+var paces struct {
+	sync.Mutex
+	of map[paceKey]*pace
+}
+
+// paceOf returns the pace of the directory d, counting one more registry
+// publishing there; release counts it gone.
+func paceOf(d *osfile.Dir) *pace {
+	key := paceKey{path: d.Path()}
+	if id, ok := d.ID(); ok {
+		key = paceKey{id: id}
+	}
 	paces.Lock()
 	defer paces.Unlock()
-	p := paces.of[dir]
+	p := paces.of[key]
 	if p == nil {
 		if paces.of == nil {
-			paces.of = map[string]*pace{}
+			paces.of = map[paceKey]*pace{}
 		}
-		p = &pace{dir: dir}
-		paces.of[dir] = p
+		p = &pace{dir: key}
+		paces.of[key] = p
 	}
 	p.users++
 	return p
@@ -82,28 +96,25 @@ func (p *pace) creditAtLocked(now time.Time) float64 {
 	return min(publishBurst, p.credit+float64(now.Sub(p.at))/float64(publishEvery))
 }
 
-// wait returns how long from now until p allows a publication.
-func (p *pace) wait(now time.Time) time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c := p.creditAtLocked(now); c < 1 {
-		return time.Duration((1 - c) * float64(publishEvery))
-	}
-	return 0
-}
-
-// take spends a publication of the timer's at now if p allows one, and
-// reports whether it did: taken before it runs, so that the timers of
+// book spends a publication of a timer's at now, and returns when the
+// timer may publish: now when p allows one, else once the credit has come
+// back for it, after the turns booked before it, which it owes meanwhile
+// (p's credit below 0). Taken before it runs, so that the timers of
 // registries sharing p, due at one instant, do not all publish on one
-// credit. refund gives back one that replaced no file.
-func (p *pace) take(now time.Time) bool {
+// credit; booked, so that they take turns: a timer that published only
+// when it found a credit left at its due time found none for as long as
+// another registry's Flushes spent each as it came
+// (TestReviewFlushesElsewhereDoNotStarveTimer). refund gives back one
+// that replaced no file, or whose turn went unused.
+func (p *pace) book(now time.Time) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c := p.creditAtLocked(now); c >= 1 {
-		p.credit, p.at = c-1, now
-		return true
+	c := p.creditAtLocked(now)
+	p.credit, p.at = c-1, now
+	if c >= 1 {
+		return now
 	}
-	return false
+	return now.Add(time.Duration((1 - c) * float64(publishEvery)))
 }
 
 func (p *pace) refund() {
@@ -119,9 +130,11 @@ func (p *pace) refund() {
 // debt of publishEvery that the timer's next publication waited out
 // whole: 33 s after 40 Flushes in a row
 // (TestFlushesDoNotStarveTimer). So the timer's wait is
-// publishEvery at most after any publication.
+// publishEvery at most after any publication. Nor does it take the
+// credit timers booked (below 0): their turns stay.
 func (p *pace) spend(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.credit, p.at = max(p.creditAtLocked(now)-1, 0), now
+	c := p.creditAtLocked(now)
+	p.credit, p.at = min(c, max(c-1, 0)), now
 }

@@ -56,6 +56,20 @@ func (d *Dir) Replaced() bool {
 // Path returns the directory's absolute path.
 func (d *Dir) Path() string { return d.path }
 
+// DirID is a directory's identity, whatever the path it is opened by (a
+// symlink, a relative path): its device and inode.
+type DirID struct{ Dev, Ino uint64 }
+
+// ID returns the identity of the directory opened, false when it cannot
+// be read.
+func (d *Dir) ID() (DirID, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(d.fd, &st) != nil {
+		return DirID{}, false
+	}
+	return DirID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, true
+}
+
 // Join returns the path of name in the directory, for messages.
 func (d *Dir) Join(name string) string { return filepath.Join(d.path, name) }
 

@@ -12,6 +12,8 @@ import (
 // OpenDir and Create fail with ErrUnsupported where there is no port.
 type Dir struct{ path string }
 
+type DirID struct{ Dev, Ino uint64 }
+
 type File struct{}
 
 func OpenDir(path string, format Format) (*Dir, error) { return nil, ErrUnsupported }
@@ -38,6 +40,7 @@ func (d *Dir) OpenRead(name string) *os.File                 { return nil }
 func (d *Dir) LockClaims(wait time.Duration) (func(), error) { return nil, ErrUnsupported }
 func (d *Dir) Close()                                        {}
 func (d *Dir) Replaced() bool                                { return false }
+func (d *Dir) ID() (DirID, bool)                             { return DirID{}, false }
 func (f *File) Bytes() []byte                                { return nil }
 func (f *File) Base() unsafe.Pointer                         { return nil }
 func (f *File) Values() unsafe.Pointer                       { return nil }
