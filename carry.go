@@ -91,10 +91,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 		return
 	}
 	if p.index > 0 { // an overflow file's names carry the registry's, as the run that wrote it had it (bury strips it)
-		prefix := r.lastPrefix
-		if r.state == started {
-			prefix = overflowPrefix(r.name, r.opts.Flags) // this run's tombstone, in its prefix (bury)
-		}
+		prefix := r.prefixAtLocked(p.name, b)
 		_, ok := under(prefix)(namesOf(old))
 		if !ok {
 			return
@@ -201,7 +198,7 @@ func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 		ms, _ := fileMetrics(l)
 		prefix, ok := "", true
 		if index > 0 {
-			prefix, ok = under(r.lastPrefix)(namesOf(ms))
+			prefix, ok = under(r.prefixAtLocked(name, l.bytes()))(namesOf(ms))
 		}
 		for _, m := range ms {
 			short := m.name[len(prefix):]

@@ -370,8 +370,9 @@ func (p *poller) runUnless(stop chan struct{}) {
 // names of its metrics, and its generation, which tells it from a file
 // another put at its name since.
 type tombstone struct {
-	names []string
-	gen   uint64
+	names  []string
+	gen    uint64
+	prefix string // of its names, the run's that made it (bury)
 }
 
 // cutItems are the items of the metrics of an earlier run's overflow

@@ -68,7 +68,8 @@ func (r *Registry) earlierOverflow(d *osfile.Dir, f shownFile) (names []string, 
 		return nil, false
 	}
 	names = metricNames(d, f.name)
-	_, own = under(r.lastPrefix)(names)
+	var b [headerSize]byte
+	_, own = under(r.prefixAtLocked(f.name, b[:d.ReadHead(f.name, b[:])]))(names)
 	return names, own
 }
 

@@ -77,13 +77,10 @@ func (r *Registry) buryLocked(name string) error {
 		case h.pid > 0 && localPid(h.pid) != os.Getpid() && !osfile.ProcessGone(h.pid):
 			return b // a live writer's, which holds no lock (libpcp_mmv's): an earlier run's is gone
 		}
-		prefix := r.lastPrefix
-		if _, tomb := r.tombs[name]; tomb {
-			if !r.tombAtLocked(name, b) {
-				return b // put at the tombstone's name since: another's
-			}
-			prefix = overflowPrefix(r.name, r.opts.Flags) // this run's, in its prefix
+		if _, tomb := r.tombs[name]; tomb && !r.tombAtLocked(name, b) {
+			return b // put at the tombstone's name since: another's
 		}
+		prefix := r.prefixAtLocked(name, b)
 		var owner int32
 		if r.fileFlagsLocked()&Process != 0 { // as its files have it: withheld, they name no writer
 			owner = pcpPid(int32(os.Getpid())) // as PCP checks it (liveness.go)
@@ -116,7 +113,7 @@ func (r *Registry) buryLocked(name string) error {
 		if r.tombs == nil {
 			r.tombs = map[string]tombstone{}
 		}
-		r.tombs[name] = tombstone{names: kept, gen: gen}
+		r.tombs[name] = tombstone{names: kept, gen: gen, prefix: overflowPrefix(r.name, r.opts.Flags)}
 	}
 	return nil
 }
@@ -128,6 +125,20 @@ func (r *Registry) tombAtLocked(name string, b []byte) bool {
 	t, ok := r.tombs[name]
 	h, mmv := readHead(b)
 	return ok && mmv && h.gen == t.gen
+}
+
+// prefixAtLocked returns the prefix of the metric names of the file at
+// the overflow name, whose head is b: the one a tombstone this registry
+// made there was written in (bury), else the last run's (lastPrefix). A
+// Start that failed after burying left its tombstones in its prefix, and
+// its retry, reading them in the last run's, carried tg.3's e and f as
+// placeholders tg.tg.e and tg.tg.f, e declared again under another item
+// (TestReviewRetriedStartReadsItsTombstonesInItsPrefix).
+func (r *Registry) prefixAtLocked(name string, b []byte) string {
+	if r.tombAtLocked(name, b) {
+		return r.tombs[name].prefix
+	}
+	return r.lastPrefix
 }
 
 // tendTombstonesLocked keeps the tombstones right before a part is
