@@ -145,7 +145,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 // PMIDs vanished at Start, and a declaration in p, made after Start, took
 // one back, which crashes pmcd while a client fetches it (docs/design.md,
 // "A pmcd crash in PCP's reader";
-// TestReviewNoPrefixClearedLongNameKeepsOverflowPMID).
+// TestNoPrefixClearedLongNameKeepsOverflowPMID).
 func (r *Registry) reserveCutLocked(p *part) {
 	c, ok := r.cut[p.name]
 	if !ok || c.cluster != p.cluster {

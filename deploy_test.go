@@ -269,14 +269,14 @@ func TestNoPrefixToggleKeepsOverflowPMIDs(t *testing.T) {
 	}
 }
 
-// TestReviewNoPrefixClearedLongNameKeepsOverflowPMID: a NoPrefix run's
+// TestNoPrefixClearedLongNameKeepsOverflowPMID: a NoPrefix run's
 // overflow file is version 1 when its names fit 63 bytes; a deploy that
 // clears the flag renames its tombstone's names under the registry's
 // prefix (bury), and a name that fits no longer was dropped from it: its
 // PMID vanished at Start and came back when the run declared it again
 // in the same file, the crash of docs/design.md, "A pmcd crash in PCP's
 // reader".
-func TestReviewNoPrefixClearedLongNameKeepsOverflowPMID(t *testing.T) {
+func TestNoPrefixClearedLongNameKeepsOverflowPMID(t *testing.T) {
 	needFileLayer(t)
 	_, dir := pcpDir(t)
 	long := func(c string) string { return c + strings.Repeat("x", 61) } // 62 bytes: tg. makes 65
@@ -300,12 +300,12 @@ func TestReviewNoPrefixClearedLongNameKeepsOverflowPMID(t *testing.T) {
 	assert.Empty(t, w.back)
 }
 
-// TestReviewNoPrefixClearedCarriesNoCutName: a NoPrefix run's overflow
+// TestNoPrefixClearedCarriesNoCutName: a NoPrefix run's overflow
 // file holds a name of 254 bytes, which the registry's prefix takes past
 // the 255 a name holds; the next run, without the flag, made that file
 // at Start and carried the name as a placeholder, written cut to 255
 // bytes: PCP showed its PMID under a name no run declared.
-func TestReviewNoPrefixClearedCarriesNoCutName(t *testing.T) {
+func TestNoPrefixClearedCarriesNoCutName(t *testing.T) {
 	needFileLayer(t)
 	_, dir := pcpDir(t)
 	long := "l" + strings.Repeat("x", 253)
@@ -328,12 +328,12 @@ func TestReviewNoPrefixClearedCarriesNoCutName(t *testing.T) {
 	require.NoError(t, r.Close())
 }
 
-// TestReviewRetriedStartReadsItsTombstonesInItsPrefix: a Start that
+// TestRetriedStartReadsItsTombstonesInItsPrefix: a Start that
 // fails after burying the last run's overflow files (here tg.4 is held,
 // after tg.3 was buried) leaves them in its own prefix (bury), which a
 // NoPrefix flag other than the last run's makes another; its retry read
 // them with the last run's prefix (lastOverflowPrefix).
-func TestReviewRetriedStartReadsItsTombstonesInItsPrefix(t *testing.T) {
+func TestRetriedStartReadsItsTombstonesInItsPrefix(t *testing.T) {
 	needFileLayer(t)
 	_, dir := pcpDir(t)
 	last := newRegistry(t, "tg", dir, mmv.Options{Flags: mmv.NoPrefix, MaxFileValues: 2})

@@ -1187,10 +1187,10 @@ func TestTimerRunOfAnEarlierArming(t *testing.T) {
 	assert.EqualValues(t, 1, vecValue(t, r, "c", "k=c").Int())
 }
 
-// TestReviewPacesForgottenAtClose: registries started and closed at once
+// TestPacesForgottenAtClose: registries started and closed at once
 // in one directory, from many goroutines, leave no pace of it behind
 // (paces), under the race detector too.
-func TestReviewPacesForgottenAtClose(t *testing.T) {
+func TestPacesForgottenAtClose(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mmv")
 	var wg sync.WaitGroup
 	for g := range 8 {

@@ -446,14 +446,14 @@ func TestLazyDeclarationsWithinASecond(t *testing.T) {
 	assert.Less(t, worst, 1500*time.Millisecond, "a lazy declaration's wait for the file")
 }
 
-// TestReviewFlushesElsewhereDoNotStarveTimer: a registry Flushing a new
+// TestFlushesElsewhereDoNotStarveTimer: a registry Flushing a new
 // label value every few milliseconds spends the pace of its directory,
 // which owes nothing for it (pace.spend), and another registry of the
 // directory waits for its timer: its declaration made during the storm
 // must reach its file within a second or two, as TestFlushesDoNotStarveTimer
 // has it for one registry. Sharing the pace, it waited for as long as the
 // storm lasted.
-func TestReviewFlushesElsewhereDoNotStarveTimer(t *testing.T) {
+func TestFlushesElsewhereDoNotStarveTimer(t *testing.T) {
 	needFileLayer(t)
 	dir := filepath.Join(t.TempDir(), "mmv")
 	storm := newRegistry(t, "storm", dir, mmv.Options{})
@@ -481,12 +481,12 @@ func TestReviewFlushesElsewhereDoNotStarveTimer(t *testing.T) {
 	t.Logf("published after %v", time.Since(start))
 }
 
-// TestReviewPaceOfTheDirectoryByAnyPath: registries naming one directory
+// TestPaceOfTheDirectoryByAnyPath: registries naming one directory
 // by different paths (a symlink, a trailing slash, a relative path)
 // share its pace, as those naming it alike do
 // (TestRegistriesShareThePace): PCP's agent rebuilds the directory for
 // each of their files. Keyed by the cleaned path, each paced alone.
-func TestReviewPaceOfTheDirectoryByAnyPath(t *testing.T) {
+func TestPaceOfTheDirectoryByAnyPath(t *testing.T) {
 	needFileLayer(t)
 	base := t.TempDir()
 	dir := filepath.Join(base, "mmv")
@@ -500,11 +500,11 @@ func TestReviewPaceOfTheDirectoryByAnyPath(t *testing.T) {
 	assert.LessOrEqual(t, n, int64(8+3+2), "files replaced in %v of churn by 3 registries of one directory", churn)
 }
 
-// TestReviewChurnElsewhereDoesNotStarveTimer: registries churning label
+// TestChurnElsewhereDoesNotStarveTimer: registries churning label
 // values take the pace of their directory in turns with another whose
 // declaration waits for its timer: it reaches its file within the turns
 // booked before it, a second each.
-func TestReviewChurnElsewhereDoesNotStarveTimer(t *testing.T) {
+func TestChurnElsewhereDoesNotStarveTimer(t *testing.T) {
 	needFileLayer(t)
 	dir := filepath.Join(t.TempDir(), "mmv")
 	rs, vs := startChurners(t, "churn", dir, dir)

@@ -44,7 +44,7 @@ type pace struct {
 // that names it (a symlink, a trailing slash, a relative one), or its
 // path when that cannot be read. Keyed by the cleaned path, registries
 // naming one directory by two paths each paced alone
-// (TestReviewPaceOfTheDirectoryByAnyPath).
+// (TestPaceOfTheDirectoryByAnyPath).
 type paceKey struct {
 	id   osfile.DirID
 	path string
@@ -104,7 +104,7 @@ func (p *pace) creditAtLocked(now time.Time) float64 {
 // credit; booked, so that they take turns: a timer that published only
 // when it found a credit left at its due time found none for as long as
 // another registry's Flushes spent each as it came
-// (TestReviewFlushesElsewhereDoNotStarveTimer). refund gives back one
+// (TestFlushesElsewhereDoNotStarveTimer). refund gives back one
 // that replaced no file, or whose turn went unused.
 func (p *pace) book(now time.Time) time.Time {
 	p.mu.Lock()

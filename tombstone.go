@@ -133,7 +133,7 @@ func (r *Registry) tombAtLocked(name string, b []byte) bool {
 // Start that failed after burying left its tombstones in its prefix, and
 // its retry, reading them in the last run's, carried tg.3's e and f as
 // placeholders tg.tg.e and tg.tg.f, e declared again under another item
-// (TestReviewRetriedStartReadsItsTombstonesInItsPrefix).
+// (TestRetriedStartReadsItsTombstonesInItsPrefix).
 func (r *Registry) prefixAtLocked(name string, b []byte) string {
 	if r.tombAtLocked(name, b) {
 		return r.tombs[name].prefix
