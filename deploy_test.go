@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/internal/osfile"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
 )
@@ -325,66 +323,5 @@ func TestNoPrefixClearedCarriesNoCutName(t *testing.T) {
 	for _, m := range f.Metrics {
 		assert.Contains(t, []string{"tg.c"}, m.Name, "a name of tg.2")
 	}
-	require.NoError(t, r.Close())
-}
-
-// TestRetriedStartReadsItsTombstonesInItsPrefix: a Start that
-// fails after burying the last run's overflow files (here tg.4 is held,
-// after tg.3 was buried) leaves them in its own prefix (bury), which a
-// NoPrefix flag other than the last run's makes another; its retry read
-// them with the last run's prefix (lastOverflowPrefix).
-func TestRetriedStartReadsItsTombstonesInItsPrefix(t *testing.T) {
-	needFileLayer(t)
-	_, dir := pcpDir(t)
-	last := newRegistry(t, "tg", dir, mmv.Options{Flags: mmv.NoPrefix, MaxFileValues: 2})
-	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} { // c, d in tg.2; e, f in tg.3; g, h in tg.4
-		mmv.NewCounter(last, n, "", mmv.Count).Inc()
-	}
-	startOrSkip(t, last)
-	require.NoError(t, last.Close())
-	before, err := mmvfile.Open(filepath.Join(dir, "tg.3"))
-	require.NoError(t, err)
-	// tg.4 held: its burial waits, and meanwhile another owner's file,
-	// held, is put at tg.2, which the Start then fails to commit, after
-	// burying tg.3.
-	held := []*os.File{lockedFile(t, filepath.Join(dir, "tg.4"), nil)}
-	two, err := os.ReadFile(filepath.Join(dir, "tg.2"))
-	require.NoError(t, err)
-	var fired atomic.Bool
-	osfile.LockHeldHook = func() {
-		if !fired.Swap(true) {
-			other := filepath.Join(dir, "other.tmp")
-			held = append(held, lockedFile(t, other, two))
-			assert.NoError(t, os.Rename(other, filepath.Join(dir, "tg.2")))
-		}
-	}
-	t.Cleanup(func() { osfile.LockHeldHook = nil })
-	r := newRegistry(t, "tg", dir, mmv.Options{MaxFileValues: 2})
-	for _, n := range []string{"a", "b", "c"} {
-		mmv.NewCounter(r, n, "", mmv.Count).Inc()
-	}
-	require.ErrorIs(t, r.Start(), mmv.ErrInUse)
-	osfile.LockHeldHook = nil
-	tomb, err := mmvfile.Open(filepath.Join(dir, "tg.3"))
-	require.NoError(t, err)
-	require.NotZero(t, tomb.Header.Flags&mmv.Sentinel, "tg.3 buried before the failure")
-	for _, f := range held {
-		require.NoError(t, f.Close())
-	}
-	for _, n := range []string{"d", "e"} {
-		mmv.NewCounter(r, n, "", mmv.Count).Inc()
-	}
-	require.NoError(t, r.Start())
-	f, err := mmvfile.Open(filepath.Join(dir, "tg.3"))
-	require.NoError(t, err)
-	items := map[string]uint32{}
-	for _, m := range f.Metrics {
-		items[m.Name] = m.Item
-	}
-	want := map[string]uint32{}
-	for _, m := range before.Metrics {
-		want["tg."+m.Name] = m.Item
-	}
-	assert.Equal(t, want, items, "tg.3's names and items")
 	require.NoError(t, r.Close())
 }
