@@ -1191,6 +1191,7 @@ func TestTimerRunOfAnEarlierArming(t *testing.T) {
 // in one directory, from many goroutines, leave no pace of it behind
 // (paces), under the race detector too.
 func TestPacesForgottenAtClose(t *testing.T) {
+	needFileLayer(t)
 	dir := filepath.Join(t.TempDir(), "mmv")
 	var wg sync.WaitGroup
 	for g := range 8 {
