@@ -31,6 +31,8 @@ import (
 // before: levels do not add up. The points were dropped, the failed
 // requests missing from every total until the process restarted.
 func TestLateKeyAddsIntoTotals(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
 	p := newProvider(t, Options{})
 	ctx := context.Background()
 	m := p.Meter("web")
@@ -117,6 +119,8 @@ func TestLateKeyAcrossBatches(t *testing.T) {
 // vector, given a label twice, was refused, and every point of the
 // instrument dropped for the registry's life.
 func TestKeysOfOneLabel(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
 	p := newProvider(t, Options{})
 	ctx := context.Background()
 	c, err := p.Meter("s").Int64Counter("requests")
@@ -381,6 +385,8 @@ func TestLateKeyTotalsNeverGoDown(t *testing.T) {
 // key named as the renamed one already, and a histogram's le among
 // them: every key is a label of its own, and PCP shows each point.
 func TestManyKeysOfOneLabel(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
 	p := newProvider(t, Options{})
 	ctx := context.Background()
 	c, err := p.Meter("s").Int64Counter("requests")
