@@ -92,8 +92,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	}
 	if p.index > 0 { // an overflow file's names carry the registry's, as the run that wrote it had it (bury strips it)
 		prefix := r.prefixAtLocked(p.name, b)
-		_, ok := under(prefix)(namesOf(old))
-		if !ok {
+		if !allUnder(namesOf(old), prefix) {
 			return
 		}
 		for i := range old {
@@ -196,13 +195,15 @@ func (r *Registry) lastHomes(d *osfile.Dir) map[string]int {
 			return true
 		}
 		ms, _ := fileMetrics(l)
-		prefix, ok := "", true
+		prefix := ""
 		if index > 0 {
-			prefix, ok = under(r.prefixAtLocked(name, l.bytes()))(namesOf(ms))
+			if prefix = r.prefixAtLocked(name, l.bytes()); !allUnder(namesOf(ms), prefix) {
+				return true // another writer's, named so
+			}
 		}
 		for _, m := range ms {
 			short := m.name[len(prefix):]
-			if _, seen := homes[short]; ok && !seen {
+			if _, seen := homes[short]; !seen {
 				if homes == nil {
 					homes = map[string]int{}
 				}

@@ -425,7 +425,7 @@ func fileNames(t *testing.T, path, prefix string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	_, names, _, _ := bury(b, func([]string) (string, bool) { return prefix, true }, prefix, 0, func(string) bool { return true })
+	_, names, _, _ := bury(b, prefix, prefix, 0, func(string) bool { return true })
 	return names
 }
 

@@ -69,8 +69,7 @@ func (r *Registry) earlierOverflow(d *osfile.Dir, f shownFile) (names []string, 
 	}
 	names = metricNames(d, f.name)
 	var b [headerSize]byte
-	_, own = under(r.prefixAtLocked(f.name, b[:d.ReadHead(f.name, b[:])]))(names)
-	return names, own
+	return names, allUnder(names, r.prefixAtLocked(f.name, b[:d.ReadHead(f.name, b[:])]))
 }
 
 // clashesWithShown returns a function that reports whether a metric of

@@ -294,17 +294,14 @@ func overflowPrefix(name string, flags Flags) string {
 	return name + "."
 }
 
-// under returns a function that reports whether names, the metric
-// names of an overflow file, all have prefix, which it returns (bury,
-// carryLocked, lastHomes). Those of the last run's files have the last
-// run's (lastPrefix): its own files, and its tombstones, which bury
-// writes in the run's prefix; a file at such a name whose names do not
-// is another writer's. Those of the tombstones this run made have this
-// run's.
-func under(prefix string) func(names []string) (string, bool) {
-	return func(names []string) (string, bool) {
-		return prefix, !slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, prefix) })
-	}
+// allUnder reports whether names, the metric names of an overflow file,
+// all have prefix (bury, carryLocked, lastHomes, earlierOverflow). Those
+// of the last run's files have the last run's (lastPrefix): its own
+// files, and its tombstones, which bury writes in the run's prefix; a
+// file at such a name whose names do not is another writer's. Those of
+// the tombstones this run made have this run's (prefixAtLocked).
+func allUnder(names []string, prefix string) bool {
+	return !slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, prefix) })
 }
 
 // fitsOverflow reports whether a metric of that name fits an overflow

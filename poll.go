@@ -228,14 +228,19 @@ func (w *pollRuns) endLocked(i int, v *hookPanic) {
 	}
 }
 
+// end counts run i ended, as it returned or was not run.
+func (w *pollRuns) end(i int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.endLocked(i, nil)
+}
+
 // runFor runs f as run i of w once p is locked, by the caller (locked) or
 // here, waiting for the run in progress until end: past it, f is not run.
 func (p *poller) runFor(w *pollRuns, i int, locked bool, end time.Time) {
 	for ; !locked; locked = p.mu.TryLock() {
 		if time.Now().After(end) {
-			w.mu.Lock()
-			w.endLocked(i, nil)
-			w.mu.Unlock()
+			w.end(i)
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -254,9 +259,7 @@ func (p *poller) runFor(w *pollRuns, i int, locked bool, end time.Time) {
 	}()
 	p.f()
 	returned = true
-	w.mu.Lock()
-	w.endLocked(i, nil)
-	w.mu.Unlock()
+	w.end(i)
 }
 
 // hookPanic is how a hook or poll that did not return ended: the value
@@ -302,10 +305,10 @@ func runHook(f func()) (p *hookPanic) {
 const pollWait = time.Second
 
 // poll runs f every interval until stop is closed, the first time at
-// once when now is set. An f that ends its goroutine (runtime.Goexit)
-// ends this run alone: the poll goes on, on a new goroutine, where it
-// stopped for the registry's life. A panic ends the program, as its doc
-// says.
+// once when now is set; f runs nothing once stop is closed
+// (poller.runUnless). An f that ends its goroutine (runtime.Goexit) ends
+// this run alone: the poll goes on, on a new goroutine, where it stopped
+// for the registry's life. A panic ends the program, as its doc says.
 func poll(interval time.Duration, f func(), stop chan struct{}, now bool) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -317,12 +320,6 @@ func poll(interval time.Duration, f func(), stop chan struct{}, now bool) {
 	}()
 	for {
 		if now {
-			select {
-			case <-stop:
-				stopped = true
-				return
-			default:
-			}
 			f()
 		}
 		now = true

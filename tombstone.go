@@ -85,7 +85,7 @@ func (r *Registry) buryLocked(name string) error {
 		if r.fileFlagsLocked()&Process != 0 { // as its files have it: withheld, they name no writer
 			owner = pcpPid(int32(os.Getpid())) // as PCP checks it (liveness.go)
 		}
-		nb, names, cut, ours := bury(b, under(prefix), overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
+		nb, names, cut, ours := bury(b, prefix, overflowPrefix(r.name, r.opts.Flags), owner, func(x string) bool { return r.nameFreeLocked(x, name) })
 		if !ours {
 			return b // a NoPrefix registry's first file, named so: another's
 		}
@@ -205,9 +205,9 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 }
 
 // bury returns the tombstone of the MMV file b, whose metric names start
-// with the prefix prefixOf returns of them (ours reports that they do: a
-// file whose names have none is none of the registry's, and bury leaves
-// it), written with the prefix to, the burying run's, so that every file
+// with prefix (ours reports that they all do: a file with a name that
+// does not is none of the registry's, and bury leaves it), written with
+// the prefix to, the burying run's, so that every file
 // a run leaves has its prefix, which its first file's flags say
 // (lastOverflowPrefix): a tombstone kept in the prefix of a run before,
 // one that set or cleared the NoPrefix flag, was read with the next run's
@@ -223,7 +223,7 @@ func (r *Registry) nameFreeLocked(x, file string) bool {
 // keeps none of a file whose metrics it cannot read. The generation is
 // new, so that PCP's reader loads it again. A Process run's tombstone has
 // the flag and its pid: PCP drops it with the run's own files.
-func bury(b []byte, prefixOf func(names []string) (string, bool), to string, owner int32, keep func(name string) bool) (nb []byte, names []string, cut []uint32, ours bool) {
+func bury(b []byte, prefix, to string, owner int32, keep func(name string) bool) (nb []byte, names []string, cut []uint32, ours bool) {
 	nb = bytes.Clone(b)
 	version, toc, ok := readTOC(nb) // the sections' TOC entries, in nb
 	if !ok {
@@ -249,8 +249,7 @@ func bury(b []byte, prefixOf func(names []string) (string, bool), to string, own
 			read = append(read, name)
 		}
 	}
-	prefix, ours := prefixOf(read)
-	if !ours {
+	if !allUnder(read, prefix) {
 		return nil, nil, nil, false
 	}
 	moved := map[uint64]uint64{} // a kept metric's record, from its offset in b to nb's

@@ -2,6 +2,7 @@ package otelexporter
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -47,6 +48,21 @@ type members struct {
 	others map[attribute.Distinct]*member // the sets with keys past the labels
 	folded member                         // the last values of the members that left
 	les    []string
+}
+
+// all yields what ms adds up: the folded values of the members that
+// left, the instance's own set, the others.
+func (ms *members) all() iter.Seq[*member] {
+	return func(yield func(*member) bool) {
+		if !yield(&ms.folded) || ms.own != nil && !yield(ms.own) {
+			return
+		}
+		for _, m := range ms.others {
+			if !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 // member is one attribute set added up in an instance, its last values.
@@ -226,16 +242,11 @@ func (in *instrument) storeMerged(d *drops, s *shownSet) bool {
 		}
 	}
 	if in.buckets == nil {
-		n, ok := ms.folded.n, true
-		add := func(m *member) {
-			if m != nil {
-				ok = ok && n+m.n >= n
-				n += m.n
-			}
-		}
-		add(ms.own)
-		for _, m := range ms.others {
-			add(m)
+		var n uint64
+		ok := true
+		for m := range ms.all() {
+			ok = ok && n+m.n >= n
+			n += m.n
 		}
 		if !ok {
 			in.sumPast(s)
@@ -249,11 +260,8 @@ func (in *instrument) storeMerged(d *drops, s *shownSet) bool {
 	}
 	h := &in.sum
 	h.reset(ms.les)
-	ok := h.add(&ms.folded.h)
-	if ms.own != nil {
-		ok = h.add(&ms.own.h) && ok
-	}
-	for _, m := range ms.others {
+	ok := true
+	for m := range ms.all() {
 		ok = h.add(&m.h) && ok
 	}
 	if !ok {
