@@ -501,3 +501,17 @@ func TestPollSurvivesGoexit(t *testing.T) {
 	startOrSkip(t, r)
 	assert.Eventually(t, func() bool { return runs.Load() >= 5 }, 5*time.Second, 5*time.Millisecond, "runs after the Goexit")
 }
+
+// TestEveryGatherRunsAPollBeforeStart: a Gather after another returned
+// runs the poll again. The run counted itself ended before it let the
+// poll go, so a Gather right after found it running and skipped it, and
+// showed what the last one copied (TestPollBeforeStart failed so in CI).
+func TestEveryGatherRunsAPollBeforeStart(t *testing.T) {
+	r := newTestRegistry(t, "everygather")
+	var runs atomic.Int64
+	r.Poll(time.Hour, func() { runs.Add(1) })
+	for i := range int64(2000) {
+		r.Gather(func(*Family) {})
+		require.Equal(t, i+1, runs.Load(), "runs after Gather %d", i+1)
+	}
+}

@@ -245,10 +245,14 @@ func (p *poller) runFor(w *pollRuns, i int, locked bool, end time.Time) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	defer p.mu.Unlock()
 	returned := false
 	defer func() {
+		// The poll let go before the run counts itself ended: a caller
+		// that saw it end and ran the poll again found it held, and
+		// skipped it (TestEveryGatherRunsAPollBeforeStart).
+		p.mu.Unlock()
 		if returned {
+			w.end(i)
 			return
 		}
 		w.mu.Lock()
@@ -259,7 +263,6 @@ func (p *poller) runFor(w *pollRuns, i int, locked bool, end time.Time) {
 	}()
 	p.f()
 	returned = true
-	w.end(i)
 }
 
 // hookPanic is how a hook or poll that did not return ended: the value
