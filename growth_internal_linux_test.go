@@ -28,15 +28,14 @@ func TestGrowthMapsTheRoomTakenInFlight(t *testing.T) {
 	require.NoError(t, r.Flush()) // a grown file, every value bound
 	useRoutes(v, 2000, 2010)
 	var mapped bool
-	growthHook = func(gp growthPoint) {
+	hookGrowth(t, r, func(gp growthPoint) {
 		switch gp {
 		case afterSnapshot:
 			useRoutes(v, 2010, 3000) // in flight: slots in the room
 		case mappedTaken:
 			mapped = true
 		}
-	}
-	defer func() { growthHook = nil }()
+	})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.parts[0]

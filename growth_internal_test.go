@@ -32,7 +32,7 @@ func TestMergeInterleavings(t *testing.T) {
 }
 
 func testMergeInterleavings(t *testing.T, pad bool) {
-	r := NewRegistry("merge", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PadValues: pad})
+	r := NewRegistry("merge", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PadValues: pad, PublishDelay: time.Hour})
 	defer r.Close()
 	// Each instrument as a model: update(n) changes it, want is what it
 	// must hold, set whether it is set (keeps the last) or added to.
@@ -67,7 +67,6 @@ func testMergeInterleavings(t *testing.T, pad bool) {
 	for _, in := range insts {
 		update(in)
 	}
-	defer func() { growthHook = nil }()
 	step := 0
 	for _, in := range insts {
 		for _, racing := range [][]growthPoint{
@@ -83,7 +82,7 @@ func testMergeInterleavings(t *testing.T, pad bool) {
 			reached := map[growthPoint]int{}
 			landed := make(chan struct{})
 			close(landed)
-			growthHook = func(p growthPoint) {
+			hookGrowth(t, r, func(p growthPoint) {
 				reached[p]++
 				// Once per point: at the compare-and-swap, the retry
 				// must then succeed.
@@ -106,7 +105,7 @@ func testMergeInterleavings(t *testing.T, pad bool) {
 				case <-done:
 				case <-time.After(20 * time.Millisecond):
 				}
-			}
+			})
 			step++
 			NewCounter(r, fmt.Sprint("grow", step), "", Count) // a declaration to publish
 			require.NoError(t, r.Flush())
@@ -651,10 +650,9 @@ func TestNoBindingDuringStep(t *testing.T) {
 		v.With(strconv.Itoa(i)).Set(1) // in the memory still
 	}
 	v.With("new").Set(1) // something to publish
-	defer func() { growthHook = nil }()
 	var once sync.Once
 	var added sync.Once
-	growthHook = func(at growthPoint) {
+	hookGrowth(t, r, func(at growthPoint) {
 		switch at {
 		case afterSnapshot:
 			once.Do(func() {
@@ -669,7 +667,7 @@ func TestNoBindingDuringStep(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 	r.mu.Lock()
 	require.NoError(t, r.publishPartUnlocking(p))
 	growthHook = nil
@@ -816,12 +814,11 @@ func TestChurnKeepsSlotsBounded(t *testing.T) {
 		}
 	}
 	hv.With("keep").Observe(2)
-	defer func() { growthHook = nil }()
-	growthHook = func(at growthPoint) {
+	hookGrowth(t, r, func(at growthPoint) {
 		if at == afterSnapshot {
 			churn()
 		}
-	}
+	})
 	values := len(g.bounds) + len(g.stats)
 	p := g.bucketM.part
 	for round := range 50 {
@@ -897,16 +894,15 @@ func TestSlotTakenInFlightZeroed(t *testing.T) {
 	r.mu.Unlock()
 	require.NotZero(t, freed)
 	require.True(t, hv.Delete("d")) // something to publish
-	defer func() { growthHook = nil }()
 	var taken int
-	growthHook = func(at growthPoint) {
+	hookGrowth(t, r, func(at growthPoint) {
 		if at == afterSnapshot {
 			hv.With("b")
 			r.mu.Lock()
 			taken = len(p.landing)
 			r.mu.Unlock()
 		}
-	}
+	})
 	r.mu.Lock()
 	require.NoError(t, r.publishPartUnlocking(p))
 	growthHook = nil
@@ -945,15 +941,14 @@ func TestCounterMadeInFlightExact(t *testing.T) {
 	r.mu.Unlock()
 	require.Len(t, free, 1)
 	require.True(t, v.Delete("d")) // something to publish
-	defer func() { growthHook = nil }()
-	growthHook = func(at growthPoint) {
+	hookGrowth(t, r, func(at growthPoint) {
 		switch at {
 		case afterSnapshot:
 			v.With("b").Add(7)
 		case afterRemap:
 			v.With("b").Add(1)
 		}
-	}
+	})
 	r.mu.Lock()
 	err := r.publishPartUnlocking(p)
 	growthHook = nil
@@ -1004,10 +999,9 @@ func TestMergeSetAndAdded(t *testing.T) {
 	require.NoError(t, r.Start())
 	g.Set(10)
 	f.Set(10)
-	defer func() { growthHook = nil }()
 	step := 0
 	grow := func(hook func(growthPoint)) {
-		growthHook = hook
+		hookGrowth(t, r, hook)
 		step++
 		NewCounter(r, fmt.Sprint("grow", step), "", Count) // a declaration to publish
 		require.NoError(t, r.Flush())
@@ -1112,7 +1106,6 @@ func TestIntervalAcrossGrowth(t *testing.T) {
 	require.NoError(t, r.AddMetric(Metric{Name: "busy", Type: Elapsed, Semantics: SemCounter, Units: Microsecond}))
 	require.NoError(t, r.Start())
 	v := mustValue(t, r, "busy", "")
-	defer func() { growthHook = nil }()
 	landed := make(chan struct{})
 	close(landed)
 	op := func(f func()) { // in order, from another goroutine: it may wait for the step
@@ -1128,7 +1121,7 @@ func TestIntervalAcrossGrowth(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	growthHook = func(p growthPoint) {
+	hookGrowth(t, r, func(p growthPoint) {
 		switch p {
 		case afterSnapshot:
 			op(v.StartInterval)
@@ -1138,7 +1131,7 @@ func TestIntervalAcrossGrowth(t *testing.T) {
 				v.EndInterval()
 			})
 		}
-	}
+	})
 	NewCounter(r, "grow", "", Count)
 	require.NoError(t, r.Flush())
 	growthHook = nil

@@ -444,12 +444,26 @@ func overTombstone(t *testing.T, name string) (*Registry, string) {
 	require.NoError(t, last.Close())
 	require.Contains(t, fileNames(t, filepath.Join(dir, name+".3"), name+"."), "c2999", "the last run's third file")
 	require.NoError(t, os.Remove(filepath.Join(dir, name))) // its full first file: Start would keep its items (carry.go), the first file then without room
-	r := NewRegistry(name, &Options{Dir: dir})
+	// Its tests' Flushes publish, the timer never (hookGrowth).
+	r := NewRegistry(name, &Options{Dir: dir, PublishDelay: time.Hour})
 	t.Cleanup(func() { r.Close() })
 	NewCounter(r, "first", "", Count).Inc()
 	startOrSkip(t, r)
 	require.FileExists(t, filepath.Join(dir, name+".3"), "a tombstone")
 	return r, dir
+}
+
+// hookGrowth makes f the growth step's hook (growthHook) until the test
+// ends, for the publications of r the test makes: r's timer must not
+// publish (a PublishDelay of an hour), or its publication ran f on its own
+// goroutine, racing the test, and reached the point meant for the test's
+// Flush, which then returned before that publication's end
+// (TestNameDeclaredDuringPublicationLeavesTombstone failed so in CI).
+func hookGrowth(t testing.TB, r *Registry, f func(growthPoint)) {
+	t.Helper()
+	require.GreaterOrEqual(t, r.opts.PublishDelay, time.Hour, "a registry whose timer publishes while a test hooks its growth")
+	growthHook = f
+	t.Cleanup(func() { growthHook = nil })
 }
 
 // declareAt declares a counter named metric on r at the growth step's
@@ -463,12 +477,12 @@ func declareAt(t *testing.T, r *Registry, at growthPoint, metric string) {
 func duringFlush(t *testing.T, r *Registry, at growthPoint, f func()) {
 	t.Helper()
 	ran := false
-	growthHook = func(gp growthPoint) {
+	hookGrowth(t, r, func(gp growthPoint) {
 		if gp == at && !ran {
 			ran = true
 			f()
 		}
-	}
+	})
 	defer func() { growthHook = nil }()
 	require.NoError(t, r.Flush())
 	require.True(t, ran, "the publication let the lock go at %v", at)

@@ -36,14 +36,14 @@ func TestFirstUseDuringPublication(t *testing.T) {
 
 	entered, release := make(chan struct{}), make(chan struct{})
 	var held sync.Once
-	growthHook = func(p growthPoint) {
+	hookGrowth(t, r, func(p growthPoint) {
 		if p == afterSnapshot {
 			held.Do(func() {
 				entered <- struct{}{}
 				<-release
 			})
 		}
-	}
+	})
 	defer func() {
 		r.Close() // no publication runs after
 		growthHook = nil
@@ -125,14 +125,14 @@ func TestFirstUseDuringReservation(t *testing.T) {
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	var held sync.Once
-	growthHook = func(p growthPoint) {
+	hookGrowth(t, r, func(p growthPoint) {
 		if p == reserving {
 			held.Do(func() {
 				entered <- struct{}{}
 				<-release
 			})
 		}
-	}
+	})
 	defer func() {
 		r.Close()
 		growthHook = nil
@@ -300,14 +300,14 @@ func TestNoPublicationAfterClose(t *testing.T) {
 
 		entered, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{}, 2)
 		var held sync.Once
-		growthHook = func(p growthPoint) {
+		hookGrowth(t, r, func(p growthPoint) {
 			if p == afterSnapshot {
 				held.Do(func() {
 					entered <- struct{}{}
 					<-release
 				})
 			}
-		}
+		})
 		wait := func() { waiting <- struct{}{} }
 		awaitHook.Store(&wait)
 		v.With("b").Inc() // something to publish
