@@ -552,7 +552,10 @@ func (r *Registry) instanceCount() int { return r.counts.instances - r.own.insta
 // label). It is refused on ReaderCluster. A label named le is refused
 // with ErrDuplicate: a histogram's buckets, a bridge's too, carry their
 // bound in their names (le=0.25), which the label would contradict on
-// every bucket. AddMetricLabel, AddIndomLabel and AddInstanceLabel refuse
+// every bucket. So is a label named as a vector's label, and a vector
+// declared later with a label of the registry's name (the New functions
+// panic): PCP shows the registry's value on each of the vector's
+// instances without a label of its own. AddMetricLabel, AddIndomLabel and AddInstanceLabel refuse
 // so a label named as one their instances' names carry (a vector's
 // label, a histogram's le), which PCP would show on every instance
 // without a label of its own (Vec.SetInstanceLabels(false)).
@@ -653,6 +656,11 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 		if l.Name == bucketLabel { // on every metric, a histogram's buckets among them now or once declared
 			return errorf(ErrDuplicate, inside(subject, "label", l.Name), onBuckets)
 		}
+		for _, in := range r.indoms {
+			if in.vec.vec != nil && slices.Contains(in.vec.labels, l.Name) {
+				return errorf(ErrDuplicate, inside(subject, "label", l.Name), "%s has a label of that name: %s", in.vec.vec.what(), onUnlabelled)
+			}
+		}
 		return nil
 	}
 	var in *indom
@@ -670,8 +678,26 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 	case l.kind == labelInstances:
 		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance's vector has a label of that name")
 	}
-	return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instances' names carry a label of that name (\"route=/a\"): "+
-		"PCP would show this one on each instance without a label of its own (Vec.SetInstanceLabels(false), past the file's label budget)")
+	return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instances' names carry a label of that name (\"route=/a\"): %s", onUnlabelled)
+}
+
+// onUnlabelled says why a label named like a vector's is refused, on the
+// registry or on what the vector's instances are over.
+const onUnlabelled = "PCP would show this one on each instance without a label of its own (Vec.SetInstanceLabels(false), past the file's label budget)"
+
+// vecLabelsFreeLocked refuses the label names of a vector, said to be
+// what, that the registry has a label of (AddLabel): PCP shows the
+// registry's on each of the vector's instances without a label of its
+// own, its value for theirs. Before, such a vector was declared, and
+// the registry's label showed, say, route="web" on instances named
+// route=/a (TestRegistryLabelNamedAsVectorsRefused).
+func (r *Registry) vecLabelsFreeLocked(what string, labels []string) error {
+	for _, l := range r.labels {
+		if l.kind == labelCluster && slices.Contains(labels, l.Name) {
+			return errorf(ErrDuplicate, inside(what, "label", l.Name), "the registry has a label of that name (AddLabel): %s", onUnlabelled)
+		}
+	}
+	return nil
 }
 
 // namedLabelsLocked returns the label names in's instance names carry:

@@ -46,6 +46,17 @@ func (d door) addAutoIndomLocked(key, help string, names []string, kind, name st
 	return d.r.addAutoIndomLocked(key, help, names, kind, name)
 }
 
+// addVecIndomLocked adds the indom of the instances of the vector of
+// metric name, its label names labels, as addAutoIndomLocked: every
+// vector's instances, a histogram vector's statistics', are declared
+// here, where the registry checks the labels against its own.
+func (d door) addVecIndomLocked(key, help string, labels []string, name string) (*indom, uint32, error) {
+	if err := d.r.vecLabelsFreeLocked(subject("vector", name), labels); err != nil {
+		return nil, 0, err
+	}
+	return d.r.addAutoIndomLocked(key, help, nil, "vector", name)
+}
+
 // maxRefused bounds the New functions' refusals Err names one by one
 // (must): a program declaring by names it learns (a counter per tenant)
 // past a cap is refused once per name, as long as it runs. Past it, Err

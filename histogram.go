@@ -601,10 +601,11 @@ type histOut struct {
 }
 
 // declareHistograms declares the metrics of histograms named name, as one
-// transaction: over no indom for a single one (instances nil), over the
-// vector's instances otherwise, whose histograms the group then makes (see
-// makeLocked). It returns the registry's refusal.
-func declareHistograms(reg *Registry, name, help string, units Units, o *HistogramOptions, vec bool) (*histGroup, error) {
+// transaction: over no indom for a single one (labels nil), over the
+// instances of the vector of label names labels otherwise, whose
+// histograms the group then makes (see makeLocked). It returns the
+// registry's refusal.
+func declareHistograms(reg *Registry, name, help string, units Units, o *HistogramOptions, labels []string) (*histGroup, error) {
 	r := door{registry(reg)}
 	var opts HistogramOptions
 	if o != nil {
@@ -630,9 +631,9 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 			return nil, errorf(ErrRange, subject("metric", name), "%v", err)
 		}
 	}
-	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: vec, quantiles: qs,
+	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: labels != nil, quantiles: qs,
 		window: opts.Window, interval: opts.Interval}
-	if vec {
+	if g.vec {
 		g.spares = newSpareStripes(l.n, stripesFor(runtime.GOMAXPROCS(0)))
 		// The buckets' names, as Prometheus names them: one more label,
 		// le, the bucket's upper bound.
@@ -695,7 +696,7 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		}
 		r.bucketsLocked(g.bucketIn)
 		if g.vec {
-			if g.statIndom, statIndom, err = r.addAutoIndomLocked(name, "Instances of "+name, nil, kind, name); err != nil {
+			if g.statIndom, statIndom, err = r.addVecIndomLocked(name, "Instances of "+name, labels, name); err != nil {
 				return err
 			}
 			g.statSerial = statIndom
@@ -1056,7 +1057,7 @@ func (g *histGroup) readLocked(o *histOut, now time.Duration, f func(counts []ui
 // which ignores updates, and Registry.Err says why; a full disk is no
 // refusal (see the package doc).
 func NewHistogram(r *Registry, name, help string, units Units, o *HistogramOptions) *Histogram {
-	if g, err := declareHistograms(r, name, help, units, o, false); must(r, name, g, err) != nil {
+	if g, err := declareHistograms(r, name, help, units, o, nil); must(r, name, g, err) != nil {
 		return g.hs[0].e.t
 	}
 	return nil
@@ -1121,7 +1122,7 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	if err := checkVecLabels(name, labels, bucketLabel, bucketTail(o, units)); err != nil {
 		panic(err)
 	}
-	g, err := declareHistograms(r, name, help, units, o, true)
+	g, err := declareHistograms(r, name, help, units, o, labels)
 	g = must(r, name, g, err)
 	if g == nil {
 		return nil

@@ -400,6 +400,64 @@ func TestLeLabelByHandRefused(t *testing.T) {
 	assert.ElementsMatch(t, []string{"mmv.lehand.lat.count \"count\"", "mmv.lehand.mine[fast] \"0.25\""}, shown)
 }
 
+// TestRegistryLabelNamedAsVectorsRefused: a registry label named as a
+// vector's label is refused, added after the vector or before it (the
+// vector then refused, all of it): PCP showed the registry's value on
+// each of the vector's instances without a label of its own, route="web"
+// on the instance route=/a. Other names stay free.
+func TestRegistryLabelNamedAsVectorsRefused(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "reglabel", dir, mmv.Options{})
+	v := mmv.NewCounterVec(r, "requests", "", mmv.Count, "route")
+	v.SetInstanceLabels(false)
+	v.With("/a").Inc()
+	mmv.NewHistogramVec(r, "lat", "", mmv.Second, nil, "method").With("GET").Observe(1)
+	for _, name := range []string{"route", "method"} {
+		err := r.AddLabel(mmv.Label{Name: name, Value: "web"})
+		assert.ErrorIs(t, err, mmv.ErrDuplicate, name)
+		assert.ErrorContains(t, err, name)
+	}
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "team", Value: "web"}))
+	startOrSkip(t, r)
+	for _, name := range []string{"team", "region"} { // added before the vectors, or after Start
+		if name == "region" {
+			require.NoError(t, r.AddLabel(mmv.Label{Name: name, Value: "eu"}))
+		}
+		_, err := mmv.DeclareVec[mmv.Counter](r, "calls_"+name, "", mmv.Count, "peer", name)
+		assert.ErrorIs(t, err, mmv.ErrDuplicate, name)
+		assert.ErrorContains(t, err, `label "`+name+`"`)
+		for _, declare := range []func(){ // a programming error: the New functions panic
+			func() { mmv.NewGaugeVec(r, "level_"+name, "", mmv.Count, name) },
+			func() { mmv.NewHistogramVec(r, "size_"+name, "", mmv.Byte, nil, name) },
+		} {
+			func() {
+				defer func() {
+					err, _ := recover().(error)
+					assert.ErrorIs(t, err, mmv.ErrDuplicate, name)
+				}()
+				declare()
+			}()
+		}
+	}
+	// Nothing of the refused vectors is left: their names declare again.
+	mmv.NewCounterVec(r, "calls_team", "", mmv.Count, "peer").With("db").Inc()
+	mmv.NewHistogramVec(r, "size_team", "", mmv.Byte, nil, "peer").With("db").Observe(1)
+	require.NoError(t, r.Flush())
+	var shown []string // the labels route and method PCP shows on instances
+	for _, m := range pcptest.Info(t, tmp) {
+		for _, in := range m.Instances {
+			for _, name := range []string{"route", "method", "team"} {
+				if v, ok := in.Label(name); ok && (name != "team" || !strings.Contains(m.Name, "_team")) {
+					shown = append(shown, m.Name+"["+in.Name+"] "+name+"="+v)
+				}
+			}
+		}
+	}
+	assert.NotContains(t, strings.Join(shown, " "), `route="web"`)
+	assert.NotContains(t, strings.Join(shown, " "), `method="web"`)
+	assert.Contains(t, shown, `mmv.reglabel.lat.count[method=GET] method="GET"`)
+}
+
 // TestHandLabelNamedAsInstancesRefused: a label added by hand to a
 // metric, indom or instance whose instance names carry a label of that
 // name (a vector's, a histogram's buckets' le after their vector's) is

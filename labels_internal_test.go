@@ -85,7 +85,7 @@ func TestLabelCountIsLabelsOf(t *testing.T) {
 	vs[4].Delete("0", "x")
 	check("a deletion")
 	NewCounter(r, "h.count", "", Count)
-	_, err := declareHistograms(r, "h", "", Second, nil, true) // its bucket metric declared, then refused: undone
+	_, err := declareHistograms(r, "h", "", Second, nil, []string{"route"}) // its bucket metric declared, then refused: undone
 	require.ErrorIs(t, err, ErrDuplicate)
 	check("a refusal")
 	insts := make([]Instance, 30)
@@ -102,7 +102,7 @@ func TestLabelCountIsLabelsOf(t *testing.T) {
 	}))
 	check("a refused transaction")
 	startOrSkip(t, r)
-	_, err = declareHistograms(r, "h", "", Second, nil, true)
+	_, err = declareHistograms(r, "h", "", Second, nil, []string{"route"})
 	require.ErrorIs(t, err, ErrDuplicate)
 	check("a refusal after Start")
 	for i, v := range vs {

@@ -38,7 +38,9 @@ const DefaultVecLimit = 1000
 // its values as PCP instance labels, {"route":"/api","status":"200"},
 // which pminfo -l and pmseries show; beyond it the name alone carries them,
 // and the values first used once deletions or expiry freed the budget
-// carry labels again.
+// carry labels again. So a label name the registry has (Registry.AddLabel)
+// is refused (ErrDuplicate): PCP would show the registry's value on the
+// instances without labels.
 //
 // Instances are made on first use: With on a new list of values adds the
 // instance. Its PCP instance id derives from its name, so the same values
@@ -1006,7 +1008,7 @@ func declareCellVec[T any](d Declarer, k cellKind, name, help string, units Unit
 	var mt *metric
 	var in *indom
 	err = r.declareLocked(func() (err error) {
-		if in, m.Indom, err = r.addAutoIndomLocked(m.Name, "Instances of "+m.Name, nil, "vector", m.Name); err != nil {
+		if in, m.Indom, err = r.addVecIndomLocked(m.Name, "Instances of "+m.Name, labels, m.Name); err != nil {
 			return err
 		}
 		r.reserveLocked(in, 1, DefaultVecLimit)

@@ -95,7 +95,7 @@ func TestNamesAndEscapes(t *testing.T) {
 	mmv.NewCounter(r, "sent_total", "Already _total", mmv.Count).Add(4)
 	mmv.NewCounter(r, "sent.bytes", "In bytes", mmv.Kbyte).Add(2)
 	mmv.NewGauge(r, "wait", "Wait\\ \"q\"\nthe long help, left out", mmv.Microsecond).Set(250)
-	v := mmv.NewGaugeVec(r, "temp", "By room", mmv.NoUnits, "zone")
+	v := mmv.NewGaugeVec(r, "temp", "By room", mmv.NoUnits, "room")
 	v.With("in\"ner\\\n").Set(20)
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "version", Type: mmv.String, Semantics: mmv.SemDiscrete}))
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "hex", Type: mmv.Uint64, Semantics: mmv.SemInstant}))
@@ -122,7 +122,7 @@ sent_bytes_total{zone="outer"} 2048
 wait_seconds{zone="outer"} 0.00025
 # TYPE temp gauge
 # HELP temp By room
-temp{zone="in\"ner\\\n"} 20
+temp{zone="outer",room="in\"ner\\\n"} 20
 # TYPE hex gauge
 hex{zone="outer"} 18446744073709551615
 `, text.String())
@@ -142,7 +142,7 @@ sent_bytes_total{zone="outer"} 2048
 wait_seconds{zone="outer"} 0.00025
 # TYPE temp gauge
 # HELP temp By room
-temp{zone="in\"ner\\\n"} 20
+temp{zone="outer",room="in\"ner\\\n"} 20
 # TYPE hex gauge
 hex{zone="outer"} 18446744073709551615
 # EOF

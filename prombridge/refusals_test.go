@@ -213,3 +213,25 @@ func TestHistogramLabelledLeNotPublished(t *testing.T) {
 	assert.Equal(t, "12", instance(t, find(t, ms, "prombridge.dropped"), "reason=declaration").Value,
 		"4 samples (2 buckets, sum, count) at each of 3 refreshes")
 }
+
+// TestFamilyLabelledAsRegistryNotPublished: a family with a label the
+// registry has (a program's AddLabel) is refused by mmv, whose PCP would
+// show the registry's value on every bucket (the bridge's buckets carry
+// no labels of their own) and on each series past the label budget: the
+// bridge skips it, counted and named by Err, nothing of it in PCP.
+func TestFamilyLabelledAsRegistryNotPublished(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	hv := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "lat_seconds", Help: "l", Buckets: []float64{1}}, []string{"region"})
+	pr.MustRegister(hv)
+	hv.WithLabelValues("eu").Observe(0.5)
+	r, tmp := newRegistry(t)
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "region", Value: "us"}))
+	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
+	err := b.Refresh()
+	require.ErrorIs(t, err, mmv.ErrDuplicate)
+	assert.ErrorContains(t, err, `family lat_seconds not published`)
+	assert.ErrorContains(t, err, `label "region"`)
+	ms := read(t, r, tmp)
+	assert.Nil(t, pcptest.Find(ms, "mmv.promtest.lat_seconds.count"))
+}
