@@ -101,19 +101,20 @@ func keysOf(sets iter.Seq[attribute.Set]) []attribute.Key {
 }
 
 // declare declares the metrics of instrument m, of identity id, under the
-// PCP name name on r, each holding at most limit attribute sets, in one mmv
-// transaction: when the registry refuses one, none is declared, and the
-// instrument keeps the error, and whether it may pass.
-func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int) (in *instrument) {
+// PCP name name on r, whose own labels are named taken, each holding at
+// most limit attribute sets, in one mmv transaction: when the registry
+// refuses one, none is declared, and the instrument keeps the error, and
+// whether it may pass.
+func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int, taken []string) (in *instrument) {
 	k, scope := id.kind, id.scope
 	in = &instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax, limit: limit}
 	labels := make([]string, len(sh.keys))
 	for i, key := range sh.keys {
 		labels[i] = labelName(key)
 	}
-	reserved := ""
+	reserved := taken
 	if k == kindHistogram || k == kindFloatHistogram {
-		reserved = bucketLabel
+		reserved = append(slices.Clip(taken), bucketLabel)
 	}
 	unclash(labels, reserved)
 	in.values = make([]string, len(labels)+1)

@@ -136,6 +136,29 @@ func TestKeysOfOneLabel(t *testing.T) {
 	assert.Equal(t, map[string]string{"exported_le=y,exported_exported_le=x": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
 }
 
+// TestKeyNamedAsResourceLabel: an attribute key that makes the label of a
+// resource attribute the registry carries (service.name on a client's
+// calls, naming the service called) is exported_<label>, as Prometheus
+// renames a target's label a series has. mmv refuses a vector whose
+// label the registry has (PCP shows the registry's value on each
+// instance without a label of its own), which dropped every point.
+func TestKeyNamedAsResourceLabel(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	p := newProvider(t, Options{})
+	ctx := context.Background()
+	c, err := p.Meter("s").Int64Counter("calls")
+	require.NoError(t, err)
+	c.Add(ctx, 3, metric.WithAttributes(attribute.String("service.name", "db"), attribute.String("host.name", "h1")))
+	h, err := p.Meter("s").Int64Histogram("sizes", metric.WithExplicitBucketBoundaries(10))
+	require.NoError(t, err)
+	h.Record(ctx, 5, metric.WithAttributes(attribute.String("service_name", "cache")))
+	ms, _ := p.flush(t)
+	require.NoError(t, p.exp.Err())
+	assert.Equal(t, map[string]string{"exported_host_name=h1,exported_service_name=db": "3"}, shownValues(t, ms, "mmv.shop_test.s.calls"))
+	assert.Equal(t, map[string]string{"exported_service_name=cache": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+}
+
 // TestLateSetsPrintingAlikeAddUp: two attribute sets whose keys
 // past the labels print alike (error.code an int 1 in one code path, a
 // string "1" in another) are two series of the instance, and both add

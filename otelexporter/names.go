@@ -40,15 +40,17 @@ func labelName(k attribute.Key) string { return pcpname.Part(string(k), "x") }
 const bucketLabel = "le"
 
 // unclash renames each label name that an earlier one has, or reserved
-// (a histogram's buckets' label le; "" for none): the keys a.b and a_b
-// make one name, and a histogram's key le is its buckets'. The label is
-// made exported_<name> (exported_le), as the scrape (package expose) and
-// Prometheus rename a label that clashes, and exported_exported_<name>
+// has (the registry's labels, from the resource; a histogram's buckets'
+// label le): the keys a.b and a_b make one name, a key service.name the
+// resource's label, and a histogram's key le is its buckets'. The label
+// is made exported_<name> (exported_le), as the scrape (package expose)
+// and Prometheus rename a label that clashes, and exported_exported_<name>
 // when that is taken, and so on. A vector given one label twice was
-// refused: every point of the instrument dropped, for good.
-func unclash(labels []string, reserved string) {
+// refused, as is one given a label of its registry: every point of the
+// instrument dropped, for good.
+func unclash(labels []string, reserved []string) {
 	for i := range labels {
-		taken := func(n string) bool { return n == reserved || slices.Contains(labels[:i], n) }
+		taken := func(n string) bool { return slices.Contains(reserved, n) || slices.Contains(labels[:i], n) }
 		if taken(labels[i]) {
 			labels[i] = pcpname.Unclash(pcpname.Exported+labels[i], func(n string) bool { return taken(n) || slices.Contains(labels[i+1:], n) })
 		}
