@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -204,16 +205,25 @@ func TestSkippedExportsNamed(t *testing.T) {
 		return m != nil && m.Value == "1"
 	}, 10*time.Second, 50*time.Millisecond)
 	require.NoError(t, exp.Err())
+	// The interval learned (two collections): else a gap is three of the
+	// SDK's default intervals (TestCadence).
+	require.Eventually(t, func() bool { return exp.cadence.interval.Load() != 0 }, 10*time.Second, 10*time.Millisecond)
 
 	down.Store(true)
 	requests.Add(ctx, 100)
-	time.Sleep(time.Second) // fifty intervals without an export
+	// A gap is more than three intervals and a second since the last
+	// export: a sleep of a second, the export before it up to an interval
+	// and a pminfo earlier, was past it in some runs only.
+	named := func() bool {
+		err := exp.Err()
+		return err != nil && strings.Contains(err.Error(), "otelexporter: no export for")
+	}
+	assert.Eventually(t, named, 10*time.Second, 10*time.Millisecond, "no export came for ten seconds, and Err says nothing")
 	ms := pcptest.Info(t, tmp)
 	shown := pcptest.Find(ms, "mmv.shop_test.shop.requests")
 	require.NotNil(t, shown)
 	require.Equal(t, "1", shown.Value, "no export: PCP shows the last one's value")
-	assert.ErrorContains(t, exp.Err(), "otelexporter: no export for", "PCP shows shop.requests = 1 as current (the program counted 101) and queue.depth = %s: no export came for fifty intervals, and Err says nothing",
-		pcptest.Find(ms, "mmv.shop_test.shop.queue.depth").Value)
+	require.Equal(t, "3", pcptest.Find(ms, "mmv.shop_test.shop.queue.depth").Value)
 
 	down.Store(false)
 	require.Eventually(t, func() bool {
@@ -226,19 +236,25 @@ func TestSkippedExportsNamed(t *testing.T) {
 // TestCadence: the interval is the median spacing of the last
 // collections, so that a ForceFlush's collection or a gap's among the
 // reader's own moves it little; a gap is more than three intervals and a
-// second; none before two collections, nor after Shutdown.
+// second; none before the first collection, nor after Shutdown. After
+// the first alone, the interval is the SDK's default: a reader that
+// stopped after its first export went unnamed for good.
 func TestCadence(t *testing.T) {
+	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "")
 	var c cadence
 	at := time.Hour // any time since epoch
 	require.NoError(t, c.gap(at))
 	c.begin(at)
-	require.NoError(t, c.gap(at+time.Hour), "one collection tells no interval")
+	require.NoError(t, c.gap(at+180*time.Second))
+	require.ErrorContains(t, c.gap(at+181*time.Second), "no export for 3m1s, where collections come every 1m0s (the SDK's default: one collection came)", "one collection")
+	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "10000")
+	require.ErrorContains(t, c.gap(at+31*time.Second), "every 10s (OTEL_METRIC_EXPORT_INTERVAL: one collection came)")
 	for _, d := range []time.Duration{60, 60, 5, 55, 60, 300, 60} { // a ForceFlush, a gap
 		at += d * time.Second
 		c.begin(at)
 	}
 	assert.NoError(t, c.gap(at+180*time.Second))
-	assert.ErrorContains(t, c.gap(at+181*time.Second), "no export for 3m1s, where collections came every 1m0s (the median of the last 7)")
+	assert.ErrorContains(t, c.gap(at+181*time.Second), "no export for 3m1s, where collections come every 1m0s (the median of the last 7)")
 	c.stop()
 	assert.NoError(t, c.gap(at+time.Hour), "after Shutdown")
 

@@ -2,7 +2,9 @@ package otelexporter
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -73,16 +75,35 @@ func (c *cadence) begin(at time.Duration) {
 func (c *cadence) stop() { c.last.Store(0) }
 
 // gap names, at now, a time since the last collection began of more than
-// gapIntervals intervals and minGap; nil if none.
+// gapIntervals intervals and minGap; nil if none. Before a second
+// collection tells an interval, the interval is the SDK's periodic
+// reader's when the program gives it none (sdkInterval): a reader that
+// stopped after its first export was never named.
 func (c *cadence) gap(now time.Duration) error {
 	last, interval := time.Duration(c.last.Load()), time.Duration(c.interval.Load())
-	if last == 0 || interval == 0 {
+	if last == 0 {
 		return nil
+	}
+	learned := fmt.Sprintf("the median of the last %d", min(c.n, cadenceWindow))
+	if interval == 0 {
+		var from string
+		interval, from = sdkInterval()
+		learned = from + ": one collection came"
 	}
 	since := now - last
 	if since <= max(gapIntervals*interval, minGap) {
 		return nil
 	}
-	return fmt.Errorf("otelexporter: no export for %v, where collections came every %v (the median of the last %d): the SDK skipped them (its collect failed, such as on an observable callback's error, which it reports to otel's error handler) or its reader stopped; PCP shows the values of the last export as current",
-		since.Round(time.Millisecond), interval.Round(time.Millisecond), min(c.n, cadenceWindow))
+	return fmt.Errorf("otelexporter: no export for %v, where collections come every %v (%s): the SDK skipped them (its collect failed, such as on an observable callback's error, which it reports to otel's error handler) or its reader stopped; PCP shows the values of the last export as current",
+		since.Round(time.Millisecond), interval.Round(time.Millisecond), learned)
+}
+
+// sdkInterval returns the interval of the SDK's periodic reader given
+// none by the program, and what set it: OTEL_METRIC_EXPORT_INTERVAL, in
+// milliseconds, when positive, else the SDK's default of a minute.
+func sdkInterval() (time.Duration, string) {
+	if ms, err := strconv.ParseInt(os.Getenv("OTEL_METRIC_EXPORT_INTERVAL"), 10, 64); err == nil && ms > 0 {
+		return time.Duration(ms) * time.Millisecond, "OTEL_METRIC_EXPORT_INTERVAL"
+	}
+	return time.Minute, "the SDK's default"
 }
