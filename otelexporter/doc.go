@@ -128,15 +128,18 @@
 // named in the canonical form of package mmv's vectors: label=value pairs
 // joined by ',', with spaces, ',', '=', '%' and control bytes written %XX
 // (UTF-8 stays as it is: "http_request_method=GET,region=Zürich%20Nord").
-// The labels are the attribute keys with '.'
-// made '_', sorted by key, but a histogram's key le: its buckets' label
-// is le, so its key le is label exported_le in each of its metrics, as a
-// Prometheus scrape renames a label that clashes (exported_exported_le
-// when a key makes exported_le, and so on), and so is the second of two
-// keys that make one label (a.b and a_b: a_b and exported_a_b); the values are the
-// attributes' values as OpenTelemetry prints them (attribute.Value.Emit).
-// An instance carries its values as PCP instance labels while the file's
-// label budget allows (bucket instances do not: their names say enough). The label names of
+// The labels are the attribute keys with '.' made '_', sorted by key,
+// but where a label would clash, renamed as a Prometheus scrape renames a
+// label that clashes: a histogram's key le is label exported_le in each
+// of its metrics (its buckets' label is le), a key that makes a resource
+// label (service.name) is exported_service_name, and of two or more keys
+// that make one label, each but the key spelt as the label (a.b and a_b:
+// exported_a_b and a_b), or the first in key order when none is; and
+// exported_exported_le when a key makes exported_le, and so on. The
+// values are the attributes' values as OpenTelemetry prints them
+// (attribute.Value.Emit). An instance carries its values as PCP instance
+// labels while the file's label budget allows (bucket instances do not:
+// their names say enough). The label names of
 // an instrument are the keys of the points of its first export: a point
 // lacking one has "" for it. Attribute sets of one export that make one
 // instance (a key missing and one set to "", an int 200 and a string

@@ -108,15 +108,11 @@ func keysOf(sets iter.Seq[attribute.Set]) []attribute.Key {
 func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int, taken []string) (in *instrument) {
 	k, scope := id.kind, id.scope
 	in = &instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax, limit: limit}
-	labels := make([]string, len(sh.keys))
-	for i, key := range sh.keys {
-		labels[i] = labelName(key)
-	}
 	reserved := taken
 	if k == kindHistogram || k == kindFloatHistogram {
 		reserved = append(slices.Clip(taken), bucketLabel)
 	}
-	unclash(labels, reserved)
+	labels := unclash(sh.keys, reserved)
 	in.values = make([]string, len(labels)+1)
 	if err := r.Transact(func(tx *mmv.Tx) error { return in.declare(tx, name, m, scope, sh, labels, limit) }); err != nil {
 		in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)

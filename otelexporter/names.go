@@ -39,22 +39,39 @@ func labelName(k attribute.Key) string { return pcpname.Part(string(k), "x") }
 // attributes': le, the bucket's upper bound.
 const bucketLabel = "le"
 
-// unclash renames each label name that an earlier one has, or reserved
-// has (the registry's labels, from the resource; a histogram's buckets'
-// label le): the keys a.b and a_b make one name, a key service.name the
-// resource's label, and a histogram's key le is its buckets'. The label
-// is made exported_<name> (exported_le), as the scrape (package expose)
-// and Prometheus rename a label that clashes, and exported_exported_<name>
-// when that is taken, and so on. A vector given one label twice was
-// refused, as is one given a label of its registry: every point of the
-// instrument dropped, for good.
-func unclash(labels []string, reserved []string) {
+// unclash returns the label names of keys: each key's labelName, but
+// for one that reserved has (the registry's labels, from the resource; a
+// histogram's buckets' label le) or another key's: the keys a.b and a_b
+// make one name, a key service.name the resource's label, and a
+// histogram's key le is its buckets'. A key spelt as its label (a_b)
+// keeps it, whatever the other keys; of the others (a.b, a-b), the first
+// in key order. The label of the rest is made exported_<name>
+// (exported_le), as the scrape (package expose) and Prometheus rename a
+// label that clashes, and exported_exported_<name> when that is taken,
+// and so on. A vector given one label twice was refused, as is one given
+// a label of its registry: every point of the instrument dropped, for
+// good. The key spelt as the label keeps it so that its label is the same
+// in a run whose first export lacks the other keys: the second in key
+// order was renamed, a_b exported_a_b beside a.b and a_b alone.
+func unclash(keys []attribute.Key, reserved []string) []string {
+	labels, spelt := make([]string, len(keys)), make([]bool, len(keys))
+	for i, k := range keys {
+		labels[i] = labelName(k)
+		spelt[i] = labels[i] == string(k) && !slices.Contains(reserved, labels[i])
+	}
 	for i := range labels {
-		taken := func(n string) bool { return slices.Contains(reserved, n) || slices.Contains(labels[:i], n) }
-		if taken(labels[i]) {
-			labels[i] = pcpname.Unclash(pcpname.Exported+labels[i], func(n string) bool { return taken(n) || slices.Contains(labels[i+1:], n) })
+		if spelt[i] {
+			continue
+		}
+		clash := slices.Contains(reserved, labels[i])
+		for j, l := range labels {
+			clash = clash || j != i && l == labels[i] && (spelt[j] || j < i)
+		}
+		if clash {
+			labels[i] = pcpname.Unclash(pcpname.Exported+labels[i], func(n string) bool { return slices.Contains(reserved, n) || slices.Contains(labels, n) })
 		}
 	}
+	return labels
 }
 
 // serviceName returns the resource's service.name, "" when it has none.
