@@ -555,10 +555,11 @@ func (r *Registry) instanceCount() int { return r.counts.instances - r.own.insta
 // every bucket. So is a label named as a vector's label, and a vector
 // declared later with a label of the registry's name (the New functions
 // panic): PCP shows the registry's value on each of the vector's
-// instances without a label of its own. AddMetricLabel, AddIndomLabel and AddInstanceLabel refuse
-// so a label named as one their instances' names carry (a vector's
-// label, a histogram's le), which PCP would show on every instance
-// without a label of its own (Vec.SetInstanceLabels(false)).
+// instances without a label of its own. AddMetricLabel, AddIndomLabel
+// and AddInstanceLabel refuse so a label named as one their instances'
+// names carry (a vector's label, a histogram's le), which PCP would show
+// on every instance without a label of its own
+// (Vec.SetInstanceLabels(false)).
 func (r *Registry) AddLabel(l Label) error {
 	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
