@@ -40,8 +40,10 @@
 // service.version, service.instance.id, host.name by default) become
 // labels of every metric, named with '.' made '_' (service_name); but one
 // that makes le, which the registry refuses as a label of every metric (a
-// histogram's buckets carry their bound as le in their names), and Err
-// names.
+// histogram's buckets carry their bound as le in their names), or reason,
+// the label of the exporter's counter otelexporter.dropped (PCP would
+// show the resource's value on its instances without a label of their
+// own), and Err names.
 //
 // The registry starts at the first Export, before any instrument is
 // declared: each instrument's name is then checked alone against the

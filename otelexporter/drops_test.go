@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -271,4 +272,29 @@ func TestHistogramAttributeLe(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"exported_le=y,exported_exported_le=x": "2"}, shownValues(t, ms, "mmv.shop_test.s.again.count"))
 	assert.Equal(t, map[string]string{"le=x": "4"}, shownValues(t, ms, "mmv.shop_test.s.hits"))
+}
+
+// TestResourceKeyNamedAsDropsLabel: a resource key making the label of the
+// exporter's own counter, otelexporter.dropped{reason}, is refused as a
+// registry label and named by Err: the counter is declared first. Added
+// first, mmv refused the counter (a vector labelled as its registry), and
+// the first Export panicked, taking the program down.
+func TestResourceKeyNamedAsDropsLabel(t *testing.T) {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")},
+		ResourceKeys: []attribute.Key{"service.name", "reason"}})
+	res := resource.NewSchemaless(attribute.String("service.name", "shop"), attribute.String("reason", "batch"))
+	rm := &metricdata.ResourceMetrics{Resource: res, ScopeMetrics: []metricdata.ScopeMetrics{{
+		Scope: instrumentation.Scope{Name: "s"}, Metrics: []metricdata.Metrics{sum("n", metricdata.CumulativeTemporality, point(1))}}}}
+	require.NotPanics(t, func() { require.NoError(t, exp.Export(context.Background(), rm)) })
+	assert.ErrorIs(t, exp.Err(), mmv.ErrDuplicate)
+	assert.ErrorContains(t, exp.Err(), `resource attribute "reason" as a label`)
+	snap, err := exp.Registry().Snapshot()
+	require.NoError(t, err)
+	var names []string
+	for _, m := range snap {
+		names = append(names, m.Name)
+	}
+	assert.Contains(t, names, droppedMetric)
+	assert.Contains(t, names, "s.n")
 }

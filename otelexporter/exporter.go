@@ -237,6 +237,11 @@ func (e *Exporter) open(res *resource.Resource) {
 	opts := e.o.Registry
 	e.r = mmv.NewRegistry(name, &opts)
 	e.resource, e.resourceText = res.Equivalent(), res.Set().Encoded(attribute.DefaultEncoder())
+	// The counter first: mmv refuses a vector labelled as its registry,
+	// and a resource key making its label, reason, took the first Export
+	// down (TestResourceKeyNamedAsDropsLabel); this way the key is
+	// refused as a label, and named by Err.
+	e.drops.declare(e.r)
 	for _, k := range e.o.ResourceKeys {
 		v, ok := res.Set().Value(k)
 		if !ok {
@@ -248,7 +253,6 @@ func (e *Exporter) open(res *resource.Resource) {
 		}
 		e.labels = append(e.labels, labelName(k))
 	}
-	e.drops.declare(e.r)
 }
 
 // ForceFlush publishes the metrics declared since the registry's last
