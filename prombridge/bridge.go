@@ -108,7 +108,9 @@ type familyKey struct {
 // returns an error when g is nil, or the prefix is invalid or would have
 // every family refused (mmv's own names, a metric the program declared,
 // too long, an open bridge's prefix): Register declares the bridge's
-// counter of drops, <prefix>.prombridge.dropped, which r refuses then.
+// counter of drops, <prefix>.prombridge.dropped, which r refuses then, as
+// it does on a registry with a label named reason (AddLabel), the
+// counter's label.
 // On a prefix of a bridge of r closed already, it takes that bridge's
 // metrics over instead (see Bridge.Close). What a refresh meets
 // (a Gather error, a family or series refused) is never fatal: Err
@@ -137,7 +139,10 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 		b.drops.adopt(left.dropped)
 		b.inherited = left.families
 	} else if err := b.drops.declare(r, b.pcpName(droppedMetric)); err != nil {
-		return nil, fmt.Errorf("prombridge: Register: prefix %q: every family would be refused: %w", b.opts.Prefix, err)
+		// Not "every family would be refused": a registry label reason is
+		// refused for the counter's label alone, under any prefix
+		// (TestRegistryLabelledReasonRefusedForIt); err says which.
+		return nil, fmt.Errorf("prombridge: Register: prefix %q: the bridge's counter %s refused: %w", b.opts.Prefix, b.pcpName(droppedMetric), err)
 	}
 	if b.opts.Grace == 0 {
 		b.opts.Grace = DefaultGrace

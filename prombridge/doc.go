@@ -152,7 +152,9 @@
 // A Prefix under which every family would be refused (mmv, which mmv
 // keeps for its own metrics; a metric the program declared; one too long
 // for any name below it) is refused by Register, which declares the
-// bridge's counter <prefix>.prombridge.dropped there.
+// bridge's counter <prefix>.prombridge.dropped there; so is, under any
+// prefix, a registry with a label named reason (mmv.Registry.AddLabel),
+// the counter's label, which mmv refuses on a vector of the registry.
 //
 // A family is its name and its type. Registered again with another type,
 // it is another family: the series of the old one leave PCP at once (see

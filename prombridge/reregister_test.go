@@ -367,3 +367,16 @@ func TestNameGatheredWithTwoTypes(t *testing.T) {
 	assert.Equal(t, []string{"k=a"}, instanceNames(find(t, ms, "x")))
 	assert.Equal(t, strconv.FormatUint(b.Stats().Refreshes, 10), instance(t, find(t, ms, "prombridge.dropped"), "reason=name").Value, "the counter's sample, every refresh")
 }
+
+// TestRegistryLabelledReasonRefusedForIt: a registry with a label reason
+// (AddLabel), the label of the bridge's counter prombridge.dropped, which
+// mmv refuses then, is refused by Register for that label, not as a
+// prefix under which every family would be refused: any prefix met it.
+func TestRegistryLabelledReasonRefusedForIt(t *testing.T) {
+	r, _ := newRegistry(t)
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "reason", Value: "batch"}))
+	_, err := prombridge.Register(r, prometheus.NewRegistry(), &prombridge.Options{Prefix: "prom"})
+	require.ErrorIs(t, err, mmv.ErrDuplicate)
+	assert.ErrorContains(t, err, `label "reason"`)
+	assert.NotContains(t, err.Error(), "every family would be refused")
+}
