@@ -550,14 +550,15 @@ type histGroup struct {
 	tails      []string // a vector's: what its buckets' names add to its instances' (indom.tails)
 	stats      []string // the statistics' metric parts, in the order of their handles in histOut.vals
 	vec        bool
-	labels     []string      // the vector's label names
-	limit      int           // the vector's default limit (NewHistogramVec)
-	bucketIn   *indom        // the buckets' indom
-	statIndom  *indom        // the vector's instances; nil for a single histogram
-	statSerial uint32        // its serial
-	bucketM    *metric       // name.bucket
-	statM      []*metric     // in stats order
-	spares     *spareStripes // its histograms' stripes after the first; nil for a single histogram
+	labels     []string        // the vector's label names
+	v          *Vec[Histogram] // the vector; nil for a single histogram
+	limit      int             // the vector's default limit (NewHistogramVec)
+	bucketIn   *indom          // the buckets' indom
+	statIndom  *indom          // the vector's instances; nil for a single histogram
+	statSerial uint32          // its serial
+	bucketM    *metric         // name.bucket
+	statM      []*metric       // in stats order
+	spares     *spareStripes   // its histograms' stripes after the first; nil for a single histogram
 
 	window, interval time.Duration // of each histogram's window
 
@@ -602,9 +603,9 @@ type histOut struct {
 
 // declareHistograms declares the metrics of histograms named name, as one
 // transaction: over no indom for a single one (labels nil), over the
-// instances of the vector of label names labels otherwise, whose
-// histograms the group then makes (see makeLocked). It returns the
-// registry's refusal.
+// instances of the vector of label names labels otherwise, made with
+// them (g.v), whose histograms the group then makes (see makeLocked). It
+// returns the registry's refusal.
 func declareHistograms(reg *Registry, name, help string, units Units, o *HistogramOptions, labels []string) (*histGroup, error) {
 	r := door{registry(reg)}
 	var opts HistogramOptions
@@ -725,7 +726,9 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		return nil, err
 	}
 	r.forgetRefusalLocked(name)
-	if !g.vec {
+	if g.vec {
+		g.makeVecLocked(labels)
+	} else {
 		g.makeLocked("", 0, 0)
 	}
 	r.readerLocked(g)
@@ -1127,10 +1130,17 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	if g == nil {
 		return nil
 	}
-	g.r.enter()
-	defer g.r.leave()
+	return g.v
+}
+
+// makeVecLocked makes the vector of g, of label names labels, and links
+// it to its indoms, where the registry looks for its label names: under
+// the lock that declared them, or an AddLabel (AddIndomLabel...) between
+// found none and was accepted with the vector
+// (TestHistogramVecLinkedWithItsDeclaration).
+func (g *histGroup) makeVecLocked(labels []string) {
 	g.labels = slices.Clone(labels)
-	v := newVec(g.r, name, labels, g.statSerial, vecKind[Histogram](g))
+	v := newVec(g.r, g.name, labels, g.statSerial, vecKind[Histogram](g))
 	// The default limit keeps the buckets' indom within the registry's cap
 	// and a file's values budget: the room the vector reserves.
 	v.limit.Store(int64(g.limit))
@@ -1138,5 +1148,5 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	g.r.followLimitLocked(g.bucketIn, &v.limit, len(g.bounds))
 	g.r.linkVecLocked(g.statIndom, vecLink{labels: v.labels, vec: v, buckets: g.bucketIn})
 	g.r.linkVecLocked(g.bucketIn, vecLink{follows: true})
-	return v
+	g.v = v
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -114,4 +116,32 @@ func TestLabelCountIsLabelsOf(t *testing.T) {
 	check("Start")
 	require.NoError(t, r.Flush())
 	check("a publication")
+}
+
+// TestHistogramVecLinkedWithItsDeclaration: a registry label added while
+// NewHistogramVec runs, named as the vector's label, is refused, as it is
+// once the vector is made. NewHistogramVec let the registry's lock go
+// between declaring the histograms and linking the vector to its indom,
+// where the registry looks for a vector's label names: an AddLabel
+// there found none, and both were accepted, PCP showing the registry's
+// route on the vector's instances without a label of their own. One P,
+// and a leave that yields (sparesAsked), hand the lock to the AddLabel
+// waiting as NewHistogramVec first lets it go.
+func TestHistogramVecLinkedWithItsDeclaration(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sparesAsked.Add(1)
+	defer sparesAsked.Add(-1)
+	r := newTestRegistry(t, "hlinked")
+	r.mu.Lock()
+	declared := make(chan *Vec[Histogram])
+	go func() { declared <- NewHistogramVec(r, "h", "", Second, nil, "route") }()
+	for r.entering.Load() == 0 { // waiting for the lock, to declare
+		runtime.Gosched()
+	}
+	added := make(chan error)
+	go func() { added <- r.AddLabel(Label{Name: "route", Value: "web"}) }()
+	time.Sleep(10 * time.Millisecond) // AddLabel waiting for the lock, after NewHistogramVec
+	r.mu.Unlock()
+	require.NotNil(t, <-declared)
+	require.ErrorIs(t, <-added, ErrDuplicate)
 }
