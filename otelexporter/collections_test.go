@@ -237,18 +237,25 @@ func TestSkippedExportsNamed(t *testing.T) {
 // collections, so that a ForceFlush's collection or a gap's among the
 // reader's own moves it little; a gap is more than three intervals and a
 // second; none before the first collection, nor after Shutdown. After
-// the first alone, the interval is the SDK's default: a reader that
-// stopped after its first export went unnamed for good.
+// the first alone, the interval is the SDK's default, or the time from
+// the exporter's making to the first when longer (a reader given a
+// longer interval): a reader that stopped after its first export went
+// unnamed for good.
 func TestCadence(t *testing.T) {
 	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "")
-	var c cadence
 	at := time.Hour // any time since epoch
+	// Made 5 s before its first export: a ForceFlush's.
+	c := cadence{made: at - 5*time.Second}
 	require.NoError(t, c.gap(at))
 	c.begin(at)
 	require.NoError(t, c.gap(at+180*time.Second))
 	require.ErrorContains(t, c.gap(at+181*time.Second), "no export for 3m1s, where collections come every 1m0s (the SDK's default: one collection came)", "one collection")
 	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "10000")
 	require.ErrorContains(t, c.gap(at+31*time.Second), "every 10s (OTEL_METRIC_EXPORT_INTERVAL: one collection came)")
+	long := cadence{made: at - 5*time.Minute}
+	long.begin(at)
+	require.NoError(t, long.gap(at+15*time.Minute), "a reader exporting every 5 minutes")
+	require.ErrorContains(t, long.gap(at+15*time.Minute+time.Second), "every 5m0s (the time from the exporter's making to the first: one collection came)")
 	for _, d := range []time.Duration{60, 60, 5, 55, 60, 300, 60} { // a ForceFlush, a gap
 		at += d * time.Second
 		c.begin(at)
@@ -263,6 +270,32 @@ func TestCadence(t *testing.T) {
 	fast.begin(time.Hour + 10*time.Millisecond)
 	assert.NoError(t, fast.gap(time.Hour+time.Second), "a second at least")
 	assert.Error(t, fast.gap(time.Hour+1100*time.Millisecond))
+}
+
+// TestLongIntervalNoGapAfterFirstExport: a periodic reader given an
+// interval longer than the SDK's default (sdkmetric.WithInterval, which
+// OTEL_METRIC_EXPORT_INTERVAL does not override) makes its first export
+// one interval after it starts: Err names no gap before its second,
+// where it named one three default intervals after the first (at 3
+// minutes, of a reader exporting every 5). Here the default is made 100
+// ms, the reader's interval 2 s.
+func TestLongIntervalNoGapAfterFirstExport(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	t.Setenv("OTEL_METRIC_EXPORT_INTERVAL", "100")
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")}})
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(testResource),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(2*time.Second))))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	c, err := mp.Meter("shop").Int64Counter("requests")
+	require.NoError(t, err)
+	c.Add(context.Background(), 1)
+	require.Eventually(t, func() bool { return exp.cadence.last.Load() != 0 }, 10*time.Second, time.Millisecond, "the first export")
+	first := time.Duration(exp.cadence.last.Load())
+	time.Sleep(first + 1300*time.Millisecond - monotonic()) // past a second and three default intervals, before the second export
+	if exp.cadence.interval.Load() != 0 {
+		t.Skip("the second export came first: the test ran late")
+	}
+	assert.NoError(t, exp.Err(), "a second after the first export of a reader exporting every 2 s")
 }
 
 // TestBoundsGrowWithinLimit: a histogram whose bounds change between

@@ -260,10 +260,13 @@
 // collection for more than three export intervals and a second, the
 // interval being learned as the median spacing of the last eight
 // collections (after the first alone, it is the SDK's default, a minute,
-// or OTEL_METRIC_EXPORT_INTERVAL; a program calling ForceFlush more often
-// than the interval makes it look shorter, and Err may name a gap when
-// the calls stop, until the reader's own exports set it again). The
-// values are not
+// or OTEL_METRIC_EXPORT_INTERVAL, or the time from New to the first
+// collection when longer, as a periodic reader given a longer interval
+// exports first an interval after it starts: one whose first export was
+// a ForceFlush's may be named a gap before its second; a program calling
+// ForceFlush more often than the interval makes it look shorter, and Err
+// may name a gap when the calls stop, until the reader's own exports set
+// it again). The values are not
 // withdrawn: the exporter runs only within the SDK's calls, with no timer
 // to withdraw them at; they were true at the last export (a counter's
 // rate reads zero during the gap and high after it, its average over

@@ -99,6 +99,7 @@ var _ sdkmetric.Exporter = (*Exporter)(nil)
 // New returns an exporter with options o (nil for the defaults).
 func New(o *Options) *Exporter {
 	e := &Exporter{instruments: map[string]*instrument{}, scopes: map[instrumentation.Scope]scopeColls{}}
+	e.cadence.made = monotonic()
 	if o != nil {
 		e.o = *o
 	}
@@ -140,7 +141,8 @@ func (e *Exporter) Registry() *mmv.Registry {
 // last one so far. The first collection's also names the resource
 // attributes that could not be labels. Err names, first, a gap in the
 // exports: no collection for more than three export intervals (the
-// median spacing of the last eight collections) and a second, the SDK
+// median spacing of the last eight collections; after the first alone,
+// see the package doc) and a second, the SDK
 // having skipped them, PCP showing the last export's values as current;
 // and an exporter that looks shared by two readers (see the package doc).
 func (e *Exporter) Err() error {

@@ -53,6 +53,10 @@ type cadence struct {
 	// the first and after Shutdown; interval the median of spacings, 0
 	// before two collections. Read by Err without Exporter.mu.
 	last, interval atomic.Int64
+	// made is when the exporter was made (New), which a periodic reader
+	// is given as it starts: its first collection comes an interval
+	// later, or sooner at a ForceFlush.
+	made time.Duration
 }
 
 // begin records that a collection began at at.
@@ -77,8 +81,11 @@ func (c *cadence) stop() { c.last.Store(0) }
 // gap names, at now, a time since the last collection began of more than
 // gapIntervals intervals and minGap; nil if none. Before a second
 // collection tells an interval, the interval is the SDK's periodic
-// reader's when the program gives it none (sdkInterval): a reader that
-// stopped after its first export was never named.
+// reader's when the program gives it none (sdkInterval), or the time
+// from New to the first collection when longer: a reader that stopped
+// after its first export was never named, and one given a longer
+// interval (sdkmetric.WithInterval) was named a gap before its second
+// (TestLongIntervalNoGapAfterFirstExport).
 func (c *cadence) gap(now time.Duration) error {
 	last, interval := time.Duration(c.last.Load()), time.Duration(c.interval.Load())
 	if last == 0 {
@@ -88,6 +95,9 @@ func (c *cadence) gap(now time.Duration) error {
 	if interval == 0 {
 		var from string
 		interval, from = sdkInterval()
+		if first := last - c.made; first > interval {
+			interval, from = first, "the time from the exporter's making to the first"
+		}
 		learned = from + ": one collection came"
 	}
 	since := now - last
