@@ -134,10 +134,18 @@ func TestHistogramVecLinkedWithItsDeclaration(t *testing.T) {
 	r := newTestRegistry(t, "hlinked")
 	r.mu.Lock()
 	declared := make(chan *Vec[Histogram])
-	go func() { declared <- NewHistogramVec(r, "h", "", Second, nil, "route") }()
+	go func() {
+		defer func() {
+			if recover() != nil { // refused: the label came first
+				declared <- nil
+			}
+		}()
+		declared <- NewHistogramVec(r, "h", "", Second, nil, "route")
+	}()
 	for r.entering.Load() == 0 { // waiting for the lock, to declare
 		runtime.Gosched()
 	}
+	time.Sleep(5 * time.Millisecond) // queued on the lock, before AddLabel
 	added := make(chan error)
 	go func() { added <- r.AddLabel(Label{Name: "route", Value: "web"}) }()
 	time.Sleep(10 * time.Millisecond) // AddLabel waiting for the lock, after NewHistogramVec
