@@ -565,6 +565,23 @@ func (r *Registry) AddLabel(l Label) error {
 	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
 }
 
+// Labels returns the labels AddLabel attached to every metric of r, in
+// the order added: a bridge renames a label of its source's named as one
+// of them (exported_<name>), as a Prometheus scrape renames a series'
+// label that a target label has, where mmv refuses the vector.
+func (r *Registry) Labels() []Label {
+	r = registry(r)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ls []Label
+	for _, l := range r.labels {
+		if l.kind == labelCluster {
+			ls = append(ls, l.Label)
+		}
+	}
+	return ls
+}
+
 // AddMetricLabel attaches a label to a declared metric.
 func (r *Registry) AddMetricLabel(metric string, l Label) error {
 	r = registry(r)

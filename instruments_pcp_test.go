@@ -443,6 +443,7 @@ func TestRegistryLabelNamedAsVectorsRefused(t *testing.T) {
 	mmv.NewCounterVec(r, "calls_team", "", mmv.Count, "peer").With("db").Inc()
 	mmv.NewHistogramVec(r, "size_team", "", mmv.Byte, nil, "peer").With("db").Observe(1)
 	require.NoError(t, r.Flush())
+	assert.Equal(t, []mmv.Label{{Name: "team", Value: "web"}, {Name: "region", Value: "eu"}}, r.Labels())
 	var shown []string // the labels route and method PCP shows on instances
 	for _, m := range pcptest.Info(t, tmp) {
 		for _, in := range m.Instances {

@@ -92,7 +92,8 @@ type Metrics struct {
 // New declares the metrics on r (mmv.Default when nil), with options o
 // (nil for the defaults). It panics, as mmv's New functions do, if the
 // registry refuses a declaration, such as a prefix that is not a valid
-// metric name or names already declared.
+// metric name, names already declared, or a registry with a label named
+// route or status (mmv.Registry.AddLabel), its vectors' labels.
 func New(r *mmv.Registry, o *Options) *Metrics {
 	var opts Options
 	if o != nil {

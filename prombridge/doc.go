@@ -57,8 +57,11 @@
 // vary later, and published instance names never change. Instances carry
 // their labels as PCP instance labels while the file's label budget
 // allows (see mmv.Vec), so pmseries selects them, such as
-// mmv.app.http_requests{code:"200"}. A family without labels is a
-// singular metric.
+// mmv.app.http_requests{code:"200"}. A label named as one of the
+// registry's (mmv.Registry.AddLabel, a program's version beside go_info's)
+// is exported_<name>, as a Prometheus scrape renames a series' label that
+// a target label has: go_info{exported_version="go1.26"}. A family
+// without labels is a singular metric.
 //
 // A histogram's buckets are cumulative, as in the exposition, with the
 // +Inf bucket (equal to the count) added when the gathered buckets lack it

@@ -53,7 +53,11 @@ const (
 // vector holding at most limit series, all of them or, when the registry refuses one, none: it
 // returns the refusal.
 func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) error {
-	err := r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m) })
+	var taken []string // the registry's labels, read before the transaction holds it
+	for _, l := range r.Labels() {
+		taken = append(taken, l.Name)
+	}
+	err := r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m, taken) })
 	if err != nil {
 		// The transaction undid them: a retry starts afresh (raiseLimit
 		// sets a new vector's limit only above per).
@@ -62,9 +66,10 @@ func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit in
 	return err
 }
 
-// declareOn is declare within the transaction d.
-func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit int, m *dto.Metric) (err error) {
-	labels := pcpLabels(f.labels)
+// declareOn is declare within the transaction d, on a registry whose
+// labels are named taken.
+func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit int, m *dto.Metric, taken []string) (err error) {
+	labels := pcpLabels(f.labels, taken)
 	f.units, f.limit = units, limit
 	switch f.typ {
 	case dto.MetricType_COUNTER:
@@ -94,11 +99,23 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 	return err
 }
 
-// pcpLabels returns the PCP label names of the Prometheus label names ls.
-func pcpLabels(ls []string) []string {
+// pcpLabels returns the PCP label names of the Prometheus label names ls,
+// on a registry whose labels are named taken: each made a PCP name part,
+// and one that taken has made exported_<name>, as a Prometheus scrape
+// renames a series' label that a target label has (exported_exported_
+// when that is taken, and so on). mmv refuses a vector labelled as its
+// registry, and the family was skipped at every refresh: go_info's label
+// version on a registry labelled with the program's version
+// (TestFamilyLabelNamedAsRegistrysExported).
+func pcpLabels(ls, taken []string) []string {
 	out := make([]string, len(ls))
 	for i, l := range ls {
 		out[i] = pcpname.Part(l, "x")
+	}
+	for i := range out {
+		if slices.Contains(taken, out[i]) {
+			out[i] = pcpname.Unclash(pcpname.Exported+out[i], func(n string) bool { return slices.Contains(taken, n) || slices.Contains(out, n) })
+		}
 	}
 	return out
 }

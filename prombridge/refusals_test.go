@@ -214,24 +214,28 @@ func TestHistogramLabelledLeNotPublished(t *testing.T) {
 		"4 samples (2 buckets, sum, count) at each of 3 refreshes")
 }
 
-// TestFamilyLabelledAsRegistryNotPublished: a family with a label the
-// registry has (a program's AddLabel) is refused by mmv, whose PCP would
-// show the registry's value on every bucket (the bridge's buckets carry
-// no labels of their own) and on each series past the label budget: the
-// bridge skips it, counted and named by Err, nothing of it in PCP.
-func TestFamilyLabelledAsRegistryNotPublished(t *testing.T) {
+// TestFamilyLabelNamedAsRegistrysExported: a family's label that the
+// registry has (a program's AddLabel(version), beside client_golang's
+// go_info{version}) is exported_<label>, as a Prometheus scrape renames
+// a series' label that a target label has. mmv refuses a vector labelled
+// as its registry (PCP would show the registry's value on every bucket,
+// and on each series past the label budget), so the family was skipped
+// at every refresh.
+func TestFamilyLabelNamedAsRegistrysExported(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	pr := prometheus.NewRegistry()
-	hv := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "lat_seconds", Help: "l", Buckets: []float64{1}}, []string{"region"})
+	hv := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "lat_seconds", Help: "l", Buckets: []float64{1}}, []string{"region", "exported_region"})
 	pr.MustRegister(hv)
-	hv.WithLabelValues("eu").Observe(0.5)
+	hv.WithLabelValues("eu", "x").Observe(0.5)
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "build_info", Help: "b"}, []string{"version"})
+	pr.MustRegister(info)
+	info.WithLabelValues("go1.26").Set(1)
 	r, tmp := newRegistry(t)
 	require.NoError(t, r.AddLabel(mmv.Label{Name: "region", Value: "us"}))
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "version", Value: "1.2.3"}))
 	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
-	err := b.Refresh()
-	require.ErrorIs(t, err, mmv.ErrDuplicate)
-	assert.ErrorContains(t, err, `family lat_seconds not published`)
-	assert.ErrorContains(t, err, `label "region"`)
+	require.NoError(t, b.Refresh())
 	ms := read(t, r, tmp)
-	assert.Nil(t, pcptest.Find(ms, "mmv.promtest.lat_seconds.count"))
+	assert.Equal(t, "1", instance(t, find(t, ms, "lat_seconds.count"), "exported_region=x,exported_exported_region=eu").Value)
+	assert.Equal(t, "1", instance(t, find(t, ms, "build_info"), "exported_version=go1.26").Value)
 }
