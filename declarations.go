@@ -703,16 +703,18 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 // registry or on what the vector's instances are over.
 const onUnlabelled = "PCP would show this one on each instance without a label of its own (Vec.SetInstanceLabels(false), past the file's label budget)"
 
-// vecLabelsFreeLocked refuses the label names of a vector, said to be
-// what, that the registry has a label of (AddLabel): PCP shows the
-// registry's on each of the vector's instances without a label of its
-// own, its value for theirs. Before, such a vector was declared, and
-// the registry's label showed, say, route="web" on instances named
-// route=/a (TestRegistryLabelNamedAsVectorsRefused).
-func (r *Registry) vecLabelsFreeLocked(what string, labels []string) error {
+// vecLabelsFreeLocked refuses the label names of the vector of metric
+// that the registry has a label of (AddLabel): PCP shows the registry's
+// on each of the vector's instances without a label of its own, its
+// value for theirs. Before, such a vector was declared, and the
+// registry's label showed, say, route="web" on instances named route=/a
+// (TestRegistryLabelNamedAsVectorsRefused). The vector's name is made on
+// failure alone: made at every declaration, it was an allocation more a
+// vector (TestDeclareVecAllocations).
+func (r *Registry) vecLabelsFreeLocked(metric string, labels []string) error {
 	for _, l := range r.labels {
 		if l.kind == labelCluster && slices.Contains(labels, l.Name) {
-			return errorf(ErrDuplicate, inside(what, "label", l.Name), "the registry has a label of that name (AddLabel): %s", onUnlabelled)
+			return errorf(ErrDuplicate, inside(subject("vector", metric), "label", l.Name), "the registry has a label of that name (AddLabel): %s", onUnlabelled)
 		}
 	}
 	return nil

@@ -51,7 +51,7 @@ func (d door) addAutoIndomLocked(key, help string, names []string, kind, name st
 // vector's instances, a histogram vector's statistics', are declared
 // here, where the registry checks the labels against its own.
 func (d door) addVecIndomLocked(key, help string, labels []string, name string) (*indom, uint32, error) {
-	if err := d.r.vecLabelsFreeLocked(subject("vector", name), labels); err != nil {
+	if err := d.r.vecLabelsFreeLocked(name, labels); err != nil {
 		return nil, 0, err
 	}
 	return d.r.addAutoIndomLocked(key, help, nil, "vector", name)
