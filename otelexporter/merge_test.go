@@ -162,6 +162,12 @@ func TestKeyNamedAsResourceLabel(t *testing.T) {
 	require.NoError(t, p.exp.Err())
 	assert.Equal(t, map[string]string{"exported_host_name=h1,exported_service_name=db": "3"}, shownValues(t, ms, "mmv.shop_test.s.calls"))
 	assert.Equal(t, map[string]string{"exported_service_name=cache": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+	// The key spelt as the label keeps its first rename whatever the
+	// other keys: exported_exported_service_name beside service.name, in
+	// key order.
+	reserved := []string{"service_name"}
+	assert.Equal(t, []string{"exported_service_name"}, unclash([]attribute.Key{"service_name"}, reserved))
+	assert.Equal(t, []string{"exported_exported_service_name", "exported_service_name"}, unclash([]attribute.Key{"service.name", "service_name"}, reserved))
 }
 
 // TestLateSetsPrintingAlikeAddUp: two attribute sets whose keys
@@ -426,7 +432,7 @@ func TestManyKeysOfOneLabel(t *testing.T) {
 	ms, _ := p.flush(t)
 	require.NoError(t, p.exp.Err())
 	assert.Equal(t, map[string]string{"exported_exported_a_b=1,exported_exported_exported_a_b=2,a_b=3,exported_a_b=4": "1"}, shownValues(t, ms, "mmv.shop_test.s.requests"))
-	assert.Equal(t, map[string]string{"exported_exported_le=3,exported_le=4,l_e=2,exported_exported_exported_le=1": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+	assert.Equal(t, map[string]string{"exported_exported_exported_le=3,exported_le=4,l_e=2,exported_exported_le=1": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
 }
 
 // TestSingularKeepsLateMembers: a singular metric (its first export

@@ -43,33 +43,49 @@ const bucketLabel = "le"
 // for one that reserved has (the registry's labels, from the resource; a
 // histogram's buckets' label le) or another key's: the keys a.b and a_b
 // make one name, a key service.name the resource's label, and a
-// histogram's key le is its buckets'. A key spelt as its label (a_b)
-// keeps it, whatever the other keys; of the others (a.b, a-b), the first
-// in key order. The label of the rest is made exported_<name>
-// (exported_le), as the scrape (package expose) and Prometheus rename a
-// label that clashes, and exported_exported_<name> when that is taken,
-// and so on. A vector given one label twice was refused, as is one given
-// a label of its registry: every point of the instrument dropped, for
-// good. The key spelt as the label keeps it so that its label is the same
-// in a run whose first export lacks the other keys: the second in key
-// order was renamed, a_b exported_a_b beside a.b and a_b alone.
+// histogram's key le is its buckets'. Such a label is made
+// exported_<name> (exported_le), as the scrape (package expose) and
+// Prometheus rename a label that clashes, and exported_exported_<name>
+// when that is taken, and so on. A vector given one label twice was
+// refused, as is one given a label of its registry: every point of the
+// instrument dropped, for good.
+//
+// The keys spelt as their labels (a_b, le) are settled first, then the
+// others in key order, each taking its name or the first rename of it
+// free: a key spelt as its label keeps it, or its first free rename,
+// whatever the other keys of the first export, so that its label is the
+// same in a run whose first export lacks them. Settled in key order, a_b
+// was exported_a_b beside a.b and a_b alone, and a resource's
+// service_name made the key service_name exported_exported_service_name
+// beside service.name and exported_service_name alone.
 func unclash(keys []attribute.Key, reserved []string) []string {
-	labels, spelt := make([]string, len(keys)), make([]bool, len(keys))
+	labels, order := make([]string, len(keys)), make([]int, 0, len(keys))
 	for i, k := range keys {
-		labels[i] = labelName(k)
-		spelt[i] = labels[i] == string(k) && !slices.Contains(reserved, labels[i])
+		if labels[i] = labelName(k); labels[i] == string(k) {
+			order = append(order, i)
+		}
 	}
-	for i := range labels {
-		if spelt[i] {
-			continue
+	for i, k := range keys {
+		if labels[i] != string(k) {
+			order = append(order, i)
 		}
-		clash := slices.Contains(reserved, labels[i])
+	}
+	settled := make([]bool, len(keys))
+	taken := func(n string) bool {
 		for j, l := range labels {
-			clash = clash || j != i && l == labels[i] && (spelt[j] || j < i)
+			if settled[j] && l == n {
+				return true
+			}
 		}
-		if clash {
-			labels[i] = pcpname.Unclash(pcpname.Exported+labels[i], func(n string) bool { return slices.Contains(reserved, n) || slices.Contains(labels, n) })
+		return slices.Contains(reserved, n)
+	}
+	for _, i := range order {
+		if taken(labels[i]) {
+			// Nor a name another key makes, settled or not: a.b renamed
+			// would take exported_a_b from the key exported_a_b.
+			labels[i] = pcpname.Unclash(pcpname.Exported+labels[i], func(n string) bool { return taken(n) || slices.Contains(labels, n) })
 		}
+		settled[i] = true
 	}
 	return labels
 }
