@@ -74,9 +74,10 @@
 // the names of one series' buckets share their beginning; grafana-pcp's
 // heatmap, which wants instances named by numeric ranges, does not read
 // them as buckets. Summaries' quantiles are named quantile=0.5 after the
-// labels. The summary's quantiles are x.quantile rather than x, as x
-// beside x.sum would make x a prefix of another name at a dot, which makes
-// PCP drop every MMV metric on the host.
+// labels (exported_quantile=0.5 on a registry labelled quantile). The
+// summary's quantiles are x.quantile rather than x, as x beside x.sum
+// would make x a prefix of another name at a dot, which makes PCP drop
+// every MMV metric on the host.
 //
 // A family's help is the help text: its first line the short help, the
 // rest the long help, each cut to 255 bytes (on a UTF-8 boundary); the

@@ -69,7 +69,19 @@ func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit in
 // declareOn is declare within the transaction d, on a registry whose
 // labels are named taken.
 func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit int, m *dto.Metric, taken []string) (err error) {
-	labels := pcpLabels(f.labels, taken)
+	// A histogram's buckets and a summary's quantiles are a vector of the
+	// family's labels and one more, renamed alike: a registry labelled
+	// quantile refused every summary (TestSummaryOnRegistryLabelledQuantileExported).
+	// AddLabel refuses le.
+	names := slices.Clone(f.labels)
+	switch f.typ {
+	case dto.MetricType_HISTOGRAM:
+		names = append(names, "le")
+	case dto.MetricType_SUMMARY:
+		names = append(names, "quantile")
+	}
+	all := pcpLabels(names, taken)
+	labels := all[:len(f.labels):len(f.labels)]
 	f.units, f.limit = units, limit
 	switch f.typ {
 	case dto.MetricType_COUNTER:
@@ -79,7 +91,7 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 	case dto.MetricType_GAUGE, dto.MetricType_UNTYPED:
 		f.gauge, err = bridge.Declare[mmv.Gauge](d, f.name, help(text, ""), units, labels, limit)
 	case dto.MetricType_HISTOGRAM:
-		if f.buckets, err = mmv.DeclareVec[mmv.Counter](d, f.name+".bucket", help(text, bucketHelp), mmv.Count, append(labels, "le")...); err != nil {
+		if f.buckets, err = mmv.DeclareVec[mmv.Counter](d, f.name+".bucket", help(text, bucketHelp), mmv.Count, all...); err != nil {
 			return err
 		}
 		// The names carry le: a label per bucket would spend the file's
@@ -88,7 +100,7 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 		f.raiseLimit(f.buckets, len(bounds(m)))
 		err = f.declareTotals(d, text, units, labels, limit)
 	case dto.MetricType_SUMMARY:
-		if f.quantiles, err = mmv.DeclareVec[mmv.Gauge](d, f.name+".quantile", help(text, quantileHelp), units, append(labels, "quantile")...); err != nil {
+		if f.quantiles, err = mmv.DeclareVec[mmv.Gauge](d, f.name+".quantile", help(text, quantileHelp), units, all...); err != nil {
 			return err
 		}
 		f.raiseLimit(f.quantiles, max(1, len(m.GetSummary().GetQuantile())))

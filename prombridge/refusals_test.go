@@ -239,3 +239,25 @@ func TestFamilyLabelNamedAsRegistrysExported(t *testing.T) {
 	assert.Equal(t, "1", instance(t, find(t, ms, "lat_seconds.count"), "exported_region=x,exported_exported_region=eu").Value)
 	assert.Equal(t, "1", instance(t, find(t, ms, "build_info"), "exported_version=go1.26").Value)
 }
+
+// TestSummaryOnRegistryLabelledQuantileExported: a summary's quantiles
+// are a vector of the family's labels and quantile, so a registry
+// labelled quantile (AddLabel) had mmv refuse every summary family, for
+// good, the family's own labels renamed and quantile not. quantile is
+// exported_quantile, as a Prometheus scrape renames it beside a target
+// label quantile.
+func TestSummaryOnRegistryLabelledQuantileExported(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	sv := prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: "size_bytes", Help: "s", Objectives: map[float64]float64{0.5: 0.05}},
+		[]string{"exported_quantile"})
+	pr.MustRegister(sv)
+	sv.WithLabelValues("x").Observe(3)
+	r, tmp := newRegistry(t)
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "quantile", Value: "q"}))
+	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+	assert.Equal(t, "1", instance(t, find(t, ms, "size_bytes.count"), "exported_quantile=x").Value)
+	assert.Equal(t, "3", instance(t, find(t, ms, "size_bytes.quantile"), "exported_quantile=x,exported_exported_quantile=0.5").Value)
+}
