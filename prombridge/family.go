@@ -53,10 +53,29 @@ const (
 // vector holding at most limit series, all of them or, when the registry refuses one, none: it
 // returns the refusal.
 func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) error {
-	var taken []string // the registry's labels, read before the transaction holds it
-	for _, l := range r.Labels() {
-		taken = append(taken, l.Name)
+	taken := labelNames(r) // the registry's labels, read before the transaction holds its lock
+	if labelsReadHook != nil {
+		labelsReadHook()
 	}
+	err := f.transact(r, text, units, limit, m, taken)
+	for errors.Is(err, mmv.ErrDuplicate) {
+		// A label added meanwhile, named as one of the family's, is
+		// refused with the vector, for good: tried again on the labels
+		// the registry has now, which only grow
+		// (TestRegistryLabelAddedWhileFamilyDeclaredExported).
+		now := labelNames(r)
+		if slices.Equal(now, taken) {
+			break
+		}
+		taken = now
+		err = f.transact(r, text, units, limit, m, taken)
+	}
+	return err
+}
+
+// transact is declare's transaction, on a registry whose labels are
+// named taken.
+func (f *family) transact(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric, taken []string) error {
 	err := r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m, taken) })
 	if err != nil {
 		// The transaction undid them: a retry starts afresh (raiseLimit
@@ -65,6 +84,19 @@ func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit in
 	}
 	return err
 }
+
+// labelNames returns the names of r's labels (Registry.Labels).
+func labelNames(r *mmv.Registry) []string {
+	var names []string
+	for _, l := range r.Labels() {
+		names = append(names, l.Name)
+	}
+	return names
+}
+
+// labelsReadHook, when set, runs between declare's read of the
+// registry's labels and its transaction: a test's AddLabel there.
+var labelsReadHook func()
 
 // declareOn is declare within the transaction d, on a registry whose
 // labels are named taken.

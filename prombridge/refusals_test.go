@@ -261,3 +261,29 @@ func TestSummaryOnRegistryLabelledQuantileExported(t *testing.T) {
 	assert.Equal(t, "1", instance(t, find(t, ms, "size_bytes.count"), "exported_quantile=x").Value)
 	assert.Equal(t, "3", instance(t, find(t, ms, "size_bytes.quantile"), "exported_quantile=x,exported_exported_quantile=0.5").Value)
 }
+
+// TestRegistryLabelAddedWhileFamilyDeclaredExported: a registry label
+// added after a family's declaration read the registry's labels, before
+// its transaction, named as the family's label, made mmv refuse the
+// family's vector, a refusal for good: the family was skipped for as
+// long as the bridge ran, where a label added a moment earlier had it
+// renamed. The declaration is tried again on the labels it missed.
+func TestRegistryLabelAddedWhileFamilyDeclaredExported(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "build_info", Help: "b"}, []string{"version"})
+	pr.MustRegister(info)
+	info.WithLabelValues("go1.26").Set(1)
+	r, tmp := newRegistry(t)
+	var added atomic.Bool
+	defer prombridge.SetLabelsReadHook(func() {
+		if !added.Swap(true) { // another goroutine's, between the read and the transaction
+			assert.NoError(t, r.AddLabel(mmv.Label{Name: "version", Value: "1.2.3"}))
+		}
+	})()
+	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
+	require.True(t, added.Load())
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+	assert.Equal(t, "1", instance(t, find(t, ms, "build_info"), "exported_version=go1.26").Value)
+}
