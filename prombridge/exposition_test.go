@@ -58,7 +58,7 @@ type sample struct {
 // unless a family of that name is gathered too.
 func expected(mfs []*dto.MetricFamily) []sample {
 	var out []sample
-	for _, e := range samples(mfs) {
+	for _, e := range samples(mfs, nil) {
 		name := e.family.name
 		if e.family.typ == dto.MetricType_COUNTER && !slices.ContainsFunc(mfs, func(o *dto.MetricFamily) bool { return o.GetName()+"_total" == name }) {
 			name = strings.TrimSuffix(name, "_total")

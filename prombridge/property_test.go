@@ -36,9 +36,11 @@ import (
 // families registered again with another type, buckets or quantiles,
 // totals no PCP counter holds, metrics without their family's type's
 // value, series and families that come and go, a family's limit passed,
-// metrics with another family's label names, restarts, and bridges closed
+// metrics with another family's label names, restarts, bridges closed
 // and registered again on the registry running (the new one taking the
-// closed one's metrics over).
+// closed one's metrics over), and registry labels (AddLabel) named as a
+// family's label or a summary's quantile, from the start or added while
+// it runs, which the bridge renames exported_<name>.
 func TestAccountingProperty(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	for _, seed := range seeds() {
@@ -46,6 +48,12 @@ func TestAccountingProperty(t *testing.T) {
 			m := newModel(seed)
 			tmp := t.TempDir()
 			h := &harness{t: t, m: m, tmp: tmp, sentinel: seed%2 == 1}
+			switch seed % 3 { // the registry's labels from its start
+			case 0:
+				h.first = labelNames[seed/3%uint64(len(labelNames))]
+			case 2:
+				h.first = "quantile"
+			}
 			h.start()
 			for round := range 24 {
 				switch {
@@ -53,6 +61,10 @@ func TestAccountingProperty(t *testing.T) {
 					h.restart()
 				case round%8 == 4:
 					h.rebridge()
+				case round%8 == 2:
+					// Not of the model's generator: its families are the
+					// same whatever the registry's labels.
+					h.addLabel(labelNames[(int(seed)+round/8)%len(labelNames)])
 				}
 				for range 1 + m.rnd.IntN(4) {
 					m.step()
@@ -329,7 +341,9 @@ type harness struct {
 	b   *prombridge.Bridge
 	// dropped is prombridge.dropped's sum, and refreshes the bridge's
 	// count, at the last check.
-	sentinel  bool // the registry has the Sentinel flag
+	sentinel  bool     // the registry has the Sentinel flag
+	first     string   // a label the registry has from its start, if not ""
+	labels    []string // the registry's label names
 	dropped   uint64
 	refreshes uint64
 	round     int // the last checked
@@ -342,8 +356,23 @@ func (h *harness) start() {
 		flags = mmv.Sentinel
 	}
 	h.r = mmv.NewRegistry(file, &mmv.Options{Dir: filepath.Join(h.tmp, "mmv"), Cluster: 324, Flags: flags})
+	h.labels = nil
+	if h.first != "" {
+		h.addLabel(h.first)
+	}
 	h.b = started(t, h.r, h.m, h.opts())
 	h.dropped, h.refreshes = droppedSum(read(t, h.r, h.tmp)), h.b.Stats().Refreshes
+}
+
+// addLabel adds a registry label named name, which mmv refuses while a
+// vector of the bridge's has a label of that name.
+func (h *harness) addLabel(name string) {
+	err := h.r.AddLabel(mmv.Label{Name: name, Value: "registry"})
+	if err != nil {
+		require.ErrorIs(h.t, err, mmv.ErrDuplicate, "registry label %s", name)
+		return
+	}
+	h.labels = append(h.labels, name)
 }
 
 // staleNamed reports whether err names the singular metric of family
@@ -424,8 +453,17 @@ type expect struct {
 }
 
 // samples lists the samples of the gathered families, as the package doc
-// maps them.
-func samples(mfs []*dto.MetricFamily) []expect {
+// maps them, on a registry of labels named registry: a label of one of
+// those names is exported_<name>. The registry's labels only grow, and
+// mmv refuses one named as a vector's label: a family's vector was
+// declared after the registry had the label, renamed.
+func samples(mfs []*dto.MetricFamily, registry []string) []expect {
+	label := func(name string) string {
+		if name = pcpname.Part(name, "x"); slices.Contains(registry, name) {
+			return pcpname.Exported + name
+		}
+		return name
+	}
 	var out []expect
 	for _, mf := range mfs {
 		k := familyKey{mf.GetName(), mf.GetType()}
@@ -439,9 +477,14 @@ func samples(mfs []*dto.MetricFamily) []expect {
 		for _, mt := range mf.Metric {
 			var ns, vs []string
 			for _, l := range mt.Label {
-				ns, vs = append(ns, pcpname.Part(l.GetName(), "x")), append(vs, l.GetValue())
+				ns, vs = append(ns, label(l.GetName())), append(vs, l.GetValue())
 			}
-			inst := func(l, v string) string { return instanceName(ns, vs, l, v) }
+			inst := func(l, v string) string {
+				if l != "" {
+					l = label(l)
+				}
+				return instanceName(ns, vs, l, v)
+			}
 			absent := mistyped(mt, k.typ)
 			add := func(suffix, in string, v float64, counter bool) {
 				out = append(out, expect{k, suffix, in, v, counter, absent})
@@ -511,8 +554,13 @@ func (h *harness) refresh(round int) {
 		}
 	})
 	h.round = round
+	if err != nil {
+		// A family's label named as the registry's is renamed, never
+		// refused.
+		require.NotContains(t, err.Error(), "the registry has a label of that name", "round %d", round)
+	}
 	ms := read(t, h.r, h.tmp)
-	want := samples(mfs)
+	want := samples(mfs, h.labels)
 
 	// Where PCP shows each family: the metrics of its help, whose names
 	// are its PCP name (a counter's with or without _total) and a suffix.
