@@ -53,50 +53,21 @@ const (
 // vector holding at most limit series, all of them or, when the registry refuses one, none: it
 // returns the refusal.
 func (f *family) declare(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric) error {
-	taken := labelNames(r) // the registry's labels, read before the transaction holds its lock
-	if labelsReadHook != nil {
-		labelsReadHook()
-	}
-	err := f.transact(r, text, units, limit, m, taken)
-	for errors.Is(err, mmv.ErrDuplicate) {
-		// A label added meanwhile, named as one of the family's, is
-		// refused with the vector, for good: tried again on the labels
-		// the registry has now, which only grow
-		// (TestRegistryLabelAddedWhileFamilyDeclaredExported).
-		now := labelNames(r)
-		if slices.Equal(now, taken) {
-			break
-		}
-		taken = now
-		err = f.transact(r, text, units, limit, m, taken)
-	}
-	return err
-}
-
-// transact is declare's transaction, on a registry whose labels are
-// named taken.
-func (f *family) transact(r *mmv.Registry, text string, units mmv.Units, limit int, m *dto.Metric, taken []string) error {
-	err := r.Transact(func(tx *mmv.Tx) error { return f.declareOn(tx, text, units, limit, m, taken) })
+	err := bridge.Transact(r, func(tx *mmv.Tx, taken []string) error {
+		f.undeclared() // tried again: on the registry's labels added meanwhile
+		return f.declareOn(tx, text, units, limit, m, taken)
+	})
 	if err != nil {
-		// The transaction undid them: a retry starts afresh (raiseLimit
-		// sets a new vector's limit only above per).
-		f.value, f.gauge, f.count, f.buckets, f.quantiles, f.per = bridge.Metric[mmv.Counter]{}, bridge.Metric[mmv.Gauge]{}, bridge.Metric[mmv.Counter]{}, nil, nil, 0
+		f.undeclared()
 	}
 	return err
 }
 
-// labelNames returns the names of r's labels (Registry.Labels).
-func labelNames(r *mmv.Registry) []string {
-	var names []string
-	for _, l := range r.Labels() {
-		names = append(names, l.Name)
-	}
-	return names
+// undeclared forgets the metrics of f a transaction undid: a retry
+// starts afresh (raiseLimit sets a new vector's limit only above per).
+func (f *family) undeclared() {
+	f.value, f.gauge, f.count, f.buckets, f.quantiles, f.per = bridge.Metric[mmv.Counter]{}, bridge.Metric[mmv.Gauge]{}, bridge.Metric[mmv.Counter]{}, nil, nil, 0
 }
-
-// labelsReadHook, when set, runs between declare's read of the
-// registry's labels and its transaction: a test's AddLabel there.
-var labelsReadHook func()
 
 // declareOn is declare within the transaction d, on a registry whose
 // labels are named taken.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/prombridge"
 )
@@ -276,11 +277,12 @@ func TestRegistryLabelAddedWhileFamilyDeclaredExported(t *testing.T) {
 	info.WithLabelValues("go1.26").Set(1)
 	r, tmp := newRegistry(t)
 	var added atomic.Bool
-	defer prombridge.SetLabelsReadHook(func() {
+	bridge.LabelsRead = func() {
 		if !added.Swap(true) { // another goroutine's, between the read and the transaction
 			assert.NoError(t, r.AddLabel(mmv.Label{Name: "version", Value: "1.2.3"}))
 		}
-	})()
+	}
+	defer func() { bridge.LabelsRead = nil }()
 	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
 	require.True(t, added.Load())
 	require.NoError(t, b.Refresh())

@@ -1,14 +1,55 @@
 // Package bridge holds what both bridges (prombridge, otelexporter) use to
 // declare their metrics: a Metric is a single instrument when the metric
-// has no label, else a vector by label values; MayPass tells which
-// refusals they try again.
+// has no label, else a vector by label values; Transact declares them
+// knowing the registry's labels; MayPass tells which refusals they try
+// again.
 package bridge
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/gopcp/mmv"
 )
+
+// Transact runs declare in one transaction on r (mmv.Registry.Transact),
+// given the names of r's labels (mmv.Registry.Labels), which a bridge
+// renames its labels away from (exported_<name>): mmv refuses a vector
+// labelled as its registry. They are read before the transaction holds
+// r's lock, and a label added between, named as one of declare's, had it
+// refused (mmv.ErrDuplicate), for good: declare is then tried again on
+// the labels r has now, which only grow. It returns the refusal of the
+// last try.
+func Transact(r *mmv.Registry, declare func(tx *mmv.Tx, taken []string) error) error {
+	taken := labelNames(r)
+	for {
+		if LabelsRead != nil {
+			LabelsRead()
+		}
+		err := r.Transact(func(tx *mmv.Tx) error { return declare(tx, taken) })
+		if !errors.Is(err, mmv.ErrDuplicate) {
+			return err
+		}
+		now := labelNames(r)
+		if slices.Equal(now, taken) {
+			return err
+		}
+		taken = now
+	}
+}
+
+// LabelsRead, when set, runs between Transact's read of the registry's
+// labels and its transaction: a test's AddLabel there.
+var LabelsRead func()
+
+// labelNames returns the names of r's labels.
+func labelNames(r *mmv.Registry) []string {
+	var names []string
+	for _, l := range r.Labels() {
+		names = append(names, l.Name)
+	}
+	return names
+}
 
 // Metric is one metric's instruments: a single one, or a vector.
 type Metric[T any] struct {
