@@ -28,7 +28,7 @@ func TestRefusedInstrumentDeclaresNothing(t *testing.T) {
 				require.NoError(t, r.Start())
 			}
 			m := &metricdata.Metrics{Name: "lat", Unit: "s"}
-			in := declare(r, "lat", identOf(instrumentation.Scope{Name: "lib"}, m, kindFloatHistogram), m, shape{keys: keys, minmax: true, buckets: 3}, 10, nil)
+			in := declare(r, "lat", identOf(instrumentation.Scope{Name: "lib"}, m, kindFloatHistogram), m, shape{keys: keys, minmax: true, buckets: 3}, 10)
 			assert.ErrorIs(t, in.err, mmv.ErrDuplicate)
 			for _, name := range []string{"lat.bucket", "lat.count", "lat.sum", "lat.min"} {
 				_, err := mmv.Declare[mmv.Counter](r, name, "", mmv.Count)

@@ -133,8 +133,10 @@
 // The labels are the attribute keys with '.' made '_', sorted by key,
 // but where a label would clash, renamed as a Prometheus scrape renames a
 // label that clashes: a histogram's key le is label exported_le in each
-// of its metrics (its buckets' label is le), a key that makes a resource
-// label (service.name) is exported_service_name, and of two or more keys
+// of its metrics (its buckets' label is le), a key that makes a label of
+// the registry's, a resource label (service.name) or one the program
+// added (Exporter.Registry, mmv.Registry.AddLabel), is
+// exported_service_name, and of two or more keys
 // that make one label, each but the key spelt as the label (a.b and a_b:
 // exported_a_b and a_b), or the first in key order when none is; and
 // exported_exported_le when a key makes exported_le, and so on. A key

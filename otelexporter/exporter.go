@@ -79,7 +79,6 @@ type Exporter struct {
 	// resource is the first export's resource, the registry's (shared.go).
 	resource     attribute.Distinct
 	resourceText string
-	labels       []string // the registry's, from the resource: no attribute's label takes one (unclash)
 	// scopes are the collections in which each scope last had points,
 	// exportScopes those of the export running (shared.go).
 	scopes       map[instrumentation.Scope]scopeColls
@@ -253,7 +252,6 @@ func (e *Exporter) open(res *resource.Resource) {
 			e.drops.add(string(k), "label", 0, fmt.Errorf("otelexporter: resource attribute %q as a label: %w", k, err))
 			continue
 		}
-		e.labels = append(e.labels, labelName(k))
 	}
 }
 
@@ -447,7 +445,7 @@ func (e *Exporter) instrument(id *ident, m *metricdata.Metrics, name string, sh 
 		// First seen, or refused for a reason that may pass: declared
 		// (again) once per export, with this export's shape; refused
 		// again, it keeps its name and is counted and named as before.
-		in = declare(e.r, name, *id, m, sh(), e.o.Limit, e.labels)
+		in = declare(e.r, name, *id, m, sh(), e.o.Limit)
 		in.tried = e.gen
 		e.instruments[name] = in
 	}

@@ -101,20 +101,28 @@ func keysOf(sets iter.Seq[attribute.Set]) []attribute.Key {
 }
 
 // declare declares the metrics of instrument m, of identity id, under the
-// PCP name name on r, whose own labels are named taken, each holding at
-// most limit attribute sets, in one mmv transaction: when the registry
-// refuses one, none is declared, and the instrument keeps the error, and
-// whether it may pass.
-func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int, taken []string) (in *instrument) {
+// PCP name name on r, each holding at most limit attribute sets, in one
+// mmv transaction: when the registry refuses one, none is declared, and
+// the instrument keeps the error, and whether it may pass. No label takes
+// one of the registry's (unclash): those of the resource, and those the
+// program added (Exporter.Registry, AddLabel), which the exporter
+// renamed not, mmv refusing the vector, every point dropped for good
+// (TestKeyNamedAsProgramsRegistryLabelExported).
+func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int) (in *instrument) {
 	k, scope := id.kind, id.scope
-	in = &instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax, limit: limit}
-	reserved := taken
-	if k == kindHistogram || k == kindFloatHistogram {
-		reserved = append(slices.Clip(taken), bucketLabel)
-	}
-	labels := unclash(sh.keys, reserved)
-	in.values = make([]string, len(labels)+1)
-	if err := r.Transact(func(tx *mmv.Tx) error { return in.declare(tx, name, m, scope, sh, labels, limit) }); err != nil {
+	in = new(instrument)
+	err := bridge.Transact(r, func(tx *mmv.Tx, taken []string) error {
+		// Afresh at each try: one refused leaves its metrics undone.
+		*in = instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax, limit: limit}
+		reserved := taken
+		if k == kindHistogram || k == kindFloatHistogram {
+			reserved = append(slices.Clip(taken), bucketLabel)
+		}
+		labels := unclash(sh.keys, reserved)
+		in.values = make([]string, len(labels)+1)
+		return in.declare(tx, name, m, scope, sh, labels, limit)
+	})
+	if err != nil {
 		in.err = fmt.Errorf("otelexporter: %s as metric %q: %w", in.owner, name, err)
 		in.retry = bridge.MayPass(err)
 	}

@@ -170,6 +170,29 @@ func TestKeyNamedAsResourceLabel(t *testing.T) {
 	assert.Equal(t, []string{"exported_exported_service_name", "exported_service_name"}, unclash([]attribute.Key{"service.name", "service_name"}, reserved))
 }
 
+// TestKeyNamedAsProgramsRegistryLabelExported: an attribute key that
+// makes the label of one the program added to the exporter's registry
+// (Registry().AddLabel) is exported_<label>, as one of a resource
+// attribute's is: the exporter renamed only those of its resource, and
+// mmv refused the instrument's vector, every point dropped for good.
+func TestKeyNamedAsProgramsRegistryLabelExported(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	p := newProvider(t, Options{})
+	ctx := context.Background()
+	c, err := p.Meter("s").Int64Counter("calls")
+	require.NoError(t, err)
+	c.Add(ctx, 1)
+	p.flush(t) // the first export makes the registry
+	require.NoError(t, p.exp.Registry().AddLabel(mmv.Label{Name: "version", Value: "1.2.3"}))
+	b, err := p.Meter("s").Int64Counter("builds")
+	require.NoError(t, err)
+	b.Add(ctx, 2, metric.WithAttributes(attribute.String("version", "go1.26")))
+	ms, _ := p.flush(t)
+	require.NoError(t, p.exp.Err())
+	assert.Equal(t, map[string]string{"exported_version=go1.26": "2"}, shownValues(t, ms, "mmv.shop_test.s.builds"))
+}
+
 // TestLateSetsPrintingAlikeAddUp: two attribute sets whose keys
 // past the labels print alike (error.code an int 1 in one code path, a
 // string "1" in another) are two series of the instance, and both add
