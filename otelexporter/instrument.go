@@ -105,8 +105,8 @@ func keysOf(sets iter.Seq[attribute.Set]) []attribute.Key {
 // mmv transaction: when the registry refuses one, none is declared, and
 // the instrument keeps the error, and whether it may pass. No label takes
 // one of the registry's (unclash): those of the resource, and those the
-// program added (Exporter.Registry, AddLabel), which the exporter
-// renamed not, mmv refusing the vector, every point dropped for good
+// program added (Exporter.Registry, AddLabel), which the exporter did not
+// rename: mmv refused the vector, every point dropped for good
 // (TestKeyNamedAsProgramsRegistryLabelExported).
 func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh shape, limit int) (in *instrument) {
 	k, scope := id.kind, id.scope
