@@ -74,7 +74,7 @@ func (f *family) undeclared() {
 func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit int, m *dto.Metric, taken []string) (err error) {
 	// A histogram's buckets and a summary's quantiles are a vector of the
 	// family's labels and one more, renamed alike: a registry labelled
-	// quantile refused every summary (TestSummaryOnRegistryLabelledQuantileExported).
+	// quantile refused every summary (TestFamilyLabelNamedAsRegistrysExported).
 	// AddLabel refuses le.
 	names := slices.Clone(f.labels)
 	switch f.typ {

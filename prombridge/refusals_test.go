@@ -231,34 +231,22 @@ func TestFamilyLabelNamedAsRegistrysExported(t *testing.T) {
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "build_info", Help: "b"}, []string{"version"})
 	pr.MustRegister(info)
 	info.WithLabelValues("go1.26").Set(1)
-	r, tmp := newRegistry(t)
-	require.NoError(t, r.AddLabel(mmv.Label{Name: "region", Value: "us"}))
-	require.NoError(t, r.AddLabel(mmv.Label{Name: "version", Value: "1.2.3"}))
-	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
-	require.NoError(t, b.Refresh())
-	ms := read(t, r, tmp)
-	assert.Equal(t, "1", instance(t, find(t, ms, "lat_seconds.count"), "exported_region=x,exported_exported_region=eu").Value)
-	assert.Equal(t, "1", instance(t, find(t, ms, "build_info"), "exported_version=go1.26").Value)
-}
-
-// TestSummaryOnRegistryLabelledQuantileExported: a summary's quantiles
-// are a vector of the family's labels and quantile, so a registry
-// labelled quantile (AddLabel) had mmv refuse every summary family, for
-// good, the family's own labels renamed and quantile not. quantile is
-// exported_quantile, as a Prometheus scrape renames it beside a target
-// label quantile.
-func TestSummaryOnRegistryLabelledQuantileExported(t *testing.T) {
-	pcptest.MustHavePCP(t)
-	pr := prometheus.NewRegistry()
+	// A summary's quantiles are a vector of its labels and quantile, which
+	// a registry labelled quantile had mmv refuse, every summary skipped:
+	// quantile too is exported_quantile, as a scrape renames it.
 	sv := prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: "size_bytes", Help: "s", Objectives: map[float64]float64{0.5: 0.05}},
 		[]string{"exported_quantile"})
 	pr.MustRegister(sv)
 	sv.WithLabelValues("x").Observe(3)
 	r, tmp := newRegistry(t)
-	require.NoError(t, r.AddLabel(mmv.Label{Name: "quantile", Value: "q"}))
+	for _, l := range []mmv.Label{{Name: "region", Value: "us"}, {Name: "version", Value: "1.2.3"}, {Name: "quantile", Value: "q"}} {
+		require.NoError(t, r.AddLabel(l))
+	}
 	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
 	require.NoError(t, b.Refresh())
 	ms := read(t, r, tmp)
+	assert.Equal(t, "1", instance(t, find(t, ms, "lat_seconds.count"), "exported_region=x,exported_exported_region=eu").Value)
+	assert.Equal(t, "1", instance(t, find(t, ms, "build_info"), "exported_version=go1.26").Value)
 	assert.Equal(t, "1", instance(t, find(t, ms, "size_bytes.count"), "exported_quantile=x").Value)
 	assert.Equal(t, "3", instance(t, find(t, ms, "size_bytes.quantile"), "exported_quantile=x,exported_exported_quantile=0.5").Value)
 }
