@@ -242,7 +242,7 @@ func (b *Bridge) Close() error {
 	b.inherited = nil
 	for _, f := range left.families {
 		if f.stale {
-			b.drops.errs.Add(f.prom, "stale", 0, staleError(f, "after Close"))
+			b.drops.errs.Add(f.prom, "stale "+f.name, 0, staleError(f, "after Close"))
 		}
 	}
 	b.err = b.drops.done()
@@ -253,6 +253,8 @@ func (b *Bridge) Close() error {
 }
 
 // staleError names f's singular metric as keeping an old value, when.
+// Its Err pair is the family and the metric's name ("stale "+f.name): a
+// closed bridge's x and the new bridge's x_total may be one family's.
 func staleError(f *family, when string) error {
 	return fmt.Errorf("prombridge: family %s: its singular metric %s keeps an old value %s: "+
 		"PCP cannot withdraw it from a registry without the mmv.Sentinel flag", f.prom, f.name, when)
@@ -425,12 +427,12 @@ func (b *Bridge) sweepLocked(now time.Time, failed bool) {
 			b.removeLocked(f, func(s *series) bool { return now.Sub(s.seen) > b.opts.Grace })
 		}
 		if f.stale {
-			b.drops.errs.Add(f.prom, "stale", 0, staleError(f, "no longer gathered"))
+			b.drops.errs.Add(f.prom, "stale "+f.name, 0, staleError(f, "no longer gathered"))
 		}
 	}
 	for _, f := range b.inherited {
 		if f.stale {
-			b.drops.errs.Add(f.prom, "stale", 0, staleError(f, "since a bridge closed"))
+			b.drops.errs.Add(f.prom, "stale "+f.name, 0, staleError(f, "since a bridge closed"))
 		}
 	}
 }

@@ -380,3 +380,34 @@ func TestRegistryLabelledReasonRefusedForIt(t *testing.T) {
 	assert.ErrorContains(t, err, `label "reason"`)
 	assert.NotContains(t, err.Error(), "every family would be refused")
 }
+
+// TestStaleMetricsOfOneFamilyEachNamed: a family's counter published as
+// x by a closed bridge and as x_total by the new one (x taken by a gauge
+// gathered with it), both left with an old value on a registry without
+// Sentinel: Err names each, where it named the family once, the first.
+func TestStaleMetricsOfOneFamilyEachNamed(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	counter := func() *dto.MetricFamily {
+		return &dto.MetricFamily{Name: proto.String("x_total"), Help: proto.String("x"), Type: dto.MetricType_COUNTER.Enum(),
+			Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(3)}}}}
+	}
+	mfs := []*dto.MetricFamily{counter()}
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return mfs, nil })
+	r, _ := newRegistry(t)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, b.Err())
+	require.ErrorContains(t, b.Close(), "its singular metric x keeps an old value after Close")
+
+	mfs = []*dto.MetricFamily{gaugeFamily("x", "", "", 1), counter()}
+	b, err := prombridge.Register(r, g, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, err)
+	// The refresh the started registry's poll runs at once, before mfs
+	// changes under it.
+	require.Eventually(t, func() bool { return b.Stats().Refreshes >= 1 }, 10*time.Second, time.Millisecond)
+	require.Error(t, b.Refresh(), "the gauge x refused: x is the closed bridge's counter")
+	mfs = nil
+	err = b.Refresh()
+	require.ErrorContains(t, err, "family x_total: its singular metric x_total keeps an old value no longer gathered")
+	require.ErrorContains(t, err, "family x_total: its singular metric x keeps an old value since a bridge closed")
+	require.ErrorContains(t, b.Close(), "its singular metric x keeps an old value after Close")
+}
