@@ -546,11 +546,10 @@ type histGroup struct {
 	help, long string // the Family's help (gather): the short from its count's, the long as given
 	units      Units
 	l          *buckets
-	bounds     []string // the buckets' names
-	tails      []string // a vector's: what its buckets' names add to its instances' (indom.tails)
-	stats      []string // the statistics' metric parts, in the order of their handles in histOut.vals
-	vec        bool
-	labels     []string        // the vector's label names
+	bounds     []string        // the buckets' names
+	tails      []string        // a vector's: what its buckets' names add to its instances' (indom.tails)
+	stats      []string        // the statistics' metric parts, in the order of their handles in histOut.vals
+	labels     []string        // the vector's label names; nil for a single histogram
 	v          *Vec[Histogram] // the vector; nil for a single histogram
 	limit      int             // the vector's default limit (NewHistogramVec)
 	bucketIn   *indom          // the buckets' indom
@@ -632,9 +631,9 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 			return nil, errorf(ErrRange, subject("metric", name), "%v", err)
 		}
 	}
-	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), vec: labels != nil, quantiles: qs,
+	g := &histGroup{r: r, name: name, units: units, l: l, bounds: l.names(), labels: slices.Clone(labels), quantiles: qs,
 		window: opts.Window, interval: opts.Interval}
-	if g.vec {
+	if g.isVec() {
 		g.spares = newSpareStripes(l.n, stripesFor(runtime.GOMAXPROCS(0)))
 		// The buckets' names, as Prometheus names them: one more label,
 		// le, the bucket's upper bound.
@@ -683,20 +682,20 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 	defer r.leave()
 	err = r.declareLocked(func() error {
 		var bucketInsts []string
-		if !g.vec {
+		if !g.isVec() {
 			bucketInsts = g.bounds
 		}
 		var err error
 		var bucketIndom, statIndom uint32
 		kind := "metric" // of the subject the indoms' errors name
-		if g.vec {
+		if g.isVec() {
 			kind = "vector"
 		}
 		if g.bucketIn, bucketIndom, err = r.addAutoIndomLocked(name+".bucket", "Buckets of "+name+", by upper bound", bucketInsts, kind, name); err != nil {
 			return err
 		}
 		r.bucketsLocked(g.bucketIn)
-		if g.vec {
+		if g.isVec() {
 			if g.statIndom, statIndom, err = r.addVecIndomLocked(name, "Instances of "+name, labels, name); err != nil {
 				return err
 			}
@@ -726,8 +725,8 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 		return nil, err
 	}
 	r.forgetRefusalLocked(name)
-	if g.vec {
-		g.makeVecLocked(labels)
+	if g.isVec() {
+		g.makeVecLocked()
 	} else {
 		g.makeLocked("", 0, 0)
 	}
@@ -766,11 +765,14 @@ func (g *histGroup) declareLocked(name string, id int32, fresh bool) (j int, add
 	return j, added && err == nil, err
 }
 
+// isVec reports whether g's histograms are a vector's.
+func (g *histGroup) isVec() bool { return g.labels != nil }
+
 // bucketID is the id of bucket i of a vector's instance id in the buckets'
 // indom (idSpace keeps it within an int32); a single histogram's, derived
 // from its bound (fixedInstances), whatever id.
 func (g *histGroup) bucketID(id int32, i int) int32 {
-	if !g.vec {
+	if !g.isVec() {
 		return g.r.instanceAtLocked(g.bucketIn, i)
 	}
 	return id*int32(len(g.bounds)) + int32(i)
@@ -1133,14 +1135,12 @@ func NewHistogramVec(r *Registry, name, help string, units Units, o *HistogramOp
 	return g.v
 }
 
-// makeVecLocked makes the vector of g, of label names labels, and links
-// it to its indoms, where the registry looks for its label names: under
+// makeVecLocked makes the vector of g and links it to its indoms, where the registry looks for its label names: under
 // the lock that declared them, or an AddLabel (AddIndomLabel...) between
 // found none and was accepted with the vector
 // (TestHistogramVecLinkedWithItsDeclaration).
-func (g *histGroup) makeVecLocked(labels []string) {
-	g.labels = slices.Clone(labels)
-	v := newVec(g.r, g.name, labels, g.statSerial, vecKind[Histogram](g))
+func (g *histGroup) makeVecLocked() {
+	v := newVec(g.r, g.name, g.labels, g.statSerial, vecKind[Histogram](g))
 	// The default limit keeps the buckets' indom within the registry's cap
 	// and a file's values budget: the room the vector reserves.
 	v.limit.Store(int64(g.limit))

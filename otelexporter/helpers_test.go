@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -105,4 +106,33 @@ func hpoint(bounds []float64, counts []uint64, sum, lo, hi float64, kvs ...attri
 		p.Count += n
 	}
 	return p
+}
+
+// add is an addition to a counter: n, with attributes kvs.
+type add struct {
+	n   int64
+	kvs []attribute.KeyValue
+}
+
+// clashing exports, through PCP, the additions adds to counter s.<name>
+// and 5 recorded with attributes hist in the histogram s.sizes (bounds
+// 10), Err nil, and returns what PCP shows of the counter and of the
+// histogram's count, by instance: the labels their keys make are what
+// the tests of renamed labels check.
+func clashing(t *testing.T, name string, adds []add, hist ...attribute.KeyValue) (counter, sizes map[string]string) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	p := newProvider(t, Options{})
+	ctx := context.Background()
+	c, err := p.Meter("s").Int64Counter(name)
+	require.NoError(t, err)
+	for _, a := range adds {
+		c.Add(ctx, a.n, metric.WithAttributes(a.kvs...))
+	}
+	h, err := p.Meter("s").Int64Histogram("sizes", metric.WithExplicitBucketBoundaries(10))
+	require.NoError(t, err)
+	h.Record(ctx, 5, metric.WithAttributes(hist...))
+	ms, _ := p.flush(t)
+	require.NoError(t, p.exp.Err())
+	return shownValues(t, ms, "mmv.shop_test.s."+name), shownValues(t, ms, "mmv.shop_test.s.sizes.count")
 }

@@ -123,21 +123,12 @@ func TestLateKeyAcrossBatches(t *testing.T) {
 // renamed, a_b's label a_b in a run whose first export lacked a.b and
 // exported_a_b in one whose first export had it.
 func TestKeysOfOneLabel(t *testing.T) {
-	pcptest.NeedFileLayer(t)
-	pcptest.MustHavePCP(t)
-	p := newProvider(t, Options{})
-	ctx := context.Background()
-	c, err := p.Meter("s").Int64Counter("requests")
-	require.NoError(t, err)
-	c.Add(ctx, 1, metric.WithAttributes(attribute.String("a.b", "x"), attribute.String("a_b", "y")))
-	c.Add(ctx, 2, metric.WithAttributes(attribute.String("a.b", "x")))
-	h, err := p.Meter("s").Int64Histogram("sizes", metric.WithExplicitBucketBoundaries(10))
-	require.NoError(t, err)
-	h.Record(ctx, 5, metric.WithAttributes(attribute.String("le", "x"), attribute.String("exported_le", "y")))
-	ms, _ := p.flush(t)
-	require.NoError(t, p.exp.Err())
-	assert.Equal(t, map[string]string{"exported_a_b=x,a_b=y": "1", "exported_a_b=x,a_b=": "2"}, shownValues(t, ms, "mmv.shop_test.s.requests"))
-	assert.Equal(t, map[string]string{"exported_le=y,exported_exported_le=x": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+	requests, sizes := clashing(t, "requests", []add{
+		{1, []attribute.KeyValue{attribute.String("a.b", "x"), attribute.String("a_b", "y")}},
+		{2, []attribute.KeyValue{attribute.String("a.b", "x")}},
+	}, attribute.String("le", "x"), attribute.String("exported_le", "y"))
+	assert.Equal(t, map[string]string{"exported_a_b=x,a_b=y": "1", "exported_a_b=x,a_b=": "2"}, requests)
+	assert.Equal(t, map[string]string{"exported_le=y,exported_exported_le=x": "1"}, sizes)
 	assert.Equal(t, []string{"a_b"}, unclash([]attribute.Key{"a_b"}, nil), "a run whose first export has a_b alone")
 }
 
@@ -148,20 +139,11 @@ func TestKeysOfOneLabel(t *testing.T) {
 // label the registry has (PCP shows the registry's value on each
 // instance without a label of its own), which dropped every point.
 func TestKeyNamedAsResourceLabel(t *testing.T) {
-	pcptest.NeedFileLayer(t)
-	pcptest.MustHavePCP(t)
-	p := newProvider(t, Options{})
-	ctx := context.Background()
-	c, err := p.Meter("s").Int64Counter("calls")
-	require.NoError(t, err)
-	c.Add(ctx, 3, metric.WithAttributes(attribute.String("service.name", "db"), attribute.String("host.name", "h1")))
-	h, err := p.Meter("s").Int64Histogram("sizes", metric.WithExplicitBucketBoundaries(10))
-	require.NoError(t, err)
-	h.Record(ctx, 5, metric.WithAttributes(attribute.String("service_name", "cache")))
-	ms, _ := p.flush(t)
-	require.NoError(t, p.exp.Err())
-	assert.Equal(t, map[string]string{"exported_host_name=h1,exported_service_name=db": "3"}, shownValues(t, ms, "mmv.shop_test.s.calls"))
-	assert.Equal(t, map[string]string{"exported_service_name=cache": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+	calls, sizes := clashing(t, "calls", []add{
+		{3, []attribute.KeyValue{attribute.String("service.name", "db"), attribute.String("host.name", "h1")}},
+	}, attribute.String("service_name", "cache"))
+	assert.Equal(t, map[string]string{"exported_host_name=h1,exported_service_name=db": "3"}, calls)
+	assert.Equal(t, map[string]string{"exported_service_name=cache": "1"}, sizes)
 	// The key spelt as the label keeps its first rename whatever the
 	// other keys: exported_exported_service_name beside service.name, in
 	// key order.
@@ -442,20 +424,11 @@ func TestLateKeyTotalsNeverGoDown(t *testing.T) {
 // key named as the renamed one already, and a histogram's le among
 // them: every key is a label of its own, and PCP shows each point.
 func TestManyKeysOfOneLabel(t *testing.T) {
-	pcptest.NeedFileLayer(t)
-	pcptest.MustHavePCP(t)
-	p := newProvider(t, Options{})
-	ctx := context.Background()
-	c, err := p.Meter("s").Int64Counter("requests")
-	require.NoError(t, err)
-	c.Add(ctx, 1, metric.WithAttributes(attribute.String("a-b", "1"), attribute.String("a.b", "2"), attribute.String("a_b", "3"), attribute.String("exported_a_b", "4")))
-	h, err := p.Meter("s").Int64Histogram("sizes", metric.WithExplicitBucketBoundaries(10))
-	require.NoError(t, err)
-	h.Record(ctx, 5, metric.WithAttributes(attribute.String("le", "1"), attribute.String("l.e", "2"), attribute.String("exported.le", "3"), attribute.String("exported_le", "4")))
-	ms, _ := p.flush(t)
-	require.NoError(t, p.exp.Err())
-	assert.Equal(t, map[string]string{"exported_exported_a_b=1,exported_exported_exported_a_b=2,a_b=3,exported_a_b=4": "1"}, shownValues(t, ms, "mmv.shop_test.s.requests"))
-	assert.Equal(t, map[string]string{"exported_exported_exported_le=3,exported_le=4,l_e=2,exported_exported_le=1": "1"}, shownValues(t, ms, "mmv.shop_test.s.sizes.count"))
+	requests, sizes := clashing(t, "requests", []add{
+		{1, []attribute.KeyValue{attribute.String("a-b", "1"), attribute.String("a.b", "2"), attribute.String("a_b", "3"), attribute.String("exported_a_b", "4")}},
+	}, attribute.String("le", "1"), attribute.String("l.e", "2"), attribute.String("exported.le", "3"), attribute.String("exported_le", "4"))
+	assert.Equal(t, map[string]string{"exported_exported_a_b=1,exported_exported_exported_a_b=2,a_b=3,exported_a_b=4": "1"}, requests)
+	assert.Equal(t, map[string]string{"exported_exported_exported_le=3,exported_le=4,l_e=2,exported_exported_le=1": "1"}, sizes)
 }
 
 // TestSingularKeepsLateMembers: a singular metric (its first export
