@@ -183,6 +183,17 @@ func TestLintReportsKilledWritersTemporaries(t *testing.T) {
 	bin, err := os.Executable()
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "mmv")
+	temporaries := func() []string {
+		es, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), ".") {
+				names = append(names, e.Name())
+			}
+		}
+		return names
+	}
 	var temps []string
 	for round := 0; round < 40 && len(temps) == 0; round++ {
 		cmd := exec.Command(bin, "-test.run=^TestLintReportsKilledWritersTemporaries$", "-test.count=1")
@@ -193,16 +204,14 @@ func TestLintReportsKilledWritersTemporaries(t *testing.T) {
 		require.NoError(t, cmd.Start())
 		ready, _ := bufio.NewReader(out).ReadString('\n')
 		require.Equal(t, "ready\n", ready)
-		time.Sleep(time.Duration(20+round*37%200) * time.Millisecond)
+		// Killed as soon as a temporary is seen, not after a sleep: the
+		// publications are paced, and 40 kills at times of their own left
+		// none in a CI run.
+		for end := time.Now().Add(time.Second); time.Now().Before(end) && len(temporaries()) == 0; {
+		}
 		require.NoError(t, cmd.Process.Kill())
 		cmd.Wait()
-		es, err := os.ReadDir(dir)
-		require.NoError(t, err)
-		for _, e := range es {
-			if strings.HasPrefix(e.Name(), ".") {
-				temps = append(temps, e.Name())
-			}
-		}
+		temps = temporaries()
 	}
 	require.NotEmpty(t, temps, "no kill left a temporary in 40 rounds")
 	fds, err := mmvfile.LintDir(dir)
