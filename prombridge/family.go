@@ -145,8 +145,15 @@ func (f *family) fits(old *family, units mmv.Units) error {
 	if old.prom == f.prom && old.typ == f.typ && slices.Equal(old.labels, f.labels) && old.units == units {
 		return nil
 	}
-	return fmt.Errorf("%w: a closed bridge of this registry and prefix declared it for family %s, a %s of labels %q in %s, and mmv cannot undeclare a metric",
-		mmv.ErrDuplicate, old.prom, strings.ToLower(old.typ.String()), old.labels, unitsName(old.units))
+	return fmt.Errorf("%w: a closed bridge of this registry and prefix declared it for %s, where this is %s, and mmv cannot undeclare a metric",
+		mmv.ErrDuplicate, old.describe(old.units), f.describe(units))
+}
+
+// describe names f's family, type and label names, in units: both sides
+// of a mismatch, for an error that named the closed bridge's alone read
+// like a match.
+func (f *family) describe(units mmv.Units) string {
+	return fmt.Sprintf("family %s, a %s of labels %q in %s", f.prom, strings.ToLower(f.typ.String()), f.labels, unitsName(units))
 }
 
 // adopt makes f, not declared, publish through the metrics of old, a

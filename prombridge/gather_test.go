@@ -234,7 +234,7 @@ func TestClosedBridgeLeavesPCP(t *testing.T) {
 	require.NoError(t, err)
 	err = b3.Refresh()
 	assert.ErrorIs(t, err, mmv.ErrDuplicate)
-	assert.ErrorContains(t, err, `family depth not published as depth: duplicate: a closed bridge of this registry and prefix declared it for family depth, a gauge of labels ["queue"] in none`)
+	assert.ErrorContains(t, err, `family depth not published as depth: duplicate: a closed bridge of this registry and prefix declared it for family depth, a gauge of labels ["queue"] in none, where this is family depth, a gauge of labels ["pool"] in none, and mmv cannot undeclare a metric`)
 	ms = read(t, r, tmp)
 	assert.Empty(t, find(t, ms, "depth").Instances)
 	assert.Equal(t, "2000000", find(t, ms, "lat_seconds_total").Value)
