@@ -140,10 +140,11 @@
 // that make one label, each but the key spelt as the label (a.b and a_b:
 // exported_a_b and a_b), or the first in key order when none is; and
 // exported_exported_le when a key makes exported_le, and so on. A key
-// spelt as its label is named first, its label or its first free rename,
-// so that it is named alike whatever the other keys of the first export.
-// The
-// values are the attributes' values as OpenTelemetry prints them
+// spelt as its label is named first: one the registry lacks keeps it,
+// whatever the other keys of the first export; a rename takes the first
+// name no other key makes, so it depends on them (key x of a registry
+// labelled x is exported_x, or exported_exported_x beside a key
+// exported_x). The values are the attributes' values as OpenTelemetry prints them
 // (attribute.Value.Emit). An instance carries its values as PCP instance
 // labels while the file's label budget allows (bucket instances do not:
 // their names say enough). The label names of

@@ -3,7 +3,6 @@ package otelexporter
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -39,55 +38,22 @@ func labelName(k attribute.Key) string { return pcpname.Part(string(k), "x") }
 // attributes': le, the bucket's upper bound.
 const bucketLabel = "le"
 
-// unclash returns the label names of keys: each key's labelName, but
-// for one that reserved has (the registry's labels, from the resource; a
-// histogram's buckets' label le) or another key's: the keys a.b and a_b
-// make one name, a key service.name the resource's label, and a
-// histogram's key le is its buckets'. Such a label is made
-// exported_<name> (exported_le), as the scrape (package expose) and
-// Prometheus rename a label that clashes, and exported_exported_<name>
-// when that is taken, and so on. A vector given one label twice was
-// refused, as is one given a label of its registry: every point of the
-// instrument dropped, for good.
-//
-// The keys spelt as their labels (a_b, le) are settled first, then the
-// others in key order, each taking its name or the first rename of it
-// free: a key spelt as its label keeps it, or its first free rename,
-// whatever the other keys of the first export, so that its label is the
-// same in a run whose first export lacks them. Settled in key order, a_b
-// was exported_a_b beside a.b and a_b alone, and a resource's
-// service_name made the key service_name exported_exported_service_name
-// beside service.name and exported_service_name alone.
+// unclash returns the label names of keys (pcpname.Labels): each key's
+// labelName, but for one that reserved has (the registry's labels, from
+// the resource or added by the program; a histogram's buckets' label le)
+// or another key's, made exported_<name> (exported_le), as the scrape
+// (package expose) and Prometheus rename a label that clashes, and
+// exported_exported_<name> when that is taken, and so on. A key spelt as
+// its label keeps it, or its first free rename, whatever the other keys of
+// the first export: a resource's service_name made the key service_name
+// exported_exported_service_name beside service.name and
+// exported_service_name alone, when settled in key order.
 func unclash(keys []attribute.Key, reserved []string) []string {
-	labels, order := make([]string, len(keys)), make([]int, 0, len(keys))
+	names := make([]string, len(keys))
 	for i, k := range keys {
-		if labels[i] = labelName(k); labels[i] == string(k) {
-			order = append(order, i)
-		}
+		names[i] = string(k)
 	}
-	for i, k := range keys {
-		if labels[i] != string(k) {
-			order = append(order, i)
-		}
-	}
-	settled := make([]bool, len(keys))
-	taken := func(n string) bool {
-		for j, l := range labels {
-			if settled[j] && l == n {
-				return true
-			}
-		}
-		return slices.Contains(reserved, n)
-	}
-	for _, i := range order {
-		if taken(labels[i]) {
-			// Nor a name another key makes, settled or not: a.b renamed
-			// would take exported_a_b from the key exported_a_b.
-			labels[i] = pcpname.Unclash(pcpname.Exported+labels[i], func(n string) bool { return taken(n) || slices.Contains(labels, n) })
-		}
-		settled[i] = true
-	}
-	return labels
+	return pcpname.Labels(names, reserved)
 }
 
 // serviceName returns the resource's service.name, "" when it has none.

@@ -60,8 +60,13 @@
 // mmv.app.http_requests{code:"200"}. A label named as one of the
 // registry's (mmv.Registry.AddLabel, a program's version beside go_info's)
 // is exported_<name>, as a Prometheus scrape renames a series' label that
-// a target label has: go_info{exported_version="go1.26"}. A family
-// without labels is a singular metric.
+// a target label has: go_info{exported_version="go1.26"}. Label names
+// are made PCP label names as family names are (a UTF-8 name's bytes
+// other than a letter, digit or '_' made '_', an x before one not
+// starting with a letter), and of two that make one, a.b and a_b, or _a
+// and x_a, the one spelt as the label keeps it, the other is
+// exported_<label>: exported_a_b=1,a_b=2. A family without labels is a
+// singular metric.
 //
 // A histogram's buckets are cumulative, as in the exposition, with the
 // +Inf bucket (equal to the count) added when the gathered buckets lack it

@@ -76,14 +76,14 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 	// family's labels and one more, renamed alike: a registry labelled
 	// quantile refused every summary (TestFamilyLabelNamedAsRegistrysExported).
 	// AddLabel refuses le.
-	names := slices.Clone(f.labels)
+	extra := ""
 	switch f.typ {
 	case dto.MetricType_HISTOGRAM:
-		names = append(names, "le")
+		extra = "le"
 	case dto.MetricType_SUMMARY:
-		names = append(names, "quantile")
+		extra = "quantile"
 	}
-	all := pcpLabels(names, taken)
+	all := pcpLabels(f.labels, extra, taken)
 	labels := all[:len(f.labels):len(f.labels)]
 	f.units, f.limit = units, limit
 	switch f.typ {
@@ -114,25 +114,28 @@ func (f *family) declareOn(d mmv.Declarer, text string, units mmv.Units, limit i
 	return err
 }
 
-// pcpLabels returns the PCP label names of the Prometheus label names ls,
-// on a registry whose labels are named taken: each made a PCP name part,
-// and one that taken has made exported_<name>, as a Prometheus scrape
+// pcpLabels returns the PCP label names of the Prometheus label names
+// ls, then of extra (le, quantile) when not "", on a registry whose
+// labels are named taken (pcpname.Labels): each made a PCP name part,
+// but one that taken has made exported_<name>, as a Prometheus scrape
 // renames a series' label that a target label has (exported_exported_
-// when that is taken, and so on). mmv refuses a vector labelled as its
-// registry, and the family was skipped at every refresh: go_info's label
-// version on a registry labelled with the program's version
-// (TestFamilyLabelNamedAsRegistrysExported).
-func pcpLabels(ls, taken []string) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = pcpname.Part(l, "x")
+// when that is taken, and so on), as is one of two that make one label
+// (UTF-8 names a.b and a_b; _a and x_a), but the one spelt as it. mmv
+// refuses a vector labelled as its registry, or given a label twice, and
+// the family was skipped at every refresh: go_info's label version on a
+// registry labelled with the program's version, a.b beside a_b
+// (TestFamilyLabelNamedAsRegistrysExported). extra is renamed for taken
+// alone: a family label le (a const histogram's) stays beside it, and
+// mmv refuses the family, whose buckets would have le twice.
+func pcpLabels(ls []string, extra string, taken []string) []string {
+	out := pcpname.Labels(ls, taken)
+	if extra == "" {
+		return out
 	}
-	for i := range out {
-		if slices.Contains(taken, out[i]) {
-			out[i] = pcpname.Unclash(pcpname.Exported+out[i], func(n string) bool { return slices.Contains(taken, n) || slices.Contains(out, n) })
-		}
+	if slices.Contains(taken, extra) {
+		extra = pcpname.Unclash(pcpname.Exported+extra, func(n string) bool { return slices.Contains(taken, n) || slices.Contains(out, n) })
 	}
-	return out
+	return append(out, extra)
 }
 
 // fits returns nil when old, a closed bridge's family declared under

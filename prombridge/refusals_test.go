@@ -221,7 +221,7 @@ func TestHistogramLabelledLeNotPublished(t *testing.T) {
 // a series' label that a target label has. mmv refuses a vector labelled
 // as its registry (PCP would show the registry's value on every bucket,
 // and on each series past the label budget), so the family was skipped
-// at every refresh.
+// at every refresh; so was one of two label names making one PCP label.
 func TestFamilyLabelNamedAsRegistrysExported(t *testing.T) {
 	pcptest.MustHavePCP(t)
 	pr := prometheus.NewRegistry()
@@ -238,6 +238,17 @@ func TestFamilyLabelNamedAsRegistrysExported(t *testing.T) {
 		[]string{"exported_quantile"})
 	pr.MustRegister(sv)
 	sv.WithLabelValues("x").Observe(3)
+	// Two label names that make one PCP label (UTF-8 a.b and a_b, which
+	// client_golang takes; _a and x_a, x put before a name not starting
+	// with a letter) are two labels, the one spelt as the label keeping
+	// it, as otelexporter names such keys: the vector, given a label
+	// twice, was refused and the family skipped at every refresh.
+	dotted := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dotted", Help: "d"}, []string{"a.b", "a_b"})
+	pr.MustRegister(dotted)
+	dotted.WithLabelValues("1", "2").Set(3)
+	under := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "under_seconds", Help: "u", Buckets: []float64{1}}, []string{"_a", "x_a"})
+	pr.MustRegister(under)
+	under.WithLabelValues("1", "2").Observe(0.5)
 	r, tmp := newRegistry(t)
 	for _, l := range []mmv.Label{{Name: "region", Value: "us"}, {Name: "version", Value: "1.2.3"}, {Name: "quantile", Value: "q"}} {
 		require.NoError(t, r.AddLabel(l))
@@ -249,6 +260,8 @@ func TestFamilyLabelNamedAsRegistrysExported(t *testing.T) {
 	assert.Equal(t, "1", instance(t, find(t, ms, "build_info"), "exported_version=go1.26").Value)
 	assert.Equal(t, "1", instance(t, find(t, ms, "size_bytes.count"), "exported_quantile=x").Value)
 	assert.Equal(t, "3", instance(t, find(t, ms, "size_bytes.quantile"), "exported_quantile=x,exported_exported_quantile=0.5").Value)
+	assert.Equal(t, "3", instance(t, find(t, ms, "dotted"), "exported_a_b=1,a_b=2").Value)
+	assert.Equal(t, "1", instance(t, find(t, ms, "under_seconds.bucket"), "exported_x_a=1,x_a=2,le=1").Value)
 }
 
 // TestRegistryLabelAddedWhileFamilyDeclaredExported: a registry label

@@ -2,8 +2,11 @@
 // files, metrics and labels: a letter, then letters, digits and '_'. It is
 // the one sanitizer of the module, shared by the registry's default file
 // name and the runtime bridge's metric names; Unclash is the one rename of
-// a label that clashes with a histogram's le.
+// a label that clashes with a histogram's le; Labels names a bridge's
+// labels.
 package pcpname
+
+import "slices"
 
 // IsLetter reports whether c is an ASCII letter.
 func IsLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
@@ -42,4 +45,51 @@ func Unclash(name string, taken func(string) bool) string {
 		name = Exported + name
 	}
 	return name
+}
+
+// Labels returns the PCP label names of a bridge's label names (an
+// OpenTelemetry instrument's attribute keys, a Prometheus family's
+// labels): each made a part (Part, "x" before it), but one that reserved
+// has (the registry's labels, a histogram's le) or another name makes
+// (a.b and a_b; _a and x_a) made Exported+<label>, or the first rename of
+// it free (Unclash). A vector given one label twice is refused, as is
+// one given a label of its registry: every value of the instrument or
+// family dropped, for good.
+//
+// The names spelt as their labels (a_b, le) are settled first, then the
+// others, in the order given, each taking its label or the first rename
+// of it free: so a name spelt as a label that reserved lacks keeps it,
+// whatever the other names beside it, and its instances are named alike
+// in a run whose first names lack them. Settled in order, a_b was
+// exported_a_b beside a.b and a_b alone.
+func Labels(names, reserved []string) []string {
+	labels, order := make([]string, len(names)), make([]int, 0, len(names))
+	for i, n := range names {
+		if labels[i] = Part(n, "x"); labels[i] == n {
+			order = append(order, i)
+		}
+	}
+	for i, n := range names {
+		if labels[i] != n {
+			order = append(order, i)
+		}
+	}
+	settled := make([]bool, len(names))
+	taken := func(n string) bool {
+		for j, l := range labels {
+			if settled[j] && l == n {
+				return true
+			}
+		}
+		return slices.Contains(reserved, n)
+	}
+	for _, i := range order {
+		if taken(labels[i]) {
+			// Nor a label another name makes, settled or not: a.b renamed
+			// would take exported_a_b from the name exported_a_b.
+			labels[i] = Unclash(Exported+labels[i], func(n string) bool { return taken(n) || slices.Contains(labels, n) })
+		}
+		settled[i] = true
+	}
+	return labels
 }

@@ -30,3 +30,27 @@ func TestUnclash(t *testing.T) {
 		taken = append(taken, got)
 	}
 }
+
+// TestLabels: whatever the names and the reserved labels, the labels are
+// distinct and none is reserved; a name spelt as a label not reserved
+// keeps it, whatever the names beside it.
+func TestLabels(t *testing.T) {
+	atoms := []string{"x", "exported_x", "exported_exported_x", "_x", "x_x", "a.b", "a_b", "exported_a_b", "exported.a_b", "le", "exported_le", "x.x"}
+	for set := range 1 << len(atoms) {
+		var names []string
+		for i, a := range atoms {
+			if set&(1<<i) != 0 {
+				names = append(names, a)
+			}
+		}
+		for _, reserved := range [][]string{nil, {"x"}, {"a_b", "le"}, {"x", "exported_x"}} {
+			labels := Labels(names, reserved)
+			for i, l := range labels {
+				assert.False(t, slices.Contains(reserved, l) || slices.Contains(labels[:i], l), "names %q, reserved %q: labels %q", names, reserved, labels)
+				if Part(names[i], "x") == names[i] && !slices.Contains(reserved, names[i]) {
+					assert.Equal(t, names[i], l, "names %q, reserved %q: labels %q", names, reserved, labels)
+				}
+			}
+		}
+	}
+}
