@@ -51,8 +51,10 @@
 // with another file's is refused alone (mmv.ErrNamespace, counted as
 // declaration, see Limits and drops), not the whole registry. A registry
 // that cannot start (mmv.ErrClusterInUse, mmv.ErrInUse, a file system
-// error) fails Export, stores nothing, and is named by Err; Start is
-// tried again at the next Export.
+// error; a Cluster above 2047, which PCP takes for a file without
+// instance domains alone, where the exporter's counter has one:
+// mmv.ErrRange) fails Export, stores nothing, and is named by Err; Start
+// is tried again at the next Export.
 //
 // Export stores every value in the file before it returns: nothing of the
 // SDK's data, which it reuses, is kept. Instruments and attribute sets

@@ -2,6 +2,7 @@ package otelexporter
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/gopcp/mmv"
@@ -58,16 +59,25 @@ type refusal struct {
 }
 
 // declare declares the counter on r, with an instance per reason so that
-// PCP shows zeros, not nothing, until a drop.
-func (d *drops) declare(r *mmv.Registry) {
-	v := mmv.NewCounterVec(r, droppedMetric, "OpenTelemetry data points the exporter dropped, by reason\n"+
+// PCP shows zeros, not nothing, until a drop, and returns r's refusal,
+// which declares nothing: a cluster given PCP takes for a file without
+// instance domains alone had mmv refuse the vector, and the first
+// Export panicked (TestClusterWithoutIndomsFailsExport).
+func (d *drops) declare(r *mmv.Registry) error {
+	d.errs.Unit = "points"
+	v, err := mmv.DeclareVec[mmv.Counter](r, droppedMetric, "OpenTelemetry data points the exporter dropped, by reason\n"+
 		"At every export. aggregation: exponential histogram or summary; temporality: delta; "+
 		"declaration: registry refused it; conflict: PCP name taken by another; "+
 		"attributes: gauge key not in first export, or sets alike; value: not a counter's, or bad histogram.", mmv.Count, "reason")
+	if err != nil {
+		return fmt.Errorf("otelexporter: the registry %q refused the exporter's counter %s: %w", r.Name(), droppedMetric, err)
+	}
 	for i, name := range reasonNames {
+		// nil past the registry's caps (counted in mmv.dropped), which
+		// counts nothing: the exporter goes on.
 		d.pcp[i] = v.With(name)
 	}
-	d.errs.Unit = "points"
+	return nil
 }
 
 // drop counts n points of subject (an instrument, for errors) dropped for

@@ -298,3 +298,22 @@ func TestResourceKeyNamedAsDropsLabel(t *testing.T) {
 	assert.Contains(t, names, droppedMetric)
 	assert.Contains(t, names, "s.n")
 }
+
+// TestClusterWithoutIndomsFailsExport: a cluster PCP takes for a file
+// without instance domains alone (2048..4095), or none, given in
+// Options.Registry, fails Export, named by Err, as a registry that cannot
+// start does: mmv refused the exporter's own counter, a vector, and the
+// first Export panicked, taking the program down.
+func TestClusterWithoutIndomsFailsExport(t *testing.T) {
+	for _, cluster := range []uint32{3000, 5000} {
+		exp := New(&Options{Name: "shop", Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv"), Cluster: cluster}})
+		require.NotPanics(t, func() {
+			for range 2 { // the same at the next
+				err := exp.Export(context.Background(), sumsExport("n"))
+				assert.ErrorIs(t, err, mmv.ErrRange, "cluster %d", cluster)
+				assert.ErrorIs(t, exp.Err(), mmv.ErrRange, "cluster %d", cluster)
+			}
+		})
+		require.NoError(t, exp.Shutdown(context.Background()))
+	}
+}

@@ -35,7 +35,8 @@ type Options struct {
 	// service.name, the same on every host and restart while no other
 	// live file of the directory has it (see mmv.Options.Cluster). A
 	// Cluster given that another live file of the directory has fails
-	// the first Export with mmv.ErrClusterInUse.
+	// the first Export with mmv.ErrClusterInUse, one above 2047 every
+	// Export with mmv.ErrRange (the exporter's counter is a vector).
 	Registry mmv.Options
 	// Limit is how many attribute sets one instrument may have in PCP.
 	// Default: mmv.DefaultVecLimit.
@@ -170,7 +171,11 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 		return fmt.Errorf("otelexporter: export: %w", sdkmetric.ErrExporterShutdown)
 	}
 	if e.r == nil {
-		e.open(rm.Resource)
+		if err := e.open(rm.Resource); err != nil {
+			e.drops.add(droppedMetric, "start", 0, err)
+			e.drops.done(true, nil) // Err names this alone
+			return err
+		}
 	} else {
 		e.checkResource(rm.Resource)
 	}
@@ -228,21 +233,25 @@ func (e *Exporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 }
 
 // open makes the registry of resource res, with its labels and the
-// exporter's own counter.
-func (e *Exporter) open(res *resource.Resource) {
+// exporter's own counter; or, when the registry refuses the counter, none,
+// and returns the refusal: made again at the next Export.
+func (e *Exporter) open(res *resource.Resource) error {
 	service := serviceName(res)
 	name := e.o.Name
 	if name == "" {
 		name = fileName(service)
 	}
 	opts := e.o.Registry
-	e.r = mmv.NewRegistry(name, &opts)
-	e.resource, e.resourceText = res.Equivalent(), res.Set().Encoded(attribute.DefaultEncoder())
+	r := mmv.NewRegistry(name, &opts)
 	// The counter first: mmv refuses a vector labelled as its registry,
 	// and a resource key making its label, reason, took the first Export
 	// down (TestResourceKeyNamedAsDropsLabel); this way the key is
 	// refused as a label, and named by Err.
-	e.drops.declare(e.r)
+	if err := e.drops.declare(r); err != nil {
+		return err
+	}
+	e.r = r
+	e.resource, e.resourceText = res.Equivalent(), res.Set().Encoded(attribute.DefaultEncoder())
 	for _, k := range e.o.ResourceKeys {
 		v, ok := res.Set().Value(k)
 		if !ok {
@@ -253,6 +262,7 @@ func (e *Exporter) open(res *resource.Resource) {
 			continue
 		}
 	}
+	return nil
 }
 
 // ForceFlush publishes the metrics declared since the registry's last
