@@ -184,10 +184,10 @@ func (b *Bridge) refresh() error {
 		defer b.mu.Unlock()
 		return b.err
 	}
-	now := time.Now()
+	now, g := time.Now(), b.g // Close lets b.g go
 	b.gathering = now
 	b.mu.Unlock()
-	mfs, err := b.g.Gather()
+	mfs, err := g.Gather()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gathering = time.Time{}
@@ -222,6 +222,11 @@ func (b *Bridge) Close() error {
 		return b.errLocked()
 	}
 	b.closed = true
+	// The registry's Poll holds b for as long as the registry lives (mmv
+	// cannot remove a poll): a service swapping its Gatherer kept every
+	// old one, with its collectors and their series
+	// (TestClosedBridgeReleasesGatherer).
+	b.g = nil
 	if errors.Is(b.r.Err(), mmv.ErrClosed) {
 		return b.errLocked()
 	}
@@ -239,7 +244,7 @@ func (b *Bridge) Close() error {
 		left.families[name] = f
 	}
 	b.drops.vec.Reset()
-	b.inherited = nil
+	b.inherited, b.families, b.current, b.names, b.gathered = nil, nil, nil, nil, nil
 	for _, f := range left.families {
 		if f.stale {
 			b.drops.errs.Add(f.prom, "stale "+f.name, 0, staleError(f, "after Close"))

@@ -230,7 +230,8 @@
 // gathers nothing and waits for no Gather (a refresh running copies
 // nothing once its Gather returns). Its refreshes stop: mmv has no way
 // to remove a Poll, so the registry goes on calling the bridge's, which
-// does nothing. Nor can mmv undeclare a metric: the closed bridge's stay
+// does nothing, on a goroutine of its own for as long as the registry
+// lives; the closed bridge lets its Gatherer go. Nor can mmv undeclare a metric: the closed bridge's stay
 // declared, and the next Register on the registry with the same prefix
 // takes them over (a new bridge of that prefix was refused, its
 // prombridge.dropped declared already): a family declared alike, the

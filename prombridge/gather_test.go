@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -340,4 +341,24 @@ func TestSeriesNotUTF8Refused(t *testing.T) {
 	assert.Equal(t, "2", instance(t, x, "path=/café").Value)
 	assert.Equal(t, "1", instance(t, find(t, ms, "mmv.dropped"), "refused").Value, "the registry counts its refusal once")
 	assert.NotZero(t, droppedTotal(t, ms), "the bridge counts the sample")
+}
+
+// TestClosedBridgeReleasesGatherer: a closed bridge lets its Gatherer
+// go. The registry's Poll, which mmv cannot remove, holds the closed
+// bridge for as long as the registry lives; the bridge held the
+// Gatherer, so a service swapping its Gatherer kept every old one, with
+// its collectors and their series, for good.
+func TestClosedBridgeReleasesGatherer(t *testing.T) {
+	r, _ := newRegistry(t)
+	pr := prometheus.NewRegistry()
+	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "temp", Help: "t"}, []string{"zone"})
+	pr.MustRegister(v)
+	v.WithLabelValues("a").Set(21)
+	b := started(t, r, pr, &prombridge.Options{Interval: time.Millisecond})
+	gone := weak.Make(pr)
+	pr, v = nil, nil
+	require.NoError(t, b.Close())
+	require.Eventually(t, func() bool { runtime.GC(); return gone.Value() == nil }, 10*time.Second, 10*time.Millisecond,
+		"the closed bridge holds its Gatherer")
+	runtime.KeepAlive(b)
 }

@@ -68,7 +68,11 @@ func takeOver(r *mmv.Registry, prefix string) *leftovers {
 	}
 	delete(handovers.m, k)
 	if b := old.Value(); b != nil {
-		return b.left
+		// Not kept by b, which the registry's Poll holds: the taker
+		// forgets each family as it adopts it.
+		left := b.left
+		b.left = nil
+		return left
 	}
 	return nil
 }
