@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 func TestCounterCarriesUpdatesMadeBeforeStart(t *testing.T) {
@@ -246,7 +247,7 @@ func TestAutoIndomKeepsLowSerialsFree(t *testing.T) {
 
 func TestPoll(t *testing.T) {
 	r := newTestRegistry(t, "inst")
-	base := pollers()
+	base := pcptest.Pollers()
 	var n atomic.Int64
 	var bad atomic.Value // why a run should not have been
 	inRun, release := make(chan struct{}), make(chan struct{})
@@ -262,14 +263,14 @@ func TestPoll(t *testing.T) {
 			<-release
 		}
 	})
-	require.Equal(t, base, pollers(), "Poll started a goroutine before Start")
+	require.Equal(t, base, pcptest.Pollers(), "Poll started a goroutine before Start")
 	startOrSkip(t, r)
 	select {
 	case <-inRun: // the third run, and it is in progress
 	case <-time.After(time.Minute):
 		t.Fatalf("f ran %d times in a minute", n.Load())
 	}
-	require.Equal(t, base+1, pollers(), "Poll's goroutine")
+	require.Equal(t, base+1, pcptest.Pollers(), "Poll's goroutine")
 	// Close does not wait for a run in progress; once it ends, none
 	// starts: the goroutine ends.
 	closed := make(chan struct{})
@@ -280,7 +281,7 @@ func TestPoll(t *testing.T) {
 		t.Fatal("Close waits for the run in progress")
 	}
 	close(release)
-	require.Eventually(t, func() bool { return pollers() == base }, 10*time.Second, time.Millisecond, "Poll's goroutine runs on after Close")
+	require.Eventually(t, func() bool { return pcptest.Pollers() == base }, 10*time.Second, time.Millisecond, "Poll's goroutine runs on after Close")
 	assert.EqualValues(t, 3, n.Load(), "runs")
 	assert.Nil(t, bad.Load())
 }
@@ -339,18 +340,6 @@ func TestPollBeforeStart(t *testing.T) {
 		t.Fatal("a poll that gathers waits for itself")
 	}
 	assert.EqualValues(t, 1, inner.Load())
-}
-
-// pollers counts the goroutines Poll started, running or about to
-// (those show no frame of poll yet).
-func pollers() int {
-	buf := make([]byte, 1<<20)
-	for {
-		if n := runtime.Stack(buf, true); n < len(buf) {
-			return strings.Count(string(buf[:n]), "created by github.com/gopcp/mmv.(*Registry).pollLocked")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 }
 
 func TestProgramName(t *testing.T) {
@@ -500,6 +489,45 @@ func TestPollSurvivesGoexit(t *testing.T) {
 	})
 	startOrSkip(t, r)
 	assert.Eventually(t, func() bool { return runs.Load() >= 5 }, 5*time.Second, 5*time.Millisecond, "runs after the Goexit")
+}
+
+// TestPollStopped: the function Poll returns stops the poll, before
+// Start or after, from within its function too: Gather runs it no more,
+// Start starts no goroutine for it, its goroutine ends, and no run
+// begins once the stop returned. A bridge closed (prombridge) left its
+// poll ticking for the registry's life, a goroutine for each Gatherer a
+// service swapped.
+func TestPollStopped(t *testing.T) {
+	r := newTestRegistry(t, "pollstop")
+	base := pcptest.Pollers()
+	var before, self, after atomic.Int64
+	stopBefore := r.Poll(time.Millisecond, func() { before.Add(1) })
+	r.Gather(func(*Family) {})
+	require.EqualValues(t, 1, before.Load(), "Gather's run before Start")
+	stopBefore()
+	r.Gather(func(*Family) {})
+	assert.EqualValues(t, 1, before.Load(), "Gather's run of a stopped poll")
+	var stopSelf func()
+	ready := make(chan struct{})
+	stopSelf = r.Poll(time.Millisecond, func() {
+		<-ready
+		if self.Add(1) == 3 {
+			stopSelf() // within its own run
+		}
+	})
+	close(ready)
+	stopAfter := r.Poll(time.Millisecond, func() { after.Add(1) })
+	startOrSkip(t, r)
+	require.Eventually(t, func() bool { return after.Load() >= 3 && self.Load() >= 3 }, 10*time.Second, time.Millisecond)
+	stopAfter()
+	stopped := after.Load()
+	require.Eventually(t, func() bool { return pcptest.Pollers() == base }, 10*time.Second, time.Millisecond, "goroutines of stopped polls")
+	time.Sleep(20 * time.Millisecond)
+	assert.LessOrEqual(t, after.Load(), stopped+1, "runs begun after the stop returned (one may have begun before)")
+	assert.EqualValues(t, 3, self.Load(), "runs after stopping itself")
+	assert.EqualValues(t, 1, before.Load(), "Start's run of a poll stopped before it")
+	require.NoError(t, r.Close())
+	stopAfter() // again, after Close: nothing
 }
 
 // TestEveryGatherRunsAPollBeforeStart: a Gather after another returned

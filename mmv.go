@@ -348,7 +348,26 @@ type gathered struct {
 // or, before Start, from Gather and Snapshot.
 type poller struct {
 	mu sync.Mutex
-	f  func()
+	f  atomic.Pointer[func()] // nil once stopped (Poll's stop)
+	// stop, closed, ends the poll's goroutine; nil while none runs. Under
+	// the registry's lock.
+	stop chan struct{}
+}
+
+// run runs the poll's function, unless stopped.
+func (p *poller) run() {
+	if f := p.f.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// haltLocked ends p's goroutine, if one runs; called with the registry's
+// lock held (at Close, and by Poll's stop).
+func (p *poller) haltLocked() {
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
 }
 
 // runUnless runs f, unless stop is closed by the time the run in
@@ -363,7 +382,7 @@ func (p *poller) runUnless(stop chan struct{}) {
 		return
 	default:
 	}
-	p.f()
+	p.run()
 }
 
 // tombstone is an earlier run's overflow file this run rewrote (bury): the

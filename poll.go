@@ -3,6 +3,7 @@ package mmv
 import (
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -35,14 +36,36 @@ const DefaultInterval = time.Second
 // interval (TestPollSurvivesGoexit). A
 // nil r means Default, as for the instruments. A nil f is ignored: run,
 // it would panic on the registry's goroutine, where no caller recovers.
-func (r *Registry) Poll(interval time.Duration, f func()) {
+//
+// The function returned stops the poll, for good: no run of f begins once
+// it has returned (one in progress ends as it does), Gather and Snapshot
+// no longer run it, its goroutine ends, and the registry lets f go. f may
+// call it; calling it again, or after Close, does nothing. A bridge closed
+// while its registry goes on (prombridge) stops its poll so.
+func (r *Registry) Poll(interval time.Duration, f func()) (stop func()) {
 	r = registry(r)
 	if f == nil {
-		return
+		return func() {}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.polls = append(r.polls, r.pollLocked(interval, f))
+	p := r.pollLocked(interval, f)
+	r.polls = append(r.polls, p)
+	return func() { r.stopPoll(p) }
+}
+
+// stopPoll stops p, one of Poll's, and lets its function go.
+func (r *Registry) stopPoll(p *poller) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.f.Swap(nil) == nil {
+		return
+	}
+	if i := slices.Index(r.polls, p); i >= 0 {
+		// A new array: runPolls may be reading the old one.
+		r.polls = slices.Concat(r.polls[:i], r.polls[i+1:])
+	}
+	p.haltLocked()
 }
 
 // pollLocked runs f as Poll does, while started, with the registry's lock
@@ -54,19 +77,18 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	p := &poller{f: f}
-	var stop chan struct{}
+	p := &poller{}
+	p.f.Store(&f)
 	start := func() {
+		if p.f.Load() == nil { // stopped before Start
+			return
+		}
 		s := make(chan struct{})
-		stop = s
+		p.stop = s
 		go poll(interval, func() { p.runUnless(s) }, s, true)
 	}
 	r.onStart = append(r.onStart, start)
-	r.onClose = append(r.onClose, func() {
-		if stop != nil {
-			close(stop)
-		}
-	})
+	r.onClose = append(r.onClose, p.haltLocked)
 	if r.state == started {
 		start()
 	}
@@ -261,7 +283,7 @@ func (p *poller) runFor(w *pollRuns, i int, locked bool, end time.Time) {
 			w.endLocked(i, recovered(recover()))
 		}
 	}()
-	p.f()
+	p.run()
 	returned = true
 }
 
