@@ -88,6 +88,9 @@ type Bridge struct {
 	err       error
 	closed    bool
 	left      *leftovers // what Close handed over
+	// stopPoll stops the registry's poll of the bridge: the next bridge
+	// of its prefix calls it as it takes the leftovers (takeOver).
+	stopPoll func()
 }
 
 // familyKey is what tells families apart: a name gathered with another
@@ -158,7 +161,7 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 	// makes its file, at once on the poll's goroutine once started), and
 	// a refresh of Register's own had no bound: a Gather that never
 	// returns held Register for ever.
-	r.Poll(b.opts.Interval, func() { b.Refresh() })
+	b.stopPoll = r.Poll(b.opts.Interval, func() { b.Refresh() })
 	return b, nil
 }
 
@@ -202,7 +205,7 @@ func (b *Bridge) refresh() error {
 // too; its singular metrics show no value on a registry with the
 // mmv.Sentinel flag, and keep their last values without it, which the
 // error Close returns names), and its refreshes stop: the registry's
-// Poll, which mmv cannot remove, then does nothing. Close gathers
+// Poll does nothing until the next Register of its prefix stops it. Close gathers
 // nothing and waits for no Gather: a refresh whose Gather is running
 // copies nothing once it returns. The metrics stay declared, mmv never
 // undeclaring one: the next Register on the registry with the same
@@ -222,10 +225,10 @@ func (b *Bridge) Close() error {
 		return b.errLocked()
 	}
 	b.closed = true
-	// The registry's Poll holds b for as long as the registry lives (mmv
-	// cannot remove a poll): a service swapping its Gatherer kept every
-	// old one, with its collectors and their series
-	// (TestClosedBridgeReleasesGatherer).
+	// The registry's Poll holds b until the next bridge of its prefix
+	// takes its leftovers, for the registry's life if none does: a
+	// service swapping its Gatherer kept every old one, with its
+	// collectors and their series (TestClosedBridgeReleasesGatherer).
 	b.g = nil
 	if errors.Is(b.r.Err(), mmv.ErrClosed) {
 		return b.errLocked()

@@ -228,10 +228,11 @@
 // show no value on a registry with the mmv.Sentinel flag; without the
 // flag they keep their last values, which Close's error names. Close
 // gathers nothing and waits for no Gather (a refresh running copies
-// nothing once its Gather returns). Its refreshes stop: mmv has no way
-// to remove a Poll, so the registry goes on calling the bridge's, which
-// does nothing, on a goroutine of its own for as long as the registry
-// lives; the closed bridge lets its Gatherer go. Nor can mmv undeclare a metric: the closed bridge's stay
+// nothing once its Gather returns). Its refreshes stop, and it lets its
+// Gatherer go; the registry's poll of it, which does nothing, goes on
+// until the next Register of its prefix on the registry stops it, so
+// that a registry keeps one closed bridge's at most. Nor can mmv
+// undeclare a metric: the closed bridge's stay
 // declared, and the next Register on the registry with the same prefix
 // takes them over (a new bridge of that prefix was refused, its
 // prombridge.dropped declared already): a family declared alike, the

@@ -344,8 +344,8 @@ func TestSeriesNotUTF8Refused(t *testing.T) {
 }
 
 // TestClosedBridgeReleasesGatherer: a closed bridge lets its Gatherer
-// go. The registry's Poll, which mmv cannot remove, holds the closed
-// bridge for as long as the registry lives; the bridge held the
+// go. The registry's Poll holds the closed bridge until the next bridge
+// of its prefix takes its leftovers; the bridge held the
 // Gatherer, so a service swapping its Gatherer kept every old one, with
 // its collectors and their series, for good.
 func TestClosedBridgeReleasesGatherer(t *testing.T) {
@@ -361,4 +361,30 @@ func TestClosedBridgeReleasesGatherer(t *testing.T) {
 	require.Eventually(t, func() bool { runtime.GC(); return gone.Value() == nil }, 10*time.Second, 10*time.Millisecond,
 		"the closed bridge holds its Gatherer")
 	runtime.KeepAlive(b)
+}
+
+// TestSwappedBridgesLeaveOnePoll: a service swapping its Gatherer, the
+// bridge closed and another registered on the registry each time, keeps
+// one poll's goroutine of the closed bridges at most (the last one's,
+// which holds its leftovers until the next bridge of its prefix takes
+// them): each closed bridge's poll ticked on for the registry's life.
+func TestSwappedBridgesLeaveOnePoll(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	r, _ := newRegistry(t)
+	base := pcptest.Pollers()
+	for i := range 10 {
+		pr := prometheus.NewRegistry()
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "temp", Help: "t"}, []string{"zone"})
+		pr.MustRegister(g)
+		g.WithLabelValues("a").Set(float64(i))
+		b, err := prombridge.Register(r, pr, &prombridge.Options{Interval: time.Millisecond})
+		require.NoError(t, err)
+		if i == 0 {
+			require.NoError(t, r.Start())
+		}
+		require.NoError(t, b.Refresh())
+		require.NoError(t, b.Close())
+	}
+	require.Eventually(t, func() bool { return pcptest.Pollers() <= base+1 }, 10*time.Second, time.Millisecond,
+		"poll goroutines of 10 closed bridges: %d", pcptest.Pollers()-base)
 }

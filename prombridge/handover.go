@@ -30,10 +30,11 @@ type handoverKey struct {
 
 // handovers holds, by registry and prefix, the closed bridge whose
 // leftovers the next Register of that prefix takes. Weakly: the
-// registry's Poll holds the closed bridge (mmv cannot remove a poll) for
-// as long as the registry lives, and once the registry is gone nothing
-// is left to take over. Entries of bridges or registries gone are
-// dropped at each hand-over and take-over.
+// registry's Poll holds the closed bridge until that Register stops the
+// poll, and once the registry is gone nothing is left to take over. Held
+// here strongly, the leftovers' vectors kept their registry for good.
+// Entries of bridges or registries gone are dropped at each hand-over
+// and take-over.
 var handovers struct {
 	sync.Mutex
 	m map[handoverKey]weak.Pointer[Bridge]
@@ -68,8 +69,11 @@ func takeOver(r *mmv.Registry, prefix string) *leftovers {
 	}
 	delete(handovers.m, k)
 	if b := old.Value(); b != nil {
-		// Not kept by b, which the registry's Poll holds: the taker
-		// forgets each family as it adopts it.
+		// Its poll, which held it, ends: each closed bridge's ticked on
+		// for the registry's life, a goroutine for each Gatherer a service
+		// swapped (TestSwappedBridgesLeaveOnePoll). The taker forgets each
+		// family as it adopts it.
+		b.stopPoll()
 		left := b.left
 		b.left = nil
 		return left
