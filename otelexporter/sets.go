@@ -14,9 +14,10 @@ import (
 // SDK may split one collection into several exports, of the same end
 // Time; the later ones remove nothing). Observable instruments
 // report only the sets their callbacks observed: kept, a set no longer
-// observed showed its last value for good. Two sets of one export that
-// make one instance (a key missing and "", 200 and "200", printed alike)
-// show neither: either value would be a guess.
+// observed showed its last value for good. Two sets of one collection
+// that make one instance (a key missing and "", 200 and "200", printed
+// alike) show neither, in one export or two of its batches: either value
+// would be a guess.
 
 // shownSet is one attribute set of an instrument, by its label values.
 type shownSet struct {
@@ -25,6 +26,11 @@ type shownSet struct {
 	pass   uint64   // the export whose points were last counted in points (pointSets)
 	points int      // that export's points of it
 	extra  int      // those of them with keys past the instrument's labels (merge.go)
+	// coll is the instrument's collection whose points without such keys
+	// plain counts, over its exports (the SDK's batches): two in two
+	// batches collide as two in one export do (collided).
+	coll  uint64
+	plain int
 	// written says its instances hold the values of its one point so
 	// far, written whole, hasMin and hasMax whether they have a min and
 	// a max; members are the sets added up in it once one had keys past
@@ -85,9 +91,14 @@ func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) 
 		if s.pass != gen {
 			s.pass, s.points, s.extra = gen, 0, 0
 		}
+		if s.coll != in.coll {
+			s.coll, s.plain = in.coll, 0
+		}
 		s.points++
 		if extra {
 			s.extra++
+		} else {
+			s.plain++
 		}
 		ps = append(ps, s)
 	}
@@ -111,23 +122,31 @@ func (in *instrument) leaveAbsent(gen uint64) {
 }
 
 // collided reports whether the point of attribute set set, of shown set
-// s, shares its instance with another point of the export that has no key
-// past the instrument's labels, counting it as dropped: the instance
-// leaves PCP. Those with such keys add up in it (merge.go).
+// s, shares its instance with another point of the collection that has
+// no key past the instrument's labels, counting it as dropped: the
+// instance leaves PCP. Those with such keys add up in it (merge.go). A
+// point of an earlier batch of the collection, written then, is counted
+// with the first point that collides with it; counted per export, the
+// later batch's wrote over it, unnamed
+// (TestCollidingSetsAcrossBatchesNotCopied).
 func (in *instrument) collided(d *drops, s *shownSet, set *attribute.Set) bool {
-	if s.points-s.extra < 2 || len(in.keys) == 0 {
+	if s.plain < 2 || len(in.keys) == 0 {
 		return false
 	}
-	in.dropCollided(d, s, set.Encoded(attribute.DefaultEncoder()))
+	n := 1
+	if s.written {
+		n += s.plain - (s.points - s.extra)
+	}
+	in.dropCollided(d, s, n, set.Encoded(attribute.DefaultEncoder()))
 	in.removeSet(s)
 	return true
 }
 
-// dropCollided counts a point collided drops, of the attribute set
+// dropCollided counts n points collided drops, of the attribute set
 // encoded: apart, so that no point that does not collide allocates.
-func (in *instrument) dropCollided(d *drops, s *shownSet, encoded string) {
-	d.drop(dropAttributes, 1, in.owner, fmt.Errorf("otelexporter: %s: %d attribute sets, such as {%s}, make one instance, of label values %q (a key missing and \"\", or values of two types printed alike): none copied",
-		in.owner, s.points, encoded, s.values))
+func (in *instrument) dropCollided(d *drops, s *shownSet, n int, encoded string) {
+	d.drop(dropAttributes, n, in.owner, fmt.Errorf("otelexporter: %s: %d attribute sets, such as {%s}, make one instance, of label values %q (a key missing and \"\", or values of two types printed alike): none copied",
+		in.owner, s.plain, encoded, s.values))
 }
 
 // sweep ends the export gen, of collection coll, for an instrument it did

@@ -3,8 +3,10 @@ package otelexporter
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,6 +63,33 @@ func TestCollidingSetsNotCopied(t *testing.T) {
 	}
 	ms, _ := p.flush(t)
 	assert.Equal(t, "12", shownValues(t, ms, "mmv.shop_test."+droppedMetric)["reason=attributes"], "4 points, 3 exports")
+}
+
+// TestCollidingSetsAcrossBatchesNotCopied: sets that make one instance
+// in two batches of one collection (the SDK splits it, of one Time) are
+// refused as those of one export are: the second batch's wrote over the
+// first's, unnamed, a counter then moving between the two series' values
+// at each collection.
+func TestCollidingSetsAcrossBatchesNotCopied(t *testing.T) {
+	exp, tmp := pcpExporter(t, Options{})
+	ctx := context.Background()
+	sum := func(v attribute.KeyValue, n int64, at time.Time) *metricdata.ResourceMetrics {
+		return &metricdata.ResourceMetrics{Resource: testResource, ScopeMetrics: []metricdata.ScopeMetrics{{
+			Scope: instrumentation.Scope{Name: "s"},
+			Metrics: []metricdata.Metrics{{Name: "responses", Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
+				DataPoints: []metricdata.DataPoint[int64]{{Attributes: attribute.NewSet(v), Time: at, Value: n}}}}},
+		}}}
+	}
+	for i := range 2 {
+		at := time.Now()
+		require.NoError(t, exp.Export(ctx, sum(attribute.Int("code", 200), 10+int64(i), at)))      // its first batch
+		require.NoError(t, exp.Export(ctx, sum(attribute.String("code", "200"), 20+int64(i), at))) // its second
+		require.NoError(t, exp.ForceFlush(ctx))
+		ms := pcptest.Info(t, tmp)
+		assert.Empty(t, shownValues(t, ms, "mmv.shop_test.s.responses"), "collection %d", i)
+		assert.ErrorContains(t, exp.Err(), `2 attribute sets, such as {code=200}, make one instance, of label values ["200"]`, "collection %d", i)
+		assert.Equal(t, strconv.Itoa(2*(i+1)), shownValues(t, ms, "mmv.shop_test."+droppedMetric)["reason=attributes"], "both points of each collection")
+	}
 }
 
 // TestAbsentSetsLeave: an attribute set an export no longer holds (an
