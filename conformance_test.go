@@ -630,3 +630,52 @@ func TestDuplicateMetricLabel(t *testing.T) {
 	}
 	assert.ErrorIs(t, err, mmv.ErrDuplicate, "a second label env on metric m: PCP shows %s, Snapshot %v", m.Labels, snapped)
 }
+
+// TestIndomLabelNamedAsRegistrysRefused: PCP merges an indom's labels
+// under the registry's (pmLookupLabels: indom, cluster, item, then the
+// instance), so an indom label named as one of the registry's never
+// shows: PCP showed the registry's value on every instance of the indom,
+// a program's or an instrument's, and the indom's was lost with no
+// error. It is refused with ErrDuplicate, added before the registry's
+// or after it, naming the indom and the label.
+func TestIndomLabelNamedAsRegistrysRefused(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "indomreg", dir, mmv.Options{})
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "one"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+	mmv.NewCounterVec(r, "req", "", mmv.Count, "route").With("/a").Inc()
+	mmv.NewHistogramVec(r, "lat", "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1}}, "method").With("GET").Observe(1)
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "env", Value: "prod"}))
+	startOrSkip(t, r)
+	type accepted struct{ metric, label, value string }
+	var kept []accepted // the indom labels accepted, which PCP must show
+	for i, metric := range []string{"per", "req", "lat.count", "lat.bucket"} {
+		serial := indomOf(t, r, metric)
+		what := fmt.Sprintf("indom %d", serial)
+		err := r.AddIndomLabel(serial, mmv.Label{Name: "env", Value: "indom"})
+		if assert.ErrorIs(t, err, mmv.ErrDuplicate, "%s's indom: env, the registry's", metric) {
+			assert.ErrorContains(t, err, what)
+			assert.ErrorContains(t, err, `label "env"`)
+		} else {
+			kept = append(kept, accepted{metric, "env", `"indom"`})
+		}
+		name := fmt.Sprintf("zone%d", i) // the indom's first, then the registry's
+		require.NoError(t, r.AddIndomLabel(serial, mmv.Label{Name: name, Value: "indom"}))
+		kept = append(kept, accepted{metric, name, `"indom"`})
+		err = r.AddLabel(mmv.Label{Name: name, Value: "registry"})
+		if assert.ErrorIs(t, err, mmv.ErrDuplicate, "the registry's %s, %s's indom's", name, metric) {
+			assert.ErrorContains(t, err, what)
+			assert.ErrorContains(t, err, `label "`+name+`"`)
+		}
+	}
+	require.NoError(t, r.Flush())
+	ms := pcptest.Info(t, tmp)
+	for _, k := range kept {
+		m := get(t, ms, "mmv.indomreg."+k.metric)
+		require.NotEmpty(t, m.Instances, k.metric)
+		for _, in := range m.Instances {
+			got, _ := in.Label(k.label)
+			assert.Equal(t, k.value, got, "%s[%s]: the indom's label %s, accepted", k.metric, in.Name, k.label)
+		}
+	}
+}

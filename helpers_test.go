@@ -436,16 +436,31 @@ func snapshotInstanceLabels(t *testing.T, r *mmv.Registry) map[instanceAt][]stri
 // firstInstanceID returns the id of metric's first live instance.
 func firstInstanceID(t *testing.T, r *mmv.Registry, metric string) int32 {
 	t.Helper()
+	m := snapshotOf(t, r, metric)
+	require.NotEmpty(t, m.Values, metric)
+	return m.Values[0].ID
+}
+
+// indomOf returns the indom serial of metric.
+func indomOf(t *testing.T, r *mmv.Registry, metric string) uint32 {
+	t.Helper()
+	m := snapshotOf(t, r, metric)
+	require.NotZero(t, m.Indom, metric)
+	return m.Indom
+}
+
+// snapshotOf returns metric as Snapshot shows it.
+func snapshotOf(t *testing.T, r *mmv.Registry, metric string) mmv.MetricSnapshot {
+	t.Helper()
 	snap, err := r.Snapshot()
 	require.NoError(t, err)
 	for _, m := range snap {
 		if m.Name == metric {
-			require.NotEmpty(t, m.Values, metric)
-			return m.Values[0].ID
+			return m
 		}
 	}
 	t.Fatalf("no metric %s", metric)
-	return 0
+	return mmv.MetricSnapshot{}
 }
 
 // filesValues returns the values of every file of r, by metric name (less
