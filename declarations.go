@@ -588,7 +588,11 @@ func (r *Registry) AddMetricLabel(metric string, l Label) error {
 	return r.addLabel(&label{Label: l, kind: labelItem}, subject("metric", metric), metric)
 }
 
-// AddIndomLabel attaches a label to a declared instance domain.
+// AddIndomLabel attaches a label to a declared instance domain. PCP
+// merges an indom's labels under the registry's (AddLabel), the metric's
+// and the instance's: a label named as one of the registry's, which PCP
+// would never show, is refused with ErrDuplicate, and so is a registry
+// label named as an indom's.
 func (r *Registry) AddIndomLabel(serial uint32, l Label) error {
 	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelIndom, serial: serial}, "indom "+strconv.FormatUint(uint64(serial), 10), "")
@@ -662,8 +666,14 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 // where the first was accepted, and Snapshot showed both.
 func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 	for _, o := range r.labels {
-		if o.Name == l.Name && o.kind == l.kind && o.metric == l.metric && o.serial == l.serial && o.instance == l.instance {
+		if o.Name != l.Name {
+			continue
+		}
+		if o.kind == l.kind && o.metric == l.metric && o.serial == l.serial && o.instance == l.instance {
 			return errorf(ErrDuplicate, inside(subject, "label", l.Name), "it has a label of that name already")
+		}
+		if err := shadowedIndomLabel(l, o, subject); err != nil {
+			return err
 		}
 	}
 	// A histogram's buckets carry their bound in their names, as the
@@ -697,6 +707,26 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance's vector has a label of that name")
 	}
 	return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instances' names carry a label of that name (\"route=/a\"): %s", onUnlabelled)
+}
+
+// shadowedIndomLabel refuses l, named as o, when one is an indom's label
+// and the other the registry's: PCP merges an indom's labels under the
+// registry's (pmLookupLabels: indom, cluster, item, then the instance),
+// and every metric over the indom is the registry's, so the indom's never
+// showed, the registry's value in its place on every instance, with no
+// error (TestIndomLabelNamedAsRegistrysRefused). A metric's label over the
+// indom stays free: it shadows the indom's on that metric alone, the
+// registry's on it too.
+func shadowedIndomLabel(l, o *label, subject string) error {
+	const rule = "PCP merges an indom's labels under the registry's, and would never show the indom's"
+	what := inside(subject, "label", l.Name)
+	switch {
+	case l.kind == labelIndom && o.kind == labelCluster:
+		return errorf(ErrDuplicate, what, "the registry has a label of that name (AddLabel): %s", rule)
+	case l.kind == labelCluster && o.kind == labelIndom:
+		return errorf(ErrDuplicate, what, "indom %d has a label of that name (AddIndomLabel): %s", o.serial, rule)
+	}
+	return nil
 }
 
 // onUnlabelled says why a label named like a vector's is refused, on the

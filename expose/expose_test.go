@@ -403,9 +403,11 @@ func TestBucketBoundsInBaseUnits(t *testing.T) {
 // TestLabelPrecedenceAsPCP: a label name given at two levels is
 // scraped with the value PCP shows, whose precedence is indom, then
 // registry (cluster), then metric (item), then instance (pmLookupLabels'
-// order): a registry's label beats its indom's namesake, a metric's both.
-// The scrape let the indom's beat the registry's and the metric's, and so
-// named lo's series x="indom" where PCP shows x="registry".
+// order): a metric's label beats its indom's namesake and the
+// registry's. The scrape let the indom's beat the registry's and the
+// metric's, and so named lo's series x="indom" where PCP showed
+// x="registry"; an indom's label named as the registry's, which PCP
+// never shows, is refused now.
 func TestLabelPrecedenceAsPCP(t *testing.T) {
 	tmp := t.TempDir()
 	pcptest.WantPCP(t)
@@ -417,10 +419,10 @@ func TestLabelPrecedenceAsPCP(t *testing.T) {
 	}
 	require.NoError(t, r.AddLabel(mmv.Label{Name: "x", Value: "registry"}))
 	require.NoError(t, r.AddLabel(mmv.Label{Name: "y", Value: "registry"}))
-	require.NoError(t, r.AddIndomLabel(7, mmv.Label{Name: "x", Value: "indom"}))
-	require.NoError(t, r.AddIndomLabel(7, mmv.Label{Name: "y", Value: "indom"}))
+	require.ErrorIs(t, r.AddIndomLabel(7, mmv.Label{Name: "x", Value: "indom"}), mmv.ErrDuplicate)
 	require.NoError(t, r.AddIndomLabel(7, mmv.Label{Name: "z", Value: "indom"}))
 	require.NoError(t, r.AddMetricLabel("out", mmv.Label{Name: "y", Value: "metric"}))
+	require.NoError(t, r.AddMetricLabel("out", mmv.Label{Name: "z", Value: "metric"}))
 	require.NoError(t, r.AddInstanceLabel(7, 1, mmv.Label{Name: "x", Value: "instance"}))
 	pcptest.NeedFileLayer(t)
 	require.NoError(t, r.Start())
@@ -429,8 +431,8 @@ func TestLabelPrecedenceAsPCP(t *testing.T) {
 	want := map[string]string{
 		"in/eth0":  `{"x":"instance","y":"registry","z":"indom"}`,
 		"in/lo":    `{"x":"registry","y":"registry","z":"indom"}`,
-		"out/eth0": `{"x":"instance","y":"metric","z":"indom"}`,
-		"out/lo":   `{"x":"registry","y":"metric","z":"indom"}`,
+		"out/eth0": `{"x":"instance","y":"metric","z":"metric"}`,
+		"out/lo":   `{"x":"registry","y":"metric","z":"metric"}`,
 	}
 	if pcptest.HasPCP() == nil {
 		ms := pcptest.Info(t, tmp)
@@ -453,7 +455,7 @@ func TestLabelPrecedenceAsPCP(t *testing.T) {
 		metric, inst, _ := strings.Cut(key, "/")
 		var ls map[string]string
 		require.NoError(t, json.Unmarshal([]byte(labels), &ls))
-		series := metric + `_total{x="` + ls["x"] + `",y="` + ls["y"] + `",z="` + ls["z"] + `",instname="` + inst + `"}`
+		series := metric + `_total{z="` + ls["z"] + `",x="` + ls["x"] + `",y="` + ls["y"] + `",instname="` + inst + `"}` // in PCP's order: the indom's z first
 		_, ok := sampleValue(t, out, series)
 		assert.True(t, ok, "%s: want %s, as PCP shows it, in\n%s", key, series, out)
 	}
