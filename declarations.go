@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -590,9 +591,9 @@ func (r *Registry) AddMetricLabel(metric string, l Label) error {
 
 // AddIndomLabel attaches a label to a declared instance domain. PCP
 // merges an indom's labels under the registry's (AddLabel), the metric's
-// and the instance's: a label named as one of the registry's, which PCP
-// would never show, is refused with ErrDuplicate, and so is a registry
-// label named as an indom's.
+// and the instance's: a label named as one of the registry's, of another
+// value, which pminfo would never show, is refused with ErrDuplicate, and
+// so is a registry label named as an indom's, of another value.
 func (r *Registry) AddIndomLabel(serial uint32, l Label) error {
 	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelIndom, serial: serial}, "indom "+strconv.FormatUint(uint64(serial), 10), "")
@@ -638,7 +639,10 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	if r.opts.Version == Version2 {
 		return errorf(ErrRange, inside(subject, "label", l.Name), "labels need version 3, and version 2 is forced")
 	}
-	if err := r.checkLabelFreeLocked(l, subject); err != nil {
+	if err := checkPayload(subject, l); err != nil {
+		return err
+	}
+	if err := r.checkLabelFreeLocked(l, subject); err != nil { // after its payload, which it compares
 		return err
 	}
 	var grown []*part
@@ -650,9 +654,6 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 			return errorf(ErrTooMany, inside(subject, "label", l.Name), "a file holds at most %d labels", MaxLabels)
 		}
 		grown = append(grown, p)
-	}
-	if err := checkPayload(subject, l); err != nil {
-		return err
 	}
 	r.labels = appendGrown(r.labels, l)
 	// A label needs no storage: published with the next file, which is
@@ -710,21 +711,26 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 }
 
 // shadowedIndomLabel refuses l, named as o, when one is an indom's label
-// and the other the registry's: PCP merges an indom's labels under the
-// registry's (pmLookupLabels: indom, cluster, item, then the instance),
-// and every metric over the indom is the registry's, so the indom's never
-// showed, the registry's value in its place on every instance, with no
-// error (TestIndomLabelNamedAsRegistrysRefused). A metric's label over the
-// indom stays free: it shadows the indom's on that metric alone, the
-// registry's on it too.
+// and the other the registry's, of another value: PCP merges an indom's
+// labels under the registry's (pmLookupLabels: indom, cluster, item, then
+// the instance), and every metric over the indom is the registry's, so
+// pminfo never showed the indom's, the registry's value in its place on
+// every instance, with no error (TestIndomLabelNamedAsRegistrysRefused).
+// Of the same value it hides nothing: pmseries and pmproxy 6.0.3, which
+// show no cluster label, see it on the indom (docs/fleet.md). A metric's
+// label over the indom stays free: it shadows the indom's on that metric
+// alone, the registry's on it too. Both payloads are made (checkPayload).
 func shadowedIndomLabel(l, o *label, subject string) error {
-	const rule = "PCP merges an indom's labels under the registry's, and would never show the indom's"
+	if l.Optional == o.Optional && bytes.Equal(l.appendPayload(nil), o.appendPayload(nil)) {
+		return nil
+	}
+	const rule = "PCP merges an indom's labels under the registry's, and would show the registry's value on each of the indom's instances, never the indom's"
 	what := inside(subject, "label", l.Name)
 	switch {
 	case l.kind == labelIndom && o.kind == labelCluster:
-		return errorf(ErrDuplicate, what, "the registry has a label of that name (AddLabel): %s", rule)
+		return errorf(ErrDuplicate, what, "the registry has a label of that name (AddLabel), %s: %s", o.appendPayload(nil), rule)
 	case l.kind == labelCluster && o.kind == labelIndom:
-		return errorf(ErrDuplicate, what, "indom %d has a label of that name (AddIndomLabel): %s", o.serial, rule)
+		return errorf(ErrDuplicate, what, "indom %d has a label of that name (AddIndomLabel), %s: %s", o.serial, o.appendPayload(nil), rule)
 	}
 	return nil
 }
