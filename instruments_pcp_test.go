@@ -523,3 +523,48 @@ func TestHandLabelNamedAsInstancesRefused(t *testing.T) {
 		`mmv.vechand.lat.p999[route=/a] route="/a"`,
 	}, shown, "the instances' own labels alone")
 }
+
+// TestVecLabelNamedAsPCPsRefused: a vector's label named as one PCP puts
+// on every metric itself, the host's context labels (hostname, userid...)
+// and the agent's (agent), is refused with ErrDuplicate, as one named as
+// the registry's is: PCP showed that value on each of the vector's
+// instances without a label of its own (a histogram vector's buckets,
+// SetInstanceLabels(false), past the label budget), hostname="<this
+// host>" on the bucket hostname=web1,le=1, userid=0 on userid=1000.
+func TestVecLabelNamedAsPCPsRefused(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "pcplabels", dir, mmv.Options{})
+	names := []string{"agent", "hostname", "domainname", "machineid", "userid", "groupid"} // as pminfo -l shows them
+	declared := map[string]string{}                                                        // metric to the label its instance names carry
+	for _, name := range names {
+		v, err := mmv.DeclareVec[mmv.Counter](r, "c_"+name, "", mmv.Count, "peer", name)
+		if assert.ErrorIs(t, err, mmv.ErrDuplicate, name) {
+			assert.ErrorContains(t, err, `vector "c_`+name+`" label "`+name+`"`)
+			assert.ErrorContains(t, err, "PCP")
+		} else {
+			v.SetInstanceLabels(false)
+			v.With("db", "1000").Inc()
+			declared["c_"+name] = name
+		}
+		func() {
+			defer func() {
+				if err, _ := recover().(error); err != nil {
+					assert.ErrorIs(t, err, mmv.ErrDuplicate, name)
+				}
+			}()
+			mmv.NewHistogramVec(r, "h_"+name, "", mmv.Second, &mmv.HistogramOptions{Buckets: []float64{1}}, name).With("1000").Observe(1)
+			declared["h_"+name+".bucket"] = name
+		}()
+	}
+	startOrSkip(t, r)
+	require.NoError(t, r.Flush())
+	ms := pcptest.Info(t, tmp)
+	for metric, name := range declared {
+		m := get(t, ms, "mmv.pcplabels."+metric)
+		for _, in := range m.Instances {
+			if got, ok := in.Label(name); ok {
+				assert.Equal(t, `"1000"`, got, "%s[%s]: PCP shows %s=%s", metric, in.Name, name, got)
+			}
+		}
+	}
+}
