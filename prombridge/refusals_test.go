@@ -290,3 +290,28 @@ func TestRegistryLabelAddedWhileFamilyDeclaredExported(t *testing.T) {
 	ms := read(t, r, tmp)
 	assert.Equal(t, "1", instance(t, find(t, ms, "build_info"), "exported_version=go1.26").Value)
 }
+
+// TestFamilyLabelNamedAsPCPsExported: a family's label named as one PCP
+// puts on every metric itself (hostname, agent...) is exported_<name>,
+// as a scrape renames a label a target label has: a histogram's buckets
+// carry their labels in their names alone, and PCP showed its own
+// hostname on the bucket hostname=web1,le=1; mmv refuses such a vector.
+func TestFamilyLabelNamedAsPCPsExported(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	pr := prometheus.NewRegistry()
+	hv := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "lat_seconds", Help: "l", Buckets: []float64{1}}, []string{"hostname"})
+	pr.MustRegister(hv)
+	hv.WithLabelValues("web1").Observe(0.5)
+	ua := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests_total", Help: "r"}, []string{"agent"})
+	pr.MustRegister(ua)
+	ua.WithLabelValues("curl").Inc()
+	r, tmp := newRegistry(t)
+	b := started(t, r, pr, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+	bucket := instance(t, find(t, ms, "lat_seconds.bucket"), "exported_hostname=web1,le=1")
+	assert.Equal(t, "1", bucket.Value)
+	_, ok := bucket.Label("exported_hostname")
+	assert.False(t, ok, "a bucket carries its labels in its name")
+	assert.Equal(t, "1", instance(t, find(t, ms, "requests"), "exported_agent=curl").Value)
+}
