@@ -285,33 +285,37 @@ func TestLookupErrorNamesMetric(t *testing.T) {
 
 // TestListingLabelsAsPCP: a label name the registry, the metric's
 // indom and the metric each give is listed once, with the value PCP
-// shows (the metric's, then the registry's over the indom's), where
+// shows (the metric's over the registry's and the indom's), where
 // Listing wrote each, {zone="indom",zone="registry",zone="metric"}, and
-// Compare wanted the labels PCP does not show.
+// Compare wanted the labels PCP does not show. (An indom's label named
+// as the registry's takes its value: of another, mmv refuses it.)
 func TestListingLabelsAsPCP(t *testing.T) {
 	pcptest.NeedFileLayer(t)
 	r := mmvtest.NewRegistry(t, nil)
 	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 3, Instances: []mmv.Instance{{ID: 0, Name: "eth0"}}}))
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "in", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 3}))
 	require.NoError(t, r.AddMetric(mmv.Metric{Name: "out", Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 3}))
-	require.NoError(t, r.AddIndomLabel(3, mmv.Label{Name: "zone", Value: "indom"}))
+	require.NoError(t, r.AddIndomLabel(3, mmv.Label{Name: "zone", Value: "registry"}))
 	require.NoError(t, r.AddIndomLabel(3, mmv.Label{Name: "nic", Value: "intel"}))
+	require.NoError(t, r.AddIndomLabel(3, mmv.Label{Name: "rack", Value: "indom"}))
 	require.NoError(t, r.AddLabel(mmv.Label{Name: "zone", Value: "registry"}))
 	require.NoError(t, r.AddMetricLabel("out", mmv.Label{Name: "zone", Value: "metric"}))
+	require.NoError(t, r.AddMetricLabel("out", mmv.Label{Name: "rack", Value: "metric"}))
 	require.NoError(t, r.Start())
 	if pcptest.WantPCP(t) {
 		ms := pcptest.Info(t, tmpDir(t, r))
-		for name, zone := range map[string]string{"in": `"registry"`, "out": `"metric"`} {
+		for name, want := range map[string][2]string{"in": {`"registry"`, `"indom"`}, "out": {`"metric"`, `"metric"`}} {
 			m := pcptest.Find(ms, "mmv."+r.Name()+"."+name)
 			require.NotNil(t, m, name)
-			got, _ := m.Label("zone")
-			require.Equal(t, zone, got, "PCP's label zone of %s", name)
+			zone, _ := m.Label("zone")
+			rack, _ := m.Label("rack")
+			require.Equal(t, want, [2]string{zone, rack}, "PCP's labels zone and rack of %s", name)
 		}
 	}
 	assert.NoError(t, mmvtest.Compare(r, `
-		in: counter uint64 (none) {nic="intel",zone="registry"}
+		in: counter uint64 (none) {nic="intel",rack="indom",zone="registry"}
 		  "eth0" = 0
-		out: counter uint64 (none) {nic="intel",zone="metric"}
+		out: counter uint64 (none) {nic="intel",zone="metric",rack="metric"}
 		  "eth0" = 0
 	`, "in", "out"))
 }
