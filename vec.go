@@ -38,9 +38,10 @@ const DefaultVecLimit = 1000
 // its values as PCP instance labels, {"route":"/api","status":"200"},
 // which pminfo -l and pmseries show; beyond it the name alone carries them,
 // and the values first used once deletions or expiry freed the budget
-// carry labels again. So a label name the registry has (Registry.AddLabel)
-// is refused (ErrDuplicate): PCP would show the registry's value on the
-// instances without labels.
+// carry labels again. So a label name the registry has (Registry.AddLabel),
+// or PCP itself on every metric (PCPLabelNames: hostname, userid...), is
+// refused (ErrDuplicate): PCP would show the registry's value, or its own,
+// on the instances without labels.
 //
 // Instances are made on first use: With on a new list of values adds the
 // instance. Its PCP instance id derives from its name, so the same values
@@ -349,6 +350,9 @@ func checkVecLabels(metric string, labels []string, bucket string, tail int) err
 		if l == bucket {
 			return errorf(ErrName, inside(what(), "label", l), "%s is a histogram vector's buckets' label, their upper bound "+
 				"(\"route=/api,%s=0.25\", as Prometheus's): not one of its own", bucket, bucket)
+		}
+		if slices.Contains(pcpLabels[:], l) {
+			return errorf(ErrDuplicate, inside(what(), "label", l), "PCP labels every metric with %s itself (PCPLabelNames): %s", l, onUnlabelled)
 		}
 	}
 	shortest := len(labels) - 1 // the ','s

@@ -13,9 +13,10 @@ import (
 )
 
 // Transact runs declare in one transaction on r (mmv.Registry.Transact),
-// given the names of r's labels (mmv.Registry.Labels), which a bridge
-// renames its labels away from (exported_<name>): mmv refuses a vector
-// labelled as its registry. They are read before the transaction holds
+// given the names of r's labels (mmv.Registry.Labels) and of those PCP
+// puts on every metric itself (mmv.PCPLabelNames: hostname...), which a
+// bridge renames its labels away from (exported_<name>): mmv refuses a
+// vector labelled as either. They are read before the transaction holds
 // r's lock, and a label added between, named as one of declare's, had it
 // refused (mmv.ErrDuplicate), for good: declare is then tried again on
 // the labels r has now, which only grow. It returns the refusal of the
@@ -42,9 +43,9 @@ func Transact(r *mmv.Registry, declare func(tx *mmv.Tx, taken []string) error) e
 // labels and its transaction: a test's AddLabel there.
 var LabelsRead func()
 
-// labelNames returns the names of r's labels.
+// labelNames returns the names of PCP's labels, then of r's.
 func labelNames(r *mmv.Registry) []string {
-	var names []string
+	names := mmv.PCPLabelNames()
 	for _, l := range r.Labels() {
 		names = append(names, l.Name)
 	}
