@@ -244,3 +244,20 @@ func TestVecChurn(t *testing.T) {
 	assert.Len(t, instances(t, tmp, "lat.count"), live+1)
 	assert.Len(t, instances(t, tmp, "lat.bucket"), 3*(live+1))
 }
+
+// TestDeleteTakesHandLabels: a label added by hand to a vector's instance
+// (AddInstanceLabel) goes with the instance at Delete: the values used
+// again come back with their own labels alone, as Delete and
+// AddInstanceLabel say.
+func TestDeleteTakesHandLabels(t *testing.T) {
+	r := newRegistry(t, "handdelete", t.TempDir(), mmv.Options{})
+	v := mmv.NewCounterVec(r, "req", "", mmv.Count, "route")
+	v.With("/a").Inc()
+	at := instanceAt{indomOf(t, r, "req"), firstInstanceID(t, r, "req")}
+	require.NoError(t, r.AddInstanceLabel(at.serial, at.id, mmv.Label{Name: "team", Value: "web"}))
+	assert.ElementsMatch(t, []string{`{"route":"/a"}`, `{"team":"web"}`}, snapshotInstanceLabels(t, r)[at])
+	require.True(t, v.Delete("/a"))
+	v.With("/a").Inc()
+	require.Equal(t, at.id, firstInstanceID(t, r, "req"), "the same instance again")
+	assert.Equal(t, []string{`{"route":"/a"}`}, snapshotInstanceLabels(t, r)[at])
+}

@@ -667,7 +667,8 @@ func (v *Vec[T]) refuse(reason dropReason, err error) {
 // publication. An instrument of it kept by the program still counts, in
 // memory of its own, and is published no more; With on the same values
 // later makes a new instrument, from zero, with the instance's id of
-// before, so PCP sees the same instance again. Deleted instances are
+// before, so PCP sees the same instance again, with its values' labels
+// alone (a label added by hand, AddInstanceLabel, went with it). Deleted instances are
 // remembered until they outnumber the live ones, and 64: the next
 // publication then forgets them. A vector whose label values churn thus
 // keeps memory, and costs growth steps, in proportion to the instances it
