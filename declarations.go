@@ -600,6 +600,9 @@ func (r *Registry) AddIndomLabel(serial uint32, l Label) error {
 }
 
 // AddInstanceLabel attaches a label to one instance of a declared domain.
+// On an instance of a vector (found by Snapshot's indom and id), the
+// label goes with the instance: Delete and expiry remove it, and the
+// values used again come back with their own labels alone.
 func (r *Registry) AddInstanceLabel(serial uint32, id int32, l Label) error {
 	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelInstances, serial: serial, instance: id},
@@ -705,7 +708,11 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 	case l.Name == bucketLabel && in.buckets:
 		return errorf(ErrDuplicate, inside(subject, "label", l.Name), onBuckets)
 	case l.kind == labelInstances:
-		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance's vector has a label of that name")
+		v := &in.vec
+		if v.vec == nil {
+			v = r.bucketsVecLocked(in)
+		}
+		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance is %s's, which has a label of that name", v.vec.what())
 	}
 	return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instances' names carry a label of that name (\"route=/a\"): %s", onUnlabelled)
 }
@@ -770,12 +777,22 @@ func (r *Registry) namedLabelsLocked(in *indom) []string {
 	if !in.buckets {
 		return nil
 	}
-	for _, x := range r.indoms { // a label's declaration alone
-		if x.vec.buckets == in && x.vec.vec != nil {
-			return append(slices.Clip(x.vec.labels), bucketLabel)
-		}
+	if v := r.bucketsVecLocked(in); v != nil {
+		return append(slices.Clip(v.labels), bucketLabel)
 	}
 	return []string{bucketLabel}
+}
+
+// bucketsVecLocked returns the link of the histogram vector whose
+// buckets' indom in is, nil for none: found by a scan, for a label's
+// declaration alone.
+func (r *Registry) bucketsVecLocked(in *indom) *vecLink {
+	for _, x := range r.indoms {
+		if x.vec.buckets == in && x.vec.vec != nil {
+			return &x.vec
+		}
+	}
+	return nil
 }
 
 // checkPlacedLabelsLocked checks the labels of each file once Start or

@@ -489,9 +489,9 @@ func TestHandLabelNamedAsInstancesRefused(t *testing.T) {
 			first[m.Name] = m.Values[0].ID
 		}
 	}
-	for _, c := range []struct{ metric, label string }{
-		{"bridged.bucket", "le"}, {"bridged.bucket", "route"},
-		{"lat.bucket", "route"}, {"lat.count", "route"},
+	for _, c := range []struct{ metric, label, vec string }{
+		{"bridged.bucket", "le", `"bridged.bucket"`}, {"bridged.bucket", "route", `"bridged.bucket"`},
+		{"lat.bucket", "route", `"lat"`}, {"lat.count", "route", `"lat"`},
 	} {
 		l := mmv.Label{Name: c.label, Value: "hand"}
 		assert.ErrorIs(t, r.AddMetricLabel(c.metric, l), mmv.ErrDuplicate, "%s's %s", c.metric, c.label)
@@ -500,6 +500,7 @@ func TestHandLabelNamedAsInstancesRefused(t *testing.T) {
 		assert.ErrorContains(t, err, c.label)
 		err = r.AddInstanceLabel(indom[c.metric], first[c.metric], l)
 		assert.ErrorIs(t, err, mmv.ErrDuplicate, "%s's first instance's %s", c.metric, c.label)
+		assert.ErrorContains(t, err, c.vec, "the vector named")
 	}
 	free := mmv.Label{Name: "team", Value: "web"}
 	assert.NoError(t, r.AddMetricLabel("bridged.bucket", free))
