@@ -166,7 +166,7 @@ func (m *Metrics) Wrap(h http.Handler) http.Handler {
 		start := time.Now()
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
-		rec := &recorder{ResponseWriter: w, code: http.StatusOK, head: r.Method == http.MethodHead}
+		rec := &recorder{ResponseWriter: w, code: http.StatusOK, head: r.Method == http.MethodHead, ctx: r.Context()}
 		served := false
 		defer func() {
 			if !served { // the handler panicked: counted, the panic going on as it was
@@ -255,13 +255,17 @@ func (m *Metrics) ResponseBytes() *mmv.Vec[mmv.Counter] { return m.bytes }
 // io.StringWriter and an io.ReaderFrom as net/http's writer is, so that
 // io.WriteString does not copy its string and a file is sent with the
 // server's own ReadFrom (sendfile). And an http.Pusher, as net/http's
-// HTTP/2 writer is.
+// HTTP/2 writer is, and an http.CloseNotifier, as both its writers are:
+// frameworks still assert it on the writer they wrap (gin's Context.Stream
+// panicked inside Wrap).
 type recorder struct {
 	http.ResponseWriter
 	code  int
 	bytes int
 	wrote bool // the status is sent: later ones are net/http's to drop
 	head  bool // a HEAD request's: no body is sent
+	ctx   context.Context
+	gone  <-chan bool // CloseNotify's
 }
 
 // WriteHeader notes the first final status: an informational one (1xx
@@ -364,10 +368,37 @@ func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // (or one it unwraps to) without it makes it return http.ErrNotSupported,
 // as http.Pusher says of a connection that cannot push.
 func (r *recorder) Push(target string, opts *http.PushOptions) error {
-	w := r.ResponseWriter
+	if p, ok := below[http.Pusher](r.ResponseWriter); ok {
+		return p.Push(target, opts)
+	}
+	return http.ErrNotSupported
+}
+
+// CloseNotify is http.CloseNotifier's, deprecated but offered by
+// net/http's writers: the writer below's (or one it unwraps to), else a
+// channel told when the request's context ends, which it does when the
+// client goes away (as http.CloseNotifier's deprecation advises), or once
+// the request is served.
+func (r *recorder) CloseNotify() <-chan bool {
+	if r.gone != nil {
+		return r.gone
+	}
+	if cn, ok := below[http.CloseNotifier](r.ResponseWriter); ok { //nolint:staticcheck // net/http's writers offer it
+		r.gone = cn.CloseNotify()
+		return r.gone
+	}
+	gone := make(chan bool, 1)
+	context.AfterFunc(r.ctx, func() { gone <- true })
+	r.gone = gone
+	return gone
+}
+
+// below returns w as a T, or the first writer it unwraps to (Unwrap, as
+// http.ResponseController follows) that is one.
+func below[T any](w http.ResponseWriter) (T, bool) {
 	for range 16 { // a bound on wrappers, as underTimeoutHandler's
-		if p, ok := w.(http.Pusher); ok {
-			return p.Push(target, opts)
+		if t, ok := w.(T); ok {
+			return t, true
 		}
 		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
 		if !ok {
@@ -375,7 +406,8 @@ func (r *recorder) Push(target string, opts *http.PushOptions) error {
 		}
 		w = u.Unwrap()
 	}
-	return http.ErrNotSupported
+	var none T
+	return none, false
 }
 
 // Unwrap lets http.ResponseController reach the writer's deadlines.

@@ -1,6 +1,7 @@
 package middleware_test
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -216,4 +217,47 @@ func TestReadFromBelowAWriterWithoutIt(t *testing.T) {
 	assert.Equal(t, "hello", string(body))
 	assert.EqualValues(t, 5, mmvtest.Get(t, r, "http.response_bytes", "/copy"))
 	assert.Equal(t, []string{"route=/copy,status=200"}, m.Requests().Instances())
+}
+
+// TestCloseNotifierKept: net/http's writers are http.CloseNotifiers, and
+// frameworks call it on the writer they are given (gin's Context.Stream,
+// through its writer's CloseNotify, which asserts the interface on the
+// writer below it and panicked inside Wrap). The client going away is
+// told, by the writer below when it tells it, else by the request's
+// context, which ends then.
+func TestCloseNotifierKept(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	told := make(chan bool, 1)
+	h := m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		cn, ok := w.(http.CloseNotifier) //nolint:staticcheck // what frameworks still assert
+		if !ok {
+			told <- false
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-cn.CloseNotify():
+			told <- true
+		case <-time.After(5 * time.Second):
+			told <- false
+		}
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	cancel() // the client goes away
+	resp.Body.Close()
+	assert.True(t, <-told, "w.(http.CloseNotifier) fails inside Wrap, or its channel never tells the client went away")
+
+	// Below a writer that is no http.CloseNotifier: the request's context.
+	reqCtx, end := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); end() }()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil).WithContext(reqCtx))
+	assert.True(t, <-told, "below a writer without CloseNotify")
 }
