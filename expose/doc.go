@@ -51,6 +51,6 @@
 // PCP label values that are not JSON strings are written as their JSON
 // text (a named string type or a time.Time, which are, as the string).
 // An instance of an indom that is not a vector's has its name in label
-// "instname" (as pmproxy's /metrics names it), unless its own labels
-// have one.
+// "instname" (as pmproxy's /metrics names it); a PCP label of that name
+// on its metric is exported_instname, as le is on a histogram.
 package expose

@@ -531,18 +531,7 @@ func TestHistogramLabelsLeAndExportedLe(t *testing.T) {
 	hv.With("b").Observe(0.5)
 	hv.With("c").Observe(2)
 	for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
-		var b bytes.Buffer
-		require.NoError(t, expose.Write(&b, r, f))
-		out := b.String()
-		seen := map[string]bool{}
-		for line := range strings.Lines(out) {
-			if strings.HasPrefix(line, "#") {
-				continue
-			}
-			series, _, _ := strings.Cut(line, " ")
-			assert.False(t, seen[series], "%v: series %s twice in\n%s", f, series, out)
-			seen[series] = true
-		}
+		out := scrapeOnce(t, r, f)
 		assert.Contains(t, out, `h_count{exported_exported_le="a",exported_le="b"} 1`+"\n", f)
 		assert.Contains(t, out, `h_bucket{exported_exported_le="a",exported_le="c",le="+Inf"} 1`+"\n", f)
 	}
@@ -577,5 +566,48 @@ func TestLabelValueMarshalsToString(t *testing.T) {
 	out := text(t, r)
 	for name, v := range want {
 		assert.Contains(t, out, name+`="`+v+`"`, "label %s as PCP shows it, in\n%s", name, out)
+	}
+}
+
+// scrapeOnce returns r's exposition in format f, checking that no series
+// is written twice.
+func scrapeOnce(t *testing.T, r *mmv.Registry, f expose.Format) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, expose.Write(&b, r, f))
+	out := b.String()
+	seen := map[string]bool{}
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		series, _, _ := strings.Cut(line, " ")
+		assert.False(t, seen[series], "%v: series %s twice in\n%s", f, series, out)
+		seen[series] = true
+	}
+	return out
+}
+
+// TestInstanceLabelInstnameExported: an instance that is not a vector's
+// is named by label instname, and a PCP label of that name, its own or
+// the registry's, is exported_instname, as a histogram's le is: an
+// instance labelled instname="b" in an indom with an instance b was
+// scraped as that instance, one series twice, the value of one of them
+// lost; the registry's label instname was replaced on every instance.
+func TestInstanceLabelInstnameExported(t *testing.T) {
+	r := mmv.NewRegistry("expose_instname", &mmv.Options{Dir: t.TempDir()})
+	defer r.Close()
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 7, Instances: []mmv.Instance{{ID: 1, Name: "a"}, {ID: 2, Name: "b"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "net", Type: mmv.Uint64, Semantics: mmv.SemInstant, Units: mmv.Count, Indom: 7}))
+	require.NoError(t, r.AddInstanceLabel(7, 1, mmv.Label{Name: "instname", Value: "b"}))
+	mmv.NewGauge(r, "single", "", mmv.NoUnits).Set(1)
+	require.NoError(t, r.AddLabel(mmv.Label{Name: "instname", Value: "reg"}))
+	pcptest.NeedFileLayer(t) // the indom's values have storage once started
+	require.NoError(t, r.Start())
+	for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
+		out := scrapeOnce(t, r, f)
+		assert.Contains(t, out, `net{exported_instname="b",instname="a"} 0`+"\n", f)
+		assert.Contains(t, out, `net{exported_instname="reg",instname="b"} 0`+"\n", f)
+		assert.Contains(t, out, `single{instname="reg"} 1`+"\n", f, "a singular metric's label, no instance's name")
 	}
 }

@@ -104,15 +104,31 @@ func (e *encoder) family(f *mmv.Family) {
 	if f.Bounds != nil {
 		le = pcpname.Unclash(pcpname.Exported+"le", func(n string) bool { return labelled(f, n) })
 	}
+	// instname is the name of an instance that is not a vector's, its
+	// identity as le is a bucket's: a PCP label of that name, the
+	// instance's own or one above it, is renamed as le is, where the
+	// instance's own replaced its name (two instances labelled alike were
+	// one series twice, a value lost) and one above it was replaced by it.
+	named := f.LabelNames == nil && len(f.Samples) > 0 && f.Samples[0].Instance != ""
+	var instname string // what a PCP label instname is renamed to
+	if named {
+		instname = pcpname.Unclash(pcpname.Exported+"instname", func(n string) bool { return labelled(f, n) })
+	}
 	labelName := func(n string) string {
 		if n == "le" && f.Bounds != nil {
 			return le
 		}
 		return n
 	}
+	pcpLabel := func(n string) string {
+		if n == "instname" && named {
+			return instname
+		}
+		return labelName(n)
+	}
 	e.outer = e.outer[:0]
 	for _, l := range f.Labels {
-		e.outer = set(e.outer, labelName(l.Name), labelValue(l.Value))
+		e.outer = set(e.outer, pcpLabel(l.Name), labelValue(l.Value))
 	}
 	sample := name
 	if counter {
@@ -122,9 +138,9 @@ func (e *encoder) family(f *mmv.Family) {
 		s := &f.Samples[i]
 		e.ls = append(e.ls[:0], e.outer...)
 		for _, l := range s.Labels {
-			e.ls = set(e.ls, labelName(l.Name), labelValue(l.Value))
+			e.ls = set(e.ls, pcpLabel(l.Name), labelValue(l.Value))
 		}
-		if s.Instance != "" && f.LabelNames == nil && !has(s.Labels, "instname") {
+		if named {
 			e.ls = set(e.ls, "instname", s.Instance)
 		}
 		if s.Values != nil {
