@@ -262,10 +262,10 @@ type recorder struct {
 	http.ResponseWriter
 	code  int
 	bytes int
-	wrote bool // the status is sent: later ones are net/http's to drop
-	head  bool // a HEAD request's: no body is sent
-	ctx   context.Context
-	gone  <-chan bool // CloseNotify's
+	wrote bool            // the status is sent: later ones are net/http's to drop
+	head  bool            // a HEAD request's: no body is sent
+	ctx   context.Context // the request's, which CloseNotify tells the end of below a writer without it
+	gone  <-chan bool     // CloseNotify's
 }
 
 // WriteHeader notes the first final status: an informational one (1xx
