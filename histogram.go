@@ -68,7 +68,9 @@ import (
 // (use finer Buckets where it matters), and 1/(2*SubBuckets) in the
 // log-linear layout, 6.25% with 8 sub-buckets, 1.6% with 32. Below the
 // first bound and above the last the estimate is only bounded by the
-// window's min and max.
+// window's min and max. The quantile of the highest rank, p100 and any
+// whose rank is the window's count, is its max, and that of rank 1 its
+// min: exact.
 //
 // # In PCP
 //
@@ -498,13 +500,20 @@ func scratchFor(buf []uint64, n int) []uint64 {
 
 // quantile estimates quantile q from counts per bucket: the middle of the
 // bucket holding the sample of rank ceil(q*total), narrowed to [least,
-// most], the observed min and max.
+// most], the observed min and max; of rank total or 1, the max or the
+// min itself, which the window knows exactly: the middle put p100 below
+// the max (37.5 for 5 and 50 in the bucket (25, 50]).
 func (h *Histogram) quantile(counts []uint64, total uint64, q, least, most float64) float64 {
 	if total == 0 {
 		return 0
 	}
 	rank := uint64(math.Ceil(q * float64(total)))
-	rank = max(1, min(rank, total))
+	switch rank = max(1, min(rank, total)); rank {
+	case total:
+		return most
+	case 1:
+		return least
+	}
 	var seen uint64
 	i := 0
 	for ; i < len(counts)-1; i++ {

@@ -214,6 +214,22 @@ func TestQuantileAccuracy(t *testing.T) {
 	}
 }
 
+// TestQuantileEndsExact: the quantiles of the highest and lowest ranks
+// are the window's max and min, which it knows exactly: the middle of
+// their bucket, narrowed to them, put p100 below the max (37.5 for 5 and
+// 50 in the bucket (25, 50]), and p0.01 above the min.
+func TestQuantileEndsExact(t *testing.T) {
+	l, err := newBuckets(&HistogramOptions{Buckets: []float64{1, 25, 50, 100}}, NoUnits)
+	require.NoError(t, err)
+	h := newHistogram(l, NoUnits, sinceStart(l), nil)
+	for _, x := range []float64{30, 5, 50, 40} {
+		h.Observe(x)
+	}
+	for q, want := range map[float64]float64{1: 50, 0.999: 50, 0.75: 37.5, 0.25: 5, 0.01: 5} {
+		assert.Equal(t, want, h.Quantile(q), "q%v of 5, 30, 40, 50 in buckets (1, 25], (25, 50]", q)
+	}
+}
+
 // TestHistogramObserveDuration: a duration in the histogram's units of
 // time, in seconds when they are not a time; an energy in watt-hours,
 // whose time dimension is the extra unit's, was taken for hours.

@@ -50,6 +50,6 @@ func ExampleListing() {
 	// size.max: instant double (byte) = 1000
 	// size.mean: instant double (byte) = 550
 	// size.min: instant double (byte) = 100
-	// size.p50: instant double (byte) = 306
+	// size.p50: instant double (byte) = 100
 	// size.sum: counter double (byte) = 1100
 }
