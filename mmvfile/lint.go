@@ -529,9 +529,17 @@ func LintDir(paths ...string) ([]Finding, error) {
 			l.add(path, "file", 0, RuleRefused, "%v", err)
 			continue
 		}
-		if f.Header.Flags&mmv.Process != 0 && f.Header.PID > 0 && osfile.ProcessGone(int(f.Header.PID)) {
-			l.add(path, "header", 0, RuleDeadProcess, "the Process flag is set and process %d is gone: PCP skips the file, which nobody will remove", f.Header.PID)
-			continue
+		if pid := f.Header.PID; f.Header.Flags&mmv.Process != 0 && pid != 0 {
+			// PCP looks for the process of any id but 0: of a negative
+			// one it finds none ("owning process PID -5 vanished").
+			switch {
+			case pid < 0:
+				l.add(path, "header", 0, RuleDeadProcess, "the Process flag is set and process id %d is no process: PCP skips the file, which nobody will remove", pid)
+				continue
+			case osfile.ProcessGone(int(pid)):
+				l.add(path, "header", 0, RuleDeadProcess, "the Process flag is set and process %d is gone: PCP skips the file, which nobody will remove", pid)
+				continue
+			}
 		}
 		for _, fd := range f.Lint(base) {
 			fd.File = path

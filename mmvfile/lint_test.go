@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/user"
@@ -558,4 +559,35 @@ func TestLintDirSymlinkLoop(t *testing.T) {
 	require.NoError(t, os.Symlink("loop", filepath.Join(dir, "loop")))
 	_, err := mmvfile.LintDir(dir)
 	assert.NoError(t, err, "one looping link fails the lint of the directory")
+}
+
+// TestLintProcessFlagNegativePID: PCP's reader skips a file with the
+// Process flag whose process id is negative ("owning process PID -5
+// vanished", 6.0.3 and 7.2), as it skips one of a process gone; one of
+// process id 0 it loads, never looking for the process.
+func TestLintProcessFlagNegativePID(t *testing.T) {
+	for _, c := range []struct {
+		pid     int32
+		skipped bool
+	}{{-5, true}, {-1, true}, {math.MinInt32, true}, {0, false}} {
+		dir := t.TempDir()
+		path := writeFile(t, dir, "app", mmv.Options{Cluster: 70, Flags: mmv.Process}, singular("x"), func(b []byte, f *mmvfile.File) {
+			put32(b, 32, uint32(c.pid))
+		})
+		if pcptest.WantPCP(t) {
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, c.skipped, pcptest.Find(pcpView(t, "app", b), "mmv.app.x") == nil, "pid %d: PCP skips the file", c.pid)
+		}
+		fds, err := mmvfile.LintDir(dir)
+		require.NoError(t, err)
+		got := findings(fds, mmvfile.RuleDeadProcess)
+		if !c.skipped {
+			assert.Empty(t, got, "pid %d", c.pid)
+			continue
+		}
+		require.Len(t, got, 1, "pid %d: %v", c.pid, fds)
+		assert.Equal(t, "header", got[0].Record)
+		assert.Contains(t, got[0].Msg, "process id "+strconv.Itoa(int(c.pid))+" is no process: PCP skips the file")
+	}
 }
