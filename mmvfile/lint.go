@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -374,20 +373,23 @@ func (f *File) labelProblems(l *Label) []string {
 	if kind != LabelInstances && l.Internal != -1 {
 		out = append(out, fmt.Sprintf("instance %d on a label that is not an instance label: PCP ignores it", l.Internal))
 	}
-	if !json.Valid([]byte(l.Payload)) || !strings.HasPrefix(l.Payload, "{") {
+	// JSON's whitespace may come first: PCP keeps the label.
+	if !json.Valid([]byte(l.Payload)) || !strings.HasPrefix(strings.TrimLeft(l.Payload, " \t\n\r"), "{") {
 		out = append(out, "not a JSON object: PCP drops the label")
-	} else if name, key, bad := badLabelName(l.Payload); bad {
+	} else if f, bad := badLabelName(l.Payload); bad && f.dup {
+		out = append(out, fmt.Sprintf("the name %q is in the label twice: PCP drops the label", f.name))
+	} else if bad {
 		what, pcp := "name", "PCP drops the label"
-		if key {
+		if f.key {
 			what = "key"
 		}
 		switch {
-		case validLabelName72.MatchString(name):
+		case validLabelName72.MatchString(f.name):
 			pcp = "PCP 6.0.3 drops the label (7.2 keeps it)"
-		case key:
+		case f.key:
 			pcp = "PCP 6.0.3 drops the label (7.2 drops the key)"
 		}
-		out = append(out, fmt.Sprintf("the %s %q is not a letter then letters, digits and '_': %s", what, name, pcp))
+		out = append(out, fmt.Sprintf("the %s %q is not a letter then letters, digits and '_': %s", what, f.name, pcp))
 	}
 	return out
 }
@@ -432,28 +434,119 @@ var (
 	validLabelName72 = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 )
 
-// badLabelName returns a name of the label's JSON object, or a key of a
-// map within it (key), that PCP 6.0.3 refuses.
-func badLabelName(payload string) (name string, key, bad bool) {
-	var obj map[string]any
-	if json.Unmarshal([]byte(payload), &obj) != nil {
-		return "", false, false // Parse refuses it
+// labelFault is a name of a label's JSON object that makes PCP drop or
+// bend the label: one PCP 6.0.3 refuses (a key when it is within a map),
+// or, dup, one taken twice.
+type labelFault struct {
+	name     string
+	key, dup bool
+}
+
+// badLabelName returns the first name of the label's JSON object, or key
+// of a map within it, that PCP 6.0.3 refuses, or a name PCP takes twice.
+// PCP names a label's values flattened, "a.b" for the key b of the map
+// a: two maps of one name have their keys merged, and the label is
+// dropped when a flattened name comes twice (TestLintLabelsAsPCPParsesThem).
+// The maps within an array have their keys checked, not merged.
+func badLabelName(payload string) (labelFault, bool) {
+	d := json.NewDecoder(strings.NewReader(payload))
+	d.UseNumber()
+	root, err := decodeJSON(d)
+	if err != nil || !root.object {
+		return labelFault{}, false // Lint reports it as no JSON object
 	}
-	var walk func(m map[string]any, key bool) (string, bool, bool)
-	walk = func(m map[string]any, key bool) (string, bool, bool) {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if !validLabelName.MatchString(k) {
-				return k, key, true
+	return root.fault(false, "", map[string]bool{})
+}
+
+// jsonValue is a decoded JSON value that keeps an object's names in
+// order, those taken twice included, which encoding/json's maps lose.
+type jsonValue struct {
+	object, array bool
+	names         []string // of an object, with vals
+	vals          []*jsonValue
+	elems         []*jsonValue // of an array
+}
+
+func decodeJSON(d *json.Decoder) (*jsonValue, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	v := &jsonValue{object: tok == json.Delim('{'), array: tok == json.Delim('[')}
+	if !v.object && !v.array {
+		return v, nil
+	}
+	for d.More() {
+		if v.object {
+			name, err := d.Token()
+			if err != nil {
+				return nil, err
 			}
-			if sub, ok := m[k].(map[string]any); ok {
-				if name, key, bad := walk(sub, true); bad {
-					return name, key, true
-				}
+			s, _ := name.(string)
+			v.names = append(v.names, s)
+		}
+		e, err := decodeJSON(d)
+		if err != nil {
+			return nil, err
+		}
+		if v.object {
+			v.vals = append(v.vals, e)
+		} else {
+			v.elems = append(v.elems, e)
+		}
+	}
+	_, err = d.Token() // the closing delimiter
+	return v, err
+}
+
+// fault walks the object v, whose names are keys when key, at the
+// flattened path; leaves collects the flattened names taken, nil within
+// an array, whose maps PCP does not merge.
+func (v *jsonValue) fault(key bool, path string, leaves map[string]bool) (labelFault, bool) {
+	for i, name := range v.names {
+		if !validLabelName.MatchString(name) {
+			return labelFault{name: name, key: key}, true
+		}
+		full := name
+		if path != "" {
+			full = path + "." + name
+		}
+		switch e := v.vals[i]; {
+		case e.object:
+			if f, bad := e.fault(true, full, leaves); bad {
+				return f, true
+			}
+			continue // its keys are the names it adds
+		case e.array:
+			if f, bad := e.arrayFault(); bad {
+				return f, true
 			}
 		}
-		return "", false, false
+		if leaves != nil {
+			if leaves[full] {
+				return labelFault{name: full, dup: true}, true
+			}
+			leaves[full] = true
+		}
 	}
-	return walk(obj, false)
+	return labelFault{}, false
+}
+
+// arrayFault walks the maps within the array v.
+func (v *jsonValue) arrayFault() (labelFault, bool) {
+	for _, e := range v.elems {
+		switch {
+		case e.object:
+			if f, bad := e.fault(true, "", nil); bad {
+				return f, true
+			}
+		case e.array:
+			if f, bad := e.arrayFault(); bad {
+				return f, true
+			}
+		}
+	}
+	return labelFault{}, false
 }
 
 func indomID(cluster, serial uint32) uint32 { return (cluster<<11 | serial) & maxIndomSerial }

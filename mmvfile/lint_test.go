@@ -591,3 +591,55 @@ func TestLintProcessFlagNegativePID(t *testing.T) {
 		assert.Contains(t, got[0].Msg, "process id "+strconv.Itoa(int(c.pid))+" is no process: PCP skips the file")
 	}
 }
+
+// TestLintLabelsAsPCPParsesThem: Lint reads a label's JSON as PCP's
+// reader does: whitespace before the object is JSON (PCP keeps the
+// label); a name taken twice drops it, as PCP names them flattened: the
+// keys of two maps of one name are merged, and dropped when one is taken
+// twice; the keys of the maps in an array are keys.
+func TestLintLabelsAsPCPParsesThem(t *testing.T) {
+	const rule = " is not a letter then letters, digits and '_': "
+	for _, c := range []struct {
+		payload string
+		want    string // the finding, "" for none
+		// shown: PCP 6.0.3 shows the label; shown72: 7.2 does.
+		shown, shown72 bool
+	}{
+		{` {"zz":1}`, "", true, true},
+		{"\n\t{\"zz\":1}", "", true, true},
+		{`{"zz":1,"zz":2}`, `the name "zz" is in the label twice: PCP drops the label`, false, false},
+		{`{"zz":[1],"zz":[2]}`, `the name "zz" is in the label twice: PCP drops the label`, false, false},
+		{`{"zz":{"b":1,"b":2}}`, `the name "zz.b" is in the label twice: PCP drops the label`, false, false},
+		{`{"zz":{"b":1},"zz":{"b":2}}`, `the name "zz.b" is in the label twice: PCP drops the label`, false, false},
+		{`{"zz":{"b":{"c":1}},"zz":{"b":2}}`, "", true, true},
+		{`{"zz":{"b":1},"zz":{"c":2}}`, "", true, true},
+		{`{"zz":[{"b":1},{"b":2}]}`, "", true, true},
+		{`{"zz":[1,{"b-c":2}]}`, `the key "b-c"` + rule + "PCP 6.0.3 drops the label (7.2 drops the key)", false, true},
+		{`{"zz":[{"_b":1}]}`, `the key "_b"` + rule + "PCP 6.0.3 drops the label (7.2 keeps it)", false, true},
+	} {
+		valid := sample(t, 3)
+		f, err := mmvfile.Parse(valid)
+		require.NoError(t, err)
+		b := bytes.Clone(valid)
+		copy(b[f.Labels[0].Offset+12:], c.payload+"\x00")
+		if pcptest.WantPCP(t) {
+			m := pcptest.Find(pcpView(t, "sample", b), sampleMetric(f, 0))
+			require.NotNil(t, m)
+			shown := c.shown
+			if pcptest.AtLeast(7, 2) {
+				shown = c.shown72
+			}
+			assert.Equal(t, shown, strings.Contains(m.Labels, `"zz`), "%s: PCP shows the label: %s", c.payload, m.Labels)
+		}
+		got, err := mmvfile.Parse(b)
+		require.NoError(t, err)
+		fds := findings(got.Lint("sample"), mmvfile.RuleLabel)
+		if c.want == "" {
+			assert.Empty(t, fds, c.payload)
+			continue
+		}
+		if assert.Len(t, fds, 1, c.payload) {
+			assert.Equal(t, c.payload+": "+c.want, fds[0].Msg)
+		}
+	}
+}
