@@ -272,3 +272,13 @@ func eachMutated(t *testing.T, name string, version int, mutate func(b []byte, f
 		})
 	}
 }
+
+// oversized returns the path of a sparse file of MaxSize+1 bytes, free on
+// disk, which Open refuses by its size.
+func oversized(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sparse")
+	require.NoError(t, os.WriteFile(path, nil, 0o644))
+	require.NoError(t, os.Truncate(path, mmvfile.MaxSize+1))
+	return path
+}

@@ -130,17 +130,31 @@ func TestOpen(t *testing.T) {
 // not read first: a sparse one, free on disk, took 2 GiB of memory and
 // seconds to refuse.
 func TestOpenRefusesBySize(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sparse")
-	fd, err := os.Create(path)
-	require.NoError(t, err)
-	require.NoError(t, fd.Truncate(mmvfile.MaxSize+1))
-	require.NoError(t, fd.Close())
+	path := oversized(t)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = mmvfile.Open(path)
+	_, err := mmvfile.Open(path)
 	runtime.ReadMemStats(&after)
 	require.ErrorIs(t, err, mmvfile.ErrCount)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated to refuse it")
+}
+
+// TestReadFileErrorsNameThePath: every error of ReadFile and Open about
+// the file itself names it, as os's do: a file past MaxSize was refused
+// with "file is larger than 1073741824 bytes", and mmvdump FILE printed
+// that alone.
+func TestReadFileErrorsNameThePath(t *testing.T) {
+	path := oversized(t)
+	for _, read := range []func(string) error{
+		func(p string) error { _, err := mmvfile.ReadFile(p); return err },
+		func(p string) error { _, err := mmvfile.Open(p); return err },
+	} {
+		err := read(path)
+		require.ErrorIs(t, err, mmvfile.ErrCount)
+		assert.ErrorContains(t, err, path)
+		dir := t.TempDir()
+		assert.ErrorContains(t, read(dir), dir+": not a regular file")
+	}
 }
 
 // TestOpenWhileUpdated reads a file while its values change.

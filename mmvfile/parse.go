@@ -72,16 +72,22 @@ func ReadFile(path string) ([]byte, error) {
 	// GiB, free on disk, took 2 GiB of memory and seconds to refuse. The
 	// limit also holds for a file growing while it is read.
 	if fi.Size() > MaxSize {
-		return nil, errorf(ErrCount, "file is larger than %d bytes", MaxSize)
+		return nil, tooLarge(path)
 	}
 	b, err := io.ReadAll(io.LimitReader(fd, MaxSize+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(b) > MaxSize {
-		return nil, errorf(ErrCount, "file is larger than %d bytes", MaxSize)
+		return nil, tooLarge(path)
 	}
 	return b, nil
+}
+
+// tooLarge is ReadFile's refusal of a file past MaxSize, naming it as
+// os's errors do.
+func tooLarge(path string) error {
+	return &os.PathError{Op: "read", Path: path, Err: errorf(ErrCount, "file is larger than %d bytes", MaxSize)}
 }
 
 // Parse parses and validates the MMV file b. The File it returns does not

@@ -575,3 +575,17 @@ func TestJSONSentinelNaNAsPCPShowsIt(t *testing.T) {
 		assert.Equal(t, []any{c.value, c.noValue}, got, "-pcp %s", c.pcp)
 	}
 }
+
+// TestOversizedFileNamed: mmvdump FILE names a file it refuses for its
+// size, as it names one it cannot open; it printed "mmvdump: mmvfile: bad
+// count: file is larger than 1073741824 bytes" alone.
+func TestOversizedFileNamed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sparse") // free on disk
+	require.NoError(t, os.WriteFile(path, nil, 0o644))
+	require.NoError(t, os.Truncate(path, mmvfile.MaxSize+1))
+	for _, args := range [][]string{{path}, {"-json", path}} {
+		_, stderr, status := mmvdump(t, args...)
+		assert.Equal(t, 1, status, "%q", args)
+		assert.Contains(t, stderr, path+": mmvfile: bad count: file is larger than", "%q", args)
+	}
+}
