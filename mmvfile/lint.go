@@ -360,7 +360,18 @@ func (f *File) labelProblems(l *Label) []string {
 	var out []string
 	kind := l.Flags &^ LabelOptional
 	switch kind {
-	case LabelCluster, LabelItem, LabelIndom, LabelInstances:
+	case LabelCluster:
+		if f.Header.Cluster == 0 {
+			// PCP picks the file's cluster, from 1 up (cluster-zero).
+			pcp := ", never 0: PCP never shows the label"
+			if l.Identity != 0 {
+				pcp = fmt.Sprintf(": PCP shows the label while it picks cluster %d", l.Identity)
+			}
+			out = append(out, fmt.Sprintf("flags %#x, identity %d: the file's cluster is 0, for which PCP picks one of its own%s", l.Flags, l.Identity, pcp))
+			break
+		}
+		fallthrough
+	case LabelItem, LabelIndom, LabelInstances:
 		if !f.labelled(l) {
 			out = append(out, fmt.Sprintf("flags %#x, identity %d, instance %d: nothing in the file has that identity, PCP never shows the label",
 				l.Flags, l.Identity, l.Internal))

@@ -643,3 +643,37 @@ func TestLintLabelsAsPCPParsesThem(t *testing.T) {
 		}
 	}
 }
+
+// TestLintClusterLabelOfClusterZero: in a file of cluster 0 PCP's reader
+// gives the file a cluster of its own choosing, never 0: a cluster label
+// of identity 0 it never shows, one of another identity only while it
+// picks that cluster. Lint said the first was the file's, and that PCP
+// never showed the second, which PCP showed on a host of no other file.
+func TestLintClusterLabelOfClusterZero(t *testing.T) {
+	for _, c := range []struct {
+		identity uint32
+		shown    bool // by PCP, the file alone: PCP picks cluster 1
+		want     string
+	}{
+		{0, false, "the file's cluster is 0, for which PCP picks one of its own, never 0: PCP never shows the label"},
+		{1, true, "the file's cluster is 0, for which PCP picks one of its own: PCP shows the label while it picks cluster 1"},
+	} {
+		valid := sample(t, 3)
+		f, err := mmvfile.Parse(valid)
+		require.NoError(t, err)
+		b := bytes.Clone(valid)
+		put32(b, 36, 0)
+		put32(b, f.Labels[0].Offset+4, c.identity) // the cluster's label, app
+		if pcptest.WantPCP(t) {
+			m := pcptest.Find(pcpView(t, "sample", b), sampleMetric(f, 1))
+			require.NotNil(t, m)
+			_, ok := m.Label("app")
+			assert.Equal(t, c.shown, ok, "identity %d: PCP shows the label", c.identity)
+		}
+		got, err := mmvfile.Parse(b)
+		require.NoError(t, err)
+		fds := findings(got.Lint("sample"), mmvfile.RuleLabel)
+		require.Len(t, fds, 1, "identity %d", c.identity)
+		assert.Equal(t, `{"app":"x"}: flags 0x8, identity `+strconv.Itoa(int(c.identity))+": "+c.want, fds[0].Msg)
+	}
+}
