@@ -282,3 +282,37 @@ func oversized(t *testing.T) string {
 	require.NoError(t, os.Truncate(path, mmvfile.MaxSize+1))
 	return path
 }
+
+// indomsAndMetrics builds a version 1 file by hand: nIndoms indoms of no
+// instances (serials 1, 2, ...), and nMetrics counters over the indom of
+// serial metricIndom, of no values.
+func indomsAndMetrics(nIndoms, nMetrics int, metricIndom uint32) []byte {
+	indomOff := 40 + 16*4
+	metricOff := indomOff + 32*nIndoms // the instances' section is empty
+	valueOff := metricOff + 104*nMetrics
+	b := make([]byte, valueOff)
+	copy(b, mmv.Magic)
+	ne.PutUint32(b[4:], 1)
+	ne.PutUint64(b[8:], 5)
+	ne.PutUint64(b[16:], 5)
+	ne.PutUint32(b[24:], 4)
+	ne.PutUint32(b[36:], 7) // cluster
+	for i, s := range [][3]int{{1, nIndoms, indomOff}, {2, 0, metricOff}, {3, nMetrics, metricOff}, {4, 0, valueOff}} {
+		ne.PutUint32(b[40+16*i:], uint32(s[0]))
+		ne.PutUint32(b[44+16*i:], uint32(s[1]))
+		ne.PutUint64(b[48+16*i:], uint64(s[2]))
+	}
+	for i := range nIndoms {
+		ne.PutUint32(b[indomOff+32*i:], uint32(i+1))
+		ne.PutUint64(b[indomOff+32*i+8:], uint64(metricOff))
+	}
+	for i := range nMetrics {
+		r := metricOff + 104*i
+		copy(b[r:], "m"+strconv.Itoa(i))
+		ne.PutUint32(b[r+64:], uint32(i)) // item
+		ne.PutUint32(b[r+64+4:], 3)       // U64
+		ne.PutUint32(b[r+64+8:], 1)       // counter
+		ne.PutUint32(b[r+64+16:], metricIndom)
+	}
+	return b
+}
