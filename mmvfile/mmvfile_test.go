@@ -378,6 +378,22 @@ func TestErrorNamesTheRecord(t *testing.T) {
 	assert.EqualError(t, err, "mmvfile: bad reference: value [1] at offset "+itoa(f.Values[1].Offset)+": metric offset 8 is not a metric record")
 }
 
+// TestOverlapNamesTheSections: sections that overlap are named by their
+// TOC entries, as every other section error names its own; the error
+// gave their offsets alone.
+func TestOverlapNamesTheSections(t *testing.T) {
+	valid := sample(t, 2)
+	f, err := mmvfile.Parse(valid)
+	require.NoError(t, err)
+	metrics, values := section(f, mmvfile.Metrics), section(f, mmvfile.Values)
+	b := put64(bytes.Clone(valid), values.TOCOffset+8, metrics.Offset)
+	_, err = mmvfile.Parse(b)
+	index := func(s mmvfile.Section) string { return itoa((s.TOCOffset - 40) / 16) }
+	assert.EqualError(t, err, "mmvfile: bad offset: TOC["+index(values)+"] (values) at offset "+itoa(values.TOCOffset)+
+		": offset "+itoa(metrics.Offset)+" is within TOC["+index(metrics)+"] (metrics), which runs from "+itoa(metrics.Offset)+
+		" to "+itoa(metrics.Offset+uint64(metrics.Count)*48))
+}
+
 // TestEmptySection accepts an empty section anywhere within the file, and
 // an indom with no instances.
 func TestEmptySection(t *testing.T) {

@@ -179,7 +179,7 @@ func (p *parser) toc() error {
 		return errorf(ErrTruncated, "TOC: file is %d bytes, its %d TOC entries end at %d", p.size, p.f.Header.TOCs, tocEnd)
 	}
 	p.f.TOC = make([]Section, 0, p.f.Header.TOCs) // p.sec points into it
-	var extents [][2]uint64                       // of the non-empty sections
+	var extents []extent                          // of the non-empty sections
 	for i := range p.f.Header.TOCs {
 		at := uint64(headerSize + tocSize*i)
 		s := Section{
@@ -217,18 +217,28 @@ func (p *parser) toc() error {
 			return errorf(ErrTruncated, "%s: %d records from offset %d end at %d, beyond the end of the file (%d bytes)",
 				where, s.Count, s.Offset, s.Offset+length, p.size)
 		default:
-			extents = append(extents, [2]uint64{s.Offset, s.Offset + length})
+			extents = append(extents, extent{s.Offset, s.Offset + length, where, at})
 		}
 		p.f.TOC = append(p.f.TOC, s)
 		p.sec[s.Type] = &p.f.TOC[len(p.f.TOC)-1]
 	}
-	slices.SortFunc(extents, func(a, b [2]uint64) int { return compare(a[0], b[0]) })
+	// Stable: of two sections at one offset, the later entry is named.
+	slices.SortStableFunc(extents, func(a, b extent) int { return compare(a.start, b.start) })
 	for i := 1; i < len(extents); i++ {
-		if extents[i][0] < extents[i-1][1] {
-			return errorf(ErrOffset, "the section at offset %d overlaps the section at offset %d", extents[i][0], extents[i-1][0])
+		if e, prev := extents[i], extents[i-1]; e.start < prev.end {
+			return errorf(ErrOffset, "%s at offset %d: offset %d is within %s, which runs from %d to %d",
+				e.entry, e.tocAt, e.start, prev.entry, prev.start, prev.end)
 		}
 	}
 	return nil
+}
+
+// extent is where a section's records lie, from start to end, and its TOC
+// entry, named as in errors ("TOC[2] (metrics)"), at tocAt.
+type extent struct {
+	start, end uint64
+	entry      string
+	tocAt      uint64
 }
 
 // allZero reports whether every byte of b is zero.
