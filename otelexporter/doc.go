@@ -138,7 +138,9 @@
 // of its metrics (its buckets' label is le), a key that makes a label of
 // the registry's, a resource label (service.name) or one the program
 // added (Exporter.Registry, mmv.Registry.AddLabel), is
-// exported_service_name, and of two or more keys
+// exported_service_name, as is one PCP puts on every metric itself
+// (mmv.PCPLabelNames: host.name's host_name is free, a key hostname is
+// exported_hostname), and of two or more keys
 // that make one label, each but the key spelt as the label (a.b and a_b:
 // exported_a_b and a_b), or the first in key order when none is; and
 // exported_exported_le when a key makes exported_le, and so on. A key

@@ -60,7 +60,9 @@
 // mmv.app.http_requests{code:"200"}. A label named as one of the
 // registry's (mmv.Registry.AddLabel, a program's version beside go_info's)
 // is exported_<name>, as a Prometheus scrape renames a series' label that
-// a target label has: go_info{exported_version="go1.26"}. Label names
+// a target label has: go_info{exported_version="go1.26"}; so is one PCP
+// puts on every metric itself (mmv.PCPLabelNames: hostname, agent...),
+// whose value PCP would show on the buckets. Label names
 // are made PCP label names as family names are (a UTF-8 name's bytes
 // other than a letter, digit or '_' made '_', an x before one not
 // starting with a letter), and of two that make one, a.b and a_b, or _a
@@ -231,7 +233,7 @@
 // nothing once its Gather returns). Its refreshes stop, and it lets its
 // Gatherer go; the registry's poll of it, which does nothing, goes on
 // until the next Register of its prefix on the registry stops it, so
-// that a registry keeps one closed bridge's at most. Nor can mmv
+// that a registry keeps one closed bridge's poll a prefix at most. Nor can mmv
 // undeclare a metric: the closed bridge's stay
 // declared, and the next Register on the registry with the same prefix
 // takes them over (a new bridge of that prefix was refused, its
