@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -231,6 +232,33 @@ func TestSkippedExportsNamed(t *testing.T) {
 		return m != nil && m.Value == "101"
 	}, 10*time.Second, 50*time.Millisecond)
 	assert.NoError(t, exp.Err(), "exports resumed")
+}
+
+// TestCadenceReadWhileLearned: Err reads the cadence without the
+// exporter's lock while an Export learns it, under the race detector:
+// gap read the count of spacings that begin wrote (CI's race report on
+// TestSkippedExportsNamed).
+func TestCadenceReadWhileLearned(t *testing.T) {
+	var c cadence
+	var mu sync.Mutex // Exporter.mu, which begin runs under
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			mu.Lock()
+			c.begin(time.Hour + time.Duration(i)*time.Second)
+			mu.Unlock()
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			assert.ErrorContains(t, c.gap(time.Hour+time.Duration(1999+181)*time.Second), "the median of the last 8")
+			return
+		default:
+			_ = c.gap(10 * time.Hour) // a gap: its message counts the spacings
+		}
+	}
 }
 
 // TestCadence: the interval is the median spacing of the last

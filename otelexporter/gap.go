@@ -46,9 +46,10 @@ func monotonic() time.Duration { return time.Since(epoch) }
 // cadence learns the export interval from the beginnings of collections.
 type cadence struct {
 	// spacings are those between the beginnings of the last collections,
-	// a ring of n written; under Exporter.mu.
+	// a ring of n written; under Exporter.mu. Err reads n for its
+	// message, without the lock (a plain int was a data race).
 	spacings [cadenceWindow]time.Duration
-	n        int
+	n        atomic.Int64
 	// last is when the running collection began (since epoch), 0 before
 	// the first and after Shutdown; interval the median of spacings, 0
 	// before two collections. Read by Err without Exporter.mu.
@@ -62,10 +63,10 @@ type cadence struct {
 // begin records that a collection began at at.
 func (c *cadence) begin(at time.Duration) {
 	if last := time.Duration(c.last.Load()); last != 0 {
-		c.spacings[c.n%cadenceWindow] = at - last
-		c.n++
+		n := c.n.Add(1)
+		c.spacings[(n-1)%cadenceWindow] = at - last
 		var sorted [cadenceWindow]time.Duration
-		s := sorted[:min(c.n, cadenceWindow)]
+		s := sorted[:min(n, cadenceWindow)]
 		copy(s, c.spacings[:len(s)])
 		slices.Sort(s)
 		// The median: a gap's spacing (or a ForceFlush's) among the
@@ -91,18 +92,20 @@ func (c *cadence) gap(now time.Duration) error {
 	if last == 0 {
 		return nil
 	}
-	learned := fmt.Sprintf("the median of the last %d", min(c.n, cadenceWindow))
+	from := "" // what told the interval, when not the spacings
 	if interval == 0 {
-		var from string
 		interval, from = sdkInterval()
 		if first := last - c.made; first > interval {
 			interval, from = first, "the time from the exporter's making to the first"
 		}
-		learned = from + ": one collection came"
 	}
 	since := now - last
 	if since <= max(gapIntervals*interval, minGap) {
 		return nil
+	}
+	learned := from + ": one collection came"
+	if from == "" {
+		learned = fmt.Sprintf("the median of the last %d", min(c.n.Load(), cadenceWindow))
 	}
 	return fmt.Errorf("otelexporter: no export for %v, where collections come every %v (%s): the SDK skipped them (its collect failed, such as on an observable callback's error, which it reports to otel's error handler) or its reader stopped; PCP shows the values of the last export as current",
 		since.Round(time.Millisecond), interval.Round(time.Millisecond), learned)
