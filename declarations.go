@@ -708,11 +708,8 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 	case l.Name == bucketLabel && in.buckets:
 		return errorf(ErrDuplicate, inside(subject, "label", l.Name), onBuckets)
 	case l.kind == labelInstances:
-		v := &in.vec
-		if v.vec == nil {
-			v = r.bucketsVecLocked(in)
-		}
-		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance is %s's, which has a label of that name", v.vec.what())
+		// A vector's label, so the vector is there (namedLabelsLocked).
+		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instance is %s's, which has a label of that name", r.vecOverLocked(in).vec.what())
 	}
 	return errorf(ErrDuplicate, inside(subject, "label", l.Name), "the instances' names carry a label of that name (\"route=/a\"): %s", onUnlabelled)
 }
@@ -728,18 +725,21 @@ func (r *Registry) checkLabelFreeLocked(l *label, subject string) error {
 // label over the indom stays free: it shadows the indom's on that metric
 // alone, the registry's on it too. Both payloads are made (checkPayload).
 func shadowedIndomLabel(l, o *label, subject string) error {
-	if l.Optional == o.Optional && bytes.Equal(l.appendPayload(nil), o.appendPayload(nil)) {
-		return nil
-	}
-	const rule = "PCP merges an indom's labels under the registry's, and would show the registry's value on each of the indom's instances, never the indom's"
-	what := inside(subject, "label", l.Name)
+	var other string
 	switch {
 	case l.kind == labelIndom && o.kind == labelCluster:
-		return errorf(ErrDuplicate, what, "the registry has a label of that name (AddLabel), %s: %s", o.appendPayload(nil), rule)
+		other = "the registry has a label of that name (AddLabel)"
 	case l.kind == labelCluster && o.kind == labelIndom:
-		return errorf(ErrDuplicate, what, "indom %d has a label of that name (AddIndomLabel), %s: %s", o.serial, o.appendPayload(nil), rule)
+		other = fmt.Sprintf("indom %d has a label of that name (AddIndomLabel)", o.serial)
+	default:
+		return nil
 	}
-	return nil
+	theirs := o.appendPayload(nil)
+	if l.Optional == o.Optional && bytes.Equal(l.appendPayload(nil), theirs) {
+		return nil
+	}
+	return errorf(ErrDuplicate, inside(subject, "label", l.Name), "%s, %s: PCP merges an indom's labels under the registry's, "+
+		"and would show the registry's value on each of the indom's instances, never the indom's", other, theirs)
 }
 
 // onUnlabelled says why a label named like a vector's is refused, on the
@@ -771,22 +771,28 @@ func (r *Registry) vecLabelsFreeLocked(metric string, labels []string) error {
 // buckets, SetInstanceLabels(false), a histogram vector's buckets, a
 // vector past the file's label budget).
 func (r *Registry) namedLabelsLocked(in *indom) []string {
+	v := r.vecOverLocked(in)
+	switch {
+	case !in.buckets && v == nil:
+		return nil
+	case !in.buckets:
+		return v.labels
+	case v == nil: // a single histogram's
+		return []string{bucketLabel}
+	}
+	return append(slices.Clip(v.labels), bucketLabel)
+}
+
+// vecOverLocked returns the link of the vector whose instances in's are:
+// in's own, or the histogram vector's whose buckets' indom in is, found by
+// a scan, for a label's declaration alone; nil for none.
+func (r *Registry) vecOverLocked(in *indom) *vecLink {
 	if in.vec.vec != nil {
-		return in.vec.labels
+		return &in.vec
 	}
 	if !in.buckets {
 		return nil
 	}
-	if v := r.bucketsVecLocked(in); v != nil {
-		return append(slices.Clip(v.labels), bucketLabel)
-	}
-	return []string{bucketLabel}
-}
-
-// bucketsVecLocked returns the link of the histogram vector whose
-// buckets' indom in is, nil for none: found by a scan, for a label's
-// declaration alone.
-func (r *Registry) bucketsVecLocked(in *indom) *vecLink {
 	for _, x := range r.indoms {
 		if x.vec.buckets == in && x.vec.vec != nil {
 			return &x.vec
