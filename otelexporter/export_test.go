@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
 	"github.com/gopcp/mmv/internal/canon"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
@@ -176,7 +177,7 @@ func TestEveryPointThroughPCP(t *testing.T) {
 					each("", dp.Attributes, "", map[bool]string{true: "counter", false: "instant"}[a.IsMonotonic], float64(dp.Value))
 				}
 			case metricdata.Sum[float64]: // monotonic: in thousandths or nanoseconds
-				_, f := fine(mustUnits(t, m.Unit))
+				_, f := bridge.Fine(mustUnits(t, m.Unit))
 				for _, dp := range a.DataPoints {
 					each("", dp.Attributes, "", "counter", math.Round(dp.Value*f))
 				}
@@ -189,7 +190,7 @@ func TestEveryPointThroughPCP(t *testing.T) {
 					each("", dp.Attributes, "", "instant", dp.Value)
 				}
 			case metricdata.Histogram[float64]:
-				_, f := fine(mustUnits(t, m.Unit))
+				_, f := bridge.Fine(mustUnits(t, m.Unit))
 				checkHistograms(a.DataPoints, f, each)
 			case metricdata.Histogram[int64]:
 				checkHistograms(a.DataPoints, 1, each)

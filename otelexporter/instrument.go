@@ -138,7 +138,7 @@ func (in *instrument) declare(d mmv.Declarer, name string, m *metricdata.Metrics
 	case kindCounter:
 		in.counters, err = bridge.Declare[mmv.Counter](d, name, h.text("", ""), u, labels, limit)
 	case kindFloatCounter:
-		fu, f := fine(u)
+		fu, f := bridge.Fine(u)
 		in.factor = f
 		in.counters, err = bridge.Declare[mmv.Counter](d, name, h.text("", h.fineNote(fu)), fu, labels, limit)
 	case kindIntGauge:
@@ -148,7 +148,7 @@ func (in *instrument) declare(d mmv.Declarer, name string, m *metricdata.Metrics
 	case kindHistogram, kindFloatHistogram:
 		su, note := u, ""
 		if in.kind == kindFloatHistogram {
-			su, in.factor = fine(u)
+			su, in.factor = bridge.Fine(u)
 			note = h.fineNote(su)
 		}
 		in.buckets, err = mmv.DeclareVec[mmv.Counter](d, name+".bucket", h.text("by bucket", "Instances are the attribute values and le, the bucket's upper bound in "+

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
 )
 
 // Writing one export's data points into the instruments' metrics: every
@@ -55,7 +56,7 @@ func total[N int64 | float64](v N, factor float64) (uint64, bool) {
 	case int64:
 		return uint64(x), x >= 0
 	default:
-		return count(float64(v), factor)
+		return bridge.Count(float64(v), factor)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
 	"github.com/gopcp/mmv/internal/canon"
 	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/mmvfile"
@@ -580,7 +581,7 @@ func (in *propInstrument) expected(g propGroup) []value {
 		return s
 	}
 	u, _ := unitsOf(in.unit)
-	_, factor := fine(u)
+	_, factor := bridge.Fine(u)
 	switch in.kind {
 	case pIntUpDown, pIntGauge, pFloatUpDown, pFloatGauge:
 		return []value{{"", inst(""), in.value(p)}}

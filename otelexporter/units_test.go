@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 
+	"github.com/gopcp/mmv/internal/bridge"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
@@ -50,7 +51,7 @@ func TestUnits(t *testing.T) {
 		{"By/ms", "byte / millisec", true, "byte / millisec", 1},
 	} {
 		u, known := unitsOf(c.ucum)
-		f, factor := fine(u)
+		f, factor := bridge.Fine(u)
 		assert.Equal(t, c.pcp, u.String(), c.ucum)
 		assert.Equal(t, c.known, known, c.ucum)
 		assert.Equal(t, c.fine, f.String(), c.ucum)
@@ -78,19 +79,6 @@ func TestSameDimensionQuotientUnit(t *testing.T) {
 	assert.Equal(t, "500", m.Value)
 	assert.Contains(t, m.LongHelp, `"ms/s"`, "PCP shows gc.busy = %s [none], a ratio of %s for half a second per second, and its help does not name ms/s", m.Value, m.Value)
 }
-
-// TestCount: what a counter can hold of a float total.
-func TestCount(t *testing.T) {
-	n, ok := count(1.25, 1e9)
-	assert.True(t, ok)
-	assert.Equal(t, uint64(1250000000), n)
-	for _, f := range []float64{-1, 1 << 64, nan()} {
-		_, ok := count(f, 1)
-		assert.False(t, ok, f)
-	}
-}
-
-func nan() float64 { var z float64; return z / z }
 
 // TestNames: metric names from scope and instrument; label names;
 // the file name and cluster of a service.

@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,15 @@ func TestMetric(t *testing.T) {
 
 	_, err = bridge.Declare[mmv.Counter](r, "one", "", mmv.Count, nil, 1)
 	require.ErrorIs(t, err, mmv.ErrDuplicate)
+}
+
+// TestCount: what a counter can hold of a float total.
+func TestCount(t *testing.T) {
+	n, ok := bridge.Count(1.25, 1e9)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(1250000000), n)
+	for _, f := range []float64{-1, 1 << 64, math.NaN()} {
+		_, ok := bridge.Count(f, 1)
+		assert.False(t, ok, f)
+	}
 }
