@@ -12,11 +12,17 @@
 //
 // # Types, semantics and units
 //
-// A runtime/metrics value of kind Uint64 is a Uint64 metric, of kind
-// Float64 a Double metric; a cumulative one has counter semantics, the
-// others instant. Units follow the unit after the ':': bytes are Byte,
-// seconds and cpu-seconds Second, percent dimensionless, and every other
-// unit (objects, goroutines, threads, gc-cycles, events, calls...) Count.
+// Every metric is an instrument of package mmv, refreshed from one read
+// of runtime/metrics, so that a registry never started (package expose
+// on a host without PCP) serves them too: a cumulative value of kind
+// Uint64 is an mmv.Counter (a Uint64 counter), one of kind Float64 a
+// Counter in finer units, rounded (nanoseconds for the cpu-seconds and
+// seconds, as package otelexporter keeps a float total); a value that is
+// not cumulative is an mmv.IntGauge (Int64, instant; a Uint64 above
+// math.MaxInt64 reads as that) or an mmv.Gauge (Double, instant). Units
+// follow the unit after the ':': bytes are Byte, seconds and cpu-seconds
+// Second, percent dimensionless, and every other unit (objects,
+// goroutines, threads, gc-cycles, events, calls...) Count.
 //
 // A Float64Histogram (such as /sched/latencies:seconds) becomes two
 // metrics under its name: NAME.bucket, a Uint64 counter (units Count) over
@@ -50,7 +56,6 @@
 package goruntime
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"runtime/metrics"
@@ -60,7 +65,7 @@ import (
 	"time"
 
 	"github.com/gopcp/mmv"
-
+	"github.com/gopcp/mmv/internal/bridge"
 	"github.com/gopcp/mmv/internal/pcpname"
 )
 
@@ -147,11 +152,29 @@ func CheckNames(names []string) error {
 	return nil
 }
 
-// scalar is a Uint64 or Float64 runtime metric and its value in the file,
-// looked up by the refreshes until found (bridge.bind).
+// scalar is a Uint64 or Float64 runtime metric: the instrument of its
+// kind holds it, the others nil.
 type scalar struct {
-	name string // PCP name
-	v    *mmv.Value
+	counter *mmv.Counter
+	factor  float64 // counter units per unit of a Float64 total
+	ints    *mmv.IntGauge
+	floats  *mmv.Gauge
+}
+
+// set stores the sample's value in the scalar's instrument.
+func (s *scalar) set(v metrics.Value) {
+	switch {
+	case s.counter != nil && v.Kind() == metrics.KindUint64:
+		s.counter.Set(v.Uint64())
+	case s.counter != nil:
+		if n, ok := bridge.Count(v.Float64(), s.factor); ok {
+			s.counter.Set(n)
+		}
+	case s.ints != nil:
+		s.ints.Set(int64(min(v.Uint64(), math.MaxInt64)))
+	default:
+		s.floats.Set(v.Float64())
+	}
 }
 
 // histogram is a Float64Histogram runtime metric.
@@ -160,55 +183,11 @@ type histogram struct {
 	count   *mmv.Counter
 }
 
-// bridge copies runtime/metrics into the file.
-type bridge struct {
-	r       *mmv.Registry
-	value   func(metric, instance string) (*mmv.Value, error) // r.Value (a test's count)
+// refresher copies runtime/metrics into the registry's instruments.
+type refresher struct {
 	samples []metrics.Sample
-	scalars []scalar    // per sample; name "" for histograms
-	hists   []histogram // per sample
-	bound   bool        // every scalar's value found
-	next    int         // the scalar bind looks up first: the one after the last not found
-}
-
-// bind looks up the scalars' values not found yet, and reports whether the
-// refresh goes on (false once the registry is closed). A value not found,
-// whatever the reason, is looked up again at a later refresh: before
-// Start it has no storage, and a full disk can keep it out of the file for
-// a while (Value: "not in the file yet"); kept nil for good, which ignores
-// updates, its metric stayed 0 once in the file
-// (TestScalarsBoundAfterDiskFull). The histograms are instruments, updated
-// whether their values are in the file or not.
-//
-// The first value not found ends the lookups of a refresh: each lookup of
-// a value not in the file may make the registry try to publish, with its
-// lock held (Registry.Value), and on a full disk looking up every missing
-// value made a failing write per value per refresh. The next refresh
-// starts after it, so that a value never found keeps none of the others
-// out (TestBindStopsAtTheFirstValueNotFound). Before Start every lookup
-// says so, with no write: the next refresh starts at the same value.
-func (b *bridge) bind() bool {
-	n := len(b.scalars)
-	for k := range n {
-		i := (b.next + k) % n
-		s := &b.scalars[i]
-		if s.name == "" || s.v != nil {
-			continue
-		}
-		v, err := b.value(s.name, "")
-		switch {
-		case err == nil:
-			s.v = v
-			continue
-		case errors.Is(err, mmv.ErrClosed):
-			return false
-		case !errors.Is(err, mmv.ErrNotStarted):
-			b.next = (i + 1) % n
-		}
-		return true // the rest at the next refresh, b.bound still false
-	}
-	b.bound = true
-	return true
+	scalars []scalar    // per sample; zero for histograms
+	hists   []histogram // per sample; zero for scalars
 }
 
 // Register declares every metric of runtime/metrics.All on r (mmv.Default
@@ -231,7 +210,7 @@ func Register(r *mmv.Registry, o *Options) error {
 	if err := CheckNames(Names(ds, opts.Prefix)); err != nil {
 		return err
 	}
-	b := &bridge{r: r, value: r.Value}
+	b := &refresher{}
 	// Histograms need their bounds, which only a read tells.
 	probe := make([]metrics.Sample, len(ds))
 	for i, d := range ds {
@@ -251,17 +230,10 @@ func Register(r *mmv.Registry, o *Options) error {
 			var s scalar
 			switch d.Kind {
 			case metrics.KindUint64, metrics.KindFloat64:
-				m := mmv.Metric{Name: name, Type: mmv.Uint64, Semantics: mmv.SemInstant, Units: Units(unit), ShortHelp: short, LongHelp: long}
-				if d.Kind == metrics.KindFloat64 {
-					m.Type = mmv.Double
-				}
-				if d.Cumulative {
-					m.Semantics = mmv.SemCounter
-				}
-				if err := tx.AddMetric(m); err != nil {
+				var err error
+				if s, err = declareScalar(tx, d, name, short+"\n"+long, Units(unit)); err != nil {
 					return err
 				}
-				s.name = name
 			case metrics.KindFloat64Histogram:
 				vec, err := mmv.DeclareVec[mmv.Counter](tx, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
 					"Instances are upper bounds (le) in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, "le")
@@ -306,6 +278,24 @@ func Register(r *mmv.Registry, o *Options) error {
 	}
 	r.Poll(opts.Interval, b.refresh)
 	return refused
+}
+
+// declareScalar declares on tx the instrument of a Uint64 or Float64
+// runtime metric d, as the package documentation says.
+func declareScalar(tx *mmv.Tx, d metrics.Description, name, help string, u mmv.Units) (s scalar, err error) {
+	switch {
+	case d.Cumulative && d.Kind == metrics.KindFloat64:
+		var fu mmv.Units
+		fu, s.factor = bridge.Fine(u)
+		s.counter, err = mmv.Declare[mmv.Counter](tx, name, help, fu)
+	case d.Cumulative:
+		s.counter, err = mmv.Declare[mmv.Counter](tx, name, help, u)
+	case d.Kind == metrics.KindFloat64:
+		s.floats, err = mmv.Declare[mmv.Gauge](tx, name, help, u)
+	default:
+		s.ints, err = mmv.Declare[mmv.IntGauge](tx, name, help, u)
+	}
+	return s, err
 }
 
 // help returns a description as short and long help: its first sentence,
@@ -355,28 +345,23 @@ func boundNames(uppers []float64) []string {
 	}
 }
 
-// refresh reads the runtime's metrics and copies them into the file.
-func (b *bridge) refresh() {
-	if !b.bound && !b.bind() {
-		return
-	}
+// refresh reads the runtime's metrics and copies them into the
+// instruments.
+func (b *refresher) refresh() {
 	metrics.Read(b.samples)
 	for i, smp := range b.samples {
-		switch smp.Value.Kind() {
-		case metrics.KindUint64:
-			b.scalars[i].v.Set(int64(smp.Value.Uint64()))
-		case metrics.KindFloat64:
-			b.scalars[i].v.SetFloat(smp.Value.Float64())
-		case metrics.KindFloat64Histogram:
-			h := &b.hists[i]
-			var total uint64
-			for j, c := range smp.Value.Float64Histogram().Counts {
-				if j < len(h.buckets) {
-					h.buckets[j].Set(c)
-				}
-				total += c
-			}
-			h.count.Set(total)
+		if smp.Value.Kind() != metrics.KindFloat64Histogram {
+			b.scalars[i].set(smp.Value)
+			continue
 		}
+		h := &b.hists[i]
+		var total uint64
+		for j, c := range smp.Value.Float64Histogram().Counts {
+			if j < len(h.buckets) {
+				h.buckets[j].Set(c)
+			}
+			total += c
+		}
+		h.count.Set(total)
 	}
 }

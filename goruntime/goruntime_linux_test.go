@@ -15,9 +15,8 @@ import (
 )
 
 // TestScalarsBoundAfterDiskFull: Register on a started registry whose disk
-// is full succeeds, its values waiting for room; the first refreshes find
-// no scalar in the file ("not in the file yet"), and later ones look them
-// up again once there is room, where the bridge kept their nil handles for
+// is full succeeds, its instruments counting in their memory until there
+// is room, then in the file, where the bridge once kept nil handles for
 // good and every scalar stayed 0, with no error anywhere.
 func TestScalarsBoundAfterDiskFull(t *testing.T) {
 	pcptest.NeedFileLayer(t)

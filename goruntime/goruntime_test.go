@@ -1,8 +1,6 @@
 package goruntime
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
 	"runtime"
 	"runtime/metrics"
@@ -106,10 +104,11 @@ func TestRegisterThroughPCP(t *testing.T) {
 		name, typ, sem, units string
 	}{
 		{"gc.heap.allocs_bytes", "64-bit unsigned int", "counter", "byte"},
-		{"gc.heap.live_bytes", "64-bit unsigned int", "instant", "byte"},
-		{"cpu.classes.total_cpu_seconds", "double", "counter", "sec"},
-		{"sched.goroutines_goroutines", "64-bit unsigned int", "instant", "count"},
-		{"gc.gogc_percent", "64-bit unsigned int", "instant", "none"},
+		{"gc.heap.live_bytes", "64-bit int", "instant", "byte"},
+		{"cpu.classes.total_cpu_seconds", "64-bit unsigned int", "counter", "nanosec"},
+		{"sync.mutex.wait.total_seconds", "64-bit unsigned int", "counter", "nanosec"},
+		{"sched.goroutines_goroutines", "64-bit int", "instant", "count"},
+		{"gc.gogc_percent", "64-bit int", "instant", "none"},
 		{"sched.latencies_seconds.bucket", "64-bit unsigned int", "counter", "count"},
 		{"sched.latencies_seconds.count", "64-bit unsigned int", "counter", "count"},
 	} {
@@ -180,11 +179,11 @@ func TestRegisterBucketsPastTheCaps(t *testing.T) {
 }
 
 // TestServedBeforeStart: a registry never started (a host without PCP,
-// served by package expose) serves the runtime's histograms as the
-// runtime counts them, refreshed by each Gather (mmv.Registry.Poll),
-// where they were never refreshed and read 0; the scalars, which have no
-// storage before Start, are left out, and are bound at Start all the
-// same.
+// served by package expose) serves every runtime metric as the runtime
+// counts it, refreshed by each Gather (mmv.Registry.Poll): the histograms,
+// and the scalars, which were low-level Values with no storage before
+// Start and were left out, unsaid (a service's goroutines, heap and GC
+// cycles missing from its /metrics on a host without PCP).
 func TestServedBeforeStart(t *testing.T) {
 	r := mmv.NewRegistry("goruntime", &mmv.Options{Dir: t.TempDir()})
 	defer r.Close()
@@ -194,82 +193,50 @@ func TestServedBeforeStart(t *testing.T) {
 		sink = append(sink, make([]byte, 64+i))
 	}
 	runtime.KeepAlive(sink)
-	s := []metrics.Sample{{Name: "/gc/heap/allocs-by-size:bytes"}}
+	s := []metrics.Sample{{Name: "/gc/heap/allocs-by-size:bytes"}, {Name: "/gc/gogc:percent"}, {Name: "/cpu/classes/total:cpu-seconds"}}
 	metrics.Read(s)
 	var allocs uint64
 	for _, c := range s[0].Value.Float64Histogram().Counts {
 		allocs += c
 	}
 	require.Greater(t, allocs, uint64(1000), "the runtime's count")
-	gathered := func() map[string]int64 { // singular metrics' values
-		got := map[string]int64{}
+	require.NotZero(t, s[1].Value.Uint64())
+	gathered := func() map[string]*mmv.Value { // singular metrics' values
+		got := map[string]*mmv.Value{}
 		r.Gather(func(f *mmv.Family) {
-			if len(f.Samples) == 1 {
-				got[f.Name] = f.Samples[0].Value.Int()
+			if len(f.Samples) == 1 && f.Samples[0].Instance == "" {
+				got[f.Name] = f.Samples[0].Value
 			}
 		})
 		return got
 	}
-	before := gathered()
-	c, ok := before["gc.heap.allocs_by_size_bytes.count"]
-	require.True(t, ok)
-	assert.GreaterOrEqual(t, uint64(c), allocs, "the histogram's count")
-	assert.NotContains(t, before, "gc.gogc_percent", "a scalar, no storage before Start")
-
-	pcptest.NeedFileLayer(t)
-	require.NoError(t, r.Start())
-	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(gogc)
-	require.NotZero(t, gogc[0].Value.Uint64())
-	require.Eventually(t, func() bool {
-		g, ok := gathered()["gc.gogc_percent"]
-		return ok && uint64(g) == gogc[0].Value.Uint64()
-	}, 10*time.Second, time.Millisecond, "the scalars bound at Start")
-}
-
-// TestBindStopsAtTheFirstValueNotFound: a refresh looks up the scalars'
-// values until one is not found, and the next starts after it: each
-// lookup of a value not in the file may try a write (Registry.Value), and
-// on a full disk bind made one failing write per missing value per
-// refresh. Counted here by lookups, which a registry cannot show: its
-// writes to a full disk fail alike whoever asks.
-func TestBindStopsAtTheFirstValueNotFound(t *testing.T) {
-	var lookups []string
-	found := map[string]bool{"b": true}
-	var fail error
-	b := &bridge{scalars: []scalar{{name: "a"}, {}, {name: "b"}, {name: "c"}}, // {}: a histogram
-		value: func(metric, _ string) (*mmv.Value, error) {
-			lookups = append(lookups, metric)
-			if found[metric] {
-				return new(mmv.Value), nil
+	for _, started := range []bool{false, true} {
+		if started {
+			pcptest.NeedFileLayer(t)
+			require.NoError(t, r.Start())
+		}
+		got := gathered()
+		c, ok := got["gc.heap.allocs_by_size_bytes.count"]
+		require.True(t, ok, "the histogram's count (started %v)", started)
+		assert.GreaterOrEqual(t, uint64(c.Int()), allocs, "the histogram's count (started %v)", started)
+		want := map[string]bool{}
+		for _, name := range Names(metrics.All(), "") {
+			if !strings.HasSuffix(name, ".bucket") {
+				want[name] = true
 			}
-			return nil, fail
-		}}
-	pass := func() []string {
-		lookups = nil
-		require.True(t, b.bind())
-		return lookups
+		}
+		for name := range got {
+			delete(want, name)
+		}
+		assert.Empty(t, want, "metrics not served (started %v)", started)
+		if g := got["gc.gogc_percent"]; assert.NotNil(t, g, "started %v", started) {
+			assert.EqualValues(t, s[1].Value.Uint64(), g.Int(), "gc.gogc_percent (started %v)", started)
+		}
+		if g := got["sched.goroutines_goroutines"]; assert.NotNil(t, g, "started %v", started) {
+			assert.Positive(t, g.Int(), "goroutines (started %v)", started)
+		}
+		if g := got["cpu.classes.total_cpu_seconds"]; assert.NotNil(t, g, "started %v", started) {
+			assert.GreaterOrEqual(t, g.Int(), int64(s[2].Value.Float64()*1e9), "CPU time in nanoseconds (started %v)", started)
+		}
 	}
-
-	fail = fmt.Errorf("mmv: metric %q: %w", "a", mmv.ErrNotStarted)
-	assert.Equal(t, []string{"a"}, pass(), "before Start: one lookup")
-	assert.Equal(t, []string{"a"}, pass(), "before Start, again from the first")
-
-	fail = errors.New(`mmv: metric "a": not in the file yet: no space left on device`)
-	assert.Equal(t, []string{"a"}, pass(), "one failed lookup per refresh")
-	assert.Equal(t, []string{"b", "c"}, pass(), "the rest at the next, b found")
-	assert.Equal(t, []string{"a"}, pass(), "after c, back to a")
-	assert.False(t, b.bound)
-
-	found["a"], found["c"] = true, true
-	assert.Equal(t, []string{"c", "a"}, pass(), "after a, from c")
-	assert.True(t, b.bound, "every scalar's value found")
-	for _, s := range b.scalars {
-		assert.Equal(t, s.name != "", s.v != nil, "%q bound", s.name)
-	}
-
-	b = &bridge{scalars: []scalar{{name: "a"}, {name: "b"}}, value: func(string, string) (*mmv.Value, error) {
-		return nil, mmv.ErrClosed
-	}}
-	assert.False(t, b.bind(), "closed: the refresh ends")
 }
