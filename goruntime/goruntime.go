@@ -167,7 +167,7 @@ func (s *scalar) set(v metrics.Value) {
 	case s.counter != nil && v.Kind() == metrics.KindUint64:
 		s.counter.Set(v.Uint64())
 	case s.counter != nil:
-		if n, ok := bridge.Count(v.Float64(), s.factor); ok {
+		if n, ok := total(v.Float64(), s.factor); ok {
 			s.counter.Set(n)
 		}
 	case s.ints != nil:
@@ -176,6 +176,10 @@ func (s *scalar) set(v metrics.Value) {
 		s.floats.Set(v.Float64())
 	}
 }
+
+// total returns a float total f as a counter's value in units factor
+// times finer, and whether a counter holds it.
+func total(f, factor float64) (uint64, bool) { return bridge.Count(f, factor) }
 
 // histogram is a Float64Histogram runtime metric.
 type histogram struct {

@@ -1,6 +1,7 @@
 package goruntime
 
 import (
+	"math"
 	"regexp"
 	"runtime"
 	"runtime/metrics"
@@ -238,5 +239,23 @@ func TestServedBeforeStart(t *testing.T) {
 		if g := got["cpu.classes.total_cpu_seconds"]; assert.NotNil(t, g, "started %v", started) {
 			assert.GreaterOrEqual(t, g.Int(), int64(s[2].Value.Float64()*1e9), "CPU time in nanoseconds (started %v)", started)
 		}
+	}
+}
+
+// TestFloatTotalWrapsPastTwoTo64: a float total kept as a counter in
+// nanoseconds reaches 2^64 after 584 CPU-years, 9 months of
+// /cpu/classes/total:cpu-seconds at GOMAXPROCS 768; past it the counter
+// wraps, as PCP reads a u64 counter, its increments right, where it
+// stopped there for good, unsaid, its rate zero.
+func TestFloatTotalWrapsPastTwoTo64(t *testing.T) {
+	const ns = 1e9
+	before, ok := total(1.8e10, ns) // seconds, below 2^64 ns
+	require.True(t, ok)
+	after, ok := total(1.9e10, ns) // past it
+	require.True(t, ok)
+	assert.EqualValues(t, uint64(1e18), after-before, "the increment across 2^64, as PCP reads a wrap")
+	for _, f := range []float64{-1, math.NaN(), math.Inf(1)} {
+		_, ok := total(f, ns)
+		assert.False(t, ok, "%v is no total", f)
 	}
 }
