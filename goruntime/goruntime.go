@@ -17,7 +17,8 @@
 // on a host without PCP) serves them too: a cumulative value of kind
 // Uint64 is an mmv.Counter (a Uint64 counter), one of kind Float64 a
 // Counter in finer units, rounded (nanoseconds for the cpu-seconds and
-// seconds, as package otelexporter keeps a float total); a value that is
+// seconds, as package otelexporter keeps a float total), wrapping past
+// 2^64 as a counter does (584 CPU-years); a value that is
 // not cumulative is an mmv.IntGauge (Int64, instant; a Uint64 above
 // math.MaxInt64 reads as that) or an mmv.Gauge (Double, instant). Units
 // follow the unit after the ':': bytes are Byte, seconds and cpu-seconds
@@ -178,8 +179,20 @@ func (s *scalar) set(v metrics.Value) {
 }
 
 // total returns a float total f as a counter's value in units factor
-// times finer, and whether a counter holds it.
-func total(f, factor float64) (uint64, bool) { return bridge.Count(f, factor) }
+// times finer, rounded, modulo 2^64 past it: the cpu-seconds reach 2^64
+// ns after 584 CPU-years (9 months at GOMAXPROCS 768), and a counter
+// wraps there, as PCP reads a u64 counter (a reset, to Prometheus), its
+// increments right, where one stopped at its last value read a rate of
+// zero for good. ok is false for a negative, NaN or infinite f, which a
+// runtime total never is. The float holds no odd integer near 2^64, so
+// the value is never all ones (PCP's "no value").
+func total(f, factor float64) (n uint64, ok bool) {
+	x := math.Round(f * factor)
+	if !(x >= 0) || math.IsInf(x, 1) {
+		return 0, false
+	}
+	return uint64(math.Mod(x, 1<<64)), true
+}
 
 // histogram is a Float64Histogram runtime metric.
 type histogram struct {
