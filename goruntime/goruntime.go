@@ -18,12 +18,14 @@
 // Uint64 is an mmv.Counter (a Uint64 counter), one of kind Float64 a
 // Counter in finer units, rounded (nanoseconds for the cpu-seconds and
 // seconds, as package otelexporter keeps a float total), wrapping past
-// 2^64 as a counter does (584 CPU-years); a value that is
-// not cumulative is an mmv.IntGauge (Int64, instant; a Uint64 above
-// math.MaxInt64 reads as that) or an mmv.Gauge (Double, instant). Units
-// follow the unit after the ':': bytes are Byte, seconds and cpu-seconds
-// Second, percent dimensionless, and every other unit (objects,
-// goroutines, threads, gc-cycles, events, calls...) Count.
+// 2^64 as a counter does (584 CPU-years); a value that is not cumulative
+// is an mmv.IntGauge (Int64, instant; a Uint64 above math.MaxInt64 reads
+// as that) or an mmv.Gauge (Double, instant). Units follow the unit
+// after the ':': bytes are Byte, seconds and cpu-seconds Second
+// (Nanosecond for a Float64 total, which every scalar in seconds or
+// cpu-seconds is in Go 1.26: PCP shows none in sec), percent
+// dimensionless, and every other unit (objects, goroutines, threads,
+// gc-cycles, events, calls...) Count.
 //
 // A Float64Histogram (such as /sched/latencies:seconds) becomes two
 // metrics under its name: NAME.bucket, a Uint64 counter (units Count) over
@@ -100,7 +102,8 @@ func Name(runtimeName string) string {
 }
 
 // Units returns the PCP units of a runtime/metrics unit (the part after
-// the ':').
+// the ':'); a cumulative Float64 is kept in finer ones (Nanosecond for
+// Second), as the package documentation says.
 func Units(unit string) mmv.Units {
 	switch unit {
 	case "bytes":
