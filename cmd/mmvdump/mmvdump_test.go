@@ -415,6 +415,17 @@ func TestUsage(t *testing.T) {
 	assert.Contains(t, stderr, `mmvdump: -pcp: mmvfile: PCP "6.3": Dump prints as PCP 6.0 or 7.2`)
 }
 
+// TestHelpExitsZero: -h and -help print the usage and exit 0, as a Go
+// command's flags do (flag.ExitOnError), where they exited 2, bad usage,
+// failing a script that asks for the help.
+func TestHelpExitsZero(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		_, stderr, status := mmvdump(t, arg)
+		assert.Equal(t, 0, status, arg)
+		assert.Contains(t, stderr, "usage: mmvdump", arg)
+	}
+}
+
 // TestPCPFlag: -pcp chooses the mmvdump printed as, whatever the PCP
 // installed: the golden empty file, whose values section counts 0.
 func TestPCPFlag(t *testing.T) {
