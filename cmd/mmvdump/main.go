@@ -35,6 +35,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -50,10 +51,10 @@ func main() {
 }
 
 // run is mmvdump with its arguments, output and clock given, and returns
-// the exit status: 0; 1 for a file PCP's mmvdump stops at, a file the
-// reader refuses (-json) or hazards found (-lint); 2 for bad usage or a
-// path that cannot be read. The clock tells the length of open elapsed
-// intervals.
+// the exit status: 0, as for -h; 1 for a file that cannot be read or that
+// PCP's mmvdump stops at, a file the reader refuses (-json) or hazards
+// found (-lint); 2 for bad usage or a path -lint cannot read. The clock
+// tells the length of open elapsed intervals.
 func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	fs := flag.NewFlagSet("mmvdump", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -64,7 +65,10 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		fmt.Fprintln(stderr, "usage: mmvdump [-pcp version] [-json] file\n       mmvdump -lint [-json] [file|dir ...]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // asked for: the usage printed, as flag.ExitOnError exits
+	case err != nil:
 		return 2
 	}
 	pcp, err := mmvfile.ParsePCP(*pcpVersion)
