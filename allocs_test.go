@@ -255,3 +255,42 @@ func settledHeap() uint64 {
 	}
 	return m.HeapAlloc
 }
+
+// TestStoppedPollKeepsNothing: a poll's stop lets go of all the registry
+// kept for it, before Start and after. A prombridge bridge registered
+// again on a prefix stops the last one's poll and starts its own: each
+// cycle left the poll's start and halt among the registry's hooks, 83-108
+// bytes for the registry's life, 8-10 MB over 100,000 cycles.
+func TestStoppedPollKeepsNothing(t *testing.T) {
+	const n = 100_000
+	for _, started := range []bool{false, true} {
+		t.Run(fmt.Sprintf("started=%v", started), func(t *testing.T) {
+			r := NewRegistry("polls", &Options{Dir: t.TempDir()})
+			defer r.Close()
+			if started {
+				startOrSkip(t, r)
+			}
+			// Once started, each cycle waits for its poll's first run:
+			// the goroutines the runtime keeps for reuse, once ended,
+			// are then few. A first round makes them, and the
+			// registry's arrays.
+			cycles := func() {
+				ran := make(chan struct{}, 1)
+				for range n {
+					stop := r.Poll(time.Hour, func() { ran <- struct{}{} })
+					if started {
+						<-ran
+					}
+					stop()
+				}
+			}
+			cycles()
+			before := settledHeap()
+			cycles()
+			kept := float64(int64(settledHeap()-before)) / n
+			runtime.KeepAlive(r)
+			t.Logf("%.1f bytes a stopped poll", kept)
+			assert.Less(t, kept, 5.0, "bytes a stopped poll keeps")
+		})
+	}
+}

@@ -125,6 +125,9 @@ func (r *Registry) Start() error {
 	for _, f := range r.onStart {
 		f()
 	}
+	for _, p := range r.pollers {
+		p.startLocked()
+	}
 	return nil
 }
 
@@ -170,6 +173,9 @@ func (r *Registry) Close() error {
 	// the first panic goes on to the caller. Stopped at the panic, Close
 	// left the file at its name, locked, and the later polls running, for
 	// good.
+	for _, p := range r.pollers {
+		p.haltLocked()
+	}
 	for _, f := range r.onClose {
 		if p := runHook(f); p != nil && panicked == nil {
 			panicked = p

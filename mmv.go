@@ -181,6 +181,12 @@ type Registry struct {
 	// Hooks run, in order, at the end of Start and at the start of Close,
 	// with mu held (door.hookLocked).
 	onStart, onClose []func()
+	// pollers are every poll not stopped (Poll's, callback metrics',
+	// histograms' refreshes): Start starts their goroutines, Close halts
+	// them, and Poll's stop takes its poll out. Kept among the hooks, a
+	// stopped poll's start and halt stayed for the registry's life
+	// (TestStoppedPollKeepsNothing).
+	pollers []*poller
 	// onRead hooks run at each Snapshot, with mu held: histograms hand
 	// over their values, by instance id (callback metrics' functions run
 	// before, without mu: runCallbacks).
@@ -347,8 +353,9 @@ type gathered struct {
 // poller is a function Poll runs, one run at a time, from its goroutine
 // or, before Start, from Gather and Snapshot.
 type poller struct {
-	mu sync.Mutex
-	f  atomic.Pointer[func()] // nil once stopped (Poll's stop)
+	mu       sync.Mutex
+	f        atomic.Pointer[func()] // nil once stopped (Poll's stop)
+	interval time.Duration
 	// stop, closed, ends the poll's goroutine; nil while none runs. Under
 	// the registry's lock.
 	stop chan struct{}

@@ -65,6 +65,9 @@ func (r *Registry) stopPoll(p *poller) {
 		// A new array: runPolls may be reading the old one.
 		r.polls = slices.Concat(r.polls[:i], r.polls[i+1:])
 	}
+	if i := slices.Index(r.pollers, p); i >= 0 {
+		r.pollers = slices.Delete(r.pollers, i, i+1)
+	}
 	p.haltLocked()
 }
 
@@ -77,22 +80,25 @@ func (r *Registry) pollLocked(interval time.Duration, f func()) *poller {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	p := &poller{}
+	p := &poller{interval: interval}
 	p.f.Store(&f)
-	start := func() {
-		if p.f.Load() == nil { // stopped before Start
-			return
-		}
-		s := make(chan struct{})
-		p.stop = s
-		go poll(interval, func() { p.runUnless(s) }, s, true)
-	}
-	r.onStart = append(r.onStart, start)
-	r.onClose = append(r.onClose, p.haltLocked)
+	r.pollers = append(r.pollers, p)
 	if r.state == started {
-		start()
+		p.startLocked()
 	}
 	return p
+}
+
+// startLocked starts p's goroutine, which runs its function every
+// interval, the first time at once; called with the registry's lock held
+// (at Start, or by Poll once started).
+func (p *poller) startLocked() {
+	if p.f.Load() == nil { // stopped
+		return
+	}
+	s := make(chan struct{})
+	p.stop = s
+	go poll(p.interval, func() { p.runUnless(s) }, s, true)
 }
 
 // pollUnstarted runs the registry's polls when it is not started yet,

@@ -12,7 +12,7 @@ func Pollers() int {
 	buf := make([]byte, 1<<20)
 	for {
 		if n := runtime.Stack(buf, true); n < len(buf) {
-			return strings.Count(string(buf[:n]), "created by github.com/gopcp/mmv.(*Registry).pollLocked")
+			return strings.Count(string(buf[:n]), "created by github.com/gopcp/mmv.(*poller).startLocked")
 		}
 		buf = make([]byte, 2*len(buf))
 	}
