@@ -235,6 +235,35 @@ func TestFlushDuringOutageKeepsRetrying(t *testing.T) {
 	}
 }
 
+// TestErrClearedByADeclarationsPublication: once a publication that a
+// low-level declaration makes at once (a String value's) puts every
+// declaration in the file, Err says nothing of the outage before it. It
+// said the outage's full disk for good: that publication stops the timer,
+// which has nothing left to publish, and only the timer's and Flush's
+// cleared the error.
+func TestErrClearedByADeclarationsPublication(t *testing.T) {
+	_, r, v, filler := fullVec(t, time.Hour, 1)
+	const n = 320
+	for i := range n {
+		v.With(fmt.Sprint("i", i)).Add(uint64(i + 1))
+	}
+	require.ErrorIs(t, r.Flush(), syscall.ENOSPC)
+	require.ErrorIs(t, r.Err(), syscall.ENOSPC)
+	require.NoError(t, os.Remove(filler))
+
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "s", Type: mmv.String, Semantics: mmv.SemDiscrete}))
+	f, err := mmvfile.Open(r.Path())
+	require.NoError(t, err)
+	shown := 0
+	for _, val := range f.Values {
+		if val.Metric != nil && val.Metric.Name == "v" && val.Instance != nil {
+			shown++
+		}
+	}
+	require.Equal(t, n+1, shown, "the vector's values in the file")
+	assert.NoError(t, r.Err(), "Err once the file holds every declaration")
+}
+
 // atoiSuffix returns the number after "k=i" in an instance name.
 func atoiSuffix(name string) int {
 	n, _ := strconv.Atoi(strings.TrimPrefix(name, "k=i"))

@@ -93,9 +93,17 @@ func needStorageNow(ps []*part) bool {
 // PublishDelay when one of them is not all in its file (a declaration not
 // yet published, or a publication that failed), unless it is armed
 // already; it stops the timer when none is, or the registry is not
-// started.
+// started. When every part has its file and every declaration is in it,
+// no failure stands: the error of the last that failed is forgotten,
+// whatever publication put them there (after one made at once for a
+// low-level declaration, Err said the outage before it until the timer's
+// next, for good when nothing was left for the timer:
+// TestErrClearedByADeclarationsPublication).
 func (r *Registry) scheduleLocked() {
 	t := r.timer
+	if r.state == started && !r.replacingLocked() {
+		r.pubErr = nil
+	}
 	if r.state != started || !r.unpublishedLocked() {
 		if t != nil && t.armed {
 			t.Stop()

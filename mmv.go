@@ -142,7 +142,7 @@ type Registry struct {
 	// else is declared, as Snapshot and Gather do before they read
 	// (carryReboundLocked).
 	rebound       [2][]*cell
-	pubErr        error                // why the last publication failed
+	pubErr        error                // why the last publication failed, until every part is in its file (scheduleLocked)
 	claimBusy     time.Time            // since when the timer's publications found the directory's lock held (tryClaimsLocked)
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
 	homes         map[string]int       // the part of each name in the last run's files, by index, read at Start (lastHomes), forgotten when it fails: placement keeps it
