@@ -47,7 +47,10 @@
 // of theirs named le, the buckets' label, is exported_le, as Prometheus
 // renames a clash (exported_exported_le when that name is taken too); a
 // histogram vector's own label names never are le (mmv.NewHistogramVec
-// refuses it).
+// refuses it). A label le of any other family is exported_le too: le is
+// a histogram's cumulative bound, which histogram_quantile reads, and a
+// counter vector labelled le (goruntime's NAME.bucket, a bridge's) counts
+// per bucket.
 // PCP label values that are not JSON strings are written as their JSON
 // text (a named string type or a time.Time, which are, as the string).
 // An instance of an indom that is not a vector's has its name in label

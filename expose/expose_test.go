@@ -611,3 +611,26 @@ func TestInstanceLabelInstnameExported(t *testing.T) {
 		assert.Contains(t, out, `single{instname="reg"} 1`+"\n", f, "a singular metric's label, no instance's name")
 	}
 }
+
+// TestLeOutsideHistograms: le names a Prometheus histogram's cumulative
+// bucket bound, which histogram_quantile reads as such. A family that is
+// not a histogram (a counter vector of per-bucket counts labelled le, as
+// goruntime's NAME.bucket and the bridges' are in PCP) has its label le
+// exported_le, where it was served as le: a quantile over
+// go_sched_latencies_seconds_bucket_total{le=...} read per-bucket counts
+// as cumulative, a wrong answer with no word.
+func TestLeOutsideHistograms(t *testing.T) {
+	r := mmv.NewRegistry("expose_le", &mmv.Options{Dir: t.TempDir()})
+	v := mmv.NewCounterVec(r, "lat.bucket", "Per bucket", mmv.Count, "le")
+	v.With("0.1").Add(5)
+	v.With("+Inf").Add(1)
+	g := mmv.NewGaugeVec(r, "g", "A gauge labelled le and exported_le", mmv.NoUnits, "le", "exported_le")
+	g.With("1", "x").Set(2)
+	for _, f := range []expose.Format{expose.Text, expose.OpenMetrics} {
+		out := scrapeOnce(t, r, f)
+		assert.Contains(t, out, `lat_bucket_total{exported_le="0.1"} 5`+"\n", f)
+		assert.Contains(t, out, `lat_bucket_total{exported_le="+Inf"} 1`+"\n", f)
+		assert.Contains(t, out, `g{exported_exported_le="1",exported_le="x"} 2`+"\n", f)
+		assert.NotContains(t, out, `{le=`, f)
+	}
+}

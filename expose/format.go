@@ -99,11 +99,12 @@ func (e *encoder) family(f *mmv.Family) {
 	// Prometheus renames a clash, where le twice failed the whole scrape
 	// in the text format; exported_exported_le when the histogram has a
 	// label exported_le, and so on, as Prometheus renames again, where two
-	// label values became one label, and two instances one series.
+	// label values became one label, and two instances one series. So is
+	// a label le of any other family, such as per-bucket counts (goruntime's
+	// NAME.bucket), which histogram_quantile read as cumulative buckets
+	// (TestLeOutsideHistograms). Named when met: finding a name free
+	// reads every sample's labels.
 	var le string
-	if f.Bounds != nil {
-		le = pcpname.Unclash(pcpname.Exported+"le", func(n string) bool { return labelled(f, n) })
-	}
 	// instname is the name of an instance that is not a vector's, its
 	// identity as le is a bucket's: a PCP label of that name, the
 	// instance's own or one above it, is renamed as le is, where the
@@ -115,7 +116,10 @@ func (e *encoder) family(f *mmv.Family) {
 		instname = pcpname.Unclash(pcpname.Exported+"instname", func(n string) bool { return labelled(f, n) })
 	}
 	labelName := func(n string) string {
-		if n == "le" && f.Bounds != nil {
+		if n == "le" {
+			if le == "" {
+				le = pcpname.Unclash(pcpname.Exported+"le", func(n string) bool { return labelled(f, n) })
+			}
 			return le
 		}
 		return n
