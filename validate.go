@@ -1,6 +1,8 @@
 package mmv
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -40,7 +42,7 @@ func checkFileName(name string, flags Flags) error {
 	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; !pcpname.IsLetter(c) && !pcpname.IsDigit(c) && c != '_' && c != '.' {
-			return errorf(ErrName, subject, "%q is not a letter, digit, '_' or '.', so PCP drops its metrics", c)
+			return errorf(ErrName, subject, "%s is not a letter, digit, '_' or '.', so PCP drops its metrics", quoteCharAt(name, i))
 		}
 	}
 	if strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
@@ -91,13 +93,23 @@ func checkMetricName(subject, name string, flags Flags) error {
 			return errorf(ErrName, subject, "part %q must start with a letter", part)
 		}
 		if !pcpname.IsLetter(c) && !pcpname.IsDigit(c) && c != '_' {
-			return errorf(ErrName, subject, "%q is not a letter, digit, '_' or '.'", c)
+			return errorf(ErrName, subject, "%s is not a letter, digit, '_' or '.'", quoteCharAt(name, i))
 		}
 	}
 	if flags&NoPrefix != 0 && (name == reservedName || strings.HasPrefix(name, reservedName+".")) {
 		return errorf(ErrNamespace, subject, "mmv.%s is the MMV agent's own namespace", reservedName)
 	}
 	return nil
+}
+
+// quoteCharAt quotes the character of s starting at byte i as the program
+// wrote it: the whole UTF-8 rune ('é', where the byte alone read 'Ã'), or
+// the byte escaped ('\xff') when it starts no valid rune.
+func quoteCharAt(s string, i int) string {
+	if r, size := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || size > 1 {
+		return strconv.QuoteRune(r)
+	}
+	return fmt.Sprintf(`'\x%02x'`, s[i])
 }
 
 // checkInstanceName keeps instance names readable by PCP's tools. Their

@@ -373,3 +373,23 @@ func TestInstanceNameKeyAsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestNameErrorQuotesTheCharacterAsWritten: a name refused for a character
+// outside PCP's names quotes that character as the program wrote it, é for
+// "café", not the rune of its first byte (Ã), and an invalid byte as \xff.
+func TestNameErrorQuotesTheCharacterAsWritten(t *testing.T) {
+	for _, tc := range []struct{ name, char string }{
+		{"café", `'é'`},
+		{"cpu.t温度", `'温'`},
+		{"bad\xffbyte", `'\xff'`},
+	} {
+		r := NewRegistry("app", &Options{Dir: t.TempDir()})
+		err := r.AddMetric(Metric{Name: tc.name, Type: Uint64, Semantics: SemCounter})
+		require.ErrorIs(t, err, ErrName)
+		assert.Contains(t, err.Error(), tc.char+" is not a letter", "metric %q", tc.name)
+
+		err = NewRegistry(tc.name, &Options{Dir: t.TempDir()}).Start()
+		require.ErrorIs(t, err, ErrName)
+		assert.Contains(t, err.Error(), tc.char+" is not a letter", "file %q", tc.name)
+	}
+}
