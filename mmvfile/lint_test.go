@@ -684,6 +684,9 @@ func TestLintClusterLabelOfClusterZero(t *testing.T) {
 // 300,000 indoms three times as long as of one metric (of 1,000,000, six
 // times, 13 s). The bound guards against the walk, not a speed: the two
 // Lints report the same 300,000 serials past 2047, which cost them alike.
+// Each is the fastest of three runs, alternated: alike, once of each
+// varied by 2x either way on a loaded 2-core machine (2.8 s against 1.3 s,
+// a failure of go test ./...).
 func TestLintLinearInIndoms(t *testing.T) {
 	const n = 300_000
 	lint := func(metrics int) time.Duration {
@@ -695,7 +698,10 @@ func TestLintLinearInIndoms(t *testing.T) {
 		assert.Len(t, findings(fds, mmvfile.RuleMissingIndom), metrics)
 		return took
 	}
-	one, all := lint(1), lint(mmv.MaxMetrics)
+	one, all := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
+	for range 3 {
+		one, all = min(one, lint(1)), min(all, lint(mmv.MaxMetrics))
+	}
 	t.Logf("Lint of %d indoms: 1 metric %v, %d metrics %v", n, one, mmv.MaxMetrics, all)
 	assert.Less(t, all, 2*one, "Lint walks the indoms for each metric")
 }
