@@ -73,15 +73,16 @@ func run(ctx context.Context, out io.Writer, d time.Duration) error {
 	}
 }
 
-// readHint says how to read the file at path, of the registry name: through
-// pmcd where the file is in PCP's directory; else (no pcp.conf, nor
+// readHint says how to read the file at path, of the registry name, while
+// the program runs (mmv.Default's Process flag removes it at the end):
+// through pmcd where the file is in PCP's directory; else (no pcp.conf, nor
 // PCP_TMP_DIR: files go to a directory in os.TempDir(), see mmv.Dir, which
 // pmcd does not read) with mmvdump, which needs no PCP.
 func readHint(name, path string) string {
 	if os.Getenv("PCP_TMP_DIR") == "" && filepath.Dir(filepath.Dir(path)) == filepath.Clean(os.TempDir()) {
-		return fmt.Sprintf("No PCP here: read it with: go run ./cmd/mmvdump %s\n", path)
+		return fmt.Sprintf("No PCP here: while it runs (the file goes when it ends), read it with: go run ./cmd/mmvdump %s\n", path)
 	}
-	return fmt.Sprintf("Read it with: pminfo -f mmv.%s   or   pmrep -t 1 mmv.%s.http.latency.p99\n"+
+	return fmt.Sprintf("While it runs (its metrics leave PCP when it ends), read it with: pminfo -f mmv.%s   or   pmrep -t 1 mmv.%s.http.latency.p99\n"+
 		"Without pmcd: go run ./cmd/mmvdump %s\n", name, name, path)
 }
 

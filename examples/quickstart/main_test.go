@@ -62,12 +62,15 @@ func TestRun(t *testing.T) {
 // TestReadHint: the example says to read its file with pminfo where the
 // file is in PCP's directory, and with mmvdump, which needs no PCP, where
 // it is in a directory of os.TempDir() (mmv.Dir's), as on a machine
-// without PCP.
+// without PCP; and that either works only while it runs: mmv.Default's
+// Process flag removes the file when it ends, and a newcomer who ran it
+// -for 30s, then the command it printed, met "no such file".
 func TestReadHint(t *testing.T) {
 	t.Setenv("PCP_TMP_DIR", "")
 	noPCP := filepath.Join(os.TempDir(), "mmv-1000", "quickstart")
-	assert.Equal(t, "No PCP here: read it with: go run ./cmd/mmvdump "+noPCP+"\n", readHint("quickstart", noPCP))
+	assert.Equal(t, "No PCP here: while it runs (the file goes when it ends), read it with: go run ./cmd/mmvdump "+noPCP+"\n", readHint("quickstart", noPCP))
 	hint := readHint("quickstart", "/var/lib/pcp/tmp/mmv/quickstart")
+	assert.True(t, strings.HasPrefix(hint, "While it runs (its metrics leave PCP when it ends), read it with: "), "%q", hint)
 	assert.Contains(t, hint, "pminfo -f mmv.quickstart ")
 	assert.Contains(t, hint, "go run ./cmd/mmvdump /var/lib/pcp/tmp/mmv/quickstart")
 	t.Setenv("PCP_TMP_DIR", os.TempDir())
