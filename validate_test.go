@@ -49,6 +49,8 @@ var refusals = []struct {
 	{name: "metric name ending in dot", decl: metricNamed("a."), want: ErrName, msg: "empty part"},
 	{name: "metric name too long", decl: metricNamed(strings.Repeat("a", 256)), want: ErrTooLong},
 	{name: "metric control under NoPrefix", opts: Options{Flags: NoPrefix}, decl: metricNamed("control.x"), want: ErrNamespace},
+	{name: "metric mmv, the registry's own", decl: metricNamed("mmv"), want: ErrNamespace, msg: "registry's own"},
+	{name: "metric below mmv, the registry's own", decl: metricNamed("mmv.requests"), want: ErrNamespace, msg: "registry's own"},
 	{name: "duplicate metric name", decl: func(r *Registry) error {
 		r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter})
 		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter})
