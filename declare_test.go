@@ -208,9 +208,8 @@ func declared(t *testing.T, r *Registry) string {
 			fmt.Fprintf(&b, "file %s: %x\n", p.name, sha256.Sum256(data))
 		}
 	}
-	// The timer, but while it carries the cells bound lately, as each
-	// Flush moves them on (rebound).
-	carrying := len(r.rebound[0])+len(r.rebound[1]) > 0
+	// The timer, but while it carries the cells bound lately (rebound.go).
+	carrying := !r.rebound.empty()
 	fmt.Fprintf(&b, "hooks %d, %d waiting %d cells %d vectors %d, %d waiting pending %v\n", len(r.onStart), len(r.onClose), len(r.waiting), len(r.cells),
 		vecCount(r), len(r.waitingGroups), r.timer != nil && r.timer.armed && !carrying)
 	return b.String()

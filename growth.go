@@ -208,31 +208,15 @@ func (r *Registry) publishDue() {
 
 // unpublishedLocked reports whether a part has declarations its file does
 // not show yet, or no file, or cells bound lately may hold updates the
-// file lacks (rebound): the timer's publications carry those, twice, even
+// file lacks (rebound.go): the timer's publications carry those even
 // when nothing else is declared.
 func (r *Registry) unpublishedLocked() bool {
-	return r.wakeRest || len(r.rebound[0])+len(r.rebound[1]) > 0 || r.replacingLocked()
+	return r.wakeRest || !r.rebound.empty() || r.replacingLocked()
 }
-
-// reboundFor is how long at least a cell stays rebound after its
-// binding, carried at every publication meanwhile (and at least two): an
-// update preempted between its load of the cell's handle and its add
-// lands in the cell's memory whenever the OS runs it again. Kept for two
-// publications only, a cell of a registry publishing every 50 µs on a
-// loaded 2-core machine lost such an update for good, the file a count
-// short (TestConcurrentOperationsMatchTheFiles); a preemption longer than
-// this still would (a process stopped, a VM paused).
-const reboundFor = time.Second
 
 // carryReboundLocked carries into the file what updates racing the
-// binding of their cells left in the cells' own memory (rebound).
-func (r *Registry) carryReboundLocked() {
-	for _, cs := range r.rebound {
-		for _, c := range cs {
-			c.carry()
-		}
-	}
-}
+// binding of their cells left in the cells' own memory (rebound.go).
+func (r *Registry) carryReboundLocked() { r.rebound.carryAll() }
 
 // claimsLocked takes the claim lock of the registry's directory d, waiting
 // up to claimWait while another registry holds it, and scans its live
@@ -451,12 +435,10 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 		// or another's to take, and publishing would make them again.
 		return nil
 	}
-	r.carryReboundLocked()
-	if now := time.Now(); now.Sub(r.reboundAt) >= reboundFor {
-		clear(r.rebound[1])
-		r.rebound[0], r.rebound[1] = r.rebound[1][:0], r.rebound[0]
-		r.reboundAt = now
+	if by == byFlush {
+		r.carryReboundLocked()
 	}
+	r.rebound.published(time.Now(), by == byFlush)
 	r.forgetRemovedLocked()
 	var errs []error
 	var cl *claims
@@ -887,11 +869,12 @@ func (r *Registry) wakeLocked(most int) bool {
 	if !woken {
 		return false
 	}
+	bound := r.rebound.fresh()
 	kept := r.waiting[:0]
 	for _, w := range r.waiting {
 		if v := r.handleLocked(w.m, w.inst); v != nil {
 			w.c.bind(v)
-			r.rebound[0] = append(r.rebound[0], w.c)
+			*bound = append(*bound, w.c)
 		} else {
 			kept = append(kept, w)
 		}
@@ -907,7 +890,7 @@ func (r *Registry) wakeLocked(most int) bool {
 	}
 	groups := r.waitingGroups[:0]
 	for _, g := range r.waitingGroups {
-		if g.wakeLocked(r.handleLocked, &r.rebound[0], &budget) {
+		if g.wakeLocked(r.handleLocked, bound, &budget) {
 			groups = append(groups, g)
 		}
 	}

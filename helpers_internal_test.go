@@ -385,11 +385,12 @@ func windowAt(h *Histogram, now time.Duration) (n uint64, p99, lo, hi float64, t
 }
 
 // flushUntilQuiet flushes r until it has nothing left to publish: the
-// cells a publication bound are carried by the publications of the next
-// reboundFor, two at least, then let go (rebound).
+// cells a publication bound are let go once carried past the last of
+// reboundAges.
 func flushUntilQuiet(t *testing.T, r *Registry) {
 	t.Helper()
-	deadline := time.Now().Add(3 * reboundFor)
+	last := reboundAges[len(reboundAges)-1]
+	deadline := time.Now().Add(3 * last)
 	for i := 0; ; i++ {
 		require.NoError(t, r.Flush())
 		r.mu.Lock()
@@ -398,8 +399,8 @@ func flushUntilQuiet(t *testing.T, r *Registry) {
 		if quiet {
 			return
 		}
-		require.True(t, time.Now().Before(deadline), "still unpublished after %d flushes in %v", i+1, 3*reboundFor)
-		time.Sleep(reboundFor / 20)
+		require.True(t, time.Now().Before(deadline), "still unpublished after %d flushes in %v", i+1, 3*last)
+		time.Sleep(last / 20)
 	}
 }
 

@@ -122,6 +122,11 @@ func (r *Registry) Start() error {
 	r.timer = newPublishTimer(r, paceOf(d))
 	r.path = r.parts[0].file.path()
 	r.bindLocked(0)
+	// The cells bound now are carried by the timer's publications, as a
+	// wake's are (rebound.go): unarmed, an update racing Start's binding
+	// stayed out of the file until something else was published, maybe
+	// never (TestUpdateRacingBindCarriedByTheTimer).
+	r.scheduleLocked()
 	for _, f := range r.onStart {
 		f()
 	}

@@ -136,13 +136,11 @@ type Registry struct {
 	// publishPartUnlocking), is closed when it is done.
 	inFlight chan struct{}
 	// rebound are the cells bound to storage after their instruments were
-	// handed out, at the last publications, for reboundFor at least: an
-	// update racing the binding may land in the cell's own memory: they
-	// keep the timer armed, whose publications carry it even when nothing
-	// else is declared, as Snapshot and Gather do before they read
-	// (carryReboundLocked).
-	rebound       [2][]*cell
-	reboundAt     time.Time            // when rebound last moved on, reboundFor at least apart
+	// handed out, lately: an update racing the binding may land in the
+	// cell's own memory; they keep the timer armed, whose publications
+	// carry it even when nothing else is declared, as Snapshot and Gather
+	// do before they read (rebound.go).
+	rebound       rebound
 	pubErr        error                // why the last publication failed, until every part is in its file (scheduleLocked)
 	claimBusy     time.Time            // since when the timer's publications found the directory's lock held (tryClaimsLocked)
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
