@@ -325,3 +325,55 @@ func TestNoPrefixClearedCarriesNoCutName(t *testing.T) {
 	}
 	require.NoError(t, r.Close())
 }
+
+// TestKilledProcessRunKeepsIdentities: a registry with the Process flag
+// killed (SIGKILL, the OOM killer) leaves its file at its name with its
+// dead writer's pid, which PCP no longer shows. The next run, a new
+// version, gives a name it declares with another descriptor another PMID,
+// keeps the PMID of a name declared as before, and gives no name the PMID
+// of one it no longer declares. Start ignored that file: every name took
+// its derived item again, and a client running across the restart
+// (pmval, pmlogger: they fetch by PMID and hold its descriptor) read the
+// new values by the old descriptor, through a pmcd of PCP 6.0.3: pmval
+// showed an Int64 of -3 as 18446744073709551613, pmlogger archived a
+// Uint64 counter of 2.5e9 nanoseconds as 1.235164114603116e-314 seconds;
+// and the name that collided with one no longer declared took that name's
+// PMID, its values shown under the other name.
+func TestKilledProcessRunKeepsIdentities(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	const name = "killed"
+	gone := collider("keep") // sorts first: the last run gave it keep's derived item
+	r := newRegistry(t, name, dir, mmv.Options{Flags: mmv.Process})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "cpu", Type: mmv.Double, Semantics: mmv.SemCounter, Units: mmv.Second}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Uint64, Semantics: mmv.SemInstant}))
+	mmv.NewCounter(r, "same", "", mmv.Count).Inc()
+	mmv.NewCounter(r, gone, "", mmv.Count).Inc()
+	mmv.NewCounter(r, "keep", "", mmv.Count).Inc()
+	startOrSkip(t, r)
+	require.NoError(t, r.Flush())
+	before := under(pcptest.Info(t, tmp), "mmv."+name+".")
+	killed(t, r)
+
+	r = newRegistry(t, name, dir, mmv.Options{Flags: mmv.Process})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "cpu", Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Nanosecond}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Int64, Semantics: mmv.SemInstant}))
+	mmv.NewCounter(r, "same", "", mmv.Count).Inc()
+	mmv.NewCounter(r, "keep", "", mmv.Count).Inc()
+	startOrSkip(t, r)
+	after := under(pcptest.Info(t, tmp), "mmv."+name+".")
+	require.Len(t, after, 4)
+	for _, n := range []string{"cpu", "n"} {
+		b, a := before["mmv."+name+"."+n], after["mmv."+name+"."+n]
+		assert.NotEqual(t, b.PMID, a.PMID, "%s: %s %s, then %s %s, under one PMID", n, b.Type, b.Units, a.Type, a.Units)
+	}
+	for _, n := range []string{"same", "keep"} {
+		assert.Equal(t, before["mmv."+name+"."+n].PMID, after["mmv."+name+"."+n].PMID, "%s's PMID", n)
+	}
+	for _, a := range after {
+		for _, b := range before {
+			assert.False(t, a.PMID == b.PMID && a.Name != b.Name, "%s takes %s's PMID %s", a.Name, b.Name, a.PMID)
+		}
+	}
+	require.NoError(t, r.Close())
+}

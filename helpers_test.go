@@ -728,3 +728,25 @@ func churnFiles(t *testing.T, d time.Duration, rs []*mmv.Registry, vs []*mmv.Vec
 		return files.Load()
 	}
 }
+
+// killed leaves the files of the started registry r as SIGKILL leaves
+// them: at their names, with their last values and a dead writer's pid.
+// r is closed (its Close would remove the files of a Process registry:
+// they are put back). Its first file and its overflow files, name.N.
+func killed(t *testing.T, r *mmv.Registry) {
+	t.Helper()
+	files := map[string][]byte{}
+	paths, err := filepath.Glob(r.Path() + ".*")
+	require.NoError(t, err)
+	for _, p := range append(paths, r.Path()) {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		files[p] = b
+	}
+	require.NoError(t, r.Close())
+	pid := deadPid(t)
+	for p, b := range files {
+		putPid(b, pid)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+	}
+}
