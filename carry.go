@@ -52,11 +52,18 @@ import (
 // whatever its flags), and keeps what it says: the items of the names p
 // declares without one, the others as placeholders (see above), but those
 // whose names clash with a name of another file of shown, the files the
-// reader shows, whose items are kept all the same. Only a
-// file PCP shows and none else's: an MMV file without the Process flag
-// (a Process run's Close removes its file, and PCP stops showing it when
-// its writer dies), on the cluster p claims (other PMIDs are not this
-// file's), with the NoPrefix flag for an overflow file. The first file's
+// reader shows, whose items are kept all the same. Only a file of this
+// registry's: an MMV file on the cluster p claims (other PMIDs are not
+// this file's), with the NoPrefix flag for an overflow file. A Process
+// run's Close removes its file, but one killed (SIGKILL, the OOM killer)
+// leaves it, with its dead writer's pid: PCP stopped showing it, and a
+// client that held its PMIDs (pmval, pmlogger) fetches them again once
+// this run shows them, reading their values by the descriptors it held.
+// Ignored, it let a name declared with another descriptor take its old
+// PMID (pmval showed an Int64 of -3 as 18446744073709551613, pmlogger
+// archived a Uint64 of 2.5e9 ns under a Double's sec as 1.2e-314) and a
+// name another one had collided with take that one's
+// (TestKilledProcessRunKeepsIdentities): it is carried as any other. The first file's
 // may have either NoPrefix flag: a deploy that sets or clears it keeps
 // the file's PMIDs (the cluster derives from the file's name, items from
 // the metrics'), their full names changed, and a metric the last run
@@ -80,7 +87,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	}
 	switch {
 	case r.state != started: // a file Start makes, the first or an overflow file: the last run's, as PCP shows it
-		if h.flags&Process != 0 || p.index > 0 && h.flags&NoPrefix == 0 {
+		if p.index > 0 && h.flags&NoPrefix == 0 {
 			return // an overflow file's has the flag: without it, a registry's first file
 		}
 	case !r.tombAtLocked(p.name, b):
