@@ -471,15 +471,17 @@ func TestRandomRestartsKeepPMCD(t *testing.T) {
 }
 
 // TestProcessRestartRetypedMetric proves what docs/operating.md says of a
-// deploy that changes a metric's type under its name with the Process
-// flag: Close removed the last run's file, so the new run derives the
-// name's PMID again, the same, and a pmlogger running across the restart
-// archives the new values by the descriptor it looked up before (here an
-// Int64 of -3 under a Uint64's as 18446744073709551613), with no word;
-// one started after the deploy (the recipe: restart the clients) archives
-// -3 under the new descriptor. The agent runs as a daemon: a Process
-// restart under fetches may crash PCP's reader (docs/design.md), which
-// then only restarts the agent.
+// deploy that changes a metric's descriptor under its name with the
+// Process flag: Close removed the last run's file, so the new run derives
+// the name's PMID again, the same, and a pmlogger running across the
+// restart archives the new values by the descriptor it looked up before
+// (here an Int64 of -3 under a Uint64's as 18446744073709551613), with no
+// word; one logging a vector turned singular exits ("pmGetInDom(...):
+// Unknown or illegal instance domain identifier"), with every metric it
+// logs. One started after the deploy (the recipe: restart the clients)
+// archives -3 under the new descriptor. The agent runs as a daemon: a
+// Process restart under fetches may crash PCP's reader (docs/design.md),
+// which then only restarts the agent.
 func TestProcessRestartRetypedMetric(t *testing.T) {
 	needFileLayer(t)
 	t.Parallel() // a pmcd of its own
@@ -487,57 +489,75 @@ func TestProcessRestartRetypedMetric(t *testing.T) {
 	pcptest.MustHave(t, err)
 	p := pcptest.StartDaemonPMCD(t)
 	const name = "retyped"
-	run := func(typ mmv.Type, v int64) *mmv.Registry {
+	run := func(typ mmv.Type, v int64, vec bool) *mmv.Registry {
 		r := newRegistry(t, name, p.Dir, mmv.Options{Flags: mmv.Process})
 		require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: typ, Semantics: mmv.SemInstant}))
+		if vec {
+			mmv.NewCounterVec(r, "v", "", mmv.Count, "a").With("x").Inc()
+		} else {
+			mmv.NewCounter(r, "v", "", mmv.Count).Inc()
+		}
 		startOrSkip(t, r)
 		value(t, r, "n", "").Set(v)
 		require.NoError(t, r.Flush())
 		return r
 	}
 	tmp := t.TempDir()
-	cfg := filepath.Join(tmp, "cfg")
-	require.NoError(t, os.WriteFile(cfg, []byte("log mandatory on 100 msec { mmv."+name+".n }\n"), 0o644))
-	logger := func(arch string) *exec.Cmd {
-		c := exec.Command("pmlogger", "-h", p.Host(), "-c", cfg, "-l", arch+".log", arch)
+	type logger struct {
+		cmd  *exec.Cmd
+		arch string
+		done chan error
+	}
+	start := func(arch, metric string) logger {
+		cfg := arch + ".cfg"
+		require.NoError(t, os.WriteFile(cfg, []byte("log mandatory on 100 msec { mmv."+name+"."+metric+" }\n"), 0o644))
+		c := exec.Command("pmlogger", "-h", p.Host(), "-c", cfg, "-T", "20sec", "-l", arch+".log", arch)
 		c.Env = append(os.Environ(), p.ClientEnv()...)
 		require.NoError(t, c.Start())
-		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
-		return c
+		t.Cleanup(func() { c.Process.Kill() })
+		l := logger{c, arch, make(chan error, 1)}
+		go func() { l.done <- c.Wait() }()
+		return l
 	}
-	// values returns the values of mmv.retyped.n the archive holds.
-	values := func(c *exec.Cmd, arch string) []string {
-		c.Process.Signal(os.Interrupt)
-		c.Wait()
-		out, err := exec.Command("pmdumplog", arch, "mmv."+name+".n").CombinedOutput()
+	// archived stops l and returns the values of mmv.retyped.n its archive holds.
+	archived := func(l logger) []string {
+		l.cmd.Process.Signal(os.Interrupt)
+		<-l.done
+		out, err := exec.Command("pmdumplog", l.arch, "mmv."+name+".n").CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		var vs []string
-		for _, l := range strings.Split(string(out), "\n") {
-			if _, v, ok := strings.Cut(l, "(mmv."+name+".n): value "); ok {
+		for _, line := range strings.Split(string(out), "\n") {
+			if _, v, ok := strings.Cut(line, "(mmv."+name+".n): value "); ok {
 				vs = append(vs, v)
 			}
 		}
 		return vs
 	}
-	r := run(mmv.Uint64, 7)
+	r := run(mmv.Uint64, 7, true)
 	before := get(t, pcptest.Info(t, filepath.Dir(p.Dir)), "mmv."+name+".n").PMID
-	across := filepath.Join(tmp, "across")
-	c := logger(across)
+	across, vec := start(filepath.Join(tmp, "across"), "n"), start(filepath.Join(tmp, "vec"), "v")
 	time.Sleep(time.Second)
 	require.NoError(t, r.Close())
 	time.Sleep(300 * time.Millisecond)
-	r = run(mmv.Int64, -3)
+	r = run(mmv.Int64, -3, false)
 	assert.Equal(t, before, get(t, pcptest.Info(t, filepath.Dir(p.Dir)), "mmv."+name+".n").PMID, "the PMID of the name, retyped")
 	time.Sleep(time.Second)
-	after := filepath.Join(tmp, "after")
-	c2 := logger(after)
+	after := start(filepath.Join(tmp, "after"), "n")
 	time.Sleep(time.Second)
-	vs := values(c, across)
+	select {
+	case err := <-vec.done:
+		log, _ := os.ReadFile(vec.arch + ".log")
+		assert.Error(t, err, "pmlogger of the vector turned singular")
+		assert.Contains(t, string(log), "Unknown or illegal instance domain identifier")
+	case <-time.After(5 * time.Second):
+		t.Error("pmlogger of the vector turned singular goes on")
+	}
+	vs := archived(across)
 	require.NotEmpty(t, vs)
 	assert.Equal(t, "7", vs[0], "the first run's value")
 	assert.Contains(t, vs[len(vs)-1], "18446744073709551613", "-3 read by the first run's descriptor")
 	assert.NotContains(t, vs, "-3")
-	vs = values(c2, after)
+	vs = archived(after)
 	require.NotEmpty(t, vs)
 	assert.Equal(t, "-3", vs[len(vs)-1], "a pmlogger started after the deploy")
 	require.NoError(t, r.Close())
