@@ -3,8 +3,6 @@ package mmv_test
 import (
 	"fmt"
 	"hash/fnv"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
-	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // TestArchiveValuesUnderTheirInstances: a pmlogger logging a vector
@@ -24,15 +21,11 @@ import (
 // steps), deleted and used again, expired, and the
 // program restarted with the Process flag, its values arriving in another
 // order, then without it. Each instance's value is a code of its name,
-// so a value under another instance's id shows. The agent runs as a
-// daemon: a Process restart under fetches may crash PCP's reader
-// (docs/design.md), which then only restarts the agent.
+// so a value under another instance's id shows.
 func TestArchiveValuesUnderTheirInstances(t *testing.T) {
 	needFileLayer(t)
 	t.Parallel() // a pmcd of its own
-	_, err := exec.LookPath("pmlogger")
-	pcptest.MustHave(t, err)
-	p := pcptest.StartDaemonPMCD(t)
+	p := loggerPMCD(t)
 	code := func(k string) float64 {
 		h := fnv.New32a()
 		h.Write([]byte(k))
@@ -51,13 +44,7 @@ func TestArchiveValuesUnderTheirInstances(t *testing.T) {
 		require.NoError(t, r.Flush())
 	}
 	run(mmv.Process, "a", "b")
-	tmp := t.TempDir()
-	arch, cfg := filepath.Join(tmp, "arch"), filepath.Join(tmp, "cfg")
-	require.NoError(t, os.WriteFile(cfg, []byte("log mandatory on 100 msec { mmv."+name+".g }\n"), 0o644))
-	logger := exec.Command("pmlogger", "-h", p.Host(), "-c", cfg, "-T", "30sec", "-l", arch+".log", arch)
-	logger.Env = append(os.Environ(), p.ClientEnv()...)
-	require.NoError(t, logger.Start())
-	t.Cleanup(func() { logger.Process.Kill(); logger.Wait() })
+	logger := startPmlogger(t, p, filepath.Join(t.TempDir(), "arch"), "log mandatory on 100 msec { mmv."+name+".g }\n")
 	time.Sleep(700 * time.Millisecond)
 	for i := range 200 { // new label values under pmlogger: growth steps
 		k := fmt.Sprint("n", i)
@@ -87,13 +74,10 @@ func TestArchiveValuesUnderTheirInstances(t *testing.T) {
 	require.NoError(t, r.Close())
 	run(0, "n1", "a", "r")
 	time.Sleep(time.Second)
-	logger.Process.Signal(os.Interrupt)
-	logger.Wait()
-	out, err := exec.Command("pmdumplog", "-a", arch).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	out := logger.dump(t, []string{"-a"})
 	seen := map[string]int{}
 	wrong := 0
-	for _, m := range regexp.MustCompile(`inst \[(\d+) or "k=([^"]*)"\] value (\S+)`).FindAllStringSubmatch(string(out), -1) {
+	for _, m := range regexp.MustCompile(`inst \[(\d+) or "k=([^"]*)"\] value (\S+)`).FindAllStringSubmatch(out, -1) {
 		seen[m[2]]++
 		if f, _ := strconv.ParseFloat(m[3], 64); f != code(m[2]) {
 			if wrong++; wrong <= 10 {

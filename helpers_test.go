@@ -750,3 +750,47 @@ func killed(t *testing.T, r *mmv.Registry) {
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 	}
 }
+
+// loggerPMCD starts a pmcd of the test's own for a test that runs
+// pmlogger through it, skipping or failing the test without pmlogger. Its
+// MMV agent runs as a daemon: a Process restart under fetches may crash
+// PCP's reader (docs/design.md), which then only restarts the agent.
+func loggerPMCD(t *testing.T) *pcptest.PMCD {
+	t.Helper()
+	_, err := exec.LookPath("pmlogger")
+	pcptest.MustHave(t, err)
+	return pcptest.StartDaemonPMCD(t)
+}
+
+// pmlogger is a pmlogger a test runs, logging into arch.
+type pmlogger struct {
+	cmd  *exec.Cmd
+	arch string
+	done chan error // its exit, once it ends
+}
+
+// startPmlogger runs pmlogger through p on the configuration conf,
+// logging into arch (its log arch.log), for 30 s at most; it is killed
+// at the end of the test.
+func startPmlogger(t *testing.T, p *pcptest.PMCD, arch, conf string) *pmlogger {
+	t.Helper()
+	require.NoError(t, os.WriteFile(arch+".cfg", []byte(conf), 0o644))
+	c := exec.Command("pmlogger", "-h", p.Host(), "-c", arch+".cfg", "-T", "30sec", "-l", arch+".log", arch)
+	c.Env = append(os.Environ(), p.ClientEnv()...)
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { c.Process.Kill() })
+	l := &pmlogger{c, arch, make(chan error, 1)}
+	go func() { l.done <- c.Wait() }()
+	return l
+}
+
+// dump stops l and returns what pmdumplog prints of its archive, with
+// args (options before the archive, metrics after).
+func (l *pmlogger) dump(t *testing.T, opts []string, metrics ...string) string {
+	t.Helper()
+	l.cmd.Process.Signal(os.Interrupt)
+	<-l.done
+	out, err := exec.Command("pmdumplog", append(append(opts, l.arch), metrics...)...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return string(out)
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -479,15 +478,11 @@ func TestRandomRestartsKeepPMCD(t *testing.T) {
 // word; one logging a vector turned singular exits ("pmGetInDom(...):
 // Unknown or illegal instance domain identifier"), with every metric it
 // logs. One started after the deploy (the recipe: restart the clients)
-// archives -3 under the new descriptor. The agent runs as a daemon: a
-// Process restart under fetches may crash PCP's reader (docs/design.md),
-// which then only restarts the agent.
+// archives -3 under the new descriptor.
 func TestProcessRestartRetypedMetric(t *testing.T) {
 	needFileLayer(t)
 	t.Parallel() // a pmcd of its own
-	_, err := exec.LookPath("pmlogger")
-	pcptest.MustHave(t, err)
-	p := pcptest.StartDaemonPMCD(t)
+	p := loggerPMCD(t)
 	const name = "retyped"
 	run := func(typ mmv.Type, v int64, vec bool) *mmv.Registry {
 		r := newRegistry(t, name, p.Dir, mmv.Options{Flags: mmv.Process})
@@ -503,30 +498,13 @@ func TestProcessRestartRetypedMetric(t *testing.T) {
 		return r
 	}
 	tmp := t.TempDir()
-	type logger struct {
-		cmd  *exec.Cmd
-		arch string
-		done chan error
-	}
-	start := func(arch, metric string) logger {
-		cfg := arch + ".cfg"
-		require.NoError(t, os.WriteFile(cfg, []byte("log mandatory on 100 msec { mmv."+name+"."+metric+" }\n"), 0o644))
-		c := exec.Command("pmlogger", "-h", p.Host(), "-c", cfg, "-T", "20sec", "-l", arch+".log", arch)
-		c.Env = append(os.Environ(), p.ClientEnv()...)
-		require.NoError(t, c.Start())
-		t.Cleanup(func() { c.Process.Kill() })
-		l := logger{c, arch, make(chan error, 1)}
-		go func() { l.done <- c.Wait() }()
-		return l
+	start := func(arch, metric string) *pmlogger {
+		return startPmlogger(t, p, filepath.Join(tmp, arch), "log mandatory on 100 msec { mmv."+name+"."+metric+" }\n")
 	}
 	// archived stops l and returns the values of mmv.retyped.n its archive holds.
-	archived := func(l logger) []string {
-		l.cmd.Process.Signal(os.Interrupt)
-		<-l.done
-		out, err := exec.Command("pmdumplog", l.arch, "mmv."+name+".n").CombinedOutput()
-		require.NoError(t, err, "%s", out)
+	archived := func(l *pmlogger) []string {
 		var vs []string
-		for _, line := range strings.Split(string(out), "\n") {
+		for _, line := range strings.Split(l.dump(t, nil, "mmv."+name+".n"), "\n") {
 			if _, v, ok := strings.Cut(line, "(mmv."+name+".n): value "); ok {
 				vs = append(vs, v)
 			}
@@ -535,14 +513,14 @@ func TestProcessRestartRetypedMetric(t *testing.T) {
 	}
 	r := run(mmv.Uint64, 7, true)
 	before := get(t, pcptest.Info(t, filepath.Dir(p.Dir)), "mmv."+name+".n").PMID
-	across, vec := start(filepath.Join(tmp, "across"), "n"), start(filepath.Join(tmp, "vec"), "v")
+	across, vec := start("across", "n"), start("vec", "v")
 	time.Sleep(time.Second)
 	require.NoError(t, r.Close())
 	time.Sleep(300 * time.Millisecond)
 	r = run(mmv.Int64, -3, false)
 	assert.Equal(t, before, get(t, pcptest.Info(t, filepath.Dir(p.Dir)), "mmv."+name+".n").PMID, "the PMID of the name, retyped")
 	time.Sleep(time.Second)
-	after := start(filepath.Join(tmp, "after"), "n")
+	after := start("after", "n")
 	time.Sleep(time.Second)
 	select {
 	case err := <-vec.done:
