@@ -295,3 +295,27 @@ func TestWindowOfHistogramGoingIdle(t *testing.T) {
 	}
 	require.Zero(t, worst, "observations older than the span in the window, at most; worst at %s", at)
 }
+
+// TestWindowMeanOfItsOwnObservations: the window's mean is that of the
+// observations in it, whatever came before: its sum was the cumulative
+// sum less the base mark's, and an outlier older than the span (1e17,
+// whose float64 absorbs a 1, 2 or 3 added to it; an infinity, which
+// absorbs everything) left the mean of 1, 2 and 3 reading 0 or NaN, outside
+// the window's min and max, for good. The cumulative sum keeps them.
+func TestWindowMeanOfItsOwnObservations(t *testing.T) {
+	for _, outlier := range []float64{1e17, math.Inf(1), math.Inf(-1)} {
+		h, t0 := windowed(t, time.Minute)
+		h.Observe(outlier)
+		for s := 1; s <= 130; s++ {
+			readWindow(h, t0+time.Duration(s)*time.Second)
+		}
+		for _, x := range []float64{1, 2, 3} {
+			h.Observe(x)
+		}
+		st, _ := readWindow(h, t0+131*time.Second)
+		require.Equal(t, uint64(3), st.n, "after %v", outlier)
+		assert.Equal(t, 6.0, st.inSum, "the window's sum, after %v", outlier)
+		assert.Equal(t, outlier+6, st.sum, "the cumulative sum, after %v", outlier)
+		assert.Equal(t, 2.0, st.inSum/float64(st.n), "the mean published, after %v", outlier)
+	}
+}
