@@ -44,8 +44,9 @@ import (
 // and Max default to 2^-10 and 2^20, 242
 // buckets: too many for a vector of many instances (see NewHistogramVec).
 // NaN is ignored in both layouts. ±Inf counts in the outer bucket and
-// makes the sum infinite for good: the mean over the window is then not
-// known, and reads NaN, as the finite part of a sum is not kept apart.
+// makes the cumulative sum infinite for good; the window's mean is
+// infinite (NaN after both) while the window holds it: the window keeps
+// the sum of each of its steps apart.
 //
 // # Window and error bound
 //
@@ -1025,7 +1026,9 @@ func (g *histGroup) gather(f *Family) {
 			s.Buckets[i] = o.e.t.count(i)
 			s.Count += s.Buckets[i]
 		}
+		o.e.t.w.mu.Lock() // under which a step's end moves the sum (tally.stepSum)
 		s.Sum = o.e.t.sum()
+		o.e.t.w.mu.Unlock()
 	}
 }
 

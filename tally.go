@@ -12,9 +12,15 @@ import (
 // to the first stripe until two collide in it, then Observe adds to the
 // stripe its goroutine picks (stripe), so that goroutines observing at
 // once on different cores each write their own lines, and the readers add
-// the stripes up. A stripe holds the sum, min and max (float64 bits), then
-// the count of each bucket; counts and sum are cumulative, min and max of
-// the window's current step.
+// the stripes up. A stripe holds the sum, min and max (float64 bits), a
+// word for the sums of the steps ended (the first stripe's alone), then
+// the count of each bucket; counts are cumulative, sum, min and max of
+// the window's current step (of everything for a window since the start,
+// which ends no step). The window ends a step by moving the stripes' sums
+// into the first's carried word (stepSum): a window's sum is its steps'
+// own, which an outlier long gone (1e17, absorbing every 1 added to it;
+// an infinity, absorbing everything) no longer spoils, as it did the
+// cumulative sum less the window's base's.
 //
 // The stripes after the first (rest) are made with a histogram alone, and
 // taken from spares by a vector's histogram at its first collision: most
@@ -38,7 +44,7 @@ type tally struct {
 
 // The words of a stripe.
 const (
-	tallySum, tallyMin, tallyMax, tallyCounts = 0, 1, 2, 3
+	tallySum, tallyMin, tallyMax, tallyCarried, tallyCounts = 0, 1, 2, 3, 4
 )
 
 // posInf and negInf are the bits of +Inf and -Inf, the min and max of no
@@ -178,10 +184,36 @@ func (t *tally) count(i int) uint64 {
 	return c
 }
 
-// sum returns the sum of the observations, over the stripes.
+// sum returns the sum of the observations: of the steps ended, and of
+// the current one over the stripes. With the window's lock held, under
+// which stepSum moves the one into the other.
 func (t *tally) sum() float64 {
+	return math.Float64frombits(t.carried().Load()) + t.stepSum(false)
+}
+
+// carried is the word of the sums of the steps ended.
+func (t *tally) carried() *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.first), tallyCarried*8))
+}
+
+// stepSum returns the sum of the current step's observations, over the
+// stripes; with reset, it starts a new step, that sum carried into the
+// sums of the steps ended. With the window's lock held. An Observe whose
+// compare-and-swap a reset fails takes it for a collision, at most once
+// a step.
+func (t *tally) stepSum(reset bool) float64 {
 	var sum float64
-	t.stripes(func(w []atomic.Uint64) { sum += math.Float64frombits(w[tallySum].Load()) })
+	t.stripes(func(w []atomic.Uint64) {
+		b := w[tallySum].Load()
+		if reset {
+			b = w[tallySum].Swap(0)
+		}
+		sum += math.Float64frombits(b)
+	})
+	if reset {
+		c := t.carried()
+		c.Store(math.Float64bits(math.Float64frombits(c.Load()) + sum))
+	}
 	return sum
 }
 

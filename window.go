@@ -33,10 +33,11 @@ var clockStart = time.Now()
 func clock() time.Duration { return time.Since(clockStart) }
 
 // window gives a histogram's statistics over its last span without a cost
-// to Observe: it marks, every step, the cumulative counts and sum, and
-// takes the min and max of the step that ended (the histogram's min and
-// max cover the current step only). The window is what changed since the
-// oldest mark no older than the span. Everything is under mu, off the hot
+// to Observe: it marks, every step, the cumulative counts, and takes the
+// sum, min and max of the step that ended (the histogram's sum, min and
+// max cover the current step only: tally). The window's counts are what
+// changed since the oldest mark no older than the span, its sum, min and
+// max those of the steps since. Everything is under mu, off the hot
 // path.
 type window struct {
 	mu         sync.Mutex
@@ -56,8 +57,8 @@ type mark struct {
 	at       time.Duration // on windows' clock
 	counts   []uint64      // cumulative; nil for the start's (zeros)
 	total    uint64
-	sum      float64
-	min, max float64 // of the step that ended at at
+	sum      float64 // of the step that ended at at, as min and max
+	min, max float64
 }
 
 // windowState is a histogram's state as it is published: cumulative
@@ -137,9 +138,10 @@ func markedCounts(counts, marked []uint64) bool {
 // most of the time, and then two, in a slice of 128 bytes.
 func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	lo, hi := h.minMax(true)
+	sum := h.stepSum(true)
 	n := len(w.marks)
 	last := &w.marks[n-1]
-	if lo > hi && s.total == last.total && s.sum == last.sum && markedCounts(s.counts, last.counts) {
+	if lo > hi && s.total == last.total && sum == 0 && markedCounts(s.counts, last.counts) {
 		last.at, w.lastMoved = now, true
 		if n > 1 && w.within(now) == n-1 {
 			w.first[0] = *last
@@ -159,7 +161,7 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 		counts = make([]uint64, int(w.n))
 	}
 	copy(counts, s.counts)
-	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: s.sum, min: lo, max: hi})
+	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: sum, min: lo, max: hi})
 	w.lastMoved = false
 }
 
@@ -215,8 +217,10 @@ func (w *window) state(h *tally, now time.Duration, scratch []uint64) windowStat
 	base := w.base(now)
 	b := &w.marks[base]
 	s.min, s.max = h.minMax(false)
+	s.inSum = h.stepSum(false)
 	for _, m := range w.marks[base+1:] {
 		s.min, s.max = math.Min(s.min, m.min), math.Max(s.max, m.max)
+		s.inSum += m.sum
 	}
 	for i, c := range s.counts {
 		s.in[i] = c
@@ -225,6 +229,5 @@ func (w *window) state(h *tally, now time.Duration, scratch []uint64) windowStat
 		}
 		s.n += s.in[i]
 	}
-	s.inSum = s.sum - b.sum
 	return s
 }

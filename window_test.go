@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -318,4 +319,49 @@ func TestWindowMeanOfItsOwnObservations(t *testing.T) {
 		assert.Equal(t, outlier+6, st.sum, "the cumulative sum, after %v", outlier)
 		assert.Equal(t, 2.0, st.inSum/float64(st.n), "the mean published, after %v", outlier)
 	}
+}
+
+// TestWindowSumExactAcrossSteps: each step's end moves the stripes' sums
+// into the sum of the steps ended while goroutines observe: the
+// cumulative sum, a counter, never goes back, and ends exact, as the
+// count does and the window's sum over a span's steps.
+func TestWindowSumExactAcrossSteps(t *testing.T) {
+	h, t0 := windowed(t, time.Minute)
+	const per, goroutines = 20000, 4
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				h.Observe(float64(g*per + i + 1))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	last, now := 0.0, t0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		now += 10 * time.Second // a step, which every read ends
+		st, _ := readWindow(h, now)
+		require.GreaterOrEqual(t, st.sum, last, "the cumulative sum went back")
+		last = st.sum
+	}
+	const n = goroutines * per
+	st, _ := readWindow(h, now+10*time.Second)
+	assert.Equal(t, uint64(n), st.total)
+	assert.Equal(t, float64(n*(n+1)/2), st.sum)
+	h2, t1 := windowed(t, time.Minute)
+	for s := 1; s <= 5; s++ {
+		h2.Observe(float64(s))
+		readWindow(h2, t1+time.Duration(s)*10*time.Second)
+	}
+	st, _ = readWindow(h2, t1+55*time.Second)
+	assert.Equal(t, 15.0, st.inSum, "the window's sum, over its steps")
+	assert.Equal(t, uint64(5), st.n)
 }
