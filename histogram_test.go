@@ -786,3 +786,32 @@ func TestHistogramFamilyHelpWhole(t *testing.T) {
 	require.NotNil(t, got, "the histogram's family")
 	assert.Equal(t, help, *got, "the help as given, accepted, is the Family's")
 }
+
+// TestQuantileOfInfiniteAndHugeObservations: a quantile is within the
+// window's min and max, as the bound says, whatever the observations: the
+// middle of a bucket narrowed to -Inf (an observation of -Inf) read NaN,
+// and that of one narrowed to ±1.6e308, whose width overflows, +Inf.
+func TestQuantileOfInfiniteAndHugeObservations(t *testing.T) {
+	for _, c := range []struct {
+		bounds []float64
+		xs     []float64
+	}{
+		{[]float64{0, 10}, []float64{math.Inf(-1), -5, 1, 2}},
+		{[]float64{0, 10}, []float64{1, 2, 20, math.Inf(1)}},
+		{[]float64{-1.7e308, 1.7e308}, []float64{-1.6e308, -1.5e308, 1.5e308, 1.6e308}},
+		{[]float64{1}, []float64{-math.MaxFloat64, -math.MaxFloat64, math.MaxFloat64, math.MaxFloat64}},
+	} {
+		l, err := newBuckets(&HistogramOptions{Buckets: c.bounds}, NoUnits)
+		require.NoError(t, err)
+		h := newHistogram(l, NoUnits, sinceStart(l), nil)
+		for _, x := range c.xs {
+			h.Observe(x)
+		}
+		sorted := slices.Sorted(slices.Values(c.xs))
+		for _, q := range []float64{0.01, 0.25, 0.5, 0.75, 0.99, 1} {
+			est, exact := h.Quantile(q), exactQuantile(sorted, q)
+			assert.False(t, !(est >= sorted[0] && est <= sorted[len(sorted)-1]) || l.index(est) != l.index(exact),
+				"%v in buckets %v: q%v estimate %v, exact %v, outside [min, max] or in another bucket", c.xs, c.bounds, q, est, exact)
+		}
+	}
+}
