@@ -525,9 +525,19 @@ func (h *Histogram) quantile(counts []uint64, total uint64, q, least, most float
 	lower, upper := h.l.bounds(i)
 	lower, upper = math.Max(lower, least), math.Min(upper, most)
 	if lower > upper { // counts and min/max read at slightly different times
-		return math.Max(least, math.Min(most, (lower+upper)/2))
+		return math.Max(least, math.Min(most, middle(upper, lower)))
 	}
-	return lower + (upper-lower)/2
+	return middle(lower, upper)
+}
+
+// middle is the middle of [lower, upper], within it: lower+(upper-lower)/2
+// but where the width overflows (±1.6e308) or an end is infinite (an
+// observation of -Inf), which made it +Inf or NaN.
+func middle(lower, upper float64) float64 {
+	if d := upper - lower; !math.IsInf(d, 0) {
+		return lower + d/2
+	}
+	return lower/2 + upper/2
 }
 
 // quantileName is the metric name part of quantile q: "p" and the digits
