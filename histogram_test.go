@@ -815,3 +815,24 @@ func TestQuantileOfInfiniteAndHugeObservations(t *testing.T) {
 		}
 	}
 }
+
+// TestObserveDurationAtDefaultBounds: a duration is observed in the
+// histogram's units correctly rounded (the nanoseconds divided by the
+// unit's), and one equal to a default bound counts in the bucket that
+// bound names, in every unit of time: multiplied by the unit's inverse,
+// 100µs read 0.09999999999999999 ms, and 2.5 s, 5 s, 10 s in minutes and
+// 250µs, 1 ms, 25 s in hours passed their bounds, made otherwise, into the
+// bucket above.
+func TestObserveDurationAtDefaultBounds(t *testing.T) {
+	for units, ns := range map[Units]float64{Nanosecond: 1, Microsecond: 1e3, Millisecond: 1e6, Second: 1e9, Minute: 60e9, Hour: 3600e9} {
+		l, err := newBuckets(&HistogramOptions{}, units)
+		require.NoError(t, err)
+		for i, b := range DefaultBuckets {
+			d := time.Duration(math.Round(b * 1e9))
+			h := newHistogram(l, units, sinceStart(l), nil)
+			h.ObserveDuration(d)
+			assert.Equal(t, float64(d)/ns, h.Stats().Max, "%v observed in %v", d, units)
+			assert.EqualValues(t, 1, h.count(i), "%v observed in %v: in the bucket of bound %v", d, units, l.names()[i])
+		}
+	}
+}
