@@ -113,7 +113,7 @@ import (
 type Histogram struct {
 	tally
 	l     *buckets
-	perNs float64 // the histogram's units in a nanosecond
+	nsPer float64 // nanoseconds in one of the histogram's units
 	w     *window
 }
 
@@ -174,9 +174,11 @@ func newBuckets(o *HistogramOptions, units Units) (*buckets, error) {
 	if o.Min == 0 && o.Max == 0 && o.SubBuckets == 0 {
 		upper := o.Buckets
 		if upper == nil {
+			// Each bound as ObserveDuration observes its duration, so
+			// that the duration counts in the bucket the bound names.
 			upper = slices.Clone(DefaultBuckets)
-			for i := range upper {
-				upper[i] *= perNs(units) * 1e9
+			for i, b := range upper {
+				upper[i] = math.Round(b*1e9) / nsPer(units)
 			}
 		}
 		return explicitBuckets(upper)
@@ -373,16 +375,18 @@ func (l *buckets) name(i, digits int) string {
 	return s
 }
 
-// perNs is how many of units a nanosecond is: 1e-9 when units are not a
-// time, as for seconds.
-func perNs(units Units) float64 {
+// nsPer is how many nanoseconds one of units is: 1e9 when units are not
+// a time, as for seconds. A duration is divided by it, correctly rounded
+// (both exact), where multiplying by its inverse made 100µs
+// 0.09999999999999999 ms, and passed a default bound in minutes or hours.
+func nsPer(units Units) float64 {
 	if s, ok := units.Time(); ok {
 		scale := [...]float64{1, 1e3, 1e6, 1e9, 60e9, 3600e9}
 		if s := int(s); s < len(scale) {
-			return 1 / scale[s]
+			return scale[s]
 		}
 	}
-	return 1e-9
+	return 1e9
 }
 
 // newHistogram returns a histogram with its stripes, or with the first
@@ -395,7 +399,7 @@ func newHistogram(l *buckets, units Units, w *window, spares *spareStripes) *His
 
 // init makes h, zero, newHistogram's histogram.
 func (h *Histogram) init(l *buckets, units Units, w *window, spares *spareStripes) {
-	h.l, h.perNs, h.w = l, perNs(units), w
+	h.l, h.nsPer, h.w = l, nsPer(units), w
 	if spares != nil {
 		h.tally.initFrom(spares)
 	} else {
@@ -434,10 +438,12 @@ func (h *Histogram) Observe(x float64) {
 
 // ObserveDuration counts d in the histogram's units of time: d in seconds
 // for a histogram in Second, in microseconds for one in Microsecond; in
-// seconds when its units are not a time.
+// seconds when its units are not a time. Its nanoseconds are divided by
+// the unit's, correctly rounded: a duration equal to a default bound
+// counts in the bucket that bound names.
 func (h *Histogram) ObserveDuration(d time.Duration) {
 	if h != nil {
-		h.Observe(float64(d) * h.perNs)
+		h.Observe(float64(d) / h.nsPer)
 	}
 }
 
