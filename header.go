@@ -32,7 +32,9 @@ const (
 	// hidepid").
 	Process
 	// Sentinel makes the reader show reserved values (all-ones integers,
-	// NaN floats, empty strings) as "no value".
+	// NaN floats, empty strings) as "no value": an instrument's too, an
+	// IntGauge at -1, a Gauge at NaN, a Counter at 2^64-1, which Gather
+	// and Snapshot then leave out as well.
 	Sentinel
 )
 
