@@ -836,3 +836,29 @@ func TestObserveDurationAtDefaultBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestStepEndIsNoCollision: a window's step end sets each stripe's sum to
+// 0 (stepSum), which fails the compare-and-swap of an Observe between its
+// load and its swap; one goroutine alone observing then took it for a
+// collision, and went on in stripes, spares taken, for good.
+func TestStepEndIsNoCollision(t *testing.T) {
+	r := NewRegistry("steps", &Options{Dir: t.TempDir()})
+	defer r.Close()
+	h := NewHistogram(r, "h", "", Second, nil)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for !stop.Load() {
+			h.w.mu.Lock()
+			h.tally.stepSum(true)
+			h.w.mu.Unlock()
+		}
+	})
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for n := 0; time.Now().Before(deadline); n++ {
+		h.Observe(float64(n%1000) / 1000)
+	}
+	stop.Store(true)
+	wg.Wait()
+	assert.Zero(t, h.tally.mult.Load(), "one goroutine observing took a step's end for a collision")
+}

@@ -199,8 +199,8 @@ func (t *tally) carried() *atomic.Uint64 {
 // stepSum returns the sum of the current step's observations, over the
 // stripes; with reset, it starts a new step, that sum carried into the
 // sums of the steps ended. With the window's lock held. An Observe whose
-// compare-and-swap a reset fails takes it for a collision, at most once
-// a step.
+// compare-and-swap a reset fails tries again, and takes it for no
+// collision (the sum it finds is 0).
 func (t *tally) stepSum(reset bool) float64 {
 	var sum float64
 	t.stripes(func(w []atomic.Uint64) {
