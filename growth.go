@@ -188,6 +188,15 @@ func (r *Registry) publishDue() {
 		return
 	}
 	t.armed = false
+	if r.inFlight == nil && !r.replacingLocked() && !r.wakeRest && !r.bindableLocked() {
+		// Nothing to write or bind: the cells bound lately alone are due
+		// (rebound.go), carried with no allocation, where a whole
+		// publication's made an allocation test racing it count more
+		// (TestCarryingPublicationsAllocateNothing).
+		r.rebound.published(now, false)
+		r.scheduleLocked()
+		return
+	}
 	if r.replacingLocked() && !t.took {
 		// The pace is the directory's: another registry may have spent it
 		// since this arming. Its turn booked, the timer waits for it.

@@ -36,10 +36,16 @@ type reboundGen struct {
 type rebound struct{ gens []reboundGen }
 
 // fresh returns the list the cells a wake binds go to: the newest
-// generation, unless a publication carried it already.
+// generation, unless a publication carried it already; a new one takes
+// the array of one let go, if any.
 func (b *rebound) fresh() *[]*cell {
 	if n := len(b.gens); n == 0 || b.gens[n-1].pubs > 0 {
-		b.gens = append(b.gens, reboundGen{})
+		if n < cap(b.gens) {
+			b.gens = b.gens[:n+1]
+			b.gens[n] = reboundGen{cells: b.gens[n].cells[:0]}
+		} else {
+			b.gens = append(b.gens, reboundGen{})
+		}
 	}
 	return &b.gens[len(b.gens)-1].cells
 }
@@ -63,13 +69,14 @@ func (g *reboundGen) carry() {
 // published carries the generations due at a publication at now, all of
 // them when all is set (Flush's), and lets go of those carried past the
 // last age.
+//
+// The generations let go keep their arrays, past the length, cleared,
+// for fresh: a wake after them allocates none.
 func (b *rebound) published(now time.Time, all bool) {
-	kept := b.gens[:0]
-	for _, g := range b.gens {
-		if len(g.cells) == 0 {
-			continue // a wake bound none
-		}
-		if all || g.pubs < 2 || now.Sub(g.at) >= reboundAges[g.age] {
+	kept := 0
+	for i := range b.gens {
+		g := &b.gens[i]
+		if len(g.cells) > 0 && (all || g.pubs < 2 || now.Sub(g.at) >= reboundAges[g.age]) {
 			if !all {
 				g.carry() // carryAll did
 			}
@@ -81,10 +88,13 @@ func (b *rebound) published(now time.Time, all bool) {
 				g.age++
 			}
 		}
-		if g.age < len(reboundAges) {
-			kept = append(kept, g)
+		if len(g.cells) > 0 && g.age < len(reboundAges) {
+			b.gens[kept], b.gens[i] = b.gens[i], b.gens[kept]
+			kept++
+		} else { // let go, or a wake bound none
+			clear(g.cells)
+			g.cells = g.cells[:0]
 		}
 	}
-	clear(b.gens[len(kept):])
-	b.gens = kept
+	b.gens = b.gens[:kept]
 }

@@ -1,6 +1,7 @@
 package mmv
 
 import (
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,4 +59,27 @@ func TestUpdateRacingBindCarriedByTheTimer(t *testing.T) {
 	time.Sleep(30 * time.Millisecond) // the two publications after the binding, and more
 	atomic.AddUint64(stale.u64(), 2)  // the update's add, after them
 	assert.Eventually(t, func() bool { return v.Int() == 3 }, 5*time.Second, time.Millisecond, "the file's value")
+}
+
+// TestCarryingPublicationsAllocateNothing: while the cells bound lately
+// keep the timer armed, with nothing else to publish, its publications
+// only carry them, and allocate nothing: they ran a whole publication
+// each, whose allocations an allocation test of a bridge's export,
+// racing them, counted now and then (otelexporter's
+// TestLateKeyAllocations, 8 for 7 under -race in CI).
+func TestCarryingPublicationsAllocateNothing(t *testing.T) {
+	needFileLayer(t)
+	r := NewRegistry("carrying", &Options{Dir: filepath.Join(t.TempDir(), "mmv"), PublishDelay: time.Millisecond})
+	defer r.Close()
+	NewCounterVec(r, "c", "", Count, "k").With("a").Inc()
+	require.NoError(t, r.Start())
+	carrying := func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return !r.rebound.empty() && r.timer.armed
+	}
+	require.True(t, carrying(), "Start's bindings keep the timer armed")
+	allocs := testing.AllocsPerRun(20, func() { time.Sleep(3 * time.Millisecond) })
+	require.True(t, carrying(), "still carrying: the runs were within the ages")
+	assert.Zero(t, allocs, "allocations of the timer's publications that only carry")
 }
