@@ -29,6 +29,7 @@ func (r *Registry) Configure(name string, o Options) error {
 		r.setLocked(oldName, old)
 		return err
 	}
+	r.startErr = nil // a Start under other options failed
 	return nil
 }
 

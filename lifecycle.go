@@ -37,13 +37,18 @@ import (
 // NoPrefix) clash with another live file's of the directory, the same name
 // or one a leaf where the other is a prefix at a dot, is refused with
 // ErrNamespace: PCP builds one namespace from every file.
-func (r *Registry) Start() error {
+func (r *Registry) Start() (err error) {
 	r = registry(r)
 	if p := r.pollUnstarted(); p != nil {
 		p.raise() // the registry as it was, declaring
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() {
+		if r.state == declaring {
+			r.startErr = err // for Err, until a Start succeeds or Configure
+		}
+	}()
 	if err := r.declaringLocked(); err != nil {
 		return err
 	}
@@ -251,7 +256,8 @@ func (r *Registry) stopPartsLocked(remove bool) error {
 
 // Err says why the registry's metrics are not, or not all, in PCP: an
 // error wrapping ErrNotStarted before Start (instruments count, but no file
-// shows them), ErrClosed after Close, and while started the error of the
+// shows them), and the error of the last Start if it failed (until
+// Configure), ErrClosed after Close, and while started the error of the
 // last publication that failed, such as a full disk, until one succeeds,
 // or why the registry's own count of refusals, mmv.<file>.mmv.dropped, has
 // no file (a file budget, Options.MaxFileValues, below its 4 values), or
@@ -273,7 +279,11 @@ func (r *Registry) Err() error {
 	r.awaitPublicationLocked() // its file is moving: at its name once it lands
 	switch r.state {
 	case declaring:
-		return errorf(ErrNotStarted, subject("file", r.name), "its metrics are counted but in no file PCP reads")
+		err := errorf(ErrNotStarted, subject("file", r.name), "its metrics are counted but in no file PCP reads")
+		if r.startErr != nil { // said beside, as a service may have logged Start's error elsewhere
+			return fmt.Errorf("%w: the last Start failed: %w", err, r.startErr)
+		}
+		return err
 	case closed:
 		return errorf(ErrClosed, subject("file", r.name), "")
 	}

@@ -641,3 +641,32 @@ func TestPollNilIsIgnored(t *testing.T) {
 	assert.NoError(t, err, "the program that called Poll(nil) died:\n%s", out)
 	assert.Contains(t, string(out), "survived")
 }
+
+// TestErrSaysWhyStartFailed: after a Start that failed, Err says why
+// (here another registry holding the name, ErrInUse) beside
+// ErrNotStarted, where it said "not started" alone, and a service that
+// logged Start's error somewhere else read no cause; a successful Start
+// or a Configure forgets it.
+func TestErrSaysWhyStartFailed(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	holder := mmv.NewRegistry("held", &mmv.Options{Dir: dir})
+	require.NoError(t, holder.Start())
+	r := mmv.NewRegistry("held", &mmv.Options{Dir: dir})
+	defer r.Close()
+	mmv.NewCounter(r, "c", "", mmv.Count).Inc()
+	startErr := r.Start()
+	require.ErrorIs(t, startErr, mmv.ErrInUse)
+	err := r.Err()
+	assert.ErrorIs(t, err, mmv.ErrNotStarted)
+	assert.ErrorIs(t, err, mmv.ErrInUse, "Err after the failed Start: %v", err)
+	assert.Contains(t, err.Error(), startErr.Error())
+
+	require.NoError(t, r.Configure("", mmv.Options{Dir: dir}))
+	assert.NotErrorIs(t, r.Err(), mmv.ErrInUse, "configured anew: the last Start's failure is not this one's")
+	assert.ErrorIs(t, r.Err(), mmv.ErrNotStarted)
+	require.ErrorIs(t, r.Start(), mmv.ErrInUse)
+	require.NoError(t, holder.Close())
+	require.NoError(t, r.Start())
+	assert.NoError(t, r.Err())
+}

@@ -142,6 +142,7 @@ type Registry struct {
 	// do before they read (rebound.go).
 	rebound       rebound
 	pubErr        error                // why the last publication failed, until every part is in its file (scheduleLocked)
+	startErr      error                // why the last Start failed, until Configure (Err)
 	claimBusy     time.Time            // since when the timer's publications found the directory's lock held (tryClaimsLocked)
 	tombs         map[string]tombstone // an earlier run's overflow files this run has not made again, by name (tombstone.go)
 	homes         map[string]int       // the part of each name in the last run's files, by index, read at Start (lastHomes), forgotten when it fails: placement keeps it
