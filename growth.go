@@ -444,9 +444,6 @@ func (r *Registry) publishPartsLocked(by publisher) error {
 		// or another's to take, and publishing would make them again.
 		return nil
 	}
-	if by == byFlush {
-		r.carryReboundLocked()
-	}
 	r.rebound.published(time.Now(), by == byFlush)
 	r.forgetRemovedLocked()
 	var errs []error

@@ -77,9 +77,7 @@ func (b *rebound) published(now time.Time, all bool) {
 	for i := range b.gens {
 		g := &b.gens[i]
 		if len(g.cells) > 0 && (all || g.pubs < 2 || now.Sub(g.at) >= reboundAges[g.age]) {
-			if !all {
-				g.carry() // carryAll did
-			}
+			g.carry()
 			if g.pubs == 0 {
 				g.at = now
 			}

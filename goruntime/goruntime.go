@@ -186,15 +186,12 @@ func (s *scalar) set(v metrics.Value) {
 // ns after 584 CPU-years (9 months at GOMAXPROCS 768), and a counter
 // wraps there, as PCP reads a u64 counter (a reset, to Prometheus), its
 // increments right, where one stopped at its last value read a rate of
-// zero for good. ok is false for a negative, NaN or infinite f, which a
-// runtime total never is. The float holds no odd integer near 2^64, so
-// the value is never all ones (PCP's "no value").
+// zero for good: bridge.Count of it, whose ok is false for a negative,
+// NaN or infinite f (Mod makes it NaN), which a runtime total never is.
+// The float holds no odd integer near 2^64, so the value is never all
+// ones (PCP's "no value").
 func total(f, factor float64) (n uint64, ok bool) {
-	x := math.Round(f * factor)
-	if !(x >= 0) || math.IsInf(x, 1) {
-		return 0, false
-	}
-	return uint64(math.Mod(x, 1<<64)), true
+	return bridge.Count(math.Mod(f*factor, 0x1p64), 1)
 }
 
 // histogram is a Float64Histogram runtime metric.
