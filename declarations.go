@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // The registry's declarations: AddIndom, AddInstance, AddMetric, the
@@ -560,7 +562,9 @@ func (r *Registry) instanceCount() int { return r.counts.instances - r.own.insta
 // and AddInstanceLabel refuse so a label named as one their instances'
 // names carry (a vector's label, a histogram's le), which PCP would show
 // on every instance without a label of its own
-// (Vec.SetInstanceLabels(false)).
+// (Vec.SetInstanceLabels(false)). All four refuse a label named as one
+// PCP puts on every metric itself (PCPLabelNames: hostname...) with
+// ErrDuplicate: PCP would show it in place of its own.
 func (r *Registry) AddLabel(l Label) error {
 	r = registry(r)
 	return r.addLabel(&label{Label: l, kind: labelCluster}, "registry", "")
@@ -644,6 +648,9 @@ func (r *Registry) addLabelLocked(l *label, subject, metric string) error {
 	}
 	if err := checkPayload(subject, l); err != nil {
 		return err
+	}
+	if pcpname.IsOwn(l.Name) {
+		return errorf(ErrDuplicate, inside(subject, "label", l.Name), "PCP labels every metric with %s itself (PCPLabelNames), and would show this one in its place", l.Name)
 	}
 	if err := r.checkLabelFreeLocked(l, subject); err != nil { // after its payload, which it compares
 		return err

@@ -525,6 +525,49 @@ func TestHandLabelNamedAsInstancesRefused(t *testing.T) {
 	}, shown, "the instances' own labels alone")
 }
 
+// TestHandLabelNamedAsPCPsRefused: a label added by hand (AddLabel,
+// AddMetricLabel, AddIndomLabel, AddInstanceLabel) named as one PCP puts
+// on every metric itself is refused with ErrDuplicate, as a vector's is:
+// PCP showed it in place of its own at every level, hostname="pod-7" for
+// the registry's, machineid for the metric's, domainname on every
+// instance for the indom's, userid on the one instance, so that pmseries
+// gave the series another host's identity.
+func TestHandLabelNamedAsPCPsRefused(t *testing.T) {
+	tmp, dir := pcpDir(t)
+	r := newRegistry(t, "pcphand", dir, mmv.Options{})
+	require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 1, Name: "one"}, {ID: 2, Name: "two"}}}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "per", Type: mmv.Uint32, Semantics: mmv.SemInstant, Indom: 1}))
+	adds := []struct {
+		subject string
+		add     func(mmv.Label) error
+	}{
+		{"registry", r.AddLabel},
+		{`metric "per"`, func(l mmv.Label) error { return r.AddMetricLabel("per", l) }},
+		{"indom 1", func(l mmv.Label) error { return r.AddIndomLabel(1, l) }},
+		{"indom 1 instance 2", func(l mmv.Label) error { return r.AddInstanceLabel(1, 2, l) }},
+	}
+	for _, name := range mmv.PCPLabelNames() {
+		for _, a := range adds {
+			err := a.add(mmv.Label{Name: name, Value: "ours"})
+			if assert.ErrorIs(t, err, mmv.ErrDuplicate, "%s label %s", a.subject, name) {
+				assert.ErrorContains(t, err, a.subject+` label "`+name+`"`)
+				assert.ErrorContains(t, err, "PCP")
+			}
+		}
+	}
+	startOrSkip(t, r)
+	m := get(t, pcptest.Info(t, tmp), "mmv.pcphand.per")
+	require.Len(t, m.Instances, 2)
+	for _, name := range mmv.PCPLabelNames() {
+		got, _ := m.Label(name)
+		assert.NotEqual(t, `"ours"`, got, "PCP shows the metric's %s as ours", name)
+		for _, in := range m.Instances {
+			got, _ := in.Label(name)
+			assert.NotEqual(t, `"ours"`, got, "PCP shows %s of instance %s as ours", name, in.Name)
+		}
+	}
+}
+
 // TestVecLabelNamedAsPCPsRefused: a vector's label named as one PCP puts
 // on every metric itself, the host's context labels (hostname, userid...)
 // and the agent's (agent), is refused with ErrDuplicate, as one named as

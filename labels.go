@@ -175,21 +175,17 @@ func flatLabel(v any, depth int) bool {
 // by hand that PCP would show on buckets (checkLabelFreeLocked).
 const bucketLabel = "le"
 
-// pcpLabels are the labels PCP puts on every metric itself, under the
-// registry's (pmLookupLabels' first levels): pmcd's context labels, of
-// the host and of the client (container within one), and the agent's
-// domain label, {"agent":"mmv"}. Labels an administrator adds to pmcd's
-// (PCP_SYSCONF_DIR/labels) are the host's own, unknown here.
-var pcpLabels = [...]string{"agent", "container", "domainname", "groupid", "hostname", "machineid", "userid"}
-
 // PCPLabelNames returns the names of the labels PCP puts on every metric
 // itself: the host's (hostname, machineid...), the client's (userid,
-// groupid) and the agent's (agent). A vector's label of one of them is
-// refused (ErrDuplicate), as one named as the registry's is: PCP would
-// show its own value on each of the vector's instances without a label of
-// its own. The bridges rename such a label (exported_hostname), as a
-// Prometheus scrape renames a series' label that a target label has.
-func PCPLabelNames() []string { return slices.Clone(pcpLabels[:]) }
+// groupid) and the agent's (agent). A label of one of them is refused
+// (ErrDuplicate), a vector's as one named as the registry's is, and one
+// added by hand (AddLabel, AddMetricLabel, AddIndomLabel,
+// AddInstanceLabel) at every level: PCP shows it in place of its own on
+// every metric or instance it reaches, a registry's hostname on every
+// metric of the file, which pmseries then takes for another host's. The
+// bridges rename such a label (exported_hostname), as a Prometheus scrape
+// renames a series' label that a target label has.
+func PCPLabelNames() []string { return pcpname.Own() }
 
 func scalar(v any) bool {
 	switch v.(type) {

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/gopcp/mmv/internal/canon"
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // DefaultVecLimit is the number of instances a vector may hold unless
@@ -351,7 +352,7 @@ func checkVecLabels(metric string, labels []string, bucket string, tail int) err
 			return errorf(ErrName, inside(what(), "label", l), "%s is a histogram vector's buckets' label, their upper bound "+
 				"(\"route=/api,%s=0.25\", as Prometheus's): not one of its own", bucket, bucket)
 		}
-		if slices.Contains(pcpLabels[:], l) {
+		if pcpname.IsOwn(l) {
 			return errorf(ErrDuplicate, inside(what(), "label", l), "PCP labels every metric with %s itself (PCPLabelNames): %s", l, onUnlabelled)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/osfile"
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // Rule names a hazard Lint reports. Parse accepts every file whose only
@@ -109,6 +110,10 @@ const (
 	// does not have, or whose name, or a key of whose map value, is not a
 	// letter then letters, digits and '_'; PCP never shows it.
 	RuleLabel Rule = "label"
+	// RulePCPLabel: a label named as one PCP puts on every metric itself
+	// (hostname, machineid, agent...): PCP shows the file's value in
+	// place of its own on every metric or instance the label reaches.
+	RulePCPLabel Rule = "pcp-label"
 	// RuleGroup: a file whose group is not PCP's (pcp), which pmdammv(1)
 	// has applications, pmcd and the agent share; PCP reads it only when
 	// others may read it.
@@ -325,8 +330,12 @@ func (f *File) Lint(name string) []Finding {
 	}
 	for i, l := range f.Labels {
 		record := "label [" + itoa(int64(i)) + "] at offset " + itoa(int64(l.Offset))
-		for _, problem := range f.labelProblems(l) {
+		problems := f.labelProblems(l)
+		for _, problem := range problems {
 			add(record, l.Offset, RuleLabel, "%s: %s", l.Payload, problem)
+		}
+		if name, ok := pcpOwnLabel(l.Payload); ok && len(problems) == 0 { // else PCP never shows it
+			add(record, l.Offset, RulePCPLabel, "%s: PCP labels every metric with %s itself, and shows this one in its place", l.Payload, name)
 		}
 	}
 	var named []nameAt
@@ -460,13 +469,33 @@ type labelFault struct {
 // dropped when a flattened name comes twice (TestLintLabelsAsPCPParsesThem).
 // The maps within an array have their keys checked, not merged.
 func badLabelName(payload string) (labelFault, bool) {
-	d := json.NewDecoder(strings.NewReader(payload))
-	d.UseNumber()
-	root, err := decodeJSON(d)
-	if err != nil || !root.object {
+	root, ok := labelObject(payload)
+	if !ok {
 		return labelFault{}, false // Lint reports it as no JSON object
 	}
 	return root.fault(false, "", map[string]bool{})
+}
+
+// labelObject decodes payload, a label's, when it is a JSON object.
+func labelObject(payload string) (*jsonValue, bool) {
+	d := json.NewDecoder(strings.NewReader(payload))
+	d.UseNumber()
+	root, err := decodeJSON(d)
+	return root, err == nil && root.object
+}
+
+// pcpOwnLabel returns the first name of payload's that is a label PCP
+// puts on every metric itself (pcpname.Own).
+func pcpOwnLabel(payload string) (string, bool) {
+	root, ok := labelObject(payload)
+	if !ok {
+		return "", false
+	}
+	i := slices.IndexFunc(root.names, pcpname.IsOwn)
+	if i < 0 {
+		return "", false
+	}
+	return root.names[i], true
 }
 
 // jsonValue is a decoded JSON value that keeps an object's names in

@@ -644,6 +644,37 @@ func TestLintLabelsAsPCPParsesThem(t *testing.T) {
 	}
 }
 
+// TestLintLabelNamedAsPCPs: a file's label named as one PCP puts on
+// every metric itself is shown by PCP in place of its own, and Lint says
+// so (pcp-label); package mmv refuses to write one.
+func TestLintLabelNamedAsPCPs(t *testing.T) {
+	for _, name := range []string{"hostname", "agent", "machineid"} {
+		valid := sample(t, 3)
+		f, err := mmvfile.Parse(valid)
+		require.NoError(t, err)
+		b := bytes.Clone(valid)
+		payload := `{"` + name + `":"ours"}`
+		copy(b[f.Labels[0].Offset+12:], payload+"\x00") // the cluster's label, app
+		if pcptest.WantPCP(t) {
+			m := pcptest.Find(pcpView(t, "sample", b), sampleMetric(f, 1))
+			require.NotNil(t, m)
+			got, _ := m.Label(name)
+			assert.Equal(t, `"ours"`, got, "PCP shows the file's %s in place of its own: %s", name, m.Labels)
+		}
+		got, err := mmvfile.Parse(b)
+		require.NoError(t, err)
+		fds := got.Lint("sample")
+		assert.Empty(t, findings(fds, mmvfile.RuleLabel), name)
+		if pcp := findings(fds, mmvfile.RulePCPLabel); assert.Len(t, pcp, 1, name) {
+			assert.Equal(t, payload+": PCP labels every metric with "+name+" itself, and shows this one in its place", pcp[0].Msg)
+		}
+	}
+	valid := sample(t, 3)
+	f, err := mmvfile.Parse(valid)
+	require.NoError(t, err)
+	assert.Empty(t, findings(f.Lint("sample"), mmvfile.RulePCPLabel), "the sample's own labels")
+}
+
 // TestLintClusterLabelOfClusterZero: in a file of cluster 0 PCP's reader
 // gives the file a cluster of its own choosing, never 0: a cluster label
 // of identity 0 it never shows, one of another identity only while it

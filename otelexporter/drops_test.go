@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -280,13 +279,7 @@ func TestHistogramAttributeLe(t *testing.T) {
 // first, mmv refused the counter (a vector labelled as its registry), and
 // the first Export panicked, taking the program down.
 func TestResourceKeyNamedAsDropsLabel(t *testing.T) {
-	pcptest.NeedFileLayer(t) // Export starts the service's registry
-	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")},
-		ResourceKeys: []attribute.Key{"service.name", "reason"}})
-	res := resource.NewSchemaless(attribute.String("service.name", "shop"), attribute.String("reason", "batch"))
-	rm := &metricdata.ResourceMetrics{Resource: res, ScopeMetrics: []metricdata.ScopeMetrics{{
-		Scope: instrumentation.Scope{Name: "s"}, Metrics: []metricdata.Metrics{sum("n", metricdata.CumulativeTemporality, point(1))}}}}
-	require.NotPanics(t, func() { require.NoError(t, exp.Export(context.Background(), rm)) })
+	exp := exportResource(t, "reason", "batch")
 	assert.ErrorIs(t, exp.Err(), mmv.ErrDuplicate)
 	assert.ErrorContains(t, exp.Err(), `resource attribute "reason" as a label`)
 	snap, err := exp.Registry().Snapshot()
@@ -297,6 +290,16 @@ func TestResourceKeyNamedAsDropsLabel(t *testing.T) {
 	}
 	assert.Contains(t, names, droppedMetric)
 	assert.Contains(t, names, "s.n")
+}
+
+// TestResourceKeyNamedAsPCPsRenamed: a resource key making a label PCP
+// puts on every metric itself (hostname) is published as
+// exported_hostname, as an attribute key is: mmv refuses the label, which
+// PCP would show in place of the host's own on every metric.
+func TestResourceKeyNamedAsPCPsRenamed(t *testing.T) {
+	exp := exportResource(t, "hostname", "pod-7")
+	require.NoError(t, exp.Err())
+	assert.ElementsMatch(t, []mmv.Label{{Name: "service_name", Value: "shop"}, {Name: "exported_hostname", Value: "pod-7"}}, exp.Registry().Labels())
 }
 
 // TestClusterWithoutIndomsFailsExport: a cluster PCP takes for a file

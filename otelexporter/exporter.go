@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // Options configure an Exporter; the zero value of each field means its
@@ -42,7 +43,9 @@ type Options struct {
 	// Default: mmv.DefaultVecLimit.
 	Limit int
 	// ResourceKeys are the resource attributes published as labels of
-	// every metric. Default: DefaultResourceKeys.
+	// every metric, a key made a label as an attribute's is, one PCP puts
+	// on every metric itself (hostname) made exported_hostname. Default:
+	// DefaultResourceKeys.
 	ResourceKeys []attribute.Key
 }
 
@@ -257,7 +260,10 @@ func (e *Exporter) open(res *resource.Resource) error {
 		if !ok {
 			continue
 		}
-		if err := e.r.AddLabel(mmv.Label{Name: labelName(k), Value: v.Emit()}); err != nil {
+		// A label PCP puts on every metric itself (hostname) is renamed,
+		// as an attribute key's is: mmv refuses it.
+		name := pcpname.Unclash(labelName(k), pcpname.IsOwn)
+		if err := e.r.AddLabel(mmv.Label{Name: name, Value: v.Emit()}); err != nil {
 			e.drops.add(string(k), "label", 0, fmt.Errorf("otelexporter: resource attribute %q as a label: %w", k, err))
 			continue
 		}

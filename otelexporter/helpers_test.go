@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -135,4 +136,18 @@ func clashing(t *testing.T, name string, adds []add, hist ...attribute.KeyValue)
 	ms, _ := p.flush(t)
 	require.NoError(t, p.exp.Err())
 	return shownValues(t, ms, "mmv.shop_test.s."+name), shownValues(t, ms, "mmv.shop_test.s.sizes.count")
+}
+
+// exportResource has a new exporter publish resource keys service.name
+// (shop) and key as labels (Options.ResourceKeys), and export one sum, s.n,
+// under that resource, with no error and no panic.
+func exportResource(t *testing.T, key, value string) *Exporter {
+	pcptest.NeedFileLayer(t) // Export starts the service's registry
+	exp := New(&Options{Registry: mmv.Options{Dir: filepath.Join(t.TempDir(), "mmv")},
+		ResourceKeys: []attribute.Key{"service.name", attribute.Key(key)}})
+	res := resource.NewSchemaless(attribute.String("service.name", "shop"), attribute.String(key, value))
+	rm := &metricdata.ResourceMetrics{Resource: res, ScopeMetrics: []metricdata.ScopeMetrics{{
+		Scope: instrumentation.Scope{Name: "s"}, Metrics: []metricdata.Metrics{sum("n", metricdata.CumulativeTemporality, point(1))}}}}
+	require.NotPanics(t, func() { require.NoError(t, exp.Export(context.Background(), rm)) })
+	return exp
 }

@@ -3,7 +3,7 @@
 // the one sanitizer of the module, shared by the registry's default file
 // name and the runtime bridge's metric names; Unclash is the one rename of
 // a label that clashes with a histogram's le; Labels names a bridge's
-// labels.
+// labels; Own lists the labels PCP puts on every metric itself.
 package pcpname
 
 import "slices"
@@ -29,6 +29,23 @@ func Part(s, prefix string) string {
 	}
 	return string(b)
 }
+
+// own are the labels PCP puts on every metric itself, under a file's
+// (pmLookupLabels' first levels): pmcd's context labels, of the host and
+// of the client (container within one), and the agent's domain label,
+// {"agent":"mmv"}. A label of a file of one of these names, at any level,
+// replaces PCP's value on every metric or instance it reaches (pminfo -l,
+// PCP 6.0.3): hostname="pod-7" for every metric of the file. Labels an
+// administrator adds to pmcd's (PCP_SYSCONF_DIR/labels) are the host's
+// own, unknown here.
+var own = [...]string{"agent", "container", "domainname", "groupid", "hostname", "machineid", "userid"}
+
+// Own returns the names of the labels PCP puts on every metric itself.
+func Own() []string { return slices.Clone(own[:]) }
+
+// IsOwn reports whether name is one of the labels PCP puts on every
+// metric itself.
+func IsOwn(name string) bool { return slices.Contains(own[:], name) }
 
 // Exported is what Prometheus puts before a label name that clashes with
 // one of its own, such as a histogram's le: exported_le.
