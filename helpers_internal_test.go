@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -376,6 +377,68 @@ func readWindow(h *Histogram, now time.Duration) (windowState, int) {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
 	return h.w.state(&h.tally, now, make([]uint64, 2*h.w.n)), h.w.base(now)
+}
+
+// publishedHistogram declares a histogram of the default buckets in
+// seconds on a registry of its own, and returns its group, for
+// publishedAt, the histogram, and when its window starts.
+func publishedHistogram(t *testing.T) (*histGroup, *Histogram, time.Duration) {
+	t.Helper()
+	r := NewRegistry("published", &Options{Dir: t.TempDir()})
+	t.Cleanup(func() { r.Close() })
+	g, err := declareHistograms(r, "h", "", Second, nil, nil)
+	require.NoError(t, err)
+	h := g.hs[0].e.t
+	return g, h, h.w.marks[0].at
+}
+
+// publishedAt reads g's histogram at now as a refresh publishes it: its
+// count, then sum, min, max, mean and the quantiles.
+func publishedAt(g *histGroup, now time.Duration) (total uint64, stats []float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.readLocked(g.hs[0], now, func(_ []uint64, n uint64, st []float64) { total, stats = n, slices.Clone(st) })
+	return total, stats
+}
+
+// requireWindowOf requires the window statistics published (stats from
+// publishedAt, but the sum) to be those of no observation, all 0, or of
+// observations of x alone, all x: what the window holds, whole.
+func requireWindowOf(t *testing.T, x float64, stats []float64, msgAndArgs ...any) {
+	t.Helper()
+	w := stats[1:]
+	if w[0] == 0 && w[1] == 0 {
+		require.Equal(t, make([]float64, len(w)), w, msgAndArgs...)
+		return
+	}
+	want := make([]float64, len(w))
+	for i := range want {
+		want[i] = x
+	}
+	require.Equal(t, want, w, msgAndArgs...)
+}
+
+// observeParts makes stores from to to (not included) of Observe(x), of
+// its stores in its order, in the stripe it writes while one goroutine
+// observes: 0 the count, 1 the sum, 2 the min, 3 the max. An Observe
+// preempted between two of them leaves the tally so while a refresh
+// reads it.
+func observeParts(h *Histogram, x float64, from, to int) {
+	s := unsafe.Pointer(h.first)
+	word := func(i int) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Add(s, uintptr(i)*8)) }
+	stores := []func(){
+		func() { word(tallyCounts + h.l.index(x)).Add(1) },
+		func() { word(tallySum).Store(math.Float64bits(math.Float64frombits(word(tallySum).Load()) + x)) },
+		func() {
+			word(tallyMin).Store(math.Float64bits(math.Min(x, math.Float64frombits(word(tallyMin).Load()))))
+		},
+		func() {
+			word(tallyMax).Store(math.Float64bits(math.Max(x, math.Float64frombits(word(tallyMax).Load()))))
+		},
+	}
+	for _, f := range stores[from:to] {
+		f()
+	}
 }
 
 // windowAt reads h's published state at now.

@@ -137,6 +137,9 @@ func markedCounts(counts, marked []uint64) bool {
 // default buckets, kept by every value of a vector, most of them idle
 // most of the time, and then two, in a slice of 128 bytes.
 func (w *window) mark(h *tally, s *windowState, now time.Duration) {
+	if stepEndHook != nil {
+		stepEndHook()
+	}
 	lo, hi := h.minMax(true)
 	sum := h.stepSum(true)
 	n := len(w.marks)
@@ -164,6 +167,10 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: sum, min: lo, max: hi})
 	w.lastMoved = false
 }
+
+// stepEndHook, when tests set it, is called in the middle of a step's
+// end, between its reads of the tally.
+var stepEndHook func()
 
 // base is the index of the window's base at now: the oldest mark within
 // the span (within), or the one before when only the last is and it was

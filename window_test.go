@@ -365,3 +365,58 @@ func TestWindowSumExactAcrossSteps(t *testing.T) {
 	assert.Equal(t, 15.0, st.inSum, "the window's sum, over its steps")
 	assert.Equal(t, uint64(5), st.n)
 }
+
+// TestObservationAtStepEndWholeInWindow: an observation made during a
+// step's end, between its reads of the tally, is in the window whole or
+// not at all, at every refresh after: its count was read after the step
+// had marked the counts, its min, max and sum before the step took them,
+// so once the mark of that step was the window's base, the window counted
+// it and held nothing of it, and published a min of +Inf, a max of -Inf
+// and a mean of 0 (for a step: 10 s at the default window).
+func TestObservationAtStepEndWholeInWindow(t *testing.T) {
+	g, h, t0 := publishedHistogram(t)
+	stepEndHook = func() { stepEndHook = nil; h.Observe(5) }
+	t.Cleanup(func() { stepEndHook = nil })
+	held := 0
+	for s := 1; s <= 140; s++ {
+		total, stats := publishedAt(g, t0+time.Duration(s)*time.Second)
+		if s >= 10 {
+			require.Nil(t, stepEndHook, "a step ends at the read 10 s in")
+		}
+		if total == 0 {
+			continue
+		}
+		require.Equal(t, uint64(1), total)
+		require.Equal(t, 5.0, stats[0], "the cumulative sum, second %d", s)
+		requireWindowOf(t, 5, stats, "second %d: min, max, mean and quantiles", s)
+		if stats[1] != 0 {
+			held++
+		}
+	}
+	assert.GreaterOrEqual(t, held, 45, "seconds the window held the observation")
+}
+
+// TestObserveInFlightPublishesConsistently: a refresh that reads the tally
+// while an Observe is between its stores publishes statistics that hold
+// together, whatever stores it sees: it published a min of +Inf and a max
+// of -Inf for a window whose only observation was counted and not yet
+// stored further, and a mean below the min for one counted and not yet
+// summed beside others.
+func TestObserveInFlightPublishesConsistently(t *testing.T) {
+	for stores := range 4 {
+		g, h, t0 := publishedHistogram(t)
+		observeParts(h, 5, 0, stores)
+		_, stats := publishedAt(g, t0+time.Second)
+		requireWindowOf(t, 5, stats, "alone, after %d of its stores", stores)
+		observeParts(h, 5, stores, 4)
+		total, stats := publishedAt(g, t0+2*time.Second)
+		require.Equal(t, uint64(1), total)
+		require.Equal(t, []float64{5, 5, 5, 5, 5, 5, 5, 5}, stats, "once whole, after %d stores", stores)
+
+		g, h, t0 = publishedHistogram(t)
+		h.Observe(5)
+		observeParts(h, 5, 0, stores)
+		_, stats = publishedAt(g, t0+time.Second)
+		requireWindowOf(t, 5, stats, "beside another, after %d of its stores", stores)
+	}
+}
