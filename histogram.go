@@ -88,6 +88,12 @@ import (
 //     h.p99, h.p999 by default): Double instant values in the histogram's
 //     units, over the window; 0 when the window holds no observation.
 //
+// A refresh publishes what it reads whole: an observation being made as
+// it reads may be in h.count and h.bucket a refresh before it is in
+// h.sum and the window's statistics, which always hold together (a min
+// and max of the observations counted, never ±Inf unless observed, the
+// mean and quantiles between them).
+//
 // Each of these names holds at most 255 bytes, as every metric name: h
 // itself at most 248 (255 less ".bucket", with the default quantiles).
 // Its help is refused as a Counter's is (ErrTooLong, the New functions'
@@ -412,6 +418,8 @@ func (h *Histogram) Observe(x float64) {
 	if h == nil || x != x {
 		return
 	}
+	// The stores, the bucket's count, then the sum, min and max, are in
+	// the order the readers rely on (tally.step).
 	s := h.stripe()
 	// No bounds check: index is within the buckets by construction (the
 	// last one takes everything above the range, and NaN returned above).
@@ -419,7 +427,7 @@ func (h *Histogram) Observe(x float64) {
 	sum := (*atomic.Uint64)(unsafe.Add(s, tallySum*8))
 	for old := sum.Load(); !sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)); {
 		// Another goroutine's add, unless a step's end set the sum to 0
-		// (stepSum): taken for a collision, it striped a histogram one
+		// (tally.step): taken for a collision, it striped a histogram one
 		// goroutine observes (TestStepEndIsNoCollision).
 		if old = sum.Load(); old != 0 {
 			h.collided()
@@ -476,9 +484,7 @@ func (h *Histogram) Stats() HistogramStats {
 	var buf [readScratch]uint64
 	s := h.w.state(&h.tally, clock(), scratchFor(buf[:], int(h.w.n)))
 	st := HistogramStats{Count: s.total, Sum: s.sum}
-	if s.n > 0 {
-		st.Min, st.Max, st.Mean = s.min, s.max, s.inSum/float64(s.n)
-	}
+	_, st.Min, st.Max, st.Mean = s.published()
 	return st
 }
 
@@ -493,7 +499,8 @@ func (h *Histogram) Quantile(q float64) float64 {
 	defer h.w.mu.Unlock()
 	var buf [readScratch]uint64
 	s := h.w.state(&h.tally, clock(), scratchFor(buf[:], int(h.w.n)))
-	return h.quantile(s.in, s.n, q, s.min, s.max)
+	n, lo, hi, _ := s.published()
+	return h.quantile(s.in, n, q, lo, hi)
 }
 
 // readScratch is the scratch Stats and Quantile read a window with on
@@ -1043,13 +1050,10 @@ func (g *histGroup) gather(f *Family) {
 	for o := range live(g.hs) {
 		s := f.sample(o.inst)
 		s.Buckets, buckets = buckets[:g.l.n:g.l.n], buckets[g.l.n:]
-		for i := range s.Buckets {
-			s.Buckets[i] = o.e.t.count(i)
-			s.Count += s.Buckets[i]
-		}
-		o.e.t.w.mu.Lock() // under which a step's end moves the sum (tally.stepSum)
+		o.e.t.w.mu.Lock() // under which a step's end moves the sum (tally.step)
 		s.Sum = o.e.t.sum()
 		o.e.t.w.mu.Unlock()
+		s.Count = o.e.t.counts(s.Buckets) // after the sum, which then holds no observation they do not (tally.step)
 	}
 }
 
@@ -1073,13 +1077,10 @@ func (g *histGroup) readLocked(o *histOut, now time.Duration, f func(counts []ui
 	h := o.e.t
 	g.scratch = scratchFor(g.scratch, int(h.w.n))
 	s := h.w.state(&h.tally, now, g.scratch)
-	var lo, hi, mean float64
-	if s.n > 0 {
-		lo, hi, mean = s.min, s.max, s.inSum/float64(s.n)
-	}
+	n, lo, hi, mean := s.published()
 	st := append(g.buf[:0], s.sum, lo, hi, mean)
 	for _, q := range g.quantiles {
-		st = append(st, h.quantile(s.in, s.n, q, s.min, s.max))
+		st = append(st, h.quantile(s.in, n, q, lo, hi))
 	}
 	g.buf = st
 	f(s.counts, s.total, st)

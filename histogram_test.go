@@ -450,7 +450,7 @@ func TestTallyStripesAddUp(t *testing.T) {
 		require.Len(t, w, 8, "3+3 words, padded to a cache line")
 		require.Zero(t, uintptr(unsafe.Pointer(&w[0]))%64, "a stripe starts on a cache line")
 	})
-	lo, hi := ta.minMax(false)
+	lo, hi, _ := ta.step(false)
 	require.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "a new tally's: those of no observation")
 	k := 0
 	ta.stripes(func(w []atomic.Uint64) {
@@ -462,11 +462,15 @@ func TestTallyStripesAddUp(t *testing.T) {
 	})
 	assert.Equal(t, 4, k)
 	assert.Equal(t, []uint64{1 + 4, 2, 3}, []uint64{ta.count(0), ta.count(1), ta.count(2)})
+	counts := make([]uint64, 3)
+	assert.Equal(t, uint64(1+4+2+3), ta.counts(counts))
+	assert.Equal(t, []uint64{1 + 4, 2, 3}, counts)
 	assert.Equal(t, 100.0, ta.sum())
-	lo, hi = ta.minMax(true)
-	assert.Equal(t, [2]float64{-5, 8}, [2]float64{lo, hi})
-	lo, hi = ta.minMax(false)
-	assert.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "reset for a new step")
+	lo, hi, sum := ta.step(true)
+	assert.Equal(t, [3]float64{-5, 8, 100}, [3]float64{lo, hi, sum})
+	lo, hi, sum = ta.step(false)
+	assert.Equal(t, [3]float64{math.Inf(1), math.Inf(-1), 0}, [3]float64{lo, hi, sum}, "reset for a new step")
+	assert.Equal(t, 100.0, ta.sum(), "the step's sum carried")
 	assert.Equal(t, 1, stripesFor(1))
 	assert.Equal(t, 4, stripesFor(2))
 	assert.Equal(t, 8, stripesFor(3))
@@ -598,7 +602,7 @@ func TestTallyTakesSpareStripes(t *testing.T) {
 		assert.Zero(t, uintptr(unsafe.Pointer(p))%64, "spares start on a cache line")
 	}
 	assert.Len(t, taken, firstSpareBatch, "each its own")
-	lo, hi := ts[0].minMax(false)
+	lo, hi, _ := ts[0].step(false)
 	assert.Equal(t, [2]float64{math.Inf(1), math.Inf(-1)}, [2]float64{lo, hi}, "spares hold no observation")
 
 	last := &ts[firstSpareBatch]
@@ -838,7 +842,7 @@ func TestObserveDurationAtDefaultBounds(t *testing.T) {
 }
 
 // TestStepEndIsNoCollision: a window's step end sets each stripe's sum to
-// 0 (stepSum), which fails the compare-and-swap of an Observe between its
+// 0 (tally.step), which fails the compare-and-swap of an Observe between its
 // load and its swap; one goroutine alone observing then took it for a
 // collision, and went on in stripes, spares taken, for good.
 func TestStepEndIsNoCollision(t *testing.T) {
@@ -850,7 +854,7 @@ func TestStepEndIsNoCollision(t *testing.T) {
 	wg.Go(func() {
 		for !stop.Load() {
 			h.w.mu.Lock()
-			h.tally.stepSum(true)
+			h.tally.step(true)
 			h.w.mu.Unlock()
 		}
 	})

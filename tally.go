@@ -17,7 +17,7 @@ import (
 // the count of each bucket; counts are cumulative, sum, min and max of
 // the window's current step (of everything for a window since the start,
 // which ends no step). The window ends a step by moving the stripes' sums
-// into the first's carried word (stepSum): a window's sum is its steps'
+// into the first's carried word (step): a window's sum is its steps'
 // own, which an outlier long gone (1e17, absorbing every 1 added to it;
 // an infinity, absorbing everything) no longer spoils, as it did the
 // cumulative sum less the window's base's.
@@ -186,9 +186,11 @@ func (t *tally) count(i int) uint64 {
 
 // sum returns the sum of the observations: of the steps ended, and of
 // the current one over the stripes. With the window's lock held, under
-// which stepSum moves the one into the other.
+// which step moves the one into the other.
 func (t *tally) sum() float64 {
-	return math.Float64frombits(t.carried().Load()) + t.stepSum(false)
+	sum := math.Float64frombits(t.carried().Load())
+	t.stripes(func(w []atomic.Uint64) { sum += math.Float64frombits(w[tallySum].Load()) })
+	return sum
 }
 
 // carried is the word of the sums of the steps ended.
@@ -196,39 +198,60 @@ func (t *tally) carried() *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(t.first), tallyCarried*8))
 }
 
-// stepSum returns the sum of the current step's observations, over the
-// stripes; with reset, it starts a new step, that sum carried into the
-// sums of the steps ended. With the window's lock held. An Observe whose
+// step returns the current step's min, max and sum, over the stripes;
+// with reset it starts a new step, the sum carried into the sums of the
+// steps ended. With the window's lock held.
+//
+// Observe stores an observation's count, then its sum, min and max, and
+// step reads a stripe's max, min and sum in the reverse order, its caller
+// the counts after (counts): so what a read's max shows its min shows,
+// its min its sum, and its sum its counts. A step's end takes them before
+// it reads the counts it marks, so that an observation is counted in the
+// step its sum, min and max are in, or in the one before, never in a
+// later one: every window holds the steps from its base to the current
+// one, and so the sum, min and max of what it counts. The counts read
+// first, an Observe between the read and the reset was counted in the
+// next step and held in this one, and the window based on this step
+// counted it and held nothing of it: a min of +Inf
+// (TestObservationAtStepEndWholeInWindow). An Observe whose
 // compare-and-swap a reset fails tries again, and takes it for no
 // collision (the sum it finds is 0).
-func (t *tally) stepSum(reset bool) float64 {
-	var sum float64
+func (t *tally) step(reset bool) (lo, hi, sum float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
 	t.stripes(func(w []atomic.Uint64) {
-		b := w[tallySum].Load()
+		var mx, mn, sm uint64 // in this order
 		if reset {
-			b = w[tallySum].Swap(0)
+			mx = w[tallyMax].Swap(negInf)
+			mn = w[tallyMin].Swap(posInf)
+			sm = w[tallySum].Swap(0)
+		} else {
+			mx = w[tallyMax].Load()
+			mn = w[tallyMin].Load()
+			sm = w[tallySum].Load()
 		}
-		sum += math.Float64frombits(b)
+		lo, hi = math.Min(lo, math.Float64frombits(mn)), math.Max(hi, math.Float64frombits(mx))
+		sum += math.Float64frombits(sm)
 	})
 	if reset {
 		c := t.carried()
 		c.Store(math.Float64bits(math.Float64frombits(c.Load()) + sum))
 	}
-	return sum
+	return lo, hi, sum
 }
 
-// minMax returns the min and max of the current step, over the stripes;
-// with reset, it starts a new step.
-func (t *tally) minMax(reset bool) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
+// counts sets counts to the count of each bucket, over the stripes, and
+// returns their total: read after step (see there).
+func (t *tally) counts(counts []uint64) (total uint64) {
+	clear(counts)
 	t.stripes(func(w []atomic.Uint64) {
-		a, b := w[tallyMin].Load(), w[tallyMax].Load()
-		if reset {
-			a, b = w[tallyMin].Swap(posInf), w[tallyMax].Swap(negInf)
+		for i := range counts {
+			counts[i] += w[tallyCounts+i].Load()
 		}
-		lo, hi = math.Min(lo, math.Float64frombits(a)), math.Max(hi, math.Float64frombits(b))
 	})
-	return lo, hi
+	for _, c := range counts {
+		total += c
+	}
+	return total
 }
 
 // spareStripes are the stripes after the first of a vector's histograms,

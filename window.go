@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -122,7 +121,8 @@ func markedCounts(counts, marked []uint64) bool {
 	return slices.Equal(counts, marked)
 }
 
-// mark marks the end of a step at now, s the tally's state then.
+// mark marks the end of a step at now: the step's min, max and sum, and
+// the counts then (tally.step).
 //
 // A step with no observation moves the last mark to its end instead of
 // adding one: the mark's state is the same, and its step's min and max
@@ -136,15 +136,10 @@ func markedCounts(counts, marked []uint64) bool {
 // marks at its first read, 7 of them with an array, 1.6 kB with the
 // default buckets, kept by every value of a vector, most of them idle
 // most of the time, and then two, in a slice of 128 bytes.
-func (w *window) mark(h *tally, s *windowState, now time.Duration) {
-	if stepEndHook != nil {
-		stepEndHook()
-	}
-	lo, hi := h.minMax(true)
-	sum := h.stepSum(true)
+func (w *window) mark(lo, hi, sum float64, marked []uint64, total uint64, now time.Duration) {
 	n := len(w.marks)
 	last := &w.marks[n-1]
-	if lo > hi && s.total == last.total && sum == 0 && markedCounts(s.counts, last.counts) {
+	if lo > hi && total == last.total && sum == 0 && markedCounts(marked, last.counts) {
 		last.at, w.lastMoved = now, true
 		if n > 1 && w.within(now) == n-1 {
 			w.first[0] = *last
@@ -163,8 +158,8 @@ func (w *window) mark(h *tally, s *windowState, now time.Duration) {
 	if counts == nil {
 		counts = make([]uint64, int(w.n))
 	}
-	copy(counts, s.counts)
-	w.marks = append(w.marks, mark{at: now, counts: counts, total: s.total, sum: sum, min: lo, max: hi})
+	copy(counts, marked)
+	w.marks = append(w.marks, mark{at: now, counts: counts, total: total, sum: sum, min: lo, max: hi})
 	w.lastMoved = false
 }
 
@@ -204,27 +199,26 @@ func (w *window) within(now time.Duration) int {
 // state reads the tally h at now, with w.mu held: marks a step's end
 // first when one has passed. The slices are scratch's, 2n words at least:
 // a vector's histograms share their group's (histGroup.readLocked), where
-// each window kept its own, 320 bytes with the default buckets.
+// each window kept its own, 320 bytes with the default buckets. Each
+// read of the tally takes the step's min, max and sum, then the counts
+// (tally.step): the window's min, max and sum hold what it counts, and
+// its counts may hold more, Observes in flight.
 func (w *window) state(h *tally, now time.Duration, scratch []uint64) windowState {
 	n := int(w.n)
 	s := windowState{counts: scratch[:n:n], in: scratch[n : 2*n]}
-	clear(s.counts)
-	h.stripes(func(st []atomic.Uint64) {
-		for i := range s.counts {
-			s.counts[i] += st[tallyCounts+i].Load()
-		}
-	})
-	for _, c := range s.counts {
-		s.total += c
-	}
-	s.sum = h.sum()
 	if w.span > 0 && now-w.marks[len(w.marks)-1].at >= w.step {
-		w.mark(h, &s, now)
+		lo, hi, sum := h.step(true)
+		if stepEndHook != nil {
+			stepEndHook()
+		}
+		total := h.counts(s.counts)
+		w.mark(lo, hi, sum, s.counts, total, now)
 	}
+	s.min, s.max, s.inSum = h.step(false)
+	s.sum = math.Float64frombits(h.carried().Load()) + s.inSum
+	s.total = h.counts(s.counts)
 	base := w.base(now)
 	b := &w.marks[base]
-	s.min, s.max = h.minMax(false)
-	s.inSum = h.stepSum(false)
 	for _, m := range w.marks[base+1:] {
 		s.min, s.max = math.Min(s.min, m.min), math.Max(s.max, m.max)
 		s.inSum += m.sum
@@ -237,4 +231,23 @@ func (w *window) state(h *tally, now time.Duration, scratch []uint64) windowStat
 		s.n += s.in[i]
 	}
 	return s
+}
+
+// published returns the window's statistics as a histogram publishes
+// them: its count, min, max and mean, 0 for a window that holds no
+// observation. Those its reads found whole hold together: a min and max
+// of the observations it counts, and a mean between. An Observe in
+// flight at a read (or at a step's end, whose mark it straddles) may be
+// counted before its sum, min and max are stored, or be in those of the
+// steps after its count's: when the window has seen no min or max whole
+// it publishes none (an observation counted alone had a min of +Inf and
+// a max of -Inf), and its mean is held within its min and max, where the
+// mean of any observations is (one counted and not summed beside others
+// pulled it below their min): TestObserveInFlightPublishesConsistently.
+func (s *windowState) published() (n uint64, lo, hi, mean float64) {
+	if s.n == 0 || !(s.min <= s.max) {
+		return 0, 0, 0, 0
+	}
+	mean = math.Max(s.min, math.Min(s.max, s.inSum/float64(s.n))) // NaN kept: a window of +Inf and -Inf
+	return s.n, s.min, s.max, mean
 }
