@@ -1,9 +1,13 @@
 package mmv
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -541,5 +545,97 @@ func TestEveryGatherRunsAPollBeforeStart(t *testing.T) {
 	for i := range int64(2000) {
 		r.Gather(func(*Family) {})
 		require.Equal(t, i+1, runs.Load(), "runs after Gather %d", i+1)
+	}
+}
+
+// TestZeroInstrumentsActAsNil: the zero value of every instrument type (a
+// struct field never given a New function's instrument) is an instrument
+// declared nowhere, as a nil one: every exported method ignores updates
+// and settings and reads zero, and none panics (update methods never do,
+// the package doc says). They dereferenced the handle, buckets or
+// registry they do not have. Each type's methods are listed by
+// reflection, so that one added later is called here too.
+func TestZeroInstrumentsActAsNil(t *testing.T) {
+	calls := map[reflect.Type]map[string]func(zero, nilOne any) (got, want any){}
+	on := func(typ any, method string, f func(i any) any) {
+		tt := reflect.TypeOf(typ)
+		if calls[tt] == nil {
+			calls[tt] = map[string]func(zero, nilOne any) (got, want any){}
+		}
+		calls[tt][method] = func(zero, nilOne any) (any, any) { return f(zero), f(nilOne) }
+	}
+	counter := func(i any) *Counter { return i.(*Counter) }
+	on((*Counter)(nil), "Inc", func(i any) any { counter(i).Inc(); return counter(i).Get() })
+	on((*Counter)(nil), "Add", func(i any) any { counter(i).Add(2); return counter(i).Get() })
+	on((*Counter)(nil), "Set", func(i any) any { counter(i).Set(3); return counter(i).Get() })
+	on((*Counter)(nil), "Get", func(i any) any { return counter(i).Get() })
+	gauge := func(i any) *Gauge { return i.(*Gauge) }
+	on((*Gauge)(nil), "Set", func(i any) any { gauge(i).Set(3); return gauge(i).Get() })
+	on((*Gauge)(nil), "Add", func(i any) any { gauge(i).Add(2); return gauge(i).Get() })
+	on((*Gauge)(nil), "Inc", func(i any) any { gauge(i).Inc(); return gauge(i).Get() })
+	on((*Gauge)(nil), "Dec", func(i any) any { gauge(i).Dec(); return gauge(i).Get() })
+	on((*Gauge)(nil), "Get", func(i any) any { return gauge(i).Get() })
+	ig := func(i any) *IntGauge { return i.(*IntGauge) }
+	on((*IntGauge)(nil), "Set", func(i any) any { ig(i).Set(3); return ig(i).Get() })
+	on((*IntGauge)(nil), "Add", func(i any) any { ig(i).Add(2); return ig(i).Get() })
+	on((*IntGauge)(nil), "Inc", func(i any) any { ig(i).Inc(); return ig(i).Get() })
+	on((*IntGauge)(nil), "Dec", func(i any) any { ig(i).Dec(); return ig(i).Get() })
+	on((*IntGauge)(nil), "Get", func(i any) any { return ig(i).Get() })
+	timer := func(i any) *Timer { return i.(*Timer) }
+	on((*Timer)(nil), "Observe", func(i any) any { timer(i).Observe(time.Second); return timer(i).Get() })
+	on((*Timer)(nil), "Time", func(i any) any { timer(i).Time(func() {}); return timer(i).Get() })
+	on((*Timer)(nil), "Start", func(i any) any { timer(i).Start().Stop(); return timer(i).Get() })
+	on((*Timer)(nil), "Get", func(i any) any { return timer(i).Get() })
+	hist := func(i any) *Histogram { return i.(*Histogram) }
+	on((*Histogram)(nil), "Observe", func(i any) any { hist(i).Observe(1); return hist(i).Stats() })
+	on((*Histogram)(nil), "ObserveDuration", func(i any) any { hist(i).ObserveDuration(time.Second); return hist(i).Stats() })
+	on((*Histogram)(nil), "Since", func(i any) any { hist(i).Since(time.Now()); return hist(i).Stats() })
+	on((*Histogram)(nil), "Stats", func(i any) any { return hist(i).Stats() })
+	on((*Histogram)(nil), "Quantile", func(i any) any { return math.Float64bits(hist(i).Quantile(0.5)) })
+	vecCalls((*Vec[Counter])(nil), on)
+	vecCalls((*Vec[Histogram])(nil), on)
+
+	zeros := []any{new(Counter), new(Gauge), new(IntGauge), new(Timer), new(Histogram), new(Vec[Counter]), new(Vec[Histogram])}
+	for _, zero := range zeros {
+		typ := reflect.TypeOf(zero)
+		var exported []string
+		for i := range typ.NumMethod() {
+			exported = append(exported, typ.Method(i).Name)
+		}
+		require.ElementsMatch(t, exported, slices.Collect(maps.Keys(calls[typ])), "%v: the methods called", typ)
+		for _, name := range exported {
+			var got, want any
+			if !assert.NotPanics(t, func() { got, want = calls[typ][name](zero, reflect.Zero(typ).Interface()) }, "%v{}.%s", typ.Elem(), name) {
+				continue
+			}
+			assert.Equal(t, want, got, "%v{}.%s: as a nil one", typ.Elem(), name)
+		}
+		assert.Equal(t, reflect.New(typ.Elem()).Interface(), zero, "%v{}: still zero", typ.Elem())
+	}
+}
+
+// vecCalls registers with on a call of every exported method of Vec[T],
+// each returning what the vector then reads.
+func vecCalls[T any](typ *Vec[T], on func(typ any, method string, f func(i any) any)) {
+	vec := func(i any) *Vec[T] { return i.(*Vec[T]) }
+	reads := func(v *Vec[T]) any {
+		return []any{v.Err(), v.Limit(), v.Expiry(), v.Instances(), v.Metric(), v.Indom(), v.Labels()}
+	}
+	on(typ, "With", func(i any) any { return []any{vec(i).With("a"), vec(i).With(), reads(vec(i))} })
+	on(typ, "WithLabels", func(i any) any {
+		return []any{vec(i).WithLabels(map[string]string{"k": "a"}), vec(i).WithLabels(nil), reads(vec(i))}
+	})
+	on(typ, "Get", func(i any) any {
+		a, errA := vec(i).Get("a")
+		b, errB := vec(i).Get()
+		return []any{a, b, errors.Is(errA, ErrUnknown), errors.Is(errB, ErrUnknown), reads(vec(i))}
+	})
+	on(typ, "Delete", func(i any) any { return []any{vec(i).Delete(), vec(i).Delete("a"), reads(vec(i))} })
+	on(typ, "Reset", func(i any) any { vec(i).Reset(); return reads(vec(i)) })
+	on(typ, "SetInstanceLabels", func(i any) any { vec(i).SetInstanceLabels(false); return reads(vec(i)) })
+	on(typ, "SetLimit", func(i any) any { vec(i).SetLimit(3); return reads(vec(i)) })
+	on(typ, "SetExpiry", func(i any) any { vec(i).SetExpiry(time.Minute); return reads(vec(i)) })
+	for _, read := range []string{"Err", "Limit", "Expiry", "Instances", "Metric", "Indom", "Labels"} {
+		on(typ, read, func(i any) any { return reads(vec(i)) })
 	}
 }
