@@ -126,8 +126,16 @@ func (c *cell) unbind() {
 // move of its own.
 func (c *cell) set(bits uint64, state uint32) {
 	m := c.moves.Load()
-	if uint32(m) == 0 && atomic.LoadUint64(&c.mem[0]) == 0 && c.v.Load().storeWord(bits, state) && c.moves.Load() == m {
-		return
+	if uint32(m) == 0 && atomic.LoadUint64(&c.mem[0]) == 0 {
+		// Loaded after m: a handle loaded before a move that ended
+		// before m would be the one the move replaced.
+		v := c.v.Load()
+		if v == nil { // a zero instrument's, which nothing moves
+			return
+		}
+		if v.storeWord(bits, state) && c.moves.Load() == m {
+			return
+		}
 	}
 	c.setMoving(bits)
 }
@@ -159,9 +167,12 @@ func (c *cell) value() *Value { return c.v.Load() }
 
 // add adds n to the value's word: the fast path of the integer
 // instruments, which keeps the value live as its methods do (see
-// Value.ptr).
+// Value.ptr). A zero instrument's cell has no handle, and ignores it.
 func (c *cell) add(n uint64) {
 	v := c.v.Load()
+	if v == nil {
+		return
+	}
 	atomic.AddUint64(v.u64(), n)
 	runtime.KeepAlive(v)
 }
@@ -180,6 +191,9 @@ func (c *cell) read() (word, pending uint64) {
 		m := c.moves.Load()
 		if uint32(m) == 0 {
 			v := c.v.Load()
+			if v == nil { // a zero instrument's
+				return 0, 0
+			}
 			word = atomic.LoadUint64(v.u64())
 			runtime.KeepAlive(v)
 			pending = 0

@@ -3,7 +3,9 @@ package mmv
 // Counter is a total that only grows, such as requests served or bytes
 // sent: a Uint64 metric with counter semantics, which PCP tools show as a
 // rate. Its methods are safe from any goroutine, lock-free and
-// allocation-free; a nil *Counter ignores them.
+// allocation-free, and never panic. A nil *Counter, and a zero Counter (a
+// Counter{} no New function or Declare made, declared nowhere), ignore
+// updates and read 0.
 type Counter struct{ cell cell }
 
 // counterKind is a Counter's metric: a Uint64 counter.

@@ -100,13 +100,12 @@
 // updates and reads as zero (its Type is the zero Type); a nil *Vec, which
 // DeclareVec returns with its refusal, returns nil from With, zero values
 // from its other reads, and ignores its settings (SetLimit, SetExpiry,
-// SetInstanceLabels). Update methods
-// never lock, allocate or panic; an instrument is one its New function or
-// a vector's With made (a zero Counter, Gauge, IntGauge, Timer or
-// Histogram value, declared nowhere, panics at its first update, and a
-// zero Vec at its first call that reaches a registry, With's included),
-// and a Value one Registry.Value returned (a zero Value panics at its
-// first update or read). A zero Registry is one NewRegistry("", nil)
+// SetInstanceLabels). Update methods never lock, allocate or panic. An
+// instrument is one its New function, Declare or a vector's With made: the
+// zero value of each instrument type (Counter{}, Gauge{}, IntGauge{},
+// Timer{}, Histogram{}, Vec{}), declared nowhere, acts as a nil one, in
+// every method. A Value is one Registry.Value returned (a zero Value
+// panics at its first update or read). A zero Registry is one NewRegistry("", nil)
 // makes, and a nil *Tx's declarations return an error wrapping ErrClosed. Label
 // values a vector refuses are never silent: Vec.Err says why, and the
 // registry counts them in mmv.<file>.mmv.dropped. Registry.Err says why a

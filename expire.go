@@ -44,7 +44,7 @@ import "time"
 // for a state read per instance (a histogram's: one load per bucket), and
 // 16 bytes per instance keep what it saw.
 func (v *Vec[T]) SetExpiry(d time.Duration) {
-	if v == nil {
+	if !v.declared() {
 		return
 	}
 	v.r.enter()

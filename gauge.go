@@ -5,7 +5,9 @@ import "math"
 // Gauge is a level that goes up and down, such as a temperature or a
 // ratio: a Double metric with instant semantics. Its methods are safe from
 // any goroutine and allocation-free; Add, Inc and Dec are a
-// compare-and-swap loop. A nil *Gauge ignores them.
+// compare-and-swap loop. None panics: a nil *Gauge, and a zero Gauge (a
+// Gauge{} no New function or Declare made, declared nowhere), ignore
+// updates and read 0.
 type Gauge struct{ cell cell }
 
 // gaugeKind is a Gauge's metric: an instant Double.

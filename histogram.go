@@ -114,8 +114,10 @@ import (
 // stay exact. A vector's histogram has the first stripe alone until that
 // collision, when it takes the others from memory its vector made ahead
 // (until that is made again, at the next new value or refresh, when all
-// are taken, its goroutines share the first). A nil *Histogram ignores
-// observations.
+// are taken, its goroutines share the first). No method panics: a nil
+// *Histogram, and a zero Histogram (a Histogram{} no New function made,
+// declared nowhere), ignore observations and read zero (Stats all 0,
+// Quantile 0).
 type Histogram struct {
 	tally
 	l     *buckets
@@ -421,6 +423,9 @@ func (h *Histogram) Observe(x float64) {
 	// The stores, the bucket's count, then the sum, min and max, are in
 	// the order the readers rely on (tally.step).
 	s := h.stripe()
+	if s == nil { // a zero Histogram's: no stripes
+		return
+	}
 	// No bounds check: index is within the buckets by construction (the
 	// last one takes everything above the range, and NaN returned above).
 	(*atomic.Uint64)(unsafe.Add(s, uintptr(tallyCounts+h.l.index(x))*8)).Add(1)
@@ -476,7 +481,7 @@ type HistogramStats struct {
 // Stats returns the count and sum of the observations, and the min, max
 // and mean of those in the window.
 func (h *Histogram) Stats() HistogramStats {
-	if h == nil {
+	if h == nil || h.w == nil { // nil or zero
 		return HistogramStats{}
 	}
 	h.w.mu.Lock()
@@ -492,7 +497,7 @@ func (h *Histogram) Stats() HistogramStats {
 // that the histogram publishes, 0 when the window holds no observation. Its
 // error is bounded as the type's documentation says.
 func (h *Histogram) Quantile(q float64) float64 {
-	if h == nil {
+	if h == nil || h.w == nil { // nil or zero
 		return 0
 	}
 	h.w.mu.Lock()

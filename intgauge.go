@@ -3,7 +3,9 @@ package mmv
 // IntGauge is an integer level that goes up and down, such as requests in
 // flight or a queue length: an Int64 metric with instant semantics. Its
 // methods are safe from any goroutine and allocation-free; Add, Inc and
-// Dec are single atomic operations. A nil *IntGauge ignores them. In a
+// Dec are single atomic operations. None panics: a nil *IntGauge, and a
+// zero IntGauge (an IntGauge{} no New function or Declare made, declared
+// nowhere), ignore updates and read 0. In a
 // registry with the Sentinel flag its -1, all ones, is PCP's "no value",
 // which Gather and Snapshot leave out too.
 type IntGauge struct{ cell cell }

@@ -6,8 +6,9 @@ import "time"
 // Uint64 counter of nanoseconds, so its rate is the time spent per second
 // of wall clock, the average concurrency of the timed code, and many short
 // durations add up exactly. An observation is one atomic add. Its methods
-// are safe from any goroutine, lock-free and allocation-free; a nil *Timer
-// ignores them.
+// are safe from any goroutine, lock-free and allocation-free, and never
+// panic. A nil *Timer, and a zero Timer (a Timer{} no New function or
+// Declare made, declared nowhere), ignore observations and read 0.
 //
 // A Timer is not libpcp_mmv's Elapsed type, which PCP exports in
 // microseconds whatever the file declares: summing nanoseconds in

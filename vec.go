@@ -69,11 +69,13 @@ const DefaultVecLimit = 1000
 // SetExpiry makes a vector forget the instances whose values stopped
 // changing, at no cost to updates (see SetExpiry).
 //
-// A vector is made by a New function (NewCounterVec...) or DeclareVec: a
-// zero Vec, declared nowhere, is none, and With and the methods that reach
-// its registry panic on it, as a zero Counter panics at its first update
-// (the check would cost every With); a nil *Vec is safe (see the package
-// doc, "Nil, errors and panics").
+// A vector is made by a New function (NewCounterVec...) or DeclareVec. A
+// nil *Vec, what DeclareVec returns with its refusal, and a zero Vec,
+// declared nowhere, are no vector, and neither panics: With and WithLabels
+// return nil, Get nil and an error wrapping ErrUnknown, Delete false, the
+// other reads zero values, and the settings (SetLimit, SetExpiry,
+// SetInstanceLabels) and Reset do nothing (see the package doc, "Nil,
+// errors and panics").
 //
 // With on an existing instance is a hash of the values and a map lookup,
 // lock-free and allocation-free; keep the instrument it returns on hot
@@ -374,6 +376,14 @@ func checkVecLabels(metric string, labels []string, bucket string, tail int) err
 // what names the vector in errors.
 func (v *Vec[T]) what() string { return subject("vector", v.metric) }
 
+// declared reports whether v is a vector a New function or DeclareVec
+// made (newVec): not nil, nor a zero Vec, which has no registry nor kind
+// and acts as a nil one.
+func (v *Vec[T]) declared() bool { return v != nil && v.kind != nil }
+
+// errNoVector is what Get returns on a nil or zero Vec.
+func errNoVector() error { return errorf(ErrUnknown, "vector", "nil or zero vector: declared nowhere") }
+
 // newVec returns the vector of metric over the indom serial, with label
 // names labels, checked by checkVecLabels.
 func newVec[T any](r door, metric string, labels []string, serial uint32, kind vecKind[T]) *Vec[T] {
@@ -393,7 +403,11 @@ func (v *Vec[T]) known(values []string) (*T, uint64) {
 	if len(values) != len(v.labels) {
 		return nil, h // refused by add
 	}
-	if e := v.table.Load().findHere(h, values); e != nil {
+	t := v.table.Load()
+	if t == nil { // a zero Vec's, refused by add
+		return nil, h
+	}
+	if e := t.findHere(h, values); e != nil {
 		return e.t, h
 	}
 	return nil, h
@@ -416,7 +430,7 @@ func (v *Vec[T]) With(values ...string) *T {
 // WithLabels is With with the values given by label name; a name missing
 // or not the vector's is refused.
 func (v *Vec[T]) WithLabels(labels map[string]string) *T {
-	if v == nil {
+	if !v.declared() {
 		return nil
 	}
 	var buf [8]string
@@ -443,7 +457,7 @@ func (v *Vec[T]) WithLabels(labels map[string]string) *T {
 // bytes, ErrClosed...
 func (v *Vec[T]) Get(values ...string) (*T, error) {
 	if v == nil {
-		return nil, errorf(ErrUnknown, "vector", "nil vector")
+		return nil, errNoVector()
 	}
 	t, h := v.known(values)
 	if t != nil {
@@ -498,6 +512,9 @@ func (v *Vec[T]) Err() error {
 
 // add makes the instrument of new label values, whose hash is h.
 func (v *Vec[T]) add(values []string, h uint64) (*T, error) {
+	if !v.declared() {
+		return nil, errNoVector()
+	}
 	if o := v.table.Load().old.Load(); o != nil && len(values) == len(v.labels) { // not moved yet from the old table (known looked in the new one)
 		if e := o.findHere(h, values); e != nil {
 			return e.t, nil
@@ -678,7 +695,7 @@ func (v *Vec[T]) refuse(reason dropReason, err error) {
 // forgotten more values than its limit, and 64: values new to it then get
 // ids in order (see the package doc, "Identities across restarts").
 func (v *Vec[T]) Delete(values ...string) bool {
-	if v == nil || len(values) != len(v.labels) {
+	if !v.declared() || len(values) != len(v.labels) {
 		return false
 	}
 	v.r.enter()
@@ -694,7 +711,7 @@ func (v *Vec[T]) Delete(values ...string) bool {
 
 // Reset removes every instance of the vector, as Delete does.
 func (v *Vec[T]) Reset() {
-	if v == nil {
+	if !v.declared() {
 		return
 	}
 	v.r.enter()
@@ -760,7 +777,7 @@ func (e *vecEntry[T]) labelRecords() uint8 { return uint8(e.state.Load() >> 1) }
 // label budget allows. Turn it off for a vector of many instances whose
 // names say enough, such as buckets, to leave the budget to others.
 func (v *Vec[T]) SetInstanceLabels(on bool) {
-	if v != nil {
+	if v.declared() {
 		v.unlabelled.Store(!on)
 	}
 }
@@ -779,7 +796,7 @@ func (v *Vec[T]) SetInstanceLabels(on bool) {
 // of its buckets' indom per bucket), which Limit does not report: Err
 // names the cap that refused one.
 func (v *Vec[T]) SetLimit(n int) {
-	if v == nil {
+	if !v.declared() {
 		return
 	}
 	v.limit.Store(int64(n))
@@ -797,7 +814,7 @@ func (v *Vec[T]) Limit() int {
 
 // Instances returns the instance names, in the order they were first used.
 func (v *Vec[T]) Instances() []string {
-	if v == nil {
+	if !v.declared() {
 		return nil
 	}
 	v.r.enter()

@@ -830,28 +830,6 @@ func TestNilVecAndValueDoNotPanic(t *testing.T) {
 	assert.Nil(t, v.Instances())
 }
 
-// TestZeroVecPanics: a zero Vec (a struct field never given a New
-// function's vector) is no vector, as Vec's doc and the package doc say:
-// With and the methods that reach its registry panic, as a zero Counter
-// does at its first update, where a nil *Vec returns nil and ignores its
-// settings; making it act as a nil one would cost With of every existing
-// value a check.
-func TestZeroVecPanics(t *testing.T) {
-	for name, call := range map[string]func(v *mmv.Vec[mmv.Counter]){
-		"With":       func(v *mmv.Vec[mmv.Counter]) { v.With("a").Inc() },
-		"Get":        func(v *mmv.Vec[mmv.Counter]) { _, _ = v.Get("a") },
-		"WithLabels": func(v *mmv.Vec[mmv.Counter]) { v.WithLabels(map[string]string{"k": "a"}) },
-		"Delete":     func(v *mmv.Vec[mmv.Counter]) { v.Delete() },
-		"Reset":      func(v *mmv.Vec[mmv.Counter]) { v.Reset() },
-		"SetLimit":   func(v *mmv.Vec[mmv.Counter]) { v.SetLimit(3) },
-		"SetExpiry":  func(v *mmv.Vec[mmv.Counter]) { v.SetExpiry(time.Minute) },
-		"Instances":  func(v *mmv.Vec[mmv.Counter]) { _ = v.Instances() },
-	} {
-		assert.Panics(t, func() { call(new(mmv.Vec[mmv.Counter])) }, "Vec{}.%s", name)
-		assert.NotPanics(t, func() { call(nil) }, "(*Vec)(nil).%s", name)
-	}
-}
-
 // TestGetAfterCloseSaysClosed: a vector of a closed registry refuses new
 // values with ErrClosed, also when it holds its limit, where it said
 // ErrTooMany, as if a SetLimit would do.
