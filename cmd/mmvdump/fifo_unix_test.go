@@ -32,3 +32,19 @@ func TestFIFO(t *testing.T) {
 		assert.Contains(t, stderr, "not a regular file", "mmvdump %v", args)
 	}
 }
+
+// TestLintNamedNonRegularFileFails: mmvdump -lint of a path that is
+// neither a regular file nor a directory fails with status 2, naming it
+// and why, where it said nothing and exited 0, as for a clean file.
+func TestLintNamedNonRegularFileFails(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for _, path := range []string{fifo, "/dev/null"} {
+		for _, args := range [][]string{{"-lint", path}, {"-lint", "-json", path}} {
+			stdout, stderr, status := mmvdump(t, args...)
+			assert.Equal(t, 2, status, "mmvdump %v", args)
+			assert.Empty(t, stdout, "mmvdump %v", args)
+			assert.Contains(t, stderr, path+": not a regular file nor a directory", "mmvdump %v", args)
+		}
+	}
+}
