@@ -599,7 +599,9 @@ func indomID(cluster, serial uint32) uint32 { return (cluster<<11 | serial) & ma
 // processes, leftover temporaries, files outside PCP's group, and the
 // hazards between the live files: shared clusters, colliding PMIDs and
 // indoms, names taken twice or that are prefixes of others. It fails only
-// when a path cannot be read.
+// when a path cannot be read, or is neither a regular file nor a
+// directory (a FIFO, a device): in a directory, such an entry is skipped,
+// as PCP's reader skips it.
 func LintDir(paths ...string) ([]Finding, error) {
 	var files []string
 	for _, p := range paths {
@@ -607,9 +609,12 @@ func LintDir(paths ...string) ([]Finding, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !fi.IsDir() {
+		if fi.Mode().IsRegular() {
 			files = append(files, p)
 			continue
+		}
+		if !fi.IsDir() {
+			return nil, &os.PathError{Op: "lint", Path: p, Err: errors.New("not a regular file nor a directory")}
 		}
 		entries, err := os.ReadDir(p)
 		if err != nil {

@@ -30,7 +30,9 @@
 // indoms, names that empty PCP's namespace, values that cost it seconds,
 // files of dead processes, leftover temporaries, files in flux (see
 // mmvfile.LintDir and docs/reader.md). The exit status is 0 when there is
-// nothing to report, 1 when there is, 2 when a path cannot be read.
+// nothing to report, 1 when there is, 2 when a path cannot be read or is
+// neither a regular file nor a directory (a FIFO, a device), named on
+// standard error with why.
 package main
 
 import (
@@ -53,7 +55,8 @@ func main() {
 // run is mmvdump with its arguments, output and clock given, and returns
 // the exit status: 0, as for -h; 1 for a file that cannot be read or that
 // PCP's mmvdump stops at, a file the reader refuses (-json) or hazards
-// found (-lint); 2 for bad usage or a path -lint cannot read. The clock
+// found (-lint); 2 for bad usage or a path -lint cannot read, or that is
+// neither a regular file nor a directory. The clock
 // tells the length of open elapsed intervals.
 func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	fs := flag.NewFlagSet("mmvdump", flag.ContinueOnError)
