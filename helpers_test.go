@@ -253,6 +253,13 @@ func entries(t *testing.T, dir string) []string {
 	return names
 }
 
+// shownFiles returns the names in dir that PCP's reader reads: those not
+// starting with '.'.
+func shownFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	return slices.DeleteFunc(entries(t, dir), func(n string) bool { return strings.HasPrefix(n, ".") })
+}
+
 // removeParts removes the files a closed registry left: its first file
 // and its overflow files, <name>.2 and up.
 func removeParts(tb testing.TB, r *mmv.Registry) {
