@@ -151,19 +151,62 @@ func TestCarriedClashDropped(t *testing.T) {
 	}
 }
 
-// TestProcessRestartCarriesNothing: a registry with the Process flag
-// removes its file at Close, and a restart finds nothing to carry: its
-// late metrics are not in the new file.
-func TestProcessRestartCarriesNothing(t *testing.T) {
+// TestProcessRestartCarriesClosedRun: a registry with the Process flag
+// renames its first file to its closed record at Close (.proc.closed),
+// which PCP ignores, and a restart carries it as it carries a file left
+// at the name: the late metric of the last run is in the new file with
+// no value, its PMID kept, and Start removes the record. The restart
+// found nothing to carry, and a name declared with another descriptor
+// took its old PMID (TestClosedProcessRunKeepsIdentities).
+func TestProcessRestartCarriesClosedRun(t *testing.T) {
 	needFileLayer(t)
 	tmp, dir := pcpDir(t)
 	lastRun(t, dir, "proc", mmv.Process, "late")
+	require.Equal(t, []string{".proc.closed"}, entries(t, dir), "what Close left")
+	findings, err := mmvfile.LintDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, findings, "lint of a directory holding a closed record, which PCP ignores")
+	f, err := mmvfile.Open(filepath.Join(dir, ".proc.closed"))
+	require.NoError(t, err)
+	var late uint32
+	for _, m := range f.Metrics {
+		if m.Name == "late" {
+			late = m.Item
+		}
+	}
+	require.NotZero(t, late, "the closed record's late metric")
 	r := newRegistry(t, "proc", dir, mmv.Options{Flags: mmv.Process})
 	mmv.NewCounter(r, "count", "", mmv.Count).Add(1)
 	startOrSkip(t, r)
-	ms := under(pcptest.Info(t, tmp), "mmv.proc.")
-	assert.Len(t, ms, 1)
-	assert.Contains(t, ms, "mmv.proc.count")
+	assert.Equal(t, []string{"proc"}, entries(t, dir), "the closed record, carried, is removed")
+	ms := pcptest.Info(t, tmp)
+	assert.Len(t, under(ms, "mmv.proc."), 2)
+	assert.Equal(t, "1", get(t, ms, "mmv.proc.count").Value)
+	m := get(t, ms, "mmv.proc.late")
+	assert.Empty(t, m.Value, "the last run's late metric, not declared")
+	assert.True(t, strings.HasSuffix(m.PMID, fmt.Sprintf(".%d", late)), "late's PMID %s, was item %d", m.PMID, late)
+}
+
+// TestFailedStartKeepsClosedRecord: a Start that fails (a directory
+// planted at the file's name) leaves the closed record of the last
+// Process run, and the next Start, without the flag, carries it and
+// removes it.
+func TestFailedStartKeepsClosedRecord(t *testing.T) {
+	needFileLayer(t)
+	tmp, dir := pcpDir(t)
+	lastRun(t, dir, "rec", mmv.Process, "late")
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "rec"), 0o755))
+	r := newRegistry(t, "rec", dir, mmv.Options{})
+	mmv.NewCounter(r, "count", "", mmv.Count).Add(1)
+	require.Error(t, r.Start())
+	assert.ElementsMatch(t, []string{".rec.closed", "rec"}, entries(t, dir), "what the failed Start left")
+	require.NoError(t, os.Remove(filepath.Join(dir, "rec")))
+	startOrSkip(t, r)
+	assert.Equal(t, []string{"rec"}, entries(t, dir))
+	ms := pcptest.Info(t, tmp)
+	assert.Empty(t, get(t, ms, "mmv.rec.late").Value, "the last run's late metric, carried")
+	require.NoError(t, r.Close())
+	assert.Equal(t, []string{"rec"}, entries(t, dir), "no Process flag: the file stays, no record")
 }
 
 // TestCarriedLongNameMakesVersion2: a placeholder whose name is longer

@@ -738,8 +738,9 @@ func churnFiles(t *testing.T, d time.Duration, rs []*mmv.Registry, vs []*mmv.Vec
 
 // killed leaves the files of the started registry r as SIGKILL leaves
 // them: at their names, with their last values and a dead writer's pid.
-// r is closed (its Close would remove the files of a Process registry:
-// they are put back). Its first file and its overflow files, name.N.
+// r is closed (its Close would remove the files of a Process registry,
+// the first renamed to its closed record: they are put back, the record
+// removed). Its first file and its overflow files, name.N.
 func killed(t *testing.T, r *mmv.Registry) {
 	t.Helper()
 	files := map[string][]byte{}
@@ -751,6 +752,9 @@ func killed(t *testing.T, r *mmv.Registry) {
 		files[p] = b
 	}
 	require.NoError(t, r.Close())
+	if err := os.Remove(filepath.Join(filepath.Dir(r.Path()), "."+filepath.Base(r.Path())+".closed")); !errors.Is(err, os.ErrNotExist) {
+		require.NoError(t, err)
+	}
 	pid := deadPid(t)
 	for p, b := range files {
 		putPid(b, pid)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // The lifecycle of a registry: declaring until Start, started until
@@ -111,6 +113,12 @@ func (r *Registry) Start() (err error) {
 				err = r.commitPartLocked(p)
 			}
 		}
+		if err == nil {
+			// The first file carried the closed record, if it read it
+			// (carryLocked): the file at the name is the record now. Under
+			// the claim lock, so no other Start of the name closes meanwhile.
+			d.Remove(osfile.ClosedName(r.parts[0].name))
+		}
 		cl.release()
 	}
 	if err != nil {
@@ -141,10 +149,18 @@ func (r *Registry) Start() (err error) {
 	return nil
 }
 
-// Close unmaps the files, and removes them when the Process flag is set,
-// with the tombstones Start kept of an earlier run's overflow files;
-// without that flag the files stay with their last values, which PCP goes
-// on reading. Values updated after Close are dropped, not written: every
+// Close unmaps the files, and takes them from PCP's view when the Process
+// flag is set: the first file is renamed to its closed record,
+// .<file>.closed in the same directory, which PCP ignores (its name starts
+// with '.'), and the overflow files are removed, with the tombstones Start
+// kept of an earlier run's overflow files. The next Start of the name,
+// finding no file at it, reads the record as it reads a file left there
+// (a killed run's, a run's without the flag), then removes it: a metric it
+// declares with another descriptor takes another PMID, and the names it
+// no longer declares keep theirs with no value, so that a client that
+// looked one up before the restart (pmval, pmlogger) reads no value by a
+// descriptor it is not. Without that flag the files stay with their last
+// values, which PCP goes on reading. Values updated after Close are dropped, not written: every
 // handle is pointed away from the files first. A file's pages become
 // private memory, unmapped once no *Value handle on it is reachable, so
 // that an update racing Close never faults: a program that keeps handles
@@ -239,13 +255,21 @@ func (r *Registry) validateLocked() error {
 
 // stopPartsLocked points every handle away from the files, closes them,
 // removing them if asked, and returns the parts to how they were before
-// Start.
+// Start. The first file, asked to be removed, is renamed to its closed
+// record instead (osfile.ClosedName), which PCP's reader ignores as it
+// ignores a removed file, and the next Start carries (carry.go).
 func (r *Registry) stopPartsLocked(remove bool) error {
 	var errs []error
 	for _, p := range r.parts {
 		p.detach()
 		if p.file != nil {
-			if err := p.file.close(remove); err != nil {
+			var err error
+			if remove && p.index == 0 {
+				err = p.file.closeAs(osfile.ClosedName(p.name))
+			} else {
+				err = p.file.close(remove)
+			}
+			if err != nil {
 				errs = append(errs, fileError(p.name, "cannot close", err))
 			}
 		}

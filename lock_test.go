@@ -85,7 +85,7 @@ func TestInUseOtherProcess(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(os.Getpid()), f.Header.PID)
 	require.NoError(t, r.Close())
-	assert.Empty(t, entries(t, dir), "Close with the Process flag left files")
+	assert.Equal(t, []string{".app.closed"}, entries(t, dir), "Close with the Process flag left files but its closed record")
 }
 
 // TestInUseReleasedOnFailedStart: a Start that fails (a directory planted

@@ -61,3 +61,6 @@ func prepareFile(d *osfile.Dir, name, prefix string, size, valuesOff, valuesEnd 
 func (f *file) bytes() []byte           { return f.os.Bytes() }
 func (f *file) path() string            { return f.os.Path() }
 func (f *file) close(remove bool) error { return f.os.Close(remove) }
+
+// closeAs closes f and renames it to as (osfile.File.CloseAs).
+func (f *file) closeAs(as string) error { return f.os.CloseAs(as) }

@@ -471,13 +471,16 @@ func TestRandomRestartsKeepPMCD(t *testing.T) {
 
 // TestProcessRestartRetypedMetric proves what docs/operating.md says of a
 // deploy that changes a metric's descriptor under its name with the
-// Process flag: Close removed the last run's file, so the new run derives
-// the name's PMID again, the same, and a pmlogger running across the
-// restart archives the new values by the descriptor it looked up before
-// (here an Int64 of -3 under a Uint64's as 18446744073709551613), with no
-// word; one logging a vector turned singular exits ("pmGetInDom(...):
-// Unknown or illegal instance domain identifier"), with every metric it
-// logs. One started after the deploy (the recipe: restart the clients)
+// Process flag: Close renamed the last run's file to its closed record
+// (.retyped.closed), which PCP ignores and the new run carries, so the
+// retyped name takes another PMID, and a pmlogger running across the
+// restart archives no value of the new run by the old descriptor: the
+// old PMID shows nothing, and one logging a vector turned singular goes
+// on. Close removed the file, the new run derived the same PMID, and
+// pmlogger archived an Int64 of -3 under a Uint64's descriptor as
+// 18446744073709551613, with no word, and the one logging the vector
+// exited ("pmGetInDom(...): Unknown or illegal instance domain
+// identifier") with every metric it logged. One started after the deploy
 // archives -3 under the new descriptor.
 func TestProcessRestartRetypedMetric(t *testing.T) {
 	needFileLayer(t)
@@ -518,23 +521,21 @@ func TestProcessRestartRetypedMetric(t *testing.T) {
 	require.NoError(t, r.Close())
 	time.Sleep(300 * time.Millisecond)
 	r = run(mmv.Int64, -3, false)
-	assert.Equal(t, before, get(t, pcptest.Info(t, filepath.Dir(p.Dir)), "mmv."+name+".n").PMID, "the PMID of the name, retyped")
+	assert.NotEqual(t, before, get(t, pcptest.Info(t, filepath.Dir(p.Dir)), "mmv."+name+".n").PMID, "the PMID of the name, retyped")
 	time.Sleep(time.Second)
 	after := start("after", "n")
 	time.Sleep(time.Second)
 	select {
 	case err := <-vec.done:
 		log, _ := os.ReadFile(vec.arch + ".log")
-		assert.Error(t, err, "pmlogger of the vector turned singular")
-		assert.Contains(t, string(log), "Unknown or illegal instance domain identifier")
-	case <-time.After(5 * time.Second):
-		t.Error("pmlogger of the vector turned singular goes on")
+		t.Errorf("pmlogger of the vector turned singular exited: %v\n%s", err, log)
+	case <-time.After(2 * time.Second):
 	}
 	vs := archived(across)
 	require.NotEmpty(t, vs)
-	assert.Equal(t, "7", vs[0], "the first run's value")
-	assert.Contains(t, vs[len(vs)-1], "18446744073709551613", "-3 read by the first run's descriptor")
-	assert.NotContains(t, vs, "-3")
+	for _, v := range vs {
+		assert.Equal(t, "7", v, "a value archived by the first run's descriptor")
+	}
 	vs = archived(after)
 	require.NotEmpty(t, vs)
 	assert.Equal(t, "-3", vs[len(vs)-1], "a pmlogger started after the deploy")

@@ -170,5 +170,13 @@ func (d *Dir) openRegular(name string) (int, bool) {
 	return fd, true
 }
 
+// Remove removes the regular file name, if there is one.
+func (d *Dir) Remove(name string) {
+	if fd, ok := d.openRegular(name); ok {
+		unix.Close(fd)
+		unix.Unlinkat(d.fd, name, 0)
+	}
+}
+
 // Close closes the directory's descriptor.
 func (d *Dir) Close() { unix.Close(d.fd) }

@@ -418,7 +418,15 @@ func (f *File) Path() string { return f.path }
 // still ours (a file prepared and never committed: its temporary, the
 // name's file left as it was), and gives up the name: in that order, so
 // that no one locks a file about to lose its name.
-func (f *File) Close(remove bool) error {
+func (f *File) Close(remove bool) error { return f.close(remove, "") }
+
+// CloseAs is Close that renames the file, if it is still at its name and
+// ours, to as in its directory (ClosedName: PCP's reader ignores it),
+// over whatever is there, instead of removing it: the record of the
+// file's last contents, for the next owner of the name to read.
+func (f *File) CloseAs(as string) error { return f.close(true, as) }
+
+func (f *File) close(remove bool, as string) error {
 	mapped := pageUp(f.size)
 	_, err := unix.MmapPtr(-1, 0, f.base, uintptr(mapped), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
 	if err != nil {
@@ -436,6 +444,10 @@ func (f *File) Close(remove bool) error {
 	switch {
 	case f.tmp != "": // prepared, never committed: the file at the name is not ours
 		unix.Unlinkat(f.dir.fd, f.tmp, 0)
+	case remove && as != "" && f.dir.sameFile(f.name, f.named):
+		if e := unix.Renameat(f.dir.fd, f.name, f.dir.fd, as); e != nil {
+			err = errors.Join(err, &os.LinkError{Op: "rename", Old: f.path, New: f.dir.Join(as), Err: e})
+		}
 	case remove && f.dir.sameFile(f.name, f.named):
 		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
 			err = errors.Join(err, &os.PathError{Op: "remove", Path: f.path, Err: e})

@@ -47,6 +47,8 @@ func (f *File) Values() unsafe.Pointer                       { return nil }
 func (f *File) ValuesOffset() int64                          { return 0 }
 func (f *File) Path() string                                 { return "" }
 func (f *File) Close(remove bool) error                      { return ErrUnsupported }
+func (f *File) CloseAs(as string) error                      { return ErrUnsupported }
+func (d *Dir) Remove(name string)                            {}
 func (f *File) MapWritable(off, end int64)                   {}
 
 func (f *File) Replace(size, used, valuesOff int64, live int, fill func(b []byte), merge func(written, final []byte), hook func(Step)) error {

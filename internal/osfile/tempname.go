@@ -61,3 +61,13 @@ func registryFile(file, name string) bool {
 	n, ok := strings.CutPrefix(file, name+".")
 	return file == name || ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
+
+// ClosedName is the name a registry with the Process flag gives its first
+// file at Close, in its directory, instead of removing it: ".<name>.closed",
+// which PCP's reader ignores (it starts with '.'), and which is no
+// temporary's (its last part is not TempRandom hex digits) nor a
+// registry's file's (no registry's name starts with '.'). The next run of
+// the name reads it as it reads a file left at the name (mmv's carry.go).
+func ClosedName(name string) string { return "." + name + closedSuffix }
+
+const closedSuffix = ".closed"

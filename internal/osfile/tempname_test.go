@@ -29,6 +29,7 @@ func TestParseTemp(t *testing.T) {
 		".app.123.0123456789abcdef",          // 16
 		".app.123.0123ABCD",                  // upper case
 		".app.123.lock",                      // not hex
+		ClosedName("app.123"),                // a closed record
 		".app.0123abcd",                      // no pid
 		".123.0123abcd",                      // no name
 		"..123.0123abcd",                     // an empty name
