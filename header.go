@@ -16,7 +16,13 @@ const (
 	// NoPrefix names metrics mmv.<metric> instead of mmv.<file>.<metric>.
 	NoPrefix Flags = 1 << iota
 	// Process makes the reader drop the file's metrics once the writing
-	// process has exited, and makes Close remove the file. The reader
+	// process has exited, and makes Close remove the files from PCP's
+	// view: the first file renamed to .<file>.closed in its directory,
+	// which PCP ignores and the next Start of the name reads, so that a
+	// name it declares with another descriptor takes another PMID (a
+	// client that looked the name up before reads no value by the old
+	// descriptor) and the names it no longer declares keep their PMIDs
+	// with no value; the overflow files (<file>.N) removed. The reader
 	// checks /proc/<pid> in pmcd, as pmcd's user: on Linux, where that
 	// check cannot hold, Start writes the files without the flag, Close
 	// still removing them, and Err says why, with an error wrapping
