@@ -250,3 +250,20 @@ func TestCloseWhilePaced(t *testing.T) {
 		})
 	}
 }
+
+// TestProcessCloseRemovesFileWhenRecordFails: a Process registry's Close
+// that cannot rename its first file to its closed record (a directory
+// planted at .<file>.closed) removes the file all the same, so that PCP
+// stops showing it, and says why.
+func TestProcessCloseRemovesFileWhenRecordFails(t *testing.T) {
+	needFileLayer(t)
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".planted.closed"), 0o755))
+	r := newRegistry(t, "planted", dir, mmv.Options{Flags: mmv.Process})
+	mmv.NewCounter(r, "n", "", mmv.Count).Inc()
+	startOrSkip(t, r)
+	err := r.Close()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ".planted.closed")
+	assert.Equal(t, []string{".planted.closed"}, entries(t, dir), "the file removed, the directory left")
+}

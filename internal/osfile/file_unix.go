@@ -422,8 +422,9 @@ func (f *File) Close(remove bool) error { return f.close(remove, "") }
 
 // CloseAs is Close that renames the file, if it is still at its name and
 // ours, to as in its directory (ClosedName: PCP's reader ignores it),
-// over whatever is there, instead of removing it: the record of the
-// file's last contents, for the next owner of the name to read.
+// over whatever file is there, instead of removing it: the record of the
+// file's last contents, for the next owner of the name to read. When the
+// rename fails, the file is removed, and the error says why.
 func (f *File) CloseAs(as string) error { return f.close(true, as) }
 
 func (f *File) close(remove bool, as string) error {
@@ -446,7 +447,12 @@ func (f *File) close(remove bool, as string) error {
 		unix.Unlinkat(f.dir.fd, f.tmp, 0)
 	case remove && as != "" && f.dir.sameFile(f.name, f.named):
 		if e := unix.Renameat(f.dir.fd, f.name, f.dir.fd, as); e != nil {
+			// Removed all the same (a directory planted at as): PCP stops
+			// showing it, as the caller asked; its record is lost.
 			err = errors.Join(err, &os.LinkError{Op: "rename", Old: f.path, New: f.dir.Join(as), Err: e})
+			if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
+				err = errors.Join(err, &os.PathError{Op: "remove", Path: f.path, Err: e})
+			}
 		}
 	case remove && f.dir.sameFile(f.name, f.named):
 		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
