@@ -805,3 +805,51 @@ func (l *pmlogger) dump(t *testing.T, opts []string, metrics ...string) string {
 	require.NoError(t, err, "%s", out)
 	return string(out)
 }
+
+// restartedRunKeepsIdentities runs a registry of the Process flag named
+// name, which end ends (Close, a SIGKILL), then a new version of it in
+// the same directory: a name it declares with another descriptor (cpu, n)
+// takes another PMID, one declared as before keeps its own, and one no
+// longer declared is kept with no value, its PMID its own, for this run
+// (carry.go), as a restart without the flag keeps it; no name takes one
+// of the last run's other names' PMIDs.
+func restartedRunKeepsIdentities(t *testing.T, name string, end func(r *mmv.Registry, tmp, dir string)) {
+	t.Helper()
+	tmp, dir := pcpDir(t)
+	gone := collider("keep") // sorts first: the last run gave it keep's derived item
+	r := newRegistry(t, name, dir, mmv.Options{Flags: mmv.Process})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "cpu", Type: mmv.Double, Semantics: mmv.SemCounter, Units: mmv.Second}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Uint64, Semantics: mmv.SemInstant}))
+	mmv.NewCounter(r, "same", "", mmv.Count).Inc()
+	mmv.NewCounter(r, gone, "", mmv.Count).Inc()
+	mmv.NewCounter(r, "keep", "", mmv.Count).Inc()
+	startOrSkip(t, r)
+	require.NoError(t, r.Flush())
+	before := under(pcptest.Info(t, tmp), "mmv."+name+".")
+	end(r, tmp, dir)
+
+	r = newRegistry(t, name, dir, mmv.Options{Flags: mmv.Process})
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "cpu", Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Nanosecond}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "n", Type: mmv.Int64, Semantics: mmv.SemInstant}))
+	mmv.NewCounter(r, "same", "", mmv.Count).Inc()
+	mmv.NewCounter(r, "keep", "", mmv.Count).Inc()
+	startOrSkip(t, r)
+	after := under(pcptest.Info(t, tmp), "mmv."+name+".")
+	require.Len(t, after, 5)
+	assert.Equal(t, before["mmv."+name+"."+gone].PMID, after["mmv."+name+"."+gone].PMID, "%s's PMID", gone)
+	assert.Empty(t, after["mmv."+name+"."+gone].Value, "%s, no longer declared", gone)
+	for _, n := range []string{"cpu", "n"} {
+		b, a := before["mmv."+name+"."+n], after["mmv."+name+"."+n]
+		assert.NotEqual(t, b.PMID, a.PMID, "%s: %s %s, then %s %s, under one PMID", n, b.Type, b.Units, a.Type, a.Units)
+	}
+	for _, n := range []string{"same", "keep"} {
+		assert.Equal(t, before["mmv."+name+"."+n].PMID, after["mmv."+name+"."+n].PMID, "%s's PMID", n)
+	}
+	for _, a := range after {
+		for _, b := range before {
+			assert.False(t, a.PMID == b.PMID && a.Name != b.Name, "%s takes %s's PMID %s", a.Name, b.Name, a.PMID)
+		}
+	}
+	require.NoError(t, r.Close())
+	assert.Empty(t, shownFiles(t, dir), "files PCP reads after Close")
+}

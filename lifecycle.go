@@ -343,7 +343,7 @@ func (r *Registry) checkLivenessLocked() {
 	if r.opts.Flags&Process == 0 || why == "" {
 		return
 	}
-	r.liveErr = errorf(ErrUnsupported, subject("file", r.name), "the Process flag: %s; its files are written without it, so they stay with their last values if the process dies without Close (Close still removes them)", why)
+	r.liveErr = errorf(ErrUnsupported, subject("file", r.name), "the Process flag: %s; its files are written without it, so they stay with their last values if the process dies without Close (Close still takes them from PCP)", why)
 	r.withheld = Process
 	for _, p := range r.parts {
 		p.flags &^= Process
