@@ -40,9 +40,11 @@ func TestStartAllocations(t *testing.T) {
 			t.Logf("%v allocations", allocs)
 			// Slots, plan and buffer arrays, the file, the directory and
 			// its listings, the last run's files' names (lastHomes, which
-			// lists the directory once more): a few dozen, none per
-			// metric or value (61-63, 64-66 under -race).
-			assert.LessOrEqual(t, allocs, 72.0, "Start of %d metrics over %d instances", c.metrics, c.instances)
+			// lists the directory once more), the closed record's name
+			// looked for (carryLocked): a few dozen, none per metric or
+			// value (67-68, 69-72 under -race; one per value would be
+			// thousands).
+			assert.LessOrEqual(t, allocs, 80.0, "Start of %d metrics over %d instances", c.metrics, c.instances)
 		})
 	}
 }

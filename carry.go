@@ -96,7 +96,10 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	if (!ok || h.cluster != p.cluster) && p.index == 0 && r.state != started {
 		// None of ours at the name: a Process run's, closed (Close).
 		l.close()
-		l = openLast(d, osfile.ClosedName(p.name))
+		closed := osfile.ClosedName(p.name)
+		if l = openLast(d, closed); l != nil {
+			r.closedRecord = closed // removed once this run's file is at the name (Start)
+		}
 		h, ok = readHead(l.bytes())
 	}
 	defer l.close()

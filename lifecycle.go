@@ -113,12 +113,13 @@ func (r *Registry) Start() (err error) {
 				err = r.commitPartLocked(p)
 			}
 		}
-		if err == nil {
-			// The first file carried the closed record, if it read it
+		if err == nil && r.closedRecord != "" {
+			// The first file carried the closed record it read
 			// (carryLocked): the file at the name is the record now. Under
 			// the claim lock, so no other Start of the name closes meanwhile.
-			d.Remove(osfile.ClosedName(r.parts[0].name))
+			d.Remove(r.closedRecord)
 		}
+		r.closedRecord = ""
 		cl.release()
 	}
 	if err != nil {
