@@ -330,13 +330,11 @@ func TestWindowSumExactAcrossSteps(t *testing.T) {
 	const per, goroutines = 20000, 4
 	var wg sync.WaitGroup
 	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range per {
 				h.Observe(float64(g*per + i + 1))
 			}
-		}()
+		})
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
