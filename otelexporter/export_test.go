@@ -270,3 +270,32 @@ func mustUnits(t *testing.T, ucum string) mmv.Units {
 	require.True(t, ok, ucum)
 	return u
 }
+
+// TestDescriptionWithNULPublished: the SDK takes any description, a NUL
+// byte included, which mmv refuses in a metric's help: the instrument was
+// refused, every point of it counted as declaration at every export, for
+// a text PCP only shows. Its help is published with the NUL made a space,
+// and its values with it.
+func TestDescriptionWithNULPublished(t *testing.T) {
+	pcptest.NeedFileLayer(t)
+	pcptest.MustHavePCP(t)
+	p := newProvider(t, Options{})
+	ctx := context.Background()
+	m := p.Meter("shop")
+	c, err := m.Int64Counter("checkouts", metric.WithDescription("Checkouts\x00completed"))
+	require.NoError(t, err)
+	c.Add(ctx, 3)
+	h, err := m.Float64Histogram("latency", metric.WithUnit("s"), metric.WithDescription("Request\x00latency"))
+	require.NoError(t, err)
+	h.Record(ctx, 0.5)
+	ms, _ := p.flush(t)
+	require.NoError(t, p.exp.Err())
+	checkouts := pcptest.Find(ms, "mmv.shop_test.shop.checkouts")
+	require.NotNil(t, checkouts)
+	assert.Equal(t, "3", checkouts.Value)
+	assert.Equal(t, "Checkouts completed", checkouts.ShortHelp)
+	count := pcptest.Find(ms, "mmv.shop_test.shop.latency.count")
+	require.NotNil(t, count)
+	assert.Equal(t, "1", count.Value)
+	assert.Equal(t, "Request latency, count", count.ShortHelp)
+}

@@ -174,3 +174,35 @@ func TestFractionalSumsKept(t *testing.T) {
 	}
 	assert.Contains(t, find(t, ms, "cache_fill_ratio.sum").LongHelp, `integer counter of "x 10^-3"`)
 }
+
+// TestHelpWithNULPublished: client_golang takes any help text, a NUL byte
+// included, which mmv refuses in a metric's help: the family was refused,
+// every sample of it counted as declaration at every refresh, for a text
+// PCP only shows. Its help is published with the NUL made a space, and
+// its values with it.
+func TestHelpWithNULPublished(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	reg := prometheus.NewRegistry()
+	requests := prometheus.NewCounter(prometheus.CounterOpts{Name: "requests_total", Help: "served\x00requests"})
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "latency_seconds", Help: "latency\x00of requests", Buckets: []float64{1}}, []string{"code"})
+	depth := prometheus.NewGauge(prometheus.GaugeOpts{Name: "queue_depth", Help: "depth\nof\x00the queue"})
+	reg.MustRegister(requests, latency, depth)
+	requests.Add(3)
+	latency.WithLabelValues("200").Observe(0.5)
+	depth.Set(4)
+	r, tmp := newRegistry(t)
+	b := started(t, r, reg, nil)
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+	m := find(t, ms, "requests")
+	assert.Equal(t, "3", m.Value)
+	assert.Equal(t, "served requests", m.ShortHelp)
+	m = find(t, ms, "latency_seconds.count")
+	assert.Equal(t, "1", instance(t, m, "code=200").Value)
+	assert.Equal(t, "latency of requests", m.ShortHelp)
+	m = find(t, ms, "queue_depth")
+	assert.Equal(t, "4", m.Value)
+	assert.Equal(t, "depth", m.ShortHelp)
+	assert.Equal(t, "of the queue", m.LongHelp)
+	assert.Zero(t, droppedTotal(t, ms))
+}
