@@ -85,7 +85,10 @@
 // (every byte other than a letter, digit or '_' made '_', an "x" before a
 // part that does not start with a letter). Instrument "http.server.duration"
 // of scope "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-// is otelhttp.http.server.duration.
+// is otelhttp.http.server.duration. Its help is the description's first
+// line (the instrument's name without one), its long help names the
+// instrument, each cut to 255 bytes, a NUL byte, which mmv refuses in a
+// help text, made a space.
 //
 // One PCP name is one instrument's. The SDK tells instruments apart by
 // their scope (name, version, schema URL and attributes), name, unit,

@@ -5,7 +5,6 @@ import (
 	"iter"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
@@ -194,7 +193,7 @@ type helper struct {
 // text returns a help text: the description's first line (the
 // instrument's name when it has none) and what part of the instrument the
 // metric is, then a long help naming the instrument, its unit when PCP has
-// none for it, and note.
+// none for it, and note, made a help text mmv takes (bridge.Help).
 func (h helper) text(part, note string) string {
 	short, _, _ := strings.Cut(h.m.Description, "\n")
 	if short == "" {
@@ -210,7 +209,7 @@ func (h helper) text(part, note string) string {
 	if note != "" {
 		long += " " + note
 	}
-	return truncate(short, mmv.MaxStringLen) + "\n" + truncate(long, mmv.MaxStringLen)
+	return bridge.Help(short, long)
 }
 
 // unit returns the instrument's unit as a help text says it.
@@ -224,15 +223,4 @@ func (h helper) unit() string {
 // fineNote says in what integer units a float total is kept.
 func (h helper) fineNote(u mmv.Units) string {
 	return fmt.Sprintf("Recorded as float64 in %s, kept as an integer counter of %q.", h.unit(), u.String())
-}
-
-// truncate cuts s to at most n bytes, at a UTF-8 boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -87,9 +87,10 @@
 // every MMV metric on the host.
 //
 // A family's help is the help text: its first line the short help, the
-// rest the long help, each cut to 255 bytes (on a UTF-8 boundary); the
-// metrics a histogram or summary is split into have the family's short
-// help and a long help saying what they hold.
+// rest the long help, each cut to 255 bytes (on a UTF-8 boundary), a NUL
+// byte, which mmv refuses in a help text, made a space; the metrics a
+// histogram or summary is split into have the family's short help and a
+// long help saying what they hold.
 //
 // # Values
 //

@@ -3,11 +3,11 @@ package prombridge
 import (
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/bridge"
 	"github.com/gopcp/mmv/internal/pcpname"
 )
 
@@ -108,31 +108,14 @@ func fine(u mmv.Units) (mmv.Units, float64) {
 	return u, 1
 }
 
-// maxHelp is the longest help text PCP keeps.
-const maxHelp = 255
-
 // help returns a family's help text as mmv's help: its first line, then
-// the rest as the long help, each cut to maxHelp bytes on a UTF-8
-// boundary, and long (when not empty) as the long help instead.
+// the rest as the long help, or long (when not empty) instead, each made
+// a part of a help text mmv takes (bridge.Help: cut to 255 bytes, a NUL
+// byte made a space).
 func help(text, long string) string {
 	short, rest, _ := strings.Cut(text, "\n")
 	if long == "" {
 		long = rest
 	}
-	if long == "" {
-		return cut(short)
-	}
-	return cut(short) + "\n" + cut(long)
-}
-
-// cut returns s cut to maxHelp bytes, on a UTF-8 boundary.
-func cut(s string) string {
-	if len(s) <= maxHelp {
-		return s
-	}
-	n := maxHelp
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return bridge.Help(short, long)
 }
