@@ -46,11 +46,13 @@ import (
 // the last run's at its name with no tombstone between, and carries it
 // by the first file's rule (TestRestartOverflowMadeAtStartKeepsPMCD).
 //
-// A Process run's Close keeps a record of its first file only (its closed
-// record, see carryLocked); its overflow files and their tombstones are
-// removed, so a name of an overflow file that the next run declares there
-// with another descriptor takes its old PMID again, as every name did
-// before the record (docs/operating.md, "Restarts").
+// A Process run's Close keeps a record of each of its files and
+// tombstones (its closed record, see carryLocked), read in the place of
+// the file: an overflow file's by the part made at its name at Start, or
+// made a tombstone at its name when Start makes no such part (bury).
+// Removed at Close, a name of an overflow file that the next run declared
+// there with another descriptor took its old PMID again
+// (TestClosedProcessRunKeepsOverflowIdentities).
 
 // carryLocked reads the file the last run left at the name of p, about
 // to be made in d on its cluster (every part's at Start, an overflow
@@ -61,13 +63,14 @@ import (
 // reader shows, whose items are kept all the same. Only a file of this
 // registry's: an MMV file on the cluster p claims (other PMIDs are not
 // this file's), with the NoPrefix flag for an overflow file. A Process
-// run's Close renames its first file to its closed record
-// (osfile.ClosedName, .<file>.closed, which PCP ignores), read here when
+// run's Close renames each file to its closed record (osfile.ClosedName,
+// .<file>.closed, .<file>.N.closed, which PCP ignores), read here when
 // no file of ours is at the name (none, another writer's, another
 // cluster's), at Start, and removed once this run's file is
 // at the name (Start): removed at Close, it left the next run nothing to
 // read, which derived every item again, its retyped names under their old
-// PMIDs (TestClosedProcessRunKeepsIdentities). A Process run killed (SIGKILL,
+// PMIDs (TestClosedProcessRunKeepsIdentities,
+// TestClosedProcessRunKeepsOverflowIdentities). A Process run killed (SIGKILL,
 // the OOM killer) leaves its file at its name, with its dead writer's
 // pid: PCP stopped showing it, and a
 // client that held its PMIDs (pmval, pmlogger) fetches them again once
@@ -93,12 +96,12 @@ import (
 func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 	l := openLast(d, p.name)
 	h, ok := readHead(l.bytes())
-	if (!ok || h.cluster != p.cluster) && p.index == 0 && r.state != started {
+	if (!ok || h.cluster != p.cluster) && r.state != started {
 		// None of ours at the name: a Process run's, closed (Close).
 		l.close()
 		closed := osfile.ClosedName(p.name)
 		if l = openLast(d, closed); l != nil {
-			r.closedRecord = closed // removed once this run's file is at the name (Start)
+			r.closedRecords = append(r.closedRecords, closed) // removed once this run's file is at the name (Start)
 		}
 		h, ok = readHead(l.bytes())
 	}

@@ -252,18 +252,28 @@ func TestCloseWhilePaced(t *testing.T) {
 }
 
 // TestProcessCloseRemovesFileWhenRecordFails: a Process registry's Close
-// that cannot rename its first file to its closed record (a directory
-// planted at .<file>.closed) removes the file all the same, so that PCP
-// stops showing it, and says why.
+// that cannot rename a file to its closed record (a directory planted at
+// .<file>.closed, or at .<file>.2.closed for its overflow file) removes
+// the file all the same, so that PCP stops showing it, and says why; its
+// other file becomes its record.
 func TestProcessCloseRemovesFileWhenRecordFails(t *testing.T) {
 	needFileLayer(t)
-	dir := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(dir, ".planted.closed"), 0o755))
-	r := newRegistry(t, "planted", dir, mmv.Options{Flags: mmv.Process})
-	mmv.NewCounter(r, "n", "", mmv.Count).Inc()
-	startOrSkip(t, r)
-	err := r.Close()
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), ".planted.closed")
-	assert.Equal(t, []string{".planted.closed"}, entries(t, dir), "the file removed, the directory left")
+	for _, c := range []struct{ planted, record string }{
+		{".planted.closed", ".planted.2.closed"},
+		{".planted.2.closed", ".planted.closed"},
+	} {
+		t.Run(c.planted, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.Mkdir(filepath.Join(dir, c.planted), 0o755))
+			r := newRegistry(t, "planted", dir, mmv.Options{Flags: mmv.Process, MaxFileValues: 1})
+			mmv.NewCounter(r, "m", "", mmv.Count).Inc()
+			mmv.NewCounter(r, "n", "", mmv.Count).Inc() // planted.2
+			startOrSkip(t, r)
+			require.FileExists(t, r.Path()+".2")
+			err := r.Close()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.planted)
+			assert.ElementsMatch(t, []string{c.planted, c.record}, entries(t, dir), "the file removed, the directory left")
+		})
+	}
 }

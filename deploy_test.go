@@ -344,6 +344,45 @@ func TestClosedProcessRunKeepsIdentities(t *testing.T) {
 	})
 }
 
+// TestClosedProcessRunKeepsOverflowIdentities: as
+// TestClosedProcessRunKeepsIdentities, for the names of the overflow
+// files the closed run's metrics grew into after Start: the next run's
+// files of those names, made at Start or after it, give a name declared
+// with another descriptor another PMID and keep the others'. Close
+// removed the overflow files, so the next run derived their items again:
+// the retyped names took their old PMIDs, and a name no longer declared
+// lost its own.
+func TestClosedProcessRunKeepsOverflowIdentities(t *testing.T) {
+	needFileLayer(t)
+	overflowedRunKeepsIdentities(t, "closedgrown", closedProcessRun(t, "closedgrown"), nil)
+}
+
+// TestFailedStartKeepsOverflowClosedRecords: a Start over a closed
+// Process run's records that fails (a directory planted at name.2) leaves
+// every record, of the first file and of the overflow files, and the
+// Start retried once the way is clear carries them all.
+func TestFailedStartKeepsOverflowClosedRecords(t *testing.T) {
+	needFileLayer(t)
+	const name = "failgrown"
+	overflowedRunKeepsIdentities(t, name, closedProcessRun(t, name), func(r *mmv.Registry, dir string) {
+		planted := filepath.Join(dir, name+".2")
+		require.NoError(t, os.Mkdir(planted, 0o755))
+		require.Error(t, r.Start())
+		assert.ElementsMatch(t, []string{"." + name + ".closed", "." + name + ".2.closed", "." + name + ".3.closed", name + ".2"}, entries(t, dir), "what the failed Start left")
+		require.NoError(t, os.Remove(planted))
+		startOrSkip(t, r)
+		assert.NotContains(t, entries(t, dir), "."+name+".2.closed", "the record carried, after the Start that succeeded")
+	})
+}
+
+// TestKilledProcessRunKeepsOverflowIdentities: as
+// TestKilledProcessRunKeepsIdentities, for the names of the overflow
+// files the killed run's metrics grew into after Start.
+func TestKilledProcessRunKeepsOverflowIdentities(t *testing.T) {
+	needFileLayer(t)
+	overflowedRunKeepsIdentities(t, "killedgrown", func(r *mmv.Registry, _, _ string) { killed(t, r) }, nil)
+}
+
 // TestKilledProcessRunKeepsIdentities: a registry with the Process flag
 // killed (SIGKILL, the OOM killer) leaves its file at its name with its
 // dead writer's pid, which PCP no longer shows. The next run, a new

@@ -90,9 +90,9 @@
 // Close may be called any number of times. It points every handle and
 // instrument away from the files, then unmaps them; with the [Process]
 // flag it takes them from PCP's view, so PCP stops showing a program that
-// has ended: the first file renamed to a record PCP ignores
-// (.<file>.closed), which the next run of the name reads to keep its
-// metrics' identities (see Registry.Close), the overflow files removed.
+// has ended: each file renamed to a record PCP ignores (.<file>.closed,
+// .<file>.N.closed for an overflow file), which the next run of the name
+// reads to keep its metrics' identities (see Registry.Close).
 // After Close an instrument goes on counting in its own memory (its Get,
 // and Stats for a histogram, read its updates), but nothing more is
 // written to the files; a [Value] handle's updates are dropped.

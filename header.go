@@ -17,12 +17,13 @@ const (
 	NoPrefix Flags = 1 << iota
 	// Process makes the reader drop the file's metrics once the writing
 	// process has exited, and makes Close remove the files from PCP's
-	// view: the first file renamed to .<file>.closed in its directory,
+	// view: each file renamed to its closed record in its directory
+	// (.<file>.closed, .<file>.N.closed for an overflow file <file>.N),
 	// which PCP ignores and the next Start of the name reads, so that a
 	// name it declares with another descriptor takes another PMID (a
 	// client that looked the name up before reads no value by the old
 	// descriptor) and the names it no longer declares keep their PMIDs
-	// with no value; the overflow files (<file>.N) removed. The reader
+	// with no value. The reader
 	// checks /proc/<pid> in pmcd, as pmcd's user: on Linux, where that
 	// check cannot hold, Start writes the files without the flag, Close
 	// still removing them, and Err says why, with an error wrapping

@@ -738,8 +738,8 @@ func churnFiles(t *testing.T, d time.Duration, rs []*mmv.Registry, vs []*mmv.Vec
 
 // killed leaves the files of the started registry r as SIGKILL leaves
 // them: at their names, with their last values and a dead writer's pid.
-// r is closed (its Close would remove the files of a Process registry,
-// the first renamed to its closed record: they are put back, the record
+// r is closed (its Close would take the files of a Process registry from
+// PCP, renamed to their closed records: they are put back, the records
 // removed). Its first file and its overflow files, name.N.
 func killed(t *testing.T, r *mmv.Registry) {
 	t.Helper()
@@ -752,8 +752,10 @@ func killed(t *testing.T, r *mmv.Registry) {
 		files[p] = b
 	}
 	require.NoError(t, r.Close())
-	if err := os.Remove(filepath.Join(filepath.Dir(r.Path()), "."+filepath.Base(r.Path())+".closed")); !errors.Is(err, os.ErrNotExist) {
-		require.NoError(t, err)
+	for p := range files {
+		if err := os.Remove(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".closed")); !errors.Is(err, os.ErrNotExist) {
+			require.NoError(t, err)
+		}
 	}
 	pid := deadPid(t)
 	for p, b := range files {
@@ -834,22 +836,87 @@ func restartedRunKeepsIdentities(t *testing.T, name string, end func(r *mmv.Regi
 	mmv.NewCounter(r, "same", "", mmv.Count).Inc()
 	mmv.NewCounter(r, "keep", "", mmv.Count).Inc()
 	startOrSkip(t, r)
-	after := under(pcptest.Info(t, tmp), "mmv."+name+".")
-	require.Len(t, after, 5)
-	assert.Equal(t, before["mmv."+name+"."+gone].PMID, after["mmv."+name+"."+gone].PMID, "%s's PMID", gone)
-	assert.Empty(t, after["mmv."+name+"."+gone].Value, "%s, no longer declared", gone)
-	for _, n := range []string{"cpu", "n"} {
-		b, a := before["mmv."+name+"."+n], after["mmv."+name+"."+n]
+	keptIdentities(t, "mmv."+name+".", before, under(pcptest.Info(t, tmp), "mmv."+name+"."), []string{"cpu", "n"}, []string{"same", "keep"}, gone)
+	require.NoError(t, r.Close())
+	assert.Empty(t, shownFiles(t, dir), "files PCP reads after Close")
+}
+
+// overflowedRunKeepsIdentities is restartedRunKeepsIdentities for the
+// names of a Process registry's overflow files: the last run's grew past
+// its first file after Start (c and d in name.2, gone and keep in
+// name.3); the new version declares c with another descriptor before
+// Start (name.2 made at Start, over the last run's), d with another after
+// it, keep as before after it (name.3 made then), and no longer gone.
+// start starts the new run (nil: startOrSkip).
+func overflowedRunKeepsIdentities(t *testing.T, name string, end func(r *mmv.Registry, tmp, dir string), start func(r *mmv.Registry, dir string)) {
+	t.Helper()
+	tmp, dir := pcpDir(t)
+	gone := collider("keep") // the last run gave it keep's derived item
+	opts := mmv.Options{Flags: mmv.Process, MaxFileValues: 2, PublishDelay: time.Hour}
+	r := newRegistry(t, name, dir, opts)
+	mmv.NewCounter(r, "a", "", mmv.Count).Inc()
+	mmv.NewCounter(r, "b", "", mmv.Count).Inc()
+	startOrSkip(t, r)
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "c", Type: mmv.Double, Semantics: mmv.SemCounter, Units: mmv.Second}))
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "d", Type: mmv.Uint64, Semantics: mmv.SemInstant}))
+	mmv.NewCounter(r, gone, "", mmv.Count).Inc()
+	mmv.NewCounter(r, "keep", "", mmv.Count).Inc()
+	require.NoError(t, r.Flush())
+	require.FileExists(t, r.Path()+".3", "the last run's second overflow file")
+	before := under(pcptest.Info(t, tmp), "mmv."+name+".")
+	end(r, tmp, dir)
+
+	r = newRegistry(t, name, dir, opts)
+	mmv.NewCounter(r, "a", "", mmv.Count).Inc()
+	mmv.NewCounter(r, "b", "", mmv.Count).Inc()
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "c", Type: mmv.Uint64, Semantics: mmv.SemCounter, Units: mmv.Nanosecond}))
+	if start == nil {
+		startOrSkip(t, r)
+	} else {
+		start(r, dir)
+	}
+	require.NoError(t, r.AddMetric(mmv.Metric{Name: "d", Type: mmv.Int64, Semantics: mmv.SemInstant}))
+	mmv.NewCounter(r, "keep", "", mmv.Count).Inc()
+	require.NoError(t, r.Flush())
+	keptIdentities(t, "mmv."+name+".", before, under(pcptest.Info(t, tmp), "mmv."+name+"."), []string{"c", "d"}, []string{"a", "b", "keep"}, gone)
+	require.NoError(t, r.Close())
+	assert.Empty(t, shownFiles(t, dir), "files PCP reads after Close")
+}
+
+// closedProcessRun closes r, a started Process registry, and checks that
+// PCP no longer shows its metrics under name, nor reads any file in dir,
+// and that lint finds nothing in its closed records.
+func closedProcessRun(t *testing.T, name string) func(r *mmv.Registry, tmp, dir string) {
+	return func(r *mmv.Registry, tmp, dir string) {
+		t.Helper()
+		require.NoError(t, r.Close())
+		assert.Empty(t, under(pcptest.Info(t, tmp), "mmv."+name+"."), "PCP shows the closed run's metrics")
+		assert.Empty(t, shownFiles(t, dir), "files PCP reads after Close")
+		findings, err := mmvfile.LintDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, findings, "lint of a directory holding closed records")
+	}
+}
+
+// keptIdentities checks the metrics PCP shows under prefix after a
+// restart against those before it: each name of retyped takes another
+// PMID, each of same keeps its own, gone keeps its own with no value, and
+// no name takes another's.
+func keptIdentities(t *testing.T, prefix string, before, after map[string]pcptest.Metric, retyped, same []string, gone string) {
+	t.Helper()
+	assert.Len(t, after, len(retyped)+len(same)+1, "the metrics PCP shows")
+	assert.Equal(t, before[prefix+gone].PMID, after[prefix+gone].PMID, "%s's PMID", gone)
+	assert.Empty(t, after[prefix+gone].Value, "%s, no longer declared", gone)
+	for _, n := range retyped {
+		b, a := before[prefix+n], after[prefix+n]
 		assert.NotEqual(t, b.PMID, a.PMID, "%s: %s %s, then %s %s, under one PMID", n, b.Type, b.Units, a.Type, a.Units)
 	}
-	for _, n := range []string{"same", "keep"} {
-		assert.Equal(t, before["mmv."+name+"."+n].PMID, after["mmv."+name+"."+n].PMID, "%s's PMID", n)
+	for _, n := range same {
+		assert.Equal(t, before[prefix+n].PMID, after[prefix+n].PMID, "%s's PMID", n)
 	}
 	for _, a := range after {
 		for _, b := range before {
 			assert.False(t, a.PMID == b.PMID && a.Name != b.Name, "%s takes %s's PMID %s", a.Name, b.Name, a.PMID)
 		}
 	}
-	require.NoError(t, r.Close())
-	assert.Empty(t, shownFiles(t, dir), "files PCP reads after Close")
 }

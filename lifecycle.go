@@ -113,13 +113,16 @@ func (r *Registry) Start() (err error) {
 				err = r.commitPartLocked(p)
 			}
 		}
-		if err == nil && r.closedRecord != "" {
-			// The first file carried the closed record it read
-			// (carryLocked): the file at the name is the record now. Under
-			// the claim lock, so no other Start of the name closes meanwhile.
-			d.Remove(r.closedRecord)
+		if err == nil {
+			// The files carried the closed records they read (carryLocked,
+			// buryLocked): the file at each one's name is the record now.
+			// Under the claim lock, so no other Start of the name closes
+			// meanwhile.
+			for _, c := range r.closedRecords {
+				d.Remove(c)
+			}
 		}
-		r.closedRecord = ""
+		r.closedRecords = nil
 		cl.release()
 	}
 	if err != nil {
@@ -151,11 +154,12 @@ func (r *Registry) Start() (err error) {
 }
 
 // Close unmaps the files, and takes them from PCP's view when the Process
-// flag is set: the first file is renamed to its closed record,
-// .<file>.closed in the same directory, which PCP ignores (its name starts
-// with '.'), and the overflow files are removed, with the tombstones Start
-// kept of an earlier run's overflow files. The next Start of the name,
-// finding no file at it, reads the record as it reads a file left there
+// flag is set: each file is renamed to its closed record in the same
+// directory, .<file>.closed for the first, .<file>.N.closed for an
+// overflow file, which PCP ignores (its name starts with '.'), and so is
+// each tombstone Start kept of an earlier run's overflow files. The next
+// Start of the name, finding no file at one's name, reads the record as
+// it reads a file left there
 // (a killed run's, a run's without the flag), then removes it: a metric it
 // declares with another descriptor takes another PMID, and the names it
 // no longer declares keep theirs with no value, so that a client that
@@ -214,7 +218,7 @@ func (r *Registry) Close() error {
 	r.strs.mu.Unlock()
 	err = errors.Join(err, r.stopPartsLocked(process))
 	if process {
-		err = errors.Join(err, r.removeTombstonesLocked())
+		err = errors.Join(err, r.closeTombstonesLocked())
 	}
 	r.dir.Close()
 	return err
@@ -255,20 +259,20 @@ func (r *Registry) validateLocked() error {
 }
 
 // stopPartsLocked points every handle away from the files, closes them,
-// removing them if asked, and returns the parts to how they were before
-// Start. The first file, asked to be removed, is renamed to its closed
-// record instead (osfile.ClosedName), which PCP's reader ignores as it
-// ignores a removed file, and the next Start carries (carry.go).
+// taking them from PCP if asked, and returns the parts to how they were
+// before Start. A file so taken is renamed to its closed record
+// (osfile.ClosedName), which PCP's reader ignores as it ignores a removed
+// file, and the next Start carries (carry.go).
 func (r *Registry) stopPartsLocked(remove bool) error {
 	var errs []error
 	for _, p := range r.parts {
 		p.detach()
 		if p.file != nil {
 			var err error
-			if remove && p.index == 0 {
+			if remove {
 				err = p.file.closeAs(osfile.ClosedName(p.name))
 			} else {
-				err = p.file.close(remove)
+				err = p.file.close(false)
 			}
 			if err != nil {
 				errs = append(errs, fileError(p.name, "cannot close", err))

@@ -162,7 +162,7 @@ type Registry struct {
 	cells         map[*cell]struct{}   // every instrument's cell, unbound at Close, but a vector's
 	waitingGroups []cellGroup          // the groups of cells waiting for storage (growth.go)
 	wakeRest      bool                 // a wake stopped at its chunk, the rest to bind (wakeLocked)
-	closedRecord  string               // the closed record a Start is carrying (carryLocked), removed if it succeeds
+	closedRecords []string             // the closed records a Start is carrying (carryLocked, buryLocked), removed if it succeeds
 	// entering counts the instruments waiting for the lock (door.enter),
 	// whom the timer lets in between the chunks it binds.
 	entering atomic.Int32

@@ -39,14 +39,23 @@ const maxTombstone = 1 << 30
 // process, is alive (libpcp_mmv's takes no lock). A NoPrefix registry's
 // overflow files carry no prefix, so nothing else tells them from another
 // writer's NoPrefix file named <file>.N, its writer gone: no NoPrefix
-// registry of mmv's is named so (checkRegistryName). Under the
-// directory's claim lock, at Start.
+// registry of mmv's is named so (checkRegistryName). A Process run's
+// Close left each as its closed record (osfile.ClosedName), buried at
+// <file>.N where nothing is, as carryLocked carries the record of a part
+// this run has at Start: Close removed them, and a name of one that the
+// next run declared again with another descriptor took its old PMID
+// (TestClosedProcessRunKeepsOverflowIdentities). Under the directory's
+// claim lock, at Start.
 func (r *Registry) buryLeftoversLocked() error {
 	for _, name := range r.dir.List() {
+		from := ""
+		if n, ok := osfile.ClosedOf(name); ok {
+			from, name = name, n
+		}
 		if i, ok := overflowIndex(r.name, name); !ok || i <= len(r.parts) {
 			continue
 		}
-		if err := r.buryLocked(name); err != nil {
+		if err := r.buryLocked(name, from); err != nil {
 			return err
 		}
 	}
@@ -66,18 +75,22 @@ func overflowIndex(registry, name string) (int, bool) {
 // a tombstone that keeps the metrics whose names are free of this run's
 // other files (nameFreeLocked), and records it; it removes the file when
 // it keeps none, or when it is no MMV file whose metrics it can read.
-func (r *Registry) buryLocked(name string) error {
+// Given from, the closed record of the file at name, it makes the
+// tombstone from the record where nothing is at name (osfile.RewriteFrom),
+// and the record is removed once Start succeeds.
+func (r *Registry) buryLocked(name, from string) error {
 	var kept []string
 	var gen uint64
 	buried := false
-	_, err := r.dir.RewriteUnheld(name, maxTombstone, func(b []byte) []byte {
+	rewrite := func(b []byte) []byte {
 		switch h, ok := readHead(b); {
 		case !ok || h.flags&NoPrefix == 0:
 			return b // a registry's first file, named so: another's
+		case from != "": // a closed record: its writer is done with it, whatever its pid
 		case h.pid > 0 && localPid(h.pid) != os.Getpid() && !osfile.ProcessGone(h.pid):
 			return b // a live writer's, which holds no lock (libpcp_mmv's): an earlier run's is gone
 		}
-		if _, tomb := r.tombs[name]; tomb && !r.tombAtLocked(name, b) {
+		if _, tomb := r.tombs[name]; tomb && from == "" && !r.tombAtLocked(name, b) {
 			return b // put at the tombstone's name since: another's
 		}
 		prefix := r.prefixAtLocked(name, b)
@@ -104,9 +117,21 @@ func (r *Registry) buryLocked(name string) error {
 		h, _ := readHead(nb)
 		gen = h.gen
 		return nb
-	})
+	}
+	var err error
+	if from == "" {
+		_, err = r.dir.RewriteUnheld(name, maxTombstone, rewrite)
+	} else {
+		_, err = r.dir.RewriteFrom(name, from, maxTombstone, rewrite)
+	}
 	if err != nil {
 		return fileError(name, "an earlier run's overflow file, which Start keeps with no values", err)
+	}
+	if from != "" {
+		if !buried {
+			return nil // nothing made at name
+		}
+		r.closedRecords = append(r.closedRecords, from)
 	}
 	delete(r.tombs, name)
 	if buried && len(kept) > 0 {
@@ -163,27 +188,29 @@ func (r *Registry) tendTombstonesLocked() error {
 	var errs []error
 	for name, t := range r.tombs {
 		if slices.ContainsFunc(t.names, func(x string) bool { return !r.nameFreeLocked(x, name) }) {
-			errs = append(errs, r.buryLocked(name))
+			errs = append(errs, r.buryLocked(name, ""))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// removeTombstonesLocked removes the tombstones, at the Close of a
-// registry with the Process flag, as its own files: they have its flag
-// and pid (bury), and PCP would drop them with it. A file another put at
-// a tombstone's name since stays.
-func (r *Registry) removeTombstonesLocked() error {
+// closeTombstonesLocked takes the tombstones from PCP, at the Close of a
+// registry with the Process flag, as its own files (stopPartsLocked):
+// they have its flag and pid (bury), and PCP would drop them with it. Each
+// is renamed to its closed record (osfile.ClosedName), for the next run
+// to carry the PMIDs it keeps, as it does the files'. A file another put
+// at a tombstone's name since stays.
+func (r *Registry) closeTombstonesLocked() error {
 	var errs []error
 	for name := range r.tombs {
-		_, err := r.dir.RewriteUnheld(name, maxTombstone, func(b []byte) []byte {
+		_, err := r.dir.RewriteUnheldAs(name, osfile.ClosedName(name), maxTombstone, func(b []byte) []byte {
 			if r.tombAtLocked(name, b) {
 				return nil
 			}
 			return b
 		})
 		if err != nil {
-			errs = append(errs, fileError(name, "cannot remove the tombstone of an earlier run's overflow file", err))
+			errs = append(errs, fileError(name, "cannot close the tombstone of an earlier run's overflow file", err))
 		}
 	}
 	clear(r.tombs)

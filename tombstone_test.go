@@ -254,13 +254,14 @@ func TestStartKeepsNoPrefixRegistryNamedAsOverflow(t *testing.T) {
 	}
 }
 
-// TestProcessRunRemovesTombstones: a registry with the Process flag,
+// TestProcessRunClosesTombstones: a registry with the Process flag,
 // started over a last run (without it) that had an overflow file made
 // after its Start, keeps that file as a tombstone with its own flag and
-// pid, which PCP drops with the process, and its Close removes it with
-// its own files. It kept the dead writer's header, and PCP listed the
-// last run's names, with no value, for good.
-func TestProcessRunRemovesTombstones(t *testing.T) {
+// pid, which PCP drops with the process, and its Close takes it from PCP
+// with its own files, renamed to its closed record for the next run. It
+// kept the dead writer's header, and PCP listed the last run's names,
+// with no value, for good.
+func TestProcessRunClosesTombstones(t *testing.T) {
 	tmp, dir := pcpDir(t)
 	const name = "procts"
 	r := startOverLateOverflow(t, dir, name, mmv.Process)
@@ -269,7 +270,7 @@ func TestProcessRunRemovesTombstones(t *testing.T) {
 	assert.Equal(t, mmv.Process|mmv.Sentinel, f.Header.Flags&(mmv.Process|mmv.Sentinel), "the tombstone's flags")
 	assert.EqualValues(t, os.Getpid(), f.Header.PID, "the tombstone's pid")
 	require.NoError(t, r.Close())
-	assert.Equal(t, []string{".procts.closed"}, entries(t, dir), "files left after the Close of a Process registry but its first file's closed record")
+	assert.Equal(t, []string{".procts.2.closed", ".procts.closed"}, entries(t, dir), "files left after the Close of a Process registry but the closed records of its first file and its tombstone")
 	assert.Zero(t, len(under(pcptest.Info(t, tmp), "mmv."+name+".")), "names PCP shows after the Close of a Process registry")
 }
 

@@ -125,3 +125,60 @@ func TestProcessGone(t *testing.T) {
 	assert.False(t, ProcessGone(os.Getpid()))
 	assert.True(t, ProcessGone(1<<22+12345))
 }
+
+// TestRewriteUnheldAsRenames: a removal by RewriteUnheldAs renames the
+// file to as, over the file there; when that rename fails (a directory
+// planted at as) the file is removed all the same, and the error names
+// as.
+func TestRewriteUnheldAsRenames(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDir(t, dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "app.2"), []byte("osft tomb"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ClosedName("app.2")), []byte("older"), 0o644))
+	changed, err := d.RewriteUnheldAs("app.2", ClosedName("app.2"), 1<<20, func([]byte) []byte { return nil })
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.NoFileExists(t, filepath.Join(dir, "app.2"))
+	b, err := os.ReadFile(filepath.Join(dir, ClosedName("app.2")))
+	require.NoError(t, err)
+	assert.Equal(t, "osft tomb", string(b), "the record, over the older one")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "app.3"), []byte("osft tomb"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ClosedName("app.3")), 0o755))
+	changed, err = d.RewriteUnheldAs("app.3", ClosedName("app.3"), 1<<20, func([]byte) []byte { return nil })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ClosedName("app.3"))
+	assert.True(t, changed)
+	assert.NoFileExists(t, filepath.Join(dir, "app.3"), "removed all the same")
+}
+
+// TestRewriteFromMakesFileFromRecord: RewriteFrom makes the file at name
+// from the record's bytes, leaving the record, only where nothing is at
+// name; nil makes none.
+func TestRewriteFromMakesFileFromRecord(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDir(t, dir)
+	rec := ClosedName("app.2")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, rec), []byte("osft record"), 0o644))
+	made, err := d.RewriteFrom("app.2", rec, 1<<20, func([]byte) []byte { return nil })
+	require.NoError(t, err)
+	assert.False(t, made)
+	assert.NoFileExists(t, filepath.Join(dir, "app.2"), "nil: none made")
+
+	var read string
+	made, err = d.RewriteFrom("app.2", rec, 1<<20, func(b []byte) []byte { read = string(b); return []byte("osft tomb") })
+	require.NoError(t, err)
+	assert.True(t, made)
+	assert.Equal(t, "osft record", read)
+	b, err := os.ReadFile(filepath.Join(dir, "app.2"))
+	require.NoError(t, err)
+	assert.Equal(t, "osft tomb", string(b))
+	assert.FileExists(t, filepath.Join(dir, rec), "the record stays")
+
+	made, err = d.RewriteFrom("app.2", rec, 1<<20, func([]byte) []byte { return []byte("osft again") })
+	require.NoError(t, err)
+	assert.False(t, made, "a file at the name")
+	b, err = os.ReadFile(filepath.Join(dir, "app.2"))
+	require.NoError(t, err)
+	assert.Equal(t, "osft tomb", string(b), "the file at the name as it was")
+}

@@ -108,6 +108,45 @@ func (d *Dir) acquire(name string) (int, error) {
 // lock (LockClaims), as for clearName. A held name is tried for as long as
 // acquire tries one.
 func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byte) (bool, error) {
+	return d.rewriteUnheld(name, "", max, rewrite)
+}
+
+// RewriteUnheldAs is RewriteUnheld whose removal renames the file to as
+// in the directory (ClosedName), over whatever file is there, as CloseAs
+// does: its record, which PCP's reader ignores. When the rename fails
+// (a directory planted at as), the file is removed all the same, and the
+// error says why.
+func (d *Dir) RewriteUnheldAs(name, as string, max int64, rewrite func(b []byte) []byte) (bool, error) {
+	return d.rewriteUnheld(name, as, max, rewrite)
+}
+
+// RewriteFrom makes a file at name from the regular file from (a closed
+// record, ClosedName) when nothing is at name: rewrite gets from's bytes,
+// if it holds at most max, and returns what the file at name is to hold,
+// written and renamed into place as Create does (where there is still
+// none, see commit), or nil or b itself to make none. from stays as it
+// is. It reports whether it made the file. The caller holds the
+// directory's lock (LockClaims).
+func (d *Dir) RewriteFrom(name, from string, max int64, rewrite func(b []byte) []byte) (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); !errors.Is(err, unix.ENOENT) {
+		return false, nil // a file at name, its own to rewrite (RewriteUnheld), or what acquire refuses
+	}
+	fd, ok := d.openRegular(from)
+	if !ok {
+		return false, nil
+	}
+	b, ok := readAll(fd, max)
+	unix.Close(fd)
+	if !ok {
+		return false, nil
+	}
+	return d.write(name, -1, b, rewrite(b))
+}
+
+// rewriteUnheld is RewriteUnheld, renaming the file to as, when not
+// empty, where RewriteUnheld removes it.
+func (d *Dir) rewriteUnheld(name, as string, max int64, rewrite func(b []byte) []byte) (bool, error) {
 	// Only a regular file: acquire clears what no registry puts at a name
 	// (a symlink, which PCP's reader follows, a FIFO) and refuses a
 	// directory, which stay here.
@@ -125,33 +164,57 @@ func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byt
 	case fd < 0:
 		return false, nil
 	}
-	if unix.Fstat(fd, &st) != nil || st.Size > max {
-		closeNamed(fd)
-		return false, nil
-	}
-	b := make([]byte, st.Size)
-	if n, _ := unix.Pread(fd, b, 0); n != len(b) {
+	b, ok := readAll(fd, max)
+	if !ok {
 		closeNamed(fd)
 		return false, nil
 	}
 	nb := rewrite(b)
-	switch {
-	case nb == nil:
-		defer closeNamed(fd)
-		if err := unix.Unlinkat(d.fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			return false, &os.PathError{Op: "remove", Path: d.Join(name), Err: err}
+	if nb != nil {
+		return d.write(name, fd, b, nb)
+	}
+	defer closeNamed(fd)
+	var renameErr error
+	if as != "" {
+		e := unix.Renameat(d.fd, name, d.fd, as)
+		if e == nil {
+			return true, nil
 		}
-		return true, nil
-	case len(nb) == len(b) && (len(b) == 0 || &nb[0] == &b[0]):
-		closeNamed(fd)
+		// Removed all the same, as CloseAs does: PCP stops showing it.
+		renameErr = &os.LinkError{Op: "rename", Old: d.Join(name), New: d.Join(as), Err: e}
+	}
+	if e := unix.Unlinkat(d.fd, name, 0); e != nil && !errors.Is(e, unix.ENOENT) {
+		return false, errors.Join(renameErr, &os.PathError{Op: "remove", Path: d.Join(name), Err: e})
+	}
+	return true, renameErr
+}
+
+// readAll reads the whole regular file open as fd, if it holds at most
+// max bytes.
+func readAll(fd int, max int64) ([]byte, bool) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Size > max {
+		return nil, false
+	}
+	b := make([]byte, st.Size)
+	n, _ := unix.Pread(fd, b, 0)
+	return b, n == len(b)
+}
+
+// write puts nb at name, written and renamed over the file acquire
+// locked as named (-1: none, renamed where there is still none), as a new
+// file is (commit), the name held throughout, never mapped; nb nil, or b
+// itself, the bytes the file was read from, leaves the name as it is. It
+// reports whether it wrote the file.
+func (d *Dir) write(name string, named int, b, nb []byte) (bool, error) {
+	if nb == nil || len(nb) == len(b) && (len(b) == 0 || &nb[0] == &b[0]) {
+		closeNamed(named)
 		return false, nil
 	}
-	// Written and renamed over the file as Create does (commit), the name
-	// held throughout; never mapped.
-	f := &File{dir: d, name: name, path: d.Join(name), size: int64(len(nb)), named: fd}
+	f := &File{dir: d, name: name, path: d.Join(name), size: int64(len(nb)), named: named}
 	tfd, tmp, err := writeTemp(d, name, f.size, nb, 0, 0, func([]byte) {})
 	if err != nil {
-		closeNamed(fd)
+		closeNamed(named)
 		return false, err
 	}
 	f.fd = tfd

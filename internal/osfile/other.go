@@ -59,6 +59,14 @@ func (d *Dir) RewriteUnheld(name string, max int64, rewrite func(b []byte) []byt
 	return false, ErrUnsupported
 }
 
+func (d *Dir) RewriteUnheldAs(name, as string, max int64, rewrite func(b []byte) []byte) (bool, error) {
+	return false, ErrUnsupported
+}
+
+func (d *Dir) RewriteFrom(name, from string, max int64, rewrite func(b []byte) []byte) (bool, error) {
+	return false, ErrUnsupported
+}
+
 func (f *File) AtName() bool { return true }
 
 func (d *Dir) Reclaim(name string)   {}

@@ -70,4 +70,14 @@ func registryFile(file, name string) bool {
 // the name reads it as it reads a file left at the name (mmv's carry.go).
 func ClosedName(name string) string { return "." + name + closedSuffix }
 
+// ClosedOf returns the name whose closed record (ClosedName) is entry, and
+// whether entry is one.
+func ClosedOf(entry string) (string, bool) {
+	n, ok := strings.CutSuffix(entry, closedSuffix)
+	if !ok || len(n) < 2 || n[0] != '.' {
+		return "", false
+	}
+	return n[1:], true
+}
+
 const closedSuffix = ".closed"

@@ -53,3 +53,17 @@ func TestRegistryFile(t *testing.T) {
 		assert.False(t, registryFile(file, "web"), file)
 	}
 }
+
+// TestClosedOf: ClosedOf undoes ClosedName, and takes no other entry for
+// a closed record.
+func TestClosedOf(t *testing.T) {
+	for _, name := range []string{"app", "app.2", "a"} {
+		got, ok := ClosedOf(ClosedName(name))
+		assert.True(t, ok, name)
+		assert.Equal(t, name, got)
+	}
+	for _, entry := range []string{"app.closed", ".closed", "..closed", ".app.closedx", ".app.123.0123abcd"} {
+		_, ok := ClosedOf(entry)
+		assert.False(t, ok, entry)
+	}
+}
