@@ -26,7 +26,7 @@ const (
 	// with no value. The reader
 	// checks /proc/<pid> in pmcd, as pmcd's user: on Linux, where that
 	// check cannot hold, Start writes the files without the flag, Close
-	// still removing them, and Err says why, with an error wrapping
+	// still taking them from PCP, and Err says why, with an error wrapping
 	// ErrUnsupported. That is a process in a PID namespace of its own (a
 	// container's; unless its /proc is the host's, when its pid there is
 	// written, or a pmcd runs in its namespace), and a /proc mounted with

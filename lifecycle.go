@@ -340,7 +340,7 @@ func (r *Registry) Err() error {
 // registry that has it when PCP's reader cannot check this process's life,
 // and records why for Err. The files' flags lack it (their parts', and
 // fileFlagsLocked's for parts made after Start), the options keep it, as
-// given (Options; Close removes the files); restoreFlagsLocked gives it
+// given (Options; Close takes the files from PCP); restoreFlagsLocked gives it
 // back to the parts when Start fails.
 func (r *Registry) checkLivenessLocked() {
 	r.liveErr, r.withheld = nil, 0

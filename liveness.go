@@ -16,7 +16,7 @@ import (
 // pmcd does not number so, and a /proc mounted with hidepid, which hides
 // the writer from pmcd's user. A Process registry that meets either is
 // started without the flag in its files (they stay when the process dies,
-// as any registry's without the flag), Close still removing them, and
+// as any registry's without the flag), Close still taking them from PCP, and
 // Err says why (docs/production.md, "The Process flag in containers and
 // under hidepid"; the registry's side is checkLivenessLocked).
 
