@@ -151,3 +151,38 @@ func exportResource(t *testing.T, key, value string) *Exporter {
 	require.NotPanics(t, func() { require.NoError(t, exp.Export(context.Background(), rm)) })
 	return exp
 }
+
+// singulars is an export at Time at, in scope "s", of the counter other
+// (total n) and, when all, of the singular instruments requests (a
+// counter, total n), workers (an int64 gauge, n), temp (a float64 gauge,
+// n) and lat (a float64 histogram of bound 1, n observations of 0.5,
+// with min and max 0.5).
+func singulars(at time.Time, n int64, all bool) *metricdata.ResourceMetrics {
+	ms := []metricdata.Metrics{sum("other", metricdata.CumulativeTemporality, metricdata.DataPoint[int64]{Time: at, Value: n})}
+	if all {
+		h := hpoint([]float64{1}, []uint64{uint64(n), 0}, 0.5*float64(n), 0.5, 0.5)
+		h.Time = at
+		ms = append(ms,
+			sum("requests", metricdata.CumulativeTemporality, metricdata.DataPoint[int64]{Time: at, Value: n}),
+			gauge("workers", metricdata.DataPoint[int64]{Time: at, Value: n}),
+			metricdata.Metrics{Name: "temp", Data: metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{{Time: at, Value: float64(n)}}}},
+			metricdata.Metrics{Name: "lat", Data: metricdata.Histogram[float64]{Temporality: metricdata.CumulativeTemporality,
+				DataPoints: []metricdata.HistogramDataPoint[float64]{h}}})
+	}
+	return scopeExport(ms...)
+}
+
+// requireNoValue requires PCP to show no value for each singular metric
+// of names, of scope s of file shop_test: a double's NaN, which PCP 6.0.3
+// prints as nan, or nothing; and no instance of lat.bucket.
+func requireNoValue(t *testing.T, ms []pcptest.Metric, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		m := pcptest.Find(ms, "mmv.shop_test.s."+name)
+		require.NotNil(t, m, name)
+		require.True(t, m.Value == "" || m.Value == "nan", "%s shows %q", name, m.Value)
+	}
+	if m := pcptest.Find(ms, "mmv.shop_test.s.lat.bucket"); m != nil {
+		require.Empty(t, m.Instances, "lat's buckets")
+	}
+}
