@@ -120,6 +120,9 @@
 //	                                  NAME.min, NAME.max  instant doubles, when recorded
 //	ExponentialHistogram, Summary     dropped, counted
 //
+// A point's min and max are shown while its points have them (see Limits
+// and drops for one that has none).
+//
 // A float total is a u64 counter, not a double: PCP's counter semantics
 // (rates, wrap detection) are what a total needs, and a gauge would make
 // tools show its level instead of its rate. It is kept in finer units,
@@ -240,8 +243,15 @@
 // long, the limit), or a point's value is dropped, the instances of its
 // attribute set leave every metric of the instrument, so that PCP shows
 // neither a part of it nor an old value. A singular metric cannot leave:
-// it keeps its last value (zero before any), and the point is counted and
-// named all the same.
+// on a registry with the mmv.Sentinel flag (Options.Registry) it shows no
+// value, PCP's staleness marker (all ones in a counter or an int64 gauge,
+// NaN in a double, which PCP 6.0.3 shows as nan), as a singular family of
+// prombridge does, and starts anew from its next point, as a set that
+// leaves; without the flag it keeps its last value (zero before any), and
+// the point is counted and named all the same. A histogram point without
+// min and max (a Producer's) takes them out likewise: its set's min and
+// max instances leave, a singular metric's show no value with the flag,
+// and keep the last ones, named by Err, without it.
 //
 // # Collections
 //
@@ -264,7 +274,9 @@
 // is without batching. A set or instrument the SDK puts in a later export
 // of a collection than the first is out of PCP between the two. A
 // histogram's buckets are those of its last bounds. A singular metric
-// not exported keeps its last value, named by Err.
+// not exported shows no value on a registry with the mmv.Sentinel flag,
+// and keeps its last value, named by Err, without it (see Limits and
+// drops).
 //
 // The SDK's periodic reader exports nothing when its collect fails (one
 // observable callback returning an error fails it, reported to otel's

@@ -31,7 +31,10 @@ type Options struct {
 	Name string
 	// Registry are the options of the registry the exporter makes (Dir,
 	// Flags, caps...). With the mmv.Sentinel flag PCP shows an int64
-	// gauge's -1 as no value, as it shows every all-ones integer. A zero
+	// gauge's -1 as no value, as it shows every all-ones integer, and a
+	// singular metric whose instrument a collection lacks, or whose point
+	// is dropped, shows no value rather than its last one (see the
+	// package doc), as prombridge's singular families do. A zero
 	// Cluster is the registry's derived one: from the file name, so from
 	// service.name, the same on every host and restart while no other
 	// live file of the directory has it (see mmv.Options.Cluster). A

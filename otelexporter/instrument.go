@@ -32,8 +32,9 @@ var kindNames = [...]string{"counter", "float counter", "int64 gauge", "float64 
 // instrument is the metrics of one OpenTelemetry instrument in the
 // registry.
 type instrument struct {
-	id    ident  // of the instrument it was declared for
-	owner string // id, for errors
+	id    ident         // of the instrument it was declared for
+	owner string        // id, for errors
+	r     *mmv.Registry // where it is declared: its Sentinel flag says whether a singular metric is withdrawn (bridge.Withdraws)
 	kind  kind
 	gen   uint64 // the last export that wrote it
 	// coll is the exporter's collection that last wrote it, end the end
@@ -112,7 +113,7 @@ func declare(r *mmv.Registry, name string, id ident, m *metricdata.Metrics, sh s
 	in = new(instrument)
 	err := bridge.Transact(r, func(tx *mmv.Tx, taken []string) error {
 		// Afresh at each try: one refused leaves its metrics undone.
-		*in = instrument{id: id, owner: owner(scope, m.Name), kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax, limit: limit}
+		*in = instrument{id: id, owner: owner(scope, m.Name), r: r, kind: k, keys: sh.keys, factor: 1, minmax: sh.minmax, limit: limit}
 		reserved := taken
 		if k == kindHistogram || k == kindFloatHistogram {
 			reserved = append(slices.Clip(taken), bucketLabel)

@@ -208,6 +208,9 @@ func (in *instrument) storeHistogram(d *drops, s *shownSet, h histValues) (ok bo
 		errs[3] = err
 		s.hasMax = true
 	}
+	if in.minmax && !(h.hasMin && h.hasMax) {
+		in.lackExtrema(d, s, !h.hasMin, !h.hasMax)
+	}
 	in.retireBuckets(s, h.les)
 	in.raiseBuckets(len(h.counts))
 	bv := in.values[:len(in.keys)+1]
@@ -263,27 +266,77 @@ func malformed[N int64 | float64](p *metricdata.HistogramDataPoint[N]) error {
 	return nil
 }
 
-// kept says, for an instrument of singular metrics, that PCP shows their
-// last values when a point is dropped.
+// lackExtrema takes the min (noMin), the max (noMax) or both of set s out
+// of PCP, for a point that has none (a Producer's): kept, they showed the
+// point before's as this one's. A singular metric shows no value on a
+// registry with the Sentinel flag; without it, it keeps its last value,
+// named for the collection.
+func (in *instrument) lackExtrema(d *drops, s *shownSet, noMin, noMax bool) {
+	what := "min and max"
+	switch {
+	case !noMax:
+		what = "min"
+	case !noMin:
+		what = "max"
+	}
+	for _, m := range []struct {
+		lack bool
+		g    bridge.Metric[mmv.Gauge]
+		has  *bool
+	}{{noMin, in.min, &s.hasMin}, {noMax, in.max, &s.hasMax}} {
+		switch {
+		case !m.lack:
+		case len(in.keys) > 0:
+			m.g.Remove(s.values)
+		case bridge.Withdraws(in.r):
+			m.g.Withdraw()
+		default:
+			d.add(in.owner, "extrema", 0, fmt.Errorf("otelexporter: %s: a point without %s%s", in.owner, what, in.kept()))
+		}
+		if m.lack {
+			*m.has = false
+		}
+	}
+}
+
+// withdraws reports whether a metric of in that loses its value shows
+// none: a singular metric (a vector's instances leave) on a registry with
+// the Sentinel flag.
+func (in *instrument) withdraws() bool { return len(in.keys) == 0 && bridge.Withdraws(in.r) }
+
+// kept says, for an instrument of singular metrics on a registry without
+// the Sentinel flag, that PCP shows their last values when a point is
+// dropped.
 func (in *instrument) kept() string {
-	if len(in.keys) > 0 {
+	if len(in.keys) > 0 || in.withdraws() {
 		return ""
 	}
-	return "; PCP cannot withdraw a singular metric: it shows the last value stored"
+	return "; PCP cannot withdraw a singular metric from a registry without the mmv.Sentinel flag: it shows the last value stored"
 }
 
 // removeSet takes the instances of set s out of every metric of in, so
-// that a point dropped shows neither an old value nor a part of itself; a
-// singular metric stays, with its last value, and its buckets leave. A
-// set that leaves forgets its members (merge.go): back, it starts anew;
-// a singular metric's keeps them, and a counter's what it shows, so that
-// its next value, which the last one stays in PCP until, counts them.
+// that a point dropped shows neither an old value nor a part of itself. A
+// set that leaves forgets its members (merge.go): back, it starts anew.
+// A singular metric cannot leave: on a registry with the Sentinel flag it
+// shows no value and forgets its members as a set that leaves does;
+// without it, it keeps its last value, and its members, and a counter
+// what it shows, so that its next value, which the last one stays in PCP
+// until, counts them. Its buckets leave either way.
 func (in *instrument) removeSet(s *shownSet) {
-	single := len(in.keys) == 0
-	s.written = s.written && single && in.buckets == nil
+	single, withdraw := len(in.keys) == 0, in.withdraws()
+	s.written = s.written && single && !withdraw && in.buckets == nil
 	s.hasMin, s.hasMax = false, false
-	if !single {
+	if !single || withdraw {
 		s.members = nil
+	}
+	if withdraw {
+		for _, m := range []bridge.Metric[mmv.Counter]{in.counters, in.sums} {
+			m.Withdraw()
+		}
+		in.ints.Withdraw()
+		for _, m := range []bridge.Metric[mmv.Gauge]{in.gauges, in.min, in.max} {
+			m.Withdraw()
+		}
 	}
 	in.counters.Remove(s.values)
 	in.ints.Remove(s.values)

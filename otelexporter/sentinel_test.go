@@ -46,22 +46,32 @@ func TestAbsentSingularShowsNoValueWithSentinel(t *testing.T) {
 
 // TestDroppedSingularShowsNoValueWithSentinel: on a registry with the
 // mmv.Sentinel flag, a singular metric whose point is dropped (a value no
-// counter holds, a malformed histogram point) shows no value, as a
-// vector's set leaves, and Err names the drop without saying the old
-// value stays; where PCP showed the last value stored.
+// counter holds, a malformed histogram point, a gauge's point with a key
+// it has no label for) shows no value, as a vector's set leaves, and Err
+// names the drop without saying the old value stays; where PCP showed the
+// last value stored.
 func TestDroppedSingularShowsNoValueWithSentinel(t *testing.T) {
 	s := newStamped(t, Options{Registry: mmv.Options{Flags: mmv.Sentinel}})
+	workers := func(kvs ...attribute.KeyValue) {
+		p := point(8, kvs...)
+		p.Time = s.at
+		require.NoError(t, s.exp.Export(context.Background(), scopeExport(gauge("workers", p))))
+	}
 	s.counters(point(5))
 	s.histograms(hpoint([]float64{1}, []uint64{1, 1}, 3, 0.5, 2.5))
-	s.next().counters(point(-1))
+	workers()
+	s.next()
+	workers(attribute.String("k", "a")) // the collection's first export: in a later one, the sweep of the first withdrew it
+	s.counters(point(-1))
 	bad := hpoint([]float64{1}, []uint64{1, 1}, 3, 0.5, 2.5)
 	bad.Count = 7 // not the sum of its bucket counts
 	s.histograms(bad)
 	ms := s.shown()
-	requireNoValue(t, ms, "requests", "lat.count", "lat.sum", "lat.min", "lat.max")
+	requireNoValue(t, ms, "requests", "lat.count", "lat.sum", "lat.min", "lat.max", "workers")
 	err := s.exp.Err()
 	require.ErrorContains(t, err, "value -1 is not a counter's")
 	require.ErrorContains(t, err, "whose bucket counts sum to 2")
+	require.ErrorContains(t, err, `instrument "workers" of scope "s": attribute keys ["k"]`)
 	assert.NotContains(t, err.Error(), "PCP cannot withdraw")
 
 	s.next().counters(point(6))

@@ -111,8 +111,13 @@ func (in *instrument) pointSets(gen uint64, sets func(yield func(attribute.Set) 
 // points are counted (pointSets) and before they are written: left to
 // the export's end, they held the vector's limit, refusing its new sets
 // in their place. Apart from pointSets, whose loop over the points' sets
-// it made allocate.
+// it made allocate. A singular metric none of whose points is its own (a
+// gauge's points all with keys it has no label for, dropped) shows no
+// value on a registry with the Sentinel flag (removeSet).
 func (in *instrument) leaveAbsent(gen uint64) {
+	if s := in.single; s != nil && s.pass != gen && in.withdraws() {
+		in.removeSet(s)
+	}
 	for k, s := range in.shown {
 		if s.pass != gen {
 			in.removeSet(s)
@@ -153,10 +158,13 @@ func (in *instrument) dropCollided(d *drops, s *shownSet, n int, encoded string)
 // not hold: unless the instrument is in coll already (an earlier export
 // of a collection split), its sets leave PCP (those of an instrument it
 // held left before its points were written, leaveAbsent). A singular
-// metric cannot leave: it keeps its last value, named in d.
+// metric cannot leave: it shows no value on a registry with the Sentinel
+// flag (removeSet), and keeps its last value without it, named in d.
 func (in *instrument) sweep(d *drops, gen, coll uint64) {
 	switch {
 	case in.err != nil || in.gen == gen || in.coll == coll:
+	case in.withdraws():
+		in.removeSet(in.setOf(nil))
 	case len(in.keys) == 0:
 		d.note(in.owner, "absent", fmt.Errorf("otelexporter: %s: no point in this collection (an observable instrument no longer observed?)%s", in.owner, in.kept()))
 	default:

@@ -406,14 +406,13 @@ func (b *Bridge) unpublishLocked(f *family, s *series) {
 
 // withdrawLocked takes the values of f's singular metrics out of PCP,
 // which cannot remove them: they show no value on a registry with the
-// Sentinel flag, and keep their last values otherwise, named by Err at
-// every refresh until the family is copied again. The flag is the
-// registry's now: read once at Register, it outlived a Configure that
-// dropped it, and PCP showed a withdrawn counter as 2^64-1.
+// Sentinel flag (bridge.Withdraws, the flag as the registry has it now),
+// and keep their last values otherwise, named by Err at every refresh
+// until the family is copied again.
 func (b *Bridge) withdrawLocked(f *family) {
 	switch {
 	case len(f.labels) > 0:
-	case b.r.Options().Flags&mmv.Sentinel != 0:
+	case bridge.Withdraws(b.r):
 		f.withdraw()
 	default:
 		f.stale = true

@@ -518,17 +518,11 @@ func formatBound(b float64) string {
 }
 
 // withdraw shows the singular metrics of f as no value, on a registry with
-// the Sentinel flag: all ones in a counter, NaN in a gauge (PCP 6.0.3
-// shows it as nan).
+// the Sentinel flag (bridge.Metric.Withdraw).
 func (f *family) withdraw() {
-	for _, c := range []*mmv.Counter{f.value.Single(), f.count.Single()} {
-		if c != nil {
-			c.Set(math.MaxUint64)
-		}
-	}
-	if g := f.gauge.Single(); g != nil {
-		g.Set(math.NaN())
-	}
+	f.value.Withdraw()
+	f.count.Withdraw()
+	f.gauge.Withdraw()
 }
 
 // removeSeries takes s out of PCP, and reports whether it was in a vector.

@@ -7,6 +7,7 @@ package bridge
 
 import (
 	"errors"
+	"math"
 	"slices"
 
 	"github.com/gopcp/mmv"
@@ -94,6 +95,33 @@ func (s Metric[T]) SetLimit(n int) { s.vec.SetLimit(n) }
 // whether there was one; a single instrument stays.
 func (s Metric[T]) Remove(values []string) bool {
 	return s.vec != nil && s.vec.Delete(values...)
+}
+
+// Withdraws reports whether r shows a singular metric a bridge withdraws
+// (Metric.Withdraw) as no value: whether it has the mmv.Sentinel flag
+// now. Read at each withdrawal, not once: a flag read at the bridge's
+// start outlived a Configure that dropped it, and PCP showed a withdrawn
+// counter as 2^64-1. Without it a singular metric whose source is gone
+// keeps its last value, which the bridge names in its Err.
+func Withdraws(r *mmv.Registry) bool { return r.Options().Flags&mmv.Sentinel != 0 }
+
+// Withdraw shows the single instrument as no value, PCP's staleness
+// marker on a registry with the mmv.Sentinel flag (Withdraws): all ones
+// in a counter or an int gauge, NaN in a gauge (PCP 6.0.3 shows it as
+// nan); a Timer, which no bridge declares, stays. mmv cannot undeclare a
+// metric, and a singular one has no instance to delete; a vector's
+// instances leave with Remove instead, and Withdraw does nothing to them.
+// Without the flag these are ordinary values: call it only when
+// Withdraws.
+func (s Metric[T]) Withdraw() {
+	switch one := any(s.one).(type) {
+	case *mmv.Counter:
+		one.Set(math.MaxUint64)
+	case *mmv.IntGauge:
+		one.Set(-1)
+	case *mmv.Gauge:
+		one.Set(math.NaN())
+	}
 }
 
 // MayPass reports whether err, mmv's refusal of a declaration, depends on

@@ -66,3 +66,35 @@ func TestHelp(t *testing.T) {
 	_, err := mmv.Declare[mmv.Counter](r, "h", bridge.Help("a\x00"+long, "b\x00"+long), mmv.Count)
 	require.NoError(t, err, "mmv takes it")
 }
+
+// TestWithdraw: a single instrument withdrawn holds its kind's reserved
+// value, which PCP shows as no value with the Sentinel flag; a vector's
+// instances stay (Remove takes them out). Withdraws follows the
+// registry's flag as Configure changes it.
+func TestWithdraw(t *testing.T) {
+	r := mmv.NewRegistry("withdraw", &mmv.Options{Dir: t.TempDir(), Flags: mmv.Sentinel})
+	require.True(t, bridge.Withdraws(r))
+	c, err := bridge.Declare[mmv.Counter](r, "c", "", mmv.Count, nil, 1)
+	require.NoError(t, err)
+	ig, err := bridge.Declare[mmv.IntGauge](r, "i", "", mmv.Count, nil, 1)
+	require.NoError(t, err)
+	g, err := bridge.Declare[mmv.Gauge](r, "g", "", mmv.Count, nil, 1)
+	require.NoError(t, err)
+	vec, err := bridge.Declare[mmv.Counter](r, "v", "", mmv.Count, []string{"k"}, 1)
+	require.NoError(t, err)
+	a, err := vec.Get([]string{"a"})
+	require.NoError(t, err)
+	a.Set(3)
+	for _, m := range []interface{ Withdraw() }{c, ig, g, vec} {
+		m.Withdraw()
+	}
+	assert.Equal(t, uint64(math.MaxUint64), c.Single().Get())
+	assert.Equal(t, int64(-1), ig.Single().Get())
+	assert.True(t, math.IsNaN(g.Single().Get()))
+	assert.Equal(t, uint64(3), a.Get(), "a vector's instance stays")
+
+	o := r.Options()
+	o.Flags &^= mmv.Sentinel
+	require.NoError(t, r.Configure(r.Name(), o))
+	assert.False(t, bridge.Withdraws(r), "the flag as the registry has it now")
+}
