@@ -80,6 +80,12 @@ var refusals = []struct {
 	{name: "help too long", decl: func(r *Registry) error {
 		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, LongHelp: strings.Repeat("h", 256)})
 	}, want: ErrTooLong, msg: "help"},
+	{name: "help with NUL", decl: func(r *Registry) error {
+		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, ShortHelp: "a\x00b"})
+	}, want: ErrName, msg: `metric "a": invalid help text: a NUL byte in its short help`},
+	{name: "indom help with NUL", decl: func(r *Registry) error {
+		return r.AddIndom(Indom{Serial: 1, LongHelp: "a\x00b"})
+	}, want: ErrName, msg: "invalid help text: a NUL byte in its long help"},
 	{name: "metric on undeclared indom", decl: func(r *Registry) error {
 		return r.AddMetric(Metric{Name: "a", Type: Uint64, Semantics: SemCounter, Indom: 3})
 	}, want: ErrUnknown, msg: "indom 3"},
@@ -394,4 +400,18 @@ func TestNameErrorQuotesTheCharacterAsWritten(t *testing.T) {
 		require.ErrorIs(t, err, ErrName)
 		assert.Contains(t, err.Error(), tc.char+" is not a letter", "file %q", tc.name)
 	}
+}
+
+// TestHelpWithNULNamed: a help text holding a NUL byte, which ends a
+// string in PCP, is refused with ErrName, as a string value holding one
+// is, and the message names the metric, the help text and the rule; it
+// said "invalid name: help text cannot contain NUL", and a help text is
+// no name.
+func TestHelpWithNULNamed(t *testing.T) {
+	r := NewRegistry("app", &Options{Dir: t.TempDir()})
+	_, err := Declare[Counter](r, "requests", "served\nby\x00us", Count)
+	require.ErrorIs(t, err, ErrName)
+	assert.EqualError(t, err, `mmv: metric "requests": invalid help text: a NUL byte in its long help (PCP's strings end at one)`)
+	_, err = Declare[Counter](r, "requests", "served\x00", Count)
+	assert.EqualError(t, err, `mmv: metric "requests": invalid help text: a NUL byte in its short help (PCP's strings end at one)`)
 }
