@@ -19,7 +19,8 @@ import (
 // PCP's directory.
 var (
 	// ErrName: a file, metric, instance or label name that PCP would not
-	// accept, or a string value holding a NUL (Value.SetString).
+	// accept, or a help text or string value (Value.SetString) holding a
+	// NUL.
 	ErrName = errors.New("invalid name")
 	// ErrDuplicate: a name, item, serial or instance declared twice.
 	ErrDuplicate = errors.New("duplicate")

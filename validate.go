@@ -186,13 +186,16 @@ func isASCIISpace(c byte) bool { return c < utf8.RuneSelf && asciiSpace[c] }
 // asciiSpace holds the bytes C's isspace accepts in the C locale.
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
-func checkHelp(subject string, texts ...string) error {
-	for _, t := range texts {
-		if len(t) > MaxStringLen {
-			return errorf(ErrTooLong, subject, "help text of %d bytes; at most %d fit", len(t), MaxStringLen)
+// checkHelp checks the short and long help of subject: each fits a
+// string slot, and holds no NUL byte, at which PCP's strings end (ErrName,
+// as for a string value, the message saying it is the help text).
+func checkHelp(subject, short, long string) error {
+	for _, t := range [...]struct{ part, text string }{{"short", short}, {"long", long}} {
+		if len(t.text) > MaxStringLen {
+			return errorf(ErrTooLong, subject, "help text of %d bytes; at most %d fit", len(t.text), MaxStringLen)
 		}
-		if strings.IndexByte(t, 0) >= 0 {
-			return errorf(ErrName, subject, "help text cannot contain NUL")
+		if strings.IndexByte(t.text, 0) >= 0 {
+			return &declError{kind: ErrName, msg: fmt.Sprintf("mmv: %s: invalid help text: a NUL byte in its %s help (PCP's strings end at one)", subject, t.part)}
 		}
 	}
 	return nil
