@@ -920,3 +920,13 @@ func keptIdentities(t *testing.T, prefix string, before, after map[string]pcptes
 		}
 	}
 }
+
+// median is the median of xs (of the middle two when they are even), xs
+// left as they are.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
+}

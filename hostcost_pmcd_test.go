@@ -3,10 +3,12 @@ package mmv_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,16 +168,73 @@ func churn(tb testing.TB, dir string) {
 // publications change it. Default options bound them: a registry
 // declaring singular counters until refused (or 16,384, past which a
 // rescan took seconds) is refused with an error naming the cap, pminfo
-// -f of it through a pmcd of the test's own takes under half a second,
-// and a client watching one of its metrics, by PMID, while another
-// registry churns its vector's label values, is answered over 100 times
-// a second, and at least 60% as often as without it (the churner's
-// publications paced: 42-49% before). Before the cap, 65,536 were accepted (the cap on values):
-// pminfo -m timed out after 10 s; at 16,000, pminfo -f took 2 s and the
-// watching client was answered once a second.
+// -f of it through a pmcd of the test's own takes under half a second
+// (the best of three), and a client watching one of its metrics, by
+// PMID, while another registry churns its vector's label values, is
+// answered over 100 times a second, and at least 60% as often as by a
+// second pmcd with the same registry and no churn (the medians; the
+// churner's publications paced: unpaced, 22-29%, and under 6% beside
+// another suite). Before the cap, 65,536 were accepted (the cap on
+// values): pminfo -m timed out after 10 s; at 16,000, pminfo -f took 2 s
+// and the watching client was answered once a second.
 func TestManyMetricsThroughPMCD(t *testing.T) {
 	p := pcptest.StartPMCD(t)
-	r := mmv.NewRegistry("names", &mmv.Options{Dir: p.Dir})
+	n, refused := metricsUntilRefused(t, p.Dir)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, err := pminfoThrough(ctx, p, "-f", "mmv.names") // loads the files
+	require.NoError(t, err)
+	// The best of three: load from outside only slows pminfo (658 ms
+	// once, beside another suite, where 150-370 ms is usual).
+	whole := time.Duration(math.MaxInt64)
+	for range 3 {
+		d, err := pminfoThrough(ctx, p, "-f", "mmv.names")
+		require.NoError(t, err)
+		whole = min(whole, d)
+	}
+	calm := pcptest.StartPMCD(t) // the same registry, no churn
+	metricsUntilRefused(t, calm.Dir)
+	calm.FetchLoop(t, "mmv.names.m1", 100*time.Millisecond) // loads the files; builds the client here, not in a goroutine below
+	churn(t, p.Dir)
+	time.Sleep(time.Second) // past the churner's first publications, paced after (pace.go)
+	// The client watches both pmcds at once, in windows of its own, so
+	// that load from outside (another test binary on the machine's
+	// cores), which varies from one moment to the next, falls on both
+	// alike: a second without the churn, then a second beside it,
+	// differed by the load alone (4 failures in 9 runs beside another
+	// suite), and so did short windows taken in turn.
+	const rounds, window = 5, 500 * time.Millisecond
+	var quiet, churning, ratios []float64 // fetches a second
+	for range rounds {
+		var q, c pcptest.Fetches
+		var qerr, cerr error
+		var wg sync.WaitGroup
+		wg.Go(func() { q, qerr = calm.TryFetchLoop(t, "mmv.names.m1", window) })
+		wg.Go(func() { c, cerr = p.TryFetchLoop(t, "mmv.names.m1", window) })
+		wg.Wait()
+		require.NoError(t, qerr)
+		require.NoError(t, cerr)
+		quiet = append(quiet, float64(q.N)/window.Seconds())
+		churning = append(churning, float64(c.N)/window.Seconds())
+		ratios = append(ratios, float64(c.N)/float64(max(q.N, 1)))
+	}
+	rss, _ := p.RSS()
+	t.Logf("%d metrics: pminfo -f %v at best; one metric, fetches a second: %.0f without churn, %.0f beside it (ratios %.2f, median %.2f); pmcd RSS %d MB", n, whole, quiet, churning, ratios, median(ratios), rss>>20)
+
+	require.ErrorIs(t, refused, mmv.ErrTooMany, "a registry of %d metrics accepted", n)
+	assert.Contains(t, refused.Error(), "Options.MaxRegistryMetrics")
+	assert.Less(t, whole, 500*time.Millisecond, "pminfo -f of %d metrics, at best of 3", n)
+	assert.Greater(t, median(churning), 100.0, "fetches of one metric a second beside a churning registry (median of %.0f)", churning)
+	assert.Greater(t, median(ratios), 0.6, "fetches of one metric beside a churning registry against without (median of the ratios %.2f): its publications paced", ratios)
+	_, err = pminfoThrough(ctx, p, "-f", "mmv.control.files")
+	assert.NoError(t, err, "pmcd answers")
+}
+
+// metricsUntilRefused starts a registry "names" in dir declaring singular
+// counters until one is refused, or 16,384; it returns how many it holds
+// and the refusal. The files go at cleanup.
+func metricsUntilRefused(t *testing.T, dir string) (int, error) {
+	r := mmv.NewRegistry("names", &mmv.Options{Dir: dir})
 	var refused error
 	n := 0
 	for ; n < 16384; n++ {
@@ -188,24 +247,5 @@ func TestManyMetricsThroughPMCD(t *testing.T) {
 		assert.NoError(t, r.Close())
 		removeParts(t, r)
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	_, err := pminfoThrough(ctx, p, "-f", "mmv.names") // loads the files
-	require.NoError(t, err)
-	whole, err := pminfoThrough(ctx, p, "-f", "mmv.names")
-	require.NoError(t, err)
-	quiet := p.FetchLoop(t, "mmv.names.m1", time.Second)
-	churn(t, p.Dir)
-	time.Sleep(time.Second) // past the churner's first publications, paced after (pace.go)
-	one := p.FetchLoop(t, "mmv.names.m1", time.Second)
-	rss, _ := p.RSS()
-	t.Logf("%d metrics: pminfo -f %v; one metric: %d fetches in 1 s, %d beside a churning registry; pmcd RSS %d MB", n, whole, quiet.N, one.N, rss>>20)
-
-	require.ErrorIs(t, refused, mmv.ErrTooMany, "a registry of %d metrics accepted", n)
-	assert.Contains(t, refused.Error(), "Options.MaxRegistryMetrics")
-	assert.Less(t, whole, 500*time.Millisecond, "pminfo -f of %d metrics", n)
-	assert.Greater(t, one.N, 100, "fetches of one metric in a second beside a churning registry")
-	assert.Greater(t, one.N, quiet.N*6/10, "fetches of one metric in a second beside a churning registry, against %d without: its publications paced", quiet.N)
-	_, err = pminfoThrough(ctx, p, "-f", "mmv.control.files")
-	assert.NoError(t, err, "pmcd answers")
+	return n, refused
 }
