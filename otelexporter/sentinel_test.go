@@ -98,3 +98,54 @@ func TestWithdrawnSingularForgetsMembersWithSentinel(t *testing.T) {
 	s.next().counters(point(13), point(6, attribute.String("error.type", "x")))
 	assert.Equal(t, "19", shown(), "anew")
 }
+
+// keptText is what Err says of a singular metric whose point is dropped
+// on a registry without the mmv.Sentinel flag (instrument.kept).
+const keptText = "PCP cannot withdraw a singular metric from a registry without the mmv.Sentinel flag: it shows the last value stored"
+
+// TestDroppedGaugeKeyNamesKeptValue: on a registry without the
+// mmv.Sentinel flag, a singular gauge whose every point of a collection
+// has a key it has no label for keeps its last value, and Err says so
+// with the drop, as it says of its other drops; it named the key only.
+func TestDroppedGaugeKeyNamesKeptValue(t *testing.T) {
+	s := newStamped(t, Options{})
+	workers := func(kvs ...attribute.KeyValue) {
+		p := point(8, kvs...)
+		p.Time = s.at
+		require.NoError(t, s.exp.Export(context.Background(), scopeExport(gauge("workers", p))))
+	}
+	workers()
+	s.next()
+	p := point(9, attribute.String("k", "a"))
+	p.Time = s.at
+	require.NoError(t, s.exp.Export(context.Background(), scopeExport(gauge("workers", p))))
+	assert.Equal(t, "8", pcptest.Find(s.shown(), "mmv.shop_test.s.workers").Value)
+	err := s.exp.Err()
+	require.ErrorContains(t, err, `instrument "workers" of scope "s": attribute keys ["k"]`)
+	assert.ErrorContains(t, err, keptText)
+}
+
+// TestRefusedSingularHistogramNamesKeptValue: on a registry without the
+// mmv.Sentinel flag, a singular histogram whose buckets the registry
+// refuses (past its cap on an indom's instances) shows none of them, and
+// its count, sum, min and max the last values stored, this point's; Err
+// says so with the refusal, where it named the refusal only.
+func TestRefusedSingularHistogramNamesKeptValue(t *testing.T) {
+	// The exporter's own counter takes six instances of its own indom.
+	s := newStamped(t, Options{Registry: mmv.Options{MaxIndomInstances: 6}})
+	s.histograms(hpoint([]float64{1}, []uint64{1, 1}, 3, 0.5, 2.5))
+	ms := s.shown()
+	assert.Equal(t, map[string]string{"le=1": "1", "le=+Inf": "1"}, shownValues(t, ms, "mmv.shop_test.s.lat.bucket"))
+	require.NoError(t, s.exp.Err())
+
+	s.next().histograms(hpoint([]float64{1, 2, 3, 4, 5, 6, 7}, []uint64{1, 1, 1, 1, 1, 1, 1, 1}, 20, 0.25, 9))
+	ms = s.shown()
+	// A float sum is kept in thousandths (fineNote).
+	for name, want := range map[string]string{"lat.count": "8", "lat.sum": "20000", "lat.min": "0.25", "lat.max": "9"} {
+		assert.Equal(t, want, pcptest.Find(ms, "mmv.shop_test.s."+name).Value, name)
+	}
+	assert.Empty(t, shownValues(t, ms, "mmv.shop_test.s.lat.bucket"))
+	err := s.exp.Err()
+	require.ErrorIs(t, err, mmv.ErrTooMany)
+	assert.ErrorContains(t, err, keptText)
+}
