@@ -247,8 +247,10 @@
 // value, PCP's staleness marker (all ones in a counter or an int64 gauge,
 // NaN in a double, which PCP 6.0.3 shows as nan), as a singular family of
 // prombridge does, and starts anew from its next point, as a set that
-// leaves; without the flag it keeps its last value (zero before any), and
-// the point is counted and named all the same. A histogram point without
+// leaves; without the flag it keeps the last value stored (zero before
+// any; a histogram whose buckets the registry refused, its count, sum,
+// min and max of that point, and no bucket), and the point is counted
+// and named all the same, Err saying the value stays. A histogram point without
 // min and max (a Producer's) takes them out likewise: its set's min and
 // max instances leave, a singular metric's show no value with the flag,
 // and keep the last ones, named by Err, without it.

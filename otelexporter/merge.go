@@ -208,13 +208,13 @@ func (in *instrument) writeMerged(d *drops) {
 		}
 		if s.bad != nil {
 			in.removeSet(s)
-			d.drop(s.why, s.points, in.owner, s.bad)
+			in.drop(d, s.why, s.points, s.bad)
 			continue
 		}
 		// The registry counted one point refused; the others are counted
 		// here.
 		if !ok && s.points > 1 {
-			d.drop(dropAttributes, s.points-1, in.owner, fmt.Errorf("otelexporter: %s: %d points added into one instance of label values %q, which the registry refused", in.owner, s.points, s.values))
+			in.drop(d, dropAttributes, s.points-1, fmt.Errorf("otelexporter: %s: %d points added into one instance of label values %q, which the registry refused", in.owner, s.points, s.values))
 		}
 	}
 	clear(in.merged)
@@ -253,7 +253,7 @@ func (in *instrument) storeMerged(d *drops, s *shownSet) bool {
 			return false
 		}
 		if err := in.storeCounter(s, n); err != nil {
-			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
+			in.refused(d, err)
 			return false
 		}
 		return true
@@ -287,7 +287,7 @@ func (in *instrument) fold(ms *members, m *member) {
 
 // sumPast fails s, whose members sum past what a counter holds.
 func (in *instrument) sumPast(s *shownSet) {
-	s.fail(dropValue, fmt.Errorf("otelexporter: %s: the points added into the instance of label values %q sum past a counter's 2^64%s", in.owner, s.values, in.kept()))
+	s.fail(dropValue, fmt.Errorf("otelexporter: %s: the points added into the instance of label values %q sum past a counter's 2^64", in.owner, s.values))
 }
 
 // reset makes h an empty sum of bounds les, its bucket counts reused.

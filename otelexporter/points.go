@@ -22,7 +22,7 @@ import (
 // instrument writes, counting it as dropped in d when not.
 func (in *instrument) known(d *drops, s *shownSet, set *attribute.Set) bool {
 	if s == nil {
-		d.drop(dropAttributes, 1, in.owner, in.keysError(*set))
+		in.drop(d, dropAttributes, 1, in.keysError(*set))
 	}
 	return s != nil
 }
@@ -84,13 +84,13 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 				}
 			}
 			if !ok {
-				err := fmt.Errorf("otelexporter: %s: value %v is not a counter's%s", in.owner, p.Value, in.kept())
+				err := fmt.Errorf("otelexporter: %s: value %v is not a counter's", in.owner, p.Value)
 				if m != nil {
 					s.fail(dropValue, err)
 					continue
 				}
 				in.removeSet(s)
-				d.drop(dropValue, 1, in.owner, err)
+				in.drop(d, dropValue, 1, err)
 				continue
 			}
 			if m != nil {
@@ -108,7 +108,7 @@ func writeSums[N int64 | float64](d *drops, in *instrument, pts []metricdata.Dat
 			err = gerr
 		}
 		if err != nil {
-			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
+			in.refused(d, err)
 		}
 	}
 	in.writeMerged(d)
@@ -148,13 +148,13 @@ func writeHistograms[N int64 | float64](d *drops, in *instrument, pts []metricda
 			err = fmt.Errorf("sum %v is not a counter's", p.Sum)
 		}
 		if err != nil {
-			err = fmt.Errorf("otelexporter: %s: %w%s", in.owner, err, in.kept())
+			err = fmt.Errorf("otelexporter: %s: %w", in.owner, err)
 			if m != nil {
 				s.fail(dropValue, err)
 				continue
 			}
 			in.removeSet(s)
-			d.drop(dropValue, 1, in.owner, err)
+			in.drop(d, dropValue, 1, err)
 			continue
 		}
 		h := histValues{count: p.Count, sum: sum, counts: p.BucketCounts, les: in.lesOf(p.Bounds)}
@@ -230,7 +230,7 @@ func (in *instrument) storeHistogram(d *drops, s *shownSet, h histValues) (ok bo
 	in.removeSet(s)
 	for _, err := range errs {
 		if err != nil {
-			d.refused(in.owner, fmt.Errorf("otelexporter: %s: %w", in.owner, err))
+			in.refused(d, err)
 		}
 	}
 	return false
@@ -312,6 +312,31 @@ func (in *instrument) kept() string {
 		return ""
 	}
 	return "; PCP cannot withdraw a singular metric from a registry without the mmv.Sentinel flag: it shows the last value stored"
+}
+
+// drop counts n points of in dropped for why, err saying why. Every drop
+// of a point of in, and every refusal (refused), goes through here, so
+// that each says of a singular metric that keeps its last value that it
+// does (kept): named at a few call sites only, a gauge's point of a key
+// it has no label for, a histogram's buckets the registry refused and
+// two points of one set were named as if PCP showed nothing.
+func (in *instrument) drop(d *drops, why reason, n int, err error) {
+	d.drop(why, n, in.owner, in.keep(err))
+}
+
+// refused names a point of in the registry refused (and counted), err
+// its refusal.
+func (in *instrument) refused(d *drops, err error) {
+	d.refused(in.owner, in.keep(fmt.Errorf("otelexporter: %s: %w", in.owner, err)))
+}
+
+// keep returns err, the drop of a point of in, saying what PCP shows in
+// its place (kept).
+func (in *instrument) keep(err error) error {
+	if k := in.kept(); k != "" {
+		return fmt.Errorf("%w%s", err, k)
+	}
+	return err
 }
 
 // removeSet takes the instances of set s out of every metric of in, so

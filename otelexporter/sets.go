@@ -150,7 +150,7 @@ func (in *instrument) collided(d *drops, s *shownSet, set *attribute.Set) bool {
 // dropCollided counts n points collided drops, of the attribute set
 // encoded: apart, so that no point that does not collide allocates.
 func (in *instrument) dropCollided(d *drops, s *shownSet, n int, encoded string) {
-	d.drop(dropAttributes, n, in.owner, fmt.Errorf("otelexporter: %s: %d attribute sets, such as {%s}, make one instance, of label values %q (a key missing and \"\", or values of two types printed alike): none copied",
+	in.drop(d, dropAttributes, n, fmt.Errorf("otelexporter: %s: %d attribute sets, such as {%s}, make one instance, of label values %q (a key missing and \"\", or values of two types printed alike): none copied",
 		in.owner, s.plain, encoded, s.values))
 }
 
