@@ -218,6 +218,9 @@ func (r *Registry) Close() error {
 	r.strs.mu.Unlock()
 	err = errors.Join(err, r.stopPartsLocked(process))
 	if process {
+		if tombstoneHook != nil {
+			tombstoneHook(closeStopped)
+		}
 		err = errors.Join(err, r.closeTombstonesLocked())
 	}
 	r.dir.Close()

@@ -47,7 +47,11 @@ const maxTombstone = 1 << 30
 // (TestClosedProcessRunKeepsOverflowIdentities). Under the directory's
 // claim lock, at Start.
 func (r *Registry) buryLeftoversLocked() error {
-	for _, name := range r.dir.List() {
+	names := r.dir.List()
+	if tombstoneHook != nil {
+		tombstoneHook(buryListed)
+	}
+	for _, name := range names {
 		from := ""
 		if n, ok := osfile.ClosedOf(name); ok {
 			from, name = name, n
@@ -61,6 +65,17 @@ func (r *Registry) buryLeftoversLocked() error {
 	}
 	return nil
 }
+
+// tombstonePoint is a point where tombstoneHook is called.
+type tombstonePoint int
+
+const (
+	buryListed   tombstonePoint = iota // buryLeftoversLocked listed the directory, and has yet to bury
+	closeStopped                       // Close let its parts' files go, and has yet to close its tombstones
+)
+
+// tombstoneHook, when tests set it, is called at the tombstonePoints.
+var tombstoneHook func(tombstonePoint)
 
 // overflowIndex returns N of a file named <registry>.N, the name of the
 // registry's overflow file N (1 up, written as strconv writes it), and

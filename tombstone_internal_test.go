@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,4 +41,76 @@ func TestNameDeclaredWhileReservingLeavesTombstone(t *testing.T) {
 	NewCounter(r, "second", "", Count).Inc() // the first part dirty
 	declareAt(t, r, reserving, "c2999")      // the lock let go after the tending
 	assert.Len(t, holdersOf(t, dir, "trr", "c2999"), 1)
+}
+
+// TestClosingTombstonesWaitForStartingRun: a Process run's Close renames
+// its tombstones to their closed records under the directory's claim
+// lock, so that a run of its name starting in this process meanwhile
+// (its Start listed the directory, the tombstones at their names, and has
+// yet to bury them) buries each one, its PMIDs kept, and the closing run
+// leaves them to it. Renamed without the lock between the listing and
+// the burial, the tombstones went to records the new run never read:
+// PCP no longer showed the names they kept, and an overflow file the run
+// made at their names later derived its items afresh (carryLocked reads
+// only a tombstone of its own), a name retyped under its old PMID.
+func TestClosingTombstonesWaitForStartingRun(t *testing.T) {
+	needFileLayer(t)
+	dir := filepath.Join(t.TempDir(), "mmv")
+	run := func(flags Flags, names ...string) *Registry {
+		r := NewRegistry("tc", &Options{Dir: dir, Flags: flags, MaxFileValues: 2, PublishDelay: time.Hour})
+		for _, n := range names {
+			NewCounter(r, n, "", Count).Inc()
+		}
+		return r
+	}
+	last := run(0, "a", "b", "c", "d", "e", "f")
+	startOrSkip(t, last)
+	require.NoError(t, last.Close())
+	closing := run(Process, "a", "b")
+	startOrSkip(t, closing)
+	require.FileExists(t, filepath.Join(dir, "tc.3"), "the closing run's tombstone")
+
+	stopped, proceed := make(chan struct{}), make(chan struct{})
+	listed, bury := make(chan struct{}), make(chan struct{})
+	var once [2]sync.Once // the points of closing's Close and next's Start, not next's Close
+	tombstoneHook = func(at tombstonePoint) {
+		once[at].Do(func() {
+			switch at {
+			case closeStopped:
+				close(stopped)
+				<-proceed
+			case buryListed:
+				close(listed)
+				<-bury
+			}
+		})
+	}
+	t.Cleanup(func() { tombstoneHook = nil })
+	closed := make(chan error, 1)
+	go func() { closed <- closing.Close() }()
+	<-stopped // its first file let go: the next run may start
+	next := run(Process, "a", "b")
+	t.Cleanup(func() { next.Close() })
+	started := make(chan error, 1)
+	go func() { started <- next.Start() }()
+	select {
+	case <-listed:
+	case err := <-started:
+		require.FailNow(t, "Start ended before its burials", "%v", err)
+	}
+	close(proceed)
+	select {
+	case err := <-closed: // it took the tombstones while next's Start held the lock
+		closed <- err
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(bury)
+	require.NoError(t, <-started)
+	require.NoError(t, <-closed)
+	for _, name := range []string{"tc.2", "tc.3"} {
+		assert.NoFileExists(t, filepath.Join(dir, "."+name+".closed"), "a record the next run did not read")
+		if assert.FileExists(t, filepath.Join(dir, name), "the next run's tombstone") {
+			assert.NotEmpty(t, fileNames(t, filepath.Join(dir, name), "tc."), "the names %s keeps", name)
+		}
+	}
 }
