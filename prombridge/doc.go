@@ -112,7 +112,11 @@
 // total that is negative, not finite or beyond a uint64 is not copied, and
 // nothing of its series stays in PCP at that refresh (see Drops): PCP
 // never shows an old total as the current one. Gauges, untyped values and quantiles are
-// copied as they are (NaN included: PCP 6.0.3 shows it as a value).
+// copied as they are (NaN included: PCP 6.0.3 shows it as a value). A
+// sample's own timestamp (client_golang's NewMetricWithTimestamp, a
+// federated or pushed value) is ignored, however old: PCP shows its value
+// as current at every refresh that gathers it, as a Prometheus scrape
+// with honor_timestamps false stores it at the scrape's time.
 //
 // # Units
 //

@@ -388,3 +388,18 @@ func TestSwappedBridgesLeaveOnePoll(t *testing.T) {
 	require.Eventually(t, func() bool { return pcptest.Pollers() <= base+1 }, 10*time.Second, time.Millisecond,
 		"poll goroutines of 10 closed bridges: %d", pcptest.Pollers()-base)
 }
+
+// TestOwnTimestampIgnored: a sample carrying its own timestamp
+// (prometheus.NewMetricWithTimestamp), an hour old, is shown as current,
+// as the package doc says; Err names nothing.
+func TestOwnTimestampIgnored(t *testing.T) {
+	r, tmp := newRegistry(t)
+	g := prometheus.NewRegistry()
+	desc := prometheus.NewDesc("last_backup_bytes", "size of the last backup", nil, nil)
+	g.MustRegister(collector(func(ch chan<- prometheus.Metric) {
+		ch <- prometheus.NewMetricWithTimestamp(time.Now().Add(-time.Hour), prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 42))
+	}, desc))
+	b := started(t, r, g, nil)
+	assert.Equal(t, "42", find(t, read(t, r, tmp), "last_backup_bytes").Value)
+	assert.NoError(t, b.Err())
+}
