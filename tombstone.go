@@ -214,8 +214,25 @@ func (r *Registry) tendTombstonesLocked() error {
 // they have its flag and pid (bury), and PCP would drop them with it. Each
 // is renamed to its closed record (osfile.ClosedName), for the next run
 // to carry the PMIDs it keeps, as it does the files'. A file another put
-// at a tombstone's name since stays.
+// at a tombstone's name since stays. Under the directory's claim lock, as
+// osfile.Dir.RewriteUnheld asks: a run of the registry's name starting in
+// this process once the parts' files are let go, which buries the
+// tombstones it lists as its own (buryLeftoversLocked), found them renamed
+// between its listing and its burials, and never read their records
+// (TestClosingTombstonesWaitForStartingRun); tendTombstonesLocked needs
+// no lock, as no run of the name starts while this one holds its files.
+// Past claimWait, the tombstones stay, with this process's pid and the
+// Process flag: PCP drops them when it ends.
 func (r *Registry) closeTombstonesLocked() error {
+	if len(r.tombs) == 0 {
+		return nil
+	}
+	unlock, err := r.dir.LockClaims(claimWait)
+	if err != nil {
+		clear(r.tombs)
+		return fileError(r.name, "cannot close the tombstones of an earlier run's overflow files", err)
+	}
+	defer unlock()
 	var errs []error
 	for name := range r.tombs {
 		_, err := r.dir.RewriteUnheldAs(name, osfile.ClosedName(name), maxTombstone, func(b []byte) []byte {
