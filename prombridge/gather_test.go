@@ -389,17 +389,86 @@ func TestSwappedBridgesLeaveOnePoll(t *testing.T) {
 		"poll goroutines of 10 closed bridges: %d", pcptest.Pollers()-base)
 }
 
-// TestOwnTimestampIgnored: a sample carrying its own timestamp
-// (prometheus.NewMetricWithTimestamp), an hour old, is shown as current,
-// as the package doc says; Err names nothing.
-func TestOwnTimestampIgnored(t *testing.T) {
-	r, tmp := newRegistry(t)
+// TestOldSampleAbsent: a sample carrying its own timestamp
+// (prometheus.NewMetricWithTimestamp: a federated or pushed value a
+// collector relays) older than Options.MaxSampleAge (5 minutes) is absent
+// from the refresh, as Prometheus, honouring timestamps, stops returning
+// it after its lookback delta: a labelled series leaves PCP, a singular
+// family shows no value (mmv.Sentinel), never a zero of its declaration
+// when first gathered old; the samples are counted as stale in
+// prombridge.dropped and named by Err. A sample 10 seconds old, one
+// without a timestamp and one in the future show. PCP showed an hour-old
+// value as current at every refresh.
+func TestOldSampleAbsent(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	var backupAge, siteAge atomic.Int64 // time.Duration
+	backupAge.Store(int64(10 * time.Second))
+	siteAge.Store(int64(10 * time.Second))
+	backup := prometheus.NewDesc("last_backup_bytes", "size of the last backup", nil, nil)
+	relayed := prometheus.NewDesc("relayed", "a federated value", []string{"site"}, nil)
+	first := prometheus.NewDesc("first_old", "old from the start", nil, nil)
 	g := prometheus.NewRegistry()
-	desc := prometheus.NewDesc("last_backup_bytes", "size of the last backup", nil, nil)
 	g.MustRegister(collector(func(ch chan<- prometheus.Metric) {
-		ch <- prometheus.NewMetricWithTimestamp(time.Now().Add(-time.Hour), prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 42))
+		now := time.Now()
+		ch <- prometheus.NewMetricWithTimestamp(now.Add(-time.Duration(backupAge.Load())), prometheus.MustNewConstMetric(backup, prometheus.GaugeValue, 42))
+		ch <- prometheus.MustNewConstMetric(relayed, prometheus.GaugeValue, 1, "a") // no timestamp
+		ch <- prometheus.NewMetricWithTimestamp(now.Add(-time.Duration(siteAge.Load())), prometheus.MustNewConstMetric(relayed, prometheus.GaugeValue, 2, "b"))
+		ch <- prometheus.NewMetricWithTimestamp(now.Add(time.Hour), prometheus.MustNewConstMetric(relayed, prometheus.GaugeValue, 3, "c"))
+		ch <- prometheus.NewMetricWithTimestamp(now.Add(-time.Hour), prometheus.MustNewConstMetric(first, prometheus.GaugeValue, 7))
+	}, backup, relayed, first))
+	r, tmp := newRegistry(t, mmv.Sentinel)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	err := b.Refresh()
+	assert.ErrorContains(t, err, "family first_old: series [] not copied: its own timestamp is 1h0m0s old, past Options.MaxSampleAge (5m0s)")
+	ms := read(t, r, tmp)
+	assert.Equal(t, "42", find(t, ms, "last_backup_bytes").Value, "10 seconds old")
+	assert.Equal(t, "1", instance(t, find(t, ms, "relayed"), "site=a").Value)
+	assert.Equal(t, "2", instance(t, find(t, ms, "relayed"), "site=b").Value, "10 seconds old")
+	assert.Equal(t, "3", instance(t, find(t, ms, "relayed"), "site=c").Value, "in the future")
+	assert.Contains(t, []string{"", "nan"}, find(t, ms, "first_old").Value, "gathered an hour old from the start: no value, not its declaration's zero")
+	dropped := instance(t, find(t, ms, "prombridge.dropped"), "reason=stale")
+	assert.Equal(t, strconv.FormatUint(b.Stats().Refreshes, 10), dropped.Value, "first_old's sample at every refresh")
+	series := b.Stats().Series
+
+	backupAge.Store(int64(time.Hour))
+	siteAge.Store(int64(time.Hour))
+	err = b.Refresh()
+	assert.ErrorContains(t, err, "family last_backup_bytes: series [] not copied: its own timestamp is 1h0m0s old, past Options.MaxSampleAge (5m0s)")
+	assert.ErrorContains(t, err, `family relayed: series ["b"] not copied: its own timestamp is 1h0m0s old`)
+	ms = read(t, r, tmp)
+	assert.Contains(t, []string{"", "nan"}, find(t, ms, "last_backup_bytes").Value, "an hour old: no value")
+	assert.Nil(t, find(t, ms, "relayed").Instance("site=b"), "an hour old: left PCP")
+	assert.Equal(t, "1", instance(t, find(t, ms, "relayed"), "site=a").Value)
+	assert.Equal(t, strconv.FormatUint(b.Stats().Refreshes+2, 10), instance(t, find(t, ms, "prombridge.dropped"), "reason=stale").Value,
+		"first_old's at every refresh, and two more")
+	assert.Equal(t, series-2, b.Stats().Series)
+
+	// Fresh again: back, as a series absent that comes back.
+	backupAge.Store(0)
+	siteAge.Store(0)
+	require.ErrorContains(t, b.Refresh(), "family first_old")
+	ms = read(t, r, tmp)
+	assert.Equal(t, "42", find(t, ms, "last_backup_bytes").Value)
+	assert.Equal(t, "2", instance(t, find(t, ms, "relayed"), "site=b").Value)
+	assert.Equal(t, series, b.Stats().Series)
+}
+
+// TestOldSingularNamedWithoutSentinel: without the mmv.Sentinel flag PCP
+// cannot withdraw a singular metric whose sample is older than
+// Options.MaxSampleAge: it keeps its last value, and Err says so beside
+// the stale sample.
+func TestOldSingularNamedWithoutSentinel(t *testing.T) {
+	var age atomic.Int64 // time.Duration
+	desc := prometheus.NewDesc("last_backup_bytes", "size of the last backup", nil, nil)
+	g := prometheus.NewRegistry()
+	g.MustRegister(collector(func(ch chan<- prometheus.Metric) {
+		ch <- prometheus.NewMetricWithTimestamp(time.Now().Add(-time.Duration(age.Load())), prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 42))
 	}, desc))
-	b := started(t, r, g, nil)
-	assert.Equal(t, "42", find(t, read(t, r, tmp), "last_backup_bytes").Value)
-	assert.NoError(t, b.Err())
+	r, _ := newRegistry(t)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour})
+	require.NoError(t, b.Refresh())
+	age.Store(int64(time.Hour))
+	err := b.Refresh()
+	assert.ErrorContains(t, err, "family last_backup_bytes: series [] not copied: its own timestamp is 1h0m0s old")
+	assert.ErrorContains(t, err, "family last_backup_bytes: its singular metric last_backup_bytes keeps an old value")
 }
