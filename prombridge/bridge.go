@@ -22,6 +22,12 @@ import (
 // counters.
 const DefaultGrace = time.Minute
 
+// DefaultMaxSampleAge is how old a sample's own timestamp may be for the
+// sample to be copied, unless Options.MaxSampleAge says otherwise:
+// Prometheus's default lookback delta, past which a query no longer
+// returns a sample stored at its own time.
+const DefaultMaxSampleAge = 5 * time.Minute
+
 // Options configures Register; the zero value of each field means its
 // default.
 type Options struct {
@@ -41,6 +47,18 @@ type Options struct {
 	// error-free Gather lacks them. A series absent from an error-free
 	// Gather leaves at once. Default: DefaultGrace.
 	Grace time.Duration
+	// MaxSampleAge is how old a sample's own timestamp (client_golang's
+	// NewMetricWithTimestamp: a federated or pushed value a collector
+	// relays) may be at a refresh for the sample to be copied. An older
+	// one is absent from that refresh, as Prometheus, storing it at its
+	// own time, stops returning it after its lookback delta: its series
+	// leaves PCP at once, even after a Gather error (a singular family's
+	// shows no value with the mmv.Sentinel flag, and Err names it
+	// without), and the sample is counted as stale in prombridge.dropped
+	// and named by Err. A sample without a timestamp, or one in the
+	// future, is never too old; negative copies every sample whatever
+	// its timestamp. Default: DefaultMaxSampleAge.
+	MaxSampleAge time.Duration
 	// Limit is the number of series one family may publish (a histogram's
 	// buckets and a summary's quantiles count with their series). Default:
 	// mmv.DefaultVecLimit. The registry's caps on instances hold too.
@@ -149,6 +167,9 @@ func Register(r *mmv.Registry, g prometheus.Gatherer, o *Options) (*Bridge, erro
 	}
 	if b.opts.Grace == 0 {
 		b.opts.Grace = DefaultGrace
+	}
+	if b.opts.MaxSampleAge == 0 {
+		b.opts.MaxSampleAge = DefaultMaxSampleAge
 	}
 	if b.opts.Limit <= 0 {
 		b.opts.Limit = mmv.DefaultVecLimit
@@ -270,7 +291,8 @@ func staleError(f *family, when string) error {
 
 // Err returns what the last refresh met, nil if nothing: the Gather
 // error, and every refusal it counted (families not published, series
-// refused, totals not copied, singular metrics left with an old value),
+// refused, totals not copied, samples older than Options.MaxSampleAge,
+// singular metrics left with an old value),
 // once per family and reason with the number of samples, at most 32 of
 // them, then how many more. It names a Gather running for longer than
 // Options.Grace and Options.Interval (DefaultGrace when Grace is
@@ -354,6 +376,19 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 		return
 	}
 	s := f.series.find(values)
+	if age, old := b.tooOld(m, now); old {
+		b.drops.drop(f.prom, dropStale, samplesOf(f.typ, m), fmt.Errorf("prombridge: family %s: series %q not copied: its own timestamp is %v old, past Options.MaxSampleAge (%v): absent, as from Prometheus",
+			f.prom, values, age.Round(time.Second), b.opts.MaxSampleAge))
+		switch {
+		case s == nil:
+			// A singular family first gathered old: not its declaration's
+			// zero, shown as a value.
+			b.withdrawLocked(f)
+		case !s.seen.Equal(now): // not copied already from this Gather
+			s.seen = time.Time{} // absent: sweepLocked removes it
+		}
+		return
+	}
 	if s == nil {
 		s = f.series.add(values)
 	} else if s.seen.Equal(now) {
@@ -396,6 +431,17 @@ func (b *Bridge) copyLocked(f *family, m *dto.Metric, now time.Time) {
 	b.drops.drop(f.prom, dropSeries, samplesOf(f.typ, m), s.refused)
 }
 
+// tooOld returns the age of m's own timestamp at the refresh of time now,
+// and whether it is past Options.MaxSampleAge: a sample without a
+// timestamp, or in the future, is never too old.
+func (b *Bridge) tooOld(m *dto.Metric, now time.Time) (time.Duration, bool) {
+	if m.TimestampMs == nil || b.opts.MaxSampleAge < 0 {
+		return 0, false
+	}
+	age := now.Sub(time.UnixMilli(m.GetTimestampMs()))
+	return age, age > b.opts.MaxSampleAge
+}
+
 // unpublishLocked takes the values of s, a series gathered, out of PCP.
 func (b *Bridge) unpublishLocked(f *family, s *series) {
 	b.hideLocked(s)
@@ -424,14 +470,17 @@ func (b *Bridge) withdrawLocked(f *family) {
 // singular metrics left with a value no longer gathered. An error-free
 // Gather is the whole truth: what it lacks leaves at once. One that
 // reported an error may lack the series of the collector that failed:
-// they stay until absent for longer than Grace.
+// they stay until absent for longer than Grace. A series gathered too old
+// (seen zero) leaves at once either way: no failure hid it.
 func (b *Bridge) sweepLocked(now time.Time, failed bool) {
 	for _, f := range b.families {
 		switch {
 		case !failed:
 			b.removeLocked(f, func(s *series) bool { return !s.seen.Equal(now) })
 		case b.opts.Grace >= 0:
-			b.removeLocked(f, func(s *series) bool { return now.Sub(s.seen) > b.opts.Grace })
+			b.removeLocked(f, func(s *series) bool { return s.seen.IsZero() || now.Sub(s.seen) > b.opts.Grace })
+		default:
+			b.removeLocked(f, func(s *series) bool { return s.seen.IsZero() })
 		}
 		if f.stale {
 			b.drops.errs.Add(f.prom, "stale "+f.name, 0, staleError(f, "no longer gathered"))

@@ -113,10 +113,17 @@
 // nothing of its series stays in PCP at that refresh (see Drops): PCP
 // never shows an old total as the current one. Gauges, untyped values and quantiles are
 // copied as they are (NaN included: PCP 6.0.3 shows it as a value). A
-// sample's own timestamp (client_golang's NewMetricWithTimestamp, a
-// federated or pushed value) is ignored, however old: PCP shows its value
-// as current at every refresh that gathers it, as a Prometheus scrape
-// with honor_timestamps false stores it at the scrape's time.
+// sample carrying its own timestamp (client_golang's
+// NewMetricWithTimestamp, a federated or pushed value a collector relays)
+// is copied, its value shown as current, while that timestamp is at most
+// Options.MaxSampleAge (5 minutes) old at the refresh; an older one is
+// absent from the refresh (see Drops), as Prometheus, storing it at its
+// own time (honor_timestamps), stops returning it after its lookback
+// delta: a collector relaying an hour-old value shows nothing in PCP, as
+// in Prometheus, not a live one. A sample without a timestamp, or one in
+// the future, is never too old; a negative MaxSampleAge copies every
+// sample as current, as a scrape with honor_timestamps false stores it
+// at the scrape's time.
 //
 // # Units
 //
@@ -197,8 +204,11 @@
 // not; nothing of its series stays in PCP at that refresh), labels (a metric
 // whose label names are not its family's), series (a series mmv
 // refused: the family's Limit, the registry's caps; mmv counts the
-// refusal once too, in mmv.<file>.mmv.dropped) and value (a counter's
-// value, a histogram's or summary's sum, no PCP counter holds). Err names them, once per
+// refusal once too, in mmv.<file>.mmv.dropped), value (a counter's
+// value, a histogram's or summary's sum, no PCP counter holds) and stale
+// (a sample whose own timestamp is older than Options.MaxSampleAge: its
+// series is absent from the refresh, and leaves PCP at once, even after a
+// Gather error, as below). Err names them, once per
 // family and reason with the number of samples: at most 32 such pairs,
 // then how many more pairs and samples.
 //
@@ -218,7 +228,9 @@
 // client_golang an invalid metric, and may have left its series out)
 // removes nothing at once: a series absent from it stays, with its last
 // value, until absent for Options.Grace (a minute), so that a collector
-// failing for a few refreshes does not reset its counters. A series
+// failing for a few refreshes does not reset its counters; but a series
+// gathered with a timestamp older than Options.MaxSampleAge leaves at
+// once, no failure having hidden it. A series
 // removed starts again from its gathered value if it comes back. A
 // singular family (no labels) cannot
 // be removed: on a registry with the mmv.Sentinel flag its values then

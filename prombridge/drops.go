@@ -25,10 +25,11 @@ const (
 	dropLabels                    // a metric whose label names are not its family's
 	dropSeries                    // a series mmv refused: the family's limit, the registry's caps
 	dropValue                     // a total no PCP counter holds
+	dropStale                     // a sample whose own timestamp is older than Options.MaxSampleAge
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"name", "declaration", "type", "labels", "series", "value"}
+var reasonNames = [numReasons]string{"name", "declaration", "type", "labels", "series", "value", "stale"}
 
 // droppedMetric is the name of the bridge's own counter, below the prefix.
 const droppedMetric = "prombridge.dropped"
@@ -45,8 +46,9 @@ type drops struct {
 // registry's refusal.
 func (d *drops) declare(r *mmv.Registry, name string) error {
 	v, err := mmv.DeclareVec[mmv.Counter](r, name, "Prometheus samples the bridge did not copy, by reason\n"+
-		"At every refresh. name: the family's PCP name is another family's; declaration: refused by the registry; "+
-		"type: not bridged, or a metric's value not of it; labels: not the family's label names; series: refused by the registry; value: not a counter's.", mmv.Count, "reason")
+		// The long help holds 255 bytes at most: mmv refuses more.
+		"At every refresh. name: the PCP name taken, or gathered twice; declaration: refused by the registry; "+
+		"type: not bridged, or a value not of it; labels: not the family's; series: refused by the registry; value: not a counter's; stale: too old.", mmv.Count, "reason")
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package prombridge_test
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/internal/pcptest"
@@ -471,4 +474,53 @@ func TestOldSingularNamedWithoutSentinel(t *testing.T) {
 	err := b.Refresh()
 	assert.ErrorContains(t, err, "family last_backup_bytes: series [] not copied: its own timestamp is 1h0m0s old")
 	assert.ErrorContains(t, err, "family last_backup_bytes: its singular metric last_backup_bytes keeps an old value")
+}
+
+// TestMaxSampleAgeNegativeCopiesOld: a negative Options.MaxSampleAge
+// turns the check off: an hour-old sample is shown as current, as a
+// Prometheus scrape with honor_timestamps false stores it.
+func TestMaxSampleAgeNegativeCopiesOld(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	desc := prometheus.NewDesc("last_backup_bytes", "size of the last backup", nil, nil)
+	g := prometheus.NewRegistry()
+	g.MustRegister(collector(func(ch chan<- prometheus.Metric) {
+		ch <- prometheus.NewMetricWithTimestamp(time.Now().Add(-time.Hour), prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 42))
+	}, desc))
+	r, tmp := newRegistry(t, mmv.Sentinel)
+	b := started(t, r, g, &prombridge.Options{Interval: time.Hour, MaxSampleAge: -1})
+	require.NoError(t, b.Refresh())
+	ms := read(t, r, tmp)
+	assert.Equal(t, "42", find(t, ms, "last_backup_bytes").Value)
+	assert.Equal(t, "0", instance(t, find(t, ms, "prombridge.dropped"), "reason=stale").Value)
+}
+
+// TestOldSampleLeavesDespiteGatherError: a series gathered too old leaves
+// PCP at once even from a Gather that reported an error, where a series
+// absent from it stays for Options.Grace (for good while Grace is
+// negative): it was gathered, so no collector's failure hid it, and its
+// last value is not current.
+func TestOldSampleLeavesDespiteGatherError(t *testing.T) {
+	pcptest.MustHavePCP(t)
+	for _, grace := range []time.Duration{0, -1} {
+		t.Run(fmt.Sprint("grace", grace), func(t *testing.T) {
+			var old atomic.Bool
+			g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+				if !old.Load() {
+					return []*dto.MetricFamily{gaugeFamily("x", "k", "a", 1)}, nil
+				}
+				f := gaugeFamily("x", "k", "a", 1)
+				f.Metric[0].TimestampMs = proto.Int64(time.Now().Add(-time.Hour).UnixMilli())
+				return []*dto.MetricFamily{f}, errors.New("another collector failed")
+			})
+			r, tmp := newRegistry(t)
+			b := started(t, r, g, &prombridge.Options{Interval: time.Hour, Grace: grace})
+			require.Equal(t, "1", instance(t, find(t, read(t, r, tmp), "x"), "k=a").Value)
+			old.Store(true)
+			err := b.Refresh()
+			assert.ErrorContains(t, err, "another collector failed")
+			assert.ErrorContains(t, err, `family x: series ["a"] not copied: its own timestamp is 1h0m0s old`)
+			assert.Empty(t, find(t, read(t, r, tmp), "x").Instances)
+			assert.Equal(t, 0, b.Stats().Series)
+		})
+	}
 }

@@ -12,7 +12,7 @@ import (
 // each refresh without allocating.
 type series struct {
 	values  []string  // label values, in the family's label order
-	seen    time.Time // the last refresh that gathered it
+	seen    time.Time // the last refresh that gathered it; zero: gathered too old (Options.MaxSampleAge)
 	refused error     // why mmv refused an instrument: not retried while present
 	shown   bool      // its values are in PCP, counted in Stats.Series
 
