@@ -35,7 +35,8 @@ import (
 // collide, histograms with and without classic buckets, summaries,
 // families registered again with another type, buckets or quantiles,
 // totals no PCP counter holds, metrics without their family's type's
-// value, series and families that come and go, a family's limit passed,
+// value, samples carrying their own timestamps (an hour old: absent; 10
+// seconds old: shown), series and families that come and go, a family's limit passed,
 // metrics with another family's label names, restarts, bridges closed
 // and registered again on the registry running (the new one taking the
 // closed one's metrics over), and registry labels (AddLabel) named as a
@@ -100,6 +101,8 @@ type modelFamily struct {
 type modelSeries struct {
 	bad      bool // a total no PCP counter holds, this time
 	mistyped bool // the value of another type than the family's, this time
+	old      bool // its own timestamp an hour old, this time: absent
+	stamped  bool // its own timestamp 10 seconds old, this time: shown
 	values   []string
 	value    float64
 	count    uint64
@@ -216,6 +219,8 @@ func (m *model) values(f *modelFamily, s *modelSeries) {
 	r := m.rnd
 	s.bad = r.IntN(15) == 0
 	s.mistyped = r.IntN(15) == 0
+	s.old = r.IntN(12) == 0
+	s.stamped = r.IntN(4) == 0
 	s.value += float64(r.IntN(8)) / 4 // a counter's
 	if f.typ != dto.MetricType_COUNTER {
 		s.value = float64(r.IntN(64)-32) / 4
@@ -286,6 +291,12 @@ func (m *model) Gather() ([]*dto.MetricFamily, error) {
 			}
 			if s.mistyped {
 				mistype(mt, f.typ)
+			}
+			switch {
+			case s.old:
+				mt.TimestampMs = proto.Int64(time.Now().Add(-time.Hour).UnixMilli())
+			case s.stamped:
+				mt.TimestampMs = proto.Int64(time.Now().Add(-10 * time.Second).UnixMilli())
 			}
 			mf.Metric = append(mf.Metric, mt)
 		}
@@ -458,7 +469,7 @@ type expect struct {
 	suffix, instance string // instance "" when singular
 	value            float64
 	counter          bool
-	absent           bool // not of its family's type: never in PCP
+	absent           bool // not of its family's type, or its own timestamp past MaxSampleAge: never in PCP
 }
 
 // samples lists the samples of the gathered families, as the package doc
@@ -494,7 +505,7 @@ func samples(mfs []*dto.MetricFamily, registry []string) []expect {
 				}
 				return instanceName(ns, vs, l, v)
 			}
-			absent := mistyped(mt, k.typ)
+			absent := mistyped(mt, k.typ) || mt.TimestampMs != nil && time.Since(time.UnixMilli(mt.GetTimestampMs())) > prombridge.DefaultMaxSampleAge
 			add := func(suffix, in string, v float64, counter bool) {
 				out = append(out, expect{k, suffix, in, v, counter, absent})
 			}
@@ -642,10 +653,10 @@ func (h *harness) refresh(round int) {
 			got = ""
 		}
 		if e.absent && got != "" {
-			// A metric without its family's type's value: its series
-			// shows no value (a withdrawn singular gauge's NaN, PCP
-			// 6.0.3 printing it).
-			require.Equal(t, "nan", got, "round %d: %s[%q] of family %s (%s) shows a value for a metric without its type's", round, pm.Name, e.instance, e.family.name, e.family.typ)
+			// A metric without its family's type's value, or too old:
+			// its series shows no value (a withdrawn singular gauge's
+			// NaN, PCP 6.0.3 printing it).
+			require.Equal(t, "nan", got, "round %d: %s[%q] of family %s (%s) shows a value for a metric without its type's, or too old", round, pm.Name, e.instance, e.family.name, e.family.typ)
 			shown[pm.Name+"\x00"+e.instance] = true
 			got = ""
 		}
