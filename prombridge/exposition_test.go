@@ -2,9 +2,7 @@ package prombridge_test
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,7 +111,7 @@ func TestExposition(t *testing.T) {
 // TestExpositionThroughPMCD is TestExposition read through pmcd.
 func TestExpositionThroughPMCD(t *testing.T) {
 	p := pcptest.MustHavePMCD(t)
-	name := fmt.Sprintf("promtest%d", os.Getpid())
+	name := pmcdName(t, p.Dir)
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
 	t.Cleanup(func() { r.Close() })
 	exposition(t, r, name, func() []pcptest.Metric {
