@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -541,4 +542,64 @@ func TestProcessRestartRetypedMetric(t *testing.T) {
 	assert.Equal(t, "-3", vs[len(vs)-1], "a pmlogger started after the deploy")
 	require.NoError(t, r.Close())
 	require.NoError(t, p.Died())
+}
+
+// TestSameNameRestartShowsNewRunThroughPMCD: a registry closed and started
+// again under its name in one process, the next Start within
+// milliseconds of the last Close (the same second), is shown by pmcd's
+// agent at once with the new run's value and help text, with and without
+// the Process flag, on a derived cluster and a fixed one. A metric the
+// last run declared after Start in an overflow file (MaxFileValues 1) is
+// listed with its instance and no value until this run declares it again
+// (a tombstone, tombstone.go), then with the new value: what a bridge's
+// family gathered by the last run shows at the next run's first read.
+func TestSameNameRestartShowsNewRunThroughPMCD(t *testing.T) {
+	needFileLayer(t)
+	t.Parallel() // a pmcd of its own
+	p := pcptest.StartPMCD(t)
+	// shows waits until pmcd shows metric with instance inst ("" when
+	// singular) at value ("" for no value) and help text help ("" for any).
+	shows := func(t *testing.T, metric, inst, value, help string) {
+		t.Helper()
+		var last string
+		if !assert.Eventually(t, func() bool {
+			ms, err := p.Fetch(t.Context(), metric)
+			if err != nil || len(ms) != 1 {
+				last = fmt.Sprintf("%d metrics, %v", len(ms), err)
+				return false
+			}
+			m := ms[0]
+			got, ok := m.Value, inst == ""
+			if in := m.Instance(inst); in != nil {
+				got, ok = in.Value, true
+			}
+			last = fmt.Sprintf("instance %v, value %q, help %q", ok, got, m.ShortHelp)
+			return ok && got == value && (help == "" || m.ShortHelp == help)
+		}, 2*time.Second, 10*time.Millisecond, "pmcd shows %s[%s] = %q", metric, inst, value) {
+			t.Logf("last fetch: %s", last)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		flags   mmv.Flags
+		cluster uint32
+	}{{"rsplain", 0, 0}, {"rsproc", mmv.Process, 0}, {"rsplaincl", 0, 77}, {"rsproccl", mmv.Process, 177}} {
+		t.Run(c.name, func(t *testing.T) {
+			for life := 1; life <= 5; life++ {
+				r := mmv.NewRegistry(c.name, &mmv.Options{Dir: p.Dir, Flags: c.flags, Cluster: c.cluster, MaxFileValues: 1})
+				help := fmt.Sprintf("Life %d", life)
+				mmv.NewCounter(r, "count", help, mmv.Count).Add(uint64(life))
+				require.NoError(t, r.Start())
+				shows(t, "mmv."+c.name+".count", "", strconv.Itoa(life), help)
+				if life > 1 {
+					shows(t, "mmv."+c.name+".late", "k=x", "", "")
+				}
+				mmv.NewCounterVec(r, "late", "Late", mmv.Count, "k").With("x").Add(uint64(life))
+				require.NoError(t, r.Flush())
+				shows(t, "mmv."+c.name+".late", "k=x", strconv.Itoa(life), "")
+				require.NoError(t, r.Close())
+			}
+		})
+	}
+	require.NoError(t, p.Died(), "pmcd still running")
 }
