@@ -104,6 +104,7 @@ func TestTimerRateThroughPMCD(t *testing.T) {
 	t.Parallel() // it waits on pmval and pmrep
 	p := pcptest.MustHavePMCD(t)
 	name := fmt.Sprintf("timer%d", os.Getpid())
+	pcptest.RemoveClosedRecords(t, p.Dir, name)
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
 	defer r.Close()
 	tm := mmv.NewTimer(r, "work", "Time spent working")

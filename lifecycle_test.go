@@ -121,6 +121,7 @@ func TestLivePMIDThroughPMCD(t *testing.T) {
 	pmval, err := exec.LookPath("pmval")
 	require.NoError(t, err)
 	name := fmt.Sprintf("live%d", os.Getpid())
+	pcptest.RemoveClosedRecords(t, p.Dir, name)
 	// A derived cluster: the host's directory is shared with other
 	// programs, and a fixed one may be taken there (ErrClusterInUse).
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})

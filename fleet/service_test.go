@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gopcp/mmv"
+	"github.com/gopcp/mmv/internal/pcptest"
 )
 
 // cluster is the service's PMID cluster: fixed, so that its PMIDs are the
@@ -45,13 +46,16 @@ var serviceName = fmt.Sprintf("fleet%d", os.Getpid())
 // startService starts the service in dir (pmcd's MMV directory), its
 // registry with flags: requests counts perMS every millisecond, workers
 // and the hits are set once, and late is declared after Start and set to
-// lateValue. With the Process flag, pmcd drops the metrics, and Close
-// removes the file, when the process is gone; without it, the test
-// removes the file at its end: nothing is left in the system directory.
+// lateValue. With the Process flag, pmcd drops the metrics when the
+// process is gone, and Close renames the files to closed records, which
+// the test removes at its end; without it, the test removes the file at
+// its end: nothing is left in the system directory.
 func startService(t *testing.T, dir, label string, flags mmv.Flags, perMS uint64, workers int64, lateValue int64) *service {
 	t.Helper()
 	if flags&mmv.Process == 0 {
 		t.Cleanup(func() { os.Remove(filepath.Join(dir, serviceName)) })
+	} else {
+		pcptest.RemoveClosedRecords(t, dir, serviceName)
 	}
 	r := mmv.NewRegistry(serviceName, &mmv.Options{Cluster: cluster, Dir: dir, Flags: flags})
 	s := &service{r: r, perMS: perMS, workersValue: float64(workers), lateValue: float64(lateValue), stop: make(chan struct{})}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gopcp/mmv"
 	"github.com/gopcp/mmv/goruntime"
+	"github.com/gopcp/mmv/internal/pcptest"
 	"github.com/gopcp/mmv/middleware"
 )
 
@@ -67,6 +68,7 @@ var simRoutes = []string{"/api", "/api", "/api", "/login", "/static", "/slow", "
 func startSimService(t *testing.T, dir string, v variant, cluster uint32) *simService {
 	t.Helper()
 	s := &simService{v: v, name: fmt.Sprintf("%s%d", v.name, os.Getpid())}
+	pcptest.RemoveClosedRecords(t, dir, s.name) // Close leaves them (the Process flag)
 	var m *middleware.Metrics
 	var work *mmv.Timer
 	// The cluster is fixed, as a fleet's must be; another test's file may

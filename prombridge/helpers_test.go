@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
@@ -40,16 +39,7 @@ var pmcdRuns atomic.Int64
 func pmcdName(t *testing.T, dir string) string {
 	t.Helper()
 	name := fmt.Sprintf("%s%d_%d", file, os.Getpid(), pmcdRuns.Add(1))
-	removeClosed := func() {
-		for _, pattern := range []string{"." + name + ".closed", "." + name + ".[0-9]*.closed"} {
-			records, _ := filepath.Glob(filepath.Join(dir, pattern))
-			for _, f := range records {
-				assert.NoError(t, os.Remove(f))
-			}
-		}
-	}
-	removeClosed()
-	t.Cleanup(removeClosed) // after the registry's Close, registered later
+	pcptest.RemoveClosedRecords(t, dir, name)
 	return name
 }
 

@@ -3,10 +3,13 @@ package pcptest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gopcp/mmv/internal/osfile"
 )
 
 // PMCD reads metrics through a pmcd and its MMV agent, as monitoring
@@ -128,4 +131,31 @@ func (p *PMCD) Reload(ctx context.Context) error {
 		return fmt.Errorf("pmstore mmv.control.reload 1: %v: %s", err, stderr)
 	}
 	return nil
+}
+
+// RemoveClosedRecords removes, now and when the test ends, the closed
+// records a Process registry of the name leaves in dir when it closes
+// (.<name>.closed, .<name>.N.closed for its overflow files), which the
+// next Start of the name reads: a test running a Process registry in the
+// host's directory leaves nothing there, and its run under a name an
+// earlier one used (-count 2, a pid reused) reads no earlier run's
+// metrics. Called before the registry is made, its cleanup runs after the
+// registry's Close (a defer, or a cleanup registered later).
+func RemoveClosedRecords(t testing.TB, dir, name string) {
+	t.Helper()
+	remove := func() {
+		for _, pattern := range []string{osfile.ClosedName(name), osfile.ClosedName(name + ".[0-9]*")} {
+			records, err := filepath.Glob(filepath.Join(dir, pattern))
+			if err != nil {
+				t.Errorf("closed records of %s: %v", name, err)
+			}
+			for _, f := range records {
+				if err := os.Remove(f); err != nil {
+					t.Errorf("closed record of %s: %v", name, err)
+				}
+			}
+		}
+	}
+	remove()
+	t.Cleanup(remove)
 }
