@@ -753,7 +753,7 @@ func killed(t *testing.T, r *mmv.Registry) {
 	}
 	require.NoError(t, r.Close())
 	for p := range files {
-		if err := os.Remove(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".closed")); !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(filepath.Dir(p), osfile.ClosedName(filepath.Base(p)))); !errors.Is(err, os.ErrNotExist) {
 			require.NoError(t, err)
 		}
 	}

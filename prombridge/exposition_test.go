@@ -2,7 +2,9 @@ package prombridge_test
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,7 +113,12 @@ func TestExposition(t *testing.T) {
 // TestExpositionThroughPMCD is TestExposition read through pmcd.
 func TestExpositionThroughPMCD(t *testing.T) {
 	p := pcptest.MustHavePMCD(t)
-	name := pmcdName(t, p.Dir)
+	// Its name under the pid, in the host's directory: the closed records
+	// of an earlier run of it (-count 2, a pid reused), whose Start reads
+	// them and shows their overflow files' metrics with no value
+	// (tombstone.go), removed first, and its own at the end.
+	name := fmt.Sprintf("%s%d", file, os.Getpid())
+	pcptest.RemoveClosedRecords(t, p.Dir, name)
 	r := mmv.NewRegistry(name, &mmv.Options{Dir: p.Dir, Flags: mmv.Process})
 	t.Cleanup(func() { r.Close() })
 	exposition(t, r, name, func() []pcptest.Metric {

@@ -1,12 +1,9 @@
 package prombridge_test
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,25 +20,6 @@ import (
 
 // file is the name of the tests' registries.
 const file = "promtest"
-
-// pmcdRuns numbers the names pmcdName gives in this process.
-var pmcdRuns atomic.Int64
-
-// pmcdName returns a name for a Process registry in the host's pmcd
-// directory dir that no earlier run used, and removes its closed records
-// when the test ends. Close leaves a Process run's files as closed records
-// (.<file>.closed, .<file>.N.closed) that the next Start of the name reads:
-// the last run's overflow files become tombstones, their instances listed
-// by PCP with no value until declared again (tombstone.go), so a run of
-// -count 2 under the pid alone found instances without values at its first
-// read. The pid keeps names apart across processes; records an earlier
-// process of a reused pid left are removed first.
-func pmcdName(t *testing.T, dir string) string {
-	t.Helper()
-	name := fmt.Sprintf("%s%d_%d", file, os.Getpid(), pmcdRuns.Add(1))
-	pcptest.RemoveClosedRecords(t, dir, name)
-	return name
-}
 
 // newRegistry returns a registry with flags writing into a temporary
 // PCP_TMP_DIR, and that directory, for pcptest.Info; it is closed at the

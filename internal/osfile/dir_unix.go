@@ -178,5 +178,25 @@ func (d *Dir) Remove(name string) {
 	}
 }
 
+// takeAway takes the file at name out of PCP's view: renamed to as in the
+// directory when as is not empty (its closed record, ClosedName, over
+// whatever file is there), removed when it is empty, or when the rename
+// fails (a directory planted at as), the error then saying why. It
+// reports whether the name is free of the file.
+func (d *Dir) takeAway(name, as string) (bool, error) {
+	var renameErr error
+	if as != "" {
+		e := unix.Renameat(d.fd, name, d.fd, as)
+		if e == nil {
+			return true, nil
+		}
+		renameErr = &os.LinkError{Op: "rename", Old: d.Join(name), New: d.Join(as), Err: e}
+	}
+	if e := unix.Unlinkat(d.fd, name, 0); e != nil && !errors.Is(e, unix.ENOENT) {
+		return false, errors.Join(renameErr, &os.PathError{Op: "remove", Path: d.Join(name), Err: e})
+	}
+	return true, renameErr
+}
+
 // Close closes the directory's descriptor.
 func (d *Dir) Close() { unix.Close(d.fd) }

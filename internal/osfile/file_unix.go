@@ -446,18 +446,8 @@ func (f *File) close(remove bool, as string) error {
 	case f.tmp != "": // prepared, never committed: the file at the name is not ours
 		unix.Unlinkat(f.dir.fd, f.tmp, 0)
 	case remove && f.dir.sameFile(f.name, f.named):
-		if as != "" {
-			e := unix.Renameat(f.dir.fd, f.name, f.dir.fd, as)
-			if e == nil {
-				break
-			}
-			// Removed all the same (a directory planted at as): PCP stops
-			// showing it, as the caller asked; its record is lost.
-			err = errors.Join(err, &os.LinkError{Op: "rename", Old: f.path, New: f.dir.Join(as), Err: e})
-		}
-		if e := unix.Unlinkat(f.dir.fd, f.name, 0); e != nil {
-			err = errors.Join(err, &os.PathError{Op: "remove", Path: f.path, Err: e})
-		}
+		_, e := f.dir.takeAway(f.name, as)
+		err = errors.Join(err, e)
 	}
 	if f.fd != f.named {
 		unlockClose(f.fd)

@@ -174,19 +174,7 @@ func (d *Dir) rewriteUnheld(name, as string, max int64, rewrite func(b []byte) [
 		return d.write(name, fd, b, nb)
 	}
 	defer closeNamed(fd)
-	var renameErr error
-	if as != "" {
-		e := unix.Renameat(d.fd, name, d.fd, as)
-		if e == nil {
-			return true, nil
-		}
-		// Removed all the same, as CloseAs does: PCP stops showing it.
-		renameErr = &os.LinkError{Op: "rename", Old: d.Join(name), New: d.Join(as), Err: e}
-	}
-	if e := unix.Unlinkat(d.fd, name, 0); e != nil && !errors.Is(e, unix.ENOENT) {
-		return false, errors.Join(renameErr, &os.PathError{Op: "remove", Path: d.Join(name), Err: e})
-	}
-	return true, renameErr
+	return d.takeAway(name, as)
 }
 
 // readAll reads the whole regular file open as fd, if it holds at most

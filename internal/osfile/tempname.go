@@ -62,8 +62,8 @@ func registryFile(file, name string) bool {
 	return file == name || ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
-// ClosedName is the name a registry with the Process flag gives its first
-// file at Close, in its directory, instead of removing it: ".<name>.closed",
+// ClosedName is the name a registry with the Process flag gives each of
+// its files at Close, in its directory, instead of removing it: ".<name>.closed",
 // which PCP's reader ignores (it starts with '.'), and which is no
 // temporary's (its last part is not TempRandom hex digits) nor a
 // registry's file's (no registry's name starts with '.'). The next run of
