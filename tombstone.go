@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -79,11 +78,22 @@ var tombstoneHook func(tombstonePoint)
 
 // overflowIndex returns N of a file named <registry>.N, the name of the
 // registry's overflow file N (1 up, written as strconv writes it), and
-// whether name is such a name.
+// whether name is such a name. Start reads every name of the directory
+// through it: it makes no error, nor any string, for the others.
 func overflowIndex(registry, name string) (int, bool) {
-	n, ok := strings.CutPrefix(name, registry+".")
-	i, err := strconv.Atoi(n)
-	return i, ok && err == nil && n == strconv.Itoa(i) && i > 0
+	n, ok := strings.CutPrefix(name, registry)
+	if !ok || len(n) < 2 || n[0] != '.' || n[1] == '0' {
+		return 0, false
+	}
+	i := 0
+	for _, c := range []byte(n[1:]) {
+		d := int(c - '0')
+		if c < '0' || c > '9' || i > (math.MaxInt-d)/10 {
+			return 0, false
+		}
+		i = i*10 + d
+	}
+	return i, true
 }
 
 // buryLocked rewrites the overflow file at name, held by no registry, as
