@@ -884,7 +884,7 @@ func (tx *Tx) AddMetric(m Metric) error {
 // addAutoIndomLocked declares an indom of the instances names (ids derived
 // from them: fixedInstances) for the metrics named key, under the serial
 // derived from key (autoSerial), and returns it and its serial. Its help
-// is made up by the registry, and cut to fit (fitHelp); its errors name
+// is made up by the registry, and cut to fit (pcpname.Help); its errors name
 // the instrument it is for, a subject of kind and name.
 func (r *Registry) addAutoIndomLocked(key, help string, names []string, kind, name string) (*indom, uint32, error) {
 	insts := fixedInstances(names)
@@ -893,7 +893,7 @@ func (r *Registry) addAutoIndomLocked(key, help string, names []string, kind, na
 		return nil, 0, errorf(ErrTooMany, subject("file", r.name), "no indom serial left")
 	}
 	short, long := splitHelp(help)
-	short, long = fitHelp(short), fitHelp(long)
+	short, long = pcpname.Help(short), pcpname.Help(long)
 	if err := r.addIndomLocked(Indom{Serial: serial, ShortHelp: short, LongHelp: long, Instances: insts}, kind, name); err != nil {
 		return nil, 0, err
 	}

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gopcp/mmv/internal/pcpname"
 	"github.com/gopcp/mmv/internal/pcptest"
 )
 
@@ -149,17 +149,10 @@ func TestNamesAtTheLimitInPCP(t *testing.T) {
 	}
 }
 
-func TestFitHelp(t *testing.T) {
-	assert.Equal(t, "short", fitHelp("short"))
-	exact := strings.Repeat("x", MaxStringLen)
-	assert.Equal(t, exact, fitHelp(exact))
-	long := fitHelp(strings.Repeat("x", MaxStringLen+1))
-	assert.Len(t, long, MaxStringLen)
-	assert.True(t, strings.HasSuffix(long, "..."))
-	// A character cut by the limit goes whole.
-	cut := fitHelp(strings.Repeat("x", MaxStringLen-4) + "é" + "tail")
-	assert.Equal(t, strings.Repeat("x", MaxStringLen-4)+"...", cut)
-	assert.True(t, utf8.ValidString(cut))
+// TestHelpLimit: the help texts the registry makes up are cut to what a
+// help text holds (pcpname.Help, the module's one cut).
+func TestHelpLimit(t *testing.T) {
+	assert.Equal(t, MaxStringLen, pcpname.MaxHelp)
 }
 
 // declared describes what r declares, the files it has made included, byte

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/gopcp/mmv/internal/pcpname"
 )
 
 // Histogram counts observations, such as request latencies or response
@@ -748,14 +750,14 @@ func declareHistograms(reg *Registry, name, help string, units Units, o *Histogr
 			r.reserveLocked(g.statIndom, 1, g.limit)
 		}
 		g.bucketM, err = r.addMetricLocked(Metric{Name: name + ".bucket", Type: Uint64, Semantics: SemCounter, Units: Count, Indom: bucketIndom,
-			ShortHelp: fitHelp("observations by bucket of " + of), LongHelp: bucketLongHelp(long)})
+			ShortHelp: pcpname.Help("observations by bucket of " + of), LongHelp: bucketLongHelp(long)})
 		if err != nil {
 			return err
 		}
 		for _, s := range stats {
 			// The long help is the histogram's, as given (checked above).
 			m, err := r.addMetricLocked(Metric{Name: name + "." + s.part, Type: s.typ, Semantics: s.sem, Units: s.units, Indom: statIndom,
-				ShortHelp: fitHelp(s.help), LongHelp: long})
+				ShortHelp: pcpname.Help(s.help), LongHelp: long})
 			if err != nil {
 				return err
 			}
@@ -1070,7 +1072,7 @@ func bucketLongHelp(long string) string {
 	if long == "" {
 		return note
 	}
-	return fitHelp(long + "\n" + note)
+	return pcpname.Help(long + "\n" + note)
 }
 
 // readLocked hands f the values of o as published: the count of each

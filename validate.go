@@ -206,18 +206,3 @@ func splitHelp(help string) (short, long string) {
 	short, long, _ = strings.Cut(help, "\n")
 	return short, strings.TrimSpace(long)
 }
-
-// fitHelp cuts a help text the registry makes up, such as an indom's
-// "Instances of " and a metric's name, to the 255 bytes a help text holds,
-// ending it with "..." when cut, so that a text made from a valid name
-// never makes the name invalid.
-func fitHelp(s string) string {
-	if len(s) <= MaxStringLen {
-		return s
-	}
-	cut := MaxStringLen - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut-- // not within a character
-	}
-	return s[:cut] + "..."
-}

@@ -252,7 +252,7 @@ func Register(r *mmv.Registry, o *Options) error {
 					return err
 				}
 			case metrics.KindFloat64Histogram:
-				vec, err := mmv.DeclareVec[mmv.Counter](tx, name+".bucket", cut("Observations by bucket: "+short)+"\n"+
+				vec, err := mmv.DeclareVec[mmv.Counter](tx, name+".bucket", pcpname.Help("Observations by bucket: "+short)+"\n"+
 					"Instances are upper bounds (le) in "+unit+"; counts are per bucket, not cumulative.", mmv.Count, "le")
 				if err != nil {
 					return err
@@ -262,7 +262,7 @@ func Register(r *mmv.Registry, o *Options) error {
 				vec.SetLimit(len(bs)) // and room in the file for these alone (Options.MaxFileValues)
 				vecs = append(vecs, vec)
 				bounds = append(bounds, bs)
-				if h.count, err = mmv.Declare[mmv.Counter](tx, name+".count", cut("Observations: "+short), mmv.Count); err != nil {
+				if h.count, err = mmv.Declare[mmv.Counter](tx, name+".count", pcpname.Help("Observations: "+short), mmv.Count); err != nil {
 					return err
 				}
 			default:
@@ -323,18 +323,7 @@ func help(d metrics.Description) (short, long string) {
 	if i := strings.Index(short, ". "); i >= 0 {
 		short = short[:i+1]
 	}
-	return cut(short), cut(d.Name + ": " + text)
-}
-
-func cut(s string) string {
-	if len(s) <= mmv.MaxStringLen {
-		return s
-	}
-	s = s[:mmv.MaxStringLen-3]
-	if i := strings.LastIndexByte(s, ' '); i > 0 {
-		s = s[:i]
-	}
-	return s + "..."
+	return pcpname.Help(short), pcpname.Help(d.Name + ": " + text)
 }
 
 // boundNames names buckets by their upper bounds: the fewest significant

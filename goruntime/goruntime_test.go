@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -258,4 +259,23 @@ func TestFloatTotalWrapsPastTwoTo64(t *testing.T) {
 		_, ok := total(f, ns)
 		assert.False(t, ok, "%v is no total", f)
 	}
+}
+
+// TestHelpFits: a description of any length is cut to a help text PCP
+// keeps, valid UTF-8 (a cut within a character was not), at a word where
+// one is near the cut, marked by "...".
+func TestHelpFits(t *testing.T) {
+	for _, d := range []string{
+		"x" + strings.Repeat("é", 200),
+		strings.Repeat("word ", 100),
+	} {
+		short, long := help(metrics.Description{Name: "/a/b:bytes", Description: d})
+		for _, s := range []string{short, long} {
+			assert.LessOrEqual(t, len(s), mmv.MaxStringLen)
+			assert.True(t, utf8.ValidString(s), "%q", s)
+			assert.True(t, strings.HasSuffix(s, "..."), "%q", s)
+		}
+	}
+	_, long := help(metrics.Description{Name: "/a/b:bytes", Description: strings.Repeat("word ", 100)})
+	assert.True(t, strings.HasSuffix(long, " word..."), "%q", long)
 }

@@ -97,7 +97,7 @@ func TestApplicationMetrics(t *testing.T) {
 	assert.Equal(t, "600", find(t, ms, "response_size_bytes.sum").Value)
 	assert.Equal(t, "3", find(t, ms, "response_size_bytes.count").Value)
 
-	assert.Equal(t, strings.Repeat("é", 127), find(t, ms, "long_help").ShortHelp, "400 bytes cut to 254, on a rune")
+	assert.Equal(t, strings.Repeat("é", 126)+"...", find(t, ms, "long_help").ShortHelp, "400 bytes cut to 255 with its mark, on a rune")
 
 	st := b.Stats()
 	assert.Equal(t, 7, st.Families)

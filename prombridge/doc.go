@@ -87,7 +87,7 @@
 // every MMV metric on the host.
 //
 // A family's help is the help text: its first line the short help, the
-// rest the long help, each cut to 255 bytes (on a UTF-8 boundary), a NUL
+// rest the long help, each cut to 255 bytes ("..." ending a cut one), a NUL
 // byte, which mmv refuses in a help text, made a space; the metrics a
 // histogram or summary is split into have the family's short help and a
 // long help saying what they hold.

@@ -54,14 +54,15 @@ func TestCount(t *testing.T) {
 }
 
 // TestHelp: a help text mmv takes whatever its parts: NUL bytes made
-// spaces, each part cut to 255 bytes on a UTF-8 boundary, no long help
+// spaces, each part cut to 255 bytes (pcpname.Help), no long help
 // without one.
 func TestHelp(t *testing.T) {
 	assert.Equal(t, "a b", bridge.Help("a\x00b", ""))
 	assert.Equal(t, "a\nb c", bridge.Help("a", "b\x00c"))
 	long := strings.Repeat("x", mmv.MaxStringLen-1) + "é" // é's second byte past 255
 	got := bridge.Help(long, long)
-	assert.Equal(t, strings.Repeat("x", mmv.MaxStringLen-1)+"\n"+strings.Repeat("x", mmv.MaxStringLen-1), got)
+	cut := strings.Repeat("x", mmv.MaxStringLen-3) + "..."
+	assert.Equal(t, cut+"\n"+cut, got)
 	r := mmv.NewRegistry("help", &mmv.Options{Dir: t.TempDir()})
 	_, err := mmv.Declare[mmv.Counter](r, "h", bridge.Help("a\x00"+long, "b\x00"+long), mmv.Count)
 	require.NoError(t, err, "mmv takes it")

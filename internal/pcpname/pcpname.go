@@ -3,10 +3,16 @@
 // the one sanitizer of the module, shared by the registry's default file
 // name and the runtime bridge's metric names; Unclash is the one rename of
 // a label that clashes with a histogram's le; Labels names a bridge's
-// labels; Own lists the labels PCP puts on every metric itself.
+// labels; Own lists the labels PCP puts on every metric itself; Help is
+// the one cut of a help text, for the texts the registry makes up and the
+// bridges' (the runtime's, client_golang's and OpenTelemetry's).
 package pcpname
 
-import "slices"
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
 
 // IsLetter reports whether c is an ASCII letter.
 func IsLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
@@ -110,3 +116,29 @@ func Labels(names, reserved []string) []string {
 	}
 	return labels
 }
+
+// MaxHelp is the most bytes of a help text PCP keeps (mmv.MaxStringLen).
+const MaxHelp = 255
+
+// Help returns s as a help text PCP keeps whatever s holds: its NUL bytes,
+// at which PCP's strings end, made spaces, and when longer than MaxHelp,
+// cut to fit with "..." after it, at a space among its last wordSlack
+// bytes kept (a word left whole), else on a UTF-8 boundary (a name left
+// cut, not a text cut back to its first words).
+func Help(s string) string {
+	s = strings.ReplaceAll(s, "\x00", " ")
+	if len(s) <= MaxHelp {
+		return s
+	}
+	n := MaxHelp - len("...")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	if i := strings.LastIndexByte(s[:n], ' '); i > 0 && n-i <= wordSlack {
+		n = i
+	}
+	return s[:n] + "..."
+}
+
+// wordSlack is how far back Help looks for a space to cut at.
+const wordSlack = 32

@@ -2,7 +2,9 @@ package pcpname
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -53,4 +55,25 @@ func TestLabels(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestHelp(t *testing.T) {
+	assert.Equal(t, "short", Help("short"))
+	assert.Equal(t, "a b", Help("a\x00b"))
+	exact := strings.Repeat("x", MaxHelp)
+	assert.Equal(t, exact, Help(exact))
+	// No space near the cut: on a character's boundary, a character cut
+	// by the limit gone whole.
+	assert.Equal(t, strings.Repeat("x", MaxHelp-3)+"...", Help(strings.Repeat("x", MaxHelp+1)))
+	odd := Help("x" + strings.Repeat("é", MaxHelp))
+	assert.True(t, utf8.ValidString(odd), "%q", odd)
+	assert.Equal(t, "x"+strings.Repeat("é", (MaxHelp-4)/2)+"...", odd)
+	// A space near the cut: at the word.
+	words := Help(strings.Repeat("word ", 100))
+	assert.Equal(t, strings.TrimSuffix(strings.Repeat("word ", 50), " ")+"...", words)
+	assert.LessOrEqual(t, len(words), MaxHelp)
+	// A space far back (a long name after a few words) is not cut at.
+	named := Help("Instances of " + strings.Repeat("n", MaxHelp))
+	assert.Len(t, named, MaxHelp)
+	assert.True(t, strings.HasPrefix(named, "Instances of nnn"))
 }
