@@ -87,6 +87,22 @@ func allocRegistry(t testing.TB, dir string, metrics, instances int) *Registry {
 	return r
 }
 
+// startAllocations returns the allocations of a Start, of each of rs in
+// turn (AllocsPerRun runs len(rs)-1 times, and once more first), and
+// closes them.
+func startAllocations(t *testing.T, rs []*Registry) float64 {
+	t.Helper()
+	i := 0
+	allocs := testing.AllocsPerRun(len(rs)-1, func() {
+		require.NoError(t, rs[i].Start())
+		i++
+	})
+	for _, r := range rs {
+		require.NoError(t, r.Close())
+	}
+	return allocs
+}
+
 // vecIDColliders returns two values of the label "k" whose instance names
 // a counter vector derives the same id for; the search takes a second.
 func vecIDColliders() (a, b string) {
