@@ -3,6 +3,9 @@ package mmv_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,6 +79,85 @@ func TestDaemonAgentContainsCrash(t *testing.T) {
 	back := requireStable(t, p, 75*time.Second)
 	t.Logf("the agent is back (pid %d, was %d) and fetched again after %v", p.AgentPID(), agent, back.Round(time.Millisecond))
 	require.NoError(t, p.Died(), "pmcd")
+}
+
+// TestDaemonAgentContainsLabelsCrash: the second pmcd crash of PCP 6.0.3
+// and 7.2.2 (docs/pcp-labels-crash.md; docs/production.md), a client
+// asking the labels of an indom's instances after another client fetched
+// from the agent and ended, touches neither pmcd nor the agent when the
+// agent is a daemon (PCP's DoLabel sends a daemon agent the asking
+// client's profile first, a DSO none): every round, every instance's label
+// set comes back, and pmdammv lives on. In a pmcd of the test's own.
+func TestDaemonAgentContainsLabelsCrash(t *testing.T) {
+	t.Parallel() // a pmcd of its own
+	p := pcptest.StartDaemonPMCD(t)
+	agent := p.AgentPID()
+	require.NotZero(t, agent, "pmdammv runs")
+	sets, err := labelsAfterFetch(t, p, 10)
+	require.NoError(t, p.Died(), "pmcd")
+	require.NoError(t, err, "instances' labels")
+	require.Equal(t, slices.Repeat([]int{3}, 10), sets, "a label set for each instance, every round")
+	require.Equal(t, agent, p.AgentPID(), "pmdammv lives on")
+}
+
+// TestLabelsAfterFetchPMCD is the reproduction of the second crash against
+// a pmcd whose MMV agent is a DSO, the default: the sequence of
+// TestDaemonAgentContainsLabelsCrash. pmcd dies of a segmentation fault at
+// a labels request (in __pmInProfile, under pmdaLabel), in every run here:
+// at the seventh round on PCP 6.0.3, after wrong answers at the third to
+// fifth, and at the first on 7.2.2 (MMV_PCP_ROOT). So, as TestProcessRestartPMCD, it runs
+// only with MMV_PCP_BUG=1, only against a pmcd of its own, for checking a
+// newer PCP by hand.
+func TestLabelsAfterFetchPMCD(t *testing.T) {
+	if os.Getenv("MMV_PCP_BUG") != "1" {
+		t.Skip("reproduces a pmcd crash of PCP 6.0.3 (docs/pcp-labels-crash.md): set MMV_PCP_BUG=1 to run it against a pmcd of its own")
+	}
+	p := pcptest.StartPMCD(t)
+	sets, err := labelsAfterFetch(t, p, 10)
+	t.Logf("label sets by round: %v", sets)
+	if err != nil { // pmcd lost, maybe not yet reaped: wait to say how it ended
+		for start := time.Now(); p.Died() == nil && time.Since(start) < 2*time.Second; {
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Logf("pmcd's log (its traceback, if it died):\n%s", p.Log())
+	}
+	require.NoError(t, p.Died(), "pmcd")
+	require.NoError(t, err, "instances' labels")
+	require.Equal(t, slices.Repeat([]int{3}, 10), sets, "a label set for each instance, every round")
+}
+
+// labelsAfterFetch declares a counter over three instances in p's
+// directory, then, rounds times, has a client connected to p ask their
+// labels after another client fetched from the agent and ended: pmval
+// with an instance profile (-i) and pminfo -f in turn, as the doc commands
+// of TestDocCommandsThroughPMCD do when they run at once. It returns the
+// label sets of each round, up to the first that failed, and its error.
+func labelsAfterFetch(t *testing.T, p *pcptest.PMCD, rounds int) ([]int, error) {
+	t.Helper()
+	const name = "mmv.routes.requests"
+	r := startReg(t, "routes", p.Dir, mmv.Options{}, func(r *mmv.Registry) {
+		require.NoError(t, r.AddIndom(mmv.Indom{Serial: 1, Instances: []mmv.Instance{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}, {ID: 2, Name: "c"}}}))
+		require.NoError(t, r.AddMetric(mmv.Metric{Name: "requests", Item: 1, Type: mmv.Uint64, Semantics: mmv.SemCounter, Indom: 1}))
+	})
+	value(t, r, "requests", "a").Set(1)
+	require.Eventually(t, func() bool { // the agent sees the file
+		ms, err := p.Fetch(context.Background(), name)
+		return err == nil && len(ms) == 1
+	}, 10*time.Second, 50*time.Millisecond, "%s fetched", name)
+	clients := [][]string{{"pmval", "-h", p.Host(), "-s", "1", "-i", "a", name}, {"pminfo", "-h", p.Host(), "-f", name}}
+	var sets []int
+	for i := range rounds {
+		n, err := p.InstanceLabels(t, name, func() {
+			c := clients[i%len(clients)]
+			out, err := exec.Command(c[0], c[1:]...).CombinedOutput()
+			require.NoError(t, err, "%s:\n%s", c[0], out)
+		})
+		if err != nil {
+			return sets, fmt.Errorf("round %d: %w", i+1, err)
+		}
+		sets = append(sets, n)
+	}
+	return sets, nil
 }
 
 // agentDied is what pmcd logs when the MMV agent's pipe closes.

@@ -67,17 +67,19 @@ var docCommands = map[string]string{
 	"pmrep -t 1 mmv.app.latency.p99":                                                                                                               "TestDocCommandsThroughPMCD",
 	"pminfo -f mmv.goruntime.sched.goroutines_goroutines mmv.goruntime.cpu.classes.total_cpu_seconds mmv.goruntime.sched.latencies_seconds.bucket": "TestDocCommandsThroughPMCD",
 	// docs/production.md: the daemon agent, checked as the page checks it.
-	"pgrep -a pmdammv":                                  "TestDaemonAgentChecks",
-	"pminfo -f mmv.control.files":                       "TestDaemonAgentChecks",
-	"pminfo -f pmcd.agent.status":                       "TestDaemonAgentChecks",
-	"systemctl restart pmcd":                            "not run: CI machines have no systemd; TestDaemonAgentChecks starts a pmcd of its own with the page's configuration line",
-	"pmsignal -s HUP pmcd":                              "not run: it signals every pmcd of the machine, the host's among them, which other tests use",
-	"MMV_PCP_BUG=1 go test -run TestProcessRestartPMCD": "TestProcessRestartPMCD", // run by hand: the test says why CI does not
+	"pgrep -a pmdammv":                                    "TestDaemonAgentChecks",
+	"pminfo -f mmv.control.files":                         "TestDaemonAgentChecks",
+	"pminfo -f pmcd.agent.status":                         "TestDaemonAgentChecks",
+	"systemctl restart pmcd":                              "not run: CI machines have no systemd; TestDaemonAgentChecks starts a pmcd of its own with the page's configuration line",
+	"pmsignal -s HUP pmcd":                                "not run: it signals every pmcd of the machine, the host's among them, which other tests use",
+	"MMV_PCP_BUG=1 go test -run TestProcessRestartPMCD":   "TestProcessRestartPMCD",   // run by hand: the test says why CI does not
+	"MMV_PCP_BUG=1 go test -run TestLabelsAfterFetchPMCD": "TestLabelsAfterFetchPMCD", // as TestProcessRestartPMCD
 	// docs/design.md
 	"MMV_REQUIRE_PCP=1 go test -run TestReaderCost -v -timeout 30m -readercost": "TestReaderCost",                                                         // CI: -readercost.quick
 	"MMV_REQUIRE_PCP=1 go test -race -count=1 -v .":                             `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`, // the tests' time: the root's suite, -v
 	// docs/pcp-mmv-crash.md: the report's reproduction script, for PCP.
 	scriptKey("docs/pcp-mmv-crash.md", "B=$(mktemp -d); mkdir -p $B/tmp/mmv $B/run $B/log"): "TestCrashReportScript", // MMV_PCP_BUG=1, as TestProcessRestartPMCD
+	scriptKey("docs/pcp-labels-crash.md", "B=$(mktemp -d); mkdir -p $B/run $B/log"):         "TestCrashReportScript",
 	// docs/fleet.md, whose every command also says on the page what runs it.
 	"cd fleet && MMV_REQUIRE_PCP=1 go test -race ./...":                                                     `.ci/run: (cd "$mod" && MMV_REQUIRE_PCP=1 go test -race -count=1 ./...)`,
 	"ls -ld /var/lib/pcp/tmp/mmv":                                                                           "not run: the directory's owner and mode are Debian's pcp package's (its postinst), not mmv's",
@@ -473,43 +475,55 @@ func TestDaemonAgentChecks(t *testing.T) {
 	assert.Regexp(t, `(?m)^\s+inst \[70 or "mmv"\] value 0$`, out["pminfo -f pmcd.agent.status"], "0 for an active agent")
 }
 
-// TestCrashReportScript runs the reproduction of docs/pcp-mmv-crash.md as
-// the page writes it: its writer.c, fetch.c and repro.sh, each the code
-// block after the line naming it, in a directory of their own, then sh
-// repro.sh, which starts a pmcd of its own on port 44399. On PCP 6.0.3
-// that pmcd dies of the crash: the script prints how many fetches it
-// took and "pmcd exit status 11". It runs only with MMV_PCP_BUG=1, as
-// TestProcessRestartPMCD (which says why CI does not), against the host's
-// PCP (the script's paths are Debian's), as root with gcc and libpcp_mmv.
+// TestCrashReportScript runs the reproductions of docs/pcp-mmv-crash.md
+// and docs/pcp-labels-crash.md as the pages write them: each C source and
+// repro.sh, each the code block after the line naming it, in a directory
+// of their own, then sh repro.sh, which starts a pmcd of its own (on port
+// 44399, 44398). On PCP 6.0.3 that pmcd dies of the crash: the script
+// prints how pmcd's client saw it and "pmcd exit status 11". It runs only
+// with MMV_PCP_BUG=1, as TestProcessRestartPMCD (which says why CI does
+// not), against the host's PCP (the scripts' paths are Debian's), as root
+// with gcc, libpcp and libpcp_mmv.
 func TestCrashReportScript(t *testing.T) {
 	if os.Getenv("MMV_PCP_BUG") != "1" {
-		t.Skip("reproduces a pmcd crash of PCP 6.0.3 (docs/pcp-mmv-crash.md): set MMV_PCP_BUG=1 to run it against a pmcd of its own")
+		t.Skip("reproduces pmcd crashes of PCP 6.0.3 (docs/pcp-mmv-crash.md, docs/pcp-labels-crash.md): set MMV_PCP_BUG=1 to run them against a pmcd of their own")
 	}
 	pcptest.MustHaveLibPCPMMV(t)
 	if os.Geteuid() != 0 {
-		pcptest.MustHave(t, errors.New("the script's pmcd runs as root"))
+		pcptest.MustHave(t, errors.New("the scripts' pmcd runs as root"))
 	}
-	page, err := os.ReadFile("docs/pcp-mmv-crash.md")
-	require.NoError(t, err)
-	dir := t.TempDir()
-	for _, name := range []string{"writer.c", "fetch.c", "repro.sh"} {
-		// "`NAME`:", a blank line, then the fenced block.
-		re := regexp.MustCompile("(?s)\n`" + regexp.QuoteMeta(name) + "`:\n\n```[a-z]*\n(.*?)\n```\n")
-		m := re.FindSubmatch(page)
-		require.NotNil(t, m, "docs/pcp-mmv-crash.md shows no %s", name)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), append(m[1], '\n'), 0o644))
+	for _, c := range []struct {
+		page   string
+		files  []string
+		client string // what the script prints when its client loses pmcd
+	}{
+		{"docs/pcp-mmv-crash.md", []string{"writer.c", "fetch.c", "repro.sh"}, `pmcd lost after [0-9]+ fetches`},
+		{"docs/pcp-labels-crash.md", []string{"labels.c", "repro.sh"}, `labels: IPC protocol failure`},
+	} {
+		t.Run(filepath.Base(c.page), func(t *testing.T) {
+			page, err := os.ReadFile(c.page)
+			require.NoError(t, err)
+			dir := t.TempDir()
+			for _, name := range c.files {
+				// "`NAME`:", a blank line, then the fenced block.
+				re := regexp.MustCompile("(?s)\n`" + regexp.QuoteMeta(name) + "`:\n\n```[a-z]*\n(.*?)\n```\n")
+				m := re.FindSubmatch(page)
+				require.NotNil(t, m, "%s shows no %s", c.page, name)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), append(m[1], '\n'), 0o644))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "sh", "repro.sh")
+			cmd.Dir = dir
+			// The script's pmcd and clients are its children: stopped with it.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+			cmd.WaitDelay = 5 * time.Second
+			out, err := cmd.CombinedOutput()
+			t.Logf("sh repro.sh:\n%s", out)
+			require.NoError(t, err)
+			assert.Regexp(t, `(?m)^`+c.client+`$`, string(out))
+			assert.Regexp(t, `(?m)^pmcd exit status 11$`, string(out))
+		})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "repro.sh")
-	cmd.Dir = dir
-	// The script's pmcd and writer are its children: stopped with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("sh repro.sh:\n%s", out)
-	require.NoError(t, err)
-	assert.Regexp(t, `(?m)^pmcd lost after [0-9]+ fetches$`, string(out))
-	assert.Regexp(t, `(?m)^pmcd exit status 11$`, string(out))
 }

@@ -1,6 +1,7 @@
 package pcptest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -272,10 +274,14 @@ var fetchLoopSource []byte
 //go:embed testdata/fetchall.c
 var fetchAllSource []byte
 
-// fetchLoop and fetchAll build the C clients once each.
+//go:embed testdata/instlabels.c
+var instLabelsSource []byte
+
+// fetchLoop, fetchAll and instLabels build the C clients once each.
 var (
-	fetchLoop = sync.OnceValues(func() (string, error) { return buildClient("fetchloop", fetchLoopSource) })
-	fetchAll  = sync.OnceValues(func() (string, error) { return buildClient("fetchall", fetchAllSource) })
+	fetchLoop  = sync.OnceValues(func() (string, error) { return buildClient("fetchloop", fetchLoopSource) })
+	fetchAll   = sync.OnceValues(func() (string, error) { return buildClient("fetchall", fetchAllSource) })
+	instLabels = sync.OnceValues(func() (string, error) { return buildClient("instlabels", instLabelsSource) })
 )
 
 // buildClient builds a C client of libpcp into the user's cache
@@ -420,6 +426,55 @@ func (p *PMCD) TryFetchAll(prefix string, n int) (Whole, error) {
 		w.Times = append(w.Times, time.Duration(s*float64(time.Second)))
 	}
 	return w, nil
+}
+
+// InstanceLabels connects a client to pmcd that looks name up, runs
+// between while that client stays connected, having fetched nothing, then
+// has it ask the labels of name's instances, as pminfo -l does. It returns
+// how many label sets pmcd answered (one an instance), or the error pmcd
+// or the client gave (PCP's "IPC protocol failure": pmcd lost). It needs
+// gcc and libpcp, and skips or fails the test as MustHave otherwise.
+func (p *PMCD) InstanceLabels(t testing.TB, name string, between func()) (int, error) {
+	t.Helper()
+	bin, err := instLabels()
+	MustHave(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, p.Host(), name)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		return 0, fmt.Errorf("instlabels %s: not ready: %q %s", name, lines.Text(), stderr.String())
+	}
+	between()
+	if _, err := io.WriteString(in, "go\n"); err != nil {
+		return 0, err
+	}
+	if !lines.Scan() {
+		return 0, fmt.Errorf("instlabels %s: no answer: %s", name, stderr.String())
+	}
+	if msg, ok := strings.CutPrefix(lines.Text(), "error "); ok {
+		return 0, errors.New(msg)
+	}
+	var n int
+	if _, err := fmt.Sscanf(lines.Text(), "sets %d", &n); err != nil {
+		return 0, fmt.Errorf("instlabels %s: %v: %q", name, err, lines.Text())
+	}
+	return n, nil
 }
 
 // Log returns the log of a pmcd StartPMCD or StartDaemonPMCD started, ""
