@@ -297,10 +297,11 @@ func testFuncs(t *testing.T) map[string]bool {
 //
 // Its MMV agent runs as a daemon (StartDaemonPMCD), not a DSO inside
 // pmcd: with the commands run at once (-parallel 16, another core busy),
-// PCP 6.0.3's pmcd died of SIGSEGV in 6 of 11 runs of -count=15, in
-// __pmInProfile under pmdaLabel under DoLabel (an instances' labels
-// request, as pminfo -l makes, served by the DSO), and every command
-// after it said "Connection refused"; with the daemon agent, none in 8.
+// PCP 6.0.3's pmcd died of SIGSEGV in 6 of 11 runs of -count=15, and
+// every command after it said "Connection refused"; with the daemon
+// agent, none in 8. pminfo -l asked instances' labels after pmval or
+// pminfo -f had come and gone: PCP's bug of docs/pcp-labels-crash.md
+// (TestDaemonAgentContainsLabelsCrash).
 func TestDocCommandsThroughPMCD(t *testing.T) {
 	t.Parallel() // a pmcd of its own; pmval and pmrep wait on their samples
 	p := pcptest.StartDaemonPMCD(t)
