@@ -166,7 +166,7 @@ func (m *Metrics) Wrap(h http.Handler) http.Handler {
 		start := time.Now()
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
-		rec := &recorder{ResponseWriter: w, code: http.StatusOK, head: r.Method == http.MethodHead, ctx: r.Context()}
+		rec := &recorder{ResponseWriter: w, code: http.StatusOK, head: r.Method == http.MethodHead, h2: r.ProtoMajor >= 2, ctx: r.Context()}
 		served := false
 		defer func() {
 			if !served { // the handler panicked: counted, the panic going on as it was
@@ -264,19 +264,21 @@ type recorder struct {
 	bytes int
 	wrote bool            // the status is sent: later ones are net/http's to drop
 	head  bool            // a HEAD request's: no body is sent
+	h2    bool            // HTTP/2 or later, where 101 is informational
 	ctx   context.Context // the request's, which CloseNotify tells the end of below a writer without it
 	gone  <-chan bool     // CloseNotify's
 }
 
 // WriteHeader notes the first final status: an informational one (1xx
-// but 101) is sent at once and the final one follows, where it was taken
-// for the response's. It notes it once the writer below has taken it: a
+// but 101, and 101 too from HTTP/2 on, which has no protocol switch, RFC
+// 9113 §8.6, and net/http's writer sends as 1xx) is sent at once and the
+// final one follows, where it was taken for the response's. It notes it once the writer below has taken it: a
 // code net/http refuses (not 3 digits) panics there, is never sent, and
 // was counted, an instance per code, where the handler that panicked
 // sent nothing (500).
 func (r *recorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
-	if !r.wrote && (code < 100 || code > 199 || code == http.StatusSwitchingProtocols) {
+	if !r.wrote && (code < 100 || code > 199 || code == http.StatusSwitchingProtocols && !r.h2) {
 		r.code, r.wrote = code, true
 	}
 }

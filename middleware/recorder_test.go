@@ -261,3 +261,27 @@ func TestCloseNotifierKept(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil).WithContext(reqCtx))
 	assert.True(t, <-told, "below a writer without CloseNotify")
 }
+
+// TestSwitchingProtocolsOverHTTP2IsNotFinal: HTTP/2 has no 101 Switching
+// Protocols (RFC 9113 §8.6); net/http's HTTP/2 writer sends it as an
+// informational status and the handler's next status is the response's.
+// The recorder took 101 as final, as on HTTP/1, and counted the request
+// under a status the client never got as its answer.
+func TestSwitchingProtocolsOverHTTP2IsNotFinal(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, &middleware.Options{Route: func(*http.Request) string { return "all" }})
+	srv := httptest.NewUnstartedServer(m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		http.Error(w, "no upgrade here", http.StatusBadRequest)
+	})))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Equal(t, 2, resp.ProtoMajor)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "the client's status")
+	assert.Equal(t, []string{"route=all,status=400"}, m.Requests().Instances())
+}
