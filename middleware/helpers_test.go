@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -35,4 +36,23 @@ func connect(t *testing.T, srv *httptest.Server, path string) int {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// serverContext is a request context as some servers and adapters give
+// one: not the standard library's, its Done the server's, closed when it
+// shuts down, not when the request is served.
+type serverContext struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c serverContext) Done() <-chan struct{} { return c.done }
+
+func (c serverContext) Err() error {
+	select {
+	case <-c.done:
+		return context.Canceled
+	default:
+		return nil
+	}
 }

@@ -167,6 +167,7 @@ func (m *Metrics) Wrap(h http.Handler) http.Handler {
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
 		rec := &recorder{ResponseWriter: w, code: http.StatusOK, head: r.Method == http.MethodHead, h2: r.ProtoMajor >= 2, ctx: r.Context()}
+		defer rec.end()
 		served := false
 		defer func() {
 			if !served { // the handler panicked: counted, the panic going on as it was
@@ -267,6 +268,19 @@ type recorder struct {
 	h2    bool            // HTTP/2 or later, where 101 is informational
 	ctx   context.Context // the request's, which CloseNotify tells the end of below a writer without it
 	gone  <-chan bool     // CloseNotify's
+	told  chan bool       // gone when it is the recorder's own, told by stop's
+	stop  func() bool     // context.AfterFunc's, which tells told when the context ends
+}
+
+// end is the request's: CloseNotify's channel of its own is told now, and
+// its wait on the context stopped, which a context the server does not
+// end with the request kept, with the recorder, a goroutine per request
+// below a context not the standard library's
+// (TestCloseNotifyEndsWithTheRequest).
+func (r *recorder) end() {
+	if r.stop != nil && r.stop() {
+		r.told <- true
+	}
 }
 
 // WriteHeader notes the first final status: an informational one (1xx
@@ -380,7 +394,7 @@ func (r *recorder) Push(target string, opts *http.PushOptions) error {
 // net/http's writers: the writer below's (or one it unwraps to), else a
 // channel told when the request's context ends, which it does when the
 // client goes away (as http.CloseNotifier's deprecation advises), or once
-// the request is served.
+// the request is served, whichever is first.
 func (r *recorder) CloseNotify() <-chan bool {
 	if r.gone != nil {
 		return r.gone
@@ -389,10 +403,10 @@ func (r *recorder) CloseNotify() <-chan bool {
 		r.gone = cn.CloseNotify()
 		return r.gone
 	}
-	gone := make(chan bool, 1)
-	context.AfterFunc(r.ctx, func() { gone <- true })
-	r.gone = gone
-	return gone
+	r.told = make(chan bool, 1)
+	r.stop = context.AfterFunc(r.ctx, func() { r.told <- true })
+	r.gone = r.told
+	return r.gone
 }
 
 // below returns w as a T, or the first writer it unwraps to (Unwrap, as

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -284,4 +285,25 @@ func TestSwitchingProtocolsOverHTTP2IsNotFinal(t *testing.T) {
 	require.Equal(t, 2, resp.ProtoMajor)
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "the client's status")
 	assert.Equal(t, []string{"route=all,status=400"}, m.Requests().Instances())
+}
+
+// TestCloseNotifyEndsWithTheRequest: below a writer that is no
+// http.CloseNotifier, CloseNotify's channel waits on the request's
+// context; that wait outlived the request, a goroutine and the recorder
+// held per request for as long as a context the server does not end with
+// the request (serverContext) lives.
+func TestCloseNotifyEndsWithTheRequest(t *testing.T) {
+	r := mmv.NewRegistry("web", &mmv.Options{Dir: t.TempDir()})
+	m := middleware.New(r, nil)
+	h := m.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = w.(http.CloseNotifier).CloseNotify() //nolint:staticcheck // what frameworks still assert
+	}))
+	ctx := serverContext{Context: context.Background(), done: make(chan struct{})}
+	defer close(ctx.done)
+	before := runtime.NumGoroutine()
+	for range 100 {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil).WithContext(ctx))
+	}
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() < before+10 }, time.Second, 10*time.Millisecond,
+		"goroutines left waiting on the context of requests served: %d", runtime.NumGoroutine()-before)
 }
