@@ -88,6 +88,10 @@ func parseText(t *testing.T, text []byte) exposition {
 			}
 		}
 	}
+	// expfmt is client_golang's reader; a scrape of the text format reads
+	// it with textparse's PromParser, which must read the same.
+	scraped := parseScrape(t, textparse.NewPromParser(text, labels.NewSymbolTable(), false), text)
+	require.Equal(t, e.samples, scraped.samples, "expfmt and Prometheus's scrape parser disagree")
 	return e
 }
 
@@ -95,7 +99,13 @@ func parseText(t *testing.T, text []byte) exposition {
 // one its scrapes use.
 func parseOpenMetrics(t *testing.T, text []byte) exposition {
 	t.Helper()
-	p := textparse.NewOpenMetricsParser(text, labels.NewSymbolTable())
+	return parseScrape(t, textparse.NewOpenMetricsParser(text, labels.NewSymbolTable()), text)
+}
+
+// parseScrape reads text with p, one of the parsers of Prometheus's
+// scrapes.
+func parseScrape(t *testing.T, p textparse.Parser, text []byte) exposition {
+	t.Helper()
 	e := exposition{samples: map[string]float64{}, types: map[string]string{}}
 	for {
 		entry, err := p.Next()
