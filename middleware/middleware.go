@@ -38,7 +38,10 @@
 // returned counts as 503, with no bytes, as the client got
 // TimeoutHandler's answer and nothing of the handler's: whether a write
 // of the handler's was refused with http.ErrHandlerTimeout or it gave up
-// on the request's context without writing again.
+// on the request's context without writing again. A request whose client
+// went away counts with the status its handler sent, 200 if it wrote
+// nothing, as client_golang's promhttp counts it: what the client saw, if
+// anything, is not known to the server.
 //
 // The route is the pattern the ServeMux matched, Go 1.22's
 // http.Request.Pattern, so that the number of instances stays that of the
