@@ -303,12 +303,12 @@ func (r *Registry) placeLocked() error {
 		return chargeOf(m.indom, live, budget)
 	}
 	fits := func(m *metric, p *part) bool {
-		return len(p.metrics) < MaxMetrics && (m.auto || !p.used.has(m.item)) && p.hasRoomLocked(budget, need(m), r.counts.added, lowered)
+		return len(p.metrics) < MaxMetrics && (m.auto() || !p.used.has(m.item)) && p.hasRoomLocked(budget, need(m), r.counts.added, lowered)
 	}
 	put := func(m *metric, to *part) {
 		to.metrics = append(to.metrics, m)
 		to.joinMetric(m, 1)
-		if !m.auto {
+		if !m.auto() {
 			to.used.add(m.item)
 		}
 		if m.indom != nil && !to.hasIndom(m.indom) {
@@ -370,7 +370,7 @@ func (r *Registry) placeLocked() error {
 	for _, p := range parts {
 		slices.SortFunc(p.metrics, func(a, b *metric) int { return cmp.Compare(order[a], order[b]) })
 		for i, m := range p.metrics {
-			m.part, m.index = p, i
+			m.part, m.index = p, int32(i)
 		}
 		p.joinMetrics() // in the order of declaration again
 	}

@@ -147,7 +147,7 @@ func (r *Registry) carryLocked(p *part, d *osfile.Dir, shown []shownFile) {
 		}
 		seen[o.name] = true
 		switch m := r.named(o.name); {
-		case m != nil && m.part == p && m.auto && m.item == 0 && o.describes(&m.Metric):
+		case m != nil && m.part == p && m.auto() && m.item == 0 && o.describes(&m.Metric):
 			m.item = o.item
 			p.used.add(o.item)
 		case m == nil && room > 0 && r.nameFreeLocked(o.name, "") && checkMetricName("", o.name, r.opts.Flags) == nil && len(p.prefix)+len(o.name) <= MaxStringLen && !clashes(o.name) && !r.carriedElsewhereLocked(p, o.name):

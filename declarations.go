@@ -111,11 +111,11 @@ func (r *Registry) addMetricLocked(m Metric, ifFailed publishFailure) (*metric, 
 		return nil, err
 	}
 	mt := r.newMetric()
-	mt.Metric, mt.item, mt.auto, mt.indom = m, m.Item, m.Item == 0, in // a zeroed metric
+	mt.Metric, mt.item, mt.indom = m, m.Item, in // a zeroed metric
 	newIndom := mt.indom != nil && !p.hasIndom(mt.indom)
 	r.declareMetric(p, mt, newIndom)
 	if r.state == started && p.file != nil {
-		if mt.auto {
+		if mt.auto() {
 			mt.item = p.carriedItem(&mt.Metric)
 		}
 		p.newMetricSlots(mt)
@@ -153,7 +153,7 @@ func (r *Registry) unforgetRefusedLocked(s step) { r.refused[s.m.Name] = s.refus
 // declareMetric records mt, whose name the index holds already, in the
 // registry and in part p, with its indom when the part does not have it.
 func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
-	mt.part, mt.index = p, len(p.metrics)
+	mt.part, mt.index = p, int32(len(p.metrics))
 	r.metrics = appendGrown(r.metrics, mt)
 	if mt.indom != nil {
 		mt.indom.addUsers(1)
@@ -166,7 +166,7 @@ func (r *Registry) declareMetric(p *part, mt *metric, newIndom bool) {
 	})
 	p.metrics = appendGrown(p.metrics, mt)
 	p.joinMetric(mt, 1)
-	if !mt.auto {
+	if !mt.auto() {
 		p.used.add(mt.item)
 	}
 	if newIndom {

@@ -166,7 +166,7 @@ func declared(t *testing.T, r *Registry) string {
 	defer r.mu.Unlock()
 	var b strings.Builder
 	for _, m := range r.metrics {
-		fmt.Fprintf(&b, "metric %s item %d indom %d part %d slots %v\n", m.Name, m.item, m.Indom, m.part.index, m.slots)
+		fmt.Fprintf(&b, "metric %s item %d indom %d part %d slots %v\n", m.Name, m.item, m.Indom, m.part.index, m.slots.appendTo(nil))
 		if r.named(m.Name) != m {
 			fmt.Fprintf(&b, "metric %s not found by its name\n", m.Name)
 		}
@@ -182,7 +182,7 @@ func declared(t *testing.T, r *Registry) string {
 				items = append(items, int(it))
 			}
 		}
-		fmt.Fprintf(&b, "part %s metrics %d indoms %d items %v slots %v free %v dirty %v\n", p.name, len(p.metrics), len(p.indoms), items, p.slots, p.free, p.dirty)
+		fmt.Fprintf(&b, "part %s metrics %d indoms %d items %v slots %v shared %d free %v dirty %v\n", p.name, len(p.metrics), len(p.indoms), items, p.slots.appendTo(nil), p.slots.sharedLen(), p.free, p.dirty)
 		if p.file != nil {
 			data, err := os.ReadFile(p.file.path())
 			require.NoError(t, err)

@@ -173,7 +173,7 @@ func TestSnapshotLetsItsListsGo(t *testing.T) {
 	needFileLayer(t)
 	var r *Registry
 	shared := 0 // the most handles a snapshot shared, by the publication's goroutine
-	growthHook = func(growthPoint) { shared = max(shared, r.parts[0].metrics[0].values.shared) }
+	growthHook = func(growthPoint) { shared = max(shared, r.parts[0].metrics[0].values.sharedLen()) }
 	defer func() { growthHook = nil }()
 	r = NewRegistry("snaplists", &Options{Dir: t.TempDir(), PublishDelay: time.Millisecond})
 	defer r.Close()
@@ -197,9 +197,9 @@ func TestSnapshotLetsItsListsGo(t *testing.T) {
 	defer r.mu.Unlock()
 	require.NotZero(t, shared, "no snapshot shared a handle")
 	p := r.parts[0]
-	assert.Zero(t, p.slots.shared, "the slots still keep a snapshot")
+	assert.Zero(t, p.slots.sharedLen(), "the slots still keep a snapshot")
 	for _, m := range p.metrics {
-		assert.Zero(t, m.values.shared, "the handles of %s still keep a snapshot", m.Name)
+		assert.Zero(t, m.values.sharedLen(), "the handles of %s still keep a snapshot", m.Name)
 	}
 }
 

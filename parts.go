@@ -375,7 +375,7 @@ func (p *part) reset() {
 	p.clearSlots()
 	p.file, p.bound, p.dirty, p.unstrung, p.sinks = nil, 0, false, 0, nil
 	for _, m := range p.metrics {
-		if m.auto {
+		if m.auto() {
 			p.used.remove(m.item)
 			m.item = 0
 		}
@@ -422,7 +422,7 @@ type slotOwner struct {
 }
 
 // ownedBy is the slotOwner of instance j of m.
-func ownedBy(m *metric, j int) slotOwner { return slotOwner{int32(m.index + 1), int32(j)} }
+func ownedBy(m *metric, j int) slotOwner { return slotOwner{m.index + 1, int32(j)} }
 
 // owner returns the metric owning o, nil for a dead record.
 func (p *part) owner(o slotOwner) *metric {

@@ -328,8 +328,8 @@ func TestDir(t *testing.T) {
 func assignItems(ms []*metric) []uint32 {
 	p := newPart(0, "items", 0)
 	for _, m := range ms {
-		m.item, m.auto = m.Item, m.Item == 0
-		if !m.auto {
+		m.item = m.Item
+		if !m.auto() {
 			p.used.add(m.item)
 		}
 		p.metrics = append(p.metrics, m)
