@@ -87,6 +87,15 @@ func allocRegistry(t testing.TB, dir string, metrics, instances int) *Registry {
 	return r
 }
 
+// sharedLen is the length of the snapshot share made, 0 when there is
+// none.
+func (l *segList[E]) sharedLen() int {
+	if l.cow == nil {
+		return 0
+	}
+	return l.cow.shared
+}
+
 // startAllocations returns the allocations of a Start, of each of rs in
 // turn (AllocsPerRun runs len(rs)-1 times, and once more first), and
 // closes them.

@@ -48,15 +48,6 @@ type segShare struct {
 	first  [8]bool
 }
 
-// sharedLen is the length of the snapshot share made, 0 when there is
-// none.
-func (l *segList[E]) sharedLen() int {
-	if l.cow == nil {
-		return 0
-	}
-	return l.cow.shared
-}
-
 // segListOf returns the list of the elements of s, sharing them (its last
 // segment may be shorter than segLen, until push copies it into a full
 // one).
